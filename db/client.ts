@@ -1,0 +1,97 @@
+/**
+ * Opens one environment's database: the single group-commit writer connection, a read
+ * connection, and the committed drizzle-kit migrations applied at start. A `file:` URL is the
+ * embedded default; `libsql://` and http(s) URLs reach a libSQL server with the same code.
+ */
+import { type Client, createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import { migrate } from "drizzle-orm/libsql/migrator";
+import type { Environment } from "../lib/config.ts";
+import * as schema from "./schema.ts";
+import { type Db, GroupCommitWriter } from "./writer.ts";
+
+export const migrationsFolder = new URL("./migrations", import.meta.url).pathname;
+
+export interface Database {
+  readonly environment: Environment;
+  readonly url: string;
+  readonly writer: GroupCommitWriter;
+  /** Reads of committed data; never used to decide a write (that read belongs in the unit). */
+  readonly read: Db;
+  readonly readClient: Client;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  readonly environment: Environment;
+  readonly url: string;
+  readonly authToken?: string | null;
+  readonly busyTimeoutMs: number;
+  readonly unitsPerGroupMax: number;
+}
+
+/** Opens, configures and migrates a database. */
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  const local = options.url.startsWith("file:");
+  if (local) await ensureParentDir(options.url);
+  const clientConfig = {
+    url: options.url,
+    authToken: options.authToken ?? undefined,
+    timeout: options.busyTimeoutMs,
+  };
+  // One connection: PRAGMAs set on it stay set, and only it ever writes.
+  const writeClient = createClient({ ...clientConfig, concurrency: 1 });
+  if (local) {
+    await writeClient.execute("PRAGMA journal_mode=WAL");
+    await writeClient.execute("PRAGMA synchronous=FULL");
+    await writeClient.execute("PRAGMA foreign_keys=ON");
+    await assertDurable(writeClient);
+  }
+  await migrate(drizzle(writeClient), { migrationsFolder });
+  if (local) await assertDurable(writeClient);
+
+  let readClient = writeClient;
+  if (local) {
+    readClient = createClient({ ...clientConfig, concurrency: 1 });
+    await readClient.execute("PRAGMA query_only=1");
+  }
+  const writer = new GroupCommitWriter(writeClient, { unitsPerGroupMax: options.unitsPerGroupMax });
+  return {
+    environment: options.environment,
+    url: options.url,
+    writer,
+    read: drizzle(readClient, { schema }),
+    readClient,
+    async close() {
+      await writer.close();
+      if (readClient !== writeClient) readClient.close();
+      writeClient.close();
+    },
+  };
+}
+
+/** The journal's migration count against the applied ones: readiness needs both equal. */
+export async function migrationsPending(database: Database): Promise<number> {
+  const journal = JSON.parse(
+    await Deno.readTextFile(`${migrationsFolder}/meta/_journal.json`),
+  ) as { entries: unknown[] };
+  const applied = await database.readClient.execute(
+    "SELECT count(*) AS n FROM __drizzle_migrations",
+  );
+  return journal.entries.length - Number(applied.rows[0].n);
+}
+
+async function assertDurable(client: Client): Promise<void> {
+  const rows = (await client.execute("PRAGMA synchronous")).rows;
+  const level = Number(rows[0]?.synchronous);
+  if (level !== 2) {
+    throw new Error(`PRAGMA synchronous is ${level}, must be 2 (FULL): a 2xx must survive power loss`);
+  }
+}
+
+async function ensureParentDir(url: string): Promise<void> {
+  const path = url.slice("file:".length).split("?")[0];
+  if (path === ":memory:" || path === "") return;
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+}

@@ -1,0 +1,462 @@
+/**
+ * The whole domain's storage. One schema serves both databases (`test` and `live`): identities
+ * are mirrored into both so that a key of one environment can only ever reach its own money.
+ * Money is INTEGER cents; times are INTEGER milliseconds since the epoch, UTC.
+ */
+import { sql } from "drizzle-orm";
+import {
+  blob,
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+const createdAt = () => integer("created_at").notNull();
+
+export const companies = sqliteTable("companies", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  tin: text("tin").notNull().unique(),
+  retryMax: integer("retry_max").notNull().default(1),
+  /** JSON array of failure reasons that an automatic retry may follow. */
+  retryReasons: text("retry_reasons").notNull().default('["rail_unavailable"]'),
+  createdAt: createdAt(),
+}, (t) => [check("companies_tin_digits", sql`length(${t.tin}) = 9`)]);
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+export const memberships = sqliteTable("memberships", {
+  userId: text("user_id").notNull().references(() => users.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.userId, t.companyId] })]);
+
+export const businessLines = sqliteTable("business_lines", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  code: text("code").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("business_lines_company_code").on(t.companyId, t.code)]);
+
+/**
+ * Every inbound credential: company keys (`cak_`), user keys (`uak_`) and line keys (`sk_`).
+ * Only the SHA-256 of the secret is kept; `hint` is the non-secret start shown to operators.
+ */
+export const apiKeys = sqliteTable("api_keys", {
+  id: text("id").primaryKey(),
+  kind: text("kind", { enum: ["company", "user", "line"] }).notNull(),
+  secretHash: text("secret_hash").notNull().unique(),
+  hint: text("hint").notNull(),
+  companyId: text("company_id").references(() => companies.id),
+  userId: text("user_id").references(() => users.id),
+  lineId: text("line_id").references(() => businessLines.id),
+  createdAt: createdAt(),
+  /** Set when the key is rotated: the old key keeps working until then. */
+  expiresAt: integer("expires_at"),
+  revokedAt: integer("revoked_at"),
+  replacedBy: text("replaced_by"),
+}, (t) => [
+  index("api_keys_owner").on(t.kind, t.companyId, t.userId, t.lineId),
+  check(
+    "api_keys_owner_matches_kind",
+    sql`(${t.kind} = 'company' AND ${t.companyId} IS NOT NULL AND ${t.userId} IS NULL AND ${t.lineId} IS NULL)
+     OR (${t.kind} = 'user' AND ${t.userId} IS NOT NULL AND ${t.lineId} IS NULL)
+     OR (${t.kind} = 'line' AND ${t.lineId} IS NOT NULL AND ${t.companyId} IS NOT NULL)`,
+  ),
+]);
+
+/** Per company and payment method id (1-7); absent rows mean no fee. */
+export const feeSchedules = sqliteTable("fee_schedules", {
+  companyId: text("company_id").notNull().references(() => companies.id),
+  paymentMethodId: integer("payment_method_id").notNull(),
+  payorFeeCents: integer("payor_fee_cents").notNull().default(0),
+  payeeFeeCents: integer("payee_fee_cents").notNull().default(0),
+  serviceFeeCents: integer("service_fee_cents").notNull().default(0),
+}, (t) => [
+  primaryKey({ columns: [t.companyId, t.paymentMethodId] }),
+  check("fee_schedules_method", sql`${t.paymentMethodId} BETWEEN 1 AND 7`),
+  check(
+    "fee_schedules_non_negative",
+    sql`${t.payorFeeCents} >= 0 AND ${t.payeeFeeCents} >= 0 AND ${t.serviceFeeCents} >= 0`,
+  ),
+]);
+
+/** Surface B payees, upserted by the company's own id. */
+export const payees = sqliteTable("payees", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  externalId: text("external_id").notNull(),
+  name: text("name"),
+  email: text("email"),
+  phone: text("phone"),
+  language: text("language").notNull().default("en"),
+  contactChannel: text("contact_channel", { enum: ["email", "sms"] }).notNull().default("email"),
+  modalityDefaults: text("modality_defaults").notNull().default("[]"),
+  address: text("address"),
+  createdAt: createdAt(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [uniqueIndex("payees_company_external").on(t.companyId, t.externalId)]);
+
+/**
+ * A group of payouts: a Surface A disbursement (many payees), a Surface B disbursement (one
+ * payout with a claim id) or a Simple Payment (one payout with a memo).
+ */
+export const disbursements = sqliteTable("disbursements", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  kind: text("kind", { enum: ["disbursement", "simple_payment", "v1"] }).notNull(),
+  /** disbursement_uuid or simple_payment_uuid; for /v1 the public id. */
+  externalUuid: text("external_uuid").notNull(),
+  claimId: text("claim_id"),
+  largeDisbursement: integer("large_disbursement", { mode: "boolean" }).notNull().default(false),
+  payorUserId: text("payor_user_id"),
+  /** SHA-256 of the canonical create body, to tell a replay from a conflicting reuse. */
+  requestFingerprint: text("request_fingerprint").notNull(),
+  memo: text("memo"),
+  metadata: text("metadata").notNull().default("{}"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("disbursements_company_kind_uuid").on(t.companyId, t.kind, t.externalUuid),
+  index("disbursements_company_created").on(t.companyId, t.createdAt, t.id),
+]);
+
+export const authorizationParties = sqliteTable("authorization_parties", {
+  id: text("id").primaryKey(),
+  disbursementId: text("disbursement_id").notNull().references(() => disbursements.id),
+  partyUuid: text("party_uuid").notNull(),
+  partyType: text("party_type").notNull().default("INDIVIDUAL"),
+  title: text("title"),
+  companyName: text("company_name"),
+  email: text("email"),
+  firstName: text("first_name"),
+  lastName: text("last_name"),
+  phone: text("phone"),
+}, (t) => [uniqueIndex("authorization_parties_uuid").on(t.disbursementId, t.partyUuid)]);
+
+export const payoutStates = [
+  "pending_funds",
+  "created",
+  "awaiting_endorsement",
+  "modality_offered",
+  "modality_selected",
+  "funds_sent",
+  "completed",
+  "failed",
+  "canceled",
+] as const;
+
+/** One payee's payment; its state is moved only by the payout state machine. */
+export const payouts = sqliteTable("payouts", {
+  id: text("id").primaryKey(),
+  disbursementId: text("disbursement_id").notNull().references(() => disbursements.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  payeeUuid: text("payee_uuid").notNull(),
+  payeeId: text("payee_id").references(() => payees.id),
+  payeeTypeId: integer("payee_type_id"),
+  firstName: text("first_name"),
+  lastName: text("last_name"),
+  email: text("email"),
+  phone: text("phone"),
+  addressOne: text("address_one"),
+  addressTwo: text("address_two"),
+  city: text("city"),
+  state: text("state"),
+  zipCode: text("zip_code"),
+  deliveryOptions: text("delivery_options").notNull().default('{"email":true,"sms":false}'),
+  allowedPaymentMethodIds: text("allowed_payment_method_ids").notNull().default("[]"),
+  permissionRequiredFrom: text("permission_required_from").notNull().default("[]"),
+  fieldValues: text("field_values").notNull().default("[]"),
+  paymentMethodSettings: text("payment_method_settings").notNull().default("{}"),
+  customDocumentUuids: text("custom_document_uuids").notNull().default("[]"),
+  amountCents: integer("amount_cents").notNull(),
+  /** What the ledger holds in reserved/in_transit for this payout (amount plus held fees). */
+  heldCents: integer("held_cents").notNull().default(0),
+  status: text("status", { enum: payoutStates }).notNull(),
+  paymentMethodId: integer("payment_method_id"),
+  /** AES-GCM ciphertext of the chosen method's details; only last four are ever shown. */
+  methodDetails: text("method_details"),
+  methodLastFour: text("method_last_four"),
+  payorFeeCents: integer("payor_fee_cents").notNull().default(0),
+  payeeFeeCents: integer("payee_fee_cents").notNull().default(0),
+  serviceFeeCents: integer("service_fee_cents").notNull().default(0),
+  railReference: text("rail_reference"),
+  failureReason: text("failure_reason"),
+  retryCount: integer("retry_count").notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("payouts_disbursement_payee").on(t.disbursementId, t.payeeUuid),
+  index("payouts_company_status").on(t.companyId, t.status, t.createdAt),
+  check("payouts_amount_positive", sql`${t.amountCents} > 0`),
+  check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
+]);
+
+/** The timeline of a payout: every state it entered, when, and why. */
+export const payoutTransitions = sqliteTable("payout_transitions", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  fromStatus: text("from_status"),
+  toStatus: text("to_status").notNull(),
+  detail: text("detail"),
+  at: integer("at").notNull(),
+}, (t) => [index("payout_transitions_payout").on(t.payoutId, t.id)]);
+
+export const endorsements = sqliteTable("endorsements", {
+  id: text("id").primaryKey(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  partyUuid: text("party_uuid").notNull(),
+  status: text("status", { enum: ["pending", "endorsed", "declined"] }).notNull(),
+  /** Contact data the payee entered (the company's own values stay on the party). */
+  contactEmail: text("contact_email"),
+  contactPhone: text("contact_phone"),
+  typedName: text("typed_name"),
+  decidedAt: integer("decided_at"),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("endorsements_payout_party").on(t.payoutId, t.partyUuid)]);
+
+export const ledgerAccountCodes = [
+  "available",
+  "pending_funding",
+  "reserved",
+  "in_transit",
+  "fees_payor",
+  "fees_payee",
+  "fees_service",
+  "bank",
+] as const;
+
+/** Balances are materialized here in the same transaction as their entries: reads are O(1). */
+export const ledgerAccounts = sqliteTable("ledger_accounts", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  code: text("code", { enum: ledgerAccountCodes }).notNull(),
+  balanceCents: integer("balance_cents").notNull().default(0),
+}, (t) => [
+  uniqueIndex("ledger_accounts_line_code").on(t.lineId, t.code),
+  check(
+    "ledger_accounts_never_negative",
+    sql`${t.code} NOT IN ('available', 'reserved') OR ${t.balanceCents} >= 0`,
+  ),
+]);
+
+export const ledgerTransactions = sqliteTable("ledger_transactions", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  kind: text("kind").notNull(),
+  payoutId: text("payout_id"),
+  fundingId: text("funding_id"),
+  /** Effective time: the sandbox clock in test. */
+  postedAt: integer("posted_at").notNull(),
+}, (t) => [index("ledger_transactions_line_posted").on(t.lineId, t.postedAt)]);
+
+export const ledgerEntries = sqliteTable("ledger_entries", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  transactionId: text("transaction_id").notNull().references(() => ledgerTransactions.id),
+  accountId: text("account_id").notNull().references(() => ledgerAccounts.id),
+  amountCents: integer("amount_cents").notNull(),
+}, (t) => [
+  index("ledger_entries_transaction").on(t.transactionId),
+  index("ledger_entries_account").on(t.accountId),
+  check("ledger_entries_non_zero", sql`${t.amountCents} <> 0`),
+]);
+
+export const fundings = sqliteTable("fundings", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  fundingUuid: text("funding_uuid"),
+  paymentMethod: text("payment_method", { enum: ["ACH", "WireTransfer"] }).notNull(),
+  amountCents: integer("amount_cents").notNull(),
+  description: text("description").notNull(),
+  largeDisbursement: integer("large_disbursement", { mode: "boolean" }).notNull(),
+  status: text("status", { enum: ["Pending", "Completed", "Returned"] }).notNull(),
+  requestFingerprint: text("request_fingerprint").notNull(),
+  expectedAvailableAt: integer("expected_available_at"),
+  completedAt: integer("completed_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("fundings_company_uuid").on(t.companyId, t.fundingUuid),
+  check("fundings_amount_positive", sql`${t.amountCents} > 0`),
+]);
+
+export const documents = sqliteTable("documents", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  name: text("name").notNull(),
+  docTypeId: integer("doc_type_id").notNull(),
+  isSignRequired: integer("is_sign_required", { mode: "boolean" }).notNull().default(false),
+  oneTimeUse: integer("one_time_use", { mode: "boolean" }).notNull().default(false),
+  usedByPayoutId: text("used_by_payout_id"),
+  sha256: text("sha256").notNull(),
+  sizeBytes: integer("size_bytes").notNull(),
+  content: blob("content", { mode: "buffer" }).notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("documents_company_name").on(t.companyId, t.name),
+  check("documents_type", sql`${t.docTypeId} BETWEEN 1 AND 4`),
+]);
+
+export const signedDocuments = sqliteTable("signed_documents", {
+  id: text("id").primaryKey(),
+  documentId: text("document_id").notNull().references(() => documents.id),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  signedBy: text("signed_by").notNull(),
+  signedAt: integer("signed_at").notNull(),
+  signerIp: text("signer_ip"),
+  signerUserAgent: text("signer_user_agent"),
+  originalSha256: text("original_sha256").notNull(),
+  content: blob("content", { mode: "buffer" }).notNull(),
+}, (t) => [index("signed_documents_payout").on(t.payoutId)]);
+
+/** The event log and webhook outbox: written in the same transaction as the state change. */
+export const events = sqliteTable("events", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").references(() => businessLines.id),
+  /** Surface B type (null for events /v1 does not publish) and the Surface A id. */
+  type: text("type"),
+  eventTypeId: integer("event_type_id").notNull(),
+  disbursementId: text("disbursement_id"),
+  payoutId: text("payout_id"),
+  payeeId: text("payee_id"),
+  reason: text("reason"),
+  /** JSON snapshot of what the event reports, taken when it happened. */
+  data: text("data").notNull(),
+  createdAt: createdAt(),
+}, (t) => [index("events_company_created").on(t.companyId, t.createdAt, t.id)]);
+
+export const webhookEndpoints = sqliteTable("webhook_endpoints", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  /** Set for /v1 endpoints, which receive the events of one line only. */
+  lineId: text("line_id").references(() => businessLines.id),
+  surface: text("surface", { enum: ["api", "v1"] }).notNull(),
+  url: text("url").notNull(),
+  events: text("events").notNull().default("[]"),
+  description: text("description"),
+  /** AES-GCM ciphertext: the secret must stay usable for signing. */
+  secretCiphertext: text("secret_ciphertext").notNull(),
+  previousSecretCiphertext: text("previous_secret_ciphertext"),
+  previousSecretExpiresAt: integer("previous_secret_expires_at"),
+  disabledAt: integer("disabled_at"),
+  disabledReason: text("disabled_reason"),
+  deletedAt: integer("deleted_at"),
+  createdAt: createdAt(),
+}, (t) => [index("webhook_endpoints_company").on(t.companyId)]);
+
+export const webhookDeliveries = sqliteTable("webhook_deliveries", {
+  id: text("id").primaryKey(),
+  endpointId: text("endpoint_id").notNull().references(() => webhookEndpoints.id),
+  eventId: text("event_id").notNull().references(() => events.id),
+  status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+  /** A manual replay is attempted once and never rescheduled by the automatic schedule. */
+  manual: integer("manual", { mode: "boolean" }).notNull().default(false),
+  attemptCount: integer("attempt_count").notNull().default(0),
+  nextAttemptAt: integer("next_attempt_at"),
+  claimedUntil: integer("claimed_until"),
+  lastSignature: text("last_signature"),
+  createdAt: createdAt(),
+  completedAt: integer("completed_at"),
+}, (t) => [
+  index("webhook_deliveries_due").on(t.status, t.nextAttemptAt),
+  index("webhook_deliveries_endpoint").on(t.endpointId, t.createdAt),
+  index("webhook_deliveries_event").on(t.eventId),
+]);
+
+export const deliveryAttempts = sqliteTable("delivery_attempts", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  deliveryId: text("delivery_id").notNull().references(() => webhookDeliveries.id),
+  attemptedAt: integer("attempted_at").notNull(),
+  statusCode: integer("status_code"),
+  durationMs: integer("duration_ms").notNull(),
+  responseExcerpt: text("response_excerpt"),
+  error: text("error"),
+}, (t) => [index("delivery_attempts_delivery").on(t.deliveryId, t.id)]);
+
+/**
+ * Saved responses of idempotent POSTs. Scope: company, line ('' on /api) and key; the
+ * environment is the database itself.
+ */
+export const idempotencyRecords = sqliteTable("idempotency_records", {
+  companyId: text("company_id").notNull(),
+  scopeLine: text("scope_line").notNull(),
+  key: text("key").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+  status: text("status", { enum: ["in_progress", "complete"] }).notNull(),
+  leaseUntil: integer("lease_until"),
+  responseStatus: integer("response_status"),
+  responseHeaders: text("response_headers"),
+  responseBody: blob("response_body", { mode: "buffer" }),
+  createdAt: createdAt(),
+  expiresAt: integer("expires_at").notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.companyId, t.scopeLine, t.key] }),
+  index("idempotency_records_expiry").on(t.expiresAt),
+]);
+
+/** The per-company sandbox clock: test-environment time is real time plus this offset. */
+export const sandboxClocks = sqliteTable("sandbox_clocks", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  offsetMs: integer("offset_ms").notNull().default(0),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Every timed rule is a due row, so a restart loses nothing. */
+export const scheduledJobs = sqliteTable("scheduled_jobs", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  kind: text("kind").notNull(),
+  subjectId: text("subject_id").notNull(),
+  dueAt: integer("due_at").notNull(),
+  payload: text("payload").notNull().default("{}"),
+  doneAt: integer("done_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  index("scheduled_jobs_due").on(t.doneAt, t.dueAt),
+  index("scheduled_jobs_company_due").on(t.companyId, t.doneAt, t.dueAt),
+]);
+
+/** Notification outbox; in the sandbox it is also the inbox shown at /sandbox/inbox. */
+export const notifications = sqliteTable("notifications", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").references(() => companies.id),
+  channel: text("channel", { enum: ["email", "sms"] }).notNull(),
+  recipient: text("recipient").notNull(),
+  subject: text("subject"),
+  body: text("body").notNull(),
+  links: text("links").notNull().default("[]"),
+  code: text("code"),
+  status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
+  attemptCount: integer("attempt_count").notNull().default(0),
+  createdAt: createdAt(),
+  sentAt: integer("sent_at"),
+}, (t) => [index("notifications_status_created").on(t.status, t.createdAt)]);
+
+/** Secret portal links for payees and authorization parties (hashed, expiring, rotated). */
+export const portalLinks = sqliteTable("portal_links", {
+  id: text("id").primaryKey(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  partyUuid: text("party_uuid"),
+  tokenHash: text("token_hash").notNull().unique(),
+  codeHash: text("code_hash"),
+  codeExpiresAt: integer("code_expires_at"),
+  failedCodeAttempts: integer("failed_code_attempts").notNull().default(0),
+  lockedUntil: integer("locked_until"),
+  verifiedAt: integer("verified_at"),
+  expiresAt: integer("expires_at").notNull(),
+  replacedAt: integer("replaced_at"),
+  createdAt: createdAt(),
+}, (t) => [index("portal_links_payout").on(t.payoutId)]);

@@ -1,0 +1,159 @@
+/**
+ * The one writer of a database. Concurrent write units are queued and committed together in one
+ * transaction, each inside its own savepoint: a unit that throws or returns a refusal rolls back
+ * its savepoint only, and every caller is answered after the group's COMMIT returned (durable
+ * with synchronous=FULL). A unit must wait on nothing but the database and must not call
+ * `write` itself: the group it would wait for cannot start until the unit ends.
+ */
+import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
+import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { isRefusal } from "../lib/result.ts";
+import * as schema from "./schema.ts";
+
+export type Db = LibSQLDatabase<typeof schema>;
+
+/** What a write unit gets: drizzle and raw SQL, both inside the group's transaction. */
+export interface WriteTx {
+  readonly db: Db;
+  execute(statement: InStatement): Promise<ResultSet>;
+}
+
+export type WriteUnit<T> = (tx: WriteTx) => Promise<T>;
+
+interface QueuedUnit {
+  readonly run: WriteUnit<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Raised to every unit of a group whose transaction could not be committed. */
+export class WriteGroupError extends Error {
+  constructor(cause: unknown) {
+    super(`write group was not committed: ${cause instanceof Error ? cause.message : cause}`, {
+      cause,
+    });
+    this.name = "WriteGroupError";
+  }
+}
+
+export interface WriterStats {
+  groups: number;
+  units: number;
+  largestGroup: number;
+}
+
+export class GroupCommitWriter {
+  readonly #client: Client;
+  readonly #unitsPerGroupMax: number;
+  readonly #tx: WriteTx;
+  #queue: QueuedUnit[] = [];
+  #current: Transaction | null = null;
+  #running: Promise<void> | null = null;
+  #scheduled = false;
+  #closed = false;
+  readonly stats: WriterStats = { groups: 0, units: 0, largestGroup: 0 };
+
+  constructor(client: Client, options: { unitsPerGroupMax: number }) {
+    this.#client = client;
+    this.#unitsPerGroupMax = options.unitsPerGroupMax;
+    const execute = (statement: InStatement) => this.#transaction().execute(statement);
+    // drizzle reaches the group's transaction through this stand-in for the client.
+    const inTransaction = {
+      execute,
+      batch: (statements: InStatement[]) => this.#transaction().batch(statements),
+    } as unknown as Client;
+    this.#tx = { db: drizzle(inTransaction, { schema }), execute };
+  }
+
+  /** Queues a unit; resolves with its value once its group is durable. */
+  write<T>(unit: WriteUnit<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("the writer is closed"));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run: unit, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Waits for every queued unit, then refuses new ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#running || this.#queue.length > 0 || this.#scheduled) {
+      if (this.#running) await this.#running;
+      else await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
+  #transaction(): Transaction {
+    if (this.#current === null) {
+      throw new Error("database written outside a write unit: use writer.write()");
+    }
+    return this.#current;
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#scheduled) return;
+    this.#scheduled = true;
+    // A macrotask, not a microtask: requests that arrived meanwhile join this group.
+    setTimeout(() => {
+      this.#scheduled = false;
+      this.#running = this.#drain().finally(() => {
+        this.#running = null;
+        if (this.#queue.length > 0) this.#schedule();
+      });
+    }, 0);
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const group = this.#queue.splice(0, this.#unitsPerGroupMax);
+      await this.#commit(group);
+    }
+  }
+
+  async #commit(group: QueuedUnit[]): Promise<void> {
+    const outcomes: { value?: unknown; error?: unknown; failed: boolean }[] = [];
+    let transaction: Transaction;
+    try {
+      transaction = await this.#client.transaction("write");
+    } catch (error) {
+      for (const unit of group) unit.reject(new WriteGroupError(error));
+      return;
+    }
+    this.#current = transaction;
+    try {
+      for (const unit of group) {
+        await transaction.execute("SAVEPOINT unit");
+        try {
+          const value = await unit.run(this.#tx);
+          if (isRefusal(value)) await transaction.execute("ROLLBACK TO unit");
+          outcomes.push({ value, failed: false });
+        } catch (error) {
+          await transaction.execute("ROLLBACK TO unit");
+          outcomes.push({ error, failed: true });
+        }
+        await transaction.execute("RELEASE unit");
+      }
+      await transaction.commit();
+    } catch (error) {
+      // The group's transaction itself failed: nothing of it is durable, so nobody is told so.
+      this.#current = null;
+      try {
+        await transaction.rollback();
+      } catch {
+        // already rolled back by SQLite
+      }
+      transaction.close();
+      for (const unit of group) unit.reject(new WriteGroupError(error));
+      return;
+    }
+    this.#current = null;
+    this.stats.groups += 1;
+    this.stats.units += group.length;
+    this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);
+    group.forEach((unit, i) => {
+      const outcome = outcomes[i];
+      if (outcome.failed) unit.reject(outcome.error);
+      else unit.resolve(outcome.value);
+    });
+  }
+}

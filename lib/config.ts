@@ -1,0 +1,201 @@
+/**
+ * Configuration, read once from an environment record and validated with valibot. A bad value
+ * stops the start with a message naming the variable and the value seen.
+ */
+import * as v from "valibot";
+
+const MIB = 1024 * 1024;
+
+/** Every tunable with its default. Names end with their unit. */
+export const configDefaults = {
+  PORT: 8000,
+  HOST: "127.0.0.1",
+  DATA_DIR: "./data",
+  LOG_FORMAT: "json",
+  BODY_LIMIT_BYTES: MIB,
+  DOCUMENT_BODY_LIMIT_BYTES: 14 * MIB,
+  DOCUMENT_SIZE_MAX_BYTES: 10 * MIB,
+  PAYEES_PER_DISBURSEMENT_MAX: 500,
+  PARTIES_PER_DISBURSEMENT_MAX: 20,
+  AMOUNT_MIN_CENTS: 1,
+  AMOUNT_MAX_CENTS: 100_000_000,
+  STRING_LENGTH_MAX: 255,
+  METADATA_KEYS_MAX: 50,
+  METADATA_KEY_LENGTH_MAX: 40,
+  METADATA_VALUE_LENGTH_MAX: 500,
+  RATE_LIMIT_RPS: 100,
+  RESEND_PER_HOUR_MAX: 5,
+  TOKEN_TTL_SECONDS: 3600,
+  KEY_GRACE_SECONDS: 86_400,
+  IDEMPOTENCY_TTL_SECONDS: 86_400,
+  IDEMPOTENCY_LEASE_SECONDS: 60,
+  IDEMPOTENCY_KEY_LENGTH_MAX: 255,
+  DB_BUSY_TIMEOUT_MS: 5000,
+  WRITE_GROUP_UNITS_MAX: 512,
+  WEBHOOK_TIMEOUT_MS: 10_000,
+  PORTAL_LINK_TTL_DAYS: 30,
+  OFFER_TTL_DAYS: 90,
+} as const;
+
+const portNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
+const count = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
+
+/** Names of the numeric settings and the rule each must satisfy. */
+const numericRules = {
+  PORT: portNumber,
+  BODY_LIMIT_BYTES: count(1024),
+  DOCUMENT_BODY_LIMIT_BYTES: count(1024),
+  DOCUMENT_SIZE_MAX_BYTES: count(1024),
+  PAYEES_PER_DISBURSEMENT_MAX: count(1),
+  PARTIES_PER_DISBURSEMENT_MAX: count(0),
+  AMOUNT_MIN_CENTS: count(1),
+  AMOUNT_MAX_CENTS: count(1),
+  STRING_LENGTH_MAX: count(1),
+  METADATA_KEYS_MAX: count(0),
+  METADATA_KEY_LENGTH_MAX: count(1),
+  METADATA_VALUE_LENGTH_MAX: count(1),
+  RATE_LIMIT_RPS: count(0),
+  RESEND_PER_HOUR_MAX: count(1),
+  TOKEN_TTL_SECONDS: count(60),
+  KEY_GRACE_SECONDS: count(0),
+  IDEMPOTENCY_TTL_SECONDS: count(60),
+  IDEMPOTENCY_LEASE_SECONDS: count(1),
+  IDEMPOTENCY_KEY_LENGTH_MAX: count(1),
+  DB_BUSY_TIMEOUT_MS: count(0),
+  WRITE_GROUP_UNITS_MAX: count(1),
+  WEBHOOK_TIMEOUT_MS: count(100),
+  PORTAL_LINK_TTL_DAYS: count(1),
+  OFFER_TTL_DAYS: count(1),
+} as const;
+
+type NumericName = keyof typeof numericRules;
+
+const databaseUrl = v.pipe(
+  v.string(),
+  v.regex(/^(file:|libsql:|https?:|wss?:)/, "must start with file:, libsql:, http(s): or ws(s):"),
+);
+const secret32 = v.pipe(v.string(), v.minBytes(32, "must be at least 32 bytes"));
+const encryptionKey = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9+/]{43}=$/, "must be 32 bytes in base64 (44 characters)"),
+);
+
+export type Environment = "test" | "live";
+
+export interface Config {
+  readonly dev: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly baseUrl: string;
+  /** When set, a key of the other environment is refused on this host name. */
+  readonly testHost: string | null;
+  readonly liveHost: string | null;
+  readonly databaseUrls: Readonly<Record<Environment, string>>;
+  readonly databaseAuthToken: string | null;
+  readonly jwtSecret: string | null;
+  readonly encryptionKey: string | null;
+  readonly logFormat: "json" | "off";
+  readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses the environment into a frozen Config, or throws ConfigError naming every bad value. */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  options: { dev?: boolean } = {},
+): Config {
+  const problems: string[] = [];
+  const dev = options.dev ?? env.SANDBOX_DEV === "1";
+
+  const numbers = {} as Record<NumericName, number>;
+  for (const [name, rule] of Object.entries(numericRules) as [NumericName, v.GenericSchema][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") {
+      numbers[name] = configDefaults[name];
+      continue;
+    }
+    const parsed = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+    const result = v.safeParse(rule, parsed);
+    if (!result.success) {
+      problems.push(`${name}=${JSON.stringify(raw)}: ${describeRule(result.issues[0])}`);
+    } else numbers[name] = parsed;
+  }
+
+  const text = (name: string, schema: v.GenericSchema<string>, fallback: string | null) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const result = v.safeParse(schema, raw);
+    if (!result.success) {
+      const shown = /SECRET|KEY|TOKEN/.test(name) ? `(${raw.length} characters)` : JSON.stringify(raw);
+      problems.push(`${name}=${shown}: ${result.issues[0].message}`);
+      return fallback;
+    }
+    return raw;
+  };
+
+  const host = text("HOST", v.pipe(v.string(), v.minLength(1)), configDefaults.HOST)!;
+  const dataDir = text("DATA_DIR", v.pipe(v.string(), v.minLength(1)), configDefaults.DATA_DIR)!;
+  const port = numbers.PORT ?? configDefaults.PORT;
+  const baseUrl = text(
+    "BASE_URL",
+    v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:/, "must be http(s)")),
+    `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
+  )!.replace(/\/+$/, "");
+  const fileUrl = (name: string) => `file:${dataDir.replace(/\/+$/, "")}/${name}.db`;
+  const logFormat = text(
+    "LOG_FORMAT",
+    v.picklist(["json", "off"], 'must be "json" or "off"'),
+    configDefaults.LOG_FORMAT,
+  ) as "json" | "off";
+
+  const config: Config = {
+    dev,
+    port,
+    host,
+    dataDir,
+    baseUrl,
+    testHost: text("TEST_HOST", v.pipe(v.string(), v.minLength(1)), null),
+    liveHost: text("LIVE_HOST", v.pipe(v.string(), v.minLength(1)), null),
+    databaseUrls: {
+      test: text("DATABASE_URL_TEST", databaseUrl, fileUrl("test"))!,
+      live: text("DATABASE_URL_LIVE", databaseUrl, fileUrl("live"))!,
+    },
+    databaseAuthToken: text("DATABASE_AUTH_TOKEN", v.string(), null),
+    jwtSecret: text("JWT_SECRET", secret32, null),
+    encryptionKey: text("ENCRYPTION_KEY", encryptionKey, null),
+    logFormat,
+    limits: Object.fromEntries(
+      Object.entries(numbers).filter(([name]) => name !== "PORT"),
+    ) as Config["limits"],
+  };
+
+  if (!dev) {
+    if (config.jwtSecret === null && env.JWT_SECRET === undefined) {
+      problems.push("JWT_SECRET is required outside dev mode (at least 32 bytes)");
+    }
+    if (config.encryptionKey === null && env.ENCRYPTION_KEY === undefined) {
+      problems.push("ENCRYPTION_KEY is required outside dev mode (32 bytes, base64)");
+    }
+  }
+  if (numbers.AMOUNT_MIN_CENTS > numbers.AMOUNT_MAX_CENTS) {
+    problems.push(
+      `AMOUNT_MIN_CENTS=${numbers.AMOUNT_MIN_CENTS}: must not exceed AMOUNT_MAX_CENTS=${numbers.AMOUNT_MAX_CENTS}`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze({ ...config, limits: Object.freeze(config.limits) });
+}
+
+function describeRule(issue: v.BaseIssue<unknown>): string {
+  if (issue.type === "integer" || issue.type === "number") return "must be a whole number";
+  if (issue.type === "min_value") return `must be at least ${issue.requirement}`;
+  if (issue.type === "max_value") return `must be at most ${issue.requirement}`;
+  return issue.message;
+}

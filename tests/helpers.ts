@@ -1,0 +1,21 @@
+/** Shared fixtures: temporary databases under a fresh directory, removed after the test. */
+import { type Database, openDatabase } from "../db/client.ts";
+import type { Environment } from "../lib/config.ts";
+
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "disbursement-test-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+export function openTempDatabase(dir: string, environment: Environment = "test"): Promise<Database> {
+  return openDatabase({
+    environment,
+    url: `file:${dir}/${environment}.db`,
+    busyTimeoutMs: 5000,
+    unitsPerGroupMax: 512,
+  });
+}

@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { WriteGroupError } from "../db/writer.ts";
+import { refuse } from "../lib/result.ts";
+import { openTempDatabase, withTempDir } from "./helpers.ts";
+
+const insert = (v: string) => ({ sql: "INSERT INTO probe(v) VALUES (?)", args: [v] });
+
+async function probeTable(dir: string) {
+  const database = await openTempDatabase(dir);
+  await database.writer.write((tx) =>
+    tx.execute("CREATE TABLE probe(id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE)")
+  );
+  const values = async () =>
+    (await database.readClient.execute("SELECT v FROM probe ORDER BY v")).rows.map((r) => r.v);
+  return { database, values };
+}
+
+Deno.test("a unit that throws rolls back its own savepoint only; its neighbours commit", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const results = await Promise.allSettled([
+      database.writer.write((tx) => tx.execute(insert("a"))),
+      database.writer.write(async (tx) => {
+        await tx.execute(insert("b"));
+        await tx.execute(insert("a-dup-check"));
+        throw new Error("refused by the unit");
+      }),
+      database.writer.write((tx) => tx.execute(insert("c"))),
+      // A constraint failure inside a unit is the same: only that unit is undone.
+      database.writer.write((tx) => tx.execute(insert("a"))),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled", "rejected"]);
+    assert.equal((results[1] as PromiseRejectedResult).reason.message, "refused by the unit");
+    assert.match(String((results[3] as PromiseRejectedResult).reason), /UNIQUE/);
+    assert.deepEqual(await values(), ["a", "c"]);
+    assert.equal(database.writer.stats.largestGroup >= 4, true, "the four units shared one group");
+    await database.close();
+  });
+});
+
+Deno.test("a unit that returns a refusal is rolled back and answered with the refusal", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const [refusal, kept] = await Promise.all([
+      database.writer.write(async (tx) => {
+        await tx.execute(insert("x"));
+        return refuse("insufficient_funds", "available is short");
+      }),
+      database.writer.write(async (tx) => {
+        await tx.execute(insert("y"));
+        return "kept";
+      }),
+    ]);
+    assert.deepEqual(refusal, { ok: false, code: "insufficient_funds", message: "available is short" });
+    assert.equal(kept, "kept");
+    assert.deepEqual(await values(), ["y"]);
+    await database.close();
+  });
+});
+
+Deno.test("nothing is reported committed before it is durable and visible", async () => {
+  await withTempDir(async (dir) => {
+    const { database } = await probeTable(dir);
+    // An independent connection sees only what was committed.
+    const observer = createClient({ url: `file:${dir}/test.db` });
+    const seenAtResolve: number[] = [];
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        database.writer.write((tx) => tx.execute(insert(`v${i}`))).then(async () => {
+          const row = await observer.execute({ sql: "SELECT count(*) n FROM probe WHERE v = ?", args: [`v${i}`] });
+          seenAtResolve.push(Number(row.rows[0].n));
+        })),
+    );
+    assert.equal(seenAtResolve.length, 100);
+    assert.ok(seenAtResolve.every((n) => n === 1), "every resolved write is visible to another connection");
+    observer.close();
+    await database.close();
+  });
+});
+
+Deno.test("when the group's COMMIT fails, every unit of the group is rejected and nothing persists", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    await database.writer.write((tx) =>
+      tx.execute(
+        "CREATE TABLE child(id INTEGER PRIMARY KEY, parent TEXT REFERENCES probe(v) DEFERRABLE INITIALLY DEFERRED)",
+      )
+    );
+    // The deferred foreign key is checked only at COMMIT, after both units already succeeded.
+    const results = await Promise.allSettled([
+      database.writer.write((tx) => tx.execute(insert("innocent"))),
+      database.writer.write((tx) => tx.execute("INSERT INTO child(parent) VALUES ('missing')")),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected"]);
+    for (const result of results) {
+      assert.ok((result as PromiseRejectedResult).reason instanceof WriteGroupError);
+    }
+    assert.deepEqual(await values(), []);
+    // The writer keeps working afterwards.
+    await database.writer.write((tx) => tx.execute(insert("after")));
+    assert.deepEqual(await values(), ["after"]);
+    await database.close();
+  });
+});
+
+Deno.test("50 concurrent writers x 40 writes: 0 lock errors, all rows, group commit in use", async () => {
+  await withTempDir(async (dir) => {
+    const { database } = await probeTable(dir);
+    const errors: unknown[] = [];
+    await Promise.all(Array.from({ length: 50 }, async (_, writer) => {
+      for (let i = 0; i < 40; i++) {
+        try {
+          await database.writer.write((tx) => tx.execute(insert(`w${writer}-${i}`)));
+        } catch (error) {
+          errors.push(error);
+        }
+      }
+    }));
+    assert.deepEqual(errors, []);
+    const count = await database.readClient.execute("SELECT count(*) n FROM probe");
+    assert.equal(Number(count.rows[0].n), 2000);
+    assert.ok(database.writer.stats.groups < 200, `2000 units in ${database.writer.stats.groups} groups`);
+    await database.close();
+  });
+});
+
+Deno.test("the writer connection runs with synchronous=FULL and WAL", async () => {
+  await withTempDir(async (dir) => {
+    const database = await openTempDatabase(dir);
+    const mode = await database.readClient.execute("PRAGMA journal_mode");
+    assert.equal(mode.rows[0].journal_mode, "wal");
+    const sync = await database.writer.write((tx) => tx.execute("PRAGMA synchronous"));
+    assert.equal(Number(sync.rows[0].synchronous), 2);
+    await database.close();
+  });
+});
