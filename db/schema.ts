@@ -14,6 +14,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import { ledgerAccountCodes } from "../lib/ledger/types.ts";
 
 const createdAt = () => integer("created_at").notNull();
 
@@ -224,17 +225,6 @@ export const endorsements = sqliteTable("endorsements", {
   decidedAt: integer("decided_at"),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("endorsements_payout_party").on(t.payoutId, t.partyUuid)]);
-
-export const ledgerAccountCodes = [
-  "available",
-  "pending_funding",
-  "reserved",
-  "in_transit",
-  "fees_payor",
-  "fees_payee",
-  "fees_service",
-  "bank",
-] as const;
 
 /** Balances are materialized here in the same transaction as their entries: reads are O(1). */
 export const ledgerAccounts = sqliteTable("ledger_accounts", {

@@ -1,0 +1,88 @@
+/**
+ * Credential formats (DESIGN 3). Secrets are random (>= 32 bytes of entropy), shown once, kept
+ * only as SHA-256 and compared in constant time.
+ */
+import type { Environment } from "./config.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** 43 base62 characters carry 256 bits; `cak_` keys use 32 as the contract fixes. */
+const SECRET_LENGTH = 43;
+const COMPANY_KEY_LENGTH = 32;
+
+export type KeyKind = "company" | "user" | "line";
+
+/** Random base62 text of `length` characters, without modulo bias. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(length * 2));
+    for (const byte of bytes) {
+      // 248 = 4 * 62: bytes above it would favour the first characters.
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** A new secret of the given kind; user and line keys name their environment. */
+export function newKeySecret(kind: KeyKind, environment?: Environment): string {
+  switch (kind) {
+    case "company":
+      return `cak_${randomBase62(COMPANY_KEY_LENGTH)}`;
+    case "user":
+      return `uak_${requireEnvironment(environment)}_${randomBase62(SECRET_LENGTH)}`;
+    case "line":
+      return `sk_${requireEnvironment(environment)}_${randomBase62(SECRET_LENGTH)}`;
+  }
+}
+
+function requireEnvironment(environment: Environment | undefined): Environment {
+  if (environment !== "test" && environment !== "live") {
+    throw new Error(`a user or line key needs an environment, got ${environment}`);
+  }
+  return environment;
+}
+
+export interface ParsedKey {
+  readonly kind: KeyKind;
+  readonly environment: Environment | null;
+}
+
+const KEY_PATTERN = /^(?:(cak)_[0-9A-Za-z]{32}|(uak|sk)_(test|live)_[0-9A-Za-z]{43})$/;
+
+/** Recognizes a credential's kind and environment from its shape alone, or null. */
+export function parseKey(secret: string): ParsedKey | null {
+  const match = KEY_PATTERN.exec(secret);
+  if (!match) return null;
+  if (match[1]) return { kind: "company", environment: null };
+  return { kind: match[2] === "uak" ? "user" : "line", environment: match[3] as Environment };
+}
+
+/** The non-secret start of a key, for operators to recognize it. */
+export function keyHint(secret: string): string {
+  const prefixEnd = secret.startsWith("cak_") ? 4 : secret.indexOf("_", secret.indexOf("_") + 1) + 1;
+  return `${secret.slice(0, prefixEnd + 4)}…`;
+}
+
+/** Hex SHA-256 of text. */
+export async function sha256Hex(text: string | Uint8Array): Promise<string> {
+  const data = typeof text === "string" ? new TextEncoder().encode(text) : text;
+  const digest = await crypto.subtle.digest("SHA-256", data as BufferSource);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compares two strings without an early exit on the first difference. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = new TextEncoder().encode(a);
+  const right = new TextEncoder().encode(b);
+  let diff = left.length ^ right.length;
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
+  return diff === 0;
+}
+
+/** Prefixed random object id, e.g. `co_…`, `po_…`, `evt_…`. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(22)}`;
+}
