@@ -96,6 +96,8 @@ export interface Config {
   readonly jwtSecret: string | null;
   readonly encryptionKey: string | null;
   readonly logFormat: "json" | "off";
+  /** Serve /sandbox/inbox (test-environment messages): on in dev mode, else SANDBOX_INBOX=1. */
+  readonly sandboxInbox: boolean;
   readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
 }
 
@@ -171,6 +173,7 @@ export function loadConfig(
     jwtSecret: text("JWT_SECRET", secret32, null),
     encryptionKey: text("ENCRYPTION_KEY", encryptionKey, null),
     logFormat,
+    sandboxInbox: dev || env.SANDBOX_INBOX === "1",
     limits: Object.fromEntries(
       Object.entries(numbers).filter(([name]) => name !== "PORT"),
     ) as Config["limits"],
