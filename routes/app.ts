@@ -1,0 +1,89 @@
+/**
+ * The HTTP application: cross-cutting edges (request id, access log, body limits, 404 and 500 in
+ * each surface's format) and the mounted resources. Built by main.ts and by tests.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
+import { authenticateRoutes } from "./api/authenticate.ts";
+import { requireApiUser, requireLineKey } from "./auth.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { errorResponse, surfaceOf } from "./errors.ts";
+import { opsRoutes } from "./ops.ts";
+import { sandboxRoutes } from "./sandbox.tsx";
+import { keyRoutes } from "./v1/keys.ts";
+
+/** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
+const SECRET_PATH = /^\/(p|portal)\//;
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { limits } = deps.config;
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    deps.log?.({
+      time: new Date().toISOString(),
+      level: c.res.status >= 500 ? "error" : "info",
+      msg: "request",
+      request_id: c.get("requestId"),
+      method: c.req.method,
+      path: SECRET_PATH.test(c.req.path) ? c.req.routePath : c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+  });
+
+  const tooLarge = (maxBytes: number) =>
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: (c) =>
+        errorResponse(c, {
+          status: 413,
+          code: "payload_too_large",
+          message: `the request body exceeds ${maxBytes} bytes`,
+          issues: [{ field: "body", location: "body", message: `at most ${maxBytes} bytes` }],
+        }),
+    });
+  const documentLimit = tooLarge(limits.DOCUMENT_BODY_LIMIT_BYTES);
+  const jsonLimit = tooLarge(limits.BODY_LIMIT_BYTES);
+  app.use((c, next) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit)(c, next));
+
+  app.route("/", opsRoutes(deps));
+  app.route("/sandbox", sandboxRoutes(deps));
+
+  app.route("/api/authenticate", authenticateRoutes(deps));
+  app.use("/api/*", requireApiUser(deps));
+
+  app.use("/v1/*", requireLineKey(deps));
+  app.route("/v1/keys", keyRoutes(deps));
+
+  app.notFound((c) =>
+    errorResponse(c, {
+      status: 404,
+      code: "not_found",
+      message: `no resource at ${c.req.method} ${c.req.path}`,
+    })
+  );
+
+  app.onError((error, c) => {
+    const id = c.get("requestId");
+    console.error(JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      msg: "unhandled error",
+      request_id: id,
+      surface: surfaceOf(c.req.path),
+      error: error instanceof Error ? error.stack ?? error.message : String(error),
+    }));
+    return errorResponse(c, {
+      status: 500,
+      code: "internal_error",
+      message: `an internal error occurred; quote request id ${id} when reporting it`,
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,152 @@
+/**
+ * Authentication for both surfaces. Surface A: a JWT from /api/authenticate, with an optional
+ * CompanyApiKey header choosing among the user's companies. Surface B: a line key as bearer.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { findKeyBySecret, findLine, isMember } from "../db/identity_store.ts";
+import type { Environment } from "../lib/config.ts";
+import { keyState } from "../lib/identity/credentials.ts";
+import { verifyAccessToken } from "../lib/identity/tokens.ts";
+import { parseKey } from "../lib/keys.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { errorResponse, type FieldLocation } from "./errors.ts";
+
+const unauthorized = (
+  c: Context,
+  message: string,
+  field = "Authorization",
+  location: FieldLocation = "header",
+) =>
+  errorResponse(c, {
+    status: 401,
+    code: "authentication_failed",
+    message,
+    issues: [{ field, location, message }],
+    headers: { "WWW-Authenticate": 'Bearer realm="disbursements"' },
+  });
+
+const forbidden = (c: Context, message: string, field: string) =>
+  errorResponse(c, {
+    status: 403,
+    code: "not_authorized",
+    message,
+    issues: [{ field, location: "header", message }],
+  });
+
+/** The bearer credential of the Authorization header, or null. */
+export function bearerToken(c: Context): string | null {
+  const header = c.req.header("Authorization");
+  if (!header) return null;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** Refuses a key of the other environment on a host configured for one environment. */
+export function hostRefusesEnvironment(
+  deps: AppDeps,
+  c: Context,
+  environment: Environment,
+): boolean {
+  const host = (c.req.header("Host") ?? "").split(":")[0].toLowerCase();
+  if (environment === "live" && deps.config.testHost && host === deps.config.testHost) return true;
+  if (environment === "test" && deps.config.liveHost && host === deps.config.liveHost) return true;
+  return false;
+}
+
+/**
+ * Resolves the company a Surface A request acts for: the CompanyApiKey header when sent (it must
+ * name a company the user belongs to, else 403), otherwise the company the token was issued for.
+ */
+export async function resolveCompanyKey(
+  deps: AppDeps,
+  c: Context,
+  environment: Environment,
+  userId: string,
+): Promise<{ companyId: string } | { companyId: null } | Response> {
+  const companyApiKey = c.req.header("CompanyApiKey");
+  if (companyApiKey === undefined) return { companyId: null };
+  const parsed = parseKey(companyApiKey.trim());
+  const database = deps.databases[environment];
+  const key = parsed?.kind === "company"
+    ? await findKeyBySecret(database.readClient, companyApiKey.trim(), "company")
+    : null;
+  if (!key || keyState(key, deps.clock.now()) !== "active" || key.companyId === null) {
+    return unauthorized(c, "CompanyApiKey is not a valid company key", "CompanyApiKey");
+  }
+  if (!(await isMember(database.readClient, userId, key.companyId))) {
+    return forbidden(
+      c,
+      "the user does not belong to the company of this CompanyApiKey",
+      "CompanyApiKey",
+    );
+  }
+  return { companyId: key.companyId };
+}
+
+/** Surface A: requires a valid access token and sets `apiPrincipal`. */
+export function requireApiUser(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearerToken(c);
+    if (token === null) {
+      return unauthorized(c, "an access token is required: Authorization: Bearer <token>");
+    }
+    const verified = await verifyAccessToken(deps.jwtSecret, token, deps.clock.now());
+    if (!verified.ok) return unauthorized(c, verified.message);
+    const { userId, environment } = verified.value;
+    if (hostRefusesEnvironment(deps, c, environment)) {
+      return unauthorized(c, `a ${environment} token is not accepted on this host`);
+    }
+    const database = deps.databases[environment];
+    const chosen = await resolveCompanyKey(deps, c, environment, userId);
+    if (chosen instanceof Response) return chosen;
+    const companyId = chosen.companyId ?? verified.value.companyId;
+    // Membership is checked on every request so that removing a user takes effect at once.
+    if (!(await isMember(database.readClient, userId, companyId))) {
+      return unauthorized(c, "the user of this access token no longer belongs to its company");
+    }
+    c.set("apiPrincipal", { environment, database, userId, companyId });
+    await next();
+  };
+}
+
+/** Surface B: requires an active line key and sets `linePrincipal`. */
+export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const secret = bearerToken(c);
+    if (secret === null) {
+      return unauthorized(c, "a line key is required: Authorization: Bearer sk_…");
+    }
+    const parsed = parseKey(secret);
+    if (parsed?.kind !== "line" || parsed.environment === null) {
+      return unauthorized(c, "the bearer credential is not a line key (sk_test_… or sk_live_…)");
+    }
+    if (hostRefusesEnvironment(deps, c, parsed.environment)) {
+      return unauthorized(c, `a ${parsed.environment} key is not accepted on this host`);
+    }
+    const database = deps.databases[parsed.environment];
+    const key = await findKeyBySecret(database.readClient, secret, "line");
+    if (!key || key.lineId === null || key.companyId === null) {
+      return unauthorized(c, "the line key is not valid");
+    }
+    const state = keyState(key, deps.clock.now());
+    if (state !== "active") {
+      return unauthorized(
+        c,
+        state === "expired"
+          ? "the line key was rotated and its grace period has ended"
+          : "the line key was revoked",
+      );
+    }
+    const line = await findLine(database.readClient, key.lineId);
+    if (!line) return unauthorized(c, "the line key is not valid");
+    c.set("linePrincipal", {
+      environment: parsed.environment,
+      database,
+      keyId: key.id,
+      companyId: key.companyId,
+      lineId: line.id,
+      lineCode: line.code,
+    });
+    await next();
+  };
+}

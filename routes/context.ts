@@ -1,0 +1,43 @@
+/** What every route may use: the dependencies wired in main.ts and the request's principal. */
+import type { Config, Environment } from "../lib/config.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Database } from "../db/client.ts";
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly databases: Readonly<Record<Environment, Database>>;
+  /** Real time: token expiry and key grace run on it (DESIGN 10). */
+  readonly clock: Clock;
+  /** HS256 key for Surface A access tokens, at least 32 bytes. */
+  readonly jwtSecret: Uint8Array;
+  /** Set when the loopback-only admin endpoint is served. */
+  readonly adminToken?: string;
+  /** Access log sink; one JSON object per request. */
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+/** A Surface A caller: a user acting for one company in one environment. */
+export interface ApiPrincipal {
+  readonly environment: Environment;
+  readonly database: Database;
+  readonly userId: string;
+  readonly companyId: string;
+}
+
+/** A Surface B caller: a business-line key of one environment. */
+export interface LinePrincipal {
+  readonly environment: Environment;
+  readonly database: Database;
+  readonly keyId: string;
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly lineCode: string;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    apiPrincipal: ApiPrincipal;
+    linePrincipal: LinePrincipal;
+  };
+}

@@ -1,0 +1,105 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The sandbox inbox (DESIGN 13): what the test environment "sent" by e-mail and SMS, newest
+ * first, with links and codes, so a developer can act as the payee without a real mailbox.
+ */
+import { desc } from "drizzle-orm";
+import { Hono } from "hono";
+import { notifications } from "../db/schema.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { errorResponse } from "./errors.ts";
+
+const INBOX_PAGE_SIZE = 200;
+
+interface InboxMessage {
+  id: string;
+  channel: "email" | "sms";
+  to: string;
+  subject: string | null;
+  body: string;
+  links: string[];
+  code?: string;
+  sent_at: string;
+}
+
+export function sandboxRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    if (!deps.config.sandboxInbox) {
+      return errorResponse(c, {
+        status: 404,
+        code: "not_found",
+        message: "the sandbox inbox is off",
+      });
+    }
+    await next();
+  });
+
+  const listInbox = async (): Promise<InboxMessage[]> => {
+    const rows = await deps.databases.test.read.select().from(notifications)
+      .orderBy(desc(notifications.createdAt), desc(notifications.id)).limit(INBOX_PAGE_SIZE);
+    return rows.map((row) => ({
+      id: row.id,
+      channel: row.channel,
+      to: row.recipient,
+      subject: row.subject,
+      body: row.body,
+      links: JSON.parse(row.links) as string[],
+      ...(row.code ? { code: row.code } : {}),
+      sent_at: new Date(row.sentAt ?? row.createdAt).toISOString(),
+    }));
+  };
+
+  app.get("/inbox.json", async (c) => c.json({ object: "list", data: await listInbox() }));
+
+  app.get("/inbox", async (c) => {
+    const messages = await listInbox();
+    c.header("Cache-Control", "no-store");
+    return c.html(
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>Sandbox inbox</title>
+          <style>
+            {`body{font-family:system-ui,sans-serif;max-width:48rem;margin:1rem auto;padding:0 1rem;color:#111}
+article{border:1px solid #bbb;border-radius:.5rem;padding:.75rem 1rem;margin:.75rem 0}
+h2{font-size:1.05rem;margin:.2rem 0}.meta{color:#444;font-size:.9rem}pre{white-space:pre-wrap}
+.code{font-size:1.3rem;font-weight:700;letter-spacing:.1em}`}
+          </style>
+        </head>
+        <body>
+          <main>
+            <h1>Sandbox inbox</h1>
+            <p>Messages the test environment sent, newest first. Nothing here left this machine.</p>
+            {messages.length === 0 ? <p>No messages yet.</p> : messages.map((message) => (
+              <article>
+                <h2>{message.subject ?? `SMS to ${message.to}`}</h2>
+                <p class="meta">
+                  {message.channel === "email" ? "E-mail" : "SMS"} to {message.to} ·{" "}
+                  {message.sent_at}
+                </p>
+                {message.code
+                  ? (
+                    <p>
+                      Code: <span class="code">{message.code}</span>
+                    </p>
+                  )
+                  : null}
+                <pre>{message.body}</pre>
+                <ul>
+                  {message.links.map((link) => (
+                    <li>
+                      <a href={link}>{link}</a>
+                    </li>
+                  ))}
+                </ul>
+              </article>
+            ))}
+          </main>
+        </body>
+      </html>,
+    );
+  });
+  return app;
+}

@@ -1,0 +1,223 @@
+import assert from "node:assert/strict";
+import { basic, type HttpFixture, openHttpFixture } from "./http_fixture.ts";
+
+async function withFixture(fn: (f: HttpFixture) => Promise<void>) {
+  const fixture = await openHttpFixture();
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+const MIB = 1024 * 1024;
+
+function chunkedBody(totalBytes: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= totalBytes) return controller.close();
+      const size = Math.min(64 * 1024, totalBytes - sent);
+      controller.enqueue(new Uint8Array(size).fill(0x20));
+      sent += size;
+    },
+  });
+}
+
+Deno.test("POST /v1/keys/rotate: new key at once, old key valid until 24 h, refused one second after", async () => {
+  await withFixture(async (f) => {
+    const oldKey = f.cast.acmeAutoKeyTest;
+    const rotate = await f.app.request("/v1/keys/rotate", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${oldKey}` },
+    });
+    assert.equal(rotate.status, 201);
+    const body = await rotate.json() as Record<string, any>;
+    assert.match(body.secret, /^sk_test_[0-9A-Za-z]{43}$/);
+    assert.equal(body.object, "api_key");
+    assert.equal(body.line, "auto");
+    assert.equal(body.livemode, false);
+    assert.equal(body.previous_key.expires_at, new Date(f.clock.now() + 86_400_000).toISOString());
+
+    const call = (key: string) =>
+      f.app.request("/v1/nothing", { headers: { Authorization: `Bearer ${key}` } });
+    assert.equal((await call(body.secret)).status, 404, "the new key works at once");
+    f.clock.advance(86_400_000 - 1000);
+    assert.equal((await call(oldKey)).status, 404, "24 h minus one second: old key still works");
+    f.clock.advance(2000);
+    const expired = await call(oldKey);
+    assert.equal(expired.status, 401, "24 h plus one second: old key refused");
+    assert.equal(
+      (await expired.json() as { detail: string }).detail,
+      "the line key was rotated and its grace period has ended",
+    );
+    assert.equal((await call(body.secret)).status, 404, "the new key keeps working");
+  });
+});
+
+Deno.test("rotating a key that was already rotated is a 409 key_already_rotated", async () => {
+  await withFixture(async (f) => {
+    const headers = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
+    assert.equal((await f.app.request("/v1/keys/rotate", { method: "POST", headers })).status, 201);
+    const again = await f.app.request("/v1/keys/rotate", { method: "POST", headers });
+    assert.equal(again.status, 409);
+    assert.equal((await again.json() as { code: string }).code, "key_already_rotated");
+  });
+});
+
+Deno.test("a 1 MiB body passes; 1 MiB + 1 byte is 413 in each surface's format, chunked too", async () => {
+  await withFixture(async (f) => {
+    const v1 = {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    };
+    const atLimit = await f.app.request("/v1/keys/rotate", {
+      method: "POST",
+      headers: v1,
+      body: " ".repeat(MIB),
+    });
+    assert.equal(atLimit.status, 201);
+
+    const tooLarge = await f.app.request("/v1/keys/rotate", {
+      method: "POST",
+      headers: v1,
+      body: " ".repeat(MIB + 1),
+    });
+    assert.equal(tooLarge.status, 413);
+    assert.equal(tooLarge.headers.get("content-type"), "application/problem+json");
+    const problem = await tooLarge.json() as Record<string, unknown>;
+    assert.equal(problem.code, "payload_too_large");
+    assert.equal(problem.detail, `the request body exceeds ${MIB} bytes`);
+
+    const chunked = await f.app.request("/v1/keys/rotate", {
+      method: "POST",
+      headers: { ...v1, "Transfer-Encoding": "chunked" },
+      body: chunkedBody(MIB + 1),
+      // @ts-ignore: Deno's Request needs duplex for a streamed body
+      duplex: "half",
+    });
+    assert.equal(
+      chunked.status,
+      413,
+      "a chunked body without Content-Length is counted as it streams",
+    );
+
+    const api = await f.app.request("/api/authenticate", {
+      method: "POST",
+      headers: { Authorization: basic(f.cast.acme.tin, f.cast.alice.keyTest) },
+      body: chunkedBody(MIB + 1),
+      // @ts-ignore: as above
+      duplex: "half",
+    });
+    assert.equal(api.status, 413);
+    assert.deepEqual(await api.json(), {
+      name: "PAYLOAD_TOO_LARGE",
+      message: `the request body exceeds ${MIB} bytes`,
+      details: [{ Issue: `at most ${MIB} bytes`, Field: "body", Location: "body" }],
+    });
+  });
+});
+
+Deno.test("every response carries X-Request-Id; a caller's well-formed id is kept", async () => {
+  await withFixture(async (f) => {
+    for (const path of ["/healthz", "/nowhere", "/api/x", "/v1/x"]) {
+      const res = await f.app.request(path);
+      assert.match(res.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/, path);
+      await res.body?.cancel();
+    }
+    const kept = await f.app.request("/healthz", { headers: { "X-Request-Id": "trace-123" } });
+    assert.equal(kept.headers.get("x-request-id"), "trace-123");
+  });
+});
+
+Deno.test("an uncaught error is a 500 in the surface's format with the request id and no stack", async () => {
+  await withFixture(async (f) => {
+    f.app.get("/v1/boom", () => {
+      throw new Error("database password is hunter2");
+    });
+    const originalError = console.error;
+    const errors: string[] = [];
+    console.error = (line: string) => errors.push(line);
+    try {
+      const res = await f.app.request("/v1/boom", {
+        headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
+      });
+      assert.equal(res.status, 500);
+      const id = res.headers.get("x-request-id");
+      const text = await res.text();
+      assert.deepEqual(JSON.parse(text), {
+        type: "/docs/errors#internal_error",
+        title: "Internal Server Error",
+        status: 500,
+        detail: `an internal error occurred; quote request id ${id} when reporting it`,
+        code: "internal_error",
+      });
+      assert.ok(!text.includes("hunter2") && !text.includes("at "), "no message or stack leaks");
+      assert.equal(errors.length, 1);
+      assert.equal(
+        JSON.parse(errors[0]).request_id,
+        id,
+        "the log line carries the request id and the stack",
+      );
+    } finally {
+      console.error = originalError;
+    }
+  });
+});
+
+Deno.test("unknown routes are 404 in each surface's format", async () => {
+  await withFixture(async (f) => {
+    const login = await f.app.request("/api/authenticate", {
+      method: "POST",
+      headers: { Authorization: basic(f.cast.acme.tin, f.cast.alice.keyTest) },
+    });
+    const { access_token } = await login.json() as { access_token: string };
+    const api = await f.app.request("/api/nope", {
+      headers: { Authorization: `Bearer ${access_token}` },
+    });
+    assert.equal(api.status, 404);
+    assert.deepEqual(await api.json(), {
+      name: "RESOURCE_NOT_FOUND",
+      message: "no resource at GET /api/nope",
+      details: [],
+    });
+    const other = await f.app.request("/nope");
+    assert.equal(other.status, 404);
+    assert.deepEqual(await other.json(), {
+      error: { code: "not_found", message: "no resource at GET /nope" },
+    });
+  });
+});
+
+Deno.test("access log: one JSON object per request with id, method, path, status and duration", async () => {
+  await withFixture(async (f) => {
+    const res = await f.app.request("/healthz", { headers: { "X-Request-Id": "log-check" } });
+    assert.equal(res.status, 200);
+    const entry = f.logs.at(-1)!;
+    assert.deepEqual(
+      { ...entry, time: typeof entry.time, duration_ms: typeof entry.duration_ms },
+      {
+        time: "string",
+        level: "info",
+        msg: "request",
+        request_id: "log-check",
+        method: "GET",
+        path: "/healthz",
+        status: 200,
+        duration_ms: "number",
+      },
+    );
+  });
+});
+
+Deno.test("/healthz and /readyz report the databases and migrations", async () => {
+  await withFixture(async (f) => {
+    assert.deepEqual(await (await f.app.request("/healthz")).json(), { status: "ok" });
+    const ready = await f.app.request("/readyz");
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), {
+      status: "ready",
+      databases: { test: "ok", live: "ok" },
+    });
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * An application over temporary test and live databases with a fake clock and a small cast of
+ * identities (inserted directly, so these tests do not depend on the operator tooling).
+ */
+import { createApp } from "../routes/app.ts";
+import type { AppDeps } from "../routes/context.ts";
+import type { Database } from "../db/client.ts";
+import { FakeClock } from "../lib/clock.ts";
+import { loadConfig } from "../lib/config.ts";
+import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/keys.ts";
+import { openTempDatabase } from "./helpers.ts";
+
+export interface Cast {
+  acme: { id: string; tin: string; companyKey: string; autoLineId: string };
+  beacon: { id: string; tin: string; companyKey: string; lineId: string };
+  /** Member of Acme only. */
+  alice: { id: string; keyTest: string; keyLive: string };
+  /** Member of Acme and Beacon. */
+  morgan: { id: string; keyTest: string };
+  /** Member of Beacon only. */
+  bob: { id: string; keyTest: string };
+  acmeAutoKeyTest: string;
+  acmeAutoKeyLive: string;
+  beaconKeyTest: string;
+}
+
+export interface HttpFixture {
+  app: ReturnType<typeof createApp>;
+  deps: AppDeps;
+  clock: FakeClock;
+  cast: Cast;
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+async function insertKey(
+  database: Database,
+  secret: string,
+  owner: {
+    kind: "company" | "user" | "line";
+    companyId?: string;
+    userId?: string;
+    lineId?: string;
+  },
+  now: number,
+): Promise<string> {
+  const id = newId("key");
+  await database.writer.write((tx) =>
+    tx.execute({
+      sql:
+        `INSERT INTO api_keys (id, kind, secret_hash, hint, company_id, user_id, line_id, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        id,
+        owner.kind,
+        "",
+        keyHint(secret),
+        owner.companyId ?? null,
+        owner.userId ?? null,
+        owner.lineId ?? null,
+        now,
+      ],
+    }).then(async () =>
+      tx.execute({
+        sql: "UPDATE api_keys SET secret_hash = ? WHERE id = ?",
+        args: [await sha256Hex(secret), id],
+      })
+    )
+  );
+  return id;
+}
+
+export async function openHttpFixture(
+  env: Record<string, string> = {},
+): Promise<HttpFixture> {
+  const dir = await Deno.makeTempDir({ prefix: "disbursement-http-" });
+  const databases = {
+    test: await openTempDatabase(dir, "test"),
+    live: await openTempDatabase(dir, "live"),
+  };
+  const clock = new FakeClock();
+  const now = clock.now();
+  const config = loadConfig({
+    DATA_DIR: dir,
+    JWT_SECRET: "j".repeat(40),
+    ENCRYPTION_KEY: btoa("e".repeat(32)),
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const deps: AppDeps = {
+    config,
+    databases,
+    clock,
+    jwtSecret: new TextEncoder().encode(config.jwtSecret!),
+    log: (entry) => logs.push(entry),
+  };
+
+  const ids = {
+    acme: newId("co"),
+    beacon: newId("co"),
+    alice: newId("usr"),
+    morgan: newId("usr"),
+    bob: newId("usr"),
+    auto: newId("line"),
+    beaconLine: newId("line"),
+  };
+  for (const database of Object.values(databases)) {
+    await database.writer.write(async (tx) => {
+      const statements = [
+        [
+          "INSERT INTO companies (id, name, tin, created_at) VALUES (?, 'Acme Mutual', '111111111', ?)",
+          ids.acme,
+        ],
+        [
+          "INSERT INTO companies (id, name, tin, created_at) VALUES (?, 'Beacon Casualty', '222222222', ?)",
+          ids.beacon,
+        ],
+        ["INSERT INTO users (id, email, created_at) VALUES (?, 'alice@acme.test', ?)", ids.alice],
+        ["INSERT INTO users (id, email, created_at) VALUES (?, 'morgan@both.test', ?)", ids.morgan],
+        ["INSERT INTO users (id, email, created_at) VALUES (?, 'bob@beacon.test', ?)", ids.bob],
+      ] as const;
+      for (const [sql, id] of statements) await tx.execute({ sql, args: [id, now] });
+      for (
+        const [user, company] of [[ids.alice, ids.acme], [ids.morgan, ids.acme], [
+          ids.morgan,
+          ids.beacon,
+        ], [ids.bob, ids.beacon]]
+      ) {
+        await tx.execute({
+          sql: "INSERT INTO memberships (user_id, company_id, created_at) VALUES (?, ?, ?)",
+          args: [user, company, now],
+        });
+      }
+      await tx.execute({
+        sql:
+          "INSERT INTO business_lines (id, company_id, code, created_at) VALUES (?, ?, 'auto', ?)",
+        args: [ids.auto, ids.acme, now],
+      });
+      await tx.execute({
+        sql:
+          "INSERT INTO business_lines (id, company_id, code, created_at) VALUES (?, ?, 'default', ?)",
+        args: [ids.beaconLine, ids.beacon, now],
+      });
+    });
+  }
+  const acmeCompanyKey = newKeySecret("company");
+  const beaconCompanyKey = newKeySecret("company");
+  for (const database of Object.values(databases)) {
+    await insertKey(database, acmeCompanyKey, { kind: "company", companyId: ids.acme }, now);
+    await insertKey(database, beaconCompanyKey, { kind: "company", companyId: ids.beacon }, now);
+  }
+  const secrets = {
+    aliceTest: newKeySecret("user", "test"),
+    aliceLive: newKeySecret("user", "live"),
+    morganTest: newKeySecret("user", "test"),
+    bobTest: newKeySecret("user", "test"),
+    autoTest: newKeySecret("line", "test"),
+    autoLive: newKeySecret("line", "live"),
+    beaconTest: newKeySecret("line", "test"),
+  };
+  await insertKey(databases.test, secrets.aliceTest, { kind: "user", userId: ids.alice }, now);
+  await insertKey(databases.live, secrets.aliceLive, { kind: "user", userId: ids.alice }, now);
+  await insertKey(databases.test, secrets.morganTest, { kind: "user", userId: ids.morgan }, now);
+  await insertKey(databases.test, secrets.bobTest, { kind: "user", userId: ids.bob }, now);
+  await insertKey(databases.test, secrets.autoTest, {
+    kind: "line",
+    companyId: ids.acme,
+    lineId: ids.auto,
+  }, now);
+  await insertKey(databases.live, secrets.autoLive, {
+    kind: "line",
+    companyId: ids.acme,
+    lineId: ids.auto,
+  }, now);
+  await insertKey(databases.test, secrets.beaconTest, {
+    kind: "line",
+    companyId: ids.beacon,
+    lineId: ids.beaconLine,
+  }, now);
+
+  return {
+    app: createApp(deps),
+    deps,
+    clock,
+    logs,
+    cast: {
+      acme: { id: ids.acme, tin: "111111111", companyKey: acmeCompanyKey, autoLineId: ids.auto },
+      beacon: {
+        id: ids.beacon,
+        tin: "222222222",
+        companyKey: beaconCompanyKey,
+        lineId: ids.beaconLine,
+      },
+      alice: { id: ids.alice, keyTest: secrets.aliceTest, keyLive: secrets.aliceLive },
+      morgan: { id: ids.morgan, keyTest: secrets.morganTest },
+      bob: { id: ids.bob, keyTest: secrets.bobTest },
+      acmeAutoKeyTest: secrets.autoTest,
+      acmeAutoKeyLive: secrets.autoLive,
+      beaconKeyTest: secrets.beaconTest,
+    },
+    async close() {
+      await databases.test.close();
+      await databases.live.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+export const basic = (user: string, password: string): string =>
+  `Basic ${btoa(`${user}:${password}`)}`;
