@@ -32,7 +32,13 @@ Deno.test("POST /v1/keys/rotate: new key at once, old key valid until 24 h, refu
       headers: { Authorization: `Bearer ${oldKey}` },
     });
     assert.equal(rotate.status, 201);
-    const body = await rotate.json() as Record<string, any>;
+    const body = await rotate.json() as {
+      secret: string;
+      object: string;
+      line: string;
+      livemode: boolean;
+      previous_key: { expires_at: string };
+    };
     assert.match(body.secret, /^sk_test_[0-9A-Za-z]{43}$/);
     assert.equal(body.object, "api_key");
     assert.equal(body.line, "auto");
