@@ -24,6 +24,9 @@ export async function loadOrCreateDevSecrets(dataDir: string): Promise<ServiceSe
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const secrets = { jwtSecret: randomBase64(48), encryptionKey: randomBase64(32) };
-  await Deno.writeTextFile(path, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600, createNew: true });
+  await Deno.writeTextFile(path, JSON.stringify(secrets, null, 2) + "\n", {
+    mode: 0o600,
+    createNew: true,
+  });
   return secrets;
 }

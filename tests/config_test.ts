@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, configDefaults, loadConfig } from "../lib/config.ts";
+import { configDefaults, ConfigError, loadConfig } from "../lib/config.ts";
 
 const secrets = { JWT_SECRET: "x".repeat(32), ENCRYPTION_KEY: btoa("k".repeat(32)) };
 
@@ -8,15 +8,26 @@ Deno.test("defaults apply when the environment is empty (dev mode needs no secre
   assert.equal(config.port, 8000);
   assert.equal(config.dataDir, "./data");
   assert.equal(config.baseUrl, "http://127.0.0.1:8000");
-  assert.deepEqual(config.databaseUrls, { test: "file:./data/test.db", live: "file:./data/live.db" });
+  assert.deepEqual(config.databaseUrls, {
+    test: "file:./data/test.db",
+    live: "file:./data/live.db",
+  });
   assert.equal(config.limits.BODY_LIMIT_BYTES, 1024 * 1024);
-  assert.equal(config.limits.PAYEES_PER_DISBURSEMENT_MAX, configDefaults.PAYEES_PER_DISBURSEMENT_MAX);
+  assert.equal(
+    config.limits.PAYEES_PER_DISBURSEMENT_MAX,
+    configDefaults.PAYEES_PER_DISBURSEMENT_MAX,
+  );
   assert.equal(config.sandboxInbox, true);
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.limits));
 });
 
 Deno.test("every limit of DESIGN 11 is configurable", () => {
-  const config = loadConfig({ ...secrets, RATE_LIMIT_RPS: "0", AMOUNT_MAX_CENTS: "500", PORT: "9001" });
+  const config = loadConfig({
+    ...secrets,
+    RATE_LIMIT_RPS: "0",
+    AMOUNT_MAX_CENTS: "500",
+    PORT: "9001",
+  });
   assert.equal(config.limits.RATE_LIMIT_RPS, 0);
   assert.equal(config.limits.AMOUNT_MAX_CENTS, 500);
   assert.equal(config.port, 9001);
@@ -27,13 +38,29 @@ Deno.test("every limit of DESIGN 11 is configurable", () => {
 const refusals: [string, Record<string, string>, RegExp][] = [
   ["non-numeric port", { PORT: "abc" }, /PORT="abc": must be a whole number/],
   ["port past the range", { PORT: "65536" }, /PORT="65536": must be at most 65535/],
-  ["fractional limit", { BODY_LIMIT_BYTES: "1.5" }, /BODY_LIMIT_BYTES="1.5": must be a whole number/],
+  [
+    "fractional limit",
+    { BODY_LIMIT_BYTES: "1.5" },
+    /BODY_LIMIT_BYTES="1.5": must be a whole number/,
+  ],
   ["negative rate limit", { RATE_LIMIT_RPS: "-1" }, /RATE_LIMIT_RPS="-1": must be at least 0/],
-  ["bad database url", { DATABASE_URL_LIVE: "postgres://x" }, /DATABASE_URL_LIVE="postgres:\/\/x": must start with/],
-  ["short jwt secret", { JWT_SECRET: "short" }, /JWT_SECRET=\(5 characters\): must be at least 32 bytes/],
+  [
+    "bad database url",
+    { DATABASE_URL_LIVE: "postgres://x" },
+    /DATABASE_URL_LIVE="postgres:\/\/x": must start with/,
+  ],
+  [
+    "short jwt secret",
+    { JWT_SECRET: "short" },
+    /JWT_SECRET=\(5 characters\): must be at least 32 bytes/,
+  ],
   ["bad base url", { BASE_URL: "not a url" }, /BASE_URL="not a url": must be an absolute URL/],
   ["bad log format", { LOG_FORMAT: "xml" }, /LOG_FORMAT="xml": must be "json" or "off"/],
-  ["min above max", { AMOUNT_MIN_CENTS: "10", AMOUNT_MAX_CENTS: "5" }, /AMOUNT_MIN_CENTS=10: must not exceed/],
+  [
+    "min above max",
+    { AMOUNT_MIN_CENTS: "10", AMOUNT_MAX_CENTS: "5" },
+    /AMOUNT_MIN_CENTS=10: must not exceed/,
+  ],
 ];
 
 for (const [name, env, message] of refusals) {
