@@ -2,9 +2,10 @@
  * The HTTP application: cross-cutting edges (request id, access log, body limits, 404 and 500 in
  * each surface's format) and the mounted resources. Built by main.ts and by tests.
  */
-import { Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { RateLimiter } from "../lib/rate_limit.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -50,6 +51,26 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const documentLimit = tooLarge(limits.DOCUMENT_BODY_LIMIT_BYTES);
   const jsonLimit = tooLarge(limits.BODY_LIMIT_BYTES);
   app.use((c, next) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit)(c, next));
+
+  if (limits.RATE_LIMIT_RPS > 0) {
+    const limiter = new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS });
+    // Keyed by the credential as sent, before it is checked, so guessing is limited too.
+    const perCredential = async (c: Context<AppEnv>, next: Next) => {
+      const credential = c.req.header("Authorization") ?? "anonymous";
+      const decision = limiter.take(credential, deps.clock.now());
+      if (!decision.allowed) {
+        return errorResponse(c, {
+          status: 429,
+          code: "rate_limited",
+          message: `more than ${limits.RATE_LIMIT_RPS} requests per second with this credential`,
+          headers: { "Retry-After": String(decision.retryAfterSeconds) },
+        });
+      }
+      await next();
+    };
+    app.use("/api/*", perCredential);
+    app.use("/v1/*", perCredential);
+  }
 
   app.route("/", opsRoutes(deps));
   app.route("/sandbox", sandboxRoutes(deps));
