@@ -21,7 +21,8 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nobody listens on right now. */
+export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -33,7 +34,7 @@ const READY_TIMEOUT_MS = 60_000;
 /** Starts the service and waits for /readyz. */
 export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-bench-" });
-  const port = await freePort();
+  const port = freePort();
   const mainPath = new URL("../main.ts", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", mainPath, "--dev"],
