@@ -5,6 +5,7 @@
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { Metrics } from "../lib/metrics.ts";
 import { RateLimiter } from "../lib/rate_limit.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
@@ -20,11 +21,14 @@ const SECRET_PATH = /^\/(p|portal)\//;
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { limits } = deps.config;
+  const metrics = new Metrics();
 
   app.use(requestId());
   app.use(async (c, next) => {
     const started = performance.now();
     await next();
+    const durationMs = performance.now() - started;
+    metrics.recordRequest(surfaceOf(c.req.path), c.res.status, durationMs);
     deps.log?.({
       time: new Date().toISOString(),
       level: c.res.status >= 500 ? "error" : "info",
@@ -33,7 +37,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       method: c.req.method,
       path: SECRET_PATH.test(c.req.path) ? c.req.routePath : c.req.path,
       status: c.res.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      duration_ms: Math.round(durationMs * 100) / 100,
     });
   });
 
@@ -72,7 +76,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     app.use("/v1/*", perCredential);
   }
 
-  app.route("/", opsRoutes(deps));
+  app.route("/", opsRoutes(deps, metrics));
   app.route("/sandbox", sandboxRoutes(deps));
 
   app.route("/api/authenticate", authenticateRoutes(deps));

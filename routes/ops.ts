@@ -1,9 +1,10 @@
-/** Liveness and readiness for orchestrators and the sandbox bootstrap contract (DESIGN 13). */
+/** Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). */
 import { Hono } from "hono";
 import { migrationsPending } from "../db/client.ts";
+import type { Metrics } from "../lib/metrics.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 
-export function opsRoutes(deps: AppDeps): Hono<AppEnv> {
+export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
@@ -23,6 +24,32 @@ export function opsRoutes(deps: AppDeps): Hono<AppEnv> {
       }
     }
     return c.json({ status: ready ? "ready" : "not_ready", databases: checks }, ready ? 200 : 503);
+  });
+  app.get("/metrics", (c) => {
+    const writers = Object.values(deps.databases);
+    const perWriter = (pick: (stats: typeof writers[number]["writer"]["stats"]) => number) =>
+      writers.map((db) =>
+        [`environment="${db.environment}"`, pick(db.writer.stats)] as [string, number]
+      );
+    const text = metrics.render({
+      db_write_groups_committed: {
+        help: "Group commits of the writer.",
+        samples: perWriter((s) => s.groups),
+      },
+      db_write_units_committed: {
+        help: "Write units committed.",
+        samples: perWriter((s) => s.units),
+      },
+      db_write_group_largest: {
+        help: "Most units committed in one group.",
+        samples: perWriter((s) => s.largestGroup),
+      },
+      process_resident_memory_bytes: {
+        help: "Resident set size.",
+        samples: [["", Deno.memoryUsage().rss]],
+      },
+    });
+    return c.text(text, 200, { "Content-Type": "text/plain; version=0.0.4" });
   });
   return app;
 }

@@ -227,3 +227,18 @@ Deno.test("/healthz and /readyz report the databases and migrations", async () =
     });
   });
 });
+
+Deno.test("/metrics counts requests by surface and status and reports the writers", async () => {
+  await withFixture(async (f) => {
+    await (await f.app.request("/v1/x")).body?.cancel();
+    await (await f.app.request("/healthz")).body?.cancel();
+    const res = await f.app.request("/metrics");
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "text/plain; version=0.0.4");
+    const text = await res.text();
+    assert.match(text, /^http_requests_total\{surface="v1",status="401"\} 1$/m);
+    assert.match(text, /^http_requests_total\{surface="other",status="200"\} 1$/m);
+    assert.match(text, /^db_write_units_committed\{environment="test"\} \d+$/m);
+    assert.match(text, /^process_resident_memory_bytes \d+$/m);
+  });
+});

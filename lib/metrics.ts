@@ -1,0 +1,35 @@
+/** In-process counters rendered as Prometheus text for /metrics. */
+export class Metrics {
+  readonly #requests = new Map<string, number>();
+  readonly #durationSumMs = new Map<string, number>();
+
+  /** Counts one answered request by surface and status. */
+  recordRequest(surface: string, status: number, durationMs: number): void {
+    const key = `surface="${surface}",status="${status}"`;
+    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+    this.#durationSumMs.set(surface, (this.#durationSumMs.get(surface) ?? 0) + durationMs);
+  }
+
+  /** Prometheus exposition text; `gauges` adds values read at scrape time. */
+  render(
+    gauges: Record<string, { help: string; samples: [labels: string, value: number][] }>,
+  ): string {
+    const lines = [
+      "# HELP http_requests_total Requests answered, by surface and status.",
+      "# TYPE http_requests_total counter",
+      ...[...this.#requests].map(([labels, n]) => `http_requests_total{${labels}} ${n}`),
+      "# HELP http_request_duration_ms_sum Total time spent answering, by surface.",
+      "# TYPE http_request_duration_ms_sum counter",
+      ...[...this.#durationSumMs].map(([surface, ms]) =>
+        `http_request_duration_ms_sum{surface="${surface}"} ${ms.toFixed(3)}`
+      ),
+    ];
+    for (const [name, gauge] of Object.entries(gauges)) {
+      lines.push(`# HELP ${name} ${gauge.help}`, `# TYPE ${name} gauge`);
+      for (const [labels, value] of gauge.samples) {
+        lines.push(`${name}${labels ? `{${labels}}` : ""} ${value}`);
+      }
+    }
+    return lines.join("\n") + "\n";
+  }
+}
