@@ -67,20 +67,25 @@ export function surfaceOf(path: string): Surface {
   return "other";
 }
 
-/** The error response for the surface the request came in on. */
-export function errorResponse(c: Context, spec: ErrorSpec): Response {
-  const surface = surfaceOf(c.req.path);
-  for (const [name, value] of Object.entries(spec.headers ?? {})) c.header(name, value);
+/** The status, content type and body of an error in a surface's format, as data. */
+export function errorBody(
+  surface: Surface,
+  spec: ErrorSpec,
+): { status: ContentfulStatusCode; contentType: string; body: Record<string, unknown> } {
   if (surface === "api") {
-    return c.json({
-      name: apiNamesByCode[spec.code] ?? apiNames[spec.status] ?? "ERROR",
-      message: spec.message,
-      details: (spec.issues ?? []).map((issue) => ({
-        Issue: issue.message,
-        Field: issue.field,
-        Location: issue.location,
-      })),
-    }, spec.status);
+    return {
+      status: spec.status,
+      contentType: "application/json",
+      body: {
+        name: apiNamesByCode[spec.code] ?? apiNames[spec.status] ?? "ERROR",
+        message: spec.message,
+        details: (spec.issues ?? []).map((issue) => ({
+          Issue: issue.message,
+          Field: issue.field,
+          Location: issue.location,
+        })),
+      },
+    };
   }
   if (surface === "v1") {
     const body: Record<string, unknown> = {
@@ -93,8 +98,19 @@ export function errorResponse(c: Context, spec: ErrorSpec): Response {
     if (spec.issues && spec.issues.length > 0) {
       body.errors = spec.issues.map((issue) => ({ param: issue.field, message: issue.message }));
     }
-    c.header("Content-Type", "application/problem+json");
-    return c.body(JSON.stringify(body), spec.status);
+    return { status: spec.status, contentType: "application/problem+json", body };
   }
-  return c.json({ error: { code: spec.code, message: spec.message } }, spec.status);
+  return {
+    status: spec.status,
+    contentType: "application/json",
+    body: { error: { code: spec.code, message: spec.message } },
+  };
+}
+
+/** The error response for the surface the request came in on. */
+export function errorResponse(c: Context, spec: ErrorSpec): Response {
+  for (const [name, value] of Object.entries(spec.headers ?? {})) c.header(name, value);
+  const { status, contentType, body } = errorBody(surfaceOf(c.req.path), spec);
+  c.header("Content-Type", contentType);
+  return c.body(JSON.stringify(body), status);
 }

@@ -1,0 +1,160 @@
+/**
+ * Runs a POST's write unit with DESIGN 7's idempotency. The key is claimed with a lease in one
+ * unit; the business change and the response to replay commit together in the next, so a crash
+ * can never leave a change without its stored response (a retry after the lease would repeat it).
+ * Validation happens before this is called: a refused request never claims the key.
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Database } from "../db/client.ts";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  type IdempotencyScope,
+  releaseIdempotencyKey,
+} from "../db/idempotency_store.ts";
+import type { WriteTx } from "../db/writer.ts";
+import { idempotencyKeyProblem, requestFingerprint } from "../lib/idempotency.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { errorBody, errorResponse, type ErrorSpec, surfaceOf } from "./errors.ts";
+
+/** What a write unit answers, as data so it can be stored and replayed byte for byte. */
+export interface RouteOutcome {
+  readonly status: ContentfulStatusCode;
+  readonly body: unknown;
+  readonly contentType?: string;
+  /** False for a business refusal: the unit's writes are undone, its answer is still stored. */
+  readonly commit: boolean;
+}
+
+/** A business refusal as an outcome in the request's surface format. */
+export function refusalOutcome(c: Context, spec: ErrorSpec): RouteOutcome {
+  const { status, contentType, body } = errorBody(surfaceOf(c.req.path), spec);
+  return { status, body, contentType, commit: false };
+}
+
+export interface IdempotentTarget {
+  readonly database: Database;
+  readonly companyId: string;
+  /** The /v1 key's line; '' for /api. */
+  readonly scopeLine: string;
+}
+
+/** Runs `unit` inside its own savepoint and undoes it when the outcome says so. */
+async function runOutcome(
+  tx: WriteTx,
+  unit: (tx: WriteTx) => Promise<RouteOutcome>,
+): Promise<RouteOutcome> {
+  await tx.execute("SAVEPOINT route_outcome");
+  try {
+    const outcome = await unit(tx);
+    if (!outcome.commit) await tx.execute("ROLLBACK TO route_outcome");
+    return outcome;
+  } catch (error) {
+    await tx.execute("ROLLBACK TO route_outcome");
+    throw error;
+  } finally {
+    await tx.execute("RELEASE route_outcome");
+  }
+}
+
+const encoder = new TextEncoder();
+
+export async function respondIdempotently(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  target: IdempotentTarget,
+  unit: (tx: WriteTx) => Promise<RouteOutcome>,
+): Promise<Response> {
+  const writer = target.database.writer;
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) {
+    const outcome = await writer.write((tx) => runOutcome(tx, unit));
+    return send(
+      c,
+      outcome.status,
+      outcome.contentType,
+      encoder.encode(JSON.stringify(outcome.body)),
+    );
+  }
+  const problem = idempotencyKeyProblem(key, deps.config.limits.IDEMPOTENCY_KEY_LENGTH_MAX);
+  if (problem) {
+    return errorResponse(c, {
+      status: 400,
+      code: "validation_error",
+      message: problem,
+      issues: [{ field: "Idempotency-Key", location: "header", message: problem }],
+    });
+  }
+  const scope: IdempotencyScope = { companyId: target.companyId, scopeLine: target.scopeLine, key };
+  const fingerprint = await requestFingerprint(c.req.method, c.req.path, await c.req.text());
+  const now = deps.clock.now();
+  const claim = await writer.write((tx) =>
+    claimIdempotencyKey(tx, scope, fingerprint, {
+      now,
+      ttlMs: deps.config.limits.IDEMPOTENCY_TTL_SECONDS * 1000,
+      leaseMs: deps.config.limits.IDEMPOTENCY_LEASE_SECONDS * 1000,
+    })
+  );
+  if (claim.decision === "replay") {
+    c.header("Idempotent-Replayed", "true");
+    return send(
+      c,
+      claim.response.status as ContentfulStatusCode,
+      claim.response.headers["content-type"],
+      claim.response.body,
+    );
+  }
+  if (claim.decision === "mismatch") {
+    return errorResponse(c, {
+      status: 422,
+      code: "idempotency_key_reused",
+      message: `Idempotency-Key ${
+        JSON.stringify(key)
+      } was used with a different request in the last 24 hours`,
+      issues: [{
+        field: "Idempotency-Key",
+        location: "header",
+        message: "already used with another request",
+      }],
+    });
+  }
+  if (claim.decision === "in_progress") {
+    return errorResponse(c, {
+      status: 409,
+      code: "idempotency_request_in_progress",
+      message: `a request with Idempotency-Key ${
+        JSON.stringify(key)
+      } is still being processed; retry shortly`,
+      headers: { "Retry-After": "1" },
+    });
+  }
+  let stored: { outcome: RouteOutcome; body: Uint8Array };
+  try {
+    stored = await writer.write(async (tx) => {
+      const outcome = await runOutcome(tx, unit);
+      const body = encoder.encode(JSON.stringify(outcome.body));
+      await completeIdempotencyKey(tx, scope, {
+        status: outcome.status,
+        headers: { "content-type": outcome.contentType ?? "application/json" },
+        body,
+      });
+      return { outcome, body };
+    });
+  } catch (error) {
+    // Nothing of the request committed: free the key so the caller can retry at once.
+    await writer.write((tx) => releaseIdempotencyKey(tx, scope));
+    throw error;
+  }
+  return send(c, stored.outcome.status, stored.outcome.contentType, stored.body);
+}
+
+function send(
+  c: Context,
+  status: ContentfulStatusCode,
+  contentType: string | undefined,
+  body: Uint8Array,
+): Response {
+  c.header("Content-Type", contentType ?? "application/json");
+  return c.body(body as Uint8Array<ArrayBuffer>, status);
+}
