@@ -1,0 +1,81 @@
+/**
+ * Files the running service keeps in DATA_DIR: the writer lock (one process writes a database
+ * file at a time, DESIGN 14), the admin token and the service file the operator CLI reads to
+ * reach a running service's loopback admin endpoint.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { ok, refuse, type Result } from "../lib/result.ts";
+import { randomBase62 } from "../lib/keys.ts";
+
+export interface WriterLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the DATA_DIR writer lock without waiting. The lock is an exclusive SQLite lock on
+ * DATA_DIR/writer.lock held by an open connection, so the operating system releases it when the
+ * process dies, however it dies. Deno's built-in node:sqlite is used for this one file because
+ * its close() releases the lock at once (the libsql driver closes lazily).
+ */
+export function acquireWriterLock(dataDir: string): Promise<Result<WriterLock, "data_dir_locked">> {
+  const path = `${dataDir}/writer.lock`;
+  const connection = new DatabaseSync(path, { timeout: 0 });
+  try {
+    // The first write under EXCLUSIVE locking mode keeps the lock until the connection closes.
+    connection.exec(`PRAGMA locking_mode=EXCLUSIVE;
+      CREATE TABLE IF NOT EXISTS holder (pid INTEGER, since INTEGER);
+      INSERT INTO holder VALUES (${Deno.pid}, ${Date.now()});`);
+  } catch (error) {
+    connection.close();
+    if (!/locked|busy/i.test(String(error))) throw error;
+    return Promise.resolve(refuse(
+      "data_dir_locked",
+      `another process is using DATA_DIR ${dataDir} (lock ${path} is held): stop it, or use another DATA_DIR`,
+    ));
+  }
+  return Promise.resolve(ok({
+    release() {
+      connection.close();
+      return Promise.resolve();
+    },
+  }));
+}
+
+/** Whether a running process holds the DATA_DIR writer lock. */
+export async function isDataDirLocked(dataDir: string): Promise<boolean> {
+  try {
+    await Deno.stat(`${dataDir}/writer.lock`);
+  } catch {
+    return false;
+  }
+  const lock = await acquireWriterLock(dataDir);
+  if (lock.ok) await lock.value.release();
+  return !lock.ok;
+}
+
+/** Writes a fresh admin token (mode 0600) for this run and returns it. */
+export async function writeAdminToken(dataDir: string): Promise<string> {
+  const token = randomBase62(43);
+  const path = `${dataDir}/admin-token`;
+  await Deno.writeTextFile(path, token + "\n", { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
+  return token;
+}
+
+export async function readAdminToken(dataDir: string): Promise<string> {
+  return (await Deno.readTextFile(`${dataDir}/admin-token`)).trim();
+}
+
+export interface ServiceFile {
+  readonly admin_url: string;
+}
+
+export async function writeServiceFile(dataDir: string, service: ServiceFile): Promise<void> {
+  await Deno.writeTextFile(`${dataDir}/service.json`, JSON.stringify(service) + "\n", {
+    mode: 0o600,
+  });
+}
+
+export async function readServiceFile(dataDir: string): Promise<ServiceFile> {
+  return JSON.parse(await Deno.readTextFile(`${dataDir}/service.json`)) as ServiceFile;
+}
