@@ -107,7 +107,13 @@ export interface RotatedKey {
 export async function rotateKeyInUnit(
   tx: WriteTx,
   keyId: string,
-  options: { now: number; graceSeconds: number; environment: Environment | null },
+  options: {
+    now: number;
+    graceSeconds: number;
+    environment: Environment | null;
+    /** A company key is mirrored in both databases: both get the same replacement. */
+    replacement?: { id: string; secret: string };
+  },
 ): Promise<Result<RotatedKey, "key_not_found" | "key_not_active" | "key_already_rotated">> {
   const { rows } = await tx.execute({
     sql: `SELECT id, kind, company_id, user_id, line_id, expires_at, revoked_at, replaced_by
@@ -127,8 +133,8 @@ export async function rotateKeyInUnit(
     return refuse("key_already_rotated", `key ${keyId} was already replaced by ${row.replaced_by}`);
   }
   const kind = row.kind as KeyKind;
-  const secret = newKeySecret(kind, options.environment ?? undefined);
-  const id = newId("key");
+  const secret = options.replacement?.secret ?? newKeySecret(kind, options.environment ?? undefined);
+  const id = options.replacement?.id ?? newId("key");
   const graceEnd = options.now + options.graceSeconds * 1000;
   const previousExpiresAt = row.expires_at === null
     ? graceEnd
