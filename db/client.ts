@@ -85,7 +85,9 @@ async function assertDurable(client: Client): Promise<void> {
   const rows = (await client.execute("PRAGMA synchronous")).rows;
   const level = Number(rows[0]?.synchronous);
   if (level !== 2) {
-    throw new Error(`PRAGMA synchronous is ${level}, must be 2 (FULL): a 2xx must survive power loss`);
+    throw new Error(
+      `PRAGMA synchronous is ${level}, must be 2 (FULL): a 2xx must survive power loss`,
+    );
   }
 }
 

@@ -133,7 +133,8 @@ export async function rotateKeyInUnit(
     return refuse("key_already_rotated", `key ${keyId} was already replaced by ${row.replaced_by}`);
   }
   const kind = row.kind as KeyKind;
-  const secret = options.replacement?.secret ?? newKeySecret(kind, options.environment ?? undefined);
+  const secret = options.replacement?.secret ??
+    newKeySecret(kind, options.environment ?? undefined);
   const id = options.replacement?.id ?? newId("key");
   const graceEnd = options.now + options.graceSeconds * 1000;
   const previousExpiresAt = row.expires_at === null

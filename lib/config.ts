@@ -135,7 +135,9 @@ export function loadConfig(
     if (raw === undefined || raw === "") return fallback;
     const result = v.safeParse(schema, raw);
     if (!result.success) {
-      const shown = /SECRET|KEY|TOKEN/.test(name) ? `(${raw.length} characters)` : JSON.stringify(raw);
+      const shown = /SECRET|KEY|TOKEN/.test(name)
+        ? `(${raw.length} characters)`
+        : JSON.stringify(raw);
       problems.push(`${name}=${shown}: ${result.issues[0].message}`);
       return fallback;
     }

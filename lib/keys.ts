@@ -61,7 +61,9 @@ export function parseKey(secret: string): ParsedKey | null {
 
 /** The non-secret start of a key, for operators to recognize it. */
 export function keyHint(secret: string): string {
-  const prefixEnd = secret.startsWith("cak_") ? 4 : secret.indexOf("_", secret.indexOf("_") + 1) + 1;
+  const prefixEnd = secret.startsWith("cak_")
+    ? 4
+    : secret.indexOf("_", secret.indexOf("_") + 1) + 1;
   return `${secret.slice(0, prefixEnd + 4)}…`;
 }
 

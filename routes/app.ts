@@ -14,6 +14,7 @@ import { errorResponse, surfaceOf } from "./errors.ts";
 import { opsRoutes } from "./ops.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
 import { keyRoutes } from "./v1/keys.ts";
+import { ledgerRoutes } from "./v1/ledgers.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
 const SECRET_PATH = /^\/(p|portal)\//;
@@ -84,6 +85,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.use("/v1/*", requireLineKey(deps));
   app.route("/v1/keys", keyRoutes(deps));
+  app.route("/v1/ledgers", ledgerRoutes(deps));
 
   app.notFound((c) =>
     errorResponse(c, {

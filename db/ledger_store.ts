@@ -1,0 +1,132 @@
+/**
+ * The one function that posts every ledger transaction, and O(1) balance reads. Balances are
+ * materialized in ledger_accounts in the same unit as their entries.
+ */
+import type { Client } from "@libsql/client";
+import { newId } from "../lib/keys.ts";
+import { netChanges, overdraft } from "../lib/ledger/postings.ts";
+import {
+  type LedgerAccountCode,
+  ledgerAccountCodes,
+  type LedgerTransactionInput,
+} from "../lib/ledger/types.ts";
+import { ok, refuse, type Result } from "../lib/result.ts";
+import type { WriteTx } from "./writer.ts";
+
+export type LineBalances = Record<LedgerAccountCode, number>;
+
+/** Creates the line's accounts that do not exist yet (idempotent). */
+export async function ensureLineAccounts(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+): Promise<void> {
+  const placeholders = ledgerAccountCodes.map(() => "(?, ?, ?, ?, 0)").join(", ");
+  await tx.execute({
+    sql:
+      `INSERT OR IGNORE INTO ledger_accounts (id, company_id, line_id, code, balance_cents) VALUES ${placeholders}`,
+    args: ledgerAccountCodes.flatMap((code) => [newId("acct"), companyId, lineId, code]),
+  });
+}
+
+function balancesFrom(rows: Iterable<Record<string, unknown>>): LineBalances {
+  const balances = Object.fromEntries(ledgerAccountCodes.map((code) => [code, 0])) as LineBalances;
+  for (const row of rows) balances[row.code as LedgerAccountCode] = Number(row.balance_cents);
+  return balances;
+}
+
+/**
+ * Posts one balanced transaction: refused with no write when it would take available or reserved
+ * below zero; a transaction that does not balance is a programmer error and throws. The entries
+ * are read back and must sum to zero.
+ */
+export async function postTransaction(
+  tx: WriteTx,
+  input: LedgerTransactionInput,
+): Promise<
+  Result<
+    { transactionId: string; balances: LineBalances },
+    "insufficient_funds" | "negative_balance"
+  >
+> {
+  const changes = netChanges(input.transfers);
+  await ensureLineAccounts(tx, input.companyId, input.lineId);
+  const { rows } = await tx.execute({
+    sql: "SELECT id, code, balance_cents FROM ledger_accounts WHERE line_id = ?",
+    args: [input.lineId],
+  });
+  const before = balancesFrom(rows);
+  const short = overdraft(before, changes);
+  if (short) {
+    return refuse(
+      short.account === "available" ? "insufficient_funds" : "negative_balance",
+      `${short.account} holds ${short.balanceCents} cents; ${input.kind} needs ${-short
+        .changeCents}`,
+      {
+        details: {
+          account: short.account,
+          balance_cents: short.balanceCents,
+          needed_cents: -short.changeCents,
+        },
+      },
+    );
+  }
+  const accountIds = new Map(rows.map((row) => [row.code as LedgerAccountCode, String(row.id)]));
+  const transactionId = newId("ltx");
+  await tx.execute({
+    sql:
+      `INSERT INTO ledger_transactions (id, company_id, line_id, kind, payout_id, funding_id, posted_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      transactionId,
+      input.companyId,
+      input.lineId,
+      input.kind,
+      input.payoutId ?? null,
+      input.fundingId ?? null,
+      input.postedAt,
+    ],
+  });
+  const entries = input.transfers.flatMap((t) =>
+    [
+      [accountIds.get(t.from)!, -t.amountCents],
+      [accountIds.get(t.to)!, t.amountCents],
+    ] as const
+  );
+  await tx.execute({
+    sql: `INSERT INTO ledger_entries (transaction_id, account_id, amount_cents) VALUES ${
+      entries.map(() => "(?, ?, ?)").join(", ")
+    }`,
+    args: entries.flatMap(([accountId, cents]) => [transactionId, accountId, cents]),
+  });
+  const after = { ...before };
+  for (const [code, change] of changes) {
+    after[code] += change;
+    await tx.execute({
+      sql: "UPDATE ledger_accounts SET balance_cents = balance_cents + ? WHERE id = ?",
+      args: [change, accountIds.get(code)!],
+    });
+  }
+  const readBack = await tx.execute({
+    sql:
+      "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
+    args: [transactionId],
+  });
+  if (Number(readBack.rows[0].total) !== 0 || Number(readBack.rows[0].n) !== entries.length) {
+    throw new Error(
+      `ledger transaction ${transactionId} read back unbalanced: ${
+        JSON.stringify(readBack.rows[0])
+      }`,
+    );
+  }
+  return ok({ transactionId, balances: after });
+}
+
+/** The line's balances in cents, from the materialized accounts (missing accounts read 0). */
+export async function readLineBalances(client: Client, lineId: string): Promise<LineBalances> {
+  const { rows } = await client.execute({
+    sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
+    args: [lineId],
+  });
+  return balancesFrom(rows);
+}

@@ -1,0 +1,145 @@
+/**
+ * The composition root: configuration → databases → application → server, scheduler and
+ * graceful shutdown. `--dev` runs the local sandbox: generated secrets, seeded companies, and the
+ * credentials printed and written to DATA_DIR/sandbox-credentials.json.
+ */
+import { openDatabase } from "./db/client.ts";
+import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
+import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
+import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
+import { systemClock } from "./lib/clock.ts";
+import { ConfigError, loadConfig } from "./lib/config.ts";
+import { createApp } from "./routes/app.ts";
+
+function fail(message: string, code = 1): never {
+  console.error(message);
+  Deno.exit(code);
+}
+
+function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, file: string): void {
+  const lines = [
+    "",
+    "Disbursement sandbox is running (test and live databases, test environment funded).",
+    "",
+    `  API base URL      ${baseUrl}`,
+    `  Sandbox inbox     ${baseUrl}/sandbox/inbox`,
+    `  Health            ${baseUrl}/healthz   ${baseUrl}/readyz`,
+    `  Credentials file  ${file}`,
+    "",
+  ];
+  for (const company of credentials.companies) {
+    lines.push(`  ${company.name}  TIN ${company.tin}  CompanyApiKey ${company.company_api_key}`);
+    for (const user of company.users) {
+      lines.push(`    user ${user.email}  test key ${user.api_key_test}`);
+    }
+    for (const line of company.lines) {
+      lines.push(`    line ${line.line.padEnd(8)} test key ${line.key_test}`);
+    }
+  }
+  const multi = credentials.multi_company_user;
+  const acmeLine = credentials.companies[0].lines[0];
+  lines.push(
+    `  Multi-company user ${multi.email}  test key ${multi.api_key_test}  (TINs ${
+      multi.tins.join(", ")
+    })`,
+    "",
+    "Try it:",
+    `  curl -s -X POST -u ${credentials.companies[0].tin}:${
+      credentials.companies[0].users[0].api_key_test
+    } ${baseUrl}/api/authenticate`,
+    `  curl -s -H "Authorization: Bearer ${acmeLine.key_test}" ${baseUrl}/v1/ledgers/${acmeLine.line}/balance`,
+    "",
+  );
+  console.log(lines.join("\n"));
+}
+
+async function main(): Promise<void> {
+  const dev = Deno.args.includes("--dev");
+  let config;
+  try {
+    config = loadConfig(Deno.env.toObject(), { dev });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, 2);
+    throw error;
+  }
+  await Deno.mkdir(config.dataDir, { recursive: true });
+  const lock = await acquireWriterLock(config.dataDir);
+  if (!lock.ok) fail(lock.message);
+
+  const secrets = dev
+    ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
+    : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
+
+  const open = (environment: "test" | "live") =>
+    openDatabase({
+      environment,
+      url: config.databaseUrls[environment],
+      authToken: config.databaseAuthToken,
+      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+      unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
+    });
+  const databases = { test: await open("test"), live: await open("live") };
+
+  let credentials: SandboxCredentials | null = null;
+  if (dev) {
+    credentials = await loadOrSeedSandbox(databases, config, systemClock.now());
+    if (!credentials) {
+      console.error(
+        `warning: ${config.dataDir} holds data but no sandbox-credentials.json: rotate keys with ` +
+          "`deno task admin key:rotate`, or remove DATA_DIR to seed afresh",
+      );
+    }
+  }
+
+  const adminToken = await writeAdminToken(config.dataDir);
+  const app = createApp({
+    config,
+    databases,
+    clock: systemClock,
+    jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
+    adminToken,
+    log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
+  });
+
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: () => {
+      if (credentials) {
+        printSandboxBanner(
+          config.baseUrl,
+          credentials,
+          `${config.dataDir}/sandbox-credentials.json`,
+        );
+      } else {console.log(
+          JSON.stringify({ level: "info", msg: "listening", host: config.host, port: config.port }),
+        );}
+    },
+  }, app.fetch);
+  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(JSON.stringify({ level: "info", msg: "shutting down", signal }));
+    // In-flight requests finish; new connections are refused.
+    await server.shutdown();
+    await databases.test.close();
+    await databases.live.close();
+    await lock.value.release();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+/** Secrets given in the environment win over the generated dev ones. */
+function definedSecrets(config: { jwtSecret: string | null; encryptionKey: string | null }) {
+  return {
+    ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
+    ...(config.encryptionKey ? { encryptionKey: config.encryptionKey } : {}),
+  };
+}
+
+if (import.meta.main) await main();
