@@ -101,6 +101,8 @@ async function main(): Promise<void> {
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
   });
 
+  // Written before listening, so a CLI that sees the service ready also finds its address.
+  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -116,7 +118,6 @@ async function main(): Promise<void> {
         );}
     },
   }, app.fetch);
-  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -370,7 +370,7 @@ export interface CompanyListing extends CompanyRecord {
 export async function listCompanies(databases: Databases): Promise<CompanyListing[]> {
   const read = databases.live.read;
   const [allCompanies, lines, members] = await Promise.all([
-    read.select().from(companies).orderBy(companies.createdAt, companies.id),
+    read.select().from(companies).orderBy(companies.createdAt, companies.name),
     read.select().from(businessLines).orderBy(businessLines.createdAt, businessLines.id),
     read.select({ companyId: memberships.companyId, email: users.email }).from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId)),

@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { Metrics } from "../lib/metrics.ts";
 import { RateLimiter } from "../lib/rate_limit.ts";
+import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -79,6 +80,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route("/", opsRoutes(deps, metrics));
   app.route("/sandbox", sandboxRoutes(deps));
+  if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));

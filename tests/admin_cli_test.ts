@@ -1,0 +1,251 @@
+/** The operator CLI as an operator runs it, and the admin endpoint it uses while the service runs. */
+import assert from "node:assert/strict";
+import { freePort } from "../bench/service.ts";
+import { createApp } from "../routes/app.ts";
+import { openHttpFixture } from "./http_fixture.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+
+async function admin(dataDir: string, ...args: string[]) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${root}cli/admin.ts`, ...args],
+    env: { DATA_DIR: dataDir, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+Deno.test("CLI on a stopped service: every command, --json output, refusals and usage errors", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-" });
+  try {
+    const help = await admin(dataDir, "help");
+    assert.equal(help.code, 0);
+    for (
+      const name of [
+        "company:create",
+        "user:create",
+        "user:add",
+        "line:create",
+        "key:rotate",
+        "key:revoke",
+        "company:list",
+        "fees:set",
+      ]
+    ) {
+      assert.match(help.stdout, new RegExp(`^  ${name} `, "m"));
+    }
+    assert.equal((await admin(dataDir)).code, 2, "no command is a usage error");
+
+    const company = await admin(
+      dataDir,
+      "company:create",
+      "--name",
+      "Acme Mutual",
+      "--tin",
+      "123456789",
+      "--json",
+    );
+    assert.equal(company.code, 0, company.stderr);
+    const created = JSON.parse(company.stdout);
+    assert.equal(created.name, "Acme Mutual");
+    assert.match(created.company_api_key, /^cak_/);
+
+    const duplicate = await admin(
+      dataDir,
+      "company:create",
+      "--name",
+      "Acme",
+      "--tin",
+      "123456789",
+    );
+    assert.equal(duplicate.code, 1);
+    assert.equal(duplicate.stderr.trim(), "error: a company with TIN 123456789 already exists");
+    const duplicateJson = await admin(
+      dataDir,
+      "company:create",
+      "--name",
+      "Acme",
+      "--tin",
+      "123456789",
+      "--json",
+    );
+    assert.deepEqual(JSON.parse(duplicateJson.stderr), {
+      error: { code: "duplicate_tin", message: "a company with TIN 123456789 already exists" },
+    });
+
+    const usage: [string[], RegExp][] = [
+      [
+        ["company:create", "--name", "X", "--tin", "12345"],
+        /tin "12345": a TIN is exactly 9 digits/,
+      ],
+      [["company:create", "--name", "X"], /company:create needs --tin/],
+      [
+        ["company:create", "--name", "X", "--tin", "111111111", "--color", "red"],
+        /company:create takes no --color/,
+      ],
+      [["company:delete"], /unknown command "company:delete"/],
+      [
+        ["fees:set", "--tin", "123456789", "--method", "1", "--payor", "1.005"],
+        /--payor "1.005": dollars with at most two decimals/,
+      ],
+      [["fees:set", "--tin", "123456789", "--method", "9"], /method 9/],
+      [["company:create", "--name"], /--name needs a value/],
+    ];
+    for (const [args, message] of usage) {
+      const result = await admin(dataDir, ...args);
+      assert.equal(result.code, 2, args.join(" "));
+      assert.match(result.stderr, message, args.join(" "));
+    }
+
+    const user = JSON.parse(
+      (await admin(dataDir, "user:create", "--email", "ops@acme.test", "--json")).stdout,
+    );
+    assert.match(user.api_key_test, /^uak_test_/);
+    assert.equal(
+      (await admin(dataDir, "user:add", "--email", "ops@acme.test", "--tin", "123456789")).code,
+      0,
+    );
+    assert.equal(
+      (await admin(dataDir, "user:add", "--email", "ops@acme.test", "--tin", "123456789")).code,
+      1,
+    );
+    const line = JSON.parse(
+      (await admin(dataDir, "line:create", "--tin", "123456789", "--code", "auto", "--json"))
+        .stdout,
+    );
+    assert.match(line.key_live, /^sk_live_/);
+    const fees = await admin(
+      dataDir,
+      "fees:set",
+      "--tin",
+      "123456789",
+      "--method",
+      "1",
+      "--payor",
+      "1.50",
+      "--service",
+      "0.25",
+      "--json",
+    );
+    assert.deepEqual(JSON.parse(fees.stdout), {
+      company: "Acme Mutual",
+      payment_method_id: 1,
+      payor_fee_cents: 150,
+      payee_fee_cents: 0,
+      service_fee_cents: 25,
+    });
+    const rotated = JSON.parse(
+      (await admin(dataDir, "key:rotate", "--key", line.key_test, "--json")).stdout,
+    );
+    assert.match(rotated.secret, /^sk_test_/);
+    assert.equal((await admin(dataDir, "key:revoke", "--key", rotated.key_id)).code, 0);
+    const revokedAgain = await admin(dataDir, "key:revoke", "--key", rotated.key_id);
+    assert.equal(revokedAgain.code, 1);
+    const listed = JSON.parse((await admin(dataDir, "company:list", "--json")).stdout);
+    assert.deepEqual(
+      listed.companies.map((
+        c: { tin: string; lines: string[]; users: string[] },
+      ) => [c.tin, c.lines, c.users]),
+      [
+        ["123456789", ["auto"], ["ops@acme.test"]],
+      ],
+    );
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("CLI while the service runs: commands go through the loopback admin endpoint", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-live-" });
+  const port = freePort();
+  const service = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${root}main.ts`, "--dev"],
+    env: { DATA_DIR: dataDir, PORT: String(port), LOG_FORMAT: "off" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (let i = 0; i < 600; i++) {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) =>
+        r.body?.cancel().then(() => r.ok)
+      ).catch(() => false);
+      if (ready) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const created = await admin(
+      dataDir,
+      "company:create",
+      "--name",
+      "Cedar Re",
+      "--tin",
+      "555555555",
+      "--json",
+    );
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(JSON.parse(created.stdout).tin, "555555555");
+    const duplicate = await admin(
+      dataDir,
+      "company:create",
+      "--name",
+      "Cedar Re",
+      "--tin",
+      "555555555",
+    );
+    assert.equal(duplicate.code, 1);
+    assert.match(duplicate.stderr, /a company with TIN 555555555 already exists/);
+    const bad = await admin(dataDir, "company:create", "--name", "Cedar Re", "--tin", "55");
+    assert.equal(bad.code, 2);
+    const listed = JSON.parse((await admin(dataDir, "company:list", "--json")).stdout);
+    assert.deepEqual(listed.companies.map((c: { name: string }) => c.name), [
+      "Acme Mutual",
+      "Beacon Casualty",
+      "Cedar Re",
+    ]);
+  } finally {
+    service.kill("SIGTERM");
+    await service.status;
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("admin endpoint: loopback peers with the token only", async () => {
+  const f = await openHttpFixture();
+  try {
+    const app = createApp({ ...f.deps, adminToken: "t".repeat(43) });
+    const call = (address: string, token: string) =>
+      app.request("/admin/commands/company:list", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ flags: {} }),
+      }, { remoteAddr: { transport: "tcp", hostname: address, port: 50000 } });
+    const remote = await call("10.0.0.5", "t".repeat(43));
+    assert.equal(remote.status, 403);
+    assert.deepEqual(await remote.json(), {
+      error: { code: "not_loopback", message: "the admin endpoint answers loopback only" },
+    });
+    const wrongToken = await call("127.0.0.1", "x".repeat(43));
+    assert.equal(wrongToken.status, 401);
+    await wrongToken.body?.cancel();
+    const listed = await call("127.0.0.1", "t".repeat(43));
+    assert.equal(listed.status, 200);
+    assert.deepEqual((await listed.json()).result.companies.map((c: { tin: string }) => c.tin), [
+      "111111111",
+      "222222222",
+    ]);
+    const noConnInfo = await app.request("/admin/commands/company:list", { method: "POST" });
+    assert.equal(noConnInfo.status, 403, "without connection information the peer is not trusted");
+    await noConnInfo.body?.cancel();
+    assert.equal(
+      (await f.app.request("/admin/commands/company:list", { method: "POST" })).status,
+      404,
+      "not mounted without a token",
+    );
+  } finally {
+    await f.close();
+  }
+});
