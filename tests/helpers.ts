@@ -11,7 +11,10 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
   }
 }
 
-export function openTempDatabase(dir: string, environment: Environment = "test"): Promise<Database> {
+export function openTempDatabase(
+  dir: string,
+  environment: Environment = "test",
+): Promise<Database> {
   return openDatabase({
     environment,
     url: `file:${dir}/${environment}.db`,

@@ -30,7 +30,12 @@ Deno.test("a unit that throws rolls back its own savepoint only; its neighbours 
       // A constraint failure inside a unit is the same: only that unit is undone.
       database.writer.write((tx) => tx.execute(insert("a"))),
     ]);
-    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled", "rejected"]);
+    assert.deepEqual(results.map((r) => r.status), [
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+    ]);
     assert.equal((results[1] as PromiseRejectedResult).reason.message, "refused by the unit");
     assert.match(String((results[3] as PromiseRejectedResult).reason), /UNIQUE/);
     assert.deepEqual(await values(), ["a", "c"]);
@@ -52,7 +57,11 @@ Deno.test("a unit that returns a refusal is rolled back and answered with the re
         return "kept";
       }),
     ]);
-    assert.deepEqual(refusal, { ok: false, code: "insufficient_funds", message: "available is short" });
+    assert.deepEqual(refusal, {
+      ok: false,
+      code: "insufficient_funds",
+      message: "available is short",
+    });
     assert.equal(kept, "kept");
     assert.deepEqual(await values(), ["y"]);
     await database.close();
@@ -66,14 +75,23 @@ Deno.test("nothing is reported committed before it is durable and visible", asyn
     const observer = createClient({ url: `file:${dir}/test.db` });
     const seenAtResolve: number[] = [];
     await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        database.writer.write((tx) => tx.execute(insert(`v${i}`))).then(async () => {
-          const row = await observer.execute({ sql: "SELECT count(*) n FROM probe WHERE v = ?", args: [`v${i}`] });
-          seenAtResolve.push(Number(row.rows[0].n));
-        })),
+      Array.from(
+        { length: 100 },
+        (_, i) =>
+          database.writer.write((tx) => tx.execute(insert(`v${i}`))).then(async () => {
+            const row = await observer.execute({
+              sql: "SELECT count(*) n FROM probe WHERE v = ?",
+              args: [`v${i}`],
+            });
+            seenAtResolve.push(Number(row.rows[0].n));
+          }),
+      ),
     );
     assert.equal(seenAtResolve.length, 100);
-    assert.ok(seenAtResolve.every((n) => n === 1), "every resolved write is visible to another connection");
+    assert.ok(
+      seenAtResolve.every((n) => n === 1),
+      "every resolved write is visible to another connection",
+    );
     observer.close();
     await database.close();
   });
@@ -120,7 +138,10 @@ Deno.test("50 concurrent writers x 40 writes: 0 lock errors, all rows, group com
     assert.deepEqual(errors, []);
     const count = await database.readClient.execute("SELECT count(*) n FROM probe");
     assert.equal(Number(count.rows[0].n), 2000);
-    assert.ok(database.writer.stats.groups < 200, `2000 units in ${database.writer.stats.groups} groups`);
+    assert.ok(
+      database.writer.stats.groups < 200,
+      `2000 units in ${database.writer.stats.groups} groups`,
+    );
     await database.close();
   });
 });
