@@ -35,7 +35,7 @@ const rows: Row[] = [];
 try {
   const acme = service.credentials.companies[0];
   const lineKey = acme.lines[0].key_test;
-  const scenarios = [
+  const scenarios: { scenario: string; url: string; headers: Record<string, string> }[] = [
     {
       scenario: `GET /v1/ledgers/${acme.lines[0].line}/balance (line key auth + balance read)`,
       url: `${service.baseUrl}/v1/ledgers/${acme.lines[0].line}/balance`,
