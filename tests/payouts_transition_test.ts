@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { type PayoutStatus, payoutStatuses } from "../lib/payouts/states.ts";
+import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
+
+const fees = { payorFeeCents: 150, payeeFeeCents: 50, serviceFeeCents: 25 };
+const moves: PayoutMove[] = [
+  { kind: "release_funds", holdCents: 10_300 },
+  { kind: "request_endorsement" },
+  { kind: "endorsements_complete" },
+  { kind: "offer" },
+  { kind: "select", paymentMethodId: 1, fees },
+  { kind: "rail_refused", reason: "card_declined" },
+  { kind: "send" },
+  { kind: "complete" },
+  { kind: "fail", reason: "R03" },
+  { kind: "retry", allowed: true },
+  { kind: "reoffer", holdCents: 10_300 },
+  { kind: "cancel" },
+  { kind: "expire_offer" },
+];
+
+/** A payout in `status` as the machine leaves it there: amount $100.00, hold per state. */
+function payoutIn(status: PayoutStatus): PayoutSnapshot {
+  const selected = ["modality_selected", "funds_sent", "failed", "completed"].includes(status);
+  const heldCents = status === "pending_funds" || status === "completed" || status === "canceled"
+    ? 0
+    : selected
+    ? 10_175
+    : 10_300;
+  return {
+    status,
+    amountCents: 10_000,
+    heldCents,
+    ...(selected ? fees : { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 }),
+  };
+}
+
+type Expected = [to: PayoutStatus, transfers: [string, string, number][], events: string[]];
+
+/** The documented legal moves; every other state × move pair must be refused. */
+const legal: Partial<Record<PayoutStatus, Partial<Record<PayoutMove["kind"], Expected>>>> = {
+  pending_funds: {
+    release_funds: ["created", [["available", "reserved", 10_300]], []],
+    cancel: ["canceled", [], ["canceled"]],
+  },
+  created: {
+    request_endorsement: ["awaiting_endorsement", [], ["pending_authorization"]],
+    offer: ["modality_offered", [], ["offered"]],
+    cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+  },
+  awaiting_endorsement: {
+    endorsements_complete: ["modality_offered", [], ["offered"]],
+    cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+  },
+  modality_offered: {
+    // Hold 10,300 (highest fees of the allowed methods) shrinks to 10,000 + 150 + 25.
+    select: ["modality_selected", [["reserved", "available", 125]], ["selected"]],
+    cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+    expire_offer: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+  },
+  modality_selected: {
+    rail_refused: ["failed", [], ["failed"]],
+    send: ["funds_sent", [["reserved", "in_transit", 10_175]], ["processing"]],
+  },
+  funds_sent: {
+    complete: ["completed", [
+      ["in_transit", "bank", 9_950],
+      ["in_transit", "fees_payee", 50],
+      ["in_transit", "fees_payor", 150],
+      ["in_transit", "fees_service", 25],
+    ], ["completed"]],
+    fail: ["failed", [["in_transit", "reserved", 10_175]], ["failed"]],
+  },
+  failed: {
+    retry: ["funds_sent", [["reserved", "in_transit", 10_175]], ["processing"]],
+    reoffer: ["modality_offered", [["available", "reserved", 125]], ["offered"]],
+    cancel: ["canceled", [["reserved", "available", 10_175]], ["canceled"]],
+  },
+};
+
+for (const status of payoutStatuses) {
+  for (const step of moves) {
+    const expected = legal[status]?.[step.kind];
+    Deno.test(`${status} × ${step.kind} → ${expected ? expected[0] : "refused"}`, () => {
+      const result = transition(payoutIn(status), step);
+      if (!expected) {
+        assert.equal(result.ok, false);
+        if (result.ok) return;
+        assert.equal(result.code, step.kind === "cancel" ? "not_cancelable" : "illegal_transition");
+        assert.equal(
+          result.message,
+          step.kind === "cancel"
+            ? `a payout in ${status} cannot be canceled`
+            : `${step.kind} is not allowed from ${status}`,
+        );
+        return;
+      }
+      assert.ok(result.ok, result.ok ? "" : result.message);
+      const [to, transfers, events] = expected;
+      assert.equal(result.value.status, to);
+      assert.deepEqual(result.value.transfers.map((t) => [t.from, t.to, t.amountCents]), transfers);
+      assert.deepEqual(result.value.events, events);
+    });
+  }
+}
+
+Deno.test("retry refused by the company's policy; a payee fee not below the amount is refused", () => {
+  const refused = transition(payoutIn("failed"), { kind: "retry", allowed: false });
+  assert.deepEqual(refused, {
+    ok: false,
+    code: "retry_not_allowed",
+    message: "the company's retry policy does not allow another attempt",
+  });
+  const tooHigh = transition(payoutIn("modality_offered"), {
+    kind: "select",
+    paymentMethodId: 2,
+    fees: { payorFeeCents: 0, payeeFeeCents: 10_000, serviceFeeCents: 0 },
+  });
+  assert.ok(!tooHigh.ok && tooHigh.code === "fee_exceeds_amount");
+});
+
+Deno.test("completed and canceled are terminal: no move leaves them", () => {
+  for (const status of ["completed", "canceled"] as const) {
+    for (const step of moves) {
+      assert.equal(transition(payoutIn(status), step).ok, false, `${status} × ${step.kind}`);
+    }
+  }
+});
