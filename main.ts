@@ -6,10 +6,15 @@
 import { openDatabase } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
+import { jobHandlersByEnvironment } from "./db/runtime.ts";
 import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
+import { Scheduler } from "./db/scheduler.ts";
 import { systemClock } from "./lib/clock.ts";
 import { ConfigError, loadConfig } from "./lib/config.ts";
 import { createApp } from "./routes/app.ts";
+
+/** How often the in-process loop looks for due jobs. */
+const SCHEDULER_INTERVAL_MS = 1000;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -92,10 +97,13 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
+  const jobHandlers = jobHandlersByEnvironment();
+  const scheduler = new Scheduler(databases, jobHandlers, systemClock);
   const app = createApp({
     config,
     databases,
     clock: systemClock,
+    jobHandlers,
     jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
     adminToken,
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
@@ -119,6 +127,8 @@ async function main(): Promise<void> {
     },
   }, app.fetch);
 
+  scheduler.start(SCHEDULER_INTERVAL_MS);
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -126,6 +136,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ level: "info", msg: "shutting down", signal }));
     // In-flight requests finish; new connections are refused.
     await server.shutdown();
+    await scheduler.stop();
     await databases.test.close();
     await databases.live.close();
     await lock.value.release();

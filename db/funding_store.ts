@@ -1,43 +1,277 @@
-/** Fundings of a line. A received wire is credited to available at once. */
+/**
+ * Fundings of a business line (DESIGN 5, 6 and 14). ACH sits in pending_funding for three US
+ * business days, then becomes available (or is returned to the bank). A wire is available when
+ * received: at once in the sandbox, in live when an operator records it. Every credit to available
+ * releases waiting large disbursements, oldest first.
+ */
+import { addBusinessDays } from "../lib/business_days.ts";
+import type { Environment } from "../lib/config.ts";
 import { newId } from "../lib/keys.ts";
+import { ok, refuse, type Result } from "../lib/result.ts";
 import { postTransaction } from "./ledger_store.ts";
+import { releasePendingFunds } from "./payout_store.ts";
+import { scheduleJob } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
 
-/** Records a wire that has arrived: a Completed funding and bank → available. */
-export async function recordReceivedWire(
+export const ACH_FUNDING_BUSINESS_DAYS = 3;
+
+export type FundingMethod = "ACH" | "WireTransfer";
+export type FundingStatus = "Pending" | "Completed" | "Returned";
+
+export interface FundingRecord {
+  readonly id: string;
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly fundingUuid: string | null;
+  readonly paymentMethod: FundingMethod;
+  readonly amountCents: number;
+  readonly description: string;
+  readonly largeDisbursement: boolean;
+  readonly status: FundingStatus;
+  readonly expectedAvailableAt: number | null;
+  readonly completedAt: number | null;
+  readonly createdAt: number;
+}
+
+const COLUMNS =
+  `id, company_id, line_id, funding_uuid, payment_method, amount_cents, description, large_disbursement,
+  status, request_fingerprint, expected_available_at, completed_at, created_at`;
+
+function toFunding(row: Record<string, unknown>): FundingRecord {
+  const optional = (value: unknown) => (value === null ? null : Number(value));
+  return {
+    id: String(row.id),
+    companyId: String(row.company_id),
+    lineId: String(row.line_id),
+    fundingUuid: row.funding_uuid === null ? null : String(row.funding_uuid),
+    paymentMethod: row.payment_method as FundingMethod,
+    amountCents: Number(row.amount_cents),
+    description: String(row.description),
+    largeDisbursement: Number(row.large_disbursement) === 1,
+    status: row.status as FundingStatus,
+    expectedAvailableAt: optional(row.expected_available_at),
+    completedAt: optional(row.completed_at),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export async function loadFunding(tx: WriteTx, fundingId: string): Promise<FundingRecord | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT ${COLUMNS} FROM fundings WHERE id = ?`,
+    args: [fundingId],
+  });
+  return rows[0] ? toFunding(rows[0]) : null;
+}
+
+export interface AddFundsInput {
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly fundingUuid?: string | null;
+  readonly paymentMethod: FundingMethod;
+  readonly amountCents: number;
+  readonly description: string;
+  readonly largeDisbursement: boolean;
+  /** Fingerprint of the request, to tell a replayed funding_uuid from a conflicting one. */
+  readonly requestFingerprint: string;
+}
+
+/** Records a funding; a repeated funding_uuid returns the first record or is refused. */
+export async function addFunds(
   tx: WriteTx,
-  input: {
-    companyId: string;
-    lineId: string;
-    amountCents: number;
-    description: string;
-    now: number;
-  },
-): Promise<string> {
-  const fundingId = newId("fund");
+  input: AddFundsInput,
+  environment: Environment,
+  now: number,
+): Promise<Result<{ funding: FundingRecord; replayed: boolean }, "funding_uuid_reused">> {
+  if (input.fundingUuid) {
+    const { rows } = await tx.execute({
+      sql: `SELECT ${COLUMNS} FROM fundings WHERE company_id = ? AND funding_uuid = ?`,
+      args: [input.companyId, input.fundingUuid],
+    });
+    if (rows[0]) {
+      if (String(rows[0].request_fingerprint) !== input.requestFingerprint) {
+        return refuse(
+          "funding_uuid_reused",
+          `funding_uuid ${input.fundingUuid} was used with a different request`,
+          {
+            field: "funding_uuid",
+          },
+        );
+      }
+      return ok({ funding: toFunding(rows[0]), replayed: true });
+    }
+  }
+  const id = newId("fund");
+  const ach = input.paymentMethod === "ACH";
+  const receivedNow = !ach && environment === "test";
   await tx.execute({
-    sql: `INSERT INTO fundings (id, company_id, line_id, payment_method, amount_cents, description,
-            large_disbursement, status, request_fingerprint, completed_at, created_at)
-          VALUES (?, ?, ?, 'WireTransfer', ?, ?, 0, 'Completed', '', ?, ?)`,
+    sql:
+      `INSERT INTO fundings (id, company_id, line_id, funding_uuid, payment_method, amount_cents, description,
+            large_disbursement, status, request_fingerprint, expected_available_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'Pending', ?, ?, ?)`,
     args: [
-      fundingId,
+      id,
       input.companyId,
       input.lineId,
+      input.fundingUuid ?? null,
+      input.paymentMethod,
       input.amountCents,
       input.description,
-      input.now,
-      input.now,
+      input.largeDisbursement ? 1 : 0,
+      input.requestFingerprint,
+      ach ? addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS) : receivedNow ? now : null,
+      now,
     ],
   });
+  if (ach) {
+    await post(
+      tx,
+      input.companyId,
+      input.lineId,
+      id,
+      "funding.ach_initiated",
+      "bank",
+      "pending_funding",
+      input.amountCents,
+      now,
+    );
+    await scheduleJob(tx, {
+      companyId: input.companyId,
+      kind: "funding.clear",
+      subjectId: id,
+      dueAt: addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS),
+    }, now);
+  } else if (receivedNow) {
+    await creditWire(tx, (await loadFunding(tx, id))!, now);
+  }
+  return ok({ funding: (await loadFunding(tx, id))!, replayed: false });
+}
+
+async function post(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+  fundingId: string,
+  kind: string,
+  from: "bank" | "pending_funding",
+  to: "available" | "pending_funding" | "bank",
+  amountCents: number,
+  now: number,
+): Promise<void> {
   const posted = await postTransaction(tx, {
-    companyId: input.companyId,
-    lineId: input.lineId,
-    kind: "funding.wire_received",
+    companyId,
+    lineId,
+    kind,
     fundingId,
-    postedAt: input.now,
-    transfers: [{ from: "bank", to: "available", amountCents: input.amountCents }],
+    transfers: [{ from, to, amountCents }],
+    postedAt: now,
   });
-  // Crediting available from the external bank account cannot overdraw a never-negative account.
-  if (!posted.ok) throw new Error(`a received wire was refused by the ledger: ${posted.message}`);
-  return fundingId;
+  // Fundings never debit available or reserved, so the ledger has no reason to refuse them.
+  if (!posted.ok) throw new Error(`funding ${fundingId} refused by the ledger: ${posted.message}`);
+}
+
+async function creditWire(tx: WriteTx, funding: FundingRecord, now: number): Promise<void> {
+  await post(
+    tx,
+    funding.companyId,
+    funding.lineId,
+    funding.id,
+    "funding.wire_received",
+    "bank",
+    "available",
+    funding.amountCents,
+    now,
+  );
+  await tx.execute({
+    sql: "UPDATE fundings SET status = 'Completed', completed_at = ? WHERE id = ?",
+    args: [now, funding.id],
+  });
+  await releasePendingFunds(tx, funding.companyId, funding.lineId, now);
+}
+
+type TransitionRefusal = "funding_not_found" | "funding_not_pending" | "funding_wrong_method";
+
+async function pendingFunding(
+  tx: WriteTx,
+  fundingId: string,
+  method: FundingMethod,
+): Promise<Result<FundingRecord, TransitionRefusal>> {
+  const funding = await loadFunding(tx, fundingId);
+  if (!funding) return refuse("funding_not_found", `no funding ${fundingId}`);
+  if (funding.paymentMethod !== method) {
+    return refuse(
+      "funding_wrong_method",
+      `funding ${fundingId} is ${funding.paymentMethod}, not ${method}`,
+    );
+  }
+  if (funding.status !== "Pending") {
+    return refuse("funding_not_pending", `funding ${fundingId} is ${funding.status}, not Pending`);
+  }
+  return ok(funding);
+}
+
+/** Live: the operator records that a pending wire arrived. */
+export async function receiveWire(
+  tx: WriteTx,
+  fundingId: string,
+  now: number,
+): Promise<Result<FundingRecord, TransitionRefusal>> {
+  const funding = await pendingFunding(tx, fundingId, "WireTransfer");
+  if (!funding.ok) return funding;
+  await creditWire(tx, funding.value, now);
+  return ok((await loadFunding(tx, fundingId))!);
+}
+
+/** ACH funding whose three business days passed: pending_funding → available. */
+export async function clearAchFunding(
+  tx: WriteTx,
+  fundingId: string,
+  now: number,
+): Promise<Result<FundingRecord, TransitionRefusal>> {
+  const funding = await pendingFunding(tx, fundingId, "ACH");
+  if (!funding.ok) return funding;
+  const f = funding.value;
+  await post(
+    tx,
+    f.companyId,
+    f.lineId,
+    f.id,
+    "funding.ach_cleared",
+    "pending_funding",
+    "available",
+    f.amountCents,
+    now,
+  );
+  await tx.execute({
+    sql: "UPDATE fundings SET status = 'Completed', completed_at = ? WHERE id = ?",
+    args: [now, f.id],
+  });
+  await releasePendingFunds(tx, f.companyId, f.lineId, now);
+  return ok((await loadFunding(tx, fundingId))!);
+}
+
+/** An ACH funding returned by the bank before clearing: pending_funding → bank. */
+export async function returnAchFunding(
+  tx: WriteTx,
+  fundingId: string,
+  now: number,
+): Promise<Result<FundingRecord, TransitionRefusal>> {
+  const funding = await pendingFunding(tx, fundingId, "ACH");
+  if (!funding.ok) return funding;
+  const f = funding.value;
+  await post(
+    tx,
+    f.companyId,
+    f.lineId,
+    f.id,
+    "funding.ach_returned",
+    "pending_funding",
+    "bank",
+    f.amountCents,
+    now,
+  );
+  await tx.execute({
+    sql: "UPDATE fundings SET status = 'Returned', completed_at = ? WHERE id = ?",
+    args: [now, f.id],
+  });
+  return ok((await loadFunding(tx, fundingId))!);
 }

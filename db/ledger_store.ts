@@ -2,7 +2,7 @@
  * The one function that posts every ledger transaction, and O(1) balance reads. Balances are
  * materialized in ledger_accounts in the same unit as their entries.
  */
-import type { Client } from "@libsql/client";
+import type { InStatement, ResultSet } from "@libsql/client";
 import { newId } from "../lib/keys.ts";
 import { netChanges, overdraft } from "../lib/ledger/postings.ts";
 import {
@@ -122,9 +122,17 @@ export async function postTransaction(
   return ok({ transactionId, balances: after });
 }
 
+/** Anything that runs SQL: the read client, or a write unit when the read decides a write. */
+export interface SqlExecutor {
+  execute(statement: InStatement): Promise<ResultSet>;
+}
+
 /** The line's balances in cents, from the materialized accounts (missing accounts read 0). */
-export async function readLineBalances(client: Client, lineId: string): Promise<LineBalances> {
-  const { rows } = await client.execute({
+export async function readLineBalances(
+  executor: SqlExecutor,
+  lineId: string,
+): Promise<LineBalances> {
+  const { rows } = await executor.execute({
     sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
     args: [lineId],
   });

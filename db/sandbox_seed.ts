@@ -6,7 +6,7 @@
  * shown again.
  */
 import type { Config } from "../lib/config.ts";
-import { recordReceivedWire } from "./funding_store.ts";
+import { addFunds } from "./funding_store.ts";
 import {
   addMembership,
   createCompany,
@@ -67,15 +67,23 @@ async function seed(
     const lines = [];
     for (const code of spec.lines) {
       const line = unwrap(await createLine(databases, { tin: spec.tin, code }, now));
-      await databases.test.writer.write((tx) =>
-        recordReceivedWire(tx, {
-          companyId: company.id,
-          lineId: line.line.id,
-          amountCents: SANDBOX_FUNDS_CENTS,
-          description: "Sandbox starting funds",
+      const funded = await databases.test.writer.write((tx) =>
+        addFunds(
+          tx,
+          {
+            companyId: company.id,
+            lineId: line.line.id,
+            paymentMethod: "WireTransfer",
+            amountCents: SANDBOX_FUNDS_CENTS,
+            description: "Sandbox starting funds",
+            largeDisbursement: false,
+            requestFingerprint: "sandbox-seed",
+          },
+          "test",
           now,
-        })
+        )
       );
+      unwrap(funded);
       lines.push({ line: code, key_test: line.keyTest, key_live: line.keyLive });
     }
     credentials.companies.push({

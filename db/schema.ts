@@ -413,6 +413,8 @@ export const scheduledJobs = sqliteTable("scheduled_jobs", {
   dueAt: integer("due_at").notNull(),
   payload: text("payload").notNull().default("{}"),
   doneAt: integer("done_at"),
+  /** Set when the job's handler failed: it is done, and an operator must look at it. */
+  error: text("error"),
   createdAt: createdAt(),
 }, (t) => [
   index("scheduled_jobs_due").on(t.doneAt, t.dueAt),

@@ -14,6 +14,7 @@ import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, surfaceOf } from "./errors.ts";
 import { opsRoutes } from "./ops.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
+import { sandboxClockRoutes } from "./sandbox_clock.ts";
 import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 
@@ -84,10 +85,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));
+  app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
 
   app.use("/v1/*", requireLineKey(deps));
   app.route("/v1/keys", keyRoutes(deps));
   app.route("/v1/ledgers", ledgerRoutes(deps));
+  app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
 
   app.notFound((c) =>
     errorResponse(c, {

@@ -2,6 +2,7 @@
 import type { Config, Environment } from "../lib/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Database } from "../db/client.ts";
+import type { JobHandlers } from "../db/scheduler.ts";
 
 export interface AppDeps {
   readonly config: Config;
@@ -10,6 +11,8 @@ export interface AppDeps {
   readonly clock: Clock;
   /** HS256 key for Surface A access tokens, at least 32 bytes. */
   readonly jwtSecret: Uint8Array;
+  /** What runs each kind of due job, per environment (sandbox rails in test). */
+  readonly jobHandlers: Readonly<Record<Environment, JobHandlers>>;
   /** Set when the loopback-only admin endpoint is served. */
   readonly adminToken?: string;
   /** Access log sink; one JSON object per request. */

@@ -2,6 +2,7 @@
  * An application over temporary test and live databases with a fake clock and a small cast of
  * identities (inserted directly, so these tests do not depend on the operator tooling).
  */
+import { jobHandlersByEnvironment } from "../db/runtime.ts";
 import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
@@ -91,6 +92,7 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
+    jobHandlers: jobHandlersByEnvironment(),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),
     log: (entry) => logs.push(entry),
   };

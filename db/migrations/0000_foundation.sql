@@ -355,6 +355,7 @@ CREATE TABLE `scheduled_jobs` (
 	`due_at` integer NOT NULL,
 	`payload` text DEFAULT '{}' NOT NULL,
 	`done_at` integer,
+	`error` text,
 	`created_at` integer NOT NULL,
 	FOREIGN KEY (`company_id`) REFERENCES `companies`(`id`) ON UPDATE no action ON DELETE no action
 );

@@ -1,0 +1,228 @@
+/**
+ * What moves payouts and fundings over time: selection, sending through a rail, the rail's
+ * outcome, failure handling by the company's retry policy, and ACH funding clearing. Each handler
+ * runs inside the write unit of its due job.
+ */
+import { feesFor, holdFor } from "../lib/fees.ts";
+import { modalityOf } from "../lib/payouts/states.ts";
+import { type Rail, retryAllowed, sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
+import { ok, refuse, type Result } from "../lib/result.ts";
+import type { Environment } from "../lib/config.ts";
+import { readFeeSchedule } from "./fee_store.ts";
+import { clearAchFunding } from "./funding_store.ts";
+import { applyMove, loadPayout, type MoveRefusal, type PayoutRow } from "./payout_store.ts";
+import { type DueJob, scheduleJob } from "./scheduler_store.ts";
+import type { WriteTx } from "./writer.ts";
+
+export interface PayoutRuntime {
+  readonly environment: Environment;
+  readonly rail: Rail;
+}
+
+export interface MethodSelection {
+  readonly paymentMethodId: number;
+  /** Entered details; only the scenario and the last four digits are kept. */
+  readonly details: { accountNumber?: string; cardNumber?: string; zip?: string };
+}
+
+type SelectRefusal = MoveRefusal | "method_not_allowed";
+
+/** The payee chose a method: the hold follows its fees, then the payout is sent at once. */
+export async function selectMethod(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payoutId: string,
+  selection: MethodSelection,
+  now: number,
+): Promise<Result<PayoutRow, SelectRefusal>> {
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
+  const modality = modalityOf(selection.paymentMethodId);
+  if (!modality || !payout.allowedPaymentMethodIds.includes(selection.paymentMethodId)) {
+    return refuse(
+      "method_not_allowed",
+      `payment method ${selection.paymentMethodId} is not allowed for this payee`,
+      {
+        field: "payment_method_id",
+      },
+    );
+  }
+  const schedule = await readFeeSchedule(tx, payout.companyId);
+  const number = selection.details.accountNumber ?? selection.details.cardNumber;
+  const marker = testPayeeMarker(payout.email ?? payout.payeeId);
+  const selected = await applyMove(
+    tx,
+    payoutId,
+    {
+      kind: "select",
+      paymentMethodId: selection.paymentMethodId,
+      fees: feesFor(schedule, selection.paymentMethodId),
+    },
+    now,
+    {
+      detail: modality.code,
+      methodDetails: {
+        modality: modality.code,
+        scenario: sandboxScenario(modality.code, selection.details, marker),
+        ...(number ? { last_four: number.slice(-4) } : {}),
+      },
+    },
+  );
+  if (!selected.ok) return selected;
+  return await sendPayout(tx, runtime, selected.value, now);
+}
+
+/** Submits a selected or retried payout to the rail and schedules the rail's outcome. */
+async function sendPayout(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  const modality = modalityOf(payout.paymentMethodId!)!;
+  const submitted = runtime.rail.submit({
+    payoutId: payout.id,
+    modality: modality.code,
+    attempt: payout.retryCount + (payout.status === "failed" ? 1 : 0),
+    scenario: (payout.methodDetails.scenario as never) ?? "settles",
+  }, now);
+  if (!submitted.ok) {
+    if (payout.status === "failed") return await handleFailure(tx, payout.id, submitted.code, now);
+    const refused = await applyMove(
+      tx,
+      payout.id,
+      { kind: "rail_refused", reason: submitted.code },
+      now,
+      {
+        detail: submitted.message,
+      },
+    );
+    if (!refused.ok) return refused;
+    return await handleFailure(tx, payout.id, submitted.code, now);
+  }
+  const step = payout.status === "failed"
+    ? { kind: "retry" as const, allowed: true }
+    : { kind: "send" as const };
+  const sent = await applyMove(tx, payout.id, step, now, { detail: submitted.value.reference });
+  if (!sent.ok) return sent;
+  await tx.execute({
+    sql: "UPDATE payouts SET rail_reference = ? WHERE id = ?",
+    args: [submitted.value.reference, payout.id],
+  });
+  const outcome = submitted.value.outcome;
+  await scheduleJob(tx, {
+    companyId: payout.companyId,
+    kind: outcome.kind === "complete" ? "payout.complete" : "payout.fail",
+    subjectId: payout.id,
+    dueAt: outcome.at,
+    payload: outcome.kind === "fail" ? { reason: outcome.reason } : {},
+  }, now);
+  return sent;
+}
+
+/**
+ * A failed payout is retried when the company's policy allows it for this reason; otherwise the
+ * payee is offered the methods again (the hold returns to the highest fees of the allowed methods).
+ */
+async function handleFailure(
+  tx: WriteTx,
+  payoutId: string,
+  reason: string,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  const payout = (await loadPayout(tx, payoutId))!;
+  const { rows } = await tx.execute({
+    sql: "SELECT retry_max, retry_reasons FROM companies WHERE id = ?",
+    args: [payout.companyId],
+  });
+  const policy = {
+    retryMax: Number(rows[0].retry_max),
+    retryReasons: JSON.parse(String(rows[0].retry_reasons)) as string[],
+  };
+  if (retryAllowed(policy, reason, payout.retryCount)) {
+    await scheduleJob(tx, {
+      companyId: payout.companyId,
+      kind: "payout.retry",
+      subjectId: payoutId,
+      dueAt: now,
+    }, now);
+    return ok(payout);
+  }
+  const schedule = await readFeeSchedule(tx, payout.companyId);
+  return await applyMove(
+    tx,
+    payoutId,
+    {
+      kind: "reoffer",
+      holdCents: holdFor(payout.amountCents, payout.allowedPaymentMethodIds, schedule),
+    },
+    now,
+    { detail: `re-offered after ${reason}` },
+  );
+}
+
+/** Test payees act by themselves in the sandbox: `success+x` and `fail+x` select x at once. */
+async function actAsTestPayee(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  now: number,
+): Promise<void> {
+  if (runtime.environment !== "test") return;
+  const marker = testPayeeMarker(payout.email ?? payout.payeeId);
+  if (!marker || marker.kind === "noaction") return;
+  const method = modalityOf(marker.modality)!;
+  if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
+  const selected = await selectMethod(tx, runtime, payout.id, {
+    paymentMethodId: method.id,
+    details: {},
+  }, now);
+  if (!selected.ok) {
+    throw new Error(
+      `test payee ${marker.kind}+${marker.modality} could not select: ${selected.message}`,
+    );
+  }
+}
+
+/** Handlers of the payout and funding job kinds. */
+export function payoutJobHandlers(
+  runtime: PayoutRuntime,
+): Record<string, (tx: WriteTx, job: DueJob) => Promise<void>> {
+  const moveOrThrow = async (result: Promise<Result<unknown>>, job: DueJob) => {
+    const moved = await result;
+    if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
+  };
+  return {
+    "payout.offer": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      // A payout canceled before its offer simply stays canceled.
+      if (payout?.status !== "created") return;
+      const offered = await applyMove(tx, job.subjectId, { kind: "offer" }, job.dueAt);
+      if (!offered.ok) throw new Error(`payout.offer: ${offered.message}`);
+      await actAsTestPayee(tx, runtime, offered.value, job.dueAt);
+    },
+    "payout.complete": (tx, job) =>
+      moveOrThrow(applyMove(tx, job.subjectId, { kind: "complete" }, job.dueAt), job),
+    "payout.fail": async (tx, job) => {
+      const reason = String(job.payload.reason);
+      await moveOrThrow(
+        applyMove(tx, job.subjectId, { kind: "fail", reason }, job.dueAt, { detail: reason }),
+        job,
+      );
+      await moveOrThrow(handleFailure(tx, job.subjectId, reason, job.dueAt), job);
+    },
+    "payout.retry": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      // The company may have canceled it since.
+      if (payout?.status !== "failed") return;
+      await moveOrThrow(sendPayout(tx, runtime, payout, job.dueAt), job);
+    },
+    "funding.clear": async (tx, job) => {
+      const cleared = await clearAchFunding(tx, job.subjectId, job.dueAt);
+      // A funding returned before its clearing day has nothing left to clear.
+      if (!cleared.ok && cleared.code !== "funding_not_pending") {
+        throw new Error(`funding.clear: ${cleared.message}`);
+      }
+    },
+  };
+}

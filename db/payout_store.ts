@@ -1,0 +1,404 @@
+/**
+ * Payouts on the database: every move goes through the state machine, and its new state, ledger
+ * transaction, timeline row and outbox events are written in the caller's one write unit.
+ */
+import { holdFor } from "../lib/fees.ts";
+import { newId } from "../lib/keys.ts";
+import { eventCatalogue, type EventKey, type PayoutStatus } from "../lib/payouts/states.ts";
+import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
+import { ok, refuse, type Result } from "../lib/result.ts";
+import { readFeeSchedule } from "./fee_store.ts";
+import { postTransaction, readLineBalances } from "./ledger_store.ts";
+import { scheduleJob } from "./scheduler_store.ts";
+import type { WriteTx } from "./writer.ts";
+
+export interface PayoutRow extends PayoutSnapshot {
+  readonly id: string;
+  readonly disbursementId: string;
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly payeeUuid: string;
+  readonly payeeId: string | null;
+  readonly email: string | null;
+  readonly paymentMethodId: number | null;
+  readonly allowedPaymentMethodIds: number[];
+  readonly permissionRequiredFrom: string[];
+  readonly methodDetails: Record<string, unknown>;
+  readonly retryCount: number;
+  readonly failureReason: string | null;
+  readonly createdAt: number;
+}
+
+const PAYOUT_COLUMNS =
+  `id, disbursement_id, company_id, line_id, payee_uuid, payee_id, email, status, amount_cents,
+  held_cents, payor_fee_cents, payee_fee_cents, service_fee_cents, payment_method_id, allowed_payment_method_ids,
+  permission_required_from, method_details, retry_count, failure_reason, created_at`;
+
+function toPayout(row: Record<string, unknown>): PayoutRow {
+  return {
+    id: String(row.id),
+    disbursementId: String(row.disbursement_id),
+    companyId: String(row.company_id),
+    lineId: String(row.line_id),
+    payeeUuid: String(row.payee_uuid),
+    payeeId: row.payee_id === null ? null : String(row.payee_id),
+    email: row.email === null ? null : String(row.email),
+    status: row.status as PayoutStatus,
+    amountCents: Number(row.amount_cents),
+    heldCents: Number(row.held_cents),
+    payorFeeCents: Number(row.payor_fee_cents),
+    payeeFeeCents: Number(row.payee_fee_cents),
+    serviceFeeCents: Number(row.service_fee_cents),
+    paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
+    allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
+    permissionRequiredFrom: JSON.parse(String(row.permission_required_from)) as string[],
+    methodDetails: row.method_details === null ? {} : JSON.parse(String(row.method_details)),
+    retryCount: Number(row.retry_count),
+    failureReason: row.failure_reason === null ? null : String(row.failure_reason),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export async function loadPayout(tx: WriteTx, payoutId: string): Promise<PayoutRow | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ?`,
+    args: [payoutId],
+  });
+  return rows[0] ? toPayout(rows[0]) : null;
+}
+
+/** Appends the payout's outbox events; `data` is the snapshot webhooks will carry. */
+async function writeEvents(
+  tx: WriteTx,
+  payout: PayoutRow,
+  events: readonly EventKey[],
+  data: Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  for (const key of events) {
+    const event = eventCatalogue[key];
+    await tx.execute({
+      sql:
+        `INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, reason, data, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        newId("evt"),
+        payout.companyId,
+        payout.lineId,
+        event.type,
+        event.id,
+        payout.disbursementId,
+        payout.id,
+        `${event.name}: payout ${payout.id} is now ${data.status}`,
+        JSON.stringify(data),
+        now,
+      ],
+    });
+  }
+}
+
+async function recordTransition(
+  tx: WriteTx,
+  payoutId: string,
+  from: PayoutStatus | null,
+  to: PayoutStatus,
+  detail: string | null,
+  now: number,
+): Promise<void> {
+  await tx.execute({
+    sql:
+      "INSERT INTO payout_transitions (payout_id, from_status, to_status, detail, at) VALUES (?, ?, ?, ?, ?)",
+    args: [payoutId, from, to, detail, now],
+  });
+}
+
+export type MoveRefusal =
+  | "payout_not_found"
+  | "illegal_transition"
+  | "not_cancelable"
+  | "retry_not_allowed"
+  | "fee_exceeds_amount"
+  | "insufficient_funds"
+  | "negative_balance";
+
+export interface MoveOptions {
+  /** Why, for the timeline and the failure reason (rail codes such as R03). */
+  readonly detail?: string;
+  /** Non-secret details of a selection (scenario, last four), kept on the payout. */
+  readonly methodDetails?: Record<string, unknown>;
+}
+
+/** Applies one move: state machine, ledger, payout row, timeline and events. */
+export async function applyMove(
+  tx: WriteTx,
+  payoutId: string,
+  step: PayoutMove,
+  now: number,
+  options: MoveOptions = {},
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
+  const moved = transition(payout, step);
+  if (!moved.ok) return moved;
+  const outcome = moved.value;
+  if (outcome.transfers.length > 0) {
+    const posted = await postTransaction(tx, {
+      companyId: payout.companyId,
+      lineId: payout.lineId,
+      kind: `payout.${step.kind}`,
+      payoutId,
+      transfers: outcome.transfers,
+      postedAt: now,
+    });
+    if (!posted.ok) return posted;
+  }
+  const failureReason = step.kind === "fail" || step.kind === "rail_refused"
+    ? step.reason
+    : payout.failureReason;
+  await tx.execute({
+    sql:
+      `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
+            payment_method_id = ?, method_details = ?, failure_reason = ?, retry_count = ?, updated_at = ?
+          WHERE id = ?`,
+    args: [
+      outcome.status,
+      outcome.heldCents,
+      outcome.fees.payorFeeCents,
+      outcome.fees.payeeFeeCents,
+      outcome.fees.serviceFeeCents,
+      step.kind === "select"
+        ? step.paymentMethodId
+        : step.kind === "reoffer"
+        ? null
+        : payout.paymentMethodId,
+      JSON.stringify(step.kind === "select" ? options.methodDetails ?? {} : payout.methodDetails),
+      failureReason,
+      payout.retryCount + (step.kind === "retry" ? 1 : 0),
+      now,
+      payoutId,
+    ],
+  });
+  const updated = (await loadPayout(tx, payoutId))!;
+  await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
+  await writeEvents(tx, updated, outcome.events, {
+    payout_id: payoutId,
+    status: outcome.status,
+    amount_cents: updated.amountCents,
+    payment_method_id: updated.paymentMethodId,
+    reason: options.detail ?? null,
+  }, now);
+  return ok(updated);
+}
+
+export interface NewPayout {
+  readonly payeeUuid: string;
+  readonly payeeId?: string | null;
+  readonly amountCents: number;
+  readonly allowedPaymentMethodIds: readonly number[];
+  readonly permissionRequiredFrom?: readonly string[];
+  readonly payee?: Readonly<Record<string, string | number | null>>;
+  readonly deliveryOptions?: unknown;
+  readonly fieldValues?: unknown;
+  readonly paymentMethodSettings?: unknown;
+  readonly customDocumentUuids?: readonly string[];
+}
+
+export interface NewDisbursement {
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly kind: "disbursement" | "simple_payment" | "v1";
+  readonly externalUuid: string;
+  readonly requestFingerprint: string;
+  readonly largeDisbursement: boolean;
+  readonly claimId?: string | null;
+  readonly payorUserId?: string | null;
+  readonly memo?: string | null;
+  readonly metadata?: Record<string, string>;
+  readonly payouts: readonly NewPayout[];
+}
+
+/**
+ * Creates a disbursement whose payouts are held all or none: each payout holds its amount plus the
+ * highest payor + service fee of its allowed methods. When available is short, a large
+ * disbursement waits in pending_funds (nothing held); any other is refused naming the shortfall.
+ */
+export async function createDisbursement(
+  tx: WriteTx,
+  input: NewDisbursement,
+  now: number,
+): Promise<Result<{ disbursementId: string; payouts: PayoutRow[] }, "insufficient_funds">> {
+  const schedule = await readFeeSchedule(tx, input.companyId);
+  const holds = input.payouts.map((p) =>
+    holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule)
+  );
+  const totalHold = holds.reduce((sum, hold) => sum + hold, 0);
+  const available = (await readLineBalances(tx, input.lineId)).available;
+  const waits = totalHold > available;
+  if (waits && !input.largeDisbursement) {
+    return refuse(
+      "insufficient_funds",
+      `available is ${available} cents; this disbursement needs ${totalHold} (short by ${
+        totalHold - available
+      })`,
+      {
+        details: {
+          available_cents: available,
+          needed_cents: totalHold,
+          shortfall_cents: totalHold - available,
+        },
+      },
+    );
+  }
+  const disbursementId = newId(
+    input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
+  );
+  await tx.execute({
+    sql:
+      `INSERT INTO disbursements (id, company_id, line_id, kind, external_uuid, claim_id, large_disbursement,
+            payor_user_id, request_fingerprint, memo, metadata, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      disbursementId,
+      input.companyId,
+      input.lineId,
+      input.kind,
+      input.kind === "v1" ? disbursementId : input.externalUuid,
+      input.claimId ?? null,
+      input.largeDisbursement ? 1 : 0,
+      input.payorUserId ?? null,
+      input.requestFingerprint,
+      input.memo ?? null,
+      JSON.stringify(input.metadata ?? {}),
+      now,
+    ],
+  });
+  const created: PayoutRow[] = [];
+  for (const [index, spec] of input.payouts.entries()) {
+    const payoutId = newId("po");
+    const payee = spec.payee ?? {};
+    const status: PayoutStatus = waits ? "pending_funds" : "created";
+    await tx.execute({
+      sql:
+        `INSERT INTO payouts (id, disbursement_id, company_id, line_id, payee_uuid, payee_id, payee_type_id,
+              first_name, last_name, email, phone, address_one, address_two, city, state, zip_code,
+              delivery_options, allowed_payment_method_ids, permission_required_from, field_values,
+              payment_method_settings, custom_document_uuids, amount_cents, held_cents, status, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        payoutId,
+        disbursementId,
+        input.companyId,
+        input.lineId,
+        spec.payeeUuid,
+        spec.payeeId ?? null,
+        payee.payee_type_id ?? null,
+        payee.first_name ?? null,
+        payee.last_name ?? null,
+        payee.email ?? null,
+        payee.phone ?? null,
+        payee.address_one ?? null,
+        payee.address_two ?? null,
+        payee.city ?? null,
+        payee.state ?? null,
+        payee.zip_code ?? null,
+        JSON.stringify(spec.deliveryOptions ?? { email: true, sms: false }),
+        JSON.stringify(spec.allowedPaymentMethodIds),
+        JSON.stringify(spec.permissionRequiredFrom ?? []),
+        JSON.stringify(spec.fieldValues ?? []),
+        JSON.stringify(spec.paymentMethodSettings ?? {}),
+        JSON.stringify(spec.customDocumentUuids ?? []),
+        spec.amountCents,
+        waits ? 0 : holds[index],
+        status,
+        now,
+        now,
+      ],
+    });
+    if (!waits) {
+      const posted = await postTransaction(tx, {
+        companyId: input.companyId,
+        lineId: input.lineId,
+        kind: "payout.hold",
+        payoutId,
+        transfers: [{ from: "available", to: "reserved", amountCents: holds[index] }],
+        postedAt: now,
+      });
+      // The whole disbursement was checked against available above, in this same unit.
+      if (!posted.ok) throw new Error(`a checked hold was refused: ${posted.message}`);
+    }
+    const payout = (await loadPayout(tx, payoutId))!;
+    await recordTransition(tx, payoutId, null, status, null, now);
+    await writeEvents(tx, payout, ["created"], {
+      payout_id: payoutId,
+      status,
+      amount_cents: payout.amountCents,
+      payment_method_id: null,
+      reason: null,
+    }, now);
+    created.push(waits ? payout : await afterCreated(tx, payout, now));
+  }
+  return ok({ disbursementId, payouts: created });
+}
+
+/** A payout that reached `created`: endorsements are requested, or the payee offer is scheduled. */
+async function afterCreated(tx: WriteTx, payout: PayoutRow, now: number): Promise<PayoutRow> {
+  if (payout.permissionRequiredFrom.length > 0) {
+    for (const partyUuid of payout.permissionRequiredFrom) {
+      await tx.execute({
+        sql: `INSERT OR IGNORE INTO endorsements (id, payout_id, party_uuid, status, created_at)
+              VALUES (?, ?, ?, 'pending', ?)`,
+        args: [newId("end"), payout.id, partyUuid, now],
+      });
+    }
+    const moved = await applyMove(tx, payout.id, { kind: "request_endorsement" }, now);
+    if (!moved.ok) throw new Error(`request_endorsement refused after create: ${moved.message}`);
+    return moved.value;
+  }
+  await scheduleJob(tx, {
+    companyId: payout.companyId,
+    kind: "payout.offer",
+    subjectId: payout.id,
+    dueAt: now,
+  }, now);
+  return payout;
+}
+
+/**
+ * After available grew: waiting disbursements of the line move to created, oldest first, each only
+ * when available covers all its payouts; the first that does not fit stops the queue.
+ */
+export async function releasePendingFunds(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+  now: number,
+): Promise<number> {
+  const { rows } = await tx.execute({
+    sql:
+      `SELECT DISTINCT d.id, d.created_at FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
+          WHERE d.line_id = ? AND p.status = 'pending_funds' ORDER BY d.created_at, d.id`,
+    args: [lineId],
+  });
+  const schedule = await readFeeSchedule(tx, companyId);
+  let released = 0;
+  for (const row of rows) {
+    const waiting = (await tx.execute({
+      sql:
+        `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE disbursement_id = ? AND status = 'pending_funds' ORDER BY id`,
+      args: [String(row.id)],
+    })).rows.map(toPayout);
+    const holds = waiting.map((p) => holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule));
+    const available = (await readLineBalances(tx, lineId)).available;
+    if (holds.reduce((sum, hold) => sum + hold, 0) > available) break;
+    for (const [index, payout] of waiting.entries()) {
+      const moved = await applyMove(tx, payout.id, {
+        kind: "release_funds",
+        holdCents: holds[index],
+      }, now);
+      if (!moved.ok) throw new Error(`release_funds refused after the check: ${moved.message}`);
+      await afterCreated(tx, moved.value, now);
+    }
+    released++;
+  }
+  return released;
+}

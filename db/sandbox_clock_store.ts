@@ -1,0 +1,44 @@
+/**
+ * Domain time per environment: live runs on real time; the test environment runs on each
+ * company's sandbox clock, real time plus an offset that only moves forward.
+ */
+import type { Client } from "@libsql/client";
+import type { Database } from "./client.ts";
+import type { WriteTx } from "./writer.ts";
+
+/** The company's current domain time in this database's environment. */
+export async function domainNow(
+  database: Database,
+  companyId: string,
+  realNow: number,
+): Promise<number> {
+  if (database.environment === "live") return realNow;
+  return realNow + await readOffset(database.readClient, companyId);
+}
+
+async function readOffset(client: Client | WriteTx, companyId: string): Promise<number> {
+  const { rows } = await client.execute({
+    sql: "SELECT offset_ms FROM sandbox_clocks WHERE company_id = ?",
+    args: [companyId],
+  });
+  return rows[0] ? Number(rows[0].offset_ms) : 0;
+}
+
+/** Moves the company's sandbox clock forward; returns the new offset. */
+export async function advanceOffset(
+  tx: WriteTx,
+  companyId: string,
+  ms: number,
+  realNow: number,
+): Promise<number> {
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw new Error(`a sandbox clock only moves forward, got ${ms} ms`);
+  }
+  const offset = await readOffset(tx, companyId) + ms;
+  await tx.execute({
+    sql: `INSERT INTO sandbox_clocks (company_id, offset_ms, updated_at) VALUES (?, ?, ?)
+          ON CONFLICT (company_id) DO UPDATE SET offset_ms = excluded.offset_ms, updated_at = excluded.updated_at`,
+    args: [companyId, offset, realNow],
+  });
+  return offset;
+}

@@ -1,0 +1,130 @@
+/**
+ * Runs due jobs: each in its own write unit that also marks it done, in due-time order, with the
+ * job's due time as the domain time of what it does. Driven by an in-process loop, a Deno.cron
+ * sweep each minute, and sandbox clock advances.
+ */
+import type { Clock } from "../lib/clock.ts";
+import type { Environment } from "../lib/config.ts";
+import type { Database } from "./client.ts";
+import { advanceOffset, domainNow } from "./sandbox_clock_store.ts";
+import { companiesWithPendingJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
+import type { WriteTx } from "./writer.ts";
+
+export type JobHandler = (tx: WriteTx, job: DueJob) => Promise<void>;
+export type JobHandlers = Readonly<Record<string, JobHandler>>;
+
+const JOBS_PER_READ_MAX = 100;
+
+/** Runs every job of the company due at or before `until`, including jobs those jobs schedule. */
+export async function runDueJobs(
+  database: Database,
+  companyId: string,
+  until: number,
+  handlers: JobHandlers,
+): Promise<number> {
+  let ran = 0;
+  for (;;) {
+    const jobs = await dueJobs(database.readClient, companyId, until, JOBS_PER_READ_MAX);
+    if (jobs.length === 0) return ran;
+    for (const job of jobs) {
+      try {
+        await database.writer.write(async (tx) => {
+          if (!(await markJobDone(tx, job.id, job.dueAt))) return;
+          const handler = handlers[job.kind];
+          if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+          await handler(tx, job);
+        });
+      } catch (error) {
+        // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
+        const message = error instanceof Error ? error.message : String(error);
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "job failed",
+            job_id: job.id,
+            kind: job.kind,
+            error: message,
+          }),
+        );
+        await database.writer.write((tx) =>
+          tx.execute({
+            sql:
+              "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
+            args: [job.dueAt, message, job.id],
+          })
+        );
+      }
+      ran++;
+    }
+  }
+}
+
+/** Moves a company's sandbox clock and runs everything that falls due, in time order. */
+export async function advanceSandboxClock(
+  database: Database,
+  companyId: string,
+  seconds: number,
+  realNow: number,
+  handlers: JobHandlers,
+): Promise<{ now: number; jobsRun: number }> {
+  if (database.environment !== "test") {
+    throw new Error("only the test environment has a sandbox clock");
+  }
+  const offset = await database.writer.write((tx) =>
+    advanceOffset(tx, companyId, seconds * 1000, realNow)
+  );
+  const now = realNow + offset;
+  return { now, jobsRun: await runDueJobs(database, companyId, now, handlers) };
+}
+
+/** The background loop over both databases; one sweep at a time. */
+export class Scheduler {
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #sweeping: Promise<void> | null = null;
+
+  constructor(
+    private readonly databases: Readonly<Record<Environment, Database>>,
+    private readonly handlers: Readonly<Record<Environment, JobHandlers>>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Runs every company's due jobs at its own domain time; skipped while a sweep runs. */
+  sweep(): Promise<void> {
+    this.#sweeping ??= this.#sweepAll().finally(() => {
+      this.#sweeping = null;
+    });
+    return this.#sweeping;
+  }
+
+  async #sweepAll(): Promise<void> {
+    for (
+      const [environment, database] of Object.entries(this.databases) as [Environment, Database][]
+    ) {
+      for (const { companyId, dueAt } of await companiesWithPendingJobs(database.readClient)) {
+        const until = await domainNow(database, companyId, this.clock.now());
+        if (dueAt <= until) {
+          await runDueJobs(database, companyId, until, this.handlers[environment]);
+        }
+      }
+    }
+  }
+
+  /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */
+  start(intervalMs: number): void {
+    this.#timer = setInterval(() => void this.sweep(), intervalMs);
+    const cron = (Deno as {
+      cron?: (name: string, schedule: string, fn: () => Promise<void>) => Promise<void>;
+    })
+      .cron;
+    if (typeof cron === "function") {
+      // Deno.cron needs --unstable-cron; without it the in-process loop alone drives the jobs.
+      cron("scheduler-sweep", "* * * * *", () => this.sweep()).catch(() => {});
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.#sweeping) await this.#sweeping;
+  }
+}

@@ -1,0 +1,155 @@
+/** A company and line on temporary databases, funded, with the sandbox job handlers. */
+import type { Database } from "../db/client.ts";
+import { addFunds, type FundingMethod } from "../db/funding_store.ts";
+import { readLineBalances } from "../db/ledger_store.ts";
+import { type MethodSelection, selectMethod } from "../db/payout_jobs.ts";
+import { applyMove, createDisbursement, type NewPayout } from "../db/payout_store.ts";
+import { sandboxRail } from "../lib/rails/mod.ts";
+import { jobHandlersByEnvironment } from "../db/runtime.ts";
+import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
+import { openTempDatabase } from "./helpers.ts";
+
+export const START = Date.UTC(2026, 0, 5, 15, 0, 0); // a Monday, 15:00 UTC
+export const ALL_METHODS = [1, 2, 3, 4, 5, 6, 7];
+
+export type PayeeSpec = Partial<NewPayout> & { email?: string };
+
+export interface MoneyFixture {
+  database: Database;
+  companyId: string;
+  lineId: string;
+  /** Domain time: START plus every advance so far. */
+  now(): number;
+  fund(cents: number, method?: FundingMethod, large?: boolean): Promise<string>;
+  create(
+    payees: PayeeSpec | PayeeSpec[],
+    options?: { large?: boolean; uuid?: string },
+  ): ReturnType<typeof createDisbursement>;
+  select(
+    payoutId: string,
+    paymentMethodId: number,
+    details: MethodSelection["details"],
+  ): ReturnType<typeof selectMethod>;
+  cancel(payoutId: string): ReturnType<typeof applyMove>;
+  /** Runs what is due now. */
+  settle(): Promise<number>;
+  advance(seconds: number): Promise<number>;
+  balances(): Promise<Awaited<ReturnType<typeof readLineBalances>>>;
+  payout(id: string): Promise<Record<string, unknown>>;
+  events(payoutId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+let sequence = 0;
+
+export async function openMoneyFixture(): Promise<MoneyFixture> {
+  const dir = await Deno.makeTempDir({ prefix: "disbursement-money-" });
+  const database = await openTempDatabase(dir, "test");
+  const companyId = "co_money";
+  const lineId = "line_money";
+  await database.writer.write(async (tx) => {
+    await tx.execute({
+      sql: "INSERT INTO companies (id, name, tin, created_at) VALUES (?, 'Acme', '123456789', ?)",
+      args: [companyId, START],
+    });
+    await tx.execute({
+      sql: "INSERT INTO business_lines (id, company_id, code, created_at) VALUES (?, ?, 'auto', ?)",
+      args: [lineId, companyId, START],
+    });
+  });
+  const handlers = jobHandlersByEnvironment().test;
+  let offsetMs = 0;
+  const fixture: MoneyFixture = {
+    database,
+    companyId,
+    lineId,
+    now: () => START + offsetMs,
+    async fund(cents, method = "WireTransfer", large = false) {
+      const result = await database.writer.write((tx) =>
+        addFunds(
+          tx,
+          {
+            companyId,
+            lineId,
+            paymentMethod: method,
+            amountCents: cents,
+            description: "test funding",
+            largeDisbursement: large,
+            requestFingerprint: `f${sequence++}`,
+          },
+          "test",
+          fixture.now(),
+        )
+      );
+      if (!result.ok) throw new Error(result.message);
+      return result.value.funding.id;
+    },
+    create(payees, options = {}) {
+      const list = Array.isArray(payees) ? payees : [payees];
+      return database.writer.write((tx) =>
+        createDisbursement(tx, {
+          companyId,
+          lineId,
+          kind: "disbursement",
+          externalUuid: options.uuid ?? `d${sequence++}`,
+          requestFingerprint: "x",
+          largeDisbursement: options.large ?? false,
+          payouts: list.map((p, i) => ({
+            payeeUuid: p.payeeUuid ?? `p${i}`,
+            amountCents: p.amountCents ?? 10_000,
+            allowedPaymentMethodIds: p.allowedPaymentMethodIds ?? ALL_METHODS,
+            permissionRequiredFrom: p.permissionRequiredFrom ?? [],
+            payee: { email: p.email ?? "noaction@example.test" },
+          })),
+        }, fixture.now())
+      );
+    },
+    select: (payoutId, paymentMethodId, details) =>
+      database.writer.write((tx) =>
+        selectMethod(tx, { environment: "test", rail: sandboxRail }, payoutId, {
+          paymentMethodId,
+          details,
+        }, fixture.now())
+      ),
+    cancel: (payoutId) =>
+      database.writer.write((tx) => applyMove(tx, payoutId, { kind: "cancel" }, fixture.now())),
+    settle: () => runDueJobs(database, companyId, fixture.now(), handlers),
+    async advance(seconds) {
+      const result = await advanceSandboxClock(database, companyId, seconds, START, handlers);
+      offsetMs = result.now - START;
+      return result.jobsRun;
+    },
+    balances: () => readLineBalances(database.readClient, lineId),
+    async payout(id) {
+      const { rows } = await database.readClient.execute({
+        sql: "SELECT * FROM payouts WHERE id = ?",
+        args: [id],
+      });
+      return { ...rows[0] };
+    },
+    async events(payoutId) {
+      const { rows } = await database.readClient.execute({
+        sql: "SELECT event_type_id FROM events WHERE payout_id = ? ORDER BY created_at, rowid",
+        args: [payoutId],
+      });
+      const names: Record<number, string> = {
+        1: "created",
+        2: "pending_authorization",
+        4: "offered",
+        5: "selected",
+        6: "processing",
+        7: "completed",
+        8: "failed",
+        9: "canceled",
+      };
+      return rows.map((row) => names[Number(row.event_type_id)]);
+    },
+    async close() {
+      await database.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+  return fixture;
+}
+
+export const DAY_SECONDS = 86_400;

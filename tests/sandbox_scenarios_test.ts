@@ -1,0 +1,215 @@
+/** The money core end to end through the domain: sandbox rails, clock, funding, ledger. */
+import assert from "node:assert/strict";
+import { returnAchFunding } from "../db/funding_store.ts";
+import { applyMove } from "../db/payout_store.ts";
+import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+
+async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
+  const fixture = await openMoneyFixture();
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+Deno.test("success+ach: offered, selected and sent at once; completed when the return window closes", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ email: "success+ach@example.test", amountCents: 25_000 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    assert.equal((await m.balances()).reserved, 25_000);
+    await m.settle();
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    assert.deepEqual(await m.balances().then((b) => [b.available, b.reserved, b.in_transit]), [
+      975_000,
+      0,
+      25_000,
+    ]);
+    await m.advance(DAY_SECONDS); // Tuesday: settled, the return window is still open
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    await m.advance(2 * DAY_SECONDS); // Thursday 15:00: three business days after sending
+    assert.equal((await m.payout(id)).status, "completed");
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [975_000, 0, 0, -975_000]);
+    assert.deepEqual(await m.events(id), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "completed",
+    ]);
+  });
+});
+
+Deno.test("fail+ach: returned R03 after two business days, not retried, the payee is offered again", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ email: "fail+ach@example.test", amountCents: 10_000 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    await m.advance(2 * DAY_SECONDS);
+    const payout = await m.payout(id);
+    assert.equal(payout.status, "modality_offered");
+    assert.equal(payout.failure_reason, "R03");
+    assert.equal(payout.retry_count, 0);
+    assert.equal(payout.payment_method_id, null);
+    const b = await m.balances();
+    assert.deepEqual(
+      [b.available, b.reserved, b.in_transit],
+      [990_000, 10_000, 0],
+      "the money is back on hold",
+    );
+    assert.deepEqual(await m.events(id), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "failed",
+      "offered",
+    ]);
+  });
+});
+
+Deno.test("account 000222222227 fails once with a transient error and completes on the automatic retry", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ email: "noaction@example.test", amountCents: 5_000 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    assert.equal((await m.payout(id)).status, "modality_offered");
+    const selected = await m.select(id, 1, { accountNumber: "000222222227" });
+    assert.ok(selected.ok);
+    await m.advance(10); // the transient failure arrives after 5 s and is retried at once
+    const retried = await m.payout(id);
+    assert.equal(retried.status, "funds_sent");
+    assert.equal(retried.retry_count, 1);
+    await m.advance(3 * DAY_SECONDS);
+    assert.equal((await m.payout(id)).status, "completed");
+    assert.deepEqual(await m.events(id), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "failed",
+      "processing",
+      "completed",
+    ]);
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [995_000, 0, 0, -995_000]);
+  });
+});
+
+Deno.test("a declined card fails before sending and is re-offered; a cancel returns exactly the hold", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ amountCents: 7_500 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    const declined = await m.select(id, 4, { cardNumber: "4000000000000002" });
+    assert.ok(declined.ok);
+    assert.equal((await m.payout(id)).status, "modality_offered");
+    assert.equal((await m.payout(id)).failure_reason, "card_declined");
+    const canceled = await m.cancel(id);
+    assert.ok(canceled.ok);
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit], [1_000_000, 0, 0]);
+    assert.deepEqual(await m.events(id), [
+      "created",
+      "offered",
+      "selected",
+      "failed",
+      "offered",
+      "canceled",
+    ]);
+    const again = await m.cancel(id);
+    assert.ok(!again.ok && again.code === "not_cancelable");
+  });
+});
+
+Deno.test("insufficient funds: a normal create is refused naming the shortfall, nothing is written", async () => {
+  await withMoney(async (m) => {
+    await m.fund(10_000);
+    const refused = await m.create([{ amountCents: 6_000 }, {
+      payeeUuid: "p1",
+      amountCents: 6_000,
+    }]);
+    assert.deepEqual(refused, {
+      ok: false,
+      code: "insufficient_funds",
+      message: "available is 10000 cents; this disbursement needs 12000 (short by 2000)",
+      details: { available_cents: 10_000, needed_cents: 12_000, shortfall_cents: 2_000 },
+    });
+    const { rows } = await m.database.readClient.execute(
+      "SELECT (SELECT count(*) FROM payouts) p, (SELECT count(*) FROM disbursements) d",
+    );
+    assert.deepEqual({ ...rows[0] }, { p: 0, d: 0 });
+    assert.equal((await m.balances()).available, 10_000);
+  });
+});
+
+Deno.test("large disbursements wait in pending_funds and are released oldest first as funds arrive", async () => {
+  await withMoney(async (m) => {
+    await m.fund(10_000);
+    const first = await m.create({ amountCents: 50_000 }, { large: true });
+    const second = await m.create({ amountCents: 20_000 }, { large: true });
+    assert.ok(first.ok && second.ok);
+    assert.equal(first.value.payouts[0].status, "pending_funds");
+    assert.equal((await m.balances()).reserved, 0, "nothing is held while waiting");
+    // 30,000 more: 40,000 available covers the second but not the first, which is older: both wait.
+    await m.fund(30_000, "WireTransfer", true);
+    assert.equal((await m.payout(second.value.payouts[0].id)).status, "pending_funds");
+    // ACH funding clears after three business days, then releases both, oldest first.
+    await m.fund(40_000, "ACH");
+    assert.equal((await m.balances()).pending_funding, 40_000);
+    await m.advance(2 * DAY_SECONDS);
+    assert.equal((await m.payout(first.value.payouts[0].id)).status, "pending_funds");
+    await m.advance(DAY_SECONDS);
+    assert.equal((await m.payout(first.value.payouts[0].id)).status, "modality_offered");
+    assert.equal((await m.payout(second.value.payouts[0].id)).status, "modality_offered");
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.pending_funding, b.reserved], [10_000, 0, 70_000]);
+  });
+});
+
+Deno.test("an ACH funding returned before it clears goes back to the bank; its clearing does nothing", async () => {
+  await withMoney(async (m) => {
+    const fundingId = await m.fund(40_000, "ACH");
+    const returned = await m.database.writer.write((tx) =>
+      returnAchFunding(tx, fundingId, m.now())
+    );
+    assert.ok(returned.ok && returned.value.status === "Returned");
+    await m.advance(5 * DAY_SECONDS);
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.pending_funding, b.bank], [0, 0, 0]);
+  });
+});
+
+Deno.test("a payout needing two endorsements waits in awaiting_endorsement; canceling returns its hold", async () => {
+  await withMoney(async (m) => {
+    await m.fund(100_000);
+    const created = await m.create({
+      amountCents: 30_000,
+      permissionRequiredFrom: ["party-a", "party-b"],
+    });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    assert.equal(created.value.payouts[0].status, "awaiting_endorsement");
+    await m.settle();
+    assert.equal(
+      (await m.payout(id)).status,
+      "awaiting_endorsement",
+      "no offer before the endorsements",
+    );
+    const moved = await m.database.writer.write((tx) =>
+      applyMove(tx, id, { kind: "endorsements_complete" }, m.now())
+    );
+    assert.ok(moved.ok && moved.value.status === "modality_offered");
+    assert.ok((await m.cancel(id)).ok);
+    assert.equal((await m.balances()).available, 100_000);
+  });
+});
