@@ -83,6 +83,10 @@ async function runThroughService(
 
 function print(json: boolean, value: Record<string, unknown>): void {
   if (json) return console.log(JSON.stringify(value));
+  // A report rendered as CSV prints as is, ready to redirect to a file.
+  if (typeof value.csv === "string" && Object.keys(value).length === 1) {
+    return console.log(value.csv.trimEnd());
+  }
   for (const [key, item] of Object.entries(value)) {
     console.log(`${key}: ${typeof item === "object" ? JSON.stringify(item, null, 2) : item}`);
   }

@@ -3,7 +3,10 @@
  * and print help from it, so the two can never disagree.
  */
 import * as v from "valibot";
+import type { Environment } from "../lib/config.ts";
+import { tieOutCsv } from "../lib/ledger/tieout.ts";
 import { ok, refuse, type Result } from "../lib/result.ts";
+import { receiveWire, returnAchFunding } from "./funding_store.ts";
 import {
   addMembership,
   createCompany,
@@ -15,6 +18,7 @@ import {
   rotateKey,
   setFees,
 } from "./identity_admin.ts";
+import { lineTieOut, verifyLedger } from "./ledger_reports.ts";
 
 export interface CommandContext {
   readonly databases: Databases;
@@ -28,6 +32,37 @@ interface Command {
   readonly summary: string;
   readonly flags: Readonly<Record<string, string>>;
   readonly run: (ctx: CommandContext, flags: Flags) => Promise<Result<Record<string, unknown>>>;
+}
+
+function environmentFlag(
+  flags: Flags,
+  fallback: Environment,
+): Result<Environment, "invalid_input"> {
+  const value = flags.environment ?? fallback;
+  if (value === "test" || value === "live") return ok(value);
+  return refuse("invalid_input", `--environment ${JSON.stringify(value)}: test or live`, {
+    field: "environment",
+  });
+}
+
+/** The line of a company named by TIN and line code. */
+async function findLineByCode(
+  ctx: CommandContext,
+  environment: Environment,
+  tin: string,
+  code: string,
+): Promise<Result<{ lineId: string; companyId: string }, "line_not_found">> {
+  const { rows } = await ctx.databases[environment].readClient.execute({
+    sql: `SELECT l.id, l.company_id FROM business_lines l JOIN companies c ON c.id = l.company_id
+          WHERE c.tin = ? AND l.code = ?`,
+    args: [tin, code],
+  });
+  if (!rows[0]) {
+    return refuse("line_not_found", `no line ${JSON.stringify(code)} for TIN ${tin}`, {
+      field: "line",
+    });
+  }
+  return ok({ lineId: String(rows[0].id), companyId: String(rows[0].company_id) });
 }
 
 /** "12.34" → 1234; at most two decimals, no sign, no exponent. */
@@ -165,10 +200,135 @@ export const adminCommands: Readonly<Record<string, Command>> = {
         : r;
     },
   },
+  "retry:set": {
+    summary: "set a company's automatic retry policy (both environments)",
+    flags: {
+      tin: "the company's TIN",
+      max: "retries per payout, 0-10",
+      reasons: "comma-separated failure reasons",
+    },
+    run: async (ctx, f) => {
+      if (!/^(10|\d)$/.test(f.max)) {
+        return refuse(
+          "invalid_input",
+          `--max ${JSON.stringify(f.max)}: a whole number from 0 to 10`,
+          { field: "max" },
+        );
+      }
+      const reasons = f.reasons.split(",").map((r) => r.trim()).filter((r) => r !== "");
+      if (reasons.some((r) => !/^[A-Za-z0-9_]{1,40}$/.test(r))) {
+        return refuse(
+          "invalid_input",
+          `--reasons ${JSON.stringify(f.reasons)}: names of letters, digits and _`,
+          {
+            field: "reasons",
+          },
+        );
+      }
+      for (const database of [ctx.databases.live, ctx.databases.test]) {
+        const updated = await database.writer.write((tx) =>
+          tx.execute({
+            sql: "UPDATE companies SET retry_max = ?, retry_reasons = ? WHERE tin = ?",
+            args: [Number(f.max), JSON.stringify(reasons), f.tin],
+          })
+        );
+        if (updated.rowsAffected === 0) {
+          return refuse("company_not_found", `no company with TIN ${f.tin}`);
+        }
+      }
+      return ok({ tin: f.tin, retry_max: Number(f.max), retry_reasons: reasons });
+    },
+  },
+  "wire:receive": {
+    summary: "record that a pending wire arrived: its amount becomes available",
+    flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const received = await ctx.databases[environment.value].writer.write((tx) =>
+        receiveWire(tx, f.funding, ctx.now)
+      );
+      return received.ok
+        ? ok({ funding_id: received.value.id, status: received.value.status })
+        : received;
+    },
+  },
+  "funding:return": {
+    summary: "record that the bank returned a pending ACH funding",
+    flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const returned = await ctx.databases[environment.value].writer.write((tx) =>
+        returnAchFunding(tx, f.funding, ctx.now)
+      );
+      return returned.ok
+        ? ok({ funding_id: returned.value.id, status: returned.value.status })
+        : returned;
+    },
+  },
+  "ledger:verify": {
+    summary: "recompute every balance and transaction from the entries; exit 1 on any difference",
+    flags: { environment: "test or live (default: both)" },
+    run: async (ctx, f) => {
+      const environments: Environment[] = f.environment === undefined ? ["live", "test"] : [];
+      if (f.environment !== undefined) {
+        const one = environmentFlag(f, "live");
+        if (!one.ok) return one;
+        environments.push(one.value);
+      }
+      const report: Record<string, unknown> = {};
+      let problems = 0;
+      for (const environment of environments) {
+        const found = await verifyLedger(ctx.databases[environment].readClient);
+        problems += found.length;
+        report[environment] = found;
+      }
+      if (problems > 0) {
+        return refuse(
+          "ledger_differences",
+          `${problems} ledger differences found: ${JSON.stringify(report)}`,
+          {
+            details: report,
+          },
+        );
+      }
+      return ok({ ...Object.fromEntries(environments.map((e) => [e, "balanced"])) });
+    },
+  },
+  "tieout": {
+    summary: "a line's daily tie-out (UTC day) as JSON, or CSV with --format csv",
+    flags: {
+      tin: "the company's TIN",
+      line: "line code",
+      date: "YYYY-MM-DD",
+      environment: "live (default) or test",
+      format: "json (default) or csv",
+    },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const line = await findLineByCode(ctx, environment.value, f.tin, f.line);
+      if (!line.ok) return line;
+      const tieOut = await lineTieOut(
+        ctx.databases[environment.value].readClient,
+        line.value.lineId,
+        f.date,
+      );
+      if (!tieOut) {
+        return refuse(
+          "invalid_input",
+          `--date ${JSON.stringify(f.date)}: a calendar date YYYY-MM-DD`,
+        );
+      }
+      if (f.format === "csv") return ok({ csv: tieOutCsv(f.line, tieOut) });
+      return ok({ line: f.line, environment: environment.value, ...tieOut });
+    },
+  },
 };
 
 /** Optional flags: every other flag of a command is required. */
-const optionalFlags = new Set(["payor", "payee", "service"]);
+const optionalFlags = new Set(["payor", "payee", "service", "environment", "format"]);
 
 const flagValue = v.pipe(v.string(), v.maxLength(1000));
 

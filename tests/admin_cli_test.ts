@@ -1,5 +1,6 @@
 /** The operator CLI as an operator runs it, and the admin endpoint it uses while the service runs. */
 import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
 import { freePort } from "../bench/service.ts";
 import { createApp } from "../routes/app.ts";
 import { openHttpFixture } from "./http_fixture.ts";

@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { addFunds, receiveWire, returnAchFunding } from "../db/funding_store.ts";
+import { lineTieOut, verifyLedger } from "../db/ledger_reports.ts";
+import { tieOutCsv, utcDayBounds } from "../lib/ledger/tieout.ts";
+import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
+
+Deno.test("tie-out of a day with funding, fees, payouts and a returned funding balances to 0", async () => {
+  const m = await openMoneyFixture();
+  try {
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql:
+          `INSERT INTO fee_schedules (company_id, payment_method_id, payor_fee_cents, payee_fee_cents, service_fee_cents)
+              VALUES (?, 7, 200, 100, 50)`,
+        args: [m.companyId],
+      })
+    );
+    await m.fund(1_000_000); // Monday: wire
+    const returnedAch = await m.fund(300_000, "ACH");
+    const paid = await m.create({
+      email: "success+paypal@example.test",
+      amountCents: 40_000,
+      allowedPaymentMethodIds: [7],
+    });
+    assert.ok(paid.ok);
+    await m.settle();
+    await m.advance(10); // PayPal completes within seconds
+    assert.equal((await m.payout(paid.value.payouts[0].id)).status, "completed");
+    assert.ok(
+      (await m.database.writer.write((tx) => returnAchFunding(tx, returnedAch, m.now()))).ok,
+    );
+
+    const monday = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-05"))!;
+    assert.deepEqual(monday, {
+      date: "2026-01-05",
+      opening: 0,
+      funded: 1_300_000,
+      returnedFunding: 300_000,
+      disbursed: 39_900, // 40,000 less the 100 payee fee
+      fees: 350, // payee 100 + payor 200 + service 50
+      closing: 1_000_000 - 40_250,
+      difference: 0,
+    });
+    assert.equal(
+      tieOutCsv("auto", monday),
+      "line,date,opening_cents,funded_cents,returned_funding_cents,disbursed_cents,fees_cents,closing_cents,difference_cents\n" +
+        "auto,2026-01-05,0,1300000,300000,39900,350,959750,0\n",
+    );
+    await m.advance(DAY_SECONDS);
+    const tuesday = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-06"))!;
+    assert.deepEqual([tuesday.opening, tuesday.closing, tuesday.difference], [959_750, 959_750, 0]);
+    assert.equal(await lineTieOut(m.database.readClient, m.lineId, "2026-02-30"), null);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("verifyLedger reports a tampered balance and an unbalanced transaction", async () => {
+  const m = await openMoneyFixture();
+  try {
+    await m.fund(50_000);
+    await m.database.writer.write(async (tx) => {
+      await tx.execute({
+        sql:
+          "UPDATE ledger_accounts SET balance_cents = balance_cents + 1 WHERE code = 'available' AND line_id = ?",
+        args: [m.lineId],
+      });
+      await tx.execute(
+        "UPDATE ledger_entries SET amount_cents = amount_cents - 1 WHERE id = (SELECT min(id) FROM ledger_entries)",
+      );
+    });
+    const problems = await verifyLedger(m.database.readClient);
+    assert.deepEqual(problems.map((p) => p.kind).sort(), [
+      "balance_differs",
+      "balance_differs",
+      "unbalanced_transaction",
+    ]);
+    assert.match(
+      problems.find((p) => p.kind === "unbalanced_transaction")!.detail,
+      /entries sum to -1 cents/,
+    );
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("a live wire is pending until received; then it is available and released waiting payouts", async () => {
+  const m = await openMoneyFixture();
+  try {
+    const wire = await m.database.writer.write((tx) =>
+      addFunds(
+        tx,
+        {
+          companyId: m.companyId,
+          lineId: m.lineId,
+          paymentMethod: "WireTransfer",
+          amountCents: 80_000,
+          description: "wire for claim 77",
+          largeDisbursement: true,
+          requestFingerprint: "w1",
+        },
+        "live",
+        m.now(),
+      )
+    );
+    assert.ok(wire.ok);
+    assert.equal(wire.value.funding.status, "Pending");
+    assert.equal((await m.balances()).available, 0);
+    const waiting = await m.create({ amountCents: 60_000 }, { large: true });
+    assert.ok(waiting.ok && waiting.value.payouts[0].status === "pending_funds");
+    const received = await m.database.writer.write((tx) =>
+      receiveWire(tx, wire.value.funding.id, m.now())
+    );
+    assert.ok(received.ok && received.value.status === "Completed");
+    assert.equal((await m.payout(waiting.value.payouts[0].id)).status, "created");
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved], [20_000, 60_000]);
+    const twice = await m.database.writer.write((tx) =>
+      receiveWire(tx, wire.value.funding.id, m.now())
+    );
+    assert.ok(!twice.ok && twice.code === "funding_not_pending");
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("funding_uuid: the same request returns the first record; another request is refused", async () => {
+  const m = await openMoneyFixture();
+  try {
+    const add = (fingerprint: string) =>
+      m.database.writer.write((tx) =>
+        addFunds(
+          tx,
+          {
+            companyId: m.companyId,
+            lineId: m.lineId,
+            fundingUuid: "f-1",
+            paymentMethod: "ACH",
+            amountCents: 1_000,
+            description: "x",
+            largeDisbursement: false,
+            requestFingerprint: fingerprint,
+          },
+          "test",
+          m.now(),
+        )
+      );
+    const first = await add("same");
+    const again = await add("same");
+    assert.ok(first.ok && again.ok);
+    assert.equal(again.value.funding.id, first.value.funding.id);
+    assert.equal(again.value.replayed, true);
+    const other = await add("other");
+    assert.ok(!other.ok && other.code === "funding_uuid_reused");
+    assert.equal((await m.balances()).pending_funding, 1_000, "funded once");
+    assert.equal(
+      new Date(first.value.funding.expectedAvailableAt!).toISOString(),
+      "2026-01-08T15:00:00.000Z",
+    );
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("utcDayBounds accepts real calendar dates only", () => {
+  assert.deepEqual(utcDayBounds("2026-01-05"), {
+    start: Date.UTC(2026, 0, 5),
+    end: Date.UTC(2026, 0, 6),
+  });
+  for (const bad of ["2026-02-30", "2026-1-5", "yesterday", "2026-13-01"]) {
+    assert.equal(utcDayBounds(bad), null, bad);
+  }
+});
