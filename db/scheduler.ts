@@ -13,8 +13,6 @@ import type { WriteTx } from "./writer.ts";
 export type JobHandler = (tx: WriteTx, job: DueJob) => Promise<void>;
 export type JobHandlers = Readonly<Record<string, JobHandler>>;
 
-const JOBS_PER_READ_MAX = 100;
-
 /** Runs every job of the company due at or before `until`, including jobs those jobs schedule. */
 export async function runDueJobs(
   database: Database,
@@ -24,36 +22,37 @@ export async function runDueJobs(
 ): Promise<number> {
   let ran = 0;
   for (;;) {
-    const jobs = await dueJobs(database.readClient, companyId, until, JOBS_PER_READ_MAX);
-    if (jobs.length === 0) return ran;
-    for (const job of jobs) {
-      try {
-        await database.writer.write(async (tx) => {
-          if (!(await markJobDone(tx, job.id, job.dueAt))) return;
-          const handler = handlers[job.kind];
-          if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-          await handler(tx, job);
-        });
-      } catch (error) {
-        // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
-        const message = error instanceof Error ? error.message : String(error);
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "job failed",
-            job_id: job.id,
-            kind: job.kind,
-            error: message,
-          }),
-        );
-        await database.writer.write((tx) =>
-          tx.execute({
-            sql:
-              "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
-            args: [job.dueAt, message, job.id],
-          })
-        );
-      }
+    // One job at a time: a job may schedule another that falls due before the next one found.
+    const [job] = await dueJobs(database.readClient, companyId, until, 1);
+    if (!job) return ran;
+    try {
+      const mine = await database.writer.write(async (tx) => {
+        // Another runner (the sweep, a clock advance) may have taken it first.
+        if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
+        const handler = handlers[job.kind];
+        if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+        await handler(tx, job);
+        return true;
+      });
+      if (mine) ran++;
+    } catch (error) {
+      // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "job failed",
+          job_id: job.id,
+          kind: job.kind,
+          error: message,
+        }),
+      );
+      await database.writer.write((tx) =>
+        tx.execute({
+          sql: "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
+          args: [job.dueAt, message, job.id],
+        })
+      );
       ran++;
     }
   }

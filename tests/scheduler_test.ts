@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { runDueJobs } from "../db/scheduler.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
+import type { DueJob } from "../db/scheduler_store.ts";
+import type { WriteTx } from "../db/writer.ts";
+import { openTempDatabase, withTempDir } from "./helpers.ts";
+
+const NOW = Date.UTC(2026, 0, 5, 12);
+
+async function seedCompany(dir: string) {
+  const database = await openTempDatabase(dir);
+  await database.writer.write((tx) =>
+    tx.execute(
+      "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_1', 'Acme', '123456789', 0)",
+    )
+  );
+  return database;
+}
+
+Deno.test("jobs survive a restart and run once, in due order, including jobs scheduled by jobs", async () => {
+  await withTempDir(async (dir) => {
+    let database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "note", subjectId: "b", dueAt: NOW + 2000 },
+        NOW,
+      );
+      await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "note", subjectId: "a", dueAt: NOW + 1000 },
+        NOW,
+      );
+      await scheduleJob(tx, {
+        companyId: "co_1",
+        kind: "note",
+        subjectId: "late",
+        dueAt: NOW + 60_000,
+      }, NOW);
+    });
+    await database.close();
+    database = await openTempDatabase(dir); // a restart: only the rows remain
+
+    const ran: string[] = [];
+    const handlers = {
+      note: async (tx: WriteTx, job: DueJob) => {
+        ran.push(`${job.subjectId}@${job.dueAt - NOW}`);
+        if (job.subjectId === "a") {
+          await scheduleJob(tx, {
+            companyId: "co_1",
+            kind: "note",
+            subjectId: "from-a",
+            dueAt: job.dueAt + 500,
+          }, job.dueAt);
+        }
+      },
+    };
+    // Two runners at once, as the sweep and a clock advance may be: each job still runs once.
+    const counts = await Promise.all([
+      runDueJobs(database, "co_1", NOW + 5000, handlers),
+      runDueJobs(database, "co_1", NOW + 5000, handlers),
+    ]);
+    assert.deepEqual(ran, ["a@1000", "from-a@1500", "b@2000"]);
+    assert.equal(counts[0] + counts[1], 3, "each job counted by the runner that ran it");
+    const { rows } = await database.readClient.execute(
+      "SELECT subject_id FROM scheduled_jobs WHERE done_at IS NULL",
+    );
+    assert.deepEqual(rows.map((r) => r.subject_id), ["late"]);
+    await database.close();
+  });
+});
+
+Deno.test("a failing job is rolled back, parked with its error, and does not stall the others", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      await scheduleJob(tx, { companyId: "co_1", kind: "boom", subjectId: "x", dueAt: NOW }, NOW);
+      await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "unknown", subjectId: "y", dueAt: NOW },
+        NOW,
+      );
+      await scheduleJob(tx, { companyId: "co_1", kind: "note", subjectId: "z", dueAt: NOW }, NOW);
+    });
+    const ran: string[] = [];
+    const originalError = console.error;
+    console.error = () => {};
+    try {
+      await runDueJobs(database, "co_1", NOW, {
+        boom: async (tx) => {
+          await tx.execute(
+            "INSERT INTO users (id, email, created_at) VALUES ('usr_partial', 'p@x.test', 0)",
+          );
+          throw new Error("rail timeout");
+        },
+        note: (_tx, job) => {
+          ran.push(job.subjectId);
+          return Promise.resolve();
+        },
+      });
+    } finally {
+      console.error = originalError;
+    }
+    assert.deepEqual(ran, ["z"]);
+    const { rows } = await database.readClient.execute(
+      "SELECT kind, error FROM scheduled_jobs ORDER BY rowid",
+    );
+    assert.deepEqual(rows.map((r) => [r.kind, r.error]), [
+      ["boom", "rail timeout"],
+      ["unknown", "no handler for job kind unknown"],
+      ["note", null],
+    ]);
+    const partial = await database.readClient.execute("SELECT count(*) n FROM users");
+    assert.equal(Number(partial.rows[0].n), 0, "the failed job's writes were rolled back");
+    await database.close();
+  });
+});
