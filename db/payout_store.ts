@@ -2,7 +2,7 @@
  * Payouts on the database: every move goes through the state machine, and its new state, ledger
  * transaction, timeline row and outbox events are written in the caller's one write unit.
  */
-import { holdFor } from "../lib/fees.ts";
+import { feesFor, holdFor } from "../lib/fees.ts";
 import { newId } from "../lib/keys.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus } from "../lib/payouts/states.ts";
 import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
@@ -226,8 +226,27 @@ export async function createDisbursement(
   tx: WriteTx,
   input: NewDisbursement,
   now: number,
-): Promise<Result<{ disbursementId: string; payouts: PayoutRow[] }, "insufficient_funds">> {
+): Promise<
+  Result<
+    { disbursementId: string; payouts: PayoutRow[] },
+    "insufficient_funds" | "amount_below_payee_fee"
+  >
+> {
   const schedule = await readFeeSchedule(tx, input.companyId);
+  for (const [index, payout] of input.payouts.entries()) {
+    const methodId = payout.allowedPaymentMethodIds.find((id) =>
+      feesFor(schedule, id).payeeFeeCents >= payout.amountCents
+    );
+    if (methodId !== undefined) {
+      return refuse(
+        "amount_below_payee_fee",
+        `payee ${payout.payeeUuid}: amount ${payout.amountCents} cents does not cover the payee fee ${
+          feesFor(schedule, methodId).payeeFeeCents
+        } of payment method ${methodId}`,
+        { field: `payees.${index}.amount` },
+      );
+    }
+  }
   const holds = input.payouts.map((p) =>
     holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule)
   );
