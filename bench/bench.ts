@@ -3,6 +3,7 @@
  * rate limit off) and measures each scenario with wrk, printing a table. Settings:
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
  */
+import { measureLedgerPosting } from "./ledger_posting.ts";
 import { startService } from "./service.ts";
 import { ensureWrk, type LoadResult, runLoad } from "./wrk.ts";
 
@@ -71,3 +72,10 @@ try {
   await service.stop();
 }
 printTable(rows);
+
+const posting = await measureLedgerPosting({ transactions: 20_000, concurrency: 64 });
+console.log(
+  `\nledger posting through the group-commit writer (64 concurrent callers, synchronous=FULL): ` +
+    `${posting.transactions} transactions in ${posting.seconds.toFixed(2)} s = ` +
+    `${posting.perSecond.toFixed(0)} transactions/s in ${posting.groups} commits`,
+);

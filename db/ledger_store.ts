@@ -50,11 +50,16 @@ export async function postTransaction(
   >
 > {
   const changes = netChanges(input.transfers);
-  await ensureLineAccounts(tx, input.companyId, input.lineId);
-  const { rows } = await tx.execute({
+  const accountsOfLine = {
     sql: "SELECT id, code, balance_cents FROM ledger_accounts WHERE line_id = ?",
     args: [input.lineId],
-  });
+  };
+  let { rows } = await tx.execute(accountsOfLine);
+  if (rows.length < ledgerAccountCodes.length) {
+    // A line's first posting opens its accounts.
+    await ensureLineAccounts(tx, input.companyId, input.lineId);
+    rows = (await tx.execute(accountsOfLine)).rows;
+  }
   const before = balancesFrom(rows);
   const short = overdraft(before, changes);
   if (short) {
@@ -100,11 +105,18 @@ export async function postTransaction(
     args: entries.flatMap(([accountId, cents]) => [transactionId, accountId, cents]),
   });
   const after = { ...before };
-  for (const [code, change] of changes) {
-    after[code] += change;
+  const changed = [...changes].filter(([, change]) => change !== 0);
+  for (const [code, change] of changed) after[code] += change;
+  // One statement moves every changed balance (transfers may also cancel out entirely).
+  if (changed.length > 0) {
     await tx.execute({
-      sql: "UPDATE ledger_accounts SET balance_cents = balance_cents + ? WHERE id = ?",
-      args: [change, accountIds.get(code)!],
+      sql: `UPDATE ledger_accounts SET balance_cents = balance_cents + CASE id ${
+        changed.map(() => "WHEN ? THEN ?").join(" ")
+      } END WHERE id IN (${changed.map(() => "?").join(", ")})`,
+      args: [
+        ...changed.flatMap(([code, change]) => [accountIds.get(code)!, change]),
+        ...changed.map(([code]) => accountIds.get(code)!),
+      ],
     });
   }
   const readBack = await tx.execute({
