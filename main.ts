@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
-  const jobHandlers = jobHandlersByEnvironment();
+  const jobHandlers = jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS);
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);
   const app = createApp({
     config,

@@ -17,6 +17,24 @@ import type { WriteTx } from "./writer.ts";
 export interface PayoutRuntime {
   readonly environment: Environment;
   readonly rail: Rail;
+  /** How long a payee has to choose a method before the offer expires and the payout cancels. */
+  readonly offerTtlMs: number;
+}
+
+/** Every offer (first or renewed) gets its own expiry; a renewed offer makes older ones moot. */
+export async function scheduleOfferExpiry(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  now: number,
+): Promise<void> {
+  await scheduleJob(tx, {
+    companyId: payout.companyId,
+    kind: "payout.expire_offer",
+    subjectId: payout.id,
+    dueAt: now + runtime.offerTtlMs,
+    payload: { offered_at: now },
+  }, now);
 }
 
 export interface MethodSelection {
@@ -87,7 +105,9 @@ async function sendPayout(
     scenario: (payout.methodDetails.scenario as never) ?? "settles",
   }, now);
   if (!submitted.ok) {
-    if (payout.status === "failed") return await handleFailure(tx, payout.id, submitted.code, now);
+    if (payout.status === "failed") {
+      return await handleFailure(tx, runtime, payout.id, submitted.code, now);
+    }
     const refused = await applyMove(
       tx,
       payout.id,
@@ -98,7 +118,7 @@ async function sendPayout(
       },
     );
     if (!refused.ok) return refused;
-    return await handleFailure(tx, payout.id, submitted.code, now);
+    return await handleFailure(tx, runtime, payout.id, submitted.code, now);
   }
   const step = payout.status === "failed"
     ? { kind: "retry" as const, allowed: true }
@@ -126,6 +146,7 @@ async function sendPayout(
  */
 async function handleFailure(
   tx: WriteTx,
+  runtime: PayoutRuntime,
   payoutId: string,
   reason: string,
   now: number,
@@ -162,6 +183,7 @@ async function handleFailure(
   // Offering every method again may need a larger hold than available covers: the payout then
   // stays failed with its money held, and the company (told by the failed event) funds or cancels.
   if (!reoffered.ok && reoffered.code === "insufficient_funds") return ok(payout);
+  if (reoffered.ok) await scheduleOfferExpiry(tx, runtime, reoffered.value, now);
   return reoffered;
 }
 
@@ -177,15 +199,8 @@ async function actAsTestPayee(
   if (!marker || marker.kind === "noaction") return;
   const method = modalityOf(marker.modality)!;
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
-  const selected = await selectMethod(tx, runtime, payout.id, {
-    paymentMethodId: method.id,
-    details: {},
-  }, now);
-  if (!selected.ok) {
-    throw new Error(
-      `test payee ${marker.kind}+${marker.modality} could not select: ${selected.message}`,
-    );
-  }
+  // A refused selection (say, fees changed since the offer) leaves the payout offered, as a person would.
+  await selectMethod(tx, runtime, payout.id, { paymentMethodId: method.id, details: {} }, now);
 }
 
 /** Handlers of the payout and funding job kinds. */
@@ -203,7 +218,25 @@ export function payoutJobHandlers(
       if (payout?.status !== "created") return;
       const offered = await applyMove(tx, job.subjectId, { kind: "offer" }, job.dueAt);
       if (!offered.ok) throw new Error(`payout.offer: ${offered.message}`);
+      await scheduleOfferExpiry(tx, runtime, offered.value, job.dueAt);
       await actAsTestPayee(tx, runtime, offered.value, job.dueAt);
+    },
+    "payout.expire_offer": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      if (payout?.status !== "modality_offered") return;
+      // Only the latest offer's expiry counts: a re-offer after this one was made renewed it.
+      const { rows } = await tx.execute({
+        sql:
+          `SELECT max(at) AS at FROM payout_transitions WHERE payout_id = ? AND to_status = 'modality_offered'`,
+        args: [job.subjectId],
+      });
+      if (Number(rows[0].at) !== Number(job.payload.offered_at)) return;
+      await moveOrThrow(
+        applyMove(tx, job.subjectId, { kind: "expire_offer" }, job.dueAt, {
+          detail: "the payee did not choose in time",
+        }),
+        job,
+      );
     },
     "payout.complete": (tx, job) =>
       moveOrThrow(applyMove(tx, job.subjectId, { kind: "complete" }, job.dueAt), job),
@@ -213,7 +246,7 @@ export function payoutJobHandlers(
         applyMove(tx, job.subjectId, { kind: "fail", reason }, job.dueAt, { detail: reason }),
         job,
       );
-      await moveOrThrow(handleFailure(tx, job.subjectId, reason, job.dueAt), job);
+      await moveOrThrow(handleFailure(tx, runtime, job.subjectId, reason, job.dueAt), job);
     },
     "payout.retry": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);

@@ -393,9 +393,11 @@ export async function releasePendingFunds(
   now: number,
 ): Promise<number> {
   const { rows } = await tx.execute({
-    sql:
-      `SELECT DISTINCT d.id, d.created_at FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
-          WHERE d.line_id = ? AND p.status = 'pending_funds' ORDER BY d.created_at, d.id`,
+    // rowid breaks ties of the same millisecond in creation order.
+    sql: `SELECT d.id FROM disbursements d
+          WHERE d.line_id = ? AND EXISTS
+            (SELECT 1 FROM payouts p WHERE p.disbursement_id = d.id AND p.status = 'pending_funds')
+          ORDER BY d.created_at, d.rowid`,
     args: [lineId],
   });
   const schedule = await readFeeSchedule(tx, companyId);
@@ -403,7 +405,7 @@ export async function releasePendingFunds(
   for (const row of rows) {
     const waiting = (await tx.execute({
       sql:
-        `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE disbursement_id = ? AND status = 'pending_funds' ORDER BY id`,
+        `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE disbursement_id = ? AND status = 'pending_funds' ORDER BY rowid`,
       args: [String(row.id)],
     })).rows.map(toPayout);
     const holds = waiting.map((p) => holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule));

@@ -92,7 +92,7 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment(),
+    jobHandlers: jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),
     log: (entry) => logs.push(entry),
   };

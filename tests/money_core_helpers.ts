@@ -57,7 +57,7 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       args: [lineId, companyId, START],
     });
   });
-  const handlers = jobHandlersByEnvironment().test;
+  const handlers = jobHandlersByEnvironment(90).test;
   let offsetMs = 0;
   const fixture: MoneyFixture = {
     database,
@@ -106,10 +106,16 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
     },
     select: (payoutId, paymentMethodId, details) =>
       database.writer.write((tx) =>
-        selectMethod(tx, { environment: "test", rail: sandboxRail }, payoutId, {
-          paymentMethodId,
-          details,
-        }, fixture.now())
+        selectMethod(
+          tx,
+          { environment: "test", rail: sandboxRail, offerTtlMs: 90 * 86_400_000 },
+          payoutId,
+          {
+            paymentMethodId,
+            details,
+          },
+          fixture.now(),
+        )
       ),
     cancel: (payoutId) =>
       database.writer.write((tx) => applyMove(tx, payoutId, { kind: "cancel" }, fixture.now())),

@@ -205,7 +205,7 @@ async function checkInvariants(database: Database, lineId: string): Promise<void
 Deno.test("property: random money sequences keep the ledger balanced and equal to the model", async () => {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-model-" });
   const database = await openTempDatabase(dir, "test");
-  const handlers = jobHandlersByEnvironment().test;
+  const handlers = jobHandlersByEnvironment(90).test;
   let run = 0;
   try {
     await fc.assert(
@@ -330,10 +330,16 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                 const id = pick(payoutIds, step.pick);
                 if (id) {
                   await database.writer.write((tx) =>
-                    selectMethod(tx, { environment: "test", rail: sandboxRail }, id, {
-                      paymentMethodId: step.method,
-                      details: step.details,
-                    }, now)
+                    selectMethod(
+                      tx,
+                      { environment: "test", rail: sandboxRail, offerTtlMs: 90 * 86_400_000 },
+                      id,
+                      {
+                        paymentMethodId: step.method,
+                        details: step.details,
+                      },
+                      now,
+                    )
                   );
                 }
                 break;

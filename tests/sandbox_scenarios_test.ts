@@ -213,3 +213,32 @@ Deno.test("a payout needing two endorsements waits in awaiting_endorsement; canc
     assert.equal((await m.balances()).available, 100_000);
   });
 });
+
+Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offer gets its own expiry", async () => {
+  await withMoney(async (m) => {
+    await m.fund(100_000);
+    const quiet = await m.create({ amountCents: 10_000 });
+    const renewed = await m.create({ amountCents: 20_000 });
+    assert.ok(quiet.ok && renewed.ok);
+    const quietId = quiet.value.payouts[0].id;
+    const renewedId = renewed.value.payouts[0].id;
+    await m.settle();
+    await m.advance(30 * DAY_SECONDS);
+    // Day 30: the second payee picks a card that is declined, and is offered the methods again.
+    assert.ok((await m.select(renewedId, 4, { cardNumber: "4000000000000002" })).ok);
+    assert.equal((await m.payout(renewedId)).status, "modality_offered");
+    await m.advance(60 * DAY_SECONDS - 1);
+    assert.equal((await m.payout(quietId)).status, "modality_offered", "one second before 90 days");
+    await m.advance(1);
+    assert.equal((await m.payout(quietId)).status, "canceled");
+    assert.equal(
+      (await m.payout(renewedId)).status,
+      "modality_offered",
+      "its offer was renewed on day 30",
+    );
+    await m.advance(30 * DAY_SECONDS);
+    assert.equal((await m.payout(renewedId)).status, "canceled");
+    assert.deepEqual(await m.balances().then((b) => [b.available, b.reserved]), [100_000, 0]);
+    assert.deepEqual((await m.events(quietId)).slice(-1), ["canceled"]);
+  });
+});
