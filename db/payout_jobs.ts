@@ -105,6 +105,12 @@ async function sendPayout(
     scenario: (payout.methodDetails.scenario as never) ?? "settles",
   }, now);
   if (!submitted.ok) {
+    if (submitted.code === "rail_not_configured") {
+      // Loud on purpose: an operator must configure the rail; the payout fails, it is never pretended paid.
+      console.error(
+        JSON.stringify({ level: "error", msg: submitted.message, payout_id: payout.id }),
+      );
+    }
     if (payout.status === "failed") {
       return await handleFailure(tx, runtime, payout.id, submitted.code, now);
     }

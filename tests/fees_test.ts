@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { billedAmountCents, feesFor, holdFor } from "../lib/fees.ts";
+import { sandboxScenario, testPayeeMarker, unconfiguredLiveRail } from "../lib/rails/mod.ts";
+import { selectMethod } from "../db/payout_jobs.ts";
+import { openMoneyFixture } from "./money_core_helpers.ts";
+
+const schedule = new Map([
+  [1, { payorFeeCents: 150, payeeFeeCents: 25, serviceFeeCents: 50 }],
+  [7, { payorFeeCents: 300, payeeFeeCents: 0, serviceFeeCents: 0 }],
+]);
+
+Deno.test("fees: BilledAmount, per-method lookup and the create hold", () => {
+  assert.deepEqual(feesFor(schedule, 2), {
+    payorFeeCents: 0,
+    payeeFeeCents: 0,
+    serviceFeeCents: 0,
+  });
+  assert.equal(billedAmountCents(10_000, feesFor(schedule, 1)), 10_200);
+  assert.equal(
+    holdFor(10_000, [1, 2, 7], schedule),
+    10_300,
+    "the highest payor + service fee among the allowed",
+  );
+  assert.equal(holdFor(10_000, [1, 2], schedule), 10_200);
+  assert.equal(holdFor(10_000, [2], schedule), 10_000);
+});
+
+Deno.test("test payee markers and sandbox scenarios", () => {
+  assert.deepEqual(testPayeeMarker("success+ach@example.test"), {
+    kind: "success",
+    modality: "ach",
+  });
+  assert.deepEqual(testPayeeMarker("FAIL+instant@example.test"), {
+    kind: "fail",
+    modality: "instant_deposit",
+  });
+  assert.deepEqual(testPayeeMarker("noaction"), { kind: "noaction" });
+  assert.equal(testPayeeMarker("success+cash@example.test"), null);
+  assert.equal(testPayeeMarker("pat@example.test"), null);
+  assert.equal(sandboxScenario("ach", { accountNumber: "000111111116" }, null), "returns_r03");
+  assert.equal(sandboxScenario("ach", { accountNumber: "000222222227" }, null), "transient_once");
+  assert.equal(sandboxScenario("vcc", { cardNumber: "4000000000000002" }, null), "declined");
+  assert.equal(sandboxScenario("check", { zip: "00000" }, null), "undeliverable");
+  assert.equal(
+    sandboxScenario("venmo", {}, { kind: "fail", modality: "venmo" }),
+    "account_not_found",
+  );
+  assert.equal(sandboxScenario("ach", { accountNumber: "000123456789" }, null), "settles");
+});
+
+Deno.test("an unconfigured live rail refuses loudly: the payout fails and is offered again, nothing is paid", async () => {
+  const m = await openMoneyFixture();
+  const originalError = console.error;
+  const logged: string[] = [];
+  console.error = (line: string) => logged.push(line);
+  try {
+    await m.fund(50_000);
+    const created = await m.create({ amountCents: 20_000 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    const live = {
+      environment: "live" as const,
+      rail: unconfiguredLiveRail,
+      offerTtlMs: 86_400_000,
+    };
+    const result = await m.database.writer.write((tx) =>
+      selectMethod(tx, live, id, { paymentMethodId: 1, details: {} }, m.now())
+    );
+    assert.ok(result.ok);
+    const payout = await m.payout(id);
+    assert.deepEqual([payout.status, payout.failure_reason], [
+      "modality_offered",
+      "rail_not_configured",
+    ]);
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [30_000, 20_000, 0, -50_000]);
+    assert.equal(logged.length, 1);
+    assert.match(
+      JSON.parse(logged[0]).msg,
+      /^no live ach rail is configured; payout po_\w+ was not sent$/,
+    );
+  } finally {
+    console.error = originalError;
+    await m.close();
+  }
+});
