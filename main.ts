@@ -3,7 +3,7 @@
  * graceful shutdown. `--dev` runs the local sandbox: generated secrets, seeded companies, and the
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
-import { openDatabase } from "./db/client.ts";
+import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
 import { jobHandlersByEnvironment } from "./db/runtime.ts";
@@ -75,15 +75,7 @@ async function main(): Promise<void> {
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
 
-  const open = (environment: "test" | "live") =>
-    openDatabase({
-      environment,
-      url: config.databaseUrls[environment],
-      authToken: config.databaseAuthToken,
-      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
-      unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
-    });
-  const databases = { test: await open("test"), live: await open("live") };
+  const databases = await openEnvironmentDatabases(config);
 
   let credentials: SandboxCredentials | null = null;
   if (dev) {

@@ -1,15 +1,5 @@
 /** Starts the service as a developer would (`main.ts --dev`) on a temporary DATA_DIR. */
-
-export interface SandboxCredentials {
-  base_url: string;
-  companies: {
-    name: string;
-    tin: string;
-    company_api_key: string;
-    users: { email: string; api_key_test: string; api_key_live: string }[];
-    lines: { line: string; key_test: string; key_live: string }[];
-  }[];
-}
+import type { SandboxCredentials } from "../db/sandbox_seed.ts";
 
 export interface RunningService {
   readonly baseUrl: string;

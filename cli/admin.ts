@@ -4,7 +4,7 @@
  * service's loopback admin endpoint. Exit codes: 0 done, 1 refused, 2 bad usage or input.
  */
 import { adminHelp, checkInvocation, runAdminCommand } from "../db/admin_commands.ts";
-import { openDatabase } from "../db/client.ts";
+import { openEnvironmentDatabases } from "../db/client.ts";
 import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/config.ts";
 import type { Result } from "../lib/result.ts";
@@ -35,15 +35,7 @@ function parseArguments(args: readonly string[]): Invocation | string {
 }
 
 async function runLocally(config: Config, name: string, flags: Record<string, string>) {
-  const open = (environment: "test" | "live") =>
-    openDatabase({
-      environment,
-      url: config.databaseUrls[environment],
-      authToken: config.databaseAuthToken,
-      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
-      unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
-    });
-  const databases = { test: await open("test"), live: await open("live") };
+  const databases = await openEnvironmentDatabases(config);
   try {
     return await runAdminCommand(
       { databases, now: Date.now(), keyGraceSeconds: config.limits.KEY_GRACE_SECONDS },

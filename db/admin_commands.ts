@@ -65,6 +65,25 @@ async function findLineByCode(
   return ok({ lineId: String(rows[0].id), companyId: String(rows[0].company_id) });
 }
 
+/** An operator's record of what the bank did with one funding. */
+function fundingCommand(
+  summary: string,
+  action: typeof receiveWire,
+): Command {
+  return {
+    summary,
+    flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const done = await ctx.databases[environment.value].writer.write((tx) =>
+        action(tx, f.funding, ctx.now)
+      );
+      return done.ok ? ok({ funding_id: done.value.id, status: done.value.status }) : done;
+    },
+  };
+}
+
 /** "12.34" → 1234; at most two decimals, no sign, no exponent. */
 function dollarsToCents(text: string): number | null {
   const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text);
@@ -239,34 +258,14 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       return ok({ tin: f.tin, retry_max: Number(f.max), retry_reasons: reasons });
     },
   },
-  "wire:receive": {
-    summary: "record that a pending wire arrived: its amount becomes available",
-    flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
-    run: async (ctx, f) => {
-      const environment = environmentFlag(f, "live");
-      if (!environment.ok) return environment;
-      const received = await ctx.databases[environment.value].writer.write((tx) =>
-        receiveWire(tx, f.funding, ctx.now)
-      );
-      return received.ok
-        ? ok({ funding_id: received.value.id, status: received.value.status })
-        : received;
-    },
-  },
-  "funding:return": {
-    summary: "record that the bank returned a pending ACH funding",
-    flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
-    run: async (ctx, f) => {
-      const environment = environmentFlag(f, "live");
-      if (!environment.ok) return environment;
-      const returned = await ctx.databases[environment.value].writer.write((tx) =>
-        returnAchFunding(tx, f.funding, ctx.now)
-      );
-      return returned.ok
-        ? ok({ funding_id: returned.value.id, status: returned.value.status })
-        : returned;
-    },
-  },
+  "wire:receive": fundingCommand(
+    "record that a pending wire arrived: its amount becomes available",
+    receiveWire,
+  ),
+  "funding:return": fundingCommand(
+    "record that the bank returned a pending ACH funding",
+    returnAchFunding,
+  ),
   "ledger:verify": {
     summary: "recompute every balance and transaction from the entries; exit 1 on any difference",
     flags: { environment: "test or live (default: both)" },

@@ -6,7 +6,7 @@
 import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import type { Environment } from "../lib/config.ts";
+import type { Config, Environment } from "../lib/config.ts";
 import * as schema from "./schema.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
 
@@ -68,6 +68,21 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
       writeClient.close();
     },
   };
+}
+
+/** Opens the test and live databases a configuration names. */
+export async function openEnvironmentDatabases(
+  config: Config,
+): Promise<Record<Environment, Database>> {
+  const open = (environment: Environment) =>
+    openDatabase({
+      environment,
+      url: config.databaseUrls[environment],
+      authToken: config.databaseAuthToken,
+      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+      unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
+    });
+  return { test: await open("test"), live: await open("live") };
 }
 
 /** The journal's migration count against the applied ones: readiness needs both equal. */

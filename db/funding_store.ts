@@ -122,18 +122,13 @@ export async function addFunds(
       now,
     ],
   });
+  const funding = (await loadFunding(tx, id))!;
   if (ach) {
-    await post(
-      tx,
-      input.companyId,
-      input.lineId,
-      id,
-      "funding.ach_initiated",
-      "bank",
-      "pending_funding",
-      input.amountCents,
-      now,
-    );
+    await moveFunding(tx, funding, {
+      kind: "funding.ach_initiated",
+      from: "bank",
+      to: "pending_funding",
+    }, now);
     await scheduleJob(tx, {
       companyId: input.companyId,
       kind: "funding.clear",
@@ -141,50 +136,53 @@ export async function addFunds(
       dueAt: addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS),
     }, now);
   } else if (receivedNow) {
-    await creditWire(tx, (await loadFunding(tx, id))!, now);
+    await creditAvailable(tx, funding, "funding.wire_received", "bank", now);
   }
   return ok({ funding: (await loadFunding(tx, id))!, replayed: false });
 }
 
-async function post(
+interface FundingMove {
+  readonly kind: string;
+  readonly from: "bank" | "pending_funding";
+  readonly to: "available" | "pending_funding" | "bank";
+  /** The funding's status after the move; unchanged when absent. */
+  readonly status?: FundingStatus;
+}
+
+/** Posts a funding's movement and records its new status in the same unit. */
+async function moveFunding(
   tx: WriteTx,
-  companyId: string,
-  lineId: string,
-  fundingId: string,
-  kind: string,
-  from: "bank" | "pending_funding",
-  to: "available" | "pending_funding" | "bank",
-  amountCents: number,
+  funding: FundingRecord,
+  move: FundingMove,
   now: number,
 ): Promise<void> {
   const posted = await postTransaction(tx, {
-    companyId,
-    lineId,
-    kind,
-    fundingId,
-    transfers: [{ from, to, amountCents }],
+    companyId: funding.companyId,
+    lineId: funding.lineId,
+    kind: move.kind,
+    fundingId: funding.id,
+    transfers: [{ from: move.from, to: move.to, amountCents: funding.amountCents }],
     postedAt: now,
   });
   // Fundings never debit available or reserved, so the ledger has no reason to refuse them.
-  if (!posted.ok) throw new Error(`funding ${fundingId} refused by the ledger: ${posted.message}`);
+  if (!posted.ok) throw new Error(`funding ${funding.id} refused by the ledger: ${posted.message}`);
+  if (move.status) {
+    await tx.execute({
+      sql: "UPDATE fundings SET status = ?, completed_at = ? WHERE id = ?",
+      args: [move.status, now, funding.id],
+    });
+  }
 }
 
-async function creditWire(tx: WriteTx, funding: FundingRecord, now: number): Promise<void> {
-  await post(
-    tx,
-    funding.companyId,
-    funding.lineId,
-    funding.id,
-    "funding.wire_received",
-    "bank",
-    "available",
-    funding.amountCents,
-    now,
-  );
-  await tx.execute({
-    sql: "UPDATE fundings SET status = 'Completed', completed_at = ? WHERE id = ?",
-    args: [now, funding.id],
-  });
+/** Money that became available releases waiting large disbursements. */
+async function creditAvailable(
+  tx: WriteTx,
+  funding: FundingRecord,
+  kind: string,
+  from: FundingMove["from"],
+  now: number,
+): Promise<void> {
+  await moveFunding(tx, funding, { kind, from, to: "available", status: "Completed" }, now);
   await releasePendingFunds(tx, funding.companyId, funding.lineId, now);
 }
 
@@ -217,7 +215,7 @@ export async function receiveWire(
 ): Promise<Result<FundingRecord, TransitionRefusal>> {
   const funding = await pendingFunding(tx, fundingId, "WireTransfer");
   if (!funding.ok) return funding;
-  await creditWire(tx, funding.value, now);
+  await creditAvailable(tx, funding.value, "funding.wire_received", "bank", now);
   return ok((await loadFunding(tx, fundingId))!);
 }
 
@@ -229,23 +227,7 @@ export async function clearAchFunding(
 ): Promise<Result<FundingRecord, TransitionRefusal>> {
   const funding = await pendingFunding(tx, fundingId, "ACH");
   if (!funding.ok) return funding;
-  const f = funding.value;
-  await post(
-    tx,
-    f.companyId,
-    f.lineId,
-    f.id,
-    "funding.ach_cleared",
-    "pending_funding",
-    "available",
-    f.amountCents,
-    now,
-  );
-  await tx.execute({
-    sql: "UPDATE fundings SET status = 'Completed', completed_at = ? WHERE id = ?",
-    args: [now, f.id],
-  });
-  await releasePendingFunds(tx, f.companyId, f.lineId, now);
+  await creditAvailable(tx, funding.value, "funding.ach_cleared", "pending_funding", now);
   return ok((await loadFunding(tx, fundingId))!);
 }
 
@@ -257,21 +239,12 @@ export async function returnAchFunding(
 ): Promise<Result<FundingRecord, TransitionRefusal>> {
   const funding = await pendingFunding(tx, fundingId, "ACH");
   if (!funding.ok) return funding;
-  const f = funding.value;
-  await post(
-    tx,
-    f.companyId,
-    f.lineId,
-    f.id,
-    "funding.ach_returned",
-    "pending_funding",
-    "bank",
-    f.amountCents,
-    now,
-  );
-  await tx.execute({
-    sql: "UPDATE fundings SET status = 'Returned', completed_at = ? WHERE id = ?",
-    args: [now, f.id],
-  });
+  const move = {
+    kind: "funding.ach_returned",
+    from: "pending_funding",
+    to: "bank",
+    status: "Returned",
+  } as const;
+  await moveFunding(tx, funding.value, move, now);
   return ok((await loadFunding(tx, fundingId))!);
 }

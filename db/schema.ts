@@ -15,6 +15,7 @@ import {
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
 import { ledgerAccountCodes } from "../lib/ledger/types.ts";
+import { payoutStatuses } from "../lib/payouts/states.ts";
 
 const createdAt = () => integer("created_at").notNull();
 
@@ -144,18 +145,6 @@ export const authorizationParties = sqliteTable("authorization_parties", {
   phone: text("phone"),
 }, (t) => [uniqueIndex("authorization_parties_uuid").on(t.disbursementId, t.partyUuid)]);
 
-export const payoutStates = [
-  "pending_funds",
-  "created",
-  "awaiting_endorsement",
-  "modality_offered",
-  "modality_selected",
-  "funds_sent",
-  "completed",
-  "failed",
-  "canceled",
-] as const;
-
 /** One payee's payment; its state is moved only by the payout state machine. */
 export const payouts = sqliteTable("payouts", {
   id: text("id").primaryKey(),
@@ -183,7 +172,7 @@ export const payouts = sqliteTable("payouts", {
   amountCents: integer("amount_cents").notNull(),
   /** What the ledger holds in reserved/in_transit for this payout (amount plus held fees). */
   heldCents: integer("held_cents").notNull().default(0),
-  status: text("status", { enum: payoutStates }).notNull(),
+  status: text("status", { enum: payoutStatuses }).notNull(),
   paymentMethodId: integer("payment_method_id"),
   /** AES-GCM ciphertext of the chosen method's details; only last four are ever shown. */
   methodDetails: text("method_details"),

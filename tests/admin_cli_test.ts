@@ -147,6 +147,90 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
     assert.equal((await admin(dataDir, "key:revoke", "--key", rotated.key_id)).code, 0);
     const revokedAgain = await admin(dataDir, "key:revoke", "--key", rotated.key_id);
     assert.equal(revokedAgain.code, 1);
+    const verified = await admin(dataDir, "ledger:verify", "--json");
+    assert.equal(verified.code, 0, verified.stderr);
+    assert.deepEqual(JSON.parse(verified.stdout), { live: "balanced", test: "balanced" });
+    const csv = await admin(
+      dataDir,
+      "tieout",
+      "--tin",
+      "123456789",
+      "--line",
+      "auto",
+      "--date",
+      "2026-01-05",
+      "--format",
+      "csv",
+    );
+    assert.equal(csv.code, 0, csv.stderr);
+    assert.equal(
+      csv.stdout,
+      "line,date,opening_cents,funded_cents,returned_funding_cents,disbursed_cents,fees_cents,closing_cents,difference_cents\n" +
+        "auto,2026-01-05,0,0,0,0,0,0,0\n",
+    );
+    assert.equal(
+      (await admin(
+        dataDir,
+        "tieout",
+        "--tin",
+        "123456789",
+        "--line",
+        "nope",
+        "--date",
+        "2026-01-05",
+      )).code,
+      1,
+    );
+    assert.equal(
+      (await admin(
+        dataDir,
+        "tieout",
+        "--tin",
+        "123456789",
+        "--line",
+        "auto",
+        "--date",
+        "2026-02-30",
+      )).code,
+      2,
+    );
+    const retry = await admin(
+      dataDir,
+      "retry:set",
+      "--tin",
+      "123456789",
+      "--max",
+      "2",
+      "--reasons",
+      "rail_unavailable,R01",
+      "--json",
+    );
+    assert.deepEqual(JSON.parse(retry.stdout), {
+      tin: "123456789",
+      retry_max: 2,
+      retry_reasons: ["rail_unavailable", "R01"],
+    });
+    assert.equal(
+      (await admin(dataDir, "retry:set", "--tin", "123456789", "--max", "11", "--reasons", "x"))
+        .code,
+      2,
+    );
+    const noWire = await admin(dataDir, "wire:receive", "--funding", "fund_missing");
+    assert.equal(noWire.code, 1);
+    assert.equal(noWire.stderr.trim(), "error: no funding fund_missing");
+    // A balance its entries do not explain makes ledger:verify fail.
+    const tamper = createClient({ url: `file:${dataDir}/test.db` });
+    await tamper.execute(
+      `INSERT INTO ledger_accounts (id, company_id, line_id, code, balance_cents)
+       SELECT 'acct_tampered', company_id, id, 'available', 5 FROM business_lines LIMIT 1`,
+    );
+    tamper.close();
+    const differs = await admin(dataDir, "ledger:verify", "--environment", "test");
+    assert.equal(differs.code, 1);
+    assert.match(
+      differs.stderr,
+      /1 ledger differences found: .*available shows 5 cents; its entries sum to 0/,
+    );
     const listed = JSON.parse((await admin(dataDir, "company:list", "--json")).stdout);
     assert.deepEqual(
       listed.companies.map((

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "../bench/service.ts";
+import type { SandboxCredentials } from "../db/sandbox_seed.ts";
 
 const mainPath = new URL("../main.ts", import.meta.url).pathname;
 
@@ -33,18 +34,6 @@ async function waitReady(baseUrl: string, child: Deno.ChildProcess): Promise<voi
   throw new Error("the dev service did not become ready in 60 s");
 }
 
-interface Credentials {
-  base_url: string;
-  companies: {
-    name: string;
-    tin: string;
-    company_api_key: string;
-    users: { email: string; api_key_test: string; api_key_live: string }[];
-    lines: { line: string; key_test: string; key_live: string }[];
-  }[];
-  multi_company_user: { email: string; api_key_test: string; tins: string[] };
-}
-
 Deno.test("deno task dev: seeded sandbox, credentials file, both surfaces, lock, graceful stop, restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-e2e-" });
   const port = freePort();
@@ -54,7 +43,7 @@ Deno.test("deno task dev: seeded sandbox, credentials file, both surfaces, lock,
     await waitReady(baseUrl, child);
     const file = `${dataDir}/sandbox-credentials.json`;
     assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600, "the credentials file is private");
-    const credentials = JSON.parse(await Deno.readTextFile(file)) as Credentials;
+    const credentials = JSON.parse(await Deno.readTextFile(file)) as SandboxCredentials;
     assert.equal(credentials.base_url, baseUrl);
     assert.deepEqual(credentials.companies.map((c) => c.name), ["Acme Mutual", "Beacon Casualty"]);
     assert.deepEqual(credentials.companies.map((c) => c.lines.map((l) => l.line)), [[
@@ -134,7 +123,7 @@ Deno.test("deno task dev: seeded sandbox, credentials file, both surfaces, lock,
     const again = start(dataDir, port);
     try {
       await waitReady(baseUrl, again);
-      const stillThere = JSON.parse(await Deno.readTextFile(file)) as Credentials;
+      const stillThere = JSON.parse(await Deno.readTextFile(file)) as SandboxCredentials;
       assert.deepEqual(stillThere, credentials);
       const res = await fetch(`${baseUrl}/v1/ledgers/auto/balance`, {
         headers: { Authorization: `Bearer ${acme.lines[0].key_test}` },

@@ -1,15 +1,6 @@
 import assert from "node:assert/strict";
 import { SignJWT } from "jose";
-import { basic, type HttpFixture, openHttpFixture } from "./http_fixture.ts";
-
-async function withFixture(fn: (f: HttpFixture) => Promise<void>, env?: Record<string, string>) {
-  const fixture = await openHttpFixture(env);
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
+import { basic, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 async function authenticate(
   f: HttpFixture,
@@ -41,7 +32,7 @@ const authFailure = (message: string, field = "Authorization") => ({
 });
 
 Deno.test("POST /api/authenticate: TIN and user key give a one-hour bearer token", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const res = await authenticate(f, f.cast.acme.tin, f.cast.alice.keyTest);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("cache-control"), "no-store");
@@ -61,7 +52,7 @@ Deno.test("POST /api/authenticate: TIN and user key give a one-hour bearer token
 });
 
 Deno.test("POST /api/authenticate refuses every bad credential with 401 in the seed's format", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const generic = "the TIN or the user API key is not valid";
     const cases: [string, Record<string, string>, unknown][] = [
       [
@@ -111,7 +102,7 @@ Deno.test("POST /api/authenticate refuses every bad credential with 401 in the s
 });
 
 Deno.test("a multi-company user chooses the company with CompanyApiKey; another company's key is 403", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     // Morgan authenticates with Acme's TIN but acts for Beacon.
     const token = await tokenFor(f, f.cast.acme.tin, f.cast.morgan.keyTest, {
       CompanyApiKey: f.cast.beacon.companyKey,
@@ -148,7 +139,7 @@ Deno.test("a multi-company user chooses the company with CompanyApiKey; another 
 });
 
 Deno.test("access tokens: expired by one second, alg none, other secret and garbage are 401", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const token = await tokenFor(f, f.cast.acme.tin, f.cast.alice.keyTest);
     const call = (t: string) =>
       f.app.request("/api/unknown-route", { headers: { Authorization: `Bearer ${t}` } });
@@ -186,7 +177,7 @@ Deno.test("access tokens: expired by one second, alg none, other secret and garb
 });
 
 Deno.test("Surface B: line keys authenticate /v1; bad keys are 401 problem+json", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const ok = await f.app.request("/v1/nothing-here", {
       headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
     });
@@ -227,7 +218,7 @@ Deno.test("Surface B: line keys authenticate /v1; bad keys are 401 problem+json"
 });
 
 Deno.test("a live key is refused on the test host and a test key on the live host", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const call = (host: string, key: string) =>
       f.app.request(`http://${host}/v1/nothing-here`, {
         headers: { Authorization: `Bearer ${key}`, Host: host },

@@ -1,14 +1,5 @@
 import assert from "node:assert/strict";
-import { basic, type HttpFixture, openHttpFixture } from "./http_fixture.ts";
-
-async function withFixture(fn: (f: HttpFixture) => Promise<void>) {
-  const fixture = await openHttpFixture();
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
+import { basic, withHttpFixture } from "./http_fixture.ts";
 
 const MIB = 1024 * 1024;
 
@@ -25,7 +16,7 @@ function chunkedBody(totalBytes: number): ReadableStream<Uint8Array> {
 }
 
 Deno.test("POST /v1/keys/rotate: new key at once, old key valid until 24 h, refused one second after", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const oldKey = f.cast.acmeAutoKeyTest;
     const rotate = await f.app.request("/v1/keys/rotate", {
       method: "POST",
@@ -62,7 +53,7 @@ Deno.test("POST /v1/keys/rotate: new key at once, old key valid until 24 h, refu
 });
 
 Deno.test("rotating a key that was already rotated is a 409 key_already_rotated", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const headers = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
     assert.equal((await f.app.request("/v1/keys/rotate", { method: "POST", headers })).status, 201);
     const again = await f.app.request("/v1/keys/rotate", { method: "POST", headers });
@@ -72,7 +63,7 @@ Deno.test("rotating a key that was already rotated is a 409 key_already_rotated"
 });
 
 Deno.test("a 1 MiB body passes; 1 MiB + 1 byte is 413 in each surface's format, chunked too", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const v1 = {
       Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
       "Content-Type": "application/json",
@@ -125,7 +116,7 @@ Deno.test("a 1 MiB body passes; 1 MiB + 1 byte is 413 in each surface's format, 
 });
 
 Deno.test("every response carries X-Request-Id; a caller's well-formed id is kept", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     for (const path of ["/healthz", "/nowhere", "/api/x", "/v1/x"]) {
       const res = await f.app.request(path);
       assert.match(res.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/, path);
@@ -137,7 +128,7 @@ Deno.test("every response carries X-Request-Id; a caller's well-formed id is kep
 });
 
 Deno.test("an uncaught error is a 500 in the surface's format with the request id and no stack", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     f.app.get("/v1/boom", () => {
       throw new Error("database password is hunter2");
     });
@@ -172,7 +163,7 @@ Deno.test("an uncaught error is a 500 in the surface's format with the request i
 });
 
 Deno.test("unknown routes are 404 in each surface's format", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const login = await f.app.request("/api/authenticate", {
       method: "POST",
       headers: { Authorization: basic(f.cast.acme.tin, f.cast.alice.keyTest) },
@@ -196,7 +187,7 @@ Deno.test("unknown routes are 404 in each surface's format", async () => {
 });
 
 Deno.test("access log: one JSON object per request with id, method, path, status and duration", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const res = await f.app.request("/healthz", { headers: { "X-Request-Id": "log-check" } });
     assert.equal(res.status, 200);
     const entry = f.logs.at(-1)!;
@@ -217,7 +208,7 @@ Deno.test("access log: one JSON object per request with id, method, path, status
 });
 
 Deno.test("/healthz and /readyz report the databases and migrations", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     assert.deepEqual(await (await f.app.request("/healthz")).json(), { status: "ok" });
     const ready = await f.app.request("/readyz");
     assert.equal(ready.status, 200);
@@ -229,7 +220,7 @@ Deno.test("/healthz and /readyz report the databases and migrations", async () =
 });
 
 Deno.test("/metrics counts requests by surface and status and reports the writers", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     await (await f.app.request("/v1/x")).body?.cancel();
     await (await f.app.request("/healthz")).body?.cancel();
     const res = await f.app.request("/metrics");

@@ -208,5 +208,18 @@ export async function openHttpFixture(
   };
 }
 
+/** Runs `fn` with a fresh fixture and always closes it. */
+export async function withHttpFixture(
+  fn: (fixture: HttpFixture) => Promise<void>,
+  env?: Record<string, string>,
+): Promise<void> {
+  const fixture = await openHttpFixture(env);
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
 export const basic = (user: string, password: string): string =>
   `Basic ${btoa(`${user}:${password}`)}`;

@@ -1,15 +1,6 @@
 import assert from "node:assert/strict";
 import { addFunds } from "../db/funding_store.ts";
-import { basic, type HttpFixture, openHttpFixture } from "./http_fixture.ts";
-
-async function withFixture(fn: (f: HttpFixture) => Promise<void>) {
-  const fixture = await openHttpFixture();
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.close();
-  }
-}
+import { basic, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const advance = (f: HttpFixture, key: string, body: string) =>
   f.app.request("/v1/sandbox/clock/advance", {
@@ -19,7 +10,7 @@ const advance = (f: HttpFixture, key: string, body: string) =>
   });
 
 Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clears after 3 business days", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const funded = await f.deps.databases.test.writer.write((tx) =>
       addFunds(
         tx,
@@ -58,7 +49,7 @@ Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clear
 });
 
 Deno.test("clock advance: bad bodies are 400 naming the field; a live key is 403", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const cases: [string, string][] = [
       ['{"seconds": 0}', "seconds must be at least 1"],
       ['{"seconds": 1.5}', "seconds must be a whole number"],
@@ -88,7 +79,7 @@ Deno.test("clock advance: bad bodies are 400 naming the field; a live key is 403
 });
 
 Deno.test("POST /api/sandbox/clock/advance: test token moves the company's clock; live token is 403", async () => {
-  await withFixture(async (f) => {
+  await withHttpFixture(async (f) => {
     const token = async (key: string) => {
       const res = await f.app.request("/api/authenticate", {
         method: "POST",
