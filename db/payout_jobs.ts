@@ -67,7 +67,7 @@ export async function selectMethod(
   }
   const schedule = await readFeeSchedule(tx, payout.companyId);
   const number = selection.details.accountNumber ?? selection.details.cardNumber;
-  const marker = testPayeeMarker(payout.email ?? payout.payeeId);
+  const marker = testPayeeMarker(payout.payeeId ? payout.payeeUuid : payout.email);
   const selected = await applyMove(
     tx,
     payoutId,
@@ -201,7 +201,7 @@ async function actAsTestPayee(
   now: number,
 ): Promise<void> {
   if (runtime.environment !== "test") return;
-  const marker = testPayeeMarker(payout.email ?? payout.payeeId);
+  const marker = testPayeeMarker(payout.payeeId ? payout.payeeUuid : payout.email);
   if (!marker || marker.kind === "noaction") return;
   const method = modalityOf(marker.modality)!;
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;

@@ -91,7 +91,7 @@ export const feeSchedules = sqliteTable("fee_schedules", {
   ),
 ]);
 
-/** Surface B payees, upserted by the company's own id. */
+/** Surface B payees, upserted by the company's own id within a business line. */
 export const payees = sqliteTable("payees", {
   id: text("id").primaryKey(),
   companyId: text("company_id").notNull().references(() => companies.id),
@@ -106,7 +106,7 @@ export const payees = sqliteTable("payees", {
   address: text("address"),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("payees_company_external").on(t.companyId, t.externalId)]);
+}, (t) => [uniqueIndex("payees_line_external").on(t.companyId, t.lineId, t.externalId)]);
 
 /**
  * A group of payouts: a Surface A disbursement (many payees), a Surface B disbursement (one

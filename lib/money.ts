@@ -1,7 +1,41 @@
 /** Money is integer cents everywhere inside; dollars appear only at the API edge. */
+import { ok, refuse, type Result } from "./result.ts";
 
 /** Cents as a JSON number of dollars: 123456 → 1234.56 (exact: n/100 prints as its decimal). */
 export function centsToDollars(cents: number): number {
   if (!Number.isSafeInteger(cents)) throw new Error(`cents must be a safe integer, got ${cents}`);
   return cents / 100;
+}
+
+const DOLLARS = /^(0|[1-9]\d{0,12})(?:\.(\d{1,2}))?$/;
+
+/**
+ * Cents from the source text of a JSON number of dollars (DESIGN 2 and 14): at most two
+ * decimals, no sign, no exponent, within the configured bounds. `10.005` and `1e2` are refused
+ * rather than rounded, because a rounded amount is not the amount the caller sent.
+ */
+export function parseDollars(
+  source: string,
+  bounds: { minCents: number; maxCents: number },
+): Result<number, "amount_invalid"> {
+  const match = DOLLARS.exec(source);
+  if (!match) {
+    return refuse(
+      "amount_invalid",
+      `must be dollars with at most two decimals and no exponent, got ${source}`,
+    );
+  }
+  const cents = Number(match[1]) * 100 + Number((match[2] ?? "").padEnd(2, "0"));
+  if (cents < bounds.minCents) {
+    return refuse("amount_invalid", `must be at least ${formatDollars(bounds.minCents)}`);
+  }
+  if (cents > bounds.maxCents) {
+    return refuse("amount_invalid", `must be at most ${formatDollars(bounds.maxCents)}`);
+  }
+  return ok(cents);
+}
+
+/** "1234.50" for 123450 cents. */
+export function formatDollars(cents: number): string {
+  return `${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
 }

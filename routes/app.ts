@@ -15,8 +15,10 @@ import { errorResponse, surfaceOf } from "./errors.ts";
 import { opsRoutes } from "./ops.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
+import { disbursementRoutes } from "./v1/disbursements.ts";
 import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
+import { payeeRoutes } from "./v1/payees.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
 const SECRET_PATH = /^\/(p|portal)\//;
@@ -90,6 +92,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("/v1/*", requireLineKey(deps));
   app.route("/v1/keys", keyRoutes(deps));
   app.route("/v1/ledgers", ledgerRoutes(deps));
+  app.route("/v1/disbursements", disbursementRoutes(deps));
+  app.route("/v1/payees", payeeRoutes(deps));
   app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
 
   app.notFound((c) =>

@@ -9,19 +9,12 @@ import type { Database } from "../db/client.ts";
 import { advanceSandboxClock } from "../db/scheduler.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
-import { parseJsonBody } from "./validation.ts";
+import { jsonInteger, parseJsonBody } from "./validation.ts";
 
 /** One year: a bound on how far one call may move a clock. */
 const ADVANCE_SECONDS_MAX = 31_536_000;
 
-const advanceBody = v.object({
-  seconds: v.pipe(
-    v.number("seconds must be a number"),
-    v.integer("seconds must be a whole number"),
-    v.minValue(1, "seconds must be at least 1"),
-    v.maxValue(ADVANCE_SECONDS_MAX, `seconds must be at most ${ADVANCE_SECONDS_MAX}`),
-  ),
-});
+const advanceBody = v.object({ seconds: jsonInteger("seconds", 1, ADVANCE_SECONDS_MAX) });
 
 export function sandboxClockRoutes(
   deps: AppDeps,

@@ -4,6 +4,7 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
+import { parseDollars } from "../lib/money.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
 
@@ -29,6 +30,62 @@ export function fieldIssues(
   return out;
 }
 
+/**
+ * A JSON number as the caller wrote it. Bodies are parsed with every number kept as its source
+ * text, so an amount becomes cents exactly (`10.005` is refused, not rounded) and an id is not
+ * silently truncated.
+ */
+export class JsonNumber {
+  constructor(readonly source: string) {}
+}
+
+function keepNumberSource(
+  this: unknown,
+  _key: string,
+  value: unknown,
+  context?: { source?: string },
+): unknown {
+  return typeof value === "number" ? new JsonNumber(context?.source ?? String(value)) : value;
+}
+
+const isJsonNumber = (value: unknown): value is JsonNumber => value instanceof JsonNumber;
+
+/** A whole JSON number within bounds; messages name the field. */
+export function jsonInteger(name: string, min: number, max: number) {
+  return v.pipe(
+    v.custom<JsonNumber>(isJsonNumber, `${name} must be a number`),
+    v.check((n) => /^-?\d+$/.test(n.source), `${name} must be a whole number`),
+    v.transform((n) => Number(n.source)),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+}
+
+/** A JSON number of dollars, turned into cents from its source text. */
+export function jsonDollars(name: string, bounds: { minCents: number; maxCents: number }) {
+  return v.pipe(
+    v.custom<JsonNumber>(isJsonNumber, `${name} must be a number`),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const cents = parseDollars(dataset.value.source, bounds);
+      if (cents.ok) return cents.value;
+      addIssue({ message: `${name} ${cents.message}` });
+      return NEVER;
+    }),
+  );
+}
+
+/**
+ * An object whose missing keys are reported as "<name>.<key> is required"; `name` is the object's
+ * own field path, absent for the request body itself.
+ */
+export function requiredObject<E extends v.ObjectEntries>(entries: E, name?: string) {
+  return v.object(entries, (issue) => {
+    const key = (issue.path ?? []).map((item) => String(item.key)).join(".");
+    if (key && issue.input === undefined) return `${name ? `${name}.` : ""}${key} is required`;
+    return name ? `${name} must be an object` : "the body must be a JSON object";
+  });
+}
+
 export type Parsed<T> = { ok: true; value: T; text: string } | { ok: false; response: Response };
 
 /** Reads the body as JSON and validates it; a refusal is a ready 400 in the surface's format. */
@@ -39,9 +96,21 @@ export async function parseJsonBody<S extends v.GenericSchema>(
   const text = await c.req.text();
   let json: unknown;
   try {
-    json = text.trim() === "" ? undefined : JSON.parse(text);
+    json = text.trim() === "" ? undefined : JSON.parse(text, keepNumberSource);
   } catch (error) {
     const message = `the body is not valid JSON: ${error instanceof Error ? error.message : error}`;
+    return {
+      ok: false,
+      response: errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message,
+        issues: [{ field: "body", location: "body", message }],
+      }),
+    };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    const message = "the body must be a JSON object";
     return {
       ok: false,
       response: errorResponse(c, {

@@ -263,7 +263,7 @@ CREATE TABLE `payees` (
 	FOREIGN KEY (`line_id`) REFERENCES `business_lines`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `payees_company_external` ON `payees` (`company_id`,`external_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `payees_line_external` ON `payees` (`company_id`,`line_id`,`external_id`);--> statement-breakpoint
 CREATE TABLE `payout_transitions` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`payout_id` text NOT NULL,

@@ -1,0 +1,246 @@
+/**
+ * Surface B resources on the database: payees upserted by the company's own id, and the read
+ * side of disbursements (one payout with a claim id) with their timelines. Every lookup is
+ * scoped to the caller's company and line; the environment is the database itself.
+ */
+import { newId } from "../lib/keys.ts";
+import { eventCatalogue, type PayoutStatus } from "../lib/payouts/states.ts";
+import type { SqlExecutor } from "./ledger_store.ts";
+import type { WriteTx } from "./writer.ts";
+
+export interface PayeeFields {
+  readonly name: string | null;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly language: string;
+  readonly contactChannel: "email" | "sms";
+  readonly modalityDefaults: string[];
+  readonly address: Record<string, string> | null;
+}
+
+export interface PayeeRecord extends PayeeFields {
+  readonly id: string;
+  readonly externalId: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+const PAYEE_COLUMNS =
+  "id, external_id, name, email, phone, language, contact_channel, modality_defaults, address, created_at, updated_at";
+
+function toPayee(row: Record<string, unknown>): PayeeRecord {
+  const text = (value: unknown) => (value === null ? null : String(value));
+  return {
+    id: String(row.id),
+    externalId: String(row.external_id),
+    name: text(row.name),
+    email: text(row.email),
+    phone: text(row.phone),
+    language: String(row.language),
+    contactChannel: row.contact_channel as "email" | "sms",
+    modalityDefaults: JSON.parse(String(row.modality_defaults)) as string[],
+    address: row.address === null ? null : JSON.parse(String(row.address)),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export async function findPayee(
+  executor: SqlExecutor,
+  companyId: string,
+  lineId: string,
+  externalId: string,
+): Promise<PayeeRecord | null> {
+  const { rows } = await executor.execute({
+    sql:
+      `SELECT ${PAYEE_COLUMNS} FROM payees WHERE company_id = ? AND line_id = ? AND external_id = ?`,
+    args: [companyId, lineId, externalId],
+  });
+  return rows[0] ? toPayee(rows[0]) : null;
+}
+
+/**
+ * Creates or updates a payee (fields left out keep their value); an update that changes anything writes a payee.updated event with
+ * the changed field names, in the same unit.
+ */
+export async function upsertPayee(
+  tx: WriteTx,
+  scope: { companyId: string; lineId: string; externalId: string },
+  patch: Partial<PayeeFields>,
+  now: number,
+): Promise<{ payee: PayeeRecord; created: boolean; changed: string[] }> {
+  const existing = await findPayee(tx, scope.companyId, scope.lineId, scope.externalId);
+  // Fields left out keep their value; on creation they take their defaults.
+  const fields: PayeeFields = {
+    name: null,
+    email: null,
+    phone: null,
+    language: "en",
+    contactChannel: "email",
+    modalityDefaults: [],
+    address: null,
+    ...(existing ?? {}),
+    ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)),
+  };
+  const stored = [
+    fields.name,
+    fields.email,
+    fields.phone,
+    fields.language,
+    fields.contactChannel,
+    JSON.stringify(fields.modalityDefaults),
+    fields.address === null ? null : JSON.stringify(fields.address),
+  ];
+  if (!existing) {
+    const id = newId("payee");
+    await tx.execute({
+      sql:
+        `INSERT INTO payees (id, company_id, line_id, external_id, name, email, phone, language, contact_channel,
+              modality_defaults, address, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [id, scope.companyId, scope.lineId, scope.externalId, ...stored, now, now],
+    });
+    return {
+      payee: (await findPayee(tx, scope.companyId, scope.lineId, scope.externalId))!,
+      created: true,
+      changed: [],
+    };
+  }
+  const before: Record<string, unknown> = {
+    name: existing.name,
+    email: existing.email,
+    phone: existing.phone,
+    language: existing.language,
+    contact_channel: existing.contactChannel,
+    modality_defaults: JSON.stringify(existing.modalityDefaults),
+    address: existing.address === null ? null : JSON.stringify(existing.address),
+  };
+  const changed = Object.keys(before).filter((key, i) => before[key] !== stored[i]);
+  if (changed.length === 0) return { payee: existing, created: false, changed };
+  await tx.execute({
+    sql:
+      `UPDATE payees SET name = ?, email = ?, phone = ?, language = ?, contact_channel = ?, modality_defaults = ?,
+            address = ?, updated_at = ? WHERE id = ?`,
+    args: [...stored, now, existing.id],
+  });
+  const event = eventCatalogue.payee_updated;
+  await tx.execute({
+    sql:
+      `INSERT INTO events (id, company_id, line_id, type, event_type_id, payee_id, reason, data, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      newId("evt"),
+      scope.companyId,
+      scope.lineId,
+      event.type,
+      event.id,
+      existing.id,
+      `${event.name}: ${changed.join(", ")} changed`,
+      JSON.stringify({ payee_id: scope.externalId, changed }),
+      now,
+    ],
+  });
+  return {
+    payee: (await findPayee(tx, scope.companyId, scope.lineId, scope.externalId))!,
+    created: false,
+    changed,
+  };
+}
+
+export interface V1Disbursement {
+  readonly id: string;
+  readonly claimId: string;
+  readonly metadata: Record<string, string>;
+  readonly createdAt: number;
+  readonly payoutId: string;
+  readonly status: PayoutStatus;
+  readonly amountCents: number;
+  readonly allowedPaymentMethodIds: number[];
+  readonly paymentMethodId: number | null;
+  readonly payeeExternalId: string;
+  readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
+}
+
+const V1_COLUMNS =
+  `d.id, d.claim_id, d.metadata, d.created_at, d.rowid AS seq, p.id AS payout_id, p.status, p.amount_cents,
+  p.allowed_payment_method_ids, p.payment_method_id, p.payee_uuid`;
+
+function toV1(row: Record<string, unknown>, timeline: V1Disbursement["timeline"]): V1Disbursement {
+  return {
+    id: String(row.id),
+    claimId: String(row.claim_id),
+    metadata: JSON.parse(String(row.metadata)) as Record<string, string>,
+    createdAt: Number(row.created_at),
+    payoutId: String(row.payout_id),
+    status: row.status as PayoutStatus,
+    amountCents: Number(row.amount_cents),
+    allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
+    paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
+    payeeExternalId: String(row.payee_uuid),
+    timeline,
+  };
+}
+
+async function timelineOf(
+  executor: SqlExecutor,
+  payoutId: string,
+): Promise<V1Disbursement["timeline"]> {
+  const { rows } = await executor.execute({
+    sql: "SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = ? ORDER BY id",
+    args: [payoutId],
+  });
+  return rows.map((row) => ({
+    status: row.to_status as PayoutStatus,
+    at: Number(row.at),
+    detail: row.detail === null ? null : String(row.detail),
+  }));
+}
+
+/** A /v1 disbursement of the caller's line, or null (another line's or company's is absent). */
+export async function loadV1Disbursement(
+  executor: SqlExecutor,
+  scope: { companyId: string; lineId: string },
+  id: string,
+): Promise<V1Disbursement | null> {
+  const { rows } = await executor.execute({
+    sql: `SELECT ${V1_COLUMNS} FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
+          WHERE d.id = ? AND d.company_id = ? AND d.line_id = ? AND d.kind = 'v1'`,
+    args: [id, scope.companyId, scope.lineId],
+  });
+  if (!rows[0]) return null;
+  return toV1(rows[0], await timelineOf(executor, String(rows[0].payout_id)));
+}
+
+/** Newest first; `startingAfter` is the id of the last disbursement of the previous page. */
+export async function listV1Disbursements(
+  executor: SqlExecutor,
+  scope: { companyId: string; lineId: string },
+  page: { limit: number; startingAfter: string | null },
+): Promise<{ data: V1Disbursement[]; hasMore: boolean } | null> {
+  let cursor: { createdAt: number; seq: number } | null = null;
+  if (page.startingAfter !== null) {
+    const { rows } = await executor.execute({
+      sql:
+        `SELECT created_at, rowid AS seq FROM disbursements WHERE id = ? AND company_id = ? AND line_id = ? AND kind = 'v1'`,
+      args: [page.startingAfter, scope.companyId, scope.lineId],
+    });
+    if (!rows[0]) return null;
+    cursor = { createdAt: Number(rows[0].created_at), seq: Number(rows[0].seq) };
+  }
+  const { rows } = await executor.execute({
+    sql: `SELECT ${V1_COLUMNS} FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
+          WHERE d.company_id = ? AND d.line_id = ? AND d.kind = 'v1'
+            ${cursor ? "AND (d.created_at < ? OR (d.created_at = ? AND d.rowid < ?))" : ""}
+          ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?`,
+    args: [
+      scope.companyId,
+      scope.lineId,
+      ...(cursor ? [cursor.createdAt, cursor.createdAt, cursor.seq] : []),
+      page.limit + 1,
+    ],
+  });
+  const data = [];
+  for (const row of rows.slice(0, page.limit)) {
+    data.push(toV1(row, await timelineOf(executor, String(row.payout_id))));
+  }
+  return { data, hasMore: rows.length > page.limit };
+}

@@ -1,0 +1,177 @@
+/** Surface B request shapes (valibot), built from the configured limits, and response shapes. */
+import * as v from "valibot";
+import type { PayeeRecord, V1Disbursement } from "../../db/v1_store.ts";
+import type { Config } from "../../lib/config.ts";
+import { centsToDollars } from "../../lib/money.ts";
+import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
+import type { LinePrincipal } from "../context.ts";
+import { jsonDollars, requiredObject } from "../validation.ts";
+
+const modalityCodes = [
+  "ach",
+  "check",
+  "vcc",
+  "instant_deposit",
+  "instant",
+  "digital_check",
+  "venmo",
+  "paypal",
+];
+
+export const externalIdSchema = (name: string, lengthMax: number) =>
+  v.pipe(
+    v.string(`${name} must be a string`),
+    v.minLength(1, `${name} must not be empty`),
+    v.maxLength(lengthMax, `${name} is at most ${lengthMax} characters`),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9_.+@:-]*$/, `${name} may hold letters, digits and _ . + @ : -`),
+  );
+
+const modalitySchema = v.pipe(
+  v.string("each modality must be a string"),
+  v.picklist(modalityCodes, `each modality must be one of ${modalityCodes.join(", ")}`),
+  // `instant` is an alias of `instant_deposit`.
+  v.transform((code) => modalityOf(code)!.code),
+);
+
+export function v1Schemas(config: Config) {
+  const { limits } = config;
+  const text = (name: string) =>
+    v.pipe(
+      v.string(`${name} must be a string`),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    );
+  const metadata = v.pipe(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.minLength(1, "metadata keys must not be empty"),
+        v.maxLength(
+          limits.METADATA_KEY_LENGTH_MAX,
+          `metadata keys are at most ${limits.METADATA_KEY_LENGTH_MAX} characters`,
+        ),
+      ),
+      v.pipe(
+        v.string("metadata values must be strings"),
+        v.maxLength(
+          limits.METADATA_VALUE_LENGTH_MAX,
+          `metadata values are at most ${limits.METADATA_VALUE_LENGTH_MAX} characters`,
+        ),
+      ),
+      "metadata must be an object of strings",
+    ),
+    v.check(
+      (m) => Object.keys(m).length <= limits.METADATA_KEYS_MAX,
+      `metadata has at most ${limits.METADATA_KEYS_MAX} keys`,
+    ),
+  );
+  return {
+    createDisbursement: requiredObject({
+      amount: jsonDollars("amount", {
+        minCents: limits.AMOUNT_MIN_CENTS,
+        maxCents: limits.AMOUNT_MAX_CENTS,
+      }),
+      claim_id: v.pipe(text("claim_id"), v.minLength(1, "claim_id must not be empty")),
+      payee: requiredObject(
+        { id: externalIdSchema("payee.id", limits.STRING_LENGTH_MAX) },
+        "payee",
+      ),
+      modalities: v.pipe(
+        v.array(modalitySchema, "modalities must be an array"),
+        v.minLength(1, "modalities needs at least one modality"),
+        v.transform((codes) => [...new Set(codes)]),
+      ),
+      metadata: v.optional(metadata, {}),
+    }),
+    upsertPayee: requiredObject({
+      id: externalIdSchema("id", limits.STRING_LENGTH_MAX),
+      name: v.optional(v.nullable(text("name"))),
+      email: v.optional(
+        v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
+      ),
+      phone: v.optional(v.nullable(v.pipe(
+        v.string("phone must be a string"),
+        v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
+      ))),
+      language: v.optional(v.picklist(["en", "es"], "language must be en or es")),
+      contact_channel: v.optional(
+        v.picklist(["email", "sms"], "contact_channel must be email or sms"),
+      ),
+      modality_defaults: v.optional(v.array(modalitySchema, "modality_defaults must be an array")),
+      address: v.optional(v.nullable(v.object({
+        line1: text("address.line1"),
+        line2: v.optional(text("address.line2")),
+        city: text("address.city"),
+        state: v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "address.state is a two-letter code")),
+        postal_code: v.pipe(
+          v.string(),
+          v.regex(/^\d{5}(-\d{4})?$/, "address.postal_code is a US ZIP code"),
+        ),
+      }, "address must be an object"))),
+    }),
+    listQuery: v.object({
+      limit: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(/^\d+$/, "limit must be a whole number"),
+          v.transform(Number),
+          v.minValue(1, "limit must be at least 1"),
+          v.maxValue(100, "limit must be at most 100"),
+        ),
+        "10",
+      ),
+      starting_after: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+    }),
+  };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The Surface B disbursement object. */
+export function disbursementView(d: V1Disbursement, principal: LinePrincipal, baseUrl: string) {
+  const timeline: { status: string; at: string; detail?: string }[] = [];
+  for (const step of d.timeline) {
+    const status = surfaceBStatus[step.status];
+    // pending_funds and awaiting_endorsement show as created: one entry per visible status change.
+    if (timeline.at(-1)?.status === status) continue;
+    timeline.push({ status, at: iso(step.at), ...(step.detail ? { detail: step.detail } : {}) });
+  }
+  return {
+    id: d.id,
+    object: "disbursement",
+    status: surfaceBStatus[d.status],
+    amount: centsToDollars(d.amountCents),
+    currency: "USD",
+    claim_id: d.claimId,
+    payee: { id: d.payeeExternalId },
+    modalities: d.allowedPaymentMethodIds.map((id) => modalityOf(id)!.code),
+    modality: d.paymentMethodId === null ? null : modalityOf(d.paymentMethodId)!.code,
+    metadata: d.metadata,
+    line: principal.lineCode,
+    livemode: principal.environment === "live",
+    created: iso(d.createdAt),
+    payee_url: `${baseUrl}/pay/${d.id}`,
+    timeline,
+  };
+}
+
+/** The Surface B payee object. */
+export function payeeView(p: PayeeRecord, principal: LinePrincipal) {
+  return {
+    id: p.externalId,
+    object: "payee",
+    name: p.name,
+    email: p.email,
+    phone: p.phone,
+    language: p.language,
+    contact_channel: p.contactChannel,
+    modality_defaults: p.modalityDefaults,
+    address: p.address,
+    line: principal.lineCode,
+    livemode: principal.environment === "live",
+    created: iso(p.createdAt),
+    updated: iso(p.updatedAt),
+  };
+}

@@ -1,0 +1,484 @@
+/** Surface B payees and disbursements through app.request: exact bodies, every bad field, isolation. */
+import assert from "node:assert/strict";
+import { addFunds } from "../db/funding_store.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+
+const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
+
+async function fund(f: HttpFixture, cents: number) {
+  const funded = await f.deps.databases.test.writer.write((tx) =>
+    addFunds(
+      tx,
+      {
+        companyId: f.cast.acme.id,
+        lineId: f.cast.acme.autoLineId,
+        paymentMethod: "WireTransfer",
+        amountCents: cents,
+        description: "test",
+        largeDisbursement: false,
+        requestFingerprint: crypto.randomUUID(),
+      },
+      "test",
+      f.clock.now(),
+    )
+  );
+  assert.ok(funded.ok);
+}
+
+function call(
+  f: HttpFixture,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { key?: string; idempotencyKey?: string } = {},
+) {
+  return f.app.request(path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${options.key ?? f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+      ...(options.idempotencyKey ? { "Idempotency-Key": options.idempotencyKey } : {}),
+    },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+const created = new Date(Date.UTC(2026, 0, 5, 15)).toISOString();
+
+Deno.test("POST /v1/payees: 201 created, 200 unchanged, 200 updated with a payee.updated event", async () => {
+  await withHttpFixture(async (f) => {
+    const first = await call(f, "POST", "/v1/payees", {
+      id: "claimant-7",
+      name: "Pat Doe",
+      email: "pat@example.test",
+    });
+    assert.equal(first.status, 201);
+    assert.deepEqual(await first.json(), {
+      id: "claimant-7",
+      object: "payee",
+      name: "Pat Doe",
+      email: "pat@example.test",
+      phone: null,
+      language: "en",
+      contact_channel: "email",
+      modality_defaults: [],
+      address: null,
+      line: "auto",
+      livemode: false,
+      created,
+      updated: created,
+    });
+    const same = await call(f, "POST", "/v1/payees", {
+      id: "claimant-7",
+      email: "pat@example.test",
+    });
+    assert.equal(same.status, 200);
+    const updated = await call(f, "POST", "/v1/payees", {
+      id: "claimant-7",
+      phone: "+15555550100",
+      contact_channel: "sms",
+      modality_defaults: ["instant", "ach"],
+    });
+    assert.equal(updated.status, 200);
+    const body = await updated.json() as Record<string, unknown>;
+    assert.deepEqual([body.name, body.phone, body.contact_channel, body.modality_defaults], [
+      "Pat Doe",
+      "+15555550100",
+      "sms",
+      ["instant_deposit", "ach"],
+    ]);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT type, data FROM events WHERE type = 'payee.updated'",
+    );
+    assert.deepEqual(rows.map((r) => [r.type, JSON.parse(String(r.data))]), [
+      ["payee.updated", {
+        payee_id: "claimant-7",
+        changed: ["phone", "contact_channel", "modality_defaults"],
+      }],
+    ]);
+    const fetched = await call(f, "GET", "/v1/payees/claimant-7");
+    assert.equal(fetched.status, 200);
+    assert.equal((await fetched.json() as { phone: string }).phone, "+15555550100");
+  }, NO_LIMIT);
+});
+
+Deno.test("POST /v1/payees: every bad field is a 400 naming it; nothing is stored", async () => {
+  await withHttpFixture(async (f) => {
+    const cases: [unknown, string, string][] = [
+      [{}, "id", "id is required"],
+      [{ id: "" }, "id", "id must not be empty"],
+      [{ id: "x".repeat(256) }, "id", "id is at most 255 characters"],
+      [{ id: "has space" }, "id", "id may hold letters, digits and _ . + @ : -"],
+      [{ id: "p1", email: "nope" }, "email", "email is not a valid e-mail address"],
+      [{ id: "p1", phone: "12" }, "phone", "phone must be 7 to 15 digits, optionally after +"],
+      [{ id: "p1", language: "fr" }, "language", "language must be en or es"],
+      [
+        { id: "p1", contact_channel: "fax" },
+        "contact_channel",
+        "contact_channel must be email or sms",
+      ],
+      [
+        { id: "p1", modality_defaults: ["cash"] },
+        "modality_defaults.0",
+        "each modality must be one of ach, check, vcc, instant_deposit, instant, digital_check, venmo, paypal",
+      ],
+      [
+        {
+          id: "p1",
+          address: { line1: "1 Main", city: "Springfield", state: "Ill", postal_code: "62701" },
+        },
+        "address.state",
+        "address.state is a two-letter code",
+      ],
+      [{ id: "p1", name: "n".repeat(256) }, "name", "name is at most 255 characters"],
+    ];
+    for (const [body, param, message] of cases) {
+      const res = await call(f, "POST", "/v1/payees", body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      const problem = await res.json() as {
+        code: string;
+        errors: { param: string; message: string }[];
+      };
+      assert.equal(problem.code, "validation_error");
+      assert.deepEqual(problem.errors[0], { param, message }, JSON.stringify(body));
+    }
+    const sms = await call(f, "POST", "/v1/payees", {
+      id: "p1",
+      email: "p@x.test",
+      contact_channel: "sms",
+    });
+    assert.equal(sms.status, 400);
+    assert.deepEqual((await sms.json() as { errors: unknown }).errors, [{
+      param: "phone",
+      message: "required when contact_channel is sms",
+    }]);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM payees",
+    );
+    assert.equal(Number(rows[0].n), 0);
+  }, NO_LIMIT);
+});
+
+Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanced hold", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 100_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "noaction@example.test" });
+    const res = await call(f, "POST", "/v1/disbursements", {
+      amount: 250.5,
+      claim_id: "CLM-1",
+      payee: { id: "noaction" },
+      modalities: ["ach", "instant", "ach"],
+      metadata: { adjuster: "A-9" },
+    });
+    assert.equal(res.status, 201);
+    const body = await res.json() as Record<string, unknown>;
+    assert.match(String(body.id), /^dsb_/);
+    assert.deepEqual({ ...body, id: "dsb" }, {
+      id: "dsb",
+      object: "disbursement",
+      status: "created",
+      amount: 250.5,
+      currency: "USD",
+      claim_id: "CLM-1",
+      payee: { id: "noaction" },
+      modalities: ["ach", "instant_deposit"],
+      modality: null,
+      metadata: { adjuster: "A-9" },
+      line: "auto",
+      livemode: false,
+      created,
+      payee_url: `http://127.0.0.1:8000/pay/${body.id}`,
+      timeline: [{ status: "created", at: created }],
+    });
+    const balance = await (await call(f, "GET", "/v1/ledgers/auto/balance")).json() as Record<
+      string,
+      number
+    >;
+    assert.deepEqual([balance.available, balance.reserved], [749.5, 250.5]);
+    const fetched = await call(f, "GET", `/v1/disbursements/${body.id}`);
+    assert.deepEqual(await fetched.json(), body);
+  }, NO_LIMIT);
+});
+
+Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals by rule are 400/409", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 10_000);
+    await call(f, "POST", "/v1/payees", { id: "p1", email: "p1@example.test" });
+    const valid = { amount: 10, claim_id: "C", payee: { id: "p1" }, modalities: ["ach"] };
+    const cases: [string, string, string][] = [
+      [
+        '{"amount": 10.005, "claim_id": "C", "payee": {"id": "p1"}, "modalities": ["ach"]}',
+        "amount",
+        "amount must be dollars with at most two decimals and no exponent, got 10.005",
+      ],
+      [
+        '{"amount": 1e2, "claim_id": "C", "payee": {"id": "p1"}, "modalities": ["ach"]}',
+        "amount",
+        "amount must be dollars with at most two decimals and no exponent, got 1e2",
+      ],
+      [JSON.stringify({ ...valid, amount: 0 }), "amount", "amount must be at least 0.01"],
+      [
+        JSON.stringify({ ...valid, amount: -5 }),
+        "amount",
+        "amount must be dollars with at most two decimals and no exponent, got -5",
+      ],
+      [
+        JSON.stringify({ ...valid, amount: 1000000.01 }),
+        "amount",
+        "amount must be at most 1000000.00",
+      ],
+      [JSON.stringify({ ...valid, amount: "10" }), "amount", "amount must be a number"],
+      [JSON.stringify({ ...valid, claim_id: "" }), "claim_id", "claim_id must not be empty"],
+      [
+        JSON.stringify({ ...valid, claim_id: "c".repeat(256) }),
+        "claim_id",
+        "claim_id is at most 255 characters",
+      ],
+      [JSON.stringify({ ...valid, payee: "p1" }), "payee", "payee must be an object"],
+      [JSON.stringify({ ...valid, payee: {} }), "payee.id", "payee.id is required"],
+      [
+        JSON.stringify({ amount: 1, payee: { id: "p1" }, modalities: ["ach"] }),
+        "claim_id",
+        "claim_id is required",
+      ],
+      [
+        JSON.stringify({ ...valid, modalities: [] }),
+        "modalities",
+        "modalities needs at least one modality",
+      ],
+      [
+        JSON.stringify({ ...valid, modalities: ["wire"] }),
+        "modalities.0",
+        "each modality must be one of ach, check, vcc, instant_deposit, instant, digital_check, venmo, paypal",
+      ],
+      [
+        JSON.stringify({
+          ...valid,
+          metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])),
+        }),
+        "metadata",
+        "metadata has at most 50 keys",
+      ],
+      [
+        JSON.stringify({ ...valid, metadata: { ["k".repeat(41)]: "v" } }),
+        `metadata.${"k".repeat(41)}`,
+        "metadata keys are at most 40 characters",
+      ],
+      [
+        JSON.stringify({ ...valid, metadata: { k: "v".repeat(501) } }),
+        "metadata.k",
+        "metadata values are at most 500 characters",
+      ],
+      [
+        JSON.stringify({ ...valid, metadata: { k: 5 } }),
+        "metadata.k",
+        "metadata values must be strings",
+      ],
+      ["[]", "body", "the body must be a JSON object"],
+    ];
+    for (const [body, param, message] of cases) {
+      const res = await call(f, "POST", "/v1/disbursements", body);
+      assert.equal(res.status, 400, body.slice(0, 80));
+      assert.deepEqual(
+        (await res.json() as { errors: unknown[] }).errors[0],
+        { param, message },
+        body.slice(0, 80),
+      );
+    }
+    const atLimits = await call(f, "POST", "/v1/disbursements", {
+      ...valid,
+      amount: 0.01,
+      metadata: Object.fromEntries(
+        Array.from(
+          { length: 50 },
+          (_, i) => [`k${"x".repeat(38)}${String(i).padStart(2, "0")}`.slice(-40), "v".repeat(500)],
+        ),
+      ),
+    });
+    assert.equal(
+      atLimits.status,
+      201,
+      "0.01, 50 keys of 40 and values of 500 characters are accepted",
+    );
+    const unknownPayee = await call(f, "POST", "/v1/disbursements", {
+      ...valid,
+      payee: { id: "ghost" },
+    });
+    assert.equal(unknownPayee.status, 400);
+    assert.equal((await unknownPayee.json() as { code: string }).code, "payee_not_found");
+    const short = await call(f, "POST", "/v1/disbursements", { ...valid, amount: 200 });
+    assert.equal(short.status, 409);
+    assert.deepEqual(await short.json(), {
+      type: "/docs/errors#insufficient_funds",
+      title: "Conflict",
+      status: 409,
+      detail: "available is 9999 cents; this disbursement needs 20000 (short by 10001)",
+      code: "insufficient_funds",
+    });
+  }, NO_LIMIT);
+});
+
+Deno.test("cancel returns the money before selection; 409 not_cancelable once a modality is selected", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 100_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    await call(f, "POST", "/v1/payees", { id: "success+ach", email: "sa@example.test" });
+    const make = async (payee: string) =>
+      (await (await call(f, "POST", "/v1/disbursements", {
+        amount: 100,
+        claim_id: "C",
+        payee: { id: payee },
+        modalities: ["ach"],
+      })).json() as { id: string }).id;
+    const quiet = await make("noaction");
+    const eager = await make("success+ach");
+    const canceled = await call(f, "POST", `/v1/disbursements/${quiet}/cancel`);
+    assert.equal(canceled.status, 200);
+    const body = await canceled.json() as { status: string; timeline: { status: string }[] };
+    assert.equal(body.status, "canceled");
+    assert.deepEqual(body.timeline.map((t) => t.status), ["created", "canceled"]);
+    const again = await call(f, "POST", `/v1/disbursements/${quiet}/cancel`);
+    assert.equal(again.status, 409);
+    assert.equal((await again.json() as { code: string }).code, "not_cancelable");
+
+    // The test payee selects ACH at once when offered: then it can no longer be canceled.
+    await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 1 });
+    const sent = await (await call(f, "GET", `/v1/disbursements/${eager}`)).json() as {
+      status: string;
+      modality: string;
+    };
+    assert.deepEqual([sent.status, sent.modality], ["funds_sent", "ach"]);
+    const late = await call(f, "POST", `/v1/disbursements/${eager}/cancel`);
+    assert.equal(late.status, 409);
+    assert.equal(
+      (await late.json() as { detail: string }).detail,
+      `disbursement ${eager} is funds_sent: it can be canceled only before a modality is selected, or after a failure`,
+    );
+    const balance = await (await call(f, "GET", "/v1/ledgers/auto/balance")).json() as Record<
+      string,
+      number
+    >;
+    assert.deepEqual([balance.available, balance.reserved, balance.in_transit], [900, 0, 100]);
+    await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 3 * 86_400 });
+    const done = await (await call(f, "GET", `/v1/disbursements/${eager}`)).json() as {
+      status: string;
+      timeline: { status: string }[];
+    };
+    assert.equal(done.status, "completed");
+    assert.deepEqual(done.timeline.map((t) => t.status), [
+      "created",
+      "modality_offered",
+      "modality_selected",
+      "funds_sent",
+      "completed",
+    ]);
+  }, NO_LIMIT);
+});
+
+Deno.test("GET /v1/disbursements pages newest first with limit and starting_after", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 100_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await call(f, "POST", "/v1/disbursements", {
+        amount: 1,
+        claim_id: `C${i}`,
+        payee: { id: "noaction" },
+        modalities: ["ach"],
+      });
+      ids.push((await res.json() as { id: string }).id);
+    }
+    const first = await (await call(f, "GET", "/v1/disbursements?limit=2")).json() as {
+      object: string;
+      data: { id: string }[];
+      has_more: boolean;
+    };
+    assert.equal(first.object, "list");
+    assert.deepEqual(first.data.map((d) => d.id), [ids[2], ids[1]]);
+    assert.equal(first.has_more, true);
+    const second =
+      await (await call(f, "GET", `/v1/disbursements?limit=2&starting_after=${ids[1]}`)).json() as {
+        data: { id: string }[];
+        has_more: boolean;
+      };
+    assert.deepEqual(second.data.map((d) => d.id), [ids[0]]);
+    assert.equal(second.has_more, false);
+    for (
+      const [query, param] of [["limit=0", "limit"], ["limit=101", "limit"], ["limit=x", "limit"], [
+        "starting_after=dsb_nope",
+        "starting_after",
+      ]]
+    ) {
+      const res = await call(f, "GET", `/v1/disbursements?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(
+        (await res.json() as { errors: { param: string }[] }).errors[0].param,
+        param,
+        query,
+      );
+    }
+    const beacon =
+      await (await call(f, "GET", "/v1/disbursements", undefined, { key: f.cast.beaconKeyTest }))
+        .json() as { data: unknown[] };
+    assert.deepEqual(beacon.data, [], "another company's key sees none");
+  }, NO_LIMIT);
+});
+
+Deno.test("isolation: another company's key and the other environment's key get 404 for every id", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 10_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    const { id } = await (await call(f, "POST", "/v1/disbursements", {
+      amount: 1,
+      claim_id: "C",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    })).json() as { id: string };
+    for (const key of [f.cast.beaconKeyTest, f.cast.acmeAutoKeyLive]) {
+      for (
+        const [method, path] of [["GET", `/v1/disbursements/${id}`], [
+          "POST",
+          `/v1/disbursements/${id}/cancel`,
+        ], ["GET", "/v1/payees/noaction"]]
+      ) {
+        const res = await call(f, method, path, undefined, { key });
+        assert.equal(res.status, 404, `${method} ${path}`);
+        assert.equal((await res.json() as { code: string }).code, "not_found");
+      }
+    }
+    const still = await (await call(f, "GET", `/v1/disbursements/${id}`)).json() as {
+      status: string;
+    };
+    assert.equal(still.status, "created", "nothing was canceled by the other keys");
+  }, NO_LIMIT);
+});
+
+Deno.test("idempotent create: the same key and body replay the first response; another body is 422", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 10_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    const body = { amount: 12.34, claim_id: "C", payee: { id: "noaction" }, modalities: ["ach"] };
+    const first = await call(f, "POST", "/v1/disbursements", body, { idempotencyKey: "create-1" });
+    const firstText = await first.text();
+    const replay = await call(f, "POST", "/v1/disbursements", { ...body }, {
+      idempotencyKey: "create-1",
+    });
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(await replay.text(), firstText);
+    const other = await call(f, "POST", "/v1/disbursements", { ...body, amount: 12.35 }, {
+      idempotencyKey: "create-1",
+    });
+    assert.equal(other.status, 422);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM payouts",
+    );
+    assert.equal(Number(rows[0].n), 1);
+    const balance = await (await call(f, "GET", "/v1/ledgers/auto/balance")).json() as Record<
+      string,
+      number
+    >;
+    assert.equal(balance.reserved, 12.34, "held once");
+  }, NO_LIMIT);
+});
