@@ -16,6 +16,7 @@ import { opsRoutes } from "./ops.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
 import { disbursementRoutes } from "./v1/disbursements.ts";
+import { eventRoutes } from "./v1/events.ts";
 import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/v1/ledgers", ledgerRoutes(deps));
   app.route("/v1/disbursements", disbursementRoutes(deps));
   app.route("/v1/payees", payeeRoutes(deps));
+  app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
 
   app.notFound((c) =>

@@ -482,3 +482,85 @@ Deno.test("idempotent create: the same key and body replay the first response; a
     assert.equal(balance.reserved, 12.34, "held once");
   }, NO_LIMIT);
 });
+
+Deno.test("GET /v1/ledgers/{line}/tieouts/{date}: the day's tie-out; bad dates 400; other lines 404", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 50_000);
+    const res = await call(f, "GET", "/v1/ledgers/auto/tieouts/2026-01-05");
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), {
+      object: "tieout",
+      line: "auto",
+      date: "2026-01-05",
+      currency: "USD",
+      livemode: false,
+      opening: 0,
+      funded: 500,
+      returned_funding: 0,
+      disbursed: 0,
+      fees: 0,
+      closing: 500,
+      difference: 0,
+    });
+    const bad = await call(f, "GET", "/v1/ledgers/auto/tieouts/2026-02-30");
+    assert.equal(bad.status, 400);
+    assert.deepEqual((await bad.json() as { errors: unknown }).errors, [
+      { param: "date", message: 'date "2026-02-30" is not a calendar date YYYY-MM-DD' },
+    ]);
+    assert.equal((await call(f, "GET", "/v1/ledgers/home/tieouts/2026-01-05")).status, 404);
+    assert.equal(
+      (await call(f, "GET", "/v1/ledgers/auto/tieouts/2026-01-05", undefined, {
+        key: f.cast.beaconKeyTest,
+      })).status,
+      404,
+    );
+  }, NO_LIMIT);
+});
+
+Deno.test("GET /v1/events lists the line's events newest first, by type; GET /v1/events/{id}", async () => {
+  await withHttpFixture(async (f) => {
+    await fund(f, 50_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    const { id } = await (await call(f, "POST", "/v1/disbursements", {
+      amount: 5,
+      claim_id: "C",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    })).json() as { id: string };
+    await call(f, "POST", `/v1/disbursements/${id}/cancel`);
+    const list = await (await call(f, "GET", "/v1/events")).json() as {
+      data: { id: string; type: string; data: Record<string, unknown> }[];
+      has_more: boolean;
+    };
+    assert.deepEqual(list.data.map((e) => e.type), [
+      "disbursement.canceled",
+      "disbursement.created",
+    ]);
+    assert.equal(list.has_more, false);
+    const created = await (await call(f, "GET", "/v1/events?type=disbursement.created")).json() as {
+      data: { id: string }[];
+    };
+    assert.equal(created.data.length, 1);
+    const one = await call(f, "GET", `/v1/events/${created.data[0].id}`);
+    assert.equal(one.status, 200);
+    const event = await one.json() as Record<string, unknown>;
+    assert.deepEqual(Object.keys(event), ["id", "object", "type", "created", "data"]);
+    assert.equal(event.type, "disbursement.created");
+    assert.equal(
+      (await call(f, "GET", `/v1/events/${created.data[0].id}`, undefined, {
+        key: f.cast.beaconKeyTest,
+      })).status,
+      404,
+    );
+    const paged = await (await call(f, "GET", "/v1/events?limit=1")).json() as {
+      data: { id: string }[];
+      has_more: boolean;
+    };
+    assert.equal(paged.has_more, true);
+    const rest =
+      await (await call(f, "GET", `/v1/events?limit=1&starting_after=${paged.data[0].id}`))
+        .json() as { data: { id: string }[]; has_more: boolean };
+    assert.deepEqual([rest.data[0].id, rest.has_more], [created.data[0].id, false]);
+    assert.equal((await call(f, "GET", "/v1/events?type=Bad Type")).status, 400);
+  }, NO_LIMIT);
+});

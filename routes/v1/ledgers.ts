@@ -1,5 +1,6 @@
-/** GET /v1/ledgers/{line}/balance: the segregated balance of the key's own line. */
+/** GET /v1/ledgers/{line}/balance and /tieouts/{date}: the key's own line only. */
 import { Hono } from "hono";
+import { lineTieOut } from "../../db/ledger_reports.ts";
 import { readLineBalances } from "../../db/ledger_store.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
@@ -7,16 +8,49 @@ import { errorResponse } from "../errors.ts";
 
 export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get("/:line/balance", async (c) => {
-    const principal = c.get("linePrincipal");
-    // A key sees only its own line; any other line is as absent as one that does not exist.
-    if (c.req.param("line") !== principal.lineCode) {
+  // A key sees only its own line; any other line is as absent as one that does not exist.
+  app.use("/:line/*", async (c, next) => {
+    if (c.req.param("line") !== c.get("linePrincipal").lineCode) {
       return errorResponse(c, {
         status: 404,
         code: "not_found",
         message: `no ledger ${JSON.stringify(c.req.param("line"))} for this key`,
       });
     }
+    await next();
+  });
+
+  app.get("/:line/tieouts/:date", async (c) => {
+    const principal = c.get("linePrincipal");
+    const date = c.req.param("date");
+    const tieOut = await lineTieOut(principal.database.readClient, principal.lineId, date);
+    if (!tieOut) {
+      const message = `date ${JSON.stringify(date)} is not a calendar date YYYY-MM-DD`;
+      return errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message,
+        issues: [{ field: "date", location: "path", message }],
+      });
+    }
+    return c.json({
+      object: "tieout",
+      line: principal.lineCode,
+      date: tieOut.date,
+      currency: "USD",
+      livemode: principal.environment === "live",
+      opening: centsToDollars(tieOut.opening),
+      funded: centsToDollars(tieOut.funded),
+      returned_funding: centsToDollars(tieOut.returnedFunding),
+      disbursed: centsToDollars(tieOut.disbursed),
+      fees: centsToDollars(tieOut.fees),
+      closing: centsToDollars(tieOut.closing),
+      difference: centsToDollars(tieOut.difference),
+    });
+  });
+
+  app.get("/:line/balance", async (c) => {
+    const principal = c.get("linePrincipal");
     const balances = await readLineBalances(principal.database.readClient, principal.lineId);
     return c.json({
       object: "balance",

@@ -1,0 +1,70 @@
+/** GET /v1/events and /v1/events/{id}: the line's event log in the webhook envelope's shape. */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { findLineEvent, listLineEvents, type StoredEvent } from "../../db/event_store.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
+import { errorResponse } from "../errors.ts";
+import { fieldIssues } from "../validation.ts";
+import { v1Schemas } from "./schemas.ts";
+
+const eventView = (event: StoredEvent) => ({
+  id: event.id,
+  object: "event",
+  type: event.type,
+  created: new Date(event.createdAt).toISOString(),
+  data: event.data,
+});
+
+export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const query = v.object({
+    ...v1Schemas(deps.config).listQuery.entries,
+    type: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^[a-z_]+\.[a-z_]+$/, "type is an event type such as disbursement.created"),
+      ),
+    ),
+  });
+  app.get("/", async (c) => {
+    const principal = c.get("linePrincipal");
+    const parsed = v.safeParse(query, c.req.query());
+    if (!parsed.success) {
+      const issues = fieldIssues(parsed.issues, "query", "query");
+      return errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message: issues[0].message,
+        issues,
+      });
+    }
+    const page = await listLineEvents(principal.database.readClient, principal, {
+      limit: parsed.output.limit,
+      startingAfter: parsed.output.starting_after ?? null,
+      type: parsed.output.type ?? null,
+    });
+    if (!page) {
+      const message = `no event ${JSON.stringify(parsed.output.starting_after)} to start after`;
+      return errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message,
+        issues: [{ field: "starting_after", location: "query", message }],
+      });
+    }
+    return c.json({ object: "list", data: page.data.map(eventView), has_more: page.hasMore });
+  });
+  app.get("/:id", async (c) => {
+    const principal = c.get("linePrincipal");
+    const event = await findLineEvent(principal.database.readClient, principal, c.req.param("id"));
+    if (!event) {
+      return errorResponse(c, {
+        status: 404,
+        code: "not_found",
+        message: `no event ${JSON.stringify(c.req.param("id"))} for this key`,
+      });
+    }
+    return c.json(eventView(event));
+  });
+  return app;
+}
