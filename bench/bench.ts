@@ -4,7 +4,7 @@
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
  */
 import { measureLedgerPosting } from "./ledger_posting.ts";
-import { startService } from "./service.ts";
+import { freePort, startService } from "./service.ts";
 import { ensureWrk, type LoadResult, runLoad } from "./wrk.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") ?? 10);
@@ -30,13 +30,72 @@ function printTable(rows: Row[]): void {
   }
 }
 
+/** A wrk script that POSTs `body` with a fresh Idempotency-Key per request (thread-unique). */
+async function writeCreateScript(lineKey: string, body: string): Promise<string> {
+  const path = await Deno.makeTempFile({ suffix: ".lua" });
+  await Deno.writeTextFile(
+    path,
+    `local counter = 0
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+function request()
+  counter = counter + 1
+  local headers = {}
+  headers["Authorization"] = "Bearer ${lineKey}"
+  headers["Content-Type"] = "application/json"
+  headers["Idempotency-Key"] = "bench-" .. tid .. "-" .. counter .. "-" .. math.random(1, 1000000000)
+  return wrk.format("POST", nil, headers, ${JSON.stringify(body)})
+end
+`,
+  );
+  return path;
+}
+
+/** The bare baseline in its own process, measured with the same load. */
+async function measureBaseline(): Promise<LoadResult> {
+  const dir = await Deno.makeTempDir({ prefix: "disbursement-baseline-" });
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./baseline.ts", import.meta.url).pathname, String(port), dir],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  await reader.read();
+  reader.releaseLock();
+  const script = await Deno.makeTempFile({ suffix: ".lua" });
+  await Deno.writeTextFile(
+    script,
+    `function request() return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, '{"amount":1}') end\n`,
+  );
+  const url = `http://127.0.0.1:${port}/rows`;
+  try {
+    await runLoad({ url, script, connections, durationSeconds: 2 });
+    return await runLoad({ url, script, connections, durationSeconds: seconds });
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel();
+    await Deno.remove(script);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 await ensureWrk();
 const service = await startService();
 const rows: Row[] = [];
 try {
   const acme = service.credentials.companies[0];
   const lineKey = acme.lines[0].key_test;
-  const scenarios: { scenario: string; url: string; headers: Record<string, string> }[] = [
+  const scenarios: {
+    scenario: string;
+    url: string;
+    headers: Record<string, string>;
+    script?: string;
+  }[] = [
     {
       scenario: `GET /v1/ledgers/${acme.lines[0].line}/balance (line key auth + balance read)`,
       url: `${service.baseUrl}/v1/ledgers/${acme.lines[0].line}/balance`,
@@ -48,20 +107,41 @@ try {
       headers: {},
     },
   ];
+  // A payee for the writes, and one disbursement for the reads.
+  const auth = { Authorization: `Bearer ${lineKey}`, "Content-Type": "application/json" };
+  await (await fetch(`${service.baseUrl}/v1/payees`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ id: "noaction", email: "noaction@example.test" }),
+  })).body?.cancel();
+  const createBody = JSON.stringify({
+    amount: 1,
+    claim_id: "BENCH",
+    payee: { id: "noaction" },
+    modalities: ["ach"],
+  });
+  const one = await (await fetch(`${service.baseUrl}/v1/disbursements`, {
+    method: "POST",
+    headers: auth,
+    body: createBody,
+  }))
+    .json() as { id: string };
+  scenarios.push({
+    scenario: `GET /v1/disbursements/{id}`,
+    url: `${service.baseUrl}/v1/disbursements/${one.id}`,
+    headers: { Authorization: `Bearer ${lineKey}` },
+  });
+  const createScript = await writeCreateScript(lineKey, createBody);
+  scenarios.push({
+    scenario: "POST /v1/disbursements (auth, idempotency key, hold, outbox)",
+    url: `${service.baseUrl}/v1/disbursements`,
+    headers: {},
+    script: createScript,
+  });
   for (const scenario of scenarios) {
     // A short warm-up so JIT and caches do not count against the measured run.
-    await runLoad({
-      url: scenario.url,
-      headers: scenario.headers,
-      connections,
-      durationSeconds: 2,
-    });
-    const result = await runLoad({
-      url: scenario.url,
-      headers: scenario.headers,
-      connections,
-      durationSeconds: seconds,
-    });
+    await runLoad({ ...scenario, connections, durationSeconds: 2 });
+    const result = await runLoad({ ...scenario, connections, durationSeconds: seconds });
     if (result.non2xx > 0) {
       console.error(`warning: ${scenario.scenario} answered ${result.non2xx} non-2xx responses`);
     }
@@ -71,6 +151,10 @@ try {
 } finally {
   await service.stop();
 }
+rows.push({
+  scenario: "baseline: Hono + one INSERT per FULL write transaction",
+  result: await measureBaseline(),
+});
 printTable(rows);
 
 const posting = await measureLedgerPosting({ transactions: 20_000, concurrency: 64 });

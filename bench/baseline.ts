@@ -1,0 +1,31 @@
+/**
+ * The baseline of issue 5: Hono and one INSERT per request in its own synchronous=FULL write
+ * transaction through @libsql/client. Run as its own process: `deno run -A bench/baseline.ts PORT DIR`.
+ */
+import { createClient } from "@libsql/client";
+import { Hono } from "hono";
+
+const [port, dir] = Deno.args;
+const client = createClient({ url: `file:${dir}/baseline.db`, concurrency: 1, timeout: 5000 });
+await client.execute("PRAGMA journal_mode=WAL");
+await client.execute("PRAGMA synchronous=FULL");
+await client.execute(
+  "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+);
+
+const app = new Hono();
+app.post("/rows", async (c) => {
+  const body = await c.req.text();
+  const tx = await client.transaction("write");
+  try {
+    await tx.execute({ sql: "INSERT INTO rows (body) VALUES (?)", args: [body] });
+    await tx.commit();
+  } finally {
+    tx.close();
+  }
+  return c.json({ ok: true }, 201);
+});
+Deno.serve(
+  { hostname: "127.0.0.1", port: Number(port), onListen: () => console.log("ready") },
+  app.fetch,
+);
