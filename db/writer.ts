@@ -7,6 +7,7 @@
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { setImmediate } from "node:timers";
 import { isRefusal } from "../lib/result.ts";
 import * as schema from "./schema.ts";
 
@@ -79,7 +80,7 @@ export class GroupCommitWriter {
     this.#closed = true;
     while (this.#running || this.#queue.length > 0 || this.#scheduled) {
       if (this.#running) await this.#running;
-      else await new Promise((resolve) => setTimeout(resolve, 0));
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -93,14 +94,15 @@ export class GroupCommitWriter {
   #schedule(): void {
     if (this.#running || this.#scheduled) return;
     this.#scheduled = true;
-    // A macrotask, not a microtask: requests that arrived meanwhile join this group.
-    setTimeout(() => {
+    // A macrotask, not a microtask, so requests that arrived meanwhile join this group; and
+    // setImmediate, not setTimeout(0), which is clamped to 4 ms once timers nest.
+    setImmediate(() => {
       this.#scheduled = false;
       this.#running = this.#drain().finally(() => {
         this.#running = null;
         if (this.#queue.length > 0) this.#schedule();
       });
-    }, 0);
+    });
   }
 
   async #drain(): Promise<void> {
