@@ -10,6 +10,7 @@ import { jobHandlersByEnvironment } from "./db/runtime.ts";
 import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
 import { systemClock } from "./lib/clock.ts";
+import { SecretBox } from "./lib/crypto.ts";
 import { ConfigError, loadConfig } from "./lib/config.ts";
 import { createApp } from "./routes/app.ts";
 
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
     config,
     databases,
     clock: systemClock,
+    secretBox: await SecretBox.fromBase64Key(secrets.encryptionKey),
     jobHandlers,
     jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
     adminToken,

@@ -3,6 +3,7 @@ import type { Config, Environment } from "../lib/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
+import type { SecretBox } from "../lib/crypto.ts";
 
 export interface AppDeps {
   readonly config: Config;
@@ -13,6 +14,8 @@ export interface AppDeps {
   readonly jwtSecret: Uint8Array;
   /** What runs each kind of due job, per environment (sandbox rails in test). */
   readonly jobHandlers: Readonly<Record<Environment, JobHandlers>>;
+  /** Seals secrets that must stay usable (webhook secrets, responses that show one). */
+  readonly secretBox: SecretBox;
   /** Set when the loopback-only admin endpoint is served. */
   readonly adminToken?: string;
   /** Access log sink; one JSON object per request. */

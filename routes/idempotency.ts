@@ -25,6 +25,8 @@ export interface RouteOutcome {
   readonly contentType?: string;
   /** False for a business refusal: the unit's writes are undone, its answer is still stored. */
   readonly commit: boolean;
+  /** The body shows a secret once: its stored copy for replays is sealed. */
+  readonly sensitive?: boolean;
 }
 
 /** A business refusal as an outcome in the request's surface format. */
@@ -59,6 +61,8 @@ async function runOutcome(
 }
 
 const encoder = new TextEncoder();
+/** Marks a stored response whose body is sealed (it shows a secret). */
+const SEALED_HEADER = "x-sealed";
 
 export async function respondIdempotently(
   c: Context<AppEnv>,
@@ -98,12 +102,11 @@ export async function respondIdempotently(
   );
   if (claim.decision === "replay") {
     c.header("Idempotent-Replayed", "true");
-    return send(
-      c,
-      claim.response.status as ContentfulStatusCode,
-      claim.response.headers["content-type"],
-      claim.response.body,
-    );
+    const { headers, status } = claim.response;
+    const body = headers[SEALED_HEADER]
+      ? await deps.secretBox.open(new TextDecoder().decode(claim.response.body))
+      : claim.response.body;
+    return send(c, status as ContentfulStatusCode, headers["content-type"], body);
   }
   if (claim.decision === "mismatch") {
     return errorResponse(c, {
@@ -134,10 +137,15 @@ export async function respondIdempotently(
     stored = await writer.write(async (tx) => {
       const outcome = await runOutcome(tx, unit);
       const body = encoder.encode(JSON.stringify(outcome.body));
+      // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
+      const stored = outcome.sensitive ? encoder.encode(await deps.secretBox.seal(body)) : body;
       await completeIdempotencyKey(tx, scope, {
         status: outcome.status,
-        headers: { "content-type": outcome.contentType ?? "application/json" },
-        body,
+        headers: {
+          "content-type": outcome.contentType ?? "application/json",
+          ...(outcome.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
+        },
+        body: stored,
       });
       return { outcome, body };
     });

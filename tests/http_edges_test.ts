@@ -233,3 +233,29 @@ Deno.test("/metrics counts requests by surface and status and reports the writer
     assert.match(text, /^process_resident_memory_bytes \d+$/m);
   });
 });
+
+Deno.test("an idempotent key rotation replays the new key from a sealed copy; the plaintext is not stored", async () => {
+  await withHttpFixture(async (f) => {
+    const rotate = () =>
+      f.app.request("/v1/keys/rotate", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+          "Idempotency-Key": "rotate-1",
+        },
+      });
+    const first = await rotate();
+    assert.equal(first.status, 201);
+    const firstText = await first.text();
+    const replay = await rotate();
+    assert.equal(replay.headers.get("idempotent-replayed"), "true");
+    assert.equal(await replay.text(), firstText);
+    const secret = (JSON.parse(firstText) as { secret: string }).secret;
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT response_body FROM idempotency_records",
+    );
+    const stored = new TextDecoder().decode(new Uint8Array(rows[0].response_body as ArrayBuffer));
+    assert.match(stored, /^v1\./);
+    assert.ok(!stored.includes(secret), "the stored response does not hold the key in clear");
+  });
+});

@@ -7,6 +7,7 @@ import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
 import { FakeClock } from "../lib/clock.ts";
+import { SecretBox } from "../lib/crypto.ts";
 import { loadConfig } from "../lib/config.ts";
 import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/keys.ts";
 import { openTempDatabase } from "./helpers.ts";
@@ -93,6 +94,7 @@ export async function openHttpFixture(
     databases,
     clock,
     jobHandlers: jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS),
+    secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),
     log: (entry) => logs.push(entry),
   };

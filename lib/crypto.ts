@@ -1,0 +1,62 @@
+/**
+ * Secrets that must stay usable (webhook signing secrets, responses that show a secret once) are
+ * sealed at rest with AES-256-GCM under the configured ENCRYPTION_KEY, via WebCrypto.
+ */
+const VERSION = "v1";
+
+const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+const fromBase64 = (text: string): Uint8Array =>
+  Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+
+export class SecretBox {
+  private constructor(private readonly key: CryptoKey) {}
+
+  /** A box for a 32-byte key given in base64. */
+  static async fromBase64Key(base64Key: string): Promise<SecretBox> {
+    const raw = fromBase64(base64Key);
+    if (raw.length !== 32) {
+      throw new Error(`ENCRYPTION_KEY must decode to 32 bytes, got ${raw.length}`);
+    }
+    const key = await crypto.subtle.importKey("raw", raw as BufferSource, "AES-GCM", false, [
+      "encrypt",
+      "decrypt",
+    ]);
+    return new SecretBox(key);
+  }
+
+  /** `v1.<iv>.<ciphertext>`, with a fresh 96-bit IV each time. */
+  async seal(plaintext: Uint8Array): Promise<string> {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const sealed = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv },
+      this.key,
+      plaintext as BufferSource,
+    );
+    return `${VERSION}.${toBase64(iv)}.${toBase64(new Uint8Array(sealed))}`;
+  }
+
+  /** Opens a sealed value; throws when it was altered or sealed under another key. */
+  async open(sealed: string): Promise<Uint8Array> {
+    const [version, iv, data] = sealed.split(".");
+    if (version !== VERSION || !iv || !data) throw new Error("not a sealed value");
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: fromBase64(iv) as BufferSource },
+      this.key,
+      fromBase64(data) as BufferSource,
+    );
+    return new Uint8Array(plain);
+  }
+
+  async sealText(text: string): Promise<string> {
+    return await this.seal(new TextEncoder().encode(text));
+  }
+
+  async openText(sealed: string): Promise<string> {
+    return new TextDecoder().decode(await this.open(sealed));
+  }
+}
+
+/** A webhook signing secret: `whsec_` + base64 of 32 random bytes (DESIGN 8). */
+export function newWebhookSecret(): string {
+  return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
+}
