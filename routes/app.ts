@@ -20,6 +20,7 @@ import { eventRoutes } from "./v1/events.ts";
 import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
+import { webhookRoutes } from "./v1/webhooks.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
 const SECRET_PATH = /^\/(p|portal)\//;
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/v1/disbursements", disbursementRoutes(deps));
   app.route("/v1/payees", payeeRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
+  app.route("/v1/webhooks", webhookRoutes(deps));
   app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
 
   app.notFound((c) =>

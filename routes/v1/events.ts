@@ -3,7 +3,9 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { findLineEvent, listLineEvents, type StoredEvent } from "../../db/event_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { replayEvent } from "../../db/webhook_store.ts";
 import { errorResponse } from "../errors.ts";
+import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { fieldIssues } from "../validation.ts";
 import { v1Schemas } from "./schemas.ts";
 
@@ -54,6 +56,32 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     return c.json({ object: "list", data: page.data.map(eventView), has_more: page.hasMore });
   });
+  app.post("/:id/replay", async (c) => {
+    const principal = c.get("linePrincipal");
+    const id = c.req.param("id");
+    const target = {
+      database: principal.database,
+      companyId: principal.companyId,
+      scopeLine: principal.lineId,
+    };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const event = await findLineEvent(tx, principal, id);
+      if (!event) {
+        return refusalOutcome(c, {
+          status: 404,
+          code: "not_found",
+          message: `no event ${JSON.stringify(id)} for this key`,
+        });
+      }
+      const deliveries = await replayEvent(tx, principal, event, deps.clock.now());
+      return {
+        status: 202,
+        commit: true,
+        body: { object: "event_replay", event_id: id, deliveries },
+      };
+    });
+  });
+
   app.get("/:id", async (c) => {
     const principal = c.get("linePrincipal");
     const event = await findLineEvent(principal.database.readClient, principal, c.req.param("id"));
