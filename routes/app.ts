@@ -12,6 +12,7 @@ import { authenticateRoutes } from "./api/authenticate.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, surfaceOf } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
 import { opsRoutes } from "./ops.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
@@ -84,6 +85,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   }
 
   app.route("/", opsRoutes(deps, metrics));
+  const openApi = openApiDocument(deps.config);
+  app.get("/openapi.json", (c) => c.json(openApi));
   app.route("/sandbox", sandboxRoutes(deps));
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
 

@@ -1,0 +1,488 @@
+/**
+ * The OpenAPI 3.1 document of Surface B, served at /openapi.json. Request bodies come from the
+ * same valibot schemas the routes validate with, so the document cannot drift from the checks.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import type { Config } from "../lib/config.ts";
+import { v1Schemas } from "./v1/schemas.ts";
+import { v1EventTypes } from "./v1/webhooks.ts";
+
+type JsonObject = Record<string, unknown>;
+
+/** JSON Schema of a request body; numbers kept as source text are plain JSON numbers on the wire. */
+function bodySchema(schema: v.GenericSchema): JsonObject {
+  const json = toJsonSchema(schema, {
+    errorMode: "ignore",
+    overrideSchema: (
+      context,
+    ) => (context.valibotSchema.type === "custom" ? { type: "number" } : undefined),
+  }) as JsonObject;
+  delete json.$schema;
+  return json;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonObject) => ({ "application/json": { schema } });
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: ref("Problem") } },
+});
+const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
+const idParam = (name: string, description: string) => ({
+  name,
+  in: "path",
+  required: true,
+  description,
+  schema: { type: "string" },
+});
+const idempotencyKey = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "Replays the first response for 24 hours; another body with the same key is 422.",
+  schema: { type: "string", maxLength: 255 },
+};
+const listParams = [
+  {
+    name: "limit",
+    in: "query",
+    schema: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+  },
+  {
+    name: "starting_after",
+    in: "query",
+    description: "The id of the last object of the previous page.",
+    schema: { type: "string" },
+  },
+];
+const errors = {
+  400: problem("A field is not valid: `errors[]` names each."),
+  401: problem("The key is missing, unknown, rotated past its grace period, or revoked."),
+  429: problem("More than the credential's requests per second: see Retry-After."),
+};
+const writeErrors = {
+  ...errors,
+  409: problem("Refused by a business rule, or the same Idempotency-Key is still in progress."),
+  422: problem("The Idempotency-Key was used with another request."),
+};
+const listOf = (item: string) => ({
+  type: "object",
+  required: ["object", "data", "has_more"],
+  properties: {
+    object: { const: "list" },
+    data: { type: "array", items: ref(item) },
+    has_more: { type: "boolean" },
+  },
+});
+const dollars = { type: "number", description: "US dollars, at most two decimals." };
+const timestamp = { type: "string", format: "date-time" };
+
+/** The /v1 document for this configuration (its limits and base URL). */
+export function openApiDocument(config: Config): JsonObject {
+  const schemas = v1Schemas(config);
+  const modalities = ["ach", "check", "vcc", "instant_deposit", "digital_check", "venmo", "paypal"];
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Disbursement service — Surface B",
+      version: "1.0.0",
+      description:
+        "Pay one payee per disbursement; the payee picks how to be paid. Amounts are dollars with at most " +
+        "two decimals. Every POST accepts Idempotency-Key. Errors are RFC 9457 problem details.",
+    },
+    servers: [{ url: config.baseUrl }],
+    security: [{ lineKey: [] }],
+    components: {
+      securitySchemes: {
+        lineKey: {
+          type: "http",
+          scheme: "bearer",
+          description: "A business-line key: sk_test_… or sk_live_…",
+        },
+      },
+      schemas: {
+        Problem: {
+          type: "object",
+          required: ["type", "title", "status", "detail", "code"],
+          properties: {
+            type: { type: "string" },
+            title: { type: "string" },
+            status: { type: "integer" },
+            detail: { type: "string" },
+            code: { type: "string" },
+            errors: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["param", "message"],
+                properties: { param: { type: "string" }, message: { type: "string" } },
+              },
+            },
+          },
+        },
+        Disbursement: {
+          type: "object",
+          required: [
+            "id",
+            "object",
+            "status",
+            "amount",
+            "currency",
+            "claim_id",
+            "payee",
+            "modalities",
+            "modality",
+            "metadata",
+            "line",
+            "livemode",
+            "created",
+            "payee_url",
+            "timeline",
+          ],
+          properties: {
+            id: { type: "string" },
+            object: { const: "disbursement" },
+            status: {
+              enum: [
+                "created",
+                "modality_offered",
+                "modality_selected",
+                "funds_sent",
+                "completed",
+                "failed",
+                "canceled",
+              ],
+            },
+            amount: dollars,
+            currency: { const: "USD" },
+            claim_id: { type: "string" },
+            payee: { type: "object", properties: { id: { type: "string" } } },
+            modalities: { type: "array", items: { enum: modalities } },
+            modality: { enum: [...modalities, null] },
+            metadata: { type: "object", additionalProperties: { type: "string" } },
+            line: { type: "string" },
+            livemode: { type: "boolean" },
+            created: timestamp,
+            payee_url: { type: "string", format: "uri" },
+            timeline: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["status", "at"],
+                properties: {
+                  status: { type: "string" },
+                  at: timestamp,
+                  detail: { type: "string" },
+                },
+              },
+            },
+          },
+        },
+        Payee: {
+          type: "object",
+          required: [
+            "id",
+            "object",
+            "language",
+            "contact_channel",
+            "modality_defaults",
+            "line",
+            "livemode",
+            "created",
+            "updated",
+          ],
+          properties: {
+            id: { type: "string" },
+            object: { const: "payee" },
+            name: { type: ["string", "null"] },
+            email: { type: ["string", "null"] },
+            phone: { type: ["string", "null"] },
+            language: { enum: ["en", "es"] },
+            contact_channel: { enum: ["email", "sms"] },
+            modality_defaults: { type: "array", items: { enum: modalities } },
+            address: { type: ["object", "null"] },
+            line: { type: "string" },
+            livemode: { type: "boolean" },
+            created: timestamp,
+            updated: timestamp,
+          },
+        },
+        Balance: {
+          type: "object",
+          properties: {
+            object: { const: "balance" },
+            line: { type: "string" },
+            available: dollars,
+            pending: dollars,
+            reserved: dollars,
+            in_transit: dollars,
+            currency: { const: "USD" },
+            livemode: { type: "boolean" },
+            as_of: timestamp,
+          },
+        },
+        TieOut: {
+          type: "object",
+          properties: {
+            object: { const: "tieout" },
+            line: { type: "string" },
+            date: { type: "string", format: "date" },
+            opening: dollars,
+            funded: dollars,
+            returned_funding: dollars,
+            disbursed: dollars,
+            fees: dollars,
+            closing: dollars,
+            difference: { ...dollars, description: "Always 0 for a sound ledger." },
+          },
+        },
+        Event: {
+          type: "object",
+          required: ["id", "object", "type", "created", "data"],
+          properties: {
+            id: { type: "string" },
+            object: { const: "event" },
+            type: { enum: v1EventTypes },
+            created: timestamp,
+            data: { type: "object" },
+          },
+        },
+        WebhookEndpoint: {
+          type: "object",
+          properties: {
+            id: { type: "string" },
+            object: { const: "webhook_endpoint" },
+            url: { type: "string", format: "uri" },
+            events: { type: "array", items: { enum: v1EventTypes } },
+            description: { type: ["string", "null"] },
+            status: { enum: ["enabled", "disabled"] },
+            line: { type: "string" },
+            livemode: { type: "boolean" },
+            created: timestamp,
+            secret: { type: "string", description: "whsec_…, in the creation response only." },
+          },
+        },
+      },
+    },
+    paths: {
+      "/v1/disbursements": {
+        post: {
+          summary: "Create a disbursement (one payee, one claim)",
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: json(bodySchema(schemas.createDisbursement)) },
+          responses: {
+            201: ok("Created; the amount is held.", ref("Disbursement")),
+            ...writeErrors,
+          },
+        },
+        get: {
+          summary: "List disbursements of the key's line, newest first",
+          parameters: listParams,
+          responses: { 200: ok("A page.", listOf("Disbursement")), ...errors },
+        },
+      },
+      "/v1/disbursements/{id}": {
+        get: {
+          summary: "Retrieve a disbursement",
+          parameters: [idParam("id", "dsb_…")],
+          responses: {
+            200: ok("The disbursement.", ref("Disbursement")),
+            404: problem("No such disbursement for this key."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/disbursements/{id}/cancel": {
+        post: {
+          summary:
+            "Cancel before a modality is selected, or after a failure; the money returns to available",
+          parameters: [idParam("id", "dsb_…"), idempotencyKey],
+          responses: {
+            200: ok("Canceled.", ref("Disbursement")),
+            404: problem("No such disbursement."),
+            ...writeErrors,
+          },
+        },
+      },
+      "/v1/payees": {
+        post: {
+          summary: "Create or update a payee by your id (fields left out keep their value)",
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: json(bodySchema(schemas.upsertPayee)) },
+          responses: {
+            200: ok("Updated.", ref("Payee")),
+            201: ok("Created.", ref("Payee")),
+            ...writeErrors,
+          },
+        },
+      },
+      "/v1/payees/{id}": {
+        get: {
+          summary: "Retrieve a payee",
+          parameters: [idParam("id", "Your payee id")],
+          responses: {
+            200: ok("The payee.", ref("Payee")),
+            404: problem("No such payee."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/ledgers/{line}/balance": {
+        get: {
+          summary: "The segregated balance of the key's line",
+          parameters: [idParam("line", "The line code, e.g. auto")],
+          responses: {
+            200: ok("The balance.", ref("Balance")),
+            404: problem("Another line."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/ledgers/{line}/tieouts/{date}": {
+        get: {
+          summary: "The line's tie-out for a UTC day",
+          parameters: [idParam("line", "The line code"), {
+            ...idParam("date", "YYYY-MM-DD"),
+            schema: { type: "string", format: "date" },
+          }],
+          responses: {
+            200: ok("The tie-out.", ref("TieOut")),
+            404: problem("Another line."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/events": {
+        get: {
+          summary: "The line's events, newest first",
+          parameters: [...listParams, {
+            name: "type",
+            in: "query",
+            schema: { enum: v1EventTypes },
+          }],
+          responses: { 200: ok("A page.", listOf("Event")), ...errors },
+        },
+      },
+      "/v1/events/{id}": {
+        get: {
+          summary: "Retrieve an event",
+          parameters: [idParam("id", "evt_…")],
+          responses: {
+            200: ok("The event.", ref("Event")),
+            404: problem("No such event."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/events/{id}/replay": {
+        post: {
+          summary: "Deliver an event again to every subscribed endpoint",
+          parameters: [idParam("id", "evt_…"), idempotencyKey],
+          responses: {
+            202: ok("Deliveries queued.", {
+              type: "object",
+              properties: {
+                object: { const: "event_replay" },
+                event_id: { type: "string" },
+                deliveries: { type: "integer" },
+              },
+            }),
+            404: problem("No such event."),
+            ...writeErrors,
+          },
+        },
+      },
+      "/v1/webhooks": {
+        post: {
+          summary: "Register a webhook endpoint; the signing secret is shown once",
+          parameters: [idempotencyKey],
+          requestBody: {
+            required: true,
+            content: json({
+              type: "object",
+              required: ["url"],
+              properties: {
+                url: {
+                  type: "string",
+                  format: "uri",
+                  description: "https in live; http://localhost is allowed in test",
+                },
+                events: {
+                  type: "array",
+                  items: { enum: v1EventTypes },
+                  description: "Default: all",
+                },
+                description: { type: ["string", "null"] },
+              },
+            }),
+          },
+          responses: { 201: ok("Registered.", ref("WebhookEndpoint")), ...writeErrors },
+        },
+      },
+      "/v1/webhooks/{id}": {
+        get: {
+          summary: "Retrieve an endpoint (without its secret)",
+          parameters: [idParam("id", "we_…")],
+          responses: {
+            200: ok("The endpoint.", ref("WebhookEndpoint")),
+            404: problem("No such endpoint."),
+            ...errors,
+          },
+        },
+        delete: {
+          summary: "Delete an endpoint",
+          parameters: [idParam("id", "we_…")],
+          responses: {
+            200: ok("Deleted.", {
+              type: "object",
+              properties: {
+                id: { type: "string" },
+                object: { const: "webhook_endpoint" },
+                deleted: { const: true },
+              },
+            }),
+            404: problem("No such endpoint."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/webhooks/{id}/deliveries": {
+        get: {
+          summary: "The endpoint's deliveries, newest first",
+          parameters: [idParam("id", "we_…")],
+          responses: {
+            200: ok("Deliveries.", { type: "object" }),
+            404: problem("No such endpoint."),
+            ...errors,
+          },
+        },
+      },
+      "/v1/keys/rotate": {
+        post: {
+          summary: "Replace the calling key; the old key works for 24 more hours",
+          parameters: [idempotencyKey],
+          responses: { 201: ok("The new key, shown once.", { type: "object" }), ...writeErrors },
+        },
+      },
+      "/v1/sandbox/clock/advance": {
+        post: {
+          summary: "Move the company's sandbox clock and run what falls due (test keys only)",
+          requestBody: {
+            required: true,
+            content: json({
+              type: "object",
+              required: ["seconds"],
+              properties: { seconds: { type: "integer", minimum: 1, maximum: 31_536_000 } },
+            }),
+          },
+          responses: {
+            200: ok("The new sandbox time.", { type: "object" }),
+            403: problem("A live key."),
+            ...errors,
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { withHttpFixture } from "./http_fixture.ts";
+
+Deno.test("/openapi.json is a valid OpenAPI 3.1 document (independent validator) covering every /v1 route", async () => {
+  await withHttpFixture(async (f) => {
+    const res = await f.app.request("/openapi.json");
+    assert.equal(res.status, 200);
+    const doc = await res.json() as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
+    assert.equal(doc.openapi, "3.1.0");
+    const result = await new Validator().validate(doc);
+    assert.deepEqual(result, { valid: true });
+
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, operations]) =>
+        Object.keys(operations).map((m) => `${m.toUpperCase()} ${path}`)
+      ),
+    );
+    const served = new Set(
+      f.app.routes
+        .filter((r) => r.path.startsWith("/v1/") && r.method !== "ALL")
+        .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`),
+    );
+    assert.ok(served.size >= 17, `found ${served.size} /v1 routes`);
+    for (const route of served) assert.ok(documented.has(route), `${route} is not documented`);
+    for (const route of documented) {
+      assert.ok(served.has(route), `${route} is documented but not served`);
+    }
+  });
+});
+
+Deno.test("request bodies in the document come from the validation schemas, limits included", async () => {
+  await withHttpFixture(async (f) => {
+    const doc = await (await f.app.request("/openapi.json")).json() as {
+      paths: Record<
+        string,
+        {
+          post: {
+            requestBody: {
+              content: {
+                "application/json": {
+                  schema: {
+                    properties: Record<string, Record<string, unknown>>;
+                    required: string[];
+                  };
+                };
+              };
+            };
+          };
+        }
+      >;
+    };
+    const create =
+      doc.paths["/v1/disbursements"].post.requestBody.content["application/json"].schema;
+    assert.deepEqual(create.required.sort(), ["amount", "claim_id", "modalities", "payee"]);
+    assert.equal(create.properties.amount.type, "number");
+    assert.equal(create.properties.claim_id.maxLength, 255);
+    const payee = doc.paths["/v1/payees"].post.requestBody.content["application/json"].schema;
+    assert.deepEqual(payee.properties.language.enum, ["en", "es"]);
+  }, { STRING_LENGTH_MAX: "255" });
+});
