@@ -1,0 +1,92 @@
+/**
+ * Webhook signatures (DESIGN 8), with WebCrypto HMAC-SHA256 under the 32 bytes a `whsec_` secret
+ * encodes:
+ * - `X-Signature: v1=t=<unix>,sha256=<hex>` over `<unix>.<raw body>`, one `sha256=` per valid
+ *   secret while a secret is being rotated;
+ * - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` over
+ *   `<id>.<unix>.<raw body>`, space-separated per secret.
+ */
+
+/** Receivers should refuse signatures older (or newer) than this. */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+const encoder = new TextEncoder();
+
+/** The HMAC key bytes of a `whsec_` secret. */
+export function secretKeyBytes(secret: string): Uint8Array {
+  if (!secret.startsWith("whsec_")) throw new Error("a webhook secret starts with whsec_");
+  return Uint8Array.from(atob(secret.slice("whsec_".length)), (ch) => ch.charCodeAt(0));
+}
+
+async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
+  const cryptoKey = await crypto.subtle.importKey(
+    "raw",
+    key as BufferSource,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(message)));
+}
+
+const hex = (bytes: Uint8Array) =>
+  Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+
+/** The headers of one delivery attempt, signed with every valid secret. */
+export async function signDelivery(
+  input: { eventId: string; body: string; secrets: readonly string[]; timestampSeconds: number },
+): Promise<Record<string, string>> {
+  const ts = String(input.timestampSeconds);
+  const keys = input.secrets.map(secretKeyBytes);
+  const ours = await Promise.all(
+    keys.map(async (key) => `sha256=${hex(await hmac(key, `${ts}.${input.body}`))}`),
+  );
+  const standard = await Promise.all(
+    keys.map(async (key) =>
+      `v1,${base64(await hmac(key, `${input.eventId}.${ts}.${input.body}`))}`
+    ),
+  );
+  return {
+    "X-Signature": `v1=t=${ts},${ours.join(",")}`,
+    "webhook-id": input.eventId,
+    "webhook-timestamp": ts,
+    "webhook-signature": standard.join(" "),
+  };
+}
+
+function constantTimeEqualBytes(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+/**
+ * For receivers: whether `X-Signature` signs `body` with `secret` within the tolerance of
+ * `nowSeconds`. Compares in constant time; any one matching `sha256=` is enough.
+ */
+export async function verifySignature(
+  input: {
+    header: string;
+    body: string;
+    secret: string;
+    nowSeconds: number;
+    toleranceSeconds?: number;
+  },
+): Promise<boolean> {
+  const match = /^v1=t=(\d+),(.+)$/.exec(input.header);
+  if (!match) return false;
+  const ts = Number(match[1]);
+  if (Math.abs(input.nowSeconds - ts) > (input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS)) {
+    return false;
+  }
+  const expected = encoder.encode(
+    hex(await hmac(secretKeyBytes(input.secret), `${match[1]}.${input.body}`)),
+  );
+  let valid = false;
+  for (const part of match[2].split(",")) {
+    if (!part.startsWith("sha256=")) continue;
+    valid = constantTimeEqualBytes(encoder.encode(part.slice("sha256=".length)), expected) || valid;
+  }
+  return valid;
+}
