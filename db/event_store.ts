@@ -1,5 +1,8 @@
-/** The event log as Surface B shows it: the events of one line, newest first, by cursor. */
+/** The event log: recorded with the change that caused it, read by Surface B by cursor. */
+import { newId } from "../lib/keys.ts";
+import { eventCatalogue, type EventKey } from "../lib/payouts/states.ts";
 import type { SqlExecutor } from "./ledger_store.ts";
+import type { WriteTx } from "./writer.ts";
 
 export interface StoredEvent {
   readonly id: string;
@@ -62,4 +65,63 @@ export async function listLineEvents(
     ],
   });
   return { data: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+}
+
+export interface NewEvent {
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly key: EventKey;
+  readonly disbursementId?: string | null;
+  readonly payoutId?: string | null;
+  readonly payeeId?: string | null;
+  readonly reason: string;
+  /** The snapshot webhooks carry: what was true when it happened. */
+  readonly data: Record<string, unknown>;
+}
+
+/**
+ * Appends an event to the log and, in the same unit, queues one delivery for every endpoint that
+ * receives it: /v1 endpoints of its line for events /v1 publishes, Surface A endpoints of the
+ * company for all. A crash can lose neither the event nor its deliveries.
+ */
+export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Promise<string> {
+  const catalogued = eventCatalogue[event.key];
+  const id = newId("evt");
+  await tx.execute({
+    sql:
+      `INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, payee_id, reason, data, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      id,
+      event.companyId,
+      event.lineId,
+      catalogued.type,
+      catalogued.id,
+      event.disbursementId ?? null,
+      event.payoutId ?? null,
+      event.payeeId ?? null,
+      event.reason,
+      JSON.stringify(event.data),
+      now,
+    ],
+  });
+  const { rows } = await tx.execute({
+    sql: `SELECT id, surface, events FROM webhook_endpoints
+          WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
+            AND (surface = 'api' OR (surface = 'v1' AND line_id = ? AND ? IS NOT NULL))`,
+    args: [event.companyId, event.lineId, catalogued.type],
+  });
+  for (const endpoint of rows) {
+    const filter = JSON.parse(String(endpoint.events)) as string[];
+    const name = endpoint.surface === "v1" ? catalogued.type : catalogued.name;
+    if (filter.length > 0 && !filter.includes(String(name))) continue;
+    // Due at once (0): the dispatcher compares with real time, the event with domain time.
+    await tx.execute({
+      sql:
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at, created_at)
+            VALUES (?, ?, ?, 'pending', 0, ?)`,
+      args: [newId("wd"), String(endpoint.id), id, now],
+    });
+  }
+  return id;
 }

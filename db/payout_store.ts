@@ -7,6 +7,7 @@ import { newId } from "../lib/keys.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus } from "../lib/payouts/states.ts";
 import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
 import { ok, refuse, type Result } from "../lib/result.ts";
+import { recordEvent } from "./event_store.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { postTransaction, readLineBalances } from "./ledger_store.ts";
 import { scheduleJob } from "./scheduler_store.ts";
@@ -72,28 +73,43 @@ async function writeEvents(
   tx: WriteTx,
   payout: PayoutRow,
   events: readonly EventKey[],
-  data: Record<string, unknown>,
+  reason: string | null,
   now: number,
 ): Promise<void> {
+  if (events.length === 0) return;
+  const { rows } = await tx.execute({
+    sql: "SELECT kind, external_uuid, claim_id, memo FROM disbursements WHERE id = ?",
+    args: [payout.disbursementId],
+  });
+  const disbursement = rows[0];
+  // What the webhooks of both surfaces need, as it was when the event happened.
+  const data = {
+    payout_id: payout.id,
+    disbursement_id: String(disbursement.kind) === "v1"
+      ? payout.disbursementId
+      : String(disbursement.external_uuid),
+    disbursement_kind: String(disbursement.kind),
+    claim_id: disbursement.claim_id === null ? null : String(disbursement.claim_id),
+    payee_uuid: payout.payeeUuid,
+    status: payout.status,
+    amount_cents: payout.amountCents,
+    payment_method_id: payout.paymentMethodId,
+    payor_fee_cents: payout.payorFeeCents,
+    payee_fee_cents: payout.payeeFeeCents,
+    service_fee_cents: payout.serviceFeeCents,
+    reason,
+  };
   for (const key of events) {
-    const event = eventCatalogue[key];
-    await tx.execute({
-      sql:
-        `INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, reason, data, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [
-        newId("evt"),
-        payout.companyId,
-        payout.lineId,
-        event.type,
-        event.id,
-        payout.disbursementId,
-        payout.id,
-        `${event.name}: payout ${payout.id} is now ${data.status}`,
-        JSON.stringify(data),
-        now,
-      ],
-    });
+    await recordEvent(tx, {
+      companyId: payout.companyId,
+      lineId: payout.lineId,
+      key,
+      disbursementId: payout.disbursementId,
+      payoutId: payout.id,
+      payeeId: payout.payeeId,
+      reason: `${eventCatalogue[key].name}: payout ${payout.id} is now ${payout.status}`,
+      data,
+    }, now);
   }
 }
 
@@ -180,13 +196,7 @@ export async function applyMove(
   });
   const updated = (await loadPayout(tx, payoutId))!;
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
-  await writeEvents(tx, updated, outcome.events, {
-    payout_id: payoutId,
-    status: outcome.status,
-    amount_cents: updated.amountCents,
-    payment_method_id: updated.paymentMethodId,
-    reason: options.detail ?? null,
-  }, now);
+  await writeEvents(tx, updated, outcome.events, options.detail ?? null, now);
   return ok(updated);
 }
 
@@ -347,13 +357,7 @@ export async function createDisbursement(
     }
     const payout = (await loadPayout(tx, payoutId))!;
     await recordTransition(tx, payoutId, null, status, null, now);
-    await writeEvents(tx, payout, ["created"], {
-      payout_id: payoutId,
-      status,
-      amount_cents: payout.amountCents,
-      payment_method_id: null,
-      reason: null,
-    }, now);
+    await writeEvents(tx, payout, ["created"], null, now);
     created.push(waits ? payout : await afterCreated(tx, payout, now));
   }
   return ok({ disbursementId, payouts: created });

@@ -5,6 +5,7 @@
  */
 import { newId } from "../lib/keys.ts";
 import { eventCatalogue, type PayoutStatus } from "../lib/payouts/states.ts";
+import { recordEvent } from "./event_store.ts";
 import type { SqlExecutor } from "./ledger_store.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -122,23 +123,14 @@ export async function upsertPayee(
             address = ?, updated_at = ? WHERE id = ?`,
     args: [...stored, now, existing.id],
   });
-  const event = eventCatalogue.payee_updated;
-  await tx.execute({
-    sql:
-      `INSERT INTO events (id, company_id, line_id, type, event_type_id, payee_id, reason, data, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      newId("evt"),
-      scope.companyId,
-      scope.lineId,
-      event.type,
-      event.id,
-      existing.id,
-      `${event.name}: ${changed.join(", ")} changed`,
-      JSON.stringify({ payee_id: scope.externalId, changed }),
-      now,
-    ],
-  });
+  await recordEvent(tx, {
+    companyId: scope.companyId,
+    lineId: scope.lineId,
+    key: "payee_updated",
+    payeeId: existing.id,
+    reason: `${eventCatalogue.payee_updated.name}: ${changed.join(", ")} changed`,
+    data: { payee_id: scope.externalId, changed },
+  }, now);
   return {
     payee: (await findPayee(tx, scope.companyId, scope.lineId, scope.externalId))!,
     created: false,
