@@ -9,6 +9,7 @@ import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
 import { jobHandlersByEnvironment } from "./db/runtime.ts";
 import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
+import { WebhookDispatcher } from "./db/webhook_dispatcher.ts";
 import { systemClock } from "./lib/clock.ts";
 import { SecretBox } from "./lib/crypto.ts";
 import { ConfigError, loadConfig } from "./lib/config.ts";
@@ -16,6 +17,10 @@ import { createApp } from "./routes/app.ts";
 
 /** How often the in-process loop looks for due jobs. */
 const SCHEDULER_INTERVAL_MS = 1000;
+/** How often due webhook deliveries are looked for, how many at once, over how many endpoints. */
+const DISPATCHER_INTERVAL_MS = 500;
+const WEBHOOK_BATCH_SIZE = 200;
+const WEBHOOK_ENDPOINTS_IN_PARALLEL = 16;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -92,11 +97,18 @@ async function main(): Promise<void> {
   const adminToken = await writeAdminToken(config.dataDir);
   const jobHandlers = jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS);
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);
+  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
+  const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
+    batchSize: WEBHOOK_BATCH_SIZE,
+    endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
+    timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
+    leaseMs: config.limits.WEBHOOK_TIMEOUT_MS * 3,
+  });
   const app = createApp({
     config,
     databases,
     clock: systemClock,
-    secretBox: await SecretBox.fromBase64Key(secrets.encryptionKey),
+    secretBox,
     jobHandlers,
     jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
     adminToken,
@@ -122,6 +134,7 @@ async function main(): Promise<void> {
   }, app.fetch);
 
   scheduler.start(SCHEDULER_INTERVAL_MS);
+  dispatcher.start(DISPATCHER_INTERVAL_MS);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -131,6 +144,8 @@ async function main(): Promise<void> {
     // In-flight requests finish; new connections are refused.
     await server.shutdown();
     await scheduler.stop();
+    // In-flight deliveries finish (each bounded by the webhook timeout) and are recorded.
+    await dispatcher.stop();
     await databases.test.close();
     await databases.live.close();
     await lock.value.release();

@@ -1,0 +1,311 @@
+/**
+ * The webhook dispatcher: claims due deliveries from the database with a lease, sends each as a
+ * signed POST (10 s timeout, redirects not followed), and records every attempt. Network waits
+ * happen outside write units, so a slow endpoint never holds the writer; deliveries of one
+ * endpoint go one at a time, so a slow endpoint cannot starve the others.
+ */
+import type { Clock } from "../lib/clock.ts";
+import type { SecretBox } from "../lib/crypto.ts";
+import type { Environment } from "../lib/config.ts";
+import {
+  type DeliverableEvent,
+  surfaceAEnvelope,
+  surfaceBEnvelope,
+} from "../lib/webhooks/payloads.ts";
+import { nextAttemptAt } from "../lib/webhooks/schedule.ts";
+import { signDelivery } from "../lib/webhooks/signing.ts";
+import { checkEndpointUrl } from "../lib/webhooks/endpoint_url.ts";
+import type { Database } from "./client.ts";
+import type { WriteTx } from "./writer.ts";
+
+export interface DispatcherOptions {
+  readonly batchSize: number;
+  readonly endpointsInParallel: number;
+  readonly timeoutMs: number;
+  /** How long a claim keeps other sweeps away from a delivery (a crash releases it after). */
+  readonly leaseMs: number;
+  readonly fetch?: typeof fetch;
+  readonly random?: () => number;
+}
+
+interface ClaimedDelivery {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly url: string;
+  readonly surface: "api" | "v1";
+  readonly sealedSecrets: string[];
+  readonly manual: boolean;
+  readonly attemptCount: number;
+  readonly createdAt: number;
+  readonly event: DeliverableEvent;
+}
+
+interface AttemptResult {
+  readonly statusCode: number | null;
+  readonly durationMs: number;
+  readonly excerpt: string | null;
+  readonly error: string | null;
+  readonly retryAfterSeconds: number | null;
+  readonly signature: string;
+}
+
+const EXCERPT_BYTES = 1024;
+
+async function claim(
+  tx: WriteTx,
+  now: number,
+  options: DispatcherOptions,
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await tx.execute({
+    sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
+            e.url, e.surface, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
+            ev.id AS event_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
+            c.name AS company_name, c.tin
+          FROM webhook_deliveries d
+          JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          JOIN events ev ON ev.id = d.event_id
+          JOIN companies c ON c.id = ev.company_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?)
+            AND e.disabled_at IS NULL AND e.deleted_at IS NULL
+          ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
+    args: [now, now, options.batchSize],
+  });
+  if (rows.length === 0) return [];
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (${
+      rows.map(() => "?").join(", ")
+    })`,
+    args: [now + options.leaseMs, ...rows.map((r) => String(r.id))],
+  });
+  return rows.map((row) => ({
+    id: String(row.id),
+    endpointId: String(row.endpoint_id),
+    url: String(row.url),
+    surface: row.surface as "api" | "v1",
+    // During a rotation the previous secret signs beside the new one until it expires.
+    sealedSecrets: [
+      String(row.secret_ciphertext),
+      ...(row.previous_secret_ciphertext !== null && Number(row.previous_secret_expires_at) > now
+        ? [String(row.previous_secret_ciphertext)]
+        : []),
+    ],
+    manual: Number(row.manual) === 1,
+    attemptCount: Number(row.attempt_count),
+    createdAt: Number(row.delivery_created),
+    event: {
+      id: String(row.event_id),
+      type: row.type === null ? null : String(row.type),
+      eventTypeId: Number(row.event_type_id),
+      reason: row.reason === null ? null : String(row.reason),
+      createdAt: Number(row.event_created),
+      data: JSON.parse(String(row.data)) as Record<string, unknown>,
+      company: { name: String(row.company_name), tin: String(row.tin) },
+    },
+  }));
+}
+
+async function readExcerpt(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+  }
+  await reader.cancel();
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, EXCERPT_BYTES));
+}
+
+export class WebhookDispatcher {
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #sweeping: Promise<number> | null = null;
+
+  constructor(
+    private readonly databases: Readonly<Record<Environment, Database>>,
+    private readonly secretBox: SecretBox,
+    private readonly clock: Clock,
+    private readonly options: DispatcherOptions,
+  ) {}
+
+  /** Delivers everything due now in both environments; returns the attempts made. */
+  sweep(): Promise<number> {
+    this.#sweeping ??= this.#sweepAll().finally(() => {
+      this.#sweeping = null;
+    });
+    return this.#sweeping;
+  }
+
+  async #sweepAll(): Promise<number> {
+    let attempts = 0;
+    for (
+      const [environment, database] of Object.entries(this.databases) as [Environment, Database][]
+    ) {
+      for (;;) {
+        const now = this.clock.now();
+        const claimed = await database.writer.write((tx) => claim(tx, now, this.options));
+        if (claimed.length === 0) break;
+        attempts += await this.#deliverAll(environment, database, claimed);
+      }
+    }
+    return attempts;
+  }
+
+  async #deliverAll(
+    environment: Environment,
+    database: Database,
+    claimed: ClaimedDelivery[],
+  ): Promise<number> {
+    const byEndpoint = new Map<string, ClaimedDelivery[]>();
+    for (const delivery of claimed) {
+      byEndpoint.set(delivery.endpointId, [
+        ...(byEndpoint.get(delivery.endpointId) ?? []),
+        delivery,
+      ]);
+    }
+    const queues = [...byEndpoint.values()];
+    let attempts = 0;
+    const worker = async () => {
+      for (let queue = queues.shift(); queue; queue = queues.shift()) {
+        for (const delivery of queue) {
+          const result = await this.#attempt(environment, delivery);
+          await database.writer.write((tx) => this.#record(tx, delivery, result));
+          attempts++;
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.options.endpointsInParallel, queues.length) }, worker),
+    );
+    return attempts;
+  }
+
+  async #attempt(environment: Environment, delivery: ClaimedDelivery): Promise<AttemptResult> {
+    const envelope = delivery.surface === "v1"
+      ? surfaceBEnvelope(delivery.event)
+      : surfaceAEnvelope(delivery.event);
+    const body = JSON.stringify(envelope);
+    const secrets = await Promise.all(
+      delivery.sealedSecrets.map((s) => this.secretBox.openText(s)),
+    );
+    const signed = await signDelivery({
+      eventId: delivery.event.id,
+      body,
+      secrets,
+      timestampSeconds: Math.floor(this.clock.now() / 1000),
+    });
+    const started = performance.now();
+    const finish = (partial: Omit<AttemptResult, "durationMs" | "signature">): AttemptResult => ({
+      ...partial,
+      durationMs: Math.round(performance.now() - started),
+      signature: signed["X-Signature"],
+    });
+    // The URL is checked again at every attempt: the rules may have tightened since registration.
+    const allowed = checkEndpointUrl(delivery.url, environment);
+    if (!allowed.ok) {
+      return finish({
+        statusCode: null,
+        excerpt: null,
+        error: `not sent: ${allowed.message}`,
+        retryAfterSeconds: null,
+      });
+    }
+    try {
+      const response = await (this.options.fetch ?? fetch)(delivery.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "User-Agent": "disbursement-webhooks/1",
+          "X-Event-Id": delivery.event.id,
+          "X-Delivery-Attempt": String(delivery.attemptCount + 1),
+          ...signed,
+        },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      const retryAfter = Number(response.headers.get("Retry-After"));
+      return finish({
+        statusCode: response.status,
+        excerpt: await readExcerpt(response),
+        error: null,
+        retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+      });
+    } catch (error) {
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      return finish({
+        statusCode: null,
+        excerpt: null,
+        error: message.slice(0, EXCERPT_BYTES),
+        retryAfterSeconds: null,
+      });
+    }
+  }
+
+  async #record(tx: WriteTx, delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
+    const now = this.clock.now();
+    await tx.execute({
+      sql:
+        `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
+            VALUES (?, ?, ?, ?, ?, ?)`,
+      args: [delivery.id, now, result.statusCode, result.durationMs, result.excerpt, result.error],
+    });
+    const attempts = delivery.attemptCount + 1;
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 &&
+      result.statusCode < 300;
+    if (result.statusCode === 410) {
+      // Gone: the receiver asked to stop; the endpoint is disabled until re-registered.
+      await tx.execute({
+        sql: "UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ?",
+        args: [now, "the receiver answered 410 Gone", delivery.endpointId],
+      });
+    }
+    const next = succeeded || result.statusCode === 410 || delivery.manual ? null : nextAttemptAt({
+      attemptsMade: attempts,
+      eventCreatedAt: delivery.createdAt,
+      now,
+      retryAfterSeconds: result.retryAfterSeconds,
+      random: this.options.random,
+    });
+    await tx.execute({
+      sql:
+        `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, claimed_until = NULL,
+              last_signature = ?, completed_at = ? WHERE id = ?`,
+      args: [
+        succeeded ? "succeeded" : next === null ? "failed" : "pending",
+        attempts,
+        next,
+        result.signature,
+        next === null ? now : null,
+        delivery.id,
+      ],
+    });
+  }
+
+  /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */
+  start(intervalMs: number): void {
+    this.#timer = setInterval(() => void this.sweep(), intervalMs);
+    const cron = (Deno as {
+      cron?: (name: string, schedule: string, fn: () => Promise<unknown>) => Promise<void>;
+    })
+      .cron;
+    if (typeof cron === "function") {
+      cron("webhook-sweep", "* * * * *", () => this.sweep()).catch(() => {});
+    }
+  }
+
+  /** Stops sweeping and waits for the attempts in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.#sweeping) await this.#sweeping;
+  }
+}

@@ -1,0 +1,242 @@
+/** The dispatcher against a real receiver on 127.0.0.1, on a fake clock. */
+import assert from "node:assert/strict";
+import { addFunds } from "../db/funding_store.ts";
+import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
+import { RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
+import { verifySignature } from "../lib/webhooks/signing.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+
+interface Received {
+  headers: Headers;
+  body: string;
+}
+
+/** A receiver answering the scripted statuses in turn (the last one repeats). */
+function receiver(statuses: number[]) {
+  const received: Received[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      received.push({ headers: request.headers, body: await request.text() });
+      const status = statuses[Math.min(received.length - 1, statuses.length - 1)];
+      return new Response(status === 200 ? "thanks" : "nope", { status });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    received,
+    stop: () => server.shutdown(),
+  };
+}
+
+function dispatcherFor(f: HttpFixture) {
+  return new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+    batchSize: 50,
+    endpointsInParallel: 4,
+    timeoutMs: 2_000,
+    leaseMs: 30_000,
+    random: () => 0.5,
+  });
+}
+
+const call = (f: HttpFixture, method: string, path: string, body?: unknown) =>
+  f.app.request(path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+async function register(f: HttpFixture, url: string, events?: string[]) {
+  const res = await call(f, "POST", "/v1/webhooks", { url, ...(events ? { events } : {}) });
+  assert.equal(res.status, 201);
+  return await res.json() as { id: string; secret: string };
+}
+
+/** One payee.updated event for the line. */
+async function emitEvent(f: HttpFixture) {
+  await call(f, "POST", "/v1/payees", { id: "p1", email: "a@example.test" });
+  await call(f, "POST", "/v1/payees", { id: "p1", email: "b@example.test" });
+}
+
+async function delivery(f: HttpFixture) {
+  const { rows } = await f.deps.databases.test.readClient.execute(
+    "SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries ORDER BY rowid DESC LIMIT 1",
+  );
+  return {
+    status: String(rows[0].status),
+    attempts: Number(rows[0].attempt_count),
+    next: rows[0].next_attempt_at === null ? null : Number(rows[0].next_attempt_at),
+  };
+}
+
+Deno.test("an always-500 endpoint gets 10 attempts on the schedule, then the delivery fails", async () => {
+  const r = receiver([500]);
+  try {
+    await withHttpFixture(async (f) => {
+      await register(f, r.url);
+      await emitEvent(f);
+      const dispatcher = dispatcherFor(f);
+      const times: number[] = [];
+      for (;;) {
+        times.push(f.clock.now());
+        assert.equal(await dispatcher.sweep(), 1);
+        const state = await delivery(f);
+        if (state.next === null) {
+          assert.equal(state.status, "failed");
+          break;
+        }
+        assert.equal(await dispatcher.sweep(), 0, "nothing is due before the next attempt");
+        f.clock.set(state.next);
+      }
+      assert.equal(r.received.length, 10);
+      assert.deepEqual(times.slice(1).map((t, i) => t - times[i]), [...RETRY_DELAYS_MS]);
+      assert.ok(times.at(-1)! - times[0] < 86_400_000, "all within 24 hours of the event");
+      assert.deepEqual(r.received.map((x) => x.headers.get("x-delivery-attempt")), [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+        "10",
+      ]);
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        "SELECT count(*) AS n, min(status_code) AS s FROM delivery_attempts",
+      );
+      assert.deepEqual([Number(rows[0].n), Number(rows[0].s)], [10, 500]);
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("410 Gone disables the endpoint after one attempt; later events are not queued to it", async () => {
+  const r = receiver([410]);
+  try {
+    await withHttpFixture(async (f) => {
+      const endpoint = await register(f, r.url);
+      await emitEvent(f);
+      assert.equal(await dispatcherFor(f).sweep(), 1);
+      assert.deepEqual(await delivery(f), { status: "failed", attempts: 1, next: null });
+      const fetched = await (await call(f, "GET", `/v1/webhooks/${endpoint.id}`)).json() as {
+        status: string;
+      };
+      assert.equal(fetched.status, "disabled");
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "c@example.test" });
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        "SELECT count(*) AS n FROM webhook_deliveries",
+      );
+      assert.equal(Number(rows[0].n), 1);
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("an endpoint that fails twice then succeeds gets 3 signed attempts of the same event", async () => {
+  const r = receiver([500, 503, 200]);
+  try {
+    await withHttpFixture(async (f) => {
+      const { secret } = await register(f, r.url);
+      await emitEvent(f);
+      const dispatcher = dispatcherFor(f);
+      for (let i = 0; i < 3; i++) {
+        await dispatcher.sweep();
+        const state = await delivery(f);
+        if (state.next !== null) f.clock.set(state.next);
+      }
+      assert.deepEqual(await delivery(f), { status: "succeeded", attempts: 3, next: null });
+      const ids = new Set(r.received.map((x) => x.headers.get("x-event-id")));
+      assert.equal(ids.size, 1);
+      for (const request of r.received) {
+        assert.equal(request.headers.get("webhook-id"), [...ids][0]);
+        const valid = await verifySignature({
+          header: request.headers.get("x-signature")!,
+          body: request.body,
+          secret,
+          nowSeconds: Math.floor(f.clock.now() / 1000),
+          toleranceSeconds: 86_400,
+        });
+        assert.ok(valid, "each attempt is signed with the endpoint's secret");
+      }
+      const body = JSON.parse(r.received[0].body);
+      assert.deepEqual(Object.keys(body), ["id", "type", "created", "data"]);
+      assert.deepEqual(body.data, { id: "p1", object: "payee", changed: ["email"] });
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("a manual replay is attempted once and not rescheduled; modality_selected carries the seed's 6.2 data", async () => {
+  const r = receiver([200]);
+  try {
+    await withHttpFixture(async (f) => {
+      await f.deps.databases.test.writer.write((tx) =>
+        addFunds(
+          tx,
+          {
+            companyId: f.cast.acme.id,
+            lineId: f.cast.acme.autoLineId,
+            paymentMethod: "WireTransfer",
+            amountCents: 100_000,
+            description: "x",
+            largeDisbursement: false,
+            requestFingerprint: "x",
+          },
+          "test",
+          f.clock.now(),
+        )
+      );
+      await register(f, r.url, ["disbursement.modality_selected"]);
+      await call(f, "POST", "/v1/payees", { id: "success+instant", email: "s@example.test" });
+      const { id } = await (await call(f, "POST", "/v1/disbursements", {
+        amount: 42.5,
+        claim_id: "CLM-9",
+        payee: { id: "success+instant" },
+        modalities: ["instant"],
+      })).json() as { id: string };
+      await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 1 });
+      await dispatcherFor(f).sweep();
+      assert.equal(r.received.length, 1);
+      const selected = JSON.parse(r.received[0].body);
+      assert.equal(selected.type, "disbursement.modality_selected");
+      assert.deepEqual(selected.data, {
+        disbursement_id: id,
+        claim_id: "CLM-9",
+        modality: "instant_deposit",
+        amount: 42.5,
+        payee: { id: "success+instant" },
+      });
+
+      const failing = receiver([500]);
+      try {
+        const other = await register(f, failing.url, ["disbursement.modality_selected"]);
+        const replay = await call(f, "POST", `/v1/events/${selected.id}/replay`);
+        assert.equal((await replay.json() as { deliveries: number }).deliveries, 2);
+        await dispatcherFor(f).sweep();
+        const { rows } = await f.deps.databases.test.readClient.execute({
+          sql:
+            "SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? AND manual = 1",
+          args: [other.id],
+        });
+        assert.deepEqual({ ...rows[0] }, {
+          status: "failed",
+          attempt_count: 1,
+          next_attempt_at: null,
+        });
+        assert.equal(failing.received.length, 1);
+      } finally {
+        await failing.stop();
+      }
+    });
+  } finally {
+    await r.stop();
+  }
+});
