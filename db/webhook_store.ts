@@ -95,6 +95,25 @@ export async function deleteEndpoint(
   return result.rowsAffected === 1;
 }
 
+/**
+ * Replaces an endpoint's signing secret; the previous one keeps signing beside it until
+ * `previousExpiresAt` (DESIGN 14: 24 hours). Returns false when the endpoint is not in scope.
+ */
+export async function rotateEndpointSecret(
+  tx: WriteTx,
+  scope: EndpointScope,
+  id: string,
+  secrets: { sealedNew: string; previousExpiresAt: number },
+): Promise<boolean> {
+  const result = await tx.execute({
+    sql:
+      `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext, previous_secret_expires_at = ?,
+            secret_ciphertext = ? WHERE id = ? AND ${SCOPE}`,
+    args: [secrets.previousExpiresAt, secrets.sealedNew, id, ...scopeArgs(scope)],
+  });
+  return result.rowsAffected === 1;
+}
+
 export interface DeliveryRecord {
   readonly id: string;
   readonly eventId: string;

@@ -447,6 +447,18 @@ export function openApiDocument(config: Config): JsonObject {
           },
         },
       },
+      "/v1/webhooks/{id}/rotate-secret": {
+        post: {
+          summary:
+            "Replace the signing secret; the previous one keeps signing beside it for 24 hours",
+          parameters: [idParam("id", "we_…"), idempotencyKey],
+          responses: {
+            200: ok("The new secret, shown once.", { type: "object" }),
+            404: problem("No such endpoint."),
+            ...writeErrors,
+          },
+        },
+      },
       "/v1/webhooks/{id}/deliveries": {
         get: {
           summary: "The endpoint's deliveries, newest first",

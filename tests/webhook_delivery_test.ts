@@ -240,3 +240,46 @@ Deno.test("a manual replay is attempted once and not rescheduled; modality_selec
     await r.stop();
   }
 });
+
+Deno.test("after a secret rotation both secrets sign for 24 hours, then only the new one", async () => {
+  const r = receiver([200]);
+  try {
+    await withHttpFixture(async (f) => {
+      const endpoint = await register(f, r.url);
+      const rotated = await call(f, "POST", `/v1/webhooks/${endpoint.id}/rotate-secret`);
+      assert.equal(rotated.status, 200);
+      const { secret: newSecret } = await rotated.json() as { secret: string };
+      assert.notEqual(newSecret, endpoint.secret);
+      await emitEvent(f);
+      await dispatcherFor(f).sweep();
+      const verify = (request: Received, secret: string) =>
+        verifySignature({
+          header: request.headers.get("x-signature")!,
+          body: request.body,
+          secret,
+          nowSeconds: Math.floor(f.clock.now() / 1000),
+        });
+      assert.equal(
+        r.received[0].headers.get("x-signature")!.split("sha256=").length,
+        3,
+        "two signatures",
+      );
+      assert.ok(await verify(r.received[0], endpoint.secret));
+      assert.ok(await verify(r.received[0], newSecret));
+      f.clock.advance(86_400_000 + 1000);
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "later@example.test" });
+      await dispatcherFor(f).sweep();
+      assert.equal(r.received.length, 2);
+      assert.equal(
+        r.received[1].headers.get("x-signature")!.split("sha256=").length,
+        2,
+        "one signature",
+      );
+      assert.ok(!(await verify(r.received[1], endpoint.secret)));
+      assert.ok(await verify(r.received[1], newSecret));
+      assert.equal((await call(f, "POST", "/v1/webhooks/we_missing/rotate-secret")).status, 404);
+    });
+  } finally {
+    await r.stop();
+  }
+});

@@ -10,6 +10,7 @@ import {
   type EndpointRecord,
   findEndpoint,
   listDeliveries,
+  rotateEndpointSecret,
 } from "../../db/webhook_store.ts";
 import { newWebhookSecret } from "../../lib/crypto.ts";
 import { eventCatalogue } from "../../lib/payouts/states.ts";
@@ -105,6 +106,36 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
         commit: true,
         sensitive: true,
         body: { ...endpointView(endpoint, principal), secret },
+      };
+    });
+  });
+
+  app.post("/:id/rotate-secret", async (c) => {
+    const principal = c.get("linePrincipal");
+    const id = c.req.param("id");
+    const target = {
+      database: principal.database,
+      companyId: principal.companyId,
+      scopeLine: principal.lineId,
+    };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const secret = newWebhookSecret();
+      const previousExpiresAt = deps.clock.now() + deps.config.limits.KEY_GRACE_SECONDS * 1000;
+      const rotated = await rotateEndpointSecret(tx, principal, id, {
+        sealedNew: await deps.secretBox.sealText(secret),
+        previousExpiresAt,
+      });
+      if (!rotated) return refusalOutcome(c, notFound(id));
+      return {
+        status: 200,
+        commit: true,
+        sensitive: true,
+        body: {
+          id,
+          object: "webhook_endpoint_secret",
+          secret,
+          previous_secret_expires_at: new Date(previousExpiresAt).toISOString(),
+        },
       };
     });
   });
