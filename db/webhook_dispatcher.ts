@@ -14,7 +14,7 @@ import {
 } from "../lib/webhooks/payloads.ts";
 import { nextAttemptAt } from "../lib/webhooks/schedule.ts";
 import { signDelivery } from "../lib/webhooks/signing.ts";
-import { checkEndpointUrl } from "../lib/webhooks/endpoint_url.ts";
+import { blockedIpv4, blockedIpv6, checkEndpointUrl } from "../lib/webhooks/endpoint_url.ts";
 import type { Database } from "./client.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -25,6 +25,8 @@ export interface DispatcherOptions {
   /** How long a claim keeps other sweeps away from a delivery (a crash releases it after). */
   readonly leaseMs: number;
   readonly fetch?: typeof fetch;
+  /** Resolves a host name to its addresses (A and AAAA); Deno.resolveDns by default. */
+  readonly resolve?: (host: string) => Promise<string[]>;
   readonly random?: () => number;
 }
 
@@ -50,6 +52,16 @@ interface AttemptResult {
 }
 
 const EXCERPT_BYTES = 1024;
+
+async function resolveBoth(host: string): Promise<string[]> {
+  const lookups = await Promise.allSettled([
+    Deno.resolveDns(host, "A"),
+    Deno.resolveDns(host, "AAAA"),
+  ]);
+  const found = lookups.flatMap((l) => (l.status === "fulfilled" ? l.value : []));
+  if (found.length === 0 && lookups[0].status === "rejected") throw lookups[0].reason;
+  return found;
+}
 
 async function claim(
   tx: WriteTx,
@@ -218,6 +230,17 @@ export class WebhookDispatcher {
         retryAfterSeconds: null,
       });
     }
+    if (environment === "live") {
+      const blocked = await this.#blockedAddress(allowed.value.hostname);
+      if (blocked) {
+        return finish({
+          statusCode: null,
+          excerpt: null,
+          error: `not sent: ${blocked}`,
+          retryAfterSeconds: null,
+        });
+      }
+    }
     try {
       const response = await (this.options.fetch ?? fetch)(delivery.url, {
         method: "POST",
@@ -248,6 +271,24 @@ export class WebhookDispatcher {
         retryAfterSeconds: null,
       });
     }
+  }
+
+  /** Why a live host name must not be reached, judged on every address it resolves to. */
+  async #blockedAddress(hostname: string): Promise<string | null> {
+    // A literal address was judged by checkEndpointUrl already.
+    if (hostname.startsWith("[") || /^[\d.]+$/.test(hostname)) return null;
+    let addresses: string[];
+    try {
+      addresses = await (this.options.resolve ?? resolveBoth)(hostname);
+    } catch (error) {
+      return `${hostname} did not resolve: ${error instanceof Error ? error.message : error}`;
+    }
+    if (addresses.length === 0) return `${hostname} has no address`;
+    for (const address of addresses) {
+      const problem = address.includes(":") ? blockedIpv6(address) : blockedIpv4(address);
+      if (problem) return `${hostname} resolves to ${address}: ${problem}`;
+    }
+    return null;
   }
 
   async #record(tx: WriteTx, delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {

@@ -283,3 +283,52 @@ Deno.test("after a secret rotation both secrets sign for 24 hours, then only the
     await r.stop();
   }
 });
+
+Deno.test("live: a host name that resolves to a private address is not reached; a public one is", async () => {
+  await withHttpFixture(async (f) => {
+    const live = (method: string, path: string, body?: unknown) =>
+      f.app.request(path, {
+        method,
+        headers: {
+          Authorization: `Bearer ${f.cast.acmeAutoKeyLive}`,
+          "Content-Type": "application/json",
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    assert.equal(
+      (await live("POST", "/v1/webhooks", { url: "https://rebind.example.test/hook" })).status,
+      201,
+    );
+    await live("POST", "/v1/payees", { id: "p1", email: "a@example.test" });
+    await live("POST", "/v1/payees", { id: "p1", email: "b@example.test" });
+    const sent: string[] = [];
+    const make = (addresses: string[]) =>
+      new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+        batchSize: 10,
+        endpointsInParallel: 1,
+        timeoutMs: 1000,
+        leaseMs: 10_000,
+        random: () => 0.5,
+        resolve: () => Promise.resolve(addresses),
+        fetch: (input) => {
+          sent.push(String(input));
+          return Promise.resolve(new Response("ok", { status: 200 }));
+        },
+      });
+    assert.equal(await make(["93.184.216.34", "10.1.2.3"]).sweep(), 1);
+    assert.deepEqual(sent, [], "nothing was sent");
+    const { rows } = await f.deps.databases.live.readClient.execute(
+      "SELECT error FROM delivery_attempts",
+    );
+    assert.match(
+      String(rows[0].error),
+      /^not sent: rebind\.example\.test resolves to 10\.1\.2\.3: /,
+    );
+    const pending = await f.deps.databases.live.readClient.execute(
+      "SELECT next_attempt_at FROM webhook_deliveries",
+    );
+    f.clock.set(Number(pending.rows[0].next_attempt_at));
+    assert.equal(await make(["93.184.216.34"]).sweep(), 1);
+    assert.deepEqual(sent, ["https://rebind.example.test/hook"]);
+  });
+});
