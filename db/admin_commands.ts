@@ -6,6 +6,7 @@ import * as v from "valibot";
 import type { Environment } from "../lib/config.ts";
 import { tieOutCsv } from "../lib/ledger/tieout.ts";
 import { ok, refuse, type Result } from "../lib/result.ts";
+import { findEventById, queueDeliveries } from "./event_store.ts";
 import { receiveWire, returnAchFunding } from "./funding_store.ts";
 import {
   addMembership,
@@ -266,6 +267,25 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     "record that the bank returned a pending ACH funding",
     returnAchFunding,
   ),
+  "event:replay": {
+    summary: "deliver an event again to every endpoint that receives it (both surfaces)",
+    flags: { event: "the event id (evt_…)", environment: "live (default) or test" },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const database = ctx.databases[environment.value];
+      const event = await findEventById(database.readClient, f.event);
+      if (!event) {
+        return refuse("event_not_found", `no event ${f.event} in ${environment.value}`, {
+          field: "event",
+        });
+      }
+      const deliveries = await database.writer.write((tx) =>
+        queueDeliveries(tx, event, { manual: true, surfaces: "all" }, ctx.now)
+      );
+      return ok({ event_id: event.id, deliveries });
+    },
+  },
   "ledger:verify": {
     summary: "recompute every balance and transaction from the entries; exit 1 on any difference",
     flags: { environment: "test or live (default: both)" },

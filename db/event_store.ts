@@ -105,12 +105,37 @@ export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Pr
       now,
     ],
   });
+  await queueDeliveries(tx, {
+    id,
+    companyId: event.companyId,
+    lineId: event.lineId,
+    eventTypeId: catalogued.id,
+  }, {
+    manual: false,
+    surfaces: "all",
+  }, now);
+  return id;
+}
+
+/**
+ * One delivery per active endpoint that receives the event: /v1 endpoints of its line (for the
+ * events /v1 publishes) and, unless `surfaces` is "v1", Surface A endpoints of the company. A
+ * manual delivery (a replay) is attempted once and never rescheduled. Returns how many.
+ */
+export async function queueDeliveries(
+  tx: WriteTx,
+  event: { id: string; companyId: string; lineId: string | null; eventTypeId: number },
+  options: { manual: boolean; surfaces: "all" | "v1" },
+  now: number,
+): Promise<number> {
+  const catalogued = Object.values(eventCatalogue).find((e) => e.id === event.eventTypeId)!;
   const { rows } = await tx.execute({
     sql: `SELECT id, surface, events FROM webhook_endpoints
           WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
-            AND (surface = 'api' OR (surface = 'v1' AND line_id = ? AND ? IS NOT NULL))`,
-    args: [event.companyId, event.lineId, catalogued.type],
+            AND ((surface = 'api' AND ? = 'all') OR (surface = 'v1' AND line_id = ? AND ? IS NOT NULL))`,
+    args: [event.companyId, options.surfaces, event.lineId, catalogued.type],
   });
+  let queued = 0;
   for (const endpoint of rows) {
     const filter = JSON.parse(String(endpoint.events)) as string[];
     const name = endpoint.surface === "v1" ? catalogued.type : catalogued.name;
@@ -118,10 +143,30 @@ export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Pr
     // Due at once (0): the dispatcher compares with real time, the event with domain time.
     await tx.execute({
       sql:
-        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at, created_at)
-            VALUES (?, ?, ?, 'pending', 0, ?)`,
-      args: [newId("wd"), String(endpoint.id), id, now],
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
+            VALUES (?, ?, ?, 'pending', ?, 0, ?)`,
+      args: [newId("wd"), String(endpoint.id), event.id, options.manual ? 1 : 0, now],
     });
+    queued++;
   }
-  return id;
+  return queued;
+}
+
+/** Any event of the database by id, for an operator's replay. */
+export async function findEventById(
+  executor: SqlExecutor,
+  id: string,
+): Promise<{ id: string; companyId: string; lineId: string | null; eventTypeId: number } | null> {
+  const { rows } = await executor.execute({
+    sql: "SELECT id, company_id, line_id, event_type_id FROM events WHERE id = ?",
+    args: [id],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: String(row.id),
+    companyId: String(row.company_id),
+    lineId: row.line_id === null ? null : String(row.line_id),
+    eventTypeId: Number(row.event_type_id),
+  };
 }

@@ -148,32 +148,3 @@ export async function listDeliveries(
     completedAt: row.completed_at === null ? null : Number(row.completed_at),
   }));
 }
-
-/**
- * A manual replay: one new delivery per active endpoint of the scope subscribed to the event's
- * type, due at once and never rescheduled by the automatic schedule. Returns how many.
- */
-export async function replayEvent(
-  tx: WriteTx,
-  scope: EndpointScope,
-  event: { id: string; type: string },
-  now: number,
-): Promise<number> {
-  const { rows } = await tx.execute({
-    sql: `SELECT id, events FROM webhook_endpoints WHERE ${SCOPE} AND disabled_at IS NULL`,
-    args: scopeArgs(scope),
-  });
-  let created = 0;
-  for (const row of rows) {
-    const events = JSON.parse(String(row.events)) as string[];
-    if (events.length > 0 && !events.includes(event.type)) continue;
-    await tx.execute({
-      sql:
-        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
-            VALUES (?, ?, ?, 'pending', 1, ?, ?)`,
-      args: [newId("wd"), String(row.id), event.id, now, now],
-    });
-    created++;
-  }
-  return created;
-}

@@ -1,7 +1,9 @@
 /** The dispatcher against a real receiver on 127.0.0.1, on a fake clock. */
 import assert from "node:assert/strict";
+import { runAdminCommand } from "../db/admin_commands.ts";
 import { addFunds } from "../db/funding_store.ts";
 import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
+import { newWebhookSecret } from "../lib/crypto.ts";
 import { RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
 import { verifySignature } from "../lib/webhooks/signing.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -331,4 +333,52 @@ Deno.test("live: a host name that resolves to a private address is not reached; 
     assert.equal(await make(["93.184.216.34"]).sweep(), 1);
     assert.deepEqual(sent, ["https://rebind.example.test/hook"]);
   });
+});
+
+Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an operator replay reaches both surfaces", async () => {
+  const r = receiver([200]);
+  try {
+    await withHttpFixture(async (f) => {
+      await register(f, r.url);
+      const secret = newWebhookSecret();
+      await f.deps.databases.test.writer.write(async (tx) =>
+        tx.execute({
+          sql:
+            `INSERT INTO webhook_endpoints (id, company_id, line_id, surface, url, events, secret_ciphertext, created_at)
+                VALUES ('we_api', ?, NULL, 'api', ?, '[]', ?, 0)`,
+          args: [f.cast.acme.id, r.url, await f.deps.secretBox.sealText(secret)],
+        })
+      );
+      await emitEvent(f);
+      assert.equal(await dispatcherFor(f).sweep(), 2);
+      const surfaceA = r.received.map((x) => JSON.parse(x.body)).find((b) => b.webhookTrigger);
+      assert.equal(surfaceA.webhookTrigger.payload.EventTypeId, 10);
+      assert.equal(surfaceA.webhookTrigger.payload.EventTypeName, "PAYEE.UPDATED");
+      assert.equal(surfaceA.webhookTrigger.payload.CompanyName, "Acme Mutual");
+      assert.equal(surfaceA.webhookTrigger.payload.CompanyTin, "111111111");
+
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        "SELECT id FROM events LIMIT 1",
+      );
+      const replayed = await runAdminCommand(
+        { databases: f.deps.databases, now: f.clock.now(), keyGraceSeconds: 86_400 },
+        "event:replay",
+        { event: String(rows[0].id), environment: "test" },
+      );
+      assert.deepEqual(replayed, {
+        ok: true,
+        value: { event_id: String(rows[0].id), deliveries: 2 },
+      });
+      const missing = await runAdminCommand(
+        { databases: f.deps.databases, now: f.clock.now(), keyGraceSeconds: 86_400 },
+        "event:replay",
+        { event: "evt_missing", environment: "test" },
+      );
+      assert.ok(!missing.ok && missing.code === "event_not_found");
+      assert.equal(await dispatcherFor(f).sweep(), 2);
+      assert.equal(r.received.length, 4);
+    });
+  } finally {
+    await r.stop();
+  }
 });

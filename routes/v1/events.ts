@@ -1,9 +1,13 @@
 /** GET /v1/events and /v1/events/{id}: the line's event log in the webhook envelope's shape. */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { findLineEvent, listLineEvents, type StoredEvent } from "../../db/event_store.ts";
+import {
+  findLineEvent,
+  listLineEvents,
+  queueDeliveries,
+  type StoredEvent,
+} from "../../db/event_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
-import { replayEvent } from "../../db/webhook_store.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { fieldIssues } from "../validation.ts";
@@ -73,7 +77,17 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
           message: `no event ${JSON.stringify(id)} for this key`,
         });
       }
-      const deliveries = await replayEvent(tx, principal, event, deps.clock.now());
+      const deliveries = await queueDeliveries(
+        tx,
+        {
+          id: event.id,
+          companyId: principal.companyId,
+          lineId: principal.lineId,
+          eventTypeId: event.eventTypeId,
+        },
+        { manual: true, surfaces: "v1" },
+        deps.clock.now(),
+      );
       return {
         status: 202,
         commit: true,
