@@ -21,6 +21,7 @@ const SCHEDULER_INTERVAL_MS = 1000;
 const DISPATCHER_INTERVAL_MS = 500;
 const WEBHOOK_BATCH_SIZE = 200;
 const WEBHOOK_ENDPOINTS_IN_PARALLEL = 16;
+const WEBHOOK_PER_ENDPOINT_CONCURRENCY = 8;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,
     endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
+    perEndpointConcurrency: WEBHOOK_PER_ENDPOINT_CONCURRENCY,
     timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
     leaseMs: config.limits.WEBHOOK_TIMEOUT_MS * 3,
   });

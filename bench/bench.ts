@@ -4,6 +4,7 @@
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
  */
 import { measureLedgerPosting } from "./ledger_posting.ts";
+import { measureDeliveries } from "./webhook_delivery.ts";
 import { freePort, startService } from "./service.ts";
 import { ensureWrk, type LoadResult, runLoad } from "./wrk.ts";
 
@@ -156,6 +157,14 @@ rows.push({
   result: await measureBaseline(),
 });
 printTable(rows);
+
+const deliveries = await measureDeliveries(10_000);
+console.log(
+  `\nsigned webhook deliveries to a local receiver (one endpoint, 8 in flight, as the service runs it): ` +
+    `${deliveries.deliveries} in ${deliveries.seconds.toFixed(2)} s = ${
+      deliveries.perSecond.toFixed(0)
+    } deliveries/s`,
+);
 
 const posting = await measureLedgerPosting({ transactions: 20_000, concurrency: 64 });
 console.log(

@@ -1,8 +1,8 @@
 /**
  * The webhook dispatcher: claims due deliveries from the database with a lease, sends each as a
  * signed POST (10 s timeout, redirects not followed), and records every attempt. Network waits
- * happen outside write units, so a slow endpoint never holds the writer; deliveries of one
- * endpoint go one at a time, so a slow endpoint cannot starve the others.
+ * happen outside write units, so a slow endpoint never holds the writer; attempts to one endpoint
+ * are capped, so a slow endpoint cannot starve the others.
  */
 import type { Clock } from "../lib/clock.ts";
 import type { SecretBox } from "../lib/crypto.ts";
@@ -21,6 +21,8 @@ import type { WriteTx } from "./writer.ts";
 export interface DispatcherOptions {
   readonly batchSize: number;
   readonly endpointsInParallel: number;
+  /** Attempts in flight to one endpoint at most, so a slow one cannot take every worker. */
+  readonly perEndpointConcurrency: number;
   readonly timeoutMs: number;
   /** How long a claim keeps other sweeps away from a delivery (a crash releases it after). */
   readonly leaseMs: number;
@@ -176,14 +178,21 @@ export class WebhookDispatcher {
     database: Database,
     claimed: ClaimedDelivery[],
   ): Promise<number> {
-    const byEndpoint = new Map<string, ClaimedDelivery[]>();
+    // Each endpoint's deliveries are dealt into at most `perEndpointConcurrency` queues.
+    const queuesByEndpoint = new Map<string, ClaimedDelivery[][]>();
     for (const delivery of claimed) {
-      byEndpoint.set(delivery.endpointId, [
-        ...(byEndpoint.get(delivery.endpointId) ?? []),
-        delivery,
-      ]);
+      const queues = queuesByEndpoint.get(delivery.endpointId) ?? [];
+      if (queues.length < this.options.perEndpointConcurrency) queues.push([delivery]);
+      else {queues.reduce((shortest, q) => (q.length < shortest.length ? q : shortest)).push(
+          delivery,
+        );}
+      queuesByEndpoint.set(delivery.endpointId, queues);
     }
-    const queues = [...byEndpoint.values()];
+    const queues = [...queuesByEndpoint.values()].flat();
+    const workers = Math.min(
+      this.options.endpointsInParallel * this.options.perEndpointConcurrency,
+      queues.length,
+    );
     let attempts = 0;
     const worker = async () => {
       for (let queue = queues.shift(); queue; queue = queues.shift()) {
@@ -194,9 +203,7 @@ export class WebhookDispatcher {
         }
       }
     };
-    await Promise.all(
-      Array.from({ length: Math.min(this.options.endpointsInParallel, queues.length) }, worker),
-    );
+    await Promise.all(Array.from({ length: workers }, worker));
     return attempts;
   }
 

@@ -35,6 +35,7 @@ function dispatcherFor(f: HttpFixture) {
   return new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
     batchSize: 50,
     endpointsInParallel: 4,
+    perEndpointConcurrency: 1,
     timeoutMs: 2_000,
     leaseMs: 30_000,
     random: () => 0.5,
@@ -308,6 +309,7 @@ Deno.test("live: a host name that resolves to a private address is not reached; 
       new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
         batchSize: 10,
         endpointsInParallel: 1,
+        perEndpointConcurrency: 1,
         timeoutMs: 1000,
         leaseMs: 10_000,
         random: () => 0.5,

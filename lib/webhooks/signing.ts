@@ -18,15 +18,33 @@ export function secretKeyBytes(secret: string): Uint8Array {
   return Uint8Array.from(atob(secret.slice("whsec_".length)), (ch) => ch.charCodeAt(0));
 }
 
+/** Imported keys by secret bytes: a delivery burst signs with the same few secrets many times. */
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+const IMPORTED_KEYS_MAX = 1000;
+
+function hmacKey(key: Uint8Array): Promise<CryptoKey> {
+  const id = String.fromCharCode(...key);
+  let imported = importedKeys.get(id);
+  if (!imported) {
+    if (importedKeys.size >= IMPORTED_KEYS_MAX) {
+      importedKeys.delete(importedKeys.keys().next().value!);
+    }
+    imported = crypto.subtle.importKey(
+      "raw",
+      key as BufferSource,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    importedKeys.set(id, imported);
+  }
+  return imported;
+}
+
 async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
-  const cryptoKey = await crypto.subtle.importKey(
-    "raw",
-    key as BufferSource,
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
+  return new Uint8Array(
+    await crypto.subtle.sign("HMAC", await hmacKey(key), encoder.encode(message)),
   );
-  return new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(message)));
 }
 
 const hex = (bytes: Uint8Array) =>
