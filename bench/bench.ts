@@ -3,6 +3,7 @@
  * rate limit off) and measures each scenario with wrk, printing a table. Settings:
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
  */
+import { measureReadsDuringDrain } from "./drain.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
 import { freePort, startService } from "./service.ts";
@@ -164,6 +165,20 @@ console.log(
     `${deliveries.deliveries} in ${deliveries.seconds.toFixed(2)} s = ${
       deliveries.perSecond.toFixed(0)
     } deliveries/s`,
+);
+
+const drain = await measureReadsDuringDrain({ deliveries: 10_000, connections, seconds: 5 });
+console.log(
+  `GET /v1/ledgers/auto/balance while 10,000 deliveries drain: p99 ${
+    drain.draining.p99Ms.toFixed(2)
+  } ms ` +
+    `(${drain.draining.requestsPerSecond.toFixed(0)} req/s); idle afterwards: p99 ${
+      drain.idle.p99Ms.toFixed(2)
+    } ms ` +
+    `(${drain.idle.requestsPerSecond.toFixed(0)} req/s); ratio ${
+      (drain.draining.p99Ms / drain.idle.p99Ms).toFixed(2)
+    }; ` +
+    `${drain.drained} delivered`,
 );
 
 const posting = await measureLedgerPosting({ transactions: 20_000, concurrency: 64 });

@@ -22,8 +22,12 @@ export function freePort(): number {
 const READY_TIMEOUT_MS = 60_000;
 
 /** Starts the service and waits for /readyz. */
-export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
-  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-bench-" });
+export async function startService(
+  env: Record<string, string> = {},
+  options: { dataDir?: string } = {},
+): Promise<RunningService> {
+  // A given DATA_DIR is the caller's to keep; a fresh one is removed on stop.
+  const dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "disbursement-bench-" });
   const port = freePort();
   const mainPath = new URL("../main.ts", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
@@ -71,7 +75,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
     async stop() {
       child.kill("SIGTERM");
       await child.status;
-      await Deno.remove(dataDir, { recursive: true });
+      if (!options.dataDir) await Deno.remove(dataDir, { recursive: true });
     },
   };
 }
