@@ -86,6 +86,21 @@ export function requiredObject<E extends v.ObjectEntries>(entries: E, name?: str
   });
 }
 
+/** A 400 in the request's surface format naming one wrong input. */
+export function invalidInput(
+  c: Context<AppEnv>,
+  field: string,
+  location: FieldLocation,
+  message: string,
+): Response {
+  return errorResponse(c, {
+    status: 400,
+    code: "validation_error",
+    message,
+    issues: [{ field, location, message }],
+  });
+}
+
 export type Parsed<T> = { ok: true; value: T; text: string } | { ok: false; response: Response };
 
 /** Reads the body as JSON and validates it; a refusal is a ready 400 in the surface's format. */
@@ -99,26 +114,12 @@ export async function parseJsonBody<S extends v.GenericSchema>(
     json = text.trim() === "" ? undefined : JSON.parse(text, keepNumberSource);
   } catch (error) {
     const message = `the body is not valid JSON: ${error instanceof Error ? error.message : error}`;
-    return {
-      ok: false,
-      response: errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message,
-        issues: [{ field: "body", location: "body", message }],
-      }),
-    };
+    return { ok: false, response: invalidInput(c, "body", "body", message) };
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    const message = "the body must be a JSON object";
     return {
       ok: false,
-      response: errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message,
-        issues: [{ field: "body", location: "body", message }],
-      }),
+      response: invalidInput(c, "body", "body", "the body must be a JSON object"),
     };
   }
   const result = v.safeParse(schema, json);
@@ -132,6 +133,25 @@ export async function parseJsonBody<S extends v.GenericSchema>(
       message: `the request is not valid: ${
         issues.map((i) => `${i.field}: ${i.message}`).join("; ")
       }`,
+      issues,
+    }),
+  };
+}
+
+/** Validates the query string; a refusal is a ready 400 naming each wrong parameter. */
+export function parseQuery<S extends v.GenericSchema>(
+  c: Context<AppEnv>,
+  schema: S,
+): Parsed<v.InferOutput<S>> {
+  const result = v.safeParse(schema, c.req.query());
+  if (result.success) return { ok: true, value: result.output, text: "" };
+  const issues = fieldIssues(result.issues, "query", "query");
+  return {
+    ok: false,
+    response: errorResponse(c, {
+      status: 400,
+      code: "validation_error",
+      message: issues[0].message,
       issues,
     }),
   };

@@ -1,6 +1,5 @@
 /** Surface B disbursements: create, get, list, cancel (DESIGN 7). */
 import { Hono } from "hono";
-import * as v from "valibot";
 import { applyMove, createDisbursement } from "../../db/payout_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { findPayee, listV1Disbursements, loadV1Disbursement } from "../../db/v1_store.ts";
@@ -8,7 +7,7 @@ import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { fieldIssues, parseJsonBody } from "../validation.ts";
+import { invalidInput, parseJsonBody, parseQuery } from "../validation.ts";
 import { disbursementView, v1Schemas } from "./schemas.ts";
 
 export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -80,31 +79,16 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/", async (c) => {
     const principal = c.get("linePrincipal");
-    const query = v.safeParse(schemas.listQuery, c.req.query());
-    if (!query.success) {
-      const issues = fieldIssues(query.issues, "query", "query");
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message: issues[0].message,
-        issues,
-      });
-    }
+    const query = parseQuery(c, schemas.listQuery);
+    if (!query.ok) return query.response;
     const page = await listV1Disbursements(
       principal.database.readClient,
       { companyId: principal.companyId, lineId: principal.lineId },
-      { limit: query.output.limit, startingAfter: query.output.starting_after ?? null },
+      { limit: query.value.limit, startingAfter: query.value.starting_after ?? null },
     );
     if (!page) {
-      const message = `no disbursement ${
-        JSON.stringify(query.output.starting_after)
-      } to start after`;
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message,
-        issues: [{ field: "starting_after", location: "query", message }],
-      });
+      const cursor = JSON.stringify(query.value.starting_after);
+      return invalidInput(c, "starting_after", "query", `no disbursement ${cursor} to start after`);
     }
     return c.json({
       object: "list",

@@ -10,7 +10,7 @@ import {
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { fieldIssues } from "../validation.ts";
+import { invalidInput, parseQuery } from "../validation.ts";
 import { v1Schemas } from "./schemas.ts";
 
 const eventView = (event: StoredEvent) => ({
@@ -34,29 +34,16 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   app.get("/", async (c) => {
     const principal = c.get("linePrincipal");
-    const parsed = v.safeParse(query, c.req.query());
-    if (!parsed.success) {
-      const issues = fieldIssues(parsed.issues, "query", "query");
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message: issues[0].message,
-        issues,
-      });
-    }
+    const parsed = parseQuery(c, query);
+    if (!parsed.ok) return parsed.response;
     const page = await listLineEvents(principal.database.readClient, principal, {
-      limit: parsed.output.limit,
-      startingAfter: parsed.output.starting_after ?? null,
-      type: parsed.output.type ?? null,
+      limit: parsed.value.limit,
+      startingAfter: parsed.value.starting_after ?? null,
+      type: parsed.value.type ?? null,
     });
     if (!page) {
-      const message = `no event ${JSON.stringify(parsed.output.starting_after)} to start after`;
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message,
-        issues: [{ field: "starting_after", location: "query", message }],
-      });
+      const cursor = JSON.stringify(parsed.value.starting_after);
+      return invalidInput(c, "starting_after", "query", `no event ${cursor} to start after`);
     }
     return c.json({ object: "list", data: page.data.map(eventView), has_more: page.hasMore });
   });

@@ -5,6 +5,7 @@ import { readLineBalances } from "../../db/ledger_store.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
+import { invalidInput } from "../validation.ts";
 
 export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -25,13 +26,12 @@ export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
     const date = c.req.param("date");
     const tieOut = await lineTieOut(principal.database.readClient, principal.lineId, date);
     if (!tieOut) {
-      const message = `date ${JSON.stringify(date)} is not a calendar date YYYY-MM-DD`;
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message,
-        issues: [{ field: "date", location: "path", message }],
-      });
+      return invalidInput(
+        c,
+        "date",
+        "path",
+        `date ${JSON.stringify(date)} is not a calendar date YYYY-MM-DD`,
+      );
     }
     return c.json({
       object: "tieout",
