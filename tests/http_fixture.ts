@@ -2,6 +2,7 @@
  * An application over temporary test and live databases with a fake clock and a small cast of
  * identities (inserted directly, so these tests do not depend on the operator tooling).
  */
+import { addFunds } from "../db/funding_store.ts";
 import { jobHandlersByEnvironment } from "../db/runtime.ts";
 import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
@@ -221,6 +222,31 @@ export async function withHttpFixture(
   } finally {
     await fixture.close();
   }
+}
+
+/** Credits Acme's `auto` line in the test environment with a received wire. */
+export async function fundAcmeAuto(
+  f: HttpFixture,
+  cents: number,
+  method: "WireTransfer" | "ACH" = "WireTransfer",
+) {
+  const funded = await f.deps.databases.test.writer.write((tx) =>
+    addFunds(
+      tx,
+      {
+        companyId: f.cast.acme.id,
+        lineId: f.cast.acme.autoLineId,
+        paymentMethod: method,
+        amountCents: cents,
+        description: "test funding",
+        largeDisbursement: false,
+        requestFingerprint: crypto.randomUUID(),
+      },
+      "test",
+      f.clock.now(),
+    )
+  );
+  if (!funded.ok) throw new Error(funded.message);
 }
 
 export const basic = (user: string, password: string): string =>

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { addFunds } from "../db/funding_store.ts";
-import { basic, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { basic, fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const advance = (f: HttpFixture, key: string, body: string) =>
   f.app.request("/v1/sandbox/clock/advance", {
@@ -11,23 +10,7 @@ const advance = (f: HttpFixture, key: string, body: string) =>
 
 Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clears after 3 business days", async () => {
   await withHttpFixture(async (f) => {
-    const funded = await f.deps.databases.test.writer.write((tx) =>
-      addFunds(
-        tx,
-        {
-          companyId: f.cast.acme.id,
-          lineId: f.cast.acme.autoLineId,
-          paymentMethod: "ACH",
-          amountCents: 250_000,
-          description: "ACH top-up",
-          largeDisbursement: false,
-          requestFingerprint: "x",
-        },
-        "test",
-        f.clock.now(),
-      )
-    );
-    assert.ok(funded.ok);
+    await fundAcmeAuto(f, 250_000, "ACH");
     const balance = async () =>
       await (await f.app.request("/v1/ledgers/auto/balance", {
         headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },

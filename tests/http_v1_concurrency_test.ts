@@ -1,29 +1,12 @@
 /** Surface B under concurrency: idempotent creates never hold twice (DESIGN 7). */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { addFunds } from "../db/funding_store.ts";
 import { verifyLedger } from "../db/ledger_reports.ts";
 import { readLineBalances } from "../db/ledger_store.ts";
-import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 async function prepare(f: HttpFixture, cents: number) {
-  const funded = await f.deps.databases.test.writer.write((tx) =>
-    addFunds(
-      tx,
-      {
-        companyId: f.cast.acme.id,
-        lineId: f.cast.acme.autoLineId,
-        paymentMethod: "WireTransfer",
-        amountCents: cents,
-        description: "load",
-        largeDisbursement: false,
-        requestFingerprint: "load",
-      },
-      "test",
-      f.clock.now(),
-    )
-  );
-  assert.ok(funded.ok);
+  await fundAcmeAuto(f, cents);
   const payee = await post(f, "/v1/payees", { id: "noaction", email: "n@example.test" });
   assert.equal(payee.status, 201);
 }

@@ -1,29 +1,8 @@
 /** Surface B payees and disbursements through app.request: exact bodies, every bad field, isolation. */
 import assert from "node:assert/strict";
-import { addFunds } from "../db/funding_store.ts";
-import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
-
-async function fund(f: HttpFixture, cents: number) {
-  const funded = await f.deps.databases.test.writer.write((tx) =>
-    addFunds(
-      tx,
-      {
-        companyId: f.cast.acme.id,
-        lineId: f.cast.acme.autoLineId,
-        paymentMethod: "WireTransfer",
-        amountCents: cents,
-        description: "test",
-        largeDisbursement: false,
-        requestFingerprint: crypto.randomUUID(),
-      },
-      "test",
-      f.clock.now(),
-    )
-  );
-  assert.ok(funded.ok);
-}
 
 function call(
   f: HttpFixture,
@@ -161,7 +140,7 @@ Deno.test("POST /v1/payees: every bad field is a 400 naming it; nothing is store
 
 Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanced hold", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 100_000);
+    await fundAcmeAuto(f, 100_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "noaction@example.test" });
     const res = await call(f, "POST", "/v1/disbursements", {
       amount: 250.5,
@@ -202,7 +181,7 @@ Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanc
 
 Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals by rule are 400/409", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 10_000);
+    await fundAcmeAuto(f, 10_000);
     await call(f, "POST", "/v1/payees", { id: "p1", email: "p1@example.test" });
     const valid = { amount: 10, claim_id: "C", payee: { id: "p1" }, modalities: ["ach"] };
     const cases: [string, string, string][] = [
@@ -320,7 +299,7 @@ Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals 
 
 Deno.test("cancel returns the money before selection; 409 not_cancelable once a modality is selected", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 100_000);
+    await fundAcmeAuto(f, 100_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
     await call(f, "POST", "/v1/payees", { id: "success+ach", email: "sa@example.test" });
     const make = async (payee: string) =>
@@ -377,7 +356,7 @@ Deno.test("cancel returns the money before selection; 409 not_cancelable once a 
 
 Deno.test("GET /v1/disbursements pages newest first with limit and starting_after", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 100_000);
+    await fundAcmeAuto(f, 100_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -427,7 +406,7 @@ Deno.test("GET /v1/disbursements pages newest first with limit and starting_afte
 
 Deno.test("isolation: another company's key and the other environment's key get 404 for every id", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 10_000);
+    await fundAcmeAuto(f, 10_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
     const { id } = await (await call(f, "POST", "/v1/disbursements", {
       amount: 1,
@@ -456,7 +435,7 @@ Deno.test("isolation: another company's key and the other environment's key get 
 
 Deno.test("idempotent create: the same key and body replay the first response; another body is 422", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 10_000);
+    await fundAcmeAuto(f, 10_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
     const body = { amount: 12.34, claim_id: "C", payee: { id: "noaction" }, modalities: ["ach"] };
     const first = await call(f, "POST", "/v1/disbursements", body, { idempotencyKey: "create-1" });
@@ -485,7 +464,7 @@ Deno.test("idempotent create: the same key and body replay the first response; a
 
 Deno.test("GET /v1/ledgers/{line}/tieouts/{date}: the day's tie-out; bad dates 400; other lines 404", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 50_000);
+    await fundAcmeAuto(f, 50_000);
     const res = await call(f, "GET", "/v1/ledgers/auto/tieouts/2026-01-05");
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), {
@@ -519,7 +498,7 @@ Deno.test("GET /v1/ledgers/{line}/tieouts/{date}: the day's tie-out; bad dates 4
 
 Deno.test("GET /v1/events lists the line's events newest first, by type; GET /v1/events/{id}", async () => {
   await withHttpFixture(async (f) => {
-    await fund(f, 50_000);
+    await fundAcmeAuto(f, 50_000);
     await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
     const { id } = await (await call(f, "POST", "/v1/disbursements", {
       amount: 5,

@@ -1,12 +1,11 @@
 /** The dispatcher against a real receiver on 127.0.0.1, on a fake clock. */
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../db/admin_commands.ts";
-import { addFunds } from "../db/funding_store.ts";
 import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
 import { newWebhookSecret } from "../lib/crypto.ts";
 import { RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
 import { verifySignature } from "../lib/webhooks/signing.ts";
-import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 interface Received {
   headers: Headers;
@@ -181,22 +180,7 @@ Deno.test("a manual replay is attempted once and not rescheduled; modality_selec
   const r = receiver([200]);
   try {
     await withHttpFixture(async (f) => {
-      await f.deps.databases.test.writer.write((tx) =>
-        addFunds(
-          tx,
-          {
-            companyId: f.cast.acme.id,
-            lineId: f.cast.acme.autoLineId,
-            paymentMethod: "WireTransfer",
-            amountCents: 100_000,
-            description: "x",
-            largeDisbursement: false,
-            requestFingerprint: "x",
-          },
-          "test",
-          f.clock.now(),
-        )
-      );
+      await fundAcmeAuto(f, 100_000);
       await register(f, r.url, ["disbursement.modality_selected"]);
       await call(f, "POST", "/v1/payees", { id: "success+instant", email: "s@example.test" });
       const { id } = await (await call(f, "POST", "/v1/disbursements", {

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { addFunds } from "../db/funding_store.ts";
 import { checkEndpointUrl } from "../lib/webhooks/endpoint_url.ts";
-import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const refusedInLive = [
   "http://example.com/hook",
@@ -193,22 +192,7 @@ Deno.test("POST /v1/webhooks refuses bad URLs and events, in the live environmen
 
 Deno.test("events queue a delivery per subscribed endpoint; a replay adds one manual delivery per endpoint", async () => {
   await withHttpFixture(async (f) => {
-    await f.deps.databases.test.writer.write((tx) =>
-      addFunds(
-        tx,
-        {
-          companyId: f.cast.acme.id,
-          lineId: f.cast.acme.autoLineId,
-          paymentMethod: "WireTransfer",
-          amountCents: 10_000,
-          description: "x",
-          largeDisbursement: false,
-          requestFingerprint: "x",
-        },
-        "test",
-        f.clock.now(),
-      )
-    );
+    await fundAcmeAuto(f, 10_000);
     const all = await (await call(f, "POST", "/v1/webhooks", { url: "http://localhost:9/all" }))
       .json() as { id: string };
     const done = await (await call(f, "POST", "/v1/webhooks", {
