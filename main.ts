@@ -12,11 +12,15 @@ import { Scheduler } from "./db/scheduler.ts";
 import { WebhookDispatcher } from "./db/webhook_dispatcher.ts";
 import { systemClock } from "./lib/clock.ts";
 import { SecretBox } from "./lib/crypto.ts";
+import { CredentialCache } from "./lib/identity/credential_cache.ts";
 import { ConfigError, loadConfig } from "./lib/config.ts";
 import { createApp } from "./routes/app.ts";
 
 /** How often the in-process loop looks for due jobs. */
 const SCHEDULER_INTERVAL_MS = 1000;
+/** How long a line-key lookup is reused; bounds how late another node's revocation is seen. */
+const CREDENTIAL_CACHE_TTL_MS = 5000;
+const CREDENTIAL_CACHE_ENTRIES_MAX = 10_000;
 /** How often due webhook deliveries are looked for, how many at once, over how many endpoints. */
 const DISPATCHER_INTERVAL_MS = 500;
 const WEBHOOK_BATCH_SIZE = 200;
@@ -111,6 +115,10 @@ async function main(): Promise<void> {
     databases,
     clock: systemClock,
     secretBox,
+    lineKeyCache: new CredentialCache({
+      ttlMs: CREDENTIAL_CACHE_TTL_MS,
+      entriesMax: CREDENTIAL_CACHE_ENTRIES_MAX,
+    }),
     jobHandlers,
     jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
     adminToken,

@@ -25,7 +25,15 @@ export async function findKeyBySecret(
   secret: string,
   kind: KeyKind,
 ): Promise<StoredKey | null> {
-  const hash = await sha256Hex(secret);
+  return await findKeyByHash(client, await sha256Hex(secret), kind);
+}
+
+/** The stored key with this SHA-256 (hex) of its secret, of the expected kind, or null. */
+export async function findKeyByHash(
+  client: Client,
+  hash: string,
+  kind: KeyKind,
+): Promise<StoredKey | null> {
   const { rows } = await client.execute({
     sql: `SELECT id, kind, secret_hash, company_id, user_id, line_id, expires_at, revoked_at
           FROM api_keys WHERE secret_hash = ? AND kind = ?`,

@@ -73,6 +73,8 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
       name,
       flags as Record<string, string>,
     );
+    // A command may have rotated or revoked a key: forget every cached lookup.
+    deps.lineKeyCache.clear();
     if (result.ok) return c.json({ result: result.value });
     const status = result.code === "usage" || result.code === "invalid_input"
       ? 400

@@ -3,11 +3,11 @@
  * CompanyApiKey header choosing among the user's companies. Surface B: a line key as bearer.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { findKeyBySecret, findLine, isMember } from "../db/identity_store.ts";
+import { findKeyByHash, findKeyBySecret, findLine, isMember } from "../db/identity_store.ts";
 import type { Environment } from "../lib/config.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { verifyAccessToken } from "../lib/identity/tokens.ts";
-import { parseKey } from "../lib/keys.ts";
+import { parseKey, sha256Hex } from "../lib/keys.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, type FieldLocation } from "./errors.ts";
 
@@ -124,11 +124,21 @@ export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
       return unauthorized(c, `a ${parsed.environment} key is not accepted on this host`);
     }
     const database = deps.databases[parsed.environment];
-    const key = await findKeyBySecret(database.readClient, secret, "line");
-    if (!key || key.lineId === null || key.companyId === null) {
-      return unauthorized(c, "the line key is not valid");
+    const now = deps.clock.now();
+    // Only the hash of the key is kept in memory, as in the database.
+    const hash = await sha256Hex(secret);
+    let found = deps.lineKeyCache.get(hash, now);
+    if (!found) {
+      const key = await findKeyByHash(database.readClient, hash, "line");
+      const line = key?.lineId ? await findLine(database.readClient, key.lineId) : null;
+      if (!key || !line || key.companyId === null) {
+        return unauthorized(c, "the line key is not valid");
+      }
+      found = { key, line };
+      deps.lineKeyCache.set(hash, found, now);
     }
-    const state = keyState(key, deps.clock.now());
+    const { key, line } = found;
+    const state = keyState(key, now);
     if (state !== "active") {
       return unauthorized(
         c,
@@ -137,13 +147,11 @@ export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
           : "the line key was revoked",
       );
     }
-    const line = await findLine(database.readClient, key.lineId);
-    if (!line) return unauthorized(c, "the line key is not valid");
     c.set("linePrincipal", {
       environment: parsed.environment,
       database,
       keyId: key.id,
-      companyId: key.companyId,
+      companyId: line.companyId,
       lineId: line.id,
       lineCode: line.code,
     });

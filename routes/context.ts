@@ -4,6 +4,8 @@ import type { Clock } from "../lib/clock.ts";
 import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
 import type { SecretBox } from "../lib/crypto.ts";
+import type { CredentialCache } from "../lib/identity/credential_cache.ts";
+import type { LineIdentity, StoredKey } from "../db/identity_store.ts";
 
 export interface AppDeps {
   readonly config: Config;
@@ -16,6 +18,8 @@ export interface AppDeps {
   readonly jobHandlers: Readonly<Record<Environment, JobHandlers>>;
   /** Seals secrets that must stay usable (webhook secrets, responses that show one). */
   readonly secretBox: SecretBox;
+  /** Recent line-key lookups; cleared by every rotation and revocation this process makes. */
+  readonly lineKeyCache: CredentialCache<{ key: StoredKey; line: LineIdentity }>;
   /** Set when the loopback-only admin endpoint is served. */
   readonly adminToken?: string;
   /** Access log sink; one JSON object per request. */

@@ -334,3 +334,26 @@ Deno.test("admin endpoint: loopback peers with the token only", async () => {
     await f.close();
   }
 });
+
+Deno.test("a key revoked through the admin endpoint stops at once, although its lookup was cached", async () => {
+  const f = await openHttpFixture();
+  try {
+    const app = createApp({ ...f.deps, adminToken: "t".repeat(43) });
+    const use = () =>
+      app.request("/v1/ledgers/auto/balance", {
+        headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
+      });
+    assert.equal((await use()).status, 200);
+    const revoked = await app.request("/admin/commands/key:revoke", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${"t".repeat(43)}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ flags: { key: f.cast.acmeAutoKeyTest } }),
+    }, { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 } });
+    assert.equal(revoked.status, 200);
+    const after = await use();
+    assert.equal(after.status, 401);
+    assert.equal((await after.json() as { detail: string }).detail, "the line key was revoked");
+  } finally {
+    await f.close();
+  }
+});

@@ -9,6 +9,7 @@ import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
 import { FakeClock } from "../lib/clock.ts";
 import { SecretBox } from "../lib/crypto.ts";
+import { CredentialCache } from "../lib/identity/credential_cache.ts";
 import { loadConfig } from "../lib/config.ts";
 import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/keys.ts";
 import { openTempDatabase } from "./helpers.ts";
@@ -96,6 +97,7 @@ export async function openHttpFixture(
     clock,
     jobHandlers: jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS),
     secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
+    lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),
     log: (entry) => logs.push(entry),
   };

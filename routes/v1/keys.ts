@@ -21,6 +21,7 @@ export function keyRoutes(deps: AppDeps): Hono<AppEnv> {
         graceSeconds: deps.config.limits.KEY_GRACE_SECONDS,
         environment: principal.environment,
       });
+      deps.lineKeyCache.clear();
       // Another request rotated this key first: the caller still holds a key in its grace period.
       if (!rotated.ok) {
         return refusalOutcome(c, { status: 409, code: rotated.code, message: rotated.message });
