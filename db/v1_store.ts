@@ -152,11 +152,15 @@ export interface V1Disbursement {
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 
+/** The disbursement, its payout and its timeline (as JSON) in one statement. */
 const V1_COLUMNS =
-  `d.id, d.claim_id, d.metadata, d.created_at, d.rowid AS seq, p.id AS payout_id, p.status, p.amount_cents,
-  p.allowed_payment_method_ids, p.payment_method_id, p.payee_uuid`;
+  `d.id, d.claim_id, d.metadata, d.created_at, d.rowid AS seq, p.id AS payout_id, p.status,
+  p.amount_cents, p.allowed_payment_method_ids, p.payment_method_id, p.payee_uuid,
+  (SELECT json_group_array(json_array(t.to_status, t.at, t.detail))
+     FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t) AS timeline`;
 
-function toV1(row: Record<string, unknown>, timeline: V1Disbursement["timeline"]): V1Disbursement {
+function toV1(row: Record<string, unknown>): V1Disbursement {
+  const timeline = JSON.parse(String(row.timeline)) as [PayoutStatus, number, string | null][];
   return {
     id: String(row.id),
     claimId: String(row.claim_id),
@@ -168,23 +172,8 @@ function toV1(row: Record<string, unknown>, timeline: V1Disbursement["timeline"]
     allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
     paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
     payeeExternalId: String(row.payee_uuid),
-    timeline,
+    timeline: timeline.map(([status, at, detail]) => ({ status, at, detail })),
   };
-}
-
-async function timelineOf(
-  executor: SqlExecutor,
-  payoutId: string,
-): Promise<V1Disbursement["timeline"]> {
-  const { rows } = await executor.execute({
-    sql: "SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = ? ORDER BY id",
-    args: [payoutId],
-  });
-  return rows.map((row) => ({
-    status: row.to_status as PayoutStatus,
-    at: Number(row.at),
-    detail: row.detail === null ? null : String(row.detail),
-  }));
 }
 
 /** A /v1 disbursement of the caller's line, or null (another line's or company's is absent). */
@@ -198,8 +187,7 @@ export async function loadV1Disbursement(
           WHERE d.id = ? AND d.company_id = ? AND d.line_id = ? AND d.kind = 'v1'`,
     args: [id, scope.companyId, scope.lineId],
   });
-  if (!rows[0]) return null;
-  return toV1(rows[0], await timelineOf(executor, String(rows[0].payout_id)));
+  return rows[0] ? toV1(rows[0]) : null;
 }
 
 /** Newest first; `startingAfter` is the id of the last disbursement of the previous page. */
@@ -230,9 +218,5 @@ export async function listV1Disbursements(
       page.limit + 1,
     ],
   });
-  const data = [];
-  for (const row of rows.slice(0, page.limit)) {
-    data.push(toV1(row, await timelineOf(executor, String(row.payout_id))));
-  }
-  return { data, hasMore: rows.length > page.limit };
+  return { data: rows.slice(0, page.limit).map(toV1), hasMore: rows.length > page.limit };
 }
