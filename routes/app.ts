@@ -9,6 +9,7 @@ import { Metrics } from "../lib/metrics.ts";
 import { RateLimiter } from "../lib/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
+import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, surfaceOf } from "./errors.ts";
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));
   app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
+  app.route("/api", fundRoutes(deps));
 
   app.use("/v1/*", requireLineKey(deps));
   app.route("/v1/keys", keyRoutes(deps));

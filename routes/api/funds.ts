@@ -1,0 +1,140 @@
+/**
+ * Surface A funding: POST /api/funds (ACH or WireTransfer, optional funding_uuid and line) and
+ * GET /api/balance. Amounts are dollars read from the JSON text; Idempotency-Key applies.
+ */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { addFunds, type FundingRecord } from "../../db/funding_store.ts";
+import { readLineBalances } from "../../db/ledger_store.ts";
+import { resolveLine } from "../../db/line_store.ts";
+import { domainNow } from "../../db/sandbox_clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency.ts";
+import { centsToDollars } from "../../lib/money.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
+import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
+import { invalidInput, jsonDollars, parseJsonBody, requiredObject } from "../validation.ts";
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+const fundingView = (f: FundingRecord, line: string) => ({
+  funding_uuid: f.fundingUuid ?? f.id,
+  payment_method: f.paymentMethod,
+  amount: centsToDollars(f.amountCents),
+  description: f.description,
+  large_disbursement: f.largeDisbursement,
+  status: f.status,
+  expected_available_at: iso(f.expectedAvailableAt),
+  completed_at: iso(f.completedAt),
+  line,
+  created_at: iso(f.createdAt),
+});
+
+export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { limits } = deps.config;
+  const lineCode = v.pipe(
+    v.string("line must be a string"),
+    v.maxLength(40, "line is at most 40 characters"),
+  );
+  const addFundsBody = requiredObject({
+    payment_method: v.picklist(
+      ["ACH", "WireTransfer"],
+      "payment_method must be ACH or WireTransfer",
+    ),
+    description: v.pipe(
+      v.string("description must be a string"),
+      v.minLength(1, "description must not be empty"),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `description is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    ),
+    large_disbursement: v.boolean("large_disbursement must be true or false"),
+    amount: jsonDollars("amount", {
+      minCents: limits.AMOUNT_MIN_CENTS,
+      maxCents: limits.AMOUNT_MAX_CENTS,
+    }),
+    funding_uuid: v.optional(
+      v.pipe(
+        v.string("funding_uuid must be a string"),
+        v.minLength(1),
+        v.maxLength(limits.STRING_LENGTH_MAX),
+      ),
+    ),
+    line: v.optional(lineCode),
+  });
+
+  app.post("/funds", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const body = await parseJsonBody(c, addFundsBody);
+    if (!body.ok) return body.response;
+    const input = body.value;
+    const line = await resolveLine(
+      principal.database.readClient,
+      principal.companyId,
+      input.line ?? null,
+    );
+    if (!line) {
+      return invalidInput(
+        c,
+        "line",
+        "body",
+        `the company has no line ${JSON.stringify(input.line)}`,
+      );
+    }
+    const fingerprint = await requestFingerprint("POST", "/api/funds", body.text);
+    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+      const added = await addFunds(
+        tx,
+        {
+          companyId: principal.companyId,
+          lineId: line.id,
+          fundingUuid: input.funding_uuid ?? null,
+          paymentMethod: input.payment_method,
+          amountCents: input.amount,
+          description: input.description,
+          largeDisbursement: input.large_disbursement,
+          requestFingerprint: fingerprint,
+        },
+        principal.environment,
+        now,
+      );
+      if (!added.ok) {
+        return refusalOutcome(c, {
+          status: 409,
+          code: added.code,
+          message: added.message,
+          issues: [{ field: "funding_uuid", location: "body", message: added.message }],
+        });
+      }
+      return {
+        status: added.value.replayed ? 200 : 201,
+        body: fundingView(added.value.funding, line.code),
+        commit: true,
+      };
+    });
+  });
+
+  app.get("/balance", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const code = c.req.query("line") ?? null;
+    const line = await resolveLine(principal.database.readClient, principal.companyId, code);
+    if (!line) {
+      return invalidInput(c, "line", "query", `the company has no line ${JSON.stringify(code)}`);
+    }
+    const balances = await readLineBalances(principal.database.readClient, line.id);
+    return c.json({
+      line: line.code,
+      available: centsToDollars(balances.available),
+      pending: centsToDollars(balances.pending_funding),
+      reserved: centsToDollars(balances.reserved),
+      in_transit: centsToDollars(balances.in_transit),
+      currency: "USD",
+      livemode: principal.environment === "live",
+      as_of: new Date(deps.clock.now()).toISOString(),
+    });
+  });
+  return app;
+}
