@@ -81,6 +81,20 @@ export async function findEndpoint(
   return rows[0] ? toEndpoint(rows[0]) : null;
 }
 
+/** The endpoints of a scope, oldest first. */
+export async function listEndpoints(
+  executor: SqlExecutor,
+  scope: EndpointScope,
+): Promise<EndpointRecord[]> {
+  const { rows } = await executor.execute({
+    sql:
+      `SELECT id, surface, url, events, description, disabled_at, created_at FROM webhook_endpoints
+          WHERE ${SCOPE} ORDER BY created_at, rowid`,
+    args: scopeArgs(scope),
+  });
+  return rows.map(toEndpoint);
+}
+
 /** Stops an endpoint for good; its past deliveries stay readable in the database. */
 export async function deleteEndpoint(
   tx: WriteTx,

@@ -22,7 +22,7 @@ import { eventRoutes } from "./v1/events.ts";
 import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
-import { webhookRoutes } from "./v1/webhooks.ts";
+import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
 const SECRET_PATH = /^\/(p|portal)\//;
@@ -95,6 +95,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("/api/*", requireApiUser(deps));
   app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
   app.route("/api", fundRoutes(deps));
+  app.route(
+    "/api/webhooks",
+    webhookRoutes(deps, {
+      surface: "api",
+      eventNames: apiEventNames,
+      owner: (c) => ({ ...c.get("apiPrincipal"), lineId: null, lineCode: null }),
+    }),
+  );
 
   app.use("/v1/*", requireLineKey(deps));
   app.route("/v1/keys", keyRoutes(deps));
@@ -102,7 +110,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/v1/disbursements", disbursementRoutes(deps));
   app.route("/v1/payees", payeeRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
-  app.route("/v1/webhooks", webhookRoutes(deps));
+  app.route(
+    "/v1/webhooks",
+    webhookRoutes(deps, {
+      surface: "v1",
+      eventNames: v1EventTypes,
+      owner: (c) => c.get("linePrincipal"),
+    }),
+  );
   app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
 
   app.notFound((c) =>

@@ -419,6 +419,10 @@ export function openApiDocument(config: Config): JsonObject {
           },
           responses: { 201: ok("Registered.", ref("WebhookEndpoint")), ...writeErrors },
         },
+        get: {
+          summary: "The line's webhook endpoints",
+          responses: { 200: ok("Endpoints.", listOf("WebhookEndpoint")), ...errors },
+        },
       },
       "/v1/webhooks/{id}": {
         get: {

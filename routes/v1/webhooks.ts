@@ -1,6 +1,8 @@
 /**
- * Surface B webhook endpoints: register (the signing secret is shown once), get, delete, and the
- * endpoint's deliveries. Delivery itself is the dispatcher's work.
+ * Webhook endpoints of either surface: register (the signing secret is shown once), get, delete,
+ * rotate the secret, and the endpoint's deliveries. Delivery itself is the dispatcher's work. A /v1
+ * endpoint belongs to the key's line and subscribes to Surface B types; a Surface A endpoint
+ * belongs to the company and subscribes to EventTypeNames.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -10,34 +12,59 @@ import {
   type EndpointRecord,
   findEndpoint,
   listDeliveries,
+  listEndpoints,
   rotateEndpointSecret,
 } from "../../db/webhook_store.ts";
 import { newWebhookSecret } from "../../lib/crypto.ts";
 import { eventCatalogue } from "../../lib/payouts/states.ts";
 import { checkEndpointUrl } from "../../lib/webhooks/endpoint_url.ts";
-import type { AppDeps, AppEnv, LinePrincipal } from "../context.ts";
+import type { Context } from "hono";
+import type { Database } from "../../db/client.ts";
+import type { Environment } from "../../lib/config.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { parseJsonBody, requiredObject } from "../validation.ts";
 
-/** The Surface B event types an endpoint may subscribe to. */
+/** The Surface B event types a /v1 endpoint may subscribe to. */
 export const v1EventTypes = Object.values(eventCatalogue).flatMap((e) => (e.type ? [e.type] : []));
+/** The EventTypeNames a Surface A endpoint may subscribe to. */
+export const apiEventNames = Object.values(eventCatalogue).map((e) => e.name);
+
+/** Who registers endpoints on a surface, and where they belong. */
+export interface EndpointOwner {
+  readonly surface: "api" | "v1";
+  readonly eventNames: readonly string[];
+  readonly owner: (c: Context<AppEnv>) => {
+    database: Database;
+    environment: Environment;
+    companyId: string;
+    /** The /v1 key's line; null for Surface A endpoints. */
+    lineId: string | null;
+    lineCode: string | null;
+  };
+}
 
 const DELIVERIES_PAGE_MAX = 100;
 
-const endpointView = (endpoint: EndpointRecord, principal: LinePrincipal) => ({
+const endpointView = (
+  endpoint: EndpointRecord,
+  owner: ReturnType<EndpointOwner["owner"]>,
+  eventNames: readonly string[],
+) => ({
   id: endpoint.id,
   object: "webhook_endpoint",
   url: endpoint.url,
-  events: endpoint.events.length > 0 ? endpoint.events : v1EventTypes,
+  events: endpoint.events.length > 0 ? endpoint.events : eventNames,
   description: endpoint.description,
   status: endpoint.disabledAt === null ? "enabled" : "disabled",
-  line: principal.lineCode,
-  livemode: principal.environment === "live",
+  ...(owner.lineCode ? { line: owner.lineCode } : {}),
+  livemode: owner.environment === "live",
   created: new Date(endpoint.createdAt).toISOString(),
 });
 
-export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
+export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEnv> {
+  const { eventNames } = surface;
   const app = new Hono<AppEnv>();
   const lengthMax = deps.config.limits.STRING_LENGTH_MAX;
   const registration = requiredObject({
@@ -48,7 +75,7 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
     events: v.optional(
       v.pipe(
         v.array(
-          v.picklist(v1EventTypes, `each event must be one of ${v1EventTypes.join(", ")}`),
+          v.picklist(eventNames as string[], `each event must be one of ${eventNames.join(", ")}`),
           "events must be an array",
         ),
         v.transform((events) => [...new Set(events)]),
@@ -72,13 +99,13 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.post("/", async (c) => {
-    const principal = c.get("linePrincipal");
+    const principal = surface.owner(c);
     const body = await parseJsonBody(c, registration);
     if (!body.ok) return body.response;
     const target = {
       database: principal.database,
       companyId: principal.companyId,
-      scopeLine: principal.lineId,
+      scopeLine: principal.lineId ?? "",
     };
     return await respondIdempotently(c, deps, target, async (tx) => {
       const url = checkEndpointUrl(body.value.url, principal.environment);
@@ -95,7 +122,7 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
         companyId: principal.companyId,
         lineId: principal.lineId,
       }, {
-        surface: "v1",
+        surface: surface.surface,
         url: url.value.href,
         events: body.value.events,
         description: body.value.description,
@@ -105,18 +132,18 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
         status: 201,
         commit: true,
         sensitive: true,
-        body: { ...endpointView(endpoint, principal), secret },
+        body: { ...endpointView(endpoint, principal, eventNames), secret },
       };
     });
   });
 
   app.post("/:id/rotate-secret", async (c) => {
-    const principal = c.get("linePrincipal");
+    const principal = surface.owner(c);
     const id = c.req.param("id");
     const target = {
       database: principal.database,
       companyId: principal.companyId,
-      scopeLine: principal.lineId,
+      scopeLine: principal.lineId ?? "",
     };
     return await respondIdempotently(c, deps, target, async (tx) => {
       const secret = newWebhookSecret();
@@ -140,19 +167,29 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   });
 
+  app.get("/", async (c) => {
+    const principal = surface.owner(c);
+    const endpoints = await listEndpoints(principal.database.readClient, principal);
+    return c.json({
+      object: "list",
+      data: endpoints.map((endpoint) => endpointView(endpoint, principal, eventNames)),
+      has_more: false,
+    });
+  });
+
   app.get("/:id", async (c) => {
-    const principal = c.get("linePrincipal");
+    const principal = surface.owner(c);
     const endpoint = await findEndpoint(
       principal.database.readClient,
       principal,
       c.req.param("id"),
     );
     if (!endpoint) return errorResponse(c, notFound(c.req.param("id")));
-    return c.json(endpointView(endpoint, principal));
+    return c.json(endpointView(endpoint, principal, eventNames));
   });
 
   app.delete("/:id", async (c) => {
-    const principal = c.get("linePrincipal");
+    const principal = surface.owner(c);
     const id = c.req.param("id");
     const deleted = await principal.database.writer.write((tx) =>
       deleteEndpoint(tx, principal, id, deps.clock.now())
@@ -162,7 +199,7 @@ export function webhookRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/:id/deliveries", async (c) => {
-    const principal = c.get("linePrincipal");
+    const principal = surface.owner(c);
     const endpoint = await findEndpoint(
       principal.database.readClient,
       principal,
