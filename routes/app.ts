@@ -9,6 +9,7 @@ import { Metrics } from "../lib/metrics.ts";
 import { RateLimiter } from "../lib/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
+import { apiDisbursementRoutes } from "./api/disbursements.ts";
 import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("/api/*", requireApiUser(deps));
   app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
   app.route("/api", fundRoutes(deps));
+  app.route("/api/disbursements", apiDisbursementRoutes(deps));
   app.route(
     "/api/webhooks",
     webhookRoutes(deps, {

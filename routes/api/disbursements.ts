@@ -1,0 +1,397 @@
+/**
+ * Surface A disbursements (seed 2.3-2.5, DESIGN 6): create with many payees and authorization
+ * parties, get, get a payee, cancel a payee. Field names are the seed's, `Company_name` included.
+ */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { type ApiDisbursement, insertParties, loadApiDisbursement } from "../../db/api_store.ts";
+import { resolveLine } from "../../db/line_store.ts";
+import { applyMove, createDisbursement } from "../../db/payout_store.ts";
+import { domainNow } from "../../db/sandbox_clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency.ts";
+import { centsToDollars } from "../../lib/money.ts";
+import { surfaceAStatus } from "../../lib/payouts/states.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
+import { errorResponse, type FieldIssue } from "../errors.ts";
+import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
+import {
+  invalidInput,
+  jsonDollars,
+  jsonInteger,
+  parseJsonBody,
+  requiredObject,
+} from "../validation.ts";
+
+/** Postage CODEs of seed 2.9. */
+export const postageCodes = [
+  "FC",
+  "PR",
+  "PRS",
+  "SC",
+  "FSO",
+  "USPSIDAY",
+  "USPSCERT",
+  "FPO",
+  "FFO",
+  "FSD",
+] as const;
+
+const json = (value: unknown) => JSON.parse(String(value));
+
+/** A payee of the record (seed 2.5): the request fields but payment_method_settings, and status. */
+function payeeRecord(fields: Record<string, unknown>, status: keyof typeof surfaceAStatus) {
+  return {
+    payee_type_id: fields.payee_type_id === null ? null : Number(fields.payee_type_id),
+    amount: centsToDollars(Number(fields.amount_cents)),
+    payee_uuid: fields.payee_uuid,
+    email: fields.email,
+    first_name: fields.first_name,
+    last_name: fields.last_name,
+    address_one: fields.address_one,
+    address_two: fields.address_two,
+    city: fields.city,
+    state: fields.state,
+    zip_code: fields.zip_code,
+    phone: fields.phone,
+    delivery_options: json(fields.delivery_options),
+    allowed_payment_method_ids: json(fields.allowed_payment_method_ids),
+    permission_required_from: json(fields.permission_required_from),
+    field_values: json(fields.field_values),
+    status: surfaceAStatus[status].name,
+  };
+}
+
+/** The disbursement record (seed 2.4): parties without party_type and Company_name. */
+function disbursementRecord(d: ApiDisbursement) {
+  return {
+    disbursement_uuid: d.uuid,
+    payor_email: d.payorEmail,
+    authorization_parties: d.parties,
+    payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
+    created_at: new Date(d.createdAt).toISOString().replace("T", " ").slice(0, 19),
+  };
+}
+
+export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { limits } = deps.config;
+  const text = (name: string) =>
+    v.pipe(
+      v.string(`${name} must be a string`),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    );
+  const optionalText = (name: string) => v.optional(v.nullable(text(name)), null);
+  const identifier = (name: string) =>
+    v.pipe(text(name), v.minLength(1, `${name} must not be empty`));
+  const payee = requiredObject({
+    payee_type_id: jsonInteger("payee_type_id", 1, 4),
+    amount: jsonDollars("amount", {
+      minCents: limits.AMOUNT_MIN_CENTS,
+      maxCents: limits.AMOUNT_MAX_CENTS,
+    }),
+    payee_uuid: identifier("payee_uuid"),
+    email: v.optional(
+      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
+      null,
+    ),
+    first_name: identifier("first_name"),
+    last_name: identifier("last_name"),
+    address_one: optionalText("address_one"),
+    address_two: optionalText("address_two"),
+    city: optionalText("city"),
+    state: v.optional(
+      v.nullable(
+        v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "state is a two-letter code such as TX")),
+      ),
+      null,
+    ),
+    zip_code: v.optional(
+      v.nullable(v.pipe(v.string(), v.regex(/^\d{5}(-\d{4})?$/, "zip_code is a US ZIP code"))),
+      null,
+    ),
+    phone: v.optional(
+      v.nullable(
+        v.pipe(
+          v.string(),
+          v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
+        ),
+      ),
+      null,
+    ),
+    delivery_options: v.optional(
+      requiredObject({
+        email: v.boolean("delivery_options.email must be true or false"),
+        sms: v.boolean("delivery_options.sms must be true or false"),
+      }, "delivery_options"),
+      { email: true, sms: false },
+    ),
+    allowed_payment_method_ids: v.pipe(
+      v.array(
+        jsonInteger("each payment method id", 1, 7),
+        "allowed_payment_method_ids must be an array",
+      ),
+      v.minLength(1, "allowed_payment_method_ids needs at least one id"),
+      v.transform((ids) => [...new Set(ids)]),
+    ),
+    permission_required_from: v.optional(
+      v.array(identifier("party_uuid"), "permission_required_from must be an array"),
+      [],
+    ),
+    field_values: v.optional(
+      v.array(
+        requiredObject({ name: identifier("name"), value: text("value") }, "field value"),
+        "field_values must be an array",
+      ),
+      [],
+    ),
+    payment_method_settings: v.optional(
+      v.object({
+        check_postage_type: v.optional(
+          v.picklist(postageCodes, `check_postage_type must be one of ${postageCodes.join(", ")}`),
+        ),
+      }),
+      {},
+    ),
+  }, "payee");
+  const party = requiredObject({
+    party_uuid: identifier("party_uuid"),
+    party_type: v.optional(
+      v.picklist(["INDIVIDUAL"], "party_type must be INDIVIDUAL"),
+      "INDIVIDUAL",
+    ),
+    title: optionalText("title"),
+    Company_name: optionalText("Company_name"),
+    email: v.optional(
+      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
+      null,
+    ),
+    first_name: optionalText("first_name"),
+    last_name: optionalText("last_name"),
+    phone: optionalText("phone"),
+  }, "authorization party");
+  const createBody = requiredObject({
+    disbursement_uuid: identifier("disbursement_uuid"),
+    large_disbursement: v.boolean("large_disbursement must be true or false"),
+    payees: v.pipe(
+      v.array(payee, "payees must be an array"),
+      v.minLength(1, "payees needs at least one payee"),
+      v.maxLength(
+        limits.PAYEES_PER_DISBURSEMENT_MAX,
+        `at most ${limits.PAYEES_PER_DISBURSEMENT_MAX} payees`,
+      ),
+    ),
+    authorization_parties: v.optional(
+      v.pipe(
+        v.array(party, "authorization_parties must be an array"),
+        v.maxLength(
+          limits.PARTIES_PER_DISBURSEMENT_MAX,
+          `at most ${limits.PARTIES_PER_DISBURSEMENT_MAX} authorization parties`,
+        ),
+      ),
+      [],
+    ),
+    line: v.optional(v.pipe(v.string("line must be a string"), v.maxLength(40))),
+  });
+  type CreateInput = v.InferOutput<typeof createBody>;
+
+  /** Rules across fields: unique uuids, known parties, a channel for each payee. */
+  function crossFieldIssues(input: CreateInput): FieldIssue[] {
+    const issues: FieldIssue[] = [];
+    const issue = (field: string, message: string) =>
+      issues.push({ field, location: "body", message });
+    const parties = new Set<string>();
+    input.authorization_parties.forEach((p, i) => {
+      if (parties.has(p.party_uuid)) {
+        issue(
+          `authorization_parties.${i}.party_uuid`,
+          `party_uuid ${p.party_uuid} is listed twice`,
+        );
+      }
+      parties.add(p.party_uuid);
+    });
+    const payees = new Set<string>();
+    input.payees.forEach((p, i) => {
+      if (payees.has(p.payee_uuid)) {
+        issue(`payees.${i}.payee_uuid`, `payee_uuid ${p.payee_uuid} is listed twice`);
+      }
+      payees.add(p.payee_uuid);
+      p.permission_required_from.forEach((uuid, j) => {
+        if (!parties.has(uuid)) {
+          issue(
+            `payees.${i}.permission_required_from.${j}`,
+            `party_uuid ${uuid} is not among authorization_parties`,
+          );
+        }
+      });
+      if (p.delivery_options.email && !p.email) {
+        issue(`payees.${i}.email`, "email is required when delivery_options.email is true");
+      }
+      if (p.delivery_options.sms && !p.phone) {
+        issue(`payees.${i}.phone`, "phone is required when delivery_options.sms is true");
+      }
+    });
+    return issues;
+  }
+
+  app.post("/", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const body = await parseJsonBody(c, createBody);
+    if (!body.ok) return body.response;
+    const input = body.value;
+    const issues = crossFieldIssues(input);
+    if (issues.length > 0) {
+      return errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message: issues[0].message,
+        issues,
+      });
+    }
+    const line = await resolveLine(
+      principal.database.readClient,
+      principal.companyId,
+      input.line ?? null,
+    );
+    if (!line) {
+      return invalidInput(
+        c,
+        "line",
+        "body",
+        `the company has no line ${JSON.stringify(input.line)}`,
+      );
+    }
+    const fingerprint = await requestFingerprint("POST", "/api/disbursements", body.text);
+    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      // The natural key: the same disbursement_uuid with the same body is the same disbursement.
+      const existing = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);
+      if (existing) {
+        if (existing.requestFingerprint === fingerprint) {
+          return { status: 200, body: disbursementRecord(existing), commit: true };
+        }
+        return refusalOutcome(c, {
+          status: 409,
+          code: "duplicate_disbursement",
+          message:
+            `disbursement_uuid ${input.disbursement_uuid} already exists with a different request`,
+          issues: [{ field: "disbursement_uuid", location: "body", message: "already used" }],
+        });
+      }
+      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+      const created = await createDisbursement(tx, {
+        companyId: principal.companyId,
+        lineId: line.id,
+        kind: "disbursement",
+        externalUuid: input.disbursement_uuid,
+        requestFingerprint: fingerprint,
+        largeDisbursement: input.large_disbursement,
+        payorUserId: principal.userId,
+        payouts: input.payees.map((p) => ({
+          payeeUuid: p.payee_uuid,
+          amountCents: p.amount,
+          allowedPaymentMethodIds: p.allowed_payment_method_ids,
+          permissionRequiredFrom: p.permission_required_from,
+          payee: {
+            payee_type_id: p.payee_type_id,
+            first_name: p.first_name,
+            last_name: p.last_name,
+            email: p.email,
+            phone: p.phone,
+            address_one: p.address_one,
+            address_two: p.address_two,
+            city: p.city,
+            state: p.state,
+            zip_code: p.zip_code,
+          },
+          deliveryOptions: p.delivery_options,
+          fieldValues: p.field_values,
+          paymentMethodSettings: p.payment_method_settings,
+        })),
+      }, now);
+      if (!created.ok) {
+        return refusalOutcome(c, {
+          status: created.code === "insufficient_funds" ? 409 : 400,
+          code: created.code,
+          message: created.message,
+          issues: created.field
+            ? [{ field: created.field, location: "body", message: created.message }]
+            : undefined,
+        });
+      }
+      await insertParties(tx, created.value.disbursementId, input.authorization_parties);
+      const record = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);
+      return { status: 201, body: disbursementRecord(record!), commit: true };
+    });
+  });
+
+  const notFound = (what: string) => ({
+    status: 404 as const,
+    code: "not_found",
+    message: `no ${what} for this company`,
+  });
+
+  app.get("/:d", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const found = await loadApiDisbursement(
+      principal.database.readClient,
+      principal.companyId,
+      c.req.param("d"),
+    );
+    if (!found) {
+      return errorResponse(c, notFound(`disbursement ${JSON.stringify(c.req.param("d"))}`));
+    }
+    return c.json(disbursementRecord(found));
+  });
+
+  app.get("/:d/payees/:p", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const found = await loadApiDisbursement(
+      principal.database.readClient,
+      principal.companyId,
+      c.req.param("d"),
+    );
+    const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("p"));
+    if (!payout) {
+      return errorResponse(
+        c,
+        notFound(`payee ${JSON.stringify(c.req.param("p"))} in this disbursement`),
+      );
+    }
+    return c.json(payeeRecord(payout.fields, payout.status));
+  });
+
+  app.post("/:d/payees/:p/cancel", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const found = await loadApiDisbursement(tx, principal.companyId, c.req.param("d"));
+      const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("p"));
+      if (!payout) {
+        return refusalOutcome(
+          c,
+          notFound(`payee ${JSON.stringify(c.req.param("p"))} in this disbursement`),
+        );
+      }
+      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+      const canceled = await applyMove(tx, payout.id, { kind: "cancel" }, now, {
+        detail: "canceled by the company",
+      });
+      if (!canceled.ok) {
+        return refusalOutcome(c, {
+          status: 409,
+          code: "not_cancelable",
+          message: `payee ${c.req.param("p")} is ${
+            surfaceAStatus[payout.status].name
+          }: a payee can be canceled only before a payment method is selected, or after a failure`,
+        });
+      }
+      const after = await loadApiDisbursement(tx, principal.companyId, c.req.param("d"));
+      const updated = after!.payouts.find((p) => p.id === payout.id)!;
+      return { status: 200, body: payeeRecord(updated.fields, updated.status), commit: true };
+    });
+  });
+  return app;
+}

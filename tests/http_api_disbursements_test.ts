@@ -1,0 +1,295 @@
+import assert from "node:assert/strict";
+import { readLineBalances } from "../db/ledger_store.ts";
+import { basic, fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+
+async function api(
+  f: HttpFixture,
+  method: string,
+  path: string,
+  body?: unknown,
+  as?: { key: string; tin: string },
+) {
+  const login = await f.app.request("/api/authenticate", {
+    method: "POST",
+    headers: { Authorization: basic(as?.tin ?? f.cast.acme.tin, as?.key ?? f.cast.alice.keyTest) },
+  });
+  const { access_token } = await login.json() as { access_token: string };
+  return await f.app.request(path, {
+    method,
+    headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+const payee = (uuid: string, amount: number, extra: Record<string, unknown> = {}) => ({
+  payee_type_id: 1,
+  amount,
+  payee_uuid: uuid,
+  email: `${uuid}@example.test`,
+  first_name: "Pat",
+  last_name: "Doe",
+  state: "TX",
+  zip_code: "73301",
+  allowed_payment_method_ids: [1, 2],
+  ...extra,
+});
+
+const parties = [
+  {
+    party_uuid: "lienholder",
+    party_type: "INDIVIDUAL",
+    title: "Lienholder",
+    Company_name: "First Bank",
+    email: "lien@example.test",
+    first_name: "Lee",
+    last_name: "Holder",
+    phone: "5555550101",
+  },
+  {
+    party_uuid: "co-owner",
+    party_type: "INDIVIDUAL",
+    title: "Co-owner",
+    Company_name: "",
+    email: "co@example.test",
+    first_name: "Cory",
+    last_name: "Owner",
+    phone: "5555550102",
+  },
+];
+
+Deno.test("three payees, one needing two parties: statuses per payee, holds, record shape", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 1_000_000);
+    const body = {
+      disbursement_uuid: "CLM-100",
+      large_disbursement: false,
+      payees: [
+        payee("p-a", 1000),
+        payee("p-b", 250.25, { permission_required_from: ["lienholder", "co-owner"] }),
+        payee("p-c", 99.99, {
+          field_values: [{ name: "policy", value: "AU-1" }],
+          payment_method_settings: { check_postage_type: "PR" },
+        }),
+      ],
+      authorization_parties: parties,
+    };
+    const res = await api(f, "POST", "/api/disbursements", body);
+    assert.equal(res.status, 201);
+    const record = await res.json() as Record<string, unknown> & {
+      payees: Record<string, unknown>[];
+      authorization_parties: Record<string, unknown>[];
+    };
+    assert.deepEqual(Object.keys(record), [
+      "disbursement_uuid",
+      "payor_email",
+      "authorization_parties",
+      "payees",
+      "created_at",
+    ]);
+    assert.equal(record.payor_email, "alice@acme.test");
+    assert.equal(record.created_at, "2026-01-05 15:00:00");
+    assert.deepEqual(record.authorization_parties[0], {
+      party_uuid: "lienholder",
+      title: "Lienholder",
+      email: "lien@example.test",
+      first_name: "Lee",
+      last_name: "Holder",
+      phone: "5555550101",
+    }, "no party_type nor Company_name in the record");
+    assert.deepEqual(record.payees.map((p) => [p.payee_uuid, p.amount, p.status]), [
+      ["p-a", 1000, "Created"],
+      ["p-b", 250.25, "PendingAuthorizationPartiesPermission"],
+      ["p-c", 99.99, "Created"],
+    ]);
+    assert.deepEqual(record.payees[2].field_values, [{ name: "policy", value: "AU-1" }]);
+    assert.equal(record.payees[2].payment_method_settings, undefined);
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.deepEqual([balances.available, balances.reserved], [1_000_000 - 135_024, 135_024]);
+
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const fetched = await (await api(f, "GET", "/api/disbursements/CLM-100")).json() as {
+      payees: { status: string }[];
+    };
+    assert.deepEqual(fetched.payees.map((p) => p.status), [
+      "PendingPaymentMethodSelection",
+      "PendingAuthorizationPartiesPermission",
+      "PendingPaymentMethodSelection",
+    ]);
+
+    // Canceling one payee returns exactly its amount to available.
+    const canceled = await api(f, "POST", "/api/disbursements/CLM-100/payees/p-c/cancel");
+    assert.equal(canceled.status, 200);
+    assert.equal((await canceled.json() as { status: string }).status, "Canceled");
+    const after = await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId);
+    assert.deepEqual([after.available - balances.available, after.reserved], [
+      9_999,
+      135_024 - 9_999,
+    ]);
+    const again = await api(f, "POST", "/api/disbursements/CLM-100/payees/p-c/cancel");
+    assert.equal(again.status, 409);
+    assert.equal((await again.json() as { name: string }).name, "CONFLICT");
+    const onePayee = await api(f, "GET", "/api/disbursements/CLM-100/payees/p-a");
+    assert.equal((await onePayee.json() as { payee_uuid: string }).payee_uuid, "p-a");
+  });
+});
+
+Deno.test("the same disbursement_uuid: same body → 200 same record, other body → 409; nothing held twice", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const body = {
+      disbursement_uuid: "CLM-7",
+      large_disbursement: false,
+      payees: [payee("p-a", 10)],
+    };
+    const first = await api(f, "POST", "/api/disbursements", body);
+    assert.equal(first.status, 201);
+    const firstRecord = await first.json();
+    const again = await api(f, "POST", "/api/disbursements", body);
+    assert.equal(again.status, 200);
+    assert.deepEqual(await again.json(), firstRecord);
+    const other = await api(f, "POST", "/api/disbursements", {
+      ...body,
+      payees: [payee("p-a", 11)],
+    });
+    assert.equal(other.status, 409);
+    assert.deepEqual(await other.json(), {
+      name: "CONFLICT",
+      message: "disbursement_uuid CLM-7 already exists with a different request",
+      details: [{ Issue: "already used", Field: "disbursement_uuid", Location: "body" }],
+    });
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.equal(balances.reserved, 1_000);
+  });
+});
+
+Deno.test("every bad field is a 400 naming it; the limits and one past them", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000_000);
+    const base = { disbursement_uuid: "X", large_disbursement: false, payees: [payee("p", 1)] };
+    const cases: [unknown, string, string][] = [
+      [
+        { ...base, payees: [payee("p", 1, { payee_type_id: 5 })] },
+        "payees.0.payee_type_id",
+        "payee_type_id must be at most 4",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { allowed_payment_method_ids: [8] })] },
+        "payees.0.allowed_payment_method_ids.0",
+        "each payment method id must be at most 7",
+      ],
+      [
+        {
+          ...base,
+          payees: [payee("p", 1, { payment_method_settings: { check_postage_type: "XX" } })],
+        },
+        "payees.0.payment_method_settings.check_postage_type",
+        "check_postage_type must be one of FC, PR, PRS, SC, FSO, USPSIDAY, USPSCERT, FPO, FFO, FSD",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { state: "Tex" })] },
+        "payees.0.state",
+        "state is a two-letter code such as TX",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { email: "nope" })] },
+        "payees.0.email",
+        "email is not a valid e-mail address",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { first_name: undefined })] },
+        "payees.0.first_name",
+        "payee.first_name is required",
+      ],
+      [
+        { ...base, payees: [payee("p", 10.005)] },
+        "payees.0.amount",
+        "amount must be dollars with at most two decimals and no exponent, got 10.005",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { permission_required_from: ["ghost"] })] },
+        "payees.0.permission_required_from.0",
+        "party_uuid ghost is not among authorization_parties",
+      ],
+      [
+        { ...base, payees: [payee("p", 1), payee("p", 2)] },
+        "payees.1.payee_uuid",
+        "payee_uuid p is listed twice",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { email: null })] },
+        "payees.0.email",
+        "email is required when delivery_options.email is true",
+      ],
+      [
+        { ...base, payees: Array.from({ length: 501 }, (_, i) => payee(`p${i}`, 1)) },
+        "payees",
+        "at most 500 payees",
+      ],
+      [
+        {
+          ...base,
+          authorization_parties: Array.from(
+            { length: 21 },
+            (_, i) => ({ ...parties[0], party_uuid: `x${i}` }),
+          ),
+        },
+        "authorization_parties",
+        "at most 20 authorization parties",
+      ],
+      [{ ...base, payees: [] }, "payees", "payees needs at least one payee"],
+      [
+        { large_disbursement: false, payees: [payee("p", 1)] },
+        "disbursement_uuid",
+        "disbursement_uuid is required",
+      ],
+    ];
+    for (const [body, field, issue] of cases) {
+      const res = await api(f, "POST", "/api/disbursements", body);
+      assert.equal(res.status, 400, field);
+      const record = await res.json() as { name: string; details: unknown[] };
+      assert.equal(record.name, "VALIDATION_ERROR", field);
+      assert.deepEqual(record.details[0], { Issue: issue, Field: field, Location: "body" }, field);
+    }
+    const atLimits = await api(f, "POST", "/api/disbursements", {
+      ...base,
+      payees: Array.from({ length: 500 }, (_, i) => payee(`p${i}`, 1)),
+      authorization_parties: Array.from(
+        { length: 20 },
+        (_, i) => ({ ...parties[0], party_uuid: `x${i}` }),
+      ),
+    });
+    assert.equal(atLimits.status, 201, "500 payees and 20 parties are accepted");
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM payouts",
+    );
+    assert.equal(Number(rows[0].n), 500);
+  });
+});
+
+Deno.test("another company's disbursement and payee are 404, never 403", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 10_000);
+    await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-1",
+      large_disbursement: false,
+      payees: [payee("p-a", 1)],
+    });
+    const bob = { key: f.cast.bob.keyTest, tin: f.cast.beacon.tin };
+    for (
+      const [method, path] of [["GET", "/api/disbursements/CLM-1"], [
+        "GET",
+        "/api/disbursements/CLM-1/payees/p-a",
+      ], ["POST", "/api/disbursements/CLM-1/payees/p-a/cancel"]]
+    ) {
+      const res = await api(f, method, path, undefined, bob);
+      assert.equal(res.status, 404, `${method} ${path}`);
+      assert.equal((await res.json() as { name: string }).name, "RESOURCE_NOT_FOUND");
+    }
+  });
+});
