@@ -100,7 +100,10 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
-  const jobHandlers = jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS);
+  const jobHandlers = jobHandlersByEnvironment({
+    offerTtlDays: config.limits.OFFER_TTL_DAYS,
+    baseUrl: config.baseUrl,
+  });
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {

@@ -10,6 +10,7 @@ import { ok, refuse, type Result } from "../lib/result.ts";
 import type { Environment } from "../lib/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { clearAchFunding } from "./funding_store.ts";
+import { type NotificationSettings, notifyPayee } from "./notification_store.ts";
 import { applyMove, loadPayout, type MoveRefusal, type PayoutRow } from "./payout_store.ts";
 import { type DueJob, scheduleJob } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
@@ -19,6 +20,7 @@ export interface PayoutRuntime {
   readonly rail: Rail;
   /** How long a payee has to choose a method before the offer expires and the payout cancels. */
   readonly offerTtlMs: number;
+  readonly notifications: NotificationSettings;
 }
 
 /** Every offer (first or renewed) gets its own expiry; a renewed offer makes older ones moot. */
@@ -189,7 +191,10 @@ async function handleFailure(
   // Offering every method again may need a larger hold than available covers: the payout then
   // stays failed with its money held, and the company (told by the failed event) funds or cancels.
   if (!reoffered.ok && reoffered.code === "insufficient_funds") return ok(payout);
-  if (reoffered.ok) await scheduleOfferExpiry(tx, runtime, reoffered.value, now);
+  if (reoffered.ok) {
+    await scheduleOfferExpiry(tx, runtime, reoffered.value, now);
+    await notifyPayee(tx, runtime.notifications, payoutId, "reoffer", now);
+  }
   return reoffered;
 }
 
@@ -225,7 +230,13 @@ export function payoutJobHandlers(
       const offered = await applyMove(tx, job.subjectId, { kind: "offer" }, job.dueAt);
       if (!offered.ok) throw new Error(`payout.offer: ${offered.message}`);
       await scheduleOfferExpiry(tx, runtime, offered.value, job.dueAt);
+      await notifyPayee(tx, runtime.notifications, job.subjectId, "offer", job.dueAt);
       await actAsTestPayee(tx, runtime, offered.value, job.dueAt);
+    },
+    "payout.request_endorsement": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      if (payout?.status !== "awaiting_endorsement") return;
+      await notifyPayee(tx, runtime.notifications, job.subjectId, "endorsement", job.dueAt);
     },
     "payout.expire_offer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);

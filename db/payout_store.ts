@@ -375,6 +375,13 @@ async function afterCreated(tx: WriteTx, payout: PayoutRow, now: number): Promis
     }
     const moved = await applyMove(tx, payout.id, { kind: "request_endorsement" }, now);
     if (!moved.ok) throw new Error(`request_endorsement refused after create: ${moved.message}`);
+    // The payee is told through a job because links and messages need the environment's settings.
+    await scheduleJob(tx, {
+      companyId: payout.companyId,
+      kind: "payout.request_endorsement",
+      subjectId: payout.id,
+      dueAt: now,
+    }, now);
     return moved.value;
   }
   await scheduleJob(tx, {

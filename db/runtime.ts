@@ -1,13 +1,28 @@
 /** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
 import type { Environment } from "../lib/config.ts";
 import { sandboxRail, unconfiguredLiveRail } from "../lib/rails/mod.ts";
-import { payoutJobHandlers } from "./payout_jobs.ts";
+import { payoutJobHandlers, type PayoutRuntime } from "./payout_jobs.ts";
 import type { JobHandlers } from "./scheduler.ts";
 
-export function jobHandlersByEnvironment(offerTtlDays: number): Record<Environment, JobHandlers> {
-  const offerTtlMs = offerTtlDays * 86_400_000;
+export function jobHandlersByEnvironment(
+  settings: { offerTtlDays: number; baseUrl: string },
+): Record<Environment, JobHandlers> {
   return {
-    test: payoutJobHandlers({ environment: "test", rail: sandboxRail, offerTtlMs }),
-    live: payoutJobHandlers({ environment: "live", rail: unconfiguredLiveRail, offerTtlMs }),
+    test: payoutJobHandlers(payoutRuntime("test", settings)),
+    live: payoutJobHandlers(payoutRuntime("live", settings)),
+  };
+}
+
+/** What payout moves need to know of their environment: its rail, offer lifetime and links. */
+export function payoutRuntime(
+  environment: Environment,
+  settings: { offerTtlDays: number; baseUrl: string },
+): PayoutRuntime {
+  const offerTtlMs = settings.offerTtlDays * 86_400_000;
+  return {
+    environment,
+    rail: environment === "test" ? sandboxRail : unconfiguredLiveRail,
+    offerTtlMs,
+    notifications: { environment, baseUrl: settings.baseUrl, linkTtlMs: offerTtlMs },
   };
 }

@@ -414,6 +414,8 @@ export const scheduledJobs = sqliteTable("scheduled_jobs", {
 export const notifications = sqliteTable("notifications", {
   id: text("id").primaryKey(),
   companyId: text("company_id").references(() => companies.id),
+  /** The payout whose payee this message is for (null for messages about no payout). */
+  payoutId: text("payout_id").references(() => payouts.id),
   channel: text("channel", { enum: ["email", "sms"] }).notNull(),
   recipient: text("recipient").notNull(),
   subject: text("subject"),
@@ -425,6 +427,13 @@ export const notifications = sqliteTable("notifications", {
   createdAt: createdAt(),
   sentAt: integer("sent_at"),
 }, (t) => [index("notifications_status_created").on(t.status, t.createdAt)]);
+
+/** Resend requests per payee, on real time, for the hourly allowance of DESIGN 11. */
+export const notificationResends = sqliteTable("notification_resends", {
+  id: text("id").primaryKey(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  requestedAt: integer("requested_at").notNull(),
+}, (t) => [index("notification_resends_payout").on(t.payoutId, t.requestedAt)]);
 
 /** Secret portal links for payees and authorization parties (hashed, expiring, rotated). */
 export const portalLinks = sqliteTable("portal_links", {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { billedAmountCents, feesFor, holdFor } from "../lib/fees.ts";
-import { sandboxScenario, testPayeeMarker, unconfiguredLiveRail } from "../lib/rails/mod.ts";
+import { sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
+import { payoutRuntime } from "../db/runtime.ts";
 import { selectMethod } from "../db/payout_jobs.ts";
 import { openMoneyFixture } from "./money_core_helpers.ts";
 
@@ -59,11 +60,7 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     assert.ok(created.ok);
     const id = created.value.payouts[0].id;
     await m.settle();
-    const live = {
-      environment: "live" as const,
-      rail: unconfiguredLiveRail,
-      offerTtlMs: 86_400_000,
-    };
+    const live = payoutRuntime("live", { offerTtlDays: 1, baseUrl: "http://127.0.0.1:8000" });
     const result = await m.database.writer.write((tx) =>
       selectMethod(tx, live, id, { paymentMethodId: 1, details: {} }, m.now())
     );

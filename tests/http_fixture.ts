@@ -95,7 +95,10 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment(config.limits.OFFER_TTL_DAYS),
+    jobHandlers: jobHandlersByEnvironment({
+      offerTtlDays: config.limits.OFFER_TTL_DAYS,
+      baseUrl: config.baseUrl,
+    }),
     secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
     lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),

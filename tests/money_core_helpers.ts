@@ -4,8 +4,7 @@ import { addFunds, type FundingMethod } from "../db/funding_store.ts";
 import { readLineBalances } from "../db/ledger_store.ts";
 import { type MethodSelection, selectMethod } from "../db/payout_jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../db/payout_store.ts";
-import { sandboxRail } from "../lib/rails/mod.ts";
-import { jobHandlersByEnvironment } from "../db/runtime.ts";
+import { jobHandlersByEnvironment, payoutRuntime } from "../db/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 
@@ -57,7 +56,8 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       args: [lineId, companyId, START],
     });
   });
-  const handlers = jobHandlersByEnvironment(90).test;
+  const handlers =
+    jobHandlersByEnvironment({ offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }).test;
   let offsetMs = 0;
   const fixture: MoneyFixture = {
     database,
@@ -108,7 +108,7 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       database.writer.write((tx) =>
         selectMethod(
           tx,
-          { environment: "test", rail: sandboxRail, offerTtlMs: 90 * 86_400_000 },
+          payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
           payoutId,
           {
             paymentMethodId,

@@ -12,9 +12,8 @@ import { addFunds, returnAchFunding } from "../db/funding_store.ts";
 import { readLineBalances } from "../db/ledger_store.ts";
 import { selectMethod } from "../db/payout_jobs.ts";
 import { applyMove, createDisbursement } from "../db/payout_store.ts";
-import { jobHandlersByEnvironment } from "../db/runtime.ts";
+import { jobHandlersByEnvironment, payoutRuntime } from "../db/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
-import { sandboxRail } from "../lib/rails/mod.ts";
 import { openTempDatabase } from "./helpers.ts";
 
 const START = Date.UTC(2026, 0, 5, 15);
@@ -205,7 +204,8 @@ async function checkInvariants(database: Database, lineId: string): Promise<void
 Deno.test("property: random money sequences keep the ledger balanced and equal to the model", async () => {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-model-" });
   const database = await openTempDatabase(dir, "test");
-  const handlers = jobHandlersByEnvironment(90).test;
+  const handlers =
+    jobHandlersByEnvironment({ offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }).test;
   let run = 0;
   try {
     await fc.assert(
@@ -332,7 +332,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                   await database.writer.write((tx) =>
                     selectMethod(
                       tx,
-                      { environment: "test", rail: sandboxRail, offerTtlMs: 90 * 86_400_000 },
+                      payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
                       id,
                       {
                         paymentMethodId: step.method,

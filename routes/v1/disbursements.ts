@@ -56,6 +56,10 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
           amountCents: input.amount,
           allowedPaymentMethodIds: input.modalities.map((code) => modalityOf(code)!.id),
           payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
+          deliveryOptions: {
+            email: payee.contactChannel === "email",
+            sms: payee.contactChannel === "sms",
+          },
         }],
       }, now);
       if (!created.ok) {
