@@ -1,5 +1,5 @@
 /** Surface A disbursements on the database: authorization parties and the record of seed 2.4/2.5. */
-import { newId } from "../lib/keys.ts";
+import { newId, sha256Hex } from "../lib/keys.ts";
 import type { PayoutStatus } from "../lib/payouts/states.ts";
 import type { SqlExecutor } from "./ledger_store.ts";
 import type { WriteTx } from "./writer.ts";
@@ -102,5 +102,224 @@ export async function loadApiDisbursement(
       paymentMethodId: p.payment_method_id === null ? null : Number(p.payment_method_id),
       fields: { ...p },
     })),
+  };
+}
+
+/** A payout of a Surface A disbursement or simple payment by the company's uuids, or null. */
+export async function findApiPayout(
+  executor: SqlExecutor,
+  companyId: string,
+  kind: "disbursement" | "simple_payment",
+  uuid: string,
+  payeeUuid: string | null,
+): Promise<{ id: string; status: PayoutStatus } | null> {
+  const { rows } = await executor.execute({
+    sql: `SELECT p.id, p.status FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
+            WHERE d.company_id = ? AND d.kind = ? AND d.external_uuid = ?
+              AND (? IS NULL OR p.payee_uuid = ?)`,
+    args: [companyId, kind, uuid, payeeUuid, payeeUuid],
+  });
+  const row = rows[0];
+  return row ? { id: String(row.id), status: row.status as PayoutStatus } : null;
+}
+
+export interface PayoutTransaction {
+  readonly payout: Record<string, unknown>;
+  readonly history: { toStatus: PayoutStatus; at: number; detail: string | null }[];
+}
+
+/** A payout's money and timeline: the body of the payee-transaction operation. */
+export async function loadPayoutTransaction(
+  executor: SqlExecutor,
+  payoutId: string,
+): Promise<PayoutTransaction> {
+  const payout = await executor.execute({
+    sql: `SELECT payee_uuid, status, amount_cents, held_cents, payor_fee_cents, payee_fee_cents,
+                 service_fee_cents, payment_method_id, method_last_four, rail_reference, failure_reason,
+                 retry_count, created_at, updated_at
+            FROM payouts WHERE id = ?`,
+    args: [payoutId],
+  });
+  const history = await executor.execute({
+    sql: "SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = ? ORDER BY id",
+    args: [payoutId],
+  });
+  return {
+    payout: { ...payout.rows[0] },
+    history: history.rows.map((row) => ({
+      toStatus: row.to_status as PayoutStatus,
+      at: Number(row.at),
+      detail: row.detail === null ? null : String(row.detail),
+    })),
+  };
+}
+
+export interface SignedDocumentRow {
+  readonly id: string;
+  readonly name: string;
+  readonly signedBy: string;
+  readonly signedAt: number;
+}
+
+/** The documents the payout's payee (or its parties) signed, oldest first. */
+export async function listSignedDocuments(
+  executor: SqlExecutor,
+  payoutId: string,
+): Promise<SignedDocumentRow[]> {
+  const { rows } = await executor.execute({
+    sql: `SELECT s.id, d.name, s.signed_by, s.signed_at FROM signed_documents s
+            JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at, s.id`,
+    args: [payoutId],
+  });
+  return rows.map((row) => ({
+    id: String(row.id),
+    name: String(row.name),
+    signedBy: String(row.signed_by),
+    signedAt: Number(row.signed_at),
+  }));
+}
+
+/** A signed copy's PDF, for a link that already proved it was issued by this service. */
+export async function readSignedDocumentContent(
+  executor: SqlExecutor,
+  signedDocumentId: string,
+): Promise<{ name: string; content: Uint8Array } | null> {
+  const { rows } = await executor.execute({
+    sql: `SELECT d.name, s.content FROM signed_documents s JOIN documents d ON d.id = s.document_id
+            WHERE s.id = ?`,
+    args: [signedDocumentId],
+  });
+  const row = rows[0];
+  return row
+    ? { name: String(row.name), content: new Uint8Array(row.content as ArrayBuffer) }
+    : null;
+}
+
+export interface NewDocument {
+  readonly companyId: string;
+  readonly name: string;
+  readonly docTypeId: number;
+  readonly isSignRequired: boolean;
+  readonly oneTimeUse: boolean;
+  readonly content: Uint8Array;
+}
+
+/** Stores an uploaded PDF; null when the company already has a document of that name. */
+export async function insertDocument(
+  tx: WriteTx,
+  document: NewDocument,
+  now: number,
+): Promise<string | null> {
+  const id = newId("doc");
+  const sha256 = await sha256Hex(document.content);
+  const { rowsAffected } = await tx.execute({
+    sql:
+      `INSERT INTO documents (id, company_id, name, doc_type_id, is_sign_required, one_time_use, sha256,
+            size_bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (company_id, name) DO NOTHING`,
+    args: [
+      id,
+      document.companyId,
+      document.name,
+      document.docTypeId,
+      document.isSignRequired ? 1 : 0,
+      document.oneTimeUse ? 1 : 0,
+      sha256,
+      document.content.byteLength,
+      document.content,
+      now,
+    ],
+  });
+  return rowsAffected === 1 ? id : null;
+}
+
+export interface DocumentRow {
+  readonly id: string;
+  readonly name: string;
+  readonly docTypeId: number;
+  readonly isSignRequired: boolean;
+  readonly oneTimeUse: boolean;
+  readonly usedByPayoutId: string | null;
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly createdAt: number;
+}
+
+/** A company's document by id without its content, or null (another company's is null too). */
+export async function findDocument(
+  executor: SqlExecutor,
+  companyId: string,
+  documentId: string,
+): Promise<DocumentRow | null> {
+  const { rows } = await executor.execute({
+    sql: `SELECT id, name, doc_type_id, is_sign_required, one_time_use, used_by_payout_id, sha256,
+                 size_bytes, created_at
+            FROM documents WHERE company_id = ? AND id = ?`,
+    args: [companyId, documentId],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    docTypeId: Number(row.doc_type_id),
+    isSignRequired: Boolean(row.is_sign_required),
+    oneTimeUse: Boolean(row.one_time_use),
+    usedByPayoutId: row.used_by_payout_id === null ? null : String(row.used_by_payout_id),
+    sha256: String(row.sha256),
+    sizeBytes: Number(row.size_bytes),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** A company's document content, or null. */
+export async function readDocumentContent(
+  executor: SqlExecutor,
+  companyId: string,
+  documentId: string,
+): Promise<Uint8Array | null> {
+  const { rows } = await executor.execute({
+    sql: "SELECT content FROM documents WHERE company_id = ? AND id = ?",
+    args: [companyId, documentId],
+  });
+  return rows[0] ? new Uint8Array(rows[0].content as ArrayBuffer) : null;
+}
+
+export interface SimplePaymentRow {
+  readonly requestFingerprint: string;
+  readonly memo: string | null;
+  readonly createdAt: number;
+  readonly payout: Record<string, unknown>;
+  /** The payee's newest portal link, if one was issued. */
+  readonly link: { expiresAt: number; verifiedAt: number | null } | null;
+}
+
+/** A company's simple payment by simple_payment_uuid, or null. */
+export async function loadSimplePayment(
+  executor: SqlExecutor,
+  companyId: string,
+  uuid: string,
+): Promise<SimplePaymentRow | null> {
+  const { rows } = await executor.execute({
+    sql:
+      `SELECT d.request_fingerprint, d.memo, d.created_at, p.id, p.status, p.amount_cents, p.first_name,
+                 p.last_name, p.email, p.phone, p.delivery_options, p.allowed_payment_method_ids,
+                 l.expires_at AS link_expires_at, l.verified_at AS link_verified_at
+            FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
+            LEFT JOIN portal_links l ON l.payout_id = p.id AND l.party_uuid IS NULL AND l.replaced_at IS NULL
+            WHERE d.company_id = ? AND d.kind = 'simple_payment' AND d.external_uuid = ?`,
+    args: [companyId, uuid],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    requestFingerprint: String(row.request_fingerprint),
+    memo: row.memo === null ? null : String(row.memo),
+    createdAt: Number(row.created_at),
+    payout: { ...row },
+    link: row.link_expires_at === null ? null : {
+      expiresAt: Number(row.link_expires_at),
+      verifiedAt: row.link_verified_at === null ? null : Number(row.link_verified_at),
+    },
   };
 }

@@ -10,6 +10,11 @@ import { RateLimiter } from "../lib/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { apiDisbursementRoutes } from "./api/disbursements.ts";
+import { apiDocumentRoutes } from "./api/documents.ts";
+import { apiPayeeRoutes } from "./api/payees.ts";
+import { apiSimplePaymentRoutes } from "./api/simple_payments.ts";
+import { DocumentLinkSigner } from "../lib/document_links.ts";
+import { documentLinkRoutes } from "./documents.ts";
 import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -90,6 +95,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const openApi = openApiDocument(deps.config);
   app.get("/openapi.json", (c) => c.json(openApi));
   app.route("/sandbox", sandboxRoutes(deps));
+  const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
+  app.route("/documents", documentLinkRoutes(deps, documentLinks));
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
@@ -97,6 +104,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
   app.route("/api", fundRoutes(deps));
   app.route("/api/disbursements", apiDisbursementRoutes(deps));
+  app.route("/api/disbursements", apiPayeeRoutes(deps, documentLinks));
+  app.route("/api/documents", apiDocumentRoutes(deps));
+  app.route("/api/simple-payments", apiSimplePaymentRoutes(deps));
   app.route(
     "/api/webhooks",
     webhookRoutes(deps, {

@@ -27,12 +27,15 @@ export interface RouteOutcome {
   readonly commit: boolean;
   /** The body shows a secret once: its stored copy for replays is sealed. */
   readonly sensitive?: boolean;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A refusal that may pass later (429): not stored, so the same key can try again. */
+  readonly retryable?: boolean;
 }
 
 /** A business refusal as an outcome in the request's surface format. */
 export function refusalOutcome(c: Context, spec: ErrorSpec): RouteOutcome {
   const { status, contentType, body } = errorBody(surfaceOf(c.req.path), spec);
-  return { status, body, contentType, commit: false };
+  return { status, body, contentType, commit: false, headers: spec.headers };
 }
 
 export interface IdempotentTarget {
@@ -74,12 +77,7 @@ export async function respondIdempotently(
   const key = c.req.header("Idempotency-Key");
   if (key === undefined) {
     const outcome = await writer.write((tx) => runOutcome(tx, unit));
-    return send(
-      c,
-      outcome.status,
-      outcome.contentType,
-      encoder.encode(JSON.stringify(outcome.body)),
-    );
+    return send(c, outcome, encoder.encode(JSON.stringify(outcome.body)));
   }
   const problem = idempotencyKeyProblem(key, deps.config.limits.IDEMPOTENCY_KEY_LENGTH_MAX);
   if (problem) {
@@ -106,7 +104,11 @@ export async function respondIdempotently(
     const body = headers[SEALED_HEADER]
       ? await deps.secretBox.open(new TextDecoder().decode(claim.response.body))
       : claim.response.body;
-    return send(c, status as ContentfulStatusCode, headers["content-type"], body);
+    return send(
+      c,
+      { status: status as ContentfulStatusCode, contentType: headers["content-type"] },
+      body,
+    );
   }
   if (claim.decision === "mismatch") {
     return errorResponse(c, {
@@ -137,6 +139,10 @@ export async function respondIdempotently(
     stored = await writer.write(async (tx) => {
       const outcome = await runOutcome(tx, unit);
       const body = encoder.encode(JSON.stringify(outcome.body));
+      if (outcome.retryable) {
+        await releaseIdempotencyKey(tx, scope);
+        return { outcome, body };
+      }
       // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
       const stored = outcome.sensitive ? encoder.encode(await deps.secretBox.seal(body)) : body;
       await completeIdempotencyKey(tx, scope, {
@@ -154,15 +160,15 @@ export async function respondIdempotently(
     await writer.write((tx) => releaseIdempotencyKey(tx, scope));
     throw error;
   }
-  return send(c, stored.outcome.status, stored.outcome.contentType, stored.body);
+  return send(c, stored.outcome, stored.body);
 }
 
 function send(
   c: Context,
-  status: ContentfulStatusCode,
-  contentType: string | undefined,
+  outcome: Pick<RouteOutcome, "status" | "contentType" | "headers">,
   body: Uint8Array,
 ): Response {
-  c.header("Content-Type", contentType ?? "application/json");
-  return c.body(body as Uint8Array<ArrayBuffer>, status);
+  for (const [name, value] of Object.entries(outcome.headers ?? {})) c.header(name, value);
+  c.header("Content-Type", outcome.contentType ?? "application/json");
+  return c.body(body as Uint8Array<ArrayBuffer>, outcome.status);
 }

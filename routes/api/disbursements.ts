@@ -12,29 +12,11 @@ import { requestFingerprint } from "../../lib/idempotency.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import { surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { apiSchemas, contactIssues } from "./schemas.ts";
 import { errorResponse, type FieldIssue } from "../errors.ts";
+import { seedTimestamp } from "./format.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import {
-  invalidInput,
-  jsonDollars,
-  jsonInteger,
-  parseJsonBody,
-  requiredObject,
-} from "../validation.ts";
-
-/** Postage CODEs of seed 2.9. */
-export const postageCodes = [
-  "FC",
-  "PR",
-  "PRS",
-  "SC",
-  "FSO",
-  "USPSIDAY",
-  "USPSCERT",
-  "FPO",
-  "FFO",
-  "FSD",
-] as const;
+import { invalidInput, parseJsonBody } from "../validation.ts";
 
 const json = (value: unknown) => JSON.parse(String(value));
 
@@ -68,133 +50,13 @@ function disbursementRecord(d: ApiDisbursement) {
     payor_email: d.payorEmail,
     authorization_parties: d.parties,
     payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
-    created_at: new Date(d.createdAt).toISOString().replace("T", " ").slice(0, 19),
+    created_at: seedTimestamp(d.createdAt),
   };
 }
 
 export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const { limits } = deps.config;
-  const text = (name: string) =>
-    v.pipe(
-      v.string(`${name} must be a string`),
-      v.maxLength(
-        limits.STRING_LENGTH_MAX,
-        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
-      ),
-    );
-  const optionalText = (name: string) => v.optional(v.nullable(text(name)), null);
-  const identifier = (name: string) =>
-    v.pipe(text(name), v.minLength(1, `${name} must not be empty`));
-  const payee = requiredObject({
-    payee_type_id: jsonInteger("payee_type_id", 1, 4),
-    amount: jsonDollars("amount", {
-      minCents: limits.AMOUNT_MIN_CENTS,
-      maxCents: limits.AMOUNT_MAX_CENTS,
-    }),
-    payee_uuid: identifier("payee_uuid"),
-    email: v.optional(
-      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
-      null,
-    ),
-    first_name: identifier("first_name"),
-    last_name: identifier("last_name"),
-    address_one: optionalText("address_one"),
-    address_two: optionalText("address_two"),
-    city: optionalText("city"),
-    state: v.optional(
-      v.nullable(
-        v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "state is a two-letter code such as TX")),
-      ),
-      null,
-    ),
-    zip_code: v.optional(
-      v.nullable(v.pipe(v.string(), v.regex(/^\d{5}(-\d{4})?$/, "zip_code is a US ZIP code"))),
-      null,
-    ),
-    phone: v.optional(
-      v.nullable(
-        v.pipe(
-          v.string(),
-          v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
-        ),
-      ),
-      null,
-    ),
-    delivery_options: v.optional(
-      requiredObject({
-        email: v.boolean("delivery_options.email must be true or false"),
-        sms: v.boolean("delivery_options.sms must be true or false"),
-      }, "delivery_options"),
-      { email: true, sms: false },
-    ),
-    allowed_payment_method_ids: v.pipe(
-      v.array(
-        jsonInteger("each payment method id", 1, 7),
-        "allowed_payment_method_ids must be an array",
-      ),
-      v.minLength(1, "allowed_payment_method_ids needs at least one id"),
-      v.transform((ids) => [...new Set(ids)]),
-    ),
-    permission_required_from: v.optional(
-      v.array(identifier("party_uuid"), "permission_required_from must be an array"),
-      [],
-    ),
-    field_values: v.optional(
-      v.array(
-        requiredObject({ name: identifier("name"), value: text("value") }, "field value"),
-        "field_values must be an array",
-      ),
-      [],
-    ),
-    payment_method_settings: v.optional(
-      v.object({
-        check_postage_type: v.optional(
-          v.picklist(postageCodes, `check_postage_type must be one of ${postageCodes.join(", ")}`),
-        ),
-      }),
-      {},
-    ),
-  }, "payee");
-  const party = requiredObject({
-    party_uuid: identifier("party_uuid"),
-    party_type: v.optional(
-      v.picklist(["INDIVIDUAL"], "party_type must be INDIVIDUAL"),
-      "INDIVIDUAL",
-    ),
-    title: optionalText("title"),
-    Company_name: optionalText("Company_name"),
-    email: v.optional(
-      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
-      null,
-    ),
-    first_name: optionalText("first_name"),
-    last_name: optionalText("last_name"),
-    phone: optionalText("phone"),
-  }, "authorization party");
-  const createBody = requiredObject({
-    disbursement_uuid: identifier("disbursement_uuid"),
-    large_disbursement: v.boolean("large_disbursement must be true or false"),
-    payees: v.pipe(
-      v.array(payee, "payees must be an array"),
-      v.minLength(1, "payees needs at least one payee"),
-      v.maxLength(
-        limits.PAYEES_PER_DISBURSEMENT_MAX,
-        `at most ${limits.PAYEES_PER_DISBURSEMENT_MAX} payees`,
-      ),
-    ),
-    authorization_parties: v.optional(
-      v.pipe(
-        v.array(party, "authorization_parties must be an array"),
-        v.maxLength(
-          limits.PARTIES_PER_DISBURSEMENT_MAX,
-          `at most ${limits.PARTIES_PER_DISBURSEMENT_MAX} authorization parties`,
-        ),
-      ),
-      [],
-    ),
-    line: v.optional(v.pipe(v.string("line must be a string"), v.maxLength(40))),
-  });
+  const { createDisbursement: createBody } = apiSchemas(deps.config);
   type CreateInput = v.InferOutput<typeof createBody>;
 
   /** Rules across fields: unique uuids, known parties, a channel for each payee. */
@@ -226,12 +88,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
           );
         }
       });
-      if (p.delivery_options.email && !p.email) {
-        issue(`payees.${i}.email`, "email is required when delivery_options.email is true");
-      }
-      if (p.delivery_options.sms && !p.phone) {
-        issue(`payees.${i}.phone`, "phone is required when delivery_options.sms is true");
-      }
+      issues.push(...contactIssues(p, `payees.${i}.`));
     });
     return issues;
   }

@@ -3,7 +3,6 @@
  * GET /api/balance. Amounts are dollars read from the JSON text; Idempotency-Key applies.
  */
 import { Hono } from "hono";
-import * as v from "valibot";
 import { addFunds, type FundingRecord } from "../../db/funding_store.ts";
 import { readLineBalances } from "../../db/ledger_store.ts";
 import { resolveLine } from "../../db/line_store.ts";
@@ -11,8 +10,9 @@ import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { requestFingerprint } from "../../lib/idempotency.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { apiSchemas } from "./schemas.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, jsonDollars, parseJsonBody, requiredObject } from "../validation.ts";
+import { invalidInput, parseJsonBody } from "../validation.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -31,38 +31,7 @@ const fundingView = (f: FundingRecord, line: string) => ({
 
 export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const { limits } = deps.config;
-  const lineCode = v.pipe(
-    v.string("line must be a string"),
-    v.maxLength(40, "line is at most 40 characters"),
-  );
-  const addFundsBody = requiredObject({
-    payment_method: v.picklist(
-      ["ACH", "WireTransfer"],
-      "payment_method must be ACH or WireTransfer",
-    ),
-    description: v.pipe(
-      v.string("description must be a string"),
-      v.minLength(1, "description must not be empty"),
-      v.maxLength(
-        limits.STRING_LENGTH_MAX,
-        `description is at most ${limits.STRING_LENGTH_MAX} characters`,
-      ),
-    ),
-    large_disbursement: v.boolean("large_disbursement must be true or false"),
-    amount: jsonDollars("amount", {
-      minCents: limits.AMOUNT_MIN_CENTS,
-      maxCents: limits.AMOUNT_MAX_CENTS,
-    }),
-    funding_uuid: v.optional(
-      v.pipe(
-        v.string("funding_uuid must be a string"),
-        v.minLength(1),
-        v.maxLength(limits.STRING_LENGTH_MAX),
-      ),
-    ),
-    line: v.optional(lineCode),
-  });
+  const { addFunds: addFundsBody } = apiSchemas(deps.config);
 
   app.post("/funds", async (c) => {
     const principal = c.get("apiPrincipal");

@@ -1,0 +1,67 @@
+/**
+ * Expiring signed links to signed documents (DESIGN 9): the link carries its environment, the
+ * signed copy's id and an expiry, authenticated by HMAC-SHA256, so it can be handed to whoever the
+ * company chooses without a token, and stops working when it expires.
+ */
+import type { Environment } from "./config.ts";
+import { constantTimeEqual } from "./keys.ts";
+
+/** Long enough to download after listing, short enough that a leaked link soon dies. */
+export const DOCUMENT_LINK_TTL_MS = 15 * 60_000;
+
+const encoder = new TextEncoder();
+
+export class DocumentLinkSigner {
+  readonly #key: Promise<CryptoKey>;
+
+  constructor(secret: Uint8Array) {
+    // A key of its own, derived from the service secret by purpose, so links and tokens never share one.
+    this.#key = crypto.subtle.importKey("raw", secret as Uint8Array<ArrayBuffer>, "HKDF", false, [
+      "deriveKey",
+    ]).then((base) =>
+      crypto.subtle.deriveKey(
+        {
+          name: "HKDF",
+          hash: "SHA-256",
+          salt: new Uint8Array(),
+          info: encoder.encode("document-links"),
+        },
+        base,
+        { name: "HMAC", hash: "SHA-256", length: 256 },
+        false,
+        ["sign"],
+      )
+    );
+  }
+
+  async #signature(environment: Environment, id: string, expiresAt: number): Promise<string> {
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      await this.#key,
+      encoder.encode(`${environment}.${id}.${expiresAt}`),
+    );
+    return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
+  }
+
+  /** The path and query of a link to signed document `id`, valid until `now + ttl`. */
+  async link(environment: Environment, id: string, now: number): Promise<string> {
+    const expires = Math.floor((now + DOCUMENT_LINK_TTL_MS) / 1000);
+    const signature = await this.#signature(environment, id, expires);
+    return `/documents/${environment}/signed/${
+      encodeURIComponent(id)
+    }?expires=${expires}&signature=${signature}`;
+  }
+
+  /** Whether a link's parts were issued here and have not expired. */
+  async verify(
+    environment: Environment,
+    id: string,
+    expires: string | undefined,
+    signature: string | undefined,
+    now: number,
+  ): Promise<boolean> {
+    if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return false;
+    if (Number(expires) * 1000 <= now) return false;
+    return constantTimeEqual(await this.#signature(environment, id, Number(expires)), signature);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Surface A documents (seed 2.7, DESIGN 6): upload a PDF, read its record and its content. Only a
+ * real PDF is kept (`%PDF-` at byte 0), names are unique per company, and another company's
+ * document is a 404.
+ */
+import { Hono } from "hono";
+import { findDocument, insertDocument, readDocumentContent } from "../../db/api_store.ts";
+import { domainNow } from "../../db/sandbox_clock_store.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
+import { apiSchemas } from "./schemas.ts";
+import { errorResponse } from "../errors.ts";
+import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
+import { invalidInput, parseJsonBody, requiredObject } from "../validation.ts";
+import { seedTimestamp } from "./format.ts";
+
+/** doc_type_id categories of DESIGN 6. */
+export const documentTypes: Readonly<Record<number, string>> = {
+  1: "After Payee Authentication",
+  2: "ACH Authorization",
+  3: "Authorization Party Approval",
+  4: "Custom",
+};
+const CUSTOM_DOCUMENT_TYPE = 4;
+const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // "%PDF-"
+
+const documentNotFound = (id: string) => ({
+  status: 404 as const,
+  code: "not_found",
+  message: `no document ${JSON.stringify(id)} for this company`,
+});
+
+export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { limits } = deps.config;
+  const { uploadDocument: uploadBody } = apiSchemas(deps.config);
+
+  app.post("/", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const body = await parseJsonBody(c, uploadBody);
+    if (!body.ok) return body.response;
+    const input = body.value;
+    if (input.one_time_use && input.doc_type_id !== CUSTOM_DOCUMENT_TYPE) {
+      return invalidInput(
+        c,
+        "one_time_use",
+        "body",
+        "one_time_use applies to custom documents (doc_type_id 4) only",
+      );
+    }
+    let content: Uint8Array;
+    try {
+      content = Uint8Array.fromBase64(input.pdf_base64);
+    } catch {
+      return invalidInput(c, "pdf_base64", "body", "pdf_base64 is not valid base64");
+    }
+    if (content.byteLength > limits.DOCUMENT_SIZE_MAX_BYTES) {
+      const message =
+        `the document is ${content.byteLength} bytes; at most ${limits.DOCUMENT_SIZE_MAX_BYTES} are accepted`;
+      return errorResponse(c, {
+        status: 413,
+        code: "payload_too_large",
+        message,
+        issues: [{ field: "pdf_base64", location: "body", message }],
+      });
+    }
+    if (!PDF_MAGIC.every((byte, i) => content[i] === byte)) {
+      return invalidInput(
+        c,
+        "pdf_base64",
+        "body",
+        "pdf_base64 is not a PDF (it must start with %PDF-)",
+      );
+    }
+    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+      const id = await insertDocument(tx, {
+        companyId: principal.companyId,
+        name: input.name,
+        docTypeId: input.doc_type_id,
+        isSignRequired: input.is_sign_required,
+        oneTimeUse: input.one_time_use,
+        content,
+      }, now);
+      if (!id) {
+        return refusalOutcome(c, {
+          status: 409,
+          code: "duplicate_document_name",
+          message: `the company already has a document named ${JSON.stringify(input.name)}`,
+          issues: [{
+            field: "name",
+            location: "body",
+            message: "already used by another document",
+          }],
+        });
+      }
+      return { status: 201, body: { document_uuid: id }, commit: true };
+    });
+  });
+
+  app.get("/:id", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const document = await findDocument(
+      principal.database.readClient,
+      principal.companyId,
+      c.req.param("id"),
+    );
+    if (!document) return errorResponse(c, documentNotFound(c.req.param("id")));
+    return c.json({
+      document_uuid: document.id,
+      name: document.name,
+      doc_type_id: document.docTypeId,
+      doc_type: documentTypes[document.docTypeId],
+      is_sign_required: document.isSignRequired,
+      one_time_use: document.oneTimeUse,
+      size_bytes: document.sizeBytes,
+      sha256: document.sha256,
+      created_at: seedTimestamp(document.createdAt),
+    });
+  });
+
+  app.get("/:id/content", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const content = await readDocumentContent(
+      principal.database.readClient,
+      principal.companyId,
+      c.req.param("id"),
+    );
+    if (!content) return errorResponse(c, documentNotFound(c.req.param("id")));
+    c.header("Content-Type", "application/pdf");
+    c.header("Cache-Control", "private, no-store");
+    return c.body(content as Uint8Array<ArrayBuffer>);
+  });
+  return app;
+}

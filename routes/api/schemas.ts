@@ -1,0 +1,234 @@
+/**
+ * The valibot schemas of Surface A request bodies, shared by the routes that validate with them
+ * and the OpenAPI document generated from them. Field names are the seed's.
+ */
+import * as v from "valibot";
+import type { Config } from "../../lib/config.ts";
+import type { FieldIssue } from "../errors.ts";
+import { jsonDollars, jsonInteger, requiredObject } from "../validation.ts";
+
+/** Postage CODEs of seed 2.9. */
+export const postageCodes = [
+  "FC",
+  "PR",
+  "PRS",
+  "SC",
+  "FSO",
+  "USPSIDAY",
+  "USPSCERT",
+  "FPO",
+  "FFO",
+  "FSD",
+] as const;
+
+export function apiSchemas(config: Config) {
+  const { limits } = config;
+  const lineCode = v.pipe(
+    v.string("line must be a string"),
+    v.maxLength(40, "line is at most 40 characters"),
+  );
+  const addFunds = requiredObject({
+    payment_method: v.picklist(
+      ["ACH", "WireTransfer"],
+      "payment_method must be ACH or WireTransfer",
+    ),
+    description: v.pipe(
+      v.string("description must be a string"),
+      v.minLength(1, "description must not be empty"),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `description is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    ),
+    large_disbursement: v.boolean("large_disbursement must be true or false"),
+    amount: jsonDollars("amount", {
+      minCents: limits.AMOUNT_MIN_CENTS,
+      maxCents: limits.AMOUNT_MAX_CENTS,
+    }),
+    funding_uuid: v.optional(
+      v.pipe(
+        v.string("funding_uuid must be a string"),
+        v.minLength(1),
+        v.maxLength(limits.STRING_LENGTH_MAX),
+      ),
+    ),
+    line: v.optional(lineCode),
+  });
+  const text = (name: string) =>
+    v.pipe(
+      v.string(`${name} must be a string`),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    );
+  const optionalText = (name: string) => v.optional(v.nullable(text(name)), null);
+  const identifier = (name: string) =>
+    v.pipe(text(name), v.minLength(1, `${name} must not be empty`));
+  const amount = jsonDollars("amount", {
+    minCents: limits.AMOUNT_MIN_CENTS,
+    maxCents: limits.AMOUNT_MAX_CENTS,
+  });
+  const email = v.optional(
+    v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
+    null,
+  );
+  const phone = v.optional(
+    v.nullable(
+      v.pipe(
+        v.string("phone must be a string"),
+        v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
+      ),
+    ),
+    null,
+  );
+  const deliveryOptions = v.optional(
+    requiredObject({
+      email: v.boolean("delivery_options.email must be true or false"),
+      sms: v.boolean("delivery_options.sms must be true or false"),
+    }, "delivery_options"),
+    { email: true, sms: false },
+  );
+  const allowedPaymentMethodIds = v.pipe(
+    v.array(
+      jsonInteger("each payment method id", 1, 7),
+      "allowed_payment_method_ids must be an array",
+    ),
+    v.minLength(1, "allowed_payment_method_ids needs at least one id"),
+    v.transform((ids) => [...new Set(ids)]),
+  );
+  const payee = requiredObject({
+    payee_type_id: jsonInteger("payee_type_id", 1, 4),
+    amount,
+    payee_uuid: identifier("payee_uuid"),
+    email,
+    first_name: identifier("first_name"),
+    last_name: identifier("last_name"),
+    address_one: optionalText("address_one"),
+    address_two: optionalText("address_two"),
+    city: optionalText("city"),
+    state: v.optional(
+      v.nullable(
+        v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "state is a two-letter code such as TX")),
+      ),
+      null,
+    ),
+    zip_code: v.optional(
+      v.nullable(v.pipe(v.string(), v.regex(/^\d{5}(-\d{4})?$/, "zip_code is a US ZIP code"))),
+      null,
+    ),
+    phone,
+    delivery_options: deliveryOptions,
+    allowed_payment_method_ids: allowedPaymentMethodIds,
+    permission_required_from: v.optional(
+      v.array(identifier("party_uuid"), "permission_required_from must be an array"),
+      [],
+    ),
+    field_values: v.optional(
+      v.array(
+        requiredObject({ name: identifier("name"), value: text("value") }, "field value"),
+        "field_values must be an array",
+      ),
+      [],
+    ),
+    payment_method_settings: v.optional(
+      v.object({
+        check_postage_type: v.optional(
+          v.picklist(postageCodes, `check_postage_type must be one of ${postageCodes.join(", ")}`),
+        ),
+      }),
+      {},
+    ),
+  }, "payee");
+  const party = requiredObject({
+    party_uuid: identifier("party_uuid"),
+    party_type: v.optional(
+      v.picklist(["INDIVIDUAL"], "party_type must be INDIVIDUAL"),
+      "INDIVIDUAL",
+    ),
+    title: optionalText("title"),
+    Company_name: optionalText("Company_name"),
+    email: v.optional(
+      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
+      null,
+    ),
+    first_name: optionalText("first_name"),
+    last_name: optionalText("last_name"),
+    phone: optionalText("phone"),
+  }, "authorization party");
+  const createBody = requiredObject({
+    disbursement_uuid: identifier("disbursement_uuid"),
+    large_disbursement: v.boolean("large_disbursement must be true or false"),
+    payees: v.pipe(
+      v.array(payee, "payees must be an array"),
+      v.minLength(1, "payees needs at least one payee"),
+      v.maxLength(
+        limits.PAYEES_PER_DISBURSEMENT_MAX,
+        `at most ${limits.PAYEES_PER_DISBURSEMENT_MAX} payees`,
+      ),
+    ),
+    authorization_parties: v.optional(
+      v.pipe(
+        v.array(party, "authorization_parties must be an array"),
+        v.maxLength(
+          limits.PARTIES_PER_DISBURSEMENT_MAX,
+          `at most ${limits.PARTIES_PER_DISBURSEMENT_MAX} authorization parties`,
+        ),
+      ),
+      [],
+    ),
+    line: v.optional(lineCode),
+  });
+  const uploadDocument = requiredObject({
+    doc_type_id: jsonInteger("doc_type_id", 1, 4),
+    name: v.pipe(
+      v.string("name must be a string"),
+      v.trim(),
+      v.minLength(1, "name must not be empty"),
+      v.maxLength(
+        limits.STRING_LENGTH_MAX,
+        `name is at most ${limits.STRING_LENGTH_MAX} characters`,
+      ),
+    ),
+    is_sign_required: v.optional(v.boolean("is_sign_required must be true or false"), false),
+    one_time_use: v.optional(v.boolean("one_time_use must be true or false"), false),
+    pdf_base64: v.pipe(
+      v.string("pdf_base64 must be a string"),
+      v.minLength(1, "pdf_base64 must not be empty"),
+    ),
+  });
+  const simplePayment = requiredObject({
+    simple_payment_uuid: identifier("simple_payment_uuid"),
+    amount,
+    first_name: identifier("first_name"),
+    last_name: identifier("last_name"),
+    email,
+    phone,
+    delivery_options: deliveryOptions,
+    memo: optionalText("memo"),
+    allowed_payment_method_ids: allowedPaymentMethodIds,
+    line: v.optional(lineCode),
+  });
+  return { addFunds, createDisbursement: createBody, uploadDocument, simplePayment };
+}
+
+/** A payee must be reachable on every channel its delivery options turn on. */
+export function contactIssues(
+  payee: {
+    delivery_options: { email: boolean; sms: boolean };
+    email: string | null;
+    phone: string | null;
+  },
+  fieldPrefix = "",
+): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (payee.delivery_options.email && !payee.email) {
+    const message = "email is required when delivery_options.email is true";
+    issues.push({ field: `${fieldPrefix}email`, location: "body", message });
+  }
+  if (payee.delivery_options.sms && !payee.phone) {
+    const message = "phone is required when delivery_options.sms is true";
+    issues.push({ field: `${fieldPrefix}phone`, location: "body", message });
+  }
+  return issues;
+}

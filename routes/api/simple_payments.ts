@@ -1,0 +1,157 @@
+/**
+ * Simple Payments (DESIGN 6 extension): one recipient, a memo, a link to choose how to be paid.
+ * Same rules as a disbursement of one payee: held at once or refused, the same uuid with the same
+ * body replays, another body with it is a 409. Events carry PaymentType SIMPLE_PAYMENT.
+ */
+import { Hono } from "hono";
+import { loadSimplePayment, type SimplePaymentRow } from "../../db/api_store.ts";
+import { resolveLine } from "../../db/line_store.ts";
+import { createDisbursement } from "../../db/payout_store.ts";
+import { domainNow } from "../../db/sandbox_clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency.ts";
+import { centsToDollars } from "../../lib/money.ts";
+import { type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
+import type { AppDeps, AppEnv } from "../context.ts";
+import { errorResponse } from "../errors.ts";
+import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
+import { invalidInput, parseJsonBody } from "../validation.ts";
+import { seedTimestamp } from "./format.ts";
+import { apiSchemas, contactIssues } from "./schemas.ts";
+
+/** Where the recipient's link stands: not yet sent, sent, opened (code verified), or expired. */
+function linkState(row: SimplePaymentRow, now: number) {
+  if (!row.link) return { state: "not_sent", expires_at: null };
+  const state = row.link.verifiedAt !== null
+    ? "verified"
+    : row.link.expiresAt <= now
+    ? "expired"
+    : "sent";
+  return { state, expires_at: seedTimestamp(row.link.expiresAt) };
+}
+
+function simplePaymentRecord(uuid: string, row: SimplePaymentRow, now: number) {
+  const p = row.payout;
+  const status = surfaceAStatus[p.status as PayoutStatus];
+  return {
+    simple_payment_uuid: uuid,
+    amount: centsToDollars(Number(p.amount_cents)),
+    first_name: p.first_name,
+    last_name: p.last_name,
+    email: p.email,
+    phone: p.phone,
+    delivery_options: JSON.parse(String(p.delivery_options)),
+    memo: row.memo,
+    allowed_payment_method_ids: JSON.parse(String(p.allowed_payment_method_ids)),
+    status: status.name,
+    status_id: status.id,
+    link: linkState(row, now),
+    created_at: seedTimestamp(row.createdAt),
+  };
+}
+
+export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { simplePayment } = apiSchemas(deps.config);
+
+  app.post("/", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const body = await parseJsonBody(c, simplePayment);
+    if (!body.ok) return body.response;
+    const input = body.value;
+    const issues = contactIssues(input);
+    if (issues.length > 0) {
+      return errorResponse(c, {
+        status: 400,
+        code: "validation_error",
+        message: issues[0].message,
+        issues,
+      });
+    }
+    const line = await resolveLine(
+      principal.database.readClient,
+      principal.companyId,
+      input.line ?? null,
+    );
+    if (!line) {
+      return invalidInput(
+        c,
+        "line",
+        "body",
+        `the company has no line ${JSON.stringify(input.line)}`,
+      );
+    }
+    const fingerprint = await requestFingerprint("POST", "/api/simple-payments", body.text);
+    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+    return await respondIdempotently(c, deps, target, async (tx) => {
+      const uuid = input.simple_payment_uuid;
+      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+      const existing = await loadSimplePayment(tx, principal.companyId, uuid);
+      if (existing) {
+        if (existing.requestFingerprint === fingerprint) {
+          return { status: 200, body: simplePaymentRecord(uuid, existing, now), commit: true };
+        }
+        return refusalOutcome(c, {
+          status: 409,
+          code: "duplicate_simple_payment",
+          message: `simple_payment_uuid ${uuid} already exists with a different request`,
+          issues: [{ field: "simple_payment_uuid", location: "body", message: "already used" }],
+        });
+      }
+      const created = await createDisbursement(tx, {
+        companyId: principal.companyId,
+        lineId: line.id,
+        kind: "simple_payment",
+        externalUuid: uuid,
+        requestFingerprint: fingerprint,
+        largeDisbursement: false,
+        payorUserId: principal.userId,
+        memo: input.memo,
+        payouts: [{
+          payeeUuid: uuid,
+          amountCents: input.amount,
+          allowedPaymentMethodIds: input.allowed_payment_method_ids,
+          payee: {
+            first_name: input.first_name,
+            last_name: input.last_name,
+            email: input.email,
+            phone: input.phone,
+          },
+          deliveryOptions: input.delivery_options,
+        }],
+      }, now);
+      if (!created.ok) {
+        return refusalOutcome(c, {
+          status: created.code === "insufficient_funds" ? 409 : 400,
+          code: created.code,
+          message: created.message,
+          issues: [{
+            field: "amount",
+            location: "body",
+            message: created.message,
+          }],
+        });
+      }
+      const record = await loadSimplePayment(tx, principal.companyId, uuid);
+      return { status: 201, body: simplePaymentRecord(uuid, record!, now), commit: true };
+    });
+  });
+
+  app.get("/:uuid", async (c) => {
+    const principal = c.get("apiPrincipal");
+    const found = await loadSimplePayment(
+      principal.database.readClient,
+      principal.companyId,
+      c.req.param("uuid"),
+    );
+    if (!found) {
+      return errorResponse(c, {
+        status: 404,
+        code: "not_found",
+        message: `no simple payment ${JSON.stringify(c.req.param("uuid"))} for this company`,
+      });
+    }
+    const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
+    return c.json(simplePaymentRecord(c.req.param("uuid"), found, now));
+  });
+  return app;
+}

@@ -1,0 +1,44 @@
+/**
+ * Signed documents by expiring signed link (DESIGN 9): no token, the link itself is the proof.
+ * An expired, altered or foreign link is a 404 so a link reveals nothing about what exists.
+ */
+import { Hono } from "hono";
+import { readSignedDocumentContent } from "../db/api_store.ts";
+import type { Environment } from "../lib/config.ts";
+import type { DocumentLinkSigner } from "../lib/document_links.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { errorResponse } from "./errors.ts";
+
+export function documentLinkRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get("/:environment/signed/:id", async (c) => {
+    const environment = c.req.param("environment");
+    const id = c.req.param("id");
+    const known = environment === "test" || environment === "live";
+    const valid = known && await documentLinks.verify(
+      environment as Environment,
+      id,
+      c.req.query("expires"),
+      c.req.query("signature"),
+      deps.clock.now(),
+    );
+    const document = valid
+      ? await readSignedDocumentContent(deps.databases[environment as Environment].readClient, id)
+      : null;
+    if (!document) {
+      return errorResponse(c, {
+        status: 404,
+        code: "not_found",
+        message: "this document link is not valid or has expired; ask for a new one",
+      });
+    }
+    c.header("Content-Type", "application/pdf");
+    c.header(
+      "Content-Disposition",
+      `inline; filename="${document.name.replace(/[^\w.\- ]/g, "_")}.pdf"`,
+    );
+    c.header("Cache-Control", "private, no-store");
+    return c.body(document.content as Uint8Array<ArrayBuffer>);
+  });
+  return app;
+}
