@@ -5,6 +5,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { Config } from "../lib/config.ts";
+import { apiOpenApi } from "./openapi_api.ts";
 import { v1Schemas } from "./v1/schemas.ts";
 import { v1EventTypes } from "./v1/webhooks.ts";
 
@@ -81,15 +82,17 @@ const timestamp = { type: "string", format: "date-time" };
 /** The /v1 document for this configuration (its limits and base URL). */
 export function openApiDocument(config: Config): JsonObject {
   const schemas = v1Schemas(config);
+  const surfaceA = apiOpenApi(config, bodySchema);
   const modalities = ["ach", "check", "vcc", "instant_deposit", "digital_check", "venmo", "paypal"];
   return {
     openapi: "3.1.0",
     info: {
-      title: "Disbursement service — Surface B",
+      title: "Disbursement service — Surface A (/api) and Surface B (/v1)",
       version: "1.0.0",
       description:
-        "Pay one payee per disbursement; the payee picks how to be paid. Amounts are dollars with at most " +
-        "two decimals. Every POST accepts Idempotency-Key. Errors are RFC 9457 problem details.",
+        "Pay payees who pick how to be paid. Amounts are dollars with at most two decimals. Every POST " +
+        "accepts Idempotency-Key. /v1 errors are RFC 9457 problem details; /api errors are the record " +
+        "{name, message, details[{Issue, Field, Location}]}.",
     },
     servers: [{ url: config.baseUrl }],
     security: [{ lineKey: [] }],
@@ -100,8 +103,20 @@ export function openApiDocument(config: Config): JsonObject {
           scheme: "bearer",
           description: "A business-line key: sk_test_… or sk_live_…",
         },
+        apiToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "Surface A: the access_token of POST /api/authenticate.",
+        },
+        basic: {
+          type: "http",
+          scheme: "basic",
+          description: "Surface A authentication: the company TIN and a user API key.",
+        },
       },
       schemas: {
+        ...surfaceA.components,
         Problem: {
           type: "object",
           required: ["type", "title", "status", "detail", "code"],
@@ -266,6 +281,7 @@ export function openApiDocument(config: Config): JsonObject {
       },
     },
     paths: {
+      ...surfaceA.paths,
       "/v1/disbursements": {
         post: {
           summary: "Create a disbursement (one payee, one claim)",

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { withHttpFixture } from "./http_fixture.ts";
 
-Deno.test("/openapi.json is a valid OpenAPI 3.1 document (independent validator) covering every /v1 route", async () => {
+Deno.test("/openapi.json is a valid OpenAPI 3.1 document (independent validator) covering every /api and /v1 route", async () => {
   await withHttpFixture(async (f) => {
     const res = await f.app.request("/openapi.json");
     assert.equal(res.status, 200);
@@ -21,10 +21,10 @@ Deno.test("/openapi.json is a valid OpenAPI 3.1 document (independent validator)
     );
     const served = new Set(
       f.app.routes
-        .filter((r) => r.path.startsWith("/v1/") && r.method !== "ALL")
+        .filter((r) => /^\/(v1|api)\//.test(r.path) && r.method !== "ALL")
         .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`),
     );
-    assert.ok(served.size >= 17, `found ${served.size} /v1 routes`);
+    assert.ok(served.size >= 17 + 22, `found ${served.size} /api and /v1 routes`);
     for (const route of served) assert.ok(documented.has(route), `${route} is not documented`);
     for (const route of documented) {
       assert.ok(served.has(route), `${route} is documented but not served`);
@@ -60,5 +60,30 @@ Deno.test("request bodies in the document come from the validation schemas, limi
     assert.equal(create.properties.claim_id.maxLength, 255);
     const payee = doc.paths["/v1/payees"].post.requestBody.content["application/json"].schema;
     assert.deepEqual(payee.properties.language.enum, ["en", "es"]);
+
+    const apiCreate =
+      doc.paths["/api/disbursements"].post.requestBody.content["application/json"].schema;
+    assert.deepEqual(apiCreate.required.sort(), [
+      "disbursement_uuid",
+      "large_disbursement",
+      "payees",
+    ]);
+    const payees = apiCreate.properties.payees as {
+      maxItems: number;
+      items: { properties: Record<string, Record<string, unknown>> };
+    };
+    assert.equal(payees.maxItems, 500);
+    assert.deepEqual(
+      (payees.items.properties.payment_method_settings as {
+        properties: { check_postage_type: { enum: string[] } };
+      }).properties.check_postage_type.enum,
+      ["FC", "PR", "PRS", "SC", "FSO", "USPSIDAY", "USPSCERT", "FPO", "FFO", "FSD"],
+    );
+    assert.equal(
+      (apiCreate.properties.authorization_parties as { maxItems: number }).maxItems,
+      20,
+    );
+    const upload = doc.paths["/api/documents"].post.requestBody.content["application/json"].schema;
+    assert.deepEqual(upload.required.sort(), ["doc_type_id", "name", "pdf_base64"]);
   }, { STRING_LENGTH_MAX: "255" });
 });

@@ -190,46 +190,53 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
     message: `no ${what} for this company`,
   });
 
-  app.get("/:d", async (c) => {
+  app.get("/:disbursement_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
     const found = await loadApiDisbursement(
       principal.database.readClient,
       principal.companyId,
-      c.req.param("d"),
+      c.req.param("disbursement_uuid"),
     );
     if (!found) {
-      return errorResponse(c, notFound(`disbursement ${JSON.stringify(c.req.param("d"))}`));
+      return errorResponse(
+        c,
+        notFound(`disbursement ${JSON.stringify(c.req.param("disbursement_uuid"))}`),
+      );
     }
     return c.json(disbursementRecord(found));
   });
 
-  app.get("/:d/payees/:p", async (c) => {
+  app.get("/:disbursement_uuid/payees/:payee_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
     const found = await loadApiDisbursement(
       principal.database.readClient,
       principal.companyId,
-      c.req.param("d"),
+      c.req.param("disbursement_uuid"),
     );
-    const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("p"));
+    const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("payee_uuid"));
     if (!payout) {
       return errorResponse(
         c,
-        notFound(`payee ${JSON.stringify(c.req.param("p"))} in this disbursement`),
+        notFound(`payee ${JSON.stringify(c.req.param("payee_uuid"))} in this disbursement`),
       );
     }
     return c.json(payeeRecord(payout.fields, payout.status));
   });
 
-  app.post("/:d/payees/:p/cancel", async (c) => {
+  app.post("/:disbursement_uuid/payees/:payee_uuid/cancel", async (c) => {
     const principal = c.get("apiPrincipal");
     const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
     return await respondIdempotently(c, deps, target, async (tx) => {
-      const found = await loadApiDisbursement(tx, principal.companyId, c.req.param("d"));
-      const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("p"));
+      const found = await loadApiDisbursement(
+        tx,
+        principal.companyId,
+        c.req.param("disbursement_uuid"),
+      );
+      const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("payee_uuid"));
       if (!payout) {
         return refusalOutcome(
           c,
-          notFound(`payee ${JSON.stringify(c.req.param("p"))} in this disbursement`),
+          notFound(`payee ${JSON.stringify(c.req.param("payee_uuid"))} in this disbursement`),
         );
       }
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
@@ -240,12 +247,16 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
         return refusalOutcome(c, {
           status: 409,
           code: "not_cancelable",
-          message: `payee ${c.req.param("p")} is ${
+          message: `payee ${c.req.param("payee_uuid")} is ${
             surfaceAStatus[payout.status].name
           }: a payee can be canceled only before a payment method is selected, or after a failure`,
         });
       }
-      const after = await loadApiDisbursement(tx, principal.companyId, c.req.param("d"));
+      const after = await loadApiDisbursement(
+        tx,
+        principal.companyId,
+        c.req.param("disbursement_uuid"),
+      );
       const updated = after!.payouts.find((p) => p.id === payout.id)!;
       return { status: 200, body: payeeRecord(updated.fields, updated.status), commit: true };
     });

@@ -10,7 +10,7 @@ import type { AppDeps, AppEnv } from "../context.ts";
 import { apiSchemas } from "./schemas.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, parseJsonBody, requiredObject } from "../validation.ts";
+import { invalidInput, parseJsonBody } from "../validation.ts";
 import { seedTimestamp } from "./format.ts";
 
 /** doc_type_id categories of DESIGN 6. */
@@ -98,14 +98,14 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   });
 
-  app.get("/:id", async (c) => {
+  app.get("/:document_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
     const document = await findDocument(
       principal.database.readClient,
       principal.companyId,
-      c.req.param("id"),
+      c.req.param("document_uuid"),
     );
-    if (!document) return errorResponse(c, documentNotFound(c.req.param("id")));
+    if (!document) return errorResponse(c, documentNotFound(c.req.param("document_uuid")));
     return c.json({
       document_uuid: document.id,
       name: document.name,
@@ -119,14 +119,14 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   });
 
-  app.get("/:id/content", async (c) => {
+  app.get("/:document_uuid/content", async (c) => {
     const principal = c.get("apiPrincipal");
     const content = await readDocumentContent(
       principal.database.readClient,
       principal.companyId,
-      c.req.param("id"),
+      c.req.param("document_uuid"),
     );
-    if (!content) return errorResponse(c, documentNotFound(c.req.param("id")));
+    if (!content) return errorResponse(c, documentNotFound(c.req.param("document_uuid")));
     c.header("Content-Type", "application/pdf");
     c.header("Cache-Control", "private, no-store");
     return c.body(content as Uint8Array<ArrayBuffer>);

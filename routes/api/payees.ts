@@ -28,8 +28,8 @@ const resendable: ReadonlySet<PayoutStatus> = new Set([
 const payeeNotFound = (c: Context<AppEnv>) => ({
   status: 404 as const,
   code: "not_found",
-  message: `no payee ${JSON.stringify(c.req.param("p"))} in disbursement ${
-    JSON.stringify(c.req.param("d"))
+  message: `no payee ${JSON.stringify(c.req.param("payee_uuid"))} in disbursement ${
+    JSON.stringify(c.req.param("disbursement_uuid"))
   } for this company`,
 });
 
@@ -43,11 +43,11 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
       executor,
       c.get("apiPrincipal").companyId,
       "disbursement",
-      c.req.param("d")!,
-      c.req.param("p")!,
+      c.req.param("disbursement_uuid")!,
+      c.req.param("payee_uuid")!,
     );
 
-  app.post("/:d/payees/:p/resend-notification", async (c) => {
+  app.post("/:disbursement_uuid/payees/:payee_uuid/resend-notification", async (c) => {
     const principal = c.get("apiPrincipal");
     const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
     return await respondIdempotently(c, deps, target, async (tx) => {
@@ -57,7 +57,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
         return refusalOutcome(c, {
           status: 409,
           code: "not_resendable",
-          message: `payee ${c.req.param("p")} is ${
+          message: `payee ${c.req.param("payee_uuid")} is ${
             surfaceAStatus[payout.status].name
           }: there is no notification to resend`,
         });
@@ -90,8 +90,8 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
       return {
         status: 202,
         body: {
-          disbursement_uuid: c.req.param("d"),
-          payee_uuid: c.req.param("p"),
+          disbursement_uuid: c.req.param("disbursement_uuid"),
+          payee_uuid: c.req.param("payee_uuid"),
           channels: notice.channels,
           sent_at: seedTimestamp(now),
         },
@@ -100,7 +100,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
     });
   });
 
-  app.get("/:d/payees/:p/transaction", async (c) => {
+  app.get("/:disbursement_uuid/payees/:payee_uuid/transaction", async (c) => {
     const payout = await find(c);
     if (!payout) return errorResponse(c, payeeNotFound(c));
     const { payout: row, history } = await loadPayoutTransaction(
@@ -117,8 +117,8 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
     };
     const status = row.status as PayoutStatus;
     return c.json({
-      disbursement_uuid: c.req.param("d"),
-      payee_uuid: c.req.param("p"),
+      disbursement_uuid: c.req.param("disbursement_uuid"),
+      payee_uuid: c.req.param("payee_uuid"),
       status: surfaceAStatus[status].name,
       status_id: surfaceAStatus[status].id,
       amount: centsToDollars(cents("amount_cents")),
@@ -153,7 +153,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
     });
   });
 
-  app.get("/:d/payees/:p/signed-documents", async (c) => {
+  app.get("/:disbursement_uuid/payees/:payee_uuid/signed-documents", async (c) => {
     const principal = c.get("apiPrincipal");
     const payout = await find(c);
     if (!payout) return errorResponse(c, payeeNotFound(c));

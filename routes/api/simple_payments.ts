@@ -136,22 +136,24 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   });
 
-  app.get("/:uuid", async (c) => {
+  app.get("/:simple_payment_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
     const found = await loadSimplePayment(
       principal.database.readClient,
       principal.companyId,
-      c.req.param("uuid"),
+      c.req.param("simple_payment_uuid"),
     );
     if (!found) {
       return errorResponse(c, {
         status: 404,
         code: "not_found",
-        message: `no simple payment ${JSON.stringify(c.req.param("uuid"))} for this company`,
+        message: `no simple payment ${
+          JSON.stringify(c.req.param("simple_payment_uuid"))
+        } for this company`,
       });
     }
     const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-    return c.json(simplePaymentRecord(c.req.param("uuid"), found, now));
+    return c.json(simplePaymentRecord(c.req.param("simple_payment_uuid"), found, now));
   });
   return app;
 }
