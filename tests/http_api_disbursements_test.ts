@@ -239,3 +239,86 @@ Deno.test("another company's disbursement and payee are 404, never 403", async (
     }
   });
 });
+
+Deno.test("cancel: 409 once a method was selected; with an Idempotency-Key a retried cancel replays 200", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-X",
+      large_disbursement: false,
+      payees: [payee("success+ach", 10), payee("p-b", 20)],
+    });
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const selected = await api(f, "POST", "/api/disbursements/CLM-X/payees/success+ach/cancel");
+    assert.equal(selected.status, 409);
+    assert.deepEqual(await selected.json(), {
+      name: "CONFLICT",
+      message:
+        "payee success+ach is Processing: a payee can be canceled only before a payment method is selected, or after a failure",
+      details: [],
+    });
+    const headers = { "Idempotency-Key": "cancel-p-b" };
+    const path = "/api/disbursements/CLM-X/payees/p-b/cancel";
+    const first = await api(f, "POST", path, undefined, undefined, headers);
+    const retried = await api(f, "POST", path, undefined, undefined, headers);
+    assert.deepEqual([first.status, retried.status], [200, 200]);
+    assert.equal(retried.headers.get("Idempotent-Replayed"), "true");
+    assert.deepEqual(await retried.json(), await first.json());
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.deepEqual(
+      [balances.available, balances.reserved + balances.in_transit],
+      [100_000 - 1_000, 1_000],
+      "p-b's 20.00 returned once; success+ach's 10.00 is on its way",
+    );
+    const badKey = await api(f, "POST", path, undefined, undefined, { "Idempotency-Key": "" });
+    assert.equal(badKey.status, 400);
+    const record = await badKey.json() as { details: { Field: string; Location: string }[] };
+    assert.deepEqual(
+      [record.details[0].Field, record.details[0].Location],
+      ["Idempotency-Key", "header"],
+    );
+  });
+});
+
+Deno.test("short funds: a normal disbursement is 409 naming the shortfall; a large one waits in PendingFunds until a wire", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 5_000);
+    const body = {
+      disbursement_uuid: "CLM-BIG",
+      large_disbursement: false,
+      payees: [payee("p-a", 40), payee("p-b", 20)],
+    };
+    const refused = await api(f, "POST", "/api/disbursements", body);
+    assert.equal(refused.status, 409);
+    assert.deepEqual(await refused.json(), {
+      name: "CONFLICT",
+      message: "available is 5000 cents; this disbursement needs 6000 (short by 1000)",
+      details: [],
+    });
+    const waiting = await api(f, "POST", "/api/disbursements", {
+      ...body,
+      large_disbursement: true,
+    });
+    assert.equal(waiting.status, 201);
+    const record = await waiting.json() as { payees: { status: string }[] };
+    assert.deepEqual(record.payees.map((p) => p.status), ["PendingFunds", "PendingFunds"]);
+    const before = await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId);
+    assert.deepEqual([before.available, before.reserved], [5_000, 0], "nothing held while waiting");
+    const wire = await api(f, "POST", "/api/funds", {
+      payment_method: "WireTransfer",
+      description: "wire for CLM-BIG",
+      large_disbursement: true,
+      amount: 10,
+    });
+    assert.equal(wire.status, 201);
+    const after = await (await api(f, "GET", "/api/disbursements/CLM-BIG")).json() as {
+      payees: { status: string }[];
+    };
+    assert.deepEqual(after.payees.map((p) => p.status), ["Created", "Created"]);
+    const held = await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId);
+    assert.deepEqual([held.available, held.reserved], [0, 6_000]);
+  });
+});
