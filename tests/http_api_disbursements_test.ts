@@ -116,7 +116,7 @@ Deno.test("the same disbursement_uuid: same body → 200 same record, other body
 
 Deno.test("every bad field is a 400 naming it; the limits and one past them", async () => {
   await withHttpFixture(async (f) => {
-    await fundAcmeAuto(f, 100_000_000);
+    await fundAcmeAuto(f, 200_000_000);
     const base = { disbursement_uuid: "X", large_disbursement: false, payees: [payee("p", 1)] };
     const cases: [unknown, string, string][] = [
       [
@@ -190,6 +190,17 @@ Deno.test("every bad field is a 400 naming it; the limits and one past them", as
       ],
       [{ ...base, payees: [] }, "payees", "payees needs at least one payee"],
       [
+        { ...base, payees: [payee("p", 1, { first_name: "x".repeat(256) })] },
+        "payees.0.first_name",
+        "first_name is at most 255 characters",
+      ],
+      [
+        { ...base, payees: [payee("p", 1_000_000.01)] },
+        "payees.0.amount",
+        "amount must be at most 1000000.00",
+      ],
+      [{ ...base, payees: [payee("p", 0)] }, "payees.0.amount", "amount must be at least 0.01"],
+      [
         { large_disbursement: false, payees: [payee("p", 1)] },
         "disbursement_uuid",
         "disbursement_uuid is required",
@@ -211,10 +222,16 @@ Deno.test("every bad field is a 400 naming it; the limits and one past them", as
       ),
     });
     assert.equal(atLimits.status, 201, "500 payees and 20 parties are accepted");
+    const largest = await api(f, "POST", "/api/disbursements", {
+      ...base,
+      disbursement_uuid: "MAX",
+      payees: [payee("p", 1_000_000, { first_name: "x".repeat(255) })],
+    });
+    assert.equal(largest.status, 201, "1,000,000.00 and 255 characters are accepted");
     const { rows } = await f.deps.databases.test.readClient.execute(
       "SELECT count(*) AS n FROM payouts",
     );
-    assert.equal(Number(rows[0].n), 500);
+    assert.equal(Number(rows[0].n), 501);
   });
 });
 
