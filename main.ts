@@ -3,6 +3,7 @@
  * graceful shutdown. `--dev` runs the local sandbox: generated secrets, seeded companies, and the
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
+import { DocumentLinkSigner } from "./lib/document_links.ts";
 import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
@@ -106,12 +107,16 @@ async function main(): Promise<void> {
   });
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
+  const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
+  const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,
     endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
     perEndpointConcurrency: WEBHOOK_PER_ENDPOINT_CONCURRENCY,
     timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
     leaseMs: config.limits.WEBHOOK_TIMEOUT_MS * 3,
+    documentLink: async (environment, id) =>
+      config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });
   const app = createApp({
     config,
@@ -123,7 +128,7 @@ async function main(): Promise<void> {
       entriesMax: CREDENTIAL_CACHE_ENTRIES_MAX,
     }),
     jobHandlers,
-    jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
+    jwtSecret,
     adminToken,
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
   });

@@ -131,12 +131,11 @@ async function sendPayout(
   const step = payout.status === "failed"
     ? { kind: "retry" as const, allowed: true }
     : { kind: "send" as const };
-  const sent = await applyMove(tx, payout.id, step, now, { detail: submitted.value.reference });
-  if (!sent.ok) return sent;
-  await tx.execute({
-    sql: "UPDATE payouts SET rail_reference = ? WHERE id = ?",
-    args: [submitted.value.reference, payout.id],
+  const sent = await applyMove(tx, payout.id, step, now, {
+    detail: submitted.value.reference,
+    railReference: submitted.value.reference,
   });
+  if (!sent.ok) return sent;
   const outcome = submitted.value.outcome;
   await scheduleJob(tx, {
     companyId: payout.companyId,

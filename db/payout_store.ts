@@ -75,13 +75,21 @@ async function writeEvents(
   events: readonly EventKey[],
   reason: string | null,
   now: number,
+  ledgerTransactionId: string | null,
 ): Promise<void> {
   if (events.length === 0) return;
   const { rows } = await tx.execute({
-    sql: "SELECT kind, external_uuid, claim_id, memo FROM disbursements WHERE id = ?",
-    args: [payout.disbursementId],
+    sql: `SELECT d.kind, d.external_uuid, d.claim_id, d.memo, p.rowid AS payout_number,
+                 d.rowid AS disbursement_number, p.payee_type_id, p.first_name, p.last_name, p.phone,
+                 p.address_one, p.address_two, p.city, p.state, p.zip_code, p.delivery_options,
+                 p.allowed_payment_method_ids, p.permission_required_from, p.payment_method_settings,
+                 p.field_values, p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
+            FROM disbursements d JOIN payouts p ON p.id = ? WHERE d.id = ?`,
+    args: [payout.id, payout.disbursementId],
   });
   const disbursement = rows[0];
+  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } =
+    disbursement;
   // What the webhooks of both surfaces need, as it was when the event happened.
   const data = {
     payout_id: payout.id,
@@ -98,6 +106,11 @@ async function writeEvents(
     payee_fee_cents: payout.payeeFeeCents,
     service_fee_cents: payout.serviceFeeCents,
     reason,
+    email: payout.email,
+    registered_payee_id: payout.payeeId,
+    memo: disbursement.memo,
+    ledger_transaction_id: ledgerTransactionId,
+    payee,
   };
   for (const key of events) {
     await recordEvent(tx, {
@@ -142,6 +155,8 @@ export interface MoveOptions {
   readonly detail?: string;
   /** Non-secret details of a selection (scenario, last four), kept on the payout. */
   readonly methodDetails?: Record<string, unknown>;
+  /** The rail's reference of a send or retry, written with the move so its events carry it. */
+  readonly railReference?: string;
 }
 
 /** Applies one move: state machine, ledger, payout row, timeline and events. */
@@ -157,6 +172,7 @@ export async function applyMove(
   const moved = transition(payout, step);
   if (!moved.ok) return moved;
   const outcome = moved.value;
+  let ledgerTransactionId: string | null = null;
   if (outcome.transfers.length > 0) {
     const posted = await postTransaction(tx, {
       companyId: payout.companyId,
@@ -167,6 +183,7 @@ export async function applyMove(
       postedAt: now,
     });
     if (!posted.ok) return posted;
+    ledgerTransactionId = posted.value.transactionId;
   }
   const failureReason = step.kind === "fail" || step.kind === "rail_refused"
     ? step.reason
@@ -174,7 +191,8 @@ export async function applyMove(
   await tx.execute({
     sql:
       `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
-            payment_method_id = ?, method_details = ?, failure_reason = ?, retry_count = ?, updated_at = ?
+            payment_method_id = ?, method_details = ?, failure_reason = ?, retry_count = ?, updated_at = ?,
+            rail_reference = coalesce(?, rail_reference)
           WHERE id = ?`,
     args: [
       outcome.status,
@@ -191,12 +209,13 @@ export async function applyMove(
       failureReason,
       payout.retryCount + (step.kind === "retry" ? 1 : 0),
       now,
+      options.railReference ?? null,
       payoutId,
     ],
   });
   const updated = (await loadPayout(tx, payoutId))!;
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
-  await writeEvents(tx, updated, outcome.events, options.detail ?? null, now);
+  await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
   return ok(updated);
 }
 
@@ -343,6 +362,7 @@ export async function createDisbursement(
         now,
       ],
     });
+    let holdTransactionId: string | null = null;
     if (!waits) {
       const posted = await postTransaction(tx, {
         companyId: input.companyId,
@@ -354,10 +374,11 @@ export async function createDisbursement(
       });
       // The whole disbursement was checked against available above, in this same unit.
       if (!posted.ok) throw new Error(`a checked hold was refused: ${posted.message}`);
+      holdTransactionId = posted.value.transactionId;
     }
     const payout = (await loadPayout(tx, payoutId))!;
     await recordTransition(tx, payoutId, null, status, null, now);
-    await writeEvents(tx, payout, ["created"], null, now);
+    await writeEvents(tx, payout, ["created"], null, now, holdTransactionId);
     created.push(waits ? payout : await afterCreated(tx, payout, now));
   }
   return ok({ disbursementId, payouts: created });

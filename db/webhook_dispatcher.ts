@@ -30,6 +30,8 @@ export interface DispatcherOptions {
   /** Resolves a host name to its addresses (A and AAAA); Deno.resolveDns by default. */
   readonly resolve?: (host: string) => Promise<string[]>;
   readonly random?: () => number;
+  /** An expiring signed link to a signed document, for Surface A's DocumentLink. */
+  readonly documentLink?: (environment: Environment, signedDocumentId: string) => Promise<string>;
 }
 
 interface ClaimedDelivery {
@@ -42,6 +44,8 @@ interface ClaimedDelivery {
   readonly attemptCount: number;
   readonly createdAt: number;
   readonly event: DeliverableEvent;
+  /** The payee's latest signed document, linked from Surface A payloads. */
+  readonly signedDocumentId: string | null;
 }
 
 interface AttemptResult {
@@ -73,8 +77,11 @@ async function claim(
   const { rows } = await tx.execute({
     sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
             e.url, e.surface, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
-            ev.id AS event_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
-            c.name AS company_name, c.tin
+            ev.id AS event_id, ev.line_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
+            c.name AS company_name, c.tin,
+            (SELECT json_group_object(code, id) FROM ledger_accounts WHERE line_id = ev.line_id) AS ledger_accounts,
+            (SELECT id FROM signed_documents WHERE payout_id = ev.payout_id
+               ORDER BY signed_at DESC, id DESC LIMIT 1) AS signed_document_id
           FROM webhook_deliveries d
           JOIN webhook_endpoints e ON e.id = d.endpoint_id
           JOIN events ev ON ev.id = d.event_id
@@ -114,7 +121,12 @@ async function claim(
       createdAt: Number(row.event_created),
       data: JSON.parse(String(row.data)) as Record<string, unknown>,
       company: { name: String(row.company_name), tin: String(row.tin) },
+      lineId: row.line_id === null ? null : String(row.line_id),
+      ledgerAccounts: row.ledger_accounts === null
+        ? {}
+        : JSON.parse(String(row.ledger_accounts)) as Record<string, string>,
     },
+    signedDocumentId: row.signed_document_id === null ? null : String(row.signed_document_id),
   }));
 }
 
@@ -210,7 +222,11 @@ export class WebhookDispatcher {
   async #attempt(environment: Environment, delivery: ClaimedDelivery): Promise<AttemptResult> {
     const envelope = delivery.surface === "v1"
       ? surfaceBEnvelope(delivery.event)
-      : surfaceAEnvelope(delivery.event);
+      : surfaceAEnvelope(delivery.event, {
+        documentLink: delivery.signedDocumentId && this.options.documentLink
+          ? await this.options.documentLink(environment, delivery.signedDocumentId)
+          : null,
+      });
     const body = JSON.stringify(envelope);
     const secrets = await Promise.all(
       delivery.sealedSecrets.map((s) => this.secretBox.openText(s)),

@@ -20,6 +20,9 @@ export interface DeliverableEvent {
   readonly createdAt: number;
   readonly data: Record<string, unknown>;
   readonly company: { readonly name: string; readonly tin: string };
+  /** The business line and its ledger account ids by code, for the Ext* references of 2.12. */
+  readonly lineId?: string | null;
+  readonly ledgerAccounts?: Readonly<Record<string, string>>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -58,14 +61,82 @@ export function surfaceBEnvelope(event: DeliverableEvent): Record<string, unknow
   return { id: event.id, type: event.type, created: iso(event.createdAt), data };
 }
 
-/** The Surface A envelope with every 2.12 field the service knows; the rest are null. */
-export function surfaceAEnvelope(event: DeliverableEvent): Record<string, unknown> {
+/** Links a Surface A payload carries when they exist (made by the dispatcher, which can sign). */
+export interface SurfaceALinks {
+  readonly documentLink: string | null;
+}
+
+const parsed = (value: unknown, fallback: unknown) =>
+  typeof value === "string" ? JSON.parse(value) : fallback;
+
+/**
+ * The Surface A envelope (seed 2.12) from the event's snapshot. Fields the service has no data
+ * for (DDAId, CheckImgURL, notes, logos, Transcard) are null, zero or empty as the seed samples show.
+ */
+export function surfaceAEnvelope(
+  event: DeliverableEvent,
+  links: SurfaceALinks = { documentLink: null },
+): Record<string, unknown> {
   const d = event.data;
+  const payee = (d.payee ?? {}) as Record<string, unknown>;
+  const accounts = event.ledgerAccounts ?? {};
   const catalogued = Object.values(eventCatalogue).find((e) => e.id === event.eventTypeId)!;
   const method = d.payment_method_id == null ? null : modalityOf(Number(d.payment_method_id))!;
   const simple = d.disbursement_kind === "simple_payment";
   const cents = (key: string) => Number(d[key] ?? 0);
   const status = d.status === undefined ? null : surfaceAStatus[d.status as PayoutStatus];
+  const permissions = parsed(payee.permission_required_from, []) as string[];
+  const processed = d.status === "funds_sent" || d.status === "completed";
+  const text = (key: string) => (payee[key] ?? null) as string | null;
+  const time = (key: string) => (payee[key] == null ? "" : iso(Number(payee[key])));
+  const railReference = text("rail_reference");
+  const disbursementPayee = status === null ? null : {
+    Id: payee.payout_number ?? null,
+    DisbursementId: payee.disbursement_number ?? null,
+    PayeeUUID: d.payee_uuid ?? null,
+    RegisteredPayeeId: d.registered_payee_id ?? null,
+    PayeeTypeId: payee.payee_type_id ?? null,
+    PayeeStatusId: status.id,
+    DisbursementStatusId: status.id,
+    Status: status.name,
+    FirstName: text("first_name"),
+    LastName: text("last_name"),
+    FullName: [text("first_name"), text("last_name")].filter(Boolean).join(" ") || null,
+    BussinessName: null,
+    Email: d.email ?? null,
+    Phone: text("phone"),
+    AddressOne: text("address_one"),
+    AddressTwo: text("address_two"),
+    City: text("city"),
+    State: text("state"),
+    Zip: text("zip_code"),
+    Amount: centsToDollars(cents("amount_cents")),
+    IsProcessed: processed,
+    IsAuthorizedByAuthParties: permissions.length === 0 ||
+      !["pending_funds", "created", "awaiting_endorsement"].includes(String(d.status)),
+    IsUserUnreadNotePresent: false,
+    NumberOfUnreadNotes: 0,
+    DocumentsCount: (parsed(payee.custom_document_uuids, []) as string[]).length,
+    CreatedAt: time("created_at"),
+    UpdatedAt: time("updated_at"),
+    IssueDate: processed ? time("updated_at") : "",
+    AllowedPaymentMethodIds: parsed(payee.allowed_payment_method_ids, []),
+    PermissionRequiredFrom: permissions,
+    DeliveryOptions: parsed(payee.delivery_options, null),
+    PaymentMethodSettings: parsed(payee.payment_method_settings, null),
+    AuthParties: permissions.map((partyUuid) => ({ PartyUUID: partyUuid })),
+    CustomDocuments: parsed(payee.custom_document_uuids, []),
+    CustomFields: parsed(payee.field_values, []),
+    Transaction: method === null ? null : {
+      PaymentMethodId: method.id,
+      PaymentMethodName: method.name,
+      RailReference: railReference,
+      Amount: centsToDollars(cents("amount_cents")),
+      NetAmount: centsToDollars(cents("amount_cents") - cents("payee_fee_cents")),
+    },
+    TranscardToken: null,
+    CompanyLogoUrl: null,
+  };
   return {
     webhookTrigger: {
       payload: {
@@ -79,9 +150,19 @@ export function surfaceAEnvelope(event: DeliverableEvent): Record<string, unknow
         DisbursementUUID: simple ? null : d.disbursement_id ?? null,
         DisbursementPayeeUUID: simple ? null : d.payee_uuid ?? null,
         SimplePaymentUUID: simple ? d.disbursement_id : null,
-        SimplePaymentPayee: null,
+        SimplePaymentPayee: simple && disbursementPayee
+          ? {
+            FirstName: disbursementPayee.FirstName,
+            LastName: disbursementPayee.LastName,
+            Email: disbursementPayee.Email,
+            Phone: disbursementPayee.Phone,
+            Memo: d.memo ?? null,
+            Status: disbursementPayee.Status,
+            PayeeStatusId: disbursementPayee.PayeeStatusId,
+          }
+          : null,
         DisbursementUrl: null,
-        DocumentLink: null,
+        DocumentLink: links.documentLink,
         CheckImgURL: null,
         DDAId: null,
         CompanyName: event.company.name,
@@ -93,13 +174,15 @@ export function surfaceAEnvelope(event: DeliverableEvent): Record<string, unknow
         PaymentMethodPayorFee: centsToDollars(cents("payor_fee_cents")),
         PaymentMethodPayeeFee: centsToDollars(cents("payee_fee_cents")),
         ServiceFee: centsToDollars(cents("service_fee_cents")),
+        ExtAccountID: accounts.available ?? null,
         ExtCustomerClaimID: d.claim_id ?? null,
-        DisbursementPayee: status === null ? null : {
-          PayeeUUID: d.payee_uuid ?? null,
-          PayeeStatusId: status.id,
-          Status: status.name,
-          Amount: centsToDollars(cents("amount_cents")),
-        },
+        ExtFboAcctID: accounts.reserved ?? null,
+        ExtPaidThruID: d.ledger_transaction_id ?? null,
+        ExtPayPalAcctID: method?.code === "paypal" ? railReference : null,
+        ExtChartofaccountID: event.lineId ?? null,
+        ExtCustPayorFeeID: accounts.fees_payor ?? null,
+        ExtCustPayeeFeeID: accounts.fees_payee ?? null,
+        DisbursementPayee: simple ? null : disbursementPayee,
       },
     },
   };
