@@ -58,6 +58,25 @@ export async function runDueJobs(
   }
 }
 
+/**
+ * DESIGN 10: a test-environment webhook retry is due at its real-time schedule or when the
+ * sandbox clock passes it, whichever comes first, so pending retries the new sandbox time has
+ * passed become due now.
+ */
+async function bringRetriesDue(
+  tx: WriteTx,
+  companyId: string,
+  realNow: number,
+  sandboxNow: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET next_attempt_at = ?
+            WHERE status = 'pending' AND next_attempt_at > ? AND next_attempt_at <= ?
+              AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE company_id = ?)`,
+    args: [realNow, realNow, sandboxNow, companyId],
+  });
+}
+
 /** Moves a company's sandbox clock and runs everything that falls due, in time order. */
 export async function advanceSandboxClock(
   database: Database,
@@ -69,9 +88,11 @@ export async function advanceSandboxClock(
   if (database.environment !== "test") {
     throw new Error("only the test environment has a sandbox clock");
   }
-  const offset = await database.writer.write((tx) =>
-    advanceOffset(tx, companyId, seconds * 1000, realNow)
-  );
+  const offset = await database.writer.write(async (tx) => {
+    const offset = await advanceOffset(tx, companyId, seconds * 1000, realNow);
+    await bringRetriesDue(tx, companyId, realNow, realNow + offset);
+    return offset;
+  });
   const now = realNow + offset;
   return { now, jobsRun: await runDueJobs(database, companyId, now, handlers) };
 }

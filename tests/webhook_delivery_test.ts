@@ -368,3 +368,37 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
     await r.stop();
   }
 });
+
+Deno.test("test environment: advancing the sandbox clock past a retry makes it due at once", async () => {
+  const r = receiver([500]);
+  try {
+    await withHttpFixture(async (f) => {
+      await register(f, r.url);
+      await emitEvent(f);
+      const dispatcher = dispatcherFor(f);
+      assert.equal(await dispatcher.sweep(), 1);
+      const first = await delivery(f);
+      assert.equal(first.next, f.clock.now() + 5_000, "the first retry is 5 s away in real time");
+      assert.equal(await dispatcher.sweep(), 0, "not due yet");
+
+      const short = await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 4 });
+      assert.equal(short.status, 200);
+      assert.equal((await delivery(f)).next, first.next, "4 s do not reach it");
+      assert.equal(await dispatcher.sweep(), 0);
+
+      await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 2 });
+      assert.equal((await delivery(f)).next, f.clock.now(), "the sandbox passed it: due now");
+      assert.equal(await dispatcher.sweep(), 1);
+      assert.equal(r.received.length, 2);
+      const second = await delivery(f);
+      assert.equal(second.attempts, 2);
+      assert.equal(
+        second.next,
+        f.clock.now() + 30_000,
+        "the next retry follows the schedule again",
+      );
+    });
+  } finally {
+    await r.stop();
+  }
+});
