@@ -4,6 +4,7 @@
  * happen outside write units, so a slow endpoint never holds the writer; attempts to one endpoint
  * are capped, so a slow endpoint cannot starve the others.
  */
+import { pinnedFetch } from "../lib/webhooks/pinned_fetch.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { SecretBox } from "../lib/crypto.ts";
 import type { Environment } from "../lib/config.ts";
@@ -253,19 +254,22 @@ export class WebhookDispatcher {
         retryAfterSeconds: null,
       });
     }
+    let send: (url: string, init: RequestInit & { body: string }) => Promise<Response> = fetch;
     if (environment === "live") {
-      const blocked = await this.#blockedAddress(allowed.value.hostname);
-      if (blocked) {
+      const resolved = await this.#allowedAddresses(allowed.value.hostname);
+      if (!resolved.ok) {
         return finish({
           statusCode: null,
           excerpt: null,
-          error: `not sent: ${blocked}`,
+          error: `not sent: ${resolved.message}`,
           retryAfterSeconds: null,
         });
       }
+      // Connect to exactly the addresses just checked: a second lookup could answer differently.
+      if (resolved.addresses) send = pinnedFetch(resolved.addresses) as typeof send;
     }
     try {
-      const response = await (this.options.fetch ?? fetch)(delivery.url, {
+      const response = await (this.options.fetch ?? send)(delivery.url, {
         method: "POST",
         headers: {
           "Content-Type": "application/json",
@@ -296,22 +300,29 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Why a live host name must not be reached, judged on every address it resolves to. */
-  async #blockedAddress(hostname: string): Promise<string | null> {
-    // A literal address was judged by checkEndpointUrl already.
-    if (hostname.startsWith("[") || /^[\d.]+$/.test(hostname)) return null;
+  /**
+   * The addresses a live host name may be reached at, every one judged; null for a literal
+   * address, which checkEndpointUrl judged already.
+   */
+  async #allowedAddresses(
+    hostname: string,
+  ): Promise<{ ok: true; addresses: string[] | null } | { ok: false; message: string }> {
+    if (hostname.startsWith("[") || /^[\d.]+$/.test(hostname)) return { ok: true, addresses: null };
     let addresses: string[];
     try {
       addresses = await (this.options.resolve ?? resolveBoth)(hostname);
     } catch (error) {
-      return `${hostname} did not resolve: ${error instanceof Error ? error.message : error}`;
+      const message = `${hostname} did not resolve: ${
+        error instanceof Error ? error.message : error
+      }`;
+      return { ok: false, message };
     }
-    if (addresses.length === 0) return `${hostname} has no address`;
+    if (addresses.length === 0) return { ok: false, message: `${hostname} has no address` };
     for (const address of addresses) {
       const problem = address.includes(":") ? blockedIpv6(address) : blockedIpv4(address);
-      if (problem) return `${hostname} resolves to ${address}: ${problem}`;
+      if (problem) return { ok: false, message: `${hostname} resolves to ${address}: ${problem}` };
     }
-    return null;
+    return { ok: true, addresses };
   }
 
   async #record(tx: WriteTx, delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
