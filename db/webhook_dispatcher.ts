@@ -207,20 +207,36 @@ export class WebhookDispatcher {
       queues.length,
     );
     let attempts = 0;
+    // Outcomes are recorded while the next attempt runs: waiting for each commit (an fsync) before
+    // the next POST would bound an endpoint to one delivery per fsync. The claim's lease keeps
+    // the delivery away from other sweeps until its record commits; all commit before returning.
+    const recording: Promise<void>[] = [];
+    // An endpoint's secret is unsealed once per batch, not once per delivery.
+    const secrets = new Map<string, Promise<string>>();
+    const opened = (sealed: string) => {
+      let secret = secrets.get(sealed);
+      if (!secret) secrets.set(sealed, secret = this.secretBox.openText(sealed));
+      return secret;
+    };
     const worker = async () => {
       for (let queue = queues.shift(); queue; queue = queues.shift()) {
         for (const delivery of queue) {
-          const result = await this.#attempt(environment, delivery);
-          await database.writer.write((tx) => this.#record(tx, delivery, result));
+          const result = await this.#attempt(environment, delivery, opened);
+          recording.push(database.writer.write((tx) => this.#record(tx, delivery, result)));
           attempts++;
         }
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));
+    await Promise.all(recording);
     return attempts;
   }
 
-  async #attempt(environment: Environment, delivery: ClaimedDelivery): Promise<AttemptResult> {
+  async #attempt(
+    environment: Environment,
+    delivery: ClaimedDelivery,
+    opened: (sealed: string) => Promise<string>,
+  ): Promise<AttemptResult> {
     const envelope = delivery.surface === "v1"
       ? surfaceBEnvelope(delivery.event)
       : surfaceAEnvelope(delivery.event, {
@@ -229,9 +245,7 @@ export class WebhookDispatcher {
           : null,
       });
     const body = JSON.stringify(envelope);
-    const secrets = await Promise.all(
-      delivery.sealedSecrets.map((s) => this.secretBox.openText(s)),
-    );
+    const secrets = await Promise.all(delivery.sealedSecrets.map((s) => opened(s)));
     const signed = await signDelivery({
       eventId: delivery.event.id,
       body,
