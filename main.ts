@@ -3,6 +3,7 @@
  * graceful shutdown. `--dev` runs the local sandbox: generated secrets, seeded companies, and the
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
+import { Metrics } from "./lib/metrics.ts";
 import { DocumentLinkSigner } from "./lib/document_links.ts";
 import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
@@ -109,12 +110,14 @@ async function main(): Promise<void> {
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   const documentLinks = new DocumentLinkSigner(jwtSecret);
+  const metrics = new Metrics();
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,
     endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
     perEndpointConcurrency: WEBHOOK_PER_ENDPOINT_CONCURRENCY,
     timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
     leaseMs: config.limits.WEBHOOK_TIMEOUT_MS * 3,
+    apiBusy: () => metrics.inFlight > 0,
     documentLink: async (environment, id) =>
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });
@@ -129,6 +132,7 @@ async function main(): Promise<void> {
     }),
     jobHandlers,
     jwtSecret,
+    metrics,
     adminToken,
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
   });

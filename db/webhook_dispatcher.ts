@@ -31,6 +31,8 @@ export interface DispatcherOptions {
   /** Resolves a host name to its addresses (A and AAAA); Deno.resolveDns by default. */
   readonly resolve?: (host: string) => Promise<string[]>;
   readonly random?: () => number;
+  /** True while API requests are in flight: then only one worker keeps delivering. */
+  readonly apiBusy?: () => boolean;
   /** An expiring signed link to a signed document, for Surface A's DocumentLink. */
   readonly documentLink?: (environment: Environment, signedDocumentId: string) => Promise<string>;
 }
@@ -69,6 +71,8 @@ async function resolveBoth(host: string): Promise<string[]> {
   if (found.length === 0 && lookups[0].status === "rejected") throw lookups[0].reason;
   return found;
 }
+
+const yieldToRequests = () => new Promise((resolve) => setTimeout(resolve, 2));
 
 async function claim(
   tx: WriteTx,
@@ -218,9 +222,12 @@ export class WebhookDispatcher {
       if (!secret) secrets.set(sealed, secret = this.secretBox.openText(sealed));
       return secret;
     };
-    const worker = async () => {
+    const worker = async (_: unknown, index: number) => {
       for (let queue = queues.shift(); queue; queue = queues.shift()) {
         for (const delivery of queue) {
+          // API requests come first on a small machine; one worker always goes on, so deliveries
+          // never stop under steady traffic.
+          while (index > 0 && this.options.apiBusy?.()) await yieldToRequests();
           const result = await this.#attempt(environment, delivery, opened);
           recording.push(database.writer.write((tx) => this.#record(tx, delivery, result)));
           attempts++;

@@ -2,6 +2,20 @@
 export class Metrics {
   readonly #requests = new Map<string, number>();
   readonly #durationSumMs = new Map<string, number>();
+  #inFlight = 0;
+
+  /** Requests being answered right now; background work yields to them. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  requestStarted(): void {
+    this.#inFlight++;
+  }
+
+  requestFinished(): void {
+    this.#inFlight--;
+  }
 
   /** Counts one answered request by surface and status. */
   recordRequest(surface: string, status: number, durationMs: number): void {

@@ -36,12 +36,17 @@ const SECRET_PATH = /^\/(p|portal)\//;
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { limits } = deps.config;
-  const metrics = new Metrics();
+  const metrics = deps.metrics ?? new Metrics();
 
   app.use(requestId());
   app.use(async (c, next) => {
     const started = performance.now();
-    await next();
+    metrics.requestStarted();
+    try {
+      await next();
+    } finally {
+      metrics.requestFinished();
+    }
     const durationMs = performance.now() - started;
     metrics.recordRequest(surfaceOf(c.req.path), c.res.status, durationMs);
     deps.log?.({

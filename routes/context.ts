@@ -4,6 +4,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
 import type { SecretBox } from "../lib/crypto.ts";
+import type { Metrics } from "../lib/metrics.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
 import type { LineIdentity, StoredKey } from "../db/identity_store.ts";
 
@@ -22,6 +23,8 @@ export interface AppDeps {
   readonly lineKeyCache: CredentialCache<{ key: StoredKey; line: LineIdentity }>;
   /** Set when the loopback-only admin endpoint is served. */
   readonly adminToken?: string;
+  /** Request counters; shared with the webhook dispatcher, which yields to requests in flight. */
+  readonly metrics?: Metrics;
   /** Access log sink; one JSON object per request. */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
