@@ -402,3 +402,36 @@ Deno.test("test environment: advancing the sandbox clock past a retry makes it d
     await r.stop();
   }
 });
+
+Deno.test("while API requests are in flight one worker still delivers everything", async () => {
+  const r = receiver([200]);
+  try {
+    await withHttpFixture(async (f) => {
+      await register(f, r.url);
+      for (let i = 0; i < 4; i++) await emitEvent(f);
+      let busyChecks = 0;
+      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+        batchSize: 50,
+        endpointsInParallel: 1,
+        perEndpointConcurrency: 4,
+        timeoutMs: 2_000,
+        leaseMs: 30_000,
+        apiBusy: () => {
+          busyChecks++;
+          return busyChecks < 50;
+        },
+      });
+      const queued = Number(
+        (await f.deps.databases.test.readClient.execute(
+          "SELECT count(*) AS n FROM webhook_deliveries",
+        )).rows[0].n,
+      );
+      assert.equal(queued, 7, "one payee.updated per change");
+      assert.equal(await dispatcher.sweep(), queued);
+      assert.equal(r.received.length, queued);
+      assert.ok(busyChecks > 0, "the other workers waited for the API");
+    });
+  } finally {
+    await r.stop();
+  }
+});
