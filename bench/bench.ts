@@ -6,6 +6,7 @@
 import { measureReadsDuringDrain } from "./drain.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
+import { measureAtScale } from "./scale.ts";
 import { freePort, startService } from "./service.ts";
 import { ensureWrk, type LoadResult, runLoad } from "./wrk.ts";
 
@@ -186,4 +187,15 @@ console.log(
   `\nledger posting through the group-commit writer (64 concurrent callers, synchronous=FULL): ` +
     `${posting.transactions} transactions in ${posting.seconds.toFixed(2)} s = ` +
     `${posting.perSecond.toFixed(0)} transactions/s in ${posting.groups} commits`,
+);
+
+const scale = await measureAtScale({ connections, seconds: 5 });
+const rate = (result: LoadResult) =>
+  `${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`;
+console.log(
+  `\nat scale: balance read with 10,000 ledger entries ${rate(scale.small.balance)}; with ` +
+    `1,000,000 entries and 1,000,000 disbursements ${rate(scale.large.balance)} (ratio ${
+      (scale.large.balance.requestsPerSecond / scale.small.balance.requestsPerSecond).toFixed(2)
+    }); GET /v1/disbursements/{id} among them ${rate(scale.large.byId)}; ` +
+    `service resident memory ${scale.large.residentMiB} MiB`,
 );
