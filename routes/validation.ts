@@ -101,6 +101,16 @@ export function invalidInput(
   });
 }
 
+/** A 400 in the request's surface format naming every wrong input. */
+export function invalidFields(c: Context<AppEnv>, issues: readonly FieldIssue[]): Response {
+  return errorResponse(c, {
+    status: 400,
+    code: "validation_error",
+    message: issues[0].message,
+    issues,
+  });
+}
+
 export type Parsed<T> = { ok: true; value: T; text: string } | { ok: false; response: Response };
 
 /** Reads the body as JSON and validates it; a refusal is a ready 400 in the surface's format. */
@@ -145,14 +155,5 @@ export function parseQuery<S extends v.GenericSchema>(
 ): Parsed<v.InferOutput<S>> {
   const result = v.safeParse(schema, c.req.query());
   if (result.success) return { ok: true, value: result.output, text: "" };
-  const issues = fieldIssues(result.issues, "query", "query");
-  return {
-    ok: false,
-    response: errorResponse(c, {
-      status: 400,
-      code: "validation_error",
-      message: issues[0].message,
-      issues,
-    }),
-  };
+  return { ok: false, response: invalidFields(c, fieldIssues(result.issues, "query", "query")) };
 }

@@ -5,18 +5,18 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { type ApiDisbursement, insertParties, loadApiDisbursement } from "../../db/api_store.ts";
-import { resolveLine } from "../../db/line_store.ts";
 import { applyMove, createDisbursement } from "../../db/payout_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { requestFingerprint } from "../../lib/idempotency.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import { surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas, contactIssues } from "./schemas.ts";
 import { errorResponse, type FieldIssue } from "../errors.ts";
 import { seedTimestamp } from "./format.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, parseJsonBody } from "../validation.ts";
+import { invalidFields, parseJsonBody } from "../validation.ts";
 
 const json = (value: unknown) => JSON.parse(String(value));
 
@@ -99,30 +99,12 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!body.ok) return body.response;
     const input = body.value;
     const issues = crossFieldIssues(input);
-    if (issues.length > 0) {
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message: issues[0].message,
-        issues,
-      });
-    }
-    const line = await resolveLine(
-      principal.database.readClient,
-      principal.companyId,
-      input.line ?? null,
-    );
-    if (!line) {
-      return invalidInput(
-        c,
-        "line",
-        "body",
-        `the company has no line ${JSON.stringify(input.line)}`,
-      );
-    }
+    if (issues.length > 0) return invalidFields(c, issues);
+    const requested = await requestedLine(c, input.line);
+    if (!requested.ok) return requested.response;
+    const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/disbursements", body.text);
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       // The natural key: the same disbursement_uuid with the same body is the same disbursement.
       const existing = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);
       if (existing) {
@@ -225,8 +207,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/:disbursement_uuid/payees/:payee_uuid/cancel", async (c) => {
     const principal = c.get("apiPrincipal");
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const found = await loadApiDisbursement(
         tx,
         principal.companyId,

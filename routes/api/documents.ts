@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { findDocument, insertDocument, readDocumentContent } from "../../db/api_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { companyTarget } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
@@ -71,8 +72,7 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
         "pdf_base64 is not a PDF (it must start with %PDF-)",
       );
     }
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const id = await insertDocument(tx, {
         companyId: principal.companyId,

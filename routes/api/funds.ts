@@ -5,14 +5,14 @@
 import { Hono } from "hono";
 import { addFunds, type FundingRecord } from "../../db/funding_store.ts";
 import { readLineBalances } from "../../db/ledger_store.ts";
-import { resolveLine } from "../../db/line_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { requestFingerprint } from "../../lib/idempotency.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, parseJsonBody } from "../validation.ts";
+import { parseJsonBody } from "../validation.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -38,22 +38,11 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await parseJsonBody(c, addFundsBody);
     if (!body.ok) return body.response;
     const input = body.value;
-    const line = await resolveLine(
-      principal.database.readClient,
-      principal.companyId,
-      input.line ?? null,
-    );
-    if (!line) {
-      return invalidInput(
-        c,
-        "line",
-        "body",
-        `the company has no line ${JSON.stringify(input.line)}`,
-      );
-    }
+    const requested = await requestedLine(c, input.line);
+    if (!requested.ok) return requested.response;
+    const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/funds", body.text);
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const added = await addFunds(
         tx,
@@ -88,11 +77,9 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/balance", async (c) => {
     const principal = c.get("apiPrincipal");
-    const code = c.req.query("line") ?? null;
-    const line = await resolveLine(principal.database.readClient, principal.companyId, code);
-    if (!line) {
-      return invalidInput(c, "line", "query", `the company has no line ${JSON.stringify(code)}`);
-    }
+    const requested = await requestedLine(c, c.req.query("line"), "query");
+    if (!requested.ok) return requested.response;
+    const line = requested.line;
     const balances = await readLineBalances(principal.database.readClient, line.id);
     return c.json({
       line: line.code,

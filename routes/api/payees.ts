@@ -12,6 +12,7 @@ import type { DocumentLinkSigner } from "../../lib/document_links.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import { modalityOf, type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { companyTarget } from "./request.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { seedTimestamp } from "./format.ts";
@@ -49,8 +50,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
 
   app.post("/:disbursement_uuid/payees/:payee_uuid/resend-notification", async (c) => {
     const principal = c.get("apiPrincipal");
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const payout = await find(c, tx);
       if (!payout) return refusalOutcome(c, payeeNotFound(c));
       if (!resendable.has(payout.status)) {

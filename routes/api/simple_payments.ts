@@ -5,16 +5,16 @@
  */
 import { Hono } from "hono";
 import { loadSimplePayment, type SimplePaymentRow } from "../../db/api_store.ts";
-import { resolveLine } from "../../db/line_store.ts";
 import { createDisbursement } from "../../db/payout_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { requestFingerprint } from "../../lib/idempotency.ts";
 import { centsToDollars } from "../../lib/money.ts";
 import { type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { companyTarget, requestedLine } from "./request.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, parseJsonBody } from "../validation.ts";
+import { invalidFields, parseJsonBody } from "../validation.ts";
 import { seedTimestamp } from "./format.ts";
 import { apiSchemas, contactIssues } from "./schemas.ts";
 
@@ -59,30 +59,12 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!body.ok) return body.response;
     const input = body.value;
     const issues = contactIssues(input);
-    if (issues.length > 0) {
-      return errorResponse(c, {
-        status: 400,
-        code: "validation_error",
-        message: issues[0].message,
-        issues,
-      });
-    }
-    const line = await resolveLine(
-      principal.database.readClient,
-      principal.companyId,
-      input.line ?? null,
-    );
-    if (!line) {
-      return invalidInput(
-        c,
-        "line",
-        "body",
-        `the company has no line ${JSON.stringify(input.line)}`,
-      );
-    }
+    if (issues.length > 0) return invalidFields(c, issues);
+    const requested = await requestedLine(c, input.line);
+    if (!requested.ok) return requested.response;
+    const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/simple-payments", body.text);
-    const target = { database: principal.database, companyId: principal.companyId, scopeLine: "" };
-    return await respondIdempotently(c, deps, target, async (tx) => {
+    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const uuid = input.simple_payment_uuid;
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const existing = await loadSimplePayment(tx, principal.companyId, uuid);

@@ -1,0 +1,26 @@
+/** What Surface A handlers take from every request: the company's idempotency target and the line it names. */
+import type { Context } from "hono";
+import { type LineRef, resolveLine } from "../../db/line_store.ts";
+import type { AppEnv } from "../context.ts";
+import type { FieldLocation } from "../errors.ts";
+import type { IdempotentTarget } from "../idempotency.ts";
+import { invalidInput } from "../validation.ts";
+
+/** Surface A keys idempotency by company: its keys are not scoped to a line. */
+export function companyTarget(c: Context<AppEnv>): IdempotentTarget {
+  const principal = c.get("apiPrincipal");
+  return { database: principal.database, companyId: principal.companyId, scopeLine: "" };
+}
+
+/** The named business line (the company's first when none is named), or a ready 400. */
+export async function requestedLine(
+  c: Context<AppEnv>,
+  code: string | null | undefined,
+  location: FieldLocation = "body",
+): Promise<{ ok: true; line: LineRef } | { ok: false; response: Response }> {
+  const principal = c.get("apiPrincipal");
+  const line = await resolveLine(principal.database.readClient, principal.companyId, code ?? null);
+  if (line) return { ok: true, line };
+  const message = `the company has no line ${JSON.stringify(code ?? null)}`;
+  return { ok: false, response: invalidInput(c, "line", location, message) };
+}
