@@ -6,10 +6,17 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { Config } from "../lib/config.ts";
 import { apiOpenApi } from "./openapi_api.ts";
+import {
+  idempotencyKey,
+  json,
+  type JsonObject,
+  ok,
+  pathParam,
+  ref,
+  webhookPaths,
+} from "./openapi_parts.ts";
 import { v1Schemas } from "./v1/schemas.ts";
 import { v1EventTypes } from "./v1/webhooks.ts";
-
-type JsonObject = Record<string, unknown>;
 
 /** JSON Schema of a request body; numbers kept as source text are plain JSON numbers on the wire. */
 function bodySchema(schema: v.GenericSchema): JsonObject {
@@ -23,27 +30,10 @@ function bodySchema(schema: v.GenericSchema): JsonObject {
   return json;
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject) => ({ "application/json": { schema } });
 const problem = (description: string) => ({
   description,
   content: { "application/problem+json": { schema: ref("Problem") } },
 });
-const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
-const idParam = (name: string, description: string) => ({
-  name,
-  in: "path",
-  required: true,
-  description,
-  schema: { type: "string" },
-});
-const idempotencyKey = {
-  name: "Idempotency-Key",
-  in: "header",
-  required: false,
-  description: "Replays the first response for 24 hours; another body with the same key is 422.",
-  schema: { type: "string", maxLength: 255 },
-};
 const listParams = [
   {
     name: "limit",
@@ -301,7 +291,7 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/disbursements/{id}": {
         get: {
           summary: "Retrieve a disbursement",
-          parameters: [idParam("id", "dsb_…")],
+          parameters: [pathParam("id", "dsb_…")],
           responses: {
             200: ok("The disbursement.", ref("Disbursement")),
             404: problem("No such disbursement for this key."),
@@ -313,7 +303,7 @@ export function openApiDocument(config: Config): JsonObject {
         post: {
           summary:
             "Cancel before a modality is selected, or after a failure; the money returns to available",
-          parameters: [idParam("id", "dsb_…"), idempotencyKey],
+          parameters: [pathParam("id", "dsb_…"), idempotencyKey],
           responses: {
             200: ok("Canceled.", ref("Disbursement")),
             404: problem("No such disbursement."),
@@ -336,7 +326,7 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/payees/{id}": {
         get: {
           summary: "Retrieve a payee",
-          parameters: [idParam("id", "Your payee id")],
+          parameters: [pathParam("id", "Your payee id")],
           responses: {
             200: ok("The payee.", ref("Payee")),
             404: problem("No such payee."),
@@ -347,7 +337,7 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/ledgers/{line}/balance": {
         get: {
           summary: "The segregated balance of the key's line",
-          parameters: [idParam("line", "The line code, e.g. auto")],
+          parameters: [pathParam("line", "The line code, e.g. auto")],
           responses: {
             200: ok("The balance.", ref("Balance")),
             404: problem("Another line."),
@@ -358,8 +348,8 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/ledgers/{line}/tieouts/{date}": {
         get: {
           summary: "The line's tie-out for a UTC day",
-          parameters: [idParam("line", "The line code"), {
-            ...idParam("date", "YYYY-MM-DD"),
+          parameters: [pathParam("line", "The line code"), {
+            ...pathParam("date", "YYYY-MM-DD"),
             schema: { type: "string", format: "date" },
           }],
           responses: {
@@ -383,7 +373,7 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/events/{id}": {
         get: {
           summary: "Retrieve an event",
-          parameters: [idParam("id", "evt_…")],
+          parameters: [pathParam("id", "evt_…")],
           responses: {
             200: ok("The event.", ref("Event")),
             404: problem("No such event."),
@@ -394,7 +384,7 @@ export function openApiDocument(config: Config): JsonObject {
       "/v1/events/{id}/replay": {
         post: {
           summary: "Deliver an event again to every subscribed endpoint",
-          parameters: [idParam("id", "evt_…"), idempotencyKey],
+          parameters: [pathParam("id", "evt_…"), idempotencyKey],
           responses: {
             202: ok("Deliveries queued.", {
               type: "object",
@@ -409,87 +399,16 @@ export function openApiDocument(config: Config): JsonObject {
           },
         },
       },
-      "/v1/webhooks": {
-        post: {
-          summary: "Register a webhook endpoint; the signing secret is shown once",
-          parameters: [idempotencyKey],
-          requestBody: {
-            required: true,
-            content: json({
-              type: "object",
-              required: ["url"],
-              properties: {
-                url: {
-                  type: "string",
-                  format: "uri",
-                  description: "https in live; http://localhost is allowed in test",
-                },
-                events: {
-                  type: "array",
-                  items: { enum: v1EventTypes },
-                  description: "Default: all",
-                },
-                description: { type: ["string", "null"] },
-              },
-            }),
-          },
-          responses: { 201: ok("Registered.", ref("WebhookEndpoint")), ...writeErrors },
-        },
-        get: {
-          summary: "The line's webhook endpoints",
-          responses: { 200: ok("Endpoints.", listOf("WebhookEndpoint")), ...errors },
-        },
-      },
-      "/v1/webhooks/{id}": {
-        get: {
-          summary: "Retrieve an endpoint (without its secret)",
-          parameters: [idParam("id", "we_…")],
-          responses: {
-            200: ok("The endpoint.", ref("WebhookEndpoint")),
-            404: problem("No such endpoint."),
-            ...errors,
-          },
-        },
-        delete: {
-          summary: "Delete an endpoint",
-          parameters: [idParam("id", "we_…")],
-          responses: {
-            200: ok("Deleted.", {
-              type: "object",
-              properties: {
-                id: { type: "string" },
-                object: { const: "webhook_endpoint" },
-                deleted: { const: true },
-              },
-            }),
-            404: problem("No such endpoint."),
-            ...errors,
-          },
-        },
-      },
-      "/v1/webhooks/{id}/rotate-secret": {
-        post: {
-          summary:
-            "Replace the signing secret; the previous one keeps signing beside it for 24 hours",
-          parameters: [idParam("id", "we_…"), idempotencyKey],
-          responses: {
-            200: ok("The new secret, shown once.", { type: "object" }),
-            404: problem("No such endpoint."),
-            ...writeErrors,
-          },
-        },
-      },
-      "/v1/webhooks/{id}/deliveries": {
-        get: {
-          summary: "The endpoint's deliveries, newest first",
-          parameters: [idParam("id", "we_…")],
-          responses: {
-            200: ok("Deliveries.", { type: "object" }),
-            404: problem("No such endpoint."),
-            ...errors,
-          },
-        },
-      },
+      ...webhookPaths({
+        prefix: "/v1",
+        eventNames: v1EventTypes,
+        parameters: [],
+        endpoint: ref("WebhookEndpoint"),
+        endpointList: listOf("WebhookEndpoint"),
+        notFound: problem("No such endpoint."),
+        errors,
+        writeErrors,
+      }),
       "/v1/keys/rotate": {
         post: {
           summary: "Replace the calling key; the old key works for 24 more hours",

@@ -2,35 +2,27 @@
  * The Surface A (`/api`) part of the OpenAPI document: request bodies come from the schemas the
  * routes validate with (routes/api/schemas.ts); errors are the seed's record (2.11).
  */
+import type * as v from "valibot";
 import type { Config } from "../lib/config.ts";
 import { apiSchemas } from "./api/schemas.ts";
+import {
+  idempotencyKey,
+  json,
+  type JsonObject,
+  ok,
+  pathParam,
+  ref,
+  webhookPaths,
+} from "./openapi_parts.ts";
 import { apiEventNames } from "./v1/webhooks.ts";
 
-type JsonObject = Record<string, unknown>;
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject) => ({ "application/json": { schema } });
-const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
 const failure = (description: string) => ({ description, content: json(ref("ApiError")) });
-const pathParam = (name: string) => ({
-  name,
-  in: "path",
-  required: true,
-  schema: { type: "string" },
-});
 const companyApiKey = {
   name: "CompanyApiKey",
   in: "header",
   required: false,
   description: "The company's key; needed only by a user of several companies.",
   schema: { type: "string" },
-};
-const idempotencyKey = {
-  name: "Idempotency-Key",
-  in: "header",
-  required: false,
-  description: "Replays the first response for 24 hours; another body with the same key is 422.",
-  schema: { type: "string", maxLength: 255 },
 };
 const errors = {
   400: failure("VALIDATION_ERROR: `details[]` names each wrong field and where it was."),
@@ -83,12 +75,9 @@ const payeeRecord = {
 };
 
 /** Components and paths of Surface A; `bodySchema` turns a valibot schema into JSON Schema. */
-export function apiOpenApi(config: Config, bodySchema: (schema: never) => JsonObject) {
+export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema) => JsonObject) {
   const schemas = apiSchemas(config);
-  const body = (schema: unknown) => ({
-    required: true,
-    content: json(bodySchema(schema as never)),
-  });
+  const body = (schema: v.GenericSchema) => ({ required: true, content: json(bodySchema(schema)) });
   const components = {
     ApiError: {
       type: "object",
@@ -171,6 +160,16 @@ export function apiOpenApi(config: Config, bodySchema: (schema: never) => JsonOb
         },
         created_at: seedTime,
       },
+    },
+  };
+  const webhookEndpoint = {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      url: { type: "string", format: "uri" },
+      events: { type: "array", items: { enum: apiEventNames } },
+      description: text,
+      secret: { type: "string", description: "whsec_…, in the creation response only." },
     },
   };
   const paths = {
@@ -402,82 +401,28 @@ export function apiOpenApi(config: Config, bodySchema: (schema: never) => JsonOb
         responses: { 200: ok("The record.", ref("ApiSimplePayment")), 404: notFound, ...errors },
       },
     },
-    ...webhookPaths(),
+    ...webhookPaths({
+      prefix: "/api",
+      eventNames: apiEventNames,
+      parameters: [companyApiKey],
+      endpoint: webhookEndpoint,
+      endpointList: {
+        type: "object",
+        required: ["object", "data", "has_more"],
+        properties: {
+          object: { const: "list" },
+          data: { type: "array", items: webhookEndpoint },
+          has_more: { type: "boolean" },
+        },
+      },
+      notFound,
+      errors,
+      writeErrors,
+    }),
   };
   // Every operation but authenticate takes the bearer token it returns.
   for (const operations of Object.values(paths) as Record<string, JsonObject>[]) {
     for (const operation of Object.values(operations)) operation.security ??= [{ apiToken: [] }];
   }
   return { components, paths };
-}
-
-/** /api/webhooks: the same endpoints as /v1/webhooks, with Surface A event names. */
-function webhookPaths() {
-  const endpoint = {
-    type: "object",
-    properties: {
-      id: { type: "string" },
-      url: { type: "string", format: "uri" },
-      events: { type: "array", items: { enum: apiEventNames } },
-      description: text,
-    },
-  };
-  const id = [pathParam("id"), companyApiKey];
-  return {
-    "/api/webhooks": {
-      post: {
-        summary: "Register a webhook URL; the signing secret is shown once",
-        parameters: [companyApiKey, idempotencyKey],
-        requestBody: {
-          required: true,
-          content: json({
-            type: "object",
-            required: ["url"],
-            properties: {
-              url: { type: "string", format: "uri" },
-              events: { type: "array", items: { enum: apiEventNames } },
-              description: { type: "string", maxLength: 255 },
-            },
-          }),
-        },
-        responses: { 201: ok("Registered, with its secret.", endpoint), ...writeErrors },
-      },
-      get: {
-        summary: "The company's webhook URLs",
-        parameters: [companyApiKey],
-        responses: { 200: ok("Endpoints.", { type: "object" }), ...errors },
-      },
-    },
-    "/api/webhooks/{id}": {
-      get: {
-        summary: "A webhook URL",
-        parameters: id,
-        responses: { 200: ok("The endpoint.", endpoint), 404: notFound, ...errors },
-      },
-      delete: {
-        summary: "Remove a webhook URL",
-        parameters: id,
-        responses: { 200: ok("Deleted.", { type: "object" }), 404: notFound, ...errors },
-      },
-    },
-    "/api/webhooks/{id}/rotate-secret": {
-      post: {
-        summary:
-          "Replace the signing secret; the previous one keeps signing beside it for 24 hours",
-        parameters: [...id, idempotencyKey],
-        responses: {
-          200: ok("The new secret, shown once.", { type: "object" }),
-          404: notFound,
-          ...writeErrors,
-        },
-      },
-    },
-    "/api/webhooks/{id}/deliveries": {
-      get: {
-        summary: "The endpoint's deliveries, newest first",
-        parameters: id,
-        responses: { 200: ok("Deliveries.", { type: "object" }), 404: notFound, ...errors },
-      },
-    },
-  };
 }
