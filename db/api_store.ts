@@ -59,11 +59,15 @@ export interface ApiDisbursement {
   readonly payouts: ApiPayoutRow[];
 }
 
-/** A Surface A disbursement of the company by its disbursement_uuid, or null. */
+/**
+ * A Surface A disbursement of the company by its disbursement_uuid, or null; with `payeeUuid`
+ * only that payee's payout is read (a disbursement may hold 500).
+ */
 export async function loadApiDisbursement(
   executor: SqlExecutor,
   companyId: string,
   uuid: string,
+  payeeUuid?: string,
 ): Promise<ApiDisbursement | null> {
   const { rows } = await executor.execute({
     sql:
@@ -85,8 +89,8 @@ export async function loadApiDisbursement(
       `SELECT id, status, payment_method_id, payee_type_id, amount_cents, payee_uuid, email, first_name, last_name,
             address_one, address_two, city, state, zip_code, phone, delivery_options, allowed_payment_method_ids,
             permission_required_from, field_values
-          FROM payouts WHERE disbursement_id = ? ORDER BY rowid`,
-    args: [id],
+          FROM payouts WHERE disbursement_id = ? AND (? IS NULL OR payee_uuid = ?) ORDER BY rowid`,
+    args: [id, payeeUuid ?? null, payeeUuid ?? null],
   });
   return {
     id,
@@ -105,19 +109,17 @@ export async function loadApiDisbursement(
   };
 }
 
-/** A payout of a Surface A disbursement or simple payment by the company's uuids, or null. */
+/** A payout of a Surface A disbursement by the company's uuids, or null. */
 export async function findApiPayout(
   executor: SqlExecutor,
   companyId: string,
-  kind: "disbursement" | "simple_payment",
-  uuid: string,
-  payeeUuid: string | null,
+  disbursementUuid: string,
+  payeeUuid: string,
 ): Promise<{ id: string; status: PayoutStatus } | null> {
   const { rows } = await executor.execute({
     sql: `SELECT p.id, p.status FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
-            WHERE d.company_id = ? AND d.kind = ? AND d.external_uuid = ?
-              AND (? IS NULL OR p.payee_uuid = ?)`,
-    args: [companyId, kind, uuid, payeeUuid, payeeUuid],
+            WHERE d.company_id = ? AND d.kind = 'disbursement' AND d.external_uuid = ? AND p.payee_uuid = ?`,
+    args: [companyId, disbursementUuid, payeeUuid],
   });
   const row = rows[0];
   return row ? { id: String(row.id), status: row.status as PayoutStatus } : null;

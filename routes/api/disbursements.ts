@@ -4,7 +4,12 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { type ApiDisbursement, insertParties, loadApiDisbursement } from "../../db/api_store.ts";
+import {
+  type ApiDisbursement,
+  findApiPayout,
+  insertParties,
+  loadApiDisbursement,
+} from "../../db/api_store.ts";
 import { applyMove, createDisbursement } from "../../db/payout_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import { requestFingerprint } from "../../lib/idempotency.ts";
@@ -194,8 +199,9 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       principal.database.readClient,
       principal.companyId,
       c.req.param("disbursement_uuid"),
+      c.req.param("payee_uuid"),
     );
-    const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("payee_uuid"));
+    const payout = found?.payouts[0];
     if (!payout) {
       return errorResponse(
         c,
@@ -208,12 +214,12 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post("/:disbursement_uuid/payees/:payee_uuid/cancel", async (c) => {
     const principal = c.get("apiPrincipal");
     return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const found = await loadApiDisbursement(
+      const payout = await findApiPayout(
         tx,
         principal.companyId,
         c.req.param("disbursement_uuid"),
+        c.req.param("payee_uuid"),
       );
-      const payout = found?.payouts.find((p) => p.fields.payee_uuid === c.req.param("payee_uuid"));
       if (!payout) {
         return refusalOutcome(
           c,
@@ -237,8 +243,9 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
         tx,
         principal.companyId,
         c.req.param("disbursement_uuid"),
+        c.req.param("payee_uuid"),
       );
-      const updated = after!.payouts.find((p) => p.id === payout.id)!;
+      const updated = after!.payouts[0];
       return { status: 200, body: payeeRecord(updated.fields, updated.status), commit: true };
     });
   });

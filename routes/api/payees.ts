@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { findApiPayout, listSignedDocuments, loadPayoutTransaction } from "../../db/api_store.ts";
 import type { SqlExecutor } from "../../db/ledger_store.ts";
 import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
+import { payoutRuntime } from "../../db/runtime.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { DocumentLinkSigner } from "../../lib/document_links.ts";
 import { centsToDollars } from "../../lib/money.ts";
@@ -43,7 +44,6 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
     findApiPayout(
       executor,
       c.get("apiPrincipal").companyId,
-      "disbursement",
       c.req.param("disbursement_uuid")!,
       c.req.param("payee_uuid")!,
     );
@@ -76,17 +76,11 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
         };
       }
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const notice = await notifyPayee(
-        tx,
-        {
-          environment: principal.environment,
-          baseUrl: deps.config.baseUrl,
-          linkTtlMs: deps.config.limits.OFFER_TTL_DAYS * 86_400_000,
-        },
-        payout.id,
-        "resend",
-        now,
-      );
+      const { notifications } = payoutRuntime(principal.environment, {
+        offerTtlDays: deps.config.limits.OFFER_TTL_DAYS,
+        baseUrl: deps.config.baseUrl,
+      });
+      const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);
       return {
         status: 202,
         body: {
