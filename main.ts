@@ -104,6 +104,7 @@ async function main(): Promise<void> {
   const adminToken = await writeAdminToken(config.dataDir);
   const jobHandlers = jobHandlersByEnvironment({
     offerTtlDays: config.limits.OFFER_TTL_DAYS,
+    portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
     baseUrl: config.baseUrl,
   });
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);

@@ -7,6 +7,12 @@
 import type { Environment } from "../lib/config.ts";
 import { newId, randomBase62, sha256Hex } from "../lib/keys.ts";
 import { centsToDollars } from "../lib/money.ts";
+import {
+  type Language,
+  languageOf,
+  type RenderedMessage,
+  renderMessage,
+} from "../lib/portal/messages.ts";
 import type { SqlExecutor } from "./ledger_store.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -19,23 +25,136 @@ const HOUR_MS = 3_600_000;
 export interface NotificationSettings {
   readonly environment: Environment;
   readonly baseUrl: string;
-  /** Links live as long as an offer: the payee can act until the offer would expire. */
+  /** How long a portal link works (DESIGN 14: default 30 days); an expired one offers a new one. */
   readonly linkTtlMs: number;
 }
 
-export type NotificationReason = "offer" | "endorsement" | "reoffer" | "resend";
+export type NotificationReason = "offer" | "endorsement" | "reoffer" | "resend" | "endorsed";
 
 export interface PayeeNotice {
   readonly portalUrl: string;
   readonly channels: ("email" | "sms")[];
 }
 
-const subjects: Record<NotificationReason, (company: string) => string> = {
-  offer: (company) => `${company} has a payment for you`,
-  reoffer: (company) => `${company}: please choose another way to be paid`,
-  endorsement: (company) => `${company} has a payment for you that needs approval`,
-  resend: (company) => `Reminder: ${company} has a payment for you`,
-};
+export interface Recipient {
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly channels: { readonly email?: boolean; readonly sms?: boolean };
+}
+
+export interface PayoutContact {
+  readonly companyId: string;
+  readonly company: string;
+  readonly amount: string;
+  readonly firstName: string | null;
+  readonly payeeName: string;
+  readonly language: Language;
+  readonly recipient: Recipient;
+}
+
+/** Who the payee of a payout is and how to reach them, for messages. */
+export async function payoutContact(
+  executor: SqlExecutor,
+  payoutId: string,
+): Promise<PayoutContact> {
+  const { rows } = await executor.execute({
+    sql: `SELECT p.company_id, p.email, p.phone, p.first_name, p.last_name, p.amount_cents,
+                 p.delivery_options, c.name AS company_name, y.language
+            FROM payouts p JOIN companies c ON c.id = p.company_id
+            LEFT JOIN payees y ON y.id = p.payee_id WHERE p.id = ?`,
+    args: [payoutId],
+  });
+  const row = rows[0];
+  if (!row) throw new Error(`payoutContact: no payout ${payoutId}`);
+  const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
+  const firstName = text(row.first_name);
+  return {
+    companyId: String(row.company_id),
+    company: String(row.company_name),
+    amount: centsToDollars(Number(row.amount_cents)).toFixed(2),
+    firstName,
+    payeeName: [firstName, text(row.last_name)].filter(Boolean).join(" ") || "the payee",
+    language: languageOf(row.language),
+    recipient: {
+      email: text(row.email),
+      phone: text(row.phone),
+      channels: JSON.parse(String(row.delivery_options)),
+    },
+  };
+}
+
+/**
+ * Queues one message per channel the recipient has (and wants); the test environment "sends" at
+ * once into the sandbox inbox, live messages wait in the outbox for the mail and SMS senders.
+ */
+export async function queueMessages(
+  tx: WriteTx,
+  environment: Environment,
+  message: {
+    readonly companyId: string;
+    readonly payoutId: string;
+    readonly recipient: Recipient;
+    readonly rendered: RenderedMessage;
+    readonly links: readonly string[];
+    readonly code?: string;
+  },
+  now: number,
+): Promise<("email" | "sms")[]> {
+  const { recipient, rendered } = message;
+  const targets: ["email" | "sms", string | null][] = [
+    ["email", recipient.channels.email ? recipient.email : null],
+    ["sms", recipient.channels.sms ? recipient.phone : null],
+  ];
+  const channels: ("email" | "sms")[] = [];
+  const sandbox = environment === "test";
+  for (const [channel, address] of targets) {
+    if (!address) continue;
+    channels.push(channel);
+    await tx.execute({
+      sql:
+        `INSERT INTO notifications (id, company_id, payout_id, channel, recipient, subject, body, links, code,
+              status, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        newId("ntf"),
+        message.companyId,
+        message.payoutId,
+        channel,
+        address,
+        channel === "email" ? rendered.subject : null,
+        channel === "email" ? rendered.email : rendered.sms,
+        JSON.stringify(message.links),
+        // Codes are kept in clear only where the sandbox inbox must show them.
+        sandbox ? message.code ?? null : null,
+        sandbox ? "sent" : "pending",
+        now,
+        sandbox ? now : null,
+      ],
+    });
+  }
+  return channels;
+}
+
+/** Issues a portal link (256 random bits, stored as SHA-256) and returns the token and its URL. */
+export async function issuePortalLink(
+  tx: WriteTx,
+  settings: NotificationSettings,
+  payoutId: string,
+  partyUuid: string | null,
+  now: number,
+): Promise<string> {
+  const token = randomBase62(PORTAL_TOKEN_LENGTH);
+  await tx.execute({
+    sql: `UPDATE portal_links SET replaced_at = ?
+            WHERE payout_id = ? AND party_uuid IS ? AND replaced_at IS NULL`,
+    args: [now, payoutId, partyUuid],
+  });
+  await tx.execute({
+    sql: `INSERT INTO portal_links (id, payout_id, party_uuid, token_hash, expires_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?)`,
+    args: [newId("pl"), payoutId, partyUuid, await sha256Hex(token), now + settings.linkTtlMs, now],
+  });
+  return `${settings.baseUrl}/portal/${token}`;
+}
 
 /** Issues a new portal link for the payout's payee and queues its messages, in the caller's unit. */
 export async function notifyPayee(
@@ -45,62 +164,15 @@ export async function notifyPayee(
   reason: NotificationReason,
   now: number,
 ): Promise<PayeeNotice> {
-  const { rows } = await tx.execute({
-    sql: `SELECT p.company_id, p.email, p.phone, p.first_name, p.amount_cents, p.delivery_options,
-                 c.name AS company_name
-            FROM payouts p JOIN companies c ON c.id = p.company_id WHERE p.id = ?`,
-    args: [payoutId],
-  });
-  const payout = rows[0];
-  if (!payout) throw new Error(`notifyPayee: no payout ${payoutId}`);
-  const token = randomBase62(PORTAL_TOKEN_LENGTH);
-  const linkId = newId("pl");
-  await tx.execute({
-    sql: `UPDATE portal_links SET replaced_at = ?
-            WHERE payout_id = ? AND party_uuid IS NULL AND replaced_at IS NULL`,
-    args: [now, payoutId],
-  });
-  await tx.execute({
-    sql: `INSERT INTO portal_links (id, payout_id, token_hash, expires_at, created_at)
-            VALUES (?, ?, ?, ?, ?)`,
-    args: [linkId, payoutId, await sha256Hex(token), now + settings.linkTtlMs, now],
-  });
-  const portalUrl = `${settings.baseUrl}/portal/${token}`;
-  const options = JSON.parse(String(payout.delivery_options)) as { email?: boolean; sms?: boolean };
-  const company = String(payout.company_name);
-  const amount = centsToDollars(Number(payout.amount_cents)).toFixed(2);
-  const greeting = payout.first_name ? `Hello ${payout.first_name},` : "Hello,";
-  const recipients: ["email" | "sms", unknown][] = [
-    ["email", options.email ? payout.email : null],
-    ["sms", options.sms ? payout.phone : null],
-  ];
-  const channels: ("email" | "sms")[] = [];
-  for (const [channel, recipient] of recipients) {
-    if (!recipient) continue;
-    channels.push(channel);
-    const body = channel === "email"
-      ? `${greeting}\n\n${company} is paying you $${amount}. Choose how you want to be paid:\n${portalUrl}\n\nThis link is personal; do not share it.`
-      : `${company} is paying you $${amount}. Choose how to be paid: ${portalUrl}`;
-    const sandbox = settings.environment === "test";
-    await tx.execute({
-      sql:
-        `INSERT INTO notifications (id, company_id, payout_id, channel, recipient, subject, body, links, status,
-              created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [
-        newId("ntf"),
-        String(payout.company_id),
-        payoutId,
-        channel,
-        String(recipient),
-        channel === "email" ? subjects[reason](company) : null,
-        body,
-        JSON.stringify([portalUrl]),
-        sandbox ? "sent" : "pending",
-        now,
-        sandbox ? now : null,
-      ],
-    });
-  }
+  const contact = await payoutContact(tx, payoutId);
+  const portalUrl = await issuePortalLink(tx, settings, payoutId, null, now);
+  const channels = await queueMessages(tx, settings.environment, {
+    companyId: contact.companyId,
+    payoutId,
+    recipient: contact.recipient,
+    rendered: renderMessage(reason, contact.language, { ...contact, link: portalUrl }),
+    links: [portalUrl],
+  }, now);
   return { portalUrl, channels };
 }
 

@@ -41,8 +41,10 @@ export async function scheduleOfferExpiry(
 
 export interface MethodSelection {
   readonly paymentMethodId: number;
-  /** Entered details; only the scenario and the last four digits are kept. */
+  /** Entered details the rail looks at; of the numbers only the last four digits are kept. */
   readonly details: { accountNumber?: string; cardNumber?: string; zip?: string };
+  /** What the payout keeps of the details: non-secret fields and sealed values only. */
+  readonly kept?: Readonly<Record<string, string>>;
 }
 
 type SelectRefusal = MoveRefusal | "method_not_allowed";
@@ -82,6 +84,7 @@ export async function selectMethod(
     {
       detail: modality.code,
       methodDetails: {
+        ...selection.kept,
         modality: modality.code,
         scenario: sandboxScenario(modality.code, selection.details, marker),
         ...(number ? { last_four: number.slice(-4) } : {}),

@@ -126,6 +126,22 @@ async function writeEvents(
   }
 }
 
+/**
+ * An event of the payout that is not a move (an authorization party approved or declined), in
+ * the same shape and outbox as the events of moves.
+ */
+export async function recordPayoutEvent(
+  tx: WriteTx,
+  payoutId: string,
+  key: EventKey,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) throw new Error(`recordPayoutEvent: no payout ${payoutId}`);
+  await writeEvents(tx, payout, [key], reason, now, null);
+}
+
 async function recordTransition(
   tx: WriteTx,
   payoutId: string,
@@ -157,6 +173,17 @@ export interface MoveOptions {
   readonly methodDetails?: Record<string, unknown>;
   /** The rail's reference of a send or retry, written with the move so its events carry it. */
   readonly railReference?: string;
+}
+
+/** A selection brings its last four digits; a re-offer forgets the failed method's. */
+function lastFourAfter(step: PayoutMove, options: MoveOptions, payout: PayoutRow): string | null {
+  if (step.kind === "select") {
+    const lastFour = options.methodDetails?.last_four;
+    return typeof lastFour === "string" ? lastFour : null;
+  }
+  if (step.kind === "reoffer") return null;
+  const kept = payout.methodDetails.last_four;
+  return typeof kept === "string" ? kept : null;
 }
 
 /** Applies one move: state machine, ledger, payout row, timeline and events. */
@@ -191,7 +218,8 @@ export async function applyMove(
   await tx.execute({
     sql:
       `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
-            payment_method_id = ?, method_details = ?, failure_reason = ?, retry_count = ?, updated_at = ?,
+            payment_method_id = ?, method_details = ?, method_last_four = ?, failure_reason = ?,
+            retry_count = ?, updated_at = ?,
             rail_reference = coalesce(?, rail_reference)
           WHERE id = ?`,
     args: [
@@ -206,6 +234,7 @@ export async function applyMove(
         ? null
         : payout.paymentMethodId,
       JSON.stringify(step.kind === "select" ? options.methodDetails ?? {} : payout.methodDetails),
+      lastFourAfter(step, options, payout),
       failureReason,
       payout.retryCount + (step.kind === "retry" ? 1 : 0),
       now,

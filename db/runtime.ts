@@ -1,11 +1,18 @@
 /** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
-import type { Environment } from "../lib/config.ts";
+import { configDefaults, type Environment } from "../lib/config.ts";
 import { sandboxRail, unconfiguredLiveRail } from "../lib/rails/mod.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./payout_jobs.ts";
 import type { JobHandlers } from "./scheduler.ts";
 
+export interface RuntimeSettings {
+  readonly offerTtlDays: number;
+  readonly baseUrl: string;
+  /** DESIGN 14: portal links expire after this many days (default 30). */
+  readonly portalLinkTtlDays?: number;
+}
+
 export function jobHandlersByEnvironment(
-  settings: { offerTtlDays: number; baseUrl: string },
+  settings: RuntimeSettings,
 ): Record<Environment, JobHandlers> {
   return {
     test: payoutJobHandlers(payoutRuntime("test", settings)),
@@ -16,13 +23,17 @@ export function jobHandlersByEnvironment(
 /** What payout moves need to know of their environment: its rail, offer lifetime and links. */
 export function payoutRuntime(
   environment: Environment,
-  settings: { offerTtlDays: number; baseUrl: string },
+  settings: RuntimeSettings,
 ): PayoutRuntime {
   const offerTtlMs = settings.offerTtlDays * 86_400_000;
   return {
     environment,
     rail: environment === "test" ? sandboxRail : unconfiguredLiveRail,
     offerTtlMs,
-    notifications: { environment, baseUrl: settings.baseUrl, linkTtlMs: offerTtlMs },
+    notifications: {
+      environment,
+      baseUrl: settings.baseUrl,
+      linkTtlMs: (settings.portalLinkTtlDays ?? configDefaults.PORTAL_LINK_TTL_DAYS) * 86_400_000,
+    },
   };
 }

@@ -60,3 +60,40 @@ export class SecretBox {
 export function newWebhookSecret(): string {
   return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
+
+/**
+ * An HMAC-SHA256 signer derived from the service secret for one purpose (HKDF info), so links,
+ * sessions and tokens never share a key.
+ */
+export class PurposeMac {
+  readonly #key: Promise<CryptoKey>;
+
+  constructor(secret: Uint8Array, purpose: string) {
+    this.#key = crypto.subtle.importKey("raw", secret as Uint8Array<ArrayBuffer>, "HKDF", false, [
+      "deriveKey",
+    ]).then((base) =>
+      crypto.subtle.deriveKey(
+        {
+          name: "HKDF",
+          hash: "SHA-256",
+          salt: new Uint8Array(),
+          info: new TextEncoder().encode(purpose),
+        },
+        base,
+        { name: "HMAC", hash: "SHA-256", length: 256 },
+        false,
+        ["sign"],
+      )
+    );
+  }
+
+  /** The MAC of `message`, base64url without padding. */
+  async sign(message: string): Promise<string> {
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      await this.#key,
+      new TextEncoder().encode(message),
+    );
+    return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
+  }
+}

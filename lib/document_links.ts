@@ -4,43 +4,21 @@
  * company chooses without a token, and stops working when it expires.
  */
 import type { Environment } from "./config.ts";
+import { PurposeMac } from "./crypto.ts";
 import { constantTimeEqual } from "./keys.ts";
 
 /** Long enough to download after listing, short enough that a leaked link soon dies. */
 export const DOCUMENT_LINK_TTL_MS = 15 * 60_000;
 
-const encoder = new TextEncoder();
-
 export class DocumentLinkSigner {
-  readonly #key: Promise<CryptoKey>;
+  readonly #mac: PurposeMac;
 
   constructor(secret: Uint8Array) {
-    // A key of its own, derived from the service secret by purpose, so links and tokens never share one.
-    this.#key = crypto.subtle.importKey("raw", secret as Uint8Array<ArrayBuffer>, "HKDF", false, [
-      "deriveKey",
-    ]).then((base) =>
-      crypto.subtle.deriveKey(
-        {
-          name: "HKDF",
-          hash: "SHA-256",
-          salt: new Uint8Array(),
-          info: encoder.encode("document-links"),
-        },
-        base,
-        { name: "HMAC", hash: "SHA-256", length: 256 },
-        false,
-        ["sign"],
-      )
-    );
+    this.#mac = new PurposeMac(secret, "document-links");
   }
 
-  async #signature(environment: Environment, id: string, expiresAt: number): Promise<string> {
-    const mac = await crypto.subtle.sign(
-      "HMAC",
-      await this.#key,
-      encoder.encode(`${environment}.${id}.${expiresAt}`),
-    );
-    return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
+  #signature(environment: Environment, id: string, expiresAt: number): Promise<string> {
+    return this.#mac.sign(`${environment}.${id}.${expiresAt}`);
   }
 
   /** The path and query of a link to signed document `id`, valid until `now + ttl`. */

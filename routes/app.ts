@@ -21,6 +21,8 @@ import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, surfaceOf } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { opsRoutes } from "./ops.ts";
+import { payLandingRoutes } from "./portal/landing.tsx";
+import { portalRoutes } from "./portal/mod.tsx";
 import { sandboxRoutes } from "./sandbox.tsx";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
 import { disbursementRoutes } from "./v1/disbursements.ts";
@@ -31,7 +33,7 @@ import { payeeRoutes } from "./v1/payees.ts";
 import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
-const SECRET_PATH = /^\/(p|portal)\//;
+const SECRET_PATH = /^\/portal\//;
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -100,6 +102,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const openApi = openApiDocument(deps.config);
   app.get("/openapi.json", (c) => c.json(openApi));
   app.route("/sandbox", sandboxRoutes(deps));
+  app.route("/portal", portalRoutes(deps));
+  app.route("/pay", payLandingRoutes(deps));
   const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
   app.route("/documents", documentLinkRoutes(deps, documentLinks));
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));

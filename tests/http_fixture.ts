@@ -97,6 +97,7 @@ export async function openHttpFixture(
     clock,
     jobHandlers: jobHandlersByEnvironment({
       offerTtlDays: config.limits.OFFER_TTL_DAYS,
+      portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
       baseUrl: config.baseUrl,
     }),
     secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),

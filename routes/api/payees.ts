@@ -78,6 +78,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const { notifications } = payoutRuntime(principal.environment, {
         offerTtlDays: deps.config.limits.OFFER_TTL_DAYS,
+        portalLinkTtlDays: deps.config.limits.PORTAL_LINK_TTL_DAYS,
         baseUrl: deps.config.baseUrl,
       });
       const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);

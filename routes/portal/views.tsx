@@ -1,0 +1,464 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Portal pages (DESIGN 9): server-rendered, no script, one column that fits a phone, every input
+ * labelled, errors announced and tied to their fields. hono/jsx escapes every value it renders.
+ */
+import type { Child } from "hono/jsx";
+import type { PortalDocument, PortalParty, PortalPayout } from "../../db/portal_store.ts";
+import type { FieldProblem } from "../../lib/portal/method_details.ts";
+import { postageTypes, usStates } from "../../lib/portal/method_details.ts";
+import { centsToDollars } from "../../lib/money.ts";
+import { type ModalityCode, modalityOf, type PayoutStatus } from "../../lib/payouts/states.ts";
+
+export const portalCss = `
+*{box-sizing:border-box}
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#111;background:#f6f7f9}
+header{background:#0b3d91;color:#fff;padding:.75rem 1rem}
+header p{margin:0;font-weight:600}
+main{max-width:36rem;margin:0 auto;padding:1rem}
+h1{font-size:1.45rem;line-height:1.25;margin:.5rem 0 1rem}
+h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
+.card{background:#fff;border:1px solid #c9ced6;border-radius:.5rem;padding:1rem;margin:0 0 1rem}
+.amount{font-size:2rem;font-weight:700;margin:.25rem 0}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+.hint{display:block;font-weight:400;color:#444;font-size:.9rem}
+input[type=text],input[type=email],input[type=tel],select{width:100%;font-size:1rem;padding:.6rem;border:2px solid #555;border-radius:.35rem;background:#fff;color:#111}
+input[aria-invalid=true],select[aria-invalid=true]{border-color:#b00020}
+.check{display:flex;gap:.6rem;align-items:flex-start;margin:.75rem 0;font-weight:400}
+.check input{width:1.4rem;height:1.4rem;margin-top:.1rem;flex:none}
+fieldset{border:0;padding:0;margin:0}
+legend{font-weight:600;margin:.5rem 0}
+.option{display:flex;gap:.6rem;align-items:center;border:2px solid #c9ced6;border-radius:.4rem;padding:.7rem;margin:.5rem 0;font-weight:400;background:#fff}
+.option input{width:1.3rem;height:1.3rem;flex:none}
+button{display:block;width:100%;font-size:1.05rem;font-weight:600;padding:.8rem;margin:1rem 0 0;border:0;border-radius:.4rem;background:#0b3d91;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#0b3d91;border:2px solid #0b3d91}
+button.danger{background:#fff;color:#b00020;border:2px solid #b00020}
+:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
+.error{color:#b00020;font-weight:600}
+.errors{border:2px solid #b00020;border-radius:.4rem;padding:.5rem 1rem;background:#fff5f5}
+.notice{border-left:4px solid #0b3d91;padding:.5rem 1rem;background:#eef3fb}
+ol.timeline{padding-left:1.2rem}
+.code{font-size:1.6rem;letter-spacing:.3em;text-align:center}
+a{color:#0b3d91}
+footer{max-width:36rem;margin:0 auto;padding:1rem;color:#444;font-size:.85rem}
+`;
+
+export function Page(props: { title: string; company?: string; children: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{props.title}</title>
+        <link rel="stylesheet" href="/portal/assets/portal.css" />
+      </head>
+      <body>
+        <header>
+          <p>{props.company ? `Payment from ${props.company}` : "Payment portal"}</p>
+        </header>
+        <main id="main">
+          <h1>{props.title}</h1>
+          {props.children}
+        </main>
+        <footer>This page is private to you. Do not share its address.</footer>
+      </body>
+    </html>
+  );
+}
+
+/** Problems listed at the top (announced), each linking to its field. */
+export function Problems(props: { problems: readonly FieldProblem[] }) {
+  if (props.problems.length === 0) return null;
+  return (
+    <div class="errors" role="alert" tabindex={-1} id="problems">
+      <p class="error">Please fix this:</p>
+      <ul>
+        {props.problems.map((p) => (
+          <li>
+            {p.field === "form" ? p.message : <a href={`#${p.field}`}>{p.message}</a>}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+export function Csrf(props: { token: string }) {
+  return <input type="hidden" name="csrf" value={props.token} />;
+}
+
+interface FieldProps {
+  name: string;
+  label: string;
+  hint?: string;
+  value?: string;
+  type?: "text" | "email" | "tel";
+  autocomplete?: string;
+  inputmode?: "numeric" | "tel" | "email" | "text";
+  problems: readonly FieldProblem[];
+}
+
+export function Field(props: FieldProps) {
+  const problem = props.problems.find((p) => p.field === props.name);
+  const describedBy = [props.hint ? `${props.name}-hint` : "", problem ? `${props.name}-error` : ""]
+    .filter(Boolean).join(" ");
+  return (
+    <>
+      <label for={props.name}>
+        {props.label}
+        {props.hint ? <span class="hint" id={`${props.name}-hint`}>{props.hint}</span> : null}
+      </label>
+      {problem ? <p class="error" id={`${props.name}-error`}>{problem.message}</p> : null}
+      <input
+        type={props.type ?? "text"}
+        id={props.name}
+        name={props.name}
+        value={props.value ?? ""}
+        autocomplete={props.autocomplete ?? "off"}
+        inputmode={props.inputmode}
+        aria-invalid={problem ? "true" : undefined}
+        aria-describedby={describedBy || undefined}
+      />
+    </>
+  );
+}
+
+export function Consent(props: { name: string; label: string; problems: readonly FieldProblem[] }) {
+  const problem = props.problems.find((p) => p.field === props.name);
+  return (
+    <>
+      {problem ? <p class="error" id={`${props.name}-error`}>{problem.message}</p> : null}
+      <label class="check" for={props.name}>
+        <input
+          type="checkbox"
+          id={props.name}
+          name={props.name}
+          value="yes"
+          aria-invalid={problem ? "true" : undefined}
+        />
+        <span>{props.label}</span>
+      </label>
+    </>
+  );
+}
+
+export const dollars = (cents: number) =>
+  `$${
+    centsToDollars(cents).toLocaleString("en-US", {
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 2,
+    })
+  }`;
+
+export const methodLabels: Record<ModalityCode, string> = {
+  ach: "Direct deposit to a bank account (ACH)",
+  check: "Paper check by mail",
+  vcc: "Virtual card by e-mail",
+  instant_deposit: "Instant deposit to a debit card",
+  digital_check: "Digital check by e-mail",
+  venmo: "Venmo",
+  paypal: "PayPal",
+};
+
+export const statusLabels: Record<PayoutStatus, string> = {
+  pending_funds: "Waiting for the company's funds",
+  created: "Created",
+  awaiting_endorsement: "Waiting for approvals",
+  modality_offered: "Waiting for you to choose how to be paid",
+  modality_selected: "Payment method chosen",
+  funds_sent: "Money sent",
+  completed: "Paid",
+  failed: "Payment failed",
+  canceled: "Canceled",
+};
+
+export function AmountCard(props: { payout: PortalPayout }) {
+  const { payout } = props;
+  return (
+    <div class="card">
+      <p>{payout.companyName} is paying you</p>
+      <p class="amount">{dollars(payout.amountCents)}</p>
+      {payout.memo ? <p>For: {payout.memo}</p> : null}
+    </div>
+  );
+}
+
+export function DocumentList(
+  props: { base: string; documents: readonly PortalDocument[] },
+) {
+  return (
+    <ul>
+      {props.documents.map((d) => (
+        <li>
+          <a href={`${props.base}/documents/${d.id}`}>{d.name} (PDF)</a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function MethodChoice(
+  props: { base: string; payout: PortalPayout; problems: readonly FieldProblem[] },
+) {
+  const methods = props.payout.allowedPaymentMethodIds
+    .map((id) => modalityOf(id))
+    .filter((m) => m !== undefined);
+  return (
+    <form method="get" action={`${props.base}/method`}>
+      <fieldset>
+        <legend>How do you want to be paid?</legend>
+        {methods.map((m, index) => (
+          <label class="option" for={`method-${m.code}`}>
+            <input
+              type="radio"
+              name="method"
+              id={`method-${m.code}`}
+              value={m.code}
+              checked={index === 0}
+            />
+            <span>{methodLabels[m.code]}</span>
+          </label>
+        ))}
+      </fieldset>
+      <button type="submit">Continue</button>
+    </form>
+  );
+}
+
+/** The fields of one method's form. */
+export function MethodFields(
+  props: {
+    modality: ModalityCode;
+    values: Readonly<Record<string, string>>;
+    problems: readonly FieldProblem[];
+    fixedPostage: string | null;
+  },
+) {
+  const { values, problems } = props;
+  switch (props.modality) {
+    case "ach":
+      return (
+        <>
+          <Field
+            name="routing_number"
+            label="Routing number"
+            hint="9 digits, at the bottom left of a check"
+            inputmode="numeric"
+            value={values.routing_number}
+            problems={problems}
+          />
+          <Field
+            name="account_number"
+            label="Account number"
+            inputmode="numeric"
+            problems={problems}
+          />
+          <Field
+            name="account_number_confirm"
+            label="Account number again"
+            inputmode="numeric"
+            problems={problems}
+          />
+          <fieldset>
+            <legend>Account type</legend>
+            {(["checking", "savings"] as const).map((type) => (
+              <label class="option" for={`account_type-${type}`}>
+                <input
+                  type="radio"
+                  name="account_type"
+                  id={`account_type-${type}`}
+                  value={type}
+                  checked={(values.account_type ?? "checking") === type}
+                />
+                <span>{type === "checking" ? "Checking" : "Savings"}</span>
+              </label>
+            ))}
+          </fieldset>
+        </>
+      );
+    case "instant_deposit":
+      return (
+        <Field
+          name="card_number"
+          label="Debit card number"
+          hint="We keep only the last four digits"
+          inputmode="numeric"
+          autocomplete="cc-number"
+          problems={problems}
+        />
+      );
+    case "check": {
+      const stateProblem = problems.find((p) => p.field === "state");
+      return (
+        <>
+          <Field
+            name="address_one"
+            label="Street address"
+            autocomplete="address-line1"
+            value={values.address_one}
+            problems={problems}
+          />
+          <Field
+            name="address_two"
+            label="Apartment, suite (optional)"
+            autocomplete="address-line2"
+            value={values.address_two}
+            problems={problems}
+          />
+          <Field
+            name="city"
+            label="City"
+            autocomplete="address-level2"
+            value={values.city}
+            problems={problems}
+          />
+          <label for="state">State</label>
+          {stateProblem ? <p class="error" id="state-error">{stateProblem.message}</p> : null}
+          <select
+            id="state"
+            name="state"
+            autocomplete="address-level1"
+            aria-invalid={stateProblem ? "true" : undefined}
+          >
+            <option value="">Choose…</option>
+            {usStates.map((s) => <option value={s} selected={values.state === s}>{s}</option>)}
+          </select>
+          <Field
+            name="zip_code"
+            label="ZIP code"
+            inputmode="numeric"
+            autocomplete="postal-code"
+            value={values.zip_code}
+            problems={problems}
+          />
+          {props.fixedPostage
+            ? (
+              <p>
+                Delivery: {postageTypes.find((p) => p.code === props.fixedPostage)?.name ??
+                  props.fixedPostage} (chosen by the company)
+              </p>
+            )
+            : (
+              <fieldset>
+                <legend id="postage">Delivery speed</legend>
+                {problems.some((p) => p.field === "postage")
+                  ? <p class="error">{problems.find((p) => p.field === "postage")!.message}</p>
+                  : null}
+                {postageTypes.map((p) => (
+                  <label class="option" for={`postage-${p.code}`}>
+                    <input
+                      type="radio"
+                      name="postage"
+                      id={`postage-${p.code}`}
+                      value={p.code}
+                      checked={(values.postage ?? "FC") === p.code}
+                    />
+                    <span>{p.name}</span>
+                  </label>
+                ))}
+              </fieldset>
+            )}
+        </>
+      );
+    }
+    case "venmo":
+      return (
+        <Field
+          name="phone"
+          label="Phone number of your Venmo account"
+          type="tel"
+          autocomplete="tel"
+          value={values.phone}
+          problems={problems}
+        />
+      );
+    case "paypal":
+    case "vcc":
+    case "digital_check":
+      return (
+        <Field
+          name="email"
+          label={props.modality === "paypal" ? "E-mail of your PayPal account" : "Your e-mail"}
+          type="email"
+          autocomplete="email"
+          value={values.email}
+          problems={problems}
+        />
+      );
+  }
+}
+
+export function Timeline(props: { payout: PortalPayout }) {
+  return (
+    <ol class="timeline">
+      {props.payout.timeline.map((step) => (
+        <li>
+          {statusLabels[step.status]} — {new Date(step.at).toUTCString()}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function PartyRow(props: {
+  base: string;
+  party: PortalParty;
+  csrf: string;
+  problems: readonly FieldProblem[];
+}) {
+  const { party, base } = props;
+  const supplied = party.companyEmail !== null || party.companyPhone !== null;
+  const prefix = `party-${party.partyUuid}`;
+  const problems = props.problems.filter((p) => p.field.startsWith(prefix));
+  const status = party.status === "endorsed"
+    ? "Approved"
+    : party.status === "declined"
+    ? "Declined"
+    : party.linkSent
+    ? "Asked; waiting for their approval"
+    : "Not asked yet";
+  return (
+    <div class="card">
+      <h2>{party.name}</h2>
+      <p>Status: {status}</p>
+      {party.status !== "pending"
+        ? null
+        : (
+          <form method="post" action={`${base}/parties/${encodeURIComponent(party.partyUuid)}`}>
+            <Csrf token={props.csrf} />
+            {supplied
+              ? (
+                <p>
+                  We will contact them at{" "}
+                  {[party.companyEmail, party.companyPhone].filter(Boolean).join(" and ")}{" "}
+                  (provided by the company).
+                </p>
+              )
+              : (
+                <>
+                  <p>The company did not give their contact details. Enter an e-mail or phone.</p>
+                  <Field
+                    name={`${prefix}-email`}
+                    label="Their e-mail"
+                    type="email"
+                    value={party.enteredEmail ?? ""}
+                    problems={problems}
+                  />
+                  <Field
+                    name={`${prefix}-phone`}
+                    label="Their mobile phone (optional)"
+                    type="tel"
+                    value={party.enteredPhone ?? ""}
+                    problems={problems}
+                  />
+                </>
+              )}
+            <button type="submit" class={party.linkSent ? "secondary" : undefined}>
+              {party.linkSent ? `Send ${party.name} a new link` : `Ask ${party.name} to approve`}
+            </button>
+          </form>
+        )}
+    </div>
+  );
+}

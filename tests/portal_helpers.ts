@@ -1,0 +1,114 @@
+/**
+ * Portal test helpers: a browser stand-in over `app.request` that keeps cookies and reads the CSRF
+ * token off each page, and the sandbox inbox as the payee's mailbox.
+ */
+import assert from "node:assert/strict";
+import { api, payee } from "./api_helpers.ts";
+import { fundAcmeAuto, type HttpFixture } from "./http_fixture.ts";
+
+export interface InboxMessage {
+  id: string;
+  channel: "email" | "sms";
+  to: string;
+  subject: string | null;
+  body: string;
+  links: string[];
+  code?: string;
+}
+
+export async function inbox(f: HttpFixture): Promise<InboxMessage[]> {
+  const listed = await (await f.app.request("/sandbox/inbox.json")).json() as {
+    data: InboxMessage[];
+  };
+  return listed.data;
+}
+
+/** The newest message to `to` matching `pattern` (subject or body). */
+export async function lastMessage(
+  f: HttpFixture,
+  to: string,
+  pattern: RegExp = /./,
+): Promise<InboxMessage> {
+  const found = (await inbox(f)).find((m) =>
+    m.to === to && (pattern.test(m.subject ?? "") || pattern.test(m.body))
+  );
+  assert.ok(found, `no message to ${to} matching ${pattern}`);
+  return found;
+}
+
+/** The path of a portal URL from a message (`/portal/<token>`). */
+export const pathOf = (url: string) => new URL(url).pathname;
+
+export class PortalBrowser {
+  readonly #cookies = new Map<string, string>();
+  lastHtml = "";
+
+  constructor(readonly f: HttpFixture) {}
+
+  async get(path: string): Promise<Response> {
+    return this.#keep(await this.f.app.request(path, { headers: this.#headers() }), path);
+  }
+
+  /** Posts a form; `csrf` is taken from the last page unless given. */
+  async post(path: string, form: Record<string, string>, csrf?: string): Promise<Response> {
+    const body = new URLSearchParams({ csrf: csrf ?? this.csrf(), ...form });
+    return this.#keep(
+      await this.f.app.request(path, {
+        method: "POST",
+        headers: { ...this.#headers(), "Content-Type": "application/x-www-form-urlencoded" },
+        body: body.toString(),
+      }),
+      path,
+    );
+  }
+
+  csrf(): string {
+    return /name="csrf" value="([^"]+)"/.exec(this.lastHtml)?.[1] ?? "";
+  }
+
+  #headers(): Record<string, string> {
+    const cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    return cookie ? { Cookie: cookie } : {};
+  }
+
+  async #keep(response: Response, _path: string): Promise<Response> {
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(";");
+      const [name, ...value] = pair.split("=");
+      this.#cookies.set(name.trim(), value.join("="));
+    }
+    const text = await response.text();
+    if (response.headers.get("Content-Type")?.includes("text/html")) this.lastHtml = text;
+    return new Response(text, { status: response.status, headers: response.headers });
+  }
+}
+
+/** Creates a one-payee Surface A disbursement and returns the payee's offer link path. */
+export async function offeredPayee(
+  f: HttpFixture,
+  uuid: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ disbursementUuid: string; email: string; linkPath: string }> {
+  await fundAcmeAuto(f, 100_000_00);
+  const disbursementUuid = `d-${uuid}`;
+  const created = await api(f, "POST", "/api/disbursements", {
+    disbursement_uuid: disbursementUuid,
+    large_disbursement: false,
+    payees: [payee(uuid, 250, extra)],
+  });
+  assert.equal(created.status, 201, await created.text());
+  await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+  const email = `${uuid}@example.test`;
+  const message = await lastMessage(f, email);
+  return { disbursementUuid, email, linkPath: pathOf(message.links[0]) };
+}
+
+/** Asks for a code and enters it: the browser is then verified for this link. */
+export async function verify(browser: PortalBrowser, linkPath: string, to: string) {
+  await browser.get(linkPath);
+  assert.equal((await browser.post(`${linkPath}/code`, {})).status, 303);
+  const code = (await lastMessage(browser.f, to, /verification code/)).code!;
+  await browser.get(linkPath);
+  const verified = await browser.post(`${linkPath}/verify`, { code });
+  assert.equal(verified.status, 303, browser.lastHtml);
+}
