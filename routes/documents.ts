@@ -35,8 +35,9 @@ export function documentLinkRoutes(deps: AppDeps, documentLinks: DocumentLinkSig
     c.header("Content-Type", "application/pdf");
     c.header(
       "Content-Disposition",
-      `inline; filename="${document.name.replace(/[^\w.\- ]/g, "_")}.pdf"`,
+      `attachment; filename="${document.name.replace(/[^\w.\- ]/g, "_")}.pdf"`,
     );
+    c.header("X-Content-Type-Options", "nosniff");
     c.header("Cache-Control", "private, no-store");
     return c.body(document.content as Uint8Array<ArrayBuffer>);
   });

@@ -254,6 +254,11 @@ Deno.test("signed documents: the payee's signatures with expiring signed links t
     const download = await f.app.request(link.pathname + link.search);
     assert.equal(download.status, 200);
     assert.equal(download.headers.get("Content-Type"), "application/pdf");
+    assert.equal(download.headers.get("X-Content-Type-Options"), "nosniff");
+    assert.match(
+      download.headers.get("Content-Disposition")!,
+      /^attachment; filename="Release of claim\.pdf"$/,
+    );
     assert.deepEqual(new Uint8Array(await download.arrayBuffer()), pdf);
 
     const tampered = new URL(link);

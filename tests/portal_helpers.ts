@@ -41,6 +41,7 @@ export const pathOf = (url: string) => new URL(url).pathname;
 
 export class PortalBrowser {
   readonly #cookies = new Map<string, string>();
+  #csrf = "";
   lastHtml = "";
 
   constructor(readonly f: HttpFixture) {}
@@ -62,8 +63,9 @@ export class PortalBrowser {
     );
   }
 
+  /** The CSRF token of the latest page that had a form with one. */
   csrf(): string {
-    return /name="csrf" value="([^"]+)"/.exec(this.lastHtml)?.[1] ?? "";
+    return this.#csrf;
   }
 
   #headers(): Record<string, string> {
@@ -77,8 +79,12 @@ export class PortalBrowser {
       const [name, ...value] = pair.split("=");
       this.#cookies.set(name.trim(), value.join("="));
     }
+    if (!response.headers.get("Content-Type")?.includes("text/html")) return response;
     const text = await response.text();
-    if (response.headers.get("Content-Type")?.includes("text/html")) this.lastHtml = text;
+    {
+      this.lastHtml = text;
+      this.#csrf = /name="csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.#csrf;
+    }
     return new Response(text, { status: response.status, headers: response.headers });
   }
 }
@@ -106,8 +112,14 @@ export async function offeredPayee(
 /** Asks for a code and enters it: the browser is then verified for this link. */
 export async function verify(browser: PortalBrowser, linkPath: string, to: string) {
   await browser.get(linkPath);
+  const before = new Set((await inbox(browser.f)).map((m) => m.id));
   assert.equal((await browser.post(`${linkPath}/code`, {})).status, 303);
-  const code = (await lastMessage(browser.f, to, /verification code/)).code!;
+  // Messages of one fake-clock instant sort by id: the new one is the one not seen before.
+  const message = (await inbox(browser.f)).find((m) =>
+    m.to === to && m.code !== undefined && !before.has(m.id)
+  );
+  assert.ok(message, `no new code sent to ${to}`);
+  const code = message.code!;
   await browser.get(linkPath);
   const verified = await browser.post(`${linkPath}/verify`, { code });
   assert.equal(verified.status, 303, browser.lastHtml);

@@ -353,6 +353,9 @@ export function MethodFields(
                       id={`postage-${p.code}`}
                       value={p.code}
                       checked={(values.postage ?? "FC") === p.code}
+                      aria-invalid={problems.some((x) => x.field === "postage")
+                        ? "true"
+                        : undefined}
                     />
                     <span>{p.name}</span>
                   </label>

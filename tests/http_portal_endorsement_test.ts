@@ -1,0 +1,191 @@
+/**
+ * Endorsements and e-signatures through the portal: the payee signs type-1 documents, asks each
+ * authorization party through its own link, parties verify, read type-3 documents and endorse or
+ * decline; the company sees each decision as an event and gets signed copies with certificates.
+ */
+import assert from "node:assert/strict";
+import { PDFDocument } from "pdf-lib";
+import { sha256Hex } from "../lib/keys.ts";
+import { api, parties, payee } from "./api_helpers.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { lastMessage, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";
+
+const inboxOn = { SANDBOX_INBOX: "1" };
+
+async function pdfNamed(title: string): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  pdf.addPage([612, 792]).drawText(title, { x: 72, y: 700, size: 18 });
+  return await pdf.save();
+}
+
+async function upload(f: HttpFixture, name: string, docTypeId: number, pdf: Uint8Array) {
+  const res = await api(f, "POST", "/api/documents", {
+    doc_type_id: docTypeId,
+    name,
+    is_sign_required: true,
+    pdf_base64: pdf.toBase64(),
+  });
+  assert.equal(res.status, 201, await res.text());
+}
+
+/** A payee whose payment needs the lienholder (contact from the company) and a co-owner (none). */
+async function payeeWithParties(f: HttpFixture) {
+  await fundAcmeAuto(f, 100_000_00);
+  const [lienholder, coOwner] = parties;
+  const created = await api(f, "POST", "/api/disbursements", {
+    disbursement_uuid: "CLM-E",
+    large_disbursement: false,
+    payees: [payee("pat", 500, { permission_required_from: ["lienholder", "co-owner"] })],
+    authorization_parties: [lienholder, { ...coOwner, email: undefined, phone: undefined }],
+  });
+  assert.equal(created.status, 201, await created.text());
+  await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+  const notice = await lastMessage(f, "pat@example.test", /needs approval/);
+  return pathOf(notice.links[0]);
+}
+
+async function payoutStatus(f: HttpFixture) {
+  const { rows } = await f.deps.databases.test.readClient.execute("SELECT status FROM payouts");
+  return String(rows[0].status);
+}
+
+async function eventNames(f: HttpFixture): Promise<string[]> {
+  const { rows } = await f.deps.databases.test.readClient.execute(
+    "SELECT event_type_id, json_extract(data, '$.reason') AS reason FROM events ORDER BY rowid",
+  );
+  return rows.map((r) => `${r.event_type_id}: ${r.reason}`);
+}
+
+Deno.test("portal endorsements: sign, ask both parties, both endorse, the payee is told and offered", async () => {
+  await withHttpFixture(async (f) => {
+    const release = await pdfNamed("Release of claim");
+    await upload(f, "Release of claim", 1, release);
+    await upload(f, "Lien release", 3, await pdfNamed("Lien release"));
+    const linkPath = await payeeWithParties(f);
+    const payeeBrowser = new PortalBrowser(f);
+    await verify(payeeBrowser, linkPath, "pat@example.test");
+
+    await payeeBrowser.get(linkPath);
+    assert.match(payeeBrowser.lastHtml, /<h1>Read and sign<\/h1>/);
+    assert.match(payeeBrowser.lastHtml, /Release of claim \(PDF\)/);
+    const docPath = /href="([^"]+\/documents\/[^"]+)"/.exec(payeeBrowser.lastHtml)![1];
+    const original = await payeeBrowser.get(docPath);
+    assert.equal(original.status, 200);
+    assert.equal(original.headers.get("Content-Type"), "application/pdf");
+    assert.deepEqual(new Uint8Array(await original.arrayBuffer()), release);
+
+    const unsigned = await payeeBrowser.post(`${linkPath}/sign`, { typed_name: "Pat Doe" });
+    assert.equal(unsigned.status, 422);
+    assert.match(payeeBrowser.lastHtml, /Tick the box to agree/);
+    const signed = await payeeBrowser.post(`${linkPath}/sign`, {
+      typed_name: "Pat Doe",
+      consent: "yes",
+    });
+    assert.equal(signed.status, 303);
+    await payeeBrowser.get(linkPath);
+    assert.match(payeeBrowser.lastHtml, /<h1>Approvals needed<\/h1>/);
+    assert.match(payeeBrowser.lastHtml, /lien@example\.test/);
+
+    // The company gave the lienholder's contact: one click. The co-owner's: the payee enters it.
+    const asked = await payeeBrowser.post(`${linkPath}/parties/lienholder`, {});
+    assert.equal(asked.status, 200);
+    assert.match(payeeBrowser.lastHtml, /We sent Lee Holder a link to approve/);
+    const own = await payeeBrowser.post(`${linkPath}/parties/co-owner`, {
+      "party-co-owner-email": "PAT@example.test",
+    });
+    assert.equal(own.status, 422);
+    assert.match(payeeBrowser.lastHtml, /their own e-mail or phone, not yours/);
+    const blank = await payeeBrowser.post(`${linkPath}/parties/co-owner`, {});
+    assert.equal(blank.status, 422);
+    await payeeBrowser.post(`${linkPath}/parties/co-owner`, {
+      "party-co-owner-email": "cory@example.test",
+    });
+    assert.match(payeeBrowser.lastHtml, /We sent Cory Owner a link/);
+
+    for (
+      const [to, name] of [["lien@example.test", "Lee Holder"], ["cory@example.test", "Cory Owner"]]
+    ) {
+      const request = await lastMessage(f, to, /approval is needed/);
+      const partyPath = pathOf(request.links[0]);
+      const party = new PortalBrowser(f);
+      await verify(party, partyPath, to);
+      await party.get(partyPath);
+      assert.match(party.lastHtml, /<h1>Approve a payment<\/h1>/);
+      assert.match(party.lastHtml, /Lien release \(PDF\)/);
+      assert.doesNotMatch(party.lastHtml, /Release of claim/, "type-1 documents are the payee's");
+      const noConsent = await party.post(`${partyPath}/endorse`, { typed_name: name });
+      assert.equal(noConsent.status, 422);
+      assert.match(party.lastHtml, /Tick the box to approve/);
+      const endorsed = await party.post(`${partyPath}/endorse`, {
+        typed_name: name,
+        consent: "yes",
+      });
+      assert.equal(endorsed.status, 303);
+      await party.get(partyPath);
+      assert.match(party.lastHtml, /You approved the payment of \$500\.00 to Pat Doe/);
+      // The payee's link is not the party's: a party cannot choose the method.
+      assert.equal((await party.get(`${partyPath}/method?method=ach`)).status, 200);
+      assert.doesNotMatch(party.lastHtml, /Routing number/);
+    }
+
+    assert.equal(await payoutStatus(f), "modality_offered");
+    const events = await eventNames(f);
+    assert.equal(events.filter((e) => e.startsWith("3: ")).length, 2);
+    assert.match(
+      events.find((e) => e.startsWith("3: ") && e.includes("co-owner"))!,
+      /cory@example\.test, entered by the payee/,
+    );
+    assert.ok(events.some((e) => e.startsWith("4: ")), "offered after the last endorsement");
+
+    const allIn = await lastMessage(f, "pat@example.test", /every approval is in/i);
+    const fresh = new PortalBrowser(f);
+    await verify(fresh, pathOf(allIn.links[0]), "pat@example.test");
+    await fresh.get(pathOf(allIn.links[0]));
+    assert.match(fresh.lastHtml, /<h1>Choose how to be paid<\/h1>/);
+
+    const listed = await api(f, "GET", "/api/disbursements/CLM-E/payees/pat/signed-documents");
+    const documents = await listed.json() as Record<string, string>[];
+    assert.deepEqual(documents.map((d) => [d.DocumentName, d.SignedBy]).sort(), [
+      ["Lien release", "Cory Owner"],
+      ["Lien release", "Lee Holder"],
+      ["Release of claim", "Pat Doe"],
+    ]);
+    const payeeCopy = documents.find((d) => d.SignedBy === "Pat Doe")!;
+    const link = new URL(payeeCopy.DocumentLink);
+    const copy = new Uint8Array(
+      await (await f.app.request(link.pathname + link.search)).arrayBuffer(),
+    );
+    const stamped = await PDFDocument.load(copy);
+    assert.equal(stamped.getPageCount(), 2, "the original page and the certificate page");
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT original_sha256, signer_user_agent FROM signed_documents WHERE signed_by = 'Pat Doe'",
+    );
+    assert.equal(rows[0].original_sha256, await sha256Hex(release));
+  }, inboxOn);
+});
+
+Deno.test("portal endorsements: a party declines → event 11, the payout keeps waiting", async () => {
+  await withHttpFixture(async (f) => {
+    const linkPath = await payeeWithParties(f);
+    const payeeBrowser = new PortalBrowser(f);
+    await verify(payeeBrowser, linkPath, "pat@example.test");
+    await payeeBrowser.get(linkPath);
+    await payeeBrowser.post(`${linkPath}/parties/lienholder`, {});
+    const request = await lastMessage(f, "lien@example.test", /approval is needed/);
+    const partyPath = pathOf(request.links[0]);
+    const party = new PortalBrowser(f);
+    await verify(party, partyPath, "lien@example.test");
+    await party.get(partyPath);
+    const noName = await party.post(`${partyPath}/decline`, { decline_name: "" });
+    assert.equal(noName.status, 422);
+    const declined = await party.post(`${partyPath}/decline`, { decline_name: "Lee Holder" });
+    assert.equal(declined.status, 303);
+    await party.get(partyPath);
+    assert.match(party.lastHtml, /You declined the payment/);
+    assert.equal(await payoutStatus(f), "awaiting_endorsement");
+    const events = await eventNames(f);
+    assert.match(events.find((e) => e.startsWith("11: "))!, /party lienholder .* declined/);
+    await payeeBrowser.get(linkPath);
+    assert.match(payeeBrowser.lastHtml, /Status: Declined/);
+  }, inboxOn);
+});

@@ -1,0 +1,209 @@
+/** Every portal form's bad inputs: the form again with a clear message, and nothing stored. */
+import assert from "node:assert/strict";
+import { withHttpFixture } from "./http_fixture.ts";
+import type { HttpFixture } from "./http_fixture.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+
+const inboxOn = { SANDBOX_INBOX: "1" };
+
+async function payoutState(f: HttpFixture) {
+  const { rows } = await f.deps.databases.test.readClient.execute(
+    `SELECT status, payment_method_id, method_details,
+            (SELECT count(*) FROM signed_documents) AS signatures,
+            (SELECT count(*) FROM ledger_transactions) AS transactions FROM payouts`,
+  );
+  return { ...rows[0] };
+}
+
+const goodAch = {
+  method: "ach",
+  routing_number: "011000015",
+  account_number: "000123456789",
+  account_number_confirm: "000123456789",
+  account_type: "checking",
+  typed_name: "Pat Doe",
+  consent: "yes",
+};
+
+async function verifiedPayee(f: HttpFixture, uuid: string, extra: Record<string, unknown> = {}) {
+  const { email, linkPath } = await offeredPayee(f, uuid, extra);
+  const browser = new PortalBrowser(f);
+  await verify(browser, linkPath, email);
+  await browser.get(linkPath);
+  return { browser, linkPath };
+}
+
+const cases: [string, Record<string, unknown>, Record<string, string>, RegExp][] = [
+  [
+    "bad routing checksum",
+    {},
+    { ...goodAch, routing_number: "011000016" },
+    /routing number is not valid/,
+  ],
+  [
+    "short account number",
+    {},
+    { ...goodAch, account_number: "12", account_number_confirm: "12" },
+    /4 to 17 digits/,
+  ],
+  [
+    "account numbers differ",
+    {},
+    { ...goodAch, account_number_confirm: "000123456780" },
+    /do not match/,
+  ],
+  ["ACH without consent", {}, { ...goodAch, consent: "" }, /Tick the box to authorize/],
+  ["ACH without a typed name", {}, { ...goodAch, typed_name: " " }, /Type your full name/],
+  [
+    "bad Luhn",
+    { allowed_payment_method_ids: [4] },
+    { method: "instant_deposit", card_number: "4000056655665557" },
+    /card number is not valid/,
+  ],
+  [
+    "unknown postage CODE",
+    { allowed_payment_method_ids: [2] },
+    {
+      method: "check",
+      address_one: "1 Main St",
+      city: "Austin",
+      state: "TX",
+      zip_code: "73301",
+      postage: "ZZ",
+    },
+    /Choose a delivery speed/,
+  ],
+  [
+    "check without a state, bad ZIP",
+    { allowed_payment_method_ids: [2] },
+    { method: "check", address_one: "1 Main St", city: "Austin", state: "XX", zip_code: "7330" },
+    /Choose the state\.[\s\S]*5 digits/,
+  ],
+  [
+    "Venmo with a bad phone",
+    { allowed_payment_method_ids: [6] },
+    { method: "venmo", phone: "123" },
+    /Enter a US phone number/,
+  ],
+  [
+    "PayPal with a bad e-mail",
+    { allowed_payment_method_ids: [7] },
+    { method: "paypal", email: "not-an-email" },
+    /Enter an e-mail address/,
+  ],
+];
+
+for (const [name, extra, form, message] of cases) {
+  Deno.test(`portal method form: ${name} → 422, the form again, nothing stored`, async () => {
+    await withHttpFixture(async (f) => {
+      const { browser, linkPath } = await verifiedPayee(f, "pat", extra);
+      await browser.get(`${linkPath}/method?method=${form.method}`);
+      const before = await payoutState(f);
+      const res = await browser.post(`${linkPath}/method`, form);
+      assert.equal(res.status, 422);
+      assert.match(browser.lastHtml, message);
+      assert.match(browser.lastHtml, /role="alert"/);
+      assert.match(browser.lastHtml, /aria-invalid="true"/);
+      assert.match(browser.lastHtml, /<form method="post" action="[^"]+\/method">/);
+      assert.doesNotMatch(
+        browser.lastHtml,
+        /000123456789|4000056655665557/,
+        "numbers are not echoed",
+      );
+      assert.deepEqual(await payoutState(f), before);
+    }, inboxOn);
+  });
+}
+
+Deno.test("portal: a forged CSRF token → 403, the page again, nothing stored", async () => {
+  await withHttpFixture(async (f) => {
+    const { browser, linkPath } = await verifiedPayee(f, "pat");
+    await browser.get(`${linkPath}/method?method=ach`);
+    const before = await payoutState(f);
+    const forged = await browser.post(`${linkPath}/method`, goodAch, "forged-token");
+    assert.equal(forged.status, 403);
+    assert.match(browser.lastHtml, /did not come from this page/);
+    assert.match(browser.lastHtml, /Choose how to be paid/);
+    const missing = await browser.post(`${linkPath}/method`, goodAch, "");
+    assert.equal(missing.status, 403);
+    // Another browser's valid token is not this browser's.
+    const other = new PortalBrowser(f);
+    await other.get(linkPath);
+    const foreign = await browser.post(`${linkPath}/method`, goodAch, other.csrf());
+    assert.equal(foreign.status, 403);
+    assert.deepEqual(await payoutState(f), before);
+    assert.equal(before.status, "modality_offered");
+  }, inboxOn);
+});
+
+Deno.test("portal: an unverified browser cannot act, even with its own valid token", async () => {
+  await withHttpFixture(async (f) => {
+    const { linkPath } = await offeredPayee(f, "pat");
+    const stranger = new PortalBrowser(f);
+    await stranger.get(linkPath);
+    const before = await payoutState(f);
+    const res = await stranger.post(`${linkPath}/method`, goodAch);
+    assert.equal(res.status, 200);
+    assert.match(stranger.lastHtml, /Confirm it is you/);
+    const method = await stranger.get(`${linkPath}/method?method=ach`);
+    assert.equal(method.status, 200);
+    assert.match(stranger.lastHtml, /Confirm it is you/);
+    assert.deepEqual(await payoutState(f), before);
+  }, inboxOn);
+});
+
+Deno.test("portal: a method the company did not allow is not offered nor accepted", async () => {
+  await withHttpFixture(async (f) => {
+    const { browser, linkPath } = await verifiedPayee(f, "pat", {
+      allowed_payment_method_ids: [2],
+    });
+    assert.doesNotMatch(browser.lastHtml, /value="ach"/);
+    const before = await payoutState(f);
+    await browser.post(`${linkPath}/method`, goodAch);
+    assert.match(browser.lastHtml, /Choose how to be paid/);
+    assert.deepEqual(await payoutState(f), before);
+  }, inboxOn);
+});
+
+Deno.test("portal: the company's postage applies; a payee choice is ignored", async () => {
+  await withHttpFixture(async (f) => {
+    const { browser, linkPath } = await verifiedPayee(f, "pat", {
+      allowed_payment_method_ids: [2],
+      payment_method_settings: { check_postage_type: "PR" },
+    });
+    await browser.get(`${linkPath}/method?method=check`);
+    assert.match(browser.lastHtml, /Priority Mail \(chosen by the company\)/);
+    const res = await browser.post(`${linkPath}/method`, {
+      method: "check",
+      address_one: "1 Main St",
+      city: "Austin",
+      state: "TX",
+      zip_code: "73301",
+      postage: "USPSIDAY",
+    });
+    assert.equal(res.status, 303, browser.lastHtml);
+    const details = JSON.parse(String((await payoutState(f)).method_details));
+    assert.equal(details.postage, "PR");
+    assert.equal(details.zip_code, "73301");
+  }, inboxOn);
+});
+
+Deno.test("portal: a test card is kept as a token and its last four only", async () => {
+  await withHttpFixture(async (f) => {
+    const { browser, linkPath } = await verifiedPayee(f, "pat", {
+      allowed_payment_method_ids: [4],
+    });
+    await browser.get(`${linkPath}/method?method=instant_deposit`);
+    const res = await browser.post(`${linkPath}/method`, {
+      method: "instant_deposit",
+      card_number: "4000 0566 5566 5556",
+    });
+    assert.equal(res.status, 303, browser.lastHtml);
+    const state = await payoutState(f);
+    assert.doesNotMatch(String(state.method_details), /4000056655665556/);
+    const details = JSON.parse(String(state.method_details));
+    assert.equal(details.last_four, "5556");
+    assert.match(details.card_token, /^tok_/);
+    assert.equal(details.scenario, "settles");
+  }, inboxOn);
+});
