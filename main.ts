@@ -12,10 +12,18 @@ import { jobHandlersByEnvironment } from "./db/runtime.ts";
 import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
 import { WebhookDispatcher } from "./db/webhook_dispatcher.ts";
+import { NotificationSender } from "./db/notification_outbox.ts";
 import { systemClock } from "./lib/clock.ts";
 import { SecretBox } from "./lib/crypto.ts";
 import { CredentialCache } from "./lib/identity/credential_cache.ts";
-import { ConfigError, loadConfig } from "./lib/config.ts";
+import {
+  type Config,
+  ConfigError,
+  loadConfig,
+  missingNotificationTransports,
+} from "./lib/config.ts";
+import { jsonBearerProvider, SmsTransport } from "./lib/notify/sms.ts";
+import { SmtpTransport } from "./lib/notify/smtp.ts";
 import { createApp } from "./routes/app.ts";
 
 /** How often the in-process loop looks for due jobs. */
@@ -28,6 +36,11 @@ const DISPATCHER_INTERVAL_MS = 500;
 const WEBHOOK_BATCH_SIZE = 200;
 const WEBHOOK_ENDPOINTS_IN_PARALLEL = 16;
 const WEBHOOK_PER_ENDPOINT_CONCURRENCY = 8;
+/** How often due live notifications are looked for, how many at once, and how long a send may take. */
+const NOTIFICATION_INTERVAL_MS = 1000;
+const NOTIFICATION_BATCH_SIZE = 50;
+const NOTIFICATION_CONCURRENCY = 4;
+const NOTIFICATION_SEND_TIMEOUT_MS = 20_000;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -75,7 +88,7 @@ async function main(): Promise<void> {
   const dev = Deno.args.includes("--dev");
   let config;
   try {
-    config = loadConfig(Deno.env.toObject(), { dev });
+    config = loadConfig(Deno.env.toObject(), { dev, requireNotificationTransports: true });
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
@@ -122,6 +135,29 @@ async function main(): Promise<void> {
     documentLink: async (environment, id) =>
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });
+  const smtp = config.notifications.live && config.notifications.smtp
+    ? new SmtpTransport({
+      ...config.notifications.smtp,
+      timeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
+      connectionsMax: NOTIFICATION_CONCURRENCY,
+    })
+    : null;
+  const sms = config.notifications.live && config.notifications.sms
+    ? new SmsTransport(jsonBearerProvider(config.notifications.sms), {
+      timeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
+    })
+    : null;
+  const notificationSender = smtp || sms
+    ? new NotificationSender(databases, systemClock, {
+      transports: { ...(smtp ? { email: smtp } : {}), ...(sms ? { sms } : {}) },
+      batchSize: NOTIFICATION_BATCH_SIZE,
+      concurrency: NOTIFICATION_CONCURRENCY,
+      sendTimeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
+      leaseMs: NOTIFICATION_SEND_TIMEOUT_MS *
+        (Math.ceil(NOTIFICATION_BATCH_SIZE / NOTIFICATION_CONCURRENCY) + 1),
+    })
+    : null;
+  warnOfUnsentLiveNotifications(config);
   const app = createApp({
     config,
     databases,
@@ -158,6 +194,7 @@ async function main(): Promise<void> {
 
   scheduler.start(SCHEDULER_INTERVAL_MS);
   dispatcher.start(DISPATCHER_INTERVAL_MS);
+  notificationSender?.start(NOTIFICATION_INTERVAL_MS);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -169,6 +206,9 @@ async function main(): Promise<void> {
     await scheduler.stop();
     // In-flight deliveries finish (each bounded by the webhook timeout) and are recorded.
     await dispatcher.stop();
+    // Sends in flight finish (each bounded by the send timeout) and are recorded.
+    await notificationSender?.stop();
+    smtp?.close();
     await databases.test.close();
     await databases.live.close();
     await lock.value.release();
@@ -176,6 +216,19 @@ async function main(): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
   Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+/** Says once, at start, when live payee messages will wait in the outbox instead of leaving. */
+function warnOfUnsentLiveNotifications(config: Config): void {
+  const missing = missingNotificationTransports(config.notifications);
+  if (config.notifications.live && missing.length === 0) return;
+  const message = config.notifications.live
+    ? `live payee notifications have no transport: set ${missing.join(" and ")}; until then ` +
+      "live messages stay pending in the outbox (test-environment messages go to /sandbox/inbox)"
+    : "LIVE_NOTIFICATIONS=off: live payee notifications stay pending in the outbox, none is sent";
+  console.error(
+    config.dev ? `\nWARNING: ${message}\n` : JSON.stringify({ level: "warn", msg: message }),
+  );
 }
 
 /** Secrets given in the environment win over the generated dev ones. */

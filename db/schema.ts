@@ -424,6 +424,13 @@ export const notifications = sqliteTable("notifications", {
   code: text("code"),
   status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
   attemptCount: integer("attempt_count").notNull().default(0),
+  /**
+   * A live pending message is due when this is null or past. A claim moves it past the send's
+   * lease, so a crash before the outcome is recorded makes the message due again (at least once).
+   */
+  nextAttemptAt: integer("next_attempt_at"),
+  /** Why the latest attempt failed, as the transport said it. */
+  lastError: text("last_error"),
   createdAt: createdAt(),
   sentAt: integer("sent_at"),
 }, (t) => [index("notifications_status_created").on(t.status, t.createdAt)]);

@@ -79,6 +79,26 @@ const encryptionKey = v.pipe(
   v.string(),
   v.regex(/^[A-Za-z0-9+/]{43}=$/, "must be 32 bytes in base64 (44 characters)"),
 );
+const smtpUrl = v.pipe(
+  v.string(),
+  v.regex(/^smtps?:\/\/[^/?#]+/, "must be smtp://user:password@host:port or smtps://…"),
+);
+const mailbox = v.pipe(
+  v.string(),
+  v.regex(
+    /^([^<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/,
+    "must be an e-mail address, optionally with a name: Payments <payments@example.com>",
+  ),
+);
+/** The bearer token must not travel in clear text, except to a provider relay on this machine. */
+const smsProviderUrl = v.pipe(
+  v.string(),
+  v.url("must be an absolute URL"),
+  v.regex(
+    /^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/])/,
+    "must be https (http only to a loopback address)",
+  ),
+);
 
 export type Environment = "test" | "live";
 
@@ -99,6 +119,15 @@ export interface Config {
   /** Serve /sandbox/inbox (test-environment messages): on in dev mode, else SANDBOX_INBOX=1. */
   readonly sandboxInbox: boolean;
   readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
+  readonly notifications: NotificationConfig;
+}
+
+/** How live payee notifications leave the machine (test-environment ones never do). */
+export interface NotificationConfig {
+  /** False with LIVE_NOTIFICATIONS=off: live messages stay pending in the outbox. */
+  readonly live: boolean;
+  readonly smtp: { readonly url: string; readonly from: string } | null;
+  readonly sms: { readonly url: string; readonly token: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -108,10 +137,14 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses the environment into a frozen Config, or throws ConfigError naming every bad value. */
+/**
+ * Parses the environment into a frozen Config, or throws ConfigError naming every bad value.
+ * `requireNotificationTransports` is the service's own start: outside dev mode it also needs a
+ * transport for every live notification channel, unless LIVE_NOTIFICATIONS=off.
+ */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
-  options: { dev?: boolean } = {},
+  options: { dev?: boolean; requireNotificationTransports?: boolean } = {},
 ): Config {
   const problems: string[] = [];
   const dev = options.dev ?? env.SANDBOX_DEV === "1";
@@ -135,13 +168,32 @@ export function loadConfig(
     if (raw === undefined || raw === "") return fallback;
     const result = v.safeParse(schema, raw);
     if (!result.success) {
-      const shown = /SECRET|KEY|TOKEN/.test(name)
+      const shown = /SECRET|KEY|TOKEN|SMTP_URL/.test(name)
         ? `(${raw.length} characters)`
         : JSON.stringify(raw);
       problems.push(`${name}=${shown}: ${result.issues[0].message}`);
       return fallback;
     }
     return raw;
+  };
+
+  // A transport needs both of its settings; one alone is a mistake named at start.
+  const transportPair = <T>(
+    [firstName, firstSchema]: [string, v.GenericSchema<string>],
+    [secondName, secondSchema]: [string, v.GenericSchema<string>],
+    build: (first: string, second: string) => T,
+  ): T | null => {
+    const first = text(firstName, firstSchema, null);
+    const second = text(secondName, secondSchema, null);
+    if (first !== null && second !== null) return build(first, second);
+    const given = (name: string) => env[name] !== undefined && env[name] !== "";
+    if (given(firstName) && !given(secondName)) {
+      problems.push(`${secondName} is required with ${firstName}`);
+    }
+    if (given(secondName) && !given(firstName)) {
+      problems.push(`${firstName} is required with ${secondName}`);
+    }
+    return null;
   };
 
   const host = text("HOST", v.pipe(v.string(), v.minLength(1)), configDefaults.HOST)!;
@@ -179,6 +231,23 @@ export function loadConfig(
     limits: Object.fromEntries(
       Object.entries(numbers).filter(([name]) => name !== "PORT"),
     ) as Config["limits"],
+    notifications: {
+      live: text(
+        "LIVE_NOTIFICATIONS",
+        v.picklist(["on", "off"], 'must be "on" or "off"'),
+        "on",
+      ) === "on",
+      smtp: transportPair(
+        ["SMTP_URL", smtpUrl],
+        ["SMTP_FROM", mailbox],
+        (url, from) => ({ url, from }),
+      ),
+      sms: transportPair(
+        ["SMS_PROVIDER_URL", smsProviderUrl],
+        ["SMS_PROVIDER_TOKEN", v.string()],
+        (url, token) => ({ url, token }),
+      ),
+    },
   };
 
   if (!dev) {
@@ -189,13 +258,33 @@ export function loadConfig(
       problems.push("ENCRYPTION_KEY is required outside dev mode (32 bytes, base64)");
     }
   }
+  if (!dev && options.requireNotificationTransports && config.notifications.live) {
+    problems.push(
+      ...missingNotificationTransports(config.notifications).map((missing) =>
+        `${missing} are required outside dev mode to send live payee notifications ` +
+        "(or set LIVE_NOTIFICATIONS=off to keep them pending)"
+      ),
+    );
+  }
   if (numbers.AMOUNT_MIN_CENTS > numbers.AMOUNT_MAX_CENTS) {
     problems.push(
       `AMOUNT_MIN_CENTS=${numbers.AMOUNT_MIN_CENTS}: must not exceed AMOUNT_MAX_CENTS=${numbers.AMOUNT_MAX_CENTS}`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze({ ...config, limits: Object.freeze(config.limits) });
+  return Object.freeze({
+    ...config,
+    limits: Object.freeze(config.limits),
+    notifications: Object.freeze(config.notifications),
+  });
+}
+
+/** The settings of each live notification channel that has no transport. */
+export function missingNotificationTransports(notifications: NotificationConfig): string[] {
+  return [
+    ...(notifications.smtp ? [] : ["SMTP_URL and SMTP_FROM (e-mail)"]),
+    ...(notifications.sms ? [] : ["SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN (SMS)"]),
+  ];
 }
 
 function describeRule(issue: v.BaseIssue<unknown>): string {
