@@ -322,7 +322,9 @@ export function MethodFields(
             aria-invalid={stateProblem ? "true" : undefined}
           >
             <option value="">Choose…</option>
-            {usStates.map((s) => <option value={s} selected={values.state === s}>{s}</option>)}
+            {usStates.map((s) => (
+              <option key={s} value={s} selected={values.state === s}>{s}</option>
+            ))}
           </select>
           <Field
             name="zip_code"
