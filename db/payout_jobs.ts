@@ -23,20 +23,47 @@ export interface PayoutRuntime {
   readonly notifications: NotificationSettings;
 }
 
-/** Every offer (first or renewed) gets its own expiry; a renewed offer makes older ones moot. */
+/** Reminders go out this long before an offer expires (DESIGN 14: reminders before). */
+const OFFER_REMINDERS_BEFORE_MS = [7 * 86_400_000, 86_400_000];
+
+/**
+ * Every offer (first or renewed) gets its own expiry and reminders before it; a renewed offer
+ * makes older ones moot.
+ */
 export async function scheduleOfferExpiry(
   tx: WriteTx,
   runtime: PayoutRuntime,
   payout: PayoutRow,
   now: number,
 ): Promise<void> {
+  const expiresAt = now + runtime.offerTtlMs;
   await scheduleJob(tx, {
     companyId: payout.companyId,
     kind: "payout.expire_offer",
     subjectId: payout.id,
-    dueAt: now + runtime.offerTtlMs,
+    dueAt: expiresAt,
     payload: { offered_at: now },
   }, now);
+  for (const before of OFFER_REMINDERS_BEFORE_MS) {
+    if (expiresAt - before <= now) continue;
+    await scheduleJob(tx, {
+      companyId: payout.companyId,
+      kind: "payout.remind_offer",
+      subjectId: payout.id,
+      dueAt: expiresAt - before,
+      payload: { offered_at: now },
+    }, now);
+  }
+}
+
+/** Whether `offeredAt` is the payout's latest offer (a re-offer since makes older jobs moot). */
+async function isLatestOffer(tx: WriteTx, payoutId: string, offeredAt: number): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql:
+      `SELECT max(at) AS at FROM payout_transitions WHERE payout_id = ? AND to_status = 'modality_offered'`,
+    args: [payoutId],
+  });
+  return Number(rows[0].at) === offeredAt;
 }
 
 export interface MethodSelection {
@@ -244,18 +271,19 @@ export function payoutJobHandlers(
       const payout = await loadPayout(tx, job.subjectId);
       if (payout?.status !== "modality_offered") return;
       // Only the latest offer's expiry counts: a re-offer after this one was made renewed it.
-      const { rows } = await tx.execute({
-        sql:
-          `SELECT max(at) AS at FROM payout_transitions WHERE payout_id = ? AND to_status = 'modality_offered'`,
-        args: [job.subjectId],
-      });
-      if (Number(rows[0].at) !== Number(job.payload.offered_at)) return;
+      if (!await isLatestOffer(tx, job.subjectId, Number(job.payload.offered_at))) return;
       await moveOrThrow(
         applyMove(tx, job.subjectId, { kind: "expire_offer" }, job.dueAt, {
           detail: "the payee did not choose in time",
         }),
         job,
       );
+    },
+    "payout.remind_offer": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      if (payout?.status !== "modality_offered") return;
+      if (!await isLatestOffer(tx, job.subjectId, Number(job.payload.offered_at))) return;
+      await notifyPayee(tx, runtime.notifications, job.subjectId, "resend", job.dueAt);
     },
     "payout.complete": (tx, job) =>
       moveOrThrow(applyMove(tx, job.subjectId, { kind: "complete" }, job.dueAt), job),

@@ -227,7 +227,22 @@ Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offe
     // Day 30: the second payee picks a card that is declined, and is offered the methods again.
     assert.ok((await m.select(renewedId, 4, { cardNumber: "4000000000000002" })).ok);
     assert.equal((await m.payout(renewedId)).status, "modality_offered");
-    await m.advance(60 * DAY_SECONDS - 1);
+    const reminders = async (payoutId: string) =>
+      Number(
+        (await m.database.readClient.execute({
+          sql:
+            "SELECT count(*) AS n FROM notifications WHERE payout_id = ? AND subject LIKE 'Reminder:%'",
+          args: [payoutId],
+        })).rows[0].n,
+      );
+    await m.advance(53 * DAY_SECONDS - 1);
+    assert.equal(await reminders(quietId), 0, "day 83, one second before the first reminder");
+    await m.advance(1);
+    assert.equal(await reminders(quietId), 1, "a week before the offer expires");
+    assert.equal(await reminders(renewedId), 0, "the reminders of its first offer are moot");
+    await m.advance(6 * DAY_SECONDS);
+    assert.equal(await reminders(quietId), 2, "a day before the offer expires");
+    await m.advance(DAY_SECONDS - 1);
     assert.equal((await m.payout(quietId)).status, "modality_offered", "one second before 90 days");
     await m.advance(1);
     assert.equal((await m.payout(quietId)).status, "canceled");
@@ -237,6 +252,7 @@ Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offe
       "its offer was renewed on day 30",
     );
     await m.advance(30 * DAY_SECONDS);
+    assert.equal(await reminders(renewedId), 2, "its renewed offer had its own reminders");
     assert.equal((await m.payout(renewedId)).status, "canceled");
     assert.deepEqual(await m.balances().then((b) => [b.available, b.reserved]), [100_000, 0]);
     assert.deepEqual((await m.events(quietId)).slice(-1), ["canceled"]);
