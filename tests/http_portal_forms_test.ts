@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { withHttpFixture } from "./http_fixture.ts";
 import type { HttpFixture } from "./http_fixture.ts";
-import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+import { offeredPayee, PortalBrowser, settlingAchForm, verify } from "./portal_helpers.ts";
 
 const inboxOn = { SANDBOX_INBOX: "1" };
 
@@ -15,15 +15,7 @@ async function payoutState(f: HttpFixture) {
   return { ...rows[0] };
 }
 
-const goodAch = {
-  method: "ach",
-  routing_number: "011000015",
-  account_number: "000123456789",
-  account_number_confirm: "000123456789",
-  account_type: "checking",
-  typed_name: "Pat Doe",
-  consent: "yes",
-};
+const goodAch = settlingAchForm;
 
 async function verifiedPayee(f: HttpFixture, uuid: string, extra: Record<string, unknown> = {}) {
   const { email, linkPath } = await offeredPayee(f, uuid, extra);

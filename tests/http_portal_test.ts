@@ -7,6 +7,7 @@ import {
   offeredPayee,
   pathOf,
   PortalBrowser,
+  settlingAchForm,
   verify,
 } from "./portal_helpers.ts";
 
@@ -31,15 +32,7 @@ Deno.test("portal: code, ACH with a test account, confirmation, completed after 
     await browser.get(`${linkPath}/method?method=ach`);
     assert.match(browser.lastHtml, /Routing number/);
 
-    const chosen = await browser.post(`${linkPath}/method`, {
-      method: "ach",
-      routing_number: "011000015",
-      account_number: "000123456789",
-      account_number_confirm: "000123456789",
-      account_type: "checking",
-      typed_name: "Pat Doe",
-      consent: "yes",
-    });
+    const chosen = await browser.post(`${linkPath}/method`, settlingAchForm);
     assert.equal(chosen.status, 303, browser.lastHtml);
     await browser.get(`${linkPath}?confirmed=1`);
     assert.match(browser.lastHtml, /Your choice is confirmed/);

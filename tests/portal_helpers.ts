@@ -16,6 +16,17 @@ export interface InboxMessage {
   code?: string;
 }
 
+/** An ACH choice with the sandbox account that settles (DESIGN 10). */
+export const settlingAchForm = {
+  method: "ach",
+  routing_number: "011000015",
+  account_number: "000123456789",
+  account_number_confirm: "000123456789",
+  account_type: "checking",
+  typed_name: "Pat Doe",
+  consent: "yes",
+};
+
 export async function inbox(f: HttpFixture): Promise<InboxMessage[]> {
   const listed = await (await f.app.request("/sandbox/inbox.json")).json() as {
     data: InboxMessage[];
