@@ -189,3 +189,57 @@ Deno.test("portal endorsements: a party declines → event 11, the payout keeps 
     assert.match(payeeBrowser.lastHtml, /Status: Declined/);
   }, inboxOn);
 });
+
+Deno.test("portal documents: a one-time document is signed by one payout only", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000_00);
+    const uploaded = await api(f, "POST", "/api/documents", {
+      doc_type_id: 4,
+      name: "Settlement offer",
+      is_sign_required: true,
+      one_time_use: true,
+      pdf_base64: (await pdfNamed("Settlement offer")).toBase64(),
+    });
+    assert.equal(uploaded.status, 201);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-1X",
+      large_disbursement: false,
+      payees: [payee("first", 10), payee("second", 10)],
+    });
+    assert.equal(created.status, 201);
+    // The API does not take custom_document_uuids yet: attach the custom document to both payees.
+    const { document_uuid } = await uploaded.json() as { document_uuid: string };
+    await f.deps.databases.test.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE payouts SET custom_document_uuids = json_array(?)",
+        args: [document_uuid],
+      })
+    );
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const links = [];
+    for (const who of ["first", "second"]) {
+      const to = `${who}@example.test`;
+      const path = pathOf((await lastMessage(f, to, /has a payment/)).links[0]);
+      const browser = new PortalBrowser(f);
+      await verify(browser, path, to);
+      await browser.get(path);
+      links.push({ browser, path });
+    }
+    for (const { browser } of links) assert.match(browser.lastHtml, /<h1>Read and sign<\/h1>/);
+    const [first, second] = links;
+    await first.browser.post(`${first.path}/sign`, { typed_name: "First Payee", consent: "yes" });
+    await first.browser.get(first.path);
+    assert.match(first.browser.lastHtml, /<h1>Choose how to be paid<\/h1>/);
+    // The second payee's page no longer asks for it, and signing now stores nothing.
+    await second.browser.post(`${second.path}/sign`, {
+      typed_name: "Second Payee",
+      consent: "yes",
+    });
+    await second.browser.get(second.path);
+    assert.match(second.browser.lastHtml, /<h1>Choose how to be paid<\/h1>/);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT signed_by FROM signed_documents",
+    );
+    assert.deepEqual(rows.map((r) => r.signed_by), ["First Payee"]);
+  }, inboxOn);
+});
