@@ -8,7 +8,7 @@ import { DocumentLinkSigner } from "./lib/document_links.ts";
 import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
-import { jobHandlersByEnvironment } from "./db/runtime.ts";
+import { jobHandlersByEnvironment, runtimeSettingsOf } from "./db/runtime.ts";
 import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
 import { WebhookDispatcher } from "./db/webhook_dispatcher.ts";
@@ -115,11 +115,7 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
-  const jobHandlers = jobHandlersByEnvironment({
-    offerTtlDays: config.limits.OFFER_TTL_DAYS,
-    portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
-    baseUrl: config.baseUrl,
-  });
+  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config));
   const scheduler = new Scheduler(databases, jobHandlers, systemClock);
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);

@@ -7,6 +7,7 @@
 import type { Environment } from "../lib/config.ts";
 import { newId, randomBase62, sha256Hex } from "../lib/keys.ts";
 import { centsToDollars } from "../lib/money.ts";
+import { type PayoutStatus, resendableStatuses } from "../lib/payouts/states.ts";
 import {
   type Language,
   languageOf,
@@ -202,6 +203,27 @@ export async function claimResend(
     args: [newId("rsn"), payoutId, realNow],
   });
   return { ok: true };
+}
+
+/**
+ * A fresh link to the payee at their own request (portal, payee_url), within the hourly resend
+ * allowance and only while the payout can still be acted on or followed.
+ */
+export async function resendPayeeLink(
+  tx: WriteTx,
+  settings: NotificationSettings,
+  payoutId: string,
+  times: { realNow: number; domainNow: number },
+): Promise<"sent" | "rate_limited" | "closed"> {
+  const { rows } = await tx.execute({
+    sql: "SELECT status FROM payouts WHERE id = ?",
+    args: [payoutId],
+  });
+  if (!rows[0] || !resendableStatuses.has(rows[0].status as PayoutStatus)) return "closed";
+  const allowance = await claimResend(tx, payoutId, times.realNow);
+  if (!allowance.ok) return "rate_limited";
+  await notifyPayee(tx, settings, payoutId, "resend", times.domainNow);
+  return "sent";
 }
 
 /** The payout whose live (not replaced, not expired) portal link has this token, or null. */

@@ -128,6 +128,14 @@ export async function listParties(executor: SqlExecutor, payoutId: string): Prom
   }));
 }
 
+export async function findParty(
+  executor: SqlExecutor,
+  payoutId: string,
+  partyUuid: string,
+): Promise<PortalParty | null> {
+  return (await listParties(executor, payoutId)).find((p) => p.partyUuid === partyUuid) ?? null;
+}
+
 function partyRecipient(party: PortalParty): Recipient {
   const email = party.companyEmail ?? party.enteredEmail;
   const phone = party.companyPhone ?? party.enteredPhone;
@@ -179,9 +187,7 @@ export async function sendVerificationCode(
   const contact = await payoutContact(tx, link.payoutId);
   let recipient = contact.recipient;
   if (link.partyUuid !== null) {
-    const party = (await listParties(tx, link.payoutId)).find((p) =>
-      p.partyUuid === link.partyUuid
-    );
+    const party = await findParty(tx, link.payoutId, link.partyUuid);
     if (!party) throw new Error(`no party ${link.partyUuid} on payout ${link.payoutId}`);
     recipient = partyRecipient(party);
   }
@@ -474,7 +480,7 @@ export async function requestPartyEndorsement(
   entered: { email: string | null; phone: string | null },
   now: number,
 ): Promise<Result<void, "party_not_pending" | "contact_required">> {
-  const party = (await listParties(tx, payoutId)).find((p) => p.partyUuid === partyUuid);
+  const party = await findParty(tx, payoutId, partyUuid);
   if (!party || party.status !== "pending") {
     return refuse("party_not_pending", "this party has already decided");
   }
@@ -489,7 +495,7 @@ export async function requestPartyEndorsement(
       args: [entered.email, entered.phone, payoutId, partyUuid],
     });
   }
-  const updated = (await listParties(tx, payoutId)).find((p) => p.partyUuid === partyUuid)!;
+  const updated = (await findParty(tx, payoutId, partyUuid))!;
   const contact = await payoutContact(tx, payoutId);
   const link = await issuePortalLink(tx, settings, payoutId, partyUuid, now);
   await queueMessages(tx, settings.environment, {

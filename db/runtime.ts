@@ -1,5 +1,5 @@
 /** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
-import { configDefaults, type Environment } from "../lib/config.ts";
+import { type Config, configDefaults, type Environment } from "../lib/config.ts";
 import { sandboxRail, unconfiguredLiveRail } from "../lib/rails/mod.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./payout_jobs.ts";
 import type { JobHandlers } from "./scheduler.ts";
@@ -9,6 +9,15 @@ export interface RuntimeSettings {
   readonly baseUrl: string;
   /** DESIGN 14: portal links expire after this many days (default 30). */
   readonly portalLinkTtlDays?: number;
+}
+
+/** The runtime settings a configuration gives. */
+export function runtimeSettingsOf(config: Config): RuntimeSettings {
+  return {
+    offerTtlDays: config.limits.OFFER_TTL_DAYS,
+    portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
+    baseUrl: config.baseUrl,
+  };
 }
 
 export function jobHandlersByEnvironment(

@@ -3,7 +3,7 @@
  * identities (inserted directly, so these tests do not depend on the operator tooling).
  */
 import { addFunds } from "../db/funding_store.ts";
-import { jobHandlersByEnvironment } from "../db/runtime.ts";
+import { jobHandlersByEnvironment, runtimeSettingsOf } from "../db/runtime.ts";
 import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
@@ -95,11 +95,7 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment({
-      offerTtlDays: config.limits.OFFER_TTL_DAYS,
-      portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
-      baseUrl: config.baseUrl,
-    }),
+    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config)),
     secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
     lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),

@@ -40,6 +40,18 @@ export const surfaceBStatus: Readonly<Record<PayoutStatus, string>> = {
   canceled: "canceled",
 };
 
+/**
+ * States in which a payee can still act on or follow the payout, so a new link may be sent:
+ * before the first notice there is nothing to resend, after the end nothing to act on.
+ */
+export const resendableStatuses: ReadonlySet<PayoutStatus> = new Set([
+  "awaiting_endorsement",
+  "modality_offered",
+  "modality_selected",
+  "funds_sent",
+  "failed",
+]);
+
 export const modalities = [
   { code: "ach", id: 1, name: "ACHPayment" },
   { code: "check", id: 2, name: "CheckPayment" },

@@ -7,25 +7,21 @@ import type { Context } from "hono";
 import { findApiPayout, listSignedDocuments, loadPayoutTransaction } from "../../db/api_store.ts";
 import type { SqlExecutor } from "../../db/ledger_store.ts";
 import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
-import { payoutRuntime } from "../../db/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { DocumentLinkSigner } from "../../lib/document_links.ts";
 import { centsToDollars } from "../../lib/money.ts";
-import { modalityOf, type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
+import {
+  modalityOf,
+  type PayoutStatus,
+  resendableStatuses,
+  surfaceAStatus,
+} from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget } from "./request.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { seedTimestamp } from "./format.ts";
-
-/** Before the first notice there is nothing to resend; after the end there is nothing to act on. */
-const resendable: ReadonlySet<PayoutStatus> = new Set([
-  "awaiting_endorsement",
-  "modality_offered",
-  "modality_selected",
-  "funds_sent",
-  "failed",
-]);
 
 const payeeNotFound = (c: Context<AppEnv>) => ({
   status: 404 as const,
@@ -53,7 +49,7 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
     return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const payout = await find(c, tx);
       if (!payout) return refusalOutcome(c, payeeNotFound(c));
-      if (!resendable.has(payout.status)) {
+      if (!resendableStatuses.has(payout.status)) {
         return refusalOutcome(c, {
           status: 409,
           code: "not_resendable",
@@ -76,11 +72,10 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
         };
       }
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const { notifications } = payoutRuntime(principal.environment, {
-        offerTtlDays: deps.config.limits.OFFER_TTL_DAYS,
-        portalLinkTtlDays: deps.config.limits.PORTAL_LINK_TTL_DAYS,
-        baseUrl: deps.config.baseUrl,
-      });
+      const { notifications } = payoutRuntime(
+        principal.environment,
+        runtimeSettingsOf(deps.config),
+      );
       const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);
       return {
         status: 202,

@@ -7,34 +7,24 @@
  */
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { claimResend, notifyPayee } from "../../db/notification_store.ts";
-import { payoutRuntime } from "../../db/runtime.ts";
+import { resendPayeeLink } from "../../db/notification_store.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { Environment } from "../../lib/config.ts";
 import { constantTimeEqual, randomBase62 } from "../../lib/keys.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { portalSecurityHeaders } from "./mod.tsx";
 import { Page } from "./views.tsx";
 
 const FORM_COOKIE = "pay_form";
-const RESENDABLE = [
-  "awaiting_endorsement",
-  "modality_offered",
-  "modality_selected",
-  "funds_sent",
-  "failed",
-];
 
 export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
     await next();
-    c.res.headers.set(
-      "Content-Security-Policy",
-      "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    );
-    c.res.headers.set("X-Content-Type-Options", "nosniff");
-    c.res.headers.set("Referrer-Policy", "no-referrer");
-    c.res.headers.set("Cache-Control", "no-store");
+    for (const [name, value] of Object.entries(portalSecurityHeaders)) {
+      c.res.headers.set(name, value);
+    }
   });
 
   app.get("/:id", (c) => {
@@ -78,24 +68,19 @@ export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
       for (const environment of ["test", "live"] as Environment[]) {
         const database = deps.databases[environment];
         const { rows } = await database.readClient.execute({
-          sql: `SELECT p.id, p.company_id, p.status FROM payouts p JOIN disbursements d
+          sql: `SELECT p.id, p.company_id FROM payouts p JOIN disbursements d
                   ON d.id = p.disbursement_id WHERE d.id = ? AND d.kind = 'v1'`,
           args: [id],
         });
         const payout = rows[0];
-        if (!payout || !RESENDABLE.includes(String(payout.status))) continue;
-        const now = await domainNow(database, String(payout.company_id), deps.clock.now());
-        const notifications = payoutRuntime(environment, {
-          offerTtlDays: deps.config.limits.OFFER_TTL_DAYS,
-          portalLinkTtlDays: deps.config.limits.PORTAL_LINK_TTL_DAYS,
-          baseUrl: deps.config.baseUrl,
-        }).notifications;
-        await database.writer.write(async (tx) => {
-          const allowance = await claimResend(tx, String(payout.id), deps.clock.now());
-          if (allowance.ok) {
-            await notifyPayee(tx, notifications, String(payout.id), "resend", now);
-          }
-        });
+        if (!payout) continue;
+        const realNow = deps.clock.now();
+        const domainTime = await domainNow(database, String(payout.company_id), realNow);
+        const { notifications } = payoutRuntime(environment, runtimeSettingsOf(deps.config));
+        // Rate-limited and closed payouts get the same answer: the page tells nothing.
+        await database.writer.write((tx) =>
+          resendPayeeLink(tx, notifications, String(payout.id), { realNow, domainNow: domainTime })
+        );
       }
     }
     return c.html(

@@ -9,11 +9,12 @@ import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
-import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
+import { resendPayeeLink, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
 import { selectMethod } from "../../db/payout_jobs.ts";
 import {
   decideEndorsement,
   findLinkByToken,
+  findParty,
   listParties,
   listPortalDocuments,
   type PortalLink,
@@ -26,7 +27,7 @@ import {
   storeSignatures,
   verifyCode,
 } from "../../db/portal_store.ts";
-import { payoutRuntime } from "../../db/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { Environment } from "../../lib/config.ts";
 import { randomBase62 } from "../../lib/keys.ts";
@@ -65,7 +66,7 @@ const ACH_DOCUMENT_TYPES = [2] as const;
 const PARTY_DOCUMENT_TYPES = [3] as const;
 
 /** Strict headers on every portal response: no framing, no referrer (the path is a secret). */
-const securityHeaders: Record<string, string> = {
+export const portalSecurityHeaders: Readonly<Record<string, string>> = {
   "Content-Security-Policy":
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "X-Content-Type-Options": "nosniff",
@@ -95,15 +96,23 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const sessions = new PortalSessions(deps.jwtSecret);
   const environments: Environment[] = ["test", "live"];
   const runtimeOf = (environment: Environment) =>
-    payoutRuntime(environment, {
-      offerTtlDays: deps.config.limits.OFFER_TTL_DAYS,
-      portalLinkTtlDays: deps.config.limits.PORTAL_LINK_TTL_DAYS,
-      baseUrl: deps.config.baseUrl,
-    });
+    payoutRuntime(environment, runtimeSettingsOf(deps.config));
+
+  /** The link a token names and its environment (a token does not say which). */
+  const findLink = async (
+    token: string,
+  ): Promise<{ environment: Environment; link: PortalLink } | null> => {
+    if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
+    for (const environment of environments) {
+      const link = await findLinkByToken(deps.databases[environment].readClient, token);
+      if (link) return { environment, link };
+    }
+    return null;
+  };
 
   app.use(async (c, next) => {
     await next();
-    for (const [name, value] of Object.entries(securityHeaders)) {
+    for (const [name, value] of Object.entries(portalSecurityHeaders)) {
       if (!c.res.headers.has(name)) c.res.headers.set(name, value);
     }
   });
@@ -146,16 +155,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const visit = async (c: PortalContext): Promise<Visit | Response> => {
     const token = c.req.param("token") ?? "";
     const realNow = deps.clock.now();
-    let found: { environment: Environment; link: PortalLink } | null = null;
-    if (/^[0-9A-Za-z]{43}$/.test(token)) {
-      for (const environment of environments) {
-        const link = await findLinkByToken(deps.databases[environment].readClient, token);
-        if (link) {
-          found = { environment, link };
-          break;
-        }
-      }
-    }
+    const found = await findLink(token);
     if (!found) {
       return c.html(
         <Page title="This link does not work">
@@ -413,9 +413,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       destination = [mask(payout.email, "email"), mask(payout.phone, "phone")].filter(Boolean)
         .join(" or ") || destination;
     } else {
-      const party = (await listParties(v.database.readClient, payout.id)).find((p) =>
-        p.partyUuid === link.partyUuid
-      );
+      const party = await findParty(v.database.readClient, payout.id, link.partyUuid);
       const email = party?.companyEmail ?? party?.enteredEmail ?? null;
       destination = mask(email, "email") ??
         mask(party?.companyPhone ?? party?.enteredPhone ?? null, "phone") ?? destination;
@@ -469,9 +467,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   };
 
   const partyPage = async (v: Visit, payout: PortalPayout, problems: readonly FieldProblem[]) => {
-    const party = (await listParties(v.database.readClient, payout.id)).find((p) =>
-      p.partyUuid === v.link.partyUuid
-    );
+    const party = await findParty(v.database.readClient, payout.id, v.link.partyUuid!);
     const payeeName = [payout.firstName, payout.lastName].filter(Boolean).join(" ") ||
       "the payee";
     if (party?.status === "endorsed" || party?.status === "declined") {
@@ -561,16 +557,20 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post(
     "/:token/renew",
     async (c) => {
-      const token = c.req.param("token");
-      for (const environment of environments) {
+      const found = await findLink(c.req.param("token"));
+      if (found && found.link.partyUuid === null) {
+        const { environment, link } = found;
         const database = deps.databases[environment];
-        const link = /^[0-9A-Za-z]{43}$/.test(token)
-          ? await findLinkByToken(database.readClient, token)
-          : null;
-        if (!link || link.partyUuid !== null) continue;
-        const sent = await renewPayeeLink(database, environment, link.payoutId, link.companyId);
+        const realNow = deps.clock.now();
+        const domainTime = await domainNow(database, link.companyId, realNow);
+        const sent = await database.writer.write((tx) =>
+          resendPayeeLink(tx, runtimeOf(environment).notifications, link.payoutId, {
+            realNow,
+            domainNow: domainTime,
+          })
+        );
         return c.html(
-          <Page title={sent ? "We sent you a new link" : "No new link was sent"}>
+          <Page title={sent === "sent" ? "We sent you a new link" : "No new link was sent"}>
             <p role="status">
               {sent === "sent"
                 ? "Open the newest message from us and use the link in it."
@@ -590,33 +590,6 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       );
     },
   );
-
-  /** A fresh link to the payee's channels, within the hourly resend allowance. */
-  const renewPayeeLink = async (
-    database: Database,
-    environment: Environment,
-    payoutId: string,
-    companyId: string,
-  ): Promise<"sent" | "rate_limited" | "closed"> => {
-    const now = await domainNow(database, companyId, deps.clock.now());
-    return await database.writer.write(async (tx) => {
-      const { rows } = await tx.execute({
-        sql: "SELECT status FROM payouts WHERE id = ?",
-        args: [payoutId],
-      });
-      const status = String(rows[0]?.status);
-      if (
-        !["awaiting_endorsement", "modality_offered", "modality_selected", "funds_sent", "failed"]
-          .includes(status)
-      ) {
-        return "closed";
-      }
-      const allowance = await claimResend(tx, payoutId, deps.clock.now());
-      if (!allowance.ok) return "rate_limited";
-      await notifyPayee(tx, runtimeOf(environment).notifications, payoutId, "resend", now);
-      return "sent";
-    });
-  };
 
   app.post(
     "/:token/code",
@@ -751,9 +724,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       if (v.link.partyUuid !== null) return await render(c, v, {});
       const partyUuid = c.req.param("partyUuid") ?? "";
       const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
-      const party = (await listParties(v.database.readClient, v.link.payoutId)).find((p) =>
-        p.partyUuid === partyUuid
-      );
+      const party = await findParty(v.database.readClient, v.link.payoutId, partyUuid);
       if (!party || payout.status !== "awaiting_endorsement") return await render(c, v, {});
       const prefix = `party-${partyUuid}`;
       const problems: FieldProblem[] = [];
