@@ -60,6 +60,52 @@ interface AttemptResult {
   readonly signature: string;
 }
 
+interface AttemptOutcome {
+  readonly delivery: ClaimedDelivery;
+  readonly result: AttemptResult;
+}
+
+/** How long outcomes gather before their unit: a commit blocks the thread for an fsync. */
+const RECORD_WINDOW_MS = 10;
+
+/**
+ * Collects attempt outcomes and writes them in units, one at a time, each taking every outcome
+ * that arrived within the window or while the previous unit committed.
+ */
+class AttemptRecorder {
+  #pending: AttemptOutcome[] = [];
+  #flushing: Promise<void> | null = null;
+  #draining = false;
+  #error: unknown = null;
+
+  constructor(private readonly write: (outcomes: AttemptOutcome[]) => Promise<void>) {}
+
+  add(outcome: AttemptOutcome): void {
+    this.#pending.push(outcome);
+    this.#flushing ??= this.#flush();
+  }
+
+  /** Resolves when every added outcome is durable; rejects if any unit failed. */
+  async settled(): Promise<void> {
+    this.#draining = true;
+    while (this.#flushing) await this.#flushing;
+    if (this.#error !== null) throw this.#error;
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#pending.length > 0) {
+      if (!this.#draining) await new Promise((resolve) => setTimeout(resolve, RECORD_WINDOW_MS));
+      try {
+        await this.write(this.#pending.splice(0));
+      } catch (error) {
+        // Those deliveries stay claimed until their lease ends, then are attempted again.
+        this.#error ??= error;
+      }
+    }
+    this.#flushing = null;
+  }
+}
+
 const EXCERPT_BYTES = 1024;
 
 async function resolveBoth(host: string): Promise<string[]> {
@@ -211,10 +257,13 @@ export class WebhookDispatcher {
       queues.length,
     );
     let attempts = 0;
-    // Outcomes are recorded while the next attempt runs: waiting for each commit (an fsync) before
-    // the next POST would bound an endpoint to one delivery per fsync. The claim's lease keeps
-    // the delivery away from other sweeps until its record commits; all commit before returning.
-    const recording: Promise<void>[] = [];
+    // Outcomes are recorded while the next attempts run, and every outcome that came in during a
+    // commit goes into the next one: a unit (and an fsync) per attempt would bound delivery to
+    // the writer's pace. The claim's lease keeps a delivery away from other sweeps until its
+    // record commits; all commit before returning.
+    const recorder = new AttemptRecorder(
+      (outcomes) => database.writer.write((tx) => this.#record(tx, outcomes)),
+    );
     // An endpoint's secret is unsealed once per batch, not once per delivery.
     const secrets = new Map<string, Promise<string>>();
     const opened = (sealed: string) => {
@@ -229,13 +278,13 @@ export class WebhookDispatcher {
           // never stop under steady traffic.
           while (index > 0 && this.options.apiBusy?.()) await yieldToRequests();
           const result = await this.#attempt(environment, delivery, opened);
-          recording.push(database.writer.write((tx) => this.#record(tx, delivery, result)));
+          recorder.add({ delivery, result });
           attempts++;
         }
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));
-    await Promise.all(recording);
+    await recorder.settled();
     return attempts;
   }
 
@@ -346,44 +395,67 @@ export class WebhookDispatcher {
     return { ok: true, addresses };
   }
 
-  async #record(tx: WriteTx, delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
+  /** Records a batch of attempts with one statement per table. */
+  async #record(tx: WriteTx, outcomes: readonly AttemptOutcome[]): Promise<void> {
     const now = this.clock.now();
+    const rows = (width: number) => outcomes.map(() => `(${Array(width).fill("?").join(", ")})`);
     await tx.execute({
       sql:
         `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
-            VALUES (?, ?, ?, ?, ?, ?)`,
-      args: [delivery.id, now, result.statusCode, result.durationMs, result.excerpt, result.error],
+            VALUES ${rows(6).join(", ")}`,
+      args: outcomes.flatMap(({ delivery, result }) => [
+        delivery.id,
+        now,
+        result.statusCode,
+        result.durationMs,
+        result.excerpt,
+        result.error,
+      ]),
     });
-    const attempts = delivery.attemptCount + 1;
-    const succeeded = result.statusCode !== null && result.statusCode >= 200 &&
-      result.statusCode < 300;
-    if (result.statusCode === 410) {
-      // Gone: the receiver asked to stop; the endpoint is disabled until re-registered.
-      await tx.execute({
-        sql: "UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ?",
-        args: [now, "the receiver answered 410 Gone", delivery.endpointId],
-      });
-    }
-    const next = succeeded || result.statusCode === 410 || delivery.manual ? null : nextAttemptAt({
-      attemptsMade: attempts,
-      eventCreatedAt: delivery.createdAt,
-      now,
-      retryAfterSeconds: result.retryAfterSeconds,
-      random: this.options.random,
-    });
-    await tx.execute({
-      sql:
-        `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, claimed_until = NULL,
-              last_signature = ?, completed_at = ? WHERE id = ?`,
-      args: [
+    const updates = outcomes.map(({ delivery, result }) => {
+      const attempts = delivery.attemptCount + 1;
+      const succeeded = result.statusCode !== null && result.statusCode >= 200 &&
+        result.statusCode < 300;
+      const next = succeeded || result.statusCode === 410 || delivery.manual
+        ? null
+        : nextAttemptAt({
+          attemptsMade: attempts,
+          eventCreatedAt: delivery.createdAt,
+          now,
+          retryAfterSeconds: result.retryAfterSeconds,
+          random: this.options.random,
+        });
+      return [
+        delivery.id,
         succeeded ? "succeeded" : next === null ? "failed" : "pending",
         attempts,
         next,
         result.signature,
         next === null ? now : null,
-        delivery.id,
-      ],
+      ];
     });
+    await tx.execute({
+      sql: `UPDATE webhook_deliveries SET status = v.column2, attempt_count = v.column3,
+              next_attempt_at = v.column4, claimed_until = NULL, last_signature = v.column5,
+              completed_at = v.column6
+            FROM (VALUES ${rows(6).join(", ")}) AS v WHERE webhook_deliveries.id = v.column1`,
+      args: updates.flat(),
+    });
+    // Gone: the receiver asked to stop; the endpoint is disabled until re-registered.
+    const gone = [
+      ...new Set(
+        outcomes.filter(({ result }) => result.statusCode === 410).map(({ delivery }) =>
+          delivery.endpointId
+        ),
+      ),
+    ];
+    if (gone.length > 0) {
+      await tx.execute({
+        sql: `UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?
+              WHERE id IN (${gone.map(() => "?").join(", ")})`,
+        args: [now, "the receiver answered 410 Gone", ...gone],
+      });
+    }
   }
 
   /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */

@@ -435,3 +435,54 @@ Deno.test("while API requests are in flight one worker still delivers everything
     await r.stop();
   }
 });
+
+Deno.test("one sweep to a 200, a 500 and a 410 endpoint records each attempt by its own answer", async () => {
+  const ok = receiver([200]);
+  const failing = receiver([500]);
+  const gone = receiver([410]);
+  try {
+    await withHttpFixture(async (f) => {
+      const endpoints = new Map<string, string>();
+      for (const [name, r] of [["ok", ok], ["failing", failing], ["gone", gone]] as const) {
+        endpoints.set((await register(f, r.url)).id, name);
+      }
+      await emitEvent(f);
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "c@example.test" });
+      const sweptAt = f.clock.now();
+      assert.equal(await dispatcherFor(f).sweep(), 6, "two payee events to three endpoints");
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        `SELECT d.endpoint_id, d.status, d.attempt_count, d.next_attempt_at, d.claimed_until,
+                a.status_code, e.disabled_at
+           FROM webhook_deliveries d
+           JOIN delivery_attempts a ON a.delivery_id = d.id
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          ORDER BY d.rowid`,
+      );
+      const byEndpoint = (name: string) =>
+        rows.filter((row) => endpoints.get(String(row.endpoint_id)) === name).map((row) => ({
+          status: row.status,
+          attempts: Number(row.attempt_count),
+          next: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
+          claimed: row.claimed_until,
+          answered: Number(row.status_code),
+          disabled: row.disabled_at !== null,
+        }));
+      const common = { attempts: 1, claimed: null };
+      assert.deepEqual(byEndpoint("ok"), [
+        { ...common, status: "succeeded", next: null, answered: 200, disabled: false },
+        { ...common, status: "succeeded", next: null, answered: 200, disabled: false },
+      ]);
+      const retry = sweptAt + RETRY_DELAYS_MS[0];
+      assert.deepEqual(byEndpoint("failing"), [
+        { ...common, status: "pending", next: retry, answered: 500, disabled: false },
+        { ...common, status: "pending", next: retry, answered: 500, disabled: false },
+      ]);
+      assert.deepEqual(byEndpoint("gone"), [
+        { ...common, status: "failed", next: null, answered: 410, disabled: true },
+        { ...common, status: "failed", next: null, answered: 410, disabled: true },
+      ]);
+    });
+  } finally {
+    await Promise.all([ok.stop(), failing.stop(), gone.stop()]);
+  }
+});
