@@ -196,6 +196,8 @@ console.log(
   `\nat scale: balance read with 10,000 ledger entries ${rate(scale.small.balance)}; with ` +
     `1,000,000 entries and 1,000,000 disbursements ${rate(scale.large.balance)} (ratio ${
       (scale.large.balance.requestsPerSecond / scale.small.balance.requestsPerSecond).toFixed(2)
-    }); GET /v1/disbursements/{id} among them ${rate(scale.large.byId)}; ` +
+    }); GET /v1/disbursements/{id} among them: one id again and again ${
+      rate(scale.large.byId)
+    }, a random id each time (read cache missed) ${rate(scale.large.byRandomId)}; ` +
     `service resident memory ${scale.large.residentMiB} MiB`,
 );

@@ -44,6 +44,7 @@ export async function measureReadsDuringDrain(
       url: `file:${dataDir}/test.db`,
       busyTimeoutMs: 5000,
       unitsPerGroupMax: 512,
+      readCacheEntries: 0,
     });
     const { rows } = await database.readClient.execute(
       "SELECT id, company_id FROM business_lines WHERE code = 'auto'",

@@ -21,6 +21,7 @@ export async function measureLedgerPosting(
     url: `file:${dir}/test.db`,
     busyTimeoutMs: 5000,
     unitsPerGroupMax: 512,
+    readCacheEntries: 0,
   });
   const perWorker = Math.ceil(options.transactions / options.concurrency);
   const transactions = perWorker * options.concurrency;

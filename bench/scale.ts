@@ -14,7 +14,10 @@ export interface ScaleResult {
     entries: number;
     disbursements: number;
     balance: LoadResult;
+    /** The same disbursement every time: the read cache answers. */
     byId: LoadResult;
+    /** A random one of the million each time: nearly every read misses the cache. */
+    byRandomId: LoadResult;
     residentMiB: number;
   };
 }
@@ -116,12 +119,28 @@ export async function measureAtScale(
     try {
       const balance = await balanceLoad(service, options.connections, options.seconds);
       const acme = service.credentials.companies[0];
+      const auth = { Authorization: `Bearer ${acme.lines[0].key_test}` };
       const byId = await runLoad({
         url: `${service.baseUrl}/v1/disbursements/dsb_bench_500000`,
-        headers: { Authorization: `Bearer ${acme.lines[0].key_test}` },
+        headers: auth,
         connections: options.connections,
         durationSeconds: options.seconds,
       });
+      const script = await Deno.makeTempFile({ suffix: ".lua" });
+      await Deno.writeTextFile(
+        script,
+        `function request()
+  return wrk.format("GET", "/v1/disbursements/dsb_bench_" .. math.random(0, 999999),
+    {["Authorization"] = "${auth.Authorization}"})
+end
+`,
+      );
+      const byRandomId = await runLoad({
+        url: `${service.baseUrl}/`,
+        script,
+        connections: options.connections,
+        durationSeconds: options.seconds,
+      }).finally(() => Deno.remove(script));
       return {
         small,
         large: {
@@ -129,6 +148,7 @@ export async function measureAtScale(
           disbursements: 1_000_000,
           balance,
           byId,
+          byRandomId,
           residentMiB: await service.residentMiB(),
         },
       };

@@ -26,6 +26,7 @@ export async function measureDeliveries(
     url: `file:${dir}/test.db`,
     busyTimeoutMs: 5000,
     unitsPerGroupMax: 512,
+    readCacheEntries: 0,
   });
   const box = await SecretBox.fromBase64Key(btoa("b".repeat(32)));
   try {

@@ -6,8 +6,10 @@
 import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
+import { CommittedReadCache } from "../lib/committed_read_cache.ts";
 import type { Config, Environment } from "../lib/config.ts";
 import * as schema from "./schema.ts";
+import type { CachedV1Disbursement } from "./v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
 
 export const migrationsFolder = new URL("./migrations", import.meta.url).pathname;
@@ -19,6 +21,12 @@ export interface Database {
   /** Reads of committed data; never used to decide a write (that read belongs in the unit). */
   readonly read: Db;
   readonly readClient: Client;
+  /**
+   * /v1 disbursements as last committed, by id, for GETs. Only an embedded file has one: its
+   * writer (this process, under the DATA_DIR lock) invalidates every copy it changes. Another
+   * process may write a libSQL server's database, so there the cache keeps nothing.
+   */
+  readonly disbursementReads: CommittedReadCache<CachedV1Disbursement>;
   close(): Promise<void>;
 }
 
@@ -28,6 +36,7 @@ export interface OpenOptions {
   readonly authToken?: string | null;
   readonly busyTimeoutMs: number;
   readonly unitsPerGroupMax: number;
+  readonly readCacheEntries: number;
 }
 
 /** Opens, configures and migrates a database. */
@@ -56,12 +65,17 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await readClient.execute("PRAGMA query_only=1");
   }
   const writer = new GroupCommitWriter(writeClient, { unitsPerGroupMax: options.unitsPerGroupMax });
+  const disbursementReads = new CommittedReadCache<CachedV1Disbursement>(
+    local ? options.readCacheEntries : 0,
+  );
+  writer.onCommit((changed) => disbursementReads.invalidate(changed));
   return {
     environment: options.environment,
     url: options.url,
     writer,
     read: drizzle(readClient, { schema }),
     readClient,
+    disbursementReads,
     async close() {
       await writer.close();
       if (readClient !== writeClient) readClient.close();
@@ -81,6 +95,7 @@ export async function openEnvironmentDatabases(
       authToken: config.databaseAuthToken,
       busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
       unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
+      readCacheEntries: config.limits.READ_CACHE_ENTRIES,
     });
   return { test: await open("test"), live: await open("live") };
 }

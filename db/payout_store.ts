@@ -242,6 +242,7 @@ export async function applyMove(
       payoutId,
     ],
   });
+  tx.changed(payout.disbursementId);
   const updated = (await loadPayout(tx, payoutId))!;
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
   await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);

@@ -17,7 +17,12 @@ export type Db = LibSQLDatabase<typeof schema>;
 export interface WriteTx {
   readonly db: Db;
   execute(statement: InStatement): Promise<ResultSet>;
+  /** Names a row this unit changes whose cached copies must go once the group commits. */
+  changed(key: string): void;
 }
+
+/** Told, after each durable commit, which rows its units named as changed. */
+export type CommitListener = (changed: ReadonlySet<string>) => void;
 
 export type WriteUnit<T> = (tx: WriteTx) => Promise<T>;
 
@@ -49,6 +54,8 @@ export class GroupCommitWriter {
   readonly #tx: WriteTx;
   #queue: QueuedUnit[] = [];
   #current: Transaction | null = null;
+  #changed = new Set<string>();
+  readonly #commitListeners: CommitListener[] = [];
   #running: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
@@ -63,7 +70,18 @@ export class GroupCommitWriter {
       execute,
       batch: (statements: InStatement[]) => this.#transaction().batch(statements),
     } as unknown as Client;
-    this.#tx = { db: drizzle(inTransaction, { schema }), execute };
+    this.#tx = {
+      db: drizzle(inTransaction, { schema }),
+      execute,
+      changed: (key) => {
+        this.#transaction();
+        this.#changed.add(key);
+      },
+    };
+  }
+
+  onCommit(listener: CommitListener): void {
+    this.#commitListeners.push(listener);
   }
 
   /** Queues a unit; resolves with its value once its group is durable. */
@@ -122,6 +140,7 @@ export class GroupCommitWriter {
       return;
     }
     this.#current = transaction;
+    this.#changed = new Set();
     try {
       for (const unit of group) {
         await transaction.execute("SAVEPOINT unit");
@@ -149,6 +168,10 @@ export class GroupCommitWriter {
       return;
     }
     this.#current = null;
+    // A rolled-back unit's rows may be named too: dropping a copy that was still true is harmless.
+    if (this.#changed.size > 0) {
+      for (const listener of this.#commitListeners) listener(this.#changed);
+    }
     this.stats.groups += 1;
     this.stats.units += group.length;
     this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);

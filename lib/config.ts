@@ -35,6 +35,7 @@ export const configDefaults = {
   WEBHOOK_TIMEOUT_MS: 10_000,
   PORTAL_LINK_TTL_DAYS: 30,
   OFFER_TTL_DAYS: 90,
+  READ_CACHE_ENTRIES: 10_000,
 } as const;
 
 const portNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
@@ -66,6 +67,7 @@ const numericRules = {
   WEBHOOK_TIMEOUT_MS: count(100),
   PORTAL_LINK_TTL_DAYS: count(1),
   OFFER_TTL_DAYS: count(1),
+  READ_CACHE_ENTRIES: count(0),
 } as const;
 
 type NumericName = keyof typeof numericRules;

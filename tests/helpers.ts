@@ -20,5 +20,6 @@ export function openTempDatabase(
     url: `file:${dir}/${environment}.db`,
     busyTimeoutMs: 5000,
     unitsPerGroupMax: 512,
+    readCacheEntries: 10_000,
   });
 }

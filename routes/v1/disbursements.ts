@@ -2,7 +2,12 @@
 import { Hono } from "hono";
 import { applyMove, createDisbursement } from "../../db/payout_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
-import { findPayee, listV1Disbursements, loadV1Disbursement } from "../../db/v1_store.ts";
+import {
+  findPayee,
+  listV1Disbursements,
+  loadV1Disbursement,
+  readV1Disbursement,
+} from "../../db/v1_store.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
@@ -104,7 +109,7 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/:id", async (c) => {
     const principal = c.get("linePrincipal");
     const id = c.req.param("id");
-    const found = await loadV1Disbursement(principal.database.readClient, principal, id);
+    const found = await readV1Disbursement(principal.database, principal, id);
     if (!found) return errorResponse(c, notFound(id));
     return c.json(disbursementView(found, principal, deps.config.baseUrl));
   });
