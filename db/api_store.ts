@@ -213,7 +213,7 @@ export async function insertDocument(
   now: number,
 ): Promise<string | null> {
   const id = newId("doc");
-  const sha256 = sha256Hex(document.content);
+  const sha256 = await sha256Hex(document.content);
   const { rowsAffected } = await tx.execute({
     sql:
       `INSERT INTO documents (id, company_id, name, doc_type_id, is_sign_required, one_time_use, sha256,

@@ -79,7 +79,7 @@ async function insertKey(
   await tx.db.insert(apiKeys).values({
     id: key.id,
     kind: key.kind,
-    secretHash: sha256Hex(key.secret),
+    secretHash: await sha256Hex(key.secret),
     hint: keyHint(key.secret),
     companyId: key.companyId ?? null,
     userId: key.userId ?? null,
@@ -285,7 +285,7 @@ async function locateKey(
   key: string,
 ): Promise<{ keyId: string; environments: Environment[]; kind: string } | null> {
   const parsed = parseKey(key);
-  const hash = parsed ? sha256Hex(key) : null;
+  const hash = parsed ? await sha256Hex(key) : null;
   const found: Environment[] = [];
   let keyId: string | null = null;
   let kind = "";

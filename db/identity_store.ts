@@ -25,7 +25,7 @@ export async function findKeyBySecret(
   secret: string,
   kind: KeyKind,
 ): Promise<StoredKey | null> {
-  return await findKeyByHash(client, sha256Hex(secret), kind);
+  return await findKeyByHash(client, await sha256Hex(secret), kind);
 }
 
 /** The stored key with this SHA-256 (hex) of its secret, of the expected kind, or null. */
@@ -155,7 +155,7 @@ export async function rotateKeyInUnit(
     args: [
       id,
       kind,
-      sha256Hex(secret),
+      await sha256Hex(secret),
       keyHint(secret),
       row.company_id,
       row.user_id,

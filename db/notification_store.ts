@@ -152,7 +152,7 @@ export async function issuePortalLink(
   await tx.execute({
     sql: `INSERT INTO portal_links (id, payout_id, party_uuid, token_hash, expires_at, created_at)
             VALUES (?, ?, ?, ?, ?, ?)`,
-    args: [newId("pl"), payoutId, partyUuid, sha256Hex(token), now + settings.linkTtlMs, now],
+    args: [newId("pl"), payoutId, partyUuid, await sha256Hex(token), now + settings.linkTtlMs, now],
   });
   return `${settings.baseUrl}/portal/${token}`;
 }
@@ -235,7 +235,7 @@ export async function findPortalLink(
   const { rows } = await executor.execute({
     sql: `SELECT id, payout_id FROM portal_links
             WHERE token_hash = ? AND replaced_at IS NULL AND expires_at > ?`,
-    args: [sha256Hex(token), now],
+    args: [await sha256Hex(token), now],
   });
   return rows[0] ? { linkId: String(rows[0].id), payoutId: String(rows[0].payout_id) } : null;
 }

@@ -71,7 +71,7 @@ export async function findLinkByToken(
   const { rows } = await executor.execute({
     sql: `SELECT ${LINK_COLUMNS} FROM portal_links l JOIN payouts p ON p.id = l.payout_id
             WHERE l.token_hash = ?`,
-    args: [sha256Hex(token)],
+    args: [await sha256Hex(token)],
   });
   return rows[0] ? toLink(rows[0]) : null;
 }
@@ -415,7 +415,7 @@ export async function prepareSignatures(
       signedAt: now,
       ip: signer.ip,
       userAgent: signer.userAgent,
-      originalSha256: sha256Hex(original.content),
+      originalSha256: await sha256Hex(original.content),
     };
     prepared.push({
       documentId: document.id,

@@ -46,11 +46,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The request's fingerprint: a JSON body is canonicalized, any other body is taken as is. */
-export function requestFingerprint(
+export async function requestFingerprint(
   method: string,
   path: string,
   bodyText: string,
-): string {
+): Promise<string> {
   let canonical = bodyText;
   if (bodyText.trim() !== "") {
     try {
@@ -59,7 +59,7 @@ export function requestFingerprint(
       // not JSON: the raw text is the body
     }
   }
-  return sha256Hex(`${method.toUpperCase()} ${path}\n${canonical}`);
+  return await sha256Hex(`${method.toUpperCase()} ${path}\n${canonical}`);
 }
 
 /** Why a key is refused before it is looked up, or null when it is usable. */

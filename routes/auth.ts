@@ -126,7 +126,7 @@ export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const database = deps.databases[parsed.environment];
     const now = deps.clock.now();
     // Only the hash of the key is kept in memory, as in the database.
-    const hash = sha256Hex(secret);
+    const hash = await sha256Hex(secret);
     let found = deps.lineKeyCache.get(hash, now);
     if (!found) {
       const key = await findKeyByHash(database.readClient, hash, "line");

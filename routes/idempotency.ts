@@ -89,7 +89,7 @@ export async function respondIdempotently(
     });
   }
   const scope: IdempotencyScope = { companyId: target.companyId, scopeLine: target.scopeLine, key };
-  const fingerprint = requestFingerprint(c.req.method, c.req.path, await c.req.text());
+  const fingerprint = await requestFingerprint(c.req.method, c.req.path, await c.req.text());
   const now = deps.clock.now();
   const claim = await writer.write((tx) =>
     claimIdempotencyKey(tx, scope, fingerprint, {

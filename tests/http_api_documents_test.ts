@@ -35,7 +35,7 @@ Deno.test("upload a PDF: 201 document_uuid, its record and its bytes; another co
       is_sign_required: false,
       one_time_use: true,
       size_bytes: 2048,
-      sha256: sha256Hex(pdf),
+      sha256: await sha256Hex(pdf),
       created_at: "2026-01-05 15:00:00",
     });
     const content = await api(f, "GET", `/api/documents/${document_uuid}/content`);

@@ -64,10 +64,10 @@ async function insertKey(
         owner.lineId ?? null,
         now,
       ],
-    }).then(() =>
+    }).then(async () =>
       tx.execute({
         sql: "UPDATE api_keys SET secret_hash = ? WHERE id = ?",
-        args: [sha256Hex(secret), id],
+        args: [await sha256Hex(secret), id],
       })
     )
   );

@@ -160,7 +160,7 @@ Deno.test("portal endorsements: sign, ask both parties, both endorse, the payee 
     const { rows } = await f.deps.databases.test.readClient.execute(
       "SELECT original_sha256, signer_user_agent FROM signed_documents WHERE signed_by = 'Pat Doe'",
     );
-    assert.equal(rows[0].original_sha256, sha256Hex(release));
+    assert.equal(rows[0].original_sha256, await sha256Hex(release));
   }, inboxOn);
 });
 

@@ -38,15 +38,15 @@ Deno.test("decideIdempotency: every case of DESIGN 7 and 14", () => {
   }
 });
 
-Deno.test("fingerprint: key order and whitespace do not matter; method, path and values do", () => {
-  const a = requestFingerprint("POST", "/v1/x", '{"b":1,"a":{"d":[1,2],"c":"x"}}');
+Deno.test("fingerprint: key order and whitespace do not matter; method, path and values do", async () => {
+  const a = await requestFingerprint("POST", "/v1/x", '{"b":1,"a":{"d":[1,2],"c":"x"}}');
   assert.equal(
-    requestFingerprint("post", "/v1/x", '{ "a": {"c":"x","d":[1,2]}, "b": 1 }'),
+    await requestFingerprint("post", "/v1/x", '{ "a": {"c":"x","d":[1,2]}, "b": 1 }'),
     a,
   );
-  assert.notEqual(requestFingerprint("POST", "/v1/y", '{"b":1,"a":{"d":[1,2],"c":"x"}}'), a);
-  assert.notEqual(requestFingerprint("POST", "/v1/x", '{"b":2,"a":{"d":[1,2],"c":"x"}}'), a);
-  assert.notEqual(requestFingerprint("POST", "/v1/x", '{"b":1,"a":{"d":[2,1],"c":"x"}}'), a);
+  assert.notEqual(await requestFingerprint("POST", "/v1/y", '{"b":1,"a":{"d":[1,2],"c":"x"}}'), a);
+  assert.notEqual(await requestFingerprint("POST", "/v1/x", '{"b":2,"a":{"d":[1,2],"c":"x"}}'), a);
+  assert.notEqual(await requestFingerprint("POST", "/v1/x", '{"b":1,"a":{"d":[2,1],"c":"x"}}'), a);
   assert.equal(
     canonicalJson({ z: null, a: [true, { y: 1, x: 2 }] }),
     '{"a":[true,{"x":2,"y":1}],"z":null}',
@@ -207,7 +207,7 @@ Deno.test("a key over 255 characters is 400 and stores nothing", async () => {
 Deno.test("in progress → 409 until the 60 s lease ends; then the key can be retried", async () => {
   await withProbeApp(async (f, rows) => {
     const scope = { companyId: f.cast.acme.id, scopeLine: f.cast.acme.autoLineId, key: "key-5" };
-    const fingerprint = requestFingerprint("POST", "/v1/probes", '{"value":"a"}');
+    const fingerprint = await requestFingerprint("POST", "/v1/probes", '{"value":"a"}');
     const claimed = await f.deps.databases.test.writer.write((tx) =>
       claimIdempotencyKey(tx, scope, fingerprint, {
         now: f.clock.now(),

@@ -108,7 +108,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
     const requested = await requestedLine(c, input.line);
     if (!requested.ok) return requested.response;
     const line = requested.line;
-    const fingerprint = requestFingerprint("POST", "/api/disbursements", body.text);
+    const fingerprint = await requestFingerprint("POST", "/api/disbursements", body.text);
     return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       // The natural key: the same disbursement_uuid with the same body is the same disbursement.
       const existing = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);

@@ -41,7 +41,7 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
     const requested = await requestedLine(c, input.line);
     if (!requested.ok) return requested.response;
     const line = requested.line;
-    const fingerprint = requestFingerprint("POST", "/api/funds", body.text);
+    const fingerprint = await requestFingerprint("POST", "/api/funds", body.text);
     return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const added = await addFunds(

@@ -63,7 +63,7 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
     const requested = await requestedLine(c, input.line);
     if (!requested.ok) return requested.response;
     const line = requested.line;
-    const fingerprint = requestFingerprint("POST", "/api/simple-payments", body.text);
+    const fingerprint = await requestFingerprint("POST", "/api/simple-payments", body.text);
     return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
       const uuid = input.simple_payment_uuid;
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
