@@ -74,7 +74,7 @@ export class GroupCommitWriter {
       db: drizzle(inTransaction, { schema }),
       execute,
       changed: (key) => {
-        this.#transaction();
+        this.#transaction(); // throws outside a unit
         this.#changed.add(key);
       },
     };
