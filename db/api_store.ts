@@ -88,7 +88,7 @@ export async function loadApiDisbursement(
     sql:
       `SELECT id, status, payment_method_id, payee_type_id, amount_cents, payee_uuid, email, first_name, last_name,
             address_one, address_two, city, state, zip_code, phone, delivery_options, allowed_payment_method_ids,
-            permission_required_from, field_values
+            permission_required_from, field_values, custom_document_uuids
           FROM payouts WHERE disbursement_id = ? AND (? IS NULL OR payee_uuid = ?) ORDER BY rowid`,
     args: [id, payeeUuid ?? null, payeeUuid ?? null],
   });
@@ -234,6 +234,9 @@ export async function insertDocument(
   });
   return rowsAffected === 1 ? id : null;
 }
+
+/** doc_type_id 4: a document the company gives chosen payees (custom_document_uuids). */
+export const CUSTOM_DOCUMENT_TYPE = 4;
 
 export interface DocumentRow {
   readonly id: string;

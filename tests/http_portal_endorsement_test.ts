@@ -201,20 +201,19 @@ Deno.test("portal documents: a one-time document is signed by one payout only", 
       pdf_base64: (await pdfNamed("Settlement offer")).toBase64(),
     });
     assert.equal(uploaded.status, 201);
+    const { document_uuid } = await uploaded.json() as { document_uuid: string };
+    const custom = { custom_document_uuids: [document_uuid] };
     const created = await api(f, "POST", "/api/disbursements", {
       disbursement_uuid: "CLM-1X",
       large_disbursement: false,
-      payees: [payee("first", 10), payee("second", 10)],
+      payees: [payee("first", 10, custom), payee("second", 10, custom)],
     });
     assert.equal(created.status, 201);
-    // The API does not take custom_document_uuids yet: attach the custom document to both payees.
-    const { document_uuid } = await uploaded.json() as { document_uuid: string };
-    await f.deps.databases.test.writer.write((tx) =>
-      tx.execute({
-        sql: "UPDATE payouts SET custom_document_uuids = json_array(?)",
-        args: [document_uuid],
-      })
-    );
+    const record = await created.json() as { payees: { custom_document_uuids: string[] }[] };
+    assert.deepEqual(record.payees.map((p) => p.custom_document_uuids), [
+      [document_uuid],
+      [document_uuid],
+    ]);
     await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
     const links = [];
     for (const who of ["first", "second"]) {
@@ -241,5 +240,87 @@ Deno.test("portal documents: a one-time document is signed by one payout only", 
       "SELECT signed_by FROM signed_documents",
     );
     assert.deepEqual(rows.map((r) => r.signed_by), ["First Payee"]);
+
+    // Once signed, the one-time document cannot be given to a new payee.
+    const again = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-2X",
+      large_disbursement: false,
+      payees: [payee("third", 10, custom)],
+    });
+    assert.equal(again.status, 409);
+    assert.deepEqual((await again.json() as { details: unknown[] }).details, [{
+      Issue: `one-time document ${document_uuid} was already signed for another payee`,
+      Field: "payees.0.custom_document_uuids.0",
+      Location: "body",
+    }]);
+  }, inboxOn);
+});
+
+Deno.test("custom_document_uuids: unknown, another company's or not type 4 is a 400 naming the entry; nothing is held", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000_00);
+    const upload = async (docTypeId: number, name: string) => {
+      const res = await api(f, "POST", "/api/documents", {
+        doc_type_id: docTypeId,
+        name,
+        is_sign_required: true,
+        pdf_base64: (await pdfNamed(name)).toBase64(),
+      });
+      assert.equal(res.status, 201);
+      return (await res.json() as { document_uuid: string }).document_uuid;
+    };
+    const release = await upload(1, "Release");
+    const custom = await upload(4, "Settlement offer");
+    const cases: [unknown, number, string, string][] = [
+      [
+        ["doc_missing"],
+        400,
+        "payees.0.custom_document_uuids.0",
+        "no document doc_missing: upload it with POST /api/documents first",
+      ],
+      [
+        [custom, release],
+        400,
+        "payees.0.custom_document_uuids.1",
+        `document ${release} is of doc_type_id 1; custom documents are type 4`,
+      ],
+      [
+        "not-a-list",
+        400,
+        "payees.0.custom_document_uuids",
+        "custom_document_uuids must be an array",
+      ],
+      [
+        Array.from({ length: 21 }, (_, i) => `d${i}`),
+        400,
+        "payees.0.custom_document_uuids",
+        "custom_document_uuids holds at most 20 documents",
+      ],
+    ];
+    for (const [uuids, status, field, issue] of cases) {
+      const res = await api(f, "POST", "/api/disbursements", {
+        disbursement_uuid: "CLM-DOCS",
+        large_disbursement: false,
+        payees: [payee("p1", 10, { custom_document_uuids: uuids })],
+      });
+      assert.equal(res.status, status, JSON.stringify(uuids));
+      const body = await res.json() as { details: { Issue: string; Field: string }[] };
+      assert.deepEqual(body.details.map((d) => [d.Field, d.Issue]), [[field, issue]]);
+    }
+    const asBeacon = { key: f.cast.bob.keyTest, tin: f.cast.beacon.tin };
+    const foreign = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-DOCS",
+      large_disbursement: false,
+      payees: [payee("p1", 10, { custom_document_uuids: [custom] })],
+    }, asBeacon);
+    assert.equal(foreign.status, 400, "another company's document is unknown to Beacon");
+    assert.equal(
+      (await foreign.json() as { details: { Issue: string }[] }).details[0].Issue,
+      `no document ${custom}: upload it with POST /api/documents first`,
+    );
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM disbursements",
+    );
+    assert.equal(Number(rows[0].n), 0, "nothing was created or held");
   }, inboxOn);
 });

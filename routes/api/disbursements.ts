@@ -6,7 +6,9 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import {
   type ApiDisbursement,
+  CUSTOM_DOCUMENT_TYPE,
   findApiPayout,
+  findDocument,
   insertParties,
   loadApiDisbursement,
 } from "../../db/api_store.ts";
@@ -18,7 +20,8 @@ import { surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas, contactIssues } from "./schemas.ts";
-import { errorResponse, type FieldIssue } from "../errors.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import { errorResponse, type ErrorSpec, type FieldIssue } from "../errors.ts";
 import { seedTimestamp } from "./format.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidFields, parseJsonBody } from "../validation.ts";
@@ -44,6 +47,7 @@ function payeeRecord(fields: Record<string, unknown>, status: keyof typeof surfa
     allowed_payment_method_ids: json(fields.allowed_payment_method_ids),
     permission_required_from: json(fields.permission_required_from),
     field_values: json(fields.field_values),
+    custom_document_uuids: json(fields.custom_document_uuids),
     status: surfaceAStatus[status].name,
   };
 }
@@ -57,6 +61,44 @@ function disbursementRecord(d: ApiDisbursement) {
     payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
     created_at: seedTimestamp(d.createdAt),
   };
+}
+
+/**
+ * Why the payees' custom documents cannot be given, or null: each must be one of the company's
+ * type-4 documents, and a one-time document nobody has signed yet. Read inside the write unit.
+ */
+async function customDocumentRefusal(
+  tx: WriteTx,
+  companyId: string,
+  payees: readonly { custom_document_uuids: readonly string[] }[],
+): Promise<ErrorSpec | null> {
+  for (const [i, payee] of payees.entries()) {
+    for (const [j, uuid] of payee.custom_document_uuids.entries()) {
+      const field = `payees.${i}.custom_document_uuids.${j}`;
+      const document = await findDocument(tx, companyId, uuid);
+      if (!document || document.docTypeId !== CUSTOM_DOCUMENT_TYPE) {
+        const message = document
+          ? `document ${uuid} is of doc_type_id ${document.docTypeId}; custom documents are type ${CUSTOM_DOCUMENT_TYPE}`
+          : `no document ${uuid}: upload it with POST /api/documents first`;
+        return {
+          status: 400,
+          code: "validation_error",
+          message,
+          issues: [{ field, location: "body", message }],
+        };
+      }
+      if (document.oneTimeUse && document.usedByPayoutId !== null) {
+        const message = `one-time document ${uuid} was already signed for another payee`;
+        return {
+          status: 409,
+          code: "document_already_used",
+          message,
+          issues: [{ field, location: "body", message }],
+        };
+      }
+    }
+  }
+  return null;
 }
 
 export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -124,6 +166,8 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
           issues: [{ field: "disbursement_uuid", location: "body", message: "already used" }],
         });
       }
+      const documentRefusal = await customDocumentRefusal(tx, principal.companyId, input.payees);
+      if (documentRefusal) return refusalOutcome(c, documentRefusal);
       const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
       const created = await createDisbursement(tx, {
         companyId: principal.companyId,
@@ -153,6 +197,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
           deliveryOptions: p.delivery_options,
           fieldValues: p.field_values,
           paymentMethodSettings: p.payment_method_settings,
+          customDocumentUuids: p.custom_document_uuids,
         })),
       }, now);
       if (!created.ok) {

@@ -4,7 +4,12 @@
  * document is a 404.
  */
 import { Hono } from "hono";
-import { findDocument, insertDocument, readDocumentContent } from "../../db/api_store.ts";
+import {
+  CUSTOM_DOCUMENT_TYPE,
+  findDocument,
+  insertDocument,
+  readDocumentContent,
+} from "../../db/api_store.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget } from "./request.ts";
@@ -21,7 +26,6 @@ export const documentTypes: Readonly<Record<number, string>> = {
   3: "Authorization Party Approval",
   4: "Custom",
 };
-const CUSTOM_DOCUMENT_TYPE = 4;
 const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // "%PDF-"
 
 const documentNotFound = (id: string) => ({

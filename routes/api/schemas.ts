@@ -21,6 +21,9 @@ export const postageCodes = [
   "FSD",
 ] as const;
 
+/** Type-4 documents one payee may be given to read and sign. */
+const CUSTOM_DOCUMENTS_PER_PAYEE_MAX = 20;
+
 export function apiSchemas(config: Config) {
   const { limits } = config;
   const lineCode = v.pipe(
@@ -122,6 +125,17 @@ export function apiSchemas(config: Config) {
     allowed_payment_method_ids: allowedPaymentMethodIds,
     permission_required_from: v.optional(
       v.array(identifier("party_uuid"), "permission_required_from must be an array"),
+      [],
+    ),
+    custom_document_uuids: v.optional(
+      v.pipe(
+        v.array(identifier("document_uuid"), "custom_document_uuids must be an array"),
+        v.maxLength(
+          CUSTOM_DOCUMENTS_PER_PAYEE_MAX,
+          `custom_document_uuids holds at most ${CUSTOM_DOCUMENTS_PER_PAYEE_MAX} documents`,
+        ),
+        v.transform((ids) => [...new Set(ids)]),
+      ),
       [],
     ),
     field_values: v.optional(
