@@ -11,7 +11,8 @@ import { errorResponse } from "./errors.ts";
 
 const INBOX_PAGE_SIZE = 200;
 
-interface InboxMessage {
+/** A message of /sandbox/inbox.json. */
+export interface InboxMessage {
   id: string;
   channel: "email" | "sms";
   to: string;

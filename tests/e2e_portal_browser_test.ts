@@ -10,20 +10,13 @@ import { PDFDocument } from "pdf-lib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { freePort } from "../bench/service.ts";
 import type { SandboxCredentials } from "../db/sandbox_seed.ts";
+import type { InboxMessage } from "../routes/sandbox.tsx";
 
 const mainPath = new URL("../main.ts", import.meta.url).pathname;
+
 const artifacts = new URL("./artifacts/portal/", import.meta.url).pathname;
 const CHROMIUM = "/usr/bin/chromium";
 const POLL_TIMEOUT_MS = 15_000;
-
-interface InboxMessage {
-  id: string;
-  to: string;
-  subject: string | null;
-  body: string;
-  links: string[];
-  code?: string;
-}
 
 class Service {
   constructor(

@@ -6,15 +6,7 @@ import assert from "node:assert/strict";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture } from "./http_fixture.ts";
 
-export interface InboxMessage {
-  id: string;
-  channel: "email" | "sms";
-  to: string;
-  subject: string | null;
-  body: string;
-  links: string[];
-  code?: string;
-}
+import type { InboxMessage } from "../routes/sandbox.tsx";
 
 /** An ACH choice with the sandbox account that settles (DESIGN 10). */
 export const settlingAchForm = {

@@ -42,7 +42,6 @@ import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import {
   AmountCard,
-  Consent,
   Csrf,
   DocumentList,
   dollars,
@@ -54,6 +53,7 @@ import {
   PartyRow,
   portalCss,
   Problems,
+  Signature,
   statusLabels,
   Timeline,
 } from "./views.tsx";
@@ -294,15 +294,9 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             <DocumentList base={v.base} documents={documents} />
             <form method="post" action={`${v.base}/sign`}>
               <Csrf token={v.csrf} />
-              <Field
-                name="typed_name"
-                label="Type your full name to sign"
-                autocomplete="name"
-                problems={problems}
-              />
-              <Consent
-                name="consent"
-                label="I have read these documents and I agree to sign them electronically."
+              <Signature
+                nameLabel="Type your full name to sign"
+                consentLabel="I have read these documents and I agree to sign them electronically."
                 problems={problems}
               />
               <button type="submit">Sign and continue</button>
@@ -512,15 +506,9 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
           : null}
         <form method="post" action={`${v.base}/endorse`}>
           <Csrf token={v.csrf} />
-          <Field
-            name="typed_name"
-            label="Type your full name to approve"
-            autocomplete="name"
-            problems={problems}
-          />
-          <Consent
-            name="consent"
-            label={`I approve this payment to ${payeeName} and agree to sign electronically.`}
+          <Signature
+            nameLabel="Type your full name to approve"
+            consentLabel={`I approve this payment to ${payeeName} and agree to sign electronically.`}
             problems={problems}
           />
           <button type="submit">Approve the payment</button>
@@ -863,16 +851,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
                     </>
                   )
                   : null}
-                <Field
-                  name="typed_name"
-                  label="Type your full name to sign the authorization"
-                  autocomplete="name"
-                  value={values.typed_name}
-                  problems={problems}
-                />
-                <Consent
-                  name="consent"
-                  label={`I authorize ${payout.companyName} to deposit this payment into the account above, and I agree to sign electronically.`}
+                <Signature
+                  nameLabel="Type your full name to sign the authorization"
+                  consentLabel={`I authorize ${payout.companyName} to deposit this payment into the account above, and I agree to sign electronically.`}
+                  typedName={values.typed_name}
                   problems={problems}
                 />
               </>

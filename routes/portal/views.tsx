@@ -124,6 +124,29 @@ export function Field(props: FieldProps) {
   );
 }
 
+/** A typed-name signature with its consent box: the portal's one way to sign. */
+export function Signature(
+  props: {
+    nameLabel: string;
+    consentLabel: string;
+    typedName?: string;
+    problems: readonly FieldProblem[];
+  },
+) {
+  return (
+    <>
+      <Field
+        name="typed_name"
+        label={props.nameLabel}
+        autocomplete="name"
+        value={props.typedName}
+        problems={props.problems}
+      />
+      <Consent name="consent" label={props.consentLabel} problems={props.problems} />
+    </>
+  );
+}
+
 export function Consent(props: { name: string; label: string; problems: readonly FieldProblem[] }) {
   const problem = props.problems.find((p) => p.field === props.name);
   return (
