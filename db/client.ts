@@ -8,6 +8,7 @@ import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { CommittedReadCache } from "../lib/committed_read_cache.ts";
 import type { Config, Environment } from "../lib/config.ts";
+import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
 import * as schema from "./schema.ts";
 import type { CachedV1Disbursement } from "./v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
@@ -43,17 +44,20 @@ export interface OpenOptions {
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   const local = options.url.startsWith("file:");
   if (local) await ensureParentDir(options.url);
-  const clientConfig = {
-    url: options.url,
-    authToken: options.authToken ?? undefined,
-    timeout: options.busyTimeoutMs,
-  };
-  // One connection: PRAGMAs set on it stay set, and only it ever writes.
-  const writeClient = createClient({ ...clientConfig, concurrency: 1 });
+  // One connection each: PRAGMAs set on it stay set, and only the write connection ever writes.
+  const connect = (): Client =>
+    local ? openEmbeddedClient(options.url, options.busyTimeoutMs) : createClient({
+      url: options.url,
+      authToken: options.authToken ?? undefined,
+      timeout: options.busyTimeoutMs,
+      concurrency: 1,
+    });
+  const writeClient = connect();
   if (local) {
     await writeClient.execute("PRAGMA journal_mode=WAL");
     await writeClient.execute("PRAGMA synchronous=FULL");
     await writeClient.execute("PRAGMA foreign_keys=ON");
+    await writeClient.execute("PRAGMA temp_store=MEMORY");
     await assertDurable(writeClient);
   }
   await migrate(drizzle(writeClient), { migrationsFolder });
@@ -61,7 +65,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 
   let readClient = writeClient;
   if (local) {
-    readClient = createClient({ ...clientConfig, concurrency: 1 });
+    readClient = connect();
     await readClient.execute("PRAGMA query_only=1");
   }
   const writer = new GroupCommitWriter(writeClient, { unitsPerGroupMax: options.unitsPerGroupMax });
@@ -122,7 +126,7 @@ async function assertDurable(client: Client): Promise<void> {
 }
 
 async function ensureParentDir(url: string): Promise<void> {
-  const path = url.slice("file:".length).split("?")[0];
+  const path = filePathOf(url);
   if (path === ":memory:" || path === "") return;
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
   if (dir) await Deno.mkdir(dir, { recursive: true });

@@ -84,7 +84,21 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** Prefixed random object id, e.g. `co_…`, `po_…`, `evt_…`. */
+/** Milliseconds in 8 base62 characters: sortable as text until the year 8888. */
+function base62Time(ms: number): string {
+  let out = "";
+  for (let rest = ms, i = 0; i < 8; i++, rest = Math.floor(rest / 62)) {
+    out = BASE62[rest % 62] + out;
+  }
+  return out;
+}
+
+/**
+ * Prefixed object id, e.g. `co_…`, `po_…`, `evt_…`: 8 characters of creation time, then 14
+ * random (83 bits, so ids stay unguessable). Ids made later sort later, so a table's and its
+ * indexes' new rows go to the same last pages: a group commit writes a few pages instead of one
+ * page per row.
+ */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBase62(22)}`;
+  return `${prefix}_${base62Time(Date.now())}${randomBase62(14)}`;
 }
