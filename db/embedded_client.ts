@@ -18,7 +18,6 @@ import {
   type Row,
   type Transaction,
   type TransactionMode,
-  type Value,
 } from "@libsql/client";
 import { Buffer } from "node:buffer";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -197,7 +196,9 @@ function beginStatement(mode: TransactionMode): string {
   // A read transaction is a deferred one: the read connection itself is query_only.
   if (mode === "read") return "BEGIN DEFERRED";
   if (mode === "deferred") return "BEGIN DEFERRED";
-  throw new RangeError('Unknown transaction mode, supported values are "write", "read" and "deferred"');
+  throw new RangeError(
+    'Unknown transaction mode, supported values are "write", "read" and "deferred"',
+  );
 }
 
 function normalize(statement: InStatement | [string, InArgs?], args?: InArgs) {

@@ -13,48 +13,65 @@ import type { WriteTx } from "./writer.ts";
 export type JobHandler = (tx: WriteTx, job: DueJob) => Promise<void>;
 export type JobHandlers = Readonly<Record<string, JobHandler>>;
 
-/** Runs every job of the company due at or before `until`, including jobs those jobs schedule. */
+/**
+ * Jobs a sweep runs side by side: each in its own unit, so they share group commits and one
+ * failing job rolls back only itself.
+ */
+export const JOBS_PER_BATCH_MAX = 32;
+
+/**
+ * Runs every job of the company due at or before `until`, including jobs those jobs schedule.
+ * `perBatch` 1 runs them strictly one after another in due order, as a sandbox clock advance
+ * must (a job may schedule another that falls due before the next one found). A larger batch is
+ * for sweeps at the present time: the jobs found run in due order within their batch, and any job
+ * they schedule runs in a later batch.
+ */
 export async function runDueJobs(
   database: Database,
   companyId: string,
   until: number,
   handlers: JobHandlers,
+  perBatch = 1,
 ): Promise<number> {
   let ran = 0;
   for (;;) {
-    // One job at a time: a job may schedule another that falls due before the next one found.
-    const [job] = await dueJobs(database.readClient, companyId, until, 1);
-    if (!job) return ran;
-    try {
-      const mine = await database.writer.write(async (tx) => {
-        // Another runner (the sweep, a clock advance) may have taken it first.
-        if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
-        const handler = handlers[job.kind];
-        if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-        await handler(tx, job);
-        return true;
-      });
-      if (mine) ran++;
-    } catch (error) {
-      // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
-      const message = error instanceof Error ? error.message : String(error);
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "job failed",
-          job_id: job.id,
-          kind: job.kind,
-          error: message,
-        }),
-      );
-      await database.writer.write((tx) =>
-        tx.execute({
-          sql: "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
-          args: [job.dueAt, message, job.id],
-        })
-      );
-      ran++;
-    }
+    const jobs = await dueJobs(database.readClient, companyId, until, perBatch);
+    if (jobs.length === 0) return ran;
+    const outcomes = await Promise.all(jobs.map((job) => runJob(database, job, handlers)));
+    ran += outcomes.filter((counted) => counted).length;
+  }
+}
+
+/** Runs one job in its own unit that also marks it done; true when this run counted it. */
+async function runJob(database: Database, job: DueJob, handlers: JobHandlers): Promise<boolean> {
+  try {
+    return await database.writer.write(async (tx) => {
+      // Another runner (the sweep, a clock advance) may have taken it first.
+      if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
+      const handler = handlers[job.kind];
+      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+      await handler(tx, job);
+      return true;
+    });
+  } catch (error) {
+    // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "job failed",
+        job_id: job.id,
+        kind: job.kind,
+        error: message,
+      }),
+    );
+    await database.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
+        args: [job.dueAt, message, job.id],
+      })
+    );
+    return true;
   }
 }
 
@@ -123,7 +140,13 @@ export class Scheduler {
       for (const { companyId, dueAt } of await companiesWithPendingJobs(database.readClient)) {
         const until = await domainNow(database, companyId, this.clock.now());
         if (dueAt <= until) {
-          await runDueJobs(database, companyId, until, this.handlers[environment]);
+          await runDueJobs(
+            database,
+            companyId,
+            until,
+            this.handlers[environment],
+            JOBS_PER_BATCH_MAX,
+          );
         }
       }
     }

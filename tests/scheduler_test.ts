@@ -115,3 +115,65 @@ Deno.test("a failing job is rolled back, parked with its error, and does not sta
     await database.close();
   });
 });
+
+Deno.test("a sweep runs due jobs in batches: due order, shared commits, a failure parks only itself", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      for (let i = 0; i < 40; i++) {
+        await scheduleJob(tx, {
+          companyId: "co_1",
+          kind: i === 7 ? "boom" : "note",
+          subjectId: `j${i}`,
+          dueAt: NOW + i,
+        }, NOW);
+      }
+    });
+    const ran: string[] = [];
+    const handlers = {
+      note: async (tx: WriteTx, job: DueJob) => {
+        ran.push(job.subjectId);
+        await tx.execute({
+          sql: "INSERT INTO companies (id, name, tin, created_at) VALUES (?, 'x', ?, 0)",
+          args: [`co_${job.subjectId}`, String(100_000_000 + ran.length)],
+        });
+        if (job.subjectId === "j0") {
+          // Due at once, but found by a later batch.
+          await scheduleJob(
+            tx,
+            { companyId: "co_1", kind: "note", subjectId: "from-j0", dueAt: NOW },
+            NOW,
+          );
+        }
+      },
+      boom: async (tx: WriteTx) => {
+        await tx.execute(
+          "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_boom', 'x', '999999999', 0)",
+        );
+        throw new Error("rail exploded");
+      },
+    };
+    const groupsBefore = database.writer.stats.groups;
+    const count = await runDueJobs(database, "co_1", NOW + 1000, handlers, 16);
+    assert.equal(count, 41);
+    const due = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `j${from + i}`).filter((id) => id !== "j7");
+    // The first batch is j0–j15; the job j0 scheduled is due earliest, so the next batch starts with it.
+    assert.deepEqual(ran, [...due(0, 16), "from-j0", ...due(16, 40)]);
+    const groups = database.writer.stats.groups - groupsBefore;
+    assert.ok(groups < 20, `41 jobs (and one parking) committed in ${groups} groups`);
+    const parked = await database.readClient.execute(
+      "SELECT error FROM scheduled_jobs WHERE subject_id = 'j7' AND done_at IS NOT NULL",
+    );
+    assert.deepEqual(parked.rows.map((r) => r.error), ["rail exploded"]);
+    const companies = await database.readClient.execute(
+      "SELECT count(*) AS n, sum(id = 'co_boom') AS boom FROM companies",
+    );
+    assert.deepEqual([companies.rows[0].n, companies.rows[0].boom], [1 + 40, 0]);
+    const pending = await database.readClient.execute(
+      "SELECT count(*) AS n FROM scheduled_jobs WHERE done_at IS NULL",
+    );
+    assert.equal(pending.rows[0].n, 0);
+    await database.close();
+  });
+});
