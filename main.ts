@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     perEndpointConcurrency: WEBHOOK_PER_ENDPOINT_CONCURRENCY,
     timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
     leaseMs: config.limits.WEBHOOK_TIMEOUT_MS * 3,
-    apiBusy: () => metrics.inFlight > 0,
+    apiBusy: () => metrics.apiBusy,
     documentLink: async (environment, id) =>
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });

@@ -65,8 +65,12 @@ interface AttemptOutcome {
   readonly result: AttemptResult;
 }
 
-/** How long outcomes gather before their unit: a commit blocks the thread for an fsync. */
+/**
+ * How long outcomes gather before their unit: a commit blocks the thread for an fsync, so under
+ * API traffic they gather longer.
+ */
 const RECORD_WINDOW_MS = 10;
+const BUSY_RECORD_WINDOW_MS = 50;
 
 /**
  * Collects attempt outcomes and writes them in units, one at a time, each taking every outcome
@@ -78,7 +82,10 @@ class AttemptRecorder {
   #draining = false;
   #error: unknown = null;
 
-  constructor(private readonly write: (outcomes: AttemptOutcome[]) => Promise<void>) {}
+  constructor(
+    private readonly write: (outcomes: AttemptOutcome[]) => Promise<void>,
+    private readonly apiBusy: () => boolean,
+  ) {}
 
   add(outcome: AttemptOutcome): void {
     this.#pending.push(outcome);
@@ -94,7 +101,10 @@ class AttemptRecorder {
 
   async #flush(): Promise<void> {
     while (this.#pending.length > 0) {
-      if (!this.#draining) await new Promise((resolve) => setTimeout(resolve, RECORD_WINDOW_MS));
+      if (!this.#draining) {
+        const windowMs = this.apiBusy() ? BUSY_RECORD_WINDOW_MS : RECORD_WINDOW_MS;
+        await new Promise((resolve) => setTimeout(resolve, windowMs));
+      }
       try {
         await this.write(this.#pending.splice(0));
       } catch (error) {
@@ -118,11 +128,17 @@ async function resolveBoth(host: string): Promise<string[]> {
   return found;
 }
 
-const yieldToRequests = () => new Promise((resolve) => setTimeout(resolve, 2));
+/** Deliveries claimed at a time while API requests are in flight. */
+const BUSY_BATCH_SIZE = 8;
+
+/** Under API traffic the one worker that goes on waits this long between attempts. */
+const BUSY_PACE_MS = 5;
+const paceUnderTraffic = () => new Promise((resolve) => setTimeout(resolve, BUSY_PACE_MS));
 
 async function claim(
   tx: WriteTx,
   now: number,
+  size: number,
   options: DispatcherOptions,
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await tx.execute({
@@ -140,7 +156,7 @@ async function claim(
           WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?)
             AND e.disabled_at IS NULL AND e.deleted_at IS NULL
           ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
-    args: [now, now, options.batchSize],
+    args: [now, now, size],
   });
   if (rows.length === 0) return [];
   await tx.execute({
@@ -228,7 +244,10 @@ export class WebhookDispatcher {
     ) {
       for (;;) {
         const now = this.clock.now();
-        const claimed = await database.writer.write((tx) => claim(tx, now, this.options));
+        // Under API traffic a small batch: claiming (one query and one update of every row) blocks
+        // the thread, and a short block per few deliveries keeps API latency even.
+        const size = this.options.apiBusy?.() ? BUSY_BATCH_SIZE : this.options.batchSize;
+        const claimed = await database.writer.write((tx) => claim(tx, now, size, this.options));
         if (claimed.length === 0) break;
         attempts += await this.#deliverAll(environment, database, claimed);
       }
@@ -263,6 +282,7 @@ export class WebhookDispatcher {
     // record commits; all commit before returning.
     const recorder = new AttemptRecorder(
       (outcomes) => database.writer.write((tx) => this.#record(tx, outcomes)),
+      () => this.options.apiBusy?.() ?? false,
     );
     // An endpoint's secret is unsealed once per batch, not once per delivery.
     const secrets = new Map<string, Promise<string>>();
@@ -273,10 +293,18 @@ export class WebhookDispatcher {
     };
     const worker = async (_: unknown, index: number) => {
       for (let queue = queues.shift(); queue; queue = queues.shift()) {
-        for (const delivery of queue) {
-          // API requests come first on a small machine; one worker always goes on, so deliveries
+        while (queue.length > 0) {
+          // API requests come first on a small machine: under traffic the other workers hand
+          // their deliveries back and stop, and the first goes on alone, paced, so deliveries
           // never stop under steady traffic.
-          while (index > 0 && this.options.apiBusy?.()) await yieldToRequests();
+          if (this.options.apiBusy?.()) {
+            if (index > 0) {
+              queues.unshift(queue);
+              return;
+            }
+            await paceUnderTraffic();
+          }
+          const delivery = queue.shift()!;
           const result = await this.#attempt(environment, delivery, opened);
           recorder.add({ delivery, result });
           attempts++;

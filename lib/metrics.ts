@@ -1,12 +1,25 @@
+/** How long after the last answer API traffic still counts as going on. */
+const API_QUIET_MS = 10;
+
 /** In-process counters rendered as Prometheus text for /metrics. */
 export class Metrics {
   readonly #requests = new Map<string, number>();
   readonly #durationSumMs = new Map<string, number>();
   #inFlight = 0;
+  #lastFinishedAt = -Infinity;
 
-  /** Requests being answered right now; background work yields to them. */
+  /** Requests being answered right now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /**
+   * True while requests are answered or one finished within the last 10 ms: background work
+   * yields to API traffic, and keep-alive clients leave gaps between a response and their next
+   * request that must not look like idleness.
+   */
+  get apiBusy(): boolean {
+    return this.#inFlight > 0 || performance.now() - this.#lastFinishedAt < API_QUIET_MS;
   }
 
   requestStarted(): void {
@@ -15,6 +28,7 @@ export class Metrics {
 
   requestFinished(): void {
     this.#inFlight--;
+    this.#lastFinishedAt = performance.now();
   }
 
   /** Counts one answered request by surface and status. */

@@ -436,6 +436,42 @@ Deno.test("while API requests are in flight one worker still delivers everything
   }
 });
 
+Deno.test("under steady API traffic deliveries go on in small claims, paced, until all are done", async () => {
+  const r = receiver([200]);
+  try {
+    await withHttpFixture(async (f) => {
+      await register(f, r.url);
+      for (let i = 0; i < 10; i++) await emitEvent(f);
+      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+        batchSize: 50,
+        endpointsInParallel: 1,
+        perEndpointConcurrency: 4,
+        timeoutMs: 2_000,
+        leaseMs: 30_000,
+        apiBusy: () => true,
+      });
+      const claimsBefore = f.deps.databases.test.writer.stats.groups;
+      const queued = Number(
+        (await f.deps.databases.test.readClient.execute(
+          "SELECT count(*) AS n FROM webhook_deliveries",
+        )).rows[0].n,
+      );
+      assert.ok(queued > 16, `${queued} deliveries queued`);
+      assert.equal(await dispatcher.sweep(), queued);
+      assert.equal(r.received.length, queued);
+      const groups = f.deps.databases.test.writer.stats.groups - claimsBefore;
+      // Claims of 8 at most (and their records): far more units than one claim of 50 would take.
+      assert.ok(groups >= Math.ceil(queued / 8) * 2, `${queued} deliveries in ${groups} groups`);
+      const pending = await f.deps.databases.test.readClient.execute(
+        "SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'succeeded' OR claimed_until IS NOT NULL",
+      );
+      assert.equal(pending.rows[0].n, 0);
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
 Deno.test("one sweep to a 200, a 500 and a 410 endpoint records each attempt by its own answer", async () => {
   const ok = receiver([200]);
   const failing = receiver([500]);
