@@ -84,6 +84,9 @@ export async function measureReadsDuringDrain(
       headers: { Authorization: `Bearer ${lineKey}` },
     };
     try {
+      // The same 2 s warm-up as every other scenario, so JIT and caches do not count against the
+      // draining run (under traffic the deliveries are paced: a few hundred go meanwhile).
+      await runLoad({ ...read, connections: options.connections, durationSeconds: 2 });
       const draining = await runLoad({
         ...read,
         connections: options.connections,

@@ -16,6 +16,15 @@ export async function domainNow(
   return realNow + await readOffset(database.readClient, companyId);
 }
 
+/** The latest domain time of any company in this database: no company's clock is ahead of it. */
+export async function latestDomainNow(database: Database, realNow: number): Promise<number> {
+  if (database.environment === "live") return realNow;
+  const { rows } = await database.readClient.execute(
+    "SELECT coalesce(max(offset_ms), 0) AS offset_ms FROM sandbox_clocks",
+  );
+  return realNow + Math.max(0, Number(rows[0].offset_ms));
+}
+
 async function readOffset(client: Client | WriteTx, companyId: string): Promise<number> {
   const { rows } = await client.execute({
     sql: "SELECT offset_ms FROM sandbox_clocks WHERE company_id = ?",

@@ -6,8 +6,8 @@
 import type { Clock } from "../lib/clock.ts";
 import type { Environment } from "../lib/config.ts";
 import type { Database } from "./client.ts";
-import { advanceOffset, domainNow } from "./sandbox_clock_store.ts";
-import { companiesWithPendingJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
+import { advanceOffset, domainNow, latestDomainNow } from "./sandbox_clock_store.ts";
+import { companiesWithDueJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
 
 export type JobHandler = (tx: WriteTx, job: DueJob) => Promise<void>;
@@ -137,7 +137,8 @@ export class Scheduler {
     for (
       const [environment, database] of Object.entries(this.databases) as [Environment, Database][]
     ) {
-      for (const { companyId, dueAt } of await companiesWithPendingJobs(database.readClient)) {
+      const latest = await latestDomainNow(database, this.clock.now());
+      for (const { companyId, dueAt } of await companiesWithDueJobs(database.readClient, latest)) {
         const until = await domainNow(database, companyId, this.clock.now());
         if (dueAt <= until) {
           await runDueJobs(

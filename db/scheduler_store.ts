@@ -68,13 +68,20 @@ export async function dueJobs(
   return rows.map(rowToJob);
 }
 
-/** Companies with pending jobs due at or before their own time `until(companyId)` is decided by the caller. */
-export async function companiesWithPendingJobs(
+/**
+ * Companies with a pending job due at or before `until`, with their earliest one. Reads only the
+ * due jobs (the (done_at, due_at) index), not every pending reminder and expiry, which grow with
+ * every offered payout.
+ */
+export async function companiesWithDueJobs(
   client: Client,
+  until: number,
 ): Promise<{ companyId: string; dueAt: number }[]> {
-  const { rows } = await client.execute(
-    "SELECT company_id, min(due_at) AS due_at FROM scheduled_jobs WHERE done_at IS NULL GROUP BY company_id",
-  );
+  const { rows } = await client.execute({
+    sql: `SELECT company_id, min(due_at) AS due_at FROM scheduled_jobs
+          WHERE done_at IS NULL AND due_at <= ? GROUP BY company_id`,
+    args: [until],
+  });
   return rows.map((row) => ({ companyId: String(row.company_id), dueAt: Number(row.due_at) }));
 }
 

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { runDueJobs } from "../db/scheduler.ts";
+import { advanceOffset, latestDomainNow } from "../db/sandbox_clock_store.ts";
+import { runDueJobs, Scheduler } from "../db/scheduler.ts";
+import { FakeClock } from "../lib/clock.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { DueJob } from "../db/scheduler_store.ts";
 import type { WriteTx } from "../db/writer.ts";
@@ -175,5 +177,43 @@ Deno.test("a sweep runs due jobs in batches: due order, shared commits, a failur
     );
     assert.equal(pending.rows[0].n, 0);
     await database.close();
+  });
+});
+
+Deno.test("the background sweep runs what is due at each company's own time, and nothing later", async () => {
+  await withTempDir(async (dir) => {
+    const test = await seedCompany(dir);
+    const live = await openTempDatabase(dir, "live");
+    const HOUR = 3_600_000;
+    await test.writer.write(async (tx) => {
+      await tx.execute(
+        "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_2', 'Beta', '987654321', 0)",
+      );
+      // co_2's sandbox clock is a day ahead of real time.
+      await advanceOffset(tx, "co_2", 24 * HOUR, NOW);
+      const job = (companyId: string, subjectId: string, dueAt: number) =>
+        scheduleJob(tx, { companyId, kind: "note", subjectId, dueAt }, NOW);
+      await job("co_1", "co_1-due", NOW - 1);
+      await job("co_1", "co_1-in-an-hour", NOW + HOUR);
+      await job("co_2", "co_2-due-on-its-clock", NOW + 2 * HOUR);
+      await job("co_2", "co_2-in-two-days", NOW + 48 * HOUR);
+    });
+    const ran: string[] = [];
+    const note = (_tx: WriteTx, job: DueJob) => {
+      ran.push(job.subjectId);
+      return Promise.resolve();
+    };
+    const scheduler = new Scheduler(
+      { test, live },
+      { test: { note }, live: { note } },
+      new FakeClock(NOW),
+    );
+    await scheduler.sweep();
+    assert.deepEqual(ran.sort(), ["co_1-due", "co_2-due-on-its-clock"]);
+    assert.equal(await latestDomainNow(test, NOW), NOW + 24 * HOUR);
+    assert.equal(await latestDomainNow(live, NOW), NOW);
+    await scheduler.stop();
+    await test.close();
+    await live.close();
   });
 });
