@@ -1,4 +1,8 @@
-/** Idempotency records: claimed with a lease, completed in the same unit as the business write. */
+/**
+ * Idempotency records: looked up and completed in the same unit as the business write. Records
+ * `in_progress` with a lease were written by earlier versions (a claim unit before the change);
+ * their lease is still honoured.
+ */
 import type { IdempotencyDecision, StoredIdempotency } from "../lib/idempotency.ts";
 import { decideIdempotency } from "../lib/idempotency.ts";
 import type { WriteTx } from "./writer.ts";
@@ -24,15 +28,12 @@ export type Claim =
 const KEY_WHERE = "company_id = ? AND scope_line = ? AND key = ?";
 const keyArgs = (scope: IdempotencyScope) => [scope.companyId, scope.scopeLine, scope.key];
 
-/**
- * Looks the key up and, when the request may run, takes a lease on it in the same unit, so a
- * concurrent duplicate sees it in progress.
- */
-export async function claimIdempotencyKey(
+/** What the stored record (if any) decides for this request; call it in the request's unit. */
+export async function lookUpIdempotencyKey(
   tx: WriteTx,
   scope: IdempotencyScope,
   fingerprint: string,
-  options: { now: number; ttlMs: number; leaseMs: number },
+  now: number,
 ): Promise<Claim> {
   const { rows } = await tx.execute({
     sql:
@@ -49,7 +50,7 @@ export async function claimIdempotencyKey(
       expiresAt: Number(row.expires_at),
     }
     : null;
-  const decision = decideIdempotency(record, fingerprint, options.now);
+  const decision = decideIdempotency(record, fingerprint, now);
   if (decision === "replay") {
     return {
       decision,
@@ -60,45 +61,39 @@ export async function claimIdempotencyKey(
       },
     };
   }
-  if (decision !== "new") return { decision };
-  await tx.execute({
-    sql: `INSERT INTO idempotency_records
-            (company_id, scope_line, key, fingerprint, status, lease_until, created_at, expires_at)
-          VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)
-          ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
-            fingerprint = excluded.fingerprint, status = 'in_progress', lease_until = excluded.lease_until,
-            response_status = NULL, response_headers = NULL, response_body = NULL,
-            created_at = excluded.created_at, expires_at = excluded.expires_at`,
-    args: [
-      ...keyArgs(scope),
-      fingerprint,
-      options.now + options.leaseMs,
-      options.now,
-      options.now + options.ttlMs,
-    ],
-  });
   return { decision };
 }
 
-/** Stores the response to replay; call it inside the unit that made the business change. */
-export async function completeIdempotencyKey(
+/**
+ * Stores the response to replay for 24 hours, in the unit that made the business change (an
+ * expired record of the same key is replaced).
+ */
+export async function storeIdempotentResponse(
   tx: WriteTx,
   scope: IdempotencyScope,
+  fingerprint: string,
   response: StoredResponse,
+  options: { now: number; ttlMs: number },
 ): Promise<void> {
   await tx.execute({
-    sql: `UPDATE idempotency_records
-          SET status = 'complete', lease_until = NULL, response_status = ?, response_headers = ?, response_body = ?
-          WHERE ${KEY_WHERE}`,
-    args: [response.status, JSON.stringify(response.headers), response.body, ...keyArgs(scope)],
-  });
-}
-
-/** Forgets a claimed key: its request was refused by validation or failed without effect. */
-export async function releaseIdempotencyKey(tx: WriteTx, scope: IdempotencyScope): Promise<void> {
-  await tx.execute({
-    sql: `DELETE FROM idempotency_records WHERE ${KEY_WHERE} AND status = 'in_progress'`,
-    args: keyArgs(scope),
+    sql: `INSERT INTO idempotency_records
+            (company_id, scope_line, key, fingerprint, status, lease_until, response_status,
+             response_headers, response_body, created_at, expires_at)
+          VALUES (?, ?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?)
+          ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
+            fingerprint = excluded.fingerprint, status = 'complete', lease_until = NULL,
+            response_status = excluded.response_status, response_headers = excluded.response_headers,
+            response_body = excluded.response_body, created_at = excluded.created_at,
+            expires_at = excluded.expires_at`,
+    args: [
+      ...keyArgs(scope),
+      fingerprint,
+      response.status,
+      JSON.stringify(response.headers),
+      response.body,
+      options.now,
+      options.now + options.ttlMs,
+    ],
   });
 }
 

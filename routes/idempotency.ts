@@ -1,19 +1,21 @@
 /**
- * Runs a POST's write unit with DESIGN 7's idempotency. The key is claimed with a lease in one
- * unit; the business change and the response to replay commit together in the next, so a crash
- * can never leave a change without its stored response (a retry after the lease would repeat it).
- * Validation happens before this is called: a refused request never claims the key.
+ * Runs a POST's write unit with DESIGN 7's idempotency. The key's record is looked up, the
+ * business change made and the response to replay stored in ONE write unit, so a crash leaves
+ * all or nothing, and a duplicate queued behind the first finds its stored response. While the
+ * first runs, this process holds its key in memory (at most the lease): a duplicate gets 409, one
+ * with another body 422. Validation happens before this is called: a refused request stores
+ * nothing.
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Database } from "../db/client.ts";
 import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
+  type Claim,
   type IdempotencyScope,
-  releaseIdempotencyKey,
+  lookUpIdempotencyKey,
+  storeIdempotentResponse,
 } from "../db/idempotency_store.ts";
-import type { WriteTx } from "../db/writer.ts";
+import type { GroupCommitWriter, WriteTx } from "../db/writer.ts";
 import { idempotencyKeyProblem, requestFingerprint } from "../lib/idempotency.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorBody, errorResponse, type ErrorSpec, surfaceOf } from "./errors.ts";
@@ -91,13 +93,40 @@ export async function respondIdempotently(
   const scope: IdempotencyScope = { companyId: target.companyId, scopeLine: target.scopeLine, key };
   const fingerprint = await requestFingerprint(c.req.method, c.req.path, await c.req.text());
   const now = deps.clock.now();
-  const claim = await writer.write((tx) =>
-    claimIdempotencyKey(tx, scope, fingerprint, {
-      now,
-      ttlMs: deps.config.limits.IDEMPOTENCY_TTL_SECONDS * 1000,
-      leaseMs: deps.config.limits.IDEMPOTENCY_LEASE_SECONDS * 1000,
-    })
-  );
+  const keys = keysInFlight(writer);
+  const held = JSON.stringify([scope.companyId, scope.scopeLine, key]);
+  const running = keys.get(held);
+  if (running && running.until > now) {
+    return running.fingerprint === fingerprint ? inProgress(c, key) : keyReused(c, key);
+  }
+  const mine = { fingerprint, until: now + deps.config.limits.IDEMPOTENCY_LEASE_SECONDS * 1000 };
+  keys.set(held, mine);
+  let answer: { claim: Claim; outcome?: RouteOutcome; body?: Uint8Array };
+  try {
+    answer = await writer.write(async (tx) => {
+      const claim = await lookUpIdempotencyKey(tx, scope, fingerprint, now);
+      if (claim.decision !== "new") return { claim };
+      const outcome = await runOutcome(tx, unit);
+      const body = encoder.encode(JSON.stringify(outcome.body));
+      if (!outcome.retryable) {
+        // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
+        const stored = outcome.sensitive ? encoder.encode(await deps.secretBox.seal(body)) : body;
+        await storeIdempotentResponse(tx, scope, fingerprint, {
+          status: outcome.status,
+          headers: {
+            "content-type": outcome.contentType ?? "application/json",
+            ...(outcome.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
+          },
+          body: stored,
+        }, { now, ttlMs: deps.config.limits.IDEMPOTENCY_TTL_SECONDS * 1000 });
+      }
+      return { claim, outcome, body };
+    });
+  } finally {
+    // A later request may have taken the key after this one's lease ran out: leave it to that one.
+    if (keys.get(held) === mine) keys.delete(held);
+  }
+  const { claim } = answer;
   if (claim.decision === "replay") {
     c.header("Idempotent-Replayed", "true");
     const { headers, status } = claim.response;
@@ -110,57 +139,49 @@ export async function respondIdempotently(
       body,
     );
   }
-  if (claim.decision === "mismatch") {
-    return errorResponse(c, {
-      status: 422,
-      code: "idempotency_key_reused",
-      message: `Idempotency-Key ${
-        JSON.stringify(key)
-      } was used with a different request in the last 24 hours`,
-      issues: [{
-        field: "Idempotency-Key",
-        location: "header",
-        message: "already used with another request",
-      }],
-    });
-  }
-  if (claim.decision === "in_progress") {
-    return errorResponse(c, {
-      status: 409,
-      code: "idempotency_request_in_progress",
-      message: `a request with Idempotency-Key ${
-        JSON.stringify(key)
-      } is still being processed; retry shortly`,
-      headers: { "Retry-After": "1" },
-    });
-  }
-  let stored: { outcome: RouteOutcome; body: Uint8Array };
-  try {
-    stored = await writer.write(async (tx) => {
-      const outcome = await runOutcome(tx, unit);
-      const body = encoder.encode(JSON.stringify(outcome.body));
-      if (outcome.retryable) {
-        await releaseIdempotencyKey(tx, scope);
-        return { outcome, body };
-      }
-      // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
-      const stored = outcome.sensitive ? encoder.encode(await deps.secretBox.seal(body)) : body;
-      await completeIdempotencyKey(tx, scope, {
-        status: outcome.status,
-        headers: {
-          "content-type": outcome.contentType ?? "application/json",
-          ...(outcome.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
-        },
-        body: stored,
-      });
-      return { outcome, body };
-    });
-  } catch (error) {
-    // Nothing of the request committed: free the key so the caller can retry at once.
-    await writer.write((tx) => releaseIdempotencyKey(tx, scope));
-    throw error;
-  }
-  return send(c, stored.outcome, stored.body);
+  if (claim.decision === "mismatch") return keyReused(c, key);
+  if (claim.decision === "in_progress") return inProgress(c, key);
+  return send(c, answer.outcome!, answer.body!);
+}
+
+/** Keys of requests this process is running, per writer (that is, per database). */
+const inFlightByWriter = new WeakMap<
+  GroupCommitWriter,
+  Map<string, { fingerprint: string; until: number }>
+>();
+
+function keysInFlight(
+  writer: GroupCommitWriter,
+): Map<string, { fingerprint: string; until: number }> {
+  let keys = inFlightByWriter.get(writer);
+  if (!keys) inFlightByWriter.set(writer, keys = new Map());
+  return keys;
+}
+
+function keyReused(c: Context, key: string): Response {
+  return errorResponse(c, {
+    status: 422,
+    code: "idempotency_key_reused",
+    message: `Idempotency-Key ${
+      JSON.stringify(key)
+    } was used with a different request in the last 24 hours`,
+    issues: [{
+      field: "Idempotency-Key",
+      location: "header",
+      message: "already used with another request",
+    }],
+  });
+}
+
+function inProgress(c: Context, key: string): Response {
+  return errorResponse(c, {
+    status: 409,
+    code: "idempotency_request_in_progress",
+    message: `a request with Idempotency-Key ${
+      JSON.stringify(key)
+    } is still being processed; retry shortly`,
+    headers: { "Retry-After": "1" },
+  });
 }
 
 function send(

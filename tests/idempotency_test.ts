@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { claimIdempotencyKey, purgeExpiredIdempotency } from "../db/idempotency_store.ts";
+import { purgeExpiredIdempotency } from "../db/idempotency_store.ts";
 import {
   canonicalJson,
   decideIdempotency,
@@ -204,24 +204,76 @@ Deno.test("a key over 255 characters is 400 and stores nothing", async () => {
   });
 });
 
-Deno.test("in progress → 409 until the 60 s lease ends; then the key can be retried", async () => {
+Deno.test("a request in flight holds its key: the same request 409, another body 422, then the replay", async () => {
   await withProbeApp(async (f, rows) => {
-    const scope = { companyId: f.cast.acme.id, scopeLine: f.cast.acme.autoLineId, key: "key-5" };
-    const fingerprint = await requestFingerprint("POST", "/v1/probes", '{"value":"a"}');
-    const claimed = await f.deps.databases.test.writer.write((tx) =>
-      claimIdempotencyKey(tx, scope, fingerprint, {
-        now: f.clock.now(),
-        ttlMs: 86_400_000,
-        leaseMs: 60_000,
-      })
-    );
-    assert.equal(claimed.decision, "new");
-    const busy = await post(f, '{"value":"a"}', "key-5");
+    // Hold the writer so the first request stays in flight.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => open = resolve);
+    const held = f.deps.databases.test.writer.write(() => gate);
+    const first = post(f, '{"value":"a"}', "key-5");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Answered at once, not queued behind the first (which would wait for the gate).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const busy = await Promise.race([
+      post(f, '{"value":"a"}', "key-5"),
+      new Promise<never>((_, reject) =>
+        timer = setTimeout(() => {
+          open();
+          reject(new Error("the duplicate was not answered while the first ran"));
+        }, 2_000)
+      ),
+    ]).finally(() => clearTimeout(timer));
     assert.equal(busy.status, 409);
     assert.equal(busy.headers.get("retry-after"), "1");
     assert.equal((await busy.json() as { code: string }).code, "idempotency_request_in_progress");
+    const other = await post(f, '{"value":"b"}', "key-5");
+    assert.equal(other.status, 422);
+    assert.equal((await other.json() as { code: string }).code, "idempotency_key_reused");
+    // After the lease (60 s) a retry is let through to the writer, where it queues behind the
+    // first and finds its stored response.
     f.clock.advance(60_000);
-    assert.equal((await post(f, '{"value":"a"}', "key-5")).status, 201);
+    const retry = post(f, '{"value":"a"}', "key-5");
+    open();
+    await held;
+    const [ran, replayed] = await Promise.all([first, retry]);
+    assert.equal(ran.status, 201);
+    assert.equal(replayed.status, 201);
+    assert.equal(replayed.headers.get("idempotent-replayed"), "true");
+    assert.equal(await replayed.text(), await ran.text());
+    assert.deepEqual(await rows(), ["a"]);
+  });
+});
+
+Deno.test("a record left in progress by an earlier version holds its lease, then the key runs", async () => {
+  await withProbeApp(async (f, rows) => {
+    const fingerprint = await requestFingerprint("POST", "/v1/probes", '{"value":"a"}');
+    const now = f.clock.now();
+    await f.deps.databases.test.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO idempotency_records
+                (company_id, scope_line, key, fingerprint, status, lease_until, created_at, expires_at)
+              VALUES (?, ?, 'key-6', ?, 'in_progress', ?, ?, ?)`,
+        args: [
+          f.cast.acme.id,
+          f.cast.acme.autoLineId,
+          fingerprint,
+          now + 60_000,
+          now,
+          now + 86_400_000,
+        ],
+      })
+    );
+    const busy = await post(f, '{"value":"a"}', "key-6");
+    assert.equal(busy.status, 409);
+    assert.equal((await busy.json() as { code: string }).code, "idempotency_request_in_progress");
+    f.clock.advance(60_000);
+    const ran = await post(f, '{"value":"a"}', "key-6");
+    assert.equal(ran.status, 201);
+    assert.equal(ran.headers.get("idempotent-replayed"), null);
+    assert.equal(
+      (await post(f, '{"value":"a"}', "key-6")).headers.get("idempotent-replayed"),
+      "true",
+    );
     assert.deepEqual(await rows(), ["a"]);
   });
 });
