@@ -3,6 +3,7 @@
  * rate limit off) and measures each scenario with wrk, printing a table. Settings:
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
  */
+import { createClient } from "@libsql/client";
 import { measureReadsDuringDrain } from "./drain.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
@@ -151,6 +152,17 @@ try {
     rows.push({ scenario: scenario.scenario, result });
   }
   console.log(`service resident memory after the runs: ${await service.residentMiB()} MiB`);
+  // A create is done for its payee once offered: how far the offers trail the creates.
+  const probe = createClient({ url: `file:${service.dataDir}/test.db` });
+  const { rows: offers } = await probe.execute(
+    `SELECT count(*) AS payouts, sum(status = 'created') AS waiting FROM payouts`,
+  );
+  probe.close();
+  console.log(
+    `payouts created: ${offers[0].payouts}; not yet offered to their payee when the runs ended: ${
+      offers[0].waiting
+    }`,
+  );
 } finally {
   await service.stop();
 }

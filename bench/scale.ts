@@ -98,26 +98,37 @@ async function balanceLoad(service: RunningService, connections: number, seconds
   return await runLoad({ ...options, durationSeconds: seconds });
 }
 
+/** The faster of two runs: on a shared machine one run alone can be off by a third. */
+const faster = (a: LoadResult, b: LoadResult) => a.requestsPerSecond >= b.requestsPerSecond ? a : b;
+
 export async function measureAtScale(
   options: { connections: number; seconds: number },
 ): Promise<ScaleResult> {
-  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-bench-scale-" });
-  const database = `${dataDir}/test.db`;
+  const smallDir = await Deno.makeTempDir({ prefix: "disbursement-bench-scale-small-" });
+  const largeDir = await Deno.makeTempDir({ prefix: "disbursement-bench-scale-large-" });
   try {
-    // The first start creates and seeds the databases.
-    await (await startService({}, { dataDir })).stop();
-    grow(database, { entries: 10_000, disbursements: 0 });
-    let service = await startService({}, { dataDir });
-    const small = {
-      entries: 10_000,
-      balance: await balanceLoad(service, options.connections, options.seconds),
+    // The first start creates and seeds each pair of databases.
+    for (const dir of [smallDir, largeDir]) await (await startService({}, { dataDir: dir })).stop();
+    grow(`${smallDir}/test.db`, { entries: 10_000, disbursements: 0 });
+    grow(`${largeDir}/test.db`, { entries: 1_000_000, disbursements: 1_000_000 });
+    // The two sizes take turns, twice, so a noisy moment cannot favour one of them.
+    const balanceOf = async (dataDir: string) => {
+      const service = await startService({}, { dataDir });
+      try {
+        return await balanceLoad(service, options.connections, options.seconds);
+      } finally {
+        await service.stop();
+      }
     };
-    await service.stop();
-
-    grow(database, { entries: 1_000_000, disbursements: 1_000_000 });
-    service = await startService({}, { dataDir });
+    let smallBalance = await balanceOf(smallDir);
+    let largeBalance = await balanceOf(largeDir);
+    smallBalance = faster(smallBalance, await balanceOf(smallDir));
+    const service = await startService({}, { dataDir: largeDir });
     try {
-      const balance = await balanceLoad(service, options.connections, options.seconds);
+      largeBalance = faster(
+        largeBalance,
+        await balanceLoad(service, options.connections, options.seconds),
+      );
       const acme = service.credentials.companies[0];
       const auth = { Authorization: `Bearer ${acme.lines[0].key_test}` };
       const byId = await runLoad({
@@ -142,11 +153,11 @@ end
         durationSeconds: options.seconds,
       }).finally(() => Deno.remove(script));
       return {
-        small,
+        small: { entries: 10_000, balance: smallBalance },
         large: {
           entries: 1_000_000,
           disbursements: 1_000_000,
-          balance,
+          balance: largeBalance,
           byId,
           byRandomId,
           residentMiB: await service.residentMiB(),
@@ -156,6 +167,7 @@ end
       await service.stop();
     }
   } finally {
-    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(smallDir, { recursive: true });
+    await Deno.remove(largeDir, { recursive: true });
   }
 }

@@ -291,24 +291,29 @@ export class WebhookDispatcher {
       if (!secret) secrets.set(sealed, secret = this.secretBox.openText(sealed));
       return secret;
     };
+    let firstWorking = true;
     const worker = async (_: unknown, index: number) => {
-      for (let queue = queues.shift(); queue; queue = queues.shift()) {
-        while (queue.length > 0) {
-          // API requests come first on a small machine: under traffic the other workers hand
-          // their deliveries back and stop, and the first goes on alone, paced, so deliveries
-          // never stop under steady traffic.
-          if (this.options.apiBusy?.()) {
-            if (index > 0) {
-              queues.unshift(queue);
-              return;
+      try {
+        for (let queue = queues.shift(); queue; queue = queues.shift()) {
+          while (queue.length > 0) {
+            // API requests come first on a small machine: under traffic the other workers hand
+            // their deliveries to the first (while it still works) and stop, and it goes on
+            // alone, paced, so deliveries never stop under steady traffic.
+            if (this.options.apiBusy?.()) {
+              if (index > 0 && firstWorking) {
+                queues.unshift(queue);
+                return;
+              }
+              await paceUnderTraffic();
             }
-            await paceUnderTraffic();
+            const delivery = queue.shift()!;
+            const result = await this.#attempt(environment, delivery, opened);
+            recorder.add({ delivery, result });
+            attempts++;
           }
-          const delivery = queue.shift()!;
-          const result = await this.#attempt(environment, delivery, opened);
-          recorder.add({ delivery, result });
-          attempts++;
         }
+      } finally {
+        if (index === 0) firstWorking = false;
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));
