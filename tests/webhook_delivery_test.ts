@@ -1,7 +1,7 @@
 /** The dispatcher against a real receiver on 127.0.0.1, on a fake clock. */
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../db/admin_commands.ts";
-import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
+import { type DispatcherOptions, WebhookDispatcher } from "../db/webhook_dispatcher.ts";
 import { newWebhookSecret } from "../lib/crypto.ts";
 import { RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
 import { verifySignature } from "../lib/webhooks/signing.ts";
@@ -30,7 +30,7 @@ function receiver(statuses: number[]) {
   };
 }
 
-function dispatcherFor(f: HttpFixture) {
+function dispatcherFor(f: HttpFixture, options: Partial<DispatcherOptions> = {}) {
   return new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
     batchSize: 50,
     endpointsInParallel: 4,
@@ -38,6 +38,7 @@ function dispatcherFor(f: HttpFixture) {
     timeoutMs: 2_000,
     leaseMs: 30_000,
     random: () => 0.5,
+    ...options,
   });
 }
 
@@ -403,6 +404,17 @@ Deno.test("test environment: advancing the sandbox clock past a retry makes it d
   }
 });
 
+/** One endpoint, four in flight; `apiBusy` plays the API traffic. */
+const dispatcherUnderTraffic = (f: HttpFixture, apiBusy: () => boolean) =>
+  dispatcherFor(f, { endpointsInParallel: 1, perEndpointConcurrency: 4, apiBusy });
+
+const deliveriesQueued = async (f: HttpFixture) =>
+  Number(
+    (await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM webhook_deliveries",
+    )).rows[0].n,
+  );
+
 Deno.test("while API requests are in flight one worker still delivers everything", async () => {
   const r = receiver([200]);
   try {
@@ -410,22 +422,11 @@ Deno.test("while API requests are in flight one worker still delivers everything
       await register(f, r.url);
       for (let i = 0; i < 4; i++) await emitEvent(f);
       let busyChecks = 0;
-      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
-        batchSize: 50,
-        endpointsInParallel: 1,
-        perEndpointConcurrency: 4,
-        timeoutMs: 2_000,
-        leaseMs: 30_000,
-        apiBusy: () => {
-          busyChecks++;
-          return busyChecks < 50;
-        },
+      const dispatcher = dispatcherUnderTraffic(f, () => {
+        busyChecks++;
+        return busyChecks < 50;
       });
-      const queued = Number(
-        (await f.deps.databases.test.readClient.execute(
-          "SELECT count(*) AS n FROM webhook_deliveries",
-        )).rows[0].n,
-      );
+      const queued = await deliveriesQueued(f);
       assert.equal(queued, 7, "one payee.updated per change");
       assert.equal(await dispatcher.sweep(), queued);
       assert.equal(r.received.length, queued);
@@ -442,20 +443,9 @@ Deno.test("under steady API traffic deliveries go on in small claims, paced, unt
     await withHttpFixture(async (f) => {
       await register(f, r.url);
       for (let i = 0; i < 10; i++) await emitEvent(f);
-      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
-        batchSize: 50,
-        endpointsInParallel: 1,
-        perEndpointConcurrency: 4,
-        timeoutMs: 2_000,
-        leaseMs: 30_000,
-        apiBusy: () => true,
-      });
+      const dispatcher = dispatcherUnderTraffic(f, () => true);
       const claimsBefore = f.deps.databases.test.writer.stats.groups;
-      const queued = Number(
-        (await f.deps.databases.test.readClient.execute(
-          "SELECT count(*) AS n FROM webhook_deliveries",
-        )).rows[0].n,
-      );
+      const queued = await deliveriesQueued(f);
       assert.ok(queued > 16, `${queued} deliveries queued`);
       assert.equal(await dispatcher.sweep(), queued);
       assert.equal(r.received.length, queued);
