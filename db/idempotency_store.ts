@@ -20,7 +20,7 @@ export interface StoredResponse {
   readonly body: Uint8Array;
 }
 
-export type Claim =
+export type KeyLookup =
   | { readonly decision: "new" }
   | { readonly decision: "replay"; readonly response: StoredResponse }
   | { readonly decision: Exclude<IdempotencyDecision, "new" | "replay"> };
@@ -34,7 +34,7 @@ export async function lookUpIdempotencyKey(
   scope: IdempotencyScope,
   fingerprint: string,
   now: number,
-): Promise<Claim> {
+): Promise<KeyLookup> {
   const { rows } = await tx.execute({
     sql:
       `SELECT fingerprint, status, lease_until, expires_at, response_status, response_headers, response_body

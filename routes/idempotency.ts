@@ -10,8 +10,8 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Database } from "../db/client.ts";
 import {
-  type Claim,
   type IdempotencyScope,
+  type KeyLookup,
   lookUpIdempotencyKey,
   storeIdempotentResponse,
 } from "../db/idempotency_store.ts";
@@ -101,11 +101,11 @@ export async function respondIdempotently(
   }
   const mine = { fingerprint, until: now + deps.config.limits.IDEMPOTENCY_LEASE_SECONDS * 1000 };
   keys.set(held, mine);
-  let answer: { claim: Claim; outcome?: RouteOutcome; body?: Uint8Array };
+  let answer: { lookup: KeyLookup; outcome?: RouteOutcome; body?: Uint8Array };
   try {
     answer = await writer.write(async (tx) => {
-      const claim = await lookUpIdempotencyKey(tx, scope, fingerprint, now);
-      if (claim.decision !== "new") return { claim };
+      const lookup = await lookUpIdempotencyKey(tx, scope, fingerprint, now);
+      if (lookup.decision !== "new") return { lookup };
       const outcome = await runOutcome(tx, unit);
       const body = encoder.encode(JSON.stringify(outcome.body));
       if (!outcome.retryable) {
@@ -120,27 +120,27 @@ export async function respondIdempotently(
           body: stored,
         }, { now, ttlMs: deps.config.limits.IDEMPOTENCY_TTL_SECONDS * 1000 });
       }
-      return { claim, outcome, body };
+      return { lookup, outcome, body };
     });
   } finally {
     // A later request may have taken the key after this one's lease ran out: leave it to that one.
     if (keys.get(held) === mine) keys.delete(held);
   }
-  const { claim } = answer;
-  if (claim.decision === "replay") {
+  const { lookup } = answer;
+  if (lookup.decision === "replay") {
     c.header("Idempotent-Replayed", "true");
-    const { headers, status } = claim.response;
+    const { headers, status } = lookup.response;
     const body = headers[SEALED_HEADER]
-      ? await deps.secretBox.open(new TextDecoder().decode(claim.response.body))
-      : claim.response.body;
+      ? await deps.secretBox.open(new TextDecoder().decode(lookup.response.body))
+      : lookup.response.body;
     return send(
       c,
       { status: status as ContentfulStatusCode, contentType: headers["content-type"] },
       body,
     );
   }
-  if (claim.decision === "mismatch") return keyReused(c, key);
-  if (claim.decision === "in_progress") return inProgress(c, key);
+  if (lookup.decision === "mismatch") return keyReused(c, key);
+  if (lookup.decision === "in_progress") return inProgress(c, key);
   return send(c, answer.outcome!, answer.body!);
 }
 
