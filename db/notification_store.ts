@@ -225,17 +225,3 @@ export async function resendPayeeLink(
   await notifyPayee(tx, settings, payoutId, "resend", times.domainNow);
   return "sent";
 }
-
-/** The payout whose live (not replaced, not expired) portal link has this token, or null. */
-export async function findPortalLink(
-  executor: SqlExecutor,
-  token: string,
-  now: number,
-): Promise<{ linkId: string; payoutId: string } | null> {
-  const { rows } = await executor.execute({
-    sql: `SELECT id, payout_id FROM portal_links
-            WHERE token_hash = ? AND replaced_at IS NULL AND expires_at > ?`,
-    args: [await sha256Hex(token), now],
-  });
-  return rows[0] ? { linkId: String(rows[0].id), payoutId: String(rows[0].payout_id) } : null;
-}

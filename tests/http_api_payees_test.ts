@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findPortalLink } from "../db/notification_store.ts";
+import { findLinkByToken } from "../db/portal_store.ts";
 import { readLineBalances } from "../db/ledger_store.ts";
 import { api, asBeacon, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -56,8 +56,11 @@ Deno.test("resend notification: 202, a fresh link replaces the old, 5 per hour t
     assert.equal(links.length, 2);
     const read = f.deps.databases.test.readClient;
     const now = Date.UTC(2026, 0, 5, 15, 0, 1);
-    assert.equal(await findPortalLink(read, tokenOf(links[0]), now), null, "the old link is dead");
-    assert.ok(await findPortalLink(read, tokenOf(links[1]), now), "the new link works");
+    const [old, fresh] = await Promise.all(
+      links.map((link) => findLinkByToken(read, tokenOf(link))),
+    );
+    assert.ok(old && old.replacedAt === now, "the old link is dead");
+    assert.ok(fresh && fresh.replacedAt === null && fresh.expiresAt > now, "the new link works");
 
     for (let i = 2; i <= 5; i++) {
       assert.equal((await api(f, "POST", path)).status, 202, `resend ${i}`);
