@@ -131,14 +131,15 @@ async function main(): Promise<void> {
     documentLink: async (environment, id) =>
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });
-  const smtp = config.notifications.live && config.notifications.smtp
+  const sends = (channel: "email" | "sms") => config.notifications.channels.includes(channel);
+  const smtp = sends("email") && config.notifications.smtp
     ? new SmtpTransport({
       ...config.notifications.smtp,
       timeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
       connectionsMax: NOTIFICATION_CONCURRENCY,
     })
     : null;
-  const sms = config.notifications.live && config.notifications.sms
+  const sms = sends("sms") && config.notifications.sms
     ? new SmsTransport(jsonBearerProvider(config.notifications.sms), {
       timeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
     })
@@ -216,15 +217,30 @@ async function main(): Promise<void> {
 
 /** Says once, at start, when live payee messages will wait in the outbox instead of leaving. */
 function warnOfUnsentLiveNotifications(config: Config): void {
+  const { channels } = config.notifications;
   const missing = missingNotificationTransports(config.notifications);
-  if (config.notifications.live && missing.length === 0) return;
-  const message = config.notifications.live
-    ? `live payee notifications have no transport: set ${missing.join(" and ")}; until then ` +
-      "live messages stay pending in the outbox (test-environment messages go to /sandbox/inbox)"
-    : "LIVE_NOTIFICATIONS=off: live payee notifications stay pending in the outbox, none is sent";
-  console.error(
-    config.dev ? `\nWARNING: ${message}\n` : JSON.stringify({ level: "warn", msg: message }),
-  );
+  const unsent = (["email", "sms"] as const).filter((channel) => !channels.includes(channel));
+  const messages = [
+    ...(missing.length > 0
+      ? [
+        `live payee notifications have no transport: set ${missing.join(" and ")}; until then ` +
+        "those live messages stay pending in the outbox (test-environment messages go to " +
+        "/sandbox/inbox)",
+      ]
+      : []),
+    ...(unsent.length > 0
+      ? [
+        `LIVE_NOTIFICATIONS=${channels.length === 0 ? "off" : channels[0]}: live ${
+          unsent.map((channel) => channel === "email" ? "e-mail" : "SMS").join(" and ")
+        } messages stay pending in the outbox, never sent`,
+      ]
+      : []),
+  ];
+  for (const message of messages) {
+    console.error(
+      config.dev ? `\nWARNING: ${message}\n` : JSON.stringify({ level: "warn", msg: message }),
+    );
+  }
 }
 
 /** Secrets given in the environment win over the generated dev ones. */

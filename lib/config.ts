@@ -126,8 +126,11 @@ export interface Config {
 
 /** How live payee notifications leave the machine (test-environment ones never do). */
 export interface NotificationConfig {
-  /** False with LIVE_NOTIFICATIONS=off: live messages stay pending in the outbox. */
-  readonly live: boolean;
+  /**
+   * The channels live messages are sent on (LIVE_NOTIFICATIONS: on = both, email, sms, off =
+   * none); messages on the others stay pending in the outbox.
+   */
+  readonly channels: readonly ("email" | "sms")[];
   readonly smtp: { readonly url: string; readonly from: string } | null;
   readonly sms: { readonly url: string; readonly token: string } | null;
 }
@@ -234,11 +237,13 @@ export function loadConfig(
       Object.entries(numbers).filter(([name]) => name !== "PORT"),
     ) as Config["limits"],
     notifications: {
-      live: text(
-        "LIVE_NOTIFICATIONS",
-        v.picklist(["on", "off"], 'must be "on" or "off"'),
-        "on",
-      ) === "on",
+      channels: LIVE_CHANNELS[
+        text(
+          "LIVE_NOTIFICATIONS",
+          v.picklist(["on", "off", "email", "sms"], 'must be "on", "off", "email" or "sms"'),
+          "on",
+        )!
+      ],
       smtp: transportPair(
         ["SMTP_URL", smtpUrl],
         ["SMTP_FROM", mailbox],
@@ -260,11 +265,12 @@ export function loadConfig(
       problems.push("ENCRYPTION_KEY is required outside dev mode (32 bytes, base64)");
     }
   }
-  if (!dev && options.requireNotificationTransports && config.notifications.live) {
+  if (!dev && options.requireNotificationTransports) {
     problems.push(
       ...missingNotificationTransports(config.notifications).map((missing) =>
         `${missing} are required outside dev mode to send live payee notifications ` +
-        "(or set LIVE_NOTIFICATIONS=off to keep them pending)"
+        "(or name the channels you send with LIVE_NOTIFICATIONS=email, sms or off; the others " +
+        "stay pending)"
       ),
     );
   }
@@ -281,11 +287,21 @@ export function loadConfig(
   });
 }
 
-/** The settings of each live notification channel that has no transport. */
+const LIVE_CHANNELS: Readonly<Record<string, readonly ("email" | "sms")[]>> = {
+  on: ["email", "sms"],
+  email: ["email"],
+  sms: ["sms"],
+  off: [],
+};
+
+/** The settings of each channel live messages are sent on that has no transport. */
 export function missingNotificationTransports(notifications: NotificationConfig): string[] {
+  const sends = (channel: "email" | "sms") => notifications.channels.includes(channel);
   return [
-    ...(notifications.smtp ? [] : ["SMTP_URL and SMTP_FROM (e-mail)"]),
-    ...(notifications.sms ? [] : ["SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN (SMS)"]),
+    ...(sends("email") && !notifications.smtp ? ["SMTP_URL and SMTP_FROM (e-mail)"] : []),
+    ...(sends("sms") && !notifications.sms
+      ? ["SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN (SMS)"]
+      : []),
   ];
 }
 

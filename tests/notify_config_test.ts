@@ -1,6 +1,6 @@
 /**
  * Live notification settings: parsed and checked with the rest of the configuration; outside dev
- * mode the service refuses to start without a transport per channel unless LIVE_NOTIFICATIONS=off;
+ * mode the service refuses to start without a transport for each channel LIVE_NOTIFICATIONS names;
  * dev mode starts with one warning.
  */
 import assert from "node:assert/strict";
@@ -29,7 +29,7 @@ function problemsOf(run: () => unknown): string[] {
 Deno.test("the four transport settings are read into the configuration", () => {
   const config = loadConfig({ ...secrets, ...transports }, service);
   assert.deepEqual(config.notifications, {
-    live: true,
+    channels: ["email", "sms"],
     smtp: { url: transports.SMTP_URL, from: transports.SMTP_FROM },
     sms: { url: transports.SMS_PROVIDER_URL, token: transports.SMS_PROVIDER_TOKEN },
   });
@@ -40,9 +40,11 @@ Deno.test("outside dev mode the service start names every channel without a tran
   const problems = problemsOf(() => loadConfig(secrets, service));
   assert.deepEqual(problems, [
     "SMTP_URL and SMTP_FROM (e-mail) are required outside dev mode to send live payee " +
-    "notifications (or set LIVE_NOTIFICATIONS=off to keep them pending)",
+    "notifications (or name the channels you send with LIVE_NOTIFICATIONS=email, sms or off; " +
+    "the others stay pending)",
     "SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN (SMS) are required outside dev mode to send live " +
-    "payee notifications (or set LIVE_NOTIFICATIONS=off to keep them pending)",
+    "payee notifications (or name the channels you send with LIVE_NOTIFICATIONS=email, sms or " +
+    "off; the others stay pending)",
   ]);
   const smsOnly = problemsOf(() =>
     loadConfig({
@@ -57,12 +59,36 @@ Deno.test("outside dev mode the service start names every channel without a tran
 
 Deno.test("LIVE_NOTIFICATIONS=off, dev mode, and tools that send nothing start without a transport", () => {
   const off = loadConfig({ ...secrets, LIVE_NOTIFICATIONS: "off" }, service);
-  assert.equal(off.notifications.live, false);
+  assert.deepEqual(off.notifications.channels, []);
   assert.equal(off.notifications.smtp, null);
   const dev = loadConfig({}, { dev: true, ...service });
-  assert.deepEqual(dev.notifications, { live: true, smtp: null, sms: null });
+  assert.deepEqual(dev.notifications, { channels: ["email", "sms"], smtp: null, sms: null });
   // The operator CLI and the test fixtures load the configuration without the service's needs.
   assert.equal(loadConfig(secrets).notifications.sms, null);
+});
+
+Deno.test("an insurer that sends e-mail only needs only the e-mail transport (and SMS only, SMS)", () => {
+  const mailOnly = loadConfig({
+    ...secrets,
+    SMTP_URL: transports.SMTP_URL,
+    SMTP_FROM: transports.SMTP_FROM,
+    LIVE_NOTIFICATIONS: "email",
+  }, service);
+  assert.deepEqual(mailOnly.notifications.channels, ["email"]);
+  assert.equal(mailOnly.notifications.sms, null);
+  const textOnly = loadConfig({
+    ...secrets,
+    SMS_PROVIDER_URL: transports.SMS_PROVIDER_URL,
+    SMS_PROVIDER_TOKEN: "t",
+    LIVE_NOTIFICATIONS: "sms",
+  }, service);
+  assert.deepEqual(textOnly.notifications.channels, ["sms"]);
+  // The channel named must still have its transport.
+  const problems = problemsOf(() =>
+    loadConfig({ ...secrets, LIVE_NOTIFICATIONS: "email" }, service)
+  );
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /^SMTP_URL and SMTP_FROM \(e-mail\) are required/);
 });
 
 const refusals: [string, Record<string, string>, RegExp][] = [
@@ -94,7 +120,7 @@ const refusals: [string, Record<string, string>, RegExp][] = [
   [
     "an unknown switch",
     { LIVE_NOTIFICATIONS: "maybe" },
-    /^LIVE_NOTIFICATIONS="maybe": must be "on" or "off"$/,
+    /^LIVE_NOTIFICATIONS="maybe": must be "on", "off", "email" or "sms"$/,
   ],
 ];
 
@@ -186,7 +212,7 @@ Deno.test("deno task start without a live transport is refused with the missing 
     assert.match(stderr, /^invalid configuration:\n/);
     assert.match(stderr, /SMTP_URL and SMTP_FROM \(e-mail\) are required outside dev mode/);
     assert.match(stderr, /SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN \(SMS\) are required/);
-    assert.match(stderr, /LIVE_NOTIFICATIONS=off/);
+    assert.match(stderr, /LIVE_NOTIFICATIONS=email, sms or off/);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
@@ -197,6 +223,22 @@ Deno.test("deno task start with LIVE_NOTIFICATIONS=off starts and warns once tha
   const warnings = stderr.split("\n").filter((line) => line.includes("LIVE_NOTIFICATIONS=off"));
   assert.equal(warnings.length, 1, stderr);
   assert.equal(JSON.parse(warnings[0]).level, "warn");
+});
+
+Deno.test("deno task start with LIVE_NOTIFICATIONS=email and only SMTP starts; SMS stays pending, said once", async () => {
+  const stderr = await startAndStop({
+    ...secrets,
+    SMTP_URL: transports.SMTP_URL,
+    SMTP_FROM: transports.SMTP_FROM,
+    LIVE_NOTIFICATIONS: "email",
+  });
+  const warnings = stderr.split("\n").filter((line) => line.includes("LIVE_NOTIFICATIONS=email"));
+  assert.equal(warnings.length, 1, stderr);
+  assert.deepEqual(JSON.parse(warnings[0]), {
+    level: "warn",
+    msg: "LIVE_NOTIFICATIONS=email: live SMS messages stay pending in the outbox, never sent",
+  });
+  assert.ok(!stderr.includes("no transport"), stderr);
 });
 
 Deno.test("deno task dev without a live transport starts with one loud warning", async () => {
