@@ -17,6 +17,7 @@ import {
   type NotificationChannel,
   type NotificationMessage,
   type NotificationTransports,
+  PermanentSendError,
 } from "../lib/notify/mod.ts";
 import type { Database } from "./client.ts";
 import type { WriteTx } from "./writer.ts";
@@ -41,7 +42,10 @@ interface ClaimedNotification {
   readonly attemptCount: number;
 }
 
-type SendOutcome = { readonly sent: true } | { readonly sent: false; readonly error: string };
+type SendOutcome =
+  | { readonly sent: true }
+  /** `permanent`: the provider refused the message itself; no attempt can succeed. */
+  | { readonly sent: false; readonly error: string; readonly permanent: boolean };
 
 /** How much of a transport's error is kept on the row and in the log. */
 const ERROR_CHARACTERS_MAX = 1000;
@@ -94,7 +98,7 @@ async function record(
     });
     return "sent";
   }
-  const next = nextNotificationAttemptAt(attempts, now);
+  const next = outcome.permanent ? null : nextNotificationAttemptAt(attempts, now);
   const status = next === null ? "failed" : "pending";
   await tx.execute({
     sql:
@@ -180,7 +184,9 @@ export class NotificationSender {
           database.writer.write((tx) => record(tx, notification, outcome, this.clock.now()))
             .then(
               (status) => {
-                if (!outcome.sent) this.#reportFailure(notification, outcome.error, status);
+                if (!outcome.sent) {
+                  this.#reportFailure(notification, outcome.error, outcome.permanent, status);
+                }
               },
               (error) => void recordErrors.push(error),
             ),
@@ -204,16 +210,27 @@ export class NotificationSender {
       return { sent: true };
     } catch (error) {
       const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      return { sent: false, error: text.slice(0, ERROR_CHARACTERS_MAX) };
+      return {
+        sent: false,
+        error: text.slice(0, ERROR_CHARACTERS_MAX),
+        permanent: error instanceof PermanentSendError,
+      };
     }
   }
 
-  #reportFailure(claimed: ClaimedNotification, error: string, status: string): void {
+  #reportFailure(
+    claimed: ClaimedNotification,
+    error: string,
+    permanent: boolean,
+    status: string,
+  ): void {
     this.#log({
       level: status === "failed" ? "error" : "warn",
-      msg: status === "failed"
-        ? "notification failed: no attempts left"
-        : "notification not sent, will retry",
+      msg: status === "pending"
+        ? "notification not sent, will retry"
+        : permanent
+        ? "notification failed: the provider refused it for good"
+        : "notification failed: no attempts left",
       notification_id: claimed.message.id,
       channel: claimed.message.channel,
       attempt: claimed.attemptCount + 1,

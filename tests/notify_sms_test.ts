@@ -1,6 +1,6 @@
 /** SMS through the HTTP provider adapter, against a local provider on 127.0.0.1. */
 import assert from "node:assert/strict";
-import { NOTIFICATION_RETRY_DELAYS_MS } from "../lib/notify/mod.ts";
+import { NOTIFICATION_RETRY_DELAYS_MS, PermanentSendError } from "../lib/notify/mod.ts";
 import { jsonBearerProvider, type SmsProviderAdapter, SmsTransport } from "../lib/notify/sms.ts";
 import { openNotifyFixture } from "./notify_fixture.ts";
 
@@ -69,15 +69,22 @@ Deno.test("the JSON bearer adapter POSTs {to, body} with the token and the messa
 });
 
 Deno.test("a non-2xx answer is a failure naming the status; a redirect is not followed", async () => {
-  for (const status of [500, 401, 302]) {
+  for (const status of [500, 401, 429, 302, 400, 404, 422]) {
     const provider = startProvider([status]);
     try {
       const transport = new SmsTransport(jsonBearerProvider({ url: provider.url, token: TOKEN }), {
         timeoutMs: 5_000,
       });
-      await assert.rejects(
-        transport.send(message),
+      const error = await transport.send(message).then(() => null, (e) => e);
+      assert.match(
+        String(error?.message),
         new RegExp(`SMS provider 127\\.0\\.0\\.1:\\d+ answered ${status}`),
+      );
+      // Only a refusal of the message itself is for good; the service's settings can be fixed.
+      assert.equal(
+        error instanceof PermanentSendError,
+        [400, 404, 422].includes(status),
+        `${status}`,
       );
       assert.equal(provider.requests.length, 1, `${status}: sent once, nothing followed`);
     } finally {
@@ -144,6 +151,39 @@ Deno.test("the provider answers 500: the SMS stays pending, is retried later, an
       assert.equal(body.to, "+15555550123");
       assert.ok(body.body.includes(notice.portalUrl), body.body);
     }
+  } finally {
+    await provider.stop();
+    await f.close();
+  }
+});
+
+Deno.test("the provider refuses the number (400): the SMS is failed at once, never sent again", async () => {
+  const provider = startProvider([400, 200]);
+  const f = await openNotifyFixture();
+  try {
+    await f.notifyNewPayee("live", { phone: "+15555550199" });
+    const [queued] = await f.notifications("live");
+    const logged: Record<string, unknown>[] = [];
+    const sender = f.sender({
+      transports: {
+        sms: new SmsTransport(jsonBearerProvider({ url: provider.url, token: TOKEN }), {
+          timeoutMs: 5_000,
+        }),
+      },
+      log: (entry) => logged.push(entry),
+    });
+    assert.equal(await sender.sweep(), 1);
+    const row = await f.notification("live", String(queued.id));
+    assert.equal(row.status, "failed");
+    assert.equal(row.attempt_count, 1);
+    assert.equal(row.next_attempt_at, null);
+    assert.match(String(row.last_error), /^PermanentSendError: SMS provider .* answered 400/);
+    assert.deepEqual(logged.map((entry) => [entry.level, entry.msg]), [
+      ["error", "notification failed: the provider refused it for good"],
+    ]);
+    f.clock.advance(NOTIFICATION_RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0));
+    assert.equal(await sender.sweep(), 0);
+    assert.equal(provider.requests.length, 1);
   } finally {
     await provider.stop();
     await f.close();

@@ -132,7 +132,7 @@ Deno.test("a live payee e-mail reaches the SMTP receiver: recipient, subject, po
   }
 });
 
-Deno.test("an SMTP refusal leaves the e-mail pending with the server's answer as its error", async () => {
+Deno.test("an SMTP refusal: a wrong password is retried, a refused mailbox is failed at once", async () => {
   const receiver = await startReceiver();
   const f = await openNotifyFixture();
   const wrongPassword = new SmtpTransport({
@@ -149,16 +149,22 @@ Deno.test("an SMTP refusal leaves the e-mail pending with the server's answer as
   });
   try {
     const cases = [
-      { transport: wrongPassword, to: "dana@example.test", error: /535/ },
-      { transport: refusedRecipient, to: "nobody@refused.example.test", error: /no such mailbox/ },
+      { transport: wrongPassword, to: "dana@example.test", error: /535/, status: "pending" },
+      {
+        transport: refusedRecipient,
+        to: "nobody@refused.example.test",
+        error: /^PermanentSendError: .*no such mailbox/,
+        status: "failed",
+      },
     ];
-    for (const { transport, to, error } of cases) {
+    for (const { transport, to, error, status } of cases) {
       const id = await f.insertPending("live", { channel: "email", recipient: to });
       assert.equal(await f.sender({ transports: { email: transport } }).sweep(), 1);
       const row = await f.notification("live", id);
-      assert.equal(row.status, "pending", to);
+      assert.equal(row.status, status, to);
       assert.equal(row.attempt_count, 1);
-      assert.ok(Number(row.next_attempt_at) > f.clock.now());
+      if (status === "pending") assert.ok(Number(row.next_attempt_at) > f.clock.now());
+      else assert.equal(row.next_attempt_at, null);
       assert.match(String(row.last_error), error);
     }
     assert.equal(receiver.received.length, 0);

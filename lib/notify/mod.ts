@@ -18,6 +18,18 @@ export interface NotificationMessage {
   readonly body: string;
 }
 
+/**
+ * The provider refused this message itself for good (no such mailbox, an invalid number):
+ * sending it again cannot succeed, so it is marked failed at once. Refusals that fixing the
+ * service's settings would cure (credentials, quotas) are ordinary errors and are retried.
+ */
+export class PermanentSendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PermanentSendError";
+  }
+}
+
 /** Sends one message; resolves once the provider accepted it, rejects with the reason otherwise. */
 export interface NotificationTransport {
   send(message: NotificationMessage): Promise<void>;

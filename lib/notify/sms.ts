@@ -1,9 +1,10 @@
 /**
  * SMS through an HTTP provider. A provider adapter turns a message into the provider's request;
  * the transport sends it with a timeout, follows no redirect, and treats any non-2xx answer as a
- * failure naming the status. Another provider is one more adapter.
+ * failure naming the status (a refusal of the message itself as permanent). Another provider is
+ * one more adapter.
  */
-import type { NotificationMessage, NotificationTransport } from "./mod.ts";
+import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
 
 export interface SmsProviderRequest {
   readonly url: string;
@@ -38,6 +39,12 @@ export function jsonBearerProvider(settings: { url: string; token: string }): Sm
   };
 }
 
+/**
+ * Answers that refuse the message itself (a malformed or unknown number); 401, 403, 408, 429 and
+ * 5xx are about the service or the moment and are retried.
+ */
+const MESSAGE_REFUSED = new Set([400, 404, 410, 422]);
+
 /** How much of a refusal's body is kept in the error. */
 const ERROR_EXCERPT_CHARACTERS_MAX = 200;
 
@@ -61,11 +68,12 @@ export class SmsTransport implements NotificationTransport {
     });
     const text = await response.text();
     if (response.status < 200 || response.status > 299) {
-      throw new Error(
-        `SMS provider ${this.provider.name} answered ${response.status}: ${
-          text.slice(0, ERROR_EXCERPT_CHARACTERS_MAX)
-        }`,
-      );
+      const reason = `SMS provider ${this.provider.name} answered ${response.status}: ${
+        text.slice(0, ERROR_EXCERPT_CHARACTERS_MAX)
+      }`;
+      throw MESSAGE_REFUSED.has(response.status)
+        ? new PermanentSendError(reason)
+        : new Error(reason);
     }
   }
 }

@@ -1,6 +1,6 @@
 /** E-mail over SMTP (nodemailer), configured from one connection URL and a From address. */
 import nodemailer, { type Transporter } from "nodemailer";
-import type { NotificationMessage, NotificationTransport } from "./mod.ts";
+import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
 
 export interface SmtpOptions {
   /**
@@ -18,6 +18,15 @@ export interface SmtpOptions {
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * A 5xx answer to RCPT TO refuses this recipient for good (no such mailbox); a 5xx to AUTH or
+ * MAIL FROM is about the service's settings and is retried until they are fixed.
+ */
+function recipientRefused(error: unknown): boolean {
+  const { command, responseCode } = error as { command?: unknown; responseCode?: unknown };
+  return command === "RCPT TO" && typeof responseCode === "number" && responseCode >= 500;
+}
 
 export class SmtpTransport implements NotificationTransport {
   readonly #mailer: Transporter;
@@ -47,14 +56,18 @@ export class SmtpTransport implements NotificationTransport {
     if (message.channel !== "email") {
       throw new Error(`the SMTP transport sends e-mail, not ${message.channel}`);
     }
-    await this.#mailer.sendMail({
-      from: this.#from,
-      to: message.to,
-      subject: message.subject ?? "",
-      text: message.body,
-      // The same Message-ID on a resend after a crash lets mail systems drop the duplicate.
-      messageId: `<${message.id}@${this.#messageIdDomain}>`,
-    });
+    try {
+      await this.#mailer.sendMail({
+        from: this.#from,
+        to: message.to,
+        subject: message.subject ?? "",
+        text: message.body,
+        // The same Message-ID on a resend after a crash lets mail systems drop the duplicate.
+        messageId: `<${message.id}@${this.#messageIdDomain}>`,
+      });
+    } catch (error) {
+      throw recipientRefused(error) ? new PermanentSendError(String(error)) : error;
+    }
   }
 
   /** Closes the pooled connections. */
