@@ -9,7 +9,7 @@ import type { Environment } from "../lib/config.ts";
 import { newId } from "../lib/keys.ts";
 import { ok, refuse, type Result } from "../lib/result.ts";
 import { postTransaction } from "./ledger_store.ts";
-import { releasePendingFunds } from "./payout_store.ts";
+import { releasePendingFunds, scheduleReoffersAwaitingFunds } from "./payout_store.ts";
 import { scheduleJob } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -174,7 +174,10 @@ async function moveFunding(
   }
 }
 
-/** Money that became available releases waiting large disbursements. */
+/**
+ * Money that became available releases waiting large disbursements, then offers again the failed
+ * payouts whose re-offer found available short.
+ */
 async function creditAvailable(
   tx: WriteTx,
   funding: FundingRecord,
@@ -184,6 +187,7 @@ async function creditAvailable(
 ): Promise<void> {
   await moveFunding(tx, funding, { kind, from, to: "available", status: "Completed" }, now);
   await releasePendingFunds(tx, funding.companyId, funding.lineId, now);
+  await scheduleReoffersAwaitingFunds(tx, funding.companyId, funding.lineId, now);
 }
 
 type TransitionRefusal = "funding_not_found" | "funding_not_pending" | "funding_wrong_method";

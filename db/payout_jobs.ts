@@ -206,10 +206,26 @@ async function handleFailure(
     }, now);
     return ok(payout);
   }
+  return await reofferFailed(tx, runtime, payout, reason, now);
+}
+
+/**
+ * Offers a failed payout's methods to its payee again. That may need a larger hold than
+ * available covers: the payout then stays failed with its money held, the company (told by the
+ * failed event) funds or cancels, and the next credit of the line tries again
+ * (`scheduleReoffersAwaitingFunds`).
+ */
+async function reofferFailed(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  reason: string,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
   const schedule = await readFeeSchedule(tx, payout.companyId);
   const reoffered = await applyMove(
     tx,
-    payoutId,
+    payout.id,
     {
       kind: "reoffer",
       holdCents: holdFor(payout.amountCents, payout.allowedPaymentMethodIds, schedule),
@@ -217,12 +233,10 @@ async function handleFailure(
     now,
     { detail: `re-offered after ${reason}` },
   );
-  // Offering every method again may need a larger hold than available covers: the payout then
-  // stays failed with its money held, and the company (told by the failed event) funds or cancels.
   if (!reoffered.ok && reoffered.code === "insufficient_funds") return ok(payout);
   if (reoffered.ok) {
     await scheduleOfferExpiry(tx, runtime, reoffered.value, now);
-    await notifyPayee(tx, runtime.notifications, payoutId, "reoffer", now);
+    await notifyPayee(tx, runtime.notifications, payout.id, "reoffer", now);
   }
   return reoffered;
 }
@@ -261,6 +275,15 @@ export function payoutJobHandlers(
       await scheduleOfferExpiry(tx, runtime, offered.value, job.dueAt);
       await notifyPayee(tx, runtime.notifications, job.subjectId, "offer", job.dueAt);
       await actAsTestPayee(tx, runtime, offered.value, job.dueAt);
+    },
+    "payout.reoffer": async (tx, job) => {
+      const payout = await loadPayout(tx, job.subjectId);
+      // Canceled, or re-offered by another path, since the credit that scheduled this.
+      if (payout?.status !== "failed") return;
+      await moveOrThrow(
+        reofferFailed(tx, runtime, payout, payout.failureReason ?? "a failure", job.dueAt),
+        job,
+      );
     },
     "payout.request_endorsement": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);

@@ -445,6 +445,36 @@ async function afterCreated(tx: WriteTx, payout: PayoutRow, now: number): Promis
 }
 
 /**
+ * After available grew: each failed payout of the line that waits to be offered again (no retry
+ * or re-offer pending: its re-offer found available short) gets a re-offer job, oldest first.
+ * The job checks the funds again when it runs.
+ */
+export async function scheduleReoffersAwaitingFunds(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+  now: number,
+): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: `SELECT p.id FROM payouts p
+          WHERE p.company_id = ? AND p.status = 'failed' AND p.line_id = ?
+            AND NOT EXISTS (SELECT 1 FROM scheduled_jobs j WHERE j.subject_id = p.id
+              AND j.done_at IS NULL AND j.kind IN ('payout.retry', 'payout.reoffer'))
+          ORDER BY p.created_at, p.rowid`,
+    args: [companyId, lineId],
+  });
+  for (const row of rows) {
+    await scheduleJob(tx, {
+      companyId,
+      kind: "payout.reoffer",
+      subjectId: String(row.id),
+      dueAt: now,
+    }, now);
+  }
+  return rows.length;
+}
+
+/**
  * After available grew: waiting disbursements of the line move to created, oldest first, each only
  * when available covers all its payouts; the first that does not fit stops the queue.
  */

@@ -258,3 +258,56 @@ Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offe
     assert.deepEqual((await m.events(quietId)).slice(-1), ["canceled"]);
   });
 });
+
+Deno.test("a failed payout whose re-offer found available short is offered again when funds arrive", async () => {
+  await withMoney(async (m) => {
+    // Method 5 costs the payor 3.00; ACH nothing: the hold is the amount plus 3.00 until ACH is chosen.
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql:
+          "INSERT INTO fee_schedules (company_id, payment_method_id, payor_fee_cents) VALUES (?, 5, 300)",
+        args: [m.companyId],
+      })
+    );
+    await m.fund(10_300);
+    const created = await m.create({
+      email: "fail+ach@example.test",
+      amountCents: 10_000,
+      allowedPaymentMethodIds: [1, 5],
+    });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle(); // offered; the test payee picks ACH at once, which frees the 3.00
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    assert.equal((await m.balances()).available, 300);
+    const other = await m.create({ amountCents: 300, allowedPaymentMethodIds: [1] });
+    assert.ok(other.ok);
+    assert.equal((await m.balances()).available, 0);
+
+    await m.advance(2 * DAY_SECONDS); // R03: failed; offering both methods again needs 3.00 more
+    let payout = await m.payout(id);
+    assert.equal(payout.status, "failed");
+    assert.equal(payout.failure_reason, "R03");
+    let b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit], [0, 10_000 + 300, 0]);
+
+    await m.fund(200); // still 1.00 short: it stays failed
+    await m.settle();
+    assert.equal((await m.payout(id)).status, "failed");
+    assert.equal((await m.balances()).available, 200);
+
+    await m.fund(100);
+    await m.settle();
+    payout = await m.payout(id);
+    assert.equal(payout.status, "modality_offered");
+    assert.equal(payout.held_cents, 10_300);
+    b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit], [0, 10_300 + 300, 0]);
+    assert.deepEqual((await m.events(id)).slice(-2), ["failed", "offered"]);
+    const { rows } = await m.database.readClient.execute({
+      sql: "SELECT count(*) AS n FROM notifications WHERE payout_id = ?",
+      args: [id],
+    });
+    assert.equal(rows[0].n, 2, "the first offer's message and the new one");
+  });
+});
