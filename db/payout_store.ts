@@ -455,23 +455,24 @@ export async function scheduleReoffersAwaitingFunds(
   lineId: string,
   now: number,
 ): Promise<number> {
-  const { rows } = await tx.execute({
-    sql: `SELECT p.id FROM payouts p
-          WHERE p.company_id = ? AND p.status = 'failed' AND p.line_id = ?
-            AND NOT EXISTS (SELECT 1 FROM scheduled_jobs j WHERE j.subject_id = p.id
-              AND j.done_at IS NULL AND j.kind IN ('payout.retry', 'payout.reoffer'))
-          ORDER BY p.created_at, p.rowid`,
+  const failed = await tx.execute({
+    sql: `SELECT id FROM payouts WHERE company_id = ? AND status = 'failed' AND line_id = ?
+          ORDER BY created_at, rowid`,
     args: [companyId, lineId],
   });
-  for (const row of rows) {
-    await scheduleJob(tx, {
-      companyId,
-      kind: "payout.reoffer",
-      subjectId: String(row.id),
-      dueAt: now,
-    }, now);
+  if (failed.rows.length === 0) return 0;
+  // One read of the company's pending retries and re-offers (scheduled_jobs has no subject index).
+  const pending = await tx.execute({
+    sql: `SELECT subject_id FROM scheduled_jobs
+          WHERE company_id = ? AND done_at IS NULL AND kind IN ('payout.retry', 'payout.reoffer')`,
+    args: [companyId],
+  });
+  const taken = new Set(pending.rows.map((row) => String(row.subject_id)));
+  const waiting = failed.rows.map((row) => String(row.id)).filter((id) => !taken.has(id));
+  for (const subjectId of waiting) {
+    await scheduleJob(tx, { companyId, kind: "payout.reoffer", subjectId, dueAt: now }, now);
   }
-  return rows.length;
+  return waiting.length;
 }
 
 /**
