@@ -27,8 +27,9 @@ export interface PayoutRuntime {
 const OFFER_REMINDERS_BEFORE_MS = [7 * 86_400_000, 86_400_000];
 
 /**
- * Every offer (first or renewed) gets its own expiry and reminders before it; a renewed offer
- * makes older ones moot.
+ * Every offer (first or renewed) gets its own reminders and expiry, one pending job at a time: each
+ * reminder schedules the next step when it runs, so an offer keeps one scheduled row instead of
+ * three. A renewed offer makes older ones moot.
  */
 export async function scheduleOfferExpiry(
   tx: WriteTx,
@@ -36,24 +37,26 @@ export async function scheduleOfferExpiry(
   payout: PayoutRow,
   now: number,
 ): Promise<void> {
-  const expiresAt = now + runtime.offerTtlMs;
+  await scheduleNextOfferStep(tx, payout, now, now + runtime.offerTtlMs, now);
+}
+
+/** The offer's first reminder or its expiry due after `after`. */
+async function scheduleNextOfferStep(
+  tx: WriteTx,
+  payout: Pick<PayoutRow, "id" | "companyId">,
+  offeredAt: number,
+  expiresAt: number,
+  after: number,
+): Promise<void> {
+  const reminderAt = OFFER_REMINDERS_BEFORE_MS.map((before) => expiresAt - before)
+    .find((dueAt) => dueAt > after);
   await scheduleJob(tx, {
     companyId: payout.companyId,
-    kind: "payout.expire_offer",
+    kind: reminderAt === undefined ? "payout.expire_offer" : "payout.remind_offer",
     subjectId: payout.id,
-    dueAt: expiresAt,
-    payload: { offered_at: now },
-  }, now);
-  for (const before of OFFER_REMINDERS_BEFORE_MS) {
-    if (expiresAt - before <= now) continue;
-    await scheduleJob(tx, {
-      companyId: payout.companyId,
-      kind: "payout.remind_offer",
-      subjectId: payout.id,
-      dueAt: expiresAt - before,
-      payload: { offered_at: now },
-    }, now);
-  }
+    dueAt: reminderAt ?? expiresAt,
+    payload: { offered_at: offeredAt, expires_at: expiresAt },
+  }, after);
 }
 
 /** Whether `offeredAt` is the payout's latest offer (a re-offer since makes older jobs moot). */
@@ -305,8 +308,12 @@ export function payoutJobHandlers(
     "payout.remind_offer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);
       if (payout?.status !== "modality_offered") return;
-      if (!await isLatestOffer(tx, job.subjectId, Number(job.payload.offered_at))) return;
+      const offeredAt = Number(job.payload.offered_at);
+      if (!await isLatestOffer(tx, job.subjectId, offeredAt)) return;
       await notifyPayee(tx, runtime.notifications, job.subjectId, "resend", job.dueAt);
+      // Reminders scheduled before offers were chained carry no expiry: theirs is already pending.
+      if (typeof job.payload.expires_at !== "number") return;
+      await scheduleNextOfferStep(tx, payout, offeredAt, job.payload.expires_at, job.dueAt);
     },
     "payout.complete": (tx, job) =>
       moveOrThrow(applyMove(tx, job.subjectId, { kind: "complete" }, job.dueAt), job),

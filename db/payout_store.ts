@@ -215,13 +215,13 @@ export async function applyMove(
   const failureReason = step.kind === "fail" || step.kind === "rail_refused"
     ? step.reason
     : payout.failureReason;
-  await tx.execute({
+  const { rows } = await tx.execute({
     sql:
       `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
             payment_method_id = ?, method_details = ?, method_last_four = ?, failure_reason = ?,
             retry_count = ?, updated_at = ?,
             rail_reference = coalesce(?, rail_reference)
-          WHERE id = ?`,
+          WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
     args: [
       outcome.status,
       outcome.heldCents,
@@ -243,7 +243,7 @@ export async function applyMove(
     ],
   });
   tx.changed(payout.disbursementId);
-  const updated = (await loadPayout(tx, payoutId))!;
+  const updated = toPayout(rows[0]);
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
   await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
   return ok(updated);

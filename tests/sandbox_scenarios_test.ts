@@ -259,6 +259,70 @@ Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offe
   });
 });
 
+Deno.test("an offer keeps one pending step: each reminder schedules the next, reminders from before the chain do not", async () => {
+  await withMoney(async (m) => {
+    await m.fund(100_000);
+    const created = await m.create({ amountCents: 10_000 });
+    const legacy = await m.create({ amountCents: 20_000 });
+    assert.ok(created.ok && legacy.ok);
+    const id = created.value.payouts[0].id;
+    const legacyId = legacy.value.payouts[0].id;
+    await m.settle();
+    const pending = async (payoutId: string) =>
+      (await m.database.readClient.execute({
+        sql: `SELECT kind, due_at FROM scheduled_jobs WHERE subject_id = ? AND done_at IS NULL
+              ORDER BY due_at`,
+        args: [payoutId],
+      })).rows.map((row) => [String(row.kind), (Number(row.due_at) - m.now()) / 86_400_000]);
+    assert.deepEqual(await pending(id), [["payout.remind_offer", 83]]);
+    // An offer scheduled the earlier way: both reminders and the expiry pending, without expires_at.
+    await m.database.writer.write(async (tx) => {
+      await tx.execute({
+        sql: "UPDATE scheduled_jobs SET done_at = ? WHERE subject_id = ? AND done_at IS NULL",
+        args: [m.now(), legacyId],
+      });
+      for (
+        const [kind, days] of [["remind_offer", 83], ["remind_offer", 89], ["expire_offer", 90]]
+      ) {
+        await tx.execute({
+          sql:
+            `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, payload, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          args: [
+            `job_legacy_${days}`,
+            m.companyId,
+            `payout.${kind}`,
+            legacyId,
+            m.now() + Number(days) * 86_400_000,
+            JSON.stringify({ offered_at: m.now() }),
+            m.now(),
+          ],
+        });
+      }
+    });
+    await m.advance(83 * DAY_SECONDS);
+    assert.deepEqual(await pending(id), [["payout.remind_offer", 6]]);
+    assert.deepEqual(await pending(legacyId), [["payout.remind_offer", 6], [
+      "payout.expire_offer",
+      7,
+    ]]);
+    await m.advance(6 * DAY_SECONDS);
+    assert.deepEqual(await pending(id), [["payout.expire_offer", 1]]);
+    assert.deepEqual(await pending(legacyId), [["payout.expire_offer", 1]]);
+    await m.advance(DAY_SECONDS);
+    assert.deepEqual(await pending(id), []);
+    assert.deepEqual(await pending(legacyId), []);
+    assert.equal((await m.payout(id)).status, "canceled");
+    assert.equal((await m.payout(legacyId)).status, "canceled");
+    const reminders = await m.database.readClient.execute({
+      sql: `SELECT payout_id, count(*) AS n FROM notifications WHERE subject LIKE 'Reminder:%'
+            GROUP BY payout_id ORDER BY n`,
+      args: [],
+    });
+    assert.deepEqual(reminders.rows.map((row) => Number(row.n)), [2, 2]);
+  });
+});
+
 Deno.test("a failed payout whose re-offer found available short is offered again when funds arrive", async () => {
   await withMoney(async (m) => {
     // Method 5 costs the payor 3.00; ACH nothing: the hold is the amount plus 3.00 until ACH is chosen.
