@@ -6,6 +6,7 @@
 import type { Clock } from "../lib/clock.ts";
 import type { Environment } from "../lib/config.ts";
 import type { Database } from "./client.ts";
+import { purgeExpiredRows } from "./retention.ts";
 import { advanceOffset, domainNow, latestDomainNow } from "./sandbox_clock_store.ts";
 import { companiesWithDueJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
@@ -18,6 +19,9 @@ export type JobHandlers = Readonly<Record<string, JobHandler>>;
  * failing job rolls back only itself.
  */
 export const JOBS_PER_BATCH_MAX = 32;
+
+/** Expired rows are looked for at most this often (the first sweep looks at once). */
+export const PURGE_INTERVAL_MS = 60_000;
 
 /**
  * Runs every job of the company due at or before `until`, including jobs those jobs schedule.
@@ -118,6 +122,7 @@ export async function advanceSandboxClock(
 export class Scheduler {
   #timer: ReturnType<typeof setInterval> | null = null;
   #sweeping: Promise<void> | null = null;
+  #purgedAt = -Infinity;
 
   constructor(
     private readonly databases: Readonly<Record<Environment, Database>>,
@@ -125,7 +130,10 @@ export class Scheduler {
     private readonly clock: Clock,
   ) {}
 
-  /** Runs every company's due jobs at its own domain time; skipped while a sweep runs. */
+  /**
+   * Runs every company's due jobs at its own domain time, and purges expired rows each
+   * PURGE_INTERVAL_MS; skipped while a sweep runs.
+   */
   sweep(): Promise<void> {
     this.#sweeping ??= this.#sweepAll().finally(() => {
       this.#sweeping = null;
@@ -149,6 +157,22 @@ export class Scheduler {
             JOBS_PER_BATCH_MAX,
           );
         }
+      }
+    }
+    const realNow = this.clock.now();
+    if (realNow - this.#purgedAt < PURGE_INTERVAL_MS) return;
+    this.#purgedAt = realNow;
+    for (const [environment, database] of Object.entries(this.databases)) {
+      try {
+        await purgeExpiredRows(database, realNow);
+      } catch (error) {
+        // Nothing is lost by purging later; the next interval tries again.
+        console.error(JSON.stringify({
+          level: "error",
+          msg: "purge of expired rows failed",
+          environment,
+          error: error instanceof Error ? error.message : String(error),
+        }));
       }
     }
   }

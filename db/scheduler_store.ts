@@ -86,6 +86,16 @@ export async function companiesWithDueJobs(
 }
 
 /** Marks a job done inside the unit that ran it; false when another run already did. */
+/** Deletes at most `limit` jobs that ran without an error at or before `doneBy`; returns how many. */
+export async function purgeDoneJobs(tx: WriteTx, doneBy: number, limit: number): Promise<number> {
+  const result = await tx.execute({
+    sql: `DELETE FROM scheduled_jobs WHERE rowid IN
+            (SELECT rowid FROM scheduled_jobs WHERE done_at <= ? AND error IS NULL LIMIT ?)`,
+    args: [doneBy, limit],
+  });
+  return result.rowsAffected;
+}
+
 export async function markJobDone(tx: WriteTx, jobId: string, now: number): Promise<boolean> {
   const result = await tx.execute({
     sql: "UPDATE scheduled_jobs SET done_at = ? WHERE id = ? AND done_at IS NULL",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { advanceOffset, latestDomainNow } from "../db/sandbox_clock_store.ts";
+import { purgeExpiredRows } from "../db/retention.ts";
 import { runDueJobs, Scheduler } from "../db/scheduler.ts";
 import { FakeClock } from "../lib/clock.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
@@ -215,5 +216,95 @@ Deno.test("the background sweep runs what is due at each company's own time, and
     await scheduler.stop();
     await test.close();
     await live.close();
+  });
+});
+
+Deno.test("the sweep purges expired idempotency records and jobs done 30 days ago, once a minute, never a parked job", async () => {
+  await withTempDir(async (dir) => {
+    const test = await seedCompany(dir);
+    const live = await openTempDatabase(dir, "live");
+    const DAY = 86_400_000;
+    await test.writer.write(async (tx) => {
+      const job = async (subjectId: string, doneAt: number | null, error: string | null) => {
+        const id = await scheduleJob(tx, {
+          companyId: "co_1",
+          kind: "note",
+          subjectId,
+          dueAt: NOW + DAY,
+        }, NOW);
+        await tx.execute({
+          sql: "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ?",
+          args: [doneAt, error, id],
+        });
+      };
+      await job("done-31-days-ago", NOW - 31 * DAY, null);
+      await job("done-30-days-ago", NOW - 30 * DAY, null);
+      await job("done-29-days-ago", NOW - 29 * DAY, null);
+      await job("parked-a-year-ago", NOW - 365 * DAY, "no handler");
+      await job("pending", null, null);
+      await tx.execute(
+        "UPDATE scheduled_jobs SET due_at = due_at + 365 * 86400000 WHERE done_at IS NULL",
+      );
+      const record = (key: string, expiresAt: number) =>
+        tx.execute({
+          sql: `INSERT INTO idempotency_records
+                  (company_id, scope_line, key, fingerprint, status, created_at, expires_at)
+                VALUES ('co_1', '', ?, 'f', 'complete', ?, ?)`,
+          args: [key, expiresAt - DAY, expiresAt],
+        });
+      await record("expired", NOW);
+      await record("an-hour-left", NOW + 3_600_000);
+    });
+    const subjects = async () =>
+      (await test.readClient.execute("SELECT subject_id FROM scheduled_jobs ORDER BY subject_id"))
+        .rows.map((row) => String(row.subject_id));
+    const keys = async () =>
+      (await test.readClient.execute("SELECT key FROM idempotency_records ORDER BY key")).rows
+        .map((row) => String(row.key));
+    const clock = new FakeClock(NOW);
+    const scheduler = new Scheduler({ test, live }, { test: {}, live: {} }, clock);
+    await scheduler.sweep();
+    assert.deepEqual(await subjects(), ["done-29-days-ago", "parked-a-year-ago", "pending"]);
+    assert.deepEqual(await keys(), ["an-hour-left"]);
+    clock.advance(3_600_000 - 30_000);
+    await scheduler.sweep();
+    assert.deepEqual(await keys(), ["an-hour-left"], "an hour has not passed");
+    clock.advance(59_999);
+    await scheduler.sweep();
+    assert.deepEqual(
+      await keys(),
+      ["an-hour-left"],
+      "expired, but the last purge was 59.999 s ago",
+    );
+    clock.advance(1);
+    await scheduler.sweep();
+    assert.deepEqual(await keys(), []);
+    clock.advance(DAY);
+    await scheduler.sweep();
+    assert.deepEqual(await subjects(), ["parked-a-year-ago", "pending"]);
+    await scheduler.stop();
+    await test.close();
+    await live.close();
+  });
+});
+
+Deno.test("a purge deletes a backlog larger than one unit", async () => {
+  await withTempDir(async (dir) => {
+    const test = await seedCompany(dir);
+    await test.writer.write(async (tx) => {
+      for (let i = 0; i < 1_234; i++) {
+        await tx.execute({
+          sql:
+            `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, done_at, created_at)
+                VALUES (?, 'co_1', 'note', 's', 0, 0, 0)`,
+          args: [`job_${i}`],
+        });
+      }
+    });
+    const unitsBefore = test.writer.stats.units;
+    assert.deepEqual(await purgeExpiredRows(test, NOW), { idempotencyRecords: 0, doneJobs: 1_234 });
+    // 500 rows a unit: one (empty) for idempotency records, three for the jobs.
+    assert.equal(test.writer.stats.units - unitsBefore, 4);
+    await test.close();
   });
 });
