@@ -5,6 +5,7 @@
  */
 import { createClient } from "@libsql/client";
 import { measureReadsDuringDrain } from "./drain.ts";
+import { measureCreateCost } from "./create_cost.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
 import { measureAtScale } from "./scale.ts";
@@ -199,6 +200,20 @@ console.log(
   `\nledger posting through the group-commit writer (64 concurrent callers, synchronous=FULL): ` +
     `${posting.transactions} transactions in ${posting.seconds.toFixed(2)} s = ` +
     `${posting.perSecond.toFixed(0)} transactions/s in ${posting.groups} commits`,
+);
+
+const cost = await measureCreateCost(20_000);
+console.log(
+  `\n/v1 create without the network (app.request, 32 callers, no scheduler): ` +
+    `${cost.createsPerSecond.toFixed(0)} creates/s, ${
+      cost.cpuMicrosPerCreate.toFixed(0)
+    } µs CPU each; ` +
+    `their offers (sweep batches of 32): ${cost.offersPerSecond.toFixed(0)} offers/s, ${
+      cost.cpuMicrosPerOffer.toFixed(0)
+    } µs CPU each; ` +
+    `a create with its offer: at most ${
+      cost.createsWithOfferPerSecond.toFixed(0)
+    }/s on the one writer thread`,
 );
 
 const scale = await measureAtScale({ connections, seconds: 5 });

@@ -1,0 +1,97 @@
+/**
+ * What one /v1 create costs without the network: the same route, auth, idempotency, ledger hold
+ * and write unit as `POST /v1/disbursements`, called in process (`app.request`, 32 callers) on a
+ * durable file, with no scheduler running; then the offer jobs those creates scheduled, run as
+ * the service's sweep runs them (32 per batch). The sum bounds what the one writer thread can
+ * answer per second before any HTTP parsing or socket work is added.
+ */
+import { cpus } from "node:os";
+import process from "node:process";
+import { runDueJobs } from "../db/scheduler.ts";
+import { fundAcmeAuto, openHttpFixture } from "../tests/http_fixture.ts";
+
+export interface CreateCostResult {
+  readonly creates: number;
+  readonly createsPerSecond: number;
+  readonly cpuMicrosPerCreate: number;
+  readonly offersPerSecond: number;
+  readonly cpuMicrosPerOffer: number;
+  /** Creates per second one thread could answer if each also paid for its offer, network aside. */
+  readonly createsWithOfferPerSecond: number;
+}
+
+const CALLERS = 32;
+
+/** CPU time of this process in microseconds (user + system, every thread). */
+const cpuMicros = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+
+export async function measureCreateCost(creates: number): Promise<CreateCostResult> {
+  const f = await openHttpFixture({ RATE_LIMIT_RPS: "0" });
+  try {
+    const database = f.deps.databases.test;
+    await fundAcmeAuto(f, creates * 100);
+    const headers = {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    };
+    const payee = await f.app.request("/v1/payees", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ id: "noaction", email: "noaction@example.test" }),
+    });
+    if (payee.status !== 201) throw new Error(`payee upsert answered ${payee.status}`);
+    const body = JSON.stringify({
+      amount: 1,
+      claim_id: "BENCH",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    });
+    let next = 0;
+    const createCpu = cpuMicros();
+    const createStarted = performance.now();
+    await Promise.all(Array.from({ length: CALLERS }, async () => {
+      while (next < creates) {
+        const response = await f.app.request("/v1/disbursements", {
+          method: "POST",
+          headers: { ...headers, "Idempotency-Key": `bench-${next++}` },
+          body,
+        });
+        if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+        await response.body?.cancel();
+      }
+    }));
+    const createSeconds = (performance.now() - createStarted) / 1000;
+    const createCpuMicros = cpuMicros() - createCpu;
+
+    const offerCpu = cpuMicros();
+    const offerStarted = performance.now();
+    const offers = await runDueJobs(
+      database,
+      f.cast.acme.id,
+      f.clock.now(),
+      f.deps.jobHandlers.test,
+      32,
+    );
+    const offerSeconds = (performance.now() - offerStarted) / 1000;
+    const offerCpuMicros = cpuMicros() - offerCpu;
+    if (offers !== creates) throw new Error(`${offers} offers for ${creates} creates`);
+    return {
+      creates,
+      createsPerSecond: creates / createSeconds,
+      cpuMicrosPerCreate: createCpuMicros / creates,
+      offersPerSecond: offers / offerSeconds,
+      cpuMicrosPerOffer: offerCpuMicros / offers,
+      createsWithOfferPerSecond: 1 / (createSeconds / creates + offerSeconds / offers),
+    };
+  } finally {
+    await f.close();
+  }
+}
+
+if (import.meta.main) {
+  const result = await measureCreateCost(Number(Deno.args[0] ?? 20_000));
+  console.log(JSON.stringify({ ...result, cores: cpus().length }));
+}
