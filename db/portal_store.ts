@@ -6,7 +6,7 @@
 import type { Environment } from "../lib/config.ts";
 import { type SignatureRecord, stampCertificate } from "../lib/documents/certificate.ts";
 import { newId, sha256Hex } from "../lib/keys.ts";
-import { renderMessage } from "../lib/portal/messages.ts";
+import { type Language, languageOf, renderMessage } from "../lib/portal/messages.ts";
 import type { PayoutStatus } from "../lib/payouts/states.ts";
 import { ok, refuse, type Result } from "../lib/result.ts";
 import type { SqlExecutor } from "./ledger_store.ts";
@@ -41,10 +41,14 @@ export interface PortalLink {
   readonly lockedUntil: number | null;
   readonly expiresAt: number;
   readonly replacedAt: number | null;
+  /** The language of the holder's messages: the payee's, which a party's messages follow too. */
+  readonly language: Language;
 }
 
 const LINK_COLUMNS = `l.id, l.payout_id, p.company_id, l.party_uuid, l.code_expires_at,
-  l.failed_code_attempts, l.locked_until, l.expires_at, l.replaced_at`;
+  l.failed_code_attempts, l.locked_until, l.expires_at, l.replaced_at, y.language`;
+const LINK_TABLES = `portal_links l JOIN payouts p ON p.id = l.payout_id
+  LEFT JOIN payees y ON y.id = p.payee_id`;
 
 function toLink(row: Record<string, unknown>): PortalLink {
   const number = (value: unknown) => (value === null ? null : Number(value));
@@ -60,6 +64,7 @@ function toLink(row: Record<string, unknown>): PortalLink {
     lockedUntil: number(row.locked_until),
     expiresAt: Number(row.expires_at),
     replacedAt: number(row.replaced_at),
+    language: languageOf(row.language),
   };
 }
 
@@ -69,8 +74,7 @@ export async function findLinkByToken(
   token: string,
 ): Promise<PortalLink | null> {
   const { rows } = await executor.execute({
-    sql: `SELECT ${LINK_COLUMNS} FROM portal_links l JOIN payouts p ON p.id = l.payout_id
-            WHERE l.token_hash = ?`,
+    sql: `SELECT ${LINK_COLUMNS} FROM ${LINK_TABLES} WHERE l.token_hash = ?`,
     args: [await sha256Hex(token)],
   });
   return rows[0] ? toLink(rows[0]) : null;
@@ -78,8 +82,7 @@ export async function findLinkByToken(
 
 async function loadLink(executor: SqlExecutor, linkId: string): Promise<PortalLink> {
   const { rows } = await executor.execute({
-    sql: `SELECT ${LINK_COLUMNS} FROM portal_links l JOIN payouts p ON p.id = l.payout_id
-            WHERE l.id = ?`,
+    sql: `SELECT ${LINK_COLUMNS} FROM ${LINK_TABLES} WHERE l.id = ?`,
     args: [linkId],
   });
   if (!rows[0]) throw new Error(`no portal link ${linkId}`);
@@ -266,7 +269,8 @@ export interface PortalPayout {
   readonly phone: string | null;
   readonly allowedPaymentMethodIds: number[];
   readonly paymentMethodId: number | null;
-  readonly methodSummary: string | null;
+  /** What the payout keeps of the chosen method, for the page to describe it; null before. */
+  readonly methodDetails: Readonly<Record<string, string>> | null;
   /** The company's `check_postage_type`, which the payee cannot change. */
   readonly fixedPostage: string | null;
   readonly failureReason: string | null;
@@ -294,7 +298,9 @@ export async function readPortalPayout(
     args: [payoutId],
   });
   const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
-  const details = row.method_details === null ? {} : JSON.parse(String(row.method_details));
+  const details = row.method_details === null
+    ? null
+    : JSON.parse(String(row.method_details)) as Record<string, string>;
   const settings = JSON.parse(String(row.payment_method_settings)) as Record<string, unknown>;
   return {
     id: String(row.id),
@@ -308,7 +314,7 @@ export async function readPortalPayout(
     phone: text(row.phone),
     allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)),
     paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
-    methodSummary: typeof details.summary === "string" ? details.summary : null,
+    methodDetails: details,
     fixedPostage: typeof settings.check_postage_type === "string"
       ? settings.check_postage_type
       : null,

@@ -3,43 +3,10 @@
  * `payee_url` landing page that sends a fresh link, and an inbox whose links all lead somewhere.
  */
 import assert from "node:assert/strict";
-import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { inbox, pathOf, PortalBrowser } from "./portal_helpers.ts";
+import { withHttpFixture } from "./http_fixture.ts";
+import { inbox, pathOf, PortalBrowser, v1Disbursement } from "./portal_helpers.ts";
 
 const inboxOn = { SANDBOX_INBOX: "1" };
-
-function v1(f: HttpFixture, method: string, path: string, body?: unknown) {
-  return f.app.request(path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
-      "Content-Type": "application/json",
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-async function v1Disbursement(f: HttpFixture, payee: Record<string, unknown>) {
-  await fundAcmeAuto(f, 100_000_00);
-  assert.equal((await v1(f, "POST", "/v1/payees", payee)).status, 201);
-  const created = await v1(f, "POST", "/v1/disbursements", {
-    amount: 75,
-    claim_id: "CLM-ES",
-    payee: { id: payee.id },
-    modalities: ["ach", "paypal"],
-  });
-  const body = await created.json() as { id: string; payee_url: string };
-  assert.equal(created.status, 201, JSON.stringify(body));
-  await f.app.request("/v1/sandbox/clock/advance", {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
-      "Content-Type": "application/json",
-    },
-    body: JSON.stringify({ seconds: 1 }),
-  });
-  return body;
-}
 
 Deno.test("notices: a Spanish-speaking SMS payee gets Spanish SMS, code included", async () => {
   await withHttpFixture(async (f) => {
@@ -57,7 +24,7 @@ Deno.test("notices: a Spanish-speaking SMS payee gets Spanish SMS, code included
     const browser = new PortalBrowser(f);
     const linkPath = pathOf(offer.links[0]);
     await browser.get(linkPath);
-    assert.match(browser.lastHtml, /a phone ending in 3344/);
+    assert.match(browser.lastHtml, /un teléfono que termina en 3344/);
     f.clock.advance(1000); // the inbox sorts by time: the code comes after the offer
     await browser.post(`${linkPath}/code`, {});
     const [code] = await inbox(f);
@@ -67,7 +34,7 @@ Deno.test("notices: a Spanish-speaking SMS payee gets Spanish SMS, code included
     await browser.get(linkPath);
     const again = await browser.post(`${linkPath}/code`, {});
     assert.equal(again.status, 429);
-    assert.match(browser.lastHtml, /Wait half a minute/);
+    assert.match(browser.lastHtml, /Espere medio minuto/);
   }, inboxOn);
 });
 

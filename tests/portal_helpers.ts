@@ -1,6 +1,6 @@
 /**
  * Portal test helpers: a browser stand-in over `app.request` that keeps cookies and reads the CSRF
- * token off each page, and the sandbox inbox as the payee's mailbox.
+ * token off each page, the sandbox inbox as the payee's mailbox, and payees of both surfaces.
  */
 import assert from "node:assert/strict";
 import { api, payee } from "./api_helpers.ts";
@@ -47,7 +47,13 @@ export class PortalBrowser {
   #csrf = "";
   lastHtml = "";
 
-  constructor(readonly f: HttpFixture) {}
+  /** `headers` go with every request, like a browser's Accept-Language. */
+  constructor(readonly f: HttpFixture, readonly headers: Record<string, string> = {}) {}
+
+  /** Keeps a cookie as if a page had set it. */
+  setCookie(name: string, value: string) {
+    this.#cookies.set(name, value);
+  }
 
   async get(path: string): Promise<Response> {
     return this.#keep(await this.f.app.request(path, { headers: this.#headers() }), path);
@@ -73,7 +79,7 @@ export class PortalBrowser {
 
   #headers(): Record<string, string> {
     const cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-    return cookie ? { Cookie: cookie } : {};
+    return cookie ? { ...this.headers, Cookie: cookie } : { ...this.headers };
   }
 
   async #keep(response: Response, _path: string): Promise<Response> {
@@ -126,4 +132,32 @@ export async function verify(browser: PortalBrowser, linkPath: string, to: strin
   await browser.get(linkPath);
   const verified = await browser.post(`${linkPath}/verify`, { code });
   assert.equal(verified.status, 303, browser.lastHtml);
+}
+
+/** A Surface B request with Acme's `auto` test key. */
+export function v1(f: HttpFixture, method: string, path: string, body?: unknown) {
+  return f.app.request(path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Creates the /v1 payee and a $75.00 disbursement to it, then lets the offer go out. */
+export async function v1Disbursement(f: HttpFixture, payee: Record<string, unknown>) {
+  await fundAcmeAuto(f, 100_000_00);
+  assert.equal((await v1(f, "POST", "/v1/payees", payee)).status, 201);
+  const created = await v1(f, "POST", "/v1/disbursements", {
+    amount: 75,
+    claim_id: "CLM-ES",
+    payee: { id: payee.id },
+    modalities: ["ach", "paypal"],
+  });
+  const body = await created.json() as { id: string; payee_url: string };
+  assert.equal(created.status, 201, JSON.stringify(body));
+  await v1(f, "POST", "/v1/sandbox/clock/advance", { seconds: 1 });
+  return body;
 }

@@ -1,19 +1,15 @@
 /**
  * What a payee enters for each payment method (DESIGN 9), checked before anything is stored:
  * ABA routing checksum, card Luhn check, US postal address with a postage CODE, Venmo phone,
- * PayPal e-mail. Each refusal names the form field and says how to fix it.
+ * PayPal e-mail. Each refusal names the form field and says how to fix it, in the texts given.
  */
 import type { ModalityCode } from "../payouts/states.ts";
+import type { PortalText } from "./portal_text.ts";
 
-/** Postage CODEs of seed 2.9 (the ones a payee can pick from, with their names). */
-export const postageTypes = [
-  { code: "FC", name: "First-Class Mail (free)" },
-  { code: "PR", name: "Priority Mail" },
-  { code: "PRS", name: "Priority Mail with signature confirmation" },
-  { code: "SC", name: "Courier 2-day" },
-  { code: "FSO", name: "Courier standard overnight" },
-  { code: "USPSIDAY", name: "Priority Mail Express" },
-] as const;
+/** Postage CODEs of seed 2.9 a payee can pick from (their names are in the portal texts). */
+export const postageCodes = ["FC", "PR", "PRS", "SC", "FSO", "USPSIDAY"] as const;
+
+export type PostageCode = (typeof postageCodes)[number];
 
 /** USPS codes of the states, DC and the territories with ZIP codes. */
 export const usStates = [
@@ -85,11 +81,37 @@ export interface FieldProblem {
   readonly message: string;
 }
 
+/** The fields a method form requires, each with its own "missing" and "too long" problems. */
+export type RequiredField =
+  | "routing_number"
+  | "account_number"
+  | "card_number"
+  | "address_one"
+  | "city"
+  | "zip_code"
+  | "venmo_phone"
+  | "paypal_email"
+  | "email";
+
+/**
+ * What a payout keeps of the chosen method (`public` below, and the last four digits the payout
+ * store adds): the portal describes the method from it in the page's language.
+ */
+export interface MethodFacts {
+  readonly last_four?: string;
+  readonly account_type?: string;
+  readonly address_one?: string;
+  readonly city?: string;
+  readonly state?: string;
+  readonly zip_code?: string;
+  readonly postage?: string;
+  readonly phone?: string;
+  readonly email?: string;
+}
+
 /** Details as they are kept: `secret` is sealed at rest, `lastFour` is all anyone sees of it. */
 export interface CheckedDetails {
   readonly modality: ModalityCode;
-  /** Shown on pages and in the API (never a whole number). */
-  readonly summary: string;
   readonly lastFour: string | null;
   /**
    * A bank account number, to be sealed at rest; null for every other method. A card number is
@@ -141,21 +163,23 @@ export function isPlausibleEmail(input: string): boolean {
 const digitsOnly = (value: string) => value.replace(/[\s-]/g, "");
 
 /**
- * Checks the form of one method. `fixedPostage` is the company's `check_postage_type` when it
- * set one (the payee then cannot pick).
+ * Checks the form of one method; `text` gives the problems in the payee's language.
+ * `fixedPostage` is the company's `check_postage_type` when it set one (the payee then cannot
+ * pick).
  */
 export function checkMethodDetails(
   modality: ModalityCode,
   form: Readonly<Record<string, string>>,
-  options: { fixedPostage?: string | null } = {},
+  options: { text: PortalText["methodProblems"]; fixedPostage?: string | null },
 ): { ok: true; value: CheckedDetails } | { ok: false; problems: FieldProblem[] } {
+  const { text } = options;
   const problems: FieldProblem[] = [];
   const field = (name: string) => (form[name] ?? "").trim();
-  const required = (name: string, label: string): string => {
+  const required = (kind: RequiredField, name: string = kind): string => {
     const value = field(name);
-    if (value === "") problems.push({ field: name, message: `Enter ${label}.` });
+    if (value === "") problems.push({ field: name, message: text.required[kind].missing });
     else if (value.length > FIELD_LENGTH_MAX) {
-      problems.push({ field: name, message: `${label} is too long.` });
+      problems.push({ field: name, message: text.required[kind].tooLong });
     }
     return value;
   };
@@ -166,35 +190,22 @@ export function checkMethodDetails(
 
   switch (modality) {
     case "ach": {
-      const routing = digitsOnly(required("routing_number", "the routing number"));
-      const account = digitsOnly(required("account_number", "the account number"));
+      const routing = digitsOnly(required("routing_number"));
+      const account = digitsOnly(required("account_number"));
       const confirm = digitsOnly(field("account_number_confirm"));
       const accountType = field("account_type") || "checking";
       if (routing && !isValidRoutingNumber(routing)) {
-        problems.push({
-          field: "routing_number",
-          message:
-            "This routing number is not valid: check the nine digits at the bottom left of a check.",
-        });
+        problems.push({ field: "routing_number", message: text.routingInvalid });
       }
       if (account && !/^\d{4,17}$/.test(account)) {
-        problems.push({
-          field: "account_number",
-          message: "An account number has 4 to 17 digits.",
-        });
+        problems.push({ field: "account_number", message: text.accountDigits });
       } else if (account && confirm !== account) {
-        problems.push({
-          field: "account_number_confirm",
-          message: "The two account numbers do not match.",
-        });
+        problems.push({ field: "account_number_confirm", message: text.accountMismatch });
       }
       if (accountType !== "checking" && accountType !== "savings") {
-        problems.push({ field: "account_type", message: "Choose checking or savings." });
+        problems.push({ field: "account_type", message: text.accountType });
       }
       return result({
-        summary: `${accountType === "savings" ? "Savings" : "Checking"} account ending in ${
-          account.slice(-4)
-        }`,
         lastFour: account.slice(-4),
         secret: account,
         public: { routing_number: routing, account_type: accountType },
@@ -202,15 +213,11 @@ export function checkMethodDetails(
       });
     }
     case "instant_deposit": {
-      const card = digitsOnly(required("card_number", "the debit card number"));
+      const card = digitsOnly(required("card_number"));
       if (card && !passesLuhn(card)) {
-        problems.push({
-          field: "card_number",
-          message: "This card number is not valid: check the digits on the front of your card.",
-        });
+        problems.push({ field: "card_number", message: text.cardInvalid });
       }
       return result({
-        summary: `Debit card ending in ${card.slice(-4)}`,
         lastFour: card.slice(-4),
         secret: null,
         public: {},
@@ -218,26 +225,25 @@ export function checkMethodDetails(
       });
     }
     case "check": {
-      const line1 = required("address_one", "the street address");
+      const line1 = required("address_one");
       const line2 = field("address_two");
-      const city = required("city", "the city");
+      const city = required("city");
       const state = field("state").toUpperCase();
-      const zip = required("zip_code", "the ZIP code");
+      const zip = required("zip_code");
       if (!(usStates as readonly string[]).includes(state)) {
-        problems.push({ field: "state", message: "Choose the state." });
+        problems.push({ field: "state", message: text.state });
       }
       if (zip && !/^\d{5}(-\d{4})?$/.test(zip)) {
-        problems.push({ field: "zip_code", message: "A ZIP code has 5 digits (or ZIP+4)." });
+        problems.push({ field: "zip_code", message: text.zipCode });
       }
       if (line2.length > FIELD_LENGTH_MAX) {
-        problems.push({ field: "address_two", message: "The second address line is too long." });
+        problems.push({ field: "address_two", message: text.addressTwoTooLong });
       }
       const postage = options.fixedPostage ?? (field("postage") || "FC");
-      if (!postageTypes.some((p) => p.code === postage)) {
-        problems.push({ field: "postage", message: "Choose a delivery speed from the list." });
+      if (!(postageCodes as readonly string[]).includes(postage)) {
+        problems.push({ field: "postage", message: text.postage });
       }
       return result({
-        summary: `Check mailed to ${line1}, ${city}, ${state} ${zip} (${postage})`,
         lastFour: null,
         secret: null,
         public: {
@@ -252,13 +258,12 @@ export function checkMethodDetails(
       });
     }
     case "venmo": {
-      const raw = required("phone", "the phone number of your Venmo account");
+      const raw = required("venmo_phone", "phone");
       const phone = raw ? normalizeUsPhone(raw) : null;
       if (raw && !phone) {
-        problems.push({ field: "phone", message: "Enter a US phone number, like 555-201-3344." });
+        problems.push({ field: "phone", message: text.phoneInvalid });
       }
       return result({
-        summary: `Venmo account of ${phone ?? raw}`,
         lastFour: null,
         secret: null,
         public: { phone: phone ?? raw },
@@ -268,21 +273,11 @@ export function checkMethodDetails(
     case "paypal":
     case "digital_check":
     case "vcc": {
-      const label = modality === "paypal" ? "the e-mail of your PayPal account" : "your e-mail";
-      const email = required("email", label);
+      const email = required(modality === "paypal" ? "paypal_email" : "email", "email");
       if (email && !isPlausibleEmail(email)) {
-        problems.push({
-          field: "email",
-          message: "Enter an e-mail address, like name@example.com.",
-        });
+        problems.push({ field: "email", message: text.emailInvalid });
       }
-      const noun = modality === "paypal"
-        ? "PayPal account"
-        : modality === "vcc"
-        ? "Virtual card sent to"
-        : "Digital check sent to";
       return result({
-        summary: `${noun} ${email}`,
         lastFour: null,
         secret: null,
         public: { email },

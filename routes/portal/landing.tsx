@@ -3,7 +3,8 @@
  * `payee_url` (DESIGN 14): a non-secret landing page for a /v1 disbursement. It shows nothing
  * about the payment; its one button sends the payee a fresh portal link on the channel the
  * company has on file, within the hourly resend allowance. The answer is the same whether or not
- * the id exists, so the page cannot be used to discover payments.
+ * the id exists, so the page cannot be used to discover payments: for the same reason its
+ * language never follows the payee's, only the page's switch and the browser's Accept-Language.
  */
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
@@ -13,6 +14,7 @@ import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { Environment } from "../../lib/config.ts";
 import { constantTimeEqual, randomBase62 } from "../../lib/keys.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { chooseLocale } from "./language.ts";
 import { portalSecurityHeaders } from "./mod.tsx";
 import { Page } from "./views.tsx";
 
@@ -20,6 +22,8 @@ const FORM_COOKIE = "pay_form";
 
 export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const secure = deps.config.baseUrl.startsWith("https:");
+  const baseOf = (id: string) => `/pay/${encodeURIComponent(id)}`;
   app.use(async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(portalSecurityHeaders)) {
@@ -28,22 +32,16 @@ export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/:id", (c) => {
+    const base = baseOf(c.req.param("id"));
+    const locale = chooseLocale(c, { base, holder: null, secure });
     const token = randomBase62(22);
-    setCookie(c, FORM_COOKIE, token, {
-      path: `/pay/${c.req.param("id")}`,
-      httpOnly: true,
-      sameSite: "Strict",
-      secure: deps.config.baseUrl.startsWith("https:"),
-    });
+    setCookie(c, FORM_COOKIE, token, { path: base, httpOnly: true, sameSite: "Strict", secure });
     return c.html(
-      <Page title="Your payment">
-        <p>
-          To see your payment and choose how to be paid, we send a private link to the e-mail or
-          phone the company has for you.
-        </p>
+      <Page locale={locale} title={locale.text.landing.title}>
+        <p>{locale.text.landing.intro}</p>
         <form method="post">
           <input type="hidden" name="csrf" value={token} />
-          <button type="submit">Send me my link</button>
+          <button type="submit">{locale.text.landing.button}</button>
         </form>
       </Page>,
     );
@@ -51,14 +49,17 @@ export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/:id", async (c) => {
     const id = c.req.param("id");
+    const base = baseOf(id);
+    const locale = chooseLocale(c, { base, holder: null, secure });
+    const t = locale.text;
     const body = await c.req.parseBody();
     const cookie = getCookie(c, FORM_COOKIE);
     if (!cookie || typeof body.csrf !== "string" || !constantTimeEqual(cookie, body.csrf)) {
       return c.html(
-        <Page title="Please try again">
-          <p role="alert">This form was not accepted because it did not come from this page.</p>
+        <Page locale={locale} title={t.landing.forgedTitle}>
+          <p role="alert">{t.landing.forged}</p>
           <p>
-            <a href={`/pay/${encodeURIComponent(id)}`}>Start again</a>
+            <a href={base}>{t.landing.startAgain}</a>
           </p>
         </Page>,
         403,
@@ -84,11 +85,8 @@ export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
       }
     }
     return c.html(
-      <Page title="Check your messages">
-        <p role="status">
-          If this payment is waiting for you, we just sent a private link to the e-mail or phone the
-          company has for you. Open the newest message and follow its link.
-        </p>
+      <Page locale={locale} title={t.landing.sentTitle}>
+        <p role="status">{t.landing.sent}</p>
       </Page>,
     );
   });

@@ -3,7 +3,8 @@
  * The payee portal (DESIGN 9): a link → a one-time code → documents to sign → endorsements →
  * the choice of a method → confirmation and a status page that follows the payout. Routes only
  * read the form, call the portal store and render; every POST carries the session's CSRF token,
- * and every refusal renders the same form again with the reason, having stored nothing.
+ * and every refusal renders the same form again with the reason, having stored nothing. Each
+ * page is in the language `language.ts` chooses, with texts from lib/portal/portal_text.ts.
  */
 import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
@@ -31,30 +32,26 @@ import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
 import { domainNow } from "../../db/sandbox_clock_store.ts";
 import type { Environment } from "../../lib/config.ts";
 import { randomBase62 } from "../../lib/keys.ts";
-import {
-  checkMethodDetails,
-  type FieldProblem,
-  isPlausibleEmail,
-  normalizeUsPhone,
-} from "../../lib/portal/method_details.ts";
+import { checkMethodDetails, type FieldProblem } from "../../lib/portal/method_details.ts";
+import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
+import { checkPartyContact, PartyPage, PartyRow } from "./parties.tsx";
+import { codeNotSentProblem, codeRefusedProblem, VerifyPage } from "./verification.tsx";
 import {
   AmountCard,
   Csrf,
   DocumentList,
   dollars,
-  Field,
   MethodChoice,
   MethodFields,
-  methodLabels,
+  methodSummary,
   Page,
-  PartyRow,
   portalCss,
   Problems,
   Signature,
-  statusLabels,
   Timeline,
 } from "./views.tsx";
 
@@ -87,6 +84,9 @@ interface Visit {
   readonly domainNow: number;
   readonly session: PortalSession;
   readonly csrf: string;
+  readonly locale: Locale;
+  /** The locale's texts. */
+  readonly t: PortalText;
 }
 
 type PortalContext = Context<AppEnv>;
@@ -117,6 +117,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     }
   });
 
+  const secure = deps.config.baseUrl.startsWith("https:");
+
   app.onError((error, c) => {
     const id = c.get("requestId");
     console.error(JSON.stringify({
@@ -126,10 +128,17 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       request_id: id,
       error: error instanceof Error ? error.stack ?? error.message : String(error),
     }));
+    // The page's own locale when the failure came after it was chosen; the browser's before.
+    const locale = recordedLocale(c) ?? chooseLocale(c, {
+      base: new URL(c.req.url).pathname.split("/").slice(0, 3).join("/"),
+      holder: null,
+      secure,
+    });
+    const t = locale.text;
     return c.html(
-      <Page title="Something went wrong">
-        <p>We could not complete this step. Nothing was changed. Please try again in a moment.</p>
-        <p>If it keeps happening, quote this reference to the company: {id}</p>
+      <Page locale={locale} title={t.error.title}>
+        <p>{t.error.body}</p>
+        <p>{t.error.reference(id)}</p>
       </Page>,
       500,
     );
@@ -156,37 +165,32 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const token = c.req.param("token") ?? "";
     const realNow = deps.clock.now();
     const found = await findLink(token);
+    const base = `/portal/${encodeURIComponent(token)}`;
+    const locale = chooseLocale(c, { base, holder: found?.link.language ?? null, secure });
+    const t = locale.text;
     if (!found) {
       return c.html(
-        <Page title="This link does not work">
-          <p>
-            The address is not a payment link we know. Check that you opened the whole link from the
-            latest message, or ask the company that is paying you to send a new one.
-          </p>
+        <Page locale={locale} title={t.link.unknownTitle}>
+          <p>{t.link.unknownBody}</p>
         </Page>,
         404,
       );
     }
     const database = deps.databases[found.environment];
     const now = await domainNow(database, found.link.companyId, realNow);
-    const base = `/portal/${token}`;
     if (found.link.replacedAt !== null || found.link.expiresAt <= now) {
       const renewable = found.link.partyUuid === null;
       return c.html(
-        <Page title="This link has expired">
-          <p>
-            {found.link.replacedAt !== null
-              ? "A newer link was sent since this one; use the latest message."
-              : "Links stop working after a while to keep your payment safe."}
-          </p>
+        <Page locale={locale} title={t.link.expiredTitle}>
+          <p>{found.link.replacedAt !== null ? t.link.replaced : t.link.expired}</p>
           {renewable
             ? (
               <form method="post" action={`${base}/renew`}>
-                <p>We can send a new link to the e-mail or phone the company has for you.</p>
-                <button type="submit">Send me a new link</button>
+                <p>{t.link.renewOffer}</p>
+                <button type="submit">{t.link.renewButton}</button>
               </form>
             )
-            : <p>Ask the person who is being paid to send you a new link.</p>}
+            : <p>{t.link.partyRenew}</p>}
         </Page>,
         410,
       );
@@ -206,6 +210,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       domainNow: now,
       session,
       csrf: await sessions.csrfToken(session),
+      locale,
+      t,
     };
   };
 
@@ -214,7 +220,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       path: base,
       httpOnly: true,
       sameSite: "Lax",
-      secure: deps.config.baseUrl.startsWith("https:"),
+      secure,
       maxAge: Math.floor((session.expiresAt - deps.clock.now()) / 1000),
     });
   };
@@ -242,11 +248,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!await sessions.csrfValid(v.session, form.csrf)) {
       return await render(c, v, {
         status: 403,
-        problems: [{
-          field: "form",
-          message:
-            "This form was not accepted because it did not come from this page. Please try again.",
-        }],
+        problems: [{ field: "form", message: v.t.form.forged }],
       });
     }
     if (options.needsVerification && !verified(v)) return await render(c, v, {});
@@ -266,13 +268,50 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const render = async (c: PortalContext, v: Visit, options: RenderOptions) => {
     const status = options.status ?? 200;
     const problems = options.problems ?? [];
+    const { locale, t } = v;
     const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
-    if (!verified(v)) return c.html(await verifyPage(v, payout, problems, options.notice), status);
-    if (v.link.partyUuid !== null) return c.html(await partyPage(v, payout, problems), status);
+    const party = v.link.partyUuid === null
+      ? null
+      : await findParty(v.database.readClient, payout.id, v.link.partyUuid);
+    if (!verified(v)) {
+      return c.html(
+        <VerifyPage
+          locale={locale}
+          base={v.base}
+          csrf={v.csrf}
+          link={v.link}
+          payout={payout}
+          party={party}
+          realNow={v.realNow}
+          problems={problems}
+          notice={options.notice}
+        />,
+        status,
+      );
+    }
+    if (v.link.partyUuid !== null) {
+      const documents = await listPortalDocuments(
+        v.database.readClient,
+        payout.id,
+        PARTY_DOCUMENT_TYPES,
+      );
+      return c.html(
+        <PartyPage
+          locale={locale}
+          base={v.base}
+          csrf={v.csrf}
+          payout={payout}
+          party={party}
+          documents={documents}
+          problems={problems}
+        />,
+        status,
+      );
+    }
     if (payout.status === "canceled") {
       return c.html(
-        <Page title="This payment was canceled" company={payout.companyName}>
-          <p>{payout.companyName} canceled this payment. Contact them if you have questions.</p>
+        <Page locale={locale} title={t.payment.canceledTitle} company={payout.companyName}>
+          <p>{t.payment.canceled(payout.companyName)}</p>
         </Page>,
         status,
       );
@@ -287,19 +326,19 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       )).filter((d) => d.isSignRequired && !d.signed);
       if (documents.length > 0) {
         return c.html(
-          <Page title="Read and sign" company={payout.companyName}>
-            <Problems problems={problems} />
-            <AmountCard payout={payout} />
-            <p>Before you continue, {payout.companyName} asks you to read and sign:</p>
-            <DocumentList base={v.base} documents={documents} />
+          <Page locale={locale} title={t.sign.title} company={payout.companyName}>
+            <Problems t={t} problems={problems} />
+            <AmountCard t={t} payout={payout} />
+            <p>{t.sign.intro(payout.companyName)}</p>
+            <DocumentList t={t} base={v.base} documents={documents} />
             <form method="post" action={`${v.base}/sign`}>
               <Csrf token={v.csrf} />
               <Signature
-                nameLabel="Type your full name to sign"
-                consentLabel="I have read these documents and I agree to sign them electronically."
+                nameLabel={t.sign.nameLabel}
+                consentLabel={t.sign.consentLabel}
                 problems={problems}
               />
-              <button type="submit">Sign and continue</button>
+              <button type="submit">{t.sign.button}</button>
             </form>
           </Page>,
           status,
@@ -309,229 +348,90 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     if (payout.status === "awaiting_endorsement") {
       const parties = await listParties(v.database.readClient, payout.id);
       return c.html(
-        <Page title="Approvals needed" company={payout.companyName}>
-          <Problems problems={problems} />
+        <Page locale={locale} title={t.approvals.title} company={payout.companyName}>
+          <Problems t={t} problems={problems} />
           {options.notice ? <p class="notice" role="status">{options.notice}</p> : null}
-          <AmountCard payout={payout} />
-          <p>
-            Before you can choose how to be paid, each person below must approve this payment. We
-            send each one their own link. We will tell you when every approval is in.
-          </p>
+          <AmountCard t={t} payout={payout} />
+          <p>{t.approvals.intro}</p>
           {parties.map((party) => (
-            <PartyRow base={v.base} party={party} csrf={v.csrf} problems={problems} />
+            <PartyRow t={t} base={v.base} party={party} csrf={v.csrf} problems={problems} />
           ))}
         </Page>,
         status,
       );
     }
     if (payout.status === "modality_offered") {
-      const failed = payout.timeline.some((t) => t.status === "failed");
+      const failed = payout.timeline.some((step) => step.status === "failed");
       const readable = (await listPortalDocuments(
         v.database.readClient,
         payout.id,
         PAYEE_DOCUMENT_TYPES,
       )).filter((d) => !d.isSignRequired);
       return c.html(
-        <Page title="Choose how to be paid" company={payout.companyName}>
-          <Problems problems={problems} />
+        <Page locale={locale} title={t.choice.title} company={payout.companyName}>
+          <Problems t={t} problems={problems} />
           {failed && payout.failureReason
-            ? (
-              <p class="notice" role="status">
-                We could not pay you the way you chose before ({payout.failureReason}). Please
-                choose again.
-              </p>
-            )
+            ? <p class="notice" role="status">{t.choice.failedBefore(payout.failureReason)}</p>
             : null}
-          <AmountCard payout={payout} />
+          <AmountCard t={t} payout={payout} />
           {readable.length > 0
             ? (
               <>
-                <p>Documents from {payout.companyName}:</p>
-                <DocumentList base={v.base} documents={readable} />
+                <p>{t.choice.documentsFrom(payout.companyName)}</p>
+                <DocumentList t={t} base={v.base} documents={readable} />
               </>
             )
             : null}
-          <MethodChoice base={v.base} payout={payout} problems={problems} />
+          <MethodChoice t={t} base={v.base} payout={payout} />
         </Page>,
         status,
       );
     }
-    return c.html(statusPage(payout, options.notice), status);
+    return c.html(statusPage(locale, payout, options.notice), status);
   };
 
-  const statusPage = (payout: PortalPayout, notice?: string) => (
-    <Page title={statusLabels[payout.status]} company={payout.companyName}>
-      {notice ? <p class="notice" role="status">{notice}</p> : null}
-      <AmountCard payout={payout} />
-      {payout.methodSummary
-        ? (
-          <div class="card">
-            <p>
-              <strong>How you are paid:</strong> {payout.methodSummary}
-            </p>
-            {payout.payeeFeeCents > 0
-              ? (
-                <p>
-                  Fee {dollars(payout.payeeFeeCents)}; you receive{" "}
-                  {dollars(payout.amountCents - payout.payeeFeeCents)}.
-                </p>
-              )
-              : null}
-          </div>
-        )
-        : null}
-      <h2>What happened so far</h2>
-      <Timeline payout={payout} />
-      <p>Come back to this page at any time to follow your payment.</p>
-    </Page>
-  );
-
-  const mask = (value: string | null, kind: "email" | "phone") => {
-    if (!value) return null;
-    if (kind === "phone") return `a phone ending in ${value.replace(/\D/g, "").slice(-4)}`;
-    const [local, domain] = value.split("@");
-    return `${local.slice(0, 1)}•••@${domain}`;
-  };
-
-  const verifyPage = async (
-    v: Visit,
-    payout: PortalPayout,
-    problems: readonly FieldProblem[],
-    notice?: string,
-  ) => {
-    const link = v.link;
-    const locked = link.lockedUntil !== null && link.lockedUntil > v.realNow;
-    const codeLive = link.codeExpiresAt !== null && link.codeExpiresAt > v.realNow;
-    let destination = "your e-mail or phone";
-    if (link.partyUuid === null) {
-      destination = [mask(payout.email, "email"), mask(payout.phone, "phone")].filter(Boolean)
-        .join(" or ") || destination;
-    } else {
-      const party = await findParty(v.database.readClient, payout.id, link.partyUuid);
-      const email = party?.companyEmail ?? party?.enteredEmail ?? null;
-      destination = mask(email, "email") ??
-        mask(party?.companyPhone ?? party?.enteredPhone ?? null, "phone") ?? destination;
-    }
-    if (locked) {
-      const minutes = Math.ceil((link.lockedUntil! - v.realNow) / 60_000);
-      return (
-        <Page title="Too many wrong codes" company={payout.companyName}>
-          <Problems problems={problems} />
-          <p role="alert">
-            To protect your payment, this link is locked for {minutes}{" "}
-            {minutes === 1 ? "minute" : "minutes"}. Come back after that and ask for a new code.
-          </p>
-        </Page>
-      );
-    }
+  const statusPage = (locale: Locale, payout: PortalPayout, notice?: string) => {
+    const t = locale.text;
+    const summary = methodSummary(t, payout.methodDetails);
     return (
-      <Page title="Confirm it is you" company={payout.companyName}>
-        <Problems problems={problems} />
+      <Page locale={locale} title={t.status.labels[payout.status]} company={payout.companyName}>
         {notice ? <p class="notice" role="status">{notice}</p> : null}
-        {codeLive
+        <AmountCard t={t} payout={payout} />
+        {summary
           ? (
-            <>
-              <form method="post" action={`${v.base}/verify`}>
-                <Csrf token={v.csrf} />
-                <Field
-                  name="code"
-                  label="Enter the 6-digit code"
-                  hint={`We sent it to ${destination}. It works for 10 minutes.`}
-                  inputmode="numeric"
-                  autocomplete="one-time-code"
-                  problems={problems}
-                />
-                <button type="submit">Confirm</button>
-              </form>
-              <form method="post" action={`${v.base}/code`}>
-                <Csrf token={v.csrf} />
-                <button type="submit" class="secondary">Send me a new code</button>
-              </form>
-            </>
-          )
-          : (
-            <form method="post" action={`${v.base}/code`}>
-              <Csrf token={v.csrf} />
-              <p>To keep your payment safe, we will send a 6-digit code to {destination}.</p>
-              <button type="submit">Send me a code</button>
-            </form>
-          )}
-      </Page>
-    );
-  };
-
-  const partyPage = async (v: Visit, payout: PortalPayout, problems: readonly FieldProblem[]) => {
-    const party = await findParty(v.database.readClient, payout.id, v.link.partyUuid!);
-    const payeeName = [payout.firstName, payout.lastName].filter(Boolean).join(" ") ||
-      "the payee";
-    if (party?.status === "endorsed" || party?.status === "declined") {
-      return (
-        <Page title="Thank you" company={payout.companyName}>
-          <p role="status">
-            You {party.status === "endorsed" ? "approved" : "declined"} the payment of{" "}
-            {dollars(payout.amountCents)} to {payeeName}. There is nothing else to do.
-          </p>
-        </Page>
-      );
-    }
-    if (!party || payout.status !== "awaiting_endorsement") {
-      return (
-        <Page title="No approval needed" company={payout.companyName}>
-          <p>This payment no longer needs your approval.</p>
-        </Page>
-      );
-    }
-    const documents = await listPortalDocuments(
-      v.database.readClient,
-      payout.id,
-      PARTY_DOCUMENT_TYPES,
-    );
-    return (
-      <Page title="Approve a payment" company={payout.companyName}>
-        <Problems problems={problems} />
-        <div class="card">
-          <p>
-            {payout.companyName} is paying {payeeName}
-          </p>
-          <p class="amount">{dollars(payout.amountCents)}</p>
-          <p>Your approval ({party.name}) is needed before the payment can go ahead.</p>
-        </div>
-        {documents.length > 0
-          ? (
-            <>
-              <p>Please read:</p>
-              <DocumentList base={v.base} documents={documents} />
-            </>
+            <div class="card">
+              <p>
+                <strong>{t.status.howPaid}</strong> {summary}
+              </p>
+              {payout.payeeFeeCents > 0
+                ? (
+                  <p>
+                    {t.status.fee(
+                      dollars(payout.payeeFeeCents),
+                      dollars(payout.amountCents - payout.payeeFeeCents),
+                    )}
+                  </p>
+                )
+                : null}
+            </div>
           )
           : null}
-        <form method="post" action={`${v.base}/endorse`}>
-          <Csrf token={v.csrf} />
-          <Signature
-            nameLabel="Type your full name to approve"
-            consentLabel={`I approve this payment to ${payeeName} and agree to sign electronically.`}
-            problems={problems}
-          />
-          <button type="submit">Approve the payment</button>
-        </form>
-        <form method="post" action={`${v.base}/decline`}>
-          <Csrf token={v.csrf} />
-          <h2>Do not approve?</h2>
-          <Field
-            name="decline_name"
-            label="Type your full name to decline"
-            autocomplete="name"
-            problems={problems}
-          />
-          <button type="submit" class="danger">Decline the payment</button>
-        </form>
+        <h2>{t.status.historyHeading}</h2>
+        <Timeline t={t} payout={payout} />
+        <p>{t.status.comeBack}</p>
       </Page>
     );
   };
 
-  const typedNameProblem = (field: string, value: string | undefined): FieldProblem | null => {
-    const name = (value ?? "").trim();
-    if (name.length < 2) return { field, message: "Type your full name." };
-    if (name.length > TYPED_NAME_LENGTH_MAX) return { field, message: "That name is too long." };
+  const typedNameProblem = (
+    t: PortalText,
+    input: { field: string; value: string | undefined },
+  ): FieldProblem | null => {
+    const name = (input.value ?? "").trim();
+    if (name.length < 2) return { field: input.field, message: t.form.typeFullName };
+    if (name.length > TYPED_NAME_LENGTH_MAX) {
+      return { field: input.field, message: t.form.nameTooLong };
+    }
     return null;
   };
 
@@ -539,13 +439,20 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const v = await visit(c);
     if (v instanceof Response) return v;
     const confirmed = c.req.query("confirmed") === "1" && verified(v);
-    return await render(c, v, confirmed ? { notice: "Thank you. Your choice is confirmed." } : {});
+    return await render(c, v, confirmed ? { notice: v.t.payment.confirmed } : {});
   });
 
   app.post(
     "/:token/renew",
     async (c) => {
-      const found = await findLink(c.req.param("token"));
+      const token = c.req.param("token");
+      const found = await findLink(token);
+      const locale = chooseLocale(c, {
+        base: `/portal/${encodeURIComponent(token)}`,
+        holder: found?.link.language ?? null,
+        secure,
+      });
+      const t = locale.text;
       if (found && found.link.partyUuid === null) {
         const { environment, link } = found;
         const database = deps.databases[environment];
@@ -558,21 +465,24 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
           })
         );
         return c.html(
-          <Page title={sent === "sent" ? "We sent you a new link" : "No new link was sent"}>
+          <Page
+            locale={locale}
+            title={sent === "sent" ? t.link.renewedTitle : t.link.notRenewedTitle}
+          >
             <p role="status">
               {sent === "sent"
-                ? "Open the newest message from us and use the link in it."
+                ? t.link.renewed
                 : sent === "rate_limited"
-                ? `At most ${RESENDS_PER_HOUR} new links an hour. Please try again later.`
-                : "This payment cannot be acted on any more. Contact the company that pays you."}
+                ? t.link.renewLimit(RESENDS_PER_HOUR)
+                : t.link.closed}
             </p>
           </Page>,
           sent === "rate_limited" ? 429 : 200,
         );
       }
       return c.html(
-        <Page title="This link does not work">
-          <p>The address is not a payment link we know.</p>
+        <Page locale={locale} title={t.link.unknownTitle}>
+          <p>{t.link.unknownShort}</p>
         </Page>,
         404,
       );
@@ -593,12 +503,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         if (fresh instanceof Response) return fresh;
         return await render(c, fresh, {
           status: 429,
-          problems: [{
-            field: "form",
-            message: sent.code === "code_too_soon"
-              ? "We sent a code moments ago. Wait half a minute before asking for another."
-              : "Too many wrong codes.",
-          }],
+          problems: [codeNotSentProblem(fresh.t, sent.code)],
         });
       }
       return seeOther(c, v);
@@ -616,19 +521,12 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       if (!checked.ok) {
         const fresh = await visit(c);
         if (fresh instanceof Response) return fresh;
-        const attemptsLeft = Number(checked.details?.attempts_left ?? 0);
         return await render(c, fresh, {
           status: checked.code === "link_locked" ? 429 : 422,
-          problems: [{
-            field: checked.code === "code_wrong" ? "code" : "form",
-            message: checked.code === "code_wrong"
-              ? `That code is not right. ${attemptsLeft} ${
-                attemptsLeft === 1 ? "try" : "tries"
-              } left.`
-              : checked.code === "code_expired"
-              ? "That code has expired. Ask for a new one."
-              : "Too many wrong codes.",
-          }],
+          problems: [codeRefusedProblem(fresh.t, {
+            code: checked.code,
+            attemptsLeft: Number(checked.details?.attempts_left ?? 0),
+          })],
         });
       }
       // A new session after verification: anything fixed before it is worth nothing now.
@@ -652,8 +550,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     );
     if (!document) {
       return c.html(
-        <Page title="Document not found">
-          <p>This document is not part of your payment.</p>
+        <Page locale={v.locale} title={v.t.payment.documentNotFoundTitle}>
+          <p>{v.t.payment.documentNotFound}</p>
         </Page>,
         404,
       );
@@ -672,11 +570,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     "/:token/sign",
     post(async (c, v, form) => {
       const problems = [
-        typedNameProblem("typed_name", form.typed_name),
-        form.consent === "yes" ? null : {
-          field: "consent",
-          message: "Tick the box to agree to sign electronically.",
-        },
+        typedNameProblem(v.t, { field: "typed_name", value: form.typed_name }),
+        form.consent === "yes" ? null : { field: "consent", message: v.t.sign.consentMissing },
       ].filter((p): p is FieldProblem => p !== null);
       if (v.link.partyUuid !== null) return await render(c, v, {});
       if (problems.length > 0) return await render(c, v, { status: 422, problems });
@@ -696,10 +591,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       if (!stored.ok) {
         return await render(c, v, {
           status: 409,
-          problems: [{
-            field: "form",
-            message: "A document changed meanwhile. Please read again.",
-          }],
+          problems: [{ field: "form", message: v.t.form.documentChanged }],
         });
       }
       return seeOther(c, v);
@@ -714,43 +606,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
       const party = await findParty(v.database.readClient, v.link.payoutId, partyUuid);
       if (!party || payout.status !== "awaiting_endorsement") return await render(c, v, {});
-      const prefix = `party-${partyUuid}`;
-      const problems: FieldProblem[] = [];
-      let email: string | null = null;
-      let phone: string | null = null;
-      if (party.companyEmail === null && party.companyPhone === null) {
-        const rawEmail = (form[`${prefix}-email`] ?? "").trim();
-        const rawPhone = (form[`${prefix}-phone`] ?? "").trim();
-        if (rawEmail && !isPlausibleEmail(rawEmail)) {
-          problems.push({
-            field: `${prefix}-email`,
-            message: "Enter an e-mail address, like name@example.com.",
-          });
-        } else if (rawEmail) email = rawEmail;
-        if (rawPhone) {
-          phone = normalizeUsPhone(rawPhone);
-          if (!phone) {
-            problems.push({
-              field: `${prefix}-phone`,
-              message: "Enter a US mobile number, like 555-201-3344.",
-            });
-          }
-        }
-        if (!rawEmail && !rawPhone) {
-          problems.push({
-            field: `${prefix}-email`,
-            message: `Enter an e-mail or a phone number for ${party.name}.`,
-          });
-        }
-        const own = (value: string | null, mine: string | null) =>
-          value !== null && mine !== null && value.toLowerCase() === mine.toLowerCase();
-        if (own(email, payout.email) || own(phone, normalizeUsPhone(payout.phone ?? ""))) {
-          problems.push({
-            field: `${prefix}-email`,
-            message: `${party.name} must be reached at their own e-mail or phone, not yours.`,
-          });
-        }
-      }
+      const { email, phone, problems } = checkPartyContact(v.t, { party, payout, form });
       if (problems.length > 0) return await render(c, v, { status: 422, problems });
       const requested = await v.database.writer.write((tx) =>
         requestPartyEndorsement(
@@ -763,7 +619,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         )
       );
       if (!requested.ok) return await render(c, v, {});
-      return await render(c, v, { notice: `We sent ${party.name} a link to approve.` });
+      return await render(c, v, { notice: v.t.approvals.sent(party.name) });
     }),
   );
 
@@ -772,10 +628,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       if (v.link.partyUuid === null) return await render(c, v, {});
       const field = endorse ? "typed_name" : "decline_name";
       const problems = [
-        typedNameProblem(field, form[field]),
+        typedNameProblem(v.t, { field, value: form[field] }),
         !endorse || form.consent === "yes" ? null : {
           field: "consent",
-          message: "Tick the box to approve and sign electronically.",
+          message: v.t.party.consentMissing,
         },
       ].filter((p): p is FieldProblem => p !== null);
       if (problems.length > 0) return await render(c, v, { status: 422, problems });
@@ -826,14 +682,16 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const achDocuments = modality === "ach"
       ? await listPortalDocuments(v.database.readClient, payout.id, ACH_DOCUMENT_TYPES)
       : [];
+    const { t } = v;
     return c.html(
-      <Page title={methodLabels[modality]} company={payout.companyName}>
-        <Problems problems={problems} />
-        <AmountCard payout={payout} />
+      <Page locale={v.locale} title={t.methods[modality]} company={payout.companyName}>
+        <Problems t={t} problems={problems} />
+        <AmountCard t={t} payout={payout} />
         <form method="post" action={`${v.base}/method`}>
           <Csrf token={v.csrf} />
           <input type="hidden" name="method" value={modality} />
           <MethodFields
+            t={t}
             modality={modality}
             values={values}
             problems={problems}
@@ -842,28 +700,28 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
           {modality === "ach"
             ? (
               <>
-                <h2>Authorization</h2>
+                <h2>{t.choice.authorization}</h2>
                 {achDocuments.length > 0
                   ? (
                     <>
-                      <p>Read the deposit authorization:</p>
-                      <DocumentList base={v.base} documents={achDocuments} />
+                      <p>{t.choice.readAuthorization}</p>
+                      <DocumentList t={t} base={v.base} documents={achDocuments} />
                     </>
                   )
                   : null}
                 <Signature
-                  nameLabel="Type your full name to sign the authorization"
-                  consentLabel={`I authorize ${payout.companyName} to deposit this payment into the account above, and I agree to sign electronically.`}
+                  nameLabel={t.choice.authorizationNameLabel}
+                  consentLabel={t.choice.authorizationConsent(payout.companyName)}
                   typedName={values.typed_name}
                   problems={problems}
                 />
               </>
             )
             : null}
-          <button type="submit">Confirm: get paid this way</button>
+          <button type="submit">{t.choice.confirm}</button>
         </form>
         <p>
-          <a href={v.base}>Choose another way</a>
+          <a href={v.base}>{t.choice.another}</a>
         </p>
       </Page>,
       status,
@@ -887,14 +745,15 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       const modality = methodFor(v, payout, form.method);
       if (!modality) return await render(c, v, {});
       const checked = checkMethodDetails(modality.code, form, {
+        text: v.t.methodProblems,
         fixedPostage: payout.fixedPostage,
       });
       const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
       if (modality.code === "ach") {
-        const nameProblem = typedNameProblem("typed_name", form.typed_name);
+        const nameProblem = typedNameProblem(v.t, { field: "typed_name", value: form.typed_name });
         if (nameProblem) problems.push(nameProblem);
         if (form.consent !== "yes") {
-          problems.push({ field: "consent", message: "Tick the box to authorize the deposit." });
+          problems.push({ field: "consent", message: v.t.choice.consentMissing });
         }
       }
       // Numbers are never sent back into the page; the payee types them again.
@@ -913,7 +772,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
           v.domainNow,
         )
         : [];
-      const kept: Record<string, string> = { ...details.public, summary: details.summary };
+      const kept: Record<string, string> = { ...details.public };
       if (details.secret !== null) {
         kept.account_sealed = await deps.secretBox.sealText(details.secret);
       }
@@ -929,8 +788,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       });
       if (!selected.ok) {
         const message = selected.code === "insufficient_funds"
-          ? "This method cannot be used for this payment right now. Please choose another."
-          : "This choice could not be made: the payment changed meanwhile. Please start again.";
+          ? v.t.choice.unavailable
+          : v.t.choice.changed;
         return await methodPage(
           c,
           v,

@@ -4,17 +4,20 @@
  * labelled, errors announced and tied to their fields. hono/jsx escapes every value it renders.
  */
 import type { Child } from "hono/jsx";
-import type { PortalDocument, PortalParty, PortalPayout } from "../../db/portal_store.ts";
-import type { FieldProblem } from "../../lib/portal/method_details.ts";
-import { postageTypes, usStates } from "../../lib/portal/method_details.ts";
+import type { PortalDocument, PortalPayout } from "../../db/portal_store.ts";
+import { type FieldProblem, postageCodes, usStates } from "../../lib/portal/method_details.ts";
+import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { centsToDollars } from "../../lib/money.ts";
-import { type ModalityCode, modalityOf, type PayoutStatus } from "../../lib/payouts/states.ts";
+import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
+import type { Locale } from "./language.ts";
 
 export const portalCss = `
 *{box-sizing:border-box}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#111;background:#f6f7f9}
-header{background:#0b3d91;color:#fff;padding:.75rem 1rem}
+header{background:#0b3d91;color:#fff;padding:.75rem 1rem;display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25rem 1rem}
 header p{margin:0;font-weight:600}
+header a{color:#fff}
+header a[aria-current]{font-weight:600;text-decoration:none}
 main{max-width:36rem;margin:0 auto;padding:1rem}
 h1{font-size:1.45rem;line-height:1.25;margin:.5rem 0 1rem}
 h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
@@ -43,9 +46,12 @@ a{color:#0b3d91}
 footer{max-width:36rem;margin:0 auto;padding:1rem;color:#444;font-size:.85rem}
 `;
 
-export function Page(props: { title: string; company?: string; children: Child }) {
+export function Page(
+  props: { locale: Locale; title: string; company?: string; children: Child },
+) {
+  const { language, text, switchHrefs } = props.locale;
   return (
-    <html lang="en">
+    <html lang={language}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -55,24 +61,43 @@ export function Page(props: { title: string; company?: string; children: Child }
       </head>
       <body>
         <header>
-          <p>{props.company ? `Payment from ${props.company}` : "Payment portal"}</p>
+          <p>{props.company ? text.page.paymentFrom(props.company) : text.page.portalName}</p>
+          <nav aria-label={text.page.languageSwitch}>
+            <a
+              href={switchHrefs.en}
+              lang="en"
+              hreflang="en"
+              aria-current={language === "en" ? "true" : undefined}
+            >
+              English
+            </a>
+            {" | "}
+            <a
+              href={switchHrefs.es}
+              lang="es"
+              hreflang="es"
+              aria-current={language === "es" ? "true" : undefined}
+            >
+              Español
+            </a>
+          </nav>
         </header>
         <main id="main">
           <h1>{props.title}</h1>
           {props.children}
         </main>
-        <footer>This page is private to you. Do not share its address.</footer>
+        <footer>{text.page.footer}</footer>
       </body>
     </html>
   );
 }
 
 /** Problems listed at the top (announced), each linking to its field. */
-export function Problems(props: { problems: readonly FieldProblem[] }) {
+export function Problems(props: { t: PortalText; problems: readonly FieldProblem[] }) {
   if (props.problems.length === 0) return null;
   return (
     <div class="errors" role="alert" tabindex={-1} id="problems">
-      <p class="error">Please fix this:</p>
+      <p class="error">{props.t.page.problemsHeading}</p>
       <ul>
         {props.problems.map((p) => (
           <li>
@@ -174,47 +199,41 @@ export const dollars = (cents: number) =>
     })
   }`;
 
-export const methodLabels: Record<ModalityCode, string> = {
-  ach: "Direct deposit to a bank account (ACH)",
-  check: "Paper check by mail",
-  vcc: "Virtual card by e-mail",
-  instant_deposit: "Instant deposit to a debit card",
-  digital_check: "Digital check by e-mail",
-  venmo: "Venmo",
-  paypal: "PayPal",
+/** A postage CODE's name in the page's language; an unknown CODE as it is. */
+const postageName = (t: PortalText, code: string) => {
+  const known = postageCodes.find((c) => c === code);
+  return known ? t.postage[known] : code;
 };
 
-export const statusLabels: Record<PayoutStatus, string> = {
-  pending_funds: "Waiting for the company's funds",
-  created: "Created",
-  awaiting_endorsement: "Waiting for approvals",
-  modality_offered: "Waiting for you to choose how to be paid",
-  modality_selected: "Payment method chosen",
-  funds_sent: "Money sent",
-  completed: "Paid",
-  failed: "Payment failed",
-  canceled: "Canceled",
-};
+/** The chosen method in the page's language, from what the payout kept; null before a choice. */
+export function methodSummary(
+  t: PortalText,
+  details: Readonly<Record<string, string>> | null,
+): string | null {
+  if (!details?.modality) return null;
+  const modality = modalityOf(details.modality);
+  return modality ? t.methodSummary[modality.code](details) : null;
+}
 
-export function AmountCard(props: { payout: PortalPayout }) {
-  const { payout } = props;
+export function AmountCard(props: { t: PortalText; payout: PortalPayout }) {
+  const { payout, t } = props;
   return (
     <div class="card">
-      <p>{payout.companyName} is paying you</p>
+      <p>{t.payment.isPayingYou(payout.companyName)}</p>
       <p class="amount">{dollars(payout.amountCents)}</p>
-      {payout.memo ? <p>For: {payout.memo}</p> : null}
+      {payout.memo ? <p>{t.payment.memo(payout.memo)}</p> : null}
     </div>
   );
 }
 
 export function DocumentList(
-  props: { base: string; documents: readonly PortalDocument[] },
+  props: { t: PortalText; base: string; documents: readonly PortalDocument[] },
 ) {
   return (
     <ul>
       {props.documents.map((d) => (
         <li>
-          <a href={`${props.base}/documents/${d.id}`}>{d.name} (PDF)</a>
+          <a href={`${props.base}/documents/${d.id}`}>{props.t.payment.document(d.name)}</a>
         </li>
       ))}
     </ul>
@@ -222,15 +241,16 @@ export function DocumentList(
 }
 
 export function MethodChoice(
-  props: { base: string; payout: PortalPayout; problems: readonly FieldProblem[] },
+  props: { t: PortalText; base: string; payout: PortalPayout },
 ) {
+  const { t } = props;
   const methods = props.payout.allowedPaymentMethodIds
     .map((id) => modalityOf(id))
     .filter((m) => m !== undefined);
   return (
     <form method="get" action={`${props.base}/method`}>
       <fieldset>
-        <legend>How do you want to be paid?</legend>
+        <legend>{t.choice.legend}</legend>
         {methods.map((m, index) => (
           <label class="option" for={`method-${m.code}`}>
             <input
@@ -240,11 +260,11 @@ export function MethodChoice(
               value={m.code}
               checked={index === 0}
             />
-            <span>{methodLabels[m.code]}</span>
+            <span>{t.methods[m.code]}</span>
           </label>
         ))}
       </fieldset>
-      <button type="submit">Continue</button>
+      <button type="submit">{t.choice.continue}</button>
     </form>
   );
 }
@@ -256,35 +276,37 @@ export function MethodFields(
     values: Readonly<Record<string, string>>;
     problems: readonly FieldProblem[];
     fixedPostage: string | null;
+    t: PortalText;
   },
 ) {
-  const { values, problems } = props;
+  const { values, problems, t } = props;
+  const field = t.fields;
   switch (props.modality) {
     case "ach":
       return (
         <>
           <Field
             name="routing_number"
-            label="Routing number"
-            hint="9 digits, at the bottom left of a check"
+            label={field.routingNumber}
+            hint={field.routingHint}
             inputmode="numeric"
             value={values.routing_number}
             problems={problems}
           />
           <Field
             name="account_number"
-            label="Account number"
+            label={field.accountNumber}
             inputmode="numeric"
             problems={problems}
           />
           <Field
             name="account_number_confirm"
-            label="Account number again"
+            label={field.accountNumberAgain}
             inputmode="numeric"
             problems={problems}
           />
           <fieldset>
-            <legend>Account type</legend>
+            <legend>{field.accountType}</legend>
             {(["checking", "savings"] as const).map((type) => (
               <label class="option" for={`account_type-${type}`}>
                 <input
@@ -294,7 +316,7 @@ export function MethodFields(
                   value={type}
                   checked={(values.account_type ?? "checking") === type}
                 />
-                <span>{type === "checking" ? "Checking" : "Savings"}</span>
+                <span>{field[type]}</span>
               </label>
             ))}
           </fieldset>
@@ -304,8 +326,8 @@ export function MethodFields(
       return (
         <Field
           name="card_number"
-          label="Debit card number"
-          hint="We keep only the last four digits"
+          label={field.cardNumber}
+          hint={field.cardHint}
           inputmode="numeric"
           autocomplete="cc-number"
           problems={problems}
@@ -317,26 +339,26 @@ export function MethodFields(
         <>
           <Field
             name="address_one"
-            label="Street address"
+            label={field.street}
             autocomplete="address-line1"
             value={values.address_one}
             problems={problems}
           />
           <Field
             name="address_two"
-            label="Apartment, suite (optional)"
+            label={field.streetTwo}
             autocomplete="address-line2"
             value={values.address_two}
             problems={problems}
           />
           <Field
             name="city"
-            label="City"
+            label={field.city}
             autocomplete="address-level2"
             value={values.city}
             problems={problems}
           />
-          <label for="state">State</label>
+          <label for="state">{field.state}</label>
           {stateProblem ? <p class="error" id="state-error">{stateProblem.message}</p> : null}
           <select
             id="state"
@@ -344,14 +366,14 @@ export function MethodFields(
             autocomplete="address-level1"
             aria-invalid={stateProblem ? "true" : undefined}
           >
-            <option value="">Choose…</option>
+            <option value="">{t.page.choose}</option>
             {usStates.map((s) => (
               <option key={s} value={s} selected={values.state === s}>{s}</option>
             ))}
           </select>
           <Field
             name="zip_code"
-            label="ZIP code"
+            label={field.zipCode}
             inputmode="numeric"
             autocomplete="postal-code"
             value={values.zip_code}
@@ -360,29 +382,28 @@ export function MethodFields(
           {props.fixedPostage
             ? (
               <p>
-                Delivery: {postageTypes.find((p) => p.code === props.fixedPostage)?.name ??
-                  props.fixedPostage} (chosen by the company)
+                {field.fixedPostage(postageName(t, props.fixedPostage))}
               </p>
             )
             : (
               <fieldset>
-                <legend id="postage">Delivery speed</legend>
+                <legend id="postage">{field.postageLegend}</legend>
                 {problems.some((p) => p.field === "postage")
                   ? <p class="error">{problems.find((p) => p.field === "postage")!.message}</p>
                   : null}
-                {postageTypes.map((p) => (
-                  <label class="option" for={`postage-${p.code}`}>
+                {postageCodes.map((code) => (
+                  <label class="option" for={`postage-${code}`}>
                     <input
                       type="radio"
                       name="postage"
-                      id={`postage-${p.code}`}
-                      value={p.code}
-                      checked={(values.postage ?? "FC") === p.code}
+                      id={`postage-${code}`}
+                      value={code}
+                      checked={(values.postage ?? "FC") === code}
                       aria-invalid={problems.some((x) => x.field === "postage")
                         ? "true"
                         : undefined}
                     />
-                    <span>{p.name}</span>
+                    <span>{t.postage[code]}</span>
                   </label>
                 ))}
               </fieldset>
@@ -394,7 +415,7 @@ export function MethodFields(
       return (
         <Field
           name="phone"
-          label="Phone number of your Venmo account"
+          label={field.venmoPhone}
           type="tel"
           autocomplete="tel"
           value={values.phone}
@@ -407,7 +428,7 @@ export function MethodFields(
       return (
         <Field
           name="email"
-          label={props.modality === "paypal" ? "E-mail of your PayPal account" : "Your e-mail"}
+          label={props.modality === "paypal" ? field.paypalEmail : field.email}
           type="email"
           autocomplete="email"
           value={values.email}
@@ -417,76 +438,15 @@ export function MethodFields(
   }
 }
 
-export function Timeline(props: { payout: PortalPayout }) {
+export function Timeline(props: { t: PortalText; payout: PortalPayout }) {
+  const { t } = props;
   return (
     <ol class="timeline">
       {props.payout.timeline.map((step) => (
         <li>
-          {statusLabels[step.status]} — {new Date(step.at).toUTCString()}
+          {t.status.labels[step.status]} — {t.status.time(step.at)}
         </li>
       ))}
     </ol>
-  );
-}
-
-export function PartyRow(props: {
-  base: string;
-  party: PortalParty;
-  csrf: string;
-  problems: readonly FieldProblem[];
-}) {
-  const { party, base } = props;
-  const supplied = party.companyEmail !== null || party.companyPhone !== null;
-  const prefix = `party-${party.partyUuid}`;
-  const problems = props.problems.filter((p) => p.field.startsWith(prefix));
-  const status = party.status === "endorsed"
-    ? "Approved"
-    : party.status === "declined"
-    ? "Declined"
-    : party.linkSent
-    ? "Asked; waiting for their approval"
-    : "Not asked yet";
-  return (
-    <div class="card">
-      <h2>{party.name}</h2>
-      <p>Status: {status}</p>
-      {party.status !== "pending"
-        ? null
-        : (
-          <form method="post" action={`${base}/parties/${encodeURIComponent(party.partyUuid)}`}>
-            <Csrf token={props.csrf} />
-            {supplied
-              ? (
-                <p>
-                  We will contact them at{" "}
-                  {[party.companyEmail, party.companyPhone].filter(Boolean).join(" and ")}{" "}
-                  (provided by the company).
-                </p>
-              )
-              : (
-                <>
-                  <p>The company did not give their contact details. Enter an e-mail or phone.</p>
-                  <Field
-                    name={`${prefix}-email`}
-                    label="Their e-mail"
-                    type="email"
-                    value={party.enteredEmail ?? ""}
-                    problems={problems}
-                  />
-                  <Field
-                    name={`${prefix}-phone`}
-                    label="Their mobile phone (optional)"
-                    type="tel"
-                    value={party.enteredPhone ?? ""}
-                    problems={problems}
-                  />
-                </>
-              )}
-            <button type="submit" class={party.linkSent ? "secondary" : undefined}>
-              {party.linkSent ? `Send ${party.name} a new link` : `Ask ${party.name} to approve`}
-            </button>
-          </form>
-        )}
-    </div>
   );
 }
