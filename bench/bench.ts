@@ -213,7 +213,9 @@ console.log(
     } µs CPU each; ` +
     `a create with its offer: at most ${
       cost.createsWithOfferPerSecond.toFixed(0)
-    }/s on the one writer thread`,
+    }/s on the one writer thread; one bare event row through the writer: ${
+      cost.microsPerEventRow.toFixed(1)
+    } µs`,
 );
 
 const scale = await measureAtScale({ connections, seconds: 5 });

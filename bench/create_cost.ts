@@ -3,11 +3,13 @@
  * and write unit as `POST /v1/disbursements`, called in process (`app.request`, 32 callers) on a
  * durable file, with no scheduler running; then the offer jobs those creates scheduled, run as
  * the service's sweep runs them (32 per batch). The sum bounds what the one writer thread can
- * answer per second before any HTTP parsing or socket work is added.
+ * answer per second before any HTTP parsing or socket work is added. Last, the cost of one bare
+ * row (an event) inserted through the same writer, the floor under every row a create writes.
  */
 import { cpus } from "node:os";
 import process from "node:process";
 import { runDueJobs } from "../db/scheduler.ts";
+import { newId } from "../lib/keys.ts";
 import { fundAcmeAuto, openHttpFixture } from "../tests/http_fixture.ts";
 
 export interface CreateCostResult {
@@ -18,7 +20,11 @@ export interface CreateCostResult {
   readonly cpuMicrosPerOffer: number;
   /** Creates per second one thread could answer if each also paid for its offer, network aside. */
   readonly createsWithOfferPerSecond: number;
+  /** One `events` row inserted through the writer, 20,000 in one unit: the floor of a row. */
+  readonly microsPerEventRow: number;
 }
+
+const EVENT_ROWS = 20_000;
 
 const CALLERS = 32;
 
@@ -78,6 +84,19 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
     const offerSeconds = (performance.now() - offerStarted) / 1000;
     const offerCpuMicros = cpuMicros() - offerCpu;
     if (offers !== creates) throw new Error(`${offers} offers for ${creates} creates`);
+
+    const rowsStarted = performance.now();
+    await database.writer.write(async (tx) => {
+      const data = JSON.stringify({ payout_id: "payout_x", status: "created", amount_cents: 100 });
+      for (let i = 0; i < EVENT_ROWS; i++) {
+        await tx.execute({
+          sql: `INSERT INTO events (id, company_id, line_id, type, event_type_id, data, created_at)
+                VALUES (?, ?, ?, 'disbursement.created', 1, ?, ?)`,
+          args: [newId("evt"), f.cast.acme.id, f.cast.acme.autoLineId, data, f.clock.now()],
+        });
+      }
+    });
+    const microsPerEventRow = (performance.now() - rowsStarted) * 1000 / EVENT_ROWS;
     return {
       creates,
       createsPerSecond: creates / createSeconds,
@@ -85,6 +104,7 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
       offersPerSecond: offers / offerSeconds,
       cpuMicrosPerOffer: offerCpuMicros / offers,
       createsWithOfferPerSecond: 1 / (createSeconds / creates + offerSeconds / offers),
+      microsPerEventRow,
     };
   } finally {
     await f.close();
