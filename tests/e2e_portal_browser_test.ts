@@ -3,7 +3,8 @@
  * `main.ts --dev` on a free loopback port: a payee verifies, signs, chooses ACH with a test
  * account and is paid after a clock advance; a payee with two parties gets both endorsements
  * through their own links and chooses a check with priority postage; three wrong codes lock a
- * link. Every page is saved as a screenshot under tests/artifacts/portal/.
+ * link; a payee switches to Spanish and keeps it through the code, signature and choice. Every
+ * page is saved as a screenshot under tests/artifacts/portal/.
  */
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
@@ -348,5 +349,44 @@ Deno.test({
       await shot(page, "lock-2-locked");
       await page.reload();
       assert.equal(await page.textContent("h1"), "Too many wrong codes");
+    }),
+});
+
+Deno.test({
+  name: "browser: the Español switch holds through the code, the signature and the choice",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withBrowser(async (browser, service) => {
+      const created = await service.api("POST", "/api/disbursements", {
+        disbursement_uuid: "E2E-ES",
+        large_disbursement: false,
+        payees: [payee("rosa", { first_name: "Rosa" })],
+      });
+      assert.equal(created.status, 201);
+      const offer = await service.message("rosa@example.test", /has a payment for you/);
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(offer.links[0]);
+      assert.equal(await page.textContent("h1"), "Confirm it is you");
+      await page.getByRole("link", { name: "Español" }).click();
+      await page.waitForSelector("h1:has-text('Confirme su identidad')");
+      assert.equal(await page.getAttribute("html", "lang"), "es");
+      await shot(page, "es-1-verify");
+      const seen = await service.seen();
+      await page.getByRole("button", { name: "Envíenme un código" }).click();
+      const { code } = await service.message("rosa@example.test", /verification code/, seen);
+      await page.getByLabel("Escriba el código de 6 dígitos").fill(code!);
+      await page.getByRole("button", { name: "Confirmar", exact: true }).click();
+      await page.waitForSelector("h1:has-text('Lea y firme')");
+      await shot(page, "es-2-sign");
+      await page.getByLabel("Escriba su nombre completo para firmar").fill("Rosa Doe");
+      await page.getByLabel(/Leí estos documentos/).check();
+      await page.getByRole("button", { name: "Firmar y continuar" }).click();
+      await page.waitForSelector("h1:has-text('Elija cómo quiere recibir su pago')");
+      assert.equal(await page.getAttribute("html", "lang"), "es");
+      await shot(page, "es-3-choose");
+      await page.getByRole("link", { name: "English" }).click();
+      await page.waitForSelector("h1:has-text('Choose how to be paid')");
+      assert.equal(await page.getAttribute("html", "lang"), "en");
     }),
 });
