@@ -2,13 +2,13 @@
  * What one /v1 create costs without the network: the same route, auth, idempotency, ledger hold
  * and write unit as `POST /v1/disbursements`, called in process (`app.request`, 32 callers) on a
  * durable file, with no scheduler running; then the offer jobs those creates scheduled, run as
- * the service's sweep runs them (32 per batch). The sum bounds what the one writer thread can
+ * the service's sweep runs them (JOBS_PER_BATCH_MAX per batch). The sum bounds what the one writer thread can
  * answer per second before any HTTP parsing or socket work is added. Last, the cost of one bare
  * row (an event) inserted through the same writer, the floor under every row a create writes.
  */
 import { cpus } from "node:os";
 import process from "node:process";
-import { runDueJobs } from "../db/scheduler.ts";
+import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { newId } from "../lib/keys.ts";
 import { fundAcmeAuto, openHttpFixture } from "../tests/http_fixture.ts";
 
@@ -79,7 +79,7 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
       f.cast.acme.id,
       f.clock.now(),
       f.deps.jobHandlers.test,
-      32,
+      JOBS_PER_BATCH_MAX,
     );
     const offerSeconds = (performance.now() - offerStarted) / 1000;
     const offerCpuMicros = cpuMicros() - offerCpu;

@@ -10,7 +10,7 @@ import { purgeExpiredIdempotency } from "./idempotency_store.ts";
 import { purgeDoneJobs } from "./scheduler_store.ts";
 import type { WriteUnit } from "./writer.ts";
 
-export const DONE_JOB_RETENTION_MS = 30 * 86_400_000;
+const DONE_JOB_RETENTION_MS = 30 * 86_400_000;
 const ROWS_PER_UNIT = 500;
 
 export interface Purged {

@@ -8,7 +8,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import type { Language } from "../../lib/portal/messages.ts";
 import { type PortalText, portalText } from "../../lib/portal/portal_text.ts";
 
-export const LANGUAGE_COOKIE = "portal_lang";
+const LANGUAGE_COOKIE = "portal_lang";
 
 /** What a page needs to speak its language and offer the other one. */
 export interface Locale {
