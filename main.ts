@@ -3,25 +3,25 @@
  * graceful shutdown. `--dev` runs the local sandbox: generated secrets, seeded companies, and the
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
-import { Metrics } from "./lib/metrics.ts";
-import { DocumentLinkSigner } from "./lib/document_links.ts";
+import { Metrics } from "./lib/platform/metrics.ts";
+import { DocumentLinkSigner } from "./lib/documents/links.ts";
 import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
-import { jobHandlersByEnvironment, runtimeSettingsOf } from "./db/runtime.ts";
-import { loadOrSeedSandbox, type SandboxCredentials } from "./db/sandbox_seed.ts";
+import { jobHandlersByEnvironment, runtimeSettingsOf } from "./lib/payouts/runtime.ts";
+import { loadOrSeedSandbox, type SandboxCredentials } from "./lib/sandbox/seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
-import { WebhookDispatcher } from "./db/webhook_dispatcher.ts";
-import { NotificationSender } from "./db/notification_outbox.ts";
-import { systemClock } from "./lib/clock.ts";
-import { SecretBox } from "./lib/crypto.ts";
+import { WebhookDispatcher } from "./lib/webhooks/dispatcher.ts";
+import { NotificationSender } from "./lib/notify/outbox.ts";
+import { systemClock } from "./lib/platform/clock.ts";
+import { SecretBox } from "./lib/platform/crypto.ts";
 import { CredentialCache } from "./lib/identity/credential_cache.ts";
 import {
   type Config,
   ConfigError,
   loadConfig,
   missingNotificationTransports,
-} from "./lib/config.ts";
+} from "./lib/platform/config.ts";
 import { jsonBearerProvider, SmsTransport } from "./lib/notify/sms.ts";
 import { SmtpTransport } from "./lib/notify/smtp.ts";
 import { createApp } from "./routes/app.ts";

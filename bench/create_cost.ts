@@ -9,7 +9,7 @@
 import { cpus } from "node:os";
 import process from "node:process";
 import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
-import { newId } from "../lib/keys.ts";
+import { newId } from "../lib/platform/keys.ts";
 import { fundAcmeAuto, openHttpFixture } from "../tests/http_fixture.ts";
 
 export interface CreateCostResult {

@@ -5,8 +5,8 @@
  */
 import { createClient } from "@libsql/client";
 import { openDatabase } from "../db/client.ts";
-import { recordEvent } from "../db/event_store.ts";
-import { newWebhookSecret, SecretBox } from "../lib/crypto.ts";
+import { recordEvent } from "../lib/webhooks/event_store.ts";
+import { newWebhookSecret, SecretBox } from "../lib/platform/crypto.ts";
 import { freePort, startService } from "./service.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
 

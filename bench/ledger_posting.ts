@@ -3,7 +3,7 @@
  * transactions (available → reserved, one per call) on a durable (synchronous=FULL) database file.
  */
 import { openDatabase } from "../db/client.ts";
-import { postTransaction } from "../db/ledger_store.ts";
+import { postTransaction } from "../lib/ledger/store.ts";
 
 export interface PostingResult {
   readonly transactions: number;

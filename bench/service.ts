@@ -1,5 +1,5 @@
 /** Starts the service as a developer would (`main.ts --dev`) on a temporary DATA_DIR. */
-import type { SandboxCredentials } from "../db/sandbox_seed.ts";
+import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
 
 export interface RunningService {
   readonly baseUrl: string;

@@ -3,10 +3,10 @@
  * (its own process), drained by the dispatcher as the service runs it.
  */
 import { openDatabase } from "../db/client.ts";
-import { recordEvent } from "../db/event_store.ts";
-import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
-import { systemClock } from "../lib/clock.ts";
-import { newWebhookSecret, SecretBox } from "../lib/crypto.ts";
+import { recordEvent } from "../lib/webhooks/event_store.ts";
+import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { systemClock } from "../lib/platform/clock.ts";
+import { newWebhookSecret, SecretBox } from "../lib/platform/crypto.ts";
 import { freePort } from "./service.ts";
 
 export async function measureDeliveries(

@@ -3,11 +3,11 @@
  * DATA_DIR it opens the databases itself; otherwise it sends the command to the running
  * service's loopback admin endpoint. Exit codes: 0 done, 1 refused, 2 bad usage or input.
  */
-import { adminHelp, checkInvocation, runAdminCommand } from "../db/admin_commands.ts";
+import { adminHelp, checkInvocation, runAdminCommand } from "../lib/admin/commands.ts";
 import { openEnvironmentDatabases } from "../db/client.ts";
 import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
-import { type Config, ConfigError, loadConfig } from "../lib/config.ts";
-import type { Result } from "../lib/result.ts";
+import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
+import type { Result } from "../lib/platform/result.ts";
 
 interface Invocation {
   readonly command: string | undefined;

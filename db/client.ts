@@ -6,11 +6,11 @@
 import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { CommittedReadCache } from "../lib/committed_read_cache.ts";
-import type { Config, Environment } from "../lib/config.ts";
+import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
+import type { Config, Environment } from "../lib/platform/config.ts";
 import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
 import * as schema from "./schema.ts";
-import type { CachedV1Disbursement } from "./v1_store.ts";
+import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
 
 export const migrationsFolder = new URL("./migrations", import.meta.url).pathname;

@@ -4,8 +4,8 @@
  * reach a running service's loopback admin endpoint.
  */
 import { DatabaseSync } from "node:sqlite";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import { randomBase62 } from "../lib/keys.ts";
+import { ok, refuse, type Result } from "../lib/platform/result.ts";
+import { randomBase62 } from "../lib/platform/keys.ts";
 
 export interface WriterLock {
   release(): Promise<void>;

@@ -6,7 +6,7 @@
  * operator. Deleted in small units so a backlog never holds the writer for long.
  */
 import type { Database } from "./client.ts";
-import { purgeExpiredIdempotency } from "./idempotency_store.ts";
+import { purgeExpiredIdempotency } from "../lib/idempotency/store.ts";
 import { purgeDoneJobs } from "./scheduler_store.ts";
 import type { WriteUnit } from "./writer.ts";
 

@@ -3,11 +3,11 @@
  * job's due time as the domain time of what it does. Driven by an in-process loop, a Deno.cron
  * sweep each minute, and sandbox clock advances.
  */
-import type { Clock } from "../lib/clock.ts";
-import type { Environment } from "../lib/config.ts";
+import type { Clock } from "../lib/platform/clock.ts";
+import type { Environment } from "../lib/platform/config.ts";
 import type { Database } from "./client.ts";
 import { purgeExpiredRows } from "./retention.ts";
-import { advanceOffset, domainNow, latestDomainNow } from "./sandbox_clock_store.ts";
+import { advanceOffset, domainNow, latestDomainNow } from "../lib/sandbox/clock_store.ts";
 import { companiesWithDueJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
 import type { WriteTx } from "./writer.ts";
 

@@ -4,7 +4,7 @@
  * runs twice.
  */
 import type { Client } from "@libsql/client";
-import { newId } from "../lib/keys.ts";
+import { newId } from "../lib/platform/keys.ts";
 import type { WriteTx } from "./writer.ts";
 
 export interface DueJob {

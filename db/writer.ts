@@ -8,7 +8,7 @@
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { setImmediate } from "node:timers";
-import { isRefusal } from "../lib/result.ts";
+import { isRefusal } from "../lib/platform/result.ts";
 import * as schema from "./schema.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;

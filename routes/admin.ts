@@ -5,8 +5,8 @@
  */
 import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
-import { adminCommands, runAdminCommand } from "../db/admin_commands.ts";
-import { constantTimeEqual } from "../lib/keys.ts";
+import { adminCommands, runAdminCommand } from "../lib/admin/commands.ts";
+import { constantTimeEqual } from "../lib/platform/keys.ts";
 import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";

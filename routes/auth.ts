@@ -3,11 +3,11 @@
  * CompanyApiKey header choosing among the user's companies. Surface B: a line key as bearer.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { findKeyByHash, findKeyBySecret, findLine, isMember } from "../db/identity_store.ts";
-import type { Environment } from "../lib/config.ts";
+import { findKeyByHash, findKeyBySecret, findLine, isMember } from "../lib/identity/store.ts";
+import type { Environment } from "../lib/platform/config.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { verifyAccessToken } from "../lib/identity/tokens.ts";
-import { parseKey, sha256Hex } from "../lib/keys.ts";
+import { parseKey, sha256Hex } from "../lib/platform/keys.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, type FieldLocation } from "./errors.ts";
 

@@ -1,12 +1,12 @@
 /** What every route may use: the dependencies wired in main.ts and the request's principal. */
-import type { Config, Environment } from "../lib/config.ts";
-import type { Clock } from "../lib/clock.ts";
+import type { Config, Environment } from "../lib/platform/config.ts";
+import type { Clock } from "../lib/platform/clock.ts";
 import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
-import type { SecretBox } from "../lib/crypto.ts";
-import type { Metrics } from "../lib/metrics.ts";
+import type { SecretBox } from "../lib/platform/crypto.ts";
+import type { Metrics } from "../lib/platform/metrics.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
-import type { LineIdentity, StoredKey } from "../db/identity_store.ts";
+import type { LineIdentity, StoredKey } from "../lib/identity/store.ts";
 
 export interface AppDeps {
   readonly config: Config;

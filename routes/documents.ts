@@ -3,9 +3,9 @@
  * An expired, altered or foreign link is a 404 so a link reveals nothing about what exists.
  */
 import { Hono } from "hono";
-import { readSignedDocumentContent } from "../db/api_store.ts";
-import type { Environment } from "../lib/config.ts";
-import type { DocumentLinkSigner } from "../lib/document_links.ts";
+import { readSignedDocumentContent } from "../lib/disbursements/api_store.ts";
+import type { Environment } from "../lib/platform/config.ts";
+import type { DocumentLinkSigner } from "../lib/documents/links.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 

@@ -14,9 +14,9 @@ import {
   type KeyLookup,
   lookUpIdempotencyKey,
   storeIdempotentResponse,
-} from "../db/idempotency_store.ts";
+} from "../lib/idempotency/store.ts";
 import type { GroupCommitWriter, WriteTx } from "../db/writer.ts";
-import { idempotencyKeyProblem, requestFingerprint } from "../lib/idempotency.ts";
+import { idempotencyKeyProblem, requestFingerprint } from "../lib/idempotency/rules.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorBody, errorResponse, type ErrorSpec, surfaceOf } from "./errors.ts";
 

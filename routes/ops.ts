@@ -1,7 +1,7 @@
 /** Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). */
 import { Hono } from "hono";
 import { migrationsPending } from "../db/client.ts";
-import type { Metrics } from "../lib/metrics.ts";
+import type { Metrics } from "../lib/platform/metrics.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 
 export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {

@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
-import { parseDollars } from "../lib/money.ts";
+import { parseDollars } from "../lib/platform/money.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
 

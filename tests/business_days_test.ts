@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { addBusinessDays, federalReserveHolidays, isBusinessDay } from "../lib/business_days.ts";
+import {
+  addBusinessDays,
+  federalReserveHolidays,
+  isBusinessDay,
+} from "../lib/platform/business_days.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { configDefaults, ConfigError, loadConfig } from "../lib/config.ts";
+import { configDefaults, ConfigError, loadConfig } from "../lib/platform/config.ts";
 
 const secrets = { JWT_SECRET: "x".repeat(32), ENCRYPTION_KEY: btoa("k".repeat(32)) };
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { freePort } from "../bench/service.ts";
-import type { SandboxCredentials } from "../db/sandbox_seed.ts";
+import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
 import type { InboxMessage } from "../routes/sandbox.tsx";
 
 const mainPath = new URL("../main.ts", import.meta.url).pathname;
@@ -207,8 +207,9 @@ Deno.test({
       assert.match(await page.textContent("main") ?? "", /Checking account ending in 6789/);
       await shot(page, "ach-6-confirmed");
 
+      // Three business days: a week and a day covers any weekend plus a holiday (Thanksgiving).
       const advanced = await service.api("POST", "/api/sandbox/clock/advance", {
-        seconds: 5 * 86_400,
+        seconds: 8 * 86_400,
       });
       assert.equal(advanced.status, 200);
       await page.reload();

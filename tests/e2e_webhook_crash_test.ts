@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { freePort } from "../bench/service.ts";
-import type { SandboxCredentials } from "../db/sandbox_seed.ts";
+import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
 
 const mainPath = new URL("../main.ts", import.meta.url).pathname;
 

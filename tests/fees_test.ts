@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { billedAmountCents, feesFor, holdFor } from "../lib/fees.ts";
+import { billedAmountCents, feesFor, holdFor } from "../lib/payouts/fees.ts";
 import { sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
-import { payoutRuntime } from "../db/runtime.ts";
-import { selectMethod } from "../db/payout_jobs.ts";
+import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
 import { openMoneyFixture } from "./money_core_helpers.ts";
 
 const schedule = new Map([

@@ -1,6 +1,6 @@
 /** Shared fixtures: temporary databases under a fresh directory, removed after the test. */
 import { type Database, openDatabase } from "../db/client.ts";
-import type { Environment } from "../lib/config.ts";
+import type { Environment } from "../lib/platform/config.ts";
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-test-" });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readLineBalances } from "../db/ledger_store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
 import { api, parties, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 

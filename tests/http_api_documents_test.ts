@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { sha256Hex } from "../lib/keys.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
 import { api, asBeacon } from "./api_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 

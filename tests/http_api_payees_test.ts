@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { findLinkByToken } from "../db/portal_store.ts";
-import { readLineBalances } from "../db/ledger_store.ts";
+import { findLinkByToken } from "../lib/portal/store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
 import { api, asBeacon, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 

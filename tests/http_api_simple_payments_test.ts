@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readLineBalances } from "../db/ledger_store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
 import { surfaceAEnvelope } from "../lib/webhooks/payloads.ts";
 import { api, asBeacon } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";

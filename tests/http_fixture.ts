@@ -2,16 +2,16 @@
  * An application over temporary test and live databases with a fake clock and a small cast of
  * identities (inserted directly, so these tests do not depend on the operator tooling).
  */
-import { addFunds } from "../db/funding_store.ts";
-import { jobHandlersByEnvironment, runtimeSettingsOf } from "../db/runtime.ts";
+import { addFunds } from "../lib/funding/store.ts";
+import { jobHandlersByEnvironment, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
-import { FakeClock } from "../lib/clock.ts";
-import { SecretBox } from "../lib/crypto.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import { SecretBox } from "../lib/platform/crypto.ts";
 import { CredentialCache } from "../lib/identity/credential_cache.ts";
-import { loadConfig } from "../lib/config.ts";
-import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/keys.ts";
+import { loadConfig } from "../lib/platform/config.ts";
+import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/platform/keys.ts";
 import { openTempDatabase } from "./helpers.ts";
 
 export interface Cast {

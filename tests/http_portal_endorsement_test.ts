@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
-import { sha256Hex } from "../lib/keys.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
 import { api, parties, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { lastMessage, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";

@@ -1,8 +1,8 @@
 /** Surface B under concurrency: idempotent creates never hold twice (DESIGN 7). */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { verifyLedger } from "../db/ledger_reports.ts";
-import { readLineBalances } from "../db/ledger_store.ts";
+import { verifyLedger } from "../lib/ledger/reports.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 async function prepare(f: HttpFixture, cents: number) {

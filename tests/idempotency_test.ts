@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { purgeExpiredIdempotency } from "../db/idempotency_store.ts";
+import { purgeExpiredIdempotency } from "../lib/idempotency/store.ts";
 import {
   canonicalJson,
   decideIdempotency,
   idempotencyKeyProblem,
   requestFingerprint,
-} from "../lib/idempotency.ts";
+} from "../lib/idempotency/rules.ts";
 import type { AppEnv } from "../routes/context.ts";
 import { errorResponse } from "../routes/errors.ts";
 import { refusalOutcome, respondIdempotently } from "../routes/idempotency.ts";

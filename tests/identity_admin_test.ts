@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findKeyBySecret } from "../db/identity_store.ts";
+import { findKeyBySecret } from "../lib/identity/store.ts";
 import {
   addMembership,
   createCompany,
@@ -10,7 +10,7 @@ import {
   revokeKey,
   rotateKey,
   setFees,
-} from "../db/identity_admin.ts";
+} from "../lib/identity/admin.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { newId } from "../lib/keys.ts";
+import { newId } from "../lib/platform/keys.ts";
 
 const BASE62_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

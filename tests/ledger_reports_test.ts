@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { addFunds, receiveWire, returnAchFunding } from "../db/funding_store.ts";
-import { lineTieOut, verifyLedger } from "../db/ledger_reports.ts";
+import { addFunds, receiveWire, returnAchFunding } from "../lib/funding/store.ts";
+import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { tieOutCsv, utcDayBounds } from "../lib/ledger/tieout.ts";
 import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
 

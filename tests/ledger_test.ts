@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Database } from "../db/client.ts";
-import { postTransaction, readLineBalances } from "../db/ledger_store.ts";
+import { postTransaction, readLineBalances } from "../lib/ledger/store.ts";
 import { netChanges } from "../lib/ledger/postings.ts";
 import type { LedgerAccountCode, Transfer } from "../lib/ledger/types.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";

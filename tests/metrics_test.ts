@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Metrics } from "../lib/metrics.ts";
+import { Metrics } from "../lib/platform/metrics.ts";
 
 Deno.test("API traffic counts as going on while requests run and for 10 ms after the last", async () => {
   const metrics = new Metrics();

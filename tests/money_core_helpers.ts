@@ -1,10 +1,10 @@
 /** A company and line on temporary databases, funded, with the sandbox job handlers. */
 import type { Database } from "../db/client.ts";
-import { addFunds, type FundingMethod } from "../db/funding_store.ts";
-import { readLineBalances } from "../db/ledger_store.ts";
-import { type MethodSelection, selectMethod } from "../db/payout_jobs.ts";
-import { applyMove, createDisbursement, type NewPayout } from "../db/payout_store.ts";
-import { jobHandlersByEnvironment, payoutRuntime } from "../db/runtime.ts";
+import { addFunds, type FundingMethod } from "../lib/funding/store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
+import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
+import { jobHandlersByEnvironment, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 

@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Database } from "../db/client.ts";
-import { addFunds, returnAchFunding } from "../db/funding_store.ts";
-import { readLineBalances } from "../db/ledger_store.ts";
-import { selectMethod } from "../db/payout_jobs.ts";
-import { applyMove, createDisbursement } from "../db/payout_store.ts";
-import { jobHandlersByEnvironment, payoutRuntime } from "../db/runtime.ts";
+import { addFunds, returnAchFunding } from "../lib/funding/store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
+import { jobHandlersByEnvironment, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { centsToDollars, formatDollars, parseDollars } from "../lib/money.ts";
+import { centsToDollars, formatDollars, parseDollars } from "../lib/platform/money.ts";
 
 const bounds = { minCents: 1, maxCents: 100_000_000 };
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "../bench/service.ts";
-import { ConfigError, loadConfig } from "../lib/config.ts";
+import { ConfigError, loadConfig } from "../lib/platform/config.ts";
 
 const secrets = { JWT_SECRET: "x".repeat(32), ENCRYPTION_KEY: btoa("k".repeat(32)) };
 const transports = {

@@ -3,12 +3,12 @@
  * notification outbox tests: payouts whose payee is notified the way the payout jobs do it, and
  * outbox rows inserted directly where a test needs exact control.
  */
-import { notifyPayee, type PayeeNotice } from "../db/notification_store.ts";
-import { NotificationSender, type NotificationSenderOptions } from "../db/notification_outbox.ts";
+import { notifyPayee, type PayeeNotice } from "../lib/notify/store.ts";
+import { NotificationSender, type NotificationSenderOptions } from "../lib/notify/outbox.ts";
 import type { Database } from "../db/client.ts";
-import { FakeClock } from "../lib/clock.ts";
-import type { Environment } from "../lib/config.ts";
-import { newId } from "../lib/keys.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import type { Environment } from "../lib/platform/config.ts";
+import { newId } from "../lib/platform/keys.ts";
 import type { NotificationChannel } from "../lib/notify/mod.ts";
 import { openTempDatabase } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RateLimiter } from "../lib/rate_limit.ts";
+import { RateLimiter } from "../lib/platform/rate_limit.ts";
 import { openHttpFixture } from "./http_fixture.ts";
 
 Deno.test("token bucket: the limit passes, one past it waits, tokens refill with time", () => {

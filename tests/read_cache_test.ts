@@ -1,8 +1,8 @@
 /** The committed-read cache of /v1 disbursements: never stale, never another scope's. */
 import assert from "node:assert/strict";
-import { applyMove } from "../db/payout_store.ts";
-import { loadV1Disbursement, readV1Disbursement } from "../db/v1_store.ts";
-import { CommittedReadCache } from "../lib/committed_read_cache.ts";
+import { applyMove } from "../lib/payouts/store.ts";
+import { loadV1Disbursement, readV1Disbursement } from "../lib/disbursements/v1_store.ts";
+import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 

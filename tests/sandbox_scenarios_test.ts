@@ -1,7 +1,7 @@
 /** The money core end to end through the domain: sandbox rails, clock, funding, ledger. */
 import assert from "node:assert/strict";
-import { returnAchFunding } from "../db/funding_store.ts";
-import { applyMove } from "../db/payout_store.ts";
+import { returnAchFunding } from "../lib/funding/store.ts";
+import { applyMove } from "../lib/payouts/store.ts";
 import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
 
 async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { advanceOffset, latestDomainNow } from "../db/sandbox_clock_store.ts";
+import { advanceOffset, latestDomainNow } from "../lib/sandbox/clock_store.ts";
 import { purgeExpiredRows } from "../db/retention.ts";
 import { runDueJobs, Scheduler } from "../db/scheduler.ts";
-import { FakeClock } from "../lib/clock.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { DueJob } from "../db/scheduler_store.ts";
 import type { WriteTx } from "../db/writer.ts";

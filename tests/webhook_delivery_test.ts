@@ -1,8 +1,8 @@
 /** The dispatcher against a real receiver on 127.0.0.1, on a fake clock. */
 import assert from "node:assert/strict";
-import { runAdminCommand } from "../db/admin_commands.ts";
-import { type DispatcherOptions, WebhookDispatcher } from "../db/webhook_dispatcher.ts";
-import { newWebhookSecret } from "../lib/crypto.ts";
+import { runAdminCommand } from "../lib/admin/commands.ts";
+import { type DispatcherOptions, WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { newWebhookSecret } from "../lib/platform/crypto.ts";
 import { RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
 import { verifySignature } from "../lib/webhooks/signing.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
-import { newWebhookSecret } from "../lib/crypto.ts";
+import { newWebhookSecret } from "../lib/platform/crypto.ts";
 import { nextAttemptAt, RETRY_DELAYS_MS } from "../lib/webhooks/schedule.ts";
 import { signDelivery, verifySignature } from "../lib/webhooks/signing.ts";
 

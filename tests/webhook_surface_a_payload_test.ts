@@ -1,7 +1,7 @@
 /** The Surface A payload (seed 2.12) filled from real data, delivered to a receiver on 127.0.0.1. */
 import assert from "node:assert/strict";
-import { WebhookDispatcher } from "../db/webhook_dispatcher.ts";
-import { DocumentLinkSigner } from "../lib/document_links.ts";
+import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { DocumentLinkSigner } from "../lib/documents/links.ts";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 

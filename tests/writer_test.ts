@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { WriteGroupError } from "../db/writer.ts";
-import { refuse } from "../lib/result.ts";
+import { refuse } from "../lib/platform/result.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const insert = (v: string) => ({ sql: "INSERT INTO probe(v) VALUES (?)", args: [v] });

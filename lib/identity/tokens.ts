@@ -3,8 +3,8 @@
  * `alg: none` or RS/ES token is refused), carrying user, company, environment and expiry.
  */
 import { errors, jwtVerify, SignJWT } from "jose";
-import type { Environment } from "../config.ts";
-import { ok, refuse, type Result } from "../result.ts";
+import type { Environment } from "../platform/config.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 
 export interface AccessClaims {
   readonly userId: string;

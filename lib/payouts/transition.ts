@@ -7,7 +7,7 @@
  * releases it to `available`.
  */
 import type { Transfer } from "../ledger/types.ts";
-import { ok, refuse, type Result } from "../result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 import type { EventKey, PayoutStatus } from "./states.ts";
 
 /** What the state machine needs to know of a payout. */

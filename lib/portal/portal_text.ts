@@ -5,7 +5,7 @@
  * amounts are inserted as given by the functions that take them.
  */
 import type { ModalityCode, PayoutStatus } from "../payouts/states.ts";
-import type { Language } from "./messages.ts";
+import type { Language } from "../notify/messages.ts";
 import type { MethodFacts, PostageCode, RequiredField } from "./method_details.ts";
 
 const timeOptions: Intl.DateTimeFormatOptions = {

@@ -4,8 +4,8 @@
  * carry a token derived from the nonce, so a page of another site cannot post on the payee's
  * behalf, and a new nonce after verification means a session fixed before it is worth nothing.
  */
-import { PurposeMac } from "../crypto.ts";
-import { constantTimeEqual, randomBase62 } from "../keys.ts";
+import { PurposeMac } from "../platform/crypto.ts";
+import { constantTimeEqual, randomBase62 } from "../platform/keys.ts";
 
 /** A verified browser stays verified this long without another code. */
 export const PORTAL_SESSION_TTL_MS = 30 * 60_000;

@@ -3,9 +3,9 @@
  * accepts it and says when and how it ends (settled, or failed/returned with a reason). Nothing
  * pretends to pay: a live rail that is not configured refuses with `rail_not_configured`.
  */
-import { addBusinessDays } from "../business_days.ts";
+import { addBusinessDays } from "../platform/business_days.ts";
 import type { ModalityCode } from "../payouts/states.ts";
-import { ok, refuse, type Result } from "../result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 
 /** How a sandbox payout will behave, fixed at selection from test details (DESIGN 10 and 14). */
 export type SandboxScenario =

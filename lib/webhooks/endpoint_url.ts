@@ -5,7 +5,7 @@
  * environment also accepts http and loopback, for receivers on a developer's machine. Host names
  * are checked again after DNS resolution when delivering.
  */
-import { ok, refuse, type Result } from "../result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 
 const ipv4Blocked: [number, number][] = [
   [0x00000000, 8], // "this" network

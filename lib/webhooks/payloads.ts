@@ -3,7 +3,7 @@
  * `{id, type, created, data}`; Surface A gets `{"webhookTrigger": {"payload": {…}}}` with the seed's
  * 2.12 fields. Both are built from the snapshot recorded when the event happened.
  */
-import { centsToDollars } from "../money.ts";
+import { centsToDollars } from "../platform/money.ts";
 import {
   eventCatalogue,
   modalityOf,

@@ -1,9 +1,9 @@
 /** POST /api/authenticate: HTTP Basic `TIN:user_api_key` → a one-hour HS256 access token. */
 import { Hono } from "hono";
-import { findCompanyByTin, findKeyBySecret, isMember } from "../../db/identity_store.ts";
+import { findCompanyByTin, findKeyBySecret, isMember } from "../../lib/identity/store.ts";
 import { keyState } from "../../lib/identity/credentials.ts";
 import { issueAccessToken } from "../../lib/identity/tokens.ts";
-import { parseKey } from "../../lib/keys.ts";
+import { parseKey } from "../../lib/platform/keys.ts";
 import { hostRefusesEnvironment, resolveCompanyKey } from "../auth.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";

@@ -11,11 +11,11 @@ import {
   findDocument,
   insertParties,
   loadApiDisbursement,
-} from "../../db/api_store.ts";
-import { applyMove, createDisbursement } from "../../db/payout_store.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import { requestFingerprint } from "../../lib/idempotency.ts";
-import { centsToDollars } from "../../lib/money.ts";
+} from "../../lib/disbursements/api_store.ts";
+import { applyMove, createDisbursement } from "../../lib/payouts/store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency/rules.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import { surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";

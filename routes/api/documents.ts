@@ -9,8 +9,8 @@ import {
   findDocument,
   insertDocument,
   readDocumentContent,
-} from "../../db/api_store.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
+} from "../../lib/disbursements/api_store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";

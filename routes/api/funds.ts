@@ -3,11 +3,11 @@
  * GET /api/balance. Amounts are dollars read from the JSON text; Idempotency-Key applies.
  */
 import { Hono } from "hono";
-import { addFunds, type FundingRecord } from "../../db/funding_store.ts";
-import { readLineBalances } from "../../db/ledger_store.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import { requestFingerprint } from "../../lib/idempotency.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import { addFunds, type FundingRecord } from "../../lib/funding/store.ts";
+import { readLineBalances } from "../../lib/ledger/store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency/rules.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";

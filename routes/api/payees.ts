@@ -4,13 +4,17 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { findApiPayout, listSignedDocuments, loadPayoutTransaction } from "../../db/api_store.ts";
-import type { SqlExecutor } from "../../db/ledger_store.ts";
-import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import type { DocumentLinkSigner } from "../../lib/document_links.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import {
+  findApiPayout,
+  listSignedDocuments,
+  loadPayoutTransaction,
+} from "../../lib/disbursements/api_store.ts";
+import type { SqlExecutor } from "../../lib/ledger/store.ts";
+import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../lib/notify/store.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import type { DocumentLinkSigner } from "../../lib/documents/links.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import {
   modalityOf,
   type PayoutStatus,

@@ -1,6 +1,6 @@
 /** What Surface A handlers take from every request: the company's idempotency target and the line it names. */
 import type { Context } from "hono";
-import { type LineRef, resolveLine } from "../../db/line_store.ts";
+import { type LineRef, resolveLine } from "../../lib/identity/line_store.ts";
 import type { AppEnv } from "../context.ts";
 import type { FieldLocation } from "../errors.ts";
 import type { IdempotentTarget } from "../idempotency.ts";

@@ -3,7 +3,7 @@
  * and the OpenAPI document generated from them. Field names are the seed's.
  */
 import * as v from "valibot";
-import type { Config } from "../../lib/config.ts";
+import type { Config } from "../../lib/platform/config.ts";
 import type { FieldIssue } from "../errors.ts";
 import { jsonDollars, jsonInteger, requiredObject } from "../validation.ts";
 

@@ -4,11 +4,11 @@
  * body replays, another body with it is a 409. Events carry PaymentType SIMPLE_PAYMENT.
  */
 import { Hono } from "hono";
-import { loadSimplePayment, type SimplePaymentRow } from "../../db/api_store.ts";
-import { createDisbursement } from "../../db/payout_store.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import { requestFingerprint } from "../../lib/idempotency.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import { loadSimplePayment, type SimplePaymentRow } from "../../lib/disbursements/api_store.ts";
+import { createDisbursement } from "../../lib/payouts/store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { requestFingerprint } from "../../lib/idempotency/rules.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import { type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";

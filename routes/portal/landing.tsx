@@ -8,11 +8,11 @@
  */
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { resendPayeeLink } from "../../db/notification_store.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import type { Environment } from "../../lib/config.ts";
-import { constantTimeEqual, randomBase62 } from "../../lib/keys.ts";
+import { resendPayeeLink } from "../../lib/notify/store.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import type { Environment } from "../../lib/platform/config.ts";
+import { constantTimeEqual, randomBase62 } from "../../lib/platform/keys.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale } from "./language.ts";
 import { portalSecurityHeaders } from "./mod.tsx";

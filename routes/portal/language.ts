@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import type { Language } from "../../lib/portal/messages.ts";
+import type { Language } from "../../lib/notify/messages.ts";
 import { type PortalText, portalText } from "../../lib/portal/portal_text.ts";
 
 const LANGUAGE_COOKIE = "portal_lang";

@@ -10,8 +10,8 @@ import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
-import { resendPayeeLink, RESENDS_PER_HOUR } from "../../db/notification_store.ts";
-import { selectMethod } from "../../db/payout_jobs.ts";
+import { resendPayeeLink, RESENDS_PER_HOUR } from "../../lib/notify/store.ts";
+import { selectMethod } from "../../lib/payouts/jobs.ts";
 import {
   decideEndorsement,
   findLinkByToken,
@@ -27,11 +27,11 @@ import {
   sendVerificationCode,
   storeSignatures,
   verifyCode,
-} from "../../db/portal_store.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../db/runtime.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import type { Environment } from "../../lib/config.ts";
-import { randomBase62 } from "../../lib/keys.ts";
+} from "../../lib/portal/store.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import type { Environment } from "../../lib/platform/config.ts";
+import { randomBase62 } from "../../lib/platform/keys.ts";
 import { checkMethodDetails, type FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";

@@ -3,7 +3,7 @@
  * Authorization parties in the portal (DESIGN 9, step 3): the payee's list of parties to ask, the
  * check of a contact the payee enters for one, and a party's own page to approve or decline.
  */
-import type { PortalDocument, PortalParty, PortalPayout } from "../../db/portal_store.ts";
+import type { PortalDocument, PortalParty, PortalPayout } from "../../lib/portal/store.ts";
 import {
   type FieldProblem,
   isPlausibleEmail,

@@ -4,10 +4,10 @@
  * labelled, errors announced and tied to their fields. hono/jsx escapes every value it renders.
  */
 import type { Child } from "hono/jsx";
-import type { PortalDocument, PortalPayout } from "../../db/portal_store.ts";
+import type { PortalDocument, PortalPayout } from "../../lib/portal/store.ts";
 import { type FieldProblem, postageCodes, usStates } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import type { Locale } from "./language.ts";
 

@@ -1,13 +1,13 @@
 /** Surface B disbursements: create, get, list, cancel (DESIGN 7). */
 import { Hono } from "hono";
-import { applyMove, createDisbursement } from "../../db/payout_store.ts";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
+import { applyMove, createDisbursement } from "../../lib/payouts/store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import {
   findPayee,
   listV1Disbursements,
   loadV1Disbursement,
   readV1Disbursement,
-} from "../../db/v1_store.ts";
+} from "../../lib/disbursements/v1_store.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";

@@ -6,7 +6,7 @@ import {
   listLineEvents,
   queueDeliveries,
   type StoredEvent,
-} from "../../db/event_store.ts";
+} from "../../lib/webhooks/event_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";

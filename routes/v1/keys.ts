@@ -1,6 +1,6 @@
 /** POST /v1/keys/rotate: a new key for the caller's line; the old one works 24 more hours. */
 import { Hono } from "hono";
-import { rotateKeyInUnit } from "../../db/identity_store.ts";
+import { rotateKeyInUnit } from "../../lib/identity/store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 

@@ -1,8 +1,8 @@
 /** GET /v1/ledgers/{line}/balance and /tieouts/{date}: the key's own line only. */
 import { Hono } from "hono";
-import { lineTieOut } from "../../db/ledger_reports.ts";
-import { readLineBalances } from "../../db/ledger_store.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import { lineTieOut } from "../../lib/ledger/reports.ts";
+import { readLineBalances } from "../../lib/ledger/store.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { invalidInput } from "../validation.ts";

@@ -1,7 +1,7 @@
 /** Surface B payees: upsert by the company's own id (201 created, 200 updated), and get. */
 import { Hono } from "hono";
-import { domainNow } from "../../db/sandbox_clock_store.ts";
-import { findPayee, upsertPayee } from "../../db/v1_store.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { findPayee, upsertPayee } from "../../lib/disbursements/v1_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";

@@ -1,8 +1,8 @@
 /** Surface B request shapes (valibot), built from the configured limits, and response shapes. */
 import * as v from "valibot";
-import type { PayeeRecord, V1Disbursement } from "../../db/v1_store.ts";
-import type { Config } from "../../lib/config.ts";
-import { centsToDollars } from "../../lib/money.ts";
+import type { PayeeRecord, V1Disbursement } from "../../lib/disbursements/v1_store.ts";
+import type { Config } from "../../lib/platform/config.ts";
+import { centsToDollars } from "../../lib/platform/money.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { LinePrincipal } from "../context.ts";
 import { jsonDollars, requiredObject } from "../validation.ts";

@@ -14,13 +14,13 @@ import {
   listDeliveries,
   listEndpoints,
   rotateEndpointSecret,
-} from "../../db/webhook_store.ts";
-import { newWebhookSecret } from "../../lib/crypto.ts";
+} from "../../lib/webhooks/store.ts";
+import { newWebhookSecret } from "../../lib/platform/crypto.ts";
 import { eventCatalogue } from "../../lib/payouts/states.ts";
 import { checkEndpointUrl } from "../../lib/webhooks/endpoint_url.ts";
 import type { Context } from "hono";
 import type { Database } from "../../db/client.ts";
-import type { Environment } from "../../lib/config.ts";
+import type { Environment } from "../../lib/platform/config.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";

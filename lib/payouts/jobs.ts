@@ -3,17 +3,17 @@
  * outcome, failure handling by the company's retry policy, and ACH funding clearing. Each handler
  * runs inside the write unit of its due job.
  */
-import { feesFor, holdFor } from "../lib/fees.ts";
-import { modalityOf } from "../lib/payouts/states.ts";
-import { type Rail, retryAllowed, sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import type { Environment } from "../lib/config.ts";
+import { feesFor, holdFor } from "./fees.ts";
+import { modalityOf } from "./states.ts";
+import { type Rail, retryAllowed, sandboxScenario, testPayeeMarker } from "../rails/mod.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { Environment } from "../platform/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
-import { clearAchFunding } from "./funding_store.ts";
-import { type NotificationSettings, notifyPayee } from "./notification_store.ts";
-import { applyMove, loadPayout, type MoveRefusal, type PayoutRow } from "./payout_store.ts";
-import { type DueJob, scheduleJob } from "./scheduler_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { clearAchFunding } from "../funding/store.ts";
+import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
+import { applyMove, loadPayout, type MoveRefusal, type PayoutRow } from "./store.ts";
+import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface PayoutRuntime {
   readonly environment: Environment;

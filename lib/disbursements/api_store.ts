@@ -1,8 +1,8 @@
 /** Surface A disbursements on the database: authorization parties and the record of seed 2.4/2.5. */
-import { newId, sha256Hex } from "../lib/keys.ts";
-import type { PayoutStatus } from "../lib/payouts/states.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { newId, sha256Hex } from "../platform/keys.ts";
+import type { PayoutStatus } from "../payouts/states.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface PartyInput {
   readonly party_uuid: string;

@@ -5,9 +5,9 @@ import {
   heldAccounts,
   type TieOut,
   utcDayBounds,
-} from "../lib/ledger/tieout.ts";
-import type { LedgerAccountCode } from "../lib/ledger/types.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
+} from "./tieout.ts";
+import type { LedgerAccountCode } from "./types.ts";
+import type { SqlExecutor } from "./store.ts";
 
 const HELD = heldAccounts.map((code) => `'${code}'`).join(", ");
 

@@ -3,9 +3,9 @@
  * signed copy's id and an expiry, authenticated by HMAC-SHA256, so it can be handed to whoever the
  * company chooses without a token, and stops working when it expires.
  */
-import type { Environment } from "./config.ts";
-import { PurposeMac } from "./crypto.ts";
-import { constantTimeEqual } from "./keys.ts";
+import type { Environment } from "../platform/config.ts";
+import { PurposeMac } from "../platform/crypto.ts";
+import { constantTimeEqual } from "../platform/keys.ts";
 
 /** Long enough to download after listing, short enough that a leaked link soon dies. */
 export const DOCUMENT_LINK_TTL_MS = 15 * 60_000;

@@ -3,15 +3,15 @@
  * materialized in ledger_accounts in the same unit as their entries.
  */
 import type { InStatement, ResultSet } from "@libsql/client";
-import { newId } from "../lib/keys.ts";
-import { netChanges, overdraft } from "../lib/ledger/postings.ts";
+import { newId } from "../platform/keys.ts";
+import { netChanges, overdraft } from "./postings.ts";
 import {
   type LedgerAccountCode,
   ledgerAccountCodes,
   type LedgerTransactionInput,
-} from "../lib/ledger/types.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import type { WriteTx } from "./writer.ts";
+} from "./types.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export type LineBalances = Record<LedgerAccountCode, number>;
 

@@ -4,20 +4,16 @@
  * happen outside write units, so a slow endpoint never holds the writer; attempts to one endpoint
  * are capped, so a slow endpoint cannot starve the others.
  */
-import { pinnedFetch } from "../lib/webhooks/pinned_fetch.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { SecretBox } from "../lib/crypto.ts";
-import type { Environment } from "../lib/config.ts";
-import {
-  type DeliverableEvent,
-  surfaceAEnvelope,
-  surfaceBEnvelope,
-} from "../lib/webhooks/payloads.ts";
-import { nextAttemptAt } from "../lib/webhooks/schedule.ts";
-import { signDelivery } from "../lib/webhooks/signing.ts";
-import { blockedIpv4, blockedIpv6, checkEndpointUrl } from "../lib/webhooks/endpoint_url.ts";
-import type { Database } from "./client.ts";
-import type { WriteTx } from "./writer.ts";
+import { pinnedFetch } from "./pinned_fetch.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import type { Environment } from "../platform/config.ts";
+import { type DeliverableEvent, surfaceAEnvelope, surfaceBEnvelope } from "./payloads.ts";
+import { nextAttemptAt } from "./schedule.ts";
+import { signDelivery } from "./signing.ts";
+import { blockedIpv4, blockedIpv6, checkEndpointUrl } from "./endpoint_url.ts";
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface DispatcherOptions {
   readonly batchSize: number;

@@ -2,7 +2,7 @@
  * Idempotent POSTs (DESIGN 7 and 14). The fingerprint is method + path + canonical body; the
  * decision for a key is a pure function of the stored record, the fingerprint and the time.
  */
-import { sha256Hex } from "./keys.ts";
+import { sha256Hex } from "../platform/keys.ts";
 
 export type IdempotencyDecision =
   /** No live record (or an abandoned lease): run the request. */

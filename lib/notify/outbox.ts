@@ -10,17 +10,17 @@
  * duplicate. Test-environment messages are never touched: they were "sent" into the sandbox inbox
  * when queued and must not leave the machine.
  */
-import type { Clock } from "../lib/clock.ts";
-import type { Environment } from "../lib/config.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { Environment } from "../platform/config.ts";
 import {
   nextNotificationAttemptAt,
   type NotificationChannel,
   type NotificationMessage,
   type NotificationTransports,
   PermanentSendError,
-} from "../lib/notify/mod.ts";
-import type { Database } from "./client.ts";
-import type { WriteTx } from "./writer.ts";
+} from "./mod.ts";
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface NotificationSenderOptions {
   /** A channel without a transport stays pending. */

@@ -3,8 +3,8 @@
  * routes validate with (routes/api/schemas.ts); errors are the seed's record (2.11).
  */
 import type * as v from "valibot";
-import type { Config } from "../lib/config.ts";
-import { apiSchemas } from "./api/schemas.ts";
+import type { Config } from "../../lib/platform/config.ts";
+import { apiSchemas } from "../api/schemas.ts";
 import {
   idempotencyKey,
   json,
@@ -13,8 +13,8 @@ import {
   pathParam,
   ref,
   webhookPaths,
-} from "./openapi_parts.ts";
-import { apiEventNames } from "./v1/webhooks.ts";
+} from "./parts.ts";
+import { apiEventNames } from "../v1/webhooks.ts";
 
 const failure = (description: string) => ({ description, content: json(ref("ApiError")) });
 const companyApiKey = {

@@ -1,8 +1,8 @@
 /** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
-import { type Config, configDefaults, type Environment } from "../lib/config.ts";
-import { sandboxRail, unconfiguredLiveRail } from "../lib/rails/mod.ts";
-import { payoutJobHandlers, type PayoutRuntime } from "./payout_jobs.ts";
-import type { JobHandlers } from "./scheduler.ts";
+import { type Config, configDefaults, type Environment } from "../platform/config.ts";
+import { sandboxRail, unconfiguredLiveRail } from "../rails/mod.ts";
+import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
+import type { JobHandlers } from "../../db/scheduler.ts";
 
 export interface RuntimeSettings {
   readonly offerTtlDays: number;

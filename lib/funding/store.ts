@@ -4,14 +4,14 @@
  * received: at once in the sandbox, in live when an operator records it. Every credit to available
  * releases waiting large disbursements, oldest first.
  */
-import { addBusinessDays } from "../lib/business_days.ts";
-import type { Environment } from "../lib/config.ts";
-import { newId } from "../lib/keys.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import { postTransaction } from "./ledger_store.ts";
-import { releasePendingFunds, scheduleReoffersAwaitingFunds } from "./payout_store.ts";
-import { scheduleJob } from "./scheduler_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { addBusinessDays } from "../platform/business_days.ts";
+import type { Environment } from "../platform/config.ts";
+import { newId } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { postTransaction } from "../ledger/store.ts";
+import { releasePendingFunds, scheduleReoffersAwaitingFunds } from "../payouts/store.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export const ACH_FUNDING_BUSINESS_DAYS = 3;
 

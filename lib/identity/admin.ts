@@ -6,20 +6,22 @@
  */
 import { and, eq } from "drizzle-orm";
 import * as v from "valibot";
-import type { Environment } from "../lib/config.ts";
-import { keyState } from "../lib/identity/credentials.ts";
+import type { Environment } from "../platform/config.ts";
+import { keyState } from "./credentials.ts";
+import { companyNameSchema, emailSchema, lineCodeSchema, tinSchema } from "./rules.ts";
+import { keyHint, newId, newKeySecret, parseKey, sha256Hex } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { Database } from "../../db/client.ts";
+import { rotateKeyInUnit } from "./store.ts";
 import {
-  companyNameSchema,
-  emailSchema,
-  lineCodeSchema,
-  tinSchema,
-} from "../lib/identity/rules.ts";
-import { keyHint, newId, newKeySecret, parseKey, sha256Hex } from "../lib/keys.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import type { Database } from "./client.ts";
-import { rotateKeyInUnit } from "./identity_store.ts";
-import { apiKeys, businessLines, companies, feeSchedules, memberships, users } from "./schema.ts";
-import type { WriteTx } from "./writer.ts";
+  apiKeys,
+  businessLines,
+  companies,
+  feeSchedules,
+  memberships,
+  users,
+} from "../../db/schema.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export type Databases = Readonly<Record<Environment, Database>>;
 

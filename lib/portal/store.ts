@@ -3,13 +3,13 @@
  * documents a payee or party must sign, endorsements by authorization parties, and the payee's
  * choice of method. Every write runs in the caller's write unit; moves go through applyMove.
  */
-import type { Environment } from "../lib/config.ts";
-import { type SignatureRecord, stampCertificate } from "../lib/documents/certificate.ts";
-import { newId, sha256Hex } from "../lib/keys.ts";
-import { type Language, languageOf, renderMessage } from "../lib/portal/messages.ts";
-import type { PayoutStatus } from "../lib/payouts/states.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
+import type { Environment } from "../platform/config.ts";
+import { type SignatureRecord, stampCertificate } from "../documents/certificate.ts";
+import { newId, sha256Hex } from "../platform/keys.ts";
+import { type Language, languageOf, renderMessage } from "../notify/messages.ts";
+import type { PayoutStatus } from "../payouts/states.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
 import {
   issuePortalLink,
   type NotificationSettings,
@@ -17,10 +17,10 @@ import {
   payoutContact,
   queueMessages,
   type Recipient,
-} from "./notification_store.ts";
-import { type PayoutRuntime, scheduleOfferExpiry } from "./payout_jobs.ts";
-import { applyMove, recordPayoutEvent } from "./payout_store.ts";
-import type { WriteTx } from "./writer.ts";
+} from "../notify/store.ts";
+import { type PayoutRuntime, scheduleOfferExpiry } from "../payouts/jobs.ts";
+import { applyMove, recordPayoutEvent } from "../payouts/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 /** DESIGN 9: a code lives 10 minutes; three wrong codes lock the link for 15 minutes. */
 export const CODE_TTL_MS = 10 * 60_000;

@@ -1,7 +1,7 @@
 /** A company's fee schedule, read inside the write unit that uses it. */
-import type { FeeSchedule } from "../lib/fees.ts";
-import type { MethodFees } from "../lib/payouts/transition.ts";
-import type { WriteTx } from "./writer.ts";
+import type { FeeSchedule } from "./fees.ts";
+import type { MethodFees } from "./transition.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export async function readFeeSchedule(tx: WriteTx, companyId: string): Promise<FeeSchedule> {
   const { rows } = await tx.execute({

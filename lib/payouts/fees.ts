@@ -1,5 +1,5 @@
 /** Fees per payment method (DESIGN 5 and 14); absent methods cost nothing. */
-import type { MethodFees } from "./payouts/transition.ts";
+import type { MethodFees } from "./transition.ts";
 
 export type FeeSchedule = ReadonlyMap<number, MethodFees>;
 

@@ -4,8 +4,8 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import type { Config } from "../lib/config.ts";
-import { apiOpenApi } from "./openapi_api.ts";
+import type { Config } from "../../lib/platform/config.ts";
+import { apiOpenApi } from "./api.ts";
 import {
   idempotencyKey,
   json,
@@ -14,9 +14,9 @@ import {
   pathParam,
   ref,
   webhookPaths,
-} from "./openapi_parts.ts";
-import { v1Schemas } from "./v1/schemas.ts";
-import { v1EventTypes } from "./v1/webhooks.ts";
+} from "./parts.ts";
+import { v1Schemas } from "../v1/schemas.ts";
+import { v1EventTypes } from "../v1/webhooks.ts";
 
 /** JSON Schema of a request body; numbers kept as source text are plain JSON numbers on the wire. */
 function bodySchema(schema: v.GenericSchema): JsonObject {

@@ -1,5 +1,5 @@
 /** Business lines of a company, for Surface A, which names them by code or uses the first one. */
-import type { SqlExecutor } from "./ledger_store.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
 
 export interface LineRef {
   readonly id: string;

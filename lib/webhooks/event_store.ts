@@ -1,8 +1,8 @@
 /** The event log: recorded with the change that caused it, read by Surface B by cursor. */
-import { newId } from "../lib/keys.ts";
-import { eventCatalogue, type EventKey } from "../lib/payouts/states.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { newId } from "../platform/keys.ts";
+import { eventCatalogue, type EventKey } from "../payouts/states.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface StoredEvent {
   readonly id: string;

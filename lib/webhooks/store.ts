@@ -2,9 +2,9 @@
  * Webhook endpoints and their delivery rows. A /v1 endpoint belongs to one line; a Surface A
  * endpoint to the company. Secrets are stored sealed (they must stay usable for signing).
  */
-import { newId } from "../lib/keys.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { newId } from "../platform/keys.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface EndpointRecord {
   readonly id: string;

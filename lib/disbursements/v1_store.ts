@@ -3,12 +3,12 @@
  * side of disbursements (one payout with a claim id) with their timelines. Every lookup is
  * scoped to the caller's company and line; the environment is the database itself.
  */
-import { newId } from "../lib/keys.ts";
-import { eventCatalogue, type PayoutStatus } from "../lib/payouts/states.ts";
-import { recordEvent } from "./event_store.ts";
-import type { Database } from "./client.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { newId } from "../platform/keys.ts";
+import { eventCatalogue, type PayoutStatus } from "../payouts/states.ts";
+import { recordEvent } from "../webhooks/event_store.ts";
+import type { Database } from "../../db/client.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface PayeeFields {
   readonly name: string | null;

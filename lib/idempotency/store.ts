@@ -3,9 +3,9 @@
  * `in_progress` with a lease were written by earlier versions (a claim unit before the change);
  * their lease is still honoured.
  */
-import type { IdempotencyDecision, StoredIdempotency } from "../lib/idempotency.ts";
-import { decideIdempotency } from "../lib/idempotency.ts";
-import type { WriteTx } from "./writer.ts";
+import type { IdempotencyDecision, StoredIdempotency } from "./rules.ts";
+import { decideIdempotency } from "./rules.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface IdempotencyScope {
   readonly companyId: string;

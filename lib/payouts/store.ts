@@ -2,16 +2,16 @@
  * Payouts on the database: every move goes through the state machine, and its new state, ledger
  * transaction, timeline row and outbox events are written in the caller's one write unit.
  */
-import { feesFor, holdFor } from "../lib/fees.ts";
-import { newId } from "../lib/keys.ts";
-import { eventCatalogue, type EventKey, type PayoutStatus } from "../lib/payouts/states.ts";
-import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import { recordEvent } from "./event_store.ts";
+import { feesFor, holdFor } from "./fees.ts";
+import { newId } from "../platform/keys.ts";
+import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
+import { type PayoutMove, type PayoutSnapshot, transition } from "./transition.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { recordEvent } from "../webhooks/event_store.ts";
 import { readFeeSchedule } from "./fee_store.ts";
-import { postTransaction, readLineBalances } from "./ledger_store.ts";
-import { scheduleJob } from "./scheduler_store.ts";
-import type { WriteTx } from "./writer.ts";
+import { postTransaction, readLineBalances } from "../ledger/store.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface PayoutRow extends PayoutSnapshot {
   readonly id: string;

@@ -4,18 +4,13 @@
  * of the payee's delivery options. The test environment "sends" at once into the sandbox inbox;
  * live messages wait in the outbox for a mail/SMS provider.
  */
-import type { Environment } from "../lib/config.ts";
-import { newId, randomBase62, sha256Hex } from "../lib/keys.ts";
-import { centsToDollars } from "../lib/money.ts";
-import { type PayoutStatus, resendableStatuses } from "../lib/payouts/states.ts";
-import {
-  type Language,
-  languageOf,
-  type RenderedMessage,
-  renderMessage,
-} from "../lib/portal/messages.ts";
-import type { SqlExecutor } from "./ledger_store.ts";
-import type { WriteTx } from "./writer.ts";
+import type { Environment } from "../platform/config.ts";
+import { newId, randomBase62, sha256Hex } from "../platform/keys.ts";
+import { centsToDollars } from "../platform/money.ts";
+import { type PayoutStatus, resendableStatuses } from "../payouts/states.ts";
+import { type Language, languageOf, type RenderedMessage, renderMessage } from "./messages.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 /** 43 base62 characters carry 256 bits, above DESIGN 9's 32 random bytes. */
 const PORTAL_TOKEN_LENGTH = 43;

@@ -3,8 +3,8 @@
  * company's sandbox clock, real time plus an offset that only moves forward.
  */
 import type { Client } from "@libsql/client";
-import type { Database } from "./client.ts";
-import type { WriteTx } from "./writer.ts";
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 /** The company's current domain time in this database's environment. */
 export async function domainNow(

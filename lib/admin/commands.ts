@@ -3,11 +3,11 @@
  * and print help from it, so the two can never disagree.
  */
 import * as v from "valibot";
-import type { Environment } from "../lib/config.ts";
-import { tieOutCsv } from "../lib/ledger/tieout.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import { findEventById, queueDeliveries } from "./event_store.ts";
-import { receiveWire, returnAchFunding } from "./funding_store.ts";
+import type { Environment } from "../platform/config.ts";
+import { tieOutCsv } from "../ledger/tieout.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
+import { receiveWire, returnAchFunding } from "../funding/store.ts";
 import {
   addMembership,
   createCompany,
@@ -18,8 +18,8 @@ import {
   revokeKey,
   rotateKey,
   setFees,
-} from "./identity_admin.ts";
-import { lineTieOut, verifyLedger } from "./ledger_reports.ts";
+} from "../identity/admin.ts";
+import { lineTieOut, verifyLedger } from "../ledger/reports.ts";
 
 export interface CommandContext {
   readonly databases: Databases;

@@ -1,11 +1,11 @@
 /** Credential and identity lookups on the hot path (raw SQL on the read connection), and key rotation. */
 import type { Client } from "@libsql/client";
-import type { Environment } from "../lib/config.ts";
-import { keyState } from "../lib/identity/credentials.ts";
-import type { KeyKind } from "../lib/keys.ts";
-import { constantTimeEqual, keyHint, newId, newKeySecret, sha256Hex } from "../lib/keys.ts";
-import { ok, refuse, type Result } from "../lib/result.ts";
-import type { WriteTx } from "./writer.ts";
+import type { Environment } from "../platform/config.ts";
+import { keyState } from "./credentials.ts";
+import type { KeyKind } from "../platform/keys.ts";
+import { constantTimeEqual, keyHint, newId, newKeySecret, sha256Hex } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { WriteTx } from "../../db/writer.ts";
 
 export interface StoredKey {
   readonly id: string;

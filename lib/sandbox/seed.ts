@@ -5,15 +5,15 @@
  * DATA_DIR/sandbox-credentials.json (mode 0600) because keys are stored hashed and cannot be
  * shown again.
  */
-import type { Config } from "../lib/config.ts";
-import { addFunds } from "./funding_store.ts";
+import type { Config } from "../platform/config.ts";
+import { addFunds } from "../funding/store.ts";
 import {
   addMembership,
   createCompany,
   createLine,
   createUser,
   type Databases,
-} from "./identity_admin.ts";
+} from "../identity/admin.ts";
 
 export interface SandboxCredentials {
   base_url: string;
