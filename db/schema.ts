@@ -121,6 +121,9 @@ export const disbursements = sqliteTable("disbursements", {
   externalUuid: text("external_uuid").notNull(),
   claimId: text("claim_id"),
   largeDisbursement: integer("large_disbursement", { mode: "boolean" }).notNull().default(false),
+  /** The funding whose credit released this large disbursement from pending_funds, and when. */
+  releasedByFundingId: text("released_by_funding_id"),
+  releasedAt: integer("released_at"),
   payorUserId: text("payor_user_id"),
   /** SHA-256 of the canonical create body, to tell a replay from a conflicting reuse. */
   requestFingerprint: text("request_fingerprint").notNull(),
@@ -183,6 +186,11 @@ export const payouts = sqliteTable("payouts", {
   railReference: text("rail_reference"),
   failureReason: text("failure_reason"),
   retryCount: integer("retry_count").notNull().default(0),
+  /**
+   * Submissions to a rail so far (first sends, retries and sends after a re-offer): the next
+   * submission's number, so `payout id + number` is a reference no other submission shares.
+   */
+  submissionCount: integer("submission_count").notNull().default(0),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [
@@ -261,6 +269,8 @@ export const fundings = sqliteTable("fundings", {
   amountCents: integer("amount_cents").notNull(),
   description: text("description").notNull(),
   largeDisbursement: integer("large_disbursement", { mode: "boolean" }).notNull(),
+  /** The disbursement a large-disbursement funding is for: released first by its credit. */
+  disbursementId: text("disbursement_id"),
   status: text("status", { enum: ["Pending", "Completed", "Returned"] }).notNull(),
   requestFingerprint: text("request_fingerprint").notNull(),
   expectedAvailableAt: integer("expected_available_at"),
@@ -332,6 +342,8 @@ export const webhookEndpoints = sqliteTable("webhook_endpoints", {
   previousSecretExpiresAt: integer("previous_secret_expires_at"),
   disabledAt: integer("disabled_at"),
   disabledReason: text("disabled_reason"),
+  /** Start of an unbroken run of failed attempts (null after any success): the circuit breaker. */
+  failingSince: integer("failing_since"),
   deletedAt: integer("deleted_at"),
   createdAt: createdAt(),
 }, (t) => [index("webhook_endpoints_company").on(t.companyId)]);
@@ -402,8 +414,15 @@ export const scheduledJobs = sqliteTable("scheduled_jobs", {
   dueAt: integer("due_at").notNull(),
   payload: text("payload").notNull().default("{}"),
   doneAt: integer("done_at"),
-  /** Set when the job's handler failed: it is done, and an operator must look at it. */
+  /**
+   * The latest failure. With done_at set the job is parked for an operator; without it the job
+   * failed transiently and waits for its retry at due_at.
+   */
   error: text("error"),
+  /** Runs started so far, failed ones included: picks the backoff of the next transient retry. */
+  attempts: integer("attempts").notNull().default(0),
+  /** A job that calls a rail or the network is claimed until then; after it another run may. */
+  leaseUntil: integer("lease_until"),
   createdAt: createdAt(),
 }, (t) => [
   index("scheduled_jobs_due").on(t.doneAt, t.dueAt),
@@ -457,3 +476,60 @@ export const portalLinks = sqliteTable("portal_links", {
   replacedAt: integer("replaced_at"),
   createdAt: createdAt(),
 }, (t) => [index("portal_links_payout").on(t.payoutId)]);
+
+/**
+ * The sandbox rail's own side (what a bank or provider keeps): every submission it accepted or
+ * refused, by the submitter's idempotency reference, so a submission repeated after a crash gets
+ * the first answer and is never paid twice.
+ */
+export const sandboxRailSubmissions = sqliteTable("sandbox_rail_submissions", {
+  reference: text("reference").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  modality: text("modality").notNull(),
+  /** The rail's answer as JSON: accepted with its reference and outcome, or refused with a code. */
+  answer: text("answer").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * Batch rails (a bank file, a provider batch): payouts queue as entries without a batch; a cutoff
+ * gathers the queued entries of a company and rail into one batch, which is then transmitted;
+ * outcomes arrive per entry.
+ */
+export const railBatches = sqliteTable("rail_batches", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  rail: text("rail").notNull(),
+  status: text("status", {
+    enum: ["built", "transmitting", "transmitted", "in_doubt", "voided"],
+  }).notNull(),
+  entryCount: integer("entry_count").notNull(),
+  totalCents: integer("total_cents").notNull(),
+  cutoffAt: integer("cutoff_at").notNull(),
+  /** What the rail called the batch when it took it (a file name, a provider batch id). */
+  railReference: text("rail_reference"),
+  transmittedAt: integer("transmitted_at"),
+  error: text("error"),
+  createdAt: createdAt(),
+}, (t) => [index("rail_batches_company_status").on(t.companyId, t.status)]);
+
+export const railBatchEntries = sqliteTable("rail_batch_entries", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  rail: text("rail").notNull(),
+  /** Null while queued for the next cutoff. */
+  batchId: text("batch_id").references(() => railBatches.id),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  /** The submission's idempotency reference (payout id + submission number). */
+  reference: text("reference").notNull(),
+  amountCents: integer("amount_cents").notNull(),
+  status: text("status", {
+    enum: ["queued", "batched", "sent", "completed", "failed", "voided"],
+  }).notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("rail_batch_entries_reference").on(t.reference),
+  index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId),
+  index("rail_batch_entries_batch").on(t.batchId),
+]);
