@@ -55,7 +55,8 @@ export function hostRefusesEnvironment(
 
 /**
  * Resolves the company a Surface A request acts for: the CompanyApiKey header when sent (it must
- * name a company the user belongs to, else 403), otherwise the company the token was issued for.
+ * be an active company key of a company the user belongs to, else 403), otherwise the company the
+ * token was issued for.
  */
 export async function resolveCompanyKey(
   deps: AppDeps,
@@ -70,8 +71,9 @@ export async function resolveCompanyKey(
   const key = parsed?.kind === "company"
     ? await findKeyBySecret(database.readClient, companyApiKey.trim(), "company")
     : null;
+  // DESIGN 3: the header names a company the user may not act for; the caller is authenticated.
   if (!key || keyState(key, deps.clock.now()) !== "active" || key.companyId === null) {
-    return unauthorized(c, "CompanyApiKey is not a valid company key", "CompanyApiKey");
+    return forbidden(c, "CompanyApiKey is not a company key of this environment", "CompanyApiKey");
   }
   if (!(await isMember(database.readClient, userId, key.companyId))) {
     return forbidden(

@@ -130,11 +130,13 @@ Deno.test("a multi-company user chooses the company with CompanyApiKey; another 
     const unknown = await authenticate(f, f.cast.acme.tin, f.cast.alice.keyTest, {
       CompanyApiKey: "cak_nope",
     });
-    assert.equal(unknown.status, 401);
-    assert.deepEqual(
-      await unknown.json(),
-      authFailure("CompanyApiKey is not a valid company key", "CompanyApiKey"),
-    );
+    assert.equal(unknown.status, 403);
+    const unknownMessage = "CompanyApiKey is not a company key of this environment";
+    assert.deepEqual(await unknown.json(), {
+      name: "NOT_AUTHORIZED",
+      message: unknownMessage,
+      details: [{ Issue: unknownMessage, Field: "CompanyApiKey", Location: "header" }],
+    });
   });
 });
 

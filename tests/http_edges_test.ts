@@ -259,3 +259,43 @@ Deno.test("an idempotent key rotation replays the new key from a sealed copy; th
     assert.ok(!stored.includes(secret), "the stored response does not hold the key in clear");
   });
 });
+
+Deno.test("an unknown, malformed or revoked CompanyApiKey is 403 NOT_AUTHORIZED, at authenticate and on a request", async () => {
+  await withHttpFixture(async (f) => {
+    const login = await f.app.request("/api/authenticate", {
+      method: "POST",
+      headers: { Authorization: basic(f.cast.acme.tin, f.cast.alice.keyTest) },
+    });
+    const { access_token } = await login.json() as { access_token: string };
+    const revoked = f.cast.beacon.companyKey;
+    await f.deps.databases.test.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE api_keys SET revoked_at = ? WHERE kind = 'company' AND company_id = ?",
+        args: [f.clock.now(), f.cast.beacon.id],
+      })
+    );
+    const message = "CompanyApiKey is not a company key of this environment";
+    const refusal = {
+      name: "NOT_AUTHORIZED",
+      message,
+      details: [{ Issue: message, Field: "CompanyApiKey", Location: "header" }],
+    };
+    const unknown = `cak_${"x".repeat(32)}`;
+    for (const companyApiKey of [unknown, "cak_nope", "not-a-key", revoked]) {
+      const atAuthenticate = await f.app.request("/api/authenticate", {
+        method: "POST",
+        headers: {
+          Authorization: basic(f.cast.acme.tin, f.cast.morgan.keyTest),
+          CompanyApiKey: companyApiKey,
+        },
+      });
+      assert.equal(atAuthenticate.status, 403, companyApiKey);
+      assert.deepEqual(await atAuthenticate.json(), refusal, companyApiKey);
+      const onRequest = await f.app.request("/api/balance", {
+        headers: { Authorization: `Bearer ${access_token}`, CompanyApiKey: companyApiKey },
+      });
+      assert.equal(onRequest.status, 403, companyApiKey);
+      assert.deepEqual(await onRequest.json(), refusal, companyApiKey);
+    }
+  });
+});

@@ -21,12 +21,16 @@ const companyApiKey = {
   name: "CompanyApiKey",
   in: "header",
   required: false,
-  description: "The company's key; needed only by a user of several companies.",
+  description:
+    "The company's key; needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403.",
   schema: { type: "string" },
 };
 const errors = {
   400: failure("VALIDATION_ERROR: `details[]` names each wrong field and where it was."),
   401: failure("AUTHENTICATION_FAILURE: no token, or an expired or unknown one."),
+  403: failure(
+    "NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to.",
+  ),
   429: failure("RATE_LIMIT_REACHED: see Retry-After."),
 };
 const writeErrors = {
@@ -188,6 +192,7 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
             },
           }),
           401: errors[401],
+          403: errors[403],
           429: errors[429],
         },
       },
