@@ -79,7 +79,7 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
       f.cast.acme.id,
       f.clock.now(),
       f.deps.jobHandlers.test,
-      JOBS_PER_BATCH_MAX,
+      { perBatch: JOBS_PER_BATCH_MAX },
     );
     const offerSeconds = (performance.now() - offerStarted) / 1000;
     const offerCpuMicros = cpuMicros() - offerCpu;

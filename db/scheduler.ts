@@ -1,18 +1,69 @@
 /**
- * Runs due jobs: each in its own write unit that also marks it done, in due-time order, with the
- * job's due time as the domain time of what it does. Driven by an in-process loop, a Deno.cron
- * sweep each minute, and sandbox clock advances.
+ * Runs due jobs, in due-time order, with the job's due time as the domain time of what it does.
+ * A job runs in its own write unit that also marks it done, or, when it calls a rail, a bank or a
+ * provider, as a claim with a lease, the call outside every unit, and a unit that records the
+ * answer. A job that fails on storage or the network is retried with backoff; any other failure
+ * parks it for an operator (db/job_policy.ts). Driven by the worker loop, a Deno.cron sweep each
+ * minute, and sandbox clock advances.
  */
-import type { Clock } from "../lib/platform/clock.ts";
+import { type Clock, systemClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
+import type { Metrics } from "../lib/platform/metrics.ts";
 import type { Database } from "./client.ts";
+import { classifyJobFailure, retryDelayMs } from "./job_policy.ts";
 import { purgeExpiredRows } from "./retention.ts";
 import { advanceOffset, domainNow, latestDomainNow } from "../lib/sandbox/clock_store.ts";
-import { companiesWithDueJobs, type DueJob, dueJobs, markJobDone } from "./scheduler_store.ts";
+import {
+  claimJob,
+  companiesWithDueJobs,
+  type DueJob,
+  dueJobs,
+  type FailedRun,
+  finishClaimedJob,
+  markJobDone,
+  parkJob,
+  scheduleJobRetry,
+} from "./scheduler_store.ts";
+import { WorkerLoop } from "./worker_loop.ts";
 import type { WriteTx } from "./writer.ts";
 
-export type JobHandler = (tx: WriteTx, job: DueJob) => Promise<void>;
+export { TransientJobError } from "./job_policy.ts";
+
+/** Runs inside the write unit that also marks the job done. */
+export type UnitJob = (tx: WriteTx, job: DueJob) => Promise<void>;
+
+/**
+ * A job that calls a rail, a bank or a provider: claimed with a lease in one write unit (which also
+ * runs `prepare`), called outside every write unit, then answered in a second unit that runs
+ * `record` and marks the job done. A crash between the two leaves the claim to expire; the job then
+ * runs again, so `call` must be idempotent on the reference `prepare` gives it.
+ */
+export interface ExternalJob<Request, Answer> {
+  readonly external: true;
+  /** How long a claim keeps other runs away; the call must finish well within it. */
+  readonly leaseMs: number;
+  /** In the claiming unit: what the call needs, or null when there is nothing to call (the job is then done in that unit). */
+  prepare(tx: WriteTx, job: DueJob): Promise<Request | null>;
+  /** Outside any write unit. Throw TransientJobError to retry with backoff; any other error parks the job. */
+  call(request: Request, job: DueJob): Promise<Answer>;
+  /** In the unit that marks the job done. */
+  record(tx: WriteTx, job: DueJob, answer: Answer): Promise<void>;
+}
+
+/** Any job's handler; an external job's request and answer types stay its own business. */
+export type JobHandler = UnitJob | ExternalJob<unknown, unknown>;
 export type JobHandlers = Readonly<Record<string, JobHandler>>;
+
+/** Declares an external job with its request and answer types inferred. */
+export function externalJob<Request, Answer>(
+  job: Omit<ExternalJob<Request, Answer>, "external">,
+): ExternalJob<Request, Answer> {
+  return { external: true, ...job };
+}
+
+function isExternalJob(handler: JobHandler): handler is ExternalJob<unknown, unknown> {
+  return typeof handler === "object" && handler.external === true;
+}
 
 /**
  * Jobs a sweep runs side by side: each in its own unit, so they share group commits and one
@@ -23,60 +74,196 @@ export const JOBS_PER_BATCH_MAX = 32;
 /** Expired rows are looked for at most this often (the first sweep looks at once). */
 export const PURGE_INTERVAL_MS = 60_000;
 
+export interface JobRunOptions {
+  /** Jobs run side by side; 1 (the default) runs them strictly one after another. */
+  readonly perBatch?: number;
+  /** Real time, for the leases of external jobs (never the sandbox clock); the system clock by default. */
+  readonly clock?: Clock;
+  /** Counts failed jobs by kind and outcome. */
+  readonly metrics?: Metrics;
+}
+
+/** What a run needs to know about the run that found the job. */
+interface RunContext {
+  readonly database: Database;
+  readonly handlers: JobHandlers;
+  /** The domain time the run goes to: a transient failure is retried this long after it. */
+  readonly until: number;
+  readonly clock: Clock;
+  readonly metrics: Metrics | undefined;
+}
+
 /**
  * Runs every job of the company due at or before `until`, including jobs those jobs schedule.
  * `perBatch` 1 runs them strictly one after another in due order, as a sandbox clock advance
- * must (a job may schedule another that falls due before the next one found). A larger batch is
- * for sweeps at the present time: the jobs found run in due order within their batch, and any job
- * they schedule runs in a later batch.
+ * must (a job may schedule another that falls due before the next one found; an external job
+ * runs claim, call and record before the next). A larger batch is for sweeps at the present time:
+ * the jobs found run in due order within their batch, and any job they schedule runs in a later
+ * batch. Rejects when a failure could not even be recorded (storage down): the caller tries later.
  */
 export async function runDueJobs(
   database: Database,
   companyId: string,
   until: number,
   handlers: JobHandlers,
-  perBatch = 1,
+  options: JobRunOptions = {},
 ): Promise<number> {
+  const run: RunContext = {
+    database,
+    handlers,
+    until,
+    clock: options.clock ?? systemClock,
+    metrics: options.metrics,
+  };
   let ran = 0;
   for (;;) {
-    const jobs = await dueJobs(database.readClient, companyId, until, perBatch);
+    const jobs = await dueJobs(
+      database.readClient,
+      companyId,
+      until,
+      options.perBatch ?? 1,
+      run.clock.now(),
+    );
     if (jobs.length === 0) return ran;
-    const outcomes = await Promise.all(jobs.map((job) => runJob(database, job, handlers)));
-    ran += outcomes.filter((counted) => counted).length;
+    // Settled, not raced: a sweep must not end while jobs of its batch still run.
+    const outcomes = await Promise.allSettled(jobs.map((job) => runJob(run, job)));
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") throw outcome.reason;
+      if (outcome.value) ran++;
+    }
   }
 }
 
-/** Runs one job in its own unit that also marks it done; true when this run counted it. */
-async function runJob(database: Database, job: DueJob, handlers: JobHandlers): Promise<boolean> {
+/** Runs one job; true when this run counted it (another runner may have taken it first). */
+function runJob(run: RunContext, job: DueJob): Promise<boolean> {
+  const handler = run.handlers[job.kind];
+  if (handler !== undefined && isExternalJob(handler)) return runExternalJob(run, job, handler);
+  return runUnitJob(run, job, handler);
+}
+
+async function runUnitJob(
+  run: RunContext,
+  job: DueJob,
+  handler: UnitJob | undefined,
+): Promise<boolean> {
   try {
-    return await database.writer.write(async (tx) => {
-      // Another runner (the sweep, a clock advance) may have taken it first.
+    return await run.database.writer.write(async (tx) => {
       if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
-      const handler = handlers[job.kind];
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       await handler(tx, job);
       return true;
     });
   } catch (error) {
-    // The job's changes were rolled back with it; it is parked so one bad row cannot stall the queue.
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: "job failed",
-        job_id: job.id,
-        kind: job.kind,
-        error: message,
-      }),
-    );
-    await database.writer.write((tx) =>
-      tx.execute({
-        sql: "UPDATE scheduled_jobs SET done_at = ?, error = ? WHERE id = ? AND done_at IS NULL",
-        args: [job.dueAt, message, job.id],
-      })
-    );
+    // The job's changes were rolled back with it.
+    await recordFailure(run, job, error, { leaseUntil: null });
     return true;
   }
+}
+
+async function runExternalJob(
+  run: RunContext,
+  job: DueJob,
+  handler: ExternalJob<unknown, unknown>,
+): Promise<boolean> {
+  const realNow = run.clock.now();
+  const leaseUntil = realNow + handler.leaseMs;
+  let claim: { taken: true } | { taken: false; request: unknown };
+  try {
+    claim = await run.database.writer.write(async (tx) => {
+      if (!(await claimJob(tx, job.id, realNow, leaseUntil))) return { taken: true };
+      const request = await handler.prepare(tx, job);
+      if (request === null) {
+        // Nothing to call: the job is done in its claiming unit.
+        await finishClaimedJob(tx, job.id, job.dueAt, leaseUntil);
+      }
+      return { taken: false, request };
+    });
+  } catch (error) {
+    // The claim was rolled back with the unit.
+    await recordFailure(run, job, error, { leaseUntil: null });
+    return true;
+  }
+  if (claim.taken) return false;
+  if (claim.request === null) return true;
+  let answer: unknown;
+  try {
+    answer = await handler.call(claim.request, job);
+  } catch (error) {
+    await recordFailure(run, job, error, { leaseUntil });
+    return true;
+  }
+  try {
+    const recorded = await run.database.writer.write(async (tx) => {
+      if (!(await finishClaimedJob(tx, job.id, job.dueAt, leaseUntil))) return false;
+      await handler.record(tx, job, answer);
+      return true;
+    });
+    if (!recorded) {
+      logJob("warn", "job answer not recorded: its claim ended and another run took the job", job);
+    }
+    return recorded;
+  } catch (error) {
+    await recordFailure(run, job, error, { leaseUntil });
+    return true;
+  }
+}
+
+/**
+ * Retries a job that failed on storage or the network, later; parks any other failure so one bad
+ * row cannot stall the queue. Throws when even that cannot be written.
+ */
+async function recordFailure(
+  run: RunContext,
+  job: DueJob,
+  error: unknown,
+  failedRun: FailedRun,
+): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  const outcome = classifyJobFailure(error) === "transient" ? "retried" : "parked";
+  let recorded: { attempts: number; dueAt: number | null } | null;
+  try {
+    recorded = await run.database.writer.write(async (tx) => {
+      if (outcome === "retried") {
+        return await scheduleJobRetry(tx, job.id, {
+          error: message,
+          from: run.until,
+          delayMs: retryDelayMs,
+          run: failedRun,
+        });
+      }
+      const attempts = await parkJob(tx, job.id, {
+        error: message,
+        doneAt: job.dueAt,
+        run: failedRun,
+      });
+      return attempts === null ? null : { attempts, dueAt: null };
+    });
+  } catch (recordError) {
+    logJob("error", "job failed", job, {
+      outcome: "unrecorded",
+      error: message,
+      record_error: recordError instanceof Error ? recordError.message : String(recordError),
+    });
+    throw recordError;
+  }
+  // Null: another run took the job meanwhile, and its outcome stands.
+  if (recorded === null) return;
+  logJob(outcome === "parked" ? "error" : "warn", "job failed", job, {
+    attempts: recorded.attempts,
+    outcome,
+    ...(recorded.dueAt === null ? {} : { retry_at: new Date(recorded.dueAt).toISOString() }),
+    error: message,
+  });
+  run.metrics?.jobFailed(job.kind, outcome);
+}
+
+function logJob(
+  level: "warn" | "error",
+  msg: string,
+  job: DueJob,
+  fields: Record<string, unknown> = {},
+): void {
+  console.error(JSON.stringify({ level, msg, job_id: job.id, kind: job.kind, ...fields }));
 }
 
 /**
@@ -98,13 +285,17 @@ async function bringRetriesDue(
   });
 }
 
-/** Moves a company's sandbox clock and runs everything that falls due, in time order. */
+/**
+ * Moves a company's sandbox clock and runs everything that falls due, in time order. `clock` is
+ * real time, for the leases of external jobs.
+ */
 export async function advanceSandboxClock(
   database: Database,
   companyId: string,
   seconds: number,
   realNow: number,
   handlers: JobHandlers,
+  options: Omit<JobRunOptions, "perBatch"> = {},
 ): Promise<{ now: number; jobsRun: number }> {
   if (database.environment !== "test") {
     throw new Error("only the test environment has a sandbox clock");
@@ -115,12 +306,15 @@ export async function advanceSandboxClock(
     return offset;
   });
   const now = realNow + offset;
-  return { now, jobsRun: await runDueJobs(database, companyId, now, handlers) };
+  return { now, jobsRun: await runDueJobs(database, companyId, now, handlers, options) };
 }
 
-/** The background loop over both databases; one sweep at a time. */
+/** The scheduler's name in worker logs and metrics. */
+export const SCHEDULER_WORKER = "scheduler";
+
+/** The background sweep over both databases; one sweep at a time. */
 export class Scheduler {
-  #timer: ReturnType<typeof setInterval> | null = null;
+  #loop: WorkerLoop | null = null;
   #sweeping: Promise<void> | null = null;
   #purgedAt = -Infinity;
 
@@ -128,11 +322,12 @@ export class Scheduler {
     private readonly databases: Readonly<Record<Environment, Database>>,
     private readonly handlers: Readonly<Record<Environment, JobHandlers>>,
     private readonly clock: Clock,
+    private readonly options: { readonly metrics?: Metrics } = {},
   ) {}
 
   /**
    * Runs every company's due jobs at its own domain time, and purges expired rows each
-   * PURGE_INTERVAL_MS; skipped while a sweep runs.
+   * PURGE_INTERVAL_MS; joins the sweep in flight. Rejects when storage fails.
    */
   sweep(): Promise<void> {
     this.#sweeping ??= this.#sweepAll().finally(() => {
@@ -145,17 +340,22 @@ export class Scheduler {
     for (
       const [environment, database] of Object.entries(this.databases) as [Environment, Database][]
     ) {
-      const latest = await latestDomainNow(database, this.clock.now());
-      for (const { companyId, dueAt } of await companiesWithDueJobs(database.readClient, latest)) {
+      const realNow = this.clock.now();
+      const latest = await latestDomainNow(database, realNow);
+      for (
+        const { companyId, dueAt } of await companiesWithDueJobs(
+          database.readClient,
+          latest,
+          realNow,
+        )
+      ) {
         const until = await domainNow(database, companyId, this.clock.now());
         if (dueAt <= until) {
-          await runDueJobs(
-            database,
-            companyId,
-            until,
-            this.handlers[environment],
-            JOBS_PER_BATCH_MAX,
-          );
+          await runDueJobs(database, companyId, until, this.handlers[environment], {
+            perBatch: JOBS_PER_BATCH_MAX,
+            clock: this.clock,
+            metrics: this.options.metrics,
+          });
         }
       }
     }
@@ -177,22 +377,21 @@ export class Scheduler {
     }
   }
 
-  /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */
+  /** Sweeps on the worker loop every `intervalMs`, and each minute from Deno.cron when available. */
   start(intervalMs: number): void {
-    this.#timer = setInterval(() => void this.sweep(), intervalMs);
-    const cron = (Deno as {
-      cron?: (name: string, schedule: string, fn: () => Promise<void>) => Promise<void>;
-    })
-      .cron;
-    if (typeof cron === "function") {
-      // Deno.cron needs --unstable-cron; without it the in-process loop alone drives the jobs.
-      cron("scheduler-sweep", "* * * * *", () => this.sweep()).catch(() => {});
-    }
+    this.#loop = new WorkerLoop({
+      name: SCHEDULER_WORKER,
+      sweep: () => this.sweep(),
+      intervalMs,
+      metrics: this.options.metrics,
+    });
+    this.#loop.start();
   }
 
+  /** Stops sweeping and waits for the sweep in flight (its jobs included) to end. */
   async stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    if (this.#sweeping) await this.#sweeping;
+    await this.#loop?.stop();
+    this.#loop = null;
+    if (this.#sweeping) await this.#sweeping.catch(() => {});
   }
 }

@@ -14,6 +14,8 @@ export interface DueJob {
   readonly subjectId: string;
   readonly dueAt: number;
   readonly payload: Record<string, unknown>;
+  /** Runs started before this one, failed ones included. */
+  readonly attempts: number;
 }
 
 export async function scheduleJob(
@@ -51,55 +53,161 @@ const rowToJob = (row: Record<string, unknown>): DueJob => ({
   subjectId: String(row.subject_id),
   dueAt: Number(row.due_at),
   payload: JSON.parse(String(row.payload)) as Record<string, unknown>,
+  attempts: Number(row.attempts),
 });
 
-/** The earliest pending jobs of a company due at or before `until`, in due order. */
+/**
+ * The earliest pending jobs of a company due at or before `until`, in due order, leaving out
+ * those claimed until after `realNow` (their run is calling out).
+ */
 export async function dueJobs(
   client: Client,
   companyId: string,
   until: number,
   limit: number,
+  realNow: number,
 ): Promise<DueJob[]> {
   const { rows } = await client.execute({
-    sql: `SELECT id, company_id, kind, subject_id, due_at, payload FROM scheduled_jobs
-          WHERE done_at IS NULL AND company_id = ? AND due_at <= ? ORDER BY due_at, rowid LIMIT ?`,
-    args: [companyId, until, limit],
+    sql: `SELECT id, company_id, kind, subject_id, due_at, payload, attempts FROM scheduled_jobs
+          WHERE done_at IS NULL AND company_id = ? AND due_at <= ?
+            AND (lease_until IS NULL OR lease_until <= ?)
+          ORDER BY due_at, rowid LIMIT ?`,
+    args: [companyId, until, realNow, limit],
   });
   return rows.map(rowToJob);
 }
 
 /**
- * Companies with a pending job due at or before `until`, with their earliest one. Reads only the
- * due jobs (the (done_at, due_at) index), not every pending reminder and expiry, which grow with
- * every offered payout.
+ * Companies with a pending, unclaimed job due at or before `until`, with their earliest one.
+ * Reads only the due jobs (the (done_at, due_at) index), not every pending reminder and expiry,
+ * which grow with every offered payout.
  */
 export async function companiesWithDueJobs(
   client: Client,
   until: number,
+  realNow: number,
 ): Promise<{ companyId: string; dueAt: number }[]> {
   const { rows } = await client.execute({
     sql: `SELECT company_id, min(due_at) AS due_at FROM scheduled_jobs
-          WHERE done_at IS NULL AND due_at <= ? GROUP BY company_id`,
-    args: [until],
+          WHERE done_at IS NULL AND due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+          GROUP BY company_id`,
+    args: [until, realNow],
   });
   return rows.map((row) => ({ companyId: String(row.company_id), dueAt: Number(row.due_at) }));
 }
 
-/** Marks a job done inside the unit that ran it; false when another run already did. */
-/** Deletes at most `limit` jobs that ran without an error at or before `doneBy`; returns how many. */
+/**
+ * Deletes at most `limit` jobs that ran without an error at or before `doneBy`; returns how
+ * many. Parked jobs (done with an error) and pending retries (not done) stay.
+ */
 export async function purgeDoneJobs(tx: WriteTx, doneBy: number, limit: number): Promise<number> {
   const result = await tx.execute({
     sql: `DELETE FROM scheduled_jobs WHERE rowid IN
-            (SELECT rowid FROM scheduled_jobs WHERE done_at <= ? AND error IS NULL LIMIT ?)`,
+            (SELECT rowid FROM scheduled_jobs
+              WHERE done_at IS NOT NULL AND done_at <= ? AND error IS NULL LIMIT ?)`,
     args: [doneBy, limit],
   });
   return result.rowsAffected;
 }
 
-export async function markJobDone(tx: WriteTx, jobId: string, now: number): Promise<boolean> {
+/**
+ * Marks a job done inside the unit that runs it, counting the run and clearing an earlier
+ * failure; false when another run already did.
+ */
+export async function markJobDone(tx: WriteTx, jobId: string, doneAt: number): Promise<boolean> {
   const result = await tx.execute({
-    sql: "UPDATE scheduled_jobs SET done_at = ? WHERE id = ? AND done_at IS NULL",
-    args: [now, jobId],
+    sql: `UPDATE scheduled_jobs SET done_at = ?, error = NULL, attempts = attempts + 1
+          WHERE id = ? AND done_at IS NULL`,
+    args: [doneAt, jobId],
   });
   return result.rowsAffected === 1;
+}
+
+/**
+ * Claims a job that calls out until `leaseUntil` (real time), counting the run; false when it is
+ * done or another run holds an unexpired claim.
+ */
+export async function claimJob(
+  tx: WriteTx,
+  jobId: string,
+  realNow: number,
+  leaseUntil: number,
+): Promise<boolean> {
+  const result = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET lease_until = ?, attempts = attempts + 1
+          WHERE id = ? AND done_at IS NULL AND (lease_until IS NULL OR lease_until <= ?)`,
+    args: [leaseUntil, jobId, realNow],
+  });
+  return result.rowsAffected === 1;
+}
+
+/** Marks a claimed job done; false when the claim is no longer this run's. */
+export async function finishClaimedJob(
+  tx: WriteTx,
+  jobId: string,
+  doneAt: number,
+  leaseUntil: number,
+): Promise<boolean> {
+  const result = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET done_at = ?, error = NULL, lease_until = NULL
+          WHERE id = ? AND done_at IS NULL AND lease_until = ?`,
+    args: [doneAt, jobId, leaseUntil],
+  });
+  return result.rowsAffected === 1;
+}
+
+/**
+ * Which run a failure belongs to: a claim of this run (the claim counted the run), or a unit
+ * that rolled back (its count with it).
+ */
+export type FailedRun = { readonly leaseUntil: number } | { readonly leaseUntil: null };
+
+function failedRunMatch(run: FailedRun): { count: number; where: string; args: number[] } {
+  return run.leaseUntil === null
+    ? { count: 1, where: "done_at IS NULL", args: [] }
+    : { count: 0, where: "done_at IS NULL AND lease_until = ?", args: [run.leaseUntil] };
+}
+
+/**
+ * Leaves a failed job pending with its error, due `delayMs(attempts)` after `from`; returns the
+ * runs counted and the new due time, or null when another run took the job meanwhile.
+ */
+export async function scheduleJobRetry(
+  tx: WriteTx,
+  jobId: string,
+  failure: { error: string; from: number; delayMs: (attempts: number) => number; run: FailedRun },
+): Promise<{ attempts: number; dueAt: number } | null> {
+  const match = failedRunMatch(failure.run);
+  const { rows } = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET error = ?, lease_until = NULL, attempts = attempts + ?
+          WHERE id = ? AND ${match.where} RETURNING attempts`,
+    args: [failure.error, match.count, jobId, ...match.args],
+  });
+  if (!rows[0]) return null;
+  const attempts = Number(rows[0].attempts);
+  const dueAt = failure.from + failure.delayMs(attempts);
+  await tx.execute({
+    sql: "UPDATE scheduled_jobs SET due_at = ? WHERE id = ?",
+    args: [dueAt, jobId],
+  });
+  return { attempts, dueAt };
+}
+
+/**
+ * Parks a failed job: done with its error, for an operator to read and retry; returns the runs
+ * counted, or null when another run took the job meanwhile.
+ */
+export async function parkJob(
+  tx: WriteTx,
+  jobId: string,
+  failure: { error: string; doneAt: number; run: FailedRun },
+): Promise<number | null> {
+  const match = failedRunMatch(failure.run);
+  const { rows } = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET done_at = ?, error = ?, lease_until = NULL,
+            attempts = attempts + ?
+          WHERE id = ? AND ${match.where} RETURNING attempts`,
+    args: [failure.doneAt, failure.error, match.count, jobId, ...match.args],
+  });
+  return rows[0] ? Number(rows[0].attempts) : null;
 }

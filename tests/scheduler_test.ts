@@ -157,7 +157,7 @@ Deno.test("a sweep runs due jobs in batches: due order, shared commits, a failur
       },
     };
     const groupsBefore = database.writer.stats.groups;
-    const count = await runDueJobs(database, "co_1", NOW + 1000, handlers, 16);
+    const count = await runDueJobs(database, "co_1", NOW + 1000, handlers, { perBatch: 16 });
     assert.equal(count, 41);
     const due = (from: number, to: number) =>
       Array.from({ length: to - from }, (_, i) => `j${from + i}`).filter((id) => id !== "j7");

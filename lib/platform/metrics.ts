@@ -5,6 +5,9 @@ const API_QUIET_MS = 10;
 export class Metrics {
   readonly #requests = new Map<string, number>();
   readonly #durationSumMs = new Map<string, number>();
+  readonly #sweeps = new Map<string, number>();
+  readonly #sweepErrors = new Map<string, number>();
+  readonly #jobFailures = new Map<string, number>();
   #inFlight = 0;
   #lastFinishedAt = -Infinity;
 
@@ -38,6 +41,19 @@ export class Metrics {
     this.#durationSumMs.set(surface, (this.#durationSumMs.get(surface) ?? 0) + durationMs);
   }
 
+  /** Counts one sweep of a worker loop, and whether it failed. */
+  workerSwept(worker: string, succeeded: boolean): void {
+    const key = `worker="${worker}"`;
+    this.#sweeps.set(key, (this.#sweeps.get(key) ?? 0) + 1);
+    this.#sweepErrors.set(key, (this.#sweepErrors.get(key) ?? 0) + (succeeded ? 0 : 1));
+  }
+
+  /** Counts one failed scheduled job by kind and what became of it (retried or parked). */
+  jobFailed(kind: string, outcome: "retried" | "parked"): void {
+    const key = `kind="${kind}",outcome="${outcome}"`;
+    this.#jobFailures.set(key, (this.#jobFailures.get(key) ?? 0) + 1);
+  }
+
   /** Prometheus exposition text; `gauges` adds values read at scrape time. */
   render(
     gauges: Record<string, { help: string; samples: [labels: string, value: number][] }>,
@@ -51,6 +67,17 @@ export class Metrics {
       ...[...this.#durationSumMs].map(([surface, ms]) =>
         `http_request_duration_ms_sum{surface="${surface}"} ${ms.toFixed(3)}`
       ),
+      ...counter("worker_sweeps_total", "Sweeps run by each worker loop.", this.#sweeps),
+      ...counter(
+        "worker_sweep_errors_total",
+        "Sweeps of each worker loop that failed (logged; the next tick sweeps again).",
+        this.#sweepErrors,
+      ),
+      ...counter(
+        "scheduled_job_failures_total",
+        "Scheduled jobs that failed, by kind and outcome (retried later or parked).",
+        this.#jobFailures,
+      ),
     ];
     for (const [name, gauge] of Object.entries(gauges)) {
       lines.push(`# HELP ${name} ${gauge.help}`, `# TYPE ${name} gauge`);
@@ -60,4 +87,12 @@ export class Metrics {
     }
     return lines.join("\n") + "\n";
   }
+}
+
+function counter(name: string, help: string, samples: Map<string, number>): string[] {
+  return [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} counter`,
+    ...[...samples].map(([labels, n]) => `${name}{${labels}} ${n}`),
+  ];
 }
