@@ -26,6 +26,8 @@ export interface PayoutRow extends PayoutSnapshot {
   readonly permissionRequiredFrom: string[];
   readonly methodDetails: Record<string, unknown>;
   readonly retryCount: number;
+  /** Submissions to a rail so far: the next one's idempotency reference ends in this plus one. */
+  readonly submissionCount: number;
   readonly failureReason: string | null;
   readonly createdAt: number;
 }
@@ -33,7 +35,7 @@ export interface PayoutRow extends PayoutSnapshot {
 const PAYOUT_COLUMNS =
   `id, disbursement_id, company_id, line_id, payee_uuid, payee_id, email, status, amount_cents,
   held_cents, payor_fee_cents, payee_fee_cents, service_fee_cents, payment_method_id, allowed_payment_method_ids,
-  permission_required_from, method_details, retry_count, failure_reason, created_at`;
+  permission_required_from, method_details, retry_count, submission_count, failure_reason, created_at`;
 
 function toPayout(row: Record<string, unknown>): PayoutRow {
   return {
@@ -55,6 +57,7 @@ function toPayout(row: Record<string, unknown>): PayoutRow {
     permissionRequiredFrom: JSON.parse(String(row.permission_required_from)) as string[],
     methodDetails: row.method_details === null ? {} : JSON.parse(String(row.method_details)),
     retryCount: Number(row.retry_count),
+    submissionCount: Number(row.submission_count),
     failureReason: row.failure_reason === null ? null : String(row.failure_reason),
     createdAt: Number(row.created_at),
   };
@@ -66,6 +69,17 @@ export async function loadPayout(tx: WriteTx, payoutId: string): Promise<PayoutR
     args: [payoutId],
   });
   return rows[0] ? toPayout(rows[0]) : null;
+}
+
+/** Counts one more submission of the payout to a rail and returns its number (1 for the first). */
+export async function countSubmission(tx: WriteTx, payoutId: string): Promise<number> {
+  const { rows } = await tx.execute({
+    sql:
+      "UPDATE payouts SET submission_count = submission_count + 1 WHERE id = ? RETURNING submission_count",
+    args: [payoutId],
+  });
+  if (!rows[0]) throw new Error(`countSubmission: no payout ${payoutId}`);
+  return Number(rows[0].submission_count);
 }
 
 /** Appends the payout's outbox events; `data` is the snapshot webhooks will carry. */
