@@ -116,11 +116,11 @@ async function main(): Promise<void> {
 
   const adminToken = await writeAdminToken(config.dataDir);
   const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config));
-  const scheduler = new Scheduler(databases, jobHandlers, systemClock);
+  const metrics = new Metrics();
+  const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   const documentLinks = new DocumentLinkSigner(jwtSecret);
-  const metrics = new Metrics();
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,
     endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
@@ -189,9 +189,10 @@ async function main(): Promise<void> {
     },
   }, app.fetch);
 
+  // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
   scheduler.start(SCHEDULER_INTERVAL_MS);
-  dispatcher.start(DISPATCHER_INTERVAL_MS);
-  notificationSender?.start(NOTIFICATION_INTERVAL_MS);
+  dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
+  notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -21,6 +21,8 @@ import {
 } from "./mod.ts";
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { WorkerLoop } from "../../db/worker_loop.ts";
+import type { Metrics } from "../platform/metrics.ts";
 
 export interface NotificationSenderOptions {
   /** A channel without a transport stays pending. */
@@ -122,8 +124,11 @@ function withTimeout(promise: Promise<void>, timeoutMs: number): Promise<void> {
 
 const logToStderr = (entry: Record<string, unknown>) => console.error(JSON.stringify(entry));
 
+/** The sender's name in worker logs and metrics. */
+export const NOTIFICATION_WORKER = "notifications";
+
 export class NotificationSender {
-  #timer: ReturnType<typeof setInterval> | null = null;
+  #loop: WorkerLoop | null = null;
   #sweeping: Promise<number> | null = null;
   #stopping = false;
   readonly #channels: NotificationChannel[];
@@ -238,36 +243,27 @@ export class NotificationSender {
     });
   }
 
-  /** A sweep that throws (the database unreachable, say) is logged; the next one tries again. */
-  #tick(): Promise<void> {
-    return this.sweep().then(
-      () => {},
-      (error) =>
-        this.#log({
-          level: "error",
-          msg: "notification sweep failed",
-          error: error instanceof Error ? error.message : String(error),
-        }),
-    );
-  }
-
-  /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */
-  start(intervalMs: number): void {
-    this.#timer = setInterval(() => void this.#tick(), intervalMs);
-    const cron = (Deno as {
-      cron?: (name: string, schedule: string, fn: () => Promise<void>) => Promise<void>;
-    })
-      .cron;
-    if (typeof cron === "function") {
-      cron("notification-sweep", "* * * * *", () => this.#tick()).catch(() => {});
-    }
+  /**
+   * Sweeps on the worker loop every `intervalMs`, and each minute from Deno.cron when available;
+   * a sweep that throws (the database unreachable, say) is logged and the next one tries again.
+   */
+  start(intervalMs: number, metrics?: Metrics): void {
+    this.#stopping = false;
+    this.#loop = new WorkerLoop({
+      name: NOTIFICATION_WORKER,
+      sweep: () => this.sweep(),
+      intervalMs,
+      metrics,
+      log: this.#log,
+    });
+    this.#loop.start();
   }
 
   /** Stops sweeping and waits for the sends in flight to finish and be recorded. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    if (this.#sweeping) await this.#sweeping;
+    await this.#loop?.stop();
+    this.#loop = null;
+    if (this.#sweeping) await this.#sweeping.catch(() => {});
   }
 }

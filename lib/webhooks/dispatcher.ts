@@ -14,6 +14,8 @@ import { signDelivery } from "./signing.ts";
 import { blockedIpv4, blockedIpv6, checkEndpointUrl } from "./endpoint_url.ts";
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { WorkerLoop } from "../../db/worker_loop.ts";
+import type { Metrics } from "../platform/metrics.ts";
 
 export interface DispatcherOptions {
   readonly batchSize: number;
@@ -214,8 +216,11 @@ async function readExcerpt(response: Response): Promise<string> {
   return new TextDecoder().decode(bytes.subarray(0, EXCERPT_BYTES));
 }
 
+/** The dispatcher's name in worker logs and metrics. */
+export const WEBHOOK_WORKER = "webhooks";
+
 export class WebhookDispatcher {
-  #timer: ReturnType<typeof setInterval> | null = null;
+  #loop: WorkerLoop | null = null;
   #sweeping: Promise<number> | null = null;
 
   constructor(
@@ -487,22 +492,21 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Sweeps every `intervalMs` in this process, and each minute from Deno.cron when available. */
-  start(intervalMs: number): void {
-    this.#timer = setInterval(() => void this.sweep(), intervalMs);
-    const cron = (Deno as {
-      cron?: (name: string, schedule: string, fn: () => Promise<unknown>) => Promise<void>;
-    })
-      .cron;
-    if (typeof cron === "function") {
-      cron("webhook-sweep", "* * * * *", () => this.sweep()).catch(() => {});
-    }
+  /** Sweeps on the worker loop every `intervalMs`, and each minute from Deno.cron when available. */
+  start(intervalMs: number, metrics?: Metrics): void {
+    this.#loop = new WorkerLoop({
+      name: WEBHOOK_WORKER,
+      sweep: () => this.sweep(),
+      intervalMs,
+      metrics,
+    });
+    this.#loop.start();
   }
 
   /** Stops sweeping and waits for the attempts in flight to finish and be recorded. */
   async stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    if (this.#sweeping) await this.#sweeping;
+    await this.#loop?.stop();
+    this.#loop = null;
+    if (this.#sweeping) await this.#sweeping.catch(() => {});
   }
 }
