@@ -226,8 +226,8 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
         },
         responses: {
           200: ok("The new sandbox time.", { type: "object" }),
-          403: failure("NOT_AUTHORIZED: a live token."),
           ...errors,
+          403: failure("NOT_AUTHORIZED: a live token, or a CompanyApiKey the user may not use."),
         },
       },
     },
