@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
-  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config));
+  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases);
   const metrics = new Metrics();
   const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { billedAmountCents, feesFor, holdFor } from "../lib/payouts/fees.ts";
 import { sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
+import { runDueJobs } from "../db/scheduler.ts";
 import { openMoneyFixture } from "./money_core_helpers.ts";
 
 const schedule = new Map([
@@ -60,11 +61,14 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     assert.ok(created.ok);
     const id = created.value.payouts[0].id;
     await m.settle();
-    const live = payoutRuntime("live", { offerTtlDays: 1, baseUrl: "http://127.0.0.1:8000" });
+    const settings = { offerTtlDays: 1, baseUrl: "http://127.0.0.1:8000" };
+    const live = payoutRuntime("live", settings);
     const result = await m.database.writer.write((tx) =>
       selectMethod(tx, live, id, { paymentMethodId: 1, details: {} }, m.now())
     );
     assert.ok(result.ok);
+    // The live rail is called by the payout's submit job.
+    await runDueJobs(m.database, m.companyId, m.now(), jobHandlersOf("live", settings, m.database));
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.failure_reason], [
       "modality_offered",

@@ -95,7 +95,7 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config)),
+    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config), databases),
     secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
     lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),

@@ -4,7 +4,7 @@ import { addFunds, type FundingMethod } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
-import { jobHandlersByEnvironment, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 
@@ -56,8 +56,11 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       args: [lineId, companyId, START],
     });
   });
-  const handlers =
-    jobHandlersByEnvironment({ offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }).test;
+  const handlers = jobHandlersOf(
+    "test",
+    { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
+    database,
+  );
   let offsetMs = 0;
   const fixture: MoneyFixture = {
     database,

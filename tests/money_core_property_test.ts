@@ -12,7 +12,7 @@ import { addFunds, returnAchFunding } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
-import { jobHandlersByEnvironment, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 
@@ -204,8 +204,11 @@ async function checkInvariants(database: Database, lineId: string): Promise<void
 Deno.test("property: random money sequences keep the ledger balanced and equal to the model", async () => {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-model-" });
   const database = await openTempDatabase(dir, "test");
-  const handlers =
-    jobHandlersByEnvironment({ offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }).test;
+  const handlers = jobHandlersOf(
+    "test",
+    { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
+    database,
+  );
   let run = 0;
   try {
     await fc.assert(

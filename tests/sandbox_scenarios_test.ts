@@ -112,6 +112,8 @@ Deno.test("a declined card fails before sending and is re-offered; a cancel retu
     await m.settle();
     const declined = await m.select(id, 4, { cardNumber: "4000000000000002" });
     assert.ok(declined.ok);
+    assert.equal((await m.payout(id)).status, "modality_selected", "until its submit job runs");
+    await m.settle();
     assert.equal((await m.payout(id)).status, "modality_offered");
     assert.equal((await m.payout(id)).failure_reason, "card_declined");
     const canceled = await m.cancel(id);
@@ -226,6 +228,7 @@ Deno.test("an unanswered offer expires after 90 days and cancels; a renewed offe
     await m.advance(30 * DAY_SECONDS);
     // Day 30: the second payee picks a card that is declined, and is offered the methods again.
     assert.ok((await m.select(renewedId, 4, { cardNumber: "4000000000000002" })).ok);
+    await m.settle();
     assert.equal((await m.payout(renewedId)).status, "modality_offered");
     const reminders = async (payoutId: string) =>
       Number(

@@ -1,30 +1,84 @@
 /**
- * What moves payouts and fundings over time: selection, sending through a rail, the rail's
- * outcome, failure handling by the company's retry policy, and ACH funding clearing. Each handler
- * runs inside the write unit of its due job.
+ * What moves payouts and fundings over time: selection, submission to a rail, the rail's
+ * outcome, failure handling, offers' reminders and expiry, and ACH funding clearing. The
+ * decisions are made in lib/payouts/policy.ts; the handlers here apply them, each inside the
+ * write unit of its due job, except `payout.submit`, which calls the rail between two units.
  */
 import { feesFor, holdFor } from "./fees.ts";
 import { modalityOf } from "./states.ts";
-import { type Rail, retryAllowed, sandboxScenario, testPayeeMarker } from "../rails/mod.ts";
+import { afterFailure, nextOfferStep, type RetryPolicy } from "./policy.ts";
+import {
+  type PayoutRail,
+  type RailAnswer,
+  type RailDirectory,
+  type RailSubmission,
+  type SandboxScenario,
+  submissionReference,
+} from "../rails/seam.ts";
+import { sandboxScenario, testPayeeMarker } from "../rails/sandbox.ts";
+import {
+  batchJobHandlers,
+  type BatchPayoutMoves,
+  type EntryOutcome,
+  queueBatchEntry,
+  type RailBatchJobKind,
+  settleBatchEntry,
+} from "../rails/batch.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { Environment } from "../platform/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { clearAchFunding } from "../funding/store.ts";
 import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
-import { applyMove, loadPayout, type MoveRefusal, type PayoutRow } from "./store.ts";
+import {
+  applyMove,
+  countSubmission,
+  loadPayout,
+  type MoveRefusal,
+  type PayoutRow,
+} from "./store.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
+import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
+
+/** The kinds of the payout and funding jobs. */
+export type PayoutJobKind =
+  | "payout.offer"
+  | "payout.reoffer"
+  | "payout.request_endorsement"
+  | "payout.expire_offer"
+  | "payout.remind_offer"
+  | "payout.submit"
+  | "payout.complete"
+  | "payout.fail"
+  | "payout.retry"
+  | "funding.clear";
 
 export interface PayoutRuntime {
   readonly environment: Environment;
-  readonly rail: Rail;
   /** How long a payee has to choose a method before the offer expires and the payout cancels. */
   readonly offerTtlMs: number;
   readonly notifications: NotificationSettings;
 }
 
-/** Reminders go out this long before an offer expires (DESIGN 14: reminders before). */
-const OFFER_REMINDERS_BEFORE_MS = [7 * 86_400_000, 86_400_000];
+/**
+ * A submission's claim: the rail's answer must come well within it, or another run submits the
+ * same reference again (which the rail answers with its first answer).
+ */
+export const RAIL_SUBMIT_LEASE_MS = 60_000;
+
+function schedulePayoutJob(
+  tx: WriteTx,
+  job: {
+    companyId: string;
+    kind: PayoutJobKind;
+    subjectId: string;
+    dueAt: number;
+    payload?: Record<string, unknown>;
+  },
+  now: number,
+): Promise<string> {
+  return scheduleJob(tx, job, now);
+}
 
 /**
  * Every offer (first or renewed) gets its own reminders and expiry, one pending job at a time: each
@@ -48,13 +102,12 @@ async function scheduleNextOfferStep(
   expiresAt: number,
   after: number,
 ): Promise<void> {
-  const reminderAt = OFFER_REMINDERS_BEFORE_MS.map((before) => expiresAt - before)
-    .find((dueAt) => dueAt > after);
-  await scheduleJob(tx, {
+  const step = nextOfferStep(expiresAt, after);
+  await schedulePayoutJob(tx, {
     companyId: payout.companyId,
-    kind: reminderAt === undefined ? "payout.expire_offer" : "payout.remind_offer",
+    kind: step.kind === "remind" ? "payout.remind_offer" : "payout.expire_offer",
     subjectId: payout.id,
-    dueAt: reminderAt ?? expiresAt,
+    dueAt: step.dueAt,
     payload: { offered_at: offeredAt, expires_at: expiresAt },
   }, after);
 }
@@ -79,10 +132,14 @@ export interface MethodSelection {
 
 type SelectRefusal = MoveRefusal | "method_not_allowed";
 
-/** The payee chose a method: the hold follows its fees, then the payout is sent at once. */
+/**
+ * The payee chose a method: the hold follows its fees, and the payout's submission to the rail is
+ * scheduled in the same unit (the `payout.submit` job calls the rail outside it). The runtime is
+ * no longer read here (the submit job has the environment's rails); callers still pass it.
+ */
 export async function selectMethod(
   tx: WriteTx,
-  runtime: PayoutRuntime,
+  _runtime: PayoutRuntime,
   payoutId: string,
   selection: MethodSelection,
   now: number,
@@ -122,67 +179,185 @@ export async function selectMethod(
     },
   );
   if (!selected.ok) return selected;
-  return await sendPayout(tx, runtime, selected.value, now);
+  await requestSubmission(tx, selected.value, now);
+  return selected;
 }
 
-/** Submits a selected or retried payout to the rail and schedules the rail's outcome. */
-async function sendPayout(
-  tx: WriteTx,
-  runtime: PayoutRuntime,
-  payout: PayoutRow,
-  now: number,
-): Promise<Result<PayoutRow, MoveRefusal>> {
-  const modality = modalityOf(payout.paymentMethodId!)!;
-  const submitted = runtime.rail.submit({
-    payoutId: payout.id,
-    modality: modality.code,
-    attempt: payout.retryCount + (payout.status === "failed" ? 1 : 0),
-    scenario: (payout.methodDetails.scenario as never) ?? "settles",
-  }, now);
-  if (!submitted.ok) {
-    if (submitted.code === "rail_not_configured") {
-      // Loud on purpose: an operator must configure the rail; the payout fails, it is never pretended paid.
-      console.error(
-        JSON.stringify({ level: "error", msg: submitted.message, payout_id: payout.id }),
-      );
-    }
-    if (payout.status === "failed") {
-      return await handleFailure(tx, runtime, payout.id, submitted.code, now);
-    }
-    const refused = await applyMove(
-      tx,
-      payout.id,
-      { kind: "rail_refused", reason: submitted.code },
-      now,
-      {
-        detail: submitted.message,
-      },
-    );
-    if (!refused.ok) return refused;
-    return await handleFailure(tx, runtime, payout.id, submitted.code, now);
-  }
-  const step = payout.status === "failed"
-    ? { kind: "retry" as const, allowed: true }
-    : { kind: "send" as const };
-  const sent = await applyMove(tx, payout.id, step, now, {
-    detail: submitted.value.reference,
-    railReference: submitted.value.reference,
-  });
-  if (!sent.ok) return sent;
-  const outcome = submitted.value.outcome;
-  await scheduleJob(tx, {
+/** Numbers the payout's next submission and schedules its `payout.submit` job, due now. */
+async function requestSubmission(tx: WriteTx, payout: PayoutRow, now: number): Promise<void> {
+  const submission = await countSubmission(tx, payout.id);
+  await schedulePayoutJob(tx, {
     companyId: payout.companyId,
-    kind: outcome.kind === "complete" ? "payout.complete" : "payout.fail",
+    kind: "payout.submit",
     subjectId: payout.id,
-    dueAt: outcome.at,
-    payload: outcome.kind === "fail" ? { reason: outcome.reason } : {},
+    dueAt: now,
+    payload: { submission },
   }, now);
-  return sent;
 }
 
 /**
- * A failed payout is retried when the company's policy allows it for this reason; otherwise the
- * payee is offered the methods again (the hold returns to the highest fees of the allowed methods).
+ * Whether the payout still waits for its `submission`-th submission: chosen (the first attempt on
+ * the method) or failed (an automatic retry), and not submitted again since.
+ */
+function awaitsSubmission(payout: PayoutRow | null, submission: number): payout is PayoutRow {
+  return payout !== null && payout.submissionCount === submission &&
+    (payout.status === "modality_selected" || payout.status === "failed");
+}
+
+function submissionOf(job: DueJob): number {
+  const submission = job.payload.submission;
+  if (typeof submission !== "number") {
+    throw new Error(`payout.submit ${job.id} carries no submission number`);
+  }
+  return submission;
+}
+
+/** What the rail is given of a payout waiting for its submission. */
+function railSubmission(payout: PayoutRow, submission: number, at: number): RailSubmission {
+  const modality = modalityOf(payout.paymentMethodId!)!;
+  return {
+    reference: submissionReference(payout.id, submission),
+    companyId: payout.companyId,
+    payoutId: payout.id,
+    modality: modality.code,
+    // What reaches the payee; the fees stay on the ledger.
+    amountCents: payout.amountCents - payout.payeeFeeCents,
+    attempt: payout.retryCount + (payout.status === "failed" ? 1 : 0),
+    submittedAt: at,
+    scenario: (payout.methodDetails.scenario as SandboxScenario | undefined) ?? "settles",
+  };
+}
+
+/**
+ * The rail took the payout: the money is sent (`send`, or `retry` from failed) with the rail's
+ * reference, through the state machine.
+ */
+async function recordSent(
+  tx: WriteTx,
+  payout: PayoutRow,
+  railReference: string,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  const step = payout.status === "failed"
+    ? { kind: "retry" as const, allowed: true }
+    : { kind: "send" as const };
+  return await applyMove(tx, payout.id, step, now, { detail: railReference, railReference });
+}
+
+/** The rail refused the payout before sending it: it fails, and its failure is handled. */
+async function recordRefused(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  answer: Extract<RailAnswer, { kind: "refused" }>,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  if (answer.reason === "rail_not_configured") {
+    // Loud on purpose: an operator must configure the rail; the payout fails, it is never pretended paid.
+    console.error(JSON.stringify({ level: "error", msg: answer.message, payout_id: payout.id }));
+  }
+  if (payout.status !== "failed") {
+    const refused = await applyMove(
+      tx,
+      payout.id,
+      { kind: "rail_refused", reason: answer.reason },
+      now,
+      { detail: answer.message },
+    );
+    if (!refused.ok) return refused;
+  }
+  return await handleFailure(tx, runtime, payout.id, answer.reason, now);
+}
+
+/**
+ * A rail accepted a submission the payout no longer waits for: it was canceled (a failed payout
+ * may be, while its retry is being submitted) or submitted again since. The answer moves nothing:
+ * the money stays where the ledger has it, and an operator must recall the payment from the rail.
+ */
+function logUnwantedAcceptance(
+  payout: PayoutRow | null,
+  reference: string,
+  railReference: string,
+): void {
+  console.error(JSON.stringify({
+    level: "error",
+    msg: "a rail accepted a payout that no longer waits for it: recall the payment from the rail",
+    payout_id: payout?.id ?? null,
+    status: payout?.status ?? null,
+    reference,
+    rail_reference: railReference,
+  }));
+}
+
+/**
+ * Submits a payout to its environment's rail: the claiming unit builds the submission (or queues
+ * it for a batch rail's cutoff), the rail is called outside every unit, and the answer is
+ * recorded through the state machine. Its reference (payout id + submission number) makes a
+ * second call after a crash return the rail's first answer instead of paying twice.
+ */
+function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
+  return externalJob<{ rail: PayoutRail; submission: RailSubmission }, RailAnswer>({
+    leaseMs: RAIL_SUBMIT_LEASE_MS,
+    async prepare(tx, job) {
+      const payout = await loadPayout(tx, job.subjectId);
+      const number = submissionOf(job);
+      // Canceled from failed before its retry went out, or superseded: nothing to submit.
+      if (!awaitsSubmission(payout, number)) return null;
+      const submission = railSubmission(payout, number, job.dueAt);
+      const rail = rails.forModality(submission.modality);
+      if (rail.shape === "batch") {
+        await queueBatchEntry(tx, rail, submission, job.dueAt);
+        return null;
+      }
+      return { rail, submission };
+    },
+    call: ({ rail, submission }) => rail.submit(submission),
+    async record(tx, job, answer) {
+      const payout = await loadPayout(tx, job.subjectId);
+      const number = submissionOf(job);
+      if (!awaitsSubmission(payout, number)) {
+        if (answer.kind === "accepted") {
+          logUnwantedAcceptance(
+            payout,
+            submissionReference(job.subjectId, number),
+            answer.railReference,
+          );
+        }
+        return;
+      }
+      if (answer.kind === "refused") {
+        await moveOrThrow(recordRefused(tx, runtime, payout, answer, job.dueAt), job);
+        return;
+      }
+      await moveOrThrow(recordSent(tx, payout, answer.railReference, job.dueAt), job);
+      // The sandbox decides at once; its outcome arrives as a job at the outcome's time.
+      if (answer.outcome !== null) {
+        await schedulePayoutJob(tx, {
+          companyId: payout.companyId,
+          kind: answer.outcome.kind === "complete" ? "payout.complete" : "payout.fail",
+          subjectId: payout.id,
+          dueAt: answer.outcome.at,
+          payload: answer.outcome.kind === "fail" ? { reason: answer.outcome.reason } : {},
+        }, job.dueAt);
+      }
+    },
+  });
+}
+
+async function retryPolicyOf(tx: WriteTx, companyId: string): Promise<RetryPolicy> {
+  const { rows } = await tx.execute({
+    sql: "SELECT retry_max, retry_reasons FROM companies WHERE id = ?",
+    args: [companyId],
+  });
+  return {
+    retryMax: Number(rows[0].retry_max),
+    retryReasons: JSON.parse(String(rows[0].retry_reasons)) as string[],
+  };
+}
+
+/**
+ * A failed payout is retried or offered to the payee again, as the policy decides (the hold
+ * returns to the highest fees of the allowed methods on a re-offer).
  */
 async function handleFailure(
   tx: WriteTx,
@@ -192,16 +367,9 @@ async function handleFailure(
   now: number,
 ): Promise<Result<PayoutRow, MoveRefusal>> {
   const payout = (await loadPayout(tx, payoutId))!;
-  const { rows } = await tx.execute({
-    sql: "SELECT retry_max, retry_reasons FROM companies WHERE id = ?",
-    args: [payout.companyId],
-  });
-  const policy = {
-    retryMax: Number(rows[0].retry_max),
-    retryReasons: JSON.parse(String(rows[0].retry_reasons)) as string[],
-  };
-  if (retryAllowed(policy, reason, payout.retryCount)) {
-    await scheduleJob(tx, {
+  const policy = await retryPolicyOf(tx, payout.companyId);
+  if (afterFailure(policy, reason, payout.retryCount) === "retry") {
+    await schedulePayoutJob(tx, {
       companyId: payout.companyId,
       kind: "payout.retry",
       subjectId: payoutId,
@@ -260,14 +428,65 @@ async function actAsTestPayee(
   await selectMethod(tx, runtime, payout.id, { paymentMethodId: method.id, details: {} }, now);
 }
 
-/** Handlers of the payout and funding job kinds. */
+async function moveOrThrow(result: Promise<Result<unknown>>, job: DueJob): Promise<void> {
+  const moved = await result;
+  if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
+}
+
+/** How the batch pipeline moves the payouts of its entries. */
+function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
+  const waiting = async (tx: WriteTx, payoutId: string, reference: string) => {
+    const payout = await loadPayout(tx, payoutId);
+    const awaited = payout !== null &&
+      awaitsSubmission(payout, payout.submissionCount) &&
+      submissionReference(payout.id, payout.submissionCount) === reference;
+    return { payout, awaited };
+  };
+  return {
+    awaits: async (tx, entry) => (await waiting(tx, entry.payoutId, entry.reference)).awaited,
+    async sent(tx, entry, now) {
+      const { payout, awaited } = await waiting(tx, entry.payoutId, entry.reference);
+      if (!awaited) {
+        logUnwantedAcceptance(payout, entry.reference, entry.reference);
+        return;
+      }
+      const sent = await recordSent(tx, payout!, entry.reference, now);
+      if (!sent.ok) throw new Error(`batch entry ${entry.reference}: ${sent.message}`);
+    },
+    async settled(tx, entry, outcome, now) {
+      const moved = outcome.kind === "completed"
+        ? await applyMove(tx, entry.payoutId, { kind: "complete" }, now)
+        : await applyMove(tx, entry.payoutId, { kind: "fail", reason: outcome.reason }, now, {
+          detail: outcome.reason,
+        });
+      if (!moved.ok) throw new Error(`batch entry ${entry.reference}: ${moved.message}`);
+      if (outcome.kind === "failed") {
+        const handled = await handleFailure(tx, runtime, entry.payoutId, outcome.reason, now);
+        if (!handled.ok) throw new Error(`batch entry ${entry.reference}: ${handled.message}`);
+      }
+    },
+  };
+}
+
+/**
+ * A batch rail's report of one entry (a return file's line, a provider's item status): the
+ * payout completes, or fails and is retried or re-offered.
+ */
+export function settleRailBatchEntry(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  reference: string,
+  outcome: EntryOutcome,
+  now: number,
+): ReturnType<typeof settleBatchEntry> {
+  return settleBatchEntry(tx, batchPayoutMoves(runtime), reference, outcome, now);
+}
+
+/** Handlers of the payout and funding job kinds, and of the batch pipeline, on `rails`. */
 export function payoutJobHandlers(
   runtime: PayoutRuntime,
-): Record<string, (tx: WriteTx, job: DueJob) => Promise<void>> {
-  const moveOrThrow = async (result: Promise<Result<unknown>>, job: DueJob) => {
-    const moved = await result;
-    if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
-  };
+  rails: RailDirectory,
+): Readonly<Record<PayoutJobKind | RailBatchJobKind, JobHandler>> {
   return {
     "payout.offer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);
@@ -315,6 +534,7 @@ export function payoutJobHandlers(
       if (typeof job.payload.expires_at !== "number") return;
       await scheduleNextOfferStep(tx, payout, offeredAt, job.payload.expires_at, job.dueAt);
     },
+    "payout.submit": submitJob(runtime, rails),
     "payout.complete": (tx, job) =>
       moveOrThrow(applyMove(tx, job.subjectId, { kind: "complete" }, job.dueAt), job),
     "payout.fail": async (tx, job) => {
@@ -329,7 +549,7 @@ export function payoutJobHandlers(
       const payout = await loadPayout(tx, job.subjectId);
       // The company may have canceled it since.
       if (payout?.status !== "failed") return;
-      await moveOrThrow(sendPayout(tx, runtime, payout, job.dueAt), job);
+      await requestSubmission(tx, payout, job.dueAt);
     },
     "funding.clear": async (tx, job) => {
       const cleared = await clearAchFunding(tx, job.subjectId, job.dueAt);
@@ -338,5 +558,6 @@ export function payoutJobHandlers(
         throw new Error(`funding.clear: ${cleared.message}`);
       }
     },
+    ...batchJobHandlers(rails, batchPayoutMoves(runtime)),
   };
 }

@@ -1,7 +1,10 @@
 /** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
-import { sandboxRail, unconfiguredLiveRail } from "../rails/mod.ts";
+import { type RailDirectory, railDirectory } from "../rails/seam.ts";
+import { sandboxRail } from "../rails/sandbox.ts";
+import { unconfiguredLiveRail } from "../rails/live.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
+import type { Database } from "../../db/client.ts";
 import type { JobHandlers } from "../../db/scheduler.ts";
 
 export interface RuntimeSettings {
@@ -9,6 +12,8 @@ export interface RuntimeSettings {
   readonly baseUrl: string;
   /** DESIGN 14: portal links expire after this many days (default 30). */
   readonly portalLinkTtlDays?: number;
+  /** DESIGN 11: resends a payee may get in any hour (default 5). */
+  readonly resendsPerHourMax?: number;
 }
 
 /** The runtime settings a configuration gives. */
@@ -16,20 +21,40 @@ export function runtimeSettingsOf(config: Config): RuntimeSettings {
   return {
     offerTtlDays: config.limits.OFFER_TTL_DAYS,
     portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
+    resendsPerHourMax: config.limits.RESEND_PER_HOUR_MAX,
     baseUrl: config.baseUrl,
   };
 }
 
+/**
+ * The rails of an environment: the sandbox rail keeps its submissions in the test database; live
+ * has no rail configured yet, so every live payout is refused with `rail_not_configured`.
+ */
+export function railsOf(environment: Environment, database: Database): RailDirectory {
+  return railDirectory(environment === "test" ? sandboxRail(database) : unconfiguredLiveRail);
+}
+
+/** The job handlers of an environment's database, on its rails. */
+export function jobHandlersOf(
+  environment: Environment,
+  settings: RuntimeSettings,
+  database: Database,
+): JobHandlers {
+  return payoutJobHandlers(payoutRuntime(environment, settings), railsOf(environment, database));
+}
+
+/** The job handlers of both environments. */
 export function jobHandlersByEnvironment(
   settings: RuntimeSettings,
+  databases: Readonly<Record<Environment, Database>>,
 ): Record<Environment, JobHandlers> {
   return {
-    test: payoutJobHandlers(payoutRuntime("test", settings)),
-    live: payoutJobHandlers(payoutRuntime("live", settings)),
+    test: jobHandlersOf("test", settings, databases.test),
+    live: jobHandlersOf("live", settings, databases.live),
   };
 }
 
-/** What payout moves need to know of their environment: its rail, offer lifetime and links. */
+/** What payout moves need to know of their environment: its offer lifetime and links. */
 export function payoutRuntime(
   environment: Environment,
   settings: RuntimeSettings,
@@ -37,12 +62,12 @@ export function payoutRuntime(
   const offerTtlMs = settings.offerTtlDays * 86_400_000;
   return {
     environment,
-    rail: environment === "test" ? sandboxRail : unconfiguredLiveRail,
     offerTtlMs,
     notifications: {
       environment,
       baseUrl: settings.baseUrl,
       linkTtlMs: (settings.portalLinkTtlDays ?? configDefaults.PORTAL_LINK_TTL_DAYS) * 86_400_000,
+      resendsPerHourMax: settings.resendsPerHourMax ?? configDefaults.RESEND_PER_HOUR_MAX,
     },
   };
 }

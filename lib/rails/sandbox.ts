@@ -1,0 +1,126 @@
+/**
+ * The deterministic sandbox rails of DESIGN 10 and 14: test payees and test details pick a
+ * scenario at selection, and the sandbox rail answers each submission from it, with the outcome
+ * and its time on the sandbox clock. Like a bank, it keeps what it received by reference
+ * (lib/rails/sandbox_store.ts) and answers a repeated reference with its first answer.
+ */
+import type { Database } from "../../db/client.ts";
+import { addBusinessDays } from "../platform/business_days.ts";
+import type { ModalityCode } from "../payouts/states.ts";
+import type { PayoutRail, RailAnswer, RailSubmission, SandboxScenario } from "./seam.ts";
+import { answerOnce } from "./sandbox_store.ts";
+
+const SECOND_MS = 1000;
+const DAY_MS = 86_400_000;
+
+/** The test details that pick a scenario, and what a `fail+<modality>` payee does per method. */
+export const sandboxTestDetails = {
+  achSettles: "000123456789",
+  achReturnsR03: "000111111116",
+  achTransientOnce: "000222222227",
+  cardSucceeds: "4000056655665556",
+  cardDeclined: "4000000000000002",
+  checkUndeliverableZip: "00000",
+} as const;
+
+const failScenario: Readonly<Record<ModalityCode, SandboxScenario>> = {
+  ach: "returns_r03",
+  check: "undeliverable",
+  digital_check: "undeliverable",
+  vcc: "declined",
+  instant_deposit: "declined",
+  venmo: "account_not_found",
+  paypal: "account_not_found",
+};
+
+/** The test payee marker of an e-mail local part or payee id: `success+ach`, `fail+venmo`, `noaction`. */
+export function testPayeeMarker(
+  emailOrId: string | null,
+): { kind: "success" | "fail"; modality: ModalityCode } | { kind: "noaction" } | null {
+  if (!emailOrId) return null;
+  const local = emailOrId.split("@")[0].toLowerCase();
+  if (local === "noaction") return { kind: "noaction" };
+  const match = /^(success|fail)\+([a-z_]+)$/.exec(local);
+  if (!match) return null;
+  const modality = (match[2] === "instant" ? "instant_deposit" : match[2]) as ModalityCode;
+  if (!(modality in failScenario)) return null;
+  return { kind: match[1] as "success" | "fail", modality };
+}
+
+/** The scenario of a selection in the sandbox, from the payee marker and the entered details. */
+export function sandboxScenario(
+  modality: ModalityCode,
+  details: { accountNumber?: string; cardNumber?: string; zip?: string },
+  marker: ReturnType<typeof testPayeeMarker>,
+): SandboxScenario {
+  if (marker?.kind === "fail") return failScenario[modality];
+  const t = sandboxTestDetails;
+  if (modality === "ach" && details.accountNumber === t.achReturnsR03) return "returns_r03";
+  if (modality === "ach" && details.accountNumber === t.achTransientOnce) return "transient_once";
+  if (
+    (modality === "instant_deposit" || modality === "vcc") && details.cardNumber === t.cardDeclined
+  ) {
+    return "declined";
+  }
+  if (modality === "check" && details.zip === t.checkUndeliverableZip) return "undeliverable";
+  return "settles";
+}
+
+/** When a settled payment of each method completes (ACH: after its return window). */
+function completionTime(modality: ModalityCode, sentAt: number): number {
+  switch (modality) {
+    case "ach":
+      // Settles after one business day; returns stay possible for two more.
+      return addBusinessDays(sentAt, 3);
+    case "check":
+      return sentAt + 5 * DAY_MS;
+    case "digital_check":
+      return addBusinessDays(sentAt, 1);
+    default:
+      return sentAt + 5 * SECOND_MS;
+  }
+}
+
+/** What the sandbox answers a submission: decided by its scenario and attempt alone. */
+export function sandboxAnswer(submission: RailSubmission): RailAnswer {
+  const { modality, submittedAt: now } = submission;
+  const railReference = `sbx_${modality}_${submission.payoutId}_${submission.attempt}`;
+  const accepted = (outcome: Extract<RailAnswer, { kind: "accepted" }>["outcome"]): RailAnswer => ({
+    kind: "accepted",
+    railReference,
+    outcome,
+  });
+  switch (submission.scenario) {
+    case "declined":
+      return {
+        kind: "refused",
+        reason: "card_declined",
+        message: "the card issuer declined the payment",
+      };
+    case "account_not_found":
+      return {
+        kind: "refused",
+        reason: "account_not_found",
+        message: `no ${modality} account matches the payee's details`,
+      };
+    case "returns_r03":
+      return accepted({ kind: "fail", at: addBusinessDays(now, 2), reason: "R03" });
+    case "undeliverable":
+      return accepted({ kind: "fail", at: now + 5 * DAY_MS, reason: "returned_undeliverable" });
+    case "transient_once":
+      if (submission.attempt === 0) {
+        return accepted({ kind: "fail", at: now + 5 * SECOND_MS, reason: "rail_unavailable" });
+      }
+      return accepted({ kind: "complete", at: completionTime(modality, now) });
+    case "settles":
+      return accepted({ kind: "complete", at: completionTime(modality, now) });
+  }
+}
+
+/** The sandbox rail of a test database: "the bank's side" keeps its own submissions there. */
+export function sandboxRail(database: Database): PayoutRail {
+  return {
+    shape: "per_payout",
+    submit: (submission) => answerOnce(database, submission, sandboxAnswer),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The rail seam: what a payout rail is given and what it answers. Rails are called by jobs only,
+ * outside every write unit, and they answer later than they are asked: a payout is submitted by
+ * its `payout.submit` job, and what happens to the money afterwards arrives as an event of the
+ * rail (the sandbox's scheduled outcome, a return file, a provider callback) that moves the payout
+ * through the state machine. Two shapes fit behind the seam: a rail called once per payout
+ * (`PayoutRail`, here) and a rail that takes payouts in batches (`BatchRail`, lib/rails/batch.ts).
+ */
+import type { ModalityCode } from "../payouts/states.ts";
+import type { BatchRail } from "./batch.ts";
+
+/** How a sandbox payout will behave, fixed at selection from test details (DESIGN 10 and 14). */
+export type SandboxScenario =
+  | "settles"
+  | "returns_r03"
+  | "transient_once"
+  | "declined"
+  | "account_not_found"
+  | "undeliverable";
+
+/** One submission of a payout to a rail. */
+export interface RailSubmission {
+  /**
+   * The idempotency reference: the payout id and its submission number (`po_…-2`). A rail must
+   * answer the same reference twice with one payment, whatever happened between the two calls.
+   */
+  readonly reference: string;
+  readonly companyId: string;
+  readonly payoutId: string;
+  readonly modality: ModalityCode;
+  readonly amountCents: number;
+  /** 0 for the first attempt on the chosen method, then the number of automatic retries so far. */
+  readonly attempt: number;
+  /** When the payout was submitted, in the company's domain time (the sandbox clock in test). */
+  readonly submittedAt: number;
+  /** The sandbox's test scenario of the selection; a live rail ignores it. */
+  readonly scenario: SandboxScenario;
+}
+
+/** What a rail says will become of a payout it accepted; the sandbox knows at once. */
+export type RailOutcome =
+  | { readonly kind: "complete"; readonly at: number }
+  | { readonly kind: "fail"; readonly at: number; readonly reason: string };
+
+/** Why a rail refused a payout before sending it. */
+export type RailRefusal = "rail_not_configured" | "card_declined" | "account_not_found";
+
+/** A rail's answer to a submission. */
+export type RailAnswer =
+  | {
+    readonly kind: "accepted";
+    /** The rail's own name for the payment, shown to the company (`rail_reference`). */
+    readonly railReference: string;
+    /** Known only to rails that decide at once (the sandbox); others report outcomes later. */
+    readonly outcome: RailOutcome | null;
+  }
+  | { readonly kind: "refused"; readonly reason: RailRefusal; readonly message: string };
+
+/** A rail called once per payout. */
+export interface PayoutRail {
+  readonly shape: "per_payout";
+  /** Submits a payout; idempotent on `submission.reference`. Throws when the rail could not be reached. */
+  submit(submission: RailSubmission): Promise<RailAnswer>;
+}
+
+/** The rails of one environment: which rail takes a payout of each method. */
+export interface RailDirectory {
+  forModality(modality: ModalityCode): PayoutRail | BatchRail;
+  /** The batch rail of that name, for its cutoff and transmit jobs. */
+  batchRail(name: string): BatchRail | undefined;
+}
+
+/** The idempotency reference of a payout's `submission`-th submission. */
+export function submissionReference(payoutId: string, submission: number): string {
+  return `${payoutId}-${submission}`;
+}
+
+/** A directory with one per-payout rail for every method, and batch rails for some. */
+export function railDirectory(
+  perPayout: PayoutRail,
+  batchRails: Partial<Record<ModalityCode, BatchRail>> = {},
+): RailDirectory {
+  const byName = new Map(Object.values(batchRails).map((rail) => [rail.name, rail]));
+  return {
+    forModality: (modality) => batchRails[modality] ?? perPayout,
+    batchRail: (name) => byName.get(name),
+  };
+}
