@@ -9,6 +9,7 @@ import { Metrics } from "../lib/platform/metrics.ts";
 import { RateLimiter } from "../lib/platform/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
+import { bodyArrival } from "./body_timeout.ts";
 import { apiDisbursementRoutes } from "./api/disbursements.ts";
 import { apiDocumentRoutes } from "./api/documents.ts";
 import { apiPayeeRoutes } from "./api/payees.ts";
@@ -76,7 +77,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     });
   const documentLimit = tooLarge(limits.DOCUMENT_BODY_LIMIT_BYTES);
   const jsonLimit = tooLarge(limits.BODY_LIMIT_BYTES);
-  app.use((c, next) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit)(c, next));
+  app.use(bodyArrival({
+    timeoutMs: limits.BODY_TIMEOUT_MS,
+    limit: (c) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit),
+  }));
 
   if (limits.RATE_LIMIT_RPS > 0) {
     const limiter = new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS });

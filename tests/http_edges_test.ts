@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { basic, withHttpFixture } from "./http_fixture.ts";
+import { basic, fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 
 const MIB = 1024 * 1024;
 
@@ -298,4 +298,124 @@ Deno.test("an unknown, malformed or revoked CompanyApiKey is 403 NOT_AUTHORIZED,
       assert.deepEqual(await onRequest.json(), refusal, companyApiKey);
     }
   });
+});
+
+/**
+ * Sends `head` and `body` on a raw TCP connection and reads one response (head and the
+ * Content-Length bytes of its body), giving up after `waitMs`. A declared Content-Length larger
+ * than `body` leaves the server waiting for the rest.
+ */
+async function rawExchange(
+  port: number,
+  head: string,
+  body: string,
+  waitMs: number,
+): Promise<{ response: string; elapsedMs: number }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const started = performance.now();
+  const encoder = new TextEncoder();
+  await conn.write(encoder.encode(head + body));
+  const deadline = AbortSignal.timeout(waitMs);
+  const bytes: number[] = [];
+  const buffer = new Uint8Array(4096);
+  const read = () =>
+    Promise.race([
+      conn.read(buffer),
+      new Promise<"timeout">((resolve) =>
+        deadline.aborted
+          ? resolve("timeout")
+          : deadline.addEventListener("abort", () => resolve("timeout"))
+      ),
+    ]);
+  const text = () => new TextDecoder().decode(new Uint8Array(bytes));
+  let response = "";
+  for (;;) {
+    const n = await read();
+    if (n === "timeout" || n === null) break;
+    bytes.push(...buffer.subarray(0, n));
+    const all = text();
+    const end = all.indexOf("\r\n\r\n");
+    const length = /content-length: (\d+)/i.exec(all);
+    if (end >= 0 && length && all.length >= end + 4 + Number(length[1])) {
+      response = all;
+      break;
+    }
+  }
+  const elapsedMs = performance.now() - started;
+  conn.close();
+  return { response, elapsedMs };
+}
+
+Deno.test("a body that stops arriving is 408 after BODY_TIMEOUT_MS in each surface's format, with Connection: close; nothing was held or written", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const v1 = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
+    const payee = await f.app.request("/v1/payees", {
+      method: "POST",
+      headers: v1,
+      body: JSON.stringify({ id: "claimant-408", email: "pat@example.test" }),
+    });
+    assert.equal(payee.status, 201);
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, f.app.fetch);
+    try {
+      const body = JSON.stringify({
+        amount: 10,
+        claim_id: "CLM-408",
+        payee: { id: "claimant-408" },
+        modalities: ["ach"],
+      });
+      const head = (length: number) =>
+        `POST /v1/disbursements HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        `Authorization: Bearer ${f.cast.acmeAutoKeyTest}\r\nIdempotency-Key: stalled-1\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      // The whole JSON arrives, but 40 more bytes were announced and never come.
+      const stalled = await rawExchange(server.addr.port, head(body.length + 40), body, 5_000);
+      assert.match(stalled.response, /^HTTP\/1\.1 408 /, "answered, not left hanging");
+      assert.ok(stalled.elapsedMs >= 300, `not before the timeout: ${stalled.elapsedMs} ms`);
+      assert.ok(stalled.elapsedMs < 3_000, `soon after it: ${stalled.elapsedMs} ms`);
+      assert.match(stalled.response, /\r\ncontent-type: application\/problem\+json\r\n/i);
+      assert.match(stalled.response, /\r\nconnection: close\r\n/i);
+      const problem = stalled.response.slice(stalled.response.indexOf("\r\n\r\n") + 4);
+      const message = "the request body did not arrive within 300 ms";
+      assert.deepEqual(JSON.parse(problem), {
+        type: "/docs/errors#request_timeout",
+        title: "Request Timeout",
+        status: 408,
+        detail: message,
+        code: "request_timeout",
+        errors: [{ param: "body", message }],
+      });
+      const read = f.deps.databases.test.readClient;
+      const count = async (table: string) =>
+        Number((await read.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+      assert.equal(await count("idempotency_records"), 0, "no idempotency record is left");
+      assert.equal(await count("disbursements"), 0, "nothing was written");
+
+      // The key was never taken: the whole request with it is a first request.
+      const whole = await rawExchange(server.addr.port, head(body.length), body, 5_000);
+      assert.match(whole.response, /^HTTP\/1\.1 201 /);
+      assert.equal(await count("disbursements"), 1);
+
+      // Surface A answers in the seed's format, and a chunked body that stops is timed out too.
+      const chunked = await rawExchange(
+        server.addr.port,
+        `POST /api/authenticate HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `Authorization: ${basic(f.cast.acme.tin, f.cast.alice.keyTest)}\r\n` +
+          `Transfer-Encoding: chunked\r\n\r\n`,
+        "5\r\nhello\r\n",
+        5_000,
+      );
+      assert.match(chunked.response, /^HTTP\/1\.1 408 /);
+      assert.deepEqual(
+        JSON.parse(chunked.response.slice(chunked.response.indexOf("\r\n\r\n") + 4)),
+        {
+          name: "REQUEST_TIMEOUT",
+          message,
+          details: [{ Issue: message, Field: "body", Location: "body" }],
+        },
+      );
+    } finally {
+      await server.shutdown();
+    }
+  }, { BODY_TIMEOUT_MS: "300" });
 });

@@ -35,6 +35,9 @@ const errors = {
 };
 const writeErrors = {
   ...errors,
+  408: failure(
+    "REQUEST_TIMEOUT: the body did not arrive whole within BODY_TIMEOUT_MS (30 s by default): nothing was done.",
+  ),
   409: failure(
     "CONFLICT: refused by a business rule (duplicate, not cancelable, insufficient funds…).",
   ),

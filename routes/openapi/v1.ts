@@ -54,6 +54,9 @@ const errors = {
 };
 const writeErrors = {
   ...errors,
+  408: problem(
+    "The body did not arrive whole within BODY_TIMEOUT_MS (30 s by default): nothing was done.",
+  ),
   409: problem("Refused by a business rule, or the same Idempotency-Key is still in progress."),
   422: problem("The Idempotency-Key was used with another request."),
 };
