@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Database } from "../db/client.ts";
 import { postTransaction, readLineBalances } from "../lib/ledger/store.ts";
-import { netChanges } from "../lib/ledger/postings.ts";
+import { type LedgerTransactionKind, netChanges } from "../lib/ledger/postings.ts";
 import type { LedgerAccountCode, Transfer } from "../lib/ledger/types.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
@@ -27,7 +27,12 @@ async function withLine(
   });
 }
 
-const post = (database: Database, transfers: Transfer[], kind = "test") =>
+// The kind is a label here: these tests post arbitrary transfers.
+const post = (
+  database: Database,
+  transfers: Transfer[],
+  kind: LedgerTransactionKind = "funding.wire_received",
+) =>
   database.writer.write((tx) =>
     postTransaction(tx, { companyId: "co_1", lineId: "line_1", kind, transfers, postedAt: 0 })
   );

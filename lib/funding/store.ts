@@ -4,10 +4,13 @@
  * received: at once in the sandbox, in live when an operator records it. Every credit to available
  * releases waiting large disbursements, oldest first.
  */
+import { columnsOf, rowMapper } from "../../db/rows.ts";
+import { fundings } from "../../db/schema.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import type { LedgerTransactionKind } from "../ledger/postings.ts";
 import { postTransaction } from "../ledger/store.ts";
 import { releasePendingFunds, scheduleReoffersAwaitingFunds } from "../payouts/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -33,27 +36,30 @@ export interface FundingRecord {
   readonly createdAt: number;
 }
 
-const COLUMNS =
-  `id, company_id, line_id, funding_uuid, payment_method, amount_cents, description, large_disbursement,
-  status, request_fingerprint, expected_available_at, completed_at, created_at`;
+/** The kinds of ledger transaction a funding posts. */
+export type FundingLedgerKind = Extract<LedgerTransactionKind, `funding.${string}`>;
 
-function toFunding(row: Record<string, unknown>): FundingRecord {
-  const optional = (value: unknown) => (value === null ? null : Number(value));
-  return {
-    id: String(row.id),
-    companyId: String(row.company_id),
-    lineId: String(row.line_id),
-    fundingUuid: row.funding_uuid === null ? null : String(row.funding_uuid),
-    paymentMethod: row.payment_method as FundingMethod,
-    amountCents: Number(row.amount_cents),
-    description: String(row.description),
-    largeDisbursement: Number(row.large_disbursement) === 1,
-    status: row.status as FundingStatus,
-    expectedAvailableAt: optional(row.expected_available_at),
-    completedAt: optional(row.completed_at),
-    createdAt: Number(row.created_at),
-  };
-}
+const funding = columnsOf(fundings);
+const toFunding: (row: Readonly<Record<string, unknown>>) => FundingRecord = rowMapper({
+  id: funding.id,
+  companyId: funding.companyId,
+  lineId: funding.lineId,
+  fundingUuid: funding.fundingUuid,
+  paymentMethod: funding.paymentMethod,
+  amountCents: funding.amountCents,
+  description: funding.description,
+  largeDisbursement: funding.largeDisbursement,
+  status: funding.status,
+  expectedAvailableAt: funding.expectedAvailableAt,
+  completedAt: funding.completedAt,
+  createdAt: funding.createdAt,
+});
+const toFingerprint = rowMapper({ requestFingerprint: funding.requestFingerprint });
+
+const COLUMNS = [
+  "id, company_id, line_id, funding_uuid, payment_method, amount_cents, description",
+  "large_disbursement, status, request_fingerprint, expected_available_at, completed_at, created_at",
+].join(", ");
 
 export async function loadFunding(tx: WriteTx, fundingId: string): Promise<FundingRecord | null> {
   const { rows } = await tx.execute({
@@ -88,7 +94,7 @@ export async function addFunds(
       args: [input.companyId, input.fundingUuid],
     });
     if (rows[0]) {
-      if (String(rows[0].request_fingerprint) !== input.requestFingerprint) {
+      if (toFingerprint(rows[0]).requestFingerprint !== input.requestFingerprint) {
         return refuse(
           "funding_uuid_reused",
           `funding_uuid ${input.fundingUuid} was used with a different request`,
@@ -142,7 +148,7 @@ export async function addFunds(
 }
 
 interface FundingMove {
-  readonly kind: string;
+  readonly kind: FundingLedgerKind;
   readonly from: "bank" | "pending_funding";
   readonly to: "available" | "pending_funding" | "bank";
   /** The funding's status after the move; unchanged when absent. */
@@ -181,7 +187,7 @@ async function moveFunding(
 async function creditAvailable(
   tx: WriteTx,
   funding: FundingRecord,
-  kind: string,
+  kind: FundingLedgerKind,
   from: FundingMove["from"],
   now: number,
 ): Promise<void> {

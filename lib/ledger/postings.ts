@@ -1,5 +1,36 @@
-/** Pure checks of a ledger transaction before anything is written. */
+/** Pure checks of a ledger transaction before anything is written, and the kinds it may have. */
 import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./types.ts";
+
+/**
+ * Every kind of ledger transaction: what happened, named by the capability that posts it. A
+ * payout's kind is `payout.` and its state-machine move (or `payout.hold` at creation); the
+ * tie-out classifies each kind, so a kind added here must be placed there too.
+ */
+export const ledgerTransactionKinds = [
+  "funding.ach_initiated",
+  "funding.ach_cleared",
+  "funding.ach_returned",
+  "funding.wire_received",
+  "payout.hold",
+  "payout.release_funds",
+  "payout.select",
+  "payout.send",
+  "payout.fail",
+  "payout.retry",
+  "payout.reoffer",
+  "payout.complete",
+  "payout.cancel",
+  "payout.expire_offer",
+] as const;
+
+export type LedgerTransactionKind = (typeof ledgerTransactionKinds)[number];
+
+const knownKinds: ReadonlySet<string> = new Set(ledgerTransactionKinds);
+
+/** True when `kind` is a kind of ledger transaction. */
+export function isLedgerTransactionKind(kind: string): kind is LedgerTransactionKind {
+  return knownKinds.has(kind);
+}
 
 /**
  * Net change per account of a list of transfers. Throws on a programmer error: no transfers, an

@@ -1,25 +1,34 @@
 /** Ledger reports: a line's daily tie-out, and verification of every balance and transaction. */
-import {
-  computeTieOut,
-  type DayMovement,
-  heldAccounts,
-  type TieOut,
-  utcDayBounds,
-} from "./tieout.ts";
-import type { LedgerAccountCode } from "./types.ts";
+import { columnsOf, integer, oneOf, rowMapper } from "../../db/rows.ts";
+import { ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema.ts";
+import { ledgerTransactionKinds } from "./postings.ts";
+import { computeTieOut, heldAccounts, type TieOut, utcDayBounds } from "./tieout.ts";
 import type { SqlExecutor } from "./store.ts";
+import { nonNegativeAccounts } from "./types.ts";
 
-const HELD = heldAccounts.map((code) => `'${code}'`).join(", ");
+const account = columnsOf(ledgerAccounts);
+const entry = columnsOf(ledgerEntries);
+const transaction = columnsOf(ledgerTransactions);
+
+const placeholders = (values: readonly unknown[]) => values.map(() => "?").join(", ");
+
+const toHeldTotal = rowMapper({ cents: integer("ledger_entries", "total") });
 
 async function heldBefore(executor: SqlExecutor, lineId: string, before: number): Promise<number> {
   const { rows } = await executor.execute({
     sql: `SELECT coalesce(sum(e.amount_cents), 0) AS total FROM ledger_entries e
           JOIN ledger_transactions t ON t.id = e.transaction_id JOIN ledger_accounts a ON a.id = e.account_id
-          WHERE t.line_id = ? AND a.code IN (${HELD}) AND t.posted_at < ?`,
-    args: [lineId, before],
+          WHERE t.line_id = ? AND a.code IN (${placeholders(heldAccounts)}) AND t.posted_at < ?`,
+    args: [lineId, ...heldAccounts, before],
   });
-  return Number(rows[0].total);
+  return toHeldTotal(rows[0]).cents;
 }
+
+const toMovement = rowMapper({
+  kind: oneOf(transaction.kind, ledgerTransactionKinds),
+  account: account.code,
+  cents: integer("ledger_entries", "cents"),
+});
 
 /** The tie-out of a line for a UTC day (YYYY-MM-DD), or null for a date that does not exist. */
 export async function lineTieOut(
@@ -35,16 +44,11 @@ export async function lineTieOut(
           WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ? GROUP BY t.kind, a.code`,
     args: [lineId, day.start, day.end],
   });
-  const movements: DayMovement[] = rows.map((row) => ({
-    kind: String(row.kind),
-    account: row.code as LedgerAccountCode,
-    cents: Number(row.cents),
-  }));
   return computeTieOut(
     date,
     await heldBefore(executor, lineId, day.start),
     await heldBefore(executor, lineId, day.end),
-    movements,
+    rows.map(toMovement),
   );
 }
 
@@ -54,16 +58,28 @@ export interface LedgerProblem {
   readonly detail: string;
 }
 
+const toUnbalanced = rowMapper({
+  transactionId: entry.transactionId,
+  total: integer("ledger_entries", "total"),
+});
+const toDrifted = rowMapper({
+  id: account.id,
+  code: account.code,
+  balance: account.balanceCents,
+  recomputed: integer("ledger_entries", "recomputed"),
+});
+const toNegative = rowMapper({ id: account.id, code: account.code, balance: account.balanceCents });
+
 /** Recomputes every balance from its entries and every transaction's sum; empty means sound. */
 export async function verifyLedger(executor: SqlExecutor): Promise<LedgerProblem[]> {
   const problems: LedgerProblem[] = [];
   const unbalanced = await executor.execute(
     `SELECT transaction_id, sum(amount_cents) AS total FROM ledger_entries GROUP BY transaction_id HAVING total <> 0`,
   );
-  for (const row of unbalanced.rows) {
+  for (const row of unbalanced.rows.map(toUnbalanced)) {
     problems.push({
       kind: "unbalanced_transaction",
-      id: String(row.transaction_id),
+      id: row.transactionId,
       detail: `entries sum to ${row.total} cents`,
     });
   }
@@ -72,21 +88,23 @@ export async function verifyLedger(executor: SqlExecutor): Promise<LedgerProblem
      FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
      GROUP BY a.id HAVING a.balance_cents <> recomputed`,
   );
-  for (const row of drifted.rows) {
+  for (const row of drifted.rows.map(toDrifted)) {
     problems.push({
       kind: "balance_differs",
-      id: String(row.id),
-      detail: `${row.code} shows ${row.balance_cents} cents; its entries sum to ${row.recomputed}`,
+      id: row.id,
+      detail: `${row.code} shows ${row.balance} cents; its entries sum to ${row.recomputed}`,
     });
   }
-  const negative = await executor.execute(
-    `SELECT id, code, balance_cents FROM ledger_accounts WHERE code IN ('available', 'reserved') AND balance_cents < 0`,
-  );
-  for (const row of negative.rows) {
+  const negative = await executor.execute({
+    sql: `SELECT id, code, balance_cents FROM ledger_accounts
+          WHERE code IN (${placeholders(nonNegativeAccounts)}) AND balance_cents < 0`,
+    args: [...nonNegativeAccounts],
+  });
+  for (const row of negative.rows.map(toNegative)) {
     problems.push({
       kind: "negative_balance",
-      id: String(row.id),
-      detail: `${row.code} is ${row.balance_cents} cents`,
+      id: row.id,
+      detail: `${row.code} is ${row.balance} cents`,
     });
   }
   return problems;

@@ -3,6 +3,8 @@
  * materialized in ledger_accounts in the same unit as their entries.
  */
 import type { InStatement, ResultSet } from "@libsql/client";
+import { columnsOf, integer, rowMapper } from "../../db/rows.ts";
+import { ledgerAccounts } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { netChanges, overdraft } from "./postings.ts";
 import {
@@ -29,9 +31,19 @@ export async function ensureLineAccounts(
   });
 }
 
-function balancesFrom(rows: Iterable<Record<string, unknown>>): LineBalances {
+const account = columnsOf(ledgerAccounts);
+const toAccount = rowMapper({ id: account.id, code: account.code, balance: account.balanceCents });
+const toBalance = rowMapper({ code: account.code, balance: account.balanceCents });
+const toReadBack = rowMapper({
+  entries: integer("ledger_entries", "n"),
+  total: integer("ledger_entries", "total"),
+});
+
+function balancesFrom(
+  accounts: Iterable<{ code: LedgerAccountCode; balance: number }>,
+): LineBalances {
   const balances = Object.fromEntries(ledgerAccountCodes.map((code) => [code, 0])) as LineBalances;
-  for (const row of rows) balances[row.code as LedgerAccountCode] = Number(row.balance_cents);
+  for (const { code, balance } of accounts) balances[code] = balance;
   return balances;
 }
 
@@ -51,16 +63,16 @@ export async function postTransaction(
 > {
   const changes = netChanges(input.transfers);
   const accountsOfLine = {
-    sql: "SELECT id, code, balance_cents FROM ledger_accounts WHERE line_id = ?",
+    sql: `SELECT ${toAccount.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
     args: [input.lineId],
   };
-  let { rows } = await tx.execute(accountsOfLine);
-  if (rows.length < ledgerAccountCodes.length) {
+  let accounts = (await tx.execute(accountsOfLine)).rows.map(toAccount);
+  if (accounts.length < ledgerAccountCodes.length) {
     // A line's first posting opens its accounts.
     await ensureLineAccounts(tx, input.companyId, input.lineId);
-    rows = (await tx.execute(accountsOfLine)).rows;
+    accounts = (await tx.execute(accountsOfLine)).rows.map(toAccount);
   }
-  const before = balancesFrom(rows);
+  const before = balancesFrom(accounts);
   const short = overdraft(before, changes);
   if (short) {
     return refuse(
@@ -76,7 +88,7 @@ export async function postTransaction(
       },
     );
   }
-  const accountIds = new Map(rows.map((row) => [row.code as LedgerAccountCode, String(row.id)]));
+  const accountIds = new Map(accounts.map(({ code, id }) => [code, id]));
   const transactionId = newId("ltx");
   await tx.execute({
     sql:
@@ -119,16 +131,16 @@ export async function postTransaction(
       ],
     });
   }
-  const readBack = await tx.execute({
-    sql:
-      "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
-    args: [transactionId],
-  });
-  if (Number(readBack.rows[0].total) !== 0 || Number(readBack.rows[0].n) !== entries.length) {
+  const readBack = toReadBack(
+    (await tx.execute({
+      sql:
+        "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
+      args: [transactionId],
+    })).rows[0],
+  );
+  if (readBack.total !== 0 || readBack.entries !== entries.length) {
     throw new Error(
-      `ledger transaction ${transactionId} read back unbalanced: ${
-        JSON.stringify(readBack.rows[0])
-      }`,
+      `ledger transaction ${transactionId} read back unbalanced: ${readBack.entries} entries (${entries.length} written) summing to ${readBack.total} cents`,
     );
   }
   return ok({ transactionId, balances: after });
@@ -145,8 +157,8 @@ export async function readLineBalances(
   lineId: string,
 ): Promise<LineBalances> {
   const { rows } = await executor.execute({
-    sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
+    sql: `SELECT ${toBalance.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
     args: [lineId],
   });
-  return balancesFrom(rows);
+  return balancesFrom(rows.map(toBalance));
 }

@@ -3,6 +3,7 @@
  * the start and end of a UTC day, and the day's movements by category. The difference must be 0;
  * anything else means a movement the categories do not explain.
  */
+import type { LedgerTransactionKind } from "./postings.ts";
 import type { LedgerAccountCode } from "./types.ts";
 
 /** Accounts that hold the company's money with the service; closing is their sum. */
@@ -13,12 +14,33 @@ export const heldAccounts: readonly LedgerAccountCode[] = [
   "in_transit",
 ];
 
-/** Transaction kinds that bring money in from the bank. */
-const fundingKinds = new Set(["funding.ach_initiated", "funding.wire_received"]);
-const fundingReturnKinds = new Set(["funding.ach_returned"]);
+/**
+ * Where a kind of transaction lands in the tie-out: money in from the bank (`funded`), funding
+ * the bank took back (`returned_funding`), a payout paid out to the bank and the fee accounts
+ * (`paid_out`), or a move between held accounts only, which changes no total (`within_held`).
+ */
+export type TieOutCategory = "funded" | "returned_funding" | "paid_out" | "within_held";
+
+/** Every kind of the postings module, classified: a new kind does not compile until it is. */
+export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCategory>> = {
+  "funding.ach_initiated": "funded",
+  "funding.wire_received": "funded",
+  "funding.ach_cleared": "within_held",
+  "funding.ach_returned": "returned_funding",
+  "payout.hold": "within_held",
+  "payout.release_funds": "within_held",
+  "payout.select": "within_held",
+  "payout.send": "within_held",
+  "payout.fail": "within_held",
+  "payout.retry": "within_held",
+  "payout.reoffer": "within_held",
+  "payout.complete": "paid_out",
+  "payout.cancel": "within_held",
+  "payout.expire_offer": "within_held",
+};
 
 export interface DayMovement {
-  readonly kind: string;
+  readonly kind: LedgerTransactionKind;
   readonly account: LedgerAccountCode;
   /** Sum of the day's entries of this kind on this account. */
   readonly cents: number;
@@ -45,10 +67,11 @@ export function computeTieOut(
   const sum = (keep: (m: DayMovement) => boolean) =>
     movements.filter(keep).reduce((t, m) => t + m.cents, 0);
   const held = (m: DayMovement) => heldAccounts.includes(m.account);
-  const funded = sum((m) => fundingKinds.has(m.kind) && held(m));
-  const returnedFunding = -sum((m) => fundingReturnKinds.has(m.kind) && held(m));
-  const disbursed = sum((m) => m.kind === "payout.complete" && m.account === "bank");
-  const fees = sum((m) => m.kind === "payout.complete" && m.account.startsWith("fees_"));
+  const category = (m: DayMovement) => tieOutCategories[m.kind];
+  const funded = sum((m) => category(m) === "funded" && held(m));
+  const returnedFunding = -sum((m) => category(m) === "returned_funding" && held(m));
+  const disbursed = sum((m) => category(m) === "paid_out" && m.account === "bank");
+  const fees = sum((m) => category(m) === "paid_out" && m.account.startsWith("fees_"));
   return {
     date,
     opening: openingCents,

@@ -3,6 +3,8 @@
  * another; a transaction is one or more transfers and so always sums to zero by construction,
  * which `post` asserts again before writing and after reading back.
  */
+import type { LedgerTransactionKind } from "./postings.ts";
+
 export const ledgerAccountCodes = [
   "available",
   "pending_funding",
@@ -29,8 +31,8 @@ export interface Transfer {
 export interface LedgerTransactionInput {
   readonly companyId: string;
   readonly lineId: string;
-  /** What happened, e.g. `funding.wire_received`, `payout.hold`, `payout.settled`. */
-  readonly kind: string;
+  /** What happened, e.g. `funding.wire_received`, `payout.hold`, `payout.complete`. */
+  readonly kind: LedgerTransactionKind;
   readonly transfers: readonly Transfer[];
   readonly payoutId?: string;
   readonly fundingId?: string;

@@ -2,6 +2,8 @@
  * Payouts on the database: every move goes through the state machine, and its new state, ledger
  * transaction, timeline row and outbox events are written in the caller's one write unit.
  */
+import { columnsOf, json, orDefault, type RowMapper, rowMapper } from "../../db/rows.ts";
+import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
@@ -9,6 +11,7 @@ import { type PayoutMove, type PayoutSnapshot, transition } from "./transition.t
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { recordEvent } from "../webhooks/event_store.ts";
 import { readFeeSchedule } from "./fee_store.ts";
+import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
 import { postTransaction, readLineBalances } from "../ledger/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -32,35 +35,58 @@ export interface PayoutRow extends PayoutSnapshot {
   readonly createdAt: number;
 }
 
-const PAYOUT_COLUMNS =
-  `id, disbursement_id, company_id, line_id, payee_uuid, payee_id, email, status, amount_cents,
-  held_cents, payor_fee_cents, payee_fee_cents, service_fee_cents, payment_method_id, allowed_payment_method_ids,
-  permission_required_from, method_details, retry_count, submission_count, failure_reason, created_at`;
+const payout = columnsOf(payouts);
+const toPayout: RowMapper<PayoutRow> = rowMapper({
+  id: payout.id,
+  disbursementId: payout.disbursementId,
+  companyId: payout.companyId,
+  lineId: payout.lineId,
+  payeeUuid: payout.payeeUuid,
+  payeeId: payout.payeeId,
+  email: payout.email,
+  status: payout.status,
+  amountCents: payout.amountCents,
+  heldCents: payout.heldCents,
+  payorFeeCents: payout.payorFeeCents,
+  payeeFeeCents: payout.payeeFeeCents,
+  serviceFeeCents: payout.serviceFeeCents,
+  paymentMethodId: payout.paymentMethodId,
+  allowedPaymentMethodIds: json<number[]>(payout.allowedPaymentMethodIds, "array"),
+  permissionRequiredFrom: json<string[]>(payout.permissionRequiredFrom, "array"),
+  methodDetails: orDefault(
+    json<Record<string, unknown>, string | null>(payout.methodDetails, "object"),
+    () => ({}),
+  ),
+  retryCount: payout.retryCount,
+  submissionCount: payout.submissionCount,
+  failureReason: payout.failureReason,
+  createdAt: payout.createdAt,
+});
 
-function toPayout(row: Record<string, unknown>): PayoutRow {
-  return {
-    id: String(row.id),
-    disbursementId: String(row.disbursement_id),
-    companyId: String(row.company_id),
-    lineId: String(row.line_id),
-    payeeUuid: String(row.payee_uuid),
-    payeeId: row.payee_id === null ? null : String(row.payee_id),
-    email: row.email === null ? null : String(row.email),
-    status: row.status as PayoutStatus,
-    amountCents: Number(row.amount_cents),
-    heldCents: Number(row.held_cents),
-    payorFeeCents: Number(row.payor_fee_cents),
-    payeeFeeCents: Number(row.payee_fee_cents),
-    serviceFeeCents: Number(row.service_fee_cents),
-    paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
-    allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
-    permissionRequiredFrom: JSON.parse(String(row.permission_required_from)) as string[],
-    methodDetails: row.method_details === null ? {} : JSON.parse(String(row.method_details)),
-    retryCount: Number(row.retry_count),
-    submissionCount: Number(row.submission_count),
-    failureReason: row.failure_reason === null ? null : String(row.failure_reason),
-    createdAt: Number(row.created_at),
-  };
+const PAYOUT_COLUMNS = toPayout.columns.join(", ");
+
+const disbursement = columnsOf(disbursements);
+const toPayoutId = rowMapper({ id: payout.id });
+const toSubmissionCount = rowMapper({ count: payout.submissionCount });
+const toDisbursementId = rowMapper({ id: disbursement.id });
+const toSubjectId = rowMapper({ subjectId: columnsOf(scheduledJobs).subjectId });
+
+/** The disbursement's side of an event's snapshot; the payee's columns are carried as read. */
+const toEventDisbursement = rowMapper({
+  kind: disbursement.kind,
+  externalUuid: disbursement.externalUuid,
+  claimId: disbursement.claimId,
+  memo: disbursement.memo,
+});
+
+/** The ledger kind a move posts under: `payout.` and the move. */
+function ledgerKindOf(move: PayoutMove["kind"]): LedgerTransactionKind {
+  const kind = `payout.${move}`;
+  // The state machine gave this move transfers, so the postings module must know its kind.
+  if (!isLedgerTransactionKind(kind)) {
+    throw new Error(`${kind} posts transfers but is no ledger kind`);
+  }
+  return kind;
 }
 
 export async function loadPayout(tx: WriteTx, payoutId: string): Promise<PayoutRow | null> {
@@ -79,7 +105,7 @@ export async function countSubmission(tx: WriteTx, payoutId: string): Promise<nu
     args: [payoutId],
   });
   if (!rows[0]) throw new Error(`countSubmission: no payout ${payoutId}`);
-  return Number(rows[0].submission_count);
+  return toSubmissionCount(rows[0]).count;
 }
 
 /** Appends the payout's outbox events; `data` is the snapshot webhooks will carry. */
@@ -101,17 +127,14 @@ async function writeEvents(
             FROM disbursements d JOIN payouts p ON p.id = ? WHERE d.id = ?`,
     args: [payout.id, payout.disbursementId],
   });
-  const disbursement = rows[0];
-  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } =
-    disbursement;
+  const disbursement = toEventDisbursement(rows[0]);
+  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } = rows[0];
   // What the webhooks of both surfaces need, as it was when the event happened.
   const data = {
     payout_id: payout.id,
-    disbursement_id: String(disbursement.kind) === "v1"
-      ? payout.disbursementId
-      : String(disbursement.external_uuid),
-    disbursement_kind: String(disbursement.kind),
-    claim_id: disbursement.claim_id === null ? null : String(disbursement.claim_id),
+    disbursement_id: disbursement.kind === "v1" ? payout.disbursementId : disbursement.externalUuid,
+    disbursement_kind: disbursement.kind,
+    claim_id: disbursement.claimId,
     payee_uuid: payout.payeeUuid,
     status: payout.status,
     amount_cents: payout.amountCents,
@@ -218,7 +241,7 @@ export async function applyMove(
     const posted = await postTransaction(tx, {
       companyId: payout.companyId,
       lineId: payout.lineId,
-      kind: `payout.${step.kind}`,
+      kind: ledgerKindOf(step.kind),
       payoutId,
       transfers: outcome.transfers,
       postedAt: now,
@@ -276,10 +299,13 @@ export interface NewPayout {
   readonly customDocumentUuids?: readonly string[];
 }
 
+/** A Surface A disbursement, a Simple Payment, or a /v1 disbursement. */
+export type DisbursementKind = typeof disbursements.$inferSelect.kind;
+
 export interface NewDisbursement {
   readonly companyId: string;
   readonly lineId: string;
-  readonly kind: "disbursement" | "simple_payment" | "v1";
+  readonly kind: DisbursementKind;
   readonly externalUuid: string;
   readonly requestFingerprint: string;
   readonly largeDisbursement: boolean;
@@ -481,8 +507,8 @@ export async function scheduleReoffersAwaitingFunds(
           WHERE company_id = ? AND done_at IS NULL AND kind IN ('payout.retry', 'payout.reoffer')`,
     args: [companyId],
   });
-  const taken = new Set(pending.rows.map((row) => String(row.subject_id)));
-  const waiting = failed.rows.map((row) => String(row.id)).filter((id) => !taken.has(id));
+  const taken = new Set(pending.rows.map((row) => toSubjectId(row).subjectId));
+  const waiting = failed.rows.map((row) => toPayoutId(row).id).filter((id) => !taken.has(id));
   for (const subjectId of waiting) {
     await scheduleJob(tx, { companyId, kind: "payout.reoffer", subjectId, dueAt: now }, now);
   }
@@ -513,7 +539,7 @@ export async function releasePendingFunds(
     const waiting = (await tx.execute({
       sql:
         `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE disbursement_id = ? AND status = 'pending_funds' ORDER BY rowid`,
-      args: [String(row.id)],
+      args: [toDisbursementId(row).id],
     })).rows.map(toPayout);
     const holds = waiting.map((p) => holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule));
     const available = (await readLineBalances(tx, lineId)).available;
