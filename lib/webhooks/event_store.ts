@@ -1,4 +1,6 @@
 /** The event log: recorded with the change that caused it, read by Surface B by cursor. */
+import { columnsOf, integer, json, notNull, type RowMapper, rowMapper } from "../../db/rows.ts";
+import { events, webhookEndpoints } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { eventCatalogue, type EventKey } from "../payouts/states.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
@@ -12,12 +14,31 @@ export interface StoredEvent {
   readonly createdAt: number;
 }
 
-const toEvent = (row: Record<string, unknown>): StoredEvent => ({
-  id: String(row.id),
-  type: String(row.type),
-  eventTypeId: Number(row.event_type_id),
-  data: JSON.parse(String(row.data)) as Record<string, unknown>,
-  createdAt: Number(row.created_at),
+const event = columnsOf(events);
+// Only events /v1 publishes are read here, and those have a type.
+const toEvent: RowMapper<StoredEvent> = rowMapper({
+  id: event.id,
+  type: notNull(event.type),
+  eventTypeId: event.eventTypeId,
+  data: json<Record<string, unknown>>(event.data, "object"),
+  createdAt: event.createdAt,
+});
+const EVENT_COLUMNS = toEvent.columns.join(", ");
+
+const toCursor = rowMapper({ createdAt: event.createdAt, seq: integer("events", "seq") });
+
+const endpoint = columnsOf(webhookEndpoints);
+const toReceivingEndpoint = rowMapper({
+  id: endpoint.id,
+  surface: endpoint.surface,
+  events: json<string[]>(endpoint.events, "array"),
+});
+
+const toEventScope = rowMapper({
+  id: event.id,
+  companyId: event.companyId,
+  lineId: event.lineId,
+  eventTypeId: event.eventTypeId,
 });
 
 /** One /v1 event of the line (events /v1 does not publish have no type and are not found). */
@@ -27,7 +48,7 @@ export async function findLineEvent(
   id: string,
 ): Promise<StoredEvent | null> {
   const { rows } = await executor.execute({
-    sql: `SELECT id, type, event_type_id, data, created_at FROM events
+    sql: `SELECT ${EVENT_COLUMNS} FROM events
           WHERE id = ? AND company_id = ? AND line_id = ? AND type IS NOT NULL`,
     args: [id, scope.companyId, scope.lineId],
   });
@@ -47,10 +68,10 @@ export async function listLineEvents(
       args: [page.startingAfter, scope.companyId, scope.lineId],
     });
     if (!rows[0]) return null;
-    cursor = { createdAt: Number(rows[0].created_at), seq: Number(rows[0].seq) };
+    cursor = toCursor(rows[0]);
   }
   const { rows } = await executor.execute({
-    sql: `SELECT id, type, event_type_id, data, created_at FROM events
+    sql: `SELECT ${EVENT_COLUMNS} FROM events
           WHERE company_id = ? AND line_id = ? AND type IS NOT NULL ${
       page.type ? "AND type = ?" : ""
     }
@@ -136,16 +157,16 @@ export async function queueDeliveries(
     args: [event.companyId, options.surfaces, event.lineId, catalogued.type],
   });
   let queued = 0;
-  for (const endpoint of rows) {
-    const filter = JSON.parse(String(endpoint.events)) as string[];
+  for (const endpoint of rows.map(toReceivingEndpoint)) {
     const name = endpoint.surface === "v1" ? catalogued.type : catalogued.name;
-    if (filter.length > 0 && !filter.includes(String(name))) continue;
+    const filter = endpoint.events;
+    if (filter.length > 0 && (name === null || !filter.includes(name))) continue;
     // Due at once (0): the dispatcher compares with real time, the event with domain time.
     await tx.execute({
       sql:
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
             VALUES (?, ?, ?, 'pending', ?, 0, ?)`,
-      args: [newId("wd"), String(endpoint.id), event.id, options.manual ? 1 : 0, now],
+      args: [newId("wd"), endpoint.id, event.id, options.manual ? 1 : 0, now],
     });
     queued++;
   }
@@ -161,12 +182,5 @@ export async function findEventById(
     sql: "SELECT id, company_id, line_id, event_type_id FROM events WHERE id = ?",
     args: [id],
   });
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    id: String(row.id),
-    companyId: String(row.company_id),
-    lineId: row.line_id === null ? null : String(row.line_id),
-    eventTypeId: Number(row.event_type_id),
-  };
+  return rows[0] ? toEventScope(rows[0]) : null;
 }

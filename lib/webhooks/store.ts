@@ -2,13 +2,18 @@
  * Webhook endpoints and their delivery rows. A /v1 endpoint belongs to one line; a Surface A
  * endpoint to the company. Secrets are stored sealed (they must stay usable for signing).
  */
+import { columnsOf, json, type RowMapper, rowMapper } from "../../db/rows.ts";
+import { webhookDeliveries, webhookEndpoints } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
+/** Surface A endpoints receive the company's events; /v1 endpoints those of one line. */
+export type EndpointSurface = typeof webhookEndpoints.$inferSelect.surface;
+
 export interface EndpointRecord {
   readonly id: string;
-  readonly surface: "api" | "v1";
+  readonly surface: EndpointSurface;
   readonly url: string;
   readonly events: string[];
   readonly description: string | null;
@@ -22,15 +27,17 @@ export interface EndpointScope {
   readonly lineId: string | null;
 }
 
-const toEndpoint = (row: Record<string, unknown>): EndpointRecord => ({
-  id: String(row.id),
-  surface: row.surface as "api" | "v1",
-  url: String(row.url),
-  events: JSON.parse(String(row.events)) as string[],
-  description: row.description === null ? null : String(row.description),
-  disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
-  createdAt: Number(row.created_at),
+const endpoint = columnsOf(webhookEndpoints);
+const toEndpoint: RowMapper<EndpointRecord> = rowMapper({
+  id: endpoint.id,
+  surface: endpoint.surface,
+  url: endpoint.url,
+  events: json<string[]>(endpoint.events, "array"),
+  description: endpoint.description,
+  disabledAt: endpoint.disabledAt,
+  createdAt: endpoint.createdAt,
 });
+const ENDPOINT_COLUMNS = toEndpoint.columns.join(", ");
 
 const SCOPE = "company_id = ? AND line_id IS ? AND deleted_at IS NULL";
 const scopeArgs = (scope: EndpointScope) => [scope.companyId, scope.lineId];
@@ -39,7 +46,7 @@ export async function createEndpoint(
   tx: WriteTx,
   scope: EndpointScope,
   endpoint: {
-    surface: "api" | "v1";
+    surface: EndpointSurface;
     url: string;
     events: string[];
     description: string | null;
@@ -73,9 +80,7 @@ export async function findEndpoint(
   id: string,
 ): Promise<EndpointRecord | null> {
   const { rows } = await executor.execute({
-    sql:
-      `SELECT id, surface, url, events, description, disabled_at, created_at FROM webhook_endpoints
-          WHERE id = ? AND ${SCOPE}`,
+    sql: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ? AND ${SCOPE}`,
     args: [id, ...scopeArgs(scope)],
   });
   return rows[0] ? toEndpoint(rows[0]) : null;
@@ -88,8 +93,7 @@ export async function listEndpoints(
 ): Promise<EndpointRecord[]> {
   const { rows } = await executor.execute({
     sql:
-      `SELECT id, surface, url, events, description, disabled_at, created_at FROM webhook_endpoints
-          WHERE ${SCOPE} ORDER BY created_at, rowid`,
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${SCOPE} ORDER BY created_at, rowid`,
     args: scopeArgs(scope),
   });
   return rows.map(toEndpoint);
@@ -131,13 +135,27 @@ export async function rotateEndpointSecret(
 export interface DeliveryRecord {
   readonly id: string;
   readonly eventId: string;
-  readonly status: string;
+  readonly status: DeliveryStatus;
   readonly manual: boolean;
   readonly attemptCount: number;
   readonly nextAttemptAt: number | null;
   readonly createdAt: number;
   readonly completedAt: number | null;
 }
+
+export type DeliveryStatus = typeof webhookDeliveries.$inferSelect.status;
+
+const delivery = columnsOf(webhookDeliveries);
+const toDelivery: RowMapper<DeliveryRecord> = rowMapper({
+  id: delivery.id,
+  eventId: delivery.eventId,
+  status: delivery.status,
+  manual: delivery.manual,
+  attemptCount: delivery.attemptCount,
+  nextAttemptAt: delivery.nextAttemptAt,
+  createdAt: delivery.createdAt,
+  completedAt: delivery.completedAt,
+});
 
 /** An endpoint's deliveries, newest first. */
 export async function listDeliveries(
@@ -146,19 +164,9 @@ export async function listDeliveries(
   limit: number,
 ): Promise<DeliveryRecord[]> {
   const { rows } = await executor.execute({
-    sql:
-      `SELECT id, event_id, status, manual, attempt_count, next_attempt_at, created_at, completed_at
-          FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+    sql: `SELECT ${toDelivery.columns.join(", ")} FROM webhook_deliveries
+          WHERE endpoint_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
     args: [endpointId, limit],
   });
-  return rows.map((row) => ({
-    id: String(row.id),
-    eventId: String(row.event_id),
-    status: String(row.status),
-    manual: Number(row.manual) === 1,
-    attemptCount: Number(row.attempt_count),
-    nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
-    createdAt: Number(row.created_at),
-    completedAt: row.completed_at === null ? null : Number(row.completed_at),
-  }));
+  return rows.map(toDelivery);
 }
