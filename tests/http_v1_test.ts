@@ -523,7 +523,7 @@ Deno.test("GET /v1/events lists the line's events newest first, by type; GET /v1
     const one = await call(f, "GET", `/v1/events/${created.data[0].id}`);
     assert.equal(one.status, 200);
     const event = await one.json() as Record<string, unknown>;
-    assert.deepEqual(Object.keys(event), ["id", "object", "type", "created", "data"]);
+    assert.deepEqual(Object.keys(event), ["id", "object", "type", "created", "data", "signature"]);
     assert.equal(event.type, "disbursement.created");
     assert.equal(
       (await call(f, "GET", `/v1/events/${created.data[0].id}`, undefined, {

@@ -25,10 +25,13 @@ export interface DeliverableEvent {
   readonly ledgerAccounts?: Readonly<Record<string, string>>;
 }
 
+/** What the Surface B envelope is built from: the event's own row, nothing of the endpoint's. */
+export type EnvelopeSource = Pick<DeliverableEvent, "id" | "type" | "createdAt" | "data">;
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The Surface B envelope; modality_selected data is exactly the seed's 6.2 shape. */
-export function surfaceBEnvelope(event: DeliverableEvent): Record<string, unknown> {
+export function surfaceBEnvelope(event: EnvelopeSource): Record<string, unknown> {
   const d = event.data;
   let data: Record<string, unknown>;
   if (event.type === "payee.updated") {

@@ -247,13 +247,20 @@ export function openApiDocument(config: Config): JsonObject {
         },
         Event: {
           type: "object",
-          required: ["id", "object", "type", "created", "data"],
+          description:
+            "The envelope a /v1 webhook body of this event carries (`id`, `type`, `created`, `data`, the same JSON), with `object` and `signature`.",
+          required: ["id", "object", "type", "created", "data", "signature"],
           properties: {
             id: { type: "string" },
             object: { const: "event" },
             type: { enum: v1EventTypes },
             created: timestamp,
-            data: { type: "object" },
+            data: { type: "object", description: "Exactly the webhook body's `data`." },
+            signature: {
+              type: ["string", "null"],
+              description:
+                "The X-Signature sent with the latest delivery attempt to a /v1 endpoint (`v1=t=<unix>,sha256=<hex>`; each attempt is signed afresh), or null before any attempt.",
+            },
           },
         },
         WebhookEndpoint: {

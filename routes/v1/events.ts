@@ -7,19 +7,21 @@ import {
   queueDeliveries,
   type StoredEvent,
 } from "../../lib/webhooks/event_store.ts";
-import type { AppDeps, AppEnv } from "../context.ts";
+import { latestV1Signatures, v1EventView } from "../../lib/webhooks/event_view.ts";
+import type { AppDeps, AppEnv, LinePrincipal } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidInput, parseQuery } from "../validation.ts";
 import { v1Schemas } from "./schemas.ts";
 
-const eventView = (event: StoredEvent) => ({
-  id: event.id,
-  object: "event",
-  type: event.type,
-  created: new Date(event.createdAt).toISOString(),
-  data: event.data,
-});
+/** The events as their webhook bodies show them, each with its latest attempt's signature. */
+async function eventViews(principal: LinePrincipal, events: readonly StoredEvent[]) {
+  const signatures = await latestV1Signatures(
+    principal.database.readClient,
+    events.map((event) => event.id),
+  );
+  return events.map((event) => v1EventView(event, signatures.get(event.id) ?? null));
+}
 
 export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -45,7 +47,11 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
       const cursor = JSON.stringify(parsed.value.starting_after);
       return invalidInput(c, "starting_after", "query", `no event ${cursor} to start after`);
     }
-    return c.json({ object: "list", data: page.data.map(eventView), has_more: page.hasMore });
+    return c.json({
+      object: "list",
+      data: await eventViews(principal, page.data),
+      has_more: page.hasMore,
+    });
   });
   app.post("/:id/replay", async (c) => {
     const principal = c.get("linePrincipal");
@@ -93,7 +99,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
         message: `no event ${JSON.stringify(c.req.param("id"))} for this key`,
       });
     }
-    return c.json(eventView(event));
+    return c.json((await eventViews(principal, [event]))[0]);
   });
   return app;
 }

@@ -1,0 +1,138 @@
+/**
+ * GET /v1/events and /v1/events/{id} show what the webhooks carried, and every id a /v1 event
+ * carries is readable through /v1 with the same line key: checked against a real receiver on
+ * 127.0.0.1 that the dispatcher delivered to.
+ */
+import assert from "node:assert/strict";
+import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+
+interface Delivered {
+  readonly body: Record<string, unknown>;
+  readonly signature: string;
+}
+
+function receiver() {
+  const received: Delivered[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      received.push({
+        body: JSON.parse(await request.text()),
+        signature: request.headers.get("X-Signature")!,
+      });
+      return new Response("ok");
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    received,
+    stop: () => server.shutdown(),
+  };
+}
+
+const dispatcherFor = (f: HttpFixture) =>
+  new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+    batchSize: 50,
+    endpointsInParallel: 2,
+    perEndpointConcurrency: 1,
+    timeoutMs: 2_000,
+    leaseMs: 30_000,
+  });
+
+const v1 = (f: HttpFixture, method: string, path: string, body?: unknown, key?: string) =>
+  f.app.request(path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${key ?? f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+type ApiEvent = Record<string, unknown> & { id: string; signature: string | null };
+
+async function listEvents(f: HttpFixture): Promise<ApiEvent[]> {
+  const res = await v1(f, "GET", "/v1/events?limit=100");
+  assert.equal(res.status, 200);
+  return (await res.json() as { data: ApiEvent[] }).data;
+}
+
+Deno.test("GET /v1/events and /v1/events/{id} return the body the receiver got plus the latest attempt's signature", async () => {
+  const r = receiver();
+  try {
+    await withHttpFixture(async (f) => {
+      await fundAcmeAuto(f, 100_000);
+      assert.equal((await v1(f, "POST", "/v1/webhooks", { url: r.url })).status, 201);
+      await v1(f, "POST", "/v1/payees", { id: "noaction", email: "pat@example.test" });
+      await v1(f, "POST", "/v1/payees", { id: "noaction", phone: "+15555550100" });
+      const created = await (await v1(f, "POST", "/v1/disbursements", {
+        amount: 12.5,
+        claim_id: "CLM-77",
+        payee: { id: "noaction" },
+        modalities: ["ach", "check"],
+        metadata: { policy: "AU-1" },
+      })).json() as { id: string };
+      assert.equal((await v1(f, "POST", `/v1/disbursements/${created.id}/cancel`)).status, 200);
+
+      const before = await listEvents(f);
+      assert.deepEqual(before.map((e) => [e.type, e.signature]), [
+        ["disbursement.canceled", null],
+        ["disbursement.created", null],
+        ["payee.updated", null],
+      ], "no attempt yet: no signature");
+      const createdEvent = before.find((e) => e.type === "disbursement.created")!;
+      assert.deepEqual(createdEvent, {
+        id: createdEvent.id,
+        object: "event",
+        type: "disbursement.created",
+        created: "2026-01-05T15:00:00.000Z",
+        data: {
+          id: created.id,
+          object: "disbursement",
+          status: "created",
+          amount: 12.5,
+          currency: "USD",
+          claim_id: "CLM-77",
+          payee: { id: "noaction" },
+          modality: null,
+          reason: null,
+        },
+        signature: null,
+      }, "the webhook's data: dollars, the /v1 id, no payout, ledger or e-mail");
+
+      assert.equal(await dispatcherFor(f).sweep(), 3);
+      assert.equal(r.received.length, 3);
+      for (const delivered of r.received) {
+        const id = String(delivered.body.id);
+        const one = await v1(f, "GET", `/v1/events/${id}`);
+        assert.equal(one.status, 200);
+        assert.deepEqual(
+          await one.json(),
+          { ...delivered.body, object: "event", signature: delivered.signature },
+          `${delivered.body.type}: the receiver's body, as the events API shows it`,
+        );
+      }
+      const listed = await listEvents(f);
+      assert.deepEqual(
+        listed.map(({ object: _object, signature, ...event }) => ({ event, signature })),
+        [...r.received].reverse().map((d) => ({ event: d.body, signature: d.signature })),
+        "the list shows the same events, newest first",
+      );
+
+      // A replay is attempted again, signed afresh at a later time: its signature is shown.
+      f.clock.advance(60_000);
+      const replay = await v1(f, "POST", `/v1/events/${createdEvent.id}/replay`);
+      assert.equal(replay.status, 202);
+      assert.equal(await dispatcherFor(f).sweep(), 1);
+      const latest = r.received.at(-1)!;
+      assert.equal(latest.body.id, createdEvent.id);
+      const first = r.received.find((d) => d.body.id === createdEvent.id)!;
+      assert.notEqual(latest.signature, first.signature);
+      const shown = await (await v1(f, "GET", `/v1/events/${createdEvent.id}`)).json() as ApiEvent;
+      assert.equal(shown.signature, latest.signature, "the latest attempt's signature");
+    });
+  } finally {
+    await r.stop();
+  }
+});
