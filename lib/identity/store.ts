@@ -1,5 +1,7 @@
 /** Credential and identity lookups on the hot path (raw SQL on the read connection), and key rotation. */
 import type { Client } from "@libsql/client";
+import { columnsOf, type RowMapper, rowMapper } from "../../db/rows.ts";
+import { apiKeys, businessLines, companies } from "../../db/schema.ts";
 import type { Environment } from "../platform/config.ts";
 import { keyState } from "./credentials.ts";
 import type { KeyKind } from "../platform/keys.ts";
@@ -17,7 +19,18 @@ export interface StoredKey {
   readonly revokedAt: number | null;
 }
 
-const nullableNumber = (value: unknown): number | null => value === null ? null : Number(value);
+const key = columnsOf(apiKeys);
+const toStoredKey: RowMapper<StoredKey> = rowMapper({
+  id: key.id,
+  kind: key.kind,
+  companyId: key.companyId,
+  userId: key.userId,
+  lineId: key.lineId,
+  expiresAt: key.expiresAt,
+  revokedAt: key.revokedAt,
+});
+const toSecretHash = rowMapper({ secretHash: key.secretHash });
+const toReplacedBy = rowMapper({ replacedBy: key.replacedBy });
 
 /** The stored key whose hash matches `secret`, of the expected kind, or null. */
 export async function findKeyBySecret(
@@ -35,22 +48,14 @@ export async function findKeyByHash(
   kind: KeyKind,
 ): Promise<StoredKey | null> {
   const { rows } = await client.execute({
-    sql: `SELECT id, kind, secret_hash, company_id, user_id, line_id, expires_at, revoked_at
-          FROM api_keys WHERE secret_hash = ? AND kind = ?`,
+    sql: `SELECT ${toStoredKey.columns.join(", ")}, secret_hash FROM api_keys
+          WHERE secret_hash = ? AND kind = ?`,
     args: [hash, kind],
   });
   const row = rows[0];
   // The index found the row; compare the hashes again without an early exit.
-  if (!row || !constantTimeEqual(String(row.secret_hash), hash)) return null;
-  return {
-    id: String(row.id),
-    kind: row.kind as KeyKind,
-    companyId: row.company_id === null ? null : String(row.company_id),
-    userId: row.user_id === null ? null : String(row.user_id),
-    lineId: row.line_id === null ? null : String(row.line_id),
-    expiresAt: nullableNumber(row.expires_at),
-    revokedAt: nullableNumber(row.revoked_at),
-  };
+  if (!row || !constantTimeEqual(toSecretHash(row).secretHash, hash)) return null;
+  return toStoredKey(row);
 }
 
 export interface CompanyIdentity {
@@ -59,17 +64,22 @@ export interface CompanyIdentity {
   readonly tin: string;
 }
 
+const company = columnsOf(companies);
+const toCompany: RowMapper<CompanyIdentity> = rowMapper({
+  id: company.id,
+  name: company.name,
+  tin: company.tin,
+});
+
 export async function findCompanyByTin(
   client: Client,
   tin: string,
 ): Promise<CompanyIdentity | null> {
   const { rows } = await client.execute({
-    sql: "SELECT id, name, tin FROM companies WHERE tin = ?",
+    sql: `SELECT ${toCompany.columns.join(", ")} FROM companies WHERE tin = ?`,
     args: [tin],
   });
-  return rows[0]
-    ? { id: String(rows[0].id), name: String(rows[0].name), tin: String(rows[0].tin) }
-    : null;
+  return rows[0] ? toCompany(rows[0]) : null;
 }
 
 export async function isMember(
@@ -90,14 +100,19 @@ export interface LineIdentity {
   readonly code: string;
 }
 
+const line = columnsOf(businessLines);
+const toLine: RowMapper<LineIdentity> = rowMapper({
+  id: line.id,
+  companyId: line.companyId,
+  code: line.code,
+});
+
 export async function findLine(client: Client, lineId: string): Promise<LineIdentity | null> {
   const { rows } = await client.execute({
-    sql: "SELECT id, company_id, code FROM business_lines WHERE id = ?",
+    sql: `SELECT ${toLine.columns.join(", ")} FROM business_lines WHERE id = ?`,
     args: [lineId],
   });
-  return rows[0]
-    ? { id: String(rows[0].id), companyId: String(rows[0].company_id), code: String(rows[0].code) }
-    : null;
+  return rows[0] ? toLine(rows[0]) : null;
 }
 
 export interface RotatedKey {
@@ -124,30 +139,27 @@ export async function rotateKeyInUnit(
   },
 ): Promise<Result<RotatedKey, "key_not_found" | "key_not_active" | "key_already_rotated">> {
   const { rows } = await tx.execute({
-    sql: `SELECT id, kind, company_id, user_id, line_id, expires_at, revoked_at, replaced_by
-          FROM api_keys WHERE id = ?`,
+    sql: `SELECT ${toStoredKey.columns.join(", ")}, replaced_by FROM api_keys WHERE id = ?`,
     args: [keyId],
   });
-  const row = rows[0];
-  if (!row) return refuse("key_not_found", `no key with id ${keyId}`);
-  const state = keyState(
-    { expiresAt: nullableNumber(row.expires_at), revokedAt: nullableNumber(row.revoked_at) },
-    options.now,
-  );
+  if (!rows[0]) return refuse("key_not_found", `no key with id ${keyId}`);
+  const stored = toStoredKey(rows[0]);
+  const { replacedBy } = toReplacedBy(rows[0]);
+  const state = keyState(stored, options.now);
   if (state !== "active") {
     return refuse("key_not_active", `key ${keyId} is ${state} and cannot be rotated`);
   }
-  if (row.replaced_by !== null) {
-    return refuse("key_already_rotated", `key ${keyId} was already replaced by ${row.replaced_by}`);
+  if (replacedBy !== null) {
+    return refuse("key_already_rotated", `key ${keyId} was already replaced by ${replacedBy}`);
   }
-  const kind = row.kind as KeyKind;
+  const kind = stored.kind;
   const secret = options.replacement?.secret ??
     newKeySecret(kind, options.environment ?? undefined);
   const id = options.replacement?.id ?? newId("key");
   const graceEnd = options.now + options.graceSeconds * 1000;
-  const previousExpiresAt = row.expires_at === null
+  const previousExpiresAt = stored.expiresAt === null
     ? graceEnd
-    : Math.min(Number(row.expires_at), graceEnd);
+    : Math.min(stored.expiresAt, graceEnd);
   await tx.execute({
     sql:
       `INSERT INTO api_keys (id, kind, secret_hash, hint, company_id, user_id, line_id, created_at)
@@ -157,9 +169,9 @@ export async function rotateKeyInUnit(
       kind,
       await sha256Hex(secret),
       keyHint(secret),
-      row.company_id,
-      row.user_id,
-      row.line_id,
+      stored.companyId,
+      stored.userId,
+      stored.lineId,
       options.now,
     ],
   });
