@@ -90,6 +90,18 @@ class Service {
     }
   }
 
+  /** Waits until the payee's transaction shows `status` (the scheduler submits a choice to the rail). */
+  async payeeStatus(transactionPath: string, status: string): Promise<void> {
+    const deadline = Date.now() + POLL_TIMEOUT_MS;
+    for (;;) {
+      const res = await this.api("GET", transactionPath);
+      const seen = (await res.json() as { status: string }).status;
+      if (seen === status) return;
+      if (Date.now() > deadline) throw new Error(`${transactionPath} is ${seen}, not ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   async seen(): Promise<Set<string>> {
     return new Set((await this.inbox()).map((m) => m.id));
   }
@@ -206,6 +218,7 @@ Deno.test({
       await page.waitForSelector("text=Your choice is confirmed");
       assert.match(await page.textContent("main") ?? "", /Checking account ending in 6789/);
       await shot(page, "ach-6-confirmed");
+      await service.payeeStatus("/api/disbursements/E2E-ACH/payees/pat/transaction", "Processing");
 
       // Three business days: a week and a day covers any weekend plus a holiday (Thanksgiving).
       const advanced = await service.api("POST", "/api/sandbox/clock/advance", {
@@ -310,11 +323,10 @@ Deno.test({
       );
       await shot(page, "check-5-confirmed");
 
-      const events = await service.api(
-        "GET",
+      await service.payeeStatus(
         "/api/disbursements/E2E-PARTIES/payees/sam/transaction",
+        "Processing",
       );
-      assert.equal((await events.json()).status, "Processing");
     }),
 });
 
