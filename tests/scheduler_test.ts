@@ -1,11 +1,21 @@
 import assert from "node:assert/strict";
 import { advanceOffset, latestDomainNow } from "../lib/sandbox/clock_store.ts";
 import { purgeExpiredRows } from "../db/retention.ts";
-import { runDueJobs, Scheduler } from "../db/scheduler.ts";
+import {
+  advanceSandboxClock,
+  externalJob,
+  JOBS_PER_BATCH_MAX,
+  runDueJobs,
+  Scheduler,
+  TransientJobError,
+} from "../db/scheduler.ts";
+import { classifyJobFailure, retryDelayMs } from "../db/job_policy.ts";
+import type { Database } from "../db/client.ts";
+import { Metrics } from "../lib/platform/metrics.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { DueJob } from "../db/scheduler_store.ts";
-import type { WriteTx } from "../db/writer.ts";
+import { WriteGroupError, type WriteTx } from "../db/writer.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 5, 12);
@@ -219,7 +229,7 @@ Deno.test("the background sweep runs what is due at each company's own time, and
   });
 });
 
-Deno.test("the sweep purges expired idempotency records and jobs done 30 days ago, once a minute, never a parked job", async () => {
+Deno.test("the sweep purges expired idempotency records and jobs done 30 days ago, once a minute, never a parked job or a pending retry", async () => {
   await withTempDir(async (dir) => {
     const test = await seedCompany(dir);
     const live = await openTempDatabase(dir, "live");
@@ -242,6 +252,7 @@ Deno.test("the sweep purges expired idempotency records and jobs done 30 days ag
       await job("done-29-days-ago", NOW - 29 * DAY, null);
       await job("parked-a-year-ago", NOW - 365 * DAY, "no handler");
       await job("pending", null, null);
+      await job("retry-pending", null, "write group was not committed: disk full");
       await tx.execute(
         "UPDATE scheduled_jobs SET due_at = due_at + 365 * 86400000 WHERE done_at IS NULL",
       );
@@ -264,7 +275,12 @@ Deno.test("the sweep purges expired idempotency records and jobs done 30 days ag
     const clock = new FakeClock(NOW);
     const scheduler = new Scheduler({ test, live }, { test: {}, live: {} }, clock);
     await scheduler.sweep();
-    assert.deepEqual(await subjects(), ["done-29-days-ago", "parked-a-year-ago", "pending"]);
+    assert.deepEqual(await subjects(), [
+      "done-29-days-ago",
+      "parked-a-year-ago",
+      "pending",
+      "retry-pending",
+    ]);
     assert.deepEqual(await keys(), ["an-hour-left"]);
     clock.advance(3_600_000 - 30_000);
     await scheduler.sweep();
@@ -281,7 +297,7 @@ Deno.test("the sweep purges expired idempotency records and jobs done 30 days ag
     assert.deepEqual(await keys(), []);
     clock.advance(DAY);
     await scheduler.sweep();
-    assert.deepEqual(await subjects(), ["parked-a-year-ago", "pending"]);
+    assert.deepEqual(await subjects(), ["parked-a-year-ago", "pending", "retry-pending"]);
     await scheduler.stop();
     await test.close();
     await live.close();
@@ -306,5 +322,583 @@ Deno.test("a purge deletes a backlog larger than one unit", async () => {
     // 500 rows a unit: one (empty) for idempotency records, three for the jobs.
     assert.equal(test.writer.stats.units - unitsBefore, 4);
     await test.close();
+  });
+});
+
+/** The JSON lines written to stderr while `fn` runs. */
+async function capturingStderr<T>(
+  fn: (lines: Record<string, unknown>[]) => Promise<T>,
+): Promise<T> {
+  const lines: Record<string, unknown>[] = [];
+  const original = console.error;
+  console.error = (text: unknown) => void lines.push(JSON.parse(String(text)));
+  try {
+    return await fn(lines);
+  } finally {
+    console.error = original;
+  }
+}
+
+async function jobRow(database: Database, subjectId: string) {
+  const { rows } = await database.readClient.execute({
+    sql: `SELECT id, due_at, done_at, error, attempts, lease_until FROM scheduled_jobs
+          WHERE subject_id = ?`,
+    args: [subjectId],
+  });
+  assert.equal(rows.length, 1);
+  const row = rows[0];
+  return {
+    id: String(row.id),
+    dueAt: Number(row.due_at),
+    doneAt: row.done_at === null ? null : Number(row.done_at),
+    error: row.error,
+    attempts: Number(row.attempts),
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+  };
+}
+
+const jobFailures = (metrics: Metrics) =>
+  metrics.render({}).split("\n").filter((line) => line.startsWith("scheduled_job_failures_total{"));
+
+Deno.test("a job that fails on storage is retried 5 s later, then 30 s later, and its effect commits once on the third run", async () => {
+  await withTempDir(async (dir) => {
+    const test = await openTempDatabase(dir, "test");
+    const live = await openTempDatabase(dir, "live");
+    await live.writer.write(async (tx) => {
+      await tx.execute(
+        "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_1', 'Acme', '123456789', 0)",
+      );
+      await scheduleJob(tx, { companyId: "co_1", kind: "flaky", subjectId: "f", dueAt: NOW }, NOW);
+    });
+    let runs = 0;
+    const flaky = async (tx: WriteTx) => {
+      runs++;
+      await tx.execute({
+        sql: "INSERT INTO companies (id, name, tin, created_at) VALUES (?, 'x', '999999999', 0)",
+        args: ["co_effect"],
+      });
+      if (runs < 3) throw new WriteGroupError(new Error("SQLITE_FULL: database or disk is full"));
+    };
+    const clock = new FakeClock(NOW);
+    const metrics = new Metrics();
+    const scheduler = new Scheduler(
+      { test, live },
+      {
+        test: {},
+        live: { flaky },
+      },
+      clock,
+      { metrics },
+    );
+    const effects = async () =>
+      Number(
+        (await live.readClient.execute(
+          "SELECT count(*) AS n FROM companies WHERE id = 'co_effect'",
+        ))
+          .rows[0].n,
+      );
+    await capturingStderr(async (lines) => {
+      await scheduler.sweep();
+      const message = "write group was not committed: SQLITE_FULL: database or disk is full";
+      const first = await jobRow(live, "f");
+      assert.deepEqual(first, {
+        id: first.id,
+        dueAt: NOW + 5_000,
+        doneAt: null,
+        error: message,
+        attempts: 1,
+        leaseUntil: null,
+      });
+      assert.equal(await effects(), 0, "the failed run rolled back");
+      clock.advance(4_999);
+      await scheduler.sweep();
+      assert.equal(runs, 1, "not before its retry is due");
+      clock.advance(1);
+      await scheduler.sweep();
+      assert.equal(runs, 2);
+      assert.deepEqual(
+        { ...(await jobRow(live, "f")), id: first.id },
+        { ...first, dueAt: NOW + 35_000, attempts: 2 },
+      );
+      clock.advance(29_999);
+      await scheduler.sweep();
+      assert.equal(runs, 2);
+      clock.advance(1);
+      await scheduler.sweep();
+      assert.equal(runs, 3);
+      assert.deepEqual(await jobRow(live, "f"), {
+        id: first.id,
+        dueAt: NOW + 35_000,
+        doneAt: NOW + 35_000,
+        error: null,
+        attempts: 3,
+        leaseUntil: null,
+      });
+      assert.equal(await effects(), 1);
+      clock.advance(3_600_000);
+      await scheduler.sweep();
+      assert.equal(runs, 3, "done for good");
+      assert.deepEqual(lines, [
+        {
+          level: "warn",
+          msg: "job failed",
+          job_id: first.id,
+          kind: "flaky",
+          attempts: 1,
+          outcome: "retried",
+          retry_at: new Date(NOW + 5_000).toISOString(),
+          error: message,
+        },
+        {
+          level: "warn",
+          msg: "job failed",
+          job_id: first.id,
+          kind: "flaky",
+          attempts: 2,
+          outcome: "retried",
+          retry_at: new Date(NOW + 35_000).toISOString(),
+          error: message,
+        },
+      ]);
+    });
+    assert.deepEqual(jobFailures(metrics), [
+      'scheduled_job_failures_total{kind="flaky",outcome="retried"} 2',
+    ]);
+    await scheduler.stop();
+    await test.close();
+    await live.close();
+  });
+});
+
+Deno.test("a job that fails on a programming error is parked after one run and never run again", async () => {
+  await withTempDir(async (dir) => {
+    const test = await seedCompany(dir);
+    const live = await openTempDatabase(dir, "live");
+    await test.writer.write((tx) =>
+      scheduleJob(tx, { companyId: "co_1", kind: "broken", subjectId: "b", dueAt: NOW }, NOW)
+    );
+    let runs = 0;
+    const broken = () => {
+      runs++;
+      return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
+    };
+    const clock = new FakeClock(NOW);
+    const metrics = new Metrics();
+    const scheduler = new Scheduler({ test, live }, { test: { broken }, live: {} }, clock, {
+      metrics,
+    });
+    await capturingStderr(async (lines) => {
+      await scheduler.sweep();
+      clock.advance(86_400_000);
+      await scheduler.sweep();
+      const row = await jobRow(test, "b");
+      assert.deepEqual(row, {
+        id: row.id,
+        dueAt: NOW,
+        doneAt: NOW,
+        error: "Cannot read properties of undefined (reading 'id')",
+        attempts: 1,
+        leaseUntil: null,
+      });
+      assert.deepEqual(lines, [{
+        level: "error",
+        msg: "job failed",
+        job_id: row.id,
+        kind: "broken",
+        attempts: 1,
+        outcome: "parked",
+        error: "Cannot read properties of undefined (reading 'id')",
+      }]);
+    });
+    assert.equal(runs, 1);
+    assert.deepEqual(jobFailures(metrics), [
+      'scheduled_job_failures_total{kind="broken",outcome="parked"} 1',
+    ]);
+    await scheduler.stop();
+    await test.close();
+    await live.close();
+  });
+});
+
+Deno.test("a test-environment job's retry is due 5 s after its company's sandbox time, not real time", async () => {
+  await withTempDir(async (dir) => {
+    const test = await seedCompany(dir);
+    const live = await openTempDatabase(dir, "live");
+    const DAY = 86_400_000;
+    await test.writer.write(async (tx) => {
+      await advanceOffset(tx, "co_1", DAY, NOW);
+      await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "flaky", subjectId: "f", dueAt: NOW + DAY - 60_000 },
+        NOW,
+      );
+    });
+    const flaky = () => Promise.reject(new TransientJobError("the bank answered 503"));
+    const scheduler = new Scheduler(
+      { test, live },
+      { test: { flaky }, live: {} },
+      new FakeClock(NOW),
+    );
+    await capturingStderr(() => scheduler.sweep());
+    const row = await jobRow(test, "f");
+    assert.deepEqual([row.dueAt, row.doneAt, row.error], [
+      NOW + DAY + 5_000,
+      null,
+      "the bank answered 503",
+    ]);
+    await scheduler.stop();
+    await test.close();
+    await live.close();
+  });
+});
+
+Deno.test("failures are told apart: storage and network errors are transient, everything else permanent; the backoff is capped at an hour", () => {
+  const cases: [unknown, "transient" | "permanent"][] = [
+    [new WriteGroupError(new Error("database is locked")), "transient"],
+    [new TransientJobError("provider answered 502"), "transient"],
+    [
+      new TypeError("error sending request for url (https://bank.test/): connection refused"),
+      "transient",
+    ],
+    [new DOMException("The signal has been aborted", "AbortError"), "transient"],
+    [new DOMException("Signal timed out.", "TimeoutError"), "transient"],
+    [new Deno.errors.ConnectionRefused("Connection refused (os error 111)"), "transient"],
+    [Object.assign(new Error("connect failed"), { code: "ECONNREFUSED" }), "transient"],
+    [new Error("rail call failed", { cause: new Deno.errors.TimedOut("timed out") }), "transient"],
+    [new TypeError("Cannot read properties of undefined (reading 'id')"), "permanent"],
+    [new Error("payout po_1 cannot move from paid to sent"), "permanent"],
+    [new RangeError("Invalid time value"), "permanent"],
+    ["a thrown string", "permanent"],
+  ];
+  for (const [error, expected] of cases) {
+    assert.equal(classifyJobFailure(error), expected, String(error));
+  }
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 50].map(retryDelayMs),
+    [5_000, 30_000, 120_000, 600_000, 3_600_000, 3_600_000, 3_600_000],
+  );
+});
+
+/** A rail call as the second wave makes them: prepared in the claim, called, recorded. */
+function railJob(
+  database: () => Database,
+  log: string[],
+  call: (reference: string) => Promise<string>,
+) {
+  return externalJob<{ reference: string }, { railReference: string }>({
+    leaseMs: 60_000,
+    prepare: async (tx, job) => {
+      // The reference is the job's own: a run after a crash sends the same one again.
+      log.push(`prepare ${job.subjectId}`);
+      await tx.execute({
+        sql: "INSERT INTO rail_log (entry) VALUES (?)",
+        args: [`prepared ${job.subjectId}`],
+      });
+      return job.subjectId === "nothing" ? null : { reference: `ref_${job.subjectId}` };
+    },
+    call: async (request, job) => {
+      log.push(`call ${request.reference}`);
+      // Outside every unit: the claim is durable, and the writer is free for other units.
+      const claimed = await database().readClient.execute({
+        sql: "SELECT lease_until, done_at FROM scheduled_jobs WHERE id = ?",
+        args: [job.id],
+      });
+      assert.notEqual(claimed.rows[0].lease_until, null, "the claim committed before the call");
+      assert.equal(claimed.rows[0].done_at, null);
+      await database().writer.write((tx) => tx.execute("SELECT 1"));
+      return { railReference: await call(request.reference) };
+    },
+    record: async (tx, job, answer) => {
+      log.push(`record ${job.subjectId} ${answer.railReference}`);
+      await tx.execute({
+        sql: "INSERT INTO rail_log (entry) VALUES (?)",
+        args: [`recorded ${job.subjectId} ${answer.railReference}`],
+      });
+    },
+  });
+}
+
+async function seedRailLog(dir: string): Promise<Database> {
+  const database = await seedCompany(dir);
+  await database.writer.write((tx) => tx.execute("CREATE TABLE rail_log (entry TEXT NOT NULL)"));
+  return database;
+}
+
+async function railLog(database: Database): Promise<string[]> {
+  const { rows } = await database.readClient.execute("SELECT entry FROM rail_log ORDER BY rowid");
+  return rows.map((row) => String(row.entry));
+}
+
+Deno.test("an external job is claimed with a real-time lease, called outside every unit, and recorded once", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write(async (tx) => {
+      await scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW }, NOW);
+      await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "rail", subjectId: "nothing", dueAt: NOW + 1 },
+        NOW,
+      );
+    });
+    const log: string[] = [];
+    const rail = railJob(() => database, log, (reference) => Promise.resolve(`rail_${reference}`));
+    // The sandbox clock runs a day ahead of the process clock: leases follow the process clock.
+    const clock = new FakeClock(NOW - 86_400_000);
+    const ran = await runDueJobs(database, "co_1", NOW + 1, { rail }, { clock });
+    assert.equal(ran, 2);
+    assert.deepEqual(log, [
+      "prepare a",
+      "call ref_a",
+      "record a rail_ref_a",
+      "prepare nothing",
+    ]);
+    assert.deepEqual(await railLog(database), [
+      "prepared a",
+      "recorded a rail_ref_a",
+      "prepared nothing",
+    ]);
+    for (const [subject, dueAt] of [["a", NOW], ["nothing", NOW + 1]] as const) {
+      const row = await jobRow(database, subject);
+      assert.deepEqual({ ...row, id: "" }, {
+        id: "",
+        dueAt,
+        doneAt: dueAt,
+        error: null,
+        attempts: 1,
+        leaseUntil: null,
+      });
+    }
+    assert.equal(await runDueJobs(database, "co_1", NOW + 1, { rail }, { clock }), 0);
+    await database.close();
+  });
+});
+
+Deno.test("two runners race for one external job: one claims and calls, the other passes", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write((tx) =>
+      scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW }, NOW)
+    );
+    const log: string[] = [];
+    const rail = railJob(() => database, log, async (reference) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return `rail_${reference}`;
+    });
+    const clock = new FakeClock(NOW);
+    const counts = await Promise.all([
+      runDueJobs(database, "co_1", NOW, { rail }, { clock }),
+      runDueJobs(database, "co_1", NOW, { rail }, { clock, perBatch: JOBS_PER_BATCH_MAX }),
+    ]);
+    assert.deepEqual(counts.sort(), [0, 1]);
+    assert.deepEqual(log, ["prepare a", "call ref_a", "record a rail_ref_a"]);
+    assert.deepEqual(await railLog(database), ["prepared a", "recorded a rail_ref_a"]);
+    assert.equal((await jobRow(database, "a")).attempts, 1);
+    await database.close();
+  });
+});
+
+Deno.test("a crash between the call and its record: the claim holds until its lease ends, then the job calls again with the same reference and records once", async () => {
+  await withTempDir(async (dir) => {
+    let database = await seedRailLog(dir);
+    await database.writer.write((tx) =>
+      scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW }, NOW)
+    );
+    const calls: string[] = [];
+    let crash = true;
+    const log: string[] = [];
+    const rail = railJob(() => database, log, async (reference) => {
+      calls.push(reference);
+      if (crash) {
+        // The rail accepted the submission; the process dies before recording its answer.
+        crash = false;
+        await database.close();
+      }
+      return `rail_${reference}`;
+    });
+    const clock = new FakeClock(NOW);
+    await capturingStderr(async (lines) => {
+      await assert.rejects(
+        runDueJobs(database, "co_1", NOW, { rail }, { clock }),
+        /the writer is closed/,
+      );
+      assert.deepEqual(lines.map((line) => [line.msg, line.outcome]), [
+        ["job failed", "unrecorded"],
+      ]);
+    });
+
+    database = await openTempDatabase(dir); // the restart
+    const claimed = await jobRow(database, "a");
+    assert.deepEqual([claimed.doneAt, claimed.attempts, claimed.leaseUntil], [
+      null,
+      1,
+      NOW + 60_000,
+    ]);
+    clock.advance(59_999);
+    assert.equal(await runDueJobs(database, "co_1", NOW, { rail }, { clock }), 0);
+    assert.deepEqual(calls, ["ref_a"], "the claim keeps other runs away until its lease ends");
+    clock.advance(1);
+    assert.equal(await runDueJobs(database, "co_1", NOW, { rail }, { clock }), 1);
+    assert.deepEqual(calls, ["ref_a", "ref_a"], "called again with the same reference");
+    assert.deepEqual(await railLog(database), [
+      "prepared a",
+      "prepared a",
+      "recorded a rail_ref_a",
+    ]);
+    const done = await jobRow(database, "a");
+    assert.deepEqual([done.doneAt, done.attempts, done.leaseUntil, done.error], [
+      NOW,
+      2,
+      null,
+      null,
+    ]);
+    await database.close();
+  });
+});
+
+Deno.test("an external call that fails transiently is retried with backoff; one refused for good parks the job", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write(async (tx) => {
+      await scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW }, NOW);
+      await scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "b", dueAt: NOW }, NOW);
+    });
+    let failuresLeft = 1;
+    const calls: string[] = [];
+    const rail = railJob(() => database, [], (reference) => {
+      calls.push(reference);
+      if (reference === "ref_b") {
+        return Promise.reject(new Error("the rail refused the account number format"));
+      }
+      if (failuresLeft-- > 0) {
+        return Promise.reject(new TransientJobError("the rail answered 503"));
+      }
+      return Promise.resolve(`rail_${reference}`);
+    });
+    const clock = new FakeClock(NOW);
+    const metrics = new Metrics();
+    await capturingStderr(async (lines) => {
+      assert.equal(await runDueJobs(database, "co_1", NOW, { rail }, { clock, metrics }), 2);
+      assert.deepEqual(
+        lines.map((line) => [line.kind, line.attempts, line.outcome, line.error]),
+        [
+          ["rail", 1, "retried", "the rail answered 503"],
+          ["rail", 1, "parked", "the rail refused the account number format"],
+        ],
+      );
+    });
+    const retrying = await jobRow(database, "a");
+    assert.deepEqual([retrying.dueAt, retrying.doneAt, retrying.leaseUntil, retrying.attempts], [
+      NOW + 5_000,
+      null,
+      null,
+      1,
+    ]);
+    const parked = await jobRow(database, "b");
+    assert.deepEqual([parked.doneAt, parked.leaseUntil, parked.attempts, parked.error], [
+      NOW,
+      null,
+      1,
+      "the rail refused the account number format",
+    ]);
+    clock.advance(5_000);
+    assert.equal(await runDueJobs(database, "co_1", NOW + 4_999, { rail }, { clock }), 0);
+    assert.equal(await runDueJobs(database, "co_1", NOW + 5_000, { rail }, { clock }), 1);
+    assert.deepEqual(calls, ["ref_a", "ref_b", "ref_a"]);
+    assert.deepEqual(await railLog(database), [
+      "prepared a",
+      "prepared b",
+      "prepared a",
+      "recorded a rail_ref_a",
+    ]);
+    const done = await jobRow(database, "a");
+    assert.deepEqual([done.doneAt, done.attempts, done.error], [NOW + 5_000, 2, null]);
+    assert.deepEqual(jobFailures(metrics), [
+      'scheduled_job_failures_total{kind="rail",outcome="retried"} 1',
+      'scheduled_job_failures_total{kind="rail",outcome="parked"} 1',
+    ]);
+    await database.close();
+  });
+});
+
+Deno.test("a sandbox clock advance runs an external job's claim, call and record before the next job", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write(async (tx) => {
+      const job = (kind: string, subjectId: string, seconds: number) =>
+        scheduleJob(tx, { companyId: "co_1", kind, subjectId, dueAt: NOW + seconds * 1000 }, NOW);
+      await job("note", "first", 1);
+      await job("rail", "a", 2);
+      await job("note", "third", 3);
+    });
+    const log: string[] = [];
+    const rail = railJob(() => database, log, async (reference) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return `rail_${reference}`;
+    });
+    const note = (_tx: WriteTx, job: DueJob) => {
+      log.push(`note ${job.subjectId}`);
+      return Promise.resolve();
+    };
+    const advanced = await advanceSandboxClock(database, "co_1", 10, NOW, { rail, note }, {
+      clock: new FakeClock(NOW),
+    });
+    assert.equal(advanced.jobsRun, 3);
+    assert.deepEqual(log, [
+      "note first",
+      "prepare a",
+      "call ref_a",
+      "record a rail_ref_a",
+      "note third",
+    ]);
+    await database.close();
+  });
+});
+
+Deno.test("a run whose call outlived its lease records nothing once another run has claimed the job", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write((tx) =>
+      scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW }, NOW)
+    );
+    const held = () => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => release = resolve);
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => started = resolve);
+      return { release, released, started, running };
+    };
+    const slowCall = held();
+    const secondCall = held();
+    let callsMade = 0;
+    const rail = railJob(() => database, [], async (reference) => {
+      const call = ++callsMade === 1 ? slowCall : secondCall;
+      call.started();
+      await call.released;
+      return `${call === slowCall ? "slow" : "second"}_${reference}`;
+    });
+    const clock = new FakeClock(NOW);
+    await capturingStderr(async (lines) => {
+      const slow = runDueJobs(database, "co_1", NOW, { rail }, { clock });
+      await slowCall.running;
+      clock.advance(60_000);
+      const second = runDueJobs(database, "co_1", NOW, { rail }, { clock });
+      await secondCall.running;
+      // The slow answer arrives while the second run's claim holds the job.
+      slowCall.release();
+      assert.equal(await slow, 0, "the slow run's answer is not recorded");
+      secondCall.release();
+      assert.equal(await second, 1);
+      assert.deepEqual(lines.map((line) => [line.level, line.msg]), [
+        ["warn", "job answer not recorded: its claim ended and another run took the job"],
+      ]);
+    });
+    assert.deepEqual(await railLog(database), [
+      "prepared a",
+      "prepared a",
+      "recorded a second_ref_a",
+    ]);
+    const done = await jobRow(database, "a");
+    assert.deepEqual([done.doneAt, done.attempts, done.leaseUntil], [NOW, 2, null]);
+    await database.close();
   });
 });
