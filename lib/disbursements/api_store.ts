@@ -1,6 +1,16 @@
 /** Surface A disbursements on the database: authorization parties and the record of seed 2.4/2.5. */
+import { columnsOf, nullable, oneOf, renamed, type RowMapper, rowMapper } from "../../db/rows.ts";
+import {
+  disbursements,
+  documents,
+  payouts,
+  payoutTransitions,
+  portalLinks,
+  signedDocuments,
+  users,
+} from "../../db/schema.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
-import type { PayoutStatus } from "../payouts/states.ts";
+import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
@@ -59,6 +69,26 @@ export interface ApiDisbursement {
   readonly payouts: ApiPayoutRow[];
 }
 
+const disbursement = columnsOf(disbursements);
+const payout = columnsOf(payouts);
+const document = columnsOf(documents);
+const signed = columnsOf(signedDocuments);
+
+const toDisbursementHead = rowMapper({
+  id: disbursement.id,
+  uuid: disbursement.externalUuid,
+  lineId: disbursement.lineId,
+  requestFingerprint: disbursement.requestFingerprint,
+  createdAt: disbursement.createdAt,
+  // The payor is a LEFT JOIN: a disbursement made with a company key has none.
+  payorEmail: nullable(renamed(columnsOf(users).email, "payor_email")),
+});
+const toPayoutStatus = rowMapper({
+  id: payout.id,
+  status: payout.status,
+  paymentMethodId: payout.paymentMethodId,
+});
+
 /**
  * A Surface A disbursement of the company by its disbursement_uuid, or null; with `payeeUuid`
  * only that payee's payout is read (a disbursement may hold 500).
@@ -76,9 +106,9 @@ export async function loadApiDisbursement(
           WHERE d.company_id = ? AND d.kind = 'disbursement' AND d.external_uuid = ?`,
     args: [companyId, uuid],
   });
-  const row = rows[0];
-  if (!row) return null;
-  const id = String(row.id);
+  if (!rows[0]) return null;
+  const head = toDisbursementHead(rows[0]);
+  const id = head.id;
   const parties = await executor.execute({
     sql: `SELECT party_uuid, title, email, first_name, last_name, phone FROM authorization_parties
           WHERE disbursement_id = ? ORDER BY rowid`,
@@ -93,21 +123,14 @@ export async function loadApiDisbursement(
     args: [id, payeeUuid ?? null, payeeUuid ?? null],
   });
   return {
-    id,
-    uuid: String(row.external_uuid),
-    lineId: String(row.line_id),
-    requestFingerprint: String(row.request_fingerprint),
-    payorEmail: row.payor_email === null ? null : String(row.payor_email),
-    createdAt: Number(row.created_at),
+    ...head,
+    // The record's fields as stored: the route shapes them into seed 2.4/2.5.
     parties: parties.rows.map((p) => ({ ...p })),
-    payouts: payouts.rows.map((p) => ({
-      id: String(p.id),
-      status: p.status as PayoutStatus,
-      paymentMethodId: p.payment_method_id === null ? null : Number(p.payment_method_id),
-      fields: { ...p },
-    })),
+    payouts: payouts.rows.map((p) => ({ ...toPayoutStatus(p), fields: { ...p } })),
   };
 }
+
+const toPayoutRef = rowMapper({ id: payout.id, status: payout.status });
 
 /** A payout of a Surface A disbursement by the company's uuids, or null. */
 export async function findApiPayout(
@@ -121,14 +144,20 @@ export async function findApiPayout(
             WHERE d.company_id = ? AND d.kind = 'disbursement' AND d.external_uuid = ? AND p.payee_uuid = ?`,
     args: [companyId, disbursementUuid, payeeUuid],
   });
-  const row = rows[0];
-  return row ? { id: String(row.id), status: row.status as PayoutStatus } : null;
+  return rows[0] ? toPayoutRef(rows[0]) : null;
 }
 
 export interface PayoutTransaction {
   readonly payout: Record<string, unknown>;
   readonly history: { toStatus: PayoutStatus; at: number; detail: string | null }[];
 }
+
+const transition = columnsOf(payoutTransitions);
+const toHistoryStep = rowMapper({
+  toStatus: oneOf(transition.toStatus, payoutStatuses),
+  at: transition.at,
+  detail: transition.detail,
+});
 
 /** A payout's money and timeline: the body of the payee-transaction operation. */
 export async function loadPayoutTransaction(
@@ -147,12 +176,9 @@ export async function loadPayoutTransaction(
     args: [payoutId],
   });
   return {
+    // The payout's columns as stored: the route shapes them into the seed's body.
     payout: { ...payout.rows[0] },
-    history: history.rows.map((row) => ({
-      toStatus: row.to_status as PayoutStatus,
-      at: Number(row.at),
-      detail: row.detail === null ? null : String(row.detail),
-    })),
+    history: history.rows.map(toHistoryStep),
   };
 }
 
@@ -162,6 +188,15 @@ export interface SignedDocumentRow {
   readonly signedBy: string;
   readonly signedAt: number;
 }
+
+const toSignedDocument: RowMapper<SignedDocumentRow> = rowMapper({
+  id: signed.id,
+  name: document.name,
+  signedBy: signed.signedBy,
+  signedAt: signed.signedAt,
+});
+const toSignedContent = rowMapper({ name: document.name, content: signed.content });
+const toContent = rowMapper({ content: document.content });
 
 /** The documents the payout's payee (or its parties) signed, oldest first. */
 export async function listSignedDocuments(
@@ -173,12 +208,7 @@ export async function listSignedDocuments(
             JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at, s.id`,
     args: [payoutId],
   });
-  return rows.map((row) => ({
-    id: String(row.id),
-    name: String(row.name),
-    signedBy: String(row.signed_by),
-    signedAt: Number(row.signed_at),
-  }));
+  return rows.map(toSignedDocument);
 }
 
 /** A signed copy's PDF, for a link that already proved it was issued by this service. */
@@ -191,10 +221,7 @@ export async function readSignedDocumentContent(
             WHERE s.id = ?`,
     args: [signedDocumentId],
   });
-  const row = rows[0];
-  return row
-    ? { name: String(row.name), content: new Uint8Array(row.content as ArrayBuffer) }
-    : null;
+  return rows[0] ? toSignedContent(rows[0]) : null;
 }
 
 export interface NewDocument {
@@ -250,6 +277,18 @@ export interface DocumentRow {
   readonly createdAt: number;
 }
 
+const toDocument: RowMapper<DocumentRow> = rowMapper({
+  id: document.id,
+  name: document.name,
+  docTypeId: document.docTypeId,
+  isSignRequired: document.isSignRequired,
+  oneTimeUse: document.oneTimeUse,
+  usedByPayoutId: document.usedByPayoutId,
+  sha256: document.sha256,
+  sizeBytes: document.sizeBytes,
+  createdAt: document.createdAt,
+});
+
 /** A company's document by id without its content, or null (another company's is null too). */
 export async function findDocument(
   executor: SqlExecutor,
@@ -257,24 +296,10 @@ export async function findDocument(
   documentId: string,
 ): Promise<DocumentRow | null> {
   const { rows } = await executor.execute({
-    sql: `SELECT id, name, doc_type_id, is_sign_required, one_time_use, used_by_payout_id, sha256,
-                 size_bytes, created_at
-            FROM documents WHERE company_id = ? AND id = ?`,
+    sql: `SELECT ${toDocument.columns.join(", ")} FROM documents WHERE company_id = ? AND id = ?`,
     args: [companyId, documentId],
   });
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    id: String(row.id),
-    name: String(row.name),
-    docTypeId: Number(row.doc_type_id),
-    isSignRequired: Boolean(row.is_sign_required),
-    oneTimeUse: Boolean(row.one_time_use),
-    usedByPayoutId: row.used_by_payout_id === null ? null : String(row.used_by_payout_id),
-    sha256: String(row.sha256),
-    sizeBytes: Number(row.size_bytes),
-    createdAt: Number(row.created_at),
-  };
+  return rows[0] ? toDocument(rows[0]) : null;
 }
 
 /** A company's document content, or null. */
@@ -287,7 +312,7 @@ export async function readDocumentContent(
     sql: "SELECT content FROM documents WHERE company_id = ? AND id = ?",
     args: [companyId, documentId],
   });
-  return rows[0] ? new Uint8Array(rows[0].content as ArrayBuffer) : null;
+  return rows[0] ? toContent(rows[0]).content : null;
 }
 
 export interface SimplePaymentRow {
@@ -298,6 +323,16 @@ export interface SimplePaymentRow {
   /** The payee's newest portal link, if one was issued. */
   readonly link: { expiresAt: number; verifiedAt: number | null } | null;
 }
+
+const link = columnsOf(portalLinks);
+const toSimplePaymentHead = rowMapper({
+  requestFingerprint: disbursement.requestFingerprint,
+  memo: disbursement.memo,
+  createdAt: disbursement.createdAt,
+  // The payee's link is a LEFT JOIN: none before the first notice.
+  linkExpiresAt: nullable(renamed(link.expiresAt, "link_expires_at")),
+  linkVerifiedAt: renamed(link.verifiedAt, "link_verified_at"),
+});
 
 /** A company's simple payment by simple_payment_uuid, or null. */
 export async function loadSimplePayment(
@@ -317,14 +352,15 @@ export async function loadSimplePayment(
   });
   const row = rows[0];
   if (!row) return null;
+  const head = toSimplePaymentHead(row);
   return {
-    requestFingerprint: String(row.request_fingerprint),
-    memo: row.memo === null ? null : String(row.memo),
-    createdAt: Number(row.created_at),
+    requestFingerprint: head.requestFingerprint,
+    memo: head.memo,
+    createdAt: head.createdAt,
+    // The payout's columns as stored: the route shapes them into the seed's body.
     payout: { ...row },
-    link: row.link_expires_at === null ? null : {
-      expiresAt: Number(row.link_expires_at),
-      verifiedAt: row.link_verified_at === null ? null : Number(row.link_verified_at),
-    },
+    link: head.linkExpiresAt === null
+      ? null
+      : { expiresAt: head.linkExpiresAt, verifiedAt: head.linkVerifiedAt },
   };
 }

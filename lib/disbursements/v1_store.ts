@@ -3,6 +3,8 @@
  * side of disbursements (one payout with a claim id) with their timelines. Every lookup is
  * scoped to the caller's company and line; the environment is the database itself.
  */
+import { columnsOf, integer, json, type RowMapper, rowMapper, text } from "../../db/rows.ts";
+import { disbursements, payees } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { eventCatalogue, type PayoutStatus } from "../payouts/states.ts";
 import { recordEvent } from "../webhooks/event_store.ts";
@@ -27,25 +29,21 @@ export interface PayeeRecord extends PayeeFields {
   readonly updatedAt: number;
 }
 
-const PAYEE_COLUMNS =
-  "id, external_id, name, email, phone, language, contact_channel, modality_defaults, address, created_at, updated_at";
-
-function toPayee(row: Record<string, unknown>): PayeeRecord {
-  const text = (value: unknown) => (value === null ? null : String(value));
-  return {
-    id: String(row.id),
-    externalId: String(row.external_id),
-    name: text(row.name),
-    email: text(row.email),
-    phone: text(row.phone),
-    language: String(row.language),
-    contactChannel: row.contact_channel as "email" | "sms",
-    modalityDefaults: JSON.parse(String(row.modality_defaults)) as string[],
-    address: row.address === null ? null : JSON.parse(String(row.address)),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
+const payee = columnsOf(payees);
+const toPayee: RowMapper<PayeeRecord> = rowMapper({
+  id: payee.id,
+  externalId: payee.externalId,
+  name: payee.name,
+  email: payee.email,
+  phone: payee.phone,
+  language: payee.language,
+  contactChannel: payee.contactChannel,
+  modalityDefaults: json<string[]>(payee.modalityDefaults, "array"),
+  address: json<Record<string, string>, string | null>(payee.address, "object"),
+  createdAt: payee.createdAt,
+  updatedAt: payee.updatedAt,
+});
+const PAYEE_COLUMNS = toPayee.columns.join(", ");
 
 export async function findPayee(
   executor: SqlExecutor,
@@ -166,8 +164,14 @@ const V1_JSON = `json_object(
       FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t)
   ) AS disbursement`;
 
-const toV1 = (row: Record<string, unknown>) =>
-  JSON.parse(String(row.disbursement)) as V1Disbursement;
+const toV1 = rowMapper({
+  disbursement: json<V1Disbursement>(text("disbursements", "disbursement"), "object"),
+});
+
+const toCursor = rowMapper({
+  createdAt: columnsOf(disbursements).createdAt,
+  seq: integer("disbursements", "seq"),
+});
 
 /** A /v1 disbursement of the caller's line, or null (another line's or company's is absent). */
 export async function loadV1Disbursement(
@@ -180,7 +184,7 @@ export async function loadV1Disbursement(
           WHERE d.id = ? AND d.company_id = ? AND d.line_id = ? AND d.kind = 'v1'`,
     args: [id, scope.companyId, scope.lineId],
   });
-  return rows[0] ? toV1(rows[0]) : null;
+  return rows[0] ? toV1(rows[0]).disbursement : null;
 }
 
 /** A cached disbursement with the company and line it belongs to. */
@@ -232,7 +236,7 @@ export async function listV1Disbursements(
       args: [page.startingAfter, scope.companyId, scope.lineId],
     });
     if (!rows[0]) return null;
-    cursor = { createdAt: Number(rows[0].created_at), seq: Number(rows[0].seq) };
+    cursor = toCursor(rows[0]);
   }
   const { rows } = await executor.execute({
     sql: `SELECT ${V1_JSON} FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
@@ -246,5 +250,8 @@ export async function listV1Disbursements(
       page.limit + 1,
     ],
   });
-  return { data: rows.slice(0, page.limit).map(toV1), hasMore: rows.length > page.limit };
+  return {
+    data: rows.slice(0, page.limit).map((row) => toV1(row).disbursement),
+    hasMore: rows.length > page.limit,
+  };
 }
