@@ -197,9 +197,9 @@ Deno.test("every bad field is a 400 naming it; the limits and one past them", as
       [
         { ...base, payees: [payee("p", 1_000_000.01)] },
         "payees.0.amount",
-        "amount must be at most 1000000.00",
+        "amount must be at most $1,000,000.00",
       ],
-      [{ ...base, payees: [payee("p", 0)] }, "payees.0.amount", "amount must be at least 0.01"],
+      [{ ...base, payees: [payee("p", 0)] }, "payees.0.amount", "amount must be at least $0.01"],
       [
         { large_disbursement: false, payees: [payee("p", 1)] },
         "disbursement_uuid",
@@ -312,7 +312,7 @@ Deno.test("short funds: a normal disbursement is 409 naming the shortfall; a lar
     assert.equal(refused.status, 409);
     assert.deepEqual(await refused.json(), {
       name: "CONFLICT",
-      message: "available is 5000 cents; this disbursement needs 6000 (short by 1000)",
+      message: "available is $50.00; this disbursement needs $60.00 (short by $10.00)",
       details: [],
     });
     const waiting = await api(f, "POST", "/api/disbursements", {

@@ -85,7 +85,7 @@ Deno.test("POST /api/funds: every bad field is a 400 in the seed's error record"
         "amount",
         "amount must be dollars with at most two decimals and no exponent, got 10.005",
       ],
-      [{ ...ach, amount: 0 }, "amount", "amount must be at least 0.01"],
+      [{ ...ach, amount: 0 }, "amount", "amount must be at least $0.01"],
       [
         { ...ach, large_disbursement: "no" },
         "large_disbursement",

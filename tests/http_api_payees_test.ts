@@ -84,6 +84,42 @@ Deno.test("resend notification: 202, a fresh link replaces the old, 5 per hour t
   });
 });
 
+Deno.test("RESEND_PER_HOUR_MAX is the allowance: with 2, the third resend in the hour is 429 and sends nothing", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await createClaim(f, "CLM-L", [payee("p-a", 10)]);
+    await advanceSandbox(f, 1);
+    const path = "/api/disbursements/CLM-L/payees/p-a/resend-notification";
+    assert.equal((await api(f, "POST", path)).status, 202);
+    assert.equal((await api(f, "POST", path)).status, 202);
+    const limited = await api(f, "POST", path);
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get("Retry-After"), "3600");
+    assert.deepEqual(await limited.json(), {
+      name: "RATE_LIMIT_REACHED",
+      message: "at most 2 notifications per payee per hour; retry in 3600 s",
+      details: [],
+    });
+    assert.equal((await sentLinks(f, "p-a@example.test")).length, 3, "the offer and two resends");
+  }, { RESEND_PER_HOUR_MAX: "2" });
+});
+
+Deno.test("messages name the amount as the portal does: $1,250.00 in the e-mail and the SMS", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 1_000_000);
+    await createClaim(f, "CLM-M", [
+      payee("p-a", 1250, { phone: "+15555550100", delivery_options: { email: true, sms: true } }),
+    ]);
+    await advanceSandbox(f, 1);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT channel, body FROM notifications ORDER BY channel",
+    );
+    assert.deepEqual(rows.map((row) => row.channel), ["email", "sms"]);
+    assert.match(String(rows[0].body), /\nAcme Mutual is paying you \$1,250\.00\. Choose how/);
+    assert.match(String(rows[1].body), /^Acme Mutual is paying you \$1,250\.00\. Choose how/);
+  });
+});
+
 Deno.test("resend with an Idempotency-Key sends once; a 429 under a key is not stored", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 100_000);

@@ -99,7 +99,7 @@ Deno.test("simple payment refusals: each bad field 400, short funds 409, another
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 1_000);
     const cases: [Record<string, unknown>, string, string][] = [
-      [simplePayment("S", { amount: 0 }), "amount", "amount must be at least 0.01"],
+      [simplePayment("S", { amount: 0 }), "amount", "amount must be at least $0.01"],
       [
         simplePayment("S", { allowed_payment_method_ids: [0] }),
         "allowed_payment_method_ids.0",
@@ -145,9 +145,9 @@ Deno.test("simple payment refusals: each bad field 400, short funds 409, another
     assert.equal(short.status, 409);
     assert.deepEqual(await short.json(), {
       name: "CONFLICT",
-      message: "available is 1000 cents; this disbursement needs 1001 (short by 1)",
+      message: "available is $10.00; this disbursement needs $10.01 (short by $0.01)",
       details: [{
-        Issue: "available is 1000 cents; this disbursement needs 1001 (short by 1)",
+        Issue: "available is $10.00; this disbursement needs $10.01 (short by $0.01)",
         Field: "amount",
         Location: "body",
       }],

@@ -195,7 +195,7 @@ Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals 
         "amount",
         "amount must be dollars with at most two decimals and no exponent, got 1e2",
       ],
-      [JSON.stringify({ ...valid, amount: 0 }), "amount", "amount must be at least 0.01"],
+      [JSON.stringify({ ...valid, amount: 0 }), "amount", "amount must be at least $0.01"],
       [
         JSON.stringify({ ...valid, amount: -5 }),
         "amount",
@@ -204,7 +204,7 @@ Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals 
       [
         JSON.stringify({ ...valid, amount: 1000000.01 }),
         "amount",
-        "amount must be at most 1000000.00",
+        "amount must be at most $1,000,000.00",
       ],
       [JSON.stringify({ ...valid, amount: "10" }), "amount", "amount must be a number"],
       [JSON.stringify({ ...valid, claim_id: "" }), "claim_id", "claim_id must not be empty"],
@@ -291,7 +291,7 @@ Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals 
       type: "/docs/errors#insufficient_funds",
       title: "Conflict",
       status: 409,
-      detail: "available is 9999 cents; this disbursement needs 20000 (short by 10001)",
+      detail: "available is $99.99; this disbursement needs $200.00 (short by $100.01)",
       code: "insufficient_funds",
     });
   }, NO_LIMIT);

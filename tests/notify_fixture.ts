@@ -96,7 +96,7 @@ export async function openNotifyFixture(): Promise<NotifyFixture> {
         });
         return notifyPayee(
           tx,
-          { environment, baseUrl: BASE_URL, linkTtlMs: 30 * 86_400_000 },
+          { environment, baseUrl: BASE_URL, linkTtlMs: 30 * 86_400_000, resendsPerHourMax: 5 },
           payoutId,
           "offer",
           now,

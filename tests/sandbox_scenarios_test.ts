@@ -143,7 +143,7 @@ Deno.test("insufficient funds: a normal create is refused naming the shortfall, 
     assert.deepEqual(refused, {
       ok: false,
       code: "insufficient_funds",
-      message: "available is 10000 cents; this disbursement needs 12000 (short by 2000)",
+      message: "available is $100.00; this disbursement needs $120.00 (short by $20.00)",
       details: { available_cents: 10_000, needed_cents: 12_000, shortfall_cents: 2_000 },
     });
     const { rows } = await m.database.readClient.execute(

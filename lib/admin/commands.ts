@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
 import { tieOutCsv } from "../ledger/tieout.ts";
+import { formatDollars, parseDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
 import { receiveWire, returnAchFunding } from "../funding/store.ts";
@@ -85,26 +86,22 @@ function fundingCommand(
   };
 }
 
-/** "12.34" → 1234; at most two decimals, no sign, no exponent. */
-function dollarsToCents(text: string): number | null {
-  const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text);
-  if (!match) return null;
-  return Number(match[1]) * 100 + Number((match[2] ?? "").padEnd(2, "0"));
-}
+/** A fee above the largest payout ($1,000,000.00) is a typing mistake, not a price. */
+const FEE_MAX_CENTS = 100_000_000;
 
 function feeFlag(flags: Flags, name: string): Result<number, "invalid_input"> {
   const raw = flags[name] ?? "0";
-  const cents = dollarsToCents(raw);
-  if (cents === null) {
+  const cents = parseDollars(raw, { minCents: 0, maxCents: FEE_MAX_CENTS });
+  if (!cents.ok) {
     return refuse(
       "invalid_input",
-      `--${name} ${JSON.stringify(raw)}: dollars with at most two decimals, e.g. 1.50`,
-      {
-        field: name,
-      },
+      `--${name} ${JSON.stringify(raw)}: dollars with at most two decimals, e.g. 1.50, up to ${
+        formatDollars(FEE_MAX_CENTS)
+      }`,
+      { field: name },
     );
   }
-  return ok(cents);
+  return ok(cents.value);
 }
 
 export const adminCommands: Readonly<Record<string, Command>> = {

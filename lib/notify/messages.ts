@@ -16,6 +16,7 @@ export type Language = "en" | "es";
 
 export interface MessageFacts {
   readonly company: string;
+  /** As formatDollars writes it: "$1,250.00". */
   readonly amount: string;
   readonly firstName?: string | null;
   readonly link?: string;
@@ -41,37 +42,37 @@ const english: Record<MessageKind, Template> = {
     subject: `${f.company} has a payment for you`,
     email: `${
       hello(f, "Hello")
-    }\n\n${f.company} is paying you $${f.amount}. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
-    sms: `${f.company} is paying you $${f.amount}. Choose how to be paid: ${f.link}`,
+    }\n\n${f.company} is paying you ${f.amount}. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `${f.company} is paying you ${f.amount}. Choose how to be paid: ${f.link}`,
   }),
   reoffer: (f) => ({
     subject: `${f.company}: please choose another way to be paid`,
     email: `${
       hello(f, "Hello")
-    }\n\nWe could not pay you $${f.amount} the way you chose. Please choose another way:\n${f.link}\n\nThis link is personal; do not share it.`,
-    sms: `${f.company} could not pay you $${f.amount} the way you chose. Choose again: ${f.link}`,
+    }\n\nWe could not pay you ${f.amount} the way you chose. Please choose another way:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `${f.company} could not pay you ${f.amount} the way you chose. Choose again: ${f.link}`,
   }),
   endorsement: (f) => ({
     subject: `${f.company} has a payment for you that needs approval`,
     email: `${
       hello(f, "Hello")
-    }\n\n${f.company} is paying you $${f.amount}. Others must approve it first; start here:\n${f.link}\n\nThis link is personal; do not share it.`,
-    sms: `${f.company} is paying you $${f.amount} (approval needed). Start here: ${f.link}`,
+    }\n\n${f.company} is paying you ${f.amount}. Others must approve it first; start here:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `${f.company} is paying you ${f.amount} (approval needed). Start here: ${f.link}`,
   }),
   resend: (f) => ({
     subject: `Reminder: ${f.company} has a payment for you`,
     email: `${
       hello(f, "Hello")
-    }\n\n${f.company} is paying you $${f.amount}. Continue here:\n${f.link}\n\nThis link is personal; do not share it.`,
-    sms: `Reminder: ${f.company} is paying you $${f.amount}: ${f.link}`,
+    }\n\n${f.company} is paying you ${f.amount}. Continue here:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `Reminder: ${f.company} is paying you ${f.amount}: ${f.link}`,
   }),
   endorsed: (f) => ({
     subject: `${f.company}: every approval is in`,
     email: `${
       hello(f, "Hello")
-    }\n\nEveryone approved your payment of $${f.amount}. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
+    }\n\nEveryone approved your payment of ${f.amount}. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
     sms:
-      `Every approval is in for your $${f.amount} from ${f.company}. Choose how to be paid: ${f.link}`,
+      `Every approval is in for your ${f.amount} from ${f.company}. Choose how to be paid: ${f.link}`,
   }),
   code: (f) => ({
     subject: `Your ${f.company} verification code`,
@@ -82,8 +83,8 @@ const english: Record<MessageKind, Template> = {
   party_request: (f) => ({
     subject: `${f.company}: your approval is needed for a payment`,
     email:
-      `Hello,\n\n${f.company} is paying ${f.payeeName} $${f.amount}, and your approval is needed. Review and approve or decline here:\n${f.link}\n\nThis link is personal; do not share it.`,
-    sms: `${f.company}: approve a $${f.amount} payment to ${f.payeeName}: ${f.link}`,
+      `Hello,\n\n${f.company} is paying ${f.payeeName} ${f.amount}, and your approval is needed. Review and approve or decline here:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `${f.company}: approve a ${f.amount} payment to ${f.payeeName}: ${f.link}`,
   }),
 };
 
@@ -92,36 +93,36 @@ const spanish: Record<MessageKind, Template> = {
     subject: `${f.company} tiene un pago para usted`,
     email: `${
       hello(f, "Hola")
-    }\n\n${f.company} le paga $${f.amount}. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `${f.company} le paga $${f.amount}. Elija cómo cobrar: ${f.link}`,
+    }\n\n${f.company} le paga ${f.amount}. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `${f.company} le paga ${f.amount}. Elija cómo cobrar: ${f.link}`,
   }),
   reoffer: (f) => ({
     subject: `${f.company}: elija otra forma de cobro`,
     email: `${
       hello(f, "Hola")
-    }\n\nNo pudimos pagarle $${f.amount} de la forma elegida. Elija otra:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `${f.company} no pudo pagarle $${f.amount} así. Elija otra forma: ${f.link}`,
+    }\n\nNo pudimos pagarle ${f.amount} de la forma elegida. Elija otra:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `${f.company} no pudo pagarle ${f.amount} así. Elija otra forma: ${f.link}`,
   }),
   endorsement: (f) => ({
     subject: `${f.company} tiene un pago para usted que requiere aprobación`,
     email: `${
       hello(f, "Hola")
-    }\n\n${f.company} le paga $${f.amount}. Otras personas deben aprobarlo primero; empiece aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `${f.company} le paga $${f.amount} (requiere aprobación). Empiece aquí: ${f.link}`,
+    }\n\n${f.company} le paga ${f.amount}. Otras personas deben aprobarlo primero; empiece aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `${f.company} le paga ${f.amount} (requiere aprobación). Empiece aquí: ${f.link}`,
   }),
   resend: (f) => ({
     subject: `Recordatorio: ${f.company} tiene un pago para usted`,
     email: `${
       hello(f, "Hola")
-    }\n\n${f.company} le paga $${f.amount}. Continúe aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `Recordatorio: ${f.company} le paga $${f.amount}: ${f.link}`,
+    }\n\n${f.company} le paga ${f.amount}. Continúe aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `Recordatorio: ${f.company} le paga ${f.amount}: ${f.link}`,
   }),
   endorsed: (f) => ({
     subject: `${f.company}: todas las aprobaciones están listas`,
     email: `${
       hello(f, "Hola")
-    }\n\nTodos aprobaron su pago de $${f.amount}. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `Su pago de $${f.amount} de ${f.company} está aprobado. Elija cómo cobrar: ${f.link}`,
+    }\n\nTodos aprobaron su pago de ${f.amount}. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `Su pago de ${f.amount} de ${f.company} está aprobado. Elija cómo cobrar: ${f.link}`,
   }),
   code: (f) => ({
     subject: `Su código de verificación de ${f.company}`,
@@ -132,8 +133,8 @@ const spanish: Record<MessageKind, Template> = {
   party_request: (f) => ({
     subject: `${f.company}: se necesita su aprobación para un pago`,
     email:
-      `Hola:\n\n${f.company} le paga $${f.amount} a ${f.payeeName} y se necesita su aprobación. Revise y apruebe o rechace aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
-    sms: `${f.company}: apruebe un pago de $${f.amount} a ${f.payeeName}: ${f.link}`,
+      `Hola:\n\n${f.company} le paga ${f.amount} a ${f.payeeName} y se necesita su aprobación. Revise y apruebe o rechace aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `${f.company}: apruebe un pago de ${f.amount} a ${f.payeeName}: ${f.link}`,
   }),
 };
 

@@ -6,7 +6,7 @@
  */
 import type { Environment } from "../platform/config.ts";
 import { newId, randomBase62, sha256Hex } from "../platform/keys.ts";
-import { centsToDollars } from "../platform/money.ts";
+import { formatDollars } from "../platform/money.ts";
 import { type PayoutStatus, resendableStatuses } from "../payouts/states.ts";
 import { type Language, languageOf, type RenderedMessage, renderMessage } from "./messages.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
@@ -14,8 +14,6 @@ import type { WriteTx } from "../../db/writer.ts";
 
 /** 43 base62 characters carry 256 bits, above DESIGN 9's 32 random bytes. */
 const PORTAL_TOKEN_LENGTH = 43;
-/** DESIGN 11: at most this many resends per payee in any hour. */
-export const RESENDS_PER_HOUR = 5;
 const HOUR_MS = 3_600_000;
 
 export interface NotificationSettings {
@@ -23,6 +21,8 @@ export interface NotificationSettings {
   readonly baseUrl: string;
   /** How long a portal link works (DESIGN 14: default 30 days); an expired one offers a new one. */
   readonly linkTtlMs: number;
+  /** DESIGN 11: resends a payee may get in any hour (RESEND_PER_HOUR_MAX). */
+  readonly resendsPerHourMax: number;
 }
 
 export type NotificationReason = "offer" | "endorsement" | "reoffer" | "resend" | "endorsed";
@@ -67,7 +67,7 @@ export async function payoutContact(
   return {
     companyId: String(row.company_id),
     company: String(row.company_name),
-    amount: centsToDollars(Number(row.amount_cents)).toFixed(2),
+    amount: formatDollars(Number(row.amount_cents)),
     firstName,
     payeeName: [firstName, text(row.last_name)].filter(Boolean).join(" ") || "the payee",
     language: languageOf(row.language),
@@ -179,14 +179,15 @@ export async function notifyPayee(
 export async function claimResend(
   tx: WriteTx,
   payoutId: string,
-  realNow: number,
+  allowance: { realNow: number; resendsPerHourMax: number },
 ): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  const { realNow } = allowance;
   const { rows } = await tx.execute({
     sql: `SELECT requested_at FROM notification_resends
             WHERE payout_id = ? AND requested_at > ? ORDER BY requested_at`,
     args: [payoutId, realNow - HOUR_MS],
   });
-  if (rows.length >= RESENDS_PER_HOUR) {
+  if (rows.length >= allowance.resendsPerHourMax) {
     const oldest = Number(rows[0].requested_at);
     return {
       ok: false,
@@ -215,7 +216,10 @@ export async function resendPayeeLink(
     args: [payoutId],
   });
   if (!rows[0] || !resendableStatuses.has(rows[0].status as PayoutStatus)) return "closed";
-  const allowance = await claimResend(tx, payoutId, times.realNow);
+  const allowance = await claimResend(tx, payoutId, {
+    realNow: times.realNow,
+    resendsPerHourMax: settings.resendsPerHourMax,
+  });
   if (!allowance.ok) return "rate_limited";
   await notifyPayee(tx, settings, payoutId, "resend", times.domainNow);
   return "sent";

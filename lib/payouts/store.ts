@@ -6,6 +6,7 @@ import { columnsOf, json, orDefault, type RowMapper, rowMapper } from "../../db/
 import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
+import { formatDollars } from "../platform/money.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
 import { type PayoutMove, type PayoutSnapshot, transition } from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -339,8 +340,10 @@ export async function createDisbursement(
     if (methodId !== undefined) {
       return refuse(
         "amount_below_payee_fee",
-        `payee ${payout.payeeUuid}: amount ${payout.amountCents} cents does not cover the payee fee ${
-          feesFor(schedule, methodId).payeeFeeCents
+        `payee ${payout.payeeUuid}: amount ${
+          formatDollars(payout.amountCents)
+        } does not cover the payee fee ${
+          formatDollars(feesFor(schedule, methodId).payeeFeeCents)
         } of payment method ${methodId}`,
         { field: `payees.${index}.amount` },
       );
@@ -355,9 +358,9 @@ export async function createDisbursement(
   if (waits && !input.largeDisbursement) {
     return refuse(
       "insufficient_funds",
-      `available is ${available} cents; this disbursement needs ${totalHold} (short by ${
-        totalHold - available
-      })`,
+      `available is ${formatDollars(available)}; this disbursement needs ${
+        formatDollars(totalHold)
+      } (short by ${formatDollars(totalHold - available)})`,
       {
         details: {
           available_cents: available,

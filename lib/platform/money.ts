@@ -35,7 +35,14 @@ export function parseDollars(
   return ok(cents);
 }
 
-/** "1234.50" for 123450 cents. */
+/**
+ * The one human-facing form of an amount (messages, pages, refusals): 123450 → "$1,234.50",
+ * -150 → "-$1.50". Integer arithmetic only, and no locale data, so every reader sees the same text.
+ */
 export function formatDollars(cents: number): string {
-  return `${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+  if (!Number.isSafeInteger(cents)) throw new Error(`cents must be a safe integer, got ${cents}`);
+  const magnitude = Math.abs(cents);
+  const whole = String(Math.trunc(magnitude / 100)).replace(/\B(?=(\d{3})+$)/g, ",");
+  const fraction = String(magnitude % 100).padStart(2, "0");
+  return `${cents < 0 ? "-" : ""}$${whole}.${fraction}`;
 }

@@ -10,7 +10,7 @@ import {
   loadPayoutTransaction,
 } from "../../lib/disbursements/api_store.ts";
 import type { SqlExecutor } from "../../lib/ledger/store.ts";
-import { claimResend, notifyPayee, RESENDS_PER_HOUR } from "../../lib/notify/store.ts";
+import { claimResend, notifyPayee } from "../../lib/notify/store.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import type { DocumentLinkSigner } from "../../lib/documents/links.ts";
@@ -62,14 +62,18 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
           }: there is no notification to resend`,
         });
       }
-      const allowance = await claimResend(tx, payout.id, deps.clock.now());
+      const resendsPerHourMax = deps.config.limits.RESEND_PER_HOUR_MAX;
+      const allowance = await claimResend(tx, payout.id, {
+        realNow: deps.clock.now(),
+        resendsPerHourMax,
+      });
       if (!allowance.ok) {
         return {
           ...refusalOutcome(c, {
             status: 429,
             code: "rate_limited",
             message:
-              `at most ${RESENDS_PER_HOUR} notifications per payee per hour; retry in ${allowance.retryAfterSeconds} s`,
+              `at most ${resendsPerHourMax} notifications per payee per hour; retry in ${allowance.retryAfterSeconds} s`,
             headers: { "Retry-After": String(allowance.retryAfterSeconds) },
           }),
           retryable: true,

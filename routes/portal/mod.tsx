@@ -10,7 +10,8 @@ import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
-import { resendPayeeLink, RESENDS_PER_HOUR } from "../../lib/notify/store.ts";
+import { resendPayeeLink } from "../../lib/notify/store.ts";
+import { formatDollars } from "../../lib/platform/money.ts";
 import { selectMethod } from "../../lib/payouts/jobs.ts";
 import {
   decideEndorsement,
@@ -44,7 +45,6 @@ import {
   AmountCard,
   Csrf,
   DocumentList,
-  dollars,
   MethodChoice,
   MethodFields,
   methodSummary,
@@ -407,8 +407,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
                 ? (
                   <p>
                     {t.status.fee(
-                      dollars(payout.payeeFeeCents),
-                      dollars(payout.amountCents - payout.payeeFeeCents),
+                      formatDollars(payout.payeeFeeCents),
+                      formatDollars(payout.amountCents - payout.payeeFeeCents),
                     )}
                   </p>
                 )
@@ -473,7 +473,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
               {sent === "sent"
                 ? t.link.renewed
                 : sent === "rate_limited"
-                ? t.link.renewLimit(RESENDS_PER_HOUR)
+                ? t.link.renewLimit(deps.config.limits.RESEND_PER_HOUR_MAX)
                 : t.link.closed}
             </p>
           </Page>,

@@ -11,7 +11,8 @@ import {
 } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import type { Locale } from "./language.ts";
-import { Csrf, DocumentList, dollars, Field, Page, Problems, Signature } from "./views.tsx";
+import { formatDollars } from "../../lib/platform/money.ts";
+import { Csrf, DocumentList, Field, Page, Problems, Signature } from "./views.tsx";
 
 /** One party on the payee's page: its status, and the form that asks it (again). */
 export function PartyRow(props: {
@@ -133,7 +134,7 @@ export function PartyPage(props: {
         <p role="status">
           {t.party.decided({
             endorsed: party.status === "endorsed",
-            amount: dollars(payout.amountCents),
+            amount: formatDollars(payout.amountCents),
             payee: payeeName,
           })}
         </p>
@@ -152,7 +153,7 @@ export function PartyPage(props: {
       <Problems t={t} problems={problems} />
       <div class="card">
         <p>{t.party.isPaying(payout.companyName, payeeName)}</p>
-        <p class="amount">{dollars(payout.amountCents)}</p>
+        <p class="amount">{formatDollars(payout.amountCents)}</p>
         <p>{t.party.needed(party.name)}</p>
       </div>
       {props.documents.length > 0

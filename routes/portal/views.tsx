@@ -7,7 +7,7 @@ import type { Child } from "hono/jsx";
 import type { PortalDocument, PortalPayout } from "../../lib/portal/store.ts";
 import { type FieldProblem, postageCodes, usStates } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
-import { centsToDollars } from "../../lib/platform/money.ts";
+import { formatDollars } from "../../lib/platform/money.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import type { Locale } from "./language.ts";
 
@@ -191,14 +191,6 @@ export function Consent(props: { name: string; label: string; problems: readonly
   );
 }
 
-export const dollars = (cents: number) =>
-  `$${
-    centsToDollars(cents).toLocaleString("en-US", {
-      minimumFractionDigits: 2,
-      maximumFractionDigits: 2,
-    })
-  }`;
-
 /** A postage CODE's name in the page's language; an unknown CODE as it is. */
 const postageName = (t: PortalText, code: string) => {
   const known = postageCodes.find((c) => c === code);
@@ -220,7 +212,7 @@ export function AmountCard(props: { t: PortalText; payout: PortalPayout }) {
   return (
     <div class="card">
       <p>{t.payment.isPayingYou(payout.companyName)}</p>
-      <p class="amount">{dollars(payout.amountCents)}</p>
+      <p class="amount">{formatDollars(payout.amountCents)}</p>
       {payout.memo ? <p>{t.payment.memo(payout.memo)}</p> : null}
     </div>
   );
