@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 interface Delivered {
@@ -131,6 +132,98 @@ Deno.test("GET /v1/events and /v1/events/{id} return the body the receiver got p
       assert.notEqual(latest.signature, first.signature);
       const shown = await (await v1(f, "GET", `/v1/events/${createdEvent.id}`)).json() as ApiEvent;
       assert.equal(shown.signature, latest.signature, "the latest attempt's signature");
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("a /v1 event about a Surface A payout carries an id GET /v1/disbursements/{id} reads with the same line key", async () => {
+  const r = receiver();
+  try {
+    await withHttpFixture(async (f) => {
+      await fundAcmeAuto(f, 100_000);
+      assert.equal((await v1(f, "POST", "/v1/webhooks", { url: r.url })).status, 201);
+      const made = await api(f, "POST", "/api/disbursements", {
+        disbursement_uuid: "claim-1001",
+        large_disbursement: false,
+        payees: [payee("noaction", 40, { allowed_payment_method_ids: [1] })],
+      });
+      assert.equal(made.status, 201);
+      const simple = await api(f, "POST", "/api/simple-payments", {
+        simple_payment_uuid: "sp-9",
+        amount: 15,
+        first_name: "Sam",
+        last_name: "Roe",
+        email: "sam@example.test",
+        delivery_options: { email: true, sms: false },
+        allowed_payment_method_ids: [7],
+      });
+      assert.equal(simple.status, 201);
+      const canceled = await api(f, "POST", "/api/disbursements/claim-1001/payees/noaction/cancel");
+      assert.equal(canceled.status, 200);
+
+      assert.equal(await dispatcherFor(f).sweep(), 3);
+      const bodies = r.received.map((d) =>
+        d.body as { type: string; data: Record<string, unknown> }
+      );
+      assert.deepEqual(bodies.map((b) => b.type).sort(), [
+        "disbursement.canceled",
+        "disbursement.created",
+        "disbursement.created",
+      ]);
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        `SELECT p.id, d.external_uuid FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
+          ORDER BY p.rowid`,
+      );
+      const payoutOf = Object.fromEntries(rows.map((row) => [row.external_uuid, String(row.id)]));
+      for (const body of bodies) {
+        const id = String(body.data.id);
+        assert.ok(id !== "claim-1001" && id !== "sp-9", `${id}: not the Surface A uuid`);
+        const read = await v1(f, "GET", `/v1/disbursements/${id}`);
+        assert.equal(read.status, 200, `${body.type} ${id} is readable through /v1`);
+        const disbursement = await read.json() as Record<string, unknown>;
+        for (const key of ["id", "status", "amount", "claim_id", "payee", "modality"]) {
+          if (key === "status" && body.type === "disbursement.created") continue;
+          assert.deepEqual(disbursement[key], body.data[key], `${body.type}: ${key}`);
+        }
+        const other = await v1(
+          f,
+          "GET",
+          `/v1/disbursements/${id}`,
+          undefined,
+          f.cast.beaconKeyTest,
+        );
+        assert.equal(other.status, 404, "another company's key does not read it");
+      }
+      const claim = await (await v1(f, "GET", `/v1/disbursements/${payoutOf["claim-1001"]}`))
+        .json() as Record<string, unknown>;
+      const { timeline, ...rest } = claim;
+      assert.deepEqual(rest, {
+        id: payoutOf["claim-1001"],
+        object: "disbursement",
+        status: "canceled",
+        amount: 40,
+        currency: "USD",
+        claim_id: "claim-1001",
+        payee: null,
+        modalities: ["ach"],
+        modality: null,
+        metadata: {},
+        line: "auto",
+        livemode: false,
+        created: "2026-01-05T15:00:00.000Z",
+        payee_url: null,
+      });
+      assert.deepEqual(
+        (timeline as { status: string }[]).map((step) => step.status),
+        ["created", "canceled"],
+      );
+      const spCreated = bodies.find((b) => b.data.id === payoutOf["sp-9"])!;
+      assert.equal(spCreated.data.claim_id, "sp-9", "a simple payment's own uuid is its claim id");
+      // The list stays the /v1-created disbursements; the id reads them one by one.
+      const list = await (await v1(f, "GET", "/v1/disbursements")).json() as { data: unknown[] };
+      assert.deepEqual(list.data, []);
     });
   } finally {
     await r.stop();

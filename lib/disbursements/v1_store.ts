@@ -147,7 +147,8 @@ export interface V1Disbursement {
   readonly amountCents: number;
   readonly allowedPaymentMethodIds: number[];
   readonly paymentMethodId: number | null;
-  readonly payeeExternalId: string;
+  /** Null for a payout made through Surface A: its payee is no /v1 payee. */
+  readonly payeeExternalId: string | null;
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 

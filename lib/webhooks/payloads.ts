@@ -30,6 +30,18 @@ export type EnvelopeSource = Pick<DeliverableEvent, "id" | "type" | "createdAt" 
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/**
+ * The ids a /v1 event carries, each readable through /v1 with the line's key: a /v1 disbursement
+ * by its own id and payee; a payout made through Surface A by the payout's id (one /v1
+ * disbursement per payee), the company's own reference as its claim id, and no /v1 payee.
+ */
+function v1Identity(d: Record<string, unknown>) {
+  if (d.disbursement_kind === "v1") {
+    return { id: d.disbursement_id, claimId: d.claim_id, payee: { id: d.payee_uuid } };
+  }
+  return { id: d.payout_id, claimId: d.claim_id ?? d.disbursement_id, payee: null };
+}
+
 /** The Surface B envelope; modality_selected data is exactly the seed's 6.2 shape. */
 export function surfaceBEnvelope(event: EnvelopeSource): Record<string, unknown> {
   const d = event.data;
@@ -41,22 +53,17 @@ export function surfaceBEnvelope(event: EnvelopeSource): Record<string, unknown>
       ? null
       : modalityOf(Number(d.payment_method_id))!.code;
     const amount = centsToDollars(Number(d.amount_cents));
+    const { id, claimId, payee } = v1Identity(d);
     data = event.type === "disbursement.modality_selected"
-      ? {
-        disbursement_id: d.disbursement_id,
-        claim_id: d.claim_id,
-        modality,
-        amount,
-        payee: { id: d.payee_uuid },
-      }
+      ? { disbursement_id: id, claim_id: claimId, modality, amount, payee }
       : {
-        id: d.disbursement_id,
+        id,
         object: "disbursement",
         status: surfaceBStatus[d.status as PayoutStatus],
         amount,
         currency: "USD",
-        claim_id: d.claim_id,
-        payee: { id: d.payee_uuid },
+        claim_id: claimId,
+        payee,
         modality,
         reason: d.reason ?? null,
       };

@@ -149,7 +149,11 @@ export function openApiDocument(config: Config): JsonObject {
             "timeline",
           ],
           properties: {
-            id: { type: "string" },
+            id: {
+              type: "string",
+              description:
+                "dsb_… for a disbursement created through /v1; po_… for a payout made through /api on the key's line (a disbursement's payee or a Simple Payment), the id its /v1 events carry.",
+            },
             object: { const: "disbursement" },
             status: {
               enum: [
@@ -164,15 +168,27 @@ export function openApiDocument(config: Config): JsonObject {
             },
             amount: dollars,
             currency: { const: "USD" },
-            claim_id: { type: "string" },
-            payee: { type: "object", properties: { id: { type: "string" } } },
+            claim_id: {
+              type: "string",
+              description:
+                "For a payout made through /api: its disbursement_uuid or simple_payment_uuid.",
+            },
+            payee: {
+              type: ["object", "null"],
+              description: "null for a payout made through /api: its payee is no /v1 payee.",
+              properties: { id: { type: "string" } },
+            },
             modalities: { type: "array", items: { enum: modalities } },
             modality: { enum: [...modalities, null] },
             metadata: { type: "object", additionalProperties: { type: "string" } },
             line: { type: "string" },
             livemode: { type: "boolean" },
             created: timestamp,
-            payee_url: { type: "string", format: "uri" },
+            payee_url: {
+              type: ["string", "null"],
+              format: "uri",
+              description: "null for a payout made through /api (its payee is told through /api).",
+            },
             timeline: {
               type: "array",
               items: {
@@ -300,8 +316,8 @@ export function openApiDocument(config: Config): JsonObject {
       },
       "/v1/disbursements/{id}": {
         get: {
-          summary: "Retrieve a disbursement",
-          parameters: [pathParam("id", "dsb_…")],
+          summary: "Retrieve a disbursement, or a payout made through /api on the key's line",
+          parameters: [pathParam("id", "dsb_…, or po_… as a /v1 event carries it")],
           responses: {
             200: ok("The disbursement.", ref("Disbursement")),
             404: problem("No such disbursement for this key."),

@@ -8,6 +8,7 @@ import {
   loadV1Disbursement,
   readV1Disbursement,
 } from "../../lib/disbursements/v1_store.ts";
+import { loadApiPayoutAsV1 } from "../../lib/disbursements/v1_api_payout.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
@@ -109,7 +110,9 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/:id", async (c) => {
     const principal = c.get("linePrincipal");
     const id = c.req.param("id");
-    const found = await readV1Disbursement(principal.database, principal, id);
+    // A Surface A payout of this line reads by the id its /v1 events carry.
+    const found = await readV1Disbursement(principal.database, principal, id) ??
+      await loadApiPayoutAsV1(principal.database.readClient, principal, id);
     if (!found) return errorResponse(c, notFound(id));
     return c.json(disbursementView(found, principal, deps.config.baseUrl));
   });

@@ -145,14 +145,15 @@ export function disbursementView(d: V1Disbursement, principal: LinePrincipal, ba
     amount: centsToDollars(d.amountCents),
     currency: "USD",
     claim_id: d.claimId,
-    payee: { id: d.payeeExternalId },
+    payee: d.payeeExternalId === null ? null : { id: d.payeeExternalId },
     modalities: d.allowedPaymentMethodIds.map((id) => modalityOf(id)!.code),
     modality: d.paymentMethodId === null ? null : modalityOf(d.paymentMethodId)!.code,
     metadata: d.metadata,
     line: principal.lineCode,
     livemode: principal.environment === "live",
     created: iso(d.createdAt),
-    payee_url: `${baseUrl}/pay/${d.id}`,
+    // A Surface A payee is reached through /api (resend-notification), not the /pay landing.
+    payee_url: d.payeeExternalId === null ? null : `${baseUrl}/pay/${d.id}`,
     timeline,
   };
 }
