@@ -3,7 +3,7 @@
  * DATA_DIR it opens the databases itself; otherwise it sends the command to the running
  * service's loopback admin endpoint. Exit codes: 0 done, 1 refused, 2 bad usage or input.
  */
-import { adminHelp, checkInvocation, runAdminCommand } from "../lib/admin/commands.ts";
+import { adminHelp, checkInvocation, runAdminCommand, switchFlags } from "../lib/admin/commands.ts";
 import { openEnvironmentDatabases } from "../db/client.ts";
 import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
@@ -25,7 +25,7 @@ function parseArguments(args: readonly string[]): Invocation | string {
     else if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
       const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-      const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+      const value = eq > 0 ? arg.slice(eq + 1) : switchFlags.has(name) ? "true" : args[++i];
       if (value === undefined) return `--${name} needs a value`;
       flags[name] = value;
     } else if (command === undefined) command = arg;

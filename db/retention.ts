@@ -2,8 +2,9 @@
  * Rows kept only for a while. Idempotency records go once their 24 hours are over (DESIGN 7:
  * purged after, never before). Scheduled jobs go 30 days after they ran: the payout's timeline and
  * events are its record, and a job is one row per reminder, offer and rail outcome, so keeping
- * them would grow the database with every payout. A parked job (one that failed) stays for an
- * operator. Deleted in small units so a backlog never holds the writer for long.
+ * them would grow the database with every payout. A parked job (done with an error) stays for an
+ * operator (`jobs:list --parked`), and a job waiting for its retry is not done, so it stays too.
+ * Deleted in small units so a backlog never holds the writer for long.
  */
 import type { Database } from "./client.ts";
 import { purgeExpiredIdempotency } from "../lib/idempotency/store.ts";

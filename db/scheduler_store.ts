@@ -211,3 +211,82 @@ export async function parkJob(
   });
   return rows[0] ? Number(rows[0].attempts) : null;
 }
+
+/** A scheduled job as an operator sees it. */
+export interface JobListing {
+  readonly id: string;
+  readonly companyId: string;
+  readonly kind: string;
+  readonly subjectId: string;
+  readonly dueAt: number;
+  readonly doneAt: number | null;
+  readonly attempts: number;
+  readonly error: string | null;
+}
+
+const JOB_LISTING_COLUMNS = "id, company_id, kind, subject_id, due_at, done_at, attempts, error";
+
+const rowToListing = (row: Record<string, unknown>): JobListing => ({
+  id: String(row.id),
+  companyId: String(row.company_id),
+  kind: String(row.kind),
+  subjectId: String(row.subject_id),
+  dueAt: Number(row.due_at),
+  doneAt: row.done_at === null ? null : Number(row.done_at),
+  attempts: Number(row.attempts),
+  error: row.error === null ? null : String(row.error),
+});
+
+export async function findJob(client: Client, jobId: string): Promise<JobListing | null> {
+  const { rows } = await client.execute({
+    sql: `SELECT ${JOB_LISTING_COLUMNS} FROM scheduled_jobs WHERE id = ?`,
+    args: [jobId],
+  });
+  return rows[0] ? rowToListing(rows[0]) : null;
+}
+
+/**
+ * At most `limit` parked jobs, latest parked first, or pending jobs (retries waiting included),
+ * earliest due first.
+ */
+export async function listJobs(
+  client: Client,
+  query: { parked: boolean; limit: number },
+): Promise<JobListing[]> {
+  const { rows } = await client.execute({
+    sql: query.parked
+      ? `SELECT ${JOB_LISTING_COLUMNS} FROM scheduled_jobs
+          WHERE done_at IS NOT NULL AND error IS NOT NULL ORDER BY done_at DESC, rowid DESC LIMIT ?`
+      : `SELECT ${JOB_LISTING_COLUMNS} FROM scheduled_jobs
+          WHERE done_at IS NULL ORDER BY due_at, rowid LIMIT ?`,
+    args: [query.limit],
+  });
+  return rows.map(rowToListing);
+}
+
+/** Companies that have a parked job. */
+export async function companiesWithParkedJobs(client: Client): Promise<string[]> {
+  const { rows } = await client.execute(
+    "SELECT DISTINCT company_id FROM scheduled_jobs WHERE done_at IS NOT NULL AND error IS NOT NULL",
+  );
+  return rows.map((row) => String(row.company_id));
+}
+
+/**
+ * Puts a company's parked jobs (or the one named) back in the queue, due at `dueAt` or their own
+ * due time if later; each keeps its error until a run succeeds. Returns the ids re-queued.
+ */
+export async function requeueParkedJobs(
+  tx: WriteTx,
+  target: { companyId: string; jobId?: string },
+  dueAt: number,
+): Promise<string[]> {
+  const { rows } = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET done_at = NULL, lease_until = NULL, due_at = max(due_at, ?)
+          WHERE company_id = ? AND done_at IS NOT NULL AND error IS NOT NULL
+            AND (? IS NULL OR id = ?)
+          RETURNING id`,
+    args: [dueAt, target.companyId, target.jobId ?? null, target.jobId ?? null],
+  });
+  return rows.map((row) => String(row.id));
+}

@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { freePort } from "../bench/service.ts";
 import { createApp } from "../routes/app.ts";
-import { openHttpFixture } from "./http_fixture.ts";
+import { runDueJobs } from "../db/scheduler.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
+import { fundAcmeAuto, openHttpFixture } from "./http_fixture.ts";
+import { openTempDatabase } from "./helpers.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -355,5 +358,190 @@ Deno.test("a key revoked through the admin endpoint stops at once, although its 
     assert.equal((await after.json() as { detail: string }).detail, "the line key was revoked");
   } finally {
     await f.close();
+  }
+});
+
+/** An admin command through the loopback endpoint of `app`, as the CLI sends it to a running service. */
+function adminEndpoint(app: ReturnType<typeof createApp>, token: string) {
+  return async (name: string, flags: Record<string, string>) => {
+    const response = await app.request(`/admin/commands/${name}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ flags }),
+    }, { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 } });
+    return { status: response.status, body: await response.json() };
+  };
+}
+
+Deno.test("jobs:list --parked and jobs:retry: a parked ACH clearing is listed, re-queued, and clears the funds once", async () => {
+  const f = await openHttpFixture();
+  try {
+    const token = "t".repeat(43);
+    const command = adminEndpoint(createApp({ ...f.deps, adminToken: token }), token);
+    const test = f.deps.databases.test;
+    await fundAcmeAuto(f, 12_345, "ACH");
+    const { rows } = await test.readClient.execute(
+      "SELECT id, subject_id, due_at FROM scheduled_jobs WHERE kind = 'funding.clear'",
+    );
+    assert.equal(rows.length, 1);
+    const [jobId, fundingId, dueAt] = [
+      String(rows[0].id),
+      rows[0].subject_id,
+      Number(rows[0].due_at),
+    ];
+    const available = async () =>
+      Number(
+        (await test.readClient.execute({
+          sql: "SELECT balance_cents FROM ledger_accounts WHERE line_id = ? AND code = 'available'",
+          args: [f.cast.acme.autoLineId],
+        })).rows[0]?.balance_cents ?? 0,
+      );
+
+    // The clearing fails on something a retry would not cure: it is parked.
+    const originalError = console.error;
+    console.error = () => {};
+    try {
+      await runDueJobs(test, f.cast.acme.id, dueAt, {
+        ...f.deps.jobHandlers.test,
+        "funding.clear": () => Promise.reject(new Error("the clearing file names no such funding")),
+      });
+    } finally {
+      console.error = originalError;
+    }
+    assert.equal(await available(), 0);
+    f.clock.set(dueAt + 3_600_000);
+
+    const parked = await command("jobs:list", { parked: "true", environment: "test" });
+    assert.equal(parked.status, 200);
+    assert.deepEqual(parked.body, {
+      result: {
+        environment: "test",
+        parked: true,
+        jobs: [{
+          id: jobId,
+          kind: "funding.clear",
+          subject: fundingId,
+          company_id: f.cast.acme.id,
+          due: new Date(dueAt).toISOString(),
+          parked_at: new Date(dueAt).toISOString(),
+          attempts: 1,
+          error: "the clearing file names no such funding",
+        }],
+        has_more: false,
+      },
+    });
+    assert.deepEqual(
+      (await command("jobs:list", { parked: "true" })).body.result,
+      { environment: "live", parked: true, jobs: [], has_more: false },
+      "live by default, and it has no parked job",
+    );
+
+    const unknown = await command("jobs:retry", { job: "job_missing", environment: "test" });
+    assert.deepEqual([unknown.status, unknown.body], [404, {
+      error: { code: "job_not_found", message: "no job job_missing in test" },
+    }]);
+    const neither = await command("jobs:retry", { environment: "test" });
+    assert.deepEqual([neither.status, neither.body.error.code], [400, "invalid_input"]);
+
+    const retried = await command("jobs:retry", { job: jobId, environment: "test" });
+    assert.deepEqual([retried.status, retried.body], [200, {
+      result: { environment: "test", requeued: [jobId] },
+    }]);
+    const pending = await command("jobs:list", { environment: "test" });
+    assert.deepEqual(
+      pending.body.result.jobs.map((job: Record<string, unknown>) => [job.id, job.due, job.error]),
+      [[jobId, new Date(f.clock.now()).toISOString(), "the clearing file names no such funding"]],
+      "due now, its error kept until a run succeeds",
+    );
+    assert.deepEqual(
+      (await command("jobs:list", { parked: "true", environment: "test" })).body
+        .result.jobs,
+      [],
+    );
+
+    // The next sweep runs it with the real handler; the funds clear once.
+    assert.equal(
+      await runDueJobs(test, f.cast.acme.id, f.clock.now(), f.deps.jobHandlers.test),
+      1,
+    );
+    assert.equal(await available(), 12_345);
+    assert.equal(
+      await runDueJobs(test, f.cast.acme.id, f.clock.now() + 86_400_000, f.deps.jobHandlers.test),
+      0,
+    );
+    assert.equal(await available(), 12_345);
+    const done = await test.readClient.execute({
+      sql: "SELECT done_at, error, attempts FROM scheduled_jobs WHERE id = ?",
+      args: [jobId],
+    });
+    assert.deepEqual(
+      [done.rows[0].done_at, done.rows[0].error, done.rows[0].attempts],
+      [f.clock.now(), null, 2],
+    );
+    const again = await command("jobs:retry", { job: jobId, environment: "test" });
+    assert.deepEqual([again.status, again.body], [409, {
+      error: {
+        code: "job_not_parked",
+        message: `job ${jobId} is not parked: it is done without an error`,
+      },
+    }]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("CLI jobs:list --parked and jobs:retry on a stopped service: switches, refusals and exit codes", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-jobs-" });
+  try {
+    const live = await openTempDatabase(dataDir, "live");
+    const jobId = await live.writer.write(async (tx) => {
+      await tx.execute(
+        "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_1', 'Acme', '123456789', 0)",
+      );
+      const id = await scheduleJob(
+        tx,
+        { companyId: "co_1", kind: "payout.complete", subjectId: "po_1", dueAt: 1_000 },
+        0,
+      );
+      await tx.execute({
+        sql: "UPDATE scheduled_jobs SET done_at = 1000, attempts = 1, error = ? WHERE id = ?",
+        args: ["no handler for job kind payout.complete", id],
+      });
+      return id;
+    });
+    await live.close();
+
+    const listed = await admin(dataDir, "jobs:list", "--parked", "--json");
+    assert.equal(listed.code, 0, listed.stderr);
+    const listing = JSON.parse(listed.stdout);
+    assert.deepEqual(
+      [listing.environment, listing.jobs.map((job: { id: string }) => job.id)],
+      ["live", [jobId]],
+    );
+    const unknown = await admin(dataDir, "jobs:retry", "--job", "job_missing");
+    assert.deepEqual([unknown.code, unknown.stderr.trim()], [
+      1,
+      "error: no job job_missing in live",
+    ]);
+    const usage: [string[], RegExp][] = [
+      [["jobs:retry"], /either --job <id> or --all-parked/],
+      [["jobs:retry", "--job", jobId, "--all-parked"], /either --job <id> or --all-parked/],
+      [["jobs:list", "--parked=yes"], /--parked takes no value/],
+    ];
+    for (const [args, message] of usage) {
+      const result = await admin(dataDir, ...args);
+      assert.equal(result.code, 2, args.join(" "));
+      assert.match(result.stderr, message, args.join(" "));
+    }
+    const retried = await admin(dataDir, "jobs:retry", "--all-parked");
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.match(retried.stdout, /^environment: live$/m);
+    assert.match(retried.stdout, new RegExp(jobId));
+    const after = JSON.parse((await admin(dataDir, "jobs:list", "--parked", "--json")).stdout);
+    assert.deepEqual(after.jobs, []);
+    const pending = JSON.parse((await admin(dataDir, "jobs:list", "--json")).stdout);
+    assert.deepEqual(pending.jobs.map((job: { id: string }) => job.id), [jobId]);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
   }
 });

@@ -21,6 +21,7 @@ import {
   setFees,
 } from "../identity/admin.ts";
 import { lineTieOut, verifyLedger } from "../ledger/reports.ts";
+import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
 
 export interface CommandContext {
   readonly databases: Databases;
@@ -283,6 +284,50 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       return ok({ event_id: event.id, deliveries });
     },
   },
+  "jobs:list": {
+    summary: "list pending scheduled jobs, earliest due first, or with --parked the parked ones",
+    flags: {
+      parked: "list the parked jobs (failed for good, waiting for an operator)",
+      environment: "live (default) or test",
+    },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const parked = f.parked !== undefined;
+      const listed = await listScheduledJobs(ctx.databases[environment.value], parked);
+      return ok({
+        environment: environment.value,
+        parked,
+        jobs: listed.jobs,
+        has_more: listed.hasMore,
+      });
+    },
+  },
+  "jobs:retry": {
+    summary: "put a parked job (or every one) back in the queue, due now",
+    flags: {
+      job: "the parked job's id (job_…)",
+      "all-parked": "re-queue every parked job",
+      environment: "live (default) or test",
+    },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const all = f["all-parked"] !== undefined;
+      if ((f.job === undefined) === !all) {
+        return refuse("invalid_input", "jobs:retry takes either --job <id> or --all-parked", {
+          field: "job",
+        });
+      }
+      const database = ctx.databases[environment.value];
+      const retried = all
+        ? ok(await retryAllParkedJobs(database, ctx.now))
+        : await retryParkedJob(database, f.job, ctx.now);
+      return retried.ok
+        ? ok({ environment: environment.value, requeued: retried.value.requeued })
+        : retried;
+    },
+  },
   "ledger:verify": {
     summary: "recompute every balance and transaction from the entries; exit 1 on any difference",
     flags: { environment: "test or live (default: both)" },
@@ -344,7 +389,19 @@ export const adminCommands: Readonly<Record<string, Command>> = {
 };
 
 /** Optional flags: every other flag of a command is required. */
-const optionalFlags = new Set(["payor", "payee", "service", "environment", "format"]);
+const optionalFlags = new Set([
+  "payor",
+  "payee",
+  "service",
+  "environment",
+  "format",
+  "parked",
+  "job",
+  "all-parked",
+]);
+
+/** Flags that take no value: given, they read "true". */
+export const switchFlags: ReadonlySet<string> = new Set(["parked", "all-parked"]);
 
 const flagValue = v.pipe(v.string(), v.maxLength(1000));
 
@@ -357,6 +414,9 @@ export function checkInvocation(name: string, flags: Flags): Result<Command, "us
   for (const flag of Object.keys(flags)) {
     if (!(flag in command.flags)) return refuse("usage", `${name} takes no --${flag}`);
     if (!v.is(flagValue, flags[flag])) return refuse("usage", `--${flag} is too long`);
+    if (switchFlags.has(flag) && flags[flag] !== "true") {
+      return refuse("usage", `--${flag} takes no value`);
+    }
   }
   for (const flag of Object.keys(command.flags)) {
     if (!optionalFlags.has(flag) && flags[flag] === undefined) {
@@ -382,7 +442,9 @@ export function adminHelp(): string {
   const lines = ["usage: deno task admin <command> [--flag value …] [--json]", "", "commands:"];
   for (const [name, command] of Object.entries(adminCommands)) {
     const flags = Object.keys(command.flags).map((flag) =>
-      optionalFlags.has(flag)
+      switchFlags.has(flag)
+        ? `[--${flag}]`
+        : optionalFlags.has(flag)
         ? `[--${flag} <${command.flags[flag]}>]`
         : `--${flag} <${command.flags[flag]}>`
     );
