@@ -3,11 +3,23 @@
  * documents a payee or party must sign, endorsements by authorization parties, and the payee's
  * choice of method. Every write runs in the caller's write unit; moves go through applyMove.
  */
+import { boolean, columnsOf, json, nullable, oneOf, renamed, rowMapper } from "../../db/rows.ts";
+import {
+  authorizationParties,
+  companies,
+  disbursements,
+  documents,
+  endorsements,
+  payees,
+  payouts,
+  payoutTransitions,
+  portalLinks,
+} from "../../db/schema.ts";
 import type { Environment } from "../platform/config.ts";
 import { type SignatureRecord, stampCertificate } from "../documents/certificate.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { type Language, languageOf, renderMessage } from "../notify/messages.ts";
-import type { PayoutStatus } from "../payouts/states.ts";
+import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import {
@@ -50,21 +62,28 @@ const LINK_COLUMNS = `l.id, l.payout_id, p.company_id, l.party_uuid, l.code_expi
 const LINK_TABLES = `portal_links l JOIN payouts p ON p.id = l.payout_id
   LEFT JOIN payees y ON y.id = p.payee_id`;
 
-function toLink(row: Record<string, unknown>): PortalLink {
-  const number = (value: unknown) => (value === null ? null : Number(value));
-  const codeExpiresAt = number(row.code_expires_at);
+const link = columnsOf(portalLinks);
+const payout = columnsOf(payouts);
+const toLinkRow = rowMapper({
+  id: link.id,
+  payoutId: link.payoutId,
+  companyId: payout.companyId,
+  partyUuid: link.partyUuid,
+  codeExpiresAt: link.codeExpiresAt,
+  failedCodeAttempts: link.failedCodeAttempts,
+  lockedUntil: link.lockedUntil,
+  expiresAt: link.expiresAt,
+  replacedAt: link.replacedAt,
+  // A LEFT JOIN: a Surface A payout has no /v1 payee.
+  language: nullable(columnsOf(payees).language),
+});
+
+function toLink(row: Readonly<Record<string, unknown>>): PortalLink {
+  const { language, ...stored } = toLinkRow(row);
   return {
-    id: String(row.id),
-    payoutId: String(row.payout_id),
-    companyId: String(row.company_id),
-    partyUuid: row.party_uuid === null ? null : String(row.party_uuid),
-    codeExpiresAt,
-    codeIssuedAt: codeExpiresAt === null ? null : codeExpiresAt - CODE_TTL_MS,
-    failedCodeAttempts: Number(row.failed_code_attempts),
-    lockedUntil: number(row.locked_until),
-    expiresAt: Number(row.expires_at),
-    replacedAt: number(row.replaced_at),
-    language: languageOf(row.language),
+    ...stored,
+    codeIssuedAt: stored.codeExpiresAt === null ? null : stored.codeExpiresAt - CODE_TTL_MS,
+    language: languageOf(language),
   };
 }
 
@@ -103,6 +122,22 @@ export interface PortalParty {
   readonly decidedAt: number | null;
 }
 
+const endorsement = columnsOf(endorsements);
+const party = columnsOf(authorizationParties);
+const toPartyRow = rowMapper({
+  partyUuid: endorsement.partyUuid,
+  status: endorsement.status,
+  enteredEmail: endorsement.contactEmail,
+  enteredPhone: endorsement.contactPhone,
+  decidedAt: endorsement.decidedAt,
+  firstName: party.firstName,
+  lastName: party.lastName,
+  companyName: party.companyName,
+  companyEmail: party.email,
+  companyPhone: party.phone,
+  linkSent: boolean("portal_links", "link_sent"),
+});
+
 /** The parties whose endorsement the payout needs, in the order the company listed them. */
 export async function listParties(executor: SqlExecutor, payoutId: string): Promise<PortalParty[]> {
   const { rows } = await executor.execute({
@@ -116,19 +151,14 @@ export async function listParties(executor: SqlExecutor, payoutId: string): Prom
            WHERE e.payout_id = ? ORDER BY e.rowid`,
     args: [payoutId],
   });
-  const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
-  return rows.map((row) => ({
-    partyUuid: String(row.party_uuid),
-    status: row.status as PortalParty["status"],
-    name: [text(row.first_name), text(row.last_name)].filter(Boolean).join(" ") ||
-      text(row.company_name) || "Authorization party",
-    companyEmail: text(row.email),
-    companyPhone: text(row.phone),
-    enteredEmail: text(row.contact_email),
-    enteredPhone: text(row.contact_phone),
-    linkSent: Number(row.link_sent) === 1,
-    decidedAt: row.decided_at === null ? null : Number(row.decided_at),
-  }));
+  return rows.map((row) => {
+    const { firstName, lastName, companyName, ...stored } = toPartyRow(row);
+    return {
+      ...stored,
+      name: [firstName, lastName].filter(Boolean).join(" ") || companyName ||
+        "Authorization party",
+    };
+  });
 }
 
 export async function findParty(
@@ -205,6 +235,8 @@ export async function sendVerificationCode(
   return ok({ channels });
 }
 
+const toCodeHash = rowMapper({ codeHash: link.codeHash });
+
 /** Checks a code: right → verified; wrong → one attempt fewer, and at the last one a lock. */
 export async function verifyCode(
   tx: WriteTx,
@@ -224,11 +256,11 @@ export async function verifyCode(
       details: { locked_until: link.lockedUntil },
     });
   }
-  const stored = rows[0]?.code_hash;
+  const stored = rows[0] ? toCodeHash(rows[0]).codeHash : null;
   if (!stored || link.codeExpiresAt === null || link.codeExpiresAt <= realNow) {
     return refuse("code_expired", "the code has expired; ask for a new one");
   }
-  if (/^\d{6}$/.test(code) && await codeHash(link.id, code) === String(stored)) {
+  if (/^\d{6}$/.test(code) && await codeHash(link.id, code) === stored) {
     await tx.execute({
       sql: `UPDATE portal_links SET verified_at = ?, code_hash = NULL, code_expires_at = NULL,
               failed_code_attempts = 0 WHERE id = ?`,
@@ -278,6 +310,30 @@ export interface PortalPayout {
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 
+const toPortalPayoutRow = rowMapper({
+  id: payout.id,
+  status: payout.status,
+  companyName: renamed(columnsOf(companies).name, "company_name"),
+  amountCents: payout.amountCents,
+  payeeFeeCents: payout.payeeFeeCents,
+  firstName: payout.firstName,
+  lastName: payout.lastName,
+  email: payout.email,
+  phone: payout.phone,
+  allowedPaymentMethodIds: json<number[]>(payout.allowedPaymentMethodIds, "array"),
+  paymentMethodId: payout.paymentMethodId,
+  methodDetails: json<Record<string, string>, string | null>(payout.methodDetails, "object"),
+  settings: json<Record<string, unknown>>(payout.paymentMethodSettings, "object"),
+  failureReason: payout.failureReason,
+  memo: columnsOf(disbursements).memo,
+});
+const transition = columnsOf(payoutTransitions);
+const toTimelineStep = rowMapper({
+  status: oneOf(transition.toStatus, payoutStatuses),
+  at: transition.at,
+  detail: transition.detail,
+});
+
 export async function readPortalPayout(
   executor: SqlExecutor,
   payoutId: string,
@@ -290,41 +346,19 @@ export async function readPortalPayout(
             JOIN companies c ON c.id = p.company_id WHERE p.id = ?`,
     args: [payoutId],
   });
-  const row = rows[0];
-  if (!row) throw new Error(`no payout ${payoutId}`);
+  if (!rows[0]) throw new Error(`no payout ${payoutId}`);
+  const { settings, ...stored } = toPortalPayoutRow(rows[0]);
   const timeline = await executor.execute({
     sql: `SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = ?
             ORDER BY at, rowid`,
     args: [payoutId],
   });
-  const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
-  const details = row.method_details === null
-    ? null
-    : JSON.parse(String(row.method_details)) as Record<string, string>;
-  const settings = JSON.parse(String(row.payment_method_settings)) as Record<string, unknown>;
   return {
-    id: String(row.id),
-    status: row.status as PayoutStatus,
-    companyName: String(row.company_name),
-    amountCents: Number(row.amount_cents),
-    payeeFeeCents: Number(row.payee_fee_cents),
-    firstName: text(row.first_name),
-    lastName: text(row.last_name),
-    email: text(row.email),
-    phone: text(row.phone),
-    allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)),
-    paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
-    methodDetails: details,
+    ...stored,
     fixedPostage: typeof settings.check_postage_type === "string"
       ? settings.check_postage_type
       : null,
-    failureReason: text(row.failure_reason),
-    memo: text(row.memo),
-    timeline: timeline.rows.map((t) => ({
-      status: t.to_status as PayoutStatus,
-      at: Number(t.at),
-      detail: text(t.detail),
-    })),
+    timeline: timeline.rows.map(toTimelineStep),
   };
 }
 
@@ -334,6 +368,20 @@ export interface PortalDocument {
   readonly docTypeId: number;
   readonly isSignRequired: boolean;
 }
+
+const document = columnsOf(documents);
+const toPortalDocument = rowMapper({
+  id: document.id,
+  name: document.name,
+  docTypeId: document.docTypeId,
+  isSignRequired: document.isSignRequired,
+  signed: boolean("signed_documents", "signed"),
+});
+const toDocumentContent = rowMapper({ name: document.name, content: document.content });
+const toDocumentUse = rowMapper({
+  oneTimeUse: document.oneTimeUse,
+  usedByPayoutId: document.usedByPayoutId,
+});
 
 /**
  * Documents shown to a payout's payee (types 1 and 2, and the payout's custom documents) or to
@@ -357,13 +405,7 @@ export async function listPortalDocuments(
            ORDER BY d.doc_type_id, d.created_at, d.id`,
     args: [payoutId, JSON.stringify(docTypes), JSON.stringify(docTypes)],
   });
-  return rows.map((row) => ({
-    id: String(row.id),
-    name: String(row.name),
-    docTypeId: Number(row.doc_type_id),
-    isSignRequired: Number(row.is_sign_required) === 1,
-    signed: Number(row.signed) === 1,
-  }));
+  return rows.map(toPortalDocument);
 }
 
 /** The original PDF of a document this payout's portal may show. */
@@ -379,9 +421,7 @@ export async function readPortalDocument(
     sql: "SELECT name, content FROM documents WHERE id = ?",
     args: [documentId],
   });
-  return rows[0]
-    ? { name: String(rows[0].name), content: new Uint8Array(rows[0].content as ArrayBuffer) }
-    : null;
+  return rows[0] ? toDocumentContent(rows[0]) : null;
 }
 
 export interface Signer {
@@ -449,7 +489,8 @@ export async function storeSignatures(
         sql: "SELECT one_time_use, used_by_payout_id FROM documents WHERE id = ?",
         args: [signature.documentId],
       });
-      if (Number(rows[0].one_time_use) === 1 && String(rows[0].used_by_payout_id) !== payoutId) {
+      const use = toDocumentUse(rows[0]);
+      if (use.oneTimeUse && use.usedByPayoutId !== payoutId) {
         return refuse("document_used", "this one-time document was already used");
       }
     }
@@ -514,6 +555,8 @@ export async function requestPartyEndorsement(
   return ok(undefined);
 }
 
+const toPayoutStatus = rowMapper({ status: payout.status });
+
 /**
  * A party endorses or declines. The company sees either as an event; when the last party
  * endorses, the payout is offered and the payee is told with a fresh link. A decline leaves the
@@ -536,7 +579,7 @@ export async function decideEndorsement(
     sql: "SELECT status FROM payouts WHERE id = ?",
     args: [payoutId],
   });
-  if (rows[0]?.status !== "awaiting_endorsement") {
+  if (!rows[0] || toPayoutStatus(rows[0]).status !== "awaiting_endorsement") {
     return refuse("not_awaiting_endorsement", "this payment no longer needs approval");
   }
   await tx.execute({
