@@ -4,10 +4,12 @@
  * of the payee's delivery options. The test environment "sends" at once into the sandbox inbox;
  * live messages wait in the outbox for a mail/SMS provider.
  */
+import { columnsOf, json, nullable, renamed, rowMapper } from "../../db/rows.ts";
+import { companies, notificationResends, payees, payouts } from "../../db/schema.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId, randomBase62, sha256Hex } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
-import { type PayoutStatus, resendableStatuses } from "../payouts/states.ts";
+import { resendableStatuses } from "../payouts/states.ts";
 import { type Language, languageOf, type RenderedMessage, renderMessage } from "./messages.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -48,6 +50,20 @@ export interface PayoutContact {
   readonly recipient: Recipient;
 }
 
+const payout = columnsOf(payouts);
+const toContactRow = rowMapper({
+  companyId: payout.companyId,
+  company: renamed(columnsOf(companies).name, "company_name"),
+  email: payout.email,
+  phone: payout.phone,
+  firstName: payout.firstName,
+  lastName: payout.lastName,
+  amountCents: payout.amountCents,
+  channels: json<Recipient["channels"]>(payout.deliveryOptions, "object"),
+  // A LEFT JOIN: a Surface A payout has no /v1 payee.
+  language: nullable(columnsOf(payees).language),
+});
+
 /** Who the payee of a payout is and how to reach them, for messages. */
 export async function payoutContact(
   executor: SqlExecutor,
@@ -60,22 +76,16 @@ export async function payoutContact(
             LEFT JOIN payees y ON y.id = p.payee_id WHERE p.id = ?`,
     args: [payoutId],
   });
-  const row = rows[0];
-  if (!row) throw new Error(`payoutContact: no payout ${payoutId}`);
-  const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
-  const firstName = text(row.first_name);
+  if (!rows[0]) throw new Error(`payoutContact: no payout ${payoutId}`);
+  const contact = toContactRow(rows[0]);
   return {
-    companyId: String(row.company_id),
-    company: String(row.company_name),
-    amount: formatDollars(Number(row.amount_cents)),
-    firstName,
-    payeeName: [firstName, text(row.last_name)].filter(Boolean).join(" ") || "the payee",
-    language: languageOf(row.language),
-    recipient: {
-      email: text(row.email),
-      phone: text(row.phone),
-      channels: JSON.parse(String(row.delivery_options)),
-    },
+    companyId: contact.companyId,
+    company: contact.company,
+    amount: formatDollars(contact.amountCents),
+    firstName: contact.firstName,
+    payeeName: [contact.firstName, contact.lastName].filter(Boolean).join(" ") || "the payee",
+    language: languageOf(contact.language),
+    recipient: { email: contact.email, phone: contact.phone, channels: contact.channels },
   };
 }
 
@@ -172,6 +182,9 @@ export async function notifyPayee(
   return { portalUrl, channels };
 }
 
+const toResend = rowMapper({ requestedAt: columnsOf(notificationResends).requestedAt });
+const toPayoutStatus = rowMapper({ status: payout.status });
+
 /**
  * Counts a resend against the payee's hourly allowance (real time, like every rate limit) and
  * records it; refused with the seconds until the oldest resend in the window leaves it.
@@ -188,7 +201,7 @@ export async function claimResend(
     args: [payoutId, realNow - HOUR_MS],
   });
   if (rows.length >= allowance.resendsPerHourMax) {
-    const oldest = Number(rows[0].requested_at);
+    const oldest = toResend(rows[0]).requestedAt;
     return {
       ok: false,
       retryAfterSeconds: Math.max(1, Math.ceil((oldest + HOUR_MS - realNow) / 1000)),
@@ -215,7 +228,7 @@ export async function resendPayeeLink(
     sql: "SELECT status FROM payouts WHERE id = ?",
     args: [payoutId],
   });
-  if (!rows[0] || !resendableStatuses.has(rows[0].status as PayoutStatus)) return "closed";
+  if (!rows[0] || !resendableStatuses.has(toPayoutStatus(rows[0]).status)) return "closed";
   const allowance = await claimResend(tx, payoutId, {
     realNow: times.realNow,
     resendsPerHourMax: settings.resendsPerHourMax,
