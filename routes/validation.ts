@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
-import { parseDollars } from "../lib/platform/money.ts";
+import { formatDollars, parseDollars } from "../lib/platform/money.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
 
@@ -61,7 +61,10 @@ export function jsonInteger(name: string, min: number, max: number) {
   );
 }
 
-/** A JSON number of dollars, turned into cents from its source text. */
+/**
+ * A JSON number of dollars, turned into cents from its source text. Its bounds, in dollars, go
+ * into the OpenAPI document as the number's minimum and maximum.
+ */
 export function jsonDollars(name: string, bounds: { minCents: number; maxCents: number }) {
   return v.pipe(
     v.custom<JsonNumber>(isJsonNumber, `${name} must be a number`),
@@ -71,6 +74,12 @@ export function jsonDollars(name: string, bounds: { minCents: number; maxCents: 
       addIssue({ message: `${name} ${cents.message}` });
       return NEVER;
     }),
+    v.metadata({ minimum: bounds.minCents / 100, maximum: bounds.maxCents / 100 }),
+    v.description(
+      `US dollars with at most two decimals, ${formatDollars(bounds.minCents)} to ${
+        formatDollars(bounds.maxCents)
+      }.`,
+    ),
   );
 }
 

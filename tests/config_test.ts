@@ -17,6 +17,12 @@ Deno.test("defaults apply when the environment is empty (dev mode needs no secre
     config.limits.PAYEES_PER_DISBURSEMENT_MAX,
     configDefaults.PAYEES_PER_DISBURSEMENT_MAX,
   );
+  assert.equal(config.limits.FUNDING_AMOUNT_MAX_CENTS, 9_999_999_999, "$99,999,999.99");
+  assert.equal(
+    config.limits.AMOUNT_MAX_CENTS,
+    100_000_000,
+    "the per-payee cap stays $1,000,000.00",
+  );
   assert.equal(config.sandboxInbox, true);
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.limits));
 });
@@ -56,6 +62,16 @@ const refusals: [string, Record<string, string>, RegExp][] = [
   ],
   ["bad base url", { BASE_URL: "not a url" }, /BASE_URL="not a url": must be an absolute URL/],
   ["bad log format", { LOG_FORMAT: "xml" }, /LOG_FORMAT="xml": must be "json" or "off"/],
+  [
+    "funding cap past a NACHA entry's 10 digits",
+    { FUNDING_AMOUNT_MAX_CENTS: "10000000000" },
+    /FUNDING_AMOUNT_MAX_CENTS="10000000000": must be at most 9999999999/,
+  ],
+  [
+    "funding cap below the smallest amount",
+    { AMOUNT_MIN_CENTS: "500", FUNDING_AMOUNT_MAX_CENTS: "499" },
+    /FUNDING_AMOUNT_MAX_CENTS=499: must not be below AMOUNT_MIN_CENTS=500/,
+  ],
   [
     "min above max",
     { AMOUNT_MIN_CENTS: "10", AMOUNT_MAX_CENTS: "5" },

@@ -120,6 +120,72 @@ Deno.test("POST /api/funds: every bad field is a 400 in the seed's error record"
   });
 });
 
+Deno.test("fundings have their own cap, FUNDING_AMOUNT_MAX_CENTS: a $2.5 M wire is accepted, $99,999,999.99 and one cent past it", async () => {
+  await withHttpFixture(async (f) => {
+    const wire = { ...ach, payment_method: "WireTransfer", large_disbursement: true };
+    const large = await api(f, "POST", "/api/funds", { ...wire, amount: 2_500_000 });
+    assert.equal(large.status, 201, await large.clone().text());
+    assert.equal((await large.json() as { amount: number }).amount, 2_500_000);
+    const atLimit = await api(f, "POST", "/api/funds", { ...ach, amount: 99_999_999.99 });
+    assert.equal(atLimit.status, 201, "the largest amount a NACHA entry carries");
+    const past = await api(f, "POST", "/api/funds", { ...ach, amount: 100_000_000 });
+    assert.equal(past.status, 400);
+    assert.deepEqual(await past.json(), {
+      name: "VALIDATION_ERROR",
+      message: "the request is not valid: amount: amount must be at most $99,999,999.99",
+      details: [{
+        Issue: "amount must be at most $99,999,999.99",
+        Field: "amount",
+        Location: "body",
+      }],
+    });
+    const balance = await (await api(f, "GET", "/api/balance")).json() as Record<string, number>;
+    assert.deepEqual([balance.available, balance.pending], [2_500_000, 99_999_999.99]);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM fundings",
+    );
+    assert.equal(Number(rows[0].n), 2, "the refused funding wrote nothing");
+  });
+});
+
+Deno.test("the OpenAPI document states each amount's bounds: fundings to $99,999,999.99, payees to $1,000,000.00", async () => {
+  await withHttpFixture(async (f) => {
+    type Body = { properties: Record<string, Record<string, unknown>> };
+    const doc = await (await f.app.request("/openapi.json")).json() as {
+      paths: Record<
+        string,
+        { post: { requestBody: { content: Record<string, { schema: Body }> } } }
+      >;
+    };
+    const bodyOf = (path: string) =>
+      doc.paths[path].post.requestBody.content["application/json"].schema;
+    assert.deepEqual(bodyOf("/api/funds").properties.amount, {
+      type: "number",
+      minimum: 0.01,
+      maximum: 99_999_999.99,
+      description: "US dollars with at most two decimals, $0.01 to $99,999,999.99.",
+    });
+    const payee = (bodyOf("/api/disbursements").properties.payees as { items: Body }).items;
+    assert.deepEqual(payee.properties.amount, {
+      type: "number",
+      minimum: 0.01,
+      maximum: 1_000_000,
+      description: "US dollars with at most two decimals, $0.01 to $1,000,000.00.",
+    });
+  });
+});
+
+Deno.test("FUNDING_AMOUNT_MAX_CENTS is configurable, apart from the per-payee cap", async () => {
+  await withHttpFixture(async (f) => {
+    const refused = await api(f, "POST", "/api/funds", { ...ach, amount: 500.01 });
+    assert.equal(refused.status, 400);
+    assert.deepEqual((await refused.json() as { details: unknown[] }).details, [
+      { Issue: "amount must be at most $500.00", Field: "amount", Location: "body" },
+    ]);
+    assert.equal((await api(f, "POST", "/api/funds", { ...ach, amount: 500 })).status, 201);
+  }, { FUNDING_AMOUNT_MAX_CENTS: "50000", AMOUNT_MAX_CENTS: "100" });
+});
+
 Deno.test("a double-clicked add funds never funds twice: Idempotency-Key and funding_uuid", async () => {
   await withHttpFixture(async (f) => {
     const [first, second] = await Promise.all([

@@ -5,6 +5,8 @@
 import * as v from "valibot";
 
 const MIB = 1024 * 1024;
+/** A NACHA entry carries its amount in 10 digits of cents: $99,999,999.99 at most. */
+const NACHA_ENTRY_AMOUNT_MAX_CENTS = 9_999_999_999;
 
 /** Every tunable with its default. Names end with their unit. */
 export const configDefaults = {
@@ -20,6 +22,7 @@ export const configDefaults = {
   PARTIES_PER_DISBURSEMENT_MAX: 20,
   AMOUNT_MIN_CENTS: 1,
   AMOUNT_MAX_CENTS: 100_000_000,
+  FUNDING_AMOUNT_MAX_CENTS: NACHA_ENTRY_AMOUNT_MAX_CENTS,
   STRING_LENGTH_MAX: 255,
   METADATA_KEYS_MAX: 50,
   METADATA_KEY_LENGTH_MAX: 40,
@@ -53,6 +56,8 @@ const numericRules = {
   PARTIES_PER_DISBURSEMENT_MAX: count(0),
   AMOUNT_MIN_CENTS: count(1),
   AMOUNT_MAX_CENTS: count(1),
+  // Every ACH funding debit must fit a bank file's entry.
+  FUNDING_AMOUNT_MAX_CENTS: v.pipe(count(1), v.maxValue(NACHA_ENTRY_AMOUNT_MAX_CENTS)),
   STRING_LENGTH_MAX: count(1),
   METADATA_KEYS_MAX: count(0),
   METADATA_KEY_LENGTH_MAX: count(1),
@@ -279,6 +284,11 @@ export function loadConfig(
   if (numbers.AMOUNT_MIN_CENTS > numbers.AMOUNT_MAX_CENTS) {
     problems.push(
       `AMOUNT_MIN_CENTS=${numbers.AMOUNT_MIN_CENTS}: must not exceed AMOUNT_MAX_CENTS=${numbers.AMOUNT_MAX_CENTS}`,
+    );
+  }
+  if (numbers.AMOUNT_MIN_CENTS > numbers.FUNDING_AMOUNT_MAX_CENTS) {
+    problems.push(
+      `FUNDING_AMOUNT_MAX_CENTS=${numbers.FUNDING_AMOUNT_MAX_CENTS}: must not be below AMOUNT_MIN_CENTS=${numbers.AMOUNT_MIN_CENTS}`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);

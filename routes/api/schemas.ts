@@ -44,9 +44,10 @@ export function apiSchemas(config: Config) {
       ),
     ),
     large_disbursement: v.boolean("large_disbursement must be true or false"),
+    // A funding is capped apart from a payee: one wire may cover a whole large disbursement.
     amount: jsonDollars("amount", {
       minCents: limits.AMOUNT_MIN_CENTS,
-      maxCents: limits.AMOUNT_MAX_CENTS,
+      maxCents: limits.FUNDING_AMOUNT_MAX_CENTS,
     }),
     funding_uuid: v.optional(
       v.pipe(

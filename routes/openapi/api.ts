@@ -4,6 +4,7 @@
  */
 import type * as v from "valibot";
 import type { Config } from "../../lib/platform/config.ts";
+import { formatDollars } from "../../lib/platform/money.ts";
 import { apiSchemas } from "../api/schemas.ts";
 import {
   idempotencyKey,
@@ -202,7 +203,9 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
     },
     "/api/funds": {
       post: {
-        summary: "Add funds by ACH (available after 3 business days) or wire (at once)",
+        summary: `Add funds by ACH (available after 3 business days) or wire (at once), up to ${
+          formatDollars(config.limits.FUNDING_AMOUNT_MAX_CENTS)
+        } per funding (FUNDING_AMOUNT_MAX_CENTS; a payee's cap does not apply)`,
         parameters: [companyApiKey, idempotencyKey],
         requestBody: body(schemas.addFunds),
         responses: { 201: ok("The funding record.", ref("ApiFunding")), ...writeErrors },
