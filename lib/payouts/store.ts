@@ -11,6 +11,7 @@ import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
 import { type PayoutMove, type PayoutSnapshot, transition } from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { recordEvent } from "../webhooks/event_store.ts";
+import { payoutEventFacts } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
 import { postTransaction, readLineBalances } from "../ledger/store.ts";
@@ -149,6 +150,7 @@ async function writeEvents(
     memo: disbursement.memo,
     ledger_transaction_id: ledgerTransactionId,
     payee,
+    ...await payoutEventFacts(tx, payout.id),
   };
   for (const key of events) {
     await recordEvent(tx, {

@@ -4,6 +4,7 @@
  * 2.12 fields. Both are built from the snapshot recorded when the event happened.
  */
 import { centsToDollars } from "../platform/money.ts";
+import { surfaceAEventReason } from "./event_reason.ts";
 import {
   eventCatalogue,
   modalityOf,
@@ -95,6 +96,9 @@ export function surfaceAEnvelope(
   const simple = d.disbursement_kind === "simple_payment";
   const cents = (key: string) => Number(d[key] ?? 0);
   const status = d.status === undefined ? null : surfaceAStatus[d.status as PayoutStatus];
+  // Events written before the facts were recorded fall back to the payee's own status.
+  const disbursementStatus = surfaceAStatus[(d.disbursement_status ?? d.status) as PayoutStatus];
+  const customDocuments = parsed(payee.custom_document_uuids, []) as string[];
   const permissions = parsed(payee.permission_required_from, []) as string[];
   const processed = d.status === "funds_sent" || d.status === "completed";
   const text = (key: string) => (payee[key] ?? null) as string | null;
@@ -107,7 +111,7 @@ export function surfaceAEnvelope(
     RegisteredPayeeId: d.registered_payee_id ?? null,
     PayeeTypeId: payee.payee_type_id ?? null,
     PayeeStatusId: status.id,
-    DisbursementStatusId: status.id,
+    DisbursementStatusId: disbursementStatus.id,
     Status: status.name,
     FirstName: text("first_name"),
     LastName: text("last_name"),
@@ -126,7 +130,9 @@ export function surfaceAEnvelope(
       !["pending_funds", "created", "awaiting_endorsement"].includes(String(d.status)),
     IsUserUnreadNotePresent: false,
     NumberOfUnreadNotes: 0,
-    DocumentsCount: (parsed(payee.custom_document_uuids, []) as string[]).length,
+    DocumentsCount: typeof d.documents_shown === "number"
+      ? d.documents_shown
+      : customDocuments.length,
     CreatedAt: time("created_at"),
     UpdatedAt: time("updated_at"),
     IssueDate: processed ? time("updated_at") : "",
@@ -135,7 +141,7 @@ export function surfaceAEnvelope(
     DeliveryOptions: parsed(payee.delivery_options, null),
     PaymentMethodSettings: parsed(payee.payment_method_settings, null),
     AuthParties: permissions.map((partyUuid) => ({ PartyUUID: partyUuid })),
-    CustomDocuments: parsed(payee.custom_document_uuids, []),
+    CustomDocuments: customDocuments,
     CustomFields: parsed(payee.field_values, []),
     Transaction: method === null ? null : {
       PaymentMethodId: method.id,
@@ -155,7 +161,12 @@ export function surfaceAEnvelope(
         EventDateTime: iso(event.createdAt),
         EventTypeId: catalogued.id,
         EventTypeName: catalogued.name,
-        EventReason: event.reason,
+        EventReason: surfaceAEventReason(event, {
+          status: (d.status ?? null) as PayoutStatus | null,
+          failureCode: (d.failure_reason ?? d.reason ?? null) as string | null,
+          methodId: method?.id ?? null,
+          simple,
+        }),
         PaymentType: simple ? "SIMPLE_PAYMENT" : "DISBURSEMENT",
         DisbursementUUID: simple ? null : d.disbursement_id ?? null,
         DisbursementPayeeUUID: simple ? null : d.payee_uuid ?? null,
@@ -185,7 +196,8 @@ export function surfaceAEnvelope(
         PaymentMethodPayeeFee: centsToDollars(cents("payee_fee_cents")),
         ServiceFee: centsToDollars(cents("service_fee_cents")),
         ExtAccountID: accounts.available ?? null,
-        ExtCustomerClaimID: d.claim_id ?? null,
+        // The company's own reference: the claim id, else its disbursement or simple payment uuid.
+        ExtCustomerClaimID: d.claim_id ?? d.disbursement_id ?? null,
         ExtFboAcctID: accounts.reserved ?? null,
         ExtPaidThruID: d.ledger_transaction_id ?? null,
         ExtPayPalAcctID: method?.code === "paypal" ? railReference : null,

@@ -16,6 +16,7 @@ import {
   webhookPaths,
 } from "./parts.ts";
 import { v1Schemas } from "../v1/schemas.ts";
+import { webhookDeliveries, webhookPayloadSchemas } from "./webhook_payloads.ts";
 import { v1EventTypes } from "../v1/webhooks.ts";
 
 /** JSON Schema of a request body; numbers kept as source text are plain JSON numbers on the wire. */
@@ -110,6 +111,7 @@ export function openApiDocument(config: Config): JsonObject {
       },
       schemas: {
         ...surfaceA.components,
+        ...webhookPayloadSchemas,
         Problem: {
           type: "object",
           required: ["type", "title", "status", "detail", "code"],
@@ -461,5 +463,6 @@ export function openApiDocument(config: Config): JsonObject {
         },
       },
     },
+    webhooks: webhookDeliveries,
   };
 }

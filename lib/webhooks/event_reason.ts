@@ -1,0 +1,72 @@
+/**
+ * Surface A's EventReason in words (seed 2.12: "a status-changed message"): no internal ids or
+ * state names. A failure says what the rail answered, with its code, as a company's claims
+ * handler would read it: `ACH returned R03: no account / unable to locate account`.
+ */
+import { modalityOf, type PayoutStatus, surfaceAStatus } from "../payouts/states.ts";
+
+/** NACHA return reasons a credit to a payee can come back with (Operating Rules, appendix 4). */
+const ACH_RETURNS: Readonly<Record<string, string>> = {
+  R01: "insufficient funds",
+  R02: "account closed",
+  R03: "no account / unable to locate account",
+  R04: "invalid account number structure",
+  R06: "returned per the originating bank's request",
+  R16: "account frozen",
+  R17: "file record edit criteria",
+  R20: "non-transaction account",
+  R23: "credit entry refused by the receiver",
+};
+
+/** Each method as a sentence names it. */
+const METHOD_WORDS: Readonly<Record<string, string>> = {
+  ach: "ACH",
+  check: "check",
+  vcc: "virtual card",
+  instant_deposit: "instant deposit",
+  digital_check: "digital check",
+  venmo: "Venmo",
+  paypal: "PayPal",
+};
+
+/**
+ * A failure code the service produces, in words with the code. `methodId` is the payment method
+ * that failed (null when none was chosen).
+ */
+export function failureInWords(code: string, methodId: number | null): string {
+  const modality = methodId === null ? undefined : modalityOf(methodId);
+  const method = modality ? METHOD_WORDS[modality.code] : "payment";
+  const title = method.charAt(0).toUpperCase() + method.slice(1);
+  if (/^R\d\d$/.test(code)) {
+    const meaning = ACH_RETURNS[code];
+    return meaning ? `ACH returned ${code}: ${meaning}` : `ACH returned ${code}`;
+  }
+  const words: Readonly<Record<string, string>> = {
+    card_declined: `${title} declined: the card issuer refused the payment`,
+    account_not_found: `${title} refused: no ${method} account matches the payee's details`,
+    returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
+    rail_unavailable: `${title} not sent: the payment network was unavailable`,
+    rail_not_configured: `${title} not sent: no live ${method} rail is configured`,
+    sanctions: `${title} stopped: held by sanctions screening`,
+  };
+  return `${words[code] ?? `${title} failed`} (${code})`;
+}
+
+/** What an event's payload says happened (EventTypeId 3 and 11 keep the party's own sentence). */
+export function surfaceAEventReason(
+  event: { eventTypeId: number; reason: string | null },
+  payout: {
+    status: PayoutStatus | null;
+    failureCode: string | null;
+    methodId: number | null;
+    simple: boolean;
+  },
+): string | null {
+  const partyEvent = event.eventTypeId === 3 || event.eventTypeId === 11;
+  if (partyEvent || payout.status === null) return event.reason;
+  if (payout.status === "failed" && payout.failureCode !== null) {
+    return failureInWords(payout.failureCode, payout.methodId);
+  }
+  const subject = payout.simple ? "Payment" : "Payee";
+  return `${subject} status changed to ${surfaceAStatus[payout.status].name}`;
+}
