@@ -82,7 +82,7 @@ const toEventDisbursement = rowMapper({
 });
 
 /** The ledger kind a move posts under: `payout.` and the move. */
-function ledgerKindOf(move: PayoutMove["kind"]): LedgerTransactionKind {
+export function ledgerKindOf(move: PayoutMove["kind"]): LedgerTransactionKind {
   const kind = `payout.${move}`;
   // The state machine gave this move transfers, so the postings module must know its kind.
   if (!isLedgerTransactionKind(kind)) {
