@@ -28,6 +28,14 @@ export async function measureDeliveries(
     unitsPerGroupMax: 512,
     readCacheEntries: 0,
   });
+  // Its own empty live database: the dispatcher claims from both environments in every round.
+  const live = await openDatabase({
+    environment: "live",
+    url: `file:${dir}/live.db`,
+    busyTimeoutMs: 5000,
+    unitsPerGroupMax: 512,
+    readCacheEntries: 0,
+  });
   const box = await SecretBox.fromBase64Key(btoa("b".repeat(32)));
   try {
     await database.writer.write(async (tx) => {
@@ -58,7 +66,7 @@ export async function measureDeliveries(
         }
       });
     }
-    const dispatcher = new WebhookDispatcher({ test: database, live: database }, box, systemClock, {
+    const dispatcher = new WebhookDispatcher({ test: database, live }, box, systemClock, {
       batchSize: 200,
       endpointsInParallel: 16,
       perEndpointConcurrency: 8,
@@ -76,6 +84,7 @@ export async function measureDeliveries(
     return { deliveries: delivered, seconds, perSecond: delivered / seconds };
   } finally {
     await database.close();
+    await live.close();
     receiver.kill("SIGTERM");
     await receiver.status;
     await receiver.stdout.cancel();

@@ -156,7 +156,7 @@ Deno.test("POST /v1/webhooks refuses bad URLs and events, in the live environmen
         { url: "https://2130706433/hook" },
         f.cast.acmeAutoKeyLive,
         "url",
-        "127.0.0.1 is a loopback, private, link-local or reserved address",
+        "127.0.0.1 is in 127.0.0.0/8 (loopback), not a public address",
       ],
       [
         { url: "http://example.com/hook" },

@@ -1,67 +1,69 @@
 /**
  * The webhook dispatcher: claims due deliveries from the database with a lease, sends each as a
  * signed POST (10 s timeout, redirects not followed), and records every attempt. Network waits
- * happen outside write units, so a slow endpoint never holds the writer; attempts to one endpoint
- * are capped, so a slow endpoint cannot starve the others.
+ * happen outside write units, so a slow endpoint never holds the writer. A slow or dead endpoint
+ * delays only itself: attempts to one endpoint are capped (its slots), every attempt starts as it
+ * is claimed and is recorded as it ends, a sweep goes on claiming while it waits, and it leaves an
+ * attempt that outlasts `attemptWaitMs` to end in the background, still holding its endpoint's
+ * slot. Every claim round takes from both environments. An endpoint whose attempts have all failed
+ * for an hour gets one probe at a time (circuit.ts).
  */
 import { pinnedFetch } from "./pinned_fetch.ts";
 import type { Clock } from "../platform/clock.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { Environment } from "../platform/config.ts";
-import { type DeliverableEvent, surfaceAEnvelope, surfaceBEnvelope } from "./payloads.ts";
-import { nextAttemptAt } from "./schedule.ts";
+import { surfaceAEnvelope, surfaceBEnvelope } from "./payloads.ts";
 import { signDelivery } from "./signing.ts";
-import { blockedIpv4, blockedIpv6, checkEndpointUrl } from "./endpoint_url.ts";
+import { checkEndpointUrl, type HostResolver, resolveEndpointHost } from "./endpoint_url.ts";
+import { circuitAt } from "./circuit.ts";
+import {
+  type AttemptOutcome,
+  type AttemptResult,
+  claimDeliveries,
+  type ClaimedDelivery,
+  dueDeliveries,
+  type DueDelivery,
+  recordAttempts,
+} from "./delivery_store.ts";
 import type { Database } from "../../db/client.ts";
-import type { WriteTx } from "../../db/writer.ts";
 import { WorkerLoop } from "../../db/worker_loop.ts";
 import type { Metrics } from "../platform/metrics.ts";
 
 export interface DispatcherOptions {
   readonly batchSize: number;
+  /** With perEndpointConcurrency, how many attempts a sweep keeps working at once. */
   readonly endpointsInParallel: number;
-  /** Attempts in flight to one endpoint at most, so a slow one cannot take every worker. */
+  /** Attempts in flight to one endpoint at most (its slots), so a slow one holds only its own. */
   readonly perEndpointConcurrency: number;
   readonly timeoutMs: number;
-  /** How long a claim keeps other sweeps away from a delivery (a crash releases it after). */
+  /**
+   * How long a claim keeps other sweeps away from a delivery that starts at once (a crash releases
+   * it after); one queued behind rounds of its endpoint's slots gets timeoutMs more per round. It
+   * must outlast the attempt: at least timeoutMs plus START_DELAY_MS_MAX plus LEASE_MARGIN_MS.
+   */
   readonly leaseMs: number;
+  /** How long a sweep waits on one attempt before leaving it to end in the background. */
+  readonly attemptWaitMs?: number;
   readonly fetch?: typeof fetch;
   /** Resolves a host name to its addresses (A and AAAA); Deno.resolveDns by default. */
-  readonly resolve?: (host: string) => Promise<string[]>;
+  readonly resolve?: HostResolver;
   readonly random?: () => number;
-  /** True while API requests are in flight: then only one worker keeps delivering. */
+  /** True while API requests are in flight: then attempts start one at a time, paced. */
   readonly apiBusy?: () => boolean;
   /** An expiring signed link to a signed document, for Surface A's DocumentLink. */
   readonly documentLink?: (environment: Environment, signedDocumentId: string) => Promise<string>;
+  /** Where a disabled endpoint is logged, one JSON object; stderr by default. */
+  readonly log?: (entry: Record<string, unknown>) => void;
 }
 
-interface ClaimedDelivery {
-  readonly id: string;
-  readonly endpointId: string;
-  readonly url: string;
-  readonly surface: "api" | "v1";
-  readonly sealedSecrets: string[];
-  readonly manual: boolean;
-  readonly attemptCount: number;
-  readonly createdAt: number;
-  readonly event: DeliverableEvent;
-  /** The payee's latest signed document, linked from Surface A payloads. */
-  readonly signedDocumentId: string | null;
-}
+/** A sweep waits this long at most on one attempt; a slower one ends in the background. */
+export const ATTEMPT_WAIT_IN_SWEEP_MS = 2_000;
 
-interface AttemptResult {
-  readonly statusCode: number | null;
-  readonly durationMs: number;
-  readonly excerpt: string | null;
-  readonly error: string | null;
-  readonly retryAfterSeconds: number | null;
-  readonly signature: string;
-}
-
-interface AttemptOutcome {
-  readonly delivery: ClaimedDelivery;
-  readonly result: AttemptResult;
-}
+/**
+ * While a sweep waits on attempts it claims again this often, so that a delivery falling due
+ * meanwhile (another tenant's, say) starts at once.
+ */
+const CLAIM_TICK_MS = 100;
 
 /**
  * How long outcomes gather before their unit: a commit blocks the thread for an fsync, so under
@@ -70,129 +72,124 @@ interface AttemptOutcome {
 const RECORD_WINDOW_MS = 10;
 const BUSY_RECORD_WINDOW_MS = 50;
 
+/** Deliveries claimed at a time while API requests are in flight. */
+const BUSY_BATCH_SIZE = 8;
+
+/** Under API traffic the next attempt starts this long after the previous one at least. */
+const BUSY_PACE_MS = 5;
+
 /**
- * Collects attempt outcomes and writes them in units, one at a time, each taking every outcome
- * that arrived within the window or while the previous unit committed.
+ * Under API traffic the next attempt waits for the previous one to end, but this long at most: a
+ * receiver slower than that keeps the attempt waiting on the network, not on the CPU requests need.
+ */
+const BUSY_ATTEMPT_WAIT_MS = 200;
+
+/** The longest a claimed delivery waits for its attempt to start (a busy claim, one at a time). */
+export const START_DELAY_MS_MAX = BUSY_BATCH_SIZE * (BUSY_ATTEMPT_WAIT_MS + BUSY_PACE_MS);
+
+/**
+ * A healthy endpoint gets this many rounds of its slots claimed at once, so that one claim (a unit
+ * and an fsync) serves many attempts.
+ */
+const CLAIM_AHEAD_ROUNDS = 8;
+
+/** A lease outlasts the attempt's start, its timeout and its record by this much at least. */
+export const LEASE_MARGIN_MS = 1_000;
+
+const EXCERPT_BYTES = 1024;
+
+/** Resolves after `ms`, or with the first of `promises`, and leaves no timer behind. */
+async function raceWithTimeout(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      ...promises,
+      new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms)))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface PendingRecord {
+  readonly outcome: AttemptOutcome;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Collects attempt outcomes of one environment and writes them in units, one at a time, each
+ * taking every outcome that arrived within the window or while the previous unit committed: a
+ * unit (and an fsync) per attempt would bound delivery to the writer's pace.
  */
 class AttemptRecorder {
-  #pending: AttemptOutcome[] = [];
+  #pending: PendingRecord[] = [];
   #flushing: Promise<void> | null = null;
-  #draining = false;
-  #error: unknown = null;
 
   constructor(
     private readonly write: (outcomes: AttemptOutcome[]) => Promise<void>,
     private readonly apiBusy: () => boolean,
   ) {}
 
-  add(outcome: AttemptOutcome): void {
-    this.#pending.push(outcome);
+  /** Resolves when the outcome is durable; rejects when its unit failed. */
+  add(outcome: AttemptOutcome): Promise<void> {
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    this.#pending.push({ outcome, resolve, reject });
     this.#flushing ??= this.#flush();
-  }
-
-  /** Resolves when every added outcome is durable; rejects if any unit failed. */
-  async settled(): Promise<void> {
-    this.#draining = true;
-    while (this.#flushing) await this.#flushing;
-    if (this.#error !== null) throw this.#error;
+    return promise;
   }
 
   async #flush(): Promise<void> {
     while (this.#pending.length > 0) {
-      if (!this.#draining) {
-        const windowMs = this.apiBusy() ? BUSY_RECORD_WINDOW_MS : RECORD_WINDOW_MS;
-        await new Promise((resolve) => setTimeout(resolve, windowMs));
-      }
+      const windowMs = this.apiBusy() ? BUSY_RECORD_WINDOW_MS : RECORD_WINDOW_MS;
+      await new Promise((resolve) => setTimeout(resolve, windowMs));
+      const unit = this.#pending.splice(0);
       try {
-        await this.write(this.#pending.splice(0));
+        await this.write(unit.map((p) => p.outcome));
+        for (const p of unit) p.resolve();
       } catch (error) {
         // Those deliveries stay claimed until their lease ends, then are attempted again.
-        this.#error ??= error;
+        for (const p of unit) p.reject(error);
       }
     }
     this.#flushing = null;
   }
 }
 
-const EXCERPT_BYTES = 1024;
-
-async function resolveBoth(host: string): Promise<string[]> {
-  const lookups = await Promise.allSettled([
-    Deno.resolveDns(host, "A"),
-    Deno.resolveDns(host, "AAAA"),
-  ]);
-  const found = lookups.flatMap((l) => (l.status === "fulfilled" ? l.value : []));
-  if (found.length === 0 && lookups[0].status === "rejected") throw lookups[0].reason;
-  return found;
+/** A claimed delivery waiting for a slot of its endpoint. */
+interface Queued {
+  readonly environment: Environment;
+  readonly delivery: ClaimedDelivery;
+  /** The endpoint's slots when claimed: one while its circuit is open. */
+  readonly slots: number;
 }
 
-/** Deliveries claimed at a time while API requests are in flight. */
-const BUSY_BATCH_SIZE = 8;
+/** One attempt as its sweep follows it. */
+interface Attempt {
+  readonly startedAt: number;
+  /** Resolves when the attempt has ended (answered, failed or timed out). */
+  readonly ended: Promise<unknown>;
+  /** Resolves when its outcome is durable; rejects when it could not be recorded. */
+  readonly recorded: Promise<void>;
+  hasEnded: boolean;
+}
 
-/** Under API traffic the one worker that goes on waits this long between attempts. */
-const BUSY_PACE_MS = 5;
-const paceUnderTraffic = () => new Promise((resolve) => setTimeout(resolve, BUSY_PACE_MS));
+/** The attempts of one sweep: all of them, and those still running apart. */
+class SweepAttempts {
+  readonly all: Attempt[] = [];
+  readonly #running = new Set<Attempt>();
 
-async function claim(
-  tx: WriteTx,
-  now: number,
-  size: number,
-  options: DispatcherOptions,
-): Promise<ClaimedDelivery[]> {
-  const { rows } = await tx.execute({
-    sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
-            e.url, e.surface, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
-            ev.id AS event_id, ev.line_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
-            c.name AS company_name, c.tin,
-            (SELECT json_group_object(code, id) FROM ledger_accounts WHERE line_id = ev.line_id) AS ledger_accounts,
-            (SELECT id FROM signed_documents WHERE payout_id = ev.payout_id
-               ORDER BY signed_at DESC, id DESC LIMIT 1) AS signed_document_id
-          FROM webhook_deliveries d
-          JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          JOIN events ev ON ev.id = d.event_id
-          JOIN companies c ON c.id = ev.company_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?)
-            AND e.disabled_at IS NULL AND e.deleted_at IS NULL
-          ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
-    args: [now, now, size],
-  });
-  if (rows.length === 0) return [];
-  await tx.execute({
-    sql: `UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (${
-      rows.map(() => "?").join(", ")
-    })`,
-    args: [now + options.leaseMs, ...rows.map((r) => String(r.id))],
-  });
-  return rows.map((row) => ({
-    id: String(row.id),
-    endpointId: String(row.endpoint_id),
-    url: String(row.url),
-    surface: row.surface as "api" | "v1",
-    // During a rotation the previous secret signs beside the new one until it expires.
-    sealedSecrets: [
-      String(row.secret_ciphertext),
-      ...(row.previous_secret_ciphertext !== null && Number(row.previous_secret_expires_at) > now
-        ? [String(row.previous_secret_ciphertext)]
-        : []),
-    ],
-    manual: Number(row.manual) === 1,
-    attemptCount: Number(row.attempt_count),
-    createdAt: Number(row.delivery_created),
-    event: {
-      id: String(row.event_id),
-      type: row.type === null ? null : String(row.type),
-      eventTypeId: Number(row.event_type_id),
-      reason: row.reason === null ? null : String(row.reason),
-      createdAt: Number(row.event_created),
-      data: JSON.parse(String(row.data)) as Record<string, unknown>,
-      company: { name: String(row.company_name), tin: String(row.tin) },
-      lineId: row.line_id === null ? null : String(row.line_id),
-      ledgerAccounts: row.ledger_accounts === null
-        ? {}
-        : JSON.parse(String(row.ledger_accounts)) as Record<string, string>,
-    },
-    signedDocumentId: row.signed_document_id === null ? null : String(row.signed_document_id),
-  }));
+  add(attempt: Attempt): void {
+    this.all.push(attempt);
+    this.#running.add(attempt);
+    void attempt.ended.then(() => this.#running.delete(attempt));
+  }
+
+  /** The attempts still running that started less than `ms` ago. */
+  runningFor(ms: number): Attempt[] {
+    const since = performance.now() - ms;
+    return [...this.#running].filter((a) => !a.hasEnded && a.startedAt > since);
+  }
 }
 
 async function readExcerpt(response: Response): Promise<string> {
@@ -216,21 +213,49 @@ async function readExcerpt(response: Response): Promise<string> {
   return new TextDecoder().decode(bytes.subarray(0, EXCERPT_BYTES));
 }
 
+const logToStderr = (entry: Record<string, unknown>) => console.error(JSON.stringify(entry));
+
 /** The dispatcher's name in worker logs and metrics. */
 export const WEBHOOK_WORKER = "webhooks";
 
 export class WebhookDispatcher {
   #loop: WorkerLoop | null = null;
   #sweeping: Promise<number> | null = null;
+  readonly #recorders: Record<Environment, AttemptRecorder>;
+  /** Attempts running per endpoint (`environment:endpoint`): the endpoint's slots in use. */
+  readonly #slotsInUse = new Map<string, number>();
+  /** Deliveries this process claimed and has not recorded yet (`environment:delivery`). */
+  readonly #held = new Set<string>();
+  /** Open circuits: no attempt to the endpoint before this time (lost on restart: one probe). */
+  readonly #probeNotBefore = new Map<string, number>();
+  /** Claimed deliveries waiting for a slot of their endpoint, by endpoint. */
+  readonly #queued = new Map<string, Queued[]>();
+  /** Every attempt until its outcome is recorded, for settled(). */
+  readonly #unrecorded = new Set<Promise<void>>();
 
   constructor(
     private readonly databases: Readonly<Record<Environment, Database>>,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
     private readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    const leaseMin = options.timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
+    if (options.leaseMs < leaseMin) {
+      throw new Error(
+        `leaseMs must outlast an attempt: at least ${leaseMin} ms, not ${options.leaseMs} ms`,
+      );
+    }
+    const busy = () => options.apiBusy?.() ?? false;
+    const recorder = (environment: Environment) =>
+      new AttemptRecorder((outcomes) => this.#record(environment, outcomes), busy);
+    this.#recorders = { test: recorder("test"), live: recorder("live") };
+  }
 
-  /** Delivers everything due now in both environments; returns the attempts made. */
+  /**
+   * Attempts everything due now in both environments, as slots allow; returns the attempts
+   * started. It resolves once each of them is recorded, except those still running after
+   * `attemptWaitMs`, which end and are recorded in the background (settled() waits for them).
+   */
   sweep(): Promise<number> {
     this.#sweeping ??= this.#sweepAll().finally(() => {
       this.#sweeping = null;
@@ -238,88 +263,223 @@ export class WebhookDispatcher {
     return this.#sweeping;
   }
 
-  async #sweepAll(): Promise<number> {
-    let attempts = 0;
-    for (
-      const [environment, database] of Object.entries(this.databases) as [Environment, Database][]
-    ) {
-      for (;;) {
-        const now = this.clock.now();
-        // Under API traffic a small batch: claiming (one query and one update of every row) blocks
-        // the thread, and a short block per few deliveries keeps API latency even.
-        const size = this.options.apiBusy?.() ? BUSY_BATCH_SIZE : this.options.batchSize;
-        const claimed = await database.writer.write((tx) => claim(tx, now, size, this.options));
-        if (claimed.length === 0) break;
-        attempts += await this.#deliverAll(environment, database, claimed);
-      }
-    }
-    return attempts;
+  /** Resolves when every attempt started so far has ended and its record was written or failed. */
+  async settled(): Promise<void> {
+    while (this.#unrecorded.size > 0) await Promise.allSettled([...this.#unrecorded]);
   }
 
-  async #deliverAll(
-    environment: Environment,
-    database: Database,
-    claimed: ClaimedDelivery[],
-  ): Promise<number> {
-    // Each endpoint's deliveries are dealt into at most `perEndpointConcurrency` queues.
-    const queuesByEndpoint = new Map<string, ClaimedDelivery[][]>();
-    for (const delivery of claimed) {
-      const queues = queuesByEndpoint.get(delivery.endpointId) ?? [];
-      if (queues.length < this.options.perEndpointConcurrency) queues.push([delivery]);
-      else {queues.reduce((shortest, q) => (q.length < shortest.length ? q : shortest)).push(
-          delivery,
-        );}
-      queuesByEndpoint.set(delivery.endpointId, queues);
-    }
-    const queues = [...queuesByEndpoint.values()].flat();
-    const workers = Math.min(
-      this.options.endpointsInParallel * this.options.perEndpointConcurrency,
-      queues.length,
-    );
-    let attempts = 0;
-    // Outcomes are recorded while the next attempts run, and every outcome that came in during a
-    // commit goes into the next one: a unit (and an fsync) per attempt would bound delivery to
-    // the writer's pace. The claim's lease keeps a delivery away from other sweeps until its
-    // record commits; all commit before returning.
-    const recorder = new AttemptRecorder(
-      (outcomes) => database.writer.write((tx) => this.#record(tx, outcomes)),
-      () => this.options.apiBusy?.() ?? false,
-    );
-    // An endpoint's secret is unsealed once per batch, not once per delivery.
+  async #sweepAll(): Promise<number> {
+    const waitMs = this.options.attemptWaitMs ?? ATTEMPT_WAIT_IN_SWEEP_MS;
+    const busy = () => this.options.apiBusy?.() ?? false;
+    const mine = new SweepAttempts();
+    const awaited = () => mine.runningFor(waitMs);
+    // An endpoint's secret is unsealed once per sweep, not once per delivery.
     const secrets = new Map<string, Promise<string>>();
     const opened = (sealed: string) => {
       let secret = secrets.get(sealed);
       if (!secret) secrets.set(sealed, secret = this.secretBox.openText(sealed));
       return secret;
     };
-    let firstWorking = true;
-    const worker = async (_: unknown, index: number) => {
-      try {
-        for (let queue = queues.shift(); queue; queue = queues.shift()) {
-          while (queue.length > 0) {
-            // API requests come first on a small machine: under traffic the other workers hand
-            // their deliveries to the first (while it still works) and stop, and it goes on
-            // alone, paced, so deliveries never stop under steady traffic.
-            if (this.options.apiBusy?.()) {
-              if (index > 0 && firstWorking) {
-                queues.unshift(queue);
-                return;
-              }
-              await paceUnderTraffic();
-            }
-            const delivery = queue.shift()!;
-            const result = await this.#attempt(environment, delivery, opened);
-            recorder.add({ delivery, result });
-            attempts++;
-          }
-        }
-      } finally {
-        if (index === 0) firstWorking = false;
+    // A claim runs beside the attempts: starting the queued ones never waits on a claim's unit.
+    let claim = null as Promise<void> | null;
+    let claimFailure = null as { error: unknown } | null;
+    let lastClaimAt = -Infinity;
+    let lastClaimTook = 0;
+    let claimEnded = false;
+    for (let round = 0;; round++) {
+      if (claimFailure) throw claimFailure.error;
+      claimEnded = false;
+      const started = await this.#startQueued(mine, opened, awaited);
+      // Under API traffic a small claim: claiming blocks the thread, and a short block per few
+      // deliveries keeps API latency even.
+      const room = (busy() ? BUSY_BATCH_SIZE : this.options.batchSize) - this.#queuedCount();
+      // A claim costs a scan of the due deliveries (and a unit and an fsync when it takes some):
+      // claim when a tick has passed, or when the last claim found work and an endpoint in flight
+      // is running out of queue.
+      if (
+        claim === null && room > 0 &&
+        (performance.now() - lastClaimAt >= CLAIM_TICK_MS ||
+          (lastClaimTook > 0 && this.#queueRunningLow()))
+      ) {
+        lastClaimAt = performance.now();
+        claim = this.#claimRound(room, round)
+          .then((took) => void (lastClaimTook = took), (error) => void (claimFailure ??= { error }))
+          .finally(() => {
+            claim = null;
+            claimEnded = true;
+          });
       }
-    };
-    await Promise.all(Array.from({ length: workers }, worker));
-    await recorder.settled();
-    return attempts;
+      if (started > 0) continue;
+      const waiting = awaited();
+      if (claim === null && waiting.length === 0) {
+        // A claim that ended while its deliveries were not yet started gets one more pass.
+        if (claimEnded) continue;
+        break;
+      }
+      const oldest = Math.min(...waiting.map((a) => a.startedAt));
+      await raceWithTimeout(
+        [...waiting.map((a) => a.ended), ...(claim ? [claim] : [])],
+        Math.min(CLAIM_TICK_MS, oldest + waitMs - performance.now()),
+      );
+    }
+    await Promise.all(mine.all.filter((a) => a.hasEnded).map((a) => a.recorded));
+    return mine.all.length;
+  }
+
+  #queuedCount(): number {
+    let count = 0;
+    for (const queue of this.#queued.values()) count += queue.length;
+    return count;
+  }
+
+  /** True when an endpoint with attempts in flight has less than one round of slots queued. */
+  #queueRunningLow(): boolean {
+    for (const endpoint of this.#slotsInUse.keys()) {
+      const queue = this.#queued.get(endpoint);
+      if (!queue || queue.length < queue[0].slots) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Starts queued deliveries while their endpoints have free slots, one endpoint after another
+   * (so no endpoint's queue goes first), at most `endpointsInParallel × perEndpointConcurrency`
+   * working at once; returns how many started.
+   */
+  async #startQueued(
+    mine: SweepAttempts,
+    opened: (sealed: string) => Promise<string>,
+    awaited: () => Attempt[],
+  ): Promise<number> {
+    const workers = this.options.endpointsInParallel * this.options.perEndpointConcurrency;
+    let started = 0;
+    for (let progressed = true; progressed;) {
+      progressed = false;
+      for (const [endpoint, queue] of this.#queued) {
+        const busy = this.options.apiBusy?.() ?? false;
+        if (!busy && awaited().length >= workers) return started;
+        if ((this.#slotsInUse.get(endpoint) ?? 0) >= queue[0].slots) continue;
+        const next = queue.shift()!;
+        if (queue.length === 0) this.#queued.delete(endpoint);
+        if (busy) await this.#yieldToRequests(mine);
+        mine.add(this.#start(next.environment, next.delivery, opened));
+        started++;
+        progressed = true;
+      }
+    }
+    return started;
+  }
+
+  /**
+   * API requests come first on a small machine: under traffic attempts start one at a time, each
+   * after the previous one ended (or has waited on the network for BUSY_ATTEMPT_WAIT_MS), paced,
+   * so deliveries never stop under steady traffic.
+   */
+  async #yieldToRequests(mine: SweepAttempts): Promise<void> {
+    for (;;) {
+      const working = mine.runningFor(BUSY_ATTEMPT_WAIT_MS);
+      if (working.length === 0) break;
+      const youngest = Math.max(...working.map((a) => a.startedAt));
+      await raceWithTimeout(
+        working.map((a) => a.ended),
+        youngest + BUSY_ATTEMPT_WAIT_MS - performance.now(),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, BUSY_PACE_MS));
+  }
+
+  /**
+   * One claim in each environment at once (neither waits on the other), of at most `room`
+   * deliveries in all; returns how many were claimed.
+   */
+  async #claimRound(room: number, round: number): Promise<number> {
+    // Which environment's deliveries queue first alternates, for the order they start in.
+    const environments: Environment[] = round % 2 === 0 ? ["test", "live"] : ["live", "test"];
+    const share = Math.ceil(room / environments.length);
+    const claims = await Promise.all(
+      environments.map((environment) => this.#claim(environment, share)),
+    );
+    return claims.reduce((sum, claimed) => sum + claimed, 0);
+  }
+
+  /**
+   * Claims up to `size` due deliveries of one environment into their endpoints' queues: no more
+   * per endpoint than CLAIM_AHEAD_ROUNDS rounds of its slots (one delivery in all for an open
+   * circuit, none before its probe time). A delivery queued behind others gets a lease longer by
+   * one timeout per round of slots ahead of it, so that the lease outlasts its attempt.
+   */
+  async #claim(environment: Environment, size: number): Promise<number> {
+    const key = (id: string) => `${environment}:${id}`;
+    const { perEndpointConcurrency, leaseMs, timeoutMs } = this.options;
+    const allowance = perEndpointConcurrency * CLAIM_AHEAD_ROUNDS;
+    const ahead = (endpointId: string) =>
+      (this.#slotsInUse.get(key(endpointId)) ?? 0) +
+      (this.#queued.get(key(endpointId))?.length ?? 0);
+    const claimed = await this.databases[environment].writer.write(async (tx) => {
+      const now = this.clock.now();
+      const excluded: string[] = [];
+      for (const endpoint of new Set([...this.#slotsInUse.keys(), ...this.#queued.keys()])) {
+        const [env, id] = endpoint.split(":");
+        if (env === environment && ahead(id) >= allowance) excluded.push(id);
+      }
+      for (const [endpoint, notBefore] of this.#probeNotBefore) {
+        const [env, id] = endpoint.split(":");
+        if (env === environment && notBefore > now) excluded.push(id);
+      }
+      const due = await dueDeliveries(tx, now, { excludedEndpoints: excluded, limit: size });
+      const taken: { delivery: DueDelivery; slots: number; until: number }[] = [];
+      const reserved = new Map<string, number>();
+      for (const delivery of due) {
+        if (this.#held.has(key(delivery.id))) continue;
+        const open = circuitAt(delivery.failingSince, now) === "open";
+        const slots = open ? 1 : perEndpointConcurrency;
+        const position = ahead(delivery.endpointId) + (reserved.get(delivery.endpointId) ?? 0);
+        if (position >= (open ? 1 : allowance)) continue;
+        reserved.set(delivery.endpointId, (reserved.get(delivery.endpointId) ?? 0) + 1);
+        const roundsAhead = Math.floor(position / slots);
+        taken.push({ delivery, slots, until: now + leaseMs + roundsAhead * timeoutMs });
+      }
+      const rows = await claimDeliveries(
+        tx,
+        taken.map(({ delivery, until }) => ({ id: delivery.id, until })),
+        now,
+      );
+      return rows.map((delivery, i) => ({ delivery, slots: taken[i].slots }));
+    });
+    // Held once the claim has committed; only one claim of an environment runs at a time.
+    for (const { delivery, slots } of claimed) {
+      this.#held.add(key(delivery.id));
+      const endpoint = key(delivery.endpointId);
+      const queue = this.#queued.get(endpoint) ?? [];
+      queue.push({ environment, delivery, slots });
+      this.#queued.set(endpoint, queue);
+    }
+    return claimed.length;
+  }
+
+  /** Starts one attempt; its slot is freed when it ends, its outcome recorded after. */
+  #start(
+    environment: Environment,
+    delivery: ClaimedDelivery,
+    opened: (sealed: string) => Promise<string>,
+  ): Attempt {
+    const endpoint = `${environment}:${delivery.endpointId}`;
+    this.#slotsInUse.set(endpoint, (this.#slotsInUse.get(endpoint) ?? 0) + 1);
+    const attempt = { startedAt: performance.now(), hasEnded: false };
+    const ended = this.#attempt(environment, delivery, opened).finally(() => {
+      attempt.hasEnded = true;
+      const inUse = (this.#slotsInUse.get(endpoint) ?? 1) - 1;
+      if (inUse > 0) this.#slotsInUse.set(endpoint, inUse);
+      else this.#slotsInUse.delete(endpoint);
+    });
+    const recorded = ended
+      .then((result) => this.#recorders[environment].add({ delivery, result }))
+      .finally(() => this.#held.delete(`${environment}:${delivery.id}`));
+    // Its sweep reads the failure; an attempt left to the background must not be unhandled.
+    const tracked = recorded.catch(() => {});
+    this.#unrecorded.add(tracked);
+    void tracked.finally(() => this.#unrecorded.delete(tracked));
+    return Object.assign(attempt, { ended: ended.catch(() => {}), recorded });
   }
 
   async #attempt(
@@ -327,6 +487,8 @@ export class WebhookDispatcher {
     delivery: ClaimedDelivery,
     opened: (sealed: string) => Promise<string>,
   ): Promise<AttemptResult> {
+    // The whole attempt, resolving the name included, ends within the timeout (and the lease).
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
     const envelope = delivery.surface === "v1"
       ? surfaceBEnvelope(delivery.event)
       : surfaceAEnvelope(delivery.event, {
@@ -348,32 +510,26 @@ export class WebhookDispatcher {
       durationMs: Math.round(performance.now() - started),
       signature: signed["X-Signature"],
     });
-    // The URL is checked again at every attempt: the rules may have tightened since registration.
-    const allowed = checkEndpointUrl(delivery.url, environment);
-    if (!allowed.ok) {
-      return finish({
+    const notSent = (message: string) =>
+      finish({
         statusCode: null,
         excerpt: null,
-        error: `not sent: ${allowed.message}`,
+        error: `not sent: ${message}`,
         retryAfterSeconds: null,
       });
-    }
-    let send: (url: string, init: RequestInit & { body: string }) => Promise<Response> = fetch;
-    if (environment === "live") {
-      const resolved = await this.#allowedAddresses(allowed.value.hostname);
-      if (!resolved.ok) {
-        return finish({
-          statusCode: null,
-          excerpt: null,
-          error: `not sent: ${resolved.message}`,
-          retryAfterSeconds: null,
-        });
-      }
-      // Connect to exactly the addresses just checked: a second lookup could answer differently.
-      if (resolved.addresses) send = pinnedFetch(resolved.addresses) as typeof send;
-    }
+    // The URL is checked again at every attempt: the rules may have tightened since registration.
+    const allowed = checkEndpointUrl(delivery.url, environment);
+    if (!allowed.ok) return notSent(allowed.message);
+    const resolved = await resolveEndpointHost(allowed.value.hostname, environment, {
+      resolve: this.options.resolve,
+      signal,
+    });
+    if (!resolved.ok) return notSent(resolved.message);
+    // Connect to exactly the addresses just checked: a second lookup could answer differently.
+    const send = this.options.fetch ??
+      (resolved.addresses ? pinnedFetch(resolved.addresses) as typeof fetch : fetch);
     try {
-      const response = await (this.options.fetch ?? send)(delivery.url, {
+      const response = await send(delivery.url, {
         method: "POST",
         headers: {
           "Content-Type": "application/json",
@@ -384,7 +540,7 @@ export class WebhookDispatcher {
         },
         body,
         redirect: "manual",
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal,
       });
       const retryAfter = Number(response.headers.get("Retry-After"));
       return finish({
@@ -404,90 +560,28 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * The addresses a live host name may be reached at, every one judged; null for a literal
-   * address, which checkEndpointUrl judged already.
-   */
-  async #allowedAddresses(
-    hostname: string,
-  ): Promise<{ ok: true; addresses: string[] | null } | { ok: false; message: string }> {
-    if (hostname.startsWith("[") || /^[\d.]+$/.test(hostname)) return { ok: true, addresses: null };
-    let addresses: string[];
-    try {
-      addresses = await (this.options.resolve ?? resolveBoth)(hostname);
-    } catch (error) {
-      const message = `${hostname} did not resolve: ${
-        error instanceof Error ? error.message : error
-      }`;
-      return { ok: false, message };
-    }
-    if (addresses.length === 0) return { ok: false, message: `${hostname} has no address` };
-    for (const address of addresses) {
-      const problem = address.includes(":") ? blockedIpv6(address) : blockedIpv4(address);
-      if (problem) return { ok: false, message: `${hostname} resolves to ${address}: ${problem}` };
-    }
-    return { ok: true, addresses };
-  }
-
-  /** Records a batch of attempts with one statement per table. */
-  async #record(tx: WriteTx, outcomes: readonly AttemptOutcome[]): Promise<void> {
+  /** Writes one unit of outcomes, then follows the endpoints' circuits and logs any disabled. */
+  async #record(environment: Environment, outcomes: AttemptOutcome[]): Promise<void> {
     const now = this.clock.now();
-    const rows = (width: number) => outcomes.map(() => `(${Array(width).fill("?").join(", ")})`);
-    await tx.execute({
-      sql:
-        `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
-            VALUES ${rows(6).join(", ")}`,
-      args: outcomes.flatMap(({ delivery, result }) => [
-        delivery.id,
-        now,
-        result.statusCode,
-        result.durationMs,
-        result.excerpt,
-        result.error,
-      ]),
-    });
-    const updates = outcomes.map(({ delivery, result }) => {
-      const attempts = delivery.attemptCount + 1;
-      const succeeded = result.statusCode !== null && result.statusCode >= 200 &&
-        result.statusCode < 300;
-      const next = succeeded || result.statusCode === 410 || delivery.manual
-        ? null
-        : nextAttemptAt({
-          attemptsMade: attempts,
-          eventCreatedAt: delivery.createdAt,
-          now,
-          retryAfterSeconds: result.retryAfterSeconds,
-          random: this.options.random,
-        });
-      return [
-        delivery.id,
-        succeeded ? "succeeded" : next === null ? "failed" : "pending",
-        attempts,
-        next,
-        result.signature,
-        next === null ? now : null,
-      ];
-    });
-    await tx.execute({
-      sql: `UPDATE webhook_deliveries SET status = v.column2, attempt_count = v.column3,
-              next_attempt_at = v.column4, claimed_until = NULL, last_signature = v.column5,
-              completed_at = v.column6
-            FROM (VALUES ${rows(6).join(", ")}) AS v WHERE webhook_deliveries.id = v.column1`,
-      args: updates.flat(),
-    });
-    // Gone: the receiver asked to stop; the endpoint is disabled until re-registered.
-    const gone = [
-      ...new Set(
-        outcomes.filter(({ result }) => result.statusCode === 410).map(({ delivery }) =>
-          delivery.endpointId
-        ),
-      ),
-    ];
-    if (gone.length > 0) {
-      await tx.execute({
-        sql: `UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?
-              WHERE id IN (${gone.map(() => "?").join(", ")})`,
-        args: [now, "the receiver answered 410 Gone", ...gone],
+    const recorded = await this.databases[environment].writer.write((tx) =>
+      recordAttempts(tx, outcomes, now, this.options.random)
+    );
+    for (const [id, circuit] of recorded.circuits) {
+      const endpoint = `${environment}:${id}`;
+      if (circuit.probeNotBefore === null) this.#probeNotBefore.delete(endpoint);
+      else this.#probeNotBefore.set(endpoint, circuit.probeNotBefore);
+    }
+    for (const disabled of recorded.disabled) {
+      (this.options.log ?? logToStderr)({
+        level: "warn",
+        msg: "webhook endpoint disabled",
+        environment,
+        endpoint_id: disabled.endpointId,
+        company_id: disabled.companyId,
+        reason: disabled.reason,
+        failing_since: disabled.failingSince === null
+          ? null
+          : new Date(disabled.failingSince).toISOString(),
       });
     }
   }
@@ -508,5 +602,6 @@ export class WebhookDispatcher {
     await this.#loop?.stop();
     this.#loop = null;
     if (this.#sweeping) await this.#sweeping.catch(() => {});
+    await this.settled();
   }
 }
