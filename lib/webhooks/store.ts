@@ -18,6 +18,10 @@ export interface EndpointRecord {
   readonly events: string[];
   readonly description: string | null;
   readonly disabledAt: number | null;
+  /** Why it was disabled (a 410, or the circuit breaker's five days of failures). */
+  readonly disabledReason: string | null;
+  /** Start of its unbroken run of failed attempts; null after any success. */
+  readonly failingSince: number | null;
   readonly createdAt: number;
 }
 
@@ -35,6 +39,8 @@ const toEndpoint: RowMapper<EndpointRecord> = rowMapper({
   events: json<string[]>(endpoint.events, "array"),
   description: endpoint.description,
   disabledAt: endpoint.disabledAt,
+  disabledReason: endpoint.disabledReason,
+  failingSince: endpoint.failingSince,
   createdAt: endpoint.createdAt,
 });
 const ENDPOINT_COLUMNS = toEndpoint.columns.join(", ");
