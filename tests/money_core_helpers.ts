@@ -5,7 +5,8 @@ import { readLineBalances } from "../lib/ledger/store.ts";
 import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
 import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
-import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
+import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
+import type { Clock } from "../lib/platform/clock.ts";
 import { openTempDatabase } from "./helpers.ts";
 
 export const START = Date.UTC(2026, 0, 5, 15, 0, 0); // a Monday, 15:00 UTC
@@ -41,7 +42,16 @@ export interface MoneyFixture {
 
 let sequence = 0;
 
-export async function openMoneyFixture(): Promise<MoneyFixture> {
+export interface MoneyFixtureOptions {
+  /** The job handlers on the fixture's database (default: the sandbox's). */
+  readonly handlers?: (database: Database) => JobHandlers;
+  /** Real time, for the leases of jobs that call a rail (default: the system clock). */
+  readonly clock?: Clock;
+}
+
+export const MONEY_SETTINGS = { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" };
+
+export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promise<MoneyFixture> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-money-" });
   const database = await openTempDatabase(dir, "test");
   const companyId = "co_money";
@@ -56,11 +66,8 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       args: [lineId, companyId, START],
     });
   });
-  const handlers = jobHandlersOf(
-    "test",
-    { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
-    database,
-  );
+  const handlers = options.handlers?.(database) ?? jobHandlersOf("test", MONEY_SETTINGS, database);
+  const runOptions = { clock: options.clock };
   let offsetMs = 0;
   const fixture: MoneyFixture = {
     database,
@@ -111,7 +118,7 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       database.writer.write((tx) =>
         selectMethod(
           tx,
-          payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
+          payoutRuntime("test", MONEY_SETTINGS),
           payoutId,
           {
             paymentMethodId,
@@ -122,9 +129,16 @@ export async function openMoneyFixture(): Promise<MoneyFixture> {
       ),
     cancel: (payoutId) =>
       database.writer.write((tx) => applyMove(tx, payoutId, { kind: "cancel" }, fixture.now())),
-    settle: () => runDueJobs(database, companyId, fixture.now(), handlers),
+    settle: () => runDueJobs(database, companyId, fixture.now(), handlers, runOptions),
     async advance(seconds) {
-      const result = await advanceSandboxClock(database, companyId, seconds, START, handlers);
+      const result = await advanceSandboxClock(
+        database,
+        companyId,
+        seconds,
+        START,
+        handlers,
+        runOptions,
+      );
       offsetMs = result.now - START;
       return result.jobsRun;
     },
