@@ -1,14 +1,15 @@
 /**
  * The one writer of a database. Concurrent write units are queued and committed together in one
- * transaction, each inside its own savepoint: a unit that throws or returns a refusal rolls back
- * its savepoint only, and every caller is answered after the group's COMMIT returned (durable
- * with synchronous=FULL). A unit must wait on nothing but the database and must not call
- * `write` itself: the group it would wait for cannot start until the unit ends.
+ * transaction, each inside its own savepoint: a unit that throws or calls `tx.abort(refusal)`
+ * rolls back its savepoint only, and every caller is answered after the group's COMMIT returned
+ * (durable with synchronous=FULL). Whatever a unit returns is committed: the writer never reads
+ * the shape of a value to decide. A unit must wait on nothing but the database and must not
+ * call `write` itself: the group it would wait for cannot start until the unit ends.
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { setImmediate } from "node:timers";
-import { isRefusal } from "../lib/platform/result.ts";
+import type { Refusal } from "../lib/platform/result.ts";
 import * as schema from "./schema.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;
@@ -19,6 +20,18 @@ export interface WriteTx {
   execute(statement: InStatement): Promise<ResultSet>;
   /** Names a row this unit changes whose cached copies must go once the group commits. */
   changed(key: string): void;
+  /**
+   * Ends the unit here and undoes everything it wrote; the caller of `write` (or of `attempt`)
+   * gets `refusal` as the unit's value, not a rejection. The unit's declared result type must
+   * include the refusal, since the compiler cannot see it through `never`.
+   */
+  abort(refusal: Refusal): never;
+  /**
+   * Runs `part` in a savepoint of its own inside the unit: when it aborts, only its writes are
+   * undone and its refusal becomes its value, and the unit goes on (an idempotent request keeps
+   * the answer to a refused use case). A throw undoes the part and goes on up.
+   */
+  attempt<T>(part: WriteUnit<T>): Promise<T>;
 }
 
 /** Told, after each durable commit, which rows its units named as changed. */
@@ -30,6 +43,14 @@ interface QueuedUnit {
   readonly run: WriteUnit<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+}
+
+/** How `abort` leaves a unit: caught by the writer or by `attempt`, never seen by a caller. */
+class UnitAborted extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(`write unit aborted: ${refusal.code}`);
+    this.name = "UnitAborted";
+  }
 }
 
 /** Raised to every unit of a group whose transaction could not be committed. */
@@ -77,6 +98,11 @@ export class GroupCommitWriter {
         this.#transaction(); // throws outside a unit
         this.#changed.add(key);
       },
+      abort: (refusal) => {
+        this.#transaction(); // throws outside a unit
+        throw new UnitAborted(refusal);
+      },
+      attempt: (part) => this.#attempt(part),
     };
   }
 
@@ -107,6 +133,20 @@ export class GroupCommitWriter {
       throw new Error("database written outside a write unit: use writer.write()");
     }
     return this.#current;
+  }
+
+  async #attempt<T>(part: WriteUnit<T>): Promise<T> {
+    const transaction = this.#transaction();
+    await transaction.execute("SAVEPOINT part");
+    try {
+      return await part(this.#tx);
+    } catch (error) {
+      await transaction.execute("ROLLBACK TO part");
+      if (error instanceof UnitAborted) return error.refusal as T;
+      throw error;
+    } finally {
+      await transaction.execute("RELEASE part");
+    }
   }
 
   #schedule(): void {
@@ -145,12 +185,11 @@ export class GroupCommitWriter {
       for (const unit of group) {
         await transaction.execute("SAVEPOINT unit");
         try {
-          const value = await unit.run(this.#tx);
-          if (isRefusal(value)) await transaction.execute("ROLLBACK TO unit");
-          outcomes.push({ value, failed: false });
+          outcomes.push({ value: await unit.run(this.#tx), failed: false });
         } catch (error) {
           await transaction.execute("ROLLBACK TO unit");
-          outcomes.push({ error, failed: true });
+          if (error instanceof UnitAborted) outcomes.push({ value: error.refusal, failed: false });
+          else outcomes.push({ error, failed: true });
         }
         await transaction.execute("RELEASE unit");
       }

@@ -190,6 +190,69 @@ Deno.test("portal endorsements: a party declines → event 11, the payout keeps 
   }, inboxOn);
 });
 
+Deno.test("portal endorsements: a signature refused in the unit (a one-time document taken meanwhile) rolls the endorsement back", async () => {
+  await withHttpFixture(async (f) => {
+    await upload(f, "Lien release", 3, await pdfNamed("Lien release"));
+    const linkPath = await payeeWithParties(f);
+    const payeeBrowser = new PortalBrowser(f);
+    await verify(payeeBrowser, linkPath, "pat@example.test");
+    await payeeBrowser.get(linkPath);
+    await payeeBrowser.post(`${linkPath}/parties/lienholder`, {});
+    const request = await lastMessage(f, "lien@example.test", /approval is needed/);
+    const partyPath = pathOf(request.links[0]);
+    const party = new PortalBrowser(f);
+    await verify(party, partyPath, "lien@example.test");
+    await party.get(partyPath);
+    assert.match(party.lastHtml, /Lien release \(PDF\)/);
+
+    // The writer is held by a unit that, once released, hands the document to another payout as
+    // a one-time document: the endorsement's copy is stamped before that, stored after it.
+    const database = f.deps.databases.test;
+    const gate = Promise.withResolvers<void>();
+    const taken = database.writer.write(async (tx) => {
+      await gate.promise;
+      await tx.execute(
+        "UPDATE documents SET one_time_use = 1, used_by_payout_id = 'pay_another' WHERE name = 'Lien release'",
+      );
+    });
+    const queued = Promise.withResolvers<void>();
+    const write = database.writer.write.bind(database.writer);
+    database.writer.write = ((unit) => {
+      queued.resolve();
+      return write(unit);
+    }) as typeof database.writer.write;
+    const endorsing = party.post(`${partyPath}/endorse`, {
+      typed_name: "Lee Holder",
+      consent: "yes",
+    });
+    await queued.promise;
+    database.writer.write = write;
+    gate.resolve();
+    await taken;
+    const endorsed = await endorsing;
+
+    assert.equal(endorsed.status, 409);
+    assert.match(party.lastHtml, /A document changed meanwhile\. Please read again\./);
+    assert.match(party.lastHtml, /<h1>Approve a payment<\/h1>/, "still asked to decide");
+    const { rows: endorsements } = await database.readClient.execute(
+      "SELECT party_uuid, status, typed_name, decided_at FROM endorsements ORDER BY party_uuid",
+    );
+    assert.deepEqual(
+      endorsements.map((r) => [r.party_uuid, r.status, r.typed_name, r.decided_at]),
+      [
+        ["co-owner", "pending", null, null],
+        ["lienholder", "pending", null, null],
+      ],
+    );
+    const { rows: copies } = await database.readClient.execute(
+      "SELECT count(*) AS n FROM signed_documents",
+    );
+    assert.equal(Number(copies[0].n), 0);
+    assert.deepEqual((await eventNames(f)).filter((e) => e.startsWith("3: ")), []);
+    assert.equal(await payoutStatus(f), "awaiting_endorsement");
+  }, inboxOn);
+});
+
 Deno.test("portal documents: a one-time document is signed by one payout only", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 100_000_00);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { WriteGroupError } from "../db/writer.ts";
-import { refuse } from "../lib/platform/result.ts";
+import { WriteGroupError, type WriteTx } from "../db/writer.ts";
+import { refuse, type Result } from "../lib/platform/result.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const insert = (v: string) => ({ sql: "INSERT INTO probe(v) VALUES (?)", args: [v] });
@@ -44,26 +44,96 @@ Deno.test("a unit that throws rolls back its own savepoint only; its neighbours 
   });
 });
 
-Deno.test("a unit that returns a refusal is rolled back and answered with the refusal", async () => {
+Deno.test("a unit that writes then aborts leaves nothing; its caller gets the refusal; its neighbours commit", async () => {
   await withTempDir(async (dir) => {
     const { database, values } = await probeTable(dir);
-    const [refusal, kept] = await Promise.all([
-      database.writer.write(async (tx) => {
+    const groupsBefore = database.writer.stats.groups;
+    const [before, refusal, after] = await Promise.all([
+      database.writer.write((tx) => tx.execute(insert("before"))),
+      database.writer.write(async (tx): Promise<Result<string, "insufficient_funds">> => {
         await tx.execute(insert("x"));
-        return refuse("insufficient_funds", "available is short");
+        await tx.execute(insert("y"));
+        return tx.abort(refuse("insufficient_funds", "available is short"));
       }),
       database.writer.write(async (tx) => {
-        await tx.execute(insert("y"));
+        await tx.execute(insert("after"));
         return "kept";
       }),
     ]);
+    assert.equal(before.rowsAffected, 1);
     assert.deepEqual(refusal, {
       ok: false,
       code: "insufficient_funds",
       message: "available is short",
     });
-    assert.equal(kept, "kept");
-    assert.deepEqual(await values(), ["y"]);
+    assert.equal(after, "kept");
+    assert.equal(database.writer.stats.groups, groupsBefore + 1, "the three units shared a group");
+    assert.deepEqual(await values(), ["after", "before"]);
+    await database.close();
+  });
+});
+
+Deno.test("a unit that returns a refusal without aborting commits: the writer does not guess", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const returned = await database.writer.write(async (tx) => {
+      await tx.execute(insert("counted"));
+      return refuse("code_wrong", "the code is not right");
+    });
+    assert.deepEqual(returned, { ok: false, code: "code_wrong", message: "the code is not right" });
+    assert.deepEqual(await values(), ["counted"]);
+    await database.close();
+  });
+});
+
+Deno.test("attempt: an aborted part undoes only its own writes and the unit goes on; a thrown one rolls back the unit", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const answer = await database.writer.write(async (tx) => {
+      await tx.execute(insert("outer-before"));
+      const part = await tx.attempt(async (inner): Promise<Result<number, "probe_refused">> => {
+        await inner.execute(insert("inner"));
+        return inner.abort(refuse("probe_refused", "refused by rule"));
+      });
+      await tx.execute(insert("outer-after"));
+      return part;
+    });
+    assert.deepEqual(answer, { ok: false, code: "probe_refused", message: "refused by rule" });
+    assert.deepEqual(await values(), ["outer-after", "outer-before"]);
+
+    const thrown = database.writer.write(async (tx) => {
+      await tx.execute(insert("lost"));
+      await tx.attempt(async (inner) => {
+        await inner.execute(insert("lost-inner"));
+        throw new Error("a programmer error");
+      });
+    });
+    await assert.rejects(thrown, /a programmer error/);
+    // A part that neither aborts nor throws commits with its unit.
+    assert.equal(
+      await database.writer.write((tx) =>
+        tx.attempt(async (inner) => {
+          await inner.execute(insert("kept-inner"));
+          return "done";
+        })
+      ),
+      "done",
+    );
+    assert.deepEqual(await values(), ["kept-inner", "outer-after", "outer-before"]);
+    await database.close();
+  });
+});
+
+Deno.test("abort and attempt outside a unit are programmer errors", async () => {
+  await withTempDir(async (dir) => {
+    const { database } = await probeTable(dir);
+    let kept: WriteTx | null = null;
+    await database.writer.write((tx) => {
+      kept = tx;
+      return Promise.resolve();
+    });
+    assert.throws(() => kept!.abort(refuse("late", "too late")), /outside a write unit/);
+    await assert.rejects(kept!.attempt(() => Promise.resolve(1)), /outside a write unit/);
     await database.close();
   });
 });

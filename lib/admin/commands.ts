@@ -79,8 +79,11 @@ function fundingCommand(
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const done = await ctx.databases[environment.value].writer.write((tx) =>
-        action(tx, f.funding, ctx.now)
+      const done = await ctx.databases[environment.value].writer.write(
+        async (tx): ReturnType<typeof action> => {
+          const moved = await action(tx, f.funding, ctx.now);
+          return moved.ok ? moved : tx.abort(moved);
+        },
       );
       return done.ok ? ok({ funding_id: done.value.id, status: done.value.status }) : done;
     },

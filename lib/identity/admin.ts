@@ -12,7 +12,7 @@ import { companyNameSchema, emailSchema, lineCodeSchema, tinSchema } from "./rul
 import { keyHint, newId, newKeySecret, parseKey, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { Database } from "../../db/client.ts";
-import { rotateKeyInUnit } from "./store.ts";
+import { rotateStoredKey } from "./service.ts";
 import {
   apiKeys,
   businessLines,
@@ -326,7 +326,7 @@ export async function rotateKey(
   let previousExpiresAt = 0;
   for (const where of located.environments) {
     const rotated = await databases[where].writer.write((tx) =>
-      rotateKeyInUnit(tx, located.keyId, { ...options, environment, replacement })
+      rotateStoredKey(tx, located.keyId, { ...options, environment, replacement })
     );
     if (!rotated.ok) return rotated;
     previousExpiresAt = rotated.value.previousExpiresAt;

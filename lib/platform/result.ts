@@ -26,9 +26,3 @@ export function refuse<C extends string>(
 ): Refusal<C> {
   return { ok: false, code, message, ...extra };
 }
-
-/** True for a refusal: the group-commit writer rolls back the unit that returned one. */
-export function isRefusal(value: unknown): value is Refusal {
-  return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === false &&
-    typeof (value as { code?: unknown }).code === "string";
-}

@@ -622,3 +622,16 @@ export async function decideEndorsement(
   }
   return ok({ allEndorsed });
 }
+
+/** The payout of a /v1 disbursement and its company, for its `payee_url`; null if none. */
+export async function v1DisbursementPayout(
+  executor: SqlExecutor,
+  disbursementId: string,
+): Promise<{ payoutId: string; companyId: string } | null> {
+  const { rows } = await executor.execute({
+    sql: `SELECT p.id, p.company_id FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
+            WHERE d.id = ? AND d.kind = 'v1'`,
+    args: [disbursementId],
+  });
+  return rows[0] ? { payoutId: String(rows[0].id), companyId: String(rows[0].company_id) } : null;
+}

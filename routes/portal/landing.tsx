@@ -8,10 +8,8 @@
  */
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { resendPayeeLink } from "../../lib/notify/store.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
-import type { Environment } from "../../lib/platform/config.ts";
+import { sendLinkOfV1Disbursement } from "../../lib/portal/service.ts";
 import { constantTimeEqual, randomBase62 } from "../../lib/platform/keys.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale } from "./language.ts";
@@ -65,25 +63,13 @@ export function payLandingRoutes(deps: AppDeps): Hono<AppEnv> {
         403,
       );
     }
-    if (/^dsb_[0-9A-Za-z]{22}$/.test(id)) {
-      for (const environment of ["test", "live"] as Environment[]) {
-        const database = deps.databases[environment];
-        const { rows } = await database.readClient.execute({
-          sql: `SELECT p.id, p.company_id FROM payouts p JOIN disbursements d
-                  ON d.id = p.disbursement_id WHERE d.id = ? AND d.kind = 'v1'`,
-          args: [id],
-        });
-        const payout = rows[0];
-        if (!payout) continue;
-        const realNow = deps.clock.now();
-        const domainTime = await domainNow(database, String(payout.company_id), realNow);
-        const { notifications } = payoutRuntime(environment, runtimeSettingsOf(deps.config));
-        // Rate-limited and closed payouts get the same answer: the page tells nothing.
-        await database.writer.write((tx) =>
-          resendPayeeLink(tx, notifications, String(payout.id), { realNow, domainNow: domainTime })
-        );
-      }
-    }
+    // Rate-limited and closed payouts get the same answer: the page tells nothing.
+    await sendLinkOfV1Disbursement(
+      deps.databases,
+      (environment) => payoutRuntime(environment, runtimeSettingsOf(deps.config)).notifications,
+      id,
+      deps.clock.now(),
+    );
     return c.html(
       <Page locale={locale} title={t.landing.sentTitle}>
         <p role="status">{t.landing.sent}</p>

@@ -2,44 +2,45 @@
 /**
  * The payee portal (DESIGN 9): a link → a one-time code → documents to sign → endorsements →
  * the choice of a method → confirmation and a status page that follows the payout. Routes only
- * read the form, call the portal store and render; every POST carries the session's CSRF token,
- * and every refusal renders the same form again with the reason, having stored nothing. Each
- * page is in the language `language.ts` chooses, with texts from lib/portal/portal_text.ts.
+ * read the form, call lib/portal/service.ts and render; every POST carries the session's CSRF
+ * token, and every refusal renders the same form again with the reason, having stored nothing
+ * (a wrong code is counted). Each page is in the language `language.ts` chooses, with texts from
+ * lib/portal/portal_text.ts.
  */
 import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
-import { resendPayeeLink } from "../../lib/notify/store.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
-import { selectMethod } from "../../lib/payouts/jobs.ts";
 import {
-  decideEndorsement,
-  findLinkByToken,
-  findParty,
-  listParties,
-  listPortalDocuments,
+  askParty,
+  checkCode,
+  chooseMethod,
+  decideAsParty,
+  documentsFor,
+  documentsToSign,
+  findLink,
+  linkDocument,
+  linkNow,
+  offeredMethod,
   type PortalLink,
+  portalParties,
+  portalParty,
   type PortalPayout,
-  prepareSignatures,
-  readPortalDocument,
-  readPortalPayout,
-  requestPartyEndorsement,
-  sendVerificationCode,
-  storeSignatures,
-  verifyCode,
-} from "../../lib/portal/store.ts";
+  portalPayout,
+  renewPayeeLink,
+  sendCode,
+  signAsPayee,
+} from "../../lib/portal/service.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import type { Environment } from "../../lib/platform/config.ts";
-import { randomBase62 } from "../../lib/platform/keys.ts";
-import { checkMethodDetails, type FieldProblem } from "../../lib/portal/method_details.ts";
+import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
-import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
+import type { ModalityCode } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
-import { checkPartyContact, PartyPage, PartyRow } from "./parties.tsx";
+import { PartyPage, PartyRow } from "./parties.tsx";
 import { codeNotSentProblem, codeRefusedProblem, VerifyPage } from "./verification.tsx";
 import {
   AmountCard,
@@ -56,11 +57,6 @@ import {
 } from "./views.tsx";
 
 const SESSION_COOKIE = "portal_session";
-const TYPED_NAME_LENGTH_MAX = 120;
-/** Payee documents: after authentication (1), ACH authorization (2), custom (4); parties read 3. */
-const PAYEE_DOCUMENT_TYPES = [1, 4] as const;
-const ACH_DOCUMENT_TYPES = [2] as const;
-const PARTY_DOCUMENT_TYPES = [3] as const;
 
 /** Strict headers on every portal response: no framing, no referrer (the path is a secret). */
 export const portalSecurityHeaders: Readonly<Record<string, string>> = {
@@ -94,21 +90,8 @@ type PortalContext = Context<AppEnv>;
 export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const sessions = new PortalSessions(deps.jwtSecret);
-  const environments: Environment[] = ["test", "live"];
   const runtimeOf = (environment: Environment) =>
     payoutRuntime(environment, runtimeSettingsOf(deps.config));
-
-  /** The link a token names and its environment (a token does not say which). */
-  const findLink = async (
-    token: string,
-  ): Promise<{ environment: Environment; link: PortalLink } | null> => {
-    if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
-    for (const environment of environments) {
-      const link = await findLinkByToken(deps.databases[environment].readClient, token);
-      if (link) return { environment, link };
-    }
-    return null;
-  };
 
   app.use(async (c, next) => {
     await next();
@@ -164,7 +147,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const visit = async (c: PortalContext): Promise<Visit | Response> => {
     const token = c.req.param("token") ?? "";
     const realNow = deps.clock.now();
-    const found = await findLink(token);
+    const found = await findLink(deps.databases, token);
     const base = `/portal/${encodeURIComponent(token)}`;
     const locale = chooseLocale(c, { base, holder: found?.link.language ?? null, secure });
     const t = locale.text;
@@ -177,7 +160,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       );
     }
     const database = deps.databases[found.environment];
-    const now = await domainNow(database, found.link.companyId, realNow);
+    const now = await linkNow(database, found.link, realNow);
     if (found.link.replacedAt !== null || found.link.expiresAt <= now) {
       const renewable = found.link.partyUuid === null;
       return c.html(
@@ -269,10 +252,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const status = options.status ?? 200;
     const problems = options.problems ?? [];
     const { locale, t } = v;
-    const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
+    const payout = await portalPayout(v.database, v.link.payoutId);
     const party = v.link.partyUuid === null
       ? null
-      : await findParty(v.database.readClient, payout.id, v.link.partyUuid);
+      : await portalParty(v.database, payout.id, v.link.partyUuid);
     if (!verified(v)) {
       return c.html(
         <VerifyPage
@@ -290,11 +273,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       );
     }
     if (v.link.partyUuid !== null) {
-      const documents = await listPortalDocuments(
-        v.database.readClient,
-        payout.id,
-        PARTY_DOCUMENT_TYPES,
-      );
+      const documents = await documentsFor(v.database, payout.id, "party");
       return c.html(
         <PartyPage
           locale={locale}
@@ -319,11 +298,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const actionable = payout.status === "awaiting_endorsement" ||
       payout.status === "modality_offered";
     if (actionable) {
-      const documents = (await listPortalDocuments(
-        v.database.readClient,
-        payout.id,
-        PAYEE_DOCUMENT_TYPES,
-      )).filter((d) => d.isSignRequired && !d.signed);
+      const documents = await documentsToSign(v.database, payout.id);
       if (documents.length > 0) {
         return c.html(
           <Page locale={locale} title={t.sign.title} company={payout.companyName}>
@@ -346,7 +321,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       }
     }
     if (payout.status === "awaiting_endorsement") {
-      const parties = await listParties(v.database.readClient, payout.id);
+      const parties = await portalParties(v.database, payout.id);
       return c.html(
         <Page locale={locale} title={t.approvals.title} company={payout.companyName}>
           <Problems t={t} problems={problems} />
@@ -362,11 +337,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     if (payout.status === "modality_offered") {
       const failed = payout.timeline.some((step) => step.status === "failed");
-      const readable = (await listPortalDocuments(
-        v.database.readClient,
-        payout.id,
-        PAYEE_DOCUMENT_TYPES,
-      )).filter((d) => !d.isSignRequired);
+      const readable = (await documentsFor(v.database, payout.id, "payee"))
+        .filter((d) => !d.isSignRequired);
       return c.html(
         <Page locale={locale} title={t.choice.title} company={payout.companyName}>
           <Problems t={t} problems={problems} />
@@ -423,18 +395,6 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   };
 
-  const typedNameProblem = (
-    t: PortalText,
-    input: { field: string; value: string | undefined },
-  ): FieldProblem | null => {
-    const name = (input.value ?? "").trim();
-    if (name.length < 2) return { field: input.field, message: t.form.typeFullName };
-    if (name.length > TYPED_NAME_LENGTH_MAX) {
-      return { field: input.field, message: t.form.nameTooLong };
-    }
-    return null;
-  };
-
   app.get("/:token", async (c) => {
     const v = await visit(c);
     if (v instanceof Response) return v;
@@ -446,7 +406,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     "/:token/renew",
     async (c) => {
       const token = c.req.param("token");
-      const found = await findLink(token);
+      const found = await findLink(deps.databases, token);
       const locale = chooseLocale(c, {
         base: `/portal/${encodeURIComponent(token)}`,
         holder: found?.link.language ?? null,
@@ -455,14 +415,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       const t = locale.text;
       if (found && found.link.partyUuid === null) {
         const { environment, link } = found;
-        const database = deps.databases[environment];
-        const realNow = deps.clock.now();
-        const domainTime = await domainNow(database, link.companyId, realNow);
-        const sent = await database.writer.write((tx) =>
-          resendPayeeLink(tx, runtimeOf(environment).notifications, link.payoutId, {
-            realNow,
-            domainNow: domainTime,
-          })
+        const sent = await renewPayeeLink(
+          deps.databases[environment],
+          runtimeOf(environment).notifications,
+          link,
+          deps.clock.now(),
         );
         return c.html(
           <Page
@@ -492,12 +449,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post(
     "/:token/code",
     post(async (c, v) => {
-      const sent = await v.database.writer.write((tx) =>
-        sendVerificationCode(tx, v.environment, v.link.id, {
-          realNow: v.realNow,
-          domainNow: v.domainNow,
-        })
-      );
+      const sent = await sendCode(v.database, v.link, {
+        realNow: v.realNow,
+        domainNow: v.domainNow,
+      });
       if (!sent.ok) {
         const fresh = await visit(c);
         if (fresh instanceof Response) return fresh;
@@ -514,10 +469,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     "/:token/verify",
     post(async (c, v, form) => {
       const code = (form.code ?? "").replace(/\s/g, "");
-      // Wrapped: a wrong code is a refusal whose counting must commit, not roll back.
-      const { checked } = await v.database.writer.write(async (tx) => ({
-        checked: await verifyCode(tx, v.link.id, code, v.realNow),
-      }));
+      const checked = await checkCode(v.database, v.link, code, v.realNow);
       if (!checked.ok) {
         const fresh = await visit(c);
         if (fresh instanceof Response) return fresh;
@@ -539,15 +491,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const v = await visit(c);
     if (v instanceof Response) return v;
     if (!verified(v)) return await render(c, v, {});
-    const types = v.link.partyUuid === null
-      ? [...PAYEE_DOCUMENT_TYPES, ...ACH_DOCUMENT_TYPES]
-      : PARTY_DOCUMENT_TYPES;
-    const document = await readPortalDocument(
-      v.database.readClient,
-      v.link.payoutId,
-      c.req.param("documentId"),
-      types,
-    );
+    const document = await linkDocument(v.database, v.link, c.req.param("documentId"));
     if (!document) {
       return c.html(
         <Page locale={v.locale} title={v.t.payment.documentNotFoundTitle}>
@@ -569,106 +513,64 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post(
     "/:token/sign",
     post(async (c, v, form) => {
-      const problems = [
-        typedNameProblem(v.t, { field: "typed_name", value: form.typed_name }),
-        form.consent === "yes" ? null : { field: "consent", message: v.t.sign.consentMissing },
-      ].filter((p): p is FieldProblem => p !== null);
-      if (v.link.partyUuid !== null) return await render(c, v, {});
-      if (problems.length > 0) return await render(c, v, { status: 422, problems });
-      const documents = (await listPortalDocuments(
-        v.database.readClient,
-        v.link.payoutId,
-        PAYEE_DOCUMENT_TYPES,
-      )).filter((d) => d.isSignRequired && !d.signed);
-      const prepared = await prepareSignatures(v.database.readClient, v.link.payoutId, documents, {
-        typedName: form.typed_name.trim(),
-        role: "payee",
-        ...clientOf(c),
-      }, v.domainNow);
-      const stored = await v.database.writer.write((tx) =>
-        storeSignatures(tx, v.link.payoutId, prepared)
-      );
-      if (!stored.ok) {
-        return await render(c, v, {
-          status: 409,
-          problems: [{ field: "form", message: v.t.form.documentChanged }],
-        });
+      const signed = await signAsPayee(v.database, v.link, form, {
+        t: v.t,
+        client: clientOf(c),
+        now: v.domainNow,
+      });
+      if (signed.ok) return seeOther(c, v);
+      if (signed.code === "form_invalid") {
+        return await render(c, v, { status: 422, problems: signed.problems });
       }
-      return seeOther(c, v);
+      if (signed.code === "not_payee") return await render(c, v, {});
+      return await render(c, v, {
+        status: 409,
+        problems: [{ field: "form", message: v.t.form.documentChanged }],
+      });
     }),
   );
 
   app.post(
     "/:token/parties/:partyUuid",
     post(async (c, v, form) => {
-      if (v.link.partyUuid !== null) return await render(c, v, {});
-      const partyUuid = c.req.param("partyUuid") ?? "";
-      const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
-      const party = await findParty(v.database.readClient, v.link.payoutId, partyUuid);
-      if (!party || payout.status !== "awaiting_endorsement") return await render(c, v, {});
-      const { email, phone, problems } = checkPartyContact(v.t, { party, payout, form });
-      if (problems.length > 0) return await render(c, v, { status: 422, problems });
-      const requested = await v.database.writer.write((tx) =>
-        requestPartyEndorsement(
-          tx,
-          runtimeOf(v.environment).notifications,
-          v.link.payoutId,
-          partyUuid,
-          { email, phone },
-          v.domainNow,
-        )
-      );
-      if (!requested.ok) return await render(c, v, {});
-      return await render(c, v, { notice: v.t.approvals.sent(party.name) });
+      const asked = await askParty(v.database, runtimeOf(v.environment).notifications, v.link, {
+        partyUuid: c.req.param("partyUuid") ?? "",
+        form,
+      }, { t: v.t, now: v.domainNow });
+      if (asked.ok) return await render(c, v, { notice: v.t.approvals.sent(asked.value.name) });
+      if (asked.code === "form_invalid") {
+        return await render(c, v, { status: 422, problems: asked.problems });
+      }
+      return await render(c, v, {});
     }),
   );
 
   const decide = (endorse: boolean) =>
     post(async (c, v, form) => {
-      if (v.link.partyUuid === null) return await render(c, v, {});
-      const field = endorse ? "typed_name" : "decline_name";
-      const problems = [
-        typedNameProblem(v.t, { field, value: form[field] }),
-        !endorse || form.consent === "yes" ? null : {
-          field: "consent",
-          message: v.t.party.consentMissing,
-        },
-      ].filter((p): p is FieldProblem => p !== null);
-      if (problems.length > 0) return await render(c, v, { status: 422, problems });
-      const typedName = form[field].trim();
-      const prepared = endorse
-        ? await prepareSignatures(
-          v.database.readClient,
-          v.link.payoutId,
-          (await listPortalDocuments(v.database.readClient, v.link.payoutId, PARTY_DOCUMENT_TYPES))
-            .filter((d) => d.isSignRequired),
-          { typedName, role: `authorization party ${v.link.partyUuid}`, ...clientOf(c) },
-          v.domainNow,
-        )
-        : [];
-      await v.database.writer.write(async (tx) => {
-        const decided = await decideEndorsement(
-          tx,
-          runtimeOf(v.environment),
-          v.link.payoutId,
-          v.link.partyUuid!,
-          { endorse, typedName },
-          v.domainNow,
-        );
-        if (decided.ok) await storeSignatures(tx, v.link.payoutId, prepared);
-      });
+      const decided = await decideAsParty(
+        v.database,
+        runtimeOf(v.environment),
+        v.link,
+        { endorse, form },
+        { t: v.t, client: clientOf(c), now: v.domainNow },
+      );
+      if (!decided.ok) {
+        if (decided.code === "form_invalid") {
+          return await render(c, v, { status: 422, problems: decided.problems });
+        }
+        if (decided.code === "not_party") return await render(c, v, {});
+        // A document signed meanwhile by another payout: nothing was decided; the page asks again.
+        if (decided.code === "document_used") {
+          return await render(c, v, {
+            status: 409,
+            problems: [{ field: "form", message: v.t.form.documentChanged }],
+          });
+        }
+      }
       return seeOther(c, v);
     });
   app.post("/:token/endorse", decide(true));
   app.post("/:token/decline", decide(false));
-
-  const methodFor = (v: Visit, payout: PortalPayout, code: string | undefined) => {
-    const modality = code ? modalityOf(code) : undefined;
-    return modality && payout.allowedPaymentMethodIds.includes(modality.id) &&
-        v.link.partyUuid === null && payout.status === "modality_offered"
-      ? modality
-      : null;
-  };
 
   const methodPage = async (
     c: PortalContext,
@@ -679,9 +581,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     problems: readonly FieldProblem[],
     status: 200 | 409 | 422,
   ) => {
-    const achDocuments = modality === "ach"
-      ? await listPortalDocuments(v.database.readClient, payout.id, ACH_DOCUMENT_TYPES)
-      : [];
+    const achDocuments = modality === "ach" ? await documentsFor(v.database, payout.id, "ach") : [];
     const { t } = v;
     return c.html(
       <Page locale={v.locale} title={t.methods[modality]} company={payout.companyName}>
@@ -732,8 +632,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const v = await visit(c);
     if (v instanceof Response) return v;
     if (!verified(v)) return await render(c, v, {});
-    const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
-    const modality = methodFor(v, payout, c.req.query("method"));
+    const payout = await portalPayout(v.database, v.link.payoutId);
+    const modality = offeredMethod(v.link, payout, c.req.query("method"));
     if (!modality) return await render(c, v, {});
     return await methodPage(c, v, payout, modality.code, {}, [], 200);
   });
@@ -741,52 +641,23 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post(
     "/:token/method",
     post(async (c, v, form) => {
-      const payout = await readPortalPayout(v.database.readClient, v.link.payoutId);
-      const modality = methodFor(v, payout, form.method);
+      const payout = await portalPayout(v.database, v.link.payoutId);
+      const modality = offeredMethod(v.link, payout, form.method);
       if (!modality) return await render(c, v, {});
-      const checked = checkMethodDetails(modality.code, form, {
-        text: v.t.methodProblems,
-        fixedPostage: payout.fixedPostage,
-      });
-      const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
-      if (modality.code === "ach") {
-        const nameProblem = typedNameProblem(v.t, { field: "typed_name", value: form.typed_name });
-        if (nameProblem) problems.push(nameProblem);
-        if (form.consent !== "yes") {
-          problems.push({ field: "consent", message: v.t.choice.consentMissing });
-        }
-      }
+      const selected = await chooseMethod(
+        v.database,
+        { runtime: runtimeOf(v.environment), secretBox: deps.secretBox },
+        v.link,
+        { payout, modality, form },
+        { t: v.t, client: clientOf(c), now: v.domainNow },
+      );
       // Numbers are never sent back into the page; the payee types them again.
       const { account_number: _a, account_number_confirm: _b, card_number: _c, ...safe } = form;
-      if (!checked.ok || problems.length > 0) {
-        return await methodPage(c, v, payout, modality.code, safe, problems, 422);
-      }
-      const details = checked.value;
-      const signatures = modality.code === "ach"
-        ? await prepareSignatures(
-          v.database.readClient,
-          payout.id,
-          (await listPortalDocuments(v.database.readClient, payout.id, ACH_DOCUMENT_TYPES))
-            .filter((d) => d.isSignRequired),
-          { typedName: form.typed_name.trim(), role: "payee", ...clientOf(c) },
-          v.domainNow,
-        )
-        : [];
-      const kept: Record<string, string> = { ...details.public };
-      if (details.secret !== null) {
-        kept.account_sealed = await deps.secretBox.sealText(details.secret);
-      }
-      if (modality.code === "instant_deposit") kept.card_token = `tok_${randomBase62(24)}`;
-      const selected = await v.database.writer.write(async (tx) => {
-        const stored = await storeSignatures(tx, payout.id, signatures);
-        if (!stored.ok) return stored;
-        return await selectMethod(tx, runtimeOf(v.environment), payout.id, {
-          paymentMethodId: modality.id,
-          details: details.railHints,
-          kept,
-        }, v.domainNow);
-      });
       if (!selected.ok) {
+        if (selected.code === "form_invalid") {
+          return await methodPage(c, v, payout, modality.code, safe, selected.problems, 422);
+        }
+        if (selected.code === "not_offered") return await render(c, v, {});
         const message = selected.code === "insufficient_funds"
           ? v.t.choice.unavailable
           : v.t.choice.changed;

@@ -1,14 +1,10 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Authorization parties in the portal (DESIGN 9, step 3): the payee's list of parties to ask, the
- * check of a contact the payee enters for one, and a party's own page to approve or decline.
+ * Authorization parties in the portal (DESIGN 9, step 3): the payee's list of parties to ask, and
+ * a party's own page to approve or decline.
  */
-import type { PortalDocument, PortalParty, PortalPayout } from "../../lib/portal/store.ts";
-import {
-  type FieldProblem,
-  isPlausibleEmail,
-  normalizeUsPhone,
-} from "../../lib/portal/method_details.ts";
+import type { PortalDocument, PortalParty, PortalPayout } from "../../lib/portal/service.ts";
+import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import type { Locale } from "./language.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
@@ -76,42 +72,6 @@ export function PartyRow(props: {
         )}
     </div>
   );
-}
-
-/**
- * The contact the payee entered for a party the company gave none for: an e-mail and/or a US
- * phone, and not the payee's own. Problems name the form's fields.
- */
-export function checkPartyContact(
-  t: PortalText,
-  entry: { party: PortalParty; payout: PortalPayout; form: Readonly<Record<string, string>> },
-): { email: string | null; phone: string | null; problems: FieldProblem[] } {
-  const { party, payout, form } = entry;
-  const prefix = `party-${party.partyUuid}`;
-  const problems: FieldProblem[] = [];
-  let email: string | null = null;
-  let phone: string | null = null;
-  if (party.companyEmail !== null || party.companyPhone !== null) {
-    return { email, phone, problems };
-  }
-  const rawEmail = (form[`${prefix}-email`] ?? "").trim();
-  const rawPhone = (form[`${prefix}-phone`] ?? "").trim();
-  if (rawEmail && !isPlausibleEmail(rawEmail)) {
-    problems.push({ field: `${prefix}-email`, message: t.approvals.emailInvalid });
-  } else if (rawEmail) email = rawEmail;
-  if (rawPhone) {
-    phone = normalizeUsPhone(rawPhone);
-    if (!phone) problems.push({ field: `${prefix}-phone`, message: t.approvals.phoneInvalid });
-  }
-  if (!rawEmail && !rawPhone) {
-    problems.push({ field: `${prefix}-email`, message: t.approvals.contactMissing(party.name) });
-  }
-  const own = (value: string | null, mine: string | null) =>
-    value !== null && mine !== null && value.toLowerCase() === mine.toLowerCase();
-  if (own(email, payout.email) || own(phone, normalizeUsPhone(payout.phone ?? ""))) {
-    problems.push({ field: `${prefix}-email`, message: t.approvals.contactIsPayees(party.name) });
-  }
-  return { email, phone, problems };
 }
 
 /** A party's own page: approve or decline, or what it already decided. */

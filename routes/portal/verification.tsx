@@ -3,7 +3,7 @@
  * The portal's first step (DESIGN 9, step 1): a one-time code to the link holder's channels
  * (shown masked) before the payment is shown; a lock after too many wrong codes.
  */
-import type { PortalLink, PortalParty, PortalPayout } from "../../lib/portal/store.ts";
+import type { PortalLink, PortalParty, PortalPayout } from "../../lib/portal/service.ts";
 import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import type { Locale } from "./language.ts";

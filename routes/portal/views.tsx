@@ -4,7 +4,7 @@
  * labelled, errors announced and tied to their fields. hono/jsx escapes every value it renders.
  */
 import type { Child } from "hono/jsx";
-import type { PortalDocument, PortalPayout } from "../../lib/portal/store.ts";
+import type { PortalDocument, PortalPayout } from "../../lib/portal/service.ts";
 import { type FieldProblem, postageCodes, usStates } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { formatDollars } from "../../lib/platform/money.ts";

@@ -1,0 +1,111 @@
+/**
+ * Who is calling (DESIGN 3): a user's HTTP Basic credentials, the company a CompanyApiKey names,
+ * a line key, membership, and a line key's rotation. Lookups read committed data; the rotation
+ * runs in the caller's write unit.
+ */
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import type { Environment } from "../platform/config.ts";
+import { parseKey } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { keyState } from "./credentials.ts";
+import { type LineRef, resolveLine } from "./line_store.ts";
+import {
+  findCompanyByTin,
+  findKeyByHash,
+  findKeyBySecret,
+  findLine,
+  isMember,
+  type LineIdentity,
+  type RotatedKey,
+  rotateKeyInUnit,
+  type StoredKey,
+} from "./store.ts";
+
+export type { LineIdentity, LineRef, RotatedKey, StoredKey };
+
+/**
+ * The user and company of HTTP Basic `TIN:user_api_key`: an active user key of a member of the
+ * TIN's company. Every mismatch is the same refusal, so the answer does not tell which half was
+ * wrong.
+ */
+export async function authenticateUser(
+  database: Database,
+  credentials: { tin: string; userKey: string },
+  now: number,
+): Promise<Result<{ userId: string; companyId: string }, "credentials_invalid">> {
+  const refused = refuse("credentials_invalid", "the TIN or the user API key is not valid");
+  const [company, key] = await Promise.all([
+    findCompanyByTin(database.readClient, credentials.tin),
+    findKeyBySecret(database.readClient, credentials.userKey, "user"),
+  ]);
+  if (!company || !key || key.userId === null || keyState(key, now) !== "active") return refused;
+  if (!(await isMember(database.readClient, key.userId, company.id))) return refused;
+  return ok({ userId: key.userId, companyId: company.id });
+}
+
+/** The company of a CompanyApiKey: an active company key of a company the user belongs to. */
+export async function companyOfKey(
+  database: Database,
+  companyApiKey: string,
+  userId: string,
+  now: number,
+): Promise<Result<{ companyId: string }, "company_key_invalid" | "not_member">> {
+  const key = parseKey(companyApiKey)?.kind === "company"
+    ? await findKeyBySecret(database.readClient, companyApiKey, "company")
+    : null;
+  if (!key || keyState(key, now) !== "active" || key.companyId === null) {
+    return refuse("company_key_invalid", "CompanyApiKey is not a company key of this environment");
+  }
+  if (!(await isMember(database.readClient, userId, key.companyId))) {
+    return refuse("not_member", "the user does not belong to the company of this CompanyApiKey");
+  }
+  return ok({ companyId: key.companyId });
+}
+
+/** Whether the user (still) belongs to the company. */
+export function userBelongsTo(
+  database: Database,
+  userId: string,
+  companyId: string,
+): Promise<boolean> {
+  return isMember(database.readClient, userId, companyId);
+}
+
+/** The line key with this SHA-256 of its secret and its line, whatever its state, or null. */
+export async function lineKeyByHash(
+  database: Database,
+  hash: string,
+): Promise<{ key: StoredKey; line: LineIdentity } | null> {
+  const key = await findKeyByHash(database.readClient, hash, "line");
+  const line = key?.lineId ? await findLine(database.readClient, key.lineId) : null;
+  if (!key || !line || key.companyId === null) return null;
+  return { key, line };
+}
+
+/** The company's line with this code, or its first line when none is named; null if none. */
+export function companyLine(
+  database: Database,
+  companyId: string,
+  code: string | null,
+): Promise<LineRef | null> {
+  return resolveLine(database.readClient, companyId, code);
+}
+
+/**
+ * A new key of the same kind and owner; the old one keeps working for `graceSeconds`. A company
+ * key is mirrored in both databases: both get the same `replacement`.
+ */
+export async function rotateStoredKey(
+  tx: WriteTx,
+  keyId: string,
+  options: {
+    now: number;
+    graceSeconds: number;
+    environment: Environment | null;
+    replacement?: { id: string; secret: string };
+  },
+): Promise<Result<RotatedKey, "key_not_found" | "key_not_active" | "key_already_rotated">> {
+  const rotated = await rotateKeyInUnit(tx, keyId, options);
+  return rotated.ok ? rotated : tx.abort(rotated);
+}
