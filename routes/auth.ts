@@ -3,7 +3,7 @@
  * CompanyApiKey header choosing among the user's companies. Surface B: a line key as bearer.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { findKeyByHash, findKeyBySecret, findLine, isMember } from "../lib/identity/store.ts";
+import { companyOfKey, lineKeyByHash, userBelongsTo } from "../lib/identity/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { verifyAccessToken } from "../lib/identity/tokens.ts";
@@ -66,23 +66,11 @@ export async function resolveCompanyKey(
 ): Promise<{ companyId: string } | { companyId: null } | Response> {
   const companyApiKey = c.req.header("CompanyApiKey");
   if (companyApiKey === undefined) return { companyId: null };
-  const parsed = parseKey(companyApiKey.trim());
   const database = deps.databases[environment];
-  const key = parsed?.kind === "company"
-    ? await findKeyBySecret(database.readClient, companyApiKey.trim(), "company")
-    : null;
+  const company = await companyOfKey(database, companyApiKey.trim(), userId, deps.clock.now());
   // DESIGN 3: the header names a company the user may not act for; the caller is authenticated.
-  if (!key || keyState(key, deps.clock.now()) !== "active" || key.companyId === null) {
-    return forbidden(c, "CompanyApiKey is not a company key of this environment", "CompanyApiKey");
-  }
-  if (!(await isMember(database.readClient, userId, key.companyId))) {
-    return forbidden(
-      c,
-      "the user does not belong to the company of this CompanyApiKey",
-      "CompanyApiKey",
-    );
-  }
-  return { companyId: key.companyId };
+  if (!company.ok) return forbidden(c, company.message, "CompanyApiKey");
+  return company.value;
 }
 
 /** Surface A: requires a valid access token and sets `apiPrincipal`. */
@@ -103,7 +91,7 @@ export function requireApiUser(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (chosen instanceof Response) return chosen;
     const companyId = chosen.companyId ?? verified.value.companyId;
     // Membership is checked on every request so that removing a user takes effect at once.
-    if (!(await isMember(database.readClient, userId, companyId))) {
+    if (!(await userBelongsTo(database, userId, companyId))) {
       return unauthorized(c, "the user of this access token no longer belongs to its company");
     }
     c.set("apiPrincipal", { environment, database, userId, companyId });
@@ -131,12 +119,9 @@ export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
     const hash = await sha256Hex(secret);
     let found = deps.lineKeyCache.get(hash, now);
     if (!found) {
-      const key = await findKeyByHash(database.readClient, hash, "line");
-      const line = key?.lineId ? await findLine(database.readClient, key.lineId) : null;
-      if (!key || !line || key.companyId === null) {
-        return unauthorized(c, "the line key is not valid");
-      }
-      found = { key, line };
+      const stored = await lineKeyByHash(database, hash);
+      if (!stored) return unauthorized(c, "the line key is not valid");
+      found = stored;
       deps.lineKeyCache.set(hash, found, now);
     }
     const { key, line } = found;

@@ -6,7 +6,7 @@ import type { JobHandlers } from "../db/scheduler.ts";
 import type { SecretBox } from "../lib/platform/crypto.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
-import type { LineIdentity, StoredKey } from "../lib/identity/store.ts";
+import type { LineIdentity, StoredKey } from "../lib/identity/service.ts";
 
 export interface AppDeps {
   readonly config: Config;

@@ -3,7 +3,7 @@
  * An expired, altered or foreign link is a 404 so a link reveals nothing about what exists.
  */
 import { Hono } from "hono";
-import { readSignedDocumentContent } from "../lib/disbursements/api_store.ts";
+import { signedDocumentContent } from "../lib/documents/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import type { DocumentLinkSigner } from "../lib/documents/links.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -23,7 +23,7 @@ export function documentLinkRoutes(deps: AppDeps, documentLinks: DocumentLinkSig
       deps.clock.now(),
     );
     const document = valid
-      ? await readSignedDocumentContent(deps.databases[environment as Environment].readClient, id)
+      ? await signedDocumentContent(deps.databases[environment as Environment], id)
       : null;
     if (!document) {
       return errorResponse(c, {

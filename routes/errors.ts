@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Refusal } from "../lib/platform/result.ts";
 
 export type Surface = "api" | "v1" | "other";
 
@@ -62,6 +63,59 @@ const problemTitles: Partial<Record<ContentfulStatusCode, string>> = {
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
+
+/**
+ * The status of every refusal a service returns to a route, in one table. A code missing here
+ * does not compile where a route maps it, so a new refusal cannot fall through to a 500.
+ */
+const refusalStatus = {
+  not_found: 404,
+  payee_not_found: 400,
+  insufficient_funds: 409,
+  amount_below_payee_fee: 400,
+  duplicate_disbursement: 409,
+  duplicate_simple_payment: 409,
+  duplicate_document_name: 409,
+  document_not_found: 400,
+  document_not_custom: 400,
+  document_already_used: 409,
+  funding_uuid_reused: 409,
+  not_cancelable: 409,
+  not_resendable: 409,
+  rate_limited: 429,
+  contact_missing: 400,
+  url_not_allowed: 400,
+  key_not_found: 409,
+  key_not_active: 409,
+  key_already_rotated: 409,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type RefusalCode = keyof typeof refusalStatus;
+
+/** Refusals a client sees under another code: a document that cannot be given is bad input. */
+const wireCodes: Partial<Record<RefusalCode, string>> = {
+  document_not_found: "validation_error",
+  document_not_custom: "validation_error",
+};
+
+/**
+ * A service's refusal as an error of the request's surface: the status from the table, the
+ * refusal's field (if any) as the issue, with `issue` as its message when given.
+ */
+export function refusalError(
+  refusal: Refusal<RefusalCode>,
+  options: { issue?: string; headers?: Readonly<Record<string, string>> } = {},
+): ErrorSpec {
+  return {
+    status: refusalStatus[refusal.code],
+    code: wireCodes[refusal.code] ?? refusal.code,
+    message: refusal.message,
+    issues: refusal.field === undefined
+      ? undefined
+      : [{ field: refusal.field, location: "body", message: options.issue ?? refusal.message }],
+    headers: options.headers,
+  };
+}
 
 export function surfaceOf(path: string): Surface {
   if (path === "/api" || path.startsWith("/api/")) return "api";

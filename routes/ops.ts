@@ -1,6 +1,6 @@
 /** Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). */
 import { Hono } from "hono";
-import { migrationsPending } from "../db/client.ts";
+import { databaseReadiness } from "../lib/admin/service.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 
@@ -11,17 +11,9 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
     const checks: Record<string, string> = {};
     let ready = true;
     for (const [environment, database] of Object.entries(deps.databases)) {
-      try {
-        await database.readClient.execute("SELECT 1");
-        const pending = await migrationsPending(database);
-        checks[environment] = pending === 0 ? "ok" : `${pending} migrations not applied`;
-        ready &&= pending === 0;
-      } catch (error) {
-        checks[environment] = `database unreachable: ${
-          error instanceof Error ? error.message : error
-        }`;
-        ready = false;
-      }
+      const readiness = await databaseReadiness(database);
+      checks[environment] = readiness.check;
+      ready &&= readiness.ready;
     }
     return c.json({ status: ready ? "ready" : "not_ready", databases: checks }, ready ? 200 : 503);
   });

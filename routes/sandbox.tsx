@@ -3,9 +3,8 @@
  * The sandbox inbox (DESIGN 13): what the test environment "sent" by e-mail and SMS, newest
  * first, with links and codes, so a developer can act as the payee without a real mailbox.
  */
-import { desc } from "drizzle-orm";
 import { Hono } from "hono";
-import { notifications } from "../db/schema.ts";
+import { sandboxInbox } from "../lib/sandbox/service.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 
@@ -37,17 +36,16 @@ export function sandboxRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   const listInbox = async (): Promise<InboxMessage[]> => {
-    const rows = await deps.databases.test.read.select().from(notifications)
-      .orderBy(desc(notifications.createdAt), desc(notifications.id)).limit(INBOX_PAGE_SIZE);
-    return rows.map((row) => ({
-      id: row.id,
-      channel: row.channel,
-      to: row.recipient,
-      subject: row.subject,
-      body: row.body,
-      links: JSON.parse(row.links) as string[],
-      ...(row.code ? { code: row.code } : {}),
-      sent_at: new Date(row.sentAt ?? row.createdAt).toISOString(),
+    const messages = await sandboxInbox(deps.databases.test, INBOX_PAGE_SIZE);
+    return messages.map((message) => ({
+      id: message.id,
+      channel: message.channel,
+      to: message.recipient,
+      subject: message.subject,
+      body: message.body,
+      links: message.links,
+      ...(message.code ? { code: message.code } : {}),
+      sent_at: new Date(message.at).toISOString(),
     }));
   };
 

@@ -6,7 +6,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Database } from "../db/client.ts";
-import { advanceSandboxClock } from "../db/scheduler.ts";
+import { advanceCompanyClock } from "../lib/sandbox/service.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 import { jsonInteger, parseJsonBody } from "./validation.ts";
@@ -32,13 +32,10 @@ export function sandboxClockRoutes(
     }
     const body = await parseJsonBody(c, advanceBody);
     if (!body.ok) return body.response;
-    const advanced = await advanceSandboxClock(
-      database,
-      companyId,
-      body.value.seconds,
-      deps.clock.now(),
-      deps.jobHandlers.test,
-    );
+    const advanced = await advanceCompanyClock(database, companyId, body.value.seconds, {
+      realNow: deps.clock.now(),
+      handlers: deps.jobHandlers.test,
+    });
     return c.json({
       object: "sandbox_clock",
       now: new Date(advanced.now).toISOString(),

@@ -9,6 +9,7 @@ import {
 import type { AppEnv } from "../routes/context.ts";
 import { errorResponse } from "../routes/errors.ts";
 import { refusalOutcome, respondIdempotently } from "../routes/idempotency.ts";
+import { ok, refuse, type Result } from "../lib/platform/result.ts";
 import { type HttpFixture, openHttpFixture } from "./http_fixture.ts";
 import type { Context } from "hono";
 
@@ -85,28 +86,28 @@ async function withProbeApp(fn: (f: HttpFixture, rows: () => Promise<string[]>) 
       }
       const value = body.value;
       const principal = c.get("linePrincipal");
-      return await respondIdempotently(c, f.deps, {
-        database: principal.database,
-        companyId: principal.companyId,
-        scopeLine: principal.lineId,
-      }, async (tx) => {
-        const inserted = await tx.execute({
-          sql: "INSERT INTO probes (value) VALUES (?) RETURNING id",
-          args: [value],
-        });
-        if (value === "refuse") {
-          return refusalOutcome(c, {
-            status: 409,
-            code: "probe_refused",
-            message: "refused by rule",
+      return await respondIdempotently(
+        c,
+        f.deps,
+        {
+          database: principal.database,
+          companyId: principal.companyId,
+          scopeLine: principal.lineId,
+        },
+        async (tx): Promise<Result<number, "probe_refused">> => {
+          const inserted = await tx.execute({
+            sql: "INSERT INTO probes (value) VALUES (?) RETURNING id",
+            args: [value],
           });
-        }
-        return {
-          status: 201,
-          body: { id: Number(inserted.rows[0].id), value, at: crypto.randomUUID() },
-          commit: true,
-        };
-      });
+          // The insert above is undone: the refusal is answered and stored, the row is not.
+          if (value === "refuse") return tx.abort(refuse("probe_refused", "refused by rule"));
+          return ok(Number(inserted.rows[0].id));
+        },
+        (probe) =>
+          probe.ok
+            ? { status: 201, body: { id: probe.value, value, at: crypto.randomUUID() } }
+            : refusalOutcome(c, { status: 409, code: probe.code, message: probe.message }),
+      );
     });
     const rows = async () =>
       (await f.deps.databases.test.readClient.execute("SELECT value FROM probes ORDER BY id")).rows

@@ -1,7 +1,6 @@
 /** POST /api/authenticate: HTTP Basic `TIN:user_api_key` → a one-hour HS256 access token. */
 import { Hono } from "hono";
-import { findCompanyByTin, findKeyBySecret, isMember } from "../../lib/identity/store.ts";
-import { keyState } from "../../lib/identity/credentials.ts";
+import { authenticateUser } from "../../lib/identity/service.ts";
 import { issueAccessToken } from "../../lib/identity/tokens.ts";
 import { parseKey } from "../../lib/platform/keys.ts";
 import { hostRefusesEnvironment, resolveCompanyKey } from "../auth.ts";
@@ -54,23 +53,15 @@ export function authenticateRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     const database = deps.databases[environment];
     const now = deps.clock.now();
-    const [company, key] = await Promise.all([
-      findCompanyByTin(database.readClient, credentials.tin),
-      findKeyBySecret(database.readClient, credentials.userKey, "user"),
-    ]);
-    // One message for every mismatch, so the answer does not tell which half was wrong.
-    if (!company || !key || key.userId === null || keyState(key, now) !== "active") {
-      return refused("the TIN or the user API key is not valid");
-    }
-    if (!(await isMember(database.readClient, key.userId, company.id))) {
-      return refused("the TIN or the user API key is not valid");
-    }
-    const chosen = await resolveCompanyKey(deps, c, environment, key.userId);
+    const user = await authenticateUser(database, credentials, now);
+    if (!user.ok) return refused(user.message);
+    const { userId } = user.value;
+    const chosen = await resolveCompanyKey(deps, c, environment, userId);
     if (chosen instanceof Response) return chosen;
     const ttlSeconds = deps.config.limits.TOKEN_TTL_SECONDS;
     const accessToken = await issueAccessToken(
       deps.jwtSecret,
-      { userId: key.userId, companyId: chosen.companyId ?? company.id, environment },
+      { userId, companyId: chosen.companyId ?? user.value.companyId, environment },
       { now, ttlSeconds },
     );
     c.header("Cache-Control", "no-store");

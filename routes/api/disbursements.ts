@@ -6,22 +6,17 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import {
   type ApiDisbursement,
-  CUSTOM_DOCUMENT_TYPE,
-  findApiPayout,
-  findDocument,
-  insertParties,
-  loadApiDisbursement,
-} from "../../lib/disbursements/api_store.ts";
-import { applyMove, createDisbursement } from "../../lib/payouts/store.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
+  cancelApiPayee,
+  createApiDisbursement,
+  findApiDisbursement,
+} from "../../lib/disbursements/service.ts";
 import { requestFingerprint } from "../../lib/idempotency/rules.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import { surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas, contactIssues } from "./schemas.ts";
-import type { WriteTx } from "../../db/writer.ts";
-import { errorResponse, type ErrorSpec, type FieldIssue } from "../errors.ts";
+import { errorResponse, type FieldIssue, refusalError } from "../errors.ts";
 import { seedTimestamp } from "./format.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidFields, parseJsonBody } from "../validation.ts";
@@ -61,44 +56,6 @@ function disbursementRecord(d: ApiDisbursement) {
     payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
     created_at: seedTimestamp(d.createdAt),
   };
-}
-
-/**
- * Why the payees' custom documents cannot be given, or null: each must be one of the company's
- * type-4 documents, and a one-time document nobody has signed yet. Read inside the write unit.
- */
-async function customDocumentRefusal(
-  tx: WriteTx,
-  companyId: string,
-  payees: readonly { custom_document_uuids: readonly string[] }[],
-): Promise<ErrorSpec | null> {
-  for (const [i, payee] of payees.entries()) {
-    for (const [j, uuid] of payee.custom_document_uuids.entries()) {
-      const field = `payees.${i}.custom_document_uuids.${j}`;
-      const document = await findDocument(tx, companyId, uuid);
-      if (!document || document.docTypeId !== CUSTOM_DOCUMENT_TYPE) {
-        const message = document
-          ? `document ${uuid} is of doc_type_id ${document.docTypeId}; custom documents are type ${CUSTOM_DOCUMENT_TYPE}`
-          : `no document ${uuid}: upload it with POST /api/documents first`;
-        return {
-          status: 400,
-          code: "validation_error",
-          message,
-          issues: [{ field, location: "body", message }],
-        };
-      }
-      if (document.oneTimeUse && document.usedByPayoutId !== null) {
-        const message = `one-time document ${uuid} was already signed for another payee`;
-        return {
-          status: 409,
-          code: "document_already_used",
-          message,
-          issues: [{ field, location: "body", message }],
-        };
-      }
-    }
-  }
-  return null;
 }
 
 export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -149,71 +106,58 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
     if (issues.length > 0) return invalidFields(c, issues);
     const requested = await requestedLine(c, input.line);
     if (!requested.ok) return requested.response;
-    const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/disbursements", body.text);
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      // The natural key: the same disbursement_uuid with the same body is the same disbursement.
-      const existing = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);
-      if (existing) {
-        if (existing.requestFingerprint === fingerprint) {
-          return { status: 200, body: disbursementRecord(existing), commit: true };
+    const request = {
+      companyId: principal.companyId,
+      lineId: requested.line.id,
+      payorUserId: principal.userId,
+      fingerprint,
+      disbursementUuid: input.disbursement_uuid,
+      largeDisbursement: input.large_disbursement,
+      payouts: input.payees.map((p) => ({
+        payeeUuid: p.payee_uuid,
+        amountCents: p.amount,
+        allowedPaymentMethodIds: p.allowed_payment_method_ids,
+        permissionRequiredFrom: p.permission_required_from,
+        payee: {
+          payee_type_id: p.payee_type_id,
+          first_name: p.first_name,
+          last_name: p.last_name,
+          email: p.email,
+          phone: p.phone,
+          address_one: p.address_one,
+          address_two: p.address_two,
+          city: p.city,
+          state: p.state,
+          zip_code: p.zip_code,
+        },
+        deliveryOptions: p.delivery_options,
+        fieldValues: p.field_values,
+        paymentMethodSettings: p.payment_method_settings,
+        customDocumentUuids: p.custom_document_uuids,
+      })),
+      parties: input.authorization_parties,
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => createApiDisbursement(tx, principal.database, request, deps.clock.now()),
+      (created) => {
+        if (!created.ok) {
+          const duplicate = created.code === "duplicate_disbursement";
+          return refusalOutcome(
+            c,
+            refusalError(created, duplicate ? { issue: "already used" } : {}),
+          );
         }
-        return refusalOutcome(c, {
-          status: 409,
-          code: "duplicate_disbursement",
-          message:
-            `disbursement_uuid ${input.disbursement_uuid} already exists with a different request`,
-          issues: [{ field: "disbursement_uuid", location: "body", message: "already used" }],
-        });
-      }
-      const documentRefusal = await customDocumentRefusal(tx, principal.companyId, input.payees);
-      if (documentRefusal) return refusalOutcome(c, documentRefusal);
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const created = await createDisbursement(tx, {
-        companyId: principal.companyId,
-        lineId: line.id,
-        kind: "disbursement",
-        externalUuid: input.disbursement_uuid,
-        requestFingerprint: fingerprint,
-        largeDisbursement: input.large_disbursement,
-        payorUserId: principal.userId,
-        payouts: input.payees.map((p) => ({
-          payeeUuid: p.payee_uuid,
-          amountCents: p.amount,
-          allowedPaymentMethodIds: p.allowed_payment_method_ids,
-          permissionRequiredFrom: p.permission_required_from,
-          payee: {
-            payee_type_id: p.payee_type_id,
-            first_name: p.first_name,
-            last_name: p.last_name,
-            email: p.email,
-            phone: p.phone,
-            address_one: p.address_one,
-            address_two: p.address_two,
-            city: p.city,
-            state: p.state,
-            zip_code: p.zip_code,
-          },
-          deliveryOptions: p.delivery_options,
-          fieldValues: p.field_values,
-          paymentMethodSettings: p.payment_method_settings,
-          customDocumentUuids: p.custom_document_uuids,
-        })),
-      }, now);
-      if (!created.ok) {
-        return refusalOutcome(c, {
-          status: created.code === "insufficient_funds" ? 409 : 400,
-          code: created.code,
-          message: created.message,
-          issues: created.field
-            ? [{ field: created.field, location: "body", message: created.message }]
-            : undefined,
-        });
-      }
-      await insertParties(tx, created.value.disbursementId, input.authorization_parties);
-      const record = await loadApiDisbursement(tx, principal.companyId, input.disbursement_uuid);
-      return { status: 201, body: disbursementRecord(record!), commit: true };
-    });
+        const { disbursement } = created.value;
+        return {
+          status: created.value.created ? 201 : 200,
+          body: disbursementRecord(disbursement),
+        };
+      },
+    );
   });
 
   const notFound = (what: string) => ({
@@ -224,24 +168,16 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/:disbursement_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
-    const found = await loadApiDisbursement(
-      principal.database.readClient,
-      principal.companyId,
-      c.req.param("disbursement_uuid"),
-    );
-    if (!found) {
-      return errorResponse(
-        c,
-        notFound(`disbursement ${JSON.stringify(c.req.param("disbursement_uuid"))}`),
-      );
-    }
+    const uuid = c.req.param("disbursement_uuid");
+    const found = await findApiDisbursement(principal.database, principal.companyId, uuid);
+    if (!found) return errorResponse(c, notFound(`disbursement ${JSON.stringify(uuid)}`));
     return c.json(disbursementRecord(found));
   });
 
   app.get("/:disbursement_uuid/payees/:payee_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
-    const found = await loadApiDisbursement(
-      principal.database.readClient,
+    const found = await findApiDisbursement(
+      principal.database,
       principal.companyId,
       c.req.param("disbursement_uuid"),
       c.req.param("payee_uuid"),
@@ -258,41 +194,21 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/:disbursement_uuid/payees/:payee_uuid/cancel", async (c) => {
     const principal = c.get("apiPrincipal");
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const payout = await findApiPayout(
-        tx,
-        principal.companyId,
-        c.req.param("disbursement_uuid"),
-        c.req.param("payee_uuid"),
-      );
-      if (!payout) {
-        return refusalOutcome(
-          c,
-          notFound(`payee ${JSON.stringify(c.req.param("payee_uuid"))} in this disbursement`),
-        );
-      }
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const canceled = await applyMove(tx, payout.id, { kind: "cancel" }, now, {
-        detail: "canceled by the company",
-      });
-      if (!canceled.ok) {
-        return refusalOutcome(c, {
-          status: 409,
-          code: "not_cancelable",
-          message: `payee ${c.req.param("payee_uuid")} is ${
-            surfaceAStatus[payout.status].name
-          }: a payee can be canceled only before a payment method is selected, or after a failure`,
-        });
-      }
-      const after = await loadApiDisbursement(
-        tx,
-        principal.companyId,
-        c.req.param("disbursement_uuid"),
-        c.req.param("payee_uuid"),
-      );
-      const updated = after!.payouts[0];
-      return { status: 200, body: payeeRecord(updated.fields, updated.status), commit: true };
-    });
+    const ref = {
+      companyId: principal.companyId,
+      disbursementUuid: c.req.param("disbursement_uuid"),
+      payeeUuid: c.req.param("payee_uuid"),
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => cancelApiPayee(tx, principal.database, ref, deps.clock.now()),
+      (canceled) =>
+        canceled.ok
+          ? { status: 200, body: payeeRecord(canceled.value.fields, canceled.value.status) }
+          : refusalOutcome(c, refusalError(canceled)),
+    );
   });
   return app;
 }

@@ -5,16 +5,16 @@
  */
 import { Hono } from "hono";
 import {
-  CUSTOM_DOCUMENT_TYPE,
-  findDocument,
-  insertDocument,
-  readDocumentContent,
-} from "../../lib/disbursements/api_store.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
+  companyDocumentContent,
+  findCompanyDocument,
+  oneTimeUseProblem,
+  pdfProblem,
+  uploadDocument,
+} from "../../lib/documents/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidInput, parseJsonBody } from "../validation.ts";
 import { seedTimestamp } from "./format.ts";
@@ -26,7 +26,6 @@ export const documentTypes: Readonly<Record<number, string>> = {
   3: "Authorization Party Approval",
   4: "Custom",
 };
-const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // "%PDF-"
 
 const documentNotFound = (id: string) => ({
   status: 404 as const,
@@ -44,14 +43,8 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await parseJsonBody(c, uploadBody);
     if (!body.ok) return body.response;
     const input = body.value;
-    if (input.one_time_use && input.doc_type_id !== CUSTOM_DOCUMENT_TYPE) {
-      return invalidInput(
-        c,
-        "one_time_use",
-        "body",
-        "one_time_use applies to custom documents (doc_type_id 4) only",
-      );
-    }
+    const oneTime = oneTimeUseProblem(input.doc_type_id, input.one_time_use);
+    if (oneTime) return invalidInput(c, "one_time_use", "body", oneTime);
     let content: Uint8Array;
     try {
       content = Uint8Array.fromBase64(input.pdf_base64);
@@ -68,44 +61,35 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
         issues: [{ field: "pdf_base64", location: "body", message }],
       });
     }
-    if (!PDF_MAGIC.every((byte, i) => content[i] === byte)) {
-      return invalidInput(
-        c,
-        "pdf_base64",
-        "body",
-        "pdf_base64 is not a PDF (it must start with %PDF-)",
-      );
-    }
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const id = await insertDocument(tx, {
-        companyId: principal.companyId,
-        name: input.name,
-        docTypeId: input.doc_type_id,
-        isSignRequired: input.is_sign_required,
-        oneTimeUse: input.one_time_use,
-        content,
-      }, now);
-      if (!id) {
-        return refusalOutcome(c, {
-          status: 409,
-          code: "duplicate_document_name",
-          message: `the company already has a document named ${JSON.stringify(input.name)}`,
-          issues: [{
-            field: "name",
-            location: "body",
-            message: "already used by another document",
-          }],
-        });
-      }
-      return { status: 201, body: { document_uuid: id }, commit: true };
-    });
+    const notPdf = pdfProblem(content);
+    if (notPdf) return invalidInput(c, "pdf_base64", "body", notPdf);
+    const document = {
+      companyId: principal.companyId,
+      name: input.name,
+      docTypeId: input.doc_type_id,
+      isSignRequired: input.is_sign_required,
+      oneTimeUse: input.one_time_use,
+      content,
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => uploadDocument(tx, principal.database, document, deps.clock.now()),
+      (uploaded) =>
+        uploaded.ok
+          ? { status: 201, body: { document_uuid: uploaded.value.documentId } }
+          : refusalOutcome(
+            c,
+            refusalError(uploaded, { issue: "already used by another document" }),
+          ),
+    );
   });
 
   app.get("/:document_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
-    const document = await findDocument(
-      principal.database.readClient,
+    const document = await findCompanyDocument(
+      principal.database,
       principal.companyId,
       c.req.param("document_uuid"),
     );
@@ -125,8 +109,8 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/:document_uuid/content", async (c) => {
     const principal = c.get("apiPrincipal");
-    const content = await readDocumentContent(
-      principal.database.readClient,
+    const content = await companyDocumentContent(
+      principal.database,
       principal.companyId,
       c.req.param("document_uuid"),
     );

@@ -3,15 +3,15 @@
  * GET /api/balance. Amounts are dollars read from the JSON text; Idempotency-Key applies.
  */
 import { Hono } from "hono";
-import { addFunds, type FundingRecord } from "../../lib/funding/store.ts";
-import { readLineBalances } from "../../lib/ledger/store.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { type FundingRecord, fundLine } from "../../lib/funding/service.ts";
+import { lineBalances } from "../../lib/ledger/service.ts";
 import { requestFingerprint } from "../../lib/idempotency/rules.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
+import { refusalError } from "../errors.ts";
 import { parseJsonBody } from "../validation.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -42,37 +42,29 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!requested.ok) return requested.response;
     const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/funds", body.text);
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const added = await addFunds(
-        tx,
-        {
-          companyId: principal.companyId,
-          lineId: line.id,
-          fundingUuid: input.funding_uuid ?? null,
-          paymentMethod: input.payment_method,
-          amountCents: input.amount,
-          description: input.description,
-          largeDisbursement: input.large_disbursement,
-          requestFingerprint: fingerprint,
-        },
-        principal.environment,
-        now,
-      );
-      if (!added.ok) {
-        return refusalOutcome(c, {
-          status: 409,
-          code: added.code,
-          message: added.message,
-          issues: [{ field: "funding_uuid", location: "body", message: added.message }],
-        });
-      }
-      return {
-        status: added.value.replayed ? 200 : 201,
-        body: fundingView(added.value.funding, line.code),
-        commit: true,
-      };
-    });
+    const funding = {
+      companyId: principal.companyId,
+      lineId: line.id,
+      fundingUuid: input.funding_uuid ?? null,
+      paymentMethod: input.payment_method,
+      amountCents: input.amount,
+      description: input.description,
+      largeDisbursement: input.large_disbursement,
+      requestFingerprint: fingerprint,
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => fundLine(tx, principal.database, funding, deps.clock.now()),
+      (added) =>
+        added.ok
+          ? {
+            status: added.value.replayed ? 200 : 201,
+            body: fundingView(added.value.funding, line.code),
+          }
+          : refusalOutcome(c, refusalError(added)),
+    );
   });
 
   app.get("/balance", async (c) => {
@@ -80,7 +72,7 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
     const requested = await requestedLine(c, c.req.query("line"), "query");
     if (!requested.ok) return requested.response;
     const line = requested.line;
-    const balances = await readLineBalances(principal.database.readClient, line.id);
+    const balances = await lineBalances(principal.database, line.id);
     return c.json({
       line: line.code,
       available: centsToDollars(balances.available),

@@ -5,106 +5,68 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import {
-  findApiPayout,
-  listSignedDocuments,
-  loadPayoutTransaction,
-} from "../../lib/disbursements/api_store.ts";
-import type { SqlExecutor } from "../../lib/ledger/store.ts";
-import { claimResend, notifyPayee } from "../../lib/notify/store.ts";
+  payeeSignedDocuments,
+  payeeTransaction,
+  resendPayeeNotification,
+} from "../../lib/disbursements/service.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import type { DocumentLinkSigner } from "../../lib/documents/links.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
-import {
-  modalityOf,
-  type PayoutStatus,
-  resendableStatuses,
-  surfaceAStatus,
-} from "../../lib/payouts/states.ts";
+import { modalityOf, type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget } from "./request.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { seedTimestamp } from "./format.ts";
 
-const payeeNotFound = (c: Context<AppEnv>) => ({
-  status: 404 as const,
-  code: "not_found",
-  message: `no payee ${JSON.stringify(c.req.param("payee_uuid"))} in disbursement ${
-    JSON.stringify(c.req.param("disbursement_uuid"))
-  } for this company`,
+/** The payee a request names by the company's uuids. */
+const payeeRef = (c: Context<AppEnv>) => ({
+  companyId: c.get("apiPrincipal").companyId,
+  disbursementUuid: c.req.param("disbursement_uuid")!,
+  payeeUuid: c.req.param("payee_uuid")!,
 });
 
 export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const find = (
-    c: Context<AppEnv>,
-    executor: SqlExecutor = c.get("apiPrincipal").database.readClient,
-  ) =>
-    findApiPayout(
-      executor,
-      c.get("apiPrincipal").companyId,
-      c.req.param("disbursement_uuid")!,
-      c.req.param("payee_uuid")!,
-    );
 
   app.post("/:disbursement_uuid/payees/:payee_uuid/resend-notification", async (c) => {
     const principal = c.get("apiPrincipal");
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const payout = await find(c, tx);
-      if (!payout) return refusalOutcome(c, payeeNotFound(c));
-      if (!resendableStatuses.has(payout.status)) {
-        return refusalOutcome(c, {
-          status: 409,
-          code: "not_resendable",
-          message: `payee ${c.req.param("payee_uuid")} is ${
-            surfaceAStatus[payout.status].name
-          }: there is no notification to resend`,
-        });
-      }
-      const resendsPerHourMax = deps.config.limits.RESEND_PER_HOUR_MAX;
-      const allowance = await claimResend(tx, payout.id, {
-        realNow: deps.clock.now(),
-        resendsPerHourMax,
-      });
-      if (!allowance.ok) {
+    const ref = payeeRef(c);
+    const { notifications } = payoutRuntime(
+      principal.environment,
+      runtimeSettingsOf(deps.config),
+    );
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => resendPayeeNotification(tx, principal.database, notifications, ref, deps.clock.now()),
+      (resent) => {
+        if (resent.ok) {
+          return {
+            status: 202,
+            body: {
+              disbursement_uuid: ref.disbursementUuid,
+              payee_uuid: ref.payeeUuid,
+              channels: resent.value.channels,
+              sent_at: seedTimestamp(resent.value.sentAt),
+            },
+          };
+        }
+        if (resent.code !== "rate_limited") return refusalOutcome(c, refusalError(resent));
+        const retryAfter = String(resent.details?.retry_after_seconds);
         return {
-          ...refusalOutcome(c, {
-            status: 429,
-            code: "rate_limited",
-            message:
-              `at most ${resendsPerHourMax} notifications per payee per hour; retry in ${allowance.retryAfterSeconds} s`,
-            headers: { "Retry-After": String(allowance.retryAfterSeconds) },
-          }),
+          ...refusalOutcome(c, refusalError(resent, { headers: { "Retry-After": retryAfter } })),
           retryable: true,
         };
-      }
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const { notifications } = payoutRuntime(
-        principal.environment,
-        runtimeSettingsOf(deps.config),
-      );
-      const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);
-      return {
-        status: 202,
-        body: {
-          disbursement_uuid: c.req.param("disbursement_uuid"),
-          payee_uuid: c.req.param("payee_uuid"),
-          channels: notice.channels,
-          sent_at: seedTimestamp(now),
-        },
-        commit: true,
-      };
-    });
+      },
+    );
   });
 
   app.get("/:disbursement_uuid/payees/:payee_uuid/transaction", async (c) => {
-    const payout = await find(c);
-    if (!payout) return errorResponse(c, payeeNotFound(c));
-    const { payout: row, history } = await loadPayoutTransaction(
-      c.get("apiPrincipal").database.readClient,
-      payout.id,
-    );
+    const found = await payeeTransaction(c.get("apiPrincipal").database, payeeRef(c));
+    if (!found.ok) return errorResponse(c, refusalError(found));
+    const { payout: row, history } = found.value;
     const cents = (column: string) => Number(row[column]);
     const method = row.payment_method_id === null
       ? null
@@ -153,12 +115,11 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
 
   app.get("/:disbursement_uuid/payees/:payee_uuid/signed-documents", async (c) => {
     const principal = c.get("apiPrincipal");
-    const payout = await find(c);
-    if (!payout) return errorResponse(c, payeeNotFound(c));
-    const signed = await listSignedDocuments(principal.database.readClient, payout.id);
+    const signed = await payeeSignedDocuments(principal.database, payeeRef(c));
+    if (!signed.ok) return errorResponse(c, refusalError(signed));
     const now = deps.clock.now();
     return c.json(
-      await Promise.all(signed.map(async (document) => ({
+      await Promise.all(signed.value.map(async (document) => ({
         DocumentName: document.name,
         SignedBy: document.signedBy,
         SignedOn: seedTimestamp(document.signedAt),

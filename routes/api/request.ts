@@ -1,6 +1,6 @@
 /** What Surface A handlers take from every request: the company's idempotency target and the line it names. */
 import type { Context } from "hono";
-import { type LineRef, resolveLine } from "../../lib/identity/line_store.ts";
+import { companyLine, type LineRef } from "../../lib/identity/service.ts";
 import type { AppEnv } from "../context.ts";
 import type { FieldLocation } from "../errors.ts";
 import type { IdempotentTarget } from "../idempotency.ts";
@@ -19,7 +19,7 @@ export async function requestedLine(
   location: FieldLocation = "body",
 ): Promise<{ ok: true; line: LineRef } | { ok: false; response: Response }> {
   const principal = c.get("apiPrincipal");
-  const line = await resolveLine(principal.database.readClient, principal.companyId, code ?? null);
+  const line = await companyLine(principal.database, principal.companyId, code ?? null);
   if (line) return { ok: true, line };
   const message = `the company has no line ${JSON.stringify(code ?? null)}`;
   return { ok: false, response: invalidInput(c, "line", location, message) };

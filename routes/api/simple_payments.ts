@@ -4,15 +4,17 @@
  * body replays, another body with it is a 409. Events carry PaymentType SIMPLE_PAYMENT.
  */
 import { Hono } from "hono";
-import { loadSimplePayment, type SimplePaymentRow } from "../../lib/disbursements/api_store.ts";
-import { createDisbursement } from "../../lib/payouts/store.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import {
+  createSimplePayment,
+  findSimplePayment,
+  type SimplePaymentRow,
+} from "../../lib/disbursements/service.ts";
 import { requestFingerprint } from "../../lib/idempotency/rules.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import { type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { companyTarget, requestedLine } from "./request.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidFields, parseJsonBody } from "../validation.ts";
 import { seedTimestamp } from "./format.ts";
@@ -62,80 +64,66 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
     if (issues.length > 0) return invalidFields(c, issues);
     const requested = await requestedLine(c, input.line);
     if (!requested.ok) return requested.response;
-    const line = requested.line;
     const fingerprint = await requestFingerprint("POST", "/api/simple-payments", body.text);
-    return await respondIdempotently(c, deps, companyTarget(c), async (tx) => {
-      const uuid = input.simple_payment_uuid;
-      const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-      const existing = await loadSimplePayment(tx, principal.companyId, uuid);
-      if (existing) {
-        if (existing.requestFingerprint === fingerprint) {
-          return { status: 200, body: simplePaymentRecord(uuid, existing, now), commit: true };
+    const uuid = input.simple_payment_uuid;
+    const request = {
+      companyId: principal.companyId,
+      lineId: requested.line.id,
+      payorUserId: principal.userId,
+      fingerprint,
+      simplePaymentUuid: uuid,
+      memo: input.memo,
+      payout: {
+        amountCents: input.amount,
+        allowedPaymentMethodIds: input.allowed_payment_method_ids,
+        payee: {
+          first_name: input.first_name,
+          last_name: input.last_name,
+          email: input.email,
+          phone: input.phone,
+        },
+        deliveryOptions: input.delivery_options,
+      },
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      companyTarget(c),
+      (tx) => createSimplePayment(tx, principal.database, request, deps.clock.now()),
+      (created) => {
+        if (!created.ok) {
+          const duplicate = created.code === "duplicate_simple_payment";
+          return refusalOutcome(
+            c,
+            refusalError(created, duplicate ? { issue: "already used" } : {}),
+          );
         }
-        return refusalOutcome(c, {
-          status: 409,
-          code: "duplicate_simple_payment",
-          message: `simple_payment_uuid ${uuid} already exists with a different request`,
-          issues: [{ field: "simple_payment_uuid", location: "body", message: "already used" }],
-        });
-      }
-      const created = await createDisbursement(tx, {
-        companyId: principal.companyId,
-        lineId: line.id,
-        kind: "simple_payment",
-        externalUuid: uuid,
-        requestFingerprint: fingerprint,
-        largeDisbursement: false,
-        payorUserId: principal.userId,
-        memo: input.memo,
-        payouts: [{
-          payeeUuid: uuid,
-          amountCents: input.amount,
-          allowedPaymentMethodIds: input.allowed_payment_method_ids,
-          payee: {
-            first_name: input.first_name,
-            last_name: input.last_name,
-            email: input.email,
-            phone: input.phone,
-          },
-          deliveryOptions: input.delivery_options,
-        }],
-      }, now);
-      if (!created.ok) {
-        return refusalOutcome(c, {
-          status: created.code === "insufficient_funds" ? 409 : 400,
-          code: created.code,
-          message: created.message,
-          issues: [{
-            field: "amount",
-            location: "body",
-            message: created.message,
-          }],
-        });
-      }
-      const record = await loadSimplePayment(tx, principal.companyId, uuid);
-      return { status: 201, body: simplePaymentRecord(uuid, record!, now), commit: true };
-    });
+        const { payment, now } = created.value;
+        return {
+          status: created.value.created ? 201 : 200,
+          body: simplePaymentRecord(uuid, payment, now),
+        };
+      },
+    );
   });
 
   app.get("/:simple_payment_uuid", async (c) => {
     const principal = c.get("apiPrincipal");
-    const found = await loadSimplePayment(
-      principal.database.readClient,
+    const uuid = c.req.param("simple_payment_uuid");
+    const found = await findSimplePayment(
+      principal.database,
       principal.companyId,
-      c.req.param("simple_payment_uuid"),
+      uuid,
+      deps.clock.now(),
     );
     if (!found) {
       return errorResponse(c, {
         status: 404,
         code: "not_found",
-        message: `no simple payment ${
-          JSON.stringify(c.req.param("simple_payment_uuid"))
-        } for this company`,
+        message: `no simple payment ${JSON.stringify(uuid)} for this company`,
       });
     }
-    const now = await domainNow(principal.database, principal.companyId, deps.clock.now());
-    return c.json(simplePaymentRecord(c.req.param("simple_payment_uuid"), found, now));
+    return c.json(simplePaymentRecord(uuid, found.payment, found.now));
   });
   return app;
 }

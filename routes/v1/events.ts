@@ -2,14 +2,14 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import {
-  findLineEvent,
-  listLineEvents,
-  queueDeliveries,
+  lineEvent,
+  lineEvents,
+  replayLineEvent,
   type StoredEvent,
-} from "../../lib/webhooks/event_store.ts";
+} from "../../lib/webhooks/service.ts";
 import { latestV1Signatures, v1EventView } from "../../lib/webhooks/event_view.ts";
 import type { AppDeps, AppEnv, LinePrincipal } from "../context.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidInput, parseQuery } from "../validation.ts";
 import { v1Schemas } from "./schemas.ts";
@@ -38,7 +38,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     const principal = c.get("linePrincipal");
     const parsed = parseQuery(c, query);
     if (!parsed.ok) return parsed.response;
-    const page = await listLineEvents(principal.database.readClient, principal, {
+    const page = await lineEvents(principal.database, principal, {
       limit: parsed.value.limit,
       startingAfter: parsed.value.starting_after ?? null,
       type: parsed.value.type ?? null,
@@ -61,45 +61,27 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
       companyId: principal.companyId,
       scopeLine: principal.lineId,
     };
-    return await respondIdempotently(c, deps, target, async (tx) => {
-      const event = await findLineEvent(tx, principal, id);
-      if (!event) {
-        return refusalOutcome(c, {
-          status: 404,
-          code: "not_found",
-          message: `no event ${JSON.stringify(id)} for this key`,
-        });
-      }
-      const deliveries = await queueDeliveries(
-        tx,
-        {
-          id: event.id,
-          companyId: principal.companyId,
-          lineId: principal.lineId,
-          eventTypeId: event.eventTypeId,
-        },
-        { manual: true, surfaces: "v1" },
-        deps.clock.now(),
-      );
-      return {
-        status: 202,
-        commit: true,
-        body: { object: "event_replay", event_id: id, deliveries },
-      };
-    });
+    return await respondIdempotently(
+      c,
+      deps,
+      target,
+      (tx) => replayLineEvent(tx, principal, id, deps.clock.now()),
+      (replayed) =>
+        replayed.ok
+          ? {
+            status: 202,
+            body: { object: "event_replay", event_id: id, deliveries: replayed.value.deliveries },
+          }
+          : refusalOutcome(c, refusalError(replayed)),
+    );
   });
 
   app.get("/:id", async (c) => {
     const principal = c.get("linePrincipal");
-    const event = await findLineEvent(principal.database.readClient, principal, c.req.param("id"));
-    if (!event) {
-      return errorResponse(c, {
-        status: 404,
-        code: "not_found",
-        message: `no event ${JSON.stringify(c.req.param("id"))} for this key`,
-      });
-    }
-    return c.json((await eventViews(principal, [event]))[0]);
+    const event = await lineEvent(principal.database, principal, c.req.param("id"));
+    if (!event.ok) return errorResponse(c, refusalError(event));
+    const [view] = await eventViews(principal, [event.value]);
+    return c.json(view);
   });
   return app;
 }

@@ -1,7 +1,6 @@
 /** GET /v1/ledgers/{line}/balance and /tieouts/{date}: the key's own line only. */
 import { Hono } from "hono";
-import { lineTieOut } from "../../lib/ledger/reports.ts";
-import { readLineBalances } from "../../lib/ledger/store.ts";
+import { lineBalances, lineTieOutOn } from "../../lib/ledger/service.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
@@ -24,7 +23,7 @@ export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/:line/tieouts/:date", async (c) => {
     const principal = c.get("linePrincipal");
     const date = c.req.param("date");
-    const tieOut = await lineTieOut(principal.database.readClient, principal.lineId, date);
+    const tieOut = await lineTieOutOn(principal.database, principal.lineId, date);
     if (!tieOut) {
       return invalidInput(
         c,
@@ -51,7 +50,7 @@ export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/:line/balance", async (c) => {
     const principal = c.get("linePrincipal");
-    const balances = await readLineBalances(principal.database.readClient, principal.lineId);
+    const balances = await lineBalances(principal.database, principal.lineId);
     return c.json({
       object: "balance",
       line: principal.lineCode,

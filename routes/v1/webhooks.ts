@@ -7,24 +7,23 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import {
-  createEndpoint,
-  deleteEndpoint,
+  deleteEndpointOf,
+  deliveriesOf,
+  endpointOf,
   type EndpointRecord,
-  findEndpoint,
-  listDeliveries,
-  listEndpoints,
-  rotateEndpointSecret,
-} from "../../lib/webhooks/store.ts";
-import { newWebhookSecret } from "../../lib/platform/crypto.ts";
+  endpointsOf,
+  judgeEndpointUrl,
+  registerEndpoint,
+  rotateSigningSecret,
+} from "../../lib/webhooks/service.ts";
 import { eventCatalogue } from "../../lib/payouts/states.ts";
-import { checkEndpointUrl } from "../../lib/webhooks/endpoint_url.ts";
 import type { Context } from "hono";
 import type { Database } from "../../db/client.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { parseJsonBody, requiredObject } from "../validation.ts";
+import { cleanText, freeText, parseJsonBody, requiredObject } from "../validation.ts";
 
 /** The Surface B event types a /v1 endpoint may subscribe to. */
 export const v1EventTypes = Object.values(eventCatalogue).flatMap((e) => (e.type ? [e.type] : []));
@@ -71,6 +70,7 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
     url: v.pipe(
       v.string("url must be a string"),
       v.maxLength(2048, "url is at most 2048 characters"),
+      cleanText("url"),
     ),
     events: v.optional(
       v.pipe(
@@ -82,22 +82,8 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       ),
       [],
     ),
-    description: v.optional(
-      v.nullable(
-        v.pipe(
-          v.string(),
-          v.maxLength(lengthMax, `description is at most ${lengthMax} characters`),
-        ),
-      ),
-      null,
-    ),
+    description: v.optional(v.nullable(freeText("description", lengthMax)), null),
   });
-  const notFound = (id: string) => ({
-    status: 404 as const,
-    code: "not_found",
-    message: `no webhook endpoint ${JSON.stringify(id)} for this key`,
-  });
-
   app.post("/", async (c) => {
     const principal = surface.owner(c);
     const body = await parseJsonBody(c, registration);
@@ -107,34 +93,33 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       companyId: principal.companyId,
       scopeLine: principal.lineId ?? "",
     };
-    return await respondIdempotently(c, deps, target, async (tx) => {
-      const url = checkEndpointUrl(body.value.url, principal.environment);
-      if (!url.ok) {
-        return refusalOutcome(c, {
-          status: 400,
-          code: "url_not_allowed",
-          message: url.message,
-          issues: [{ field: "url", location: "body", message: url.message }],
-        });
-      }
-      const secret = newWebhookSecret();
-      const endpoint = await createEndpoint(tx, {
-        companyId: principal.companyId,
-        lineId: principal.lineId,
-      }, {
-        surface: surface.surface,
-        url: url.value.href,
-        events: body.value.events,
-        description: body.value.description,
-        sealedSecret: await deps.secretBox.sealText(secret),
-      }, deps.clock.now());
-      return {
-        status: 201,
-        commit: true,
-        sensitive: true,
-        body: { ...endpointView(endpoint, principal, eventNames), secret },
-      };
-    });
+    const endpoint = {
+      surface: surface.surface,
+      url: await judgeEndpointUrl(body.value.url, principal.environment),
+      events: body.value.events,
+      description: body.value.description,
+    };
+    return await respondIdempotently(
+      c,
+      deps,
+      target,
+      (tx) =>
+        registerEndpoint(tx, principal, endpoint, {
+          secretBox: deps.secretBox,
+          now: deps.clock.now(),
+        }),
+      (registered) =>
+        registered.ok
+          ? {
+            status: 201,
+            sensitive: true,
+            body: {
+              ...endpointView(registered.value.endpoint, principal, eventNames),
+              secret: registered.value.secret,
+            },
+          }
+          : refusalOutcome(c, refusalError(registered)),
+    );
   });
 
   app.post("/:id/rotate-secret", async (c) => {
@@ -145,31 +130,36 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       companyId: principal.companyId,
       scopeLine: principal.lineId ?? "",
     };
-    return await respondIdempotently(c, deps, target, async (tx) => {
-      const secret = newWebhookSecret();
-      const previousExpiresAt = deps.clock.now() + deps.config.limits.KEY_GRACE_SECONDS * 1000;
-      const rotated = await rotateEndpointSecret(tx, principal, id, {
-        sealedNew: await deps.secretBox.sealText(secret),
-        previousExpiresAt,
-      });
-      if (!rotated) return refusalOutcome(c, notFound(id));
-      return {
-        status: 200,
-        commit: true,
-        sensitive: true,
-        body: {
-          id,
-          object: "webhook_endpoint_secret",
-          secret,
-          previous_secret_expires_at: new Date(previousExpiresAt).toISOString(),
-        },
-      };
-    });
+    return await respondIdempotently(
+      c,
+      deps,
+      target,
+      (tx) =>
+        rotateSigningSecret(tx, principal, id, {
+          secretBox: deps.secretBox,
+          graceMs: deps.config.limits.KEY_GRACE_SECONDS * 1000,
+          now: deps.clock.now(),
+        }),
+      (rotated) =>
+        rotated.ok
+          ? {
+            status: 200,
+            sensitive: true,
+            body: {
+              id,
+              object: "webhook_endpoint_secret",
+              secret: rotated.value.secret,
+              previous_secret_expires_at: new Date(rotated.value.previousExpiresAt)
+                .toISOString(),
+            },
+          }
+          : refusalOutcome(c, refusalError(rotated)),
+    );
   });
 
   app.get("/", async (c) => {
     const principal = surface.owner(c);
-    const endpoints = await listEndpoints(principal.database.readClient, principal);
+    const endpoints = await endpointsOf(principal.database, principal);
     return c.json({
       object: "list",
       data: endpoints.map((endpoint) => endpointView(endpoint, principal, eventNames)),
@@ -179,42 +169,32 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
 
   app.get("/:id", async (c) => {
     const principal = surface.owner(c);
-    const endpoint = await findEndpoint(
-      principal.database.readClient,
-      principal,
-      c.req.param("id"),
-    );
-    if (!endpoint) return errorResponse(c, notFound(c.req.param("id")));
-    return c.json(endpointView(endpoint, principal, eventNames));
+    const endpoint = await endpointOf(principal.database, principal, c.req.param("id"));
+    if (!endpoint.ok) return errorResponse(c, refusalError(endpoint));
+    return c.json(endpointView(endpoint.value, principal, eventNames));
   });
 
   app.delete("/:id", async (c) => {
     const principal = surface.owner(c);
     const id = c.req.param("id");
-    const deleted = await principal.database.writer.write((tx) =>
-      deleteEndpoint(tx, principal, id, deps.clock.now())
-    );
-    if (!deleted) return errorResponse(c, notFound(id));
+    const deleted = await deleteEndpointOf(principal.database, principal, id, deps.clock.now());
+    if (!deleted.ok) return errorResponse(c, refusalError(deleted));
     return c.json({ id, object: "webhook_endpoint", deleted: true });
   });
 
   app.get("/:id/deliveries", async (c) => {
     const principal = surface.owner(c);
-    const endpoint = await findEndpoint(
-      principal.database.readClient,
+    const deliveries = await deliveriesOf(
+      principal.database,
       principal,
       c.req.param("id"),
-    );
-    if (!endpoint) return errorResponse(c, notFound(c.req.param("id")));
-    const deliveries = await listDeliveries(
-      principal.database.readClient,
-      endpoint.id,
       DELIVERIES_PAGE_MAX,
     );
+    if (!deliveries.ok) return errorResponse(c, refusalError(deliveries));
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return c.json({
       object: "list",
-      data: deliveries.map((d) => ({
+      data: deliveries.value.map((d) => ({
         id: d.id,
         object: "webhook_delivery",
         event_id: d.eventId,

@@ -1,0 +1,509 @@
+/**
+ * Disbursement use cases of both surfaces: Surface A disbursements, their payees and Simple
+ * Payments (DESIGN 6), and /v1 payees and disbursements (DESIGN 7). Each write is one use case run
+ * in the caller's write unit (the idempotency service opens it); a use case that refuses aborts,
+ * so nothing it wrote before the refusal is kept. Reads of committed data are the query functions
+ * at the end of each section.
+ */
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import type { NotificationSettings } from "../notify/store.ts";
+import { claimResend, notifyPayee } from "../notify/store.ts";
+import { applyMove, createDisbursement, type NewPayout } from "../payouts/store.ts";
+import {
+  modalityOf,
+  resendableStatuses,
+  surfaceAStatus,
+  surfaceBStatus,
+} from "../payouts/states.ts";
+import { domainNow } from "../sandbox/clock_store.ts";
+import {
+  type ApiDisbursement,
+  type ApiPayoutRow,
+  CUSTOM_DOCUMENT_TYPE,
+  findApiPayout,
+  findDocument,
+  insertParties,
+  listSignedDocuments,
+  loadApiDisbursement,
+  loadPayoutTransaction,
+  loadSimplePayment,
+  type PartyInput,
+  type PayoutTransaction,
+  type SignedDocumentRow,
+  type SimplePaymentRow,
+} from "./api_store.ts";
+import {
+  findPayee,
+  listV1Disbursements,
+  loadV1Disbursement,
+  type PayeeFields,
+  type PayeeRecord,
+  readV1Disbursement,
+  upsertPayee,
+  type V1Disbursement,
+} from "./v1_store.ts";
+import { loadApiPayoutAsV1 } from "./v1_api_payout.ts";
+
+export type {
+  ApiDisbursement,
+  ApiPayoutRow,
+  PayeeRecord,
+  PayoutTransaction,
+  SignedDocumentRow,
+  SimplePaymentRow,
+  V1Disbursement,
+};
+
+type CreateRefusal = "insufficient_funds" | "amount_below_payee_fee";
+
+// --- Surface A disbursements -------------------------------------------------------------------
+
+export interface ApiDisbursementRequest {
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly payorUserId: string;
+  /** The request's fingerprint: the natural key replays only the same request. */
+  readonly fingerprint: string;
+  readonly disbursementUuid: string;
+  readonly largeDisbursement: boolean;
+  readonly payouts: readonly NewPayout[];
+  readonly parties: readonly PartyInput[];
+}
+
+/**
+ * Creates a Surface A disbursement. The natural key: the same disbursement_uuid with the same
+ * request is the same disbursement (answered again, `created` false); with another request it is
+ * refused. Each payee's custom documents must be the company's custom documents, and a one-time
+ * one nobody has signed yet.
+ */
+export async function createApiDisbursement(
+  tx: WriteTx,
+  database: Database,
+  request: ApiDisbursementRequest,
+  realNow: number,
+): Promise<
+  Result<
+    { disbursement: ApiDisbursement; created: boolean },
+    | "duplicate_disbursement"
+    | "document_not_found"
+    | "document_not_custom"
+    | "document_already_used"
+    | CreateRefusal
+  >
+> {
+  const { companyId, disbursementUuid } = request;
+  const existing = await loadApiDisbursement(tx, companyId, disbursementUuid);
+  if (existing) {
+    if (existing.requestFingerprint === request.fingerprint) {
+      return ok({ disbursement: existing, created: false });
+    }
+    return tx.abort(refuse(
+      "duplicate_disbursement",
+      `disbursement_uuid ${disbursementUuid} already exists with a different request`,
+      { field: "disbursement_uuid" },
+    ));
+  }
+  const documents = await customDocumentRefusal(tx, companyId, request.payouts);
+  if (documents) return tx.abort(documents);
+  const now = await domainNow(database, companyId, realNow);
+  const created = await createDisbursement(tx, {
+    companyId,
+    lineId: request.lineId,
+    kind: "disbursement",
+    externalUuid: disbursementUuid,
+    requestFingerprint: request.fingerprint,
+    largeDisbursement: request.largeDisbursement,
+    payorUserId: request.payorUserId,
+    payouts: request.payouts,
+  }, now);
+  if (!created.ok) return tx.abort(created);
+  await insertParties(tx, created.value.disbursementId, request.parties);
+  const disbursement = await loadApiDisbursement(tx, companyId, disbursementUuid);
+  return ok({ disbursement: disbursement!, created: true });
+}
+
+/** Why the payees' custom documents cannot be given, naming the field at fault, or null. */
+async function customDocumentRefusal(
+  tx: WriteTx,
+  companyId: string,
+  payouts: readonly NewPayout[],
+) {
+  for (const [i, payout] of payouts.entries()) {
+    for (const [j, uuid] of (payout.customDocumentUuids ?? []).entries()) {
+      const field = `payees.${i}.custom_document_uuids.${j}`;
+      const document = await findDocument(tx, companyId, uuid);
+      if (!document) {
+        return refuse(
+          "document_not_found",
+          `no document ${uuid}: upload it with POST /api/documents first`,
+          { field },
+        );
+      }
+      if (document.docTypeId !== CUSTOM_DOCUMENT_TYPE) {
+        return refuse(
+          "document_not_custom",
+          `document ${uuid} is of doc_type_id ${document.docTypeId}; custom documents are type ${CUSTOM_DOCUMENT_TYPE}`,
+          { field },
+        );
+      }
+      if (document.oneTimeUse && document.usedByPayoutId !== null) {
+        return refuse(
+          "document_already_used",
+          `one-time document ${uuid} was already signed for another payee`,
+          { field },
+        );
+      }
+    }
+  }
+  return null;
+}
+
+/** A payee of a Surface A disbursement, named by the company's uuids. */
+export interface ApiPayeeRef {
+  readonly companyId: string;
+  readonly disbursementUuid: string;
+  readonly payeeUuid: string;
+}
+
+const payeeNotFound = (ref: ApiPayeeRef) =>
+  refuse(
+    "not_found",
+    `no payee ${JSON.stringify(ref.payeeUuid)} in disbursement ${
+      JSON.stringify(ref.disbursementUuid)
+    } for this company`,
+  );
+
+/** Cancels one payee: only before a method is selected, or after a failure. */
+export async function cancelApiPayee(
+  tx: WriteTx,
+  database: Database,
+  ref: ApiPayeeRef,
+  realNow: number,
+): Promise<Result<ApiPayoutRow, "not_found" | "not_cancelable">> {
+  const payout = await findApiPayout(tx, ref.companyId, ref.disbursementUuid, ref.payeeUuid);
+  if (!payout) {
+    return tx.abort(refuse(
+      "not_found",
+      `no payee ${JSON.stringify(ref.payeeUuid)} in this disbursement for this company`,
+    ));
+  }
+  const now = await domainNow(database, ref.companyId, realNow);
+  const canceled = await applyMove(tx, payout.id, { kind: "cancel" }, now, {
+    detail: "canceled by the company",
+  });
+  if (!canceled.ok) {
+    return tx.abort(refuse(
+      "not_cancelable",
+      `payee ${ref.payeeUuid} is ${
+        surfaceAStatus[payout.status].name
+      }: a payee can be canceled only before a payment method is selected, or after a failure`,
+    ));
+  }
+  const after = await loadApiDisbursement(
+    tx,
+    ref.companyId,
+    ref.disbursementUuid,
+    ref.payeeUuid,
+  );
+  return ok(after!.payouts[0]);
+}
+
+/**
+ * Sends the payee's notification again (DESIGN 11): only while there is one to act on, and at
+ * most `resendsPerHourMax` per payee in any hour (real time, like every rate limit).
+ */
+export async function resendPayeeNotification(
+  tx: WriteTx,
+  database: Database,
+  notifications: NotificationSettings,
+  ref: ApiPayeeRef,
+  realNow: number,
+): Promise<
+  Result<
+    { channels: ("email" | "sms")[]; sentAt: number },
+    "not_found" | "not_resendable" | "rate_limited"
+  >
+> {
+  const payout = await findApiPayout(tx, ref.companyId, ref.disbursementUuid, ref.payeeUuid);
+  if (!payout) return tx.abort(payeeNotFound(ref));
+  if (!resendableStatuses.has(payout.status)) {
+    return tx.abort(refuse(
+      "not_resendable",
+      `payee ${ref.payeeUuid} is ${
+        surfaceAStatus[payout.status].name
+      }: there is no notification to resend`,
+    ));
+  }
+  const { resendsPerHourMax } = notifications;
+  const allowance = await claimResend(tx, payout.id, { realNow, resendsPerHourMax });
+  if (!allowance.ok) {
+    return tx.abort(refuse(
+      "rate_limited",
+      `at most ${resendsPerHourMax} notifications per payee per hour; retry in ${allowance.retryAfterSeconds} s`,
+      { details: { retry_after_seconds: allowance.retryAfterSeconds } },
+    ));
+  }
+  const now = await domainNow(database, ref.companyId, realNow);
+  const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);
+  return ok({ channels: notice.channels, sentAt: now });
+}
+
+/** A Surface A disbursement as committed (with `payeeUuid`, that payee only), or null. */
+export function findApiDisbursement(
+  database: Database,
+  companyId: string,
+  disbursementUuid: string,
+  payeeUuid?: string,
+): Promise<ApiDisbursement | null> {
+  return loadApiDisbursement(database.readClient, companyId, disbursementUuid, payeeUuid);
+}
+
+/** The payee's money and timeline, or a not_found refusal. */
+export async function payeeTransaction(
+  database: Database,
+  ref: ApiPayeeRef,
+): Promise<Result<PayoutTransaction, "not_found">> {
+  const payout = await findApiPayout(
+    database.readClient,
+    ref.companyId,
+    ref.disbursementUuid,
+    ref.payeeUuid,
+  );
+  if (!payout) return payeeNotFound(ref);
+  return ok(await loadPayoutTransaction(database.readClient, payout.id));
+}
+
+/** The documents the payee (or its parties) signed, oldest first, or a not_found refusal. */
+export async function payeeSignedDocuments(
+  database: Database,
+  ref: ApiPayeeRef,
+): Promise<Result<SignedDocumentRow[], "not_found">> {
+  const payout = await findApiPayout(
+    database.readClient,
+    ref.companyId,
+    ref.disbursementUuid,
+    ref.payeeUuid,
+  );
+  if (!payout) return payeeNotFound(ref);
+  return ok(await listSignedDocuments(database.readClient, payout.id));
+}
+
+// --- Simple Payments ---------------------------------------------------------------------------
+
+export interface SimplePaymentRequest {
+  readonly companyId: string;
+  readonly lineId: string;
+  readonly payorUserId: string;
+  readonly fingerprint: string;
+  readonly simplePaymentUuid: string;
+  readonly memo: string | null;
+  readonly payout: Omit<NewPayout, "payeeUuid">;
+}
+
+/**
+ * Creates a Simple Payment: a disbursement of one payee with a memo, under the same natural key
+ * as a disbursement. Refusals of the amount name the `amount` field.
+ */
+export async function createSimplePayment(
+  tx: WriteTx,
+  database: Database,
+  request: SimplePaymentRequest,
+  realNow: number,
+): Promise<
+  Result<
+    { payment: SimplePaymentRow; created: boolean; now: number },
+    "duplicate_simple_payment" | CreateRefusal
+  >
+> {
+  const uuid = request.simplePaymentUuid;
+  const now = await domainNow(database, request.companyId, realNow);
+  const existing = await loadSimplePayment(tx, request.companyId, uuid);
+  if (existing) {
+    if (existing.requestFingerprint === request.fingerprint) {
+      return ok({ payment: existing, created: false, now });
+    }
+    return tx.abort(refuse(
+      "duplicate_simple_payment",
+      `simple_payment_uuid ${uuid} already exists with a different request`,
+      { field: "simple_payment_uuid" },
+    ));
+  }
+  const created = await createDisbursement(tx, {
+    companyId: request.companyId,
+    lineId: request.lineId,
+    kind: "simple_payment",
+    externalUuid: uuid,
+    requestFingerprint: request.fingerprint,
+    largeDisbursement: false,
+    payorUserId: request.payorUserId,
+    memo: request.memo,
+    payouts: [{ ...request.payout, payeeUuid: uuid }],
+  }, now);
+  if (!created.ok) return tx.abort({ ...created, field: "amount" });
+  const payment = await loadSimplePayment(tx, request.companyId, uuid);
+  return ok({ payment: payment!, created: true, now });
+}
+
+/** A company's Simple Payment as committed, with the company's domain time, or null. */
+export async function findSimplePayment(
+  database: Database,
+  companyId: string,
+  uuid: string,
+  realNow: number,
+): Promise<{ payment: SimplePaymentRow; now: number } | null> {
+  const payment = await loadSimplePayment(database.readClient, companyId, uuid);
+  if (!payment) return null;
+  return { payment, now: await domainNow(database, companyId, realNow) };
+}
+
+// --- /v1 payees and disbursements --------------------------------------------------------------
+
+/** A /v1 caller's line. */
+export interface LineScope {
+  readonly companyId: string;
+  readonly lineId: string;
+}
+
+/**
+ * Creates or updates a payee by the company's own id; a payee must be reachable on the channel
+ * it asked for, or nothing is written.
+ */
+export async function upsertV1Payee(
+  tx: WriteTx,
+  database: Database,
+  scope: LineScope & { externalId: string },
+  patch: Partial<PayeeFields>,
+  realNow: number,
+): Promise<Result<{ payee: PayeeRecord; created: boolean }, "contact_missing">> {
+  const now = await domainNow(database, scope.companyId, realNow);
+  const { payee, created } = await upsertPayee(tx, scope, patch, now);
+  const missing = payee.contactChannel === "sms"
+    ? (payee.phone ? null : "phone")
+    : payee.email
+    ? null
+    : "email";
+  if (missing) {
+    return tx.abort(refuse(
+      "contact_missing",
+      `contact_channel ${payee.contactChannel} needs ${missing}`,
+      { field: missing, details: { contact_channel: payee.contactChannel } },
+    ));
+  }
+  return ok({ payee, created });
+}
+
+/** A payee of the line as committed, or null. */
+export function findV1Payee(
+  database: Database,
+  scope: LineScope,
+  externalId: string,
+): Promise<PayeeRecord | null> {
+  return findPayee(database.readClient, scope.companyId, scope.lineId, externalId);
+}
+
+export interface V1DisbursementRequest {
+  readonly payeeExternalId: string;
+  readonly amountCents: number;
+  readonly modalities: readonly string[];
+  readonly claimId: string | null;
+  readonly metadata: Record<string, string>;
+}
+
+/** Creates a /v1 disbursement of one payee of the line. */
+export async function createV1Disbursement(
+  tx: WriteTx,
+  database: Database,
+  scope: LineScope,
+  request: V1DisbursementRequest,
+  realNow: number,
+): Promise<Result<V1Disbursement, "payee_not_found" | CreateRefusal>> {
+  const now = await domainNow(database, scope.companyId, realNow);
+  const payee = await findPayee(tx, scope.companyId, scope.lineId, request.payeeExternalId);
+  if (!payee) {
+    return tx.abort(refuse(
+      "payee_not_found",
+      `no payee ${
+        JSON.stringify(request.payeeExternalId)
+      } on this line: create it with POST /v1/payees first`,
+      { field: "payee.id" },
+    ));
+  }
+  const created = await createDisbursement(tx, {
+    ...scope,
+    kind: "v1",
+    externalUuid: "",
+    requestFingerprint: "",
+    largeDisbursement: false,
+    claimId: request.claimId,
+    metadata: request.metadata,
+    payouts: [{
+      payeeUuid: payee.externalId,
+      payeeId: payee.id,
+      amountCents: request.amountCents,
+      allowedPaymentMethodIds: request.modalities.map((code) => modalityOf(code)!.id),
+      payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
+      deliveryOptions: {
+        email: payee.contactChannel === "email",
+        sms: payee.contactChannel === "sms",
+      },
+    }],
+  }, now);
+  if (!created.ok) {
+    // Only an amount below the payee fee is the amount's fault; a short balance is not.
+    return tx.abort(
+      created.code === "amount_below_payee_fee" ? { ...created, field: "amount" } : created,
+    );
+  }
+  return ok((await loadV1Disbursement(tx, scope, created.value.disbursementId))!);
+}
+
+/** Cancels a /v1 disbursement: only before a modality is selected, or after a failure. */
+export async function cancelV1Disbursement(
+  tx: WriteTx,
+  database: Database,
+  scope: LineScope,
+  id: string,
+  realNow: number,
+): Promise<Result<V1Disbursement, "not_found" | "not_cancelable">> {
+  const found = await loadV1Disbursement(tx, scope, id);
+  if (!found) return tx.abort(v1NotFound(id));
+  const now = await domainNow(database, scope.companyId, realNow);
+  const canceled = await applyMove(tx, found.payoutId, { kind: "cancel" }, now, {
+    detail: "canceled by the company",
+  });
+  if (!canceled.ok) {
+    return tx.abort(refuse(
+      "not_cancelable",
+      `disbursement ${id} is ${
+        surfaceBStatus[found.status]
+      }: it can be canceled only before a modality is selected, or after a failure`,
+    ));
+  }
+  return ok((await loadV1Disbursement(tx, scope, id))!);
+}
+
+const v1NotFound = (id: string) =>
+  refuse("not_found", `no disbursement ${JSON.stringify(id)} for this key`);
+
+/** A /v1 disbursement of the line as committed (through the read cache), or not_found. */
+export async function findV1Disbursement(
+  database: Database,
+  scope: LineScope,
+  id: string,
+): Promise<Result<V1Disbursement, "not_found">> {
+  // A Surface A payout of this line reads by the id its /v1 events carry.
+  const found = await readV1Disbursement(database, scope, id) ??
+    await loadApiPayoutAsV1(database.readClient, scope, id);
+  return found ? ok(found) : v1NotFound(id);
+}
+
+/** A page of the line's disbursements, newest first; null when `startingAfter` is unknown. */
+export function listLineDisbursements(
+  database: Database,
+  scope: LineScope,
+  page: { limit: number; startingAfter: string | null },
+): Promise<{ data: V1Disbursement[]; hasMore: boolean } | null> {
+  return listV1Disbursements(database.readClient, scope, page);
+}

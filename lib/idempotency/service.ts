@@ -1,0 +1,129 @@
+/**
+ * An idempotent request as ONE write unit (DESIGN 7): the key's record is looked up, the use case
+ * run and the answer to replay stored together, so a crash leaves all or nothing and a duplicate
+ * queued behind the first finds the stored answer. A use case that aborts has its writes undone
+ * while the answer to its refusal is still stored. While the first runs, this process holds its
+ * key in memory (at most the lease): a duplicate is told so at once instead of waiting.
+ */
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import {
+  type IdempotencyScope,
+  type KeyLookup,
+  lookUpIdempotencyKey,
+  storeIdempotentResponse,
+} from "./store.ts";
+
+export type { IdempotencyScope } from "./store.ts";
+
+/** A use case bound to its input, run inside the request's write unit. */
+export type UseCase<T> = (tx: WriteTx) => Promise<T>;
+
+/** What a use case's value is answered with, as bytes so it can be replayed byte for byte. */
+export interface Answer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Uint8Array;
+  /** The body shows a secret once: its copy for replays is sealed. */
+  readonly sensitive?: boolean;
+  /** A refusal that may pass later (429): not kept, so the same key can try again. */
+  readonly retryable?: boolean;
+}
+
+export interface IdempotentRequest {
+  /** Null without a key: the use case runs in a unit of its own and nothing is kept. */
+  readonly scope: IdempotencyScope | null;
+  readonly fingerprint: string;
+  readonly now: number;
+  /** How long this process holds a running key against duplicates. */
+  readonly leaseMs: number;
+  /** How long the answer is replayed. */
+  readonly ttlMs: number;
+  readonly secretBox: SecretBox;
+}
+
+export type IdempotentOutcome<A extends Answer> =
+  /** The use case ran; `answer` is what it was answered with. */
+  | { readonly decision: "new"; readonly answer: A }
+  /** Same key, same request, finished: the stored answer (opened when it was sealed). */
+  | { readonly decision: "replay"; readonly answer: Answer }
+  /** Same key with another request, or the same request still running. */
+  | { readonly decision: "mismatch" | "in_progress" };
+
+/** Marks a stored answer whose body is sealed. */
+const SEALED_HEADER = "x-sealed";
+
+/** Runs `useCase` under the request's key and answers it with `answer` (pure, in the unit). */
+export async function runIdempotently<T, A extends Answer>(
+  database: Database,
+  request: IdempotentRequest,
+  useCase: UseCase<T>,
+  answer: (value: T) => A,
+): Promise<IdempotentOutcome<A>> {
+  const { scope } = request;
+  if (scope === null) {
+    return { decision: "new", answer: answer(await database.writer.write(useCase)) };
+  }
+  const keys = keysInFlight(database);
+  const held = JSON.stringify([scope.companyId, scope.scopeLine, scope.key]);
+  const running = keys.get(held);
+  if (running && running.until > request.now) {
+    return { decision: running.fingerprint === request.fingerprint ? "in_progress" : "mismatch" };
+  }
+  const mine = { fingerprint: request.fingerprint, until: request.now + request.leaseMs };
+  keys.set(held, mine);
+  let outcome: Exclude<KeyLookup, { decision: "new" }> | { decision: "new"; answer: A };
+  try {
+    outcome = await database.writer.write(async (tx) => {
+      const lookup = await lookUpIdempotencyKey(tx, scope, request.fingerprint, request.now);
+      if (lookup.decision !== "new") return lookup;
+      const answered = answer(await tx.attempt(useCase));
+      if (!answered.retryable) await keep(tx, request, answered);
+      return { decision: "new" as const, answer: answered };
+    });
+  } finally {
+    // A later request may have taken the key after this one's lease ran out: leave it to that one.
+    if (keys.get(held) === mine) keys.delete(held);
+  }
+  if (outcome.decision !== "replay") return outcome;
+  const { status, headers, body } = outcome.response;
+  return {
+    decision: "replay",
+    answer: {
+      status,
+      contentType: headers["content-type"],
+      body: headers[SEALED_HEADER]
+        ? await request.secretBox.open(new TextDecoder().decode(body))
+        : body,
+    },
+  };
+}
+
+/** Stores the answer to replay, in the unit that made the business change. */
+async function keep(tx: WriteTx, request: IdempotentRequest, answered: Answer): Promise<void> {
+  // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
+  const body = answered.sensitive
+    ? new TextEncoder().encode(await request.secretBox.seal(answered.body))
+    : answered.body;
+  await storeIdempotentResponse(tx, request.scope!, request.fingerprint, {
+    status: answered.status,
+    headers: {
+      "content-type": answered.contentType,
+      ...(answered.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
+    },
+    body,
+  }, { now: request.now, ttlMs: request.ttlMs });
+}
+
+/** Keys of requests this process is running, per database. */
+const inFlightByDatabase = new WeakMap<
+  Database,
+  Map<string, { fingerprint: string; until: number }>
+>();
+
+function keysInFlight(database: Database): Map<string, { fingerprint: string; until: number }> {
+  let keys = inFlightByDatabase.get(database);
+  if (!keys) inFlightByDatabase.set(database, keys = new Map());
+  return keys;
+}
