@@ -30,6 +30,117 @@ export function fieldIssues(
   return out;
 }
 
+/** The rule every free-text input of both surfaces follows, as its refusals word it. */
+const FREE_TEXT_RULE =
+  "must not hold control characters (tab aside), bidirectional overrides or lone surrogates";
+
+/**
+ * C0 controls but tab, DEL and C1 controls, the bidirectional embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069), and surrogates without their pair (no `u` flag, so the regex
+ * sees UTF-16 code units). Such text is invisible or misread when echoed into a page, an e-mail, a
+ * CSV or a bank file, and a lone surrogate is not even Unicode.
+ */
+const FORBIDDEN_CHARACTER =
+  // deno-lint-ignore no-control-regex -- matching control characters is this rule's purpose
+  /[\x00-\x08\x0A-\x1F\x7F-\x9F]|[\u202A-\u202E\u2066-\u2069]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first character free text must not hold, described for a refusal ("U+0000 (a control
+ * character) at character 4", counted in code points from 1), or null when the text is clean.
+ */
+export function forbiddenCharacter(text: string): string | null {
+  const found = FORBIDDEN_CHARACTER.exec(text);
+  if (!found) return null;
+  const unit = found[0].charCodeAt(0);
+  const kind = unit >= 0xd800 && unit <= 0xdfff
+    ? "a lone surrogate"
+    : unit >= 0x2000
+    ? "a bidirectional override"
+    : "a control character";
+  const codePoint = `U+${unit.toString(16).toUpperCase().padStart(4, "0")}`;
+  const position = [...text.slice(0, found.index)].length + 1;
+  return `${codePoint} (${kind}) at character ${position}`;
+}
+
+/** A check that the string holds no forbidden character; the refusal names the field. */
+export function cleanText(name: string) {
+  return v.check<string, (issue: v.CheckIssue<string>) => string>(
+    (text) => !FORBIDDEN_CHARACTER.test(text),
+    (issue) => `${name} ${FREE_TEXT_RULE}: ${forbiddenCharacter(issue.input as string)}`,
+  );
+}
+
+/** A free-text string of both surfaces: a string, at most `lengthMax` long, of clean text. */
+export function freeText(name: string, lengthMax: number) {
+  return v.pipe(
+    v.string(`${name} must be a string`),
+    v.maxLength(lengthMax, `${name} is at most ${lengthMax} characters`),
+    cleanText(name),
+  );
+}
+
+/** Keys a JSON object may carry that a JavaScript object cannot hold as data. */
+const RESERVED_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * An object of strings such as /v1 metadata. A reserved key is refused by name rather than
+ * silently dropped (valibot's record skips them), and keys and values are clean text; a key that
+ * is not clean is named by its place, since echoing it would echo the character.
+ */
+export function stringRecord(
+  name: string,
+  limits: { keysMax: number; keyLengthMax: number; valueLengthMax: number },
+) {
+  const notAnObject = `${name} must be an object of strings`;
+  return v.pipe(
+    v.unknown(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed || !isPlainObject(dataset.value)) return;
+      const input = dataset.value;
+      Object.keys(input).forEach((key, index) => {
+        if (RESERVED_KEYS.has(key)) {
+          addIssue({
+            message:
+              `${name} key ${key} is reserved: __proto__, constructor and prototype cannot be stored`,
+            path: [{ type: "object", origin: "key", input, key, value: input[key] }],
+          });
+          return;
+        }
+        const found = forbiddenCharacter(key);
+        if (found) {
+          addIssue({ message: `${name} keys ${FREE_TEXT_RULE}: key ${index + 1} has ${found}` });
+        }
+      });
+    }),
+    v.record(
+      v.pipe(
+        v.string(),
+        v.minLength(1, `${name} keys must not be empty`),
+        v.maxLength(
+          limits.keyLengthMax,
+          `${name} keys are at most ${limits.keyLengthMax} characters`,
+        ),
+      ),
+      v.pipe(
+        v.string(`${name} values must be strings`),
+        v.maxLength(
+          limits.valueLengthMax,
+          `${name} values are at most ${limits.valueLengthMax} characters`,
+        ),
+        cleanText(`${name} values`),
+      ),
+      notAnObject,
+    ),
+    v.check(
+      (record) => Object.keys(record).length <= limits.keysMax,
+      `${name} has at most ${limits.keysMax} keys`,
+    ),
+  );
+}
+
 /**
  * A JSON number as the caller wrote it. Bodies are parsed with every number kept as its source
  * text, so an amount becomes cents exactly (`10.005` is refused, not rounded) and an id is not

@@ -339,3 +339,126 @@ Deno.test("short funds: a normal disbursement is 409 naming the shortfall; a lar
     assert.deepEqual([held.available, held.reserved], [0, 6_000]);
   });
 });
+
+Deno.test("Surface A free text: controls, bidi overrides and lone surrogates are 400s naming the field, on every body; nothing stored", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const rule =
+      "must not hold control characters (tab aside), bidirectional overrides or lone surrogates";
+    const base = { disbursement_uuid: "CLM-T", large_disbursement: false };
+    const refused = await api(f, "POST", "/api/disbursements", {
+      ...base,
+      payees: [payee("p-a", 10, { first_name: "Pat\u0000" })],
+    });
+    assert.equal(refused.status, 400);
+    const issue = `first_name ${rule}: U+0000 (a control character) at character 4`;
+    assert.deepEqual(await refused.json(), {
+      name: "VALIDATION_ERROR",
+      message: `the request is not valid: payees.0.first_name: ${issue}`,
+      details: [{ Issue: issue, Field: "payees.0.first_name", Location: "body" }],
+    });
+    const cases: [string, unknown, string, string][] = [
+      [
+        "/api/disbursements",
+        { ...base, disbursement_uuid: "CLM\u202E-1", payees: [payee("p-a", 10)] },
+        "disbursement_uuid",
+        `disbursement_uuid ${rule}: U+202E (a bidirectional override) at character 4`,
+      ],
+      [
+        "/api/disbursements",
+        { ...base, payees: [payee("p-\uD800", 10, { email: "p@example.test" })] },
+        "payees.0.payee_uuid",
+        `payee_uuid ${rule}: U+D800 (a lone surrogate) at character 3`,
+      ],
+      [
+        "/api/disbursements",
+        { ...base, payees: [payee("p-a", 10, { address_one: "1 Main\r\nSt" })] },
+        "payees.0.address_one",
+        `address_one ${rule}: U+000D (a control character) at character 7`,
+      ],
+      [
+        "/api/disbursements",
+        {
+          ...base,
+          payees: [payee("p-a", 10, { field_values: [{ name: "policy", value: "AU\u001b1" }] })],
+        },
+        "payees.0.field_values.0.value",
+        `value ${rule}: U+001B (a control character) at character 3`,
+      ],
+      [
+        "/api/disbursements",
+        {
+          ...base,
+          payees: [payee("p-a", 10)],
+          authorization_parties: [{ ...parties[0], Company_name: "First \u2067Bank" }],
+        },
+        "authorization_parties.0.Company_name",
+        `Company_name ${rule}: U+2067 (a bidirectional override) at character 7`,
+      ],
+      [
+        "/api/funds",
+        {
+          payment_method: "ACH",
+          description: "top-up\u0000",
+          large_disbursement: false,
+          amount: 10,
+        },
+        "description",
+        `description ${rule}: U+0000 (a control character) at character 7`,
+      ],
+      [
+        "/api/simple-payments",
+        {
+          simple_payment_uuid: "SP-1",
+          amount: 10,
+          first_name: "Sam",
+          last_name: "Payee",
+          email: "sam@example.test",
+          memo: "Refund\u202Dof premium",
+          allowed_payment_method_ids: [7],
+        },
+        "memo",
+        `memo ${rule}: U+202D (a bidirectional override) at character 7`,
+      ],
+      [
+        "/api/documents",
+        { doc_type_id: 4, name: "Release\u0008", pdf_base64: btoa("%PDF-1.7 x") },
+        "name",
+        `name ${rule}: U+0008 (a control character) at character 8`,
+      ],
+      [
+        "/api/webhooks",
+        { url: "http://127.0.0.1:9/hook", description: "\uDC00ops" },
+        "description",
+        `description ${rule}: U+DC00 (a lone surrogate) at character 1`,
+      ],
+    ];
+    for (const [path, body, field, message] of cases) {
+      const res = await api(f, "POST", path, body);
+      assert.equal(res.status, 400, field);
+      assert.deepEqual(
+        (await res.json() as { details: unknown }).details,
+        [{ Issue: message, Field: field, Location: "body" }],
+        field,
+      );
+    }
+    const read = f.deps.databases.test.readClient;
+    const count = async (table: string) =>
+      Number((await read.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    assert.deepEqual(
+      [
+        await count("payouts"),
+        await count("documents"),
+        await count("webhook_endpoints"),
+        await count("fundings"),
+      ],
+      [0, 0, 0, 1],
+      "nothing was stored (the one funding is the fixture's)",
+    );
+    const accented = await api(f, "POST", "/api/disbursements", {
+      ...base,
+      payees: [payee("p-a", 10, { first_name: "José", last_name: "Núñez\tJr" })],
+    });
+    assert.equal(accented.status, 201, "accents and a tab are text");
+  });
+});

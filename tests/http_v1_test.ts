@@ -543,3 +543,112 @@ Deno.test("GET /v1/events lists the line's events newest first, by type; GET /v1
     assert.equal((await call(f, "GET", "/v1/events?type=Bad Type")).status, 400);
   }, NO_LIMIT);
 });
+
+Deno.test("/v1 free text: reserved metadata keys, controls, bidi overrides and lone surrogates are 400s naming the field; nothing stored", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 10_000);
+    assert.equal(
+      (await call(f, "POST", "/v1/payees", { id: "p1", email: "p@x.test" })).status,
+      201,
+    );
+    const rule =
+      "must not hold control characters (tab aside), bidirectional overrides or lone surrogates";
+    const valid = '"amount": 10, "payee": {"id": "p1"}, "modalities": ["ach"]';
+    const reserved = await call(
+      f,
+      "POST",
+      "/v1/disbursements",
+      `{${valid}, "claim_id": "C", "metadata": {"adjuster": "A-9", "__proto__": "x"}}`,
+    );
+    assert.equal(reserved.status, 400);
+    assert.equal(reserved.headers.get("Content-Type"), "application/problem+json");
+    const message =
+      "metadata key __proto__ is reserved: __proto__, constructor and prototype cannot be stored";
+    assert.deepEqual(await reserved.json(), {
+      type: "/docs/errors#validation_error",
+      title: "Bad Request",
+      status: 400,
+      detail: `the request is not valid: metadata.__proto__: ${message}`,
+      code: "validation_error",
+      errors: [{ param: "metadata.__proto__", message }],
+    });
+    const cases: [string, string, string, string][] = [
+      [
+        "/v1/disbursements",
+        `{${valid}, "claim_id": "C", "metadata": {"constructor": "x"}}`,
+        "metadata.constructor",
+        "metadata key constructor is reserved: __proto__, constructor and prototype cannot be stored",
+      ],
+      [
+        "/v1/disbursements",
+        `{${valid}, "claim_id": "C", "metadata": {"prototype": "x"}}`,
+        "metadata.prototype",
+        "metadata key prototype is reserved: __proto__, constructor and prototype cannot be stored",
+      ],
+      [
+        "/v1/disbursements",
+        `{${valid}, "claim_id": "CLM\\u0000-1"}`,
+        "claim_id",
+        `claim_id ${rule}: U+0000 (a control character) at character 4`,
+      ],
+      [
+        "/v1/disbursements",
+        `{${valid}, "claim_id": "C", "metadata": {"note": "paid \\u202Etxt.exe"}}`,
+        "metadata.note",
+        `metadata values ${rule}: U+202E (a bidirectional override) at character 6`,
+      ],
+      [
+        "/v1/disbursements",
+        `{${valid}, "claim_id": "C", "metadata": {"a": "1", "b\\u0007": "2"}}`,
+        "metadata",
+        `metadata keys ${rule}: key 2 has U+0007 (a control character) at character 2`,
+      ],
+      [
+        "/v1/payees",
+        '{"id": "p2", "name": "Pat \\ud800"}',
+        "name",
+        `name ${rule}: U+D800 (a lone surrogate) at character 5`,
+      ],
+      [
+        "/v1/payees",
+        '{"id": "p2", "address": {"line1": "1 Main\\nSt", "city": "Austin", "state": "TX", "postal_code": "73301"}}',
+        "address.line1",
+        `address.line1 ${rule}: U+000A (a control character) at character 7`,
+      ],
+      [
+        "/v1/webhooks",
+        '{"url": "http://127.0.0.1:9/hook", "description": "ops \\u2066hook"}',
+        "description",
+        `description ${rule}: U+2066 (a bidirectional override) at character 5`,
+      ],
+    ];
+    for (const [path, body, param, issue] of cases) {
+      const res = await call(f, "POST", path, body);
+      assert.equal(res.status, 400, body);
+      assert.deepEqual((await res.json() as { errors: unknown }).errors, [{
+        param,
+        message: issue,
+      }]);
+    }
+    const read = f.deps.databases.test.readClient;
+    const count = async (table: string) =>
+      Number((await read.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    assert.deepEqual(
+      [await count("payouts"), await count("payees"), await count("webhook_endpoints")],
+      [0, 1, 0],
+      "nothing was stored",
+    );
+    const tab = await call(f, "POST", "/v1/disbursements", {
+      amount: 10,
+      claim_id: "CLM-2",
+      payee: { id: "p1" },
+      modalities: ["ach"],
+      metadata: { note: "a\tb", "naïve": "José 💸" },
+    });
+    assert.equal(tab.status, 201, "a tab, accents and emoji are text");
+    assert.deepEqual((await tab.json() as { metadata: unknown }).metadata, {
+      note: "a\tb",
+      "naïve": "José 💸",
+    });
+  }, NO_LIMIT);
+});

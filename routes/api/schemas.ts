@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import type { Config } from "../../lib/platform/config.ts";
 import type { FieldIssue } from "../errors.ts";
-import { jsonDollars, jsonInteger, requiredObject } from "../validation.ts";
+import { cleanText, freeText, jsonDollars, jsonInteger, requiredObject } from "../validation.ts";
 
 /** Postage CODEs of seed 2.9. */
 export const postageCodes = [
@@ -21,28 +21,21 @@ export const postageCodes = [
   "FSD",
 ] as const;
 
+/** A business line's code, as the operator CLI creates it. */
+const LINE_CODE_LENGTH_MAX = 40;
 /** Type-4 documents one payee may be given to read and sign. */
 const CUSTOM_DOCUMENTS_PER_PAYEE_MAX = 20;
 
 export function apiSchemas(config: Config) {
   const { limits } = config;
-  const lineCode = v.pipe(
-    v.string("line must be a string"),
-    v.maxLength(40, "line is at most 40 characters"),
-  );
+  const lineCode = freeText("line", LINE_CODE_LENGTH_MAX);
+  const text = (name: string) => freeText(name, limits.STRING_LENGTH_MAX);
   const addFunds = requiredObject({
     payment_method: v.picklist(
       ["ACH", "WireTransfer"],
       "payment_method must be ACH or WireTransfer",
     ),
-    description: v.pipe(
-      v.string("description must be a string"),
-      v.minLength(1, "description must not be empty"),
-      v.maxLength(
-        limits.STRING_LENGTH_MAX,
-        `description is at most ${limits.STRING_LENGTH_MAX} characters`,
-      ),
-    ),
+    description: v.pipe(text("description"), v.minLength(1, "description must not be empty")),
     large_disbursement: v.boolean("large_disbursement must be true or false"),
     // A funding is capped apart from a payee: one wire may cover a whole large disbursement.
     amount: jsonDollars("amount", {
@@ -50,22 +43,10 @@ export function apiSchemas(config: Config) {
       maxCents: limits.FUNDING_AMOUNT_MAX_CENTS,
     }),
     funding_uuid: v.optional(
-      v.pipe(
-        v.string("funding_uuid must be a string"),
-        v.minLength(1),
-        v.maxLength(limits.STRING_LENGTH_MAX),
-      ),
+      v.pipe(text("funding_uuid"), v.minLength(1, "funding_uuid must not be empty")),
     ),
     line: v.optional(lineCode),
   });
-  const text = (name: string) =>
-    v.pipe(
-      v.string(`${name} must be a string`),
-      v.maxLength(
-        limits.STRING_LENGTH_MAX,
-        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
-      ),
-    );
   const optionalText = (name: string) => v.optional(v.nullable(text(name)), null);
   const identifier = (name: string) =>
     v.pipe(text(name), v.minLength(1, `${name} must not be empty`));
@@ -204,6 +185,7 @@ export function apiSchemas(config: Config) {
         limits.STRING_LENGTH_MAX,
         `name is at most ${limits.STRING_LENGTH_MAX} characters`,
       ),
+      cleanText("name"),
     ),
     is_sign_required: v.optional(v.boolean("is_sign_required must be true or false"), false),
     one_time_use: v.optional(v.boolean("one_time_use must be true or false"), false),

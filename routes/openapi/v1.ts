@@ -86,7 +86,11 @@ export function openApiDocument(config: Config): JsonObject {
       description:
         "Pay payees who pick how to be paid. Amounts are dollars with at most two decimals. Every POST " +
         "accepts Idempotency-Key. /v1 errors are RFC 9457 problem details; /api errors are the record " +
-        "{name, message, details[{Issue, Field, Location}]}.",
+        "{name, message, details[{Issue, Field, Location}]}. Free text on both surfaces (names, addresses, " +
+        "memos, descriptions, claim and other caller ids, party fields, metadata keys and values) must not " +
+        "hold control characters (tab aside), bidirectional overrides (U+202A–U+202E, U+2066–U+2069) or " +
+        "lone surrogates: a 400 names the field. Metadata keys __proto__, constructor and prototype are " +
+        "refused by name.",
     },
     servers: [{ url: config.baseUrl }],
     security: [{ lineKey: [] }],

@@ -1,11 +1,11 @@
 /** Surface B request shapes (valibot), built from the configured limits, and response shapes. */
 import * as v from "valibot";
-import type { PayeeRecord, V1Disbursement } from "../../lib/disbursements/v1_store.ts";
+import type { PayeeRecord, V1Disbursement } from "../../lib/disbursements/service.ts";
 import type { Config } from "../../lib/platform/config.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { LinePrincipal } from "../context.ts";
-import { jsonDollars, requiredObject } from "../validation.ts";
+import { freeText, jsonDollars, requiredObject, stringRecord } from "../validation.ts";
 
 const modalityCodes = [
   "ach",
@@ -35,38 +35,12 @@ const modalitySchema = v.pipe(
 
 export function v1Schemas(config: Config) {
   const { limits } = config;
-  const text = (name: string) =>
-    v.pipe(
-      v.string(`${name} must be a string`),
-      v.maxLength(
-        limits.STRING_LENGTH_MAX,
-        `${name} is at most ${limits.STRING_LENGTH_MAX} characters`,
-      ),
-    );
-  const metadata = v.pipe(
-    v.record(
-      v.pipe(
-        v.string(),
-        v.minLength(1, "metadata keys must not be empty"),
-        v.maxLength(
-          limits.METADATA_KEY_LENGTH_MAX,
-          `metadata keys are at most ${limits.METADATA_KEY_LENGTH_MAX} characters`,
-        ),
-      ),
-      v.pipe(
-        v.string("metadata values must be strings"),
-        v.maxLength(
-          limits.METADATA_VALUE_LENGTH_MAX,
-          `metadata values are at most ${limits.METADATA_VALUE_LENGTH_MAX} characters`,
-        ),
-      ),
-      "metadata must be an object of strings",
-    ),
-    v.check(
-      (m) => Object.keys(m).length <= limits.METADATA_KEYS_MAX,
-      `metadata has at most ${limits.METADATA_KEYS_MAX} keys`,
-    ),
-  );
+  const text = (name: string) => freeText(name, limits.STRING_LENGTH_MAX);
+  const metadata = stringRecord("metadata", {
+    keysMax: limits.METADATA_KEYS_MAX,
+    keyLengthMax: limits.METADATA_KEY_LENGTH_MAX,
+    valueLengthMax: limits.METADATA_VALUE_LENGTH_MAX,
+  });
   return {
     createDisbursement: requiredObject({
       amount: jsonDollars("amount", {
