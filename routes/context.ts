@@ -5,6 +5,7 @@ import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
 import type { SecretBox } from "../lib/platform/crypto.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
+import type { HostResolver } from "../lib/webhooks/endpoint_url.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
 import type { LineIdentity, StoredKey } from "../lib/identity/service.ts";
 
@@ -25,6 +26,8 @@ export interface AppDeps {
   readonly adminToken?: string;
   /** Request counters; shared with the webhook dispatcher, which yields to requests in flight. */
   readonly metrics?: Metrics;
+  /** Resolves webhook host names at registration; DNS by default. */
+  readonly resolveHost?: HostResolver;
   /** Access log sink; one JSON object per request. */
   readonly log?: (entry: Record<string, unknown>) => void;
 }

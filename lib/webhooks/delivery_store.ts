@@ -23,12 +23,12 @@ export interface DueDelivery {
 
 /**
  * Due, unclaimed deliveries of enabled endpoints in the order they fell due, leaving out the
- * endpoints in `excludedEndpoints` (no free slot, or waiting for their probe).
+ * endpoints in `full` (no free slot) and those in `waitingForProbe` while their circuit is open.
  */
 export async function dueDeliveries(
   tx: WriteTx,
   now: number,
-  options: { excludedEndpoints: readonly string[]; limit: number },
+  options: { full: readonly string[]; waitingForProbe: readonly string[]; limit: number },
 ): Promise<DueDelivery[]> {
   const { rows } = await tx.execute({
     sql: `SELECT d.id, d.endpoint_id, e.failing_since
@@ -38,8 +38,16 @@ export async function dueDeliveries(
             AND (d.claimed_until IS NULL OR d.claimed_until < ?)
             AND e.disabled_at IS NULL AND e.deleted_at IS NULL
             AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+            AND NOT (e.failing_since IS NOT NULL
+              AND d.endpoint_id IN (SELECT value FROM json_each(?)))
           ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
-    args: [now, now, JSON.stringify(options.excludedEndpoints), options.limit],
+    args: [
+      now,
+      now,
+      JSON.stringify(options.full),
+      JSON.stringify(options.waitingForProbe),
+      options.limit,
+    ],
   });
   return rows.map((row) => ({
     id: String(row.id),

@@ -162,6 +162,8 @@ interface Queued {
   readonly delivery: ClaimedDelivery;
   /** The endpoint's slots when claimed: one while its circuit is open. */
   readonly slots: number;
+  /** Claimed while the endpoint's circuit was open: the one attempt it gets. */
+  readonly probe: boolean;
 }
 
 /** One attempt as its sweep follows it. */
@@ -362,7 +364,7 @@ export class WebhookDispatcher {
         const next = queue.shift()!;
         if (queue.length === 0) this.#queued.delete(endpoint);
         if (busy) await this.#yieldToRequests(mine);
-        mine.add(this.#start(next.environment, next.delivery, opened));
+        mine.add(this.#start(next.environment, next.delivery, opened, next.probe));
         started++;
         progressed = true;
       }
@@ -417,17 +419,19 @@ export class WebhookDispatcher {
       (this.#queued.get(key(endpointId))?.length ?? 0);
     const claimed = await this.databases[environment].writer.write(async (tx) => {
       const now = this.clock.now();
-      const excluded: string[] = [];
+      const full: string[] = [];
       for (const endpoint of new Set([...this.#slotsInUse.keys(), ...this.#queued.keys()])) {
         const [env, id] = endpoint.split(":");
-        if (env === environment && ahead(id) >= allowance) excluded.push(id);
+        if (env === environment && ahead(id) >= allowance) full.push(id);
       }
+      // Left out while their circuit is open: a success or an explicit enable closes it.
+      const waitingForProbe: string[] = [];
       for (const [endpoint, notBefore] of this.#probeNotBefore) {
         const [env, id] = endpoint.split(":");
-        if (env === environment && notBefore > now) excluded.push(id);
+        if (env === environment && notBefore > now) waitingForProbe.push(id);
       }
-      const due = await dueDeliveries(tx, now, { excludedEndpoints: excluded, limit: size });
-      const taken: { delivery: DueDelivery; slots: number; until: number }[] = [];
+      const due = await dueDeliveries(tx, now, { full, waitingForProbe, limit: size });
+      const taken: { delivery: DueDelivery; slots: number; probe: boolean; until: number }[] = [];
       const reserved = new Map<string, number>();
       for (const delivery of due) {
         if (this.#held.has(key(delivery.id))) continue;
@@ -437,44 +441,60 @@ export class WebhookDispatcher {
         if (position >= (open ? 1 : allowance)) continue;
         reserved.set(delivery.endpointId, (reserved.get(delivery.endpointId) ?? 0) + 1);
         const roundsAhead = Math.floor(position / slots);
-        taken.push({ delivery, slots, until: now + leaseMs + roundsAhead * timeoutMs });
+        const until = now + leaseMs + roundsAhead * timeoutMs;
+        taken.push({ delivery, slots, probe: open, until });
       }
       const rows = await claimDeliveries(
         tx,
         taken.map(({ delivery, until }) => ({ id: delivery.id, until })),
         now,
       );
-      return rows.map((delivery, i) => ({ delivery, slots: taken[i].slots }));
+      return rows.map((delivery, i) => ({
+        delivery,
+        slots: taken[i].slots,
+        probe: taken[i].probe,
+      }));
     });
     // Held once the claim has committed; only one claim of an environment runs at a time.
-    for (const { delivery, slots } of claimed) {
+    for (const { delivery, slots, probe } of claimed) {
       this.#held.add(key(delivery.id));
       const endpoint = key(delivery.endpointId);
       const queue = this.#queued.get(endpoint) ?? [];
-      queue.push({ environment, delivery, slots });
+      queue.push({ environment, delivery, slots, probe });
       this.#queued.set(endpoint, queue);
     }
     return claimed.length;
   }
 
-  /** Starts one attempt; its slot is freed when it ends, its outcome recorded after. */
+  /**
+   * Starts one attempt; its slot is freed when it ends (a probe's once recorded), its outcome
+   * recorded after.
+   */
   #start(
     environment: Environment,
     delivery: ClaimedDelivery,
     opened: (sealed: string) => Promise<string>,
+    probe: boolean,
   ): Attempt {
     const endpoint = `${environment}:${delivery.endpointId}`;
     this.#slotsInUse.set(endpoint, (this.#slotsInUse.get(endpoint) ?? 0) + 1);
     const attempt = { startedAt: performance.now(), hasEnded: false };
-    const ended = this.#attempt(environment, delivery, opened).finally(() => {
-      attempt.hasEnded = true;
+    const release = () => {
       const inUse = (this.#slotsInUse.get(endpoint) ?? 1) - 1;
       if (inUse > 0) this.#slotsInUse.set(endpoint, inUse);
       else this.#slotsInUse.delete(endpoint);
+    };
+    const ended = this.#attempt(environment, delivery, opened).finally(() => {
+      attempt.hasEnded = true;
+      if (!probe) release();
     });
     const recorded = ended
       .then((result) => this.#recorders[environment].add({ delivery, result }))
-      .finally(() => this.#held.delete(`${environment}:${delivery.id}`));
+      .finally(() => {
+        this.#held.delete(`${environment}:${delivery.id}`);
+        // A probe holds its endpoint's one slot until its outcome has moved the circuit.
+        if (probe) release();
+      });
     // Its sweep reads the failure; an attempt left to the background must not be unhandled.
     const tracked = recorded.catch(() => {});
     this.#unrecorded.add(tracked);
@@ -572,6 +592,7 @@ export class WebhookDispatcher {
       else this.#probeNotBefore.set(endpoint, circuit.probeNotBefore);
     }
     for (const disabled of recorded.disabled) {
+      this.#probeNotBefore.delete(`${environment}:${disabled.endpointId}`);
       (this.options.log ?? logToStderr)({
         level: "warn",
         msg: "webhook endpoint disabled",

@@ -2,14 +2,15 @@
  * Webhook endpoints and the event log as the companies manage them (DESIGN 8): register (the
  * signing secret is shown once), rotate the secret, delete, list deliveries, and replay an event.
  * Delivering is the dispatcher's work. Writes are use cases run in the caller's write unit, except
- * `deleteEndpointOf`, which opens its own.
+ * `deleteEndpointOf` and `enableEndpointOf`, which open their own.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import { newWebhookSecret, type SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { checkEndpointUrl } from "./endpoint_url.ts";
+import { checkEndpointRegistration, type HostResolver } from "./endpoint_url.ts";
+import { enableEndpoint } from "./delivery_store.ts";
 import { findLineEvent, listLineEvents, queueDeliveries, type StoredEvent } from "./event_store.ts";
 import {
   createEndpoint,
@@ -31,13 +32,15 @@ const endpointNotFound = (id: string) =>
 
 /**
  * Judges a URL for registration, before the write unit: a judgment that looks a host name up
- * waits on the network, which a unit must never do.
+ * waits on the network, which a unit must never do. A name that resolves to a refused address is
+ * refused; one that does not resolve (yet) passes, and every attempt judges it again.
  */
 export function judgeEndpointUrl(
   raw: string,
   environment: Environment,
+  resolve?: HostResolver,
 ): Promise<Result<URL, "url_not_allowed">> {
-  return Promise.resolve(checkEndpointUrl(raw, environment));
+  return checkEndpointRegistration(raw, environment, resolve);
 }
 
 export interface EndpointRegistration {
@@ -95,6 +98,22 @@ export async function deleteEndpointOf(
   return await database.writer.write(async (tx): Promise<Result<void, "not_found">> => {
     if (!(await deleteEndpoint(tx, scope, id, now))) return tx.abort(endpointNotFound(id));
     return ok(undefined);
+  });
+}
+
+/**
+ * Enables an endpoint again, in a unit of its own, and closes its circuit (failing_since cleared):
+ * deliveries that failed meanwhile stay failed and can be replayed. Enabling an enabled endpoint
+ * changes nothing.
+ */
+export async function enableEndpointOf(
+  database: Database,
+  scope: EndpointScope,
+  id: string,
+): Promise<Result<EndpointRecord, "not_found">> {
+  return await database.writer.write(async (tx): Promise<Result<EndpointRecord, "not_found">> => {
+    if (!(await enableEndpoint(tx, scope, id))) return tx.abort(endpointNotFound(id));
+    return ok((await findEndpoint(tx, scope, id))!);
   });
 }
 

@@ -9,6 +9,7 @@ import * as v from "valibot";
 import {
   deleteEndpointOf,
   deliveriesOf,
+  enableEndpointOf,
   endpointOf,
   type EndpointRecord,
   endpointsOf,
@@ -46,6 +47,8 @@ export interface EndpointOwner {
 
 const DELIVERIES_PAGE_MAX = 100;
 
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
 const endpointView = (
   endpoint: EndpointRecord,
   owner: ReturnType<EndpointOwner["owner"]>,
@@ -57,6 +60,9 @@ const endpointView = (
   events: endpoint.events.length > 0 ? endpoint.events : eventNames,
   description: endpoint.description,
   status: endpoint.disabledAt === null ? "enabled" : "disabled",
+  disabled_at: iso(endpoint.disabledAt),
+  disabled_reason: endpoint.disabledReason,
+  failing_since: iso(endpoint.failingSince),
   ...(owner.lineCode ? { line: owner.lineCode } : {}),
   livemode: owner.environment === "live",
   created: new Date(endpoint.createdAt).toISOString(),
@@ -95,7 +101,7 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
     };
     const endpoint = {
       surface: surface.surface,
-      url: await judgeEndpointUrl(body.value.url, principal.environment),
+      url: await judgeEndpointUrl(body.value.url, principal.environment, deps.resolveHost),
       events: body.value.events,
       description: body.value.description,
     };
@@ -174,6 +180,14 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
     return c.json(endpointView(endpoint.value, principal, eventNames));
   });
 
+  // An endpoint the circuit breaker (or a 410) disabled is enabled again only by this call.
+  app.post("/:id/enable", async (c) => {
+    const principal = surface.owner(c);
+    const enabled = await enableEndpointOf(principal.database, principal, c.req.param("id"));
+    if (!enabled.ok) return errorResponse(c, refusalError(enabled));
+    return c.json(endpointView(enabled.value, principal, eventNames));
+  });
+
   app.delete("/:id", async (c) => {
     const principal = surface.owner(c);
     const id = c.req.param("id");
@@ -191,7 +205,6 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       DELIVERIES_PAGE_MAX,
     );
     if (!deliveries.ok) return errorResponse(c, refusalError(deliveries));
-    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return c.json({
       object: "list",
       data: deliveries.value.map((d) => ({
