@@ -8,6 +8,7 @@ import { measureReadsDuringDrain } from "./drain.ts";
 import { measureCreateCost } from "./create_cost.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
+import { measureIsolation } from "./webhook_isolation.ts";
 import { measureAtScale } from "./scale.ts";
 import { freePort, startService } from "./service.ts";
 import { ensureWrk, type LoadResult, runLoad } from "./wrk.ts";
@@ -179,6 +180,17 @@ console.log(
     `${deliveries.deliveries} in ${deliveries.seconds.toFixed(2)} s = ${
       deliveries.perSecond.toFixed(0)
     } deliveries/s`,
+);
+
+const isolation = await measureIsolation({ events: 100, intervalMs: 100 });
+console.log(
+  `another tenant's first webhook attempt while one tenant's endpoints (test and live) are a black hole ` +
+    `with ${isolation.deadTenantQueued} events queued each (10 s timeout, 8 slots per endpoint): p50 ${
+      isolation.p50Ms.toFixed(0)
+    } ms, p99 ${isolation.p99Ms.toFixed(0)} ms, max ${
+      isolation.maxMs.toFixed(0)
+    } ms over ${isolation.events} events ` +
+    `(target p99 <= 2,000 ms); the dead tenant's attempts meanwhile: ${isolation.deadTenantAttempts}`,
 );
 
 const drain = await measureReadsDuringDrain({ deliveries: 10_000, connections, seconds: 5 });
