@@ -7,6 +7,7 @@ import type { Config } from "../../lib/platform/config.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
 import { apiSchemas } from "../api/schemas.ts";
 import {
+  endpointHealthProperties,
   idempotencyKey,
   json,
   type JsonObject,
@@ -177,6 +178,7 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
       url: { type: "string", format: "uri" },
       events: { type: "array", items: { enum: apiEventNames } },
       description: text,
+      ...endpointHealthProperties,
       secret: { type: "string", description: "whsec_…, in the creation response only." },
     },
   };

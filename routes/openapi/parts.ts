@@ -22,6 +22,24 @@ export const idempotencyKey = {
   schema: { type: "string", maxLength: 255 },
 };
 
+/** What both surfaces show of an endpoint's health: disabled by a 410 or by the circuit breaker. */
+export const endpointHealthProperties = {
+  status: {
+    enum: ["enabled", "disabled"],
+    description:
+      "Disabled after a 410 Gone or 5 days of only failed attempts, until enabled again.",
+  },
+  disabled_at: { type: ["string", "null"], format: "date-time" },
+  disabled_reason: { type: ["string", "null"], description: "Why it was disabled, in words." },
+  failing_since: {
+    type: ["string", "null"],
+    format: "date-time",
+    description:
+      "Start of an unbroken run of failed attempts (null after any success). After 1 hour the " +
+      "endpoint gets one attempt at a time, at most one per 5 minutes.",
+  },
+};
+
 export interface WebhookPathOptions {
   /** `/v1` or `/api`: one route factory serves both, so one description does too. */
   readonly prefix: string;
@@ -100,6 +118,14 @@ export function webhookPaths(o: WebhookPathOptions) {
           404: o.notFound,
           ...o.writeErrors,
         },
+      },
+    },
+    [`${o.prefix}/webhooks/{id}/enable`]: {
+      post: {
+        summary:
+          "Enable an endpoint again and clear failing_since; deliveries that failed stay failed (replay them)",
+        parameters: id,
+        responses: { 200: ok("The endpoint.", o.endpoint), 404: o.notFound, ...o.errors },
       },
     },
     [`${o.prefix}/webhooks/{id}/deliveries`]: {

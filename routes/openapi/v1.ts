@@ -7,6 +7,7 @@ import type * as v from "valibot";
 import type { Config } from "../../lib/platform/config.ts";
 import { apiOpenApi } from "./api.ts";
 import {
+  endpointHealthProperties,
   idempotencyKey,
   json,
   type JsonObject,
@@ -293,7 +294,7 @@ export function openApiDocument(config: Config): JsonObject {
             url: { type: "string", format: "uri" },
             events: { type: "array", items: { enum: v1EventTypes } },
             description: { type: ["string", "null"] },
-            status: { enum: ["enabled", "disabled"] },
+            ...endpointHealthProperties,
             line: { type: "string" },
             livemode: { type: "boolean" },
             created: timestamp,
