@@ -623,6 +623,8 @@ export async function decideEndorsement(
   return ok({ allEndorsed });
 }
 
+const toPayoutOwner = rowMapper({ payoutId: payout.id, companyId: payout.companyId });
+
 /** The payout of a /v1 disbursement and its company, for its `payee_url`; null if none. */
 export async function v1DisbursementPayout(
   executor: SqlExecutor,
@@ -633,5 +635,5 @@ export async function v1DisbursementPayout(
             WHERE d.id = ? AND d.kind = 'v1'`,
     args: [disbursementId],
   });
-  return rows[0] ? { payoutId: String(rows[0].id), companyId: String(rows[0].company_id) } : null;
+  return rows[0] ? toPayoutOwner(rows[0]) : null;
 }
