@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import { formatDollars, parseDollars } from "../lib/platform/money.ts";
+import { normalizeUsPhone } from "../lib/portal/method_details.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
 
@@ -76,6 +77,91 @@ export function freeText(name: string, lengthMax: number) {
     v.string(`${name} must be a string`),
     v.maxLength(lengthMax, `${name} is at most ${lengthMax} characters`),
     cleanText(name),
+  );
+}
+
+/**
+ * An optional string the seed types only as "string": absent, null and blank ("" or spaces) all
+ * mean absent (null), so a caller that sends "" for a channel or field it does not use is not
+ * refused; anything else must pass `schema`. Where the field IS needed, the rule that needs it
+ * refuses the null and names the field.
+ */
+export function blankAsAbsent<S extends v.GenericSchema<string, unknown>>(name: string, schema: S) {
+  return v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(`${name} must be a string`),
+        v.rawTransform(({ dataset, addIssue, NEVER }): v.InferOutput<S> | null => {
+          if (dataset.value.trim() === "") return null;
+          const parsed = v.safeParse(schema, dataset.value);
+          if (parsed.success) return parsed.output;
+          for (const issue of parsed.issues) addIssue({ message: issue.message });
+          return NEVER;
+        }),
+        v.description(`${v.getDescription(schema) ?? ""} Blank ("") means absent.`.trim()),
+      ),
+    ),
+    null,
+  );
+}
+
+const PHONE_TEXT = /^\+?[\d\s().-]+$/;
+/** E.164 outside the NANP: a country code not starting with 0, 7 to 15 digits in all. */
+const INTERNATIONAL_DIGITS = /^[1-9]\d{6,14}$/;
+
+/**
+ * A phone number as people write it, in E.164 (+15125550100), or null when it is not one: digits
+ * with the usual separators (spaces, dots, hyphens, parentheses); without a country code it is a
+ * US number (NANP: ten digits, optionally after 1); + and another country code is kept as given.
+ */
+export function normalizePhone(text: string): string | null {
+  const trimmed = text.trim();
+  if (!PHONE_TEXT.test(trimmed)) return null;
+  if (trimmed.startsWith("+") && !/^\+\s*1/.test(trimmed)) {
+    const digits = trimmed.slice(1).replace(/\D/g, "");
+    return INTERNATIONAL_DIGITS.test(digits) ? `+${digits}` : null;
+  }
+  return normalizeUsPhone(trimmed);
+}
+
+/** A phone number field: any usual format, stored in E.164. */
+export function phoneNumber(name: string) {
+  return v.pipe(
+    v.string(`${name} must be a string`),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const e164 = normalizePhone(dataset.value);
+      if (e164) return e164;
+      addIssue({
+        message:
+          `${name} must be a phone number: 10 digits such as (512) 555-0100, or + and a country code`,
+      });
+      return NEVER;
+    }),
+    v.description(
+      "A phone number in any usual format: (512) 555-0100, 512-555-0100, +1 512 555 0100, +44 20 7946 0958. " +
+        "Stored and returned in E.164 (+15125550100); without a country code it is a US number.",
+    ),
+  );
+}
+
+/** A two-letter state code; lowercase is accepted and stored uppercase. */
+export function stateCode(name: string) {
+  return v.pipe(
+    v.string(`${name} must be a string`),
+    v.trim(),
+    v.toUpperCase(),
+    v.regex(/^[A-Z]{2}$/, `${name} is a two-letter code such as TX`),
+    v.description("A two-letter state code such as TX; lowercase is stored uppercase."),
+  );
+}
+
+/** A US ZIP code, five digits or ZIP+4. */
+export function zipCode(name: string) {
+  return v.pipe(
+    v.string(`${name} must be a string`),
+    v.trim(),
+    v.regex(/^\d{5}(-\d{4})?$/, `${name} is a US ZIP code`),
+    v.description("A US ZIP code: 12345 or 12345-6789."),
   );
 }
 

@@ -40,8 +40,8 @@ Deno.test("three payees, one needing two parties: statuses per payee, holds, rec
       email: "lien@example.test",
       first_name: "Lee",
       last_name: "Holder",
-      phone: "5555550101",
-    }, "no party_type nor Company_name in the record");
+      phone: "+15555550101",
+    }, "no party_type nor Company_name in the record; the phone in E.164");
     assert.deepEqual(record.payees.map((p) => [p.payee_uuid, p.amount, p.status]), [
       ["p-a", 1000, "Created"],
       ["p-b", 250.25, "PendingAuthorizationPartiesPermission"],
@@ -460,5 +460,152 @@ Deno.test("Surface A free text: controls, bidi overrides and lone surrogates are
       payees: [payee("p-a", 10, { first_name: "José", last_name: "Núñez\tJr" })],
     });
     assert.equal(accented.status, 201, "accents and a tab are text");
+  });
+});
+
+Deno.test("payee fields as the seed types them: usual phone formats stored E.164, blanks not needed are absent, state uppercased, null settings", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const sms = { email: false, sms: true };
+    const res = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-SEED",
+      large_disbursement: false,
+      payees: [
+        payee("p-1", 10, { phone: "512-555-0100", delivery_options: { email: true, sms: true } }),
+        payee("p-2", 10, {
+          phone: "(512) 555-0101",
+          email: "",
+          state: "tx",
+          zip_code: "",
+          delivery_options: sms,
+        }),
+        payee("p-3", 10, {
+          phone: "+1 512 555 0102",
+          state: "",
+          payment_method_settings: null,
+          delivery_options: sms,
+          permission_required_from: ["lien"],
+        }),
+        payee("p-4", 10, { phone: "", zip_code: " ", payment_method_settings: null }),
+        payee("p-5", 10, { phone: "+44 20 7946 0958", delivery_options: sms }),
+        payee("p-6", 10, { phone: "1.512.555.0103", delivery_options: sms }),
+      ],
+      authorization_parties: [{
+        party_uuid: "lien",
+        party_type: "INDIVIDUAL",
+        title: "Lienholder",
+        Company_name: "First Bank",
+        email: "",
+        first_name: "Lee",
+        last_name: "Holder",
+        phone: "(512) 555-0199",
+      }],
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    const record = await res.json() as {
+      payees: Record<string, unknown>[];
+      authorization_parties: Record<string, unknown>[];
+    };
+    assert.deepEqual(
+      record.payees.map((p) => [p.payee_uuid, p.phone, p.email, p.state, p.zip_code]),
+      [
+        ["p-1", "+15125550100", "p-1@example.test", "TX", "73301"],
+        ["p-2", "+15125550101", null, "TX", null],
+        ["p-3", "+15125550102", "p-3@example.test", null, "73301"],
+        ["p-4", null, "p-4@example.test", "TX", null],
+        ["p-5", "+442079460958", "p-5@example.test", "TX", "73301"],
+        ["p-6", "+15125550103", "p-6@example.test", "TX", "73301"],
+      ],
+    );
+    assert.deepEqual(record.authorization_parties, [{
+      party_uuid: "lien",
+      title: "Lienholder",
+      email: null,
+      first_name: "Lee",
+      last_name: "Holder",
+      phone: "+15125550199",
+    }]);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT payee_uuid, payment_method_settings FROM payouts WHERE payee_uuid IN ('p-3', 'p-4')",
+    );
+    assert.deepEqual(rows.map((row) => String(row.payment_method_settings)), ["{}", "{}"]);
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const sent = await f.deps.databases.test.readClient.execute(
+      "SELECT recipient FROM notifications WHERE channel = 'sms' ORDER BY recipient",
+    );
+    assert.deepEqual(
+      sent.rows.map((row) => row.recipient),
+      ["+15125550100", "+15125550101", "+15125550102", "+15125550103", "+442079460958"],
+      "SMS go to the normalized numbers",
+    );
+  });
+});
+
+Deno.test("payee fields still refused where they are needed or are not what they claim, naming the field; nothing stored", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const base = { disbursement_uuid: "CLM-N", large_disbursement: false };
+    const phoneRule =
+      "phone must be a phone number: 10 digits such as (512) 555-0100, or + and a country code";
+    const cases: [unknown, string, string][] = [
+      [
+        { ...base, payees: [payee("p", 1, { email: "" })] },
+        "payees.0.email",
+        "email is required when delivery_options.email is true",
+      ],
+      [
+        {
+          ...base,
+          payees: [payee("p", 1, { phone: "", delivery_options: { email: true, sms: true } })],
+        },
+        "payees.0.phone",
+        "phone is required when delivery_options.sms is true",
+      ],
+      [{ ...base, payees: [payee("p", 1, { phone: "555-0100" })] }, "payees.0.phone", phoneRule],
+      [
+        { ...base, payees: [payee("p", 1, { phone: "512-555-0100 x12" })] },
+        "payees.0.phone",
+        phoneRule,
+      ],
+      [{ ...base, payees: [payee("p", 1, { phone: "call me" })] }, "payees.0.phone", phoneRule],
+      [
+        { ...base, payees: [payee("p", 1, { phone: "(112) 555-0100" })] },
+        "payees.0.phone",
+        phoneRule,
+      ],
+      [{ ...base, payees: [payee("p", 1, { phone: "+0 123 4567" })] }, "payees.0.phone", phoneRule],
+      [
+        { ...base, payees: [payee("p", 1, { state: "Texas" })] },
+        "payees.0.state",
+        "state is a two-letter code such as TX",
+      ],
+      [
+        { ...base, payees: [payee("p", 1, { zip_code: "7330" })] },
+        "payees.0.zip_code",
+        "zip_code is a US ZIP code",
+      ],
+      [
+        {
+          ...base,
+          payees: [payee("p", 1)],
+          authorization_parties: [{ party_uuid: "x", phone: "12" }],
+        },
+        "authorization_parties.0.phone",
+        phoneRule,
+      ],
+    ];
+    for (const [body, field, issue] of cases) {
+      const res = await api(f, "POST", "/api/disbursements", body);
+      assert.equal(res.status, 400, field);
+      assert.deepEqual(
+        (await res.json() as { details: unknown[] }).details,
+        [{ Issue: issue, Field: field, Location: "body" }],
+        JSON.stringify(body).slice(0, 200),
+      );
+    }
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM payouts",
+    );
+    assert.equal(Number(rows[0].n), 0);
   });
 });

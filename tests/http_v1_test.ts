@@ -89,7 +89,11 @@ Deno.test("POST /v1/payees: every bad field is a 400 naming it; nothing is store
       [{ id: "x".repeat(256) }, "id", "id is at most 255 characters"],
       [{ id: "has space" }, "id", "id may hold letters, digits and _ . + @ : -"],
       [{ id: "p1", email: "nope" }, "email", "email is not a valid e-mail address"],
-      [{ id: "p1", phone: "12" }, "phone", "phone must be 7 to 15 digits, optionally after +"],
+      [
+        { id: "p1", phone: "12" },
+        "phone",
+        "phone must be a phone number: 10 digits such as (512) 555-0100, or + and a country code",
+      ],
       [{ id: "p1", language: "fr" }, "language", "language must be en or es"],
       [
         { id: "p1", contact_channel: "fax" },
@@ -107,7 +111,7 @@ Deno.test("POST /v1/payees: every bad field is a 400 naming it; nothing is store
           address: { line1: "1 Main", city: "Springfield", state: "Ill", postal_code: "62701" },
         },
         "address.state",
-        "address.state is a two-letter code",
+        "address.state is a two-letter code such as TX",
       ],
       [{ id: "p1", name: "n".repeat(256) }, "name", "name is at most 255 characters"],
     ];
@@ -650,5 +654,25 @@ Deno.test("/v1 free text: reserved metadata keys, controls, bidi overrides and l
       note: "a\tb",
       "naïve": "José 💸",
     });
+  }, NO_LIMIT);
+});
+
+Deno.test("POST /v1/payees: a phone in the usual formats is stored E.164, a lowercase state uppercased", async () => {
+  await withHttpFixture(async (f) => {
+    const res = await call(f, "POST", "/v1/payees", {
+      id: "p-phone",
+      phone: "(512) 555-0100",
+      contact_channel: "sms",
+      address: { line1: "1 Main St", city: "Austin", state: "tx", postal_code: "73301" },
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    const body = await res.json() as { phone: string; address: { state: string } };
+    assert.deepEqual([body.phone, body.address.state], ["+15125550100", "TX"]);
+    const same = await call(f, "POST", "/v1/payees", { id: "p-phone", phone: "+1 512-555-0100" });
+    assert.equal(same.status, 200);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT count(*) AS n FROM events WHERE type = 'payee.updated'",
+    );
+    assert.equal(Number(rows[0].n), 0, "the same number written another way is no change");
   }, NO_LIMIT);
 });

@@ -1,7 +1,12 @@
 /** The shared free-text rule of both surfaces: what it refuses, how it says so, and what it lets by. */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { forbiddenCharacter, freeText, stringRecord } from "../routes/validation.ts";
+import {
+  forbiddenCharacter,
+  freeText,
+  normalizePhone,
+  stringRecord,
+} from "../routes/validation.ts";
 
 Deno.test("forbiddenCharacter: names, addresses and memos in any script pass; tab is text", () => {
   const accepted = [
@@ -81,4 +86,43 @@ Deno.test("stringRecord: __proto__, constructor and prototype are refused by nam
   const stored = v.safeParse(metadata, JSON.parse('{"adjuster": "A-9", "note": "tab\\tok"}'));
   assert.deepEqual(stored.output, { adjuster: "A-9", note: "tab\tok" });
   assert.equal(Object.getPrototypeOf(stored.output), Object.prototype);
+});
+
+Deno.test("normalizePhone: the usual US forms and international numbers become E.164; others are null", () => {
+  const accepted: [string, string][] = [
+    ["5125550100", "+15125550100"],
+    ["512-555-0100", "+15125550100"],
+    ["(512) 555-0100", "+15125550100"],
+    ["512.555.0100", "+15125550100"],
+    ["512 555 0100", "+15125550100"],
+    ["1-512-555-0100", "+15125550100"],
+    ["1 (512) 555-0100", "+15125550100"],
+    ["+1 512 555 0100", "+15125550100"],
+    ["+1 (512) 555-0100", "+15125550100"],
+    ["+15125550100", "+15125550100"],
+    [" 512-555-0100 ", "+15125550100"],
+    ["+44 20 7946 0958", "+442079460958"],
+    ["+52 55 1234 5678", "+525512345678"],
+    ["+683 4002", "+6834002"],
+  ];
+  for (const [text, e164] of accepted) assert.equal(normalizePhone(text), e164, text);
+  const refused = [
+    "",
+    "12",
+    "555-0100",
+    "512-555-010",
+    "512-555-01000",
+    "(012) 555-0100",
+    "(512) 155-0100",
+    "+1 512 555 010",
+    "512-555-0100 x12",
+    "512-555-0100 ext. 12",
+    "call me",
+    "+0 123 4567",
+    "+44 20 7946 0958 1234 5",
+    "512+555+0100",
+    "++15125550100",
+    "512\u0000555-0100",
+  ];
+  for (const text of refused) assert.equal(normalizePhone(text), null, JSON.stringify(text));
 });

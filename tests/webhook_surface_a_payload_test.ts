@@ -148,7 +148,7 @@ Deno.test("a Surface A endpoint gets every 2.12 field from real data, DocumentLi
         FullName: "Pat Doe",
         BussinessName: null,
         Email: "success+check@example.test",
-        Phone: "5555550100",
+        Phone: "+15555550100",
         AddressOne: "1 Main St",
         AddressTwo: null,
         City: "Austin",

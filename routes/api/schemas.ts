@@ -5,7 +5,17 @@
 import * as v from "valibot";
 import type { Config } from "../../lib/platform/config.ts";
 import type { FieldIssue } from "../errors.ts";
-import { cleanText, freeText, jsonDollars, jsonInteger, requiredObject } from "../validation.ts";
+import {
+  blankAsAbsent,
+  cleanText,
+  freeText,
+  jsonDollars,
+  jsonInteger,
+  phoneNumber,
+  requiredObject,
+  stateCode,
+  zipCode,
+} from "../validation.ts";
 
 /** Postage CODEs of seed 2.9. */
 export const postageCodes = [
@@ -54,19 +64,17 @@ export function apiSchemas(config: Config) {
     minCents: limits.AMOUNT_MIN_CENTS,
     maxCents: limits.AMOUNT_MAX_CENTS,
   });
-  const email = v.optional(
-    v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
-    null,
-  );
-  const phone = v.optional(
-    v.nullable(
-      v.pipe(
-        v.string("phone must be a string"),
-        v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
-      ),
+  // The seed types these as plain strings: "" where a channel is not used means absent.
+  const email = blankAsAbsent(
+    "email",
+    v.pipe(
+      text("email"),
+      v.trim(),
+      v.email("email is not a valid e-mail address"),
+      v.description("An e-mail address."),
     ),
-    null,
   );
+  const phone = blankAsAbsent("phone", phoneNumber("phone"));
   const deliveryOptions = v.optional(
     requiredObject({
       email: v.boolean("delivery_options.email must be true or false"),
@@ -92,16 +100,8 @@ export function apiSchemas(config: Config) {
     address_one: optionalText("address_one"),
     address_two: optionalText("address_two"),
     city: optionalText("city"),
-    state: v.optional(
-      v.nullable(
-        v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "state is a two-letter code such as TX")),
-      ),
-      null,
-    ),
-    zip_code: v.optional(
-      v.nullable(v.pipe(v.string(), v.regex(/^\d{5}(-\d{4})?$/, "zip_code is a US ZIP code"))),
-      null,
-    ),
+    state: blankAsAbsent("state", stateCode("state")),
+    zip_code: blankAsAbsent("zip_code", zipCode("zip_code")),
     phone,
     delivery_options: deliveryOptions,
     allowed_payment_method_ids: allowedPaymentMethodIds,
@@ -127,13 +127,26 @@ export function apiSchemas(config: Config) {
       ),
       [],
     ),
-    payment_method_settings: v.optional(
-      v.object({
-        check_postage_type: v.optional(
-          v.picklist(postageCodes, `check_postage_type must be one of ${postageCodes.join(", ")}`),
+    // null (or a null check_postage_type) means no setting: the payee picks the postage.
+    payment_method_settings: v.pipe(
+      v.optional(
+        v.nullable(
+          v.object({
+            check_postage_type: v.optional(
+              v.nullable(
+                v.picklist(
+                  postageCodes,
+                  `check_postage_type must be one of ${postageCodes.join(", ")}`,
+                ),
+              ),
+            ),
+          }, "payment_method_settings must be an object"),
         ),
-      }),
-      {},
+        {},
+      ),
+      v.transform((settings) =>
+        settings?.check_postage_type ? { check_postage_type: settings.check_postage_type } : {}
+      ),
     ),
   }, "payee");
   const party = requiredObject({
@@ -144,13 +157,10 @@ export function apiSchemas(config: Config) {
     ),
     title: optionalText("title"),
     Company_name: optionalText("Company_name"),
-    email: v.optional(
-      v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
-      null,
-    ),
+    email,
     first_name: optionalText("first_name"),
     last_name: optionalText("last_name"),
-    phone: optionalText("phone"),
+    phone,
   }, "authorization party");
   const createBody = requiredObject({
     disbursement_uuid: identifier("disbursement_uuid"),

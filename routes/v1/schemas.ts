@@ -5,7 +5,15 @@ import type { Config } from "../../lib/platform/config.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import { modalityOf, surfaceBStatus } from "../../lib/payouts/states.ts";
 import type { LinePrincipal } from "../context.ts";
-import { freeText, jsonDollars, requiredObject, stringRecord } from "../validation.ts";
+import {
+  freeText,
+  jsonDollars,
+  phoneNumber,
+  requiredObject,
+  stateCode,
+  stringRecord,
+  zipCode,
+} from "../validation.ts";
 
 const modalityCodes = [
   "ach",
@@ -65,10 +73,7 @@ export function v1Schemas(config: Config) {
       email: v.optional(
         v.nullable(v.pipe(text("email"), v.email("email is not a valid e-mail address"))),
       ),
-      phone: v.optional(v.nullable(v.pipe(
-        v.string("phone must be a string"),
-        v.regex(/^\+?[0-9]{7,15}$/, "phone must be 7 to 15 digits, optionally after +"),
-      ))),
+      phone: v.optional(v.nullable(phoneNumber("phone"))),
       language: v.optional(v.picklist(["en", "es"], "language must be en or es")),
       contact_channel: v.optional(
         v.picklist(["email", "sms"], "contact_channel must be email or sms"),
@@ -78,11 +83,8 @@ export function v1Schemas(config: Config) {
         line1: text("address.line1"),
         line2: v.optional(text("address.line2")),
         city: text("address.city"),
-        state: v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "address.state is a two-letter code")),
-        postal_code: v.pipe(
-          v.string(),
-          v.regex(/^\d{5}(-\d{4})?$/, "address.postal_code is a US ZIP code"),
-        ),
+        state: stateCode("address.state"),
+        postal_code: zipCode("address.postal_code"),
       }, "address must be an object"))),
     }),
     listQuery: v.object({
