@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
-import { formatDollars, parseDollars } from "../lib/platform/money.ts";
+import { centsToDollars, formatDollars, parseDollars } from "../lib/platform/money.ts";
 import { normalizeUsPhone } from "../lib/portal/method_details.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
@@ -271,7 +271,10 @@ export function jsonDollars(name: string, bounds: { minCents: number; maxCents: 
       addIssue({ message: `${name} ${cents.message}` });
       return NEVER;
     }),
-    v.metadata({ minimum: bounds.minCents / 100, maximum: bounds.maxCents / 100 }),
+    v.metadata({
+      minimum: centsToDollars(bounds.minCents),
+      maximum: centsToDollars(bounds.maxCents),
+    }),
     v.description(
       `US dollars with at most two decimals, ${formatDollars(bounds.minCents)} to ${
         formatDollars(bounds.maxCents)
