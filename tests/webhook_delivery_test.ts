@@ -38,6 +38,8 @@ function dispatcherFor(f: HttpFixture, options: Partial<DispatcherOptions> = {})
     timeoutMs: 2_000,
     leaseMs: 30_000,
     random: () => 0.5,
+    // The disabled-endpoint line is asserted in webhook_isolation_test.ts.
+    log: () => {},
     ...options,
   });
 }
@@ -136,6 +138,42 @@ Deno.test("410 Gone disables the endpoint after one attempt; later events are no
         "SELECT count(*) AS n FROM webhook_deliveries",
       );
       assert.equal(Number(rows[0].n), 1);
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("410 Gone fails the endpoint's waiting deliveries too; they can be replayed once it is enabled", async () => {
+  const r = receiver([500, 410]);
+  try {
+    await withHttpFixture(async (f) => {
+      const endpoint = await register(f, r.url);
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "a@example.test" });
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "b@example.test" });
+      const dispatcher = dispatcherFor(f);
+      assert.equal(await dispatcher.sweep(), 1);
+      assert.deepEqual(await delivery(f), {
+        status: "pending",
+        attempts: 1,
+        next: f.clock.now() + RETRY_DELAYS_MS[0],
+      });
+      await call(f, "POST", "/v1/payees", { id: "p1", email: "c@example.test" });
+      assert.equal(await dispatcher.sweep(), 1, "only the new event is due");
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        "SELECT status, attempt_count, next_attempt_at, completed_at FROM webhook_deliveries ORDER BY rowid",
+      );
+      assert.deepEqual(rows.map((row) => ({ ...row })), [
+        { status: "failed", attempt_count: 1, next_attempt_at: null, completed_at: f.clock.now() },
+        { status: "failed", attempt_count: 1, next_attempt_at: null, completed_at: f.clock.now() },
+      ]);
+      const enabled = await call(f, "POST", `/v1/webhooks/${endpoint.id}/enable`);
+      assert.equal(enabled.status, 200);
+      const events = await (await call(f, "GET", "/v1/events?type=payee.updated")).json() as {
+        data: { id: string }[];
+      };
+      const replay = await call(f, "POST", `/v1/events/${events.data.at(-1)!.id}/replay`);
+      assert.equal((await replay.json() as { deliveries: number }).deliveries, 1);
     });
   } finally {
     await r.stop();
