@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { PDFDocument } from "pdf-lib";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { api, parties, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
@@ -607,5 +608,84 @@ Deno.test("payee fields still refused where they are needed or are not what they
       "SELECT count(*) AS n FROM payouts",
     );
     assert.equal(Number(rows[0].n), 0);
+  });
+});
+
+Deno.test("a one-time document given to two payees of one create is a 409 naming the second payee's entry; nothing written", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 1_000_000);
+    const pdf = await PDFDocument.create();
+    pdf.addPage([612, 792]);
+    const pdfBase64 = (await pdf.save()).toBase64();
+    const upload = async (name: string, oneTimeUse: boolean) => {
+      const res = await api(f, "POST", "/api/documents", {
+        doc_type_id: 4,
+        name,
+        is_sign_required: true,
+        one_time_use: oneTimeUse,
+        pdf_base64: pdfBase64,
+      });
+      assert.equal(res.status, 201);
+      return (await res.json() as { document_uuid: string }).document_uuid;
+    };
+    const settlement = await upload("Settlement offer", true);
+    const release = await upload("Release", true);
+    const shared = await upload("Privacy notice", false);
+    const docs = (...uuids: string[]) => ({ custom_document_uuids: uuids });
+    const balanceBefore = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    const cases: [unknown[], string, string][] = [
+      [
+        [payee("p-a", 10, docs(settlement)), payee("p-b", 10, docs(settlement))],
+        "payees.1.custom_document_uuids.0",
+        `one-time document ${settlement} is for one payee and is already given to payee p-a in this request; payee p-b cannot have it too`,
+      ],
+      [
+        [
+          payee("p-a", 10, docs(settlement)),
+          payee("p-b", 10, docs(shared, release)),
+          payee("p-c", 10, docs(shared, release)),
+        ],
+        "payees.2.custom_document_uuids.1",
+        `one-time document ${release} is for one payee and is already given to payee p-b in this request; payee p-c cannot have it too`,
+      ],
+    ];
+    for (const [payees, field, issue] of cases) {
+      const res = await api(f, "POST", "/api/disbursements", {
+        disbursement_uuid: "CLM-ONCE",
+        large_disbursement: false,
+        payees,
+      });
+      assert.equal(res.status, 409, field);
+      assert.deepEqual(await res.json(), {
+        name: "CONFLICT",
+        message: issue,
+        details: [{ Issue: issue, Field: field, Location: "body" }],
+      });
+    }
+    const read = f.deps.databases.test.readClient;
+    const count = async (table: string) =>
+      Number((await read.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    assert.deepEqual([await count("disbursements"), await count("payouts")], [0, 0]);
+    assert.deepEqual(
+      await readLineBalances(read, f.cast.acme.autoLineId),
+      balanceBefore,
+      "nothing held",
+    );
+
+    // A document that is not one-time may go to every payee; each one-time one to one payee.
+    const fine = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-ONCE",
+      large_disbursement: false,
+      payees: [payee("p-a", 10, docs(shared, settlement)), payee("p-b", 10, docs(shared, release))],
+    });
+    assert.equal(fine.status, 201, await fine.clone().text());
+    const record = await fine.json() as { payees: { custom_document_uuids: string[] }[] };
+    assert.deepEqual(record.payees.map((p) => p.custom_document_uuids), [
+      [shared, settlement],
+      [shared, release],
+    ]);
   });
 });

@@ -124,12 +124,17 @@ export async function createApiDisbursement(
   return ok({ disbursement: disbursement!, created: true });
 }
 
-/** Why the payees' custom documents cannot be given, naming the field at fault, or null. */
+/**
+ * Why the payees' custom documents cannot be given, naming the field at fault, or null. A
+ * one-time document is for one payee: given to two payees of the request, the second is named.
+ */
 async function customDocumentRefusal(
   tx: WriteTx,
   companyId: string,
   payouts: readonly NewPayout[],
 ) {
+  /** One-time documents of this request and the payee each went to. */
+  const oneTimeHolders = new Map<string, string>();
   for (const [i, payout] of payouts.entries()) {
     for (const [j, uuid] of (payout.customDocumentUuids ?? []).entries()) {
       const field = `payees.${i}.custom_document_uuids.${j}`;
@@ -155,6 +160,16 @@ async function customDocumentRefusal(
           { field },
         );
       }
+      if (!document.oneTimeUse) continue;
+      const holder = oneTimeHolders.get(uuid);
+      if (holder !== undefined && holder !== payout.payeeUuid) {
+        return refuse(
+          "document_already_used",
+          `one-time document ${uuid} is for one payee and is already given to payee ${holder} in this request; payee ${payout.payeeUuid} cannot have it too`,
+          { field },
+        );
+      }
+      oneTimeHolders.set(uuid, payout.payeeUuid);
     }
   }
   return null;

@@ -250,6 +250,11 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
           200: ok("The same request again: the existing record.", ref("ApiDisbursement")),
           201: ok("Created.", ref("ApiDisbursement")),
           ...writeErrors,
+          409: failure(
+            "CONFLICT: the disbursement_uuid with another body, short funds (the message names the " +
+              "shortfall), or a one-time custom document already signed or given to two payees of " +
+              "this request (`details` names the second payee's `payees.{i}.custom_document_uuids.{j}`).",
+          ),
         },
       },
     },
