@@ -533,3 +533,95 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
   index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId),
   index("rail_batch_entries_batch").on(t.batchId),
 ]);
+
+/**
+ * Operators: the people who run the service (not API users, not payees). Installation-wide and
+ * kept in the live database only, which both environments read; the test database has the table,
+ * empty. Passwords are argon2id strings; the TOTP secret must stay usable, so it is sealed.
+ */
+export const operators = sqliteTable("operators", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  role: text("role", { enum: ["viewer", "clerk", "admin"] }).notNull(),
+  /** JSON array of the company ids the operator is limited to; null: every company. */
+  companyScope: text("company_scope"),
+  passwordHash: text("password_hash").notNull(),
+  /** Sealed with ENCRYPTION_KEY; null for an operator without a second factor (dev sandbox). */
+  totpSecretSealed: text("totp_secret_sealed"),
+  /** The last accepted TOTP time step: a code of that step or an earlier one is a replay. */
+  totpLastStep: integer("totp_last_step"),
+  /** Failed sign-ins (password or TOTP) since the last success or lock. */
+  failedAttempts: integer("failed_attempts").notNull().default(0),
+  lockedUntil: integer("locked_until"),
+  disabledAt: integer("disabled_at"),
+  createdBy: text("created_by"),
+  createdAt: createdAt(),
+});
+
+/** Operator sign-ins: the token is random and kept only as its SHA-256. */
+export const operatorSessions = sqliteTable("operator_sessions", {
+  id: text("id").primaryKey(),
+  tokenHash: text("token_hash").notNull().unique(),
+  operatorId: text("operator_id").notNull().references(() => operators.id),
+  totpVerified: integer("totp_verified", { mode: "boolean" }).notNull(),
+  /** Idle expiry, moved forward by each use, never past absolute_expires_at. */
+  expiresAt: integer("expires_at").notNull(),
+  absoluteExpiresAt: integer("absolute_expires_at").notNull(),
+  endedAt: integer("ended_at"),
+  createdAt: createdAt(),
+}, (t) => [index("operator_sessions_operator").on(t.operatorId)]);
+
+/**
+ * Dual control: an action of a kind that needs a second admin waits here until another admin
+ * approves it (then it runs in the same unit), rejects it, or it expires. Kept in the live
+ * database with the operators. Secrets inside `payload` are sealed.
+ */
+export const approvals = sqliteTable("approvals", {
+  id: text("id").primaryKey(),
+  kind: text("kind").notNull(),
+  environment: text("environment", { enum: ["test", "live"] }).notNull(),
+  companyId: text("company_id").references(() => companies.id),
+  /** What the action acts on (a funding, an operator's e-mail, a bank file). */
+  objectId: text("object_id").notNull(),
+  summary: text("summary").notNull(),
+  payload: text("payload").notNull(),
+  status: text("status", { enum: ["pending_approval", "approved", "rejected", "expired"] })
+    .notNull(),
+  requestedBy: text("requested_by").notNull().references(() => operators.id),
+  requestedAt: integer("requested_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+  decidedBy: text("decided_by").references(() => operators.id),
+  decidedAt: integer("decided_at"),
+  /** The approved action's result as JSON, or the reason given for a rejection. */
+  outcome: text("outcome"),
+}, (t) => [index("approvals_status_expires").on(t.status, t.expiresAt)]);
+
+/**
+ * The append-only audit log of one database: every operator change, written in the same unit as
+ * the change. Each row carries the hash of the previous row and of its own canonical content, so a
+ * row altered or removed breaks the chain. Triggers refuse UPDATE and DELETE; no code path does
+ * either. operator_id names an operator of the live database, so it has no foreign key.
+ */
+export const auditLog = sqliteTable("audit_log", {
+  seq: integer("seq").primaryKey(),
+  id: text("id").notNull().unique(),
+  at: integer("at").notNull(),
+  environment: text("environment", { enum: ["test", "live"] }).notNull(),
+  operatorId: text("operator_id"),
+  operatorEmail: text("operator_email"),
+  /** Where the change came from: `cli`, or `http <address>` for the admin endpoint. */
+  origin: text("origin").notNull(),
+  action: text("action").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id"),
+  companyId: text("company_id"),
+  /** JSON with secrets masked; null when there was nothing before (or after). */
+  before: text("before"),
+  after: text("after"),
+  prevHash: text("prev_hash").notNull(),
+  hash: text("hash").notNull(),
+}, (t) => [
+  index("audit_log_at").on(t.at),
+  index("audit_log_operator").on(t.operatorId, t.seq),
+  index("audit_log_object").on(t.objectId, t.seq),
+]);

@@ -1,0 +1,154 @@
+/**
+ * The audit log's rules, pure: what a row holds, its canonical text and hash chain, and the
+ * masking that keeps secrets out of before and after.
+ */
+import { createHash } from "node:crypto";
+
+/** The first row of a database's chain chains from this fixed value. */
+export const AUDIT_GENESIS_HASH = "0".repeat(64);
+
+export type AuditEnvironment = "test" | "live";
+
+/** One row as written; `before` and `after` are JSON text with secrets already masked. */
+export interface AuditRow {
+  readonly seq: number;
+  readonly id: string;
+  readonly at: number;
+  readonly environment: AuditEnvironment;
+  readonly operatorId: string | null;
+  readonly operatorEmail: string | null;
+  readonly origin: string;
+  readonly action: string;
+  readonly objectType: string;
+  readonly objectId: string | null;
+  readonly companyId: string | null;
+  readonly before: string | null;
+  readonly after: string | null;
+  readonly prevHash: string;
+  readonly hash: string;
+}
+
+/** JSON with object keys sorted at every depth: one text per value, whatever the key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`)}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The SHA-256 (hex) of a row: its previous row's hash and every other column, canonically. */
+export function auditRowHash(row: Omit<AuditRow, "hash">): string {
+  const content = canonicalJson({
+    seq: row.seq,
+    id: row.id,
+    at: row.at,
+    environment: row.environment,
+    operator_id: row.operatorId,
+    operator_email: row.operatorEmail,
+    origin: row.origin,
+    action: row.action,
+    object_type: row.objectType,
+    object_id: row.objectId,
+    company_id: row.companyId,
+    before: row.before,
+    after: row.after,
+    prev_hash: row.prevHash,
+  });
+  return createHash("sha256").update(content).digest("hex");
+}
+
+/** What is wrong with the first bad row of a chain, or null when the chain holds. */
+export interface ChainBreak {
+  readonly seq: number;
+  readonly id: string;
+  readonly reason: string;
+}
+
+/**
+ * Checks one row against the row before it (null for the first): the sequence has no gap, the
+ * row names the previous row's hash, and its own hash matches its content.
+ */
+export function checkChainLink(
+  row: AuditRow,
+  previous: { seq: number; hash: string } | null,
+): ChainBreak | null {
+  const expectedSeq = previous === null ? 1 : previous.seq + 1;
+  if (row.seq !== expectedSeq) {
+    return {
+      seq: row.seq,
+      id: row.id,
+      reason: `row ${expectedSeq} is missing: the chain jumps from ${
+        expectedSeq - 1
+      } to ${row.seq}`,
+    };
+  }
+  const expectedPrev = previous === null ? AUDIT_GENESIS_HASH : previous.hash;
+  if (row.prevHash !== expectedPrev) {
+    return {
+      seq: row.seq,
+      id: row.id,
+      reason: "its prev_hash is not the hash of the row before it",
+    };
+  }
+  if (auditRowHash(row) !== row.hash) {
+    return {
+      seq: row.seq,
+      id: row.id,
+      reason: "its content does not match its hash: the row was altered",
+    };
+  }
+  return null;
+}
+
+/** What replaces a secret in an audit row. */
+export const MASKED = "[masked]";
+
+/** Field names whose values are secrets, whatever they hold. */
+const SECRET_FIELD =
+  /password|secret|token|otpauth|(^|_)hash$|sealed|api_key|^key_(test|live)$|account_number|routing_number|card_number|^pan$/i;
+
+/** Secret shapes, masked wherever they appear in text: keys, webhook secrets, TOTP URIs, hashes. */
+const SECRET_TEXT = [
+  /\bcak_[0-9A-Za-z]{32}\b/g,
+  /\b(?:uak|sk)_(?:test|live)_[0-9A-Za-z]{43}\b/g,
+  /\bwhsec_[A-Za-z0-9+/=]{40,}/g,
+  /\bops_[0-9A-Za-z]{43}\b/g,
+  /otpauth:\/\/\S+/g,
+  /\$argon2(?:id|i|d)\$\S+/g,
+];
+
+/** A full account or card number (8 or more digits) keeps its last four only. */
+const ACCOUNT_DIGITS = /^\d{8,19}$/;
+
+function maskText(text: string): string {
+  let masked = text;
+  for (const pattern of SECRET_TEXT) masked = masked.replace(pattern, MASKED);
+  return masked;
+}
+
+/**
+ * A copy of a value fit for the audit log: fields named like secrets are masked whatever they
+ * hold, secret shapes are masked inside any text, and account numbers keep their last four.
+ */
+export function maskSecrets(value: unknown, field = ""): unknown {
+  if (value === null || value === undefined) return value ?? null;
+  if (SECRET_FIELD.test(field)) return MASKED;
+  if (/account|card/i.test(field) && typeof value === "string" && ACCOUNT_DIGITS.test(value)) {
+    return `…${value.slice(-4)}`;
+  }
+  if (typeof value === "string") return maskText(value);
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item, field));
+  if (typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([key, item]) => [
+        key,
+        maskSecrets(item, key),
+      ]),
+    );
+  }
+  return value;
+}
