@@ -84,6 +84,7 @@ const refusalStatus = {
   not_resendable: 409,
   rate_limited: 429,
   contact_missing: 400,
+  modalities_missing: 400,
   url_not_allowed: 400,
   key_not_found: 409,
   key_not_active: 409,
@@ -96,6 +97,7 @@ export type RefusalCode = keyof typeof refusalStatus;
 const wireCodes: Partial<Record<RefusalCode, string>> = {
   document_not_found: "validation_error",
   document_not_custom: "validation_error",
+  modalities_missing: "validation_error",
 };
 
 /**

@@ -183,6 +183,68 @@ Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanc
   }, NO_LIMIT);
 });
 
+Deno.test("POST /v1/disbursements without modalities uses the payee's modality_defaults; 400 naming modalities when both are missing", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await call(f, "POST", "/v1/payees", {
+      id: "noaction",
+      email: "noaction@example.test",
+      modality_defaults: ["check", "instant", "check"],
+    });
+    await call(f, "POST", "/v1/payees", { id: "bare", email: "bare@example.test" });
+    const create = (payee: string, extra: Record<string, unknown> = {}) =>
+      call(f, "POST", "/v1/disbursements", {
+        amount: 10,
+        claim_id: "CLM-D",
+        payee: { id: payee },
+        ...extra,
+      });
+
+    const byDefault = await create("noaction");
+    assert.equal(byDefault.status, 201);
+    const body = await byDefault.json() as { id: string; modalities: string[] };
+    assert.deepEqual(body.modalities, ["check", "instant_deposit"]);
+    const fetched = await call(f, "GET", `/v1/disbursements/${body.id}`);
+    assert.deepEqual((await fetched.json() as { modalities: string[] }).modalities, [
+      "check",
+      "instant_deposit",
+    ]);
+    const named = await create("noaction", { modalities: ["ach"] });
+    assert.equal(named.status, 201);
+    assert.deepEqual((await named.json() as { modalities: string[] }).modalities, ["ach"]);
+
+    const read = f.deps.databases.test.readClient;
+    const count = async () =>
+      Number((await read.execute("SELECT count(*) AS n FROM payouts")).rows[0].n);
+    const before = await count();
+    const balance = async () => await (await call(f, "GET", "/v1/ledgers/auto/balance")).json();
+    const held = await balance();
+    const missing = await create("bare");
+    assert.equal(missing.status, 400);
+    assert.deepEqual(await missing.json(), {
+      type: "/docs/errors#validation_error",
+      title: "Bad Request",
+      status: 400,
+      detail: "modalities is required: payee bare has no modality_defaults",
+      code: "validation_error",
+      errors: [{
+        param: "modalities",
+        message: "modalities is required: payee bare has no modality_defaults",
+      }],
+    });
+    assert.equal(await count(), before, "nothing was created");
+    assert.deepEqual(await balance(), held, "nothing was held");
+    // Defaults emptied later are missing too; an explicit empty list stays a 400 of its own.
+    await call(f, "POST", "/v1/payees", { id: "noaction", modality_defaults: [] });
+    assert.equal((await create("noaction")).status, 400);
+    const empty = await create("noaction", { modalities: [] });
+    assert.deepEqual((await empty.json() as { errors: unknown[] }).errors, [{
+      param: "modalities",
+      message: "modalities needs at least one modality",
+    }]);
+  }, NO_LIMIT);
+});
+
 Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals by rule are 400/409", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 10_000);

@@ -55,7 +55,11 @@ Deno.test("request bodies in the document come from the validation schemas, limi
     };
     const create =
       doc.paths["/v1/disbursements"].post.requestBody.content["application/json"].schema;
-    assert.deepEqual(create.required.sort(), ["amount", "claim_id", "modalities", "payee"]);
+    assert.deepEqual(create.required.sort(), ["amount", "claim_id", "payee"]);
+    assert.match(
+      String(create.properties.modalities.description),
+      /Left out, the payee's modality_defaults are offered; a 400 naming modalities/,
+    );
     assert.equal(create.properties.amount.type, "number");
     assert.equal(create.properties.claim_id.maxLength, 255);
     const payee = doc.paths["/v1/payees"].post.requestBody.content["application/json"].schema;

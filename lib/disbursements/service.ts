@@ -421,19 +421,23 @@ export function findV1Payee(
 export interface V1DisbursementRequest {
   readonly payeeExternalId: string;
   readonly amountCents: number;
-  readonly modalities: readonly string[];
+  /** Left out: the payee's `modality_defaults`. */
+  readonly modalities?: readonly string[];
   readonly claimId: string | null;
   readonly metadata: Record<string, string>;
 }
 
-/** Creates a /v1 disbursement of one payee of the line. */
+/**
+ * Creates a /v1 disbursement of one payee of the line, offering the modalities the request names
+ * or, when it names none, the payee's `modality_defaults`.
+ */
 export async function createV1Disbursement(
   tx: WriteTx,
   database: Database,
   scope: LineScope,
   request: V1DisbursementRequest,
   realNow: number,
-): Promise<Result<V1Disbursement, "payee_not_found" | CreateRefusal>> {
+): Promise<Result<V1Disbursement, "payee_not_found" | "modalities_missing" | CreateRefusal>> {
   const now = await domainNow(database, scope.companyId, realNow);
   const payee = await findPayee(tx, scope.companyId, scope.lineId, request.payeeExternalId);
   if (!payee) {
@@ -443,6 +447,14 @@ export async function createV1Disbursement(
         JSON.stringify(request.payeeExternalId)
       } on this line: create it with POST /v1/payees first`,
       { field: "payee.id" },
+    ));
+  }
+  const modalities = [...new Set(request.modalities ?? payee.modalityDefaults)];
+  if (modalities.length === 0) {
+    return tx.abort(refuse(
+      "modalities_missing",
+      `modalities is required: payee ${payee.externalId} has no modality_defaults`,
+      { field: "modalities" },
     ));
   }
   const created = await createDisbursement(tx, {
@@ -457,7 +469,7 @@ export async function createV1Disbursement(
       payeeUuid: payee.externalId,
       payeeId: payee.id,
       amountCents: request.amountCents,
-      allowedPaymentMethodIds: request.modalities.map((code) => modalityOf(code)!.id),
+      allowedPaymentMethodIds: modalities.map((code) => modalityOf(code)!.id),
       payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
       deliveryOptions: {
         email: payee.contactChannel === "email",

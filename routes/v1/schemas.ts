@@ -60,11 +60,16 @@ export function v1Schemas(config: Config) {
         { id: externalIdSchema("payee.id", limits.STRING_LENGTH_MAX) },
         "payee",
       ),
-      modalities: v.pipe(
+      // Left out, the payee's modality_defaults apply (the service refuses when both are missing).
+      modalities: v.optional(v.pipe(
         v.array(modalitySchema, "modalities must be an array"),
         v.minLength(1, "modalities needs at least one modality"),
+        v.description(
+          "The modalities offered to the payee. Left out, the payee's modality_defaults are " +
+            "offered; a 400 naming modalities when the payee has none either.",
+        ),
         v.transform((codes) => [...new Set(codes)]),
-      ),
+      )),
       metadata: v.optional(metadata, {}),
     }),
     upsertPayee: requiredObject({
