@@ -5,6 +5,8 @@
  */
 import type { Client } from "@libsql/client";
 import { newId } from "../lib/platform/keys.ts";
+import { columnsOf, json, rowMapper } from "./rows.ts";
+import { scheduledJobs } from "./schema.ts";
 import type { WriteTx } from "./writer.ts";
 
 export interface DueJob {
@@ -46,15 +48,20 @@ export async function scheduleJob(
   return id;
 }
 
-const rowToJob = (row: Record<string, unknown>): DueJob => ({
-  id: String(row.id),
-  companyId: String(row.company_id),
-  kind: String(row.kind),
-  subjectId: String(row.subject_id),
-  dueAt: Number(row.due_at),
-  payload: JSON.parse(String(row.payload)) as Record<string, unknown>,
-  attempts: Number(row.attempts),
+const job = columnsOf(scheduledJobs);
+const rowToJob: (row: Readonly<Record<string, unknown>>) => DueJob = rowMapper({
+  id: job.id,
+  companyId: job.companyId,
+  kind: job.kind,
+  subjectId: job.subjectId,
+  dueAt: job.dueAt,
+  payload: json<Record<string, unknown>>(job.payload, "object"),
+  attempts: job.attempts,
 });
+const toCompanyDue = rowMapper({ companyId: job.companyId, dueAt: job.dueAt });
+const toAttempts = rowMapper({ attempts: job.attempts });
+const toCompanyId = rowMapper({ companyId: job.companyId });
+const toJobId = rowMapper({ id: job.id });
 
 /**
  * The earliest pending jobs of a company due at or before `until`, in due order, leaving out
@@ -93,7 +100,7 @@ export async function companiesWithDueJobs(
           GROUP BY company_id`,
     args: [until, realNow],
   });
-  return rows.map((row) => ({ companyId: String(row.company_id), dueAt: Number(row.due_at) }));
+  return rows.map(toCompanyDue);
 }
 
 /**
@@ -184,7 +191,7 @@ export async function scheduleJobRetry(
     args: [failure.error, match.count, jobId, ...match.args],
   });
   if (!rows[0]) return null;
-  const attempts = Number(rows[0].attempts);
+  const { attempts } = toAttempts(rows[0]);
   const dueAt = failure.from + failure.delayMs(attempts);
   await tx.execute({
     sql: "UPDATE scheduled_jobs SET due_at = ? WHERE id = ?",
@@ -209,7 +216,7 @@ export async function parkJob(
           WHERE id = ? AND ${match.where} RETURNING attempts`,
     args: [failure.doneAt, failure.error, match.count, jobId, ...match.args],
   });
-  return rows[0] ? Number(rows[0].attempts) : null;
+  return rows[0] ? toAttempts(rows[0]).attempts : null;
 }
 
 /** A scheduled job as an operator sees it. */
@@ -226,15 +233,15 @@ export interface JobListing {
 
 const JOB_LISTING_COLUMNS = "id, company_id, kind, subject_id, due_at, done_at, attempts, error";
 
-const rowToListing = (row: Record<string, unknown>): JobListing => ({
-  id: String(row.id),
-  companyId: String(row.company_id),
-  kind: String(row.kind),
-  subjectId: String(row.subject_id),
-  dueAt: Number(row.due_at),
-  doneAt: row.done_at === null ? null : Number(row.done_at),
-  attempts: Number(row.attempts),
-  error: row.error === null ? null : String(row.error),
+const rowToListing: (row: Readonly<Record<string, unknown>>) => JobListing = rowMapper({
+  id: job.id,
+  companyId: job.companyId,
+  kind: job.kind,
+  subjectId: job.subjectId,
+  dueAt: job.dueAt,
+  doneAt: job.doneAt,
+  attempts: job.attempts,
+  error: job.error,
 });
 
 export async function findJob(client: Client, jobId: string): Promise<JobListing | null> {
@@ -269,7 +276,7 @@ export async function companiesWithParkedJobs(client: Client): Promise<string[]>
   const { rows } = await client.execute(
     "SELECT DISTINCT company_id FROM scheduled_jobs WHERE done_at IS NOT NULL AND error IS NOT NULL",
   );
-  return rows.map((row) => String(row.company_id));
+  return rows.map((row) => toCompanyId(row).companyId);
 }
 
 /**
@@ -288,5 +295,5 @@ export async function requeueParkedJobs(
           RETURNING id`,
     args: [dueAt, target.companyId, target.jobId ?? null, target.jobId ?? null],
   });
-  return rows.map((row) => String(row.id));
+  return rows.map((row) => toJobId(row).id);
 }

@@ -5,7 +5,22 @@
  */
 import type { IdempotencyDecision, StoredIdempotency } from "./rules.ts";
 import { decideIdempotency } from "./rules.ts";
+import { columnsOf, json, notNull, rowMapper } from "../../db/rows.ts";
+import { idempotencyRecords } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
+
+const idempotency = columnsOf(idempotencyRecords);
+const toRecord: (row: Readonly<Record<string, unknown>>) => StoredIdempotency = rowMapper({
+  fingerprint: idempotency.fingerprint,
+  status: idempotency.status,
+  leaseUntil: idempotency.leaseUntil,
+  expiresAt: idempotency.expiresAt,
+});
+const toResponse = rowMapper({
+  status: notNull(idempotency.responseStatus),
+  headers: json<Record<string, string>>(notNull(idempotency.responseHeaders), "object"),
+  body: notNull(idempotency.responseBody),
+});
 
 export interface IdempotencyScope {
   readonly companyId: string;
@@ -41,25 +56,12 @@ export async function lookUpIdempotencyKey(
           FROM idempotency_records WHERE ${KEY_WHERE}`,
     args: keyArgs(scope),
   });
-  const row = rows[0];
-  const record: StoredIdempotency | null = row
-    ? {
-      fingerprint: String(row.fingerprint),
-      status: row.status as StoredIdempotency["status"],
-      leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
-      expiresAt: Number(row.expires_at),
-    }
-    : null;
+  const record = rows[0] ? toRecord(rows[0]) : null;
   const decision = decideIdempotency(record, fingerprint, now);
   if (decision === "replay") {
-    return {
-      decision,
-      response: {
-        status: Number(row!.response_status),
-        headers: JSON.parse(String(row!.response_headers)) as Record<string, string>,
-        body: new Uint8Array(row!.response_body as ArrayBuffer),
-      },
-    };
+    // A complete record always carries its response (storeIdempotentResponse writes all three).
+    const response = toResponse(rows[0]);
+    return { decision, response };
   }
   return { decision };
 }

@@ -21,6 +21,8 @@ import {
 } from "./mod.ts";
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { columnsOf, rowMapper } from "../../db/rows.ts";
+import { notifications } from "../../db/schema.ts";
 import { WorkerLoop } from "../../db/worker_loop.ts";
 import type { Metrics } from "../platform/metrics.ts";
 
@@ -38,6 +40,16 @@ export interface NotificationSenderOptions {
   /** Where failed attempts are reported; JSON lines on stderr by default. */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
+
+const notification = columnsOf(notifications);
+const toClaimed = rowMapper({
+  id: notification.id,
+  channel: notification.channel,
+  to: notification.recipient,
+  subject: notification.subject,
+  body: notification.body,
+  attemptCount: notification.attemptCount,
+});
 
 interface ClaimedNotification {
   readonly message: NotificationMessage;
@@ -66,22 +78,17 @@ async function claim(
     args: [...channels, now, options.batchSize],
   });
   if (rows.length === 0) return [];
+  const claimed = rows.map((row) => {
+    const { attemptCount, ...message } = toClaimed(row);
+    return { message, attemptCount };
+  });
   await tx.execute({
     sql: `UPDATE notifications SET next_attempt_at = ? WHERE id IN (${
       rows.map(() => "?").join(", ")
     })`,
-    args: [now + options.leaseMs, ...rows.map((row) => String(row.id))],
+    args: [now + options.leaseMs, ...claimed.map(({ message }) => message.id)],
   });
-  return rows.map((row) => ({
-    message: {
-      id: String(row.id),
-      channel: row.channel as NotificationChannel,
-      to: String(row.recipient),
-      subject: row.subject === null ? null : String(row.subject),
-      body: String(row.body),
-    },
-    attemptCount: Number(row.attempt_count),
-  }));
+  return claimed;
 }
 
 /** Records one attempt; returns the message's new status. */
