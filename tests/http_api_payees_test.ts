@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { findLinkByToken } from "../lib/portal/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
-import { api, asBeacon, payee } from "./api_helpers.ts";
+import { api, asBeacon, parties, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { inbox } from "./portal_helpers.ts";
 
 const HOUR_MS = 3_600_000;
 
@@ -81,6 +82,86 @@ Deno.test("resend notification: 202, a fresh link replaces the old, 5 per hour t
     );
     f.clock.advance(50 * 60_000);
     assert.equal((await api(f, "POST", path)).status, 202, "an hour after the first, one more");
+  });
+});
+
+Deno.test("resend right after create: 202 with the first offer sent now, once; the offer job then sends nothing", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-N",
+      large_disbursement: false,
+      payees: [
+        payee("p-a", 10, { phone: "+15555550100", delivery_options: { email: true, sms: true } }),
+        payee("p-b", 10, { permission_required_from: ["lienholder"] }),
+      ],
+      authorization_parties: [parties[0]],
+    });
+    assert.equal(created.status, 201);
+    const path = (who: string) => `/api/disbursements/CLM-N/payees/${who}/resend-notification`;
+    const resent = await api(f, "POST", path("p-a"));
+    assert.equal(resent.status, 202, await resent.clone().text());
+    assert.deepEqual(await resent.json(), {
+      disbursement_uuid: "CLM-N",
+      payee_uuid: "p-a",
+      channels: ["email", "sms"],
+      sent_at: "2026-01-05 15:00:00",
+    });
+    // The payee with a party to ask gets its first notice (approval needed) the same way.
+    assert.equal((await api(f, "POST", path("p-b"))).status, 202);
+    const subjects = async () =>
+      (await inbox(f)).map((m) => `${m.channel} ${m.to}: ${m.subject ?? m.body.slice(0, 40)}`)
+        .sort();
+    const firstNotices = [
+      "email p-a@example.test: Acme Mutual has a payment for you",
+      "email p-b@example.test: Acme Mutual has a payment for you that needs approval",
+      "sms +15555550100: Acme Mutual is paying you $10.00. Choose",
+    ];
+    assert.deepEqual(await subjects(), firstNotices);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT payee_uuid, status FROM payouts ORDER BY payee_uuid",
+    );
+    assert.deepEqual(rows.map((r) => [r.payee_uuid, r.status]), [
+      ["p-a", "modality_offered"],
+      ["p-b", "awaiting_endorsement"],
+    ]);
+
+    // The jobs the create scheduled run now and find each payee told: nothing more is sent.
+    await advanceSandbox(f, 1);
+    assert.deepEqual(await subjects(), firstNotices, "exactly one first notice per channel");
+    const offers = await f.deps.databases.test.readClient.execute(
+      `SELECT count(*) AS n FROM payout_transitions WHERE to_status = 'modality_offered'`,
+    );
+    assert.equal(Number(offers.rows[0].n), 1, "offered once");
+
+    // Later resends are reminders; the first counted against the hourly allowance.
+    assert.equal((await api(f, "POST", path("p-a"))).status, 202);
+    assert.deepEqual(
+      (await inbox(f)).filter((m) => m.channel === "email" && m.to === "p-a@example.test")
+        .map((m) => m.subject),
+      ["Reminder: Acme Mutual has a payment for you", "Acme Mutual has a payment for you"],
+    );
+    for (let i = 3; i <= 5; i++) assert.equal((await api(f, "POST", path("p-a"))).status, 202);
+    assert.equal((await api(f, "POST", path("p-a"))).status, 429);
+  }, { SANDBOX_INBOX: "1" });
+});
+
+Deno.test("resend before a payee can be told: a disbursement waiting for funds is 409, nothing sent", async () => {
+  await withHttpFixture(async (f) => {
+    const res = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-W",
+      large_disbursement: true,
+      payees: [payee("p-a", 10)],
+    });
+    assert.equal(res.status, 201);
+    const waiting = await api(f, "POST", "/api/disbursements/CLM-W/payees/p-a/resend-notification");
+    assert.equal(waiting.status, 409);
+    assert.deepEqual(await waiting.json(), {
+      name: "CONFLICT",
+      message: "payee p-a is PendingFunds: there is no notification to resend",
+      details: [],
+    });
+    assert.deepEqual(await sentLinks(f, "p-a@example.test"), []);
   });
 });
 

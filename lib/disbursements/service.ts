@@ -8,8 +8,8 @@
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import type { NotificationSettings } from "../notify/store.ts";
 import { claimResend, notifyPayee } from "../notify/store.ts";
+import { type PayoutRuntime, sendFirstNotice } from "../payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../payouts/store.ts";
 import {
   modalityOf,
@@ -227,12 +227,14 @@ export async function cancelApiPayee(
 
 /**
  * Sends the payee's notification again (DESIGN 11): only while there is one to act on, and at
- * most `resendsPerHourMax` per payee in any hour (real time, like every rate limit).
+ * most `resendsPerHourMax` per payee in any hour (real time, like every rate limit). A payee not
+ * told yet (its first notice is a job the create scheduled) gets that first notice now, once, and
+ * nothing more: the job then finds it sent.
  */
 export async function resendPayeeNotification(
   tx: WriteTx,
   database: Database,
-  notifications: NotificationSettings,
+  runtime: PayoutRuntime,
   ref: ApiPayeeRef,
   realNow: number,
 ): Promise<
@@ -243,7 +245,7 @@ export async function resendPayeeNotification(
 > {
   const payout = await findApiPayout(tx, ref.companyId, ref.disbursementUuid, ref.payeeUuid);
   if (!payout) return tx.abort(payeeNotFound(ref));
-  if (!resendableStatuses.has(payout.status)) {
+  if (!resendableStatuses.has(payout.status) && payout.status !== "created") {
     return tx.abort(refuse(
       "not_resendable",
       `payee ${ref.payeeUuid} is ${
@@ -251,6 +253,7 @@ export async function resendPayeeNotification(
       }: there is no notification to resend`,
     ));
   }
+  const { notifications } = runtime;
   const { resendsPerHourMax } = notifications;
   const allowance = await claimResend(tx, payout.id, { realNow, resendsPerHourMax });
   if (!allowance.ok) {
@@ -261,7 +264,8 @@ export async function resendPayeeNotification(
     ));
   }
   const now = await domainNow(database, ref.companyId, realNow);
-  const notice = await notifyPayee(tx, notifications, payout.id, "resend", now);
+  const notice = await sendFirstNotice(tx, runtime, payout.id, now) ??
+    await notifyPayee(tx, notifications, payout.id, "resend", now);
   return ok({ channels: notice.channels, sentAt: now });
 }
 

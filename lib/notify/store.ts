@@ -182,6 +182,18 @@ export async function notifyPayee(
   return { portalUrl, channels };
 }
 
+/**
+ * Whether the payout's payee was ever sent a notice: every notice issues a payee link (a party's
+ * links carry its party_uuid), so this reads one indexed row.
+ */
+export async function payeeWasNotified(executor: SqlExecutor, payoutId: string): Promise<boolean> {
+  const { rows } = await executor.execute({
+    sql: "SELECT 1 FROM portal_links WHERE payout_id = ? AND party_uuid IS NULL LIMIT 1",
+    args: [payoutId],
+  });
+  return rows.length > 0;
+}
+
 const toResend = rowMapper({ requestedAt: columnsOf(notificationResends).requestedAt });
 const toPayoutStatus = rowMapper({ status: payout.status });
 

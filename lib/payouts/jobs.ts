@@ -28,7 +28,12 @@ import { ok, refuse, type Result } from "../platform/result.ts";
 import type { Environment } from "../platform/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { clearAchFunding } from "../funding/store.ts";
-import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
+import {
+  type NotificationSettings,
+  notifyPayee,
+  type PayeeNotice,
+  payeeWasNotified,
+} from "../notify/store.ts";
 import {
   applyMove,
   countSubmission,
@@ -428,6 +433,34 @@ async function actAsTestPayee(
   await selectMethod(tx, runtime, payout.id, { paymentMethodId: method.id, details: {} }, now);
 }
 
+/**
+ * The payee's first notice, sent once: a created payout is offered (its expiry scheduled, the payee
+ * told, a sandbox test payee acting at once); a payout awaiting endorsements tells its payee to
+ * gather them, unless a notice went out already. The create schedules this as a job to keep its
+ * unit short; a resend that comes first runs it in its own unit, and the job then finds nothing
+ * to do. Null when there is no first notice to send.
+ */
+export async function sendFirstNotice(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payoutId: string,
+  now: number,
+): Promise<PayeeNotice | null> {
+  const payout = await loadPayout(tx, payoutId);
+  if (payout?.status === "awaiting_endorsement") {
+    if (await payeeWasNotified(tx, payoutId)) return null;
+    return await notifyPayee(tx, runtime.notifications, payoutId, "endorsement", now);
+  }
+  // Any other state is past the first notice, or (pending funds, canceled) never reached it.
+  if (payout?.status !== "created") return null;
+  const offered = await applyMove(tx, payoutId, { kind: "offer" }, now);
+  if (!offered.ok) throw new Error(`offer refused for a created payout: ${offered.message}`);
+  await scheduleOfferExpiry(tx, runtime, offered.value, now);
+  const notice = await notifyPayee(tx, runtime.notifications, payoutId, "offer", now);
+  await actAsTestPayee(tx, runtime, offered.value, now);
+  return notice;
+}
+
 async function moveOrThrow(result: Promise<Result<unknown>>, job: DueJob): Promise<void> {
   const moved = await result;
   if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
@@ -488,15 +521,9 @@ export function payoutJobHandlers(
   rails: RailDirectory,
 ): Readonly<Record<PayoutJobKind | RailBatchJobKind, JobHandler>> {
   return {
+    // A payout canceled before its offer simply stays canceled; one a resend offered stays so.
     "payout.offer": async (tx, job) => {
-      const payout = await loadPayout(tx, job.subjectId);
-      // A payout canceled before its offer simply stays canceled.
-      if (payout?.status !== "created") return;
-      const offered = await applyMove(tx, job.subjectId, { kind: "offer" }, job.dueAt);
-      if (!offered.ok) throw new Error(`payout.offer: ${offered.message}`);
-      await scheduleOfferExpiry(tx, runtime, offered.value, job.dueAt);
-      await notifyPayee(tx, runtime.notifications, job.subjectId, "offer", job.dueAt);
-      await actAsTestPayee(tx, runtime, offered.value, job.dueAt);
+      await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);
     },
     "payout.reoffer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);
@@ -508,9 +535,7 @@ export function payoutJobHandlers(
       );
     },
     "payout.request_endorsement": async (tx, job) => {
-      const payout = await loadPayout(tx, job.subjectId);
-      if (payout?.status !== "awaiting_endorsement") return;
-      await notifyPayee(tx, runtime.notifications, job.subjectId, "endorsement", job.dueAt);
+      await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);
     },
     "payout.expire_offer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);

@@ -32,15 +32,12 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
   app.post("/:disbursement_uuid/payees/:payee_uuid/resend-notification", async (c) => {
     const principal = c.get("apiPrincipal");
     const ref = payeeRef(c);
-    const { notifications } = payoutRuntime(
-      principal.environment,
-      runtimeSettingsOf(deps.config),
-    );
+    const runtime = payoutRuntime(principal.environment, runtimeSettingsOf(deps.config));
     return await respondIdempotently(
       c,
       deps,
       companyTarget(c),
-      (tx) => resendPayeeNotification(tx, principal.database, notifications, ref, deps.clock.now()),
+      (tx) => resendPayeeNotification(tx, principal.database, runtime, ref, deps.clock.now()),
       (resent) => {
         if (resent.ok) {
           return {

@@ -286,6 +286,11 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
     [`${payeePath}/resend-notification`]: {
       post: {
         summary: "Send the payee a fresh link (the old one stops working); 5 per payee per hour",
+        description:
+          "Right after the create, before the payee was first told, this sends that first notice " +
+          "(the offer, or the request for endorsements) at once instead of a reminder; the " +
+          "scheduled first notice then sends nothing. 409 while the disbursement waits for funds, " +
+          "or once the payee is past acting (completed, canceled).",
         parameters: [...payeeParams, idempotencyKey],
         responses: {
           202: ok("Sent.", {
