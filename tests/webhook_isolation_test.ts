@@ -563,3 +563,50 @@ Deno.test("Surface A: a disabled endpoint shows why in GET /api/webhooks/{id}; P
     });
   });
 });
+
+Deno.test("claims last leaseMs: a delivery waiting for its endpoint's slot has its claim extended, and stop() releases it", async () => {
+  const hole = blackHole();
+  try {
+    await withHttpFixture(async (f) => {
+      const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+      await v1(f, f.cast.acmeAutoKeyTest, "POST", "/v1/webhooks", {
+        url: `http://127.0.0.1:${hole.port}/hook`,
+      });
+      await emit(f, "test", acme, 5);
+      const leaseMs = 30_000;
+      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+        batchSize: 50,
+        endpointsInParallel: 1,
+        perEndpointConcurrency: 1,
+        timeoutMs: 1_000,
+        leaseMs,
+        attemptWaitMs: 100,
+        random: () => 0.5,
+      });
+      const claims = async () =>
+        (await f.deps.databases.test.readClient.execute(
+          "SELECT claimed_until, attempt_count FROM webhook_deliveries ORDER BY rowid",
+        )).rows.map((row) => [row.claimed_until, Number(row.attempt_count)]);
+      const t0 = f.clock.now();
+      assert.equal(await dispatcher.sweep(), 1, "one slot: one attempt, hanging; four wait");
+      assert.deepEqual(await claims(), Array(5).fill([t0 + leaseMs, 0]));
+      // Most of the lease goes by while the attempt hangs; its end brings a unit that extends
+      // the claims of the four still waiting.
+      f.clock.advance(26_000);
+      await until(
+        () => hole.connections.length === 1,
+        2_000,
+        "the attempt reached the black hole",
+      );
+      await dispatcher.settled();
+      assert.deepEqual(await claims(), [
+        [null, 1],
+        ...Array(4).fill([t0 + 26_000 + leaseMs, 0]),
+      ]);
+      await dispatcher.stop();
+      assert.deepEqual(await claims(), [[null, 1], ...Array(4).fill([null, 0])]);
+    });
+  } finally {
+    await hole.stop();
+  }
+});

@@ -72,20 +72,20 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims each delivery until its lease ends (no other sweep takes it before; a crash releases it
- * after) and reads them in the order given.
+ * Claims the deliveries `ids` until `leaseUntil` (no other sweep takes them before; a crash
+ * releases them after) and reads them in the order given.
  */
 export async function claimDeliveries(
   tx: WriteTx,
-  leases: readonly { readonly id: string; readonly until: number }[],
+  ids: readonly string[],
   now: number,
+  leaseUntil: number,
 ): Promise<ClaimedDelivery[]> {
-  if (leases.length === 0) return [];
-  const ids = leases.map((lease) => lease.id);
+  if (ids.length === 0) return [];
   await tx.execute({
-    sql: `UPDATE webhook_deliveries SET claimed_until = v.column2
-          FROM (VALUES ${values(2, leases.length)}) AS v WHERE webhook_deliveries.id = v.column1`,
-    args: leases.flatMap((lease) => [lease.id, lease.until]),
+    sql: `UPDATE webhook_deliveries SET claimed_until = ?
+          WHERE id IN (${ids.map(() => "?").join(", ")})`,
+    args: [leaseUntil, ...ids],
   });
   const { rows } = await tx.execute({
     sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
@@ -100,7 +100,7 @@ export async function claimDeliveries(
           JOIN events ev ON ev.id = d.event_id
           JOIN companies c ON c.id = ev.company_id
           WHERE d.id IN (${ids.map(() => "?").join(", ")})`,
-    args: ids,
+    args: [...ids],
   });
   const byId = new Map(rows.map((row) => [String(row.id), row]));
   return ids.map((id) => {
@@ -136,6 +136,33 @@ export async function claimDeliveries(
       },
       signedDocumentId: row.signed_document_id === null ? null : String(row.signed_document_id),
     };
+  });
+}
+
+/**
+ * Extends the claims of deliveries still waiting in this process for a slot, so that each lease
+ * outlasts the attempt it is waiting for; a delivery recorded meanwhile keeps no claim.
+ */
+export async function extendClaims(
+  tx: WriteTx,
+  ids: readonly string[],
+  until: number,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET claimed_until = ?
+          WHERE id IN (${ids.map(() => "?").join(", ")}) AND claimed_until IS NOT NULL`,
+    args: [until, ...ids],
+  });
+}
+
+/** Releases the claims of deliveries this process will not attempt (it is stopping). */
+export async function releaseClaims(tx: WriteTx, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET claimed_until = NULL
+          WHERE id IN (${ids.map(() => "?").join(", ")})`,
+    args: [...ids],
   });
 }
 

@@ -23,8 +23,11 @@ import {
   type ClaimedDelivery,
   dueDeliveries,
   type DueDelivery,
+  extendClaims,
   recordAttempts,
+  releaseClaims,
 } from "./delivery_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 import type { Database } from "../../db/client.ts";
 import { WorkerLoop } from "../../db/worker_loop.ts";
 import type { Metrics } from "../platform/metrics.ts";
@@ -37,9 +40,9 @@ export interface DispatcherOptions {
   readonly perEndpointConcurrency: number;
   readonly timeoutMs: number;
   /**
-   * How long a claim keeps other sweeps away from a delivery that starts at once (a crash releases
-   * it after); one queued behind rounds of its endpoint's slots gets timeoutMs more per round. It
-   * must outlast the attempt: at least timeoutMs plus START_DELAY_MS_MAX plus LEASE_MARGIN_MS.
+   * How long a claim keeps other sweeps away from a delivery (a crash releases it after); a
+   * delivery waiting for a slot has its claim extended. It must outlast an attempt started just
+   * before the next extension: at least 2 × timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS.
    */
   readonly leaseMs: number;
   /** How long a sweep waits on one attempt before leaving it to end in the background. */
@@ -164,6 +167,8 @@ interface Queued {
   readonly slots: number;
   /** Claimed while the endpoint's circuit was open: the one attempt it gets. */
   readonly probe: boolean;
+  /** When its claim ends; extended while it waits (see #leasesRunningOut). */
+  leaseUntil: number;
 }
 
 /** One attempt as its sweep follows it. */
@@ -241,7 +246,7 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly options: DispatcherOptions,
   ) {
-    const leaseMin = options.timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
+    const leaseMin = 2 * options.timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
     if (options.leaseMs < leaseMin) {
       throw new Error(
         `leaseMs must outlast an attempt: at least ${leaseMin} ms, not ${options.leaseMs} ms`,
@@ -407,12 +412,12 @@ export class WebhookDispatcher {
   /**
    * Claims up to `size` due deliveries of one environment into their endpoints' queues: no more
    * per endpoint than CLAIM_AHEAD_ROUNDS rounds of its slots (one delivery in all for an open
-   * circuit, none before its probe time). A delivery queued behind others gets a lease longer by
-   * one timeout per round of slots ahead of it, so that the lease outlasts its attempt.
+   * circuit, none before its probe time). Each lease is `leaseMs`, extended while the delivery
+   * waits, so that a crash releases every claim within `leaseMs`.
    */
   async #claim(environment: Environment, size: number): Promise<number> {
     const key = (id: string) => `${environment}:${id}`;
-    const { perEndpointConcurrency, leaseMs, timeoutMs } = this.options;
+    const { perEndpointConcurrency, leaseMs } = this.options;
     const allowance = perEndpointConcurrency * CLAIM_AHEAD_ROUNDS;
     const ahead = (endpointId: string) =>
       (this.#slotsInUse.get(key(endpointId)) ?? 0) +
@@ -431,7 +436,7 @@ export class WebhookDispatcher {
         if (env === environment && notBefore > now) waitingForProbe.push(id);
       }
       const due = await dueDeliveries(tx, now, { full, waitingForProbe, limit: size });
-      const taken: { delivery: DueDelivery; slots: number; probe: boolean; until: number }[] = [];
+      const taken: { delivery: DueDelivery; slots: number; probe: boolean }[] = [];
       const reserved = new Map<string, number>();
       for (const delivery of due) {
         if (this.#held.has(key(delivery.id))) continue;
@@ -440,30 +445,63 @@ export class WebhookDispatcher {
         const position = ahead(delivery.endpointId) + (reserved.get(delivery.endpointId) ?? 0);
         if (position >= (open ? 1 : allowance)) continue;
         reserved.set(delivery.endpointId, (reserved.get(delivery.endpointId) ?? 0) + 1);
-        const roundsAhead = Math.floor(position / slots);
-        const until = now + leaseMs + roundsAhead * timeoutMs;
-        taken.push({ delivery, slots, probe: open, until });
+        taken.push({ delivery, slots, probe: open });
       }
-      const rows = await claimDeliveries(
-        tx,
-        taken.map(({ delivery, until }) => ({ id: delivery.id, until })),
-        now,
-      );
-      return rows.map((delivery, i) => ({
-        delivery,
-        slots: taken[i].slots,
-        probe: taken[i].probe,
-      }));
+      const leaseUntil = now + leaseMs;
+      const rows = await claimDeliveries(tx, taken.map((t) => t.delivery.id), now, leaseUntil);
+      const extended = await this.#extendLeases(tx, environment, now);
+      return {
+        extended,
+        claimed: rows.map((delivery, i) => ({ ...taken[i], delivery, leaseUntil })),
+      };
     });
+    this.#leasesExtended(claimed.extended);
     // Held once the claim has committed; only one claim of an environment runs at a time.
-    for (const { delivery, slots, probe } of claimed) {
+    for (const { delivery, slots, probe, leaseUntil } of claimed.claimed) {
       this.#held.add(key(delivery.id));
       const endpoint = key(delivery.endpointId);
       const queue = this.#queued.get(endpoint) ?? [];
-      queue.push({ environment, delivery, slots, probe });
+      queue.push({ environment, delivery, slots, probe, leaseUntil });
       this.#queued.set(endpoint, queue);
     }
-    return claimed.length;
+    return claimed.claimed.length;
+  }
+
+  /**
+   * In a unit of `environment`: extends the claims of its queued deliveries whose lease would no
+   * longer outlast an attempt started by the next unit (every attempt's end brings a record unit,
+   * every tick of a sweep a claim unit); returns them and their new lease.
+   */
+  async #extendLeases(
+    tx: WriteTx,
+    environment: Environment,
+    now: number,
+  ): Promise<{ queued: Queued[]; leaseUntil: number }> {
+    const { leaseMs, timeoutMs } = this.options;
+    const runningOut = now + 2 * timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
+    const queued = [...this.#queued.values()].flat().filter((q) =>
+      q.environment === environment && q.leaseUntil < runningOut
+    );
+    const leaseUntil = now + leaseMs;
+    await extendClaims(tx, queued.map((q) => q.delivery.id), leaseUntil);
+    return { queued, leaseUntil };
+  }
+
+  #leasesExtended(extended: { queued: Queued[]; leaseUntil: number }): void {
+    for (const q of extended.queued) q.leaseUntil = extended.leaseUntil;
+  }
+
+  /** Releases the claims of queued deliveries that will not be attempted: the process stops. */
+  async #releaseQueued(): Promise<void> {
+    for (const environment of ["test", "live"] as const) {
+      const queued = [...this.#queued.values()].flat().filter((q) => q.environment === environment);
+      if (queued.length === 0) continue;
+      await this.databases[environment].writer.write((tx) =>
+        releaseClaims(tx, queued.map((q) => q.delivery.id))
+      );
+      for (const q of queued) this.#held.delete(`${environment}:${q.delivery.id}`);
+    }
+    this.#queued.clear();
   }
 
   /**
@@ -583,9 +621,11 @@ export class WebhookDispatcher {
   /** Writes one unit of outcomes, then follows the endpoints' circuits and logs any disabled. */
   async #record(environment: Environment, outcomes: AttemptOutcome[]): Promise<void> {
     const now = this.clock.now();
-    const recorded = await this.databases[environment].writer.write((tx) =>
-      recordAttempts(tx, outcomes, now, this.options.random)
-    );
+    const { recorded, extended } = await this.databases[environment].writer.write(async (tx) => ({
+      recorded: await recordAttempts(tx, outcomes, now, this.options.random),
+      extended: await this.#extendLeases(tx, environment, now),
+    }));
+    this.#leasesExtended(extended);
     for (const [id, circuit] of recorded.circuits) {
       const endpoint = `${environment}:${id}`;
       if (circuit.probeNotBefore === null) this.#probeNotBefore.delete(endpoint);
@@ -624,5 +664,6 @@ export class WebhookDispatcher {
     this.#loop = null;
     if (this.#sweeping) await this.#sweeping.catch(() => {});
     await this.settled();
+    await this.#releaseQueued();
   }
 }
