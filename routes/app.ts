@@ -19,8 +19,8 @@ import { documentLinkRoutes } from "./documents.ts";
 import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
+import { docsRoutes } from "./docs.tsx";
 import { errorResponse, surfaceOf } from "./errors.ts";
-import { openApiDocument } from "./openapi/v1.ts";
 import { opsRoutes } from "./ops.ts";
 import { payLandingRoutes } from "./portal/landing.tsx";
 import { portalRoutes } from "./portal/mod.tsx";
@@ -35,6 +35,38 @@ import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
 
 /** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
 const SECRET_PATH = /^\/portal\//;
+
+/** A path pattern the app serves and the methods it answers there. */
+interface KnownPath {
+  readonly pattern: RegExp;
+  readonly methods: ReadonlySet<string>;
+}
+
+/**
+ * The methods of every path the app serves, from its route table (HEAD wherever GET, as Hono
+ * answers it). Middleware (method ALL) and wildcard paths are not paths of their own; the admin
+ * endpoint refuses everyone but loopback first, so it is left to itself.
+ */
+function knownPaths(routes: readonly { method: string; path: string }[]): KnownPath[] {
+  const byPath = new Map<string, Set<string>>();
+  for (const { method, path } of routes) {
+    if (method === "ALL" || path.includes("*") || path.startsWith("/admin")) continue;
+    const normalized = path.length > 1 ? path.replace(/\/$/, "") : path;
+    const methods = byPath.get(normalized) ?? new Set<string>();
+    methods.add(method);
+    if (method === "GET") methods.add("HEAD");
+    byPath.set(normalized, methods);
+  }
+  return [...byPath].map(([path, methods]) => ({
+    pattern: new RegExp(
+      "^" +
+        path.split("/").map((segment) =>
+          segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        ).join("/") + "$",
+    ),
+    methods,
+  }));
+}
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -102,9 +134,34 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     app.use("/v1/*", perCredential);
   }
 
+  // A known path asked with another method is a 405 naming the methods it answers, before any
+  // credential is read: the paths and their methods are public in /openapi.json.
+  let paths: KnownPath[] = [];
+  app.use(async (c, next) => {
+    const matching = paths.filter((known) => known.pattern.test(c.req.path));
+    if (matching.length === 0 || matching.some((known) => known.methods.has(c.req.method))) {
+      return await next();
+    }
+    const allowed = [...new Set(matching.flatMap((known) => [...known.methods]))].sort();
+    return errorResponse(c, {
+      status: 405,
+      code: "method_not_allowed",
+      message: `${c.req.path} does not answer ${c.req.method}; it answers ${allowed.join(", ")}`,
+      headers: { Allow: allowed.join(", ") },
+    });
+  });
+
   app.route("/", opsRoutes(deps, metrics));
-  const openApi = openApiDocument(deps.config);
-  app.get("/openapi.json", (c) => c.json(openApi));
+  app.route("/", docsRoutes(deps));
+  // Built on first request: the document's generation is not paid at start.
+  let openApi: Promise<string> | undefined;
+  app.get("/openapi.json", async (c) => {
+    openApi ??= import("./openapi/v1.ts").then((m) =>
+      JSON.stringify(m.openApiDocument(deps.config))
+    );
+    c.header("Content-Type", "application/json");
+    return c.body(await openApi);
+  });
   app.route("/sandbox", sandboxRoutes(deps));
   app.route("/portal", portalRoutes(deps));
   app.route("/pay", payLandingRoutes(deps));
@@ -144,6 +201,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
+
+  paths = knownPaths(app.routes);
 
   app.notFound((c) =>
     errorResponse(c, {

@@ -64,11 +64,190 @@ const problemTitles: Partial<Record<ContentfulStatusCode, string>> = {
   503: "Service Unavailable",
 };
 
+/** What the errors page says of one error code: its status, and what it means and what to do. */
+export interface ErrorCodeEntry {
+  readonly status: ContentfulStatusCode;
+  readonly meaning: string;
+  readonly remedy: string;
+}
+
+/**
+ * Every error code /api and /v1 answer with, in one table. The errors page (/docs/errors, one
+ * anchor per code) and the OpenAPI `Problem.code` enum are generated from it, and the shared test
+ * fixture validates every error response against that enum, so a new code cannot go undocumented.
+ */
+export const errorCatalogue = {
+  validation_error: {
+    status: 400,
+    meaning: "A field of the body, the query, the path or a header is missing or not valid.",
+    remedy:
+      "Read `errors[]` (/v1) or `details[]` (/api): each names the field by its dotted path, where it was, and the rule it broke. Fix the request; it was not stored, so the same Idempotency-Key may be sent again.",
+  },
+  payee_not_found: {
+    status: 400,
+    meaning: "The /v1 disbursement names a payee id this line has not created.",
+    remedy: "Create the payee with POST /v1/payees first, then create the disbursement.",
+  },
+  amount_below_payee_fee: {
+    status: 400,
+    meaning: "The amount does not cover the fee the payee would pay for an offered method.",
+    remedy: "Raise the amount or offer other methods.",
+  },
+  contact_missing: {
+    status: 400,
+    meaning: "The payee has no e-mail or phone for the contact channel it asks for.",
+    remedy: "Send the e-mail (contact_channel email) or the phone (sms), or change the channel.",
+  },
+  url_not_allowed: {
+    status: 400,
+    meaning:
+      "The webhook URL is refused: not https in live, or its host is (or resolves to) a loopback, private, link-local or other special-purpose address.",
+    remedy: "Register a public https URL (http://localhost is accepted in test).",
+  },
+  authentication_failed: {
+    status: 401,
+    meaning:
+      "No credential, or one that is unknown, expired, revoked or past its rotation grace period.",
+    remedy:
+      "On /v1 send `Authorization: Bearer sk_…` of the right environment; on /api authenticate again with POST /api/authenticate and send the new token.",
+  },
+  not_authorized: {
+    status: 403,
+    meaning:
+      "The CompanyApiKey is unknown, revoked, or names a company the user does not belong to.",
+    remedy: "Send the key of a company the user is a member of, or leave the header out.",
+  },
+  live_mode_forbidden: {
+    status: 403,
+    meaning: "The sandbox clock exists only in the test environment.",
+    remedy: "Use a test credential (sk_test_… or a uak_test_… token).",
+  },
+  not_found: {
+    status: 404,
+    meaning:
+      "Nothing at this path for this credential. Another company's or another line's resource is a 404 too, never a 403.",
+    remedy: "Check the id, the environment of the key and, on /v1, the key's line.",
+  },
+  method_not_allowed: {
+    status: 405,
+    meaning: "The path exists but does not answer this HTTP method.",
+    remedy: "Use one of the methods the `Allow` header lists.",
+  },
+  request_timeout: {
+    status: 408,
+    meaning: "The body did not arrive whole within BODY_TIMEOUT_MS (30 s by default).",
+    remedy: "Nothing was done: send the request again.",
+  },
+  insufficient_funds: {
+    status: 409,
+    meaning:
+      "Available funds do not cover what the request must hold; the message names the shortfall. Nothing was held.",
+    remedy:
+      "Add funds (POST /api/funds), wait for an ACH funding to become available, or send large_disbursement: true to wait for a wire.",
+  },
+  duplicate_disbursement: {
+    status: 409,
+    meaning: "This disbursement_uuid was already used with another body.",
+    remedy:
+      "Send the same body to read the existing record (200), or choose a new disbursement_uuid.",
+  },
+  duplicate_simple_payment: {
+    status: 409,
+    meaning: "This simple_payment_uuid was already used with another body.",
+    remedy:
+      "Send the same body to read the existing record (200), or choose a new simple_payment_uuid.",
+  },
+  duplicate_document_name: {
+    status: 409,
+    meaning: "The company already has a document of this name.",
+    remedy: "Choose another name.",
+  },
+  document_already_used: {
+    status: 409,
+    meaning:
+      "A one-time document was already signed, or is given to two payees of this request; `details`/`errors` name the later payee's field.",
+    remedy: "Upload another one-time document for each further payee.",
+  },
+  funding_uuid_reused: {
+    status: 409,
+    meaning: "This funding_uuid was already used with another body.",
+    remedy: "Send the same body to read the existing funding (200), or choose a new funding_uuid.",
+  },
+  not_cancelable: {
+    status: 409,
+    meaning:
+      "The payout is past the point of cancel: a method was selected, the funds were sent, or it already ended.",
+    remedy:
+      "Cancel only before a method is selected or after a failure; follow the payout to its end.",
+  },
+  not_resendable: {
+    status: 409,
+    meaning: "The payee is no longer waiting for a link: nothing is left for them to do.",
+    remedy: "Read the payee's status; a resend helps only while the payee must act.",
+  },
+  key_not_found: {
+    status: 409,
+    meaning: "The calling key is no longer stored.",
+    remedy: "Authenticate with a current key.",
+  },
+  key_not_active: {
+    status: 409,
+    meaning: "The calling key is revoked or past its grace period and cannot be rotated.",
+    remedy: "Rotate with a current key.",
+  },
+  key_already_rotated: {
+    status: 409,
+    meaning: "The calling key was already replaced; it keeps working until its grace period ends.",
+    remedy: "Use the key the earlier rotation returned.",
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    meaning:
+      "A request with this Idempotency-Key is still running (its lease lasts 60 s). On /api the name is IDEMPOTENCY_REQUEST_IN_PROGRESS.",
+    remedy: "Wait, then send it again: you will get the first request's answer.",
+  },
+  payload_too_large: {
+    status: 413,
+    meaning:
+      "The body is larger than BODY_LIMIT_BYTES (1 MiB; documents 14 MiB), or a PDF is larger than DOCUMENT_SIZE_MAX_BYTES (10 MiB decoded).",
+    remedy: "Send a smaller body or document.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    meaning:
+      "This Idempotency-Key was used within 24 hours with another method, path or body. On /api the name is IDEMPOTENCY_KEY_REUSED.",
+    remedy: "Use a new key for a new request; send the same body to replay the first answer.",
+  },
+  rate_limited: {
+    status: 429,
+    meaning:
+      "More than RATE_LIMIT_RPS requests per second with this credential, or more than 5 resends for one payee in an hour.",
+    remedy: "Wait the seconds in `Retry-After`, then retry.",
+  },
+  internal_error: {
+    status: 500,
+    meaning: "The service failed; nothing you sent caused it.",
+    remedy: "Retry with the same Idempotency-Key; quote the request id when reporting it.",
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** The Surface A `name` of an error: a specific one for some codes, else the status's. */
+export function apiErrorName(code: string, status: ContentfulStatusCode): string {
+  return apiNamesByCode[code] ?? apiNames[status] ?? "ERROR";
+}
+
+/** Every Surface A `name` an error may carry. */
+export const apiErrorNames: readonly string[] = [
+  ...new Set([...Object.values(apiNames), ...Object.values(apiNamesByCode)]),
+];
+
 /**
  * The status of every refusal a service returns to a route, in one table. A code missing here
  * does not compile where a route maps it, so a new refusal cannot fall through to a 500.
  */
-const refusalStatus = {
+export const refusalStatus = {
   not_found: 404,
   payee_not_found: 400,
   insufficient_funds: 409,
@@ -94,11 +273,17 @@ const refusalStatus = {
 export type RefusalCode = keyof typeof refusalStatus;
 
 /** Refusals a client sees under another code: a document that cannot be given is bad input. */
-const wireCodes: Partial<Record<RefusalCode, string>> = {
+const wireCodes = {
   document_not_found: "validation_error",
   document_not_custom: "validation_error",
   modalities_missing: "validation_error",
-};
+} as const satisfies Partial<Record<RefusalCode, ErrorCode>>;
+
+/** The codes refusals reach a client with; one missing from the catalogue fails to compile here. */
+type WireCode =
+  | Exclude<RefusalCode, keyof typeof wireCodes>
+  | typeof wireCodes[keyof typeof wireCodes];
+export const documentedRefusals: Readonly<Record<WireCode, ErrorCodeEntry>> = errorCatalogue;
 
 /**
  * A service's refusal as an error of the request's surface: the status from the table, the
@@ -108,9 +293,10 @@ export function refusalError(
   refusal: Refusal<RefusalCode>,
   options: { issue?: string; headers?: Readonly<Record<string, string>> } = {},
 ): ErrorSpec {
+  const wire: Partial<Record<RefusalCode, ErrorCode>> = wireCodes;
   return {
     status: refusalStatus[refusal.code],
-    code: wireCodes[refusal.code] ?? refusal.code,
+    code: wire[refusal.code] ?? refusal.code,
     message: refusal.message,
     issues: refusal.field === undefined
       ? undefined
@@ -135,7 +321,7 @@ export function errorBody(
       status: spec.status,
       contentType: "application/json",
       body: {
-        name: apiNamesByCode[spec.code] ?? apiNames[spec.status] ?? "ERROR",
+        name: apiErrorName(spec.code, spec.status),
         message: spec.message,
         details: (spec.issues ?? []).map((issue) => ({
           Issue: issue.message,

@@ -92,3 +92,55 @@ Deno.test("request bodies in the document come from the validation schemas, limi
     assert.deepEqual(upload.required.sort(), ["doc_type_id", "name", "pdf_base64"]);
   }, { STRING_LENGTH_MAX: "255" });
 });
+
+Deno.test("every documented path answers an unsupported method with 405, an Allow header and its surface's error", async () => {
+  await withHttpFixture(async (f) => {
+    const doc = await (await f.app.request("/openapi.json")).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+    let checked = 0;
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      const path = template.replace(/\{line\}/, "auto").replace(/\{[a-z_]+\}/g, "x1");
+      const documented = Object.keys(operations).map((m) => m.toUpperCase());
+      const allow = [...documented, ...(documented.includes("GET") ? ["HEAD"] : [])].sort();
+      for (const method of methods.filter((m) => !documented.includes(m))) {
+        const res = await f.app.request(path, { method });
+        assert.equal(res.status, 405, `${method} ${path}`);
+        assert.equal(res.headers.get("Allow"), allow.join(", "), `${method} ${path}`);
+        const detail = `${path} does not answer ${method}; it answers ${allow.join(", ")}`;
+        if (path.startsWith("/v1/")) {
+          assert.equal(res.headers.get("Content-Type"), "application/problem+json");
+          assert.deepEqual(await res.json(), {
+            type: "/docs/errors#method_not_allowed",
+            title: "Method Not Allowed",
+            status: 405,
+            detail,
+            code: "method_not_allowed",
+          });
+        } else {
+          assert.equal(res.headers.get("Content-Type"), "application/json");
+          assert.deepEqual(await res.json(), {
+            name: "METHOD_NOT_ALLOWED",
+            message: detail,
+            details: [],
+          });
+        }
+        checked++;
+      }
+    }
+    assert.ok(checked > 150, `checked ${checked} path and method pairs`);
+    // A documented method still reaches its route, and HEAD follows GET.
+    const head = await f.app.request("/v1/disbursements", {
+      method: "HEAD",
+      headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
+    });
+    assert.equal(head.status, 200);
+    // An unknown path stays a 404.
+    const unknown = await f.app.request("/v1/nothing-here", {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
+    });
+    assert.equal(unknown.status, 404);
+  }, { RATE_LIMIT_RPS: "0" });
+});
