@@ -117,6 +117,20 @@ export async function purgeDoneJobs(tx: WriteTx, doneBy: number, limit: number):
   return result.rowsAffected;
 }
 
+/** The id of a job of `kind` on `subjectId` still pending or parked (not done cleanly), or null. */
+export async function findOpenJob(
+  tx: WriteTx,
+  job: { companyId: string; kind: string; subjectId: string },
+): Promise<string | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT id FROM scheduled_jobs
+          WHERE company_id = ? AND kind = ? AND subject_id = ? AND (done_at IS NULL OR error IS NOT NULL)
+          LIMIT 1`,
+    args: [job.companyId, job.kind, job.subjectId],
+  });
+  return rows[0] ? String(rows[0].id) : null;
+}
+
 /**
  * Marks a job done inside the unit that runs it, counting the run and clearing an earlier
  * failure; false when another run already did.

@@ -1,14 +1,23 @@
 import assert from "node:assert/strict";
+import { PDFDocument } from "pdf-lib";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { api, asBeacon } from "./api_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
+import { pdfOfObjects } from "./pdf_helpers.ts";
 
 const MIB = 1024 * 1024;
+const onePage = await (async () => {
+  const pdf = await PDFDocument.create();
+  pdf.addPage([612, 792]);
+  return await pdf.save();
+})();
+/** A one-page PDF padded with trailing spaces to `size` bytes (after %%EOF, as readers allow). */
 const pdfOf = (size: number) => {
   const bytes = new Uint8Array(size).fill(0x20);
-  bytes.set(new TextEncoder().encode("%PDF-1.4\n"));
+  bytes.set(onePage);
   return bytes;
 };
+const text = (source: string) => new TextEncoder().encode(source);
 const upload = (name: string, pdf: Uint8Array, extra: Record<string, unknown> = {}) => ({
   doc_type_id: 4,
   name,
@@ -62,7 +71,7 @@ Deno.test("upload a PDF: 201 document_uuid, its record and its bytes; another co
 
 Deno.test("upload refusals name the field: type, name, base64, not a PDF, one_time_use, duplicate", async () => {
   await withHttpFixture(async (f) => {
-    const pdf = pdfOf(100);
+    const pdf = pdfOf(1024);
     assert.equal((await api(f, "POST", "/api/documents", upload("Taken", pdf))).status, 201);
     const cases: [Record<string, unknown>, number, string, string][] = [
       [upload("a", pdf, { doc_type_id: 0 }), 400, "doc_type_id", "doc_type_id must be at least 1"],
@@ -92,6 +101,50 @@ Deno.test("upload refusals name the field: type, name, base64, not a PDF, one_ti
         400,
         "pdf_base64",
         "pdf_base64 is not a PDF (it must start with %PDF-)",
+      ],
+      [
+        upload("a", text("%PDF-")),
+        400,
+        "pdf_base64",
+        "pdf_base64 cannot be read as a PDF (its structure is damaged)",
+      ],
+      [
+        upload("a", text("%PDF-1.7\nsigned copy\n%%EOF")),
+        400,
+        "pdf_base64",
+        "pdf_base64 is a PDF without a readable page tree: it has no page to show or sign",
+      ],
+      [
+        upload("a", pdfOfObjects(["<< /Type /Catalog >>"])),
+        400,
+        "pdf_base64",
+        "pdf_base64 is a PDF without a readable page tree: it has no page to show or sign",
+      ],
+      [
+        upload(
+          "a",
+          pdfOfObjects([
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [] /Count 0 >>",
+          ]),
+        ),
+        400,
+        "pdf_base64",
+        "pdf_base64 is a PDF with no page to show or sign",
+      ],
+      [
+        upload(
+          "a",
+          pdfOfObjects([
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+            "<< /Filter /Standard /V 1 /R 2 /O <00> /U <00> /P -4 >>",
+          ], " /Encrypt 4 0 R /ID [<01> <01>]"),
+        ),
+        400,
+        "pdf_base64",
+        "pdf_base64 is an encrypted PDF: upload it without a password or encryption",
       ],
       [
         upload("a", pdf, { doc_type_id: 1 }),
@@ -138,7 +191,7 @@ Deno.test("size: 10 MiB decoded is accepted, one byte more is 413, a body over 1
 
 Deno.test("upload with an Idempotency-Key stores one document and replays its uuid", async () => {
   await withHttpFixture(async (f) => {
-    const body = upload("Once", pdfOf(64));
+    const body = upload("Once", pdfOf(1024));
     const headers = { "Idempotency-Key": "upload-1" };
     const first = await api(f, "POST", "/api/documents", body, undefined, headers);
     const again = await api(f, "POST", "/api/documents", body, undefined, headers);
@@ -149,7 +202,7 @@ Deno.test("upload with an Idempotency-Key stores one document and replays its uu
       f,
       "POST",
       "/api/documents",
-      upload("Other", pdfOf(64)),
+      upload("Other", pdfOf(1024)),
       undefined,
       headers,
     );

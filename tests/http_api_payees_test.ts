@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { PDFDocument } from "pdf-lib";
 import { findLinkByToken } from "../lib/portal/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { api, asBeacon, parties, payee } from "./api_helpers.ts";
@@ -343,7 +344,9 @@ Deno.test("signed documents: the payee's signatures with expiring signed links t
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 100_000);
     await createClaim(f, "CLM-S", [payee("p-a", 10), payee("p-b", 10)]);
-    const pdf = new TextEncoder().encode("%PDF-1.7\nsigned copy\n%%EOF");
+    const original = await PDFDocument.create();
+    original.addPage([612, 792]);
+    const pdf = await original.save();
     const uploaded = await api(f, "POST", "/api/documents", {
       doc_type_id: 1,
       name: "Release of claim",

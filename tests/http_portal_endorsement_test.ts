@@ -8,7 +8,9 @@ import { PDFDocument } from "pdf-lib";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { api, parties, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { lastMessage, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";
+import { lastMessage, offeredPayee, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";
+import { listScheduledJobs, retryParkedJob } from "../lib/admin/jobs.ts";
+import { pdfOfObjects } from "./pdf_helpers.ts";
 
 const inboxOn = { SANDBOX_INBOX: "1" };
 
@@ -385,5 +387,113 @@ Deno.test("custom_document_uuids: unknown, another company's or not type 4 is a 
       "SELECT count(*) AS n FROM disbursements",
     );
     assert.equal(Number(rows[0].n), 0, "nothing was created or held");
+  }, inboxOn);
+});
+
+/** Runs `fn` with console.error captured: the error lines it wrote. */
+async function errorLinesOf(fn: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const consoleError = console.error;
+  console.error = (line: string) => lines.push(line);
+  try {
+    await fn();
+  } finally {
+    console.error = consoleError;
+  }
+  return lines;
+}
+
+Deno.test("portal documents: a stored document damaged after upload is a clear page, not a 500; operators get a log line and one parked check", async () => {
+  await withHttpFixture(async (f) => {
+    const release = await pdfNamed("Release of claim");
+    await upload(f, "Release of claim", 1, release);
+    const database = f.deps.databases.test;
+    const { rows } = await database.readClient.execute("SELECT id FROM documents");
+    const documentId = String(rows[0].id);
+    // Damaged in storage after its upload: pdf-lib opens it, but it has no page tree.
+    const store = (content: Uint8Array) =>
+      database.writer.write((tx) =>
+        tx.execute({
+          sql: "UPDATE documents SET content = ? WHERE id = ?",
+          args: [content, documentId],
+        })
+      );
+    await store(pdfOfObjects(["<< /Type /Catalog >>"]));
+
+    const { linkPath } = await offeredPayee(f, "pat");
+    const browser = new PortalBrowser(f);
+    await verify(browser, linkPath, "pat@example.test");
+    await browser.get(linkPath);
+    assert.match(browser.lastHtml, /<h1>Read and sign<\/h1>/);
+    const sign = () => browser.post(`${linkPath}/sign`, { typed_name: "Pat Doe", consent: "yes" });
+
+    const statuses: number[] = [];
+    const errors = await errorLinesOf(async () => {
+      statuses.push((await sign()).status);
+      assert.match(
+        browser.lastHtml,
+        /We cannot prepare (&quot;|")Release of claim(&quot;|") for your signature right now, so nothing was signed\./,
+      );
+      assert.match(browser.lastHtml, /<h1>Read and sign<\/h1>/, "still asked to sign");
+      browser.setCookie("portal_lang", "es");
+      await browser.get(linkPath);
+      statuses.push((await sign()).status);
+      assert.match(
+        browser.lastHtml,
+        /No podemos preparar (&quot;|")Release of claim(&quot;|") para su firma en este momento/,
+      );
+    });
+    assert.deepEqual(statuses, [409, 409]);
+    assert.equal(errors.length, 2, "one error line per refused signature");
+    const logged = JSON.parse(errors[0]) as Record<string, unknown>;
+    const payoutId = (await database.readClient.execute("SELECT id FROM payouts")).rows[0].id;
+    assert.deepEqual({ ...logged, error: undefined }, {
+      level: "error",
+      msg: "a stored document cannot be stamped: signing it is refused",
+      environment: "test",
+      company_id: f.cast.acme.id,
+      document_id: documentId,
+      payout_id: payoutId,
+      error: undefined,
+    });
+    assert.match(String(logged.error), /^document "Release of claim" cannot be stamped: /);
+    const copies = await database.readClient.execute("SELECT count(*) AS n FROM signed_documents");
+    assert.equal(Number(copies.rows[0].n), 0, "nothing was signed");
+
+    // One parked check for the document, however many signers met it.
+    const parked = await listScheduledJobs(database, true);
+    assert.equal(parked.jobs.length, 1);
+    const [check] = parked.jobs;
+    assert.deepEqual([check.kind, check.subject, check.company_id], [
+      "document.check",
+      documentId,
+      f.cast.acme.id,
+    ]);
+    assert.match(
+      String(check.error),
+      new RegExp(
+        `^document "Release of claim" cannot be stamped: .*; payees cannot sign document ${documentId} until it is restored \\(then jobs:retry this check\\)$`,
+      ),
+    );
+
+    // Retried while still damaged, the check parks again; restored, it clears and signing works.
+    const retry = async () => {
+      assert.ok((await retryParkedJob(database, check.id, f.clock.now())).ok);
+      await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    };
+    await errorLinesOf(retry);
+    assert.equal((await listScheduledJobs(database, true)).jobs.length, 1, "still damaged");
+    await store(release);
+    await retry();
+    assert.deepEqual((await listScheduledJobs(database, true)).jobs, [], "the record cleared");
+    assert.equal((await sign()).status, 303);
+    assert.equal(
+      Number(
+        (await database.readClient.execute(
+          "SELECT count(*) AS n FROM signed_documents",
+        )).rows[0].n,
+      ),
+      1,
+    );
   }, inboxOn);
 });

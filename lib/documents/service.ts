@@ -1,11 +1,13 @@
 /**
  * Documents a company uploads for its payees (DESIGN 6), and the signed copies their links
- * serve (DESIGN 9). Only a real PDF is kept; one-time use is for custom documents only.
+ * serve (DESIGN 9). Only a PDF that can be shown and signed is kept (pdfProblem); one-time use is
+ * for custom documents only.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { parkDocumentCheck } from "./jobs.ts";
 import {
   CUSTOM_DOCUMENT_TYPE,
   type DocumentRow,
@@ -17,22 +19,13 @@ import {
 } from "../disbursements/api_store.ts";
 
 export type { DocumentRow };
-
-/** "%PDF-": the first bytes of every PDF. */
-const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d];
+export { pdfProblem, UnstampableDocumentError } from "./certificate.ts";
 
 /** Why a document of this type cannot be one-time, or null. */
 export function oneTimeUseProblem(docTypeId: number, oneTimeUse: boolean): string | null {
   return oneTimeUse && docTypeId !== CUSTOM_DOCUMENT_TYPE
     ? `one_time_use applies to custom documents (doc_type_id ${CUSTOM_DOCUMENT_TYPE}) only`
     : null;
-}
-
-/** Why these bytes are not kept as a PDF, or null. */
-export function pdfProblem(content: Uint8Array): string | null {
-  return PDF_MAGIC.every((byte, i) => content[i] === byte)
-    ? null
-    : "pdf_base64 is not a PDF (it must start with %PDF-)";
 }
 
 /** Stores an uploaded document; a company's document names are unique. */
@@ -52,6 +45,35 @@ export async function uploadDocument(
     ));
   }
   return ok({ documentId: id });
+}
+
+/**
+ * A signer met a stored document that cannot be stamped: an error log line for whoever watches
+ * the logs, and the document's parked check (parkDocumentCheck) for `jobs:list --parked`.
+ */
+export async function reportUnstampableDocument(
+  database: Database,
+  report: { companyId: string; documentId: string; payoutId: string; error: Error },
+  now: number,
+): Promise<void> {
+  const error =
+    `${report.error.message}; payees cannot sign document ${report.documentId} until it is restored (then jobs:retry this check)`;
+  console.error(JSON.stringify({
+    level: "error",
+    msg: "a stored document cannot be stamped: signing it is refused",
+    environment: database.environment,
+    company_id: report.companyId,
+    document_id: report.documentId,
+    payout_id: report.payoutId,
+    error: report.error.message,
+  }));
+  await database.writer.write((tx) =>
+    parkDocumentCheck(
+      tx,
+      { companyId: report.companyId, documentId: report.documentId, error },
+      now,
+    )
+  );
 }
 
 /** A company's document without its content, or null (another company's is null too). */

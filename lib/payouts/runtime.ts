@@ -1,9 +1,13 @@
-/** The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live. */
+/**
+ * The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live,
+ * and the operator's document checks.
+ */
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
 import { unconfiguredLiveRail } from "../rails/live.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
+import { documentJobHandlers } from "../documents/jobs.ts";
 import type { Database } from "../../db/client.ts";
 import type { JobHandlers } from "../../db/scheduler.ts";
 
@@ -40,7 +44,10 @@ export function jobHandlersOf(
   settings: RuntimeSettings,
   database: Database,
 ): JobHandlers {
-  return payoutJobHandlers(payoutRuntime(environment, settings), railsOf(environment, database));
+  return {
+    ...payoutJobHandlers(payoutRuntime(environment, settings), railsOf(environment, database)),
+    ...documentJobHandlers(),
+  };
 }
 
 /** The job handlers of both environments. */

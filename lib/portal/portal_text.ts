@@ -57,6 +57,8 @@ const english = {
     typeFullName: "Type your full name.",
     nameTooLong: "That name is too long.",
     documentChanged: "A document changed meanwhile. Please read again.",
+    documentUnreadable: (name: string) =>
+      `We cannot prepare "${name}" for your signature right now, so nothing was signed. We have told the team that runs this service. Please try again later, or contact the company that pays you.`,
   },
   verify: {
     title: "Confirm it is you",
@@ -330,6 +332,8 @@ const spanish: PortalText = {
     typeFullName: "Escriba su nombre completo.",
     nameTooLong: "Ese nombre es demasiado largo.",
     documentChanged: "Un documento cambió mientras tanto. Vuelva a leerlo.",
+    documentUnreadable: (name) =>
+      `No podemos preparar "${name}" para su firma en este momento, así que no se firmó nada. Ya avisamos al equipo que opera este servicio. Inténtelo más tarde o comuníquese con la compañía que le paga.`,
   },
   verify: {
     title: "Confirme su identidad",

@@ -10,12 +10,13 @@ import type { Database } from "../../db/client.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { randomBase62 } from "../platform/keys.ts";
-import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
+import { type Ok, ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import type { PayoutRow } from "../payouts/store.ts";
 import { type PayoutRuntime, selectMethod } from "../payouts/jobs.ts";
 import { type ModalityCode, modalityOf } from "../payouts/states.ts";
 import { type NotificationSettings, resendPayeeLink } from "../notify/store.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { reportUnstampableDocument, UnstampableDocumentError } from "../documents/service.ts";
 import {
   checkMethodDetails,
   type FieldProblem,
@@ -33,11 +34,13 @@ import {
   type PortalLink,
   type PortalParty,
   type PortalPayout,
+  type PreparedSignature,
   prepareSignatures,
   readPortalDocument,
   readPortalPayout,
   requestPartyEndorsement,
   sendVerificationCode,
+  type Signer,
   storeSignatures,
   v1DisbursementPayout,
   verifyCode,
@@ -190,13 +193,57 @@ function typedNameProblem(
 const present = (problems: (FieldProblem | null)[]) =>
   problems.filter((p): p is FieldProblem => p !== null);
 
+/** A stored document that cannot be stamped: nothing is signed, and the signer is told which. */
+export interface UnreadableDocumentRefusal extends Refusal<"document_unreadable"> {
+  readonly documentName: string;
+}
+
+/**
+ * Stamps the certificate of each document, before any write unit (PDF work is CPU). A stored
+ * document pdf-lib cannot stamp (damaged since its upload) is refused by name and reported to
+ * operators (reportUnstampableDocument), so the signer meets a clear page, never an error.
+ */
+async function stampSignatures(
+  database: Database,
+  link: PortalLink,
+  documents: readonly PortalDocument[],
+  signing: { signer: Signer; now: number },
+): Promise<Ok<PreparedSignature[]> | UnreadableDocumentRefusal> {
+  const prepared: PreparedSignature[] = [];
+  for (const document of documents) {
+    try {
+      prepared.push(
+        ...await prepareSignatures(
+          database.readClient,
+          link.payoutId,
+          [document],
+          signing.signer,
+          signing.now,
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof UnstampableDocumentError)) throw error;
+      await reportUnstampableDocument(database, {
+        companyId: link.companyId,
+        documentId: document.id,
+        payoutId: link.payoutId,
+        error,
+      }, signing.now);
+      return { ...refuse("document_unreadable", error.message), documentName: document.name };
+    }
+  }
+  return ok(prepared);
+}
+
 /** The payee signs the documents still to sign: a typed name and the consent box. */
 export async function signAsPayee(
   database: Database,
   link: PortalLink,
   form: Readonly<Record<string, string>>,
   options: { t: PortalText; client: SigningClient; now: number },
-): Promise<Result<void, "not_payee" | "document_used"> | FormRefusal> {
+): Promise<
+  Result<void, "not_payee" | "document_used"> | FormRefusal | UnreadableDocumentRefusal
+> {
   const { t } = options;
   const problems = present([
     typedNameProblem(t, { field: "typed_name", value: form.typed_name }),
@@ -204,15 +251,18 @@ export async function signAsPayee(
   ]);
   if (link.partyUuid !== null) return refuse("not_payee", "a party's link signs no payee document");
   if (problems.length > 0) return formRefusal(problems);
-  const prepared = await prepareSignatures(
-    database.readClient,
-    link.payoutId,
+  const prepared = await stampSignatures(
+    database,
+    link,
     await documentsToSign(database, link.payoutId),
-    { typedName: form.typed_name.trim(), role: "payee", ...options.client },
-    options.now,
+    {
+      signer: { typedName: form.typed_name.trim(), role: "payee", ...options.client },
+      now: options.now,
+    },
   );
+  if (!prepared.ok) return prepared;
   return await database.writer.write(async (tx) => {
-    const stored = await storeSignatures(tx, link.payoutId, prepared);
+    const stored = await storeSignatures(tx, link.payoutId, prepared.value);
     return stored.ok ? stored : tx.abort(stored);
   });
 }
@@ -308,6 +358,7 @@ export async function decideAsParty(
     "not_party" | "party_not_pending" | "not_awaiting_endorsement" | "document_used"
   >
   | FormRefusal
+  | UnreadableDocumentRefusal
 > {
   const { endorse, form } = decision;
   const { t } = options;
@@ -324,14 +375,17 @@ export async function decideAsParty(
   if (problems.length > 0) return formRefusal(problems);
   const typedName = form[field].trim();
   const prepared = endorse
-    ? await prepareSignatures(
-      database.readClient,
-      link.payoutId,
+    ? await stampSignatures(
+      database,
+      link,
       (await documentsFor(database, link.payoutId, "party")).filter((d) => d.isSignRequired),
-      { typedName, role: `authorization party ${partyUuid}`, ...options.client },
-      options.now,
+      {
+        signer: { typedName, role: `authorization party ${partyUuid}`, ...options.client },
+        now: options.now,
+      },
     )
-    : [];
+    : ok([]);
+  if (!prepared.ok) return prepared;
   return await database.writer.write(async (tx) => {
     const decided = await decideEndorsement(
       tx,
@@ -342,7 +396,7 @@ export async function decideAsParty(
       options.now,
     );
     if (!decided.ok) return tx.abort(decided);
-    const stored = await storeSignatures(tx, link.payoutId, prepared);
+    const stored = await storeSignatures(tx, link.payoutId, prepared.value);
     return stored.ok ? decided : tx.abort(stored);
   });
 }
@@ -380,6 +434,7 @@ export async function chooseMethod(
 ): Promise<
   | Result<PayoutRow, SelectionRefusal | "not_offered" | "document_used">
   | FormRefusal
+  | UnreadableDocumentRefusal
 > {
   const { payout, modality, form } = choice;
   const { t } = options;
@@ -401,21 +456,24 @@ export async function chooseMethod(
   if (!checked.ok || problems.length > 0) return formRefusal(problems);
   const details = checked.value;
   const signatures = modality.code === "ach"
-    ? await prepareSignatures(
-      database.readClient,
-      payout.id,
+    ? await stampSignatures(
+      database,
+      link,
       (await documentsFor(database, payout.id, "ach")).filter((d) => d.isSignRequired),
-      { typedName: form.typed_name.trim(), role: "payee", ...options.client },
-      options.now,
+      {
+        signer: { typedName: form.typed_name.trim(), role: "payee", ...options.client },
+        now: options.now,
+      },
     )
-    : [];
+    : ok([]);
+  if (!signatures.ok) return signatures;
   const kept: Record<string, string> = { ...details.public };
   if (details.secret !== null) {
     kept.account_sealed = await deps.secretBox.sealText(details.secret);
   }
   if (modality.code === "instant_deposit") kept.card_token = `tok_${randomBase62(24)}`;
   return await database.writer.write(async (tx) => {
-    const stored = await storeSignatures(tx, payout.id, signatures);
+    const stored = await storeSignatures(tx, payout.id, signatures.value);
     if (!stored.ok) return tx.abort(stored);
     const selected = await selectMethod(tx, deps.runtime, payout.id, {
       paymentMethodId: modality.id,

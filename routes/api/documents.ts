@@ -1,7 +1,7 @@
 /**
  * Surface A documents (seed 2.7, DESIGN 6): upload a PDF, read its record and its content. Only a
- * real PDF is kept (`%PDF-` at byte 0), names are unique per company, and another company's
- * document is a 404.
+ * PDF that can be shown and signed is kept (`%PDF-` at byte 0, readable by pdf-lib, not encrypted,
+ * at least one page), names are unique per company, and another company's document is a 404.
  */
 import { Hono } from "hono";
 import {
@@ -61,7 +61,8 @@ export function apiDocumentRoutes(deps: AppDeps): Hono<AppEnv> {
         issues: [{ field: "pdf_base64", location: "body", message }],
       });
     }
-    const notPdf = pdfProblem(content);
+    // Parsed whole before the write unit: PDF work is CPU, and the writer is shared.
+    const notPdf = await pdfProblem(content);
     if (notPdf) return invalidInput(c, "pdf_base64", "body", notPdf);
     const document = {
       companyId: principal.companyId,

@@ -372,6 +372,9 @@ export function apiOpenApi(config: Config, bodySchema: (schema: v.GenericSchema)
     "/api/documents": {
       post: {
         summary: "Upload a PDF (at most 10 MiB decoded; names unique per company)",
+        description:
+          "The PDF is parsed whole before it is kept, as signing will: a 400 naming pdf_base64 " +
+          "when it does not start with %PDF-, cannot be read, is encrypted, or has no page.",
         parameters: [companyApiKey, idempotencyKey],
         requestBody: body(schemas.uploadDocument),
         responses: {

@@ -523,10 +523,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         return await render(c, v, { status: 422, problems: signed.problems });
       }
       if (signed.code === "not_payee") return await render(c, v, {});
-      return await render(c, v, {
-        status: 409,
-        problems: [{ field: "form", message: v.t.form.documentChanged }],
-      });
+      // A stored document that cannot be stamped: nothing was signed, and operators were told.
+      const message = signed.code === "document_unreadable"
+        ? v.t.form.documentUnreadable(signed.documentName)
+        : v.t.form.documentChanged;
+      return await render(c, v, { status: 409, problems: [{ field: "form", message }] });
     }),
   );
 
@@ -565,6 +566,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             status: 409,
             problems: [{ field: "form", message: v.t.form.documentChanged }],
           });
+        }
+        if (decided.code === "document_unreadable") {
+          const message = v.t.form.documentUnreadable(decided.documentName);
+          return await render(c, v, { status: 409, problems: [{ field: "form", message }] });
         }
       }
       return seeOther(c, v);
@@ -660,6 +665,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         if (selected.code === "not_offered") return await render(c, v, {});
         const message = selected.code === "insufficient_funds"
           ? v.t.choice.unavailable
+          : selected.code === "document_unreadable"
+          ? v.t.form.documentUnreadable(selected.documentName)
           : v.t.choice.changed;
         return await methodPage(
           c,
