@@ -73,6 +73,13 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
     `  Multi-company user ${multi.email}  test key ${multi.api_key_test}  (TINs ${
       multi.tins.join(", ")
     })`,
+  );
+  if (credentials.operator) {
+    lines.push(
+      `  Operator (admin)   ${credentials.operator.email}  password ${credentials.operator.password}  (deno task admin login; no TOTP in dev mode)`,
+    );
+  }
+  lines.push(
     "",
     "Try it:",
     `  curl -s -X POST -u ${credentials.companies[0].tin}:${

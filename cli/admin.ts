@@ -1,13 +1,31 @@
 /**
  * Operator CLI: `deno task admin <command> [--flag value …] [--json]`. When no service holds
  * DATA_DIR it opens the databases itself; otherwise it sends the command to the running
- * service's loopback admin endpoint. Exit codes: 0 done, 1 refused, 2 bad usage or input.
+ * service's loopback admin endpoint. The operator's session token (from `login`) is kept in
+ * DATA_DIR/operator-session (mode 0600) and sent with every command; passwords and TOTP codes are
+ * prompted (hidden on a terminal, else read line by line from stdin), never flags. Exit codes:
+ * 0 done, 1 refused, 2 bad usage or input.
  */
-import { adminHelp, checkInvocation, runAdminCommand, switchFlags } from "../lib/admin/commands.ts";
+import {
+  adminHelp,
+  checkInvocation,
+  isInputRefusal,
+  type Prompt,
+  promptsOf,
+  runAdminCommand,
+  switchFlags,
+} from "../lib/admin/commands.ts";
 import { openEnvironmentDatabases } from "../db/client.ts";
 import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
+import { loadOrCreateDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
+import { SecretBox } from "../lib/platform/crypto.ts";
 import type { Result } from "../lib/platform/result.ts";
+
+/** The header the admin endpoint reads the session from (routes/admin.ts). */
+const OPERATOR_SESSION_HEADER = "X-Operator-Session";
+/** A prompted line longer than this is refused (a password is at most 256 characters). */
+const PROMPT_LINE_BYTES_MAX = 4096;
 
 interface Invocation {
   readonly command: string | undefined;
@@ -34,11 +52,121 @@ function parseArguments(args: readonly string[]): Invocation | string {
   return { command, flags, json };
 }
 
-async function runLocally(config: Config, name: string, flags: Record<string, string>) {
+const sessionFile = (config: Config) => `${config.dataDir}/operator-session`;
+
+async function readSessionToken(config: Config): Promise<string | null> {
+  try {
+    return (await Deno.readTextFile(sessionFile(config))).trim() || null;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** Keeps the session token for the next commands, readable by this user only. */
+async function writeSessionToken(config: Config, token: string): Promise<void> {
+  const path = sessionFile(config);
+  await Deno.writeTextFile(path, token + "\n", { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
+}
+
+async function removeSessionToken(config: Config): Promise<void> {
+  await Deno.remove(sessionFile(config)).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  });
+}
+
+/** Reads stdin a line at a time, without echo for a secret on a terminal. */
+class LineReader {
+  #buffered: number[] = [];
+  #ended = false;
+
+  async line(secret: boolean): Promise<string | null> {
+    const terminal = Deno.stdin.isTerminal();
+    if (terminal && secret) Deno.stdin.setRaw(true);
+    try {
+      const bytes: number[] = [];
+      for (;;) {
+        if (this.#buffered.length === 0) {
+          if (this.#ended) return bytes.length > 0 ? this.#decode(bytes) : null;
+          const chunk = new Uint8Array(256);
+          const read = await Deno.stdin.read(chunk);
+          if (read === null) this.#ended = true;
+          else this.#buffered.push(...chunk.subarray(0, read));
+          continue;
+        }
+        const byte = this.#buffered.shift()!;
+        if (byte === 0x0a || (byte === 0x0d && terminal)) return this.#decode(bytes);
+        if (byte === 0x0d) continue;
+        if (terminal && secret && byte === 0x03) {
+          Deno.stdin.setRaw(false);
+          Deno.exit(130);
+        }
+        if (terminal && secret && (byte === 0x7f || byte === 0x08)) {
+          bytes.pop();
+          continue;
+        }
+        if (bytes.length >= PROMPT_LINE_BYTES_MAX) throw new Error("the line is too long");
+        bytes.push(byte);
+      }
+    } finally {
+      if (terminal && secret) {
+        Deno.stdin.setRaw(false);
+        console.error("");
+      }
+    }
+  }
+
+  #decode(bytes: number[]): string {
+    return new TextDecoder().decode(new Uint8Array(bytes));
+  }
+}
+
+/** The values a command prompts for, or the message of what is missing. */
+async function readPrompts(prompts: readonly Prompt[]): Promise<Record<string, string> | string> {
+  const input: Record<string, string> = {};
+  const reader = new LineReader();
+  for (const prompt of prompts) {
+    if (Deno.stdin.isTerminal()) {
+      await Deno.stderr.write(new TextEncoder().encode(`${prompt.label}: `));
+    }
+    const value = (await reader.line(prompt.secret)) ?? "";
+    if (value === "" && !prompt.optional) {
+      return `${prompt.label} is required (prompted; on stdin, one value per line)`;
+    }
+    input[prompt.name] = prompt.secret ? value : value.trim();
+  }
+  return input;
+}
+
+/** The key that seals secrets (TOTP secrets, approvals): dev mode's generated one, or ENCRYPTION_KEY. */
+async function secretBoxOf(config: Config): Promise<SecretBox> {
+  const key = config.encryptionKey ??
+    (config.dev ? (await loadOrCreateDevSecrets(config.dataDir)).encryptionKey : null);
+  if (key === null) throw new ConfigError(["ENCRYPTION_KEY is required outside dev mode"]);
+  return await SecretBox.fromBase64Key(key);
+}
+
+async function runLocally(
+  config: Config,
+  name: string,
+  flags: Record<string, string>,
+  session: { token: string | null; input: Record<string, string> },
+) {
+  const secretBox = await secretBoxOf(config);
   const databases = await openEnvironmentDatabases(config);
   try {
     return await runAdminCommand(
-      { databases, now: Date.now(), keyGraceSeconds: config.limits.KEY_GRACE_SECONDS },
+      {
+        databases,
+        now: Date.now(),
+        keyGraceSeconds: config.limits.KEY_GRACE_SECONDS,
+        secretBox,
+        dev: config.dev,
+        origin: "cli",
+        sessionToken: session.token,
+        input: session.input,
+      },
       name,
       flags,
     );
@@ -52,13 +180,18 @@ async function runThroughService(
   config: Config,
   name: string,
   flags: Record<string, string>,
+  session: { token: string | null; input: Record<string, string> },
 ): Promise<{ result: Result<Record<string, unknown>>; usage: boolean }> {
   const service = await readServiceFile(config.dataDir);
   const token = await readAdminToken(config.dataDir);
   const response = await fetch(`${service.admin_url}/commands/${encodeURIComponent(name)}`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ flags }),
+    headers: {
+      Authorization: `Bearer ${token}`,
+      "Content-Type": "application/json",
+      ...(session.token === null ? {} : { [OPERATOR_SESSION_HEADER]: session.token }),
+    },
+    body: JSON.stringify({ flags, input: session.input }),
   });
   const body = await response.json() as {
     result?: Record<string, unknown>;
@@ -113,23 +246,35 @@ async function main(): Promise<number> {
     throw error;
   }
   await Deno.mkdir(config.dataDir, { recursive: true });
+  const input = await readPrompts(promptsOf(command));
+  if (typeof input === "string") return fail("usage", input, 2);
+  const session = { token: await readSessionToken(config), input };
   const lock = await acquireWriterLock(config.dataDir);
   let outcome: { result: Result<Record<string, unknown>>; usage: boolean };
   if (lock.ok) {
     try {
-      const result = await runLocally(config, command, flags);
-      outcome = { result, usage: !result.ok && result.code === "invalid_input" };
+      const result = await runLocally(config, command, flags, session);
+      outcome = { result, usage: !result.ok && isInputRefusal(result.code) };
     } finally {
       await lock.value.release();
     }
   } else {
-    outcome = await runThroughService(config, command, flags);
+    outcome = await runThroughService(config, command, flags, session);
   }
+  if (command === "logout") await removeSessionToken(config);
   if (!outcome.result.ok) {
-    const usage = outcome.usage || outcome.result.code === "invalid_input";
+    const usage = outcome.usage || isInputRefusal(outcome.result.code);
     return fail(outcome.result.code, outcome.result.message, usage ? 2 : 1);
   }
-  print(json, outcome.result.value);
+  const value = outcome.result.value;
+  if (command === "login" && typeof value.session_token === "string") {
+    // The token goes to the session file only, never to the screen.
+    const { session_token: token, ...shown } = value;
+    await writeSessionToken(config, token);
+    print(json, { ...shown, session_file: sessionFile(config) });
+    return 0;
+  }
+  print(json, value);
   return 0;
 }
 

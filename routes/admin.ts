@@ -1,17 +1,42 @@
 /**
  * The loopback-only admin endpoint: while the service holds the databases, the operator CLI sends
  * its commands here. Refused unless the peer is a loopback address and the bearer token matches
- * DATA_DIR/admin-token.
+ * DATA_DIR/admin-token. The operator's session travels in the X-Operator-Session header, and what
+ * the CLI prompted for (password, TOTP code) in the body's `input`, never in the URL or the log.
  */
 import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
-import { adminCommands, runAdminCommand } from "../lib/admin/commands.ts";
+import { adminCommands, isInputRefusal, runAdminCommand } from "../lib/admin/commands.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+/** The header that carries the operator's session token. */
+export const OPERATOR_SESSION_HEADER = "X-Operator-Session";
+
+/** HTTP statuses of the refusals about the operator rather than the action. */
+const OPERATOR_REFUSAL_STATUS: Readonly<Record<string, 401 | 403>> = {
+  session_required: 401,
+  session_invalid: 401,
+  session_expired: 401,
+  sign_in_failed: 401,
+  totp_required: 403,
+  totp_replayed: 401,
+  totp_not_enrolled: 403,
+  operator_locked: 403,
+  operator_disabled: 403,
+  role_insufficient: 403,
+  operator_scoped: 403,
+};
+
+/** Request body fields: each a map of names to strings. */
+function stringMap(value: unknown): value is Record<string, string> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.values(value).every((item) => typeof item === "string");
+}
 
 function peerAddress(c: Parameters<typeof getConnInfo>[0]): string | null {
   try {
@@ -45,16 +70,16 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
   });
   app.post("/commands/:name", async (c) => {
     const name = c.req.param("name");
-    const body = await c.req.json().catch(() => null) as { flags?: unknown } | null;
+    const body = await c.req.json().catch(() => null) as
+      | { flags?: unknown; input?: unknown }
+      | null;
     const flags = body?.flags;
-    if (
-      typeof flags !== "object" || flags === null ||
-      Object.values(flags).some((value) => typeof value !== "string")
-    ) {
+    const input = body?.input ?? {};
+    if (!stringMap(flags) || !stringMap(input)) {
       return errorResponse(c, {
         status: 400,
         code: "usage",
-        message: 'the body must be {"flags": {name: string}}',
+        message: 'the body must be {"flags": {name: string}, "input"?: {name: string}}',
       });
     }
     if (!(name in adminCommands)) {
@@ -69,18 +94,20 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
         databases: deps.databases,
         now: deps.clock.now(),
         keyGraceSeconds: deps.config.limits.KEY_GRACE_SECONDS,
+        secretBox: deps.secretBox,
+        dev: deps.config.dev,
+        origin: `http ${peerAddress(c)}`,
+        sessionToken: c.req.header(OPERATOR_SESSION_HEADER) ?? null,
+        input,
       },
       name,
-      flags as Record<string, string>,
+      flags,
     );
     // A command may have rotated or revoked a key: forget every cached lookup.
     deps.lineKeyCache.clear();
     if (result.ok) return c.json({ result: result.value });
-    const status = result.code === "usage" || result.code === "invalid_input"
-      ? 400
-      : result.code.endsWith("_not_found")
-      ? 404
-      : 409;
+    const status = isInputRefusal(result.code) ? 400 : OPERATOR_REFUSAL_STATUS[result.code] ??
+      (result.code.endsWith("_not_found") ? 404 : 409);
     return errorResponse(c, { status, code: result.code, message: result.message });
   });
   return app;

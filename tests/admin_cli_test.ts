@@ -7,21 +7,47 @@ import { runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { fundAcmeAuto, openHttpFixture } from "./http_fixture.ts";
 import { openTempDatabase } from "./helpers.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
-async function admin(dataDir: string, ...args: string[]) {
-  const output = await new Deno.Command(Deno.execPath(), {
+/** The CLI in dev mode (no JWT_SECRET or ENCRYPTION_KEY), `stdin` answering its prompts. */
+export async function adminWithInput(dataDir: string, stdin: string, ...args: string[]) {
+  const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", `${root}cli/admin.ts`, ...args],
     env: { DATA_DIR: dataDir, NO_COLOR: "1" },
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(stdin));
+  await writer.close();
+  const output = await child.output();
   return {
     code: output.code,
     stdout: new TextDecoder().decode(output.stdout),
     stderr: new TextDecoder().decode(output.stderr),
   };
+}
+
+function admin(dataDir: string, ...args: string[]) {
+  return adminWithInput(dataDir, "", ...args);
+}
+
+/** The first admin of a fresh DATA_DIR, signed in (dev mode: no TOTP code). */
+async function signInFirstAdmin(dataDir: string): Promise<void> {
+  const created = await adminWithInput(
+    dataDir,
+    "first admin password\n",
+    "operator:create",
+    "--first",
+    "--email",
+    "admin@ops.test",
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const login = await adminWithInput(dataDir, "admin@ops.test\nfirst admin password\n\n", "login");
+  assert.equal(login.code, 0, login.stderr);
 }
 
 Deno.test("CLI on a stopped service: every command, --json output, refusals and usage errors", async () => {
@@ -44,6 +70,12 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
       assert.match(help.stdout, new RegExp(`^  ${name} `, "m"));
     }
     assert.equal((await admin(dataDir)).code, 2, "no command is a usage error");
+    const unsigned = await admin(dataDir, "company:create", "--name", "Acme", "--tin", "123456789");
+    assert.deepEqual([unsigned.code, unsigned.stderr.trim()], [
+      1,
+      "error: company:create needs an operator session: sign in with `deno task admin login`",
+    ]);
+    await signInFirstAdmin(dataDir);
 
     const company = await admin(
       dataDir,
@@ -265,6 +297,17 @@ Deno.test("CLI while the service runs: commands go through the loopback admin en
       if (ready) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // The sandbox's seeded admin signs in through the endpoint (dev mode: no TOTP code).
+    const { operator } = JSON.parse(
+      await Deno.readTextFile(`${dataDir}/sandbox-credentials.json`),
+    );
+    const login = await adminWithInput(
+      dataDir,
+      `${operator.email}\n${operator.password}\n\n`,
+      "login",
+    );
+    assert.equal(login.code, 0, login.stderr);
+    assert.equal((await Deno.stat(`${dataDir}/operator-session`)).mode! & 0o777, 0o600);
     const created = await admin(
       dataDir,
       "company:create",
@@ -305,10 +348,19 @@ Deno.test("admin endpoint: loopback peers with the token only", async () => {
   const f = await openHttpFixture();
   try {
     const app = createApp({ ...f.deps, adminToken: "t".repeat(43) });
+    const viewer = await makeOperator(
+      f.deps,
+      { email: "viewer@ops.test", role: "viewer" },
+      f.clock.now(),
+    );
     const call = (address: string, token: string) =>
       app.request("/admin/commands/company:list", {
         method: "POST",
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          "Content-Type": "application/json",
+          "X-Operator-Session": viewer.token!,
+        },
         body: JSON.stringify({ flags: {} }),
       }, { remoteAddr: { transport: "tcp", hostname: address, port: 50000 } });
     const remote = await call("10.0.0.5", "t".repeat(43));
@@ -341,17 +393,20 @@ Deno.test("admin endpoint: loopback peers with the token only", async () => {
 Deno.test("a key revoked through the admin endpoint stops at once, although its lookup was cached", async () => {
   const f = await openHttpFixture();
   try {
-    const app = createApp({ ...f.deps, adminToken: "t".repeat(43) });
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
     const use = () =>
       app.request("/v1/ledgers/auto/balance", {
         headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
       });
     assert.equal((await use()).status, 200);
-    const revoked = await app.request("/admin/commands/key:revoke", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${"t".repeat(43)}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ flags: { key: f.cast.acmeAutoKeyTest } }),
-    }, { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 } });
+    const admin = await makeOperator(
+      f.deps,
+      { email: "admin@ops.test", role: "admin" },
+      f.clock.now(),
+    );
+    const revoked = await adminCall(app, admin.token)("key:revoke", {
+      key: f.cast.acmeAutoKeyTest,
+    });
     assert.equal(revoked.status, 200);
     const after = await use();
     assert.equal(after.status, 401);
@@ -361,23 +416,9 @@ Deno.test("a key revoked through the admin endpoint stops at once, although its 
   }
 });
 
-/** An admin command through the loopback endpoint of `app`, as the CLI sends it to a running service. */
-function adminEndpoint(app: ReturnType<typeof createApp>, token: string) {
-  return async (name: string, flags: Record<string, string>) => {
-    const response = await app.request(`/admin/commands/${name}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ flags }),
-    }, { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 } });
-    return { status: response.status, body: await response.json() };
-  };
-}
-
 Deno.test("jobs:list --parked and jobs:retry: a parked ACH clearing is listed, re-queued, and clears the funds once", async () => {
   const f = await openHttpFixture();
   try {
-    const token = "t".repeat(43);
-    const command = adminEndpoint(createApp({ ...f.deps, adminToken: token }), token);
     const test = f.deps.databases.test;
     await fundAcmeAuto(f, 12_345, "ACH");
     const { rows } = await test.readClient.execute(
@@ -410,6 +451,13 @@ Deno.test("jobs:list --parked and jobs:retry: a parked ACH clearing is listed, r
     }
     assert.equal(await available(), 0);
     f.clock.set(dueAt + 3_600_000);
+    // A clerk retries jobs; a viewer would only list them.
+    const clerk = await makeOperator(
+      f.deps,
+      { email: "clerk@ops.test", role: "clerk" },
+      f.clock.now(),
+    );
+    const command = adminCall(createApp({ ...f.deps, adminToken: ADMIN_TOKEN }), clerk.token);
 
     const parked = await command("jobs:list", { parked: "true", environment: "test" });
     assert.equal(parked.status, 200);
@@ -511,6 +559,7 @@ Deno.test("CLI jobs:list --parked and jobs:retry on a stopped service: switches,
     });
     await live.close();
 
+    await signInFirstAdmin(dataDir);
     const listed = await admin(dataDir, "jobs:list", "--parked", "--json");
     assert.equal(listed.code, 0, listed.stderr);
     const listing = JSON.parse(listed.stdout);

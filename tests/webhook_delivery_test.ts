@@ -386,7 +386,17 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
         "SELECT id FROM events LIMIT 1",
       );
       const replayed = await runAdminCommand(
-        { databases: f.deps.databases, now: f.clock.now(), keyGraceSeconds: 86_400 },
+        {
+          databases: f.deps.databases,
+          now: f.clock.now(),
+          keyGraceSeconds: 86_400,
+          secretBox: f.deps.secretBox,
+          // A dev-mode sandbox: a test-environment replay needs no operator session.
+          dev: true,
+          origin: "cli",
+          sessionToken: null,
+          input: {},
+        },
         "event:replay",
         { event: String(rows[0].id), environment: "test" },
       );
@@ -395,7 +405,17 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
         value: { event_id: String(rows[0].id), deliveries: 2 },
       });
       const missing = await runAdminCommand(
-        { databases: f.deps.databases, now: f.clock.now(), keyGraceSeconds: 86_400 },
+        {
+          databases: f.deps.databases,
+          now: f.clock.now(),
+          keyGraceSeconds: 86_400,
+          secretBox: f.deps.secretBox,
+          // A dev-mode sandbox: a test-environment replay needs no operator session.
+          dev: true,
+          origin: "cli",
+          sessionToken: null,
+          input: {},
+        },
         "event:replay",
         { event: "evt_missing", environment: "test" },
       );

@@ -1,14 +1,22 @@
 /**
  * The operator commands, in one table: the CLI and the loopback admin endpoint both parse flags
- * and print help from it, so the two can never disagree.
+ * and print help from it, so the two can never disagree. Each command declares the least role it
+ * needs, what it reaches (the environments it changes and the companies it acts on, for the
+ * session, TOTP and company-scope checks) and how its changes are audited.
  */
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
-import { tieOutCsv } from "../ledger/tieout.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { tieOutCsv, tieOutJson } from "../ledger/tieout.ts";
 import { formatDollars, parseDollars } from "../platform/money.ts";
-import { ok, refuse, type Result } from "../platform/result.ts";
+import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
+import { sha256Hex } from "../platform/keys.ts";
 import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
-import { receiveWire, returnAchFunding } from "../funding/store.ts";
+import {
+  findFunding,
+  type ManualFundingMove,
+  recordManualFundingMove,
+} from "../funding/service.ts";
 import {
   addMembership,
   createCompany,
@@ -21,20 +29,196 @@ import {
   setFees,
 } from "../identity/admin.ts";
 import { lineTieOut, verifyLedger } from "../ledger/reports.ts";
+import { findJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
+import type { AuditActor } from "../audit/store.ts";
+import {
+  AUDIT_LISTED_DEFAULT,
+  AUDIT_LISTED_MAX,
+  type AuditedChange,
+  auditedDatabases,
+  listAudit,
+  verifyAudit,
+} from "../audit/service.ts";
+import { authorizeCommand, type Role } from "../operators/rules.ts";
+import {
+  actorOf,
+  checkNewOperator,
+  createFirstAdmin,
+  createOperator,
+  disableOperator,
+  listOperators,
+  type OperatorDeps,
+  operatorView,
+  prepareOperator,
+  readSession,
+  resetOperator,
+  type SignedInOperator,
+  signIn,
+  signOut,
+  touchSession,
+} from "../operators/service.ts";
+import {
+  approvalCompany,
+  approveApproval,
+  fundingAuditView,
+  listApprovals,
+  newAdminPayload,
+  rejectApproval,
+  requestApproval,
+} from "../operators/approvals.ts";
 
-export interface CommandContext {
+/** What the caller of a command gives: the CLI, or the admin endpoint for a running service. */
+export interface CommandRequest {
   readonly databases: Databases;
   readonly now: number;
   readonly keyGraceSeconds: number;
+  readonly secretBox: SecretBox;
+  /** Dev mode (`deno task dev`): no TOTP, and test-only commands need no session. */
+  readonly dev: boolean;
+  /** `cli` when the CLI opened the databases itself; `http <address>` through the endpoint. */
+  readonly origin: string;
+  /** The operator session token the caller holds, if any. */
+  readonly sessionToken: string | null;
+  /** What the CLI prompted for (e-mail, password, TOTP code): never flags, never logged. */
+  readonly input: Readonly<Record<string, string>>;
+}
+
+/** What a command runs with: the request, its operator (null: dev mode without a session). */
+export interface CommandContext extends CommandRequest {
+  /** The databases; for an audited command every unit written through them is audited. */
+  readonly databases: Databases;
+  readonly operatorDeps: OperatorDeps;
+  readonly operator: SignedInOperator | null;
+  readonly actor: AuditActor;
 }
 
 type Flags = Record<string, string>;
 
+/** What a command reaches with given flags. */
+export interface Reach {
+  /** The environments whose data it changes; empty for a read. */
+  readonly writes: readonly Environment[];
+  /** The companies it acts on, or "installation" when it acts across every company. */
+  readonly companies: readonly string[] | "installation";
+  /** What an operator outside the scope is told: what a missing object gets. */
+  readonly hidden?: Refusal;
+  /** The object the audit rows name, when the flags give it by a secret or a natural key. */
+  readonly objectId?: string | null;
+}
+
+/** A value the CLI prompts for; `optional` ones may be left empty. */
+export interface Prompt {
+  readonly name: string;
+  readonly label: string;
+  readonly secret: boolean;
+  readonly optional?: boolean;
+}
+
 interface Command {
   readonly summary: string;
   readonly flags: Readonly<Record<string, string>>;
+  /** The least role that may run it. */
+  readonly role: Role;
+  /** Runs without a session: signing in and out, and the first admin. */
+  readonly public?: (flags: Flags) => boolean;
+  readonly prompts?: readonly Prompt[];
+  readonly reach: (request: CommandRequest, flags: Flags) => Promise<Result<Reach>>;
+  /**
+   * How the units it writes through ctx.databases are audited; absent when it writes nothing or
+   * its use cases write their own audit rows.
+   */
+  readonly audit?: (flags: Flags, reach: Reach) => AuditedChange;
   readonly run: (ctx: CommandContext, flags: Flags) => Promise<Result<Record<string, unknown>>>;
+}
+
+const reads = (): Promise<Result<Reach>> => Promise.resolve(ok({ writes: [], companies: [] }));
+const readsEverything = (): Promise<Result<Reach>> =>
+  Promise.resolve(ok({ writes: [], companies: "installation" }));
+const changesOperators = (): Promise<Result<Reach>> =>
+  Promise.resolve(ok({ writes: ["live"], companies: "installation" }));
+const BOTH: readonly Environment[] = ["live", "test"];
+
+async function companyIdByTin(request: CommandRequest, tin: string): Promise<string | null> {
+  const { rows } = await request.databases.live.readClient.execute({
+    sql: "SELECT id FROM companies WHERE tin = ?",
+    args: [tin],
+  });
+  return rows[0] ? String(rows[0].id) : null;
+}
+
+/** A command on the company a --tin names, changing `writes`. */
+function tinReach(writes: readonly Environment[], hidden?: (flags: Flags) => Refusal) {
+  return async (request: CommandRequest, flags: Flags): Promise<Result<Reach>> => {
+    const companyId = await companyIdByTin(request, flags.tin);
+    return ok({
+      writes,
+      companies: companyId === null ? [] : [companyId],
+      hidden: hidden?.(flags) ??
+        refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" }),
+      objectId: companyId,
+    });
+  };
+}
+
+/** Plain rows of a query in the unit, for audit snapshots. */
+async function rowsIn(tx: WriteTx, sql: string, args: (string | number | null)[]) {
+  const { rows } = await tx.execute({ sql, args });
+  return rows.map((row) => ({ ...row }));
+}
+
+/** The rows of a key and of the key that replaced it (hints only, never hashes). */
+function keySnapshot(keyId: string | null | undefined) {
+  return (tx: WriteTx) =>
+    rowsIn(
+      tx,
+      `SELECT id, kind, hint, company_id, user_id, line_id, expires_at, revoked_at, replaced_by
+         FROM api_keys WHERE id = ? OR id = (SELECT replaced_by FROM api_keys WHERE id = ?)`,
+      [keyId ?? null, keyId ?? null],
+    );
+}
+
+/** Where a key given by secret or id is kept, and which companies it acts for. */
+async function keyReach(request: CommandRequest, flags: Flags): Promise<Result<Reach>> {
+  const hash = await sha256Hex(flags.key);
+  const writes: Environment[] = [];
+  const companies = new Set<string>();
+  let keyId: string | null = null;
+  for (const environment of BOTH) {
+    const { rows } = await request.databases[environment].readClient.execute({
+      sql: "SELECT id, company_id, user_id FROM api_keys WHERE secret_hash = ? OR id = ?",
+      args: [hash, flags.key],
+    });
+    if (!rows[0]) continue;
+    writes.push(environment);
+    keyId = String(rows[0].id);
+    if (rows[0].company_id !== null) companies.add(String(rows[0].company_id));
+    if (rows[0].user_id !== null) {
+      // A user key acts for every company of its user.
+      const members = await request.databases.live.readClient.execute({
+        sql: "SELECT company_id FROM memberships WHERE user_id = ?",
+        args: [String(rows[0].user_id)],
+      });
+      for (const member of members.rows) companies.add(String(member.company_id));
+    }
+  }
+  return ok({
+    writes,
+    companies: [...companies],
+    hidden: refuse("key_not_found", "no key matches the given secret or id", { field: "key" }),
+    objectId: keyId,
+  });
+}
+
+/** The environment a command names with --environment, live by default. */
+function environmentReach(
+  flags: Flags,
+  changes: boolean,
+): Result<{ environment: Environment; writes: Environment[] }> {
+  const environment = environmentFlag(flags, "live");
+  if (!environment.ok) return environment;
+  return ok({ environment: environment.value, writes: changes ? [environment.value] : [] });
 }
 
 function environmentFlag(
@@ -68,24 +252,86 @@ async function findLineByCode(
   return ok({ lineId: String(rows[0].id), companyId: String(rows[0].company_id) });
 }
 
-/** An operator's record of what the bank did with one funding. */
+/**
+ * An operator's record of what the bank did with one funding. In test it happens at once; in live
+ * it waits for a second admin (dual control) and happens when approved.
+ */
 function fundingCommand(
   summary: string,
-  action: typeof receiveWire,
+  move: ManualFundingMove,
+  kind: "wire.receive" | "funding.return",
 ): Command {
   return {
     summary,
     flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
+    role: "admin",
+    reach: async (request, f) => {
+      const environment = environmentReach(f, true);
+      if (!environment.ok) return environment;
+      const funding = await findFunding(
+        request.databases[environment.value.environment],
+        f.funding,
+      );
+      return ok({
+        writes: environment.value.writes,
+        companies: funding ? [funding.companyId] : [],
+        hidden: refuse("funding_not_found", `no funding ${f.funding}`),
+        objectId: f.funding,
+      });
+    },
+    audit: (f, reach) => ({
+      action: move,
+      objectType: "funding",
+      objectId: f.funding,
+      companyId: reach.companies[0] ?? null,
+      snapshot: async (tx) => {
+        const { rows } = await tx.execute({
+          sql: "SELECT id, status, payment_method, amount_cents FROM fundings WHERE id = ?",
+          args: [f.funding],
+        });
+        return rows[0] ? { ...rows[0] } : null;
+      },
+    }),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const done = await ctx.databases[environment.value].writer.write(
-        async (tx): ReturnType<typeof action> => {
-          const moved = await action(tx, f.funding, ctx.now);
+      const database = ctx.databases[environment.value];
+      if (environment.value === "live") {
+        const funding = await findFunding(database, f.funding);
+        if (!funding) return refuse("funding_not_found", `no funding ${f.funding}`);
+        const requested = await requestApproval(ctx.operatorDeps, {
+          operator: ctx.actor.operator!,
+          origin: ctx.actor.origin,
+        }, {
+          kind,
+          environment: "live",
+          companyId: funding.companyId,
+          objectId: funding.id,
+          summary: `${move} ${funding.id}: ${funding.paymentMethod} of ${
+            formatDollars(funding.amountCents)
+          }`,
+          payload: { funding: fundingAuditView(funding) },
+        }, ctx.now);
+        return requested.ok
+          ? ok({
+            approval_id: requested.value.id,
+            status: requested.value.status,
+            kind,
+            funding_id: funding.id,
+            summary: requested.value.summary,
+            expires_at: requested.value.expires_at,
+          })
+          : requested;
+      }
+      const done = await database.writer.write(
+        async (tx): ReturnType<typeof recordManualFundingMove> => {
+          const moved = await recordManualFundingMove(tx, move, f.funding, ctx.now);
           return moved.ok ? moved : tx.abort(moved);
         },
       );
-      return done.ok ? ok({ funding_id: done.value.id, status: done.value.status }) : done;
+      return done.ok
+        ? ok({ funding_id: done.value.after.id, status: done.value.after.status })
+        : done;
     },
   };
 }
@@ -108,10 +354,73 @@ function feeFlag(flags: Flags, name: string): Result<number, "invalid_input"> {
   return ok(cents.value);
 }
 
+/** The object columns an audit snapshot shows of a company, a user or a line (no secrets). */
+const companySnapshot = (tin: string) => (tx: WriteTx) =>
+  rowsIn(
+    tx,
+    `SELECT c.id, c.name, c.tin, c.retry_max, c.retry_reasons, k.id AS key_id, k.hint AS key_hint
+       FROM companies c LEFT JOIN api_keys k ON k.company_id = c.id AND k.kind = 'company'
+      WHERE c.tin = ?`,
+    [tin],
+  );
+
+const userSnapshot = (email: string) => (tx: WriteTx) =>
+  rowsIn(
+    tx,
+    `SELECT u.id, u.email, k.id AS key_id, k.hint AS key_hint FROM users u
+       LEFT JOIN api_keys k ON k.user_id = u.id WHERE u.email = ?`,
+    [email.toLowerCase()],
+  );
+
+/** Approvals of a kind whose action needs a second admin: none of them runs at once. */
+function approvalReach(request: CommandRequest, flags: Flags): Promise<Result<Reach>> {
+  return approvalCompany(
+    { databases: request.databases, secretBox: request.secretBox, dev: request.dev },
+    flags.id,
+  ).then((approval) =>
+    ok({
+      writes: ["live"],
+      companies: approval?.companyId ? [approval.companyId] : [],
+      hidden: refuse("approval_not_found", `no approval ${flags.id}`, { field: "id" }),
+      objectId: flags.id,
+    })
+  );
+}
+
+/** The signed-in operator of a command that needs one (checked before it runs). */
+function signedIn(ctx: CommandContext): AuditActor & { operator: { id: string; email: string } } {
+  if (!ctx.actor.operator) throw new Error("this command runs with a signed-in operator only");
+  return { operator: ctx.actor.operator, origin: ctx.actor.origin };
+}
+
+const APPROVAL_STATUSES = ["pending_approval", "approved", "rejected", "expired"] as const;
+
+/** A time flag: an ISO 8601 date or date-time. */
+function timeFlag(flags: Flags, name: string): Result<number | undefined, "invalid_input"> {
+  const raw = flags[name];
+  if (raw === undefined) return ok(undefined);
+  const at = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
+  if (Number.isNaN(at)) {
+    return refuse("invalid_input", `--${name} ${JSON.stringify(raw)}: a date or time in ISO 8601`, {
+      field: name,
+    });
+  }
+  return ok(at);
+}
+
 export const adminCommands: Readonly<Record<string, Command>> = {
   "company:create": {
     summary: "create a company and print its CompanyApiKey (shown once)",
     flags: { name: "company name", tin: "9-digit TIN" },
+    role: "admin",
+    reach: () => Promise.resolve(ok({ writes: BOTH, companies: "installation" })),
+    audit: (f) => ({
+      action: "company:create",
+      objectType: "company",
+      objectId: f.tin,
+      companyId: null,
+      snapshot: companySnapshot(f.tin),
+    }),
     run: async (ctx, f) => {
       const r = await createCompany(ctx.databases, { name: f.name, tin: f.tin }, ctx.now);
       return r.ok ? ok({ ...r.value.company, company_api_key: r.value.companyApiKey }) : r;
@@ -120,6 +429,15 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "user:create": {
     summary: "create a user with a test and a live key (shown once)",
     flags: { email: "e-mail address" },
+    role: "admin",
+    reach: () => Promise.resolve(ok({ writes: BOTH, companies: [] })),
+    audit: (f) => ({
+      action: "user:create",
+      objectType: "user",
+      objectId: f.email.toLowerCase(),
+      companyId: null,
+      snapshot: userSnapshot(f.email),
+    }),
     run: async (ctx, f) => {
       const r = await createUser(ctx.databases, { email: f.email }, ctx.now);
       return r.ok
@@ -134,6 +452,21 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "user:add": {
     summary: "add a user to a company",
     flags: { email: "the user's e-mail", tin: "the company's TIN" },
+    role: "admin",
+    reach: tinReach(BOTH),
+    audit: (f, reach) => ({
+      action: "user:add",
+      objectType: "membership",
+      objectId: `${f.email.toLowerCase()} ${f.tin}`,
+      companyId: reach.objectId ?? null,
+      snapshot: (tx) =>
+        rowsIn(
+          tx,
+          `SELECT m.user_id, m.company_id FROM memberships m JOIN users u ON u.id = m.user_id
+             JOIN companies c ON c.id = m.company_id WHERE u.email = ? AND c.tin = ?`,
+          [f.email.toLowerCase(), f.tin],
+        ),
+    }),
     run: async (ctx, f) => {
       const r = await addMembership(ctx.databases, { email: f.email, tin: f.tin }, ctx.now);
       return r.ok
@@ -144,6 +477,22 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "line:create": {
     summary: "create a business line with a test and a live key (shown once)",
     flags: { tin: "the company's TIN", code: "line code, e.g. auto" },
+    role: "admin",
+    reach: tinReach(BOTH),
+    audit: (f, reach) => ({
+      action: "line:create",
+      objectType: "business_line",
+      objectId: `${f.tin} ${f.code}`,
+      companyId: reach.objectId ?? null,
+      snapshot: (tx) =>
+        rowsIn(
+          tx,
+          `SELECT l.id, l.code, l.company_id, k.id AS key_id, k.hint AS key_hint
+             FROM business_lines l JOIN companies c ON c.id = l.company_id
+             LEFT JOIN api_keys k ON k.line_id = l.id WHERE c.tin = ? AND l.code = ?`,
+          [f.tin, f.code],
+        ),
+    }),
     run: async (ctx, f) => {
       const r = await createLine(ctx.databases, { tin: f.tin, code: f.code }, ctx.now);
       return r.ok
@@ -159,6 +508,15 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "key:rotate": {
     summary: "replace a key (secret or key id); the old one works for 24 more hours",
     flags: { key: "the key's secret or id" },
+    role: "admin",
+    reach: keyReach,
+    audit: (_f, reach) => ({
+      action: "key:rotate",
+      objectType: "api_key",
+      objectId: reach.objectId ?? null,
+      companyId: reach.companies[0] ?? null,
+      snapshot: keySnapshot(reach.objectId),
+    }),
     run: async (ctx, f) => {
       const r = await rotateKey(ctx.databases, { key: f.key }, {
         now: ctx.now,
@@ -177,6 +535,15 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "key:revoke": {
     summary: "stop a key at once",
     flags: { key: "the key's secret or id" },
+    role: "admin",
+    reach: keyReach,
+    audit: (_f, reach) => ({
+      action: "key:revoke",
+      objectType: "api_key",
+      objectId: reach.objectId ?? null,
+      companyId: reach.companies[0] ?? null,
+      snapshot: keySnapshot(reach.objectId),
+    }),
     run: async (ctx, f) => {
       const r = await revokeKey(ctx.databases, { key: f.key }, ctx.now);
       return r.ok
@@ -185,9 +552,17 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     },
   },
   "company:list": {
-    summary: "list companies with their lines and users",
+    summary: "list companies with their lines and users (an operator's own companies only)",
     flags: {},
-    run: async (ctx) => ok({ companies: await listCompanies(ctx.databases) }),
+    role: "viewer",
+    reach: reads,
+    run: async (ctx) => {
+      const scope = ctx.operator?.companyScope ?? null;
+      const companies = await listCompanies(ctx.databases);
+      return ok({
+        companies: scope === null ? companies : companies.filter((c) => scope.includes(c.id)),
+      });
+    },
   },
   "fees:set": {
     summary: "set a company's fees for one payment method (dollars)",
@@ -198,6 +573,22 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       payee: "payee fee",
       service: "service fee",
     },
+    role: "admin",
+    reach: tinReach(BOTH),
+    audit: (f, reach) => ({
+      action: "fees:set",
+      objectType: "fee_schedule",
+      objectId: `${f.tin} method ${f.method}`,
+      companyId: reach.objectId ?? null,
+      snapshot: (tx) =>
+        rowsIn(
+          tx,
+          `SELECT f.payment_method_id, f.payor_fee_cents, f.payee_fee_cents, f.service_fee_cents
+             FROM fee_schedules f JOIN companies c ON c.id = f.company_id
+            WHERE c.tin = ? AND f.payment_method_id = ?`,
+          [f.tin, Number(f.method)],
+        ),
+    }),
     run: async (ctx, f) => {
       const fees = [feeFlag(f, "payor"), feeFlag(f, "payee"), feeFlag(f, "service")];
       for (const fee of fees) if (!fee.ok) return fee;
@@ -228,6 +619,16 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       max: "retries per payout, 0-10",
       reasons: "comma-separated failure reasons",
     },
+    role: "admin",
+    reach: tinReach(BOTH),
+    audit: (f, reach) => ({
+      action: "retry:set",
+      objectType: "company",
+      objectId: f.tin,
+      companyId: reach.objectId ?? null,
+      snapshot: (tx) =>
+        rowsIn(tx, "SELECT id, retry_max, retry_reasons FROM companies WHERE tin = ?", [f.tin]),
+    }),
     run: async (ctx, f) => {
       if (!/^(10|\d)$/.test(f.max)) {
         return refuse(
@@ -261,16 +662,49 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     },
   },
   "wire:receive": fundingCommand(
-    "record that a pending wire arrived: its amount becomes available",
-    receiveWire,
+    "record that a pending wire arrived: its amount becomes available (live: once a second admin approves)",
+    "wire:receive",
+    "wire.receive",
   ),
   "funding:return": fundingCommand(
-    "record that the bank returned a pending ACH funding",
-    returnAchFunding,
+    "record that the bank returned a pending ACH funding (live: once a second admin approves)",
+    "funding:return",
+    "funding.return",
   ),
   "event:replay": {
     summary: "deliver an event again to every endpoint that receives it (both surfaces)",
     flags: { event: "the event id (evt_…)", environment: "live (default) or test" },
+    role: "clerk",
+    reach: async (request, f) => {
+      const environment = environmentReach(f, true);
+      if (!environment.ok) return environment;
+      const event = await findEventById(
+        request.databases[environment.value.environment].readClient,
+        f.event,
+      );
+      return ok({
+        writes: environment.value.writes,
+        companies: event ? [event.companyId] : [],
+        hidden: refuse(
+          "event_not_found",
+          `no event ${f.event} in ${environment.value.environment}`,
+          { field: "event" },
+        ),
+      });
+    },
+    audit: (f, reach) => ({
+      action: "event:replay",
+      objectType: "event",
+      objectId: f.event,
+      companyId: reach.companies[0] ?? null,
+      snapshot: async (tx) => {
+        const { rows } = await tx.execute({
+          sql: "SELECT count(*) AS deliveries FROM webhook_deliveries WHERE event_id = ?",
+          args: [f.event],
+        });
+        return { deliveries: Number(rows[0].deliveries) };
+      },
+    }),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
@@ -293,15 +727,20 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       parked: "list the parked jobs (failed for good, waiting for an operator)",
       environment: "live (default) or test",
     },
+    role: "viewer",
+    reach: reads,
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
       const parked = f.parked !== undefined;
       const listed = await listScheduledJobs(ctx.databases[environment.value], parked);
+      const scope = ctx.operator?.companyScope ?? null;
       return ok({
         environment: environment.value,
         parked,
-        jobs: listed.jobs,
+        jobs: scope === null
+          ? listed.jobs
+          : listed.jobs.filter((job) => scope.includes(job.company_id)),
         has_more: listed.hasMore,
       });
     },
@@ -313,6 +752,35 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       "all-parked": "re-queue every parked job",
       environment: "live (default) or test",
     },
+    role: "clerk",
+    reach: async (request, f) => {
+      const environment = environmentReach(f, true);
+      if (!environment.ok) return environment;
+      if (f.job === undefined) {
+        return ok({ writes: environment.value.writes, companies: "installation" });
+      }
+      const job = await findJob(
+        request.databases[environment.value.environment].readClient,
+        f.job,
+      );
+      return ok({
+        writes: environment.value.writes,
+        companies: job ? [job.companyId] : [],
+        hidden: refuse("job_not_found", `no job ${f.job} in ${environment.value.environment}`, {
+          field: "job",
+        }),
+      });
+    },
+    audit: (f, reach) => ({
+      action: "jobs:retry",
+      objectType: "scheduled_job",
+      objectId: f.job ?? "all parked",
+      companyId: reach.companies === "installation" ? null : reach.companies[0] ?? null,
+      snapshot: f.job === undefined
+        ? undefined
+        : (tx) =>
+          rowsIn(tx, "SELECT id, due_at, done_at, error FROM scheduled_jobs WHERE id = ?", [f.job]),
+    }),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
@@ -334,6 +802,8 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   "ledger:verify": {
     summary: "recompute every balance and transaction from the entries; exit 1 on any difference",
     flags: { environment: "test or live (default: both)" },
+    role: "viewer",
+    reach: readsEverything,
     run: async (ctx, f) => {
       const environments: Environment[] = f.environment === undefined ? ["live", "test"] : [];
       if (f.environment !== undefined) {
@@ -369,6 +839,14 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       environment: "live (default) or test",
       format: "json (default) or csv",
     },
+    role: "viewer",
+    reach: tinReach(
+      [],
+      (f) =>
+        refuse("line_not_found", `no line ${JSON.stringify(f.line)} for TIN ${f.tin}`, {
+          field: "line",
+        }),
+    ),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
@@ -386,8 +864,289 @@ export const adminCommands: Readonly<Record<string, Command>> = {
         );
       }
       if (f.format === "csv") return ok({ csv: tieOutCsv(f.line, tieOut) });
-      return ok({ line: f.line, environment: environment.value, ...tieOut });
+      return ok({ line: f.line, environment: environment.value, ...tieOutJson(tieOut) });
     },
+  },
+  "login": {
+    summary: "sign in as an operator (e-mail, password and TOTP code are prompted)",
+    flags: {},
+    role: "viewer",
+    public: () => true,
+    prompts: [
+      { name: "email", label: "E-mail", secret: false },
+      { name: "password", label: "Password", secret: true },
+      { name: "code", label: "TOTP code (empty in dev mode)", secret: false, optional: true },
+    ],
+    reach: changesOperators,
+    run: async (ctx) => {
+      const signedIn = await signIn(ctx.operatorDeps, ctx.origin, {
+        email: ctx.input.email ?? "",
+        password: ctx.input.password ?? "",
+        code: ctx.input.code ?? "",
+      }, ctx.now);
+      if (!signedIn.ok) return signedIn;
+      return ok({
+        session_token: signedIn.value.token,
+        email: signedIn.value.operator.email,
+        role: signedIn.value.operator.role,
+        totp_verified: signedIn.value.totpVerified,
+        expires_at: new Date(signedIn.value.expiresAt).toISOString(),
+      });
+    },
+  },
+  "logout": {
+    summary: "end the operator session",
+    flags: {},
+    role: "viewer",
+    public: () => true,
+    reach: changesOperators,
+    run: async (ctx) => {
+      if (ctx.sessionToken === null) return ok({ ended: false });
+      return ok(await signOut(ctx.operatorDeps, ctx.origin, ctx.sessionToken, ctx.now));
+    },
+  },
+  "operator:create": {
+    summary:
+      "create an operator (an admin waits for a second admin's approval); --first: the first admin",
+    flags: {
+      email: "the operator's e-mail",
+      role: "viewer, clerk or admin",
+      companies: "limit to these companies: ids or TINs, comma-separated",
+      first: "the first admin, while no operator exists (needs no session)",
+    },
+    role: "admin",
+    public: (f) => f.first !== undefined,
+    prompts: [{
+      name: "password",
+      label: "Initial password (empty: generate one)",
+      secret: true,
+      optional: true,
+    }],
+    reach: changesOperators,
+    run: async (ctx, f) => {
+      if (f.first !== undefined) {
+        if (f.role !== undefined && f.role !== "admin") {
+          return refuse("invalid_input", "--first creates an admin: leave --role out", {
+            field: "role",
+          });
+        }
+        if (f.companies !== undefined) {
+          return refuse("invalid_input", "--first creates an admin of every company", {
+            field: "companies",
+          });
+        }
+        const first = await createFirstAdmin(ctx.operatorDeps, ctx.origin, {
+          email: f.email,
+          password: ctx.input.password,
+        }, ctx.now);
+        return first.ok
+          ? ok({ ...operatorView(first.value.operator, ctx.now), ...first.value.shown })
+          : first;
+      }
+      if (f.role === undefined) {
+        return refuse("usage", "operator:create needs --role (viewer, clerk or admin)");
+      }
+      if (f.role !== "admin") {
+        const created = await createOperator(ctx.operatorDeps, ctx.actor, {
+          email: f.email,
+          role: f.role,
+          companies: f.companies,
+          password: ctx.input.password,
+        }, ctx.now);
+        return created.ok
+          ? ok({ ...operatorView(created.value.operator, ctx.now), ...created.value.shown })
+          : created;
+      }
+      // A new admin is dual-controlled: prepared now (its secrets shown once), created on approval.
+      const actor = signedIn(ctx);
+      const checked = await checkNewOperator(ctx.operatorDeps, {
+        email: f.email,
+        role: f.role,
+        companies: f.companies,
+      });
+      if (!checked.ok) return checked;
+      const prepared = await prepareOperator(ctx.operatorDeps, {
+        ...checked.value,
+        password: ctx.input.password,
+        createdBy: actor.operator.id,
+      });
+      if (!prepared.ok) return prepared;
+      const requested = await requestApproval(ctx.operatorDeps, actor, {
+        kind: "operator.create_admin",
+        environment: "live",
+        companyId: checked.value.companyScope?.[0] ?? null,
+        objectId: checked.value.email,
+        summary: `create admin ${checked.value.email}`,
+        payload: await newAdminPayload(ctx.operatorDeps, prepared.value.row),
+      }, ctx.now);
+      return requested.ok
+        ? ok({
+          approval_id: requested.value.id,
+          status: requested.value.status,
+          email: checked.value.email,
+          role: "admin",
+          expires_at: requested.value.expires_at,
+          ...prepared.value.shown,
+        })
+        : requested;
+    },
+  },
+  "operator:disable": {
+    summary: "disable an operator and end their sessions",
+    flags: { email: "the operator's e-mail" },
+    role: "admin",
+    reach: changesOperators,
+    run: async (ctx, f) => {
+      const disabled = await disableOperator(ctx.operatorDeps, ctx.actor, f.email, ctx.now);
+      return disabled.ok ? ok(operatorView(disabled.value, ctx.now)) : disabled;
+    },
+  },
+  "operator:reset": {
+    summary: "give an operator a new password and TOTP secret (shown once); unlocks the account",
+    flags: { email: "the operator's e-mail" },
+    role: "admin",
+    prompts: [{
+      name: "password",
+      label: "New password (empty: generate one)",
+      secret: true,
+      optional: true,
+    }],
+    reach: changesOperators,
+    run: async (ctx, f) => {
+      const reset = await resetOperator(ctx.operatorDeps, ctx.actor, {
+        email: f.email,
+        password: ctx.input.password,
+      }, ctx.now);
+      return reset.ok
+        ? ok({ ...operatorView(reset.value.operator, ctx.now), ...reset.value.shown })
+        : reset;
+    },
+  },
+  "operator:list": {
+    summary: "list operators with their role, scope and state",
+    flags: {},
+    role: "admin",
+    reach: readsEverything,
+    run: async (ctx) => ok({ operators: await listOperators(ctx.operatorDeps, ctx.now) }),
+  },
+  "audit:list": {
+    summary: "read the audit log, newest first, with filters",
+    flags: {
+      operator: "an operator's e-mail or id",
+      action: "a command, e.g. wire:receive",
+      object: "an object id",
+      environment: "test or live (default: both)",
+      since: "from this time (ISO 8601)",
+      until: "before this time (ISO 8601)",
+      limit: `rows, at most ${AUDIT_LISTED_MAX} (default ${AUDIT_LISTED_DEFAULT})`,
+    },
+    role: "viewer",
+    reach: reads,
+    run: async (ctx, f) => {
+      const environments: Environment[] = [];
+      if (f.environment === undefined) environments.push("live", "test");
+      else {
+        const one = environmentFlag(f, "live");
+        if (!one.ok) return one;
+        environments.push(one.value);
+      }
+      const since = timeFlag(f, "since");
+      if (!since.ok) return since;
+      const until = timeFlag(f, "until");
+      if (!until.ok) return until;
+      const limit = f.limit === undefined ? AUDIT_LISTED_DEFAULT : Number(f.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LISTED_MAX) {
+        return refuse(
+          "invalid_input",
+          `--limit ${JSON.stringify(f.limit)}: a whole number from 1 to ${AUDIT_LISTED_MAX}`,
+          { field: "limit" },
+        );
+      }
+      const rows = await listAudit(ctx.databases, {
+        environments,
+        operator: f.operator,
+        action: f.action,
+        objectId: f.object,
+        since: since.value,
+        until: until.value,
+        companyIds: ctx.operator?.companyScope ?? null,
+        limit,
+      });
+      return ok({ rows });
+    },
+  },
+  "audit:verify": {
+    summary: "check the audit log's hash chains; exit 1 naming the first bad row",
+    flags: { environment: "test or live (default: both)" },
+    role: "viewer",
+    reach: readsEverything,
+    run: async (ctx, f) => {
+      const environments: Environment[] = [];
+      if (f.environment === undefined) environments.push("live", "test");
+      else {
+        const one = environmentFlag(f, "live");
+        if (!one.ok) return one;
+        environments.push(one.value);
+      }
+      const report = await verifyAudit(ctx.databases, environments);
+      const broken = environments.filter((environment) => report[environment].broken !== null);
+      if (broken.length > 0) {
+        const first = broken.map((environment) => {
+          const bad = report[environment].broken!;
+          return `${environment} row ${bad.seq} (${bad.id}): ${bad.reason}`;
+        });
+        return refuse("audit_chain_broken", `the audit chain is broken at ${first.join("; ")}`, {
+          details: report,
+        });
+      }
+      return ok(Object.fromEntries(
+        environments.map((environment) => [
+          environment,
+          `${report[environment].rows} rows, chain intact`,
+        ]),
+      ));
+    },
+  },
+  "approvals:list": {
+    summary: "list approvals, newest first (pending by default)",
+    flags: { status: "pending_approval (default), approved, rejected, expired or all" },
+    role: "viewer",
+    reach: reads,
+    run: async (ctx, f) => {
+      const status = f.status ?? "pending_approval";
+      if (status !== "all" && !(APPROVAL_STATUSES as readonly string[]).includes(status)) {
+        return refuse(
+          "invalid_input",
+          `--status ${JSON.stringify(status)}: ${APPROVAL_STATUSES.join(", ")} or all`,
+          { field: "status" },
+        );
+      }
+      const listed = await listApprovals(ctx.operatorDeps, {
+        status: status === "all" ? null : status as typeof APPROVAL_STATUSES[number],
+        companyScope: ctx.operator?.companyScope ?? null,
+      }, ctx.now);
+      return ok({ approvals: listed.approvals, has_more: listed.hasMore });
+    },
+  },
+  "approvals:approve": {
+    summary: "approve another admin's pending action: it takes effect now",
+    flags: { id: "the approval id (apr_…)" },
+    role: "admin",
+    reach: approvalReach,
+    run: async (ctx, f) => await approveApproval(ctx.operatorDeps, signedIn(ctx), f.id, ctx.now),
+  },
+  "approvals:reject": {
+    summary: "reject another admin's pending action: nothing of it happens",
+    flags: { id: "the approval id (apr_…)", reason: "why, for the audit log" },
+    role: "admin",
+    reach: approvalReach,
+    run: async (ctx, f) =>
+      await rejectApproval(
+        ctx.operatorDeps,
+        signedIn(ctx),
+        { id: f.id, reason: f.reason },
+        ctx.now,
+      ),
   },
 };
 
@@ -401,10 +1160,21 @@ const optionalFlags = new Set([
   "parked",
   "job",
   "all-parked",
+  "role",
+  "companies",
+  "first",
+  "operator",
+  "action",
+  "object",
+  "since",
+  "until",
+  "limit",
+  "status",
+  "reason",
 ]);
 
 /** Flags that take no value: given, they read "true". */
-export const switchFlags: ReadonlySet<string> = new Set(["parked", "all-parked"]);
+export const switchFlags: ReadonlySet<string> = new Set(["parked", "all-parked", "first"]);
 
 const flagValue = v.pipe(v.string(), v.maxLength(1000));
 
@@ -429,15 +1199,71 @@ export function checkInvocation(name: string, flags: Flags): Result<Command, "us
   return ok(command);
 }
 
-/** Runs a command after checking its invocation. */
+/** Refusals of the input itself (exit code 2, HTTP 400) rather than of the action. */
+export function isInputRefusal(code: string): boolean {
+  return code === "usage" || code === "invalid_input" || code === "weak_password";
+}
+
+/** The prompts of a command, for the CLI (never flags: secrets stay out of the shell history). */
+export function promptsOf(name: string): readonly Prompt[] {
+  return adminCommands[name]?.prompts ?? [];
+}
+
+/**
+ * Runs a command after checking its invocation and its operator: a session is needed outside dev
+ * mode and for every live change; the operator's role, TOTP (for live changes outside dev mode)
+ * and company scope must allow it. A refused command writes nothing, not even the session's use.
+ */
 export async function runAdminCommand(
-  ctx: CommandContext,
+  request: CommandRequest,
   name: string,
   flags: Flags,
 ): Promise<Result<Record<string, unknown>>> {
   const checked = checkInvocation(name, flags);
   if (!checked.ok) return checked;
-  return await checked.value.run(ctx, flags);
+  const command = checked.value;
+  const operatorDeps: OperatorDeps = {
+    databases: request.databases,
+    secretBox: request.secretBox,
+    dev: request.dev,
+  };
+  if (command.public?.(flags)) {
+    return await command.run({
+      ...request,
+      operatorDeps,
+      operator: null,
+      actor: actorOf(null, request.origin),
+    }, flags);
+  }
+  const reach = await command.reach(request, flags);
+  if (!reach.ok) return reach;
+  const session = request.sessionToken === null
+    ? null
+    : await readSession(operatorDeps, request.sessionToken, request.now);
+  const operator = session?.ok ? session.value : null;
+  if (operator === null && (!request.dev || reach.value.writes.includes("live"))) {
+    if (session && !session.ok) return session;
+    return refuse(
+      "session_required",
+      `${name} needs an operator session: sign in with \`deno task admin login\``,
+    );
+  }
+  if (operator !== null) {
+    const allowed = authorizeCommand(operator, {
+      name,
+      role: command.role,
+      writesLive: reach.value.writes.includes("live"),
+      companies: reach.value.companies,
+      hidden: reach.value.hidden,
+    }, request.dev);
+    if (!allowed.ok) return allowed;
+    await touchSession(operatorDeps, operator, request.now);
+  }
+  const actor = actorOf(operator, request.origin);
+  const databases = command.audit
+    ? auditedDatabases(request.databases, actor, command.audit(flags, reach.value), request.now)
+    : request.databases;
+  return await command.run({ ...request, databases, operatorDeps, operator, actor }, flags);
 }
 
 /** The help text, generated from the table. */
@@ -451,12 +1277,14 @@ export function adminHelp(): string {
         ? `[--${flag} <${command.flags[flag]}>]`
         : `--${flag} <${command.flags[flag]}>`
     );
-    lines.push(`  ${name.padEnd(15)} ${command.summary}`);
-    if (flags.length > 0) lines.push(`  ${"".padEnd(15)} ${flags.join(" ")}`);
+    lines.push(`  ${name.padEnd(17)} ${command.summary} (${command.role})`);
+    if (flags.length > 0) lines.push(`  ${"".padEnd(17)} ${flags.join(" ")}`);
   }
   lines.push(
     "",
-    "exit codes: 0 done, 1 refused (duplicate, not found, not active), 2 bad usage or input",
+    "exit codes: 0 done, 1 refused (duplicate, not found, not active, not allowed), 2 bad usage or input",
+    "Sign in with `login` (e-mail, password and TOTP code are prompted); the session is kept in",
+    "DATA_DIR/operator-session. Live changes need a session signed in with TOTP (dev mode: no TOTP).",
     "While the service runs, commands go through its loopback admin endpoint.",
   );
   return lines.join("\n");

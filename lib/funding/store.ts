@@ -61,7 +61,11 @@ const COLUMNS = [
   "large_disbursement, status, request_fingerprint, expected_available_at, completed_at, created_at",
 ].join(", ");
 
-export async function loadFunding(tx: WriteTx, fundingId: string): Promise<FundingRecord | null> {
+/** A funding by id, in a unit or (for an operator's checks before one) from the read client. */
+export async function loadFunding(
+  tx: Pick<WriteTx, "execute">,
+  fundingId: string,
+): Promise<FundingRecord | null> {
   const { rows } = await tx.execute({
     sql: `SELECT ${COLUMNS} FROM fundings WHERE id = ?`,
     args: [fundingId],

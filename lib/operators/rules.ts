@@ -191,3 +191,61 @@ export function checkDecision(
   }
   return ok(approval);
 }
+
+/** What a command does, as far as the checks on its operator go. */
+export interface CommandReach {
+  readonly name: string;
+  /** The least role that may run it. */
+  readonly role: Role;
+  /** Whether it changes live data. */
+  readonly writesLive: boolean;
+  /** The companies it acts on, or "installation" when it acts across every company. */
+  readonly companies: readonly string[] | "installation";
+  /** What an operator outside the scope is told: the refusal a missing object gets. */
+  readonly hidden?: { readonly ok: false; readonly code: string; readonly message: string };
+}
+
+export interface OperatorFacts {
+  readonly email: string;
+  readonly role: Role;
+  readonly companyScope: readonly string[] | null;
+  readonly totpVerified: boolean;
+}
+
+/**
+ * Whether a signed-in operator may run a command, checked in this order: the role, TOTP for a
+ * live change (outside dev mode), then the company scope. An operator outside the scope is told
+ * what they would be told if the company did not exist.
+ */
+export function authorizeCommand(
+  operator: OperatorFacts,
+  command: CommandReach,
+  dev: boolean,
+): Result<true, string> {
+  if (!roleAllows(operator.role, command.role)) {
+    return refuse(
+      "role_insufficient",
+      `${operator.email} is ${
+        operator.role === "admin" ? "an" : "a"
+      } ${operator.role}: ${command.name} needs the ${command.role} role`,
+    );
+  }
+  if (command.writesLive && !dev && !operator.totpVerified) {
+    return refuse(
+      "totp_required",
+      `${command.name} changes live data: sign in again with a TOTP code (\`login\`)`,
+    );
+  }
+  if (operator.companyScope === null) return ok(true);
+  if (command.companies === "installation") {
+    return refuse(
+      "operator_scoped",
+      `${operator.email} is limited to some companies: ${command.name} acts on every company`,
+    );
+  }
+  const outside = command.companies.some((id) => !inScope(operator.companyScope, id));
+  if (outside) {
+    return command.hidden ?? refuse("company_not_found", "no such company");
+  }
+  return ok(true);
+}

@@ -1,9 +1,9 @@
 /**
  * The sandbox bootstrap of DESIGN 13: on an empty database, two companies (Acme Mutual with lines
  * auto and home, Beacon Casualty with line default), one user each and one user of both, every
- * test line funded with $1,000,000.00 as a received wire. The credentials are written to
- * DATA_DIR/sandbox-credentials.json (mode 0600) because keys are stored hashed and cannot be
- * shown again.
+ * test line funded with $1,000,000.00 as a received wire, and one admin operator (no TOTP in dev
+ * mode). The credentials are written to DATA_DIR/sandbox-credentials.json (mode 0600) because
+ * keys and passwords are stored hashed and cannot be shown again.
  */
 import type { Config } from "../platform/config.ts";
 import { addFunds } from "../funding/store.ts";
@@ -14,6 +14,7 @@ import {
   createUser,
   type Databases,
 } from "../identity/admin.ts";
+import { seedSandboxAdmin } from "../operators/service.ts";
 
 export interface SandboxCredentials {
   base_url: string;
@@ -25,7 +26,11 @@ export interface SandboxCredentials {
     lines: { line: string; key_test: string; key_live: string }[];
   }[];
   multi_company_user: { email: string; api_key_test: string; api_key_live: string; tins: string[] };
+  /** The sandbox's admin operator, for `deno task admin login` (absent if operators existed). */
+  operator?: { email: string; password: string };
 }
+
+const SANDBOX_OPERATOR_EMAIL = "admin@sandbox.test";
 
 const SANDBOX_FUNDS_CENTS = 100_000_000;
 
@@ -122,9 +127,12 @@ export async function loadOrSeedSandbox(
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
     }
-    if (credentials.base_url === config.baseUrl) return credentials;
+    if (credentials.base_url === config.baseUrl && credentials.operator) return credentials;
     credentials.base_url = config.baseUrl;
   }
+  // A sandbox seeded before operators existed gets its admin on the next start.
+  credentials.operator ??= await seedSandboxAdmin(databases, SANDBOX_OPERATOR_EMAIL, now) ??
+    undefined;
   await Deno.writeTextFile(file, JSON.stringify(credentials, null, 2) + "\n", { mode: 0o600 });
   await Deno.chmod(file, 0o600);
   return credentials;
