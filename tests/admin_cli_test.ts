@@ -200,8 +200,8 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
     assert.equal(csv.code, 0, csv.stderr);
     assert.equal(
       csv.stdout,
-      "line,date,opening_cents,funded_cents,returned_funding_cents,disbursed_cents,fees_cents,closing_cents,difference_cents\n" +
-        "auto,2026-01-05,0,0,0,0,0,0,0\n",
+      "line,date,currency,opening,funded,returned_funding,returned,disbursed,fees,closing,difference\n" +
+        "auto,2026-01-05,USD,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00\n",
     );
     assert.equal(
       (await admin(

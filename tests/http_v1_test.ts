@@ -542,6 +542,7 @@ Deno.test("GET /v1/ledgers/{line}/tieouts/{date}: the day's tie-out; bad dates 4
       opening: 0,
       funded: 500,
       returned_funding: 0,
+      returned: 0,
       disbursed: 0,
       fees: 0,
       closing: 500,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { addFunds, receiveWire, returnAchFunding } from "../lib/funding/store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { tieOutCsv, utcDayBounds } from "../lib/ledger/tieout.ts";
+import { computeTieOut, tieOutCsv, tieOutJson, utcDayBounds } from "../lib/ledger/tieout.ts";
 import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
 
 Deno.test("tie-out of a day with funding, fees, payouts and a returned funding balances to 0", async () => {
@@ -36,6 +36,7 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
       opening: 0,
       funded: 1_300_000,
       returnedFunding: 300_000,
+      returned: 0,
       disbursed: 39_900, // 40,000 less the 100 payee fee
       fees: 350, // payee 100 + payor 200 + service 50
       closing: 1_000_000 - 40_250,
@@ -43,9 +44,21 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
     });
     assert.equal(
       tieOutCsv("auto", monday),
-      "line,date,opening_cents,funded_cents,returned_funding_cents,disbursed_cents,fees_cents,closing_cents,difference_cents\n" +
-        "auto,2026-01-05,0,1300000,300000,39900,350,959750,0\n",
+      "line,date,currency,opening,funded,returned_funding,returned,disbursed,fees,closing,difference\n" +
+        "auto,2026-01-05,USD,0.00,13000.00,3000.00,0.00,399.00,3.50,9597.50,0.00\n",
     );
+    assert.deepEqual(tieOutJson(monday), {
+      date: "2026-01-05",
+      currency: "USD",
+      opening: 0,
+      funded: 13_000,
+      returned_funding: 3_000,
+      returned: 0,
+      disbursed: 399,
+      fees: 3.5,
+      closing: 9_597.5,
+      difference: 0,
+    });
     await m.advance(DAY_SECONDS);
     const tuesday = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-06"))!;
     assert.deepEqual([tuesday.opening, tuesday.closing, tuesday.difference], [959_750, 959_750, 0]);
@@ -171,4 +184,30 @@ Deno.test("utcDayBounds accepts real calendar dates only", () => {
   for (const bad of ["2026-02-30", "2026-1-5", "yesterday", "2026-13-01"]) {
     assert.equal(utcDayBounds(bad), null, bad);
   }
+});
+
+Deno.test("computeTieOut: money back from a completed payout is `returned`, added back; the CSV prints negatives with two decimals", () => {
+  const day = computeTieOut("2026-01-06", 10_000, 19_400, [
+    { kind: "funding.wire_received", account: "available", cents: 5_000 },
+    { kind: "funding.wire_received", account: "bank", cents: -5_000 },
+    { kind: "payout.late_return", account: "available", cents: 4_400 },
+    { kind: "payout.late_return", account: "bank", cents: -4_400 },
+  ]);
+  assert.deepEqual(day, {
+    date: "2026-01-06",
+    opening: 10_000,
+    funded: 5_000,
+    returnedFunding: 0,
+    returned: 4_400,
+    disbursed: 0,
+    fees: 0,
+    closing: 19_400,
+    difference: 0,
+  });
+  const short = computeTieOut("2026-01-06", 0, 150, []);
+  assert.equal(short.difference, -150);
+  assert.equal(
+    tieOutCsv("auto", short).split("\n")[1],
+    "auto,2026-01-06,USD,0.00,0.00,0.00,0.00,0.00,0.00,1.50,-1.50",
+  );
 });

@@ -1,6 +1,7 @@
 /**
  * Random sequences of everything that moves money (fund by ACH or wire, return ACH funding, create,
- * large create, cancel, endorse, select with every test detail, run due jobs, advance the clock).
+ * large create, cancel, endorse, select with every test detail, run due jobs, advance the clock,
+ * money of a payout coming back after completion).
  * After every step: each transaction sums to 0, every balance equals its entries, available and
  * reserved are never negative, and every balance equals an independent model derived from the
  * payouts' and fundings' states by the documented rules (not from the ledger).
@@ -9,14 +10,16 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Database } from "../db/client.ts";
 import { addFunds, returnAchFunding } from "../lib/funding/store.ts";
+import { lineTieOut } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
+import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/store.ts";
 import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase } from "./helpers.ts";
 
 const START = Date.UTC(2026, 0, 5, 15);
+const DAY_MS = 86_400_000;
 /** Fees by method id: payor, payee, service (cents). Methods without a row cost nothing. */
 const FEES: Record<number, [number, number, number]> = {
   1: [100, 50, 25],
@@ -44,7 +47,8 @@ type Op =
     details: { accountNumber?: string; cardNumber?: string; zip?: string };
   }
   | { op: "settle" }
-  | { op: "advance"; seconds: number };
+  | { op: "advance"; seconds: number }
+  | { op: "late_return"; pick: number };
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -93,6 +97,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constant("settle" as const) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("late_return" as const), pick: fc.nat() }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -147,8 +152,10 @@ async function modelBalances(
     }
   }
   const payouts = await database.readClient.execute({
-    sql:
-      "SELECT status, amount_cents, payment_method_id, allowed_payment_method_ids FROM payouts WHERE line_id = ?",
+    sql: `SELECT status, amount_cents, payment_method_id, allowed_payment_method_ids,
+            EXISTS (SELECT 1 FROM payout_transitions t WHERE t.payout_id = p.id
+              AND t.from_status = 'completed') AS returned_late
+          FROM payouts p WHERE line_id = ?`,
     args: [lineId],
   });
   for (const p of payouts.rows) {
@@ -180,6 +187,11 @@ async function modelBalances(
         model.fees_payee += payee;
         model.fees_payor += payor;
         model.fees_service += service;
+        // Money back after completion: what the bank got returns to available; fees stay.
+        if (Number(p.returned_late) === 1) {
+          model.available += amount - payee;
+          model.bank -= amount - payee;
+        }
         break;
     }
   }
@@ -199,6 +211,15 @@ async function checkInvariants(database: Database, lineId: string): Promise<void
     args: [lineId],
   });
   assert.deepEqual({ ...rows[0] }, { unbalanced: 0, drifted: 0, negative: 0, failed_jobs: null });
+}
+
+/** Every UTC day of the run ties out: its categories explain every change of the held total. */
+async function checkTieOuts(database: Database, lineId: string, now: number): Promise<void> {
+  for (let day = START; day <= now + DAY_MS; day += DAY_MS) {
+    const date = new Date(day).toISOString().slice(0, 10);
+    const tieOut = (await lineTieOut(database.readClient, lineId, date))!;
+    assert.equal(tieOut.difference, 0, `${date}: ${JSON.stringify(tieOut)}`);
+  }
 }
 
 Deno.test("property: random money sequences keep the ledger balanced and equal to the model", async () => {
@@ -350,6 +371,21 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
               case "settle":
                 await runDueJobs(database, companyId, now, handlers);
                 break;
+              case "late_return": {
+                const id = pick(payoutIds, step.pick);
+                if (id) {
+                  const returned = await database.writer.write((tx) =>
+                    recordLateReturn(tx, id, "R10", now)
+                  );
+                  if (!returned.ok) {
+                    assert.ok(
+                      ["payout_not_completed", "already_returned"].includes(returned.code),
+                      returned.code,
+                    );
+                  }
+                }
+                break;
+              }
               case "advance":
                 now =
                   (await advanceSandboxClock(database, companyId, step.seconds, START, handlers))
@@ -364,6 +400,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
               `after ${JSON.stringify(step)}`,
             );
           }
+          await checkTieOuts(database, lineId, now);
         },
       ),
       { numRuns: 200, endOnFailure: true },

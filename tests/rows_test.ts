@@ -29,7 +29,12 @@ import { heldAccounts, tieOutCategories, type TieOutCategory } from "../lib/ledg
 import type { LedgerAccountCode, Transfer } from "../lib/ledger/types.ts";
 import { payoutStatuses } from "../lib/payouts/states.ts";
 import { applyMove, createDisbursement, ledgerKindOf, loadPayout } from "../lib/payouts/store.ts";
-import { type MoveKind, type PayoutMove, transition } from "../lib/payouts/transition.ts";
+import {
+  lateReturn,
+  type MoveKind,
+  type PayoutMove,
+  transition,
+} from "../lib/payouts/transition.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const payout = columnsOf(schema.payouts);
@@ -328,6 +333,8 @@ function fits(category: TieOutCategory, from: LedgerAccountCode, to: LedgerAccou
       return from === "bank" && held(to);
     case "returned_funding":
       return held(from) && to === "bank";
+    case "returned":
+      return from === "bank" && held(to);
     case "paid_out":
       return held(from) && !held(to);
   }
@@ -394,6 +401,19 @@ Deno.test("every move that posts has a ledger kind the tie-out classifies, in a 
     "payout.select",
     "payout.send",
   ]);
+  // A late return is no move; its posting must fit its category too.
+  const back = lateReturn({
+    status: "completed",
+    amountCents: 1_000,
+    heldCents: 0,
+    payorFeeCents: 100,
+    payeeFeeCents: 50,
+    serviceFeeCents: 100,
+  }, { returnedBefore: false });
+  assert.ok(back.ok);
+  for (const t of back.value.transfers) {
+    assert.ok(fits(tieOutCategories["payout.late_return"], t.from, t.to), `${t.from} → ${t.to}`);
+  }
   assert.throws(() => ledgerKindOf("offer"), /payout\.offer posts transfers but is no ledger kind/);
   assert.deepEqual(Object.keys(tieOutCategories).sort(), [...ledgerTransactionKinds].sort());
   assert.equal(isLedgerTransactionKind("payout.settled"), false);

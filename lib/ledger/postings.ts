@@ -3,7 +3,8 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
 
 /**
  * Every kind of ledger transaction: what happened, named by the capability that posts it. A
- * payout's kind is `payout.` and its state-machine move (or `payout.hold` at creation); the
+ * payout's kind is `payout.` and its state-machine move (or `payout.hold` at creation, and
+ * `payout.late_return` for money that came back after completion, which is no move); the
  * tie-out classifies each kind, so a kind added here must be placed there too.
  */
 export const ledgerTransactionKinds = [
@@ -21,6 +22,7 @@ export const ledgerTransactionKinds = [
   "payout.complete",
   "payout.cancel",
   "payout.expire_offer",
+  "payout.late_return",
 ] as const;
 
 export type LedgerTransactionKind = (typeof ledgerTransactionKinds)[number];

@@ -3,6 +3,7 @@
  * the start and end of a UTC day, and the day's movements by category. The difference must be 0;
  * anything else means a movement the categories do not explain.
  */
+import { centsToDollars, formatDollars } from "../platform/money.ts";
 import type { LedgerTransactionKind } from "./postings.ts";
 import type { LedgerAccountCode } from "./types.ts";
 
@@ -17,9 +18,15 @@ export const heldAccounts: readonly LedgerAccountCode[] = [
 /**
  * Where a kind of transaction lands in the tie-out: money in from the bank (`funded`), funding
  * the bank took back (`returned_funding`), a payout paid out to the bank and the fee accounts
- * (`paid_out`), or a move between held accounts only, which changes no total (`within_held`).
+ * (`paid_out`), a completed payout's money the bank sent back (`returned`), or a move between
+ * held accounts only, which changes no total (`within_held`).
  */
-export type TieOutCategory = "funded" | "returned_funding" | "paid_out" | "within_held";
+export type TieOutCategory =
+  | "funded"
+  | "returned_funding"
+  | "paid_out"
+  | "returned"
+  | "within_held";
 
 /** Every kind of the postings module, classified: a new kind does not compile until it is. */
 export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCategory>> = {
@@ -37,6 +44,7 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "payout.complete": "paid_out",
   "payout.cancel": "within_held",
   "payout.expire_offer": "within_held",
+  "payout.late_return": "returned",
 };
 
 export interface DayMovement {
@@ -46,11 +54,14 @@ export interface DayMovement {
   readonly cents: number;
 }
 
+/** A day's totals, in cents. */
 export interface TieOut {
   readonly date: string;
   readonly opening: number;
   readonly funded: number;
   readonly returnedFunding: number;
+  /** Money of completed payouts that came back from the bank (late ACH returns, refunds). */
+  readonly returned: number;
   readonly disbursed: number;
   readonly fees: number;
   readonly closing: number;
@@ -69,7 +80,9 @@ export function computeTieOut(
   const held = (m: DayMovement) => heldAccounts.includes(m.account);
   const category = (m: DayMovement) => tieOutCategories[m.kind];
   const funded = sum((m) => category(m) === "funded" && held(m));
-  const returnedFunding = -sum((m) => category(m) === "returned_funding" && held(m));
+  // 0 − sum, not −sum: a day without returned funding reads 0, not −0.
+  const returnedFunding = 0 - sum((m) => category(m) === "returned_funding" && held(m));
+  const returned = sum((m) => category(m) === "returned" && held(m));
   const disbursed = sum((m) => category(m) === "paid_out" && m.account === "bank");
   const fees = sum((m) => category(m) === "paid_out" && m.account.startsWith("fees_"));
   return {
@@ -77,19 +90,51 @@ export function computeTieOut(
     opening: openingCents,
     funded,
     returnedFunding,
+    returned,
     disbursed,
     fees,
     closing: closingCents,
-    difference: openingCents + funded - returnedFunding - disbursed - fees - closingCents,
+    difference: openingCents + funded - returnedFunding + returned - disbursed - fees -
+      closingCents,
   };
 }
 
-/** The tie-out as CSV, amounts in cents. */
+/** The tie-out's amounts in the order and under the names both its JSON and its CSV use. */
+function namedAmounts(t: TieOut): [name: string, cents: number][] {
+  return [
+    ["opening", t.opening],
+    ["funded", t.funded],
+    ["returned_funding", t.returnedFunding],
+    ["returned", t.returned],
+    ["disbursed", t.disbursed],
+    ["fees", t.fees],
+    ["closing", t.closing],
+    ["difference", t.difference],
+  ];
+}
+
+/** The tie-out as JSON, in US dollars as the rest of the API (`currency` names the unit). */
+export function tieOutJson(tieOut: TieOut): Record<string, unknown> {
+  return {
+    date: tieOut.date,
+    currency: "USD",
+    ...Object.fromEntries(
+      namedAmounts(tieOut).map(([name, cents]) => [name, centsToDollars(cents)]),
+    ),
+  };
+}
+
+/** Dollars with two decimals and no symbol or separators (`-1.50`), from the one formatter. */
+function csvDollars(cents: number): string {
+  return formatDollars(cents).replace(/[$,]/g, "");
+}
+
+/** The tie-out as CSV: the same names as its JSON, amounts in US dollars with two decimals. */
 export function tieOutCsv(line: string, tieOut: TieOut): string {
-  const header =
-    "line,date,opening_cents,funded_cents,returned_funding_cents,disbursed_cents,fees_cents,closing_cents,difference_cents";
-  const t = tieOut;
-  return `${header}\n${line},${t.date},${t.opening},${t.funded},${t.returnedFunding},${t.disbursed},${t.fees},${t.closing},${t.difference}\n`;
+  const amounts = namedAmounts(tieOut);
+  const header = ["line", "date", "currency", ...amounts.map(([name]) => name)];
+  const row = [line, tieOut.date, "USD", ...amounts.map(([, cents]) => csvDollars(cents))];
+  return `${header.join(",")}\n${row.join(",")}\n`;
 }
 
 /** The UTC day [start, end) of a YYYY-MM-DD date, or null when the text is not a real date. */

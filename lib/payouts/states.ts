@@ -70,7 +70,11 @@ export function modalityOf(codeOrId: string | number): (typeof modalities)[numbe
   return modalities.find((m) => m.code === code || m.id === code);
 }
 
-/** Surface A EventTypeId and EventTypeName with the Surface B type (null where /v1 has none). */
+/**
+ * Surface A EventTypeId and EventTypeName with the Surface B type (null where /v1 has none).
+ * `returned` (12) is an extension: money of a completed payout came back (a late ACH return, a
+ * refund); the payout stays completed.
+ */
 export const eventCatalogue = {
   created: { id: 1, name: "DISBURSEMENT.CREATED", type: "disbursement.created" },
   pending_authorization: { id: 2, name: "DISBURSEMENT.PENDING_AUTHORIZATION", type: null },
@@ -91,6 +95,7 @@ export const eventCatalogue = {
   canceled: { id: 9, name: "DISBURSEMENT.CANCELED", type: "disbursement.canceled" },
   payee_updated: { id: 10, name: "PAYEE.UPDATED", type: "payee.updated" },
   party_declined: { id: 11, name: "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED", type: null },
+  returned: { id: 12, name: "DISBURSEMENT.RETURNED", type: "disbursement.returned" },
 } as const;
 
 export type EventKey = keyof typeof eventCatalogue;

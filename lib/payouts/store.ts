@@ -8,7 +8,13 @@ import { feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
-import { type PayoutMove, type PayoutSnapshot, transition } from "./transition.ts";
+import {
+  lateReturn,
+  type LateReturnRefusal,
+  type PayoutMove,
+  type PayoutSnapshot,
+  transition,
+} from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { recordEvent } from "../webhooks/event_store.ts";
 import { payoutEventFacts } from "../webhooks/event_snapshot.ts";
@@ -287,6 +293,64 @@ export async function applyMove(
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
   await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
   return ok(updated);
+}
+
+/** What a late return did: the payout (still completed), the cents back in available, the posting. */
+export interface LateReturn {
+  readonly payout: PayoutRow;
+  readonly returnedCents: number;
+  readonly ledgerTransactionId: string;
+}
+
+/**
+ * Records money of a completed payout that came back after completion (`reason`: the rail's
+ * code, such as R10, or `refunded`), in the caller's unit: the state machine's `lateReturn`
+ * decides the transfers, posted as `payout.late_return`; the payout stays completed, its timeline
+ * gets a completed → completed row with the reason and its events a `returned`. Nothing is offered
+ * again and no waiting disbursement is released: an operator decides what the money is for. The
+ * live rails' return imports and the operator command call it.
+ */
+export async function recordLateReturn(
+  tx: WriteTx,
+  payoutId: string,
+  reason: string,
+  now: number,
+): Promise<Result<LateReturn, "payout_not_found" | LateReturnRefusal>> {
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
+  const earlier = await tx.execute({
+    // Only a late return writes a timeline row that leaves completed.
+    sql:
+      "SELECT 1 FROM payout_transitions WHERE payout_id = ? AND from_status = 'completed' LIMIT 1",
+    args: [payoutId],
+  });
+  const decided = lateReturn(payout, { returnedBefore: earlier.rows.length > 0 });
+  if (!decided.ok) return decided;
+  const posted = await postTransaction(tx, {
+    companyId: payout.companyId,
+    lineId: payout.lineId,
+    kind: "payout.late_return",
+    payoutId,
+    transfers: decided.value.transfers,
+    postedAt: now,
+  });
+  // The return only adds to available, so the ledger has no reason to refuse it.
+  if (!posted.ok) {
+    throw new Error(`late return of ${payoutId} refused by the ledger: ${posted.message}`);
+  }
+  const { rows } = await tx.execute({
+    sql: `UPDATE payouts SET updated_at = ? WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
+    args: [now, payoutId],
+  });
+  tx.changed(payout.disbursementId);
+  const updated = toPayout(rows[0]);
+  await recordTransition(tx, payoutId, "completed", "completed", reason, now);
+  await writeEvents(tx, updated, decided.value.events, reason, now, posted.value.transactionId);
+  return ok({
+    payout: updated,
+    returnedCents: decided.value.transfers.reduce((sum, t) => sum + t.amountCents, 0),
+    ledgerTransactionId: posted.value.transactionId,
+  });
 }
 
 export interface NewPayout {

@@ -4,7 +4,8 @@
  * Money (DESIGN 5 and 14): a payout holds its amount plus payor and service fees in `reserved`
  * until sent; sending moves the hold to `in_transit`; completion pays the payee the amount less the
  * payee fee and the fees to their accounts; a failure brings the hold back to `reserved`; a cancel
- * releases it to `available`.
+ * releases it to `available`. Completed and canceled are terminal: money that comes back after
+ * completion is no move (`lateReturn` below decides it, and the payout stays completed).
  */
 import type { Transfer } from "../ledger/types.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -183,4 +184,33 @@ export function transition(
       // From pending_funds nothing was held; otherwise the hold is in reserved.
       return outcome(0, move("reserved", "available", held), ["canceled"]);
   }
+}
+
+export type LateReturnRefusal = "payout_not_completed" | "already_returned";
+
+/**
+ * Money of a completed payout that the bank sent back later (a live ACH return after the return
+ * window closed, a PayPal refund; DESIGN 15). It is no move, since completed is terminal: the
+ * payout stays completed, and what completion paid to the bank, the amount less the payee fee,
+ * goes from the bank to available for the company to use again. The fees stay charged: the rail
+ * did its work. Nothing is offered again (an operator decides). A payout comes back once.
+ */
+export function lateReturn(
+  payout: PayoutSnapshot,
+  options: { readonly returnedBefore: boolean },
+): Result<{ transfers: Transfer[]; events: EventKey[] }, LateReturnRefusal> {
+  if (payout.status !== "completed") {
+    return refuse(
+      "payout_not_completed",
+      `a late return applies to a completed payout; this one is ${payout.status} (a return before completion fails the payout)`,
+      { details: { status: payout.status } },
+    );
+  }
+  if (options.returnedBefore) {
+    return refuse("already_returned", "the payout's money already came back after completion");
+  }
+  return ok({
+    transfers: move("bank", "available", payout.amountCents - payout.payeeFeeCents),
+    events: ["returned"],
+  });
 }

@@ -3,7 +3,12 @@
  * state names. A failure says what the rail answered, with its code, as a company's claims
  * handler would read it: `ACH returned R03: no account / unable to locate account`.
  */
-import { modalityOf, type PayoutStatus, surfaceAStatus } from "../payouts/states.ts";
+import {
+  eventCatalogue,
+  modalityOf,
+  type PayoutStatus,
+  surfaceAStatus,
+} from "../payouts/states.ts";
 
 /** NACHA return reasons a credit to a payee can come back with (Operating Rules, appendix 4). */
 const ACH_RETURNS: Readonly<Record<string, string>> = {
@@ -29,14 +34,19 @@ const METHOD_WORDS: Readonly<Record<string, string>> = {
   paypal: "PayPal",
 };
 
+/** The payment method as a sentence names it, and capitalized to start one. */
+function methodWords(methodId: number | null): { method: string; title: string } {
+  const modality = methodId === null ? undefined : modalityOf(methodId);
+  const method = modality ? METHOD_WORDS[modality.code] : "payment";
+  return { method, title: method.charAt(0).toUpperCase() + method.slice(1) };
+}
+
 /**
  * A failure code the service produces, in words with the code. `methodId` is the payment method
  * that failed (null when none was chosen).
  */
 export function failureInWords(code: string, methodId: number | null): string {
-  const modality = methodId === null ? undefined : modalityOf(methodId);
-  const method = modality ? METHOD_WORDS[modality.code] : "payment";
-  const title = method.charAt(0).toUpperCase() + method.slice(1);
+  const { method, title } = methodWords(methodId);
   if (/^R\d\d$/.test(code)) {
     const meaning = ACH_RETURNS[code];
     return meaning ? `ACH returned ${code}: ${meaning}` : `ACH returned ${code}`;
@@ -52,6 +62,20 @@ export function failureInWords(code: string, methodId: number | null): string {
   return `${words[code] ?? `${title} failed`} (${code})`;
 }
 
+/**
+ * Money of a completed payout that came back (event 12), in words with the code: an ACH return
+ * after the return window closed, or a provider's refund (`refunded`).
+ */
+export function lateReturnInWords(code: string, methodId: number | null): string {
+  const { title } = methodWords(methodId);
+  if (/^R\d\d$/.test(code)) {
+    const meaning = ACH_RETURNS[code];
+    return `ACH returned ${code} after the payment completed${meaning ? `: ${meaning}` : ""}`;
+  }
+  if (code === "refunded") return `${title} refunded after the payment completed`;
+  return `${title} returned after the payment completed (${code})`;
+}
+
 /** What an event's payload says happened (EventTypeId 3 and 11 keep the party's own sentence). */
 export function surfaceAEventReason(
   event: { eventTypeId: number; reason: string | null },
@@ -64,6 +88,9 @@ export function surfaceAEventReason(
 ): string | null {
   const partyEvent = event.eventTypeId === 3 || event.eventTypeId === 11;
   if (partyEvent || payout.status === null) return event.reason;
+  if (event.eventTypeId === eventCatalogue.returned.id && payout.failureCode !== null) {
+    return lateReturnInWords(payout.failureCode, payout.methodId);
+  }
   if (payout.status === "failed" && payout.failureCode !== null) {
     return failureInWords(payout.failureCode, payout.methodId);
   }

@@ -163,7 +163,10 @@ export function surfaceAEnvelope(
         EventTypeName: catalogued.name,
         EventReason: surfaceAEventReason(event, {
           status: (d.status ?? null) as PayoutStatus | null,
-          failureCode: (d.failure_reason ?? d.reason ?? null) as string | null,
+          // A late return carries its own code; the payout's last failure, if any, is older.
+          failureCode: (event.eventTypeId === eventCatalogue.returned.id
+            ? d.reason
+            : d.failure_reason ?? d.reason ?? null) as string | null,
           methodId: method?.id ?? null,
           simple,
         }),

@@ -255,13 +255,22 @@ export function openApiDocument(config: Config): JsonObject {
         },
         TieOut: {
           type: "object",
+          description:
+            "A UTC day of the line, in US dollars (`currency`): difference = opening + funded − returned_funding + returned − disbursed − fees − closing.",
           properties: {
             object: { const: "tieout" },
             line: { type: "string" },
+            livemode: { type: "boolean" },
             date: { type: "string", format: "date" },
+            currency: { const: "USD" },
             opening: dollars,
             funded: dollars,
-            returned_funding: dollars,
+            returned_funding: { ...dollars, description: "ACH fundings the bank returned." },
+            returned: {
+              ...dollars,
+              description:
+                "Money of completed payouts that came back (late ACH returns, refunds), back in available.",
+            },
             disbursed: dollars,
             fees: dollars,
             closing: dollars,

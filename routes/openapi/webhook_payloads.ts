@@ -89,12 +89,18 @@ const surfaceAPayload: JsonObject = {
     },
     PaymentMethodName: { enum: [...methodNames, null], description: "As PaymentMethodId." },
     EventDateTime: { type: "string", format: "date-time" },
-    EventTypeId: { type: "integer", minimum: 1, maximum: 11 },
+    EventTypeId: {
+      type: "integer",
+      minimum: 1,
+      maximum: 12,
+      description:
+        "1-11 as the seed; 12 DISBURSEMENT.RETURNED (extension): money of a completed payout came back, the payee stays Completed.",
+    },
     EventTypeName: { enum: apiEventNames },
     EventReason: {
       type: "string",
       description:
-        'What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail\'s answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11.',
+        'What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail\'s answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed").',
     },
     PaymentType: { enum: ["DISBURSEMENT", "SIMPLE_PAYMENT"] },
     DisbursementUUID: maybe("string", SIMPLE_OR_NO_PAYOUT),
@@ -160,7 +166,7 @@ export const webhookPayloadSchemas: JsonObject = {
       data: {
         type: "object",
         description:
-          "A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed.",
+          "A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded).",
       },
     },
   },

@@ -1,6 +1,6 @@
 /** GET /v1/ledgers/{line}/balance and /tieouts/{date}: the key's own line only. */
 import { Hono } from "hono";
-import { lineBalances, lineTieOutOn } from "../../lib/ledger/service.ts";
+import { lineBalances, lineTieOutOn, tieOutJson } from "../../lib/ledger/service.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
@@ -35,16 +35,8 @@ export function ledgerRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({
       object: "tieout",
       line: principal.lineCode,
-      date: tieOut.date,
-      currency: "USD",
       livemode: principal.environment === "live",
-      opening: centsToDollars(tieOut.opening),
-      funded: centsToDollars(tieOut.funded),
-      returned_funding: centsToDollars(tieOut.returnedFunding),
-      disbursed: centsToDollars(tieOut.disbursed),
-      fees: centsToDollars(tieOut.fees),
-      closing: centsToDollars(tieOut.closing),
-      difference: centsToDollars(tieOut.difference),
+      ...tieOutJson(tieOut),
     });
   });
 

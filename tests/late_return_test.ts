@@ -1,0 +1,272 @@
+/**
+ * Money that comes back after a payout completed (issue 16, item 17; DESIGN 15): the payout stays
+ * completed, the ledger posts the money back to available as `payout.late_return`, the timeline
+ * and the events say so, nothing is offered again, and the tie-out reports it as `returned`.
+ */
+import assert from "node:assert/strict";
+import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
+import { recordLateReturn } from "../lib/payouts/store.ts";
+import { surfaceAEnvelope } from "../lib/webhooks/payloads.ts";
+import { api, payee } from "./api_helpers.ts";
+import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
+import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
+
+const ACH = 1;
+
+Deno.test("a late ACH return: the payout stays completed, amount less the payee fee is back in available, fees stay, one timeline row, one returned event, no re-offer; the tie-out reports it and differs by 0", async () => {
+  const m = await openMoneyFixture();
+  try {
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql: "INSERT INTO fee_schedules VALUES (?, ?, 150, 50, 25)",
+        args: [m.companyId, ACH],
+      })
+    );
+    await m.fund(100_000);
+    const created = await m.create({ amountCents: 10_000, allowedPaymentMethodIds: [ACH] });
+    assert.ok(created.ok);
+    const payoutId = created.value.payouts[0].id;
+    await m.settle();
+    assert.ok((await m.select(payoutId, ACH, { accountNumber: "000123456789" })).ok);
+    await m.advance(5 * DAY_SECONDS); // settles, and the two-day return window closes
+    assert.equal((await m.payout(payoutId)).status, "completed");
+    const completed = await m.balances();
+    assert.deepEqual(
+      [completed.available, completed.bank, completed.fees_payee, completed.fees_payor],
+      [100_000 - 10_175, -100_000 + 9_950, 50, 150],
+    );
+
+    await m.advance(DAY_SECONDS); // the return arrives on a day of its own: Sunday 2026-01-11
+    const pendingJobs = async () =>
+      (await m.database.readClient.execute({
+        sql: "SELECT id, kind FROM scheduled_jobs WHERE subject_id = ? AND done_at IS NULL",
+        args: [payoutId],
+      })).rows.map((row) => ({ ...row }));
+    const jobsBefore = await pendingJobs();
+    const returned = await m.database.writer.write((tx) =>
+      recordLateReturn(tx, payoutId, "R10", m.now())
+    );
+    assert.ok(returned.ok, returned.ok ? "" : returned.message);
+    assert.equal(returned.value.returnedCents, 9_950);
+    assert.equal(returned.value.payout.status, "completed");
+    const after = await m.balances();
+    assert.deepEqual(after, {
+      ...completed,
+      available: completed.available + 9_950,
+      bank: completed.bank - 9_950,
+    }, "only bank → available moves; the fees stay charged");
+
+    const { rows: posted } = await m.database.readClient.execute({
+      sql: `SELECT t.kind, a.code, e.amount_cents FROM ledger_transactions t
+              JOIN ledger_entries e ON e.transaction_id = t.id JOIN ledger_accounts a ON a.id = e.account_id
+              WHERE t.id = ? ORDER BY e.amount_cents`,
+      args: [returned.value.ledgerTransactionId],
+    });
+    assert.deepEqual(posted.map((r) => [r.kind, r.code, r.amount_cents]), [
+      ["payout.late_return", "bank", -9_950],
+      ["payout.late_return", "available", 9_950],
+    ]);
+    const { rows: timeline } = await m.database.readClient.execute({
+      sql:
+        "SELECT from_status, to_status, detail, at FROM payout_transitions WHERE payout_id = ? ORDER BY id",
+      args: [payoutId],
+    });
+    assert.deepEqual({ ...timeline.at(-1) }, {
+      from_status: "completed",
+      to_status: "completed",
+      detail: "R10",
+      at: m.now(),
+    });
+    const { rows: events } = await m.database.readClient.execute({
+      sql:
+        "SELECT type, event_type_id, data FROM events WHERE payout_id = ? ORDER BY rowid DESC LIMIT 2",
+      args: [payoutId],
+    });
+    assert.deepEqual(events.map((e) => e.type), [
+      "disbursement.returned",
+      "disbursement.completed",
+    ]);
+    const data = JSON.parse(String(events[0].data));
+    assert.deepEqual(
+      [events[0].event_type_id, data.status, data.reason],
+      [12, "completed", "R10"],
+    );
+    assert.equal(data.ledger_transaction_id, returned.value.ledgerTransactionId);
+    assert.deepEqual(
+      await pendingJobs(),
+      jobsBefore,
+      "nothing is offered again: an operator decides",
+    );
+    await m.advance(90 * DAY_SECONDS);
+    assert.equal((await m.payout(payoutId)).status, "completed");
+
+    const day = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-11"))!;
+    assert.deepEqual(day, {
+      date: "2026-01-11",
+      opening: 89_825,
+      funded: 0,
+      returnedFunding: 0,
+      returned: 9_950,
+      disbursed: 0,
+      fees: 0,
+      closing: 99_775,
+      difference: 0,
+    });
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("a late return is refused for a payout that is not completed, a second time, or an unknown payout, and then writes nothing", async () => {
+  const m = await openMoneyFixture();
+  try {
+    await m.fund(100_000);
+    const created = await m.create([
+      { amountCents: 10_000, email: "success+paypal@example.test", allowedPaymentMethodIds: [7] },
+      { amountCents: 5_000 },
+    ]);
+    assert.ok(created.ok);
+    const [paid, offered] = created.value.payouts.map((p) => p.id);
+    await m.settle();
+    await m.advance(10); // PayPal completes within seconds
+    assert.equal((await m.payout(paid)).status, "completed");
+    const count = async () =>
+      Number(
+        (await m.database.readClient.execute(
+          "SELECT (SELECT count(*) FROM ledger_transactions) + (SELECT count(*) FROM events) + (SELECT count(*) FROM payout_transitions) AS n",
+        )).rows[0].n,
+      );
+    const attempt = (payoutId: string) =>
+      m.database.writer.write(async (tx) => {
+        const r = await recordLateReturn(tx, payoutId, "refunded", m.now());
+        return r.ok ? r : tx.abort(r);
+      });
+
+    const before = await count();
+    const notCompleted = await attempt(offered);
+    assert.deepEqual(notCompleted, {
+      ok: false,
+      code: "payout_not_completed",
+      message:
+        "a late return applies to a completed payout; this one is modality_offered (a return before completion fails the payout)",
+      details: { status: "modality_offered" },
+    });
+    assert.deepEqual(await attempt("po_missing"), {
+      ok: false,
+      code: "payout_not_found",
+      message: "no payout po_missing",
+    });
+    assert.equal(await count(), before, "a refusal writes nothing");
+
+    assert.ok((await attempt(paid)).ok);
+    const once = await count();
+    const balances = await m.balances();
+    assert.deepEqual(await attempt(paid), {
+      ok: false,
+      code: "already_returned",
+      message: "the payout's money already came back after completion",
+    });
+    assert.equal(await count(), once);
+    assert.deepEqual(await m.balances(), balances, "a payout's money comes back once");
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  } finally {
+    await m.close();
+  }
+});
+
+Deno.test("both surfaces see a late return: /v1 event disbursement.returned, Surface A EventTypeId 12 in words, the payee's history, the tie-out's returned in dollars", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-LATE",
+      large_disbursement: false,
+      payees: [payee("success+paypal", 250, { allowed_payment_method_ids: [7] })],
+    });
+    assert.equal(created.status, 201);
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    const database = f.deps.databases.test;
+    const payoutId = String(
+      (await database.readClient.execute("SELECT id FROM payouts")).rows[0].id,
+    );
+    const now = Date.parse("2026-01-05T15:00:10.000Z");
+    const returned = await database.writer.write((tx) =>
+      recordLateReturn(tx, payoutId, "refunded", now)
+    );
+    assert.ok(returned.ok);
+
+    const line = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
+    const list = await (await f.app.request("/v1/events?type=disbursement.returned", {
+      headers: line,
+    })).json() as { data: { type: string; data: Record<string, unknown> }[] };
+    assert.equal(list.data.length, 1);
+    assert.deepEqual(list.data[0].data, {
+      id: payoutId,
+      object: "disbursement",
+      status: "completed",
+      amount: 250,
+      currency: "USD",
+      claim_id: "CLM-LATE",
+      payee: null,
+      modality: "paypal",
+      reason: "refunded",
+    });
+
+    const { rows } = await database.readClient.execute({
+      sql:
+        "SELECT id, type, event_type_id, reason, data, created_at FROM events WHERE event_type_id = 12",
+    });
+    const payload = (surfaceAEnvelope({
+      id: String(rows[0].id),
+      type: String(rows[0].type),
+      eventTypeId: Number(rows[0].event_type_id),
+      reason: String(rows[0].reason),
+      createdAt: Number(rows[0].created_at),
+      data: JSON.parse(String(rows[0].data)),
+      company: { name: "Acme", tin: f.cast.acme.tin },
+    }).webhookTrigger as { payload: Record<string, unknown> }).payload;
+    assert.deepEqual(
+      [payload.EventTypeId, payload.EventTypeName, payload.EventReason, payload.Amount],
+      [12, "DISBURSEMENT.RETURNED", "PayPal refunded after the payment completed", 250],
+    );
+    assert.deepEqual(
+      [
+        (payload.DisbursementPayee as Record<string, unknown>).Status,
+        (payload.DisbursementPayee as Record<string, unknown>).DisbursementStatusId,
+      ],
+      ["Completed", 6],
+    );
+
+    const transaction = await (await api(
+      f,
+      "GET",
+      "/api/disbursements/CLM-LATE/payees/success+paypal/transaction",
+    )).json() as { status: string; history: Record<string, unknown>[] };
+    assert.equal(transaction.status, "Completed");
+    assert.deepEqual(transaction.history.at(-1), {
+      status: "Completed",
+      status_id: 6,
+      at: "2026-01-05 15:00:10",
+      detail: "refunded",
+    });
+
+    const tieOut = await (await f.app.request("/v1/ledgers/auto/tieouts/2026-01-05", {
+      headers: line,
+    })).json();
+    assert.deepEqual(tieOut, {
+      object: "tieout",
+      line: "auto",
+      livemode: false,
+      date: "2026-01-05",
+      currency: "USD",
+      opening: 0,
+      funded: 1000,
+      returned_funding: 0,
+      returned: 250,
+      disbursed: 250,
+      fees: 0,
+      closing: 1000,
+      difference: 0,
+    });
+  });
+});
