@@ -372,7 +372,7 @@ const userSnapshot = (email: string) => (tx: WriteTx) =>
     [email.toLowerCase()],
   );
 
-/** Approvals of a kind whose action needs a second admin: none of them runs at once. */
+/** What deciding an approval reaches: live data, and its company. */
 function approvalReach(request: CommandRequest, flags: Flags): Promise<Result<Reach>> {
   return approvalCompany(
     { databases: request.databases, secretBox: request.secretBox, dev: request.dev },
@@ -380,7 +380,12 @@ function approvalReach(request: CommandRequest, flags: Flags): Promise<Result<Re
   ).then((approval) =>
     ok({
       writes: ["live"],
-      companies: approval?.companyId ? [approval.companyId] : [],
+      // Operators are installation-wide: only an operator of every company decides on one.
+      companies: approval?.kind.startsWith("operator.")
+        ? "installation"
+        : approval?.companyId
+        ? [approval.companyId]
+        : [],
       hidden: refuse("approval_not_found", `no approval ${flags.id}`, { field: "id" }),
       objectId: flags.id,
     })
@@ -974,7 +979,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
       const requested = await requestApproval(ctx.operatorDeps, actor, {
         kind: "operator.create_admin",
         environment: "live",
-        companyId: checked.value.companyScope?.[0] ?? null,
+        companyId: null,
         objectId: checked.value.email,
         summary: `create admin ${checked.value.email}`,
         payload: await newAdminPayload(ctx.operatorDeps, prepared.value.row),

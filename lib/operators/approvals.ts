@@ -271,13 +271,13 @@ type DecideRefusal =
   | "approval_own_request"
   | "approval_kind_not_built";
 
-/** The approval of an id, when there is one; for a command's scope check before its unit. */
+/** The company and kind of an approval, when there is one: for a command's scope check. */
 export async function approvalCompany(
   deps: OperatorDeps,
   id: string,
-): Promise<{ companyId: string | null } | null> {
+): Promise<{ companyId: string | null; kind: string } | null> {
   const approval = await findApproval(deps.databases.live.readClient, id);
-  return approval ? { companyId: approval.companyId } : null;
+  return approval ? { companyId: approval.companyId, kind: approval.kind } : null;
 }
 
 function notFound(id: string): Refusal<"approval_not_found"> {

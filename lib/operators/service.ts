@@ -202,7 +202,7 @@ export async function insertOperatorAudited(
     action: "operator:create",
     objectType: "operator",
     objectId: created.id,
-    companyId: created.companyScope?.[0] ?? null,
+    companyId: null,
     before: null,
     after: operatorView(created, now),
   });
