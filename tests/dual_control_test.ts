@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import { addFunds } from "../lib/funding/store.ts";
+import { approveApproval } from "../lib/operators/approvals.ts";
 import { APPROVAL_TTL_MS } from "../lib/operators/rules.ts";
 import { signIn } from "../lib/operators/service.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
@@ -161,6 +162,28 @@ Deno.test("a live wire recorded by hand waits for a second admin; two racing app
       `approval:approve by ${approver}`,
     ]);
     assert.deepEqual(await auditActions(f, fundingId), [`wire:receive by ${approver}`]);
+    // The same race where both approvals are sure to share one write group: the check inside
+    // the unit, not a read before it, decides.
+    const wire2 = await pendingLiveFunding(f, 1_000, "WireTransfer");
+    const asked = await adminCall(app, alice.token)("wire:receive", { funding: wire2 });
+    const deps = operatorDepsOf(f.deps);
+    const as = (operator: { id: string; email: string }) => ({
+      operator: { id: operator.id, email: operator.email },
+      origin: "test",
+    });
+    const raced = await Promise.all([
+      approveApproval(deps, as(bruno), asked.body.result.approval_id, f.clock.now()),
+      approveApproval(deps, as(chen), asked.body.result.approval_id, f.clock.now()),
+    ]);
+    assert.deepEqual(
+      raced.map((r) => r.ok ? "approved" : r.code).sort(),
+      ["approval_not_pending", "approved"],
+    );
+    assert.deepEqual(await liveState(f, wire2), {
+      status: "Completed",
+      available: 2_500_000_00 + 1_000,
+      credits: 1,
+    });
     const unknown = await adminCall(app, bruno.token)("approvals:approve", { id: "apr_missing" });
     assert.deepEqual([unknown.status, unknown.body.error], [404, {
       code: "approval_not_found",
