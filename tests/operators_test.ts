@@ -19,7 +19,7 @@ import {
   sessionState,
   totpReplayed,
 } from "../lib/operators/rules.ts";
-import { signIn } from "../lib/operators/service.ts";
+import { createFirstAdmin, signIn } from "../lib/operators/service.ts";
 import { matchTotp, totpCodeAt } from "../lib/operators/totp.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator, operatorDepsOf } from "./operator_helpers.ts";
@@ -68,6 +68,14 @@ Deno.test("rules: roles, lockout, session lifetimes, TOTP replay and approval de
   assert.equal(sessionState({ ...session, endedAt: null }, session.expiresAt - 1), "active");
   assert.equal(sessionState({ ...session, endedAt: null }, session.expiresAt), "expired");
   assert.equal(sessionState({ ...session, endedAt: now }, now), "ended");
+  assert.equal(
+    sessionState(
+      { expiresAt: now + 2 * MINUTE, absoluteExpiresAt: now + MINUTE, endedAt: null },
+      now + MINUTE,
+    ),
+    "expired",
+    "the absolute limit holds whatever the idle expiry says",
+  );
   assert.equal(extendedExpiry({ ...session, endedAt: null }, now + 30 * MINUTE), now + 90 * MINUTE);
   assert.equal(
     extendedExpiry({ ...session, endedAt: null }, now + 100 * MINUTE),
@@ -608,5 +616,25 @@ Deno.test("operator:disable ends the sessions and refuses the last admin; operat
       ]),
       [["admin@ops.test", "admin", false], ["clerk@ops.test", "clerk", true]],
     );
+  });
+});
+
+Deno.test("the first admin is made once, even when two bootstraps race", async () => {
+  await withHttpFixture(async (f) => {
+    const deps = operatorDepsOf(f.deps);
+    const now = f.clock.now();
+    const raced = await Promise.all(
+      ["one@ops.test", "two@ops.test"].map((email) =>
+        createFirstAdmin(deps, "test", { email, password: "a long enough password" }, now)
+      ),
+    );
+    assert.deepEqual(raced.map((r) => r.ok ? "created" : r.code).sort(), [
+      "created",
+      "operators_exist",
+    ]);
+    const { rows } = await f.deps.databases.live.readClient.execute(
+      "SELECT role FROM operators",
+    );
+    assert.deepEqual(rows.map((row) => row.role), ["admin"]);
   });
 });
