@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
+import { ConfigError, loadConfig } from "../lib/platform/config.ts";
 import {
   afterFailedSignIn,
   authorizeCommand,
@@ -637,4 +638,15 @@ Deno.test("the first admin is made once, even when two bootstraps race", async (
     );
     assert.deepEqual(rows.map((row) => row.role), ["admin"]);
   });
+});
+
+Deno.test("the bank-file approval limit is a setting: $100,000.00 by default, 0 for every file", () => {
+  const limitOf = (value?: string) =>
+    loadConfig(value === undefined ? {} : { BANK_FILE_APPROVAL_LIMIT_CENTS: value }, { dev: true })
+      .limits.BANK_FILE_APPROVAL_LIMIT_CENTS;
+  assert.equal(limitOf(), 10_000_000);
+  assert.equal(bankFileReleaseNeedsApproval(10_000_000, limitOf()), false, "at the limit");
+  assert.equal(bankFileReleaseNeedsApproval(10_000_001, limitOf()), true, "one cent over");
+  assert.equal(bankFileReleaseNeedsApproval(1, limitOf("0")), true);
+  assert.throws(() => limitOf("-1"), ConfigError);
 });

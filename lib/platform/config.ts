@@ -40,6 +40,8 @@ export const configDefaults = {
   PORTAL_LINK_TTL_DAYS: 30,
   OFFER_TTL_DAYS: 90,
   READ_CACHE_ENTRIES: 10_000,
+  /** A live bank file whose total is over this waits for a second admin (dual control). */
+  BANK_FILE_APPROVAL_LIMIT_CENTS: 10_000_000,
 } as const;
 
 const portNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
@@ -75,6 +77,8 @@ const numericRules = {
   PORTAL_LINK_TTL_DAYS: count(1),
   OFFER_TTL_DAYS: count(1),
   READ_CACHE_ENTRIES: count(0),
+  // 0: every live bank file needs a second admin.
+  BANK_FILE_APPROVAL_LIMIT_CENTS: count(0),
 } as const;
 
 type NumericName = keyof typeof numericRules;
