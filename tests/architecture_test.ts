@@ -27,6 +27,7 @@ import { dirname, join, normalize, relative } from "node:path";
 /** Decisions that must not depend on storage: the leaves of the graph. */
 const PURE_MODULES = [
   "db/job_policy.ts",
+  "lib/audit/rules.ts",
   "lib/documents/certificate.ts",
   "lib/identity/credentials.ts",
   "lib/identity/rules.ts",
@@ -35,6 +36,7 @@ const PURE_MODULES = [
   "lib/ledger/tieout.ts",
   "lib/ledger/types.ts",
   "lib/notify/messages.ts",
+  "lib/operators/rules.ts",
   "lib/payouts/disbursement_status.ts",
   "lib/payouts/fees.ts",
   "lib/payouts/policy.ts",
