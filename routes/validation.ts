@@ -255,6 +255,8 @@ export function jsonInteger(name: string, min: number, max: number) {
     v.transform((n) => Number(n.source)),
     v.minValue(min, `${name} must be at least ${min}`),
     v.maxValue(max, `${name} must be at most ${max}`),
+    // The OpenAPI document shows the whole number the check enforces.
+    v.metadata({ type: "integer" }),
   );
 }
 
@@ -274,6 +276,7 @@ export function jsonDollars(name: string, bounds: { minCents: number; maxCents: 
     v.metadata({
       minimum: centsToDollars(bounds.minCents),
       maximum: centsToDollars(bounds.maxCents),
+      multipleOf: 0.01,
     }),
     v.description(
       `US dollars with at most two decimals, ${formatDollars(bounds.minCents)} to ${

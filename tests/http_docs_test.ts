@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { errorCatalogue, refusalStatus } from "../routes/errors.ts";
+import { errorCatalogue, type RefusalCode, refusalError, refusalStatus } from "../routes/errors.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -83,13 +83,8 @@ Deno.test("every error code the routes answer with is in the catalogue, with the
     assert.ok(Object.hasOwn(errorCatalogue, code), `${code} is answered but not catalogued`);
   }
   const catalogue: Record<string, { status: number }> = errorCatalogue;
-  const wire: Record<string, string> = {
-    document_not_found: "validation_error",
-    document_not_custom: "validation_error",
-    modalities_missing: "validation_error",
-  };
   for (const [code, status] of Object.entries(refusalStatus)) {
-    const shown = wire[code] ?? code;
+    const shown = refusalError({ ok: false, code: code as RefusalCode, message: "" }).code;
     assert.equal(catalogue[shown]?.status, status, `${code} is answered ${status} as ${shown}`);
   }
 });

@@ -5,6 +5,7 @@
 import { addFunds } from "../lib/funding/store.ts";
 import { jobHandlersByEnvironment, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { createApp } from "../routes/app.ts";
+import { openApiDocument } from "../routes/openapi/v1.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -13,6 +14,7 @@ import { CredentialCache } from "../lib/identity/credential_cache.ts";
 import { loadConfig } from "../lib/platform/config.ts";
 import { keyHint, newId, newKeySecret, sha256Hex } from "../lib/platform/keys.ts";
 import { openTempDatabase } from "./helpers.ts";
+import { validatorFor } from "./response_validation.ts";
 
 export interface Cast {
   acme: { id: string; tin: string; companyKey: string; autoLineId: string };
@@ -186,7 +188,7 @@ export async function openHttpFixture(
   }, now);
 
   return {
-    app: createApp(deps),
+    app: validatingResponses(createApp(deps), config),
     deps,
     clock,
     logs,
@@ -211,6 +213,30 @@ export async function openHttpFixture(
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/**
+ * The app, with every `app.request` answer checked against the OpenAPI document it serves: a
+ * documented path and method must answer a documented status with a body its schema accepts,
+ * else the request throws and the test fails.
+ */
+function validatingResponses(
+  app: ReturnType<typeof createApp>,
+  config: AppDeps["config"],
+): ReturnType<typeof createApp> {
+  const request = app.request;
+  // The document /openapi.json serves, built here so the check adds no request to logs or metrics.
+  const validator = validatorFor(JSON.stringify(openApiDocument(config)));
+  app.request = async (input, init, env, executionContext) => {
+    const response = await request(input, init, env, executionContext);
+    const url = input instanceof Request
+      ? new URL(input.url)
+      : new URL(String(input), "http://localhost");
+    const method = (input instanceof Request ? input.method : init?.method ?? "GET").toUpperCase();
+    await validator.check(method, url.pathname, response);
+    return response;
+  };
+  return app;
 }
 
 /** Runs `fn` with a fresh fixture and always closes it. */

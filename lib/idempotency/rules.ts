@@ -62,12 +62,17 @@ export async function requestFingerprint(
   return await sha256Hex(`${method.toUpperCase()} ${path}\n${canonical}`);
 }
 
+/** An Idempotency-Key is printable ASCII without spaces (the OpenAPI document shows this pattern). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
+
 /** Why a key is refused before it is looked up, or null when it is usable. */
 export function idempotencyKeyProblem(key: string, lengthMax: number): string | null {
   if (key.length === 0) return "Idempotency-Key must not be empty";
   if (key.length > lengthMax) {
     return `Idempotency-Key is ${key.length} characters; at most ${lengthMax}`;
   }
-  if (!/^[\x21-\x7e]+$/.test(key)) return "Idempotency-Key must be printable ASCII without spaces";
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    return "Idempotency-Key must be printable ASCII without spaces";
+  }
   return null;
 }

@@ -1,44 +1,78 @@
 /** Pieces both surfaces' OpenAPI paths are built from, so the two halves of the document agree. */
-export type JsonObject = Record<string, unknown>;
+import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import { IDEMPOTENCY_KEY_PATTERN } from "../../lib/idempotency/rules.ts";
+import type { Config } from "../../lib/platform/config.ts";
+import type { ResponseSchemas } from "./responses.ts";
 
-export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export type JsonObject = Record<string, unknown>;
+export type SchemaName = keyof ResponseSchemas;
+
+const componentRef = (name: string) => `#/components/schemas/${name}`;
+
+/** A reference to a component schema (those of routes/openapi/responses.ts, the webhook bodies). */
+export const ref = (name: string) => ({ $ref: componentRef(name) });
 export const json = (schema: JsonObject) => ({ "application/json": { schema } });
-export const ok = (description: string, schema: JsonObject) => ({
+export const ok = (description: string, name: SchemaName) => ({
   description,
-  content: json(schema),
+  content: json(ref(name)),
 });
 export const pathParam = (name: string, description?: string) => ({
   name,
   in: "path",
   required: true,
   ...(description ? { description } : {}),
-  schema: { type: "string" },
+  schema: { type: "string", minLength: 1 },
 });
-export const idempotencyKey = {
+
+/** The Idempotency-Key header as routes/idempotency.ts checks it. */
+export const idempotencyKey = (config: Config) => ({
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: "Replays the first response for 24 hours; another body with the same key is 422.",
-  schema: { type: "string", maxLength: 255 },
-};
+  description:
+    "Replays the first response byte for byte for 24 hours (Idempotent-Replayed: true); another " +
+    "method, path or body with the same key is 422, the same key while the first still runs 409.",
+  schema: {
+    type: "string",
+    minLength: 1,
+    maxLength: config.limits.IDEMPOTENCY_KEY_LENGTH_MAX,
+    pattern: IDEMPOTENCY_KEY_PATTERN.source,
+  },
+});
 
-/** What both surfaces show of an endpoint's health: disabled by a 410 or by the circuit breaker. */
-export const endpointHealthProperties = {
-  status: {
-    enum: ["enabled", "disabled"],
-    description:
-      "Disabled after a 410 Gone or 5 days of only failed attempts, until enabled again.",
-  },
-  disabled_at: { type: ["string", "null"], format: "date-time" },
-  disabled_reason: { type: ["string", "null"], description: "Why it was disabled, in words." },
-  failing_since: {
-    type: ["string", "null"],
-    format: "date-time",
-    description:
-      "Start of an unbroken run of failed attempts (null after any success). After 1 hour the " +
-      "endpoint gets one attempt at a time, at most one per 5 minutes.",
-  },
-};
+/**
+ * JSON Schema of a request body from the valibot schema the route validates with. Numbers are
+ * kept as their JSON source text (a custom schema): they are plain JSON numbers on the wire.
+ */
+export function bodySchema(schema: v.GenericSchema): JsonObject {
+  const json = toJsonSchema(schema, {
+    errorMode: "ignore",
+    overrideSchema: (context) =>
+      context.valibotSchema.type === "custom" ? { type: "number" } : undefined,
+  }) as JsonObject;
+  delete json.$schema;
+  return json;
+}
+
+/** The paths with every operation under one tag (a surface), as the reference groups them. */
+export function tagged<P extends Record<string, Record<string, JsonObject>>>(
+  tag: string,
+  paths: P,
+): P {
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) operation.tags = [tag];
+  }
+  return paths;
+}
+
+/** Component schemas of every response, derived from their valibot schemas. */
+export function responseComponents(schemas: ResponseSchemas): Record<string, JsonObject> {
+  return toJsonSchemaDefs(schemas, {
+    errorMode: "ignore",
+    overrideRef: (context) => componentRef(context.referenceId),
+  }) as unknown as Record<string, JsonObject>;
+}
 
 export interface WebhookPathOptions {
   /** `/v1` or `/api`: one route factory serves both, so one description does too. */
@@ -46,10 +80,14 @@ export interface WebhookPathOptions {
   readonly eventNames: readonly string[];
   /** Parameters every operation takes (CompanyApiKey on /api). */
   readonly parameters: readonly JsonObject[];
-  readonly endpoint: JsonObject;
-  readonly endpointList: JsonObject;
+  readonly idempotencyKey: JsonObject;
+  readonly endpoint: SchemaName;
+  readonly registered: SchemaName;
+  readonly endpointList: SchemaName;
   readonly notFound: JsonObject;
-  readonly errors: JsonObject;
+  readonly readErrors: JsonObject;
+  /** A POST without Idempotency-Key still reads its body: 408 and 413 apply. */
+  readonly postErrors: JsonObject;
   readonly writeErrors: JsonObject;
 }
 
@@ -60,7 +98,7 @@ export function webhookPaths(o: WebhookPathOptions) {
     [`${o.prefix}/webhooks`]: {
       post: {
         summary: "Register a webhook endpoint; the signing secret is shown once",
-        parameters: [...o.parameters, idempotencyKey],
+        parameters: [...o.parameters, o.idempotencyKey],
         requestBody: {
           required: true,
           content: json({
@@ -70,41 +108,40 @@ export function webhookPaths(o: WebhookPathOptions) {
               url: {
                 type: "string",
                 format: "uri",
-                description: "https in live; http://localhost is allowed in test",
+                maxLength: 2048,
+                description:
+                  "https in live; http://localhost is allowed in test. The host must not be (or resolve to) a loopback, private, link-local or other special-purpose address.",
               },
-              events: { type: "array", items: { enum: o.eventNames }, description: "Default: all" },
+              events: {
+                type: "array",
+                items: { enum: o.eventNames },
+                description: "Default: all; repeated events count once.",
+              },
               description: { type: ["string", "null"] },
             },
           }),
         },
-        responses: { 201: ok("Registered.", o.endpoint), ...o.writeErrors },
+        responses: { 201: ok("Registered.", o.registered), ...o.writeErrors },
       },
       get: {
         summary: "The webhook endpoints",
         parameters: o.parameters,
-        responses: { 200: ok("Endpoints.", o.endpointList), ...o.errors },
+        responses: { 200: ok("Endpoints.", o.endpointList), ...o.readErrors },
       },
     },
     [`${o.prefix}/webhooks/{id}`]: {
       get: {
         summary: "Retrieve an endpoint (without its secret)",
         parameters: id,
-        responses: { 200: ok("The endpoint.", o.endpoint), 404: o.notFound, ...o.errors },
+        responses: { 200: ok("The endpoint.", o.endpoint), 404: o.notFound, ...o.readErrors },
       },
       delete: {
         summary: "Delete an endpoint",
         parameters: id,
         responses: {
-          200: ok("Deleted.", {
-            type: "object",
-            properties: {
-              id: { type: "string" },
-              object: { const: "webhook_endpoint" },
-              deleted: { const: true },
-            },
-          }),
+          200: ok("Deleted.", "WebhookEndpointDeleted"),
           404: o.notFound,
-          ...o.errors,
+          ...o.readErrors,
         },
       },
     },
@@ -112,9 +149,9 @@ export function webhookPaths(o: WebhookPathOptions) {
       post: {
         summary:
           "Replace the signing secret; the previous one keeps signing beside it for 24 hours",
-        parameters: [...id, idempotencyKey],
+        parameters: [...id, o.idempotencyKey],
         responses: {
-          200: ok("The new secret, shown once.", { type: "object" }),
+          200: ok("The new secret, shown once.", "WebhookEndpointSecret"),
           404: o.notFound,
           ...o.writeErrors,
         },
@@ -125,14 +162,18 @@ export function webhookPaths(o: WebhookPathOptions) {
         summary:
           "Enable an endpoint again and clear failing_since; deliveries that failed stay failed (replay them)",
         parameters: id,
-        responses: { 200: ok("The endpoint.", o.endpoint), 404: o.notFound, ...o.errors },
+        responses: { 200: ok("The endpoint.", o.endpoint), 404: o.notFound, ...o.postErrors },
       },
     },
     [`${o.prefix}/webhooks/{id}/deliveries`]: {
       get: {
-        summary: "The endpoint's deliveries, newest first",
+        summary: "The endpoint's 100 latest deliveries, newest first",
         parameters: id,
-        responses: { 200: ok("Deliveries.", { type: "object" }), 404: o.notFound, ...o.errors },
+        responses: {
+          200: ok("Deliveries.", "WebhookDeliveryList"),
+          404: o.notFound,
+          ...o.readErrors,
+        },
       },
     },
   };
