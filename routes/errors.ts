@@ -173,6 +173,13 @@ export const errorCatalogue = {
     meaning: "This funding_uuid was already used with another body.",
     remedy: "Send the same body to read the existing funding (200), or choose a new funding_uuid.",
   },
+  disbursement_not_pending_funds: {
+    status: 409,
+    meaning:
+      "The funding names a disbursement_uuid whose payees no longer wait for funds (released by an earlier credit, or canceled). Nothing was funded.",
+    remedy:
+      "Send the funding without disbursement_uuid (its credit releases waiting disbursements oldest first), or name one that is PendingFunds.",
+  },
   not_cancelable: {
     status: 409,
     meaning:
@@ -259,6 +266,9 @@ export const refusalStatus = {
   document_not_custom: 400,
   document_already_used: 409,
   funding_uuid_reused: 409,
+  disbursement_not_found: 400,
+  disbursement_other_line: 400,
+  disbursement_not_pending_funds: 409,
   not_cancelable: 409,
   not_resendable: 409,
   rate_limited: 429,
@@ -277,6 +287,8 @@ const wireCodes = {
   document_not_found: "validation_error",
   document_not_custom: "validation_error",
   modalities_missing: "validation_error",
+  disbursement_not_found: "validation_error",
+  disbursement_other_line: "validation_error",
 } as const satisfies Partial<Record<RefusalCode, ErrorCode>>;
 
 /** The codes refusals reach a client with; one missing from the catalogue fails to compile here. */

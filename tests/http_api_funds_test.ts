@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { basic, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { basic, fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { payee } from "./api_helpers.ts";
 
 async function token(f: HttpFixture, key = f.cast.alice.keyTest): Promise<string> {
   const res = await f.app.request("/api/authenticate", {
@@ -47,11 +48,13 @@ Deno.test("POST /api/funds: ACH is pending for three business days; a sandbox wi
       amount: 2500.5,
       description: "monthly top-up",
       large_disbursement: false,
+      disbursement_uuid: null,
       status: "Pending",
       expected_available_at: "2026-01-08T15:00:00.000Z",
       completed_at: null,
       line: "auto",
       created_at: "2026-01-05T15:00:00.000Z",
+      released_disbursements: [],
     });
     const wire = await (await api(f, "POST", "/api/funds", {
       ...ach,
@@ -163,6 +166,7 @@ Deno.test("the OpenAPI document states each amount's bounds: fundings to $99,999
       type: "number",
       minimum: 0.01,
       maximum: 99_999_999.99,
+      multipleOf: 0.01,
       description: "US dollars with at most two decimals, $0.01 to $99,999,999.99.",
     });
     const payee = (bodyOf("/api/disbursements").properties.payees as { items: Body }).items;
@@ -170,6 +174,7 @@ Deno.test("the OpenAPI document states each amount's bounds: fundings to $99,999
       type: "number",
       minimum: 0.01,
       maximum: 1_000_000,
+      multipleOf: 0.01,
       description: "US dollars with at most two decimals, $0.01 to $1,000,000.00.",
     });
   });
@@ -234,5 +239,234 @@ Deno.test("a live wire stays pending until an operator records it", async () => 
     assert.equal(res.status, 201);
     const body = await res.json() as Record<string, unknown>;
     assert.deepEqual([body.status, body.expected_available_at], ["Pending", null]);
+  });
+});
+
+/** A large disbursement of one payee of `amount` dollars, waiting for funds. */
+async function largeDisbursement(f: HttpFixture, uuid: string, amount: number) {
+  const res = await api(f, "POST", "/api/disbursements", {
+    disbursement_uuid: uuid,
+    large_disbursement: true,
+    payees: [payee(`payee-${uuid}`, amount)],
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+}
+
+async function payeeStatus(f: HttpFixture, uuid: string): Promise<string> {
+  const res = await api(f, "GET", `/api/disbursements/${uuid}/payees/payee-${uuid}`);
+  return (await res.json() as { status: string }).status;
+}
+
+const wireFor = (uuid: string, amount: number, extra: Record<string, unknown> = {}) => ({
+  payment_method: "WireTransfer",
+  description: `wire for ${uuid}`,
+  large_disbursement: true,
+  amount,
+  disbursement_uuid: uuid,
+  ...extra,
+});
+
+Deno.test("a funding names the large disbursement it is for: its credit releases that one first (not the oldest), then others oldest first; GET /api/funds reports what each released", async () => {
+  await withHttpFixture(async (f) => {
+    await largeDisbursement(f, "D-old", 600);
+    f.clock.advance(1_000);
+    await largeDisbursement(f, "D-new", 500);
+    const wire = await api(f, "POST", "/api/funds", wireFor("D-new", 500, { funding_uuid: "W-1" }));
+    assert.equal(wire.status, 201, await wire.clone().text());
+    const wireBody = await wire.json() as Record<string, unknown>;
+    assert.deepEqual(
+      [wireBody.disbursement_uuid, wireBody.status, wireBody.released_disbursements],
+      ["D-new", "Completed", [{
+        disbursement_uuid: "D-new",
+        released_at: "2026-01-05T15:00:01.000Z",
+      }]],
+    );
+    assert.equal(await payeeStatus(f, "D-new"), "Created");
+    assert.equal(await payeeStatus(f, "D-old"), "PendingFunds", "the older one waits");
+
+    // An ordinary ACH funding releases the others oldest first when it clears.
+    const achFunding = await api(f, "POST", "/api/funds", { ...ach, amount: 700 });
+    assert.equal(achFunding.status, 201);
+    const achUuid = (await achFunding.json() as { funding_uuid: string }).funding_uuid;
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 3 * 86_400 });
+    assert.notEqual(await payeeStatus(f, "D-old"), "PendingFunds");
+
+    const listed = await api(f, "GET", "/api/funds");
+    assert.equal(listed.status, 200);
+    assert.deepEqual(await listed.json(), {
+      object: "list",
+      data: [
+        {
+          funding_uuid: achUuid,
+          payment_method: "ACH",
+          amount: 700,
+          description: "monthly top-up",
+          large_disbursement: false,
+          disbursement_uuid: null,
+          status: "Completed",
+          expected_available_at: "2026-01-08T15:00:01.000Z",
+          completed_at: "2026-01-08T15:00:01.000Z",
+          line: "auto",
+          created_at: "2026-01-05T15:00:01.000Z",
+          released_disbursements: [
+            { disbursement_uuid: "D-old", released_at: "2026-01-08T15:00:01.000Z" },
+          ],
+        },
+        {
+          funding_uuid: "W-1",
+          payment_method: "WireTransfer",
+          amount: 500,
+          description: "wire for D-new",
+          large_disbursement: true,
+          disbursement_uuid: "D-new",
+          status: "Completed",
+          expected_available_at: "2026-01-05T15:00:01.000Z",
+          completed_at: "2026-01-05T15:00:01.000Z",
+          line: "auto",
+          created_at: "2026-01-05T15:00:01.000Z",
+          released_disbursements: [
+            { disbursement_uuid: "D-new", released_at: "2026-01-05T15:00:01.000Z" },
+          ],
+        },
+      ],
+      has_more: false,
+    });
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      `SELECT d.external_uuid, f.funding_uuid, d.released_at FROM disbursements d
+         JOIN fundings f ON f.id = d.released_by_funding_id ORDER BY d.rowid`,
+    );
+    assert.deepEqual(rows.map((r) => [r.external_uuid, r.funding_uuid ?? "ach"]), [
+      ["D-old", "ach"],
+      ["D-new", "W-1"],
+    ]);
+  });
+});
+
+Deno.test("the money a funding names is not spent on others: when its disbursement does not fit yet, nothing is released", async () => {
+  await withHttpFixture(async (f) => {
+    await largeDisbursement(f, "D-small", 300);
+    f.clock.advance(1_000);
+    await largeDisbursement(f, "D-big", 800);
+    const wire = await api(f, "POST", "/api/funds", wireFor("D-big", 500));
+    assert.equal(wire.status, 201);
+    assert.deepEqual((await wire.json() as Record<string, unknown>).released_disbursements, []);
+    assert.deepEqual(
+      [await payeeStatus(f, "D-small"), await payeeStatus(f, "D-big")],
+      ["PendingFunds", "PendingFunds"],
+    );
+    const rest = await api(f, "POST", "/api/funds", wireFor("D-big", 300, { funding_uuid: "W-2" }));
+    assert.deepEqual(
+      (await rest.json() as Record<string, unknown>).released_disbursements,
+      [{ disbursement_uuid: "D-big", released_at: "2026-01-05T15:00:01.000Z" }],
+    );
+    assert.equal(await payeeStatus(f, "D-small"), "PendingFunds", "$0 available is left for it");
+  });
+});
+
+Deno.test("disbursement_uuid on a funding: unknown, another line's, not waiting, or without large_disbursement is refused naming the field, and nothing is funded", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 10_000);
+    const normal = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "D-paid",
+      large_disbursement: false,
+      payees: [payee("p-1", 50)],
+    });
+    assert.equal(normal.status, 201);
+    await largeDisbursement(f, "D-wait", 500);
+    const database = f.deps.databases.test;
+    // A second line, created after the first, so that auto stays the company's first.
+    await database.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO business_lines (id, company_id, code, created_at)
+                VALUES ('line_home', ?, 'home', ?)`,
+        args: [f.cast.acme.id, f.clock.now()],
+      })
+    );
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [
+        wireFor("D-none", 500),
+        400,
+        "VALIDATION_ERROR",
+        "disbursement_uuid D-none: the company has no such disbursement",
+      ],
+      [
+        wireFor("D-wait", 500, { line: "home" }),
+        400,
+        "VALIDATION_ERROR",
+        "disbursement_uuid D-wait is a disbursement of line auto; this funding is for another line",
+      ],
+      [
+        wireFor("D-paid", 500),
+        409,
+        "CONFLICT",
+        "disbursement_uuid D-paid is not waiting for funds: its payees are Created",
+      ],
+      [
+        wireFor("D-wait", 500, { large_disbursement: false }),
+        400,
+        "VALIDATION_ERROR",
+        "disbursement_uuid names the large disbursement a funding is for: large_disbursement must be true",
+      ],
+      [wireFor("", 500), 400, "VALIDATION_ERROR", "disbursement_uuid must not be empty"],
+    ];
+    const count = async () =>
+      Number((await database.readClient.execute("SELECT count(*) AS n FROM fundings")).rows[0].n);
+    const before = await count();
+    for (const [body, status, name, issue] of cases) {
+      const res = await api(f, "POST", "/api/funds", body);
+      assert.equal(res.status, status, JSON.stringify(body));
+      const record = await res.json() as { name: string; details: unknown[] };
+      assert.equal(record.name, name, JSON.stringify(body));
+      assert.deepEqual(record.details, [{
+        Issue: issue,
+        Field: "disbursement_uuid",
+        Location: "body",
+      }]);
+    }
+    assert.equal(await count(), before, "nothing was funded");
+    assert.equal(await payeeStatus(f, "D-wait"), "PendingFunds");
+  });
+});
+
+Deno.test("GET /api/funds pages newest first with limit and starting_after, filters by ?line=, and shows only the company's own", async () => {
+  await withHttpFixture(async (f) => {
+    for (const uuid of ["F-1", "F-2", "F-3"]) {
+      assert.equal(
+        (await api(f, "POST", "/api/funds", { ...ach, funding_uuid: uuid })).status,
+        201,
+      );
+      f.clock.advance(1_000);
+    }
+    const page = async (query: string) => {
+      const res = await api(f, "GET", `/api/funds${query}`);
+      assert.equal(res.status, 200, query);
+      const body = await res.json() as { data: { funding_uuid: string }[]; has_more: boolean };
+      return [body.data.map((d) => d.funding_uuid), body.has_more];
+    };
+    assert.deepEqual(await page("?limit=2"), [["F-3", "F-2"], true]);
+    assert.deepEqual(await page("?limit=2&starting_after=F-2"), [["F-1"], false]);
+    assert.deepEqual(await page("?line=auto"), [["F-3", "F-2", "F-1"], false]);
+    const errors: [string, string, string][] = [
+      ["?limit=0", "limit", "limit must be at least 1"],
+      ["?limit=101", "limit", "limit must be at most 100"],
+      ["?starting_after=F-9", "starting_after", 'no funding "F-9" to start after'],
+      ["?line=marine", "line", 'the company has no line "marine"'],
+    ];
+    for (const [query, field, issue] of errors) {
+      const res = await api(f, "GET", `/api/funds${query}`);
+      assert.equal(res.status, 400, query);
+      assert.deepEqual((await res.json() as { details: unknown[] }).details, [
+        { Issue: issue, Field: field, Location: "query" },
+      ]);
+    }
+    const login = await f.app.request("/api/authenticate", {
+      method: "POST",
+      headers: { Authorization: basic(f.cast.beacon.tin, f.cast.bob.keyTest) },
+    });
+    const { access_token } = await login.json() as { access_token: string };
+    const beacon = await f.app.request("/api/funds", {
+      headers: { Authorization: `Bearer ${access_token}` },
+    });
+    assert.deepEqual(await beacon.json(), { object: "list", data: [], has_more: false });
   });
 });

@@ -111,6 +111,7 @@ Deno.test("a late ACH return: the payout stays completed, amount less the payee 
       fees: 0,
       closing: 99_775,
       difference: 0,
+      fundings: [],
     });
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   } finally {

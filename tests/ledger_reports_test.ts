@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { addFunds, receiveWire, returnAchFunding } from "../lib/funding/store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { computeTieOut, tieOutCsv, tieOutJson, utcDayBounds } from "../lib/ledger/tieout.ts";
-import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
+import {
+  computeTieOut,
+  tieOutCsv,
+  tieOutFundingsJson,
+  tieOutJson,
+  utcDayBounds,
+} from "../lib/ledger/tieout.ts";
+import { DAY_SECONDS, openMoneyFixture, START } from "./money_core_helpers.ts";
 
 Deno.test("tie-out of a day with funding, fees, payouts and a returned funding balances to 0", async () => {
   const m = await openMoneyFixture();
@@ -41,11 +47,14 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
       fees: 350, // payee 100 + payor 200 + service 50
       closing: 1_000_000 - 40_250,
       difference: 0,
+      fundings: [],
     });
     assert.equal(
       tieOutCsv("auto", monday),
       "line,date,currency,opening,funded,returned_funding,returned,disbursed,fees,closing,difference\n" +
-        "auto,2026-01-05,USD,0.00,13000.00,3000.00,0.00,399.00,3.50,9597.50,0.00\n",
+        "auto,2026-01-05,USD,0.00,13000.00,3000.00,0.00,399.00,3.50,9597.50,0.00\n" +
+        "\n" +
+        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n",
     );
     assert.deepEqual(tieOutJson(monday), {
       date: "2026-01-05",
@@ -127,6 +136,14 @@ Deno.test("a live wire is pending until received; then it is available and relea
     );
     assert.ok(received.ok && received.value.status === "Completed");
     assert.equal((await m.payout(waiting.value.payouts[0].id)).status, "created");
+    const { rows: released } = await m.database.readClient.execute({
+      sql: "SELECT released_by_funding_id, released_at FROM disbursements WHERE id = ?",
+      args: [waiting.value.disbursementId],
+    });
+    assert.deepEqual({ ...released[0] }, {
+      released_by_funding_id: wire.value.funding.id,
+      released_at: m.now(),
+    }, "the disbursement records the funding that released it");
     const b = await m.balances();
     assert.deepEqual([b.available, b.reserved], [20_000, 60_000]);
     const twice = await m.database.writer.write((tx) =>
@@ -203,6 +220,7 @@ Deno.test("computeTieOut: money back from a completed payout is `returned`, adde
     fees: 0,
     closing: 19_400,
     difference: 0,
+    fundings: [],
   });
   const short = computeTieOut("2026-01-06", 0, 150, []);
   assert.equal(short.difference, -150);
@@ -210,4 +228,64 @@ Deno.test("computeTieOut: money back from a completed payout is `returned`, adde
     tieOutCsv("auto", short).split("\n")[1],
     "auto,2026-01-06,USD,0.00,0.00,0.00,0.00,0.00,0.00,1.50,-1.50",
   );
+});
+
+Deno.test("the tie-out lists the day's large-disbursement fundings and what each released, in its JSON and as a CSV section", async () => {
+  const m = await openMoneyFixture();
+  try {
+    const waiting = await m.create({ amountCents: 50_000 }, { large: true, uuid: "CLM,77" });
+    assert.ok(waiting.ok);
+    const wire = await m.database.writer.write((tx) =>
+      addFunds(
+        tx,
+        {
+          companyId: m.companyId,
+          lineId: m.lineId,
+          fundingUuid: "=W-1",
+          paymentMethod: "WireTransfer",
+          amountCents: 50_000,
+          description: "wire for CLM,77",
+          largeDisbursement: true,
+          disbursementUuid: "CLM,77",
+          requestFingerprint: "w",
+        },
+        "test",
+        m.now(),
+      )
+    );
+    assert.ok(wire.ok);
+    await m.fund(20_000, "ACH"); // ordinary and releasing nothing: not listed
+    const day = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-05"))!;
+    assert.equal(day.difference, 0);
+    assert.deepEqual(day.fundings, [{
+      fundingUuid: "=W-1",
+      paymentMethod: "WireTransfer",
+      amountCents: 50_000,
+      largeDisbursement: true,
+      disbursementUuid: "CLM,77",
+      movements: ["wire_received"],
+      released: [{ disbursementUuid: "CLM,77", releasedAt: START }],
+    }]);
+    assert.deepEqual(tieOutFundingsJson(day), [{
+      funding_uuid: "=W-1",
+      payment_method: "WireTransfer",
+      amount: 500,
+      large_disbursement: true,
+      disbursement_uuid: "CLM,77",
+      movements: ["wire_received"],
+      released_disbursements: [
+        { disbursement_uuid: "CLM,77", released_at: "2026-01-05T15:00:00.000Z" },
+      ],
+    }]);
+    assert.equal(
+      tieOutCsv("auto", day).split("\n").slice(2).join("\n"),
+      "\n" +
+        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n" +
+        `'=W-1,WireTransfer,500.00,true,"CLM,77",wire_received,"CLM,77",2026-01-05T15:00:00.000Z\n`,
+    );
+    const nextDay = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-06"))!;
+    assert.deepEqual(nextDay.fundings, [], "nothing of the wire moved on the next day");
+  } finally {
+    await m.close();
+  }
 });

@@ -28,7 +28,7 @@ const FEES: Record<number, [number, number, number]> = {
 };
 
 type Op =
-  | { op: "fund"; method: "ACH" | "WireTransfer"; cents: number }
+  | { op: "fund"; method: "ACH" | "WireTransfer"; cents: number; target: number | null }
   | { op: "return_ach"; pick: number }
   | {
     op: "create";
@@ -57,6 +57,8 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
       op: fc.constant("fund" as const),
       method: fc.constantFrom("ACH" as const, "WireTransfer" as const),
       cents: fc.integer({ min: 1, max: 200_000 }),
+      // Which created disbursement a large-disbursement funding names, if any.
+      target: fc.option(fc.nat()),
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("return_ach" as const), pick: fc.nat() }) },
@@ -276,6 +278,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
           );
           const payoutIds: string[] = [];
           const achFundings: string[] = [];
+          const disbursementUuids: string[] = [];
           let sequence = 0;
           for (const step of ops) {
             const pick = <T>(
@@ -284,6 +287,9 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
             ) => (list.length === 0 ? undefined : list[index % list.length]);
             switch (step.op) {
               case "fund": {
+                const target = step.target === null
+                  ? undefined
+                  : pick(disbursementUuids, step.target);
                 const funded = await database.writer.write((tx) =>
                   addFunds(
                     tx,
@@ -293,14 +299,19 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                       paymentMethod: step.method,
                       amountCents: step.cents,
                       description: "m",
-                      largeDisbursement: false,
+                      largeDisbursement: target !== undefined,
+                      disbursementUuid: target,
                       requestFingerprint: String(sequence++),
                     },
                     "test",
                     now,
                   )
                 );
-                assert.ok(funded.ok);
+                if (!funded.ok) {
+                  // Only a disbursement that no longer waits may be refused as a target.
+                  assert.equal(funded.code, "disbursement_not_pending_funds", funded.message);
+                  break;
+                }
                 if (step.method === "ACH") achFundings.push(funded.value.funding.id);
                 break;
               }
@@ -315,7 +326,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                     companyId,
                     lineId,
                     kind: "disbursement",
-                    externalUuid: `d${sequence++}`,
+                    externalUuid: `d${sequence}`,
                     requestFingerprint: "m",
                     largeDisbursement: step.large,
                     payouts: step.cents.map((cents, i) => ({
@@ -327,11 +338,16 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                     })),
                   }, now)
                 );
-                if (created.ok) payoutIds.push(...created.value.payouts.map((p) => p.id));
-                else {assert.ok(
+                if (created.ok) {
+                  payoutIds.push(...created.value.payouts.map((p) => p.id));
+                  disbursementUuids.push(`d${sequence}`);
+                } else {
+                  assert.ok(
                     ["insufficient_funds", "amount_below_payee_fee"].includes(created.code),
                     created.code,
-                  );}
+                  );
+                }
+                sequence++;
                 break;
               }
               case "cancel": {

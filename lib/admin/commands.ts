@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import { tieOutCsv, tieOutJson } from "../ledger/tieout.ts";
+import { tieOutCsv, tieOutFundingsJson, tieOutJson } from "../ledger/tieout.ts";
 import { formatDollars, parseDollars } from "../platform/money.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import { sha256Hex } from "../platform/keys.ts";
@@ -869,7 +869,12 @@ export const adminCommands: Readonly<Record<string, Command>> = {
         );
       }
       if (f.format === "csv") return ok({ csv: tieOutCsv(f.line, tieOut) });
-      return ok({ line: f.line, environment: environment.value, ...tieOutJson(tieOut) });
+      return ok({
+        line: f.line,
+        environment: environment.value,
+        ...tieOutJson(tieOut),
+        fundings: tieOutFundingsJson(tieOut),
+      });
     },
   },
   "login": {

@@ -6,27 +6,47 @@ import { domainNow } from "../sandbox/clock_store.ts";
 import {
   addFunds,
   type AddFundsInput,
+  type AddFundsRefusal,
   type FundingRecord,
+  type FundingReport,
+  listFundings,
+  listReleasedBy,
   loadFunding,
   receiveWire,
   returnAchFunding,
 } from "./store.ts";
 
-export type { FundingRecord };
+export type { FundingRecord, FundingReport };
+
+/** Fundings a page of GET /api/funds holds by default, and at most. */
+export const FUNDINGS_PAGE_SIZE_DEFAULT = 10;
+export const FUNDINGS_PAGE_SIZE_MAX = 100;
 
 /**
  * Records a funding of the line; a funding_uuid already used replays its funding when the
- * request is the same, and is refused when it is not.
+ * request is the same, and is refused when it is not. A funding that names a disbursement must
+ * name one of the line waiting in pending_funds. Answers with what its credit released, if any.
  */
 export async function fundLine(
   tx: WriteTx,
   database: Database,
   input: AddFundsInput,
   realNow: number,
-): Promise<Result<{ funding: FundingRecord; replayed: boolean }, "funding_uuid_reused">> {
+): Promise<Result<{ funding: FundingReport; replayed: boolean }, AddFundsRefusal>> {
   const now = await domainNow(database, input.companyId, realNow);
   const added = await addFunds(tx, input, database.environment, now);
-  return added.ok ? added : tx.abort(added);
+  if (!added.ok) return tx.abort(added);
+  const { funding, replayed } = added.value;
+  return ok({ funding: { ...funding, released: await listReleasedBy(tx, funding) }, replayed });
+}
+
+/** A page of the company's fundings (of one line, or all), newest first; null: no such cursor. */
+export function listCompanyFundings(
+  database: Database,
+  scope: { companyId: string; lineId: string | null },
+  page: { limit: number; startingAfter: string | null },
+): Promise<{ data: FundingReport[]; hasMore: boolean } | null> {
+  return listFundings(database.readClient, scope, page);
 }
 
 /** A funding as committed, for an operator's checks before a unit (its company, its state). */

@@ -2,17 +2,23 @@
  * Fundings of a business line (DESIGN 5, 6 and 14). ACH sits in pending_funding for three US
  * business days, then becomes available (or is returned to the bank). A wire is available when
  * received: at once in the sandbox, in live when an operator records it. Every credit to available
- * releases waiting large disbursements, oldest first.
+ * releases waiting large disbursements: first the one the funding names (`disbursement_uuid`),
+ * then the others oldest first; each released disbursement records the funding that released it.
  */
-import { columnsOf, rowMapper } from "../../db/rows.ts";
-import { fundings } from "../../db/schema.ts";
+import { columnsOf, integer, notNull, nullable, renamed, rowMapper, text } from "../../db/rows.ts";
+import { disbursements, fundings } from "../../db/schema.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { LedgerTransactionKind } from "../ledger/postings.ts";
 import { postTransaction } from "../ledger/store.ts";
-import { releasePendingFunds, scheduleReoffersAwaitingFunds } from "../payouts/store.ts";
+import {
+  findDisbursementForFunding,
+  releasePendingFunds,
+  scheduleReoffersAwaitingFunds,
+} from "../payouts/store.ts";
+import type { SqlExecutor } from "../ledger/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
@@ -25,11 +31,17 @@ export interface FundingRecord {
   readonly id: string;
   readonly companyId: string;
   readonly lineId: string;
+  /** The line's code, as the company names it. */
+  readonly lineCode: string;
   readonly fundingUuid: string | null;
   readonly paymentMethod: FundingMethod;
   readonly amountCents: number;
   readonly description: string;
   readonly largeDisbursement: boolean;
+  /** The large disbursement the funding is for: its credit releases that one first. */
+  readonly disbursementId: string | null;
+  /** That disbursement's disbursement_uuid, as the company named it. */
+  readonly disbursementUuid: string | null;
   readonly status: FundingStatus;
   readonly expectedAvailableAt: number | null;
   readonly completedAt: number | null;
@@ -40,15 +52,19 @@ export interface FundingRecord {
 export type FundingLedgerKind = Extract<LedgerTransactionKind, `funding.${string}`>;
 
 const funding = columnsOf(fundings);
+const disbursement = columnsOf(disbursements);
 const toFunding: (row: Readonly<Record<string, unknown>>) => FundingRecord = rowMapper({
   id: funding.id,
   companyId: funding.companyId,
   lineId: funding.lineId,
+  lineCode: text("business_lines", "code"),
   fundingUuid: funding.fundingUuid,
   paymentMethod: funding.paymentMethod,
   amountCents: funding.amountCents,
   description: funding.description,
   largeDisbursement: funding.largeDisbursement,
+  disbursementId: funding.disbursementId,
+  disbursementUuid: nullable(renamed(disbursement.externalUuid, "disbursement_uuid")),
   status: funding.status,
   expectedAvailableAt: funding.expectedAvailableAt,
   completedAt: funding.completedAt,
@@ -56,9 +72,13 @@ const toFunding: (row: Readonly<Record<string, unknown>>) => FundingRecord = row
 });
 const toFingerprint = rowMapper({ requestFingerprint: funding.requestFingerprint });
 
+/** A funding with its line's code and the disbursement_uuid of the disbursement it names. */
+const FROM_FUNDINGS = `fundings f JOIN business_lines l ON l.id = f.line_id
+  LEFT JOIN disbursements target ON target.id = f.disbursement_id`;
 const COLUMNS = [
-  "id, company_id, line_id, funding_uuid, payment_method, amount_cents, description",
-  "large_disbursement, status, request_fingerprint, expected_available_at, completed_at, created_at",
+  "f.id, f.company_id, f.line_id, l.code, f.funding_uuid, f.payment_method, f.amount_cents",
+  "f.description, f.large_disbursement, f.disbursement_id, f.status, f.request_fingerprint",
+  "f.expected_available_at, f.completed_at, f.created_at, target.external_uuid AS disbursement_uuid",
 ].join(", ");
 
 /** A funding by id, in a unit or (for an operator's checks before one) from the read client. */
@@ -67,7 +87,7 @@ export async function loadFunding(
   fundingId: string,
 ): Promise<FundingRecord | null> {
   const { rows } = await tx.execute({
-    sql: `SELECT ${COLUMNS} FROM fundings WHERE id = ?`,
+    sql: `SELECT ${COLUMNS} FROM ${FROM_FUNDINGS} WHERE f.id = ?`,
     args: [fundingId],
   });
   return rows[0] ? toFunding(rows[0]) : null;
@@ -81,20 +101,32 @@ export interface AddFundsInput {
   readonly amountCents: number;
   readonly description: string;
   readonly largeDisbursement: boolean;
+  /** The disbursement_uuid of the large disbursement waiting in pending_funds this funding is for. */
+  readonly disbursementUuid?: string | null;
   /** Fingerprint of the request, to tell a replayed funding_uuid from a conflicting one. */
   readonly requestFingerprint: string;
 }
 
-/** Records a funding; a repeated funding_uuid returns the first record or is refused. */
+export type AddFundsRefusal =
+  | "funding_uuid_reused"
+  | "disbursement_not_found"
+  | "disbursement_other_line"
+  | "disbursement_not_pending_funds";
+
+/**
+ * Records a funding; a repeated funding_uuid returns the first record or is refused. A funding
+ * that names a disbursement is refused unless that disbursement of the company's, on the
+ * funding's line, waits in pending_funds now (the replay of a funding_uuid is checked first).
+ */
 export async function addFunds(
   tx: WriteTx,
   input: AddFundsInput,
   environment: Environment,
   now: number,
-): Promise<Result<{ funding: FundingRecord; replayed: boolean }, "funding_uuid_reused">> {
+): Promise<Result<{ funding: FundingRecord; replayed: boolean }, AddFundsRefusal>> {
   if (input.fundingUuid) {
     const { rows } = await tx.execute({
-      sql: `SELECT ${COLUMNS} FROM fundings WHERE company_id = ? AND funding_uuid = ?`,
+      sql: `SELECT ${COLUMNS} FROM ${FROM_FUNDINGS} WHERE f.company_id = ? AND f.funding_uuid = ?`,
       args: [input.companyId, input.fundingUuid],
     });
     if (rows[0]) {
@@ -110,14 +142,20 @@ export async function addFunds(
       return ok({ funding: toFunding(rows[0]), replayed: true });
     }
   }
+  let disbursementId: string | null = null;
+  if (input.disbursementUuid) {
+    const target = await waitingTarget(tx, input.companyId, input.lineId, input.disbursementUuid);
+    if (!target.ok) return target;
+    disbursementId = target.value;
+  }
   const id = newId("fund");
   const ach = input.paymentMethod === "ACH";
   const receivedNow = !ach && environment === "test";
   await tx.execute({
     sql:
       `INSERT INTO fundings (id, company_id, line_id, funding_uuid, payment_method, amount_cents, description,
-            large_disbursement, status, request_fingerprint, expected_available_at, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'Pending', ?, ?, ?)`,
+            large_disbursement, disbursement_id, status, request_fingerprint, expected_available_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'Pending', ?, ?, ?)`,
     args: [
       id,
       input.companyId,
@@ -127,6 +165,7 @@ export async function addFunds(
       input.amountCents,
       input.description,
       input.largeDisbursement ? 1 : 0,
+      disbursementId,
       input.requestFingerprint,
       ach ? addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS) : receivedNow ? now : null,
       now,
@@ -149,6 +188,46 @@ export async function addFunds(
     await creditAvailable(tx, funding, "funding.wire_received", "bank", now);
   }
   return ok({ funding: (await loadFunding(tx, id))!, replayed: false });
+}
+
+/** The id of the disbursement a new funding names, or why it cannot be named. */
+async function waitingTarget(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+  disbursementUuid: string,
+): Promise<
+  Result<
+    string,
+    "disbursement_not_found" | "disbursement_other_line" | "disbursement_not_pending_funds"
+  >
+> {
+  const field = { field: "disbursement_uuid" };
+  const target = await findDisbursementForFunding(tx, companyId, disbursementUuid);
+  if (!target) {
+    return refuse(
+      "disbursement_not_found",
+      `disbursement_uuid ${disbursementUuid}: the company has no such disbursement`,
+      field,
+    );
+  }
+  if (target.lineId !== lineId) {
+    return refuse(
+      "disbursement_other_line",
+      `disbursement_uuid ${disbursementUuid} is a disbursement of line ${target.lineCode}; this funding is for another line`,
+      field,
+    );
+  }
+  if (!target.waiting) {
+    return refuse(
+      "disbursement_not_pending_funds",
+      `disbursement_uuid ${disbursementUuid} is not waiting for funds: its payees are ${
+        target.payeeStatuses.join(", ")
+      }`,
+      field,
+    );
+  }
+  return ok(target.id);
 }
 
 interface FundingMove {
@@ -185,8 +264,8 @@ async function moveFunding(
 }
 
 /**
- * Money that became available releases waiting large disbursements, then offers again the failed
- * payouts whose re-offer found available short.
+ * Money that became available releases waiting large disbursements (the one the funding names
+ * first), then offers again the failed payouts whose re-offer found available short.
  */
 async function creditAvailable(
   tx: WriteTx,
@@ -196,7 +275,10 @@ async function creditAvailable(
   now: number,
 ): Promise<void> {
   await moveFunding(tx, funding, { kind, from, to: "available", status: "Completed" }, now);
-  await releasePendingFunds(tx, funding.companyId, funding.lineId, now);
+  await releasePendingFunds(tx, funding.companyId, funding.lineId, now, {
+    fundingId: funding.id,
+    disbursementId: funding.disbursementId,
+  });
   await scheduleReoffersAwaitingFunds(tx, funding.companyId, funding.lineId, now);
 }
 
@@ -261,4 +343,87 @@ export async function returnAchFunding(
   } as const;
   await moveFunding(tx, funding.value, move, now);
   return ok((await loadFunding(tx, fundingId))!);
+}
+
+/** A disbursement a funding's credit released from pending_funds, and when. */
+export interface ReleasedDisbursement {
+  readonly disbursementUuid: string;
+  readonly releasedAt: number;
+}
+
+const toReleased: (row: Readonly<Record<string, unknown>>) => ReleasedDisbursement = rowMapper({
+  disbursementUuid: disbursement.externalUuid,
+  releasedAt: notNull(disbursement.releasedAt),
+});
+
+/**
+ * What the funding's credit released, in release order. The releases run in the unit of the credit,
+ * at the funding's completed_at, so the line's ledger index by time finds their postings without
+ * reading every disbursement of the company.
+ */
+export async function listReleasedBy(
+  executor: SqlExecutor,
+  funding: Pick<FundingRecord, "id" | "lineId" | "completedAt">,
+): Promise<ReleasedDisbursement[]> {
+  if (funding.completedAt === null) return [];
+  const { rows } = await executor.execute({
+    sql: `SELECT d.external_uuid, d.released_at FROM ledger_transactions t
+            JOIN payouts p ON p.id = t.payout_id JOIN disbursements d ON d.id = p.disbursement_id
+          WHERE t.line_id = ? AND t.posted_at = ? AND t.kind = 'payout.release_funds'
+            AND d.released_by_funding_id = ?
+          GROUP BY d.id ORDER BY min(t.rowid)`,
+    args: [funding.lineId, funding.completedAt, funding.id],
+  });
+  return rows.map(toReleased);
+}
+
+/** A funding as the company's API reports it: the record and what its credit released. */
+export interface FundingReport extends FundingRecord {
+  readonly released: readonly ReleasedDisbursement[];
+}
+
+const toCursor = rowMapper({
+  createdAt: funding.createdAt,
+  seq: integer("fundings", "seq"),
+});
+
+/**
+ * The company's fundings, newest first, of one line or all; `startingAfter` is the public id
+ * (funding_uuid, else the fund_ id) of the last funding of the previous page. Null when no such
+ * funding exists.
+ */
+export async function listFundings(
+  executor: SqlExecutor,
+  scope: { companyId: string; lineId: string | null },
+  page: { limit: number; startingAfter: string | null },
+): Promise<{ data: FundingReport[]; hasMore: boolean } | null> {
+  let cursor: { createdAt: number; seq: number } | null = null;
+  if (page.startingAfter !== null) {
+    const { rows } = await executor.execute({
+      sql: `SELECT created_at, rowid AS seq FROM fundings WHERE company_id = ?
+              AND (funding_uuid = ? OR (funding_uuid IS NULL AND id = ?))`,
+      args: [scope.companyId, page.startingAfter, page.startingAfter],
+    });
+    if (!rows[0]) return null;
+    cursor = toCursor(rows[0]);
+  }
+  const { rows } = await executor.execute({
+    sql: `SELECT ${COLUMNS} FROM ${FROM_FUNDINGS}
+          WHERE f.company_id = ? AND (? IS NULL OR f.line_id = ?)
+            ${cursor ? "AND (f.created_at < ? OR (f.created_at = ? AND f.rowid < ?))" : ""}
+          ORDER BY f.created_at DESC, f.rowid DESC LIMIT ?`,
+    args: [
+      scope.companyId,
+      scope.lineId,
+      scope.lineId,
+      ...(cursor ? [cursor.createdAt, cursor.createdAt, cursor.seq] : []),
+      page.limit + 1,
+    ],
+  });
+  const data: FundingReport[] = [];
+  for (const row of rows.slice(0, page.limit)) {
+    const record = toFunding(row);
+    data.push({ ...record, released: await listReleasedBy(executor, record) });
+  }
+  return { data, hasMore: rows.length > page.limit };
 }

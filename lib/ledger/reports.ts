@@ -1,8 +1,30 @@
 /** Ledger reports: a line's daily tie-out, and verification of every balance and transaction. */
-import { columnsOf, integer, oneOf, rowMapper } from "../../db/rows.ts";
-import { ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema.ts";
+import {
+  columnsOf,
+  integer,
+  notNull,
+  nullable,
+  oneOf,
+  renamed,
+  rowMapper,
+  text,
+} from "../../db/rows.ts";
+import {
+  disbursements,
+  fundings,
+  ledgerAccounts,
+  ledgerEntries,
+  ledgerTransactions,
+} from "../../db/schema.ts";
 import { ledgerTransactionKinds } from "./postings.ts";
-import { computeTieOut, heldAccounts, type TieOut, utcDayBounds } from "./tieout.ts";
+import {
+  computeTieOut,
+  heldAccounts,
+  type TieOut,
+  type TieOutFunding,
+  type TieOutRelease,
+  utcDayBounds,
+} from "./tieout.ts";
 import type { SqlExecutor } from "./store.ts";
 import { nonNegativeAccounts } from "./types.ts";
 
@@ -30,6 +52,67 @@ const toMovement = rowMapper({
   cents: integer("ledger_entries", "cents"),
 });
 
+const funding = columnsOf(fundings);
+const disbursement = columnsOf(disbursements);
+const toDayFunding = rowMapper({
+  id: funding.id,
+  fundingUuid: text("fundings", "public_id"),
+  paymentMethod: funding.paymentMethod,
+  amountCents: funding.amountCents,
+  largeDisbursement: funding.largeDisbursement,
+  disbursementUuid: nullable(renamed(disbursement.externalUuid, "disbursement_uuid")),
+  movements: text("ledger_transactions", "kinds"),
+});
+const toDayRelease = rowMapper({
+  fundingId: notNull(disbursement.releasedByFundingId),
+  disbursementUuid: disbursement.externalUuid,
+  releasedAt: notNull(disbursement.releasedAt),
+});
+
+/**
+ * The line's fundings whose money moved in [start, end) that are for large disbursements or
+ * released one, with what each released; both found through the line's ledger index by time.
+ */
+async function dayFundings(
+  executor: SqlExecutor,
+  lineId: string,
+  day: { start: number; end: number },
+): Promise<TieOutFunding[]> {
+  const moved = await executor.execute({
+    sql:
+      `SELECT f.id, coalesce(f.funding_uuid, f.id) AS public_id, f.payment_method, f.amount_cents,
+            f.large_disbursement, target.external_uuid AS disbursement_uuid, m.kinds
+          FROM (SELECT funding_id, group_concat(substr(kind, 9), ' ') AS kinds
+                FROM (SELECT funding_id, kind FROM ledger_transactions
+                      WHERE line_id = ? AND posted_at >= ? AND posted_at < ? AND funding_id IS NOT NULL
+                      ORDER BY posted_at, rowid)
+                GROUP BY funding_id) m
+          JOIN fundings f ON f.id = m.funding_id
+          LEFT JOIN disbursements target ON target.id = f.disbursement_id
+          ORDER BY f.created_at, f.rowid`,
+    args: [lineId, day.start, day.end],
+  });
+  const releases = await executor.execute({
+    sql: `SELECT d.released_by_funding_id, d.external_uuid, d.released_at FROM ledger_transactions t
+            JOIN payouts p ON p.id = t.payout_id JOIN disbursements d ON d.id = p.disbursement_id
+          WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
+            AND t.kind = 'payout.release_funds' AND d.released_by_funding_id IS NOT NULL
+          GROUP BY d.id ORDER BY min(t.rowid)`,
+    args: [lineId, day.start, day.end],
+  });
+  const released = new Map<string, TieOutRelease[]>();
+  for (const { fundingId, ...release } of releases.rows.map(toDayRelease)) {
+    released.set(fundingId, [...(released.get(fundingId) ?? []), release]);
+  }
+  return moved.rows.map(toDayFunding)
+    .filter((f) => f.largeDisbursement || released.has(f.id))
+    .map(({ id, movements, ...f }) => ({
+      ...f,
+      movements: movements.split(" "),
+      released: released.get(id) ?? [],
+    }));
+}
+
 /** The tie-out of a line for a UTC day (YYYY-MM-DD), or null for a date that does not exist. */
 export async function lineTieOut(
   executor: SqlExecutor,
@@ -49,6 +132,7 @@ export async function lineTieOut(
     await heldBefore(executor, lineId, day.start),
     await heldBefore(executor, lineId, day.end),
     rows.map(toMovement),
+    await dayFundings(executor, lineId, day),
   );
 }
 

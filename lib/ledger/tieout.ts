@@ -54,7 +54,30 @@ export interface DayMovement {
   readonly cents: number;
 }
 
-/** A day's totals, in cents. */
+/** A disbursement a funding's credit released from pending_funds. */
+export interface TieOutRelease {
+  readonly disbursementUuid: string;
+  readonly releasedAt: number;
+}
+
+/**
+ * A funding whose money moved on the day and that is for large disbursements or released one:
+ * what it names and what its credit released, so waiting disbursements reconcile with their funds.
+ */
+export interface TieOutFunding {
+  /** funding_uuid, else the service's fund_ id. */
+  readonly fundingUuid: string;
+  readonly paymentMethod: string;
+  readonly amountCents: number;
+  readonly largeDisbursement: boolean;
+  /** The disbursement the funding names, released first by its credit. */
+  readonly disbursementUuid: string | null;
+  /** The day's ledger kinds of the funding, without `funding.` (ach_initiated, wire_received…). */
+  readonly movements: readonly string[];
+  readonly released: readonly TieOutRelease[];
+}
+
+/** A day's totals, in cents, and its large-disbursement fundings. */
 export interface TieOut {
   readonly date: string;
   readonly opening: number;
@@ -66,6 +89,7 @@ export interface TieOut {
   readonly fees: number;
   readonly closing: number;
   readonly difference: number;
+  readonly fundings: readonly TieOutFunding[];
 }
 
 /** Computes the tie-out from opening and closing held balances and the day's movements. */
@@ -74,6 +98,7 @@ export function computeTieOut(
   openingCents: number,
   closingCents: number,
   movements: readonly DayMovement[],
+  fundings: readonly TieOutFunding[] = [],
 ): TieOut {
   const sum = (keep: (m: DayMovement) => boolean) =>
     movements.filter(keep).reduce((t, m) => t + m.cents, 0);
@@ -96,6 +121,7 @@ export function computeTieOut(
     closing: closingCents,
     difference: openingCents + funded - returnedFunding + returned - disbursed - fees -
       closingCents,
+    fundings,
   };
 }
 
@@ -113,7 +139,7 @@ function namedAmounts(t: TieOut): [name: string, cents: number][] {
   ];
 }
 
-/** The tie-out as JSON, in US dollars as the rest of the API (`currency` names the unit). */
+/** The tie-out's totals as JSON, in US dollars as the rest of the API (`currency` names the unit). */
 export function tieOutJson(tieOut: TieOut): Record<string, unknown> {
   return {
     date: tieOut.date,
@@ -124,17 +150,81 @@ export function tieOutJson(tieOut: TieOut): Record<string, unknown> {
   };
 }
 
+/** The day's large-disbursement fundings as JSON, amounts in US dollars. */
+export function tieOutFundingsJson(tieOut: TieOut): Record<string, unknown>[] {
+  return tieOut.fundings.map((f) => ({
+    funding_uuid: f.fundingUuid,
+    payment_method: f.paymentMethod,
+    amount: centsToDollars(f.amountCents),
+    large_disbursement: f.largeDisbursement,
+    disbursement_uuid: f.disbursementUuid,
+    movements: f.movements,
+    released_disbursements: f.released.map((r) => ({
+      disbursement_uuid: r.disbursementUuid,
+      released_at: new Date(r.releasedAt).toISOString(),
+    })),
+  }));
+}
+
 /** Dollars with two decimals and no symbol or separators (`-1.50`), from the one formatter. */
 function csvDollars(cents: number): string {
   return formatDollars(cents).replace(/[$,]/g, "");
 }
 
-/** The tie-out as CSV: the same names as its JSON, amounts in US dollars with two decimals. */
+/**
+ * A text cell (ids the company chose): quoted when it holds a separator, a quote or a line break
+ * (RFC 4180), and kept from running as a spreadsheet formula with a leading apostrophe (OWASP).
+ */
+function csvText(value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+const FUNDINGS_HEADER = [
+  "funding_uuid",
+  "payment_method",
+  "amount",
+  "large_disbursement",
+  "disbursement_uuid",
+  "movements",
+  "released_disbursement_uuid",
+  "released_at",
+];
+
+/**
+ * The tie-out as CSV, amounts in US dollars with two decimals: the totals under the same names as
+ * the JSON, then, after a blank line, a section of the day's large-disbursement fundings, one row
+ * per disbursement each released (one row with empty release cells when it released none).
+ */
 export function tieOutCsv(line: string, tieOut: TieOut): string {
   const amounts = namedAmounts(tieOut);
   const header = ["line", "date", "currency", ...amounts.map(([name]) => name)];
-  const row = [line, tieOut.date, "USD", ...amounts.map(([, cents]) => csvDollars(cents))];
-  return `${header.join(",")}\n${row.join(",")}\n`;
+  const row = [
+    csvText(line),
+    tieOut.date,
+    "USD",
+    ...amounts.map(([, cents]) => csvDollars(cents)),
+  ];
+  const fundingRows = tieOut.fundings.flatMap((f) => {
+    const cells = [
+      csvText(f.fundingUuid),
+      f.paymentMethod,
+      csvDollars(f.amountCents),
+      String(f.largeDisbursement),
+      csvText(f.disbursementUuid ?? ""),
+      f.movements.join(" "),
+    ];
+    const released = f.released.length === 0 ? [null] : f.released;
+    return released.map((r) =>
+      [
+        ...cells,
+        csvText(r?.disbursementUuid ?? ""),
+        r ? new Date(r.releasedAt).toISOString() : "",
+      ].join(",")
+    );
+  });
+  return [header.join(","), row.join(","), "", FUNDINGS_HEADER.join(","), ...fundingRows]
+    .join("\n") + "\n";
 }
 
 /** The UTC day [start, end) of a YYYY-MM-DD date, or null when the text is not a real date. */

@@ -2,12 +2,12 @@
  * Payouts on the database: every move goes through the state machine, and its new state, ledger
  * transaction, timeline row and outbox events are written in the caller's one write unit.
  */
-import { columnsOf, json, orDefault, type RowMapper, rowMapper } from "../../db/rows.ts";
+import { columnsOf, json, orDefault, type RowMapper, rowMapper, text } from "../../db/rows.ts";
 import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
-import { eventCatalogue, type EventKey, type PayoutStatus } from "./states.ts";
+import { eventCatalogue, type EventKey, type PayoutStatus, surfaceAStatus } from "./states.ts";
 import {
   lateReturn,
   type LateReturnRefusal,
@@ -553,6 +553,49 @@ async function afterCreated(tx: WriteTx, payout: PayoutRow, now: number): Promis
   return payout;
 }
 
+/** A Surface A disbursement a funding may name, with what decides whether it may. */
+export interface FundingTarget {
+  readonly id: string;
+  readonly lineId: string;
+  readonly lineCode: string;
+  /** True when a payee of it waits in pending_funds. */
+  readonly waiting: boolean;
+  /** Its payees' Surface A statuses, for the refusal's sentence. */
+  readonly payeeStatuses: readonly string[];
+}
+
+const toFundingTarget = rowMapper({
+  id: disbursement.id,
+  lineId: disbursement.lineId,
+  lineCode: text("business_lines", "code"),
+  statuses: json<PayoutStatus[]>(text("payouts", "statuses"), "array"),
+});
+
+/** The company's Surface A disbursement with this disbursement_uuid, read in the unit. */
+export async function findDisbursementForFunding(
+  tx: WriteTx,
+  companyId: string,
+  disbursementUuid: string,
+): Promise<FundingTarget | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT d.id, d.line_id, l.code,
+            (SELECT json_group_array(DISTINCT p.status) FROM payouts p WHERE p.disbursement_id = d.id)
+              AS statuses
+          FROM disbursements d JOIN business_lines l ON l.id = d.line_id
+          WHERE d.company_id = ? AND d.kind = 'disbursement' AND d.external_uuid = ?`,
+    args: [companyId, disbursementUuid],
+  });
+  if (!rows[0]) return null;
+  const target = toFundingTarget(rows[0]);
+  return {
+    id: target.id,
+    lineId: target.lineId,
+    lineCode: target.lineCode,
+    waiting: target.statuses.includes("pending_funds"),
+    payeeStatuses: target.statuses.map((status) => surfaceAStatus[status].name).sort(),
+  };
+}
+
 /**
  * After available grew: each failed payout of the line that waits to be offered again (no retry
  * or re-offer pending: its re-offer found available short) gets a re-offer job, oldest first.
@@ -584,23 +627,32 @@ export async function scheduleReoffersAwaitingFunds(
   return waiting.length;
 }
 
+/** A funding's credit: which funding, and the disbursement it names (released first). */
+export interface FundingCredit {
+  readonly fundingId: string;
+  readonly disbursementId: string | null;
+}
+
 /**
- * After available grew: waiting disbursements of the line move to created, oldest first, each only
- * when available covers all its payouts; the first that does not fit stops the queue.
+ * After a funding's credit grew available: waiting disbursements of the line move to created, the
+ * one the funding names first, then the others oldest first, each only when available covers all
+ * its payouts; the first that does not fit stops the queue, so money a funding names is not spent
+ * on others. Each released disbursement records the funding and the time.
  */
 export async function releasePendingFunds(
   tx: WriteTx,
   companyId: string,
   lineId: string,
   now: number,
+  credit: FundingCredit,
 ): Promise<number> {
   const { rows } = await tx.execute({
     // rowid breaks ties of the same millisecond in creation order.
     sql: `SELECT d.id FROM disbursements d
           WHERE d.line_id = ? AND EXISTS
             (SELECT 1 FROM payouts p WHERE p.disbursement_id = d.id AND p.status = 'pending_funds')
-          ORDER BY d.created_at, d.rowid`,
-    args: [lineId],
+          ORDER BY coalesce(d.id = ?, 0) DESC, d.created_at, d.rowid`,
+    args: [lineId, credit.disbursementId],
   });
   const schedule = await readFeeSchedule(tx, companyId);
   let released = 0;
@@ -621,6 +673,10 @@ export async function releasePendingFunds(
       if (!moved.ok) throw new Error(`release_funds refused after the check: ${moved.message}`);
       await afterCreated(tx, moved.value, now);
     }
+    await tx.execute({
+      sql: "UPDATE disbursements SET released_by_funding_id = ?, released_at = ? WHERE id = ?",
+      args: [credit.fundingId, now, toDisbursementId(row).id],
+    });
     released++;
   }
   return released;

@@ -3,6 +3,7 @@
  * and the OpenAPI document generated from them. Field names are the seed's.
  */
 import * as v from "valibot";
+import { FUNDINGS_PAGE_SIZE_DEFAULT, FUNDINGS_PAGE_SIZE_MAX } from "../../lib/funding/service.ts";
 import type { Config } from "../../lib/platform/config.ts";
 import type { FieldIssue } from "../errors.ts";
 import {
@@ -40,7 +41,7 @@ export function apiSchemas(config: Config) {
   const { limits } = config;
   const lineCode = freeText("line", LINE_CODE_LENGTH_MAX);
   const text = (name: string) => freeText(name, limits.STRING_LENGTH_MAX);
-  const addFunds = requiredObject({
+  const addFundsFields = requiredObject({
     payment_method: v.picklist(
       ["ACH", "WireTransfer"],
       "payment_method must be ACH or WireTransfer",
@@ -55,6 +56,34 @@ export function apiSchemas(config: Config) {
     funding_uuid: v.optional(
       v.pipe(text("funding_uuid"), v.minLength(1, "funding_uuid must not be empty")),
     ),
+    // The large disbursement waiting in pending_funds that this funding is for.
+    disbursement_uuid: v.optional(
+      v.pipe(text("disbursement_uuid"), v.minLength(1, "disbursement_uuid must not be empty")),
+    ),
+    line: v.optional(lineCode),
+  });
+  const addFunds = v.pipe(
+    addFundsFields,
+    v.forward(
+      v.check(
+        (body) => body.disbursement_uuid === undefined || body.large_disbursement,
+        "disbursement_uuid names the large disbursement a funding is for: large_disbursement must be true",
+      ),
+      ["disbursement_uuid"],
+    ),
+  );
+  const listFunds = v.object({
+    limit: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^\d+$/, "limit must be a whole number"),
+        v.transform(Number),
+        v.minValue(1, "limit must be at least 1"),
+        v.maxValue(FUNDINGS_PAGE_SIZE_MAX, `limit must be at most ${FUNDINGS_PAGE_SIZE_MAX}`),
+      ),
+      String(FUNDINGS_PAGE_SIZE_DEFAULT),
+    ),
+    starting_after: v.optional(v.pipe(text("starting_after"), v.minLength(1))),
     line: v.optional(lineCode),
   });
   const optionalText = (name: string) => v.optional(v.nullable(text(name)), null);
@@ -216,7 +245,7 @@ export function apiSchemas(config: Config) {
     allowed_payment_method_ids: allowedPaymentMethodIds,
     line: v.optional(lineCode),
   });
-  return { addFunds, createDisbursement: createBody, uploadDocument, simplePayment };
+  return { addFunds, listFunds, createDisbursement: createBody, uploadDocument, simplePayment };
 }
 
 /** A payee must be reachable on every channel its delivery options turn on. */
