@@ -4,11 +4,16 @@
  * and the events say so, nothing is offered again, and the tie-out reports it as `returned`.
  */
 import assert from "node:assert/strict";
+import { addFunds, receiveWire } from "../lib/funding/store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { recordLateReturn } from "../lib/payouts/store.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { APPROVAL_TTL_MS } from "../lib/operators/rules.ts";
+import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/store.ts";
 import { surfaceAEnvelope } from "../lib/webhooks/payloads.ts";
+import { createApp } from "../routes/app.ts";
 import { api, payee } from "./api_helpers.ts";
-import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
 
 const ACH = 1;
@@ -269,5 +274,168 @@ Deno.test("both surfaces see a late return: /v1 event disbursement.returned, Sur
       closing: 1000,
       difference: 0,
     });
+  });
+});
+
+/** A completed live payout of Acme's auto line: funded by a received wire, then sent and paid. */
+async function completedLivePayout(f: HttpFixture, cents: number): Promise<string> {
+  const live = f.deps.databases.live;
+  const now = f.clock.now();
+  return await live.writer.write(async (tx) => {
+    const scope = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const wire = await addFunds(
+      tx,
+      {
+        ...scope,
+        paymentMethod: "WireTransfer",
+        amountCents: cents,
+        description: "live wire",
+        largeDisbursement: false,
+        requestFingerprint: crypto.randomUUID(),
+      },
+      "live",
+      now,
+    );
+    assert.ok(wire.ok && (await receiveWire(tx, wire.value.funding.id, now)).ok);
+    const created = await createDisbursement(tx, {
+      ...scope,
+      kind: "disbursement",
+      externalUuid: "CLM-LIVE",
+      requestFingerprint: "x",
+      largeDisbursement: false,
+      payouts: [{ payeeUuid: "p", amountCents: cents, allowedPaymentMethodIds: [7] }],
+    }, now);
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    const fees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
+    for (
+      const step of [
+        { kind: "offer" },
+        { kind: "select", paymentMethodId: 7, fees },
+        { kind: "send" },
+        { kind: "complete" },
+      ] as const
+    ) {
+      assert.ok((await applyMove(tx, id, step, now)).ok, step.kind);
+    }
+    return id;
+  });
+}
+
+Deno.test("payout:late-return by hand: in live only once a second admin approves, in test at once; a bad reason, an unknown or unfinished payout and a second return are refused", async () => {
+  await withHttpFixture(async (f) => {
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const now = f.clock.now();
+    const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
+    const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
+    const livePayout = await completedLivePayout(f, 40_000);
+    const liveAvailable = async () =>
+      (await readLineBalances(f.deps.databases.live.readClient, f.cast.acme.autoLineId)).available;
+    assert.equal(await liveAvailable(), 0);
+
+    const requested = await adminCall(app, alice.token)("payout:late-return", {
+      payout: livePayout,
+      reason: "R10",
+    });
+    assert.equal(requested.status, 200, JSON.stringify(requested.body));
+    assert.deepEqual({ ...requested.body.result, approval_id: "…" }, {
+      approval_id: "…",
+      status: "pending_approval",
+      kind: "payout.late_return",
+      payout_id: livePayout,
+      summary: `payout:late-return ${livePayout} (R10): $400.00 back to available`,
+      expires_at: new Date(now + APPROVAL_TTL_MS).toISOString(),
+    });
+    assert.equal(await liveAvailable(), 0, "nothing moves until approved");
+    const approved = await adminCall(app, bruno.token)("approvals:approve", {
+      id: requested.body.result.approval_id,
+    });
+    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    assert.deepEqual(approved.body.result.result, {
+      payout_id: livePayout,
+      status: "completed",
+      returned_cents: 40_000,
+    });
+    assert.equal(await liveAvailable(), 40_000);
+    const { rows: audit } = await f.deps.databases.live.readClient.execute({
+      sql: "SELECT action, operator_email FROM audit_log WHERE object_id = ? ORDER BY seq",
+      args: [livePayout],
+    });
+    assert.deepEqual(audit.map((r) => `${r.action} by ${r.operator_email}`), [
+      "payout:late-return by bruno@ops.test",
+    ]);
+    const again = await adminCall(app, alice.token)("payout:late-return", {
+      payout: livePayout,
+      reason: "R10",
+    });
+    assert.equal(again.status, 200, "a second request waits for approval too");
+    const twice = await adminCall(app, bruno.token)("approvals:approve", {
+      id: again.body.result.approval_id,
+    });
+    assert.deepEqual([twice.status, twice.body.error.code], [409, "already_returned"]);
+    assert.equal(await liveAvailable(), 40_000, "a payout's money comes back once");
+
+    // Test: at once, at the company's sandbox time.
+    await fundAcmeAuto(f, 100_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-TEST",
+      large_disbursement: false,
+      payees: [
+        payee("success+paypal", 250, { allowed_payment_method_ids: [7] }),
+        payee("noaction", 100),
+      ],
+    });
+    assert.equal(created.status, 201);
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT id, payee_uuid, status FROM payouts ORDER BY rowid",
+    );
+    const [paid, waiting] = rows.map((r) => String(r.id));
+    const inTest = (payout: string, reason = "refunded") =>
+      adminCall(app, alice.token)("payout:late-return", { payout, reason, environment: "test" });
+    const done = await inTest(paid);
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.deepEqual({ ...done.body.result, ledger_transaction_id: "…" }, {
+      payout_id: paid,
+      status: "completed",
+      returned_cents: 25_000,
+      ledger_transaction_id: "…",
+    });
+    const { rows: posted } = await f.deps.databases.test.readClient.execute({
+      sql: "SELECT posted_at FROM ledger_transactions WHERE id = ?",
+      args: [done.body.result.ledger_transaction_id],
+    });
+    assert.equal(posted[0].posted_at, now + 10_000, "the sandbox clock's time");
+
+    const refusals: [string, string, number, string, string][] = [
+      [
+        paid,
+        "refunded",
+        409,
+        "already_returned",
+        "the payout's money already came back after completion",
+      ],
+      [
+        waiting,
+        "R10",
+        409,
+        "payout_not_completed",
+        "a late return applies to a completed payout; this one is modality_offered (a return before completion fails the payout)",
+      ],
+      ["po_missing", "R10", 404, "payout_not_found", "no payout po_missing"],
+      [
+        paid,
+        "R 10",
+        400,
+        "invalid_input",
+        '--reason "R 10": the return\'s code, letters, digits and _ (at most 40)',
+      ],
+    ];
+    for (const [payout, reason, status, code, message] of refusals) {
+      const refused = await inTest(payout, reason);
+      assert.deepEqual([refused.status, refused.body.error], [status, { code, message }]);
+    }
+    assert.deepEqual(await verifyLedger(f.deps.databases.live.readClient), []);
+    assert.deepEqual(await verifyLedger(f.deps.databases.test.readClient), []);
   });
 });

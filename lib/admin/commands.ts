@@ -65,9 +65,13 @@ import {
   fundingAuditView,
   listApprovals,
   newAdminPayload,
+  payoutAuditView,
   rejectApproval,
   requestApproval,
 } from "../operators/approvals.ts";
+import { loadPayout, recordLateReturn } from "../payouts/store.ts";
+import { lateReturn } from "../payouts/transition.ts";
+import { domainNow } from "../sandbox/clock_store.ts";
 
 /** What the caller of a command gives: the CLI, or the admin endpoint for a running service. */
 export interface CommandRequest {
@@ -335,6 +339,110 @@ function fundingCommand(
     },
   };
 }
+
+/** A return's code (R10, refunded): letters, digits and _, at most this many characters. */
+const RETURN_REASON_LENGTH_MAX = 40;
+const RETURN_REASON = new RegExp(`^[A-Za-z0-9_]{1,${RETURN_REASON_LENGTH_MAX}}$`);
+
+/**
+ * Money of a completed payout that came back after completion (a late ACH return, a refund),
+ * recorded by hand: the payout stays completed and the money goes back to available. In test it
+ * happens at once; in live it waits for a second admin (dual control) and happens when approved.
+ */
+const lateReturnCommand: Command = {
+  summary:
+    "record that a completed payout's money came back (late ACH return, refund): back to available, the payout stays completed (live: once a second admin approves)",
+  flags: {
+    payout: "the payout id (po_…)",
+    reason: "the return's code, e.g. R10 or refunded",
+    environment: "live (default) or test",
+  },
+  role: "admin",
+  reach: async (request, f) => {
+    const environment = environmentReach(f, true);
+    if (!environment.ok) return environment;
+    const payout = await loadPayout(
+      request.databases[environment.value.environment].readClient,
+      f.payout,
+    );
+    return ok({
+      writes: environment.value.writes,
+      companies: payout ? [payout.companyId] : [],
+      hidden: refuse("payout_not_found", `no payout ${f.payout}`),
+      objectId: f.payout,
+    });
+  },
+  audit: (f, reach) => ({
+    action: "payout:late-return",
+    objectType: "payout",
+    objectId: f.payout,
+    companyId: reach.companies[0] ?? null,
+    snapshot: async (tx) => {
+      const payout = await loadPayout(tx, f.payout);
+      return payout ? payoutAuditView(payout) : null;
+    },
+  }),
+  run: async (ctx, f) => {
+    const environment = environmentFlag(f, "live");
+    if (!environment.ok) return environment;
+    if (!RETURN_REASON.test(f.reason)) {
+      return refuse(
+        "invalid_input",
+        `--reason ${
+          JSON.stringify(f.reason)
+        }: the return's code, letters, digits and _ (at most ${RETURN_REASON_LENGTH_MAX})`,
+        { field: "reason" },
+      );
+    }
+    const database = ctx.databases[environment.value];
+    const payout = await loadPayout(database.readClient, f.payout);
+    if (!payout) return refuse("payout_not_found", `no payout ${f.payout}`);
+    if (environment.value === "live") {
+      // A payout that is not completed is refused now, not when a second admin approves.
+      const decided = lateReturn(payout, { returnedBefore: false });
+      if (!decided.ok) return decided;
+      const requested = await requestApproval(ctx.operatorDeps, {
+        operator: ctx.actor.operator!,
+        origin: ctx.actor.origin,
+      }, {
+        kind: "payout.late_return",
+        environment: "live",
+        companyId: payout.companyId,
+        objectId: payout.id,
+        summary: `payout:late-return ${payout.id} (${f.reason}): ${
+          formatDollars(payout.amountCents - payout.payeeFeeCents)
+        } back to available`,
+        payload: { reason: f.reason, payout: payoutAuditView(payout) },
+      }, ctx.now);
+      return requested.ok
+        ? ok({
+          approval_id: requested.value.id,
+          status: requested.value.status,
+          kind: "payout.late_return",
+          payout_id: payout.id,
+          summary: requested.value.summary,
+          expires_at: requested.value.expires_at,
+        })
+        : requested;
+    }
+    // The sandbox posts at the company's sandbox time, as its other postings, for its tie-out.
+    const now = await domainNow(database, payout.companyId, ctx.now);
+    const done = await database.writer.write(
+      async (tx): ReturnType<typeof recordLateReturn> => {
+        const returned = await recordLateReturn(tx, payout.id, f.reason, now);
+        return returned.ok ? returned : tx.abort(returned);
+      },
+    );
+    return done.ok
+      ? ok({
+        payout_id: done.value.payout.id,
+        status: done.value.payout.status,
+        returned_cents: done.value.returnedCents,
+        ledger_transaction_id: done.value.ledgerTransactionId,
+      })
+      : done;
+  },
+};
 
 /** A fee above the largest payout ($1,000,000.00) is a typing mistake, not a price. */
 const FEE_MAX_CENTS = 100_000_000;
@@ -676,6 +784,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     "funding:return",
     "funding.return",
   ),
+  "payout:late-return": lateReturnCommand,
   "event:replay": {
     summary: "deliver an event again to every endpoint that receives it (both surfaces)",
     flags: { event: "the event id (evt_…)", environment: "live (default) or test" },

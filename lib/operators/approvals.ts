@@ -8,6 +8,7 @@
 import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit, type AuditActor } from "../audit/store.ts";
 import { type ManualFundingMove, recordManualFundingMove } from "../funding/service.ts";
+import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
@@ -65,6 +66,43 @@ function fundingAction(move: ManualFundingMove): ApprovedAction {
   };
 }
 
+/** Money of a completed live payout that came back, recorded once a second admin approves. */
+const lateReturnAction: ApprovedAction = async (tx, approval, { actor, now }) => {
+  const reason = String(approval.payload.reason);
+  const before = await loadPayout(tx, approval.objectId);
+  const returned = await recordLateReturn(tx, approval.objectId, reason, now);
+  if (!returned.ok) return returned;
+  const { payout, returnedCents, ledgerTransactionId } = returned.value;
+  await appendAudit(tx, "live", actor, {
+    at: now,
+    action: "payout:late-return",
+    objectType: "payout",
+    objectId: payout.id,
+    companyId: payout.companyId,
+    before: before && payoutAuditView(before),
+    after: {
+      ...payoutAuditView(payout),
+      reason,
+      returned_cents: returnedCents,
+      ledger_transaction_id: ledgerTransactionId,
+      approval_id: approval.id,
+    },
+  });
+  return ok({ payout_id: payout.id, status: payout.status, returned_cents: returnedCents });
+};
+
+/** A payout as an audit row shows it. */
+export function payoutAuditView(
+  payout: { id: string; status: string; amountCents: number; payeeFeeCents: number },
+) {
+  return {
+    id: payout.id,
+    status: payout.status,
+    amount_cents: payout.amountCents,
+    payee_fee_cents: payout.payeeFeeCents,
+  };
+}
+
 /** A funding as an audit row shows it. */
 export function fundingAuditView(
   funding: { id: string; status: string; paymentMethod: string; amountCents: number },
@@ -111,6 +149,7 @@ const createAdmin: ApprovedAction = async (tx, approval, { deps, actor, now }) =
 const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "wire.receive": fundingAction("wire:receive"),
   "funding.return": fundingAction("funding:return"),
+  "payout.late_return": lateReturnAction,
   "operator.create_admin": createAdmin,
 };
 

@@ -130,6 +130,7 @@ export const APPROVAL_TTL_MS = 24 * 60 * 60_000;
 export const APPROVAL_KINDS = {
   "wire.receive": "record by hand that a live wire arrived",
   "funding.return": "record by hand that the bank returned a live ACH funding",
+  "payout.late_return": "record by hand that a completed live payout's money came back",
   "operator.create_admin": "create an operator with the admin role",
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",

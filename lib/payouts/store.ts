@@ -97,7 +97,11 @@ export function ledgerKindOf(move: PayoutMove["kind"]): LedgerTransactionKind {
   return kind;
 }
 
-export async function loadPayout(tx: WriteTx, payoutId: string): Promise<PayoutRow | null> {
+/** A payout by id, in a unit or (for an operator's checks before one) from the read client. */
+export async function loadPayout(
+  tx: Pick<WriteTx, "execute">,
+  payoutId: string,
+): Promise<PayoutRow | null> {
   const { rows } = await tx.execute({
     sql: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ?`,
     args: [payoutId],
