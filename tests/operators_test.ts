@@ -12,8 +12,10 @@ import {
   bankFileReleaseNeedsApproval,
   checkDecision,
   checkPassword,
+  type CommandReach,
   extendedExpiry,
   LOCKOUT_MS,
+  type OperatorFacts,
   roleAllows,
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
@@ -105,15 +107,15 @@ Deno.test("rules: roles, lockout, session lifetimes, TOTP replay and approval de
   assert.equal(decide(pending, "op_a", now - 1), "approval_own_request");
   assert.equal(decide({ status: "approved" }, "op_a", now), "approval_not_pending", "status first");
 
-  const operator = {
+  const operator: OperatorFacts = {
     email: "c@ops.test",
-    role: "clerk" as const,
+    role: "clerk",
     companyScope: ["co_a"],
     totpVerified: false,
   };
-  const command = {
+  const command: CommandReach = {
     name: "fees:set",
-    role: "admin" as const,
+    role: "admin",
     writesLive: true,
     companies: ["co_b"],
   };
