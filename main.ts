@@ -9,7 +9,7 @@ import { openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
 import { jobHandlersByEnvironment, runtimeSettingsOf } from "./lib/payouts/runtime.ts";
-import { loadOrSeedSandbox, type SandboxCredentials } from "./lib/sandbox/seed.ts";
+import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
 import { Scheduler } from "./db/scheduler.ts";
 import { WebhookDispatcher } from "./lib/webhooks/dispatcher.ts";
 import { NotificationSender } from "./lib/notify/outbox.ts";
@@ -23,7 +23,6 @@ import {
   missingNotificationTransports,
 } from "./lib/platform/config.ts";
 import { jsonBearerProvider, SmsTransport } from "./lib/notify/sms.ts";
-import { SmtpTransport } from "./lib/notify/smtp.ts";
 import { createApp } from "./routes/app.ts";
 
 /** How often the in-process loop looks for due jobs. */
@@ -112,6 +111,8 @@ async function main(): Promise<void> {
 
   let credentials: SandboxCredentials | null = null;
   if (dev) {
+    // The seed (and the operator password hashing it needs) is for dev mode only.
+    const { loadOrSeedSandbox } = await import("./lib/sandbox/seed.ts");
     credentials = await loadOrSeedSandbox(databases, config, systemClock.now());
     if (!credentials) {
       console.error(
@@ -139,8 +140,9 @@ async function main(): Promise<void> {
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),
   });
   const sends = (channel: "email" | "sms") => config.notifications.channels.includes(channel);
+  // nodemailer is loaded only when live e-mail goes out through SMTP.
   const smtp = sends("email") && config.notifications.smtp
-    ? new SmtpTransport({
+    ? new (await import("./lib/notify/smtp.ts")).SmtpTransport({
       ...config.notifications.smtp,
       timeoutMs: NOTIFICATION_SEND_TIMEOUT_MS,
       connectionsMax: NOTIFICATION_CONCURRENCY,

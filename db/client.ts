@@ -3,9 +3,8 @@
  * connection, and the committed drizzle-kit migrations applied at start. A `file:` URL is the
  * embedded default; `libsql://` and http(s) URLs reach a libSQL server with the same code.
  */
-import { type Client, createClient } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
-import { migrate } from "drizzle-orm/libsql/migrator";
+import type { Client } from "@libsql/client";
+import { drizzle } from "./drizzle.ts";
 import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
 import type { Config, Environment } from "../lib/platform/config.ts";
 import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
@@ -44,9 +43,11 @@ export interface OpenOptions {
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   const local = options.url.startsWith("file:");
   if (local) await ensureParentDir(options.url);
+  // `@libsql/client` (its native driver and network protocols) is loaded only for a server URL.
+  const createClient = local ? null : (await import("@libsql/client")).createClient;
   // One connection each: PRAGMAs set on it stay set, and only the write connection ever writes.
   const connect = (): Client =>
-    local ? openEmbeddedClient(options.url, options.busyTimeoutMs) : createClient({
+    createClient === null ? openEmbeddedClient(options.url, options.busyTimeoutMs) : createClient({
       url: options.url,
       authToken: options.authToken ?? undefined,
       timeout: options.busyTimeoutMs,
@@ -60,7 +61,12 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await writeClient.execute("PRAGMA temp_store=MEMORY");
     await assertDurable(writeClient);
   }
-  await migrate(drizzle(writeClient), { migrationsFolder });
+  // Most starts find nothing to apply: the migrator (and its module) is loaded only when the
+  // journal holds a migration the database has not seen.
+  if (await hasUnappliedMigrations(writeClient)) {
+    const { migrate } = await import("drizzle-orm/libsql/migrator");
+    await migrate(drizzle(writeClient), { migrationsFolder });
+  }
   if (local) await assertDurable(writeClient);
 
   let readClient = writeClient;
@@ -104,11 +110,32 @@ export async function openEnvironmentDatabases(
   return { test: await open("test"), live: await open("live") };
 }
 
+/** drizzle-kit's journal of the committed migrations, in order. */
+async function readJournal(): Promise<{ entries: { when: number }[] }> {
+  return JSON.parse(await Deno.readTextFile(`${migrationsFolder}/meta/_journal.json`));
+}
+
+/**
+ * The migrator's own rule: a migration runs when it is newer (by its journal time) than the
+ * newest one the database records; no record table yet means nothing was applied.
+ */
+export async function hasUnappliedMigrations(client: Client): Promise<boolean> {
+  const newest = Math.max(...(await readJournal()).entries.map((entry) => entry.when));
+  let applied;
+  try {
+    applied = await client.execute(
+      "SELECT max(created_at) AS created_at FROM __drizzle_migrations",
+    );
+  } catch {
+    return true;
+  }
+  const newestApplied = applied.rows[0]?.created_at;
+  return newestApplied === null || newestApplied === undefined || Number(newestApplied) < newest;
+}
+
 /** The journal's migration count against the applied ones: readiness needs both equal. */
 export async function migrationsPending(database: Database): Promise<number> {
-  const journal = JSON.parse(
-    await Deno.readTextFile(`${migrationsFolder}/meta/_journal.json`),
-  ) as { entries: unknown[] };
+  const journal = await readJournal();
   const applied = await database.readClient.execute(
     "SELECT count(*) AS n FROM __drizzle_migrations",
   );

@@ -8,17 +8,19 @@
  * errors, so drizzle and every store run unchanged, on the same files and schema. libSQL-server
  * URLs keep `@libsql/client`.
  */
-import {
-  type Client,
-  type InArgs,
-  type InStatement,
-  LibsqlError,
-  type Replicated,
-  type ResultSet,
-  type Row,
-  type Transaction,
-  type TransactionMode,
+import type {
+  Client,
+  InArgs,
+  InStatement,
+  Replicated,
+  ResultSet,
+  Row,
+  Transaction,
+  TransactionMode,
 } from "@libsql/client";
+// The class `@libsql/client` re-exports, from its light core: loading the client itself (its
+// native driver and its network protocols) costs a cold start about as much as everything else.
+import { LibsqlError } from "@libsql/core/api";
 import { Buffer } from "node:buffer";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 

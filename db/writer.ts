@@ -7,7 +7,8 @@
  * call `write` itself: the group it would wait for cannot start until the unit ends.
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
+import { drizzle } from "./drizzle.ts";
 import { setImmediate } from "node:timers";
 import type { Refusal } from "../lib/platform/result.ts";
 import * as schema from "./schema.ts";

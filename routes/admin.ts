@@ -6,7 +6,6 @@
  */
 import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
-import { adminCommands, isInputRefusal, runAdminCommand } from "../lib/admin/commands.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -16,6 +15,12 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
 /** The header that carries the operator's session token. */
 export const OPERATOR_SESSION_HEADER = "X-Operator-Session";
+
+/**
+ * The command table (operators, audit, every command's service) is loaded at the first admin
+ * request, not at every start of the service.
+ */
+const loadCommands = () => import("../lib/admin/commands.ts");
 
 /** HTTP statuses of the refusals about the operator rather than the action. */
 const OPERATOR_REFUSAL_STATUS: Readonly<Record<string, 401 | 403>> = {
@@ -82,6 +87,7 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
         message: 'the body must be {"flags": {name: string}, "input"?: {name: string}}',
       });
     }
+    const { adminCommands, isInputRefusal, runAdminCommand } = await loadCommands();
     if (!(name in adminCommands)) {
       return errorResponse(c, {
         status: 404,

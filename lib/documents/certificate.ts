@@ -5,7 +5,10 @@
  * a password and finds a page, the same parse signing needs; one that still cannot be stamped
  * later (damaged in storage) is refused by name, never signed blind.
  */
-import { PDFDocument, rgb, StandardFonts } from "pdf-lib";
+import type { PDFDocument } from "pdf-lib";
+
+/** pdf-lib is loaded at the first upload or signature, not at every start of the service. */
+const loadPdfLib = () => import("pdf-lib");
 
 export interface SignatureRecord {
   readonly documentName: string;
@@ -36,6 +39,7 @@ export async function pdfProblem(content: Uint8Array): Promise<string | null> {
     return "pdf_base64 is not a PDF (it must start with %PDF-)";
   }
   const encrypted = "pdf_base64 is an encrypted PDF: upload it without a password or encryption";
+  const { PDFDocument } = await loadPdfLib();
   let pdf: PDFDocument;
   try {
     // Without ignoreEncryption, pdf-lib refuses an encrypted file instead of misreading it.
@@ -61,6 +65,7 @@ export async function pdfProblem(content: Uint8Array): Promise<string | null> {
  * compiled to ES5), so the file is read again with the encryption ignored.
  */
 async function isEncrypted(content: Uint8Array): Promise<boolean> {
+  const { PDFDocument } = await loadPdfLib();
   try {
     const opened = await PDFDocument.load(content, {
       ignoreEncryption: true,
@@ -104,6 +109,7 @@ async function appendCertificatePage(
   original: Uint8Array,
   record: SignatureRecord,
 ): Promise<Uint8Array> {
+  const { PDFDocument, rgb, StandardFonts } = await loadPdfLib();
   const pdf = await PDFDocument.load(original, { updateMetadata: false });
   const font = await pdf.embedFont(StandardFonts.Helvetica);
   const bold = await pdf.embedFont(StandardFonts.HelveticaBold);

