@@ -404,6 +404,81 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/sandbox/clock": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The company's sandbox time (test tokens only); it moves only forward, there is no reset */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The sandbox time. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["SandboxClockReading"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: a live token, or a CompanyApiKey the user may not use. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/sandbox/clock/advance": {
     parameters: {
       query?: never;
@@ -4384,6 +4459,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/sandbox/clock": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The company's sandbox time (test keys only); it moves only forward, there is no reset */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The sandbox time. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["SandboxClockReading"];
+          };
+        };
+        /** @description authentication_failed: the key is missing, unknown, rotated past its grace period, or revoked. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description live_mode_forbidden: a live key. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description rate_limited: more than the credential's requests per second: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description internal_error: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/sandbox/clock/advance": {
     parameters: {
       query?: never;
@@ -5105,6 +5252,17 @@ export interface components {
       advanced_seconds: number;
       /** @description Timed rules that fell due and ran, in time order. */
       jobs_run: number;
+    };
+    SandboxClockReading: {
+      /** @constant */
+      object: "sandbox_clock";
+      /**
+       * Format: date-time
+       * @description The company's sandbox time.
+       */
+      now: string;
+      /** @description How far the sandbox clock runs ahead of real time: the sum of its advances. */
+      ahead_seconds: number;
     };
     Token: {
       /** @description A JWT for `Authorization: Bearer …`. */

@@ -100,3 +100,76 @@ Deno.test("POST /api/sandbox/clock/advance: test token moves the company's clock
     );
   });
 });
+
+Deno.test("GET /v1/sandbox/clock reads the company's sandbox time; real time moves it too; a live key is 403", async () => {
+  await withHttpFixture(async (f) => {
+    const read = (key: string) =>
+      f.app.request("/v1/sandbox/clock", { headers: { Authorization: `Bearer ${key}` } });
+    const before = await read(f.cast.acmeAutoKeyTest);
+    assert.equal(before.status, 200);
+    assert.deepEqual(await before.json(), {
+      object: "sandbox_clock",
+      now: new Date(f.clock.now()).toISOString(),
+      ahead_seconds: 0,
+    });
+    assert.equal((await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 86400}')).status, 200);
+    f.clock.advance(5_000);
+    const after = await read(f.cast.acmeAutoKeyTest);
+    assert.deepEqual(await after.json(), {
+      object: "sandbox_clock",
+      now: new Date(f.clock.now() + 86_400_000).toISOString(),
+      ahead_seconds: 86_400,
+    });
+    // Another company's clock did not move.
+    const beacon = await read(f.cast.beaconKeyTest);
+    assert.equal((await beacon.json() as { ahead_seconds: number }).ahead_seconds, 0);
+
+    const live = await read(f.cast.acmeAutoKeyLive);
+    assert.equal(live.status, 403);
+    assert.deepEqual(await live.json(), {
+      type: "/docs/errors#live_mode_forbidden",
+      title: "Forbidden",
+      status: 403,
+      detail: "the sandbox clock exists only in the test environment; use a test credential",
+      code: "live_mode_forbidden",
+    });
+    // There is no reset: the clock resource only answers GET.
+    const reset = await f.app.request("/v1/sandbox/clock", {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
+    });
+    assert.equal(reset.status, 405);
+    assert.equal(reset.headers.get("Allow"), "GET, HEAD");
+  });
+});
+
+Deno.test("GET /api/sandbox/clock: a test token reads its company's clock; a live token is 403", async () => {
+  await withHttpFixture(async (f) => {
+    const token = async (key: string) => {
+      const res = await f.app.request("/api/authenticate", {
+        method: "POST",
+        headers: { Authorization: basic(f.cast.acme.tin, key) },
+      });
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    const read = async (key: string) =>
+      f.app.request("/api/sandbox/clock", {
+        headers: { Authorization: `Bearer ${await token(key)}` },
+      });
+    assert.equal((await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 3600}')).status, 200);
+    const ok = await read(f.cast.alice.keyTest);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), {
+      object: "sandbox_clock",
+      now: new Date(f.clock.now() + 3_600_000).toISOString(),
+      ahead_seconds: 3600,
+    });
+    const live = await read(f.cast.alice.keyLive);
+    assert.equal(live.status, 403);
+    assert.deepEqual(await live.json(), {
+      name: "NOT_AUTHORIZED",
+      message: "the sandbox clock exists only in the test environment; use a test credential",
+      details: [],
+    });
+  });
+});

@@ -17,6 +17,16 @@ export function companyNow(
   return domainNow(database, companyId, realNow);
 }
 
+/** The company's sandbox time and how far it runs ahead of real time (the sum of its advances). */
+export async function readCompanyClock(
+  database: Database,
+  companyId: string,
+  realNow: number,
+): Promise<{ now: number; aheadMs: number }> {
+  const now = await domainNow(database, companyId, realNow);
+  return { now, aheadMs: now - realNow };
+}
+
 /** Moves the company's sandbox clock and runs everything that falls due, in time order. */
 export function advanceCompanyClock(
   database: Database,

@@ -148,6 +148,18 @@ export function apiOpenApi(config: Config) {
         },
       },
     },
+    "/api/sandbox/clock": {
+      get: {
+        summary:
+          "The company's sandbox time (test tokens only); it moves only forward, there is no reset",
+        parameters: [companyApiKey],
+        responses: {
+          200: ok("The sandbox time.", "SandboxClockReading"),
+          ...readErrors,
+          403: failure("NOT_AUTHORIZED: a live token, or a CompanyApiKey the user may not use."),
+        },
+      },
+    },
     "/api/sandbox/clock/advance": {
       post: {
         summary: "Move the company's sandbox clock (test tokens only)",

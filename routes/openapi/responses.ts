@@ -307,6 +307,14 @@ export function responseSchemas(config: Config) {
     advanced_seconds: integer(undefined, { min: 1 }),
     jobs_run: integer("Timed rules that fell due and ran, in time order.", { min: 0 }),
   });
+  const SandboxClockReading = v.strictObject({
+    object: v.literal("sandbox_clock"),
+    now: timestamp("The company's sandbox time."),
+    ahead_seconds: integer(
+      "How far the sandbox clock runs ahead of real time: the sum of its advances.",
+      { min: 0 },
+    ),
+  });
 
   // Surface A
   const Token = v.strictObject({
@@ -485,6 +493,7 @@ export function responseSchemas(config: Config) {
     WebhookDeliveryList: deliveries,
     ApiKey,
     SandboxClock,
+    SandboxClockReading,
     Token,
     ApiFunding,
     ApiFundingList: listOf(ApiFunding),

@@ -285,6 +285,17 @@ export function openApiDocument(config: Config): JsonObject {
             },
           },
         },
+        "/v1/sandbox/clock": {
+          get: {
+            summary:
+              "The company's sandbox time (test keys only); it moves only forward, there is no reset",
+            responses: {
+              200: ok("The sandbox time.", "SandboxClockReading"),
+              403: problem("live_mode_forbidden: a live key."),
+              ...readErrors,
+            },
+          },
+        },
         "/v1/sandbox/clock/advance": {
           post: {
             summary: "Move the company's sandbox clock and run what falls due (test keys only)",
