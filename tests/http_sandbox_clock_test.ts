@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
 import { basic, fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const advance = (f: HttpFixture, key: string, body: string) =>
@@ -172,4 +173,89 @@ Deno.test("GET /api/sandbox/clock: a test token reads its company's clock; a liv
       details: [],
     });
   });
+});
+
+Deno.test("a test-environment delivery is dated in real time, its event in sandbox time: completed >= created after advances", async () => {
+  const received: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    received.push(await req.text());
+    return new Response("ok");
+  });
+  try {
+    await withHttpFixture(async (f) => {
+      const v1 = (method: string, path: string, body?: unknown) =>
+        f.app.request(path, {
+          method,
+          headers: {
+            Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+            "Content-Type": "application/json",
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      await fundAcmeAuto(f, 100_000);
+      const endpoint = await (await v1("POST", "/v1/webhooks", {
+        url: `http://127.0.0.1:${server.addr.port}/hook`,
+        events: ["disbursement.created", "disbursement.modality_offered"],
+      })).json() as { id: string };
+      assert.equal(
+        (await v1("POST", "/v1/payees", { id: "noaction", email: "p@x.test" })).status,
+        201,
+      );
+      const day = 86_400_000;
+      assert.equal((await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 172800}')).status, 200);
+
+      f.clock.advance(10_000);
+      const createdAt = f.clock.now();
+      assert.equal(
+        (await v1("POST", "/v1/disbursements", {
+          amount: 12.5,
+          claim_id: "CLM-1",
+          payee: { id: "noaction" },
+          modalities: ["ach"],
+        })).status,
+        201,
+      );
+      // The offer job runs in this advance at its due time, two sandbox days ahead of real time.
+      f.clock.advance(10_000);
+      const advancedAt = f.clock.now();
+      assert.equal((await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 86400}')).status, 200);
+
+      f.clock.advance(10_000);
+      const deliveredAt = f.clock.now();
+      const dispatcher = new WebhookDispatcher(f.deps.databases, f.deps.secretBox, f.clock, {
+        batchSize: 50,
+        endpointsInParallel: 2,
+        perEndpointConcurrency: 1,
+        timeoutMs: 2_000,
+        leaseMs: 30_000,
+      });
+      assert.equal(await dispatcher.sweep(), 2);
+      assert.equal(received.length, 2);
+
+      const events = await (await v1("GET", "/v1/events?limit=10")).json() as {
+        data: { type: string; created: string }[];
+      };
+      assert.deepEqual(events.data.map((e) => [e.type, e.created]), [
+        ["disbursement.modality_offered", new Date(createdAt + 2 * day).toISOString()],
+        ["disbursement.created", new Date(createdAt + 2 * day).toISOString()],
+      ], "events follow the sandbox clock");
+      const deliveries = await (await v1("GET", `/v1/webhooks/${endpoint.id}/deliveries`))
+        .json() as { data: { status: string; created: string; completed: string }[] };
+      assert.deepEqual(
+        deliveries.data.map((d) => [d.status, d.created, d.completed]),
+        [
+          ["succeeded", new Date(advancedAt).toISOString(), new Date(deliveredAt).toISOString()],
+          ["succeeded", new Date(createdAt).toISOString(), new Date(deliveredAt).toISOString()],
+        ],
+        "deliveries follow real time: queued when the request or the advance ran",
+      );
+      for (const d of deliveries.data) assert.ok(d.completed >= d.created, JSON.stringify(d));
+      const { rows } = await f.deps.databases.test.readClient.execute(
+        "SELECT attempted_at FROM delivery_attempts",
+      );
+      assert.deepEqual(rows.map((row) => Number(row.attempted_at)), [deliveredAt, deliveredAt]);
+    });
+  } finally {
+    await server.shutdown();
+  }
 });

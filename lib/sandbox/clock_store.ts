@@ -25,6 +25,24 @@ export async function latestDomainNow(database: Database, realNow: number): Prom
   return realNow + Math.max(0, Number(rows[0].offset_ms));
 }
 
+/**
+ * The real time at which something the company's domain dates `domainNow` happens: its sandbox
+ * clock's offset taken off, and never before the clock last moved (a job an advance runs at its
+ * due time runs now, not in the past). Live, and a company whose clock never moved: `domainNow`.
+ */
+export async function realTimeOf(
+  tx: WriteTx,
+  companyId: string,
+  domainNow: number,
+): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: "SELECT offset_ms, updated_at FROM sandbox_clocks WHERE company_id = ?",
+    args: [companyId],
+  });
+  if (!rows[0]) return domainNow;
+  return Math.max(domainNow - Number(rows[0].offset_ms), Number(rows[0].updated_at));
+}
+
 async function readOffset(client: Client | WriteTx, companyId: string): Promise<number> {
   const { rows } = await client.execute({
     sql: "SELECT offset_ms FROM sandbox_clocks WHERE company_id = ?",

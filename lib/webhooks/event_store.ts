@@ -2,6 +2,7 @@
 import { columnsOf, integer, json, notNull, type RowMapper, rowMapper } from "../../db/rows.ts";
 import { events, webhookEndpoints } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
+import { realTimeOf } from "../sandbox/clock_store.ts";
 import { eventCatalogue, type EventKey } from "../payouts/states.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -103,7 +104,9 @@ export interface NewEvent {
 /**
  * Appends an event to the log and, in the same unit, queues one delivery for every endpoint that
  * receives it: /v1 endpoints of its line for events /v1 publishes, Surface A endpoints of the
- * company for all. A crash can lose neither the event nor its deliveries.
+ * company for all. A crash can lose neither the event nor its deliveries. `now` is domain time
+ * (the sandbox clock in test), the event's time; its deliveries are real HTTP calls, dated in
+ * real time.
  */
 export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Promise<string> {
   const catalogued = eventCatalogue[event.key];
@@ -134,20 +137,21 @@ export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Pr
   }, {
     manual: false,
     surfaces: "all",
-  }, now);
+  }, await realTimeOf(tx, event.companyId, now));
   return id;
 }
 
 /**
  * One delivery per active endpoint that receives the event: /v1 endpoints of its line (for the
  * events /v1 publishes) and, unless `surfaces` is "v1", Surface A endpoints of the company. A
- * manual delivery (a replay) is attempted once and never rescheduled. Returns how many.
+ * manual delivery (a replay) is attempted once and never rescheduled. `realNow` is real time, as
+ * every time of a delivery and its attempts is. Returns how many.
  */
 export async function queueDeliveries(
   tx: WriteTx,
   event: { id: string; companyId: string; lineId: string | null; eventTypeId: number },
   options: { manual: boolean; surfaces: "all" | "v1" },
-  now: number,
+  realNow: number,
 ): Promise<number> {
   const catalogued = Object.values(eventCatalogue).find((e) => e.id === event.eventTypeId)!;
   const { rows } = await tx.execute({
@@ -161,12 +165,12 @@ export async function queueDeliveries(
     const name = endpoint.surface === "v1" ? catalogued.type : catalogued.name;
     const filter = endpoint.events;
     if (filter.length > 0 && (name === null || !filter.includes(name))) continue;
-    // Due at once (0): the dispatcher compares with real time, the event with domain time.
+    // Due at once (0).
     await tx.execute({
       sql:
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
             VALUES (?, ?, ?, 'pending', ?, 0, ?)`,
-      args: [newId("wd"), endpoint.id, event.id, options.manual ? 1 : 0, now],
+      args: [newId("wd"), endpoint.id, event.id, options.manual ? 1 : 0, realNow],
     });
     queued++;
   }
