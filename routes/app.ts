@@ -3,12 +3,12 @@
  * each surface's format) and the mounted resources. Built by main.ts and by tests.
  */
 import { type Context, Hono, type Next } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { Metrics } from "../lib/platform/metrics.ts";
 import { RateLimiter } from "../lib/platform/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
+import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
 import { apiDisbursementRoutes } from "./api/disbursements.ts";
 import { apiDocumentRoutes } from "./api/documents.ts";
@@ -97,16 +97,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   const tooLarge = (maxBytes: number) =>
-    bodyLimit({
-      maxSize: maxBytes,
-      onError: (c) =>
-        errorResponse(c, {
-          status: 413,
-          code: "payload_too_large",
-          message: `the request body exceeds ${maxBytes} bytes`,
-          issues: [{ field: "body", location: "body", message: `at most ${maxBytes} bytes` }],
-        }),
-    });
+    bodySizeLimit(maxBytes, (c) =>
+      errorResponse(c, {
+        status: 413,
+        code: "payload_too_large",
+        message: `the request body exceeds ${maxBytes} bytes`,
+        issues: [{ field: "body", location: "body", message: `at most ${maxBytes} bytes` }],
+      }));
   const documentLimit = tooLarge(limits.DOCUMENT_BODY_LIMIT_BYTES);
   const jsonLimit = tooLarge(limits.BODY_LIMIT_BYTES);
   app.use(bodyArrival({

@@ -1,8 +1,14 @@
-/** Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). */
+/**
+ * Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). With METRICS_TOKEN set,
+ * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
+ */
 import { Hono } from "hono";
 import { databaseReadiness } from "../lib/admin/service.ts";
+import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
+import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
+import { errorResponse } from "./errors.ts";
 
 export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -18,6 +24,18 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
     return c.json({ status: ready ? "ready" : "not_ready", databases: checks }, ready ? 200 : 503);
   });
   app.get("/metrics", (c) => {
+    const required = deps.config.metricsToken;
+    if (required !== null) {
+      const token = bearerToken(c);
+      if (token === null || !constantTimeEqual(token, required)) {
+        return errorResponse(c, {
+          status: 401,
+          code: "authentication_failed",
+          message: "/metrics needs Authorization: Bearer with the METRICS_TOKEN",
+          headers: { "WWW-Authenticate": 'Bearer realm="metrics"' },
+        });
+      }
+    }
     const writers = Object.values(deps.databases);
     const perWriter = (pick: (stats: typeof writers[number]["writer"]["stats"]) => number) =>
       writers.map((db) =>

@@ -88,6 +88,12 @@ const databaseUrl = v.pipe(
   v.regex(/^(file:|libsql:|https?:|wss?:)/, "must start with file:, libsql:, http(s): or ws(s):"),
 );
 const secret32 = v.pipe(v.string(), v.minBytes(32, "must be at least 32 bytes"));
+/** Long enough that guessing it is hopeless; `openssl rand -hex 32` gives 64 characters. */
+const METRICS_TOKEN_LENGTH_MIN = 32;
+const metricsToken = v.pipe(
+  v.string(),
+  v.minLength(METRICS_TOKEN_LENGTH_MIN, `must be at least ${METRICS_TOKEN_LENGTH_MIN} characters`),
+);
 const encryptionKey = v.pipe(
   v.string(),
   v.regex(/^[A-Za-z0-9+/]{43}=$/, "must be 32 bytes in base64 (44 characters)"),
@@ -129,6 +135,8 @@ export interface Config {
   readonly jwtSecret: string | null;
   readonly encryptionKey: string | null;
   readonly logFormat: "json" | "off";
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`; unset, /metrics is open. */
+  readonly metricsToken: string | null;
   /** Serve /sandbox/inbox (test-environment messages): on in dev mode, else SANDBOX_INBOX=1. */
   readonly sandboxInbox: boolean;
   readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
@@ -243,6 +251,7 @@ export function loadConfig(
     jwtSecret: text("JWT_SECRET", secret32, null),
     encryptionKey: text("ENCRYPTION_KEY", encryptionKey, null),
     logFormat,
+    metricsToken: text("METRICS_TOKEN", metricsToken, null),
     sandboxInbox: dev || env.SANDBOX_INBOX === "1",
     limits: Object.fromEntries(
       Object.entries(numbers).filter(([name]) => name !== "PORT"),
