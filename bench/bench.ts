@@ -1,10 +1,12 @@
 /**
  * `deno task bench`: starts the service as `deno task dev` does (embedded SQLite, synchronous=FULL,
  * rate limit off) and measures each scenario with wrk, printing a table. Settings:
- * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32).
+ * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32). It starts with the cold start
+ * (bench/cold_start.ts): spawn to the first /readyz 200, the service against a bare Deno.serve.
  */
 import { createClient } from "@libsql/client";
 import { measureReadsDuringDrain } from "./drain.ts";
+import { describeColdStart, measureColdStart } from "./cold_start.ts";
 import { measureCreateCost } from "./create_cost.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
@@ -89,6 +91,9 @@ async function measureBaseline(): Promise<LoadResult> {
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+// First, while nothing else of the bench runs: spawn to /readyz 200, the service against bare Deno.serve.
+console.log(describeColdStart(await measureColdStart()));
 
 await ensureWrk();
 const service = await startService();
