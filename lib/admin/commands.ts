@@ -183,6 +183,17 @@ function keySnapshot(keyId: string | null | undefined) {
     );
 }
 
+/** The audit of a key command: the key and its replacement, before and after. */
+function keyAudit(action: string) {
+  return (_flags: Flags, reach: Reach): AuditedChange => ({
+    action,
+    objectType: "api_key",
+    objectId: reach.objectId ?? null,
+    companyId: reach.companies[0] ?? null,
+    snapshot: keySnapshot(reach.objectId),
+  });
+}
+
 /** Where a key given by secret or id is kept, and which companies it acts for. */
 async function keyReach(request: CommandRequest, flags: Flags): Promise<Result<Reach>> {
   const hash = await sha256Hex(flags.key);
@@ -623,13 +634,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     flags: { key: "the key's secret or id" },
     role: "admin",
     reach: keyReach,
-    audit: (_f, reach) => ({
-      action: "key:rotate",
-      objectType: "api_key",
-      objectId: reach.objectId ?? null,
-      companyId: reach.companies[0] ?? null,
-      snapshot: keySnapshot(reach.objectId),
-    }),
+    audit: keyAudit("key:rotate"),
     run: async (ctx, f) => {
       const r = await rotateKey(ctx.databases, { key: f.key }, {
         now: ctx.now,
@@ -650,13 +655,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     flags: { key: "the key's secret or id" },
     role: "admin",
     reach: keyReach,
-    audit: (_f, reach) => ({
-      action: "key:revoke",
-      objectType: "api_key",
-      objectId: reach.objectId ?? null,
-      companyId: reach.companies[0] ?? null,
-      snapshot: keySnapshot(reach.objectId),
-    }),
+    audit: keyAudit("key:revoke"),
     run: async (ctx, f) => {
       const r = await revokeKey(ctx.databases, { key: f.key }, ctx.now);
       return r.ok
