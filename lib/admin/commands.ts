@@ -236,6 +236,31 @@ function environmentReach(
   return ok({ environment: environment.value, writes: changes ? [environment.value] : [] });
 }
 
+/**
+ * The reach of a command that changes one object of the --environment it names: the object's
+ * company, or what an operator outside the scope is told when it is not there.
+ */
+function objectReach(
+  find: (request: CommandRequest, environment: Environment, flags: Flags) => Promise<
+    { companyId: string } | null
+  >,
+  hidden: (flags: Flags, environment: Environment) => Refusal,
+  objectId?: (flags: Flags) => string,
+) {
+  return async (request: CommandRequest, f: Flags): Promise<Result<Reach>> => {
+    const named = environmentReach(f, true);
+    if (!named.ok) return named;
+    const { environment, writes } = named.value;
+    const found = await find(request, environment, f);
+    return ok({
+      writes,
+      companies: found ? [found.companyId] : [],
+      hidden: hidden(f, environment),
+      ...(objectId ? { objectId: objectId(f) } : {}),
+    });
+  };
+}
+
 function environmentFlag(
   flags: Flags,
   fallback: Environment,
@@ -280,20 +305,11 @@ function fundingCommand(
     summary,
     flags: { funding: "the funding id (fund_…)", environment: "live (default) or test" },
     role: "admin",
-    reach: async (request, f) => {
-      const environment = environmentReach(f, true);
-      if (!environment.ok) return environment;
-      const funding = await findFunding(
-        request.databases[environment.value.environment],
-        f.funding,
-      );
-      return ok({
-        writes: environment.value.writes,
-        companies: funding ? [funding.companyId] : [],
-        hidden: refuse("funding_not_found", `no funding ${f.funding}`),
-        objectId: f.funding,
-      });
-    },
+    reach: objectReach(
+      (request, environment, f) => findFunding(request.databases[environment], f.funding),
+      (f) => refuse("funding_not_found", `no funding ${f.funding}`),
+      (f) => f.funding,
+    ),
     audit: (f, reach) => ({
       action: move,
       objectType: "funding",
@@ -369,20 +385,11 @@ const lateReturnCommand: Command = {
     environment: "live (default) or test",
   },
   role: "admin",
-  reach: async (request, f) => {
-    const environment = environmentReach(f, true);
-    if (!environment.ok) return environment;
-    const payout = await loadPayout(
-      request.databases[environment.value.environment].readClient,
-      f.payout,
-    );
-    return ok({
-      writes: environment.value.writes,
-      companies: payout ? [payout.companyId] : [],
-      hidden: refuse("payout_not_found", `no payout ${f.payout}`),
-      objectId: f.payout,
-    });
-  },
+  reach: objectReach(
+    (request, environment, f) => loadPayout(request.databases[environment].readClient, f.payout),
+    (f) => refuse("payout_not_found", `no payout ${f.payout}`),
+    (f) => f.payout,
+  ),
   audit: (f, reach) => ({
     action: "payout:late-return",
     objectType: "payout",
@@ -788,23 +795,12 @@ export const adminCommands: Readonly<Record<string, Command>> = {
     summary: "deliver an event again to every endpoint that receives it (both surfaces)",
     flags: { event: "the event id (evt_…)", environment: "live (default) or test" },
     role: "clerk",
-    reach: async (request, f) => {
-      const environment = environmentReach(f, true);
-      if (!environment.ok) return environment;
-      const event = await findEventById(
-        request.databases[environment.value.environment].readClient,
-        f.event,
-      );
-      return ok({
-        writes: environment.value.writes,
-        companies: event ? [event.companyId] : [],
-        hidden: refuse(
-          "event_not_found",
-          `no event ${f.event} in ${environment.value.environment}`,
-          { field: "event" },
-        ),
-      });
-    },
+    reach: objectReach(
+      (request, environment, f) =>
+        findEventById(request.databases[environment].readClient, f.event),
+      (f, environment) =>
+        refuse("event_not_found", `no event ${f.event} in ${environment}`, { field: "event" }),
+    ),
     audit: (f, reach) => ({
       action: "event:replay",
       objectType: "event",
