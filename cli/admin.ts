@@ -10,11 +10,11 @@ import {
   adminHelp,
   checkInvocation,
   isInputRefusal,
-  type Prompt,
   promptsOf,
   runAdminCommand,
   switchFlags,
 } from "../lib/admin/commands.ts";
+import type { Prompt } from "../lib/admin/command_kit.ts";
 import { openEnvironmentDatabases } from "../db/client.ts";
 import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "../db/dev_secrets.ts";

@@ -520,19 +520,184 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
   rail: text("rail").notNull(),
   /** Null while queued for the next cutoff. */
   batchId: text("batch_id").references(() => railBatches.id),
-  payoutId: text("payout_id").notNull().references(() => payouts.id),
-  /** The submission's idempotency reference (payout id + submission number). */
+  /** The payout a credit pays; null for a funding debit. */
+  payoutId: text("payout_id").references(() => payouts.id),
+  /** The ACH funding a debit collects from the company's funding account; null for a payout. */
+  fundingId: text("funding_id").references(() => fundings.id),
+  /** credit: money to a payee; debit: money collected from the company (ACH funding). */
+  direction: text("direction", { enum: ["credit", "debit"] }).notNull().default("credit"),
+  /**
+   * The submission's idempotency reference (payout id + submission number, or funding id + attempt
+   * for a debit). An entry voided with its file is queued again under a new reference.
+   */
   reference: text("reference").notNull(),
   amountCents: integer("amount_cents").notNull(),
   status: text("status", {
     enum: ["queued", "batched", "sent", "completed", "failed", "voided"],
   }).notNull(),
+  /** ACH: the ODFI's 8-digit routing and a 7-digit sequence, set when the entry enters a file. */
+  traceNumber: text("trace_number"),
+  /** ACH: the receiving DFI's 8-digit identification (routing without its check digit). */
+  receivingDfi: text("receiving_dfi"),
+  accountLastFour: text("account_last_four"),
+  /** ACH: 22/32 credits to checking/savings, 27/37 debits; with the entry class (PPD, CCD). */
+  transactionCode: integer("transaction_code"),
+  entryClass: text("entry_class"),
+  /** ACH: the effective entry date (YYYY-MM-DD, bank-local) of the file that carries it. */
+  effectiveDate: text("effective_date"),
+  /** ACH: the return reason code (R03, …) of a return, kept also for a late one. */
+  returnCode: text("return_code"),
+  settledAt: integer("settled_at"),
   createdAt: createdAt(),
 }, (t) => [
   uniqueIndex("rail_batch_entries_reference").on(t.reference),
+  uniqueIndex("rail_batch_entries_trace").on(t.traceNumber),
   index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId),
   index("rail_batch_entries_batch").on(t.batchId),
+  index("rail_batch_entries_funding").on(t.fundingId),
+  check(
+    "rail_batch_entries_subject",
+    sql`(${t.payoutId} IS NULL) <> (${t.fundingId} IS NULL)`,
+  ),
 ]);
+
+/**
+ * A company's bank settings in this database's environment (file header, ODFI, company
+ * identification, funding and settlement accounts, cutoffs, SFTP target), sealed as one JSON
+ * document with ENCRYPTION_KEY because it holds account numbers and SFTP credentials.
+ */
+export const bankSettings = sqliteTable("bank_settings", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  settingsSealed: text("settings_sealed").notNull(),
+  /** The sealed document's SHA-256, so an audit row can say what changed without the secrets. */
+  fingerprint: text("fingerprint").notNull(),
+  updatedBy: text("updated_by"),
+  updatedAt: integer("updated_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * One NACHA file: the content of a rail_batches row of the `ach` rail, immutable once built. The
+ * content holds full account numbers, so it is sealed; its SHA-256 is of the plain file.
+ */
+export const achFiles = sqliteTable("ach_files", {
+  batchId: text("batch_id").primaryKey().references(() => railBatches.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  immediateOrigin: text("immediate_origin").notNull(),
+  immediateDestination: text("immediate_destination").notNull(),
+  /** The bank-local creation date (YYYY-MM-DD) the file ID modifier is counted in. */
+  bankDate: text("bank_date").notNull(),
+  fileIdModifier: text("file_id_modifier").notNull(),
+  effectiveDate: text("effective_date").notNull(),
+  cutoffKind: text("cutoff_kind", { enum: ["same_day", "next_day"] }).notNull(),
+  /** The last moment the file may be transmitted for its effective date (the cutoff's window). */
+  windowEndsAt: integer("window_ends_at").notNull(),
+  contentSealed: text("content_sealed").notNull(),
+  sha256: text("sha256").notNull(),
+  byteSize: integer("byte_size").notNull(),
+  entryHash: text("entry_hash").notNull(),
+  creditTotalCents: integer("credit_total_cents").notNull(),
+  debitTotalCents: integer("debit_total_cents").notNull(),
+  entryCount: integer("entry_count").notNull(),
+  /** The name the file was (or is to be) uploaded under. */
+  fileName: text("file_name").notNull(),
+  /** Set when its release waits for a second admin (over the configured total). */
+  approvalId: text("approval_id"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("ach_files_modifier").on(
+    t.immediateOrigin,
+    t.immediateDestination,
+    t.bankDate,
+    t.fileIdModifier,
+  ),
+  index("ach_files_company_created").on(t.companyId, t.createdAt),
+]);
+
+/** The next 7-digit trace sequence of each ODFI in this environment. */
+export const achTraceSequences = sqliteTable("ach_trace_sequences", {
+  odfi: text("odfi").primaryKey(),
+  nextSequence: integer("next_sequence").notNull(),
+});
+
+/** Every imported return or notice-of-change file, once: a file imported again changes nothing. */
+export const achImports = sqliteTable("ach_imports", {
+  id: text("id").primaryKey(),
+  /** Null when the file names no company this database knows (reported, nothing applied). */
+  companyId: text("company_id").references(() => companies.id),
+  sha256: text("sha256").notNull().unique(),
+  source: text("source", { enum: ["sftp", "cli", "console", "sandbox_bank"] }).notNull(),
+  fileName: text("file_name").notNull(),
+  returnCount: integer("return_count").notNull(),
+  correctionCount: integer("correction_count").notNull(),
+  appliedCount: integer("applied_count").notNull(),
+  /** JSON: the entries reported and not applied (unmatched, malformed), each with its reason. */
+  report: text("report").notNull(),
+  importedBy: text("imported_by"),
+  importedAt: integer("imported_at").notNull(),
+});
+
+/**
+ * Notices of change: the corrected details a company's bank reported for a (routing, account),
+ * applied to later entries to the same account. `accountKey` is an HMAC of the original account
+ * number (never the number itself); the corrected details are sealed.
+ */
+export const achCorrections = sqliteTable("ach_corrections", {
+  companyId: text("company_id").notNull().references(() => companies.id),
+  routingNumber: text("routing_number").notNull(),
+  accountKey: text("account_key").notNull(),
+  changeCode: text("change_code").notNull(),
+  correctedSealed: text("corrected_sealed").notNull(),
+  importId: text("import_id").notNull().references(() => achImports.id),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.companyId, t.routingNumber, t.accountKey] })]);
+
+/** The loaded sanctions (OFAC SDN) list of this database: one version at a time. */
+export const sanctionsLists = sqliteTable("sanctions_lists", {
+  id: text("id").primaryKey(),
+  sha256: text("sha256").notNull(),
+  entryCount: integer("entry_count").notNull(),
+  fileName: text("file_name").notNull(),
+  loadedBy: text("loaded_by"),
+  loadedAt: integer("loaded_at").notNull(),
+  /** Null for the list in force; set when a newer list replaced it. */
+  replacedAt: integer("replaced_at"),
+});
+
+export const sanctionsEntries = sqliteTable("sanctions_entries", {
+  listId: text("list_id").notNull().references(() => sanctionsLists.id),
+  /** The SDN's ent_num. */
+  entryNumber: integer("entry_number").notNull(),
+  name: text("name").notNull(),
+  /** The name as the matcher compares it (lib/sanctions/rules.ts). */
+  normalizedName: text("normalized_name").notNull(),
+  sdnType: text("sdn_type").notNull(),
+  program: text("program").notNull(),
+}, (t) => [primaryKey({ columns: [t.listId, t.entryNumber, t.name] })]);
+
+/** A payout held for sanctions review: the names that matched, and the operator's decision. */
+export const sanctionsReviews = sqliteTable(
+  "sanctions_reviews",
+  {
+    id: text("id").primaryKey(),
+    companyId: text("company_id").notNull().references(() => companies.id),
+    payoutId: text("payout_id").notNull().references(() => payouts.id),
+    /** JSON: each screened name with the list entries it matched and their scores. */
+    matches: text("matches").notNull(),
+    listId: text("list_id").notNull(),
+    status: text("status", { enum: ["open", "cleared", "rejected"] }).notNull(),
+    decidedBy: text("decided_by"),
+    decidedAt: integer("decided_at"),
+    reason: text("reason"),
+    createdAt: createdAt(),
+  },
+  (
+    t,
+  ) => [
+    index("sanctions_reviews_payout").on(t.payoutId),
+    index("sanctions_reviews_status").on(t.status),
+  ],
+);
 
 /**
  * Operators: the people who run the service (not API users, not payees). Installation-wide and

@@ -6,10 +6,9 @@
  */
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
-import type { SecretBox } from "../platform/crypto.ts";
 import { tieOutCsv, tieOutFundingsJson, tieOutJson } from "../ledger/tieout.ts";
 import { formatDollars, parseDollars } from "../platform/money.ts";
-import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
 import {
@@ -22,7 +21,6 @@ import {
   createCompany,
   createLine,
   createUser,
-  type Databases,
   listCompanies,
   revokeKey,
   rotateKey,
@@ -34,6 +32,26 @@ import type { WriteTx } from "../../db/writer.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
 import type { AuditActor } from "../audit/store.ts";
 import {
+  BOTH,
+  changesOperators,
+  type Command,
+  type CommandContext,
+  type CommandRequest,
+  environmentFlag,
+  environmentReach,
+  type Flags,
+  objectReach,
+  type Prompt,
+  type Reach,
+  reads,
+  readsEverything,
+  rowsIn,
+  tinReach,
+} from "./command_kit.ts";
+import { achCommands } from "./commands_ach.ts";
+import { bankCommands } from "./commands_bank.ts";
+import { backupCommands } from "./commands_backup.ts";
+import {
   AUDIT_LISTED_DEFAULT,
   AUDIT_LISTED_MAX,
   type AuditedChange,
@@ -41,7 +59,7 @@ import {
   listAudit,
   verifyAudit,
 } from "../audit/service.ts";
-import { authorizeCommand, type Role } from "../operators/rules.ts";
+import { authorizeCommand } from "../operators/rules.ts";
 import {
   actorOf,
   checkNewOperator,
@@ -54,7 +72,6 @@ import {
   prepareOperator,
   readSession,
   resetOperator,
-  type SignedInOperator,
   signIn,
   signOut,
   touchSession,
@@ -72,105 +89,6 @@ import {
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { lateReturn } from "../payouts/transition.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
-
-/** What the caller of a command gives: the CLI, or the admin endpoint for a running service. */
-export interface CommandRequest {
-  readonly databases: Databases;
-  readonly now: number;
-  readonly keyGraceSeconds: number;
-  readonly secretBox: SecretBox;
-  /** Dev mode (`deno task dev`): no TOTP, and test-only commands need no session. */
-  readonly dev: boolean;
-  /** `cli` when the CLI opened the databases itself; `http <address>` through the endpoint. */
-  readonly origin: string;
-  /** The operator session token the caller holds, if any. */
-  readonly sessionToken: string | null;
-  /** What the CLI prompted for (e-mail, password, TOTP code): never flags, never logged. */
-  readonly input: Readonly<Record<string, string>>;
-}
-
-/** What a command runs with: the request, its operator (null: dev mode without a session). */
-export interface CommandContext extends CommandRequest {
-  /** The databases; for an audited command every unit written through them is audited. */
-  readonly databases: Databases;
-  readonly operatorDeps: OperatorDeps;
-  readonly operator: SignedInOperator | null;
-  readonly actor: AuditActor;
-}
-
-type Flags = Record<string, string>;
-
-/** What a command reaches with given flags. */
-export interface Reach {
-  /** The environments whose data it changes; empty for a read. */
-  readonly writes: readonly Environment[];
-  /** The companies it acts on, or "installation" when it acts across every company. */
-  readonly companies: readonly string[] | "installation";
-  /** What an operator outside the scope is told: what a missing object gets. */
-  readonly hidden?: Refusal;
-  /** The object the audit rows name, when the flags give it by a secret or a natural key. */
-  readonly objectId?: string | null;
-}
-
-/** A value the CLI prompts for; `optional` ones may be left empty. */
-export interface Prompt {
-  readonly name: string;
-  readonly label: string;
-  readonly secret: boolean;
-  readonly optional?: boolean;
-}
-
-interface Command {
-  readonly summary: string;
-  readonly flags: Readonly<Record<string, string>>;
-  /** The least role that may run it. */
-  readonly role: Role;
-  /** Runs without a session: signing in and out, and the first admin. */
-  readonly public?: (flags: Flags) => boolean;
-  readonly prompts?: readonly Prompt[];
-  readonly reach: (request: CommandRequest, flags: Flags) => Promise<Result<Reach>>;
-  /**
-   * How the units it writes through ctx.databases are audited; absent when it writes nothing or
-   * its use cases write their own audit rows.
-   */
-  readonly audit?: (flags: Flags, reach: Reach) => AuditedChange;
-  readonly run: (ctx: CommandContext, flags: Flags) => Promise<Result<Record<string, unknown>>>;
-}
-
-const reads = (): Promise<Result<Reach>> => Promise.resolve(ok({ writes: [], companies: [] }));
-const readsEverything = (): Promise<Result<Reach>> =>
-  Promise.resolve(ok({ writes: [], companies: "installation" }));
-const changesOperators = (): Promise<Result<Reach>> =>
-  Promise.resolve(ok({ writes: ["live"], companies: "installation" }));
-const BOTH: readonly Environment[] = ["live", "test"];
-
-async function companyIdByTin(request: CommandRequest, tin: string): Promise<string | null> {
-  const { rows } = await request.databases.live.readClient.execute({
-    sql: "SELECT id FROM companies WHERE tin = ?",
-    args: [tin],
-  });
-  return rows[0] ? String(rows[0].id) : null;
-}
-
-/** A command on the company a --tin names, changing `writes`. */
-function tinReach(writes: readonly Environment[], hidden?: (flags: Flags) => Refusal) {
-  return async (request: CommandRequest, flags: Flags): Promise<Result<Reach>> => {
-    const companyId = await companyIdByTin(request, flags.tin);
-    return ok({
-      writes,
-      companies: companyId === null ? [] : [companyId],
-      hidden: hidden?.(flags) ??
-        refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" }),
-      objectId: companyId,
-    });
-  };
-}
-
-/** Plain rows of a query in the unit, for audit snapshots. */
-async function rowsIn(tx: WriteTx, sql: string, args: (string | number | null)[]) {
-  const { rows } = await tx.execute({ sql, args });
-  return rows.map((row) => ({ ...row }));
-}
 
 /** The rows of a key and of the key that replaced it (hints only, never hashes). */
 function keySnapshot(keyId: string | null | undefined) {
@@ -223,52 +141,6 @@ async function keyReach(request: CommandRequest, flags: Flags): Promise<Result<R
     companies: [...companies],
     hidden: refuse("key_not_found", "no key matches the given secret or id", { field: "key" }),
     objectId: keyId,
-  });
-}
-
-/** The environment a command names with --environment, live by default. */
-function environmentReach(
-  flags: Flags,
-  changes: boolean,
-): Result<{ environment: Environment; writes: Environment[] }> {
-  const environment = environmentFlag(flags, "live");
-  if (!environment.ok) return environment;
-  return ok({ environment: environment.value, writes: changes ? [environment.value] : [] });
-}
-
-/**
- * The reach of a command that changes one object of the --environment it names: the object's
- * company, or what an operator outside the scope is told when it is not there.
- */
-function objectReach(
-  find: (request: CommandRequest, environment: Environment, flags: Flags) => Promise<
-    { companyId: string } | null
-  >,
-  hidden: (flags: Flags, environment: Environment) => Refusal,
-  objectId?: (flags: Flags) => string,
-) {
-  return async (request: CommandRequest, f: Flags): Promise<Result<Reach>> => {
-    const named = environmentReach(f, true);
-    if (!named.ok) return named;
-    const { environment, writes } = named.value;
-    const found = await find(request, environment, f);
-    return ok({
-      writes,
-      companies: found ? [found.companyId] : [],
-      hidden: hidden(f, environment),
-      ...(objectId ? { objectId: objectId(f) } : {}),
-    });
-  };
-}
-
-function environmentFlag(
-  flags: Flags,
-  fallback: Environment,
-): Result<Environment, "invalid_input"> {
-  const value = flags.environment ?? fallback;
-  if (value === "test" || value === "live") return ok(value);
-  return refuse("invalid_input", `--environment ${JSON.stringify(value)}: test or live`, {
-    field: "environment",
   });
 }
 
@@ -539,7 +411,7 @@ function timeFlag(flags: Flags, name: string): Result<number | undefined, "inval
   return ok(at);
 }
 
-export const adminCommands: Readonly<Record<string, Command>> = {
+const coreCommands: Readonly<Record<string, Command>> = {
   "company:create": {
     summary: "create a company and print its CompanyApiKey (shown once)",
     flags: { name: "company name", tin: "9-digit TIN" },
@@ -1264,7 +1136,15 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   },
 };
 
-/** Optional flags: every other flag of a command is required. */
+/** Every command: the core table and one table per capability (bank, ACH files, backups). */
+export const adminCommands: Readonly<Record<string, Command>> = {
+  ...coreCommands,
+  ...bankCommands,
+  ...achCommands,
+  ...backupCommands,
+};
+
+/** Optional flags of every table: every other flag of a command is required unless it says so. */
 const optionalFlags = new Set([
   "payor",
   "payee",
@@ -1288,7 +1168,15 @@ const optionalFlags = new Set([
 ]);
 
 /** Flags that take no value: given, they read "true". */
-export const switchFlags: ReadonlySet<string> = new Set(["parked", "all-parked", "first"]);
+export const switchFlags: ReadonlySet<string> = new Set([
+  "parked",
+  "all-parked",
+  "first",
+  ...Object.values(adminCommands).flatMap((command) => command.switches ?? []),
+]);
+
+const isOptional = (command: Command, flag: string) =>
+  optionalFlags.has(flag) || (command.optional ?? []).includes(flag);
 
 const flagValue = v.pipe(v.string(), v.maxLength(1000));
 
@@ -1306,7 +1194,7 @@ export function checkInvocation(name: string, flags: Flags): Result<Command, "us
     }
   }
   for (const flag of Object.keys(command.flags)) {
-    if (!optionalFlags.has(flag) && flags[flag] === undefined) {
+    if (!isOptional(command, flag) && flags[flag] === undefined) {
       return refuse("usage", `${name} needs --${flag} (${command.flags[flag]})`);
     }
   }
@@ -1387,7 +1275,7 @@ export function adminHelp(): string {
     const flags = Object.keys(command.flags).map((flag) =>
       switchFlags.has(flag)
         ? `[--${flag}]`
-        : optionalFlags.has(flag)
+        : isOptional(command, flag)
         ? `[--${flag} <${command.flags[flag]}>]`
         : `--${flag} <${command.flags[flag]}>`
     );

@@ -102,7 +102,7 @@ const toEntry = (row: EntryRow): BatchEntry => ({
   id: row.id,
   companyId: row.companyId,
   rail: row.rail,
-  payoutId: row.payoutId,
+  payoutId: row.payoutId!,
   reference: row.reference,
   amountCents: row.amountCents,
 });

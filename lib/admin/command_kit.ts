@@ -1,0 +1,164 @@
+/**
+ * What every table of operator commands is made of: the command's shape, the request and context
+ * it runs with, and the reach helpers (which environments and companies a command touches). The
+ * tables themselves are lib/admin/commands.ts (the core) and one file per capability beside it.
+ */
+import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
+import type { Databases } from "../identity/admin.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import type { AuditActor } from "../audit/store.ts";
+import type { AuditedChange } from "../audit/service.ts";
+import type { Role } from "../operators/rules.ts";
+import type { OperatorDeps, SignedInOperator } from "../operators/service.ts";
+
+/** What the caller of a command gives: the CLI, or the admin endpoint for a running service. */
+export interface CommandRequest {
+  readonly databases: Databases;
+  readonly now: number;
+  readonly keyGraceSeconds: number;
+  readonly secretBox: SecretBox;
+  /** Dev mode (`deno task dev`): no TOTP, and test-only commands need no session. */
+  readonly dev: boolean;
+  /** `cli` when the CLI opened the databases itself; `http <address>` through the endpoint. */
+  readonly origin: string;
+  /** The operator session token the caller holds, if any. */
+  readonly sessionToken: string | null;
+  /** What the CLI prompted for (e-mail, password, TOTP code): never flags, never logged. */
+  readonly input: Readonly<Record<string, string>>;
+}
+
+/** What a command runs with: the request, its operator (null: dev mode without a session). */
+export interface CommandContext extends CommandRequest {
+  /** The databases; for an audited command every unit written through them is audited. */
+  readonly databases: Databases;
+  readonly operatorDeps: OperatorDeps;
+  readonly operator: SignedInOperator | null;
+  readonly actor: AuditActor;
+}
+
+export type Flags = Record<string, string>;
+
+/** What a command reaches with given flags. */
+export interface Reach {
+  /** The environments whose data it changes; empty for a read. */
+  readonly writes: readonly Environment[];
+  /** The companies it acts on, or "installation" when it acts across every company. */
+  readonly companies: readonly string[] | "installation";
+  /** What an operator outside the scope is told: what a missing object gets. */
+  readonly hidden?: Refusal;
+  /** The object the audit rows name, when the flags give it by a secret or a natural key. */
+  readonly objectId?: string | null;
+}
+
+/** A value the CLI prompts for; `optional` ones may be left empty. */
+export interface Prompt {
+  readonly name: string;
+  readonly label: string;
+  readonly secret: boolean;
+  readonly optional?: boolean;
+}
+
+export interface Command {
+  readonly summary: string;
+  readonly flags: Readonly<Record<string, string>>;
+  /** The least role that may run it. */
+  readonly role: Role;
+  /** Runs without a session: signing in and out, and the first admin. */
+  readonly public?: (flags: Flags) => boolean;
+  readonly prompts?: readonly Prompt[];
+  /** Flags of `flags` that may be left out (besides the ones every table shares). */
+  readonly optional?: readonly string[];
+  /** Flags of `flags` that take no value: given, they read "true". */
+  readonly switches?: readonly string[];
+  readonly reach: (request: CommandRequest, flags: Flags) => Promise<Result<Reach>>;
+  /**
+   * How the units it writes through ctx.databases are audited; absent when it writes nothing or
+   * its use cases write their own audit rows.
+   */
+  readonly audit?: (flags: Flags, reach: Reach) => AuditedChange;
+  readonly run: (ctx: CommandContext, flags: Flags) => Promise<Result<Record<string, unknown>>>;
+}
+
+export const reads = (): Promise<Result<Reach>> =>
+  Promise.resolve(ok({ writes: [], companies: [] }));
+export const readsEverything = (): Promise<Result<Reach>> =>
+  Promise.resolve(ok({ writes: [], companies: "installation" }));
+export const changesOperators = (): Promise<Result<Reach>> =>
+  Promise.resolve(ok({ writes: ["live"], companies: "installation" }));
+export const BOTH: readonly Environment[] = ["live", "test"];
+
+export async function companyIdByTin(request: CommandRequest, tin: string): Promise<string | null> {
+  const { rows } = await request.databases.live.readClient.execute({
+    sql: "SELECT id FROM companies WHERE tin = ?",
+    args: [tin],
+  });
+  return rows[0] ? String(rows[0].id) : null;
+}
+
+/** A command on the company a --tin names, changing `writes`. */
+export function tinReach(writes: readonly Environment[], hidden?: (flags: Flags) => Refusal) {
+  return async (request: CommandRequest, flags: Flags): Promise<Result<Reach>> => {
+    const companyId = await companyIdByTin(request, flags.tin);
+    return ok({
+      writes,
+      companies: companyId === null ? [] : [companyId],
+      hidden: hidden?.(flags) ??
+        refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" }),
+      objectId: companyId,
+    });
+  };
+}
+
+/** Plain rows of a query in the unit, for audit snapshots. */
+export async function rowsIn(tx: WriteTx, sql: string, args: (string | number | null)[]) {
+  const { rows } = await tx.execute({ sql, args });
+  return rows.map((row) => ({ ...row }));
+}
+
+/** The environment a command names with --environment, live by default. */
+export function environmentReach(
+  flags: Flags,
+  changes: boolean,
+): Result<{ environment: Environment; writes: Environment[] }> {
+  const environment = environmentFlag(flags, "live");
+  if (!environment.ok) return environment;
+  return ok({ environment: environment.value, writes: changes ? [environment.value] : [] });
+}
+
+/**
+ * The reach of a command that changes one object of the --environment it names: the object's
+ * company, or what an operator outside the scope is told when it is not there.
+ */
+export function objectReach(
+  find: (request: CommandRequest, environment: Environment, flags: Flags) => Promise<
+    { companyId: string } | null
+  >,
+  hidden: (flags: Flags, environment: Environment) => Refusal,
+  objectId?: (flags: Flags) => string,
+) {
+  return async (request: CommandRequest, f: Flags): Promise<Result<Reach>> => {
+    const named = environmentReach(f, true);
+    if (!named.ok) return named;
+    const { environment, writes } = named.value;
+    const found = await find(request, environment, f);
+    return ok({
+      writes,
+      companies: found ? [found.companyId] : [],
+      hidden: hidden(f, environment),
+      ...(objectId ? { objectId: objectId(f) } : {}),
+    });
+  };
+}
+
+export function environmentFlag(
+  flags: Flags,
+  fallback: Environment,
+): Result<Environment, "invalid_input"> {
+  const value = flags.environment ?? fallback;
+  if (value === "test" || value === "live") return ok(value);
+  return refuse("invalid_input", `--environment ${JSON.stringify(value)}: test or live`, {
+    field: "environment",
+  });
+}
