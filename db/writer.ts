@@ -222,3 +222,6 @@ export class GroupCommitWriter {
     });
   }
 }
+
+/** Something that runs SQL: a write unit, or a read client of committed data. */
+export type SqlReader = Pick<WriteTx, "execute"> | Pick<import("@libsql/client").Client, "execute">;

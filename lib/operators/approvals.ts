@@ -31,18 +31,20 @@ import {
   type NewOperator,
 } from "./store.ts";
 import { insertOperatorAudited, type OperatorDeps } from "./service.ts";
+import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
+import { bankFileApprovedActions } from "../ach/file_approvals.ts";
 
 /** Approvals one listing shows at most. */
 export const APPROVALS_LISTED_MAX = 100;
 
-interface ActionContext {
+export interface ActionContext {
   readonly deps: OperatorDeps;
   readonly actor: AuditActor;
   readonly now: number;
 }
 
 /** Runs an approved action inside the approval's unit; its refusal leaves the approval pending. */
-type ApprovedAction = (
+export type ApprovedAction = (
   tx: WriteTx,
   approval: ApprovalRecord,
   context: ActionContext,
@@ -142,15 +144,14 @@ const createAdmin: ApprovedAction = async (tx, approval, { deps, actor, now }) =
   return created.ok ? ok({ operator_id: created.value.id, email: created.value.email }) : created;
 };
 
-/**
- * What each kind runs once approved. Bank settings and file releases arrive with the live-rails
- * work, which adds their actions here; until then they cannot be requested.
- */
+/** What each kind runs once approved; bank settings and bank files bring their own (lib/ach). */
 const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "wire.receive": fundingAction("wire:receive"),
   "funding.return": fundingAction("funding:return"),
   "payout.late_return": lateReturnAction,
   "operator.create_admin": createAdmin,
+  ...bankSettingsApprovedActions,
+  ...bankFileApprovedActions,
 };
 
 export interface ApprovalRequest {

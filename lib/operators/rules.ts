@@ -134,6 +134,7 @@ export const APPROVAL_KINDS = {
   "operator.create_admin": "create an operator with the admin role",
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",
+  "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",
 } as const;
 export type ApprovalKind = keyof typeof APPROVAL_KINDS;
 

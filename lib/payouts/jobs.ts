@@ -189,7 +189,7 @@ export async function selectMethod(
 }
 
 /** Numbers the payout's next submission and schedules its `payout.submit` job, due now. */
-async function requestSubmission(tx: WriteTx, payout: PayoutRow, now: number): Promise<void> {
+export async function requestSubmission(tx: WriteTx, payout: PayoutRow, now: number): Promise<void> {
   const submission = await countSubmission(tx, payout.id);
   await schedulePayoutJob(tx, {
     companyId: payout.companyId,
