@@ -123,10 +123,10 @@ async function main(): Promise<void> {
   }
 
   const adminToken = await writeAdminToken(config.dataDir);
-  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases);
+  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
+  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
   const metrics = new Metrics();
   const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
-  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {

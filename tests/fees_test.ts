@@ -5,6 +5,7 @@ import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { runDueJobs } from "../db/scheduler.ts";
 import { openMoneyFixture } from "./money_core_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
 
 const schedule = new Map([
   [1, { payorFeeCents: 150, payeeFeeCents: 25, serviceFeeCents: 50 }],
@@ -68,7 +69,12 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     );
     assert.ok(result.ok);
     // The live rail is called by the payout's submit job.
-    await runDueJobs(m.database, m.companyId, m.now(), jobHandlersOf("live", settings, m.database));
+    await runDueJobs(
+      m.database,
+      m.companyId,
+      m.now(),
+      jobHandlersOf("live", settings, m.database, testSecretBox),
+    );
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.failure_reason], [
       "modality_offered",

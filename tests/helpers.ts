@@ -1,6 +1,10 @@
 /** Shared fixtures: temporary databases under a fresh directory, removed after the test. */
 import { type Database, openDatabase } from "../db/client.ts";
 import type { Environment } from "../lib/platform/config.ts";
+import { SecretBox } from "../lib/platform/crypto.ts";
+
+/** The sealing key of tests that open databases without a service (bank details, bank files). */
+export const testSecretBox = await SecretBox.fromBase64Key(btoa("e".repeat(32)));
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-test-" });

@@ -93,12 +93,13 @@ export async function openHttpFixture(
     ...env,
   });
   const logs: Record<string, unknown>[] = [];
+  const secretBox = await SecretBox.fromBase64Key(config.encryptionKey!);
   const deps: AppDeps = {
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config), databases),
-    secretBox: await SecretBox.fromBase64Key(config.encryptionKey!),
+    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox),
+    secretBox,
     lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),
     log: (entry) => logs.push(entry),

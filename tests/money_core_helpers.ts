@@ -7,7 +7,7 @@ import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/st
 import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
 import type { Clock } from "../lib/platform/clock.ts";
-import { openTempDatabase } from "./helpers.ts";
+import { openTempDatabase, testSecretBox } from "./helpers.ts";
 
 export const START = Date.UTC(2026, 0, 5, 15, 0, 0); // a Monday, 15:00 UTC
 export const ALL_METHODS = [1, 2, 3, 4, 5, 6, 7];
@@ -66,7 +66,8 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
       args: [lineId, companyId, START],
     });
   });
-  const handlers = options.handlers?.(database) ?? jobHandlersOf("test", MONEY_SETTINGS, database);
+  const handlers = options.handlers?.(database) ??
+    jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox);
   const runOptions = { clock: options.clock };
   let offsetMs = 0;
   const fixture: MoneyFixture = {

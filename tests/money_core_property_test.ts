@@ -16,7 +16,7 @@ import { selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/store.ts";
 import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
-import { openTempDatabase } from "./helpers.ts";
+import { openTempDatabase, testSecretBox } from "./helpers.ts";
 
 const START = Date.UTC(2026, 0, 5, 15);
 const DAY_MS = 86_400_000;
@@ -231,6 +231,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
     "test",
     { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
     database,
+    testSecretBox,
   );
   let run = 0;
   try {

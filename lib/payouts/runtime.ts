@@ -9,6 +9,7 @@ import { unconfiguredLiveRail } from "../rails/live.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
 import type { Database } from "../../db/client.ts";
+import type { SecretBox } from "../platform/crypto.ts";
 import type { JobHandlers } from "../../db/scheduler.ts";
 
 export interface RuntimeSettings {
@@ -43,6 +44,7 @@ export function jobHandlersOf(
   environment: Environment,
   settings: RuntimeSettings,
   database: Database,
+  _secretBox: SecretBox,
 ): JobHandlers {
   return {
     ...payoutJobHandlers(payoutRuntime(environment, settings), railsOf(environment, database)),
@@ -54,10 +56,11 @@ export function jobHandlersOf(
 export function jobHandlersByEnvironment(
   settings: RuntimeSettings,
   databases: Readonly<Record<Environment, Database>>,
+  secretBox: SecretBox,
 ): Record<Environment, JobHandlers> {
   return {
-    test: jobHandlersOf("test", settings, databases.test),
-    live: jobHandlersOf("live", settings, databases.live),
+    test: jobHandlersOf("test", settings, databases.test, secretBox),
+    live: jobHandlersOf("live", settings, databases.live, secretBox),
   };
 }
 
