@@ -7,6 +7,7 @@ import { requestId } from "hono/request-id";
 import { Metrics } from "../lib/platform/metrics.ts";
 import { RateLimiter } from "../lib/platform/rate_limit.ts";
 import { adminRoutes } from "./admin.ts";
+import { achFileRoutes } from "./api/ach.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
@@ -174,6 +175,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/disbursements", apiPayeeRoutes(deps, documentLinks));
   app.route("/api/documents", apiDocumentRoutes(deps));
   app.route("/api/simple-payments", apiSimplePaymentRoutes(deps));
+  app.route("/api/ach", achFileRoutes(deps));
   app.route(
     "/api/webhooks",
     webhookRoutes(deps, {
