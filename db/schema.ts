@@ -196,6 +196,8 @@ export const payouts = sqliteTable("payouts", {
 }, (t) => [
   uniqueIndex("payouts_disbursement_payee").on(t.disbursementId, t.payeeUuid),
   index("payouts_company_status").on(t.companyId, t.status, t.createdAt),
+  // Every event write reads its disbursement's payout statuses (DisbursementStatusId).
+  index("payouts_disbursement_status").on(t.disbursementId, t.status),
   check("payouts_amount_positive", sql`${t.amountCents} > 0`),
   check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
 ]);

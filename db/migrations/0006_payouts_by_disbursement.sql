@@ -1,0 +1,1 @@
+CREATE INDEX `payouts_disbursement_status` ON `payouts` (`disbursement_id`,`status`);
