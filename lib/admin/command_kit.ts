@@ -67,6 +67,13 @@ export interface Command {
   readonly role: Role;
   /** Runs without a session: signing in and out, and the first admin. */
   readonly public?: (flags: Flags) => boolean;
+  /**
+   * False for a public command that opens no database (secrets:generate, restore): the CLI runs
+   * it on this host in any DATA_DIR, even one holding no database, and gives it no databases and
+   * no sealing key (touching either throws). Absent or true: the command needs both databases, and
+   * the CLI refuses a DATA_DIR without them rather than create empty ones.
+   */
+  readonly needsDatabases?: boolean;
   readonly prompts?: readonly Prompt[];
   /** Flags of `flags` that may be left out (besides the ones every table shares). */
   readonly optional?: readonly string[];
@@ -80,6 +87,9 @@ export interface Command {
   readonly audit?: (flags: Flags, reach: Reach) => AuditedChange;
   readonly run: (ctx: CommandContext, flags: Flags) => Promise<Result<Record<string, unknown>>>;
 }
+
+/** Whether a command opens the databases (every command but those that say otherwise). */
+export const needsDatabases = (command: Command): boolean => command.needsDatabases !== false;
 
 export const reads = (): Promise<Result<Reach>> =>
   Promise.resolve(ok({ writes: [], companies: [] }));

@@ -6,6 +6,8 @@
  */
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import type { Databases } from "../identity/admin.ts";
 import { tieOutCsv, tieOutFundingsJson, tieOutJson } from "../ledger/tieout.ts";
 import { formatDollars, parseDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -40,6 +42,7 @@ import {
   environmentFlag,
   environmentReach,
   type Flags,
+  needsDatabases,
   objectReach,
   type Prompt,
   type Reach,
@@ -1266,6 +1269,47 @@ export async function runAdminCommand(
     ? auditedDatabases(request.databases, actor, command.audit(flags, reach.value), request.now)
     : request.databases;
   return await command.run({ ...request, databases, operatorDeps, operator, actor }, flags);
+}
+
+/** What a command that opens no database runs with: neither databases nor a sealing key. */
+export type RequestWithoutDatabases = Omit<CommandRequest, "databases" | "secretBox">;
+
+/** A stand-in for what such a command was not given: any use is a programmer error. */
+function notOpened<T extends object>(name: string, what: string): T {
+  return new Proxy({} as T, {
+    get(_target, property) {
+      throw new Error(
+        `${name} declares needsDatabases: false, yet read ${what}.${String(property)}`,
+      );
+    },
+  });
+}
+
+/**
+ * Runs a public command that opens no database (`needsDatabases: false`: secrets:generate,
+ * restore), so that it works in a DATA_DIR holding none and never creates one.
+ */
+export async function runWithoutDatabases(
+  request: RequestWithoutDatabases,
+  name: string,
+  flags: Flags,
+): Promise<Result<Record<string, unknown>>> {
+  const checked = checkInvocation(name, flags);
+  if (!checked.ok) return checked;
+  const command = checked.value;
+  if (needsDatabases(command) || !command.public?.(flags)) {
+    throw new Error(`${name} is not a public command without databases`);
+  }
+  const databases = notOpened<Databases>(name, "databases");
+  const secretBox = notOpened<SecretBox>(name, "secretBox");
+  return await command.run({
+    ...request,
+    databases,
+    secretBox,
+    operatorDeps: { databases, secretBox, dev: request.dev },
+    operator: null,
+    actor: actorOf(null, request.origin),
+  }, flags);
 }
 
 /** The help text, generated from the table. */
