@@ -148,6 +148,61 @@ export function apiOpenApi(config: Config) {
         },
       },
     },
+    "/api/ach/files": {
+      get: {
+        summary:
+          "The company's ACH files of the token's environment, newest first: metadata and totals, never the content",
+        description:
+          "`date` is the effective entry date (bank-local, when the money settles), not the day the file was built.",
+        parameters: [
+          companyApiKey,
+          {
+            name: "date",
+            in: "query",
+            description: "Files whose effective entry date is this day.",
+            schema: { type: "string", format: "date" },
+          },
+          {
+            name: "status",
+            in: "query",
+            schema: {
+              type: "string",
+              enum: ["built", "transmitting", "transmitted", "in_doubt", "voided"],
+            },
+          },
+          {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+          },
+          {
+            name: "starting_after",
+            in: "query",
+            description: "The id of the last file of the previous page.",
+            schema: { type: "string", minLength: 1 },
+          },
+        ],
+        responses: {
+          200: ok("A page of files.", "ApiAchFileList"),
+          400: failure(
+            "VALIDATION_ERROR: date is not a calendar date, status is not a file state, limit is not 1 to 100, or starting_after names no file of the company.",
+          ),
+          ...readErrors,
+        },
+      },
+    },
+    "/api/ach/files/{id}": {
+      get: {
+        summary:
+          "One ACH file with its entries: trace, amount, the payout or funding, the account's last four digits, status",
+        parameters: [pathParam("id", "The file's id (rbt_…)."), companyApiKey],
+        responses: {
+          200: ok("The file.", "ApiAchFileDetail"),
+          404: notFound,
+          ...readErrors,
+        },
+      },
+    },
     "/api/sandbox/clock": {
       get: {
         summary:

@@ -346,6 +346,41 @@ export function responseSchemas(config: Config) {
       ),
     ),
   });
+  const ApiAchFile = v.strictObject({
+    object: v.literal("ach_file"),
+    id: text("The file's id (rbt_…)."),
+    environment: v.picklist(["test", "live"]),
+    created_at: timestamp("When the file was built."),
+    effective_date: v.pipe(
+      v.string(),
+      v.regex(/^\d{4}-\d{2}-\d{2}$/),
+      v.description("The effective entry date (bank-local, YYYY-MM-DD): when the money settles."),
+    ),
+    entry_count: integer("Entries of the file, offset entry not counted.", { min: 0 }),
+    credit_total: nonNegative("Credits to payees."),
+    debit_total: nonNegative("Debits of the company's funding account (ACH fundings)."),
+    status: v.picklist(["built", "transmitting", "transmitted", "in_doubt", "voided"]),
+    sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/), v.description("Of the plain file.")),
+    transmitted_at: v.nullable(timestamp()),
+  });
+  const ApiAchFileEntry = v.strictObject({
+    trace: maybeText("The trace number: the ODFI's 8-digit routing and a 7-digit sequence."),
+    direction: v.picklist(["credit", "debit"]),
+    amount: payeeAmount(),
+    payout_id: maybeText("The payout a credit pays (po_…; /v1 reads it too); null for a debit."),
+    disbursement_uuid: maybeText("For a payee of an /api disbursement."),
+    payee_uuid: maybeText("For a payee of an /api disbursement."),
+    simple_payment_uuid: maybeText("For a Simple Payment."),
+    v1_disbursement_id: maybeText("For a disbursement made through /v1."),
+    funding_uuid: maybeText("The ACH funding a debit collects; null for a credit."),
+    account_last_four: maybeText("The last four digits of the account; never more."),
+    status: v.picklist(["queued", "batched", "sent", "completed", "failed", "voided"]),
+    return_code: maybeText("The bank's return code (R03, …) when the entry came back."),
+  });
+  const ApiAchFileDetail = v.strictObject({
+    ...ApiAchFile.entries,
+    entries: v.array(ApiAchFileEntry),
+  });
   const ApiBalance = v.strictObject({
     line: text(),
     available: nonNegative(),
@@ -498,6 +533,9 @@ export function responseSchemas(config: Config) {
     ApiFunding,
     ApiFundingList: listOf(ApiFunding),
     ApiBalance,
+    ApiAchFile,
+    ApiAchFileList: listOf(ApiAchFile),
+    ApiAchFileDetail,
     ApiPayee,
     ApiDisbursement,
     ApiResent: Resent,
