@@ -2,9 +2,19 @@
  * NACHA files (pure): building origination files with the npm library nach2, checking any file
  * strictly (record lengths, blocking, batch and file control totals, entry hash, trace prefixes),
  * reading return and notice-of-change files, and writing them (the sandbox bank, tests).
- * CONTRACT STUB: owned by the NACHA helper, who replaces every body.
  */
-import type { Result } from "../platform/result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import {
+  entryHashOf,
+  field,
+  isCreditCode,
+  isoDateOf,
+  readNachaRecords,
+  SERVICE_CLASS_CREDITS,
+  SERVICE_CLASS_DEBITS,
+  SERVICE_CLASS_MIXED,
+  yymmddOf,
+} from "./nacha_records.ts";
 
 /** 22/32: credit to checking/savings; 27/37: debit of checking/savings. */
 export type OriginationCode = 22 | 27 | 32 | 37;
@@ -89,9 +99,197 @@ export interface NachaFileSummary {
   readonly blockCount: number;
 }
 
-/** Builds an origination file with nach2 (CRLF, blocking factor 10), then checks it strictly. */
-export function buildNachaFile(_model: NachaFileModel): Promise<string> {
-  throw new Error("not built yet");
+/** An entry's amount field holds 10 digits: $99,999,999.99. */
+export const ENTRY_AMOUNT_MAX_CENTS = 9_999_999_999;
+/** Field widths the builder cuts names to. */
+export const INDIVIDUAL_NAME_LENGTH = 22;
+export const COMPANY_NAME_LENGTH = 16;
+export const ENTRY_DESCRIPTION_LENGTH = 10;
+export const HEADER_NAME_LENGTH = 23;
+
+/** What nach2 0.5.1 exposes that the builder uses (it ships no types). */
+interface Nach2Record {
+  set(field: string, value: unknown): void;
+}
+interface Nach2Batch extends Nach2Record {
+  readonly _entries: unknown[];
+}
+interface Nach2File extends Nach2Record {
+  addBatch(batch: Nach2Batch): void;
+  generateFile(done: (text: string) => void): void;
+}
+interface Nach2 {
+  readonly File: new (options: Record<string, unknown>) => Nach2File;
+  readonly Batch: new (options: Record<string, unknown>) => Nach2Batch;
+  readonly Entry: new (options: Record<string, unknown>) => Nach2Record;
+}
+
+/** Dollars as nach2 wants them, written from integer cents (it formats through toFixed(2)). */
+function dollarsOf(cents: number): string {
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+}
+
+/** Credits only, debits only, or both: the batch's service class. */
+function serviceClassOf(entries: readonly NachaEntry[]): number {
+  const credits = entries.some((entry) => isCreditCode(entry.transactionCode));
+  const debits = entries.some((entry) => !isCreditCode(entry.transactionCode));
+  if (credits && debits) return SERVICE_CLASS_MIXED;
+  return credits ? SERVICE_CLASS_CREDITS : SERVICE_CLASS_DEBITS;
+}
+
+/** A model the builder cannot write is the caller's bug: it throws, naming the value. */
+function assertBuildable(model: NachaFileModel): void {
+  const fail = (what: string) => {
+    throw new Error(`buildNachaFile: ${what}`);
+  };
+  if (!/^\d{9}$/.test(model.immediateDestination)) {
+    fail(`immediateDestination ${JSON.stringify(model.immediateDestination)} is not 9 digits`);
+  }
+  if (!/^[\x20-\x7E]{10}$/.test(model.immediateOrigin)) {
+    fail(`immediateOrigin ${JSON.stringify(model.immediateOrigin)} is not 10 characters`);
+  }
+  if (!/^[\x20-\x7E]{10}$/.test(model.companyIdentification)) {
+    fail(
+      `companyIdentification ${JSON.stringify(model.companyIdentification)} is not 10 characters`,
+    );
+  }
+  if (!/^\d{8}$/.test(model.odfi)) fail(`odfi ${JSON.stringify(model.odfi)} is not 8 digits`);
+  if (!/^([01]\d|2[0-3])[0-5]\d$/.test(model.createdTime)) {
+    fail(`createdTime ${JSON.stringify(model.createdTime)} is not HHMM`);
+  }
+  if (!/^[A-Z0-9]$/.test(model.fileIdModifier)) {
+    fail(`fileIdModifier ${JSON.stringify(model.fileIdModifier)} is not A-Z or 0-9`);
+  }
+  if (model.batches.length === 0) fail("a file needs at least one batch");
+  for (const batch of model.batches) {
+    if (batch.entries.length === 0) fail("a batch needs at least one entry");
+    for (const entry of batch.entries) {
+      const trace = entry.traceNumber;
+      if (
+        !Number.isSafeInteger(entry.amountCents) || entry.amountCents < 1 ||
+        entry.amountCents > ENTRY_AMOUNT_MAX_CENTS
+      ) {
+        fail(
+          `entry ${trace}: amountCents ${entry.amountCents} is not a whole number of cents from 1 to ${ENTRY_AMOUNT_MAX_CENTS}`,
+        );
+      }
+      if (!/^[\x20-\x7E]{1,17}$/.test(entry.accountNumber)) {
+        fail(`entry ${trace}: the account number is not 1 to 17 printable ASCII characters`);
+      }
+      if (!/^\d{15}$/.test(trace) || !trace.startsWith(model.odfi)) {
+        fail(
+          `trace number ${
+            JSON.stringify(trace)
+          } is not 15 digits starting with the ODFI ${model.odfi}`,
+        );
+      }
+      if (transliterate(entry.name, INDIVIDUAL_NAME_LENGTH) === "") {
+        fail(
+          `entry ${trace}: the name ${
+            JSON.stringify(entry.name)
+          } has no letter or digit left in ASCII`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Builds an origination file with nach2 (CRLF, blocking factor 10), then checks it strictly: a
+ * file the checker refuses, or whose totals differ from the model's, is a bug and throws.
+ */
+export async function buildNachaFile(model: NachaFileModel): Promise<string> {
+  assertBuildable(model);
+  // Loaded at the first file, not at every start of the service.
+  const nach = (await import("nach2")).default as Nach2;
+  const file = new nach.File({
+    immediateDestination: model.immediateDestination,
+    // nach2 types the immediate origin and company identification numeric; NACHA lets them hold
+    // any 10 characters, so a digit placeholder passes its check and the real value is set after.
+    immediateOrigin: "0000000000",
+    immediateDestinationName: transliterate(model.immediateDestinationName, HEADER_NAME_LENGTH) ||
+      " ",
+    immediateOriginName: transliterate(model.immediateOriginName, HEADER_NAME_LENGTH) || " ",
+    fileCreationDate: yymmddOf(model.createdDate),
+    fileCreationTime: model.createdTime,
+    fileIdModifier: model.fileIdModifier,
+    referenceCode: " ",
+    batchSequenceNumber: 1,
+  });
+  file.set("immediateOrigin", model.immediateOrigin);
+  for (const modelBatch of model.batches) {
+    const [year, month, day] = yymmddOf(modelBatch.effectiveDate).match(/../g)!.map(Number);
+    const batch = new nach.Batch({
+      serviceClassCode: String(serviceClassOf(modelBatch.entries)),
+      companyName: transliterate(model.companyName, COMPANY_NAME_LENGTH),
+      companyIdentification: "0000000000",
+      standardEntryClassCode: modelBatch.entryClass,
+      companyEntryDescription: transliterate(
+        modelBatch.companyEntryDescription,
+        ENTRY_DESCRIPTION_LENGTH,
+      ),
+      companyDescriptiveDate: " ",
+      // nach2 writes the date with the process's local getters: a local date reads back exactly.
+      effectiveEntryDate: new Date(2000 + year, month - 1, day),
+      originatingDFI: model.odfi,
+    });
+    batch.set("companyIdentification", model.companyIdentification);
+    let hashSum = 0;
+    let creditCents = 0;
+    let debitCents = 0;
+    for (const entry of modelBatch.entries) {
+      const record = new nach.Entry({
+        transactionCode: String(entry.transactionCode),
+        receivingDFI: entry.routingNumber,
+        DFIAccount: entry.accountNumber,
+        // nach2 measures the amount as the text of a float ("10000000.00" is 11 characters), so
+        // it refuses $10,000,000.00 and up: it checks a cent, and the real amount is set after.
+        amount: "0.01",
+        idNumber: entry.individualId || " ",
+        individualName: transliterate(entry.name, INDIVIDUAL_NAME_LENGTH),
+        discretionaryData: " ",
+        traceNumber: entry.traceNumber,
+      });
+      record.set("amount", dollarsOf(entry.amountCents));
+      // Batch.addEntry re-adds every earlier entry on each call (7 s for 10,000 entries), and in
+      // floating point: the entries go in directly and the control is set from integer cents.
+      batch._entries.push(record);
+      hashSum += Number(entry.routingNumber.slice(0, 8));
+      if (isCreditCode(entry.transactionCode)) creditCents += entry.amountCents;
+      else debitCents += entry.amountCents;
+    }
+    batch.set("addendaCount", modelBatch.entries.length);
+    batch.set("entryHash", entryHashOf(hashSum));
+    batch.set("totalCredit", creditCents / 100);
+    batch.set("totalDebit", debitCents / 100);
+    file.addBatch(batch);
+  }
+  const text = await new Promise<string>((resolve) => file.generateFile(resolve)) + "\r\n";
+  assertBuiltAsModelled(model, text);
+  return text;
+}
+
+/** The after-half of the builder's assertion pair: the file reads back as the model says. */
+function assertBuiltAsModelled(model: NachaFileModel, text: string): void {
+  const checked = checkNachaFile(text, { odfi: model.odfi });
+  if (!checked.ok) {
+    throw new Error(`buildNachaFile: nach2 wrote a file the checker refuses: ${checked.message}`);
+  }
+  const entries = model.batches.flatMap((batch) => batch.entries);
+  const credit = entries.filter((e) => isCreditCode(e.transactionCode))
+    .reduce((sum, e) => sum + e.amountCents, 0);
+  const debit = entries.filter((e) => !isCreditCode(e.transactionCode))
+    .reduce((sum, e) => sum + e.amountCents, 0);
+  const summary = checked.value;
+  if (
+    summary.creditTotalCents !== credit || summary.debitTotalCents !== debit ||
+    summary.entryAndAddendaCount !== entries.length ||
+    summary.immediateDestination !== model.immediateDestination
+  ) {
+    throw new Error(
+      `buildNachaFile: the file holds ${summary.entryAndAddendaCount} entries, credits ${summary.creditTotalCents} and debits ${summary.debitTotalCents} cents; the model ${entries.length}, ${credit} and ${debit}`,
+    );
+  }
 }
 
 /**
@@ -99,20 +297,176 @@ export function buildNachaFile(_model: NachaFileModel): Promise<string> {
  * the file's counts, totals and entry hash, and (given `odfi`) that every trace starts with it.
  */
 export function checkNachaFile(
-  _text: string,
-  _expect?: { readonly odfi?: string },
+  text: string,
+  expect: { readonly odfi?: string } = {},
 ): Result<NachaFileSummary, "malformed_file"> {
-  throw new Error("not built yet");
+  const read = readNachaRecords(text);
+  if (!read.ok) return read;
+  const file = read.value;
+  const refuseAt = (line: number, rule: string) =>
+    refuse("malformed_file", `line ${line}: ${rule}`, { details: { line } });
+  const batches: CheckedBatch[] = [];
+  for (const batch of file.batches) {
+    const header = batch.header.text;
+    const odfi = field(header, 80, 87);
+    if (expect.odfi !== undefined && odfi !== expect.odfi) {
+      return refuseAt(
+        batch.header.line,
+        `the originating DFI (positions 80-87) is ${odfi}, not the ODFI ${expect.odfi}`,
+      );
+    }
+    const effectiveDate = isoDateOf(field(header, 70, 75));
+    if (effectiveDate === null) {
+      return refuseAt(
+        batch.header.line,
+        `the effective entry date (positions 70-75) must be YYMMDD, got ${
+          JSON.stringify(field(header, 70, 75))
+        }`,
+      );
+    }
+    const entries: CheckedEntry[] = [];
+    let previousTrace = "";
+    for (const entry of batch.entries) {
+      const record = entry.record.text;
+      const line = entry.record.line;
+      const trace = field(record, 80, 94);
+      if (!/^\d{15}$/.test(trace)) {
+        return refuseAt(
+          line,
+          `the trace number (positions 80-94) must be 15 digits, got ${JSON.stringify(trace)}`,
+        );
+      }
+      if (expect.odfi !== undefined && !trace.startsWith(expect.odfi)) {
+        return refuseAt(
+          line,
+          `the trace number ${trace} does not start with the ODFI ${expect.odfi}`,
+        );
+      }
+      if (trace <= previousTrace) {
+        return refuseAt(
+          line,
+          `the trace number ${trace} is not above the previous entry's ${previousTrace} (traces ascend within a batch)`,
+        );
+      }
+      previousTrace = trace;
+      if (!/^\d$/.test(field(record, 12, 12))) {
+        return refuseAt(
+          line,
+          `the check digit (position 12) must be a digit, got ${
+            JSON.stringify(field(record, 12, 12))
+          }`,
+        );
+      }
+      const indicator = field(record, 79, 79);
+      if (indicator !== "0" && indicator !== "1") {
+        return refuseAt(
+          line,
+          `the addenda record indicator (position 79) must be 0 or 1, got ${
+            JSON.stringify(indicator)
+          }`,
+        );
+      }
+      if ((indicator === "1") !== (entry.addenda.length > 0)) {
+        return refuseAt(
+          line,
+          `the addenda record indicator is ${indicator} but ${entry.addenda.length} addenda records follow`,
+        );
+      }
+      if (field(record, 13, 29).trim() === "") {
+        return refuseAt(line, "the DFI account number (positions 13-29) is blank");
+      }
+      entries.push({
+        transactionCode: Number(field(record, 2, 3)),
+        routingNumber: field(record, 4, 12),
+        accountNumber: field(record, 13, 29).trim(),
+        amountCents: Number(field(record, 30, 39)),
+        individualId: field(record, 40, 54).trim(),
+        name: field(record, 55, 76).trim(),
+        traceNumber: trace,
+      });
+    }
+    batches.push({
+      serviceClassCode: Number(field(header, 2, 4)),
+      entryClass: field(header, 51, 53),
+      companyName: field(header, 5, 20).trim(),
+      effectiveDate,
+      entries,
+    });
+  }
+  const header = file.header.text;
+  const control = file.control.text;
+  return ok({
+    immediateDestination: field(header, 4, 13).trim(),
+    immediateOrigin: field(header, 14, 23).trim(),
+    fileIdModifier: field(header, 34, 34),
+    batches,
+    entryAndAddendaCount: Number(field(control, 14, 21)),
+    entryHash: field(control, 22, 31),
+    debitTotalCents: Number(field(control, 32, 43)),
+    creditTotalCents: Number(field(control, 44, 55)),
+    blockCount: Number(field(control, 8, 13)),
+  });
 }
+
+/** Letters that carry no combining mark to strip, spelled in ASCII. */
+const SPECIAL_LETTERS: Readonly<Record<string, string>> = {
+  "ß": "SS",
+  "ẞ": "SS",
+  "Æ": "AE",
+  "æ": "AE",
+  "Ø": "O",
+  "ø": "O",
+  "Œ": "OE",
+  "œ": "OE",
+  "Ł": "L",
+  "ł": "L",
+  "Đ": "D",
+  "đ": "D",
+  "Ð": "D",
+  "ð": "D",
+  "Þ": "TH",
+  "þ": "TH",
+  "Ħ": "H",
+  "ħ": "H",
+  "ı": "I",
+  "Ŧ": "T",
+  "ŧ": "T",
+  "Ŋ": "NG",
+  "ŋ": "NG",
+  "ĸ": "K",
+  "‘": "'",
+  "’": "'",
+  "ʼ": "'",
+  "‐": "-",
+  "‑": "-",
+  "–": "-",
+  "—": "-",
+};
+const SPECIAL_LETTER = new RegExp(`[${Object.keys(SPECIAL_LETTERS).join("")}]`, "g");
 
 /** A name in uppercase ASCII (accents removed, other characters dropped), cut to `max`. */
-export function transliterate(_name: string, _max: number): string {
-  throw new Error("not built yet");
+export function transliterate(name: string, max: number): string {
+  return name
+    .replace(SPECIAL_LETTER, (letter) => SPECIAL_LETTERS[letter])
+    // NFKD also unfolds ligatures and full-width forms (ﬁ → fi, Ａ → A), not only accents.
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .toUpperCase()
+    .replace(/\s/g, " ")
+    .replace(/[^A-Z0-9 \-.,&/']/g, "")
+    .replace(/ +/g, " ")
+    .trim()
+    .slice(0, max)
+    .trimEnd();
 }
 
+/** File ID modifiers in the order a day uses them. */
+const FILE_ID_MODIFIERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
 /** The file ID modifier of the `index`-th file of a day (0: A … 25: Z, 26: 0 … 35: 9), or null. */
-export function fileIdModifierAt(_index: number): string | null {
-  throw new Error("not built yet");
+export function fileIdModifierAt(index: number): string | null {
+  if (!Number.isInteger(index) || index < 0 || index >= FILE_ID_MODIFIERS.length) return null;
+  return FILE_ID_MODIFIERS[index];
 }
 
 /** A return (R-code, addenda 99) or a notice of change (C-code, addenda 98) read from a file. */
