@@ -104,6 +104,20 @@ export const errorCatalogue = {
       "The webhook URL is refused: not https in live, or its host is (or resolves to) a loopback, private, link-local or other special-purpose address.",
     remedy: "Register a public https URL (http://localhost is accepted in test).",
   },
+  rail_not_configured: {
+    status: 400,
+    meaning:
+      "None of a payee's allowed methods can be paid in live: the message names the methods and `details`/`errors` the field (`payees.{i}.allowed_payment_method_ids`, `allowed_payment_method_ids` or `modalities`). Live pays ACH only, and only once the company's bank settings are stored; the test environment pays every method. Nothing was written.",
+    remedy:
+      "Allow ACH (payment method 1, modality ach) and have an operator store the company's bank settings (`deno task admin bank:set`); a payee offered several methods sees only the payable ones.",
+  },
+  ach_not_configured: {
+    status: 400,
+    meaning:
+      "A live ACH funding needs the company's bank settings (its funding account is debited through its bank), and none are stored. Nothing was written.",
+    remedy:
+      "Have an operator store the company's bank settings (`deno task admin bank:set`, approved by a second admin), or fund by wire.",
+  },
   authentication_failed: {
     status: 401,
     meaning:
@@ -179,6 +193,13 @@ export const errorCatalogue = {
       "The funding names a disbursement_uuid whose payees no longer wait for funds (released by an earlier credit, or canceled). Nothing was funded.",
     remedy:
       "Send the funding without disbursement_uuid (its credit releases waiting disbursements oldest first), or name one that is PendingFunds.",
+  },
+  sanctions_list_missing: {
+    status: 409,
+    meaning:
+      "Live payees are screened against the OFAC SDN list before they are paid, and no list is loaded: the create is refused rather than paying unscreened. Nothing was written.",
+    remedy:
+      "Have an operator load the list (`deno task admin ofac:load --file <sdn.csv>`), then send the request again (the same Idempotency-Key may be reused: nothing was stored).",
   },
   not_cancelable: {
     status: 409,
@@ -278,6 +299,9 @@ export const refusalStatus = {
   key_not_found: 409,
   key_not_active: 409,
   key_already_rotated: 409,
+  rail_not_configured: 400,
+  ach_not_configured: 400,
+  sanctions_list_missing: 409,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type RefusalCode = keyof typeof refusalStatus;

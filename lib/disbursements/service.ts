@@ -18,6 +18,7 @@ import {
   surfaceBStatus,
 } from "../payouts/states.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { unpayableCreate } from "../payouts/payable.ts";
 import {
   type ApiDisbursement,
   type ApiPayoutRow,
@@ -56,7 +57,11 @@ export type {
   V1Disbursement,
 };
 
-type CreateRefusal = "insufficient_funds" | "amount_below_payee_fee";
+type CreateRefusal =
+  | "insufficient_funds"
+  | "amount_below_payee_fee"
+  | "rail_not_configured"
+  | "sanctions_list_missing";
 
 // --- Surface A disbursements -------------------------------------------------------------------
 
@@ -105,6 +110,16 @@ export async function createApiDisbursement(
       { field: "disbursement_uuid" },
     ));
   }
+  const unpayable = await unpayableCreate(
+    tx,
+    database.environment,
+    companyId,
+    request.payouts.map((payout, i) => ({
+      methodIds: payout.allowedPaymentMethodIds,
+      field: `payees.${i}.allowed_payment_method_ids`,
+    })),
+  );
+  if (unpayable) return tx.abort(unpayable);
   const documents = await customDocumentRefusal(tx, companyId, request.payouts);
   if (documents) return tx.abort(documents);
   const now = await domainNow(database, companyId, realNow);
@@ -349,6 +364,11 @@ export async function createSimplePayment(
       { field: "simple_payment_uuid" },
     ));
   }
+  const unpayable = await unpayableCreate(tx, database.environment, request.companyId, [{
+    methodIds: request.payout.allowedPaymentMethodIds,
+    field: "allowed_payment_method_ids",
+  }]);
+  if (unpayable) return tx.abort(unpayable);
   const created = await createDisbursement(tx, {
     companyId: request.companyId,
     lineId: request.lineId,
@@ -461,6 +481,12 @@ export async function createV1Disbursement(
       { field: "modalities" },
     ));
   }
+  const allowedPaymentMethodIds = modalities.map((code) => modalityOf(code)!.id);
+  const unpayable = await unpayableCreate(tx, database.environment, scope.companyId, [{
+    methodIds: allowedPaymentMethodIds,
+    field: "modalities",
+  }]);
+  if (unpayable) return tx.abort(unpayable);
   const created = await createDisbursement(tx, {
     ...scope,
     kind: "v1",
@@ -473,7 +499,7 @@ export async function createV1Disbursement(
       payeeUuid: payee.externalId,
       payeeId: payee.id,
       amountCents: request.amountCents,
-      allowedPaymentMethodIds: modalities.map((code) => modalityOf(code)!.id),
+      allowedPaymentMethodIds,
       payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
       deliveryOptions: {
         email: payee.contactChannel === "email",

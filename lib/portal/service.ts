@@ -14,6 +14,7 @@ import { type Ok, ok, type Refusal, refuse, type Result } from "../platform/resu
 import type { PayoutRow } from "../payouts/store.ts";
 import { type PayoutRuntime, selectMethod } from "../payouts/jobs.ts";
 import { type ModalityCode, modalityOf } from "../payouts/states.ts";
+import { payableAmong } from "../payouts/payable.ts";
 import { type NotificationSettings, resendPayeeLink } from "../notify/store.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { reportUnstampableDocument, UnstampableDocumentError } from "../documents/service.ts";
@@ -102,9 +103,20 @@ export function linkNow(database: Database, link: PortalLink, realNow: number): 
   return domainNow(database, link.companyId, realNow);
 }
 
-/** The payout as the portal shows it, with its timeline. */
-export function portalPayout(database: Database, payoutId: string): Promise<PortalPayout> {
-  return readPortalPayout(database.readClient, payoutId);
+/**
+ * The payout of a link as the portal shows it, with its timeline. Its allowed methods are only
+ * those the company can be paid by in the link's environment (live: ACH once bank settings are
+ * stored), so the payee is offered, and may choose, nothing that cannot be paid.
+ */
+export async function portalPayout(database: Database, link: PortalLink): Promise<PortalPayout> {
+  const payout = await readPortalPayout(database.readClient, link.payoutId);
+  const payable = await payableAmong(
+    database.readClient,
+    database.environment,
+    link.companyId,
+    payout.allowedPaymentMethodIds,
+  );
+  return { ...payout, allowedPaymentMethodIds: payable };
 }
 
 /** The party a party's link belongs to, or null. */
@@ -319,7 +331,7 @@ export async function askParty(
 > {
   const notAskable = refuse("not_askable", "this link cannot ask this party now");
   if (link.partyUuid !== null) return notAskable;
-  const payout = await portalPayout(database, link.payoutId);
+  const payout = await portalPayout(database, link);
   const party = await portalParty(database, link.payoutId, request.partyUuid);
   if (!party || payout.status !== "awaiting_endorsement") return notAskable;
   const { email, phone, problems } = partyContact(options.t, {

@@ -1,0 +1,89 @@
+/**
+ * Offer only what can be paid (issue 18): which payment methods a company can be paid by in an
+ * environment. In test every method is payable (the sandbox rails pay them all). In live only ACH
+ * exists, through the company's bank, and only once its bank settings are stored; the other live
+ * rails are not built yet. A create whose allowed methods hold none of them is refused before
+ * anything is written, and the portal offers the payee only the payable ones.
+ */
+import type { SqlReader } from "../../db/writer.ts";
+import { hasAchRail } from "../ach/bank_store.ts";
+import type { Environment } from "../platform/config.ts";
+import { type Refusal, refuse } from "../platform/result.ts";
+import { sanctionsListLoaded } from "../sanctions/service.ts";
+import { modalities, modalityOf } from "./states.ts";
+
+/** The method ids live rails can pay, given which of them the company has configured. */
+export function livePayableMethodIds(rails: { readonly ach: boolean }): ReadonlySet<number> {
+  return new Set(rails.ach ? [modalityOf("ach")!.id] : []);
+}
+
+/** Every method id: the test environment's sandbox rails pay them all. */
+const EVERY_METHOD: ReadonlySet<number> = new Set(modalities.map((m) => m.id));
+
+/** The method ids the company can be paid by in `environment`. */
+export async function payableMethodIds(
+  reader: SqlReader,
+  environment: Environment,
+  companyId: string,
+): Promise<ReadonlySet<number>> {
+  if (environment === "test") return EVERY_METHOD;
+  return livePayableMethodIds({ ach: await hasAchRail(reader, environment, companyId) });
+}
+
+/** The allowed methods the company can pay, in the order given. */
+export async function payableAmong(
+  reader: SqlReader,
+  environment: Environment,
+  companyId: string,
+  allowedMethodIds: readonly number[],
+): Promise<number[]> {
+  const payable = await payableMethodIds(reader, environment, companyId);
+  return allowedMethodIds.filter((id) => payable.has(id));
+}
+
+const describe = (id: number) => {
+  const modality = modalityOf(id);
+  return modality ? `${modality.code} (${id})` : String(id);
+};
+
+/** One payee's allowed methods, and the field of the request that gave them. */
+export interface AllowedMethods {
+  readonly methodIds: readonly number[];
+  readonly field: string;
+}
+
+/**
+ * Why a create cannot be paid, or null: a payee none of whose allowed methods has a configured
+ * rail (`rail_not_configured`, naming the methods and the field), or, in live, no sanctions list
+ * loaded to screen its payees against (`sanctions_list_missing`). Checked before anything is
+ * written.
+ */
+export async function unpayableCreate(
+  reader: SqlReader,
+  environment: Environment,
+  companyId: string,
+  payees: readonly AllowedMethods[],
+): Promise<Refusal<"rail_not_configured" | "sanctions_list_missing"> | null> {
+  if (environment === "test") return null;
+  const payable = await payableMethodIds(reader, environment, companyId);
+  for (const { methodIds, field } of payees) {
+    if (methodIds.some((id) => payable.has(id))) continue;
+    const configured = payable.size === 0
+      ? "none is configured for this company (live pays ACH once its bank settings are stored)"
+      : `only ${[...payable].map(describe).join(", ")} can be paid`;
+    return refuse(
+      "rail_not_configured",
+      `no rail is configured in live for the allowed methods ${
+        methodIds.map(describe).join(", ")
+      }: ${configured}`,
+      { field },
+    );
+  }
+  if (!(await sanctionsListLoaded(reader, environment))) {
+    return refuse(
+      "sanctions_list_missing",
+      "no sanctions (OFAC SDN) list is loaded in live, so payees cannot be screened: an operator loads it with `deno task admin ofac:load --file <sdn.csv>`",
+    );
+  }
+  return null;
+}
