@@ -8,11 +8,15 @@ import fc from "fast-check";
 import nacha from "@midlandsbank/node-nacha";
 import {
   buildNachaFile,
+  buildReturnFile,
   checkNachaFile,
   fileIdModifierAt,
   type NachaBatch,
   type NachaEntry,
   type NachaFileModel,
+  parseReturnFile,
+  readCorrection,
+  type ReturnToWrite,
   transliterate,
 } from "../lib/ach/nacha.ts";
 
@@ -614,4 +618,316 @@ Deno.test("10,000 entries in two batches build and check in linear time", async 
   // About 0.5-1 s alone on 2 cores (the issue's 2 s is bench/'s to show); nach2's own
   // Batch.addEntry took 7 s, which this bound catches even with the suite running beside it.
   assert.ok(elapsedMs < 5000, `${elapsedMs} ms`);
+});
+
+const RDFI = "01100001";
+
+function original(
+  transactionCode: number,
+  amountCents: number,
+  routingNumber: string,
+  accountNumber: string,
+  entryClass: "PPD" | "CCD" = "PPD",
+): ReturnToWrite["original"] {
+  return {
+    traceNumber: trace(),
+    transactionCode,
+    routingNumber,
+    accountNumber,
+    amountCents,
+    individualId: `po_${amountCents}`,
+    name: "Zoë Ørsted",
+    entryClass,
+  };
+}
+
+/** Returns R03 (a credit) and R01 (a debit), then one notice of change per supported code. */
+function returnsToWrite(): ReturnToWrite[] {
+  return [
+    { kind: "return", code: "R03", original: original(22, 125050, ROUTINGS[1], "000111111116") },
+    {
+      kind: "return",
+      code: "R01",
+      original: original(27, 500000, ROUTINGS[3], "000900000001", "CCD"),
+    },
+    {
+      kind: "correction",
+      code: "C01",
+      original: original(22, 1000, ROUTINGS[0], "12345"),
+      correction: { accountNumber: "000123456789" },
+    },
+    {
+      kind: "correction",
+      code: "C02",
+      original: original(32, 2000, ROUTINGS[0], "22222"),
+      correction: { routingNumber: ROUTINGS[2] },
+    },
+    {
+      kind: "correction",
+      code: "C03",
+      original: original(22, 3000, ROUTINGS[0], "33333"),
+      correction: { routingNumber: ROUTINGS[4], accountNumber: "98765432101234567" },
+    },
+    {
+      kind: "correction",
+      code: "C05",
+      original: original(22, 4000, ROUTINGS[0], "44444"),
+      correction: { accountType: "savings" },
+    },
+    {
+      kind: "correction",
+      code: "C06",
+      original: original(37, 5000, ROUTINGS[0], "55555"),
+      correction: { accountNumber: "5555500", accountType: "checking" },
+    },
+    {
+      kind: "correction",
+      code: "C07",
+      original: original(22, 6000, ROUTINGS[0], "66666"),
+      correction: { routingNumber: ROUTINGS[1], accountNumber: "6666600", accountType: "savings" },
+    },
+  ];
+}
+
+function returnFileOf(entries: ReturnToWrite[]): string {
+  return buildReturnFile({
+    immediateDestination: "021000021",
+    immediateOrigin: "011000015",
+    companyName: "Acme Mutual",
+    companyIdentification: "1123456789",
+    rdfi: RDFI,
+    createdDate: "2026-11-30",
+    createdTime: "0615",
+    fileIdModifier: "B",
+    entries,
+  });
+}
+
+Deno.test("return and NOC files written by buildReturnFile pass the checker and read back exactly", () => {
+  const toWrite = returnsToWrite();
+  const text = returnFileOf(toWrite);
+  const records = recordsOf(text);
+  assert.equal(records.length, 30);
+  assert.equal(records.map((r) => r[0]).join(""), "156785678567676767676789999999");
+  assert.equal(records[0].slice(0, 40), "101 021000021 0110000152611300615B094101");
+  // One batch per class: PPD returns (credits), CCD returns (debits), COR notices (mixed).
+  assert.deepEqual(
+    [records[1], records[5], records[9]].map((
+      r,
+    ) => [r.slice(1, 4), r.slice(50, 53), r.slice(79, 87)]),
+    [["220", "PPD", RDFI], ["225", "CCD", RDFI], ["200", "COR", RDFI]],
+  );
+  assert.equal(records[2].slice(0, 39), "621011000015000111111116     0000125050");
+  assert.equal(records[2].slice(78), `1${RDFI}0000001`);
+  assert.equal(
+    records[3],
+    `799R03${toWrite[0].original.traceNumber}      01100001${" ".repeat(44)}${RDFI}0000001`,
+  );
+  assert.equal(records[6].slice(0, 3), "626");
+  assert.equal(records[10].slice(29, 39), "0000000000");
+  assert.equal(
+    records[11],
+    `798C01${toWrite[2].original.traceNumber}      02100002${"000123456789".padEnd(29)}${
+      " ".repeat(15)
+    }${RDFI}0000003`,
+  );
+
+  const checked = checkNachaFile(text);
+  assert.ok(checked.ok);
+  assert.equal(checked.value.entryAndAddendaCount, 16);
+  assert.equal(checked.value.creditTotalCents, 125050);
+  assert.equal(checked.value.debitTotalCents, 500000);
+  // The return entries' RDFI is the original entry's, so the hash is theirs.
+  assert.equal(
+    checked.value.entryHash,
+    independentHash(
+      toWrite.map((r) => ({ routingNumber: r.original.routingNumber } as NachaEntry)),
+    ),
+  );
+  // Traces of the return entries are the returning bank's, not the originator's ODFI.
+  assert.equal(checkNachaFile(text, { odfi: ODFI }).ok, false);
+
+  const entryLines = [3, 7, 11, 13, 15, 17, 19, 21];
+  const transactionCodes = [21, 26, 21, 31, 21, 21, 36, 21];
+  const parsed = parseReturnFile(text);
+  assert.deepEqual(parsed, {
+    ok: true,
+    value: {
+      immediateDestination: "021000021",
+      immediateOrigin: "011000015",
+      entries: toWrite.map((r, i) => ({
+        kind: r.kind,
+        code: r.code,
+        originalTraceNumber: r.original.traceNumber,
+        receivingDfi: r.original.routingNumber.slice(0, 8),
+        amountCents: r.kind === "return" ? r.original.amountCents : 0,
+        transactionCode: transactionCodes[i],
+        correctedData: r.kind === "return" ? null : records[entryLines[i]].slice(35, 64),
+        line: entryLines[i],
+      })),
+      problems: [],
+    },
+  });
+  assert.ok(parsed.ok);
+  const corrections = parsed.value.entries.filter((e) => e.kind === "correction");
+  assert.deepEqual(
+    corrections.map((e) => [e.code, e.correctedData]),
+    [
+      ["C01", "000123456789                 "],
+      ["C02", "121000358                    "],
+      ["C03", "322271627   98765432101234567"],
+      ["C05", "32                           "],
+      ["C06", "5555500             27       "],
+      ["C07", "0110000156666600          32 "],
+    ],
+  );
+  assert.deepEqual(
+    corrections.map((e) => readCorrection(e.code, e.correctedData!)),
+    toWrite.filter((r) => r.kind === "correction").map((r) => r.correction),
+  );
+});
+
+Deno.test("a return entry without its addenda, or with an unreadable one, is a problem and not an entry", () => {
+  const toWrite = returnsToWrite().slice(0, 2);
+  const text = returnFileOf(toWrite);
+  const records = recordsOf(text);
+  assert.equal(records.map((r) => r[0]).join(""), "1567856789");
+  // Drop the R03 entry's addenda (line 4) and fix the counts, as a bank's broken file would be.
+  const lines = [...records.slice(0, 3), ...records.slice(4)];
+  lines[3] = overwrite(lines[3], 5, "000001");
+  lines[8] = overwrite(lines[8], 14, "00000003");
+  lines.push("9".repeat(94));
+  const noAddenda = lines.join("\r\n") + "\r\n";
+  const parsed = parseReturnFile(noAddenda);
+  assert.deepEqual(parsed, {
+    ok: true,
+    value: {
+      immediateDestination: "021000021",
+      immediateOrigin: "011000015",
+      entries: [{
+        kind: "return",
+        code: "R01",
+        originalTraceNumber: toWrite[1].original.traceNumber,
+        receivingDfi: "02600959",
+        amountCents: 500000,
+        transactionCode: 26,
+        correctedData: null,
+        line: 6,
+      }],
+      problems: [{
+        line: 3,
+        message:
+          "the entry has no addenda record (a return carries addenda type 99, a notice of change type 98)",
+      }],
+    },
+  });
+  assert.deepEqual(
+    checkNachaFile(noAddenda),
+    refusedAt(3, "line 3: the addenda record indicator is 1 but 0 addenda records follow"),
+  );
+
+  const badTrace = withRecord(text, 4, (r) => overwrite(r, 7, "0210000200000X1"));
+  const badReason = withRecord(text, 8, (r) => overwrite(r, 4, "X01"));
+  const badType = withRecord(text, 4, (r) => overwrite(r, 2, "05"));
+  const table: [string, { line: number; message: string }][] = [
+    [badTrace, {
+      line: 4,
+      message:
+        'the original entry trace number (positions 7-21) must be 15 digits, got "0210000200000X1"',
+    }],
+    [badReason, {
+      line: 8,
+      message: 'the return reason code (positions 4-6) must be R and 2 digits, got "X01"',
+    }],
+    [badType, {
+      line: 4,
+      message: 'addenda type "05" is neither 99 (return) nor 98 (notice of change)',
+    }],
+  ];
+  for (const [file, problem] of table) {
+    const result = parseReturnFile(file);
+    assert.ok(result.ok);
+    assert.deepEqual(result.value.problems, [problem]);
+    assert.equal(result.value.entries.length, 1);
+  }
+  // A notice of change that carries an amount (controls fixed to match) is not applied either.
+  const noc = returnFileOf([returnsToWrite()[2]]);
+  const withAmount = withRecord(noc, 3, (r) => overwrite(r, 30, "0000000100"));
+  const fixed = withRecord(
+    withRecord(withAmount, 5, (r) => overwrite(r, 33, "000000000100")),
+    6,
+    (r) => overwrite(r, 44, "000000000100"),
+  );
+  const amountProblem = parseReturnFile(fixed);
+  assert.ok(amountProblem.ok);
+  assert.deepEqual(amountProblem.value.problems, [{
+    line: 3,
+    message: "a notice of change carries no amount, got 100 cents",
+  }]);
+});
+
+Deno.test("a return file that is not NACHA, or whose controls do not add up, is refused whole", async () => {
+  const text = returnFileOf(returnsToWrite().slice(0, 2));
+  const wrongAmount = withRecord(text, 7, (r) => overwrite(r, 30, "0000500001"));
+  assert.deepEqual(
+    parseReturnFile(wrongAmount),
+    refusedAt(
+      9,
+      'line 9: the total debit entry dollar amount (positions 21-32) is "000000500000", the records add up to 000000500001',
+    ),
+  );
+  assert.deepEqual(
+    parseReturnFile('{"returns": []}'),
+    refusedAt(1, "line 1: a record must be 94 characters, got 15"),
+  );
+  assert.deepEqual(
+    parseReturnFile(""),
+    refusedAt(null, "the file is empty (a NACHA file starts with a file header record)"),
+  );
+  const origination = parseReturnFile(await buildNachaFile(creditAndDebitModel()));
+  assert.ok(origination.ok);
+  assert.equal(origination.value.entries.length, 0);
+  assert.deepEqual(origination.value.problems.map((p) => p.line), [3, 4, 5, 6, 9]);
+  assert.equal(
+    origination.value.problems[0].message,
+    "transaction code 22 is not one of a return or notice of change (21, 26, 31, 36; 23, 28, 33, 38)",
+  );
+});
+
+Deno.test("readCorrection reads each change code's layout, and null for data that does not fit", () => {
+  const table: [string, string, ReturnType<typeof readCorrection>][] = [
+    ["C01", "000123456789", { accountNumber: "000123456789" }],
+    ["C01", "12345678901234567            ", { accountNumber: "12345678901234567" }],
+    ["C02", "021000021", { routingNumber: "021000021" }],
+    ["C03", "021000021   0001234", { routingNumber: "021000021", accountNumber: "0001234" }],
+    ["C05", "22", { accountType: "checking" }],
+    ["C05", "37", { accountType: "savings" }],
+    ["C06", "0001234             32", { accountNumber: "0001234", accountType: "savings" }],
+    [
+      "C07",
+      "0210000210001234          27",
+      { routingNumber: "021000021", accountNumber: "0001234", accountType: "checking" },
+    ],
+    // Nonsense: unknown codes, bad check digits, data outside the code's fields, bad codes.
+    ["C04", "PAT DOE", null],
+    ["R01", "000123456789", null],
+    ["C01", "", null],
+    ["C01", "0001 234", null],
+    ["C01", "000123456789          XYZ", null],
+    ["C02", "021000022", null],
+    ["C02", "02100002", null],
+    ["C02", "021000021    0001234", null],
+    ["C03", "021000021ABC0001234", null],
+    ["C03", "021000021", null],
+    ["C05", "99", null],
+    ["C05", "2", null],
+    ["C06", "0001234", null],
+    ["C06", "0001234             21", null],
+    ["C07", "0210000210001234          42", null],
+    ["C07", "0110000100001234          27", null],
+    ["C01", "0".repeat(30), null],
+  ];
+  for (const [code, data, expected] of table) {
+    assert.deepEqual(readCorrection(code, data), expected, `${code} ${JSON.stringify(data)}`);
+  }
 });

@@ -5,11 +5,17 @@
  */
 import { ok, refuse, type Result } from "../platform/result.ts";
 import {
+  alpha,
+  BLOCKING_FACTOR,
   entryHashOf,
   field,
   isCreditCode,
   isoDateOf,
+  numeric,
+  PADDING_RECORD,
+  type ReadEntry,
   readNachaRecords,
+  routingCheckDigitValid,
   SERVICE_CLASS_CREDITS,
   SERVICE_CLASS_DEBITS,
   SERVICE_CLASS_MIXED,
@@ -498,8 +504,104 @@ export interface ReturnFile {
  * Reads a return / notice-of-change file. A file that is not NACHA at all (wrong lengths, no
  * header, bad control totals) is refused whole; a single unreadable entry is a problem.
  */
-export function parseReturnFile(_text: string): Result<ReturnFile, "malformed_file"> {
-  throw new Error("not built yet");
+export function parseReturnFile(text: string): Result<ReturnFile, "malformed_file"> {
+  const read = readNachaRecords(text);
+  if (!read.ok) return read;
+  const entries: ReturnedEntry[] = [];
+  const problems: { line: number; message: string }[] = [];
+  for (const batch of read.value.batches) {
+    for (const entry of batch.entries) {
+      const returned = returnedEntryOf(entry);
+      if ("message" in returned) problems.push(returned);
+      else entries.push(returned);
+    }
+  }
+  const header = read.value.header.text;
+  return ok({
+    immediateDestination: field(header, 4, 13).trim(),
+    immediateOrigin: field(header, 14, 23).trim(),
+    entries,
+    problems,
+  });
+}
+
+/** Transaction codes of returns and notices of change (21/26/31/36), and of prenote NOCs. */
+const RETURN_TRANSACTION_CODES: ReadonlySet<number> = new Set([21, 26, 31, 36, 23, 28, 33, 38]);
+
+/** One entry of a return file as a return or a notice of change, or what keeps it from being one. */
+function returnedEntryOf(entry: ReadEntry): ReturnedEntry | { line: number; message: string } {
+  const record = entry.record.text;
+  const line = entry.record.line;
+  const transactionCode = Number(field(record, 2, 3));
+  if (!RETURN_TRANSACTION_CODES.has(transactionCode)) {
+    return {
+      line,
+      message:
+        `transaction code ${transactionCode} is not one of a return or notice of change (21, 26, 31, 36; 23, 28, 33, 38)`,
+    };
+  }
+  const addenda = entry.addenda[0];
+  if (addenda === undefined) {
+    return {
+      line,
+      message:
+        "the entry has no addenda record (a return carries addenda type 99, a notice of change type 98)",
+    };
+  }
+  const at = addenda.line;
+  const addendaType = field(addenda.text, 2, 3);
+  if (addendaType !== "99" && addendaType !== "98") {
+    return {
+      line: at,
+      message: `addenda type ${
+        JSON.stringify(addendaType)
+      } is neither 99 (return) nor 98 (notice of change)`,
+    };
+  }
+  const kind = addendaType === "99" ? "return" : "correction";
+  const code = field(addenda.text, 4, 6);
+  if (!(kind === "return" ? /^R\d\d$/ : /^C\d\d$/).test(code)) {
+    return {
+      line: at,
+      message: `the ${
+        kind === "return" ? "return reason" : "change"
+      } code (positions 4-6) must be ${kind === "return" ? "R" : "C"} and 2 digits, got ${
+        JSON.stringify(code)
+      }`,
+    };
+  }
+  const originalTraceNumber = field(addenda.text, 7, 21);
+  if (!/^\d{15}$/.test(originalTraceNumber)) {
+    return {
+      line: at,
+      message: `the original entry trace number (positions 7-21) must be 15 digits, got ${
+        JSON.stringify(originalTraceNumber)
+      }`,
+    };
+  }
+  const receivingDfi = field(addenda.text, 28, 35);
+  if (!/^\d{8}$/.test(receivingDfi)) {
+    return {
+      line: at,
+      message: `the original receiving DFI identification (positions 28-35) must be 8 digits, got ${
+        JSON.stringify(receivingDfi)
+      }`,
+    };
+  }
+  const amountCents = Number(field(record, 30, 39));
+  if (kind === "correction" && amountCents !== 0) {
+    return { line, message: `a notice of change carries no amount, got ${amountCents} cents` };
+  }
+  return {
+    kind,
+    code,
+    originalTraceNumber,
+    receivingDfi,
+    amountCents,
+    transactionCode,
+    correctedData: kind === "correction" ? field(addenda.text, 36, 64) : null,
+    line,
+  };
 }
 
 /** What the bank's corrected data says, per change code (C01, C02, C03, C05, C06, C07). */
@@ -509,9 +611,102 @@ export interface Correction {
   readonly accountType?: "checking" | "savings";
 }
 
+/** Where each change code puts its corrected details in the 29 characters of corrected data. */
+const CORRECTION_LAYOUTS: Readonly<
+  Record<
+    string,
+    readonly { readonly part: CorrectionPart; readonly from: number; readonly to: number }[]
+  >
+> = {
+  C01: [{ part: "account", from: 1, to: 17 }],
+  C02: [{ part: "routing", from: 1, to: 9 }],
+  C03: [{ part: "routing", from: 1, to: 9 }, { part: "account", from: 13, to: 29 }],
+  C05: [{ part: "transactionCode", from: 1, to: 2 }],
+  C06: [{ part: "account", from: 1, to: 17 }, { part: "transactionCode", from: 21, to: 22 }],
+  C07: [
+    { part: "routing", from: 1, to: 9 },
+    { part: "account", from: 10, to: 26 },
+    { part: "transactionCode", from: 27, to: 28 },
+  ],
+};
+type CorrectionPart = "routing" | "account" | "transactionCode";
+
+const CORRECTED_DATA_LENGTH = 29;
+const CHECKING_CODES: ReadonlySet<number> = new Set([22, 23, 24, 27, 28, 29]);
+const SAVINGS_CODES: ReadonlySet<number> = new Set([32, 33, 34, 37, 38, 39]);
+
 /** The corrected details of a notice of change, or null when the data does not fit its code. */
-export function readCorrection(_code: string, _correctedData: string): Correction | null {
-  throw new Error("not built yet");
+export function readCorrection(code: string, correctedData: string): Correction | null {
+  const layout = CORRECTION_LAYOUTS[code];
+  if (!layout || correctedData.length > CORRECTED_DATA_LENGTH) return null;
+  const data = correctedData.padEnd(CORRECTED_DATA_LENGTH, " ");
+  const correction: {
+    routingNumber?: string;
+    accountNumber?: string;
+    accountType?: "checking" | "savings";
+  } = {};
+  let rest = data;
+  for (const { part, from, to } of layout) {
+    const value = field(data, from, to);
+    rest = rest.slice(0, from - 1) + " ".repeat(to - from + 1) + rest.slice(to);
+    if (part === "routing") {
+      if (!routingCheckDigitValid(value)) return null;
+      correction.routingNumber = value;
+    } else if (part === "account") {
+      const account = value.trimEnd();
+      if (!/^[0-9A-Za-z-]+$/.test(account)) return null;
+      correction.accountNumber = account;
+    } else {
+      const transactionCode = /^\d\d$/.test(value) ? Number(value) : 0;
+      if (CHECKING_CODES.has(transactionCode)) correction.accountType = "checking";
+      else if (SAVINGS_CODES.has(transactionCode)) correction.accountType = "savings";
+      else return null;
+    }
+  }
+  // Anything outside the code's fields means the data was written for another layout.
+  return rest.trim() === "" ? correction : null;
+}
+
+/** The corrected data a bank writes for a change code (what readCorrection reads back). */
+function correctedDataOf(
+  code: string,
+  correction: Correction,
+  credit: boolean,
+): string {
+  const layout = CORRECTION_LAYOUTS[code];
+  if (!layout) {
+    throw new Error(
+      `buildReturnFile: change code ${code} is not one of C01, C02, C03, C05, C06, C07`,
+    );
+  }
+  let data = " ".repeat(CORRECTED_DATA_LENGTH);
+  for (const { part, from, to } of layout) {
+    const width = to - from + 1;
+    let value: string | undefined;
+    if (part === "routing") value = correction.routingNumber;
+    else if (part === "account") value = correction.accountNumber;
+    else if (correction.accountType) {
+      value = String(
+        correction.accountType === "checking" ? (credit ? 22 : 27) : (credit ? 32 : 37),
+      );
+    }
+    if (value === undefined || value.length > width) {
+      throw new Error(`buildReturnFile: ${code} needs a ${part} of at most ${width} characters`);
+    }
+    data = data.slice(0, from - 1) + value.padEnd(width, " ") + data.slice(to);
+  }
+  return data;
+}
+
+/** The return entry's transaction code for an original entry's: 21/26/31/36. */
+function returnTransactionCode(original: number): number {
+  if ([22, 23, 24].includes(original)) return 21;
+  if ([27, 28, 29].includes(original)) return 26;
+  if ([32, 33, 34].includes(original)) return 31;
+  if ([37, 38, 39].includes(original)) return 36;
+  throw new Error(
+    `buildReturnFile: transaction code ${original} is not a checking or savings entry`,
+  );
 }
 
 /** One return or notice of change to write, for the original entry it answers. */
@@ -536,7 +731,7 @@ export interface ReturnToWrite {
  * Writes a return / notice-of-change file as an RDFI's bank sends it back to the originator
  * (what the sandbox bank produces, and what tests import).
  */
-export function buildReturnFile(_model: {
+export function buildReturnFile(model: {
   readonly immediateDestination: string;
   readonly immediateOrigin: string;
   readonly companyName: string;
@@ -548,5 +743,114 @@ export function buildReturnFile(_model: {
   readonly fileIdModifier: string;
   readonly entries: readonly ReturnToWrite[];
 }): string {
-  throw new Error("not built yet");
+  if (!/^\d{9}$/.test(model.immediateDestination)) {
+    throw new Error(
+      `buildReturnFile: immediateDestination ${
+        JSON.stringify(model.immediateDestination)
+      } is not 9 digits`,
+    );
+  }
+  if (!/^\d{8}$/.test(model.rdfi)) {
+    throw new Error(`buildReturnFile: rdfi ${JSON.stringify(model.rdfi)} is not 8 digits`);
+  }
+  const origin = /^\d{9}$/.test(model.immediateOrigin)
+    ? ` ${model.immediateOrigin}`
+    : model.immediateOrigin;
+  if (!/^[\x20-\x7E]{10}$/.test(origin)) {
+    throw new Error(
+      `buildReturnFile: immediateOrigin ${
+        JSON.stringify(model.immediateOrigin)
+      } is not 9 digits or 10 characters`,
+    );
+  }
+  const created = yymmddOf(model.createdDate);
+  const records = [
+    "101" + ` ${model.immediateDestination}` + origin + created + numeric(model.createdTime, 4) +
+    alpha(model.fileIdModifier, 1) + "094101" + alpha("", 23) + alpha("", 23) + alpha("", 8),
+  ];
+  // Returns keep their original entry class; notices of change go in COR batches.
+  const groups = new Map<string, ReturnToWrite[]>();
+  for (const returned of model.entries) {
+    const entryClass = returned.kind === "correction" ? "COR" : returned.original.entryClass;
+    groups.set(entryClass, [...groups.get(entryClass) ?? [], returned]);
+  }
+  const companyName = alpha(transliterate(model.companyName, COMPANY_NAME_LENGTH), 16);
+  const companyIdentification = alpha(model.companyIdentification, 10);
+  let traceSequence = 0;
+  let batchNumber = 0;
+  const file = { count: 0, hashSum: 0, debitCents: 0, creditCents: 0 };
+  for (const [entryClass, returns] of groups) {
+    batchNumber++;
+    const batch = { count: 0, hashSum: 0, debitCents: 0, creditCents: 0 };
+    const body: string[] = [];
+    let credits = false;
+    let debits = false;
+    for (const returned of returns) {
+      const { original } = returned;
+      if (!(returned.kind === "return" ? /^R\d\d$/ : /^C\d\d$/).test(returned.code)) {
+        throw new Error(
+          `buildReturnFile: ${JSON.stringify(returned.code)} is not a ${returned.kind} code`,
+        );
+      }
+      if (!/^\d{15}$/.test(original.traceNumber) || !/^\d{9}$/.test(original.routingNumber)) {
+        throw new Error(
+          `buildReturnFile: the original entry ${original.traceNumber} needs a 15-digit trace and a 9-digit routing number`,
+        );
+      }
+      const transactionCode = returnTransactionCode(original.transactionCode);
+      const credit = isCreditCode(transactionCode) === true;
+      credits ||= credit;
+      debits ||= !credit;
+      const amountCents = returned.kind === "return" ? original.amountCents : 0;
+      const trace = `${model.rdfi}${numeric(++traceSequence, 7)}`;
+      const receivingDfi = original.routingNumber.slice(0, 8);
+      body.push(
+        "6" + numeric(transactionCode, 2) + original.routingNumber +
+          alpha(original.accountNumber, 17) +
+          numeric(amountCents, 10) + alpha(original.individualId, 15) +
+          alpha(transliterate(original.name, INDIVIDUAL_NAME_LENGTH), 22) + "  " + "1" + trace,
+      );
+      const addendaBody = returned.kind === "return"
+        ? "99" + returned.code + original.traceNumber + alpha("", 6) + receivingDfi + alpha("", 44)
+        : "98" + returned.code + original.traceNumber + alpha("", 6) + receivingDfi +
+          correctedDataOf(returned.code, returned.correction ?? {}, credit) + alpha("", 15);
+      body.push("7" + addendaBody + trace);
+      batch.count += 2;
+      batch.hashSum += Number(receivingDfi);
+      if (credit) batch.creditCents += amountCents;
+      else batch.debitCents += amountCents;
+    }
+    const serviceClass = credits && debits
+      ? SERVICE_CLASS_MIXED
+      : credits
+      ? SERVICE_CLASS_CREDITS
+      : SERVICE_CLASS_DEBITS;
+    const description = entryClass === "COR" ? "NOC" : "RETURN";
+    records.push(
+      "5" + serviceClass + companyName + alpha("", 20) + companyIdentification + entryClass +
+        alpha(description, 10) + alpha("", 6) + created + "   " + "1" + model.rdfi +
+        numeric(batchNumber, 7),
+      ...body,
+      "8" + serviceClass + numeric(batch.count, 6) + entryHashOf(batch.hashSum) +
+        numeric(batch.debitCents, 12) + numeric(batch.creditCents, 12) + companyIdentification +
+        alpha("", 19) + alpha("", 6) + model.rdfi + numeric(batchNumber, 7),
+    );
+    file.count += batch.count;
+    file.hashSum += batch.hashSum;
+    file.debitCents += batch.debitCents;
+    file.creditCents += batch.creditCents;
+  }
+  const blocks = Math.ceil((records.length + 1) / BLOCKING_FACTOR);
+  records.push(
+    "9" + numeric(batchNumber, 6) + numeric(blocks, 6) + numeric(file.count, 8) +
+      entryHashOf(file.hashSum) + numeric(file.debitCents, 12) + numeric(file.creditCents, 12) +
+      alpha("", 39),
+  );
+  while (records.length % BLOCKING_FACTOR !== 0) records.push(PADDING_RECORD);
+  const text = records.join("\r\n") + "\r\n";
+  const checked = checkNachaFile(text);
+  if (!checked.ok) {
+    throw new Error(`buildReturnFile: wrote a file the checker refuses: ${checked.message}`);
+  }
+  return text;
 }
