@@ -110,9 +110,31 @@ export async function openEnvironmentDatabases(
   return { test: await open("test"), live: await open("live") };
 }
 
+/** One committed migration: its tag (the SQL file's name) and its journal time. */
+export interface MigrationEntry {
+  readonly tag: string;
+  readonly when: number;
+}
+
 /** drizzle-kit's journal of the committed migrations, in order. */
-async function readJournal(): Promise<{ entries: { when: number }[] }> {
+async function readJournal(): Promise<{ entries: MigrationEntry[] }> {
   return JSON.parse(await Deno.readTextFile(`${migrationsFolder}/meta/_journal.json`));
+}
+
+/** The committed migrations, in order. */
+export async function migrationJournal(): Promise<MigrationEntry[]> {
+  return (await readJournal()).entries.map(({ tag, when }) => ({ tag, when }));
+}
+
+/**
+ * The migrations a start would run on a database whose newest applied migration has journal time
+ * `newestApplied` (null: none applied): the migrator's rule, every one newer than that.
+ */
+export function migrationsToRun(
+  journal: readonly MigrationEntry[],
+  newestApplied: number | null,
+): MigrationEntry[] {
+  return journal.filter((entry) => newestApplied === null || entry.when > newestApplied);
 }
 
 /**

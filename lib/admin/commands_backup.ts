@@ -1,4 +1,158 @@
 /** The operator commands of Operations: secrets:generate, migrate --check, backup and restore. */
-import type { Command } from "./command_kit.ts";
+import { isAbsolute, resolve } from "node:path";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { loadConfig } from "../platform/config.ts";
+import { backupDatabases } from "../backup/service.ts";
+import { restoreBackup } from "../backup/restore.ts";
+import { checkMigrations } from "../backup/migration_check.ts";
+import { generateSecrets } from "../backup/secrets.ts";
+import type { BackupManifest } from "../backup/archive.ts";
+import {
+  type Command,
+  type CommandRequest,
+  type Flags,
+  reads,
+  readsEverything,
+} from "./command_kit.ts";
 
-export const backupCommands: Readonly<Record<string, Command>> = {};
+/**
+ * A path flag as an absolute path. The CLI resolves it against its working directory; through
+ * the running service's endpoint a relative path would land in the service's, so it is refused.
+ */
+function pathFlag(
+  request: CommandRequest,
+  flags: Flags,
+  name: string,
+): Result<string, "invalid_input"> {
+  const value = flags[name];
+  if (isAbsolute(value)) return ok(value);
+  if (request.origin === "cli") return ok(resolve(value));
+  return refuse(
+    "invalid_input",
+    `--${name} ${JSON.stringify(value)}: give an absolute path, the running service writes it`,
+    { field: name },
+  );
+}
+
+/** What an operator reads of a manifest: per database, its migration level and money rows. */
+function manifestView(manifest: BackupManifest) {
+  return {
+    created_at: manifest.created_at,
+    deno: manifest.deno,
+    sqlite: manifest.sqlite,
+    databases: manifest.databases,
+  };
+}
+
+export const backupCommands: Readonly<Record<string, Command>> = {
+  "secrets:generate": {
+    summary:
+      "print a fresh JWT_SECRET and ENCRYPTION_KEY as environment lines (keep a copy apart from the backups)",
+    flags: {},
+    role: "admin",
+    public: () => true,
+    needsDatabases: false,
+    reach: reads,
+    run: () => {
+      const { jwtSecret, encryptionKey } = generateSecrets();
+      // Printed as is (like a CSV report), ready to append to the service's environment file.
+      return Promise.resolve(
+        ok({ csv: `JWT_SECRET=${jwtSecret}\nENCRYPTION_KEY=${encryptionKey}\n` }),
+      );
+    },
+  },
+  migrate: {
+    summary:
+      "list the migrations a start would run on each database (read-only; they run at start)",
+    flags: { check: "list, change nothing" },
+    role: "admin",
+    public: () => true,
+    needsDatabases: false,
+    switches: ["check"],
+    reach: reads,
+    run: async () => {
+      // Runs in the CLI (it opens no database of its own), so its configuration is the process's.
+      const config = loadConfig(Deno.env.toObject(), { dev: true });
+      const environments: Record<string, unknown> = {};
+      let pending = 0;
+      for (const environment of ["live", "test"] as const) {
+        const check = await checkMigrations(
+          config.databaseUrls[environment],
+          config.databaseAuthToken,
+          config.limits.DB_BUSY_TIMEOUT_MS,
+        );
+        pending += check.pending.length;
+        environments[environment] = {
+          database: check.where,
+          exists: check.exists,
+          applied: check.applied,
+          would_run: check.pending.map((entry) => entry.tag),
+        };
+      }
+      return ok({ ...environments, pending });
+    },
+  },
+  backup: {
+    summary:
+      "copy both databases online (VACUUM INTO) into one file with a manifest, and print its SHA-256",
+    flags: {
+      out: "the backup file to write (it must not exist; FILE.sha256 is written beside it)",
+    },
+    role: "admin",
+    reach: readsEverything,
+    run: async (ctx, f) => {
+      const out = pathFlag(ctx, f, "out");
+      if (!out.ok) return out;
+      const taken = await backupDatabases(ctx.databases, {
+        out: out.value,
+        now: ctx.now,
+        actor: ctx.actor,
+      });
+      if (!taken.ok) return taken;
+      return ok({
+        file: taken.value.file,
+        sha256: taken.value.sha256,
+        sha256_file: `${taken.value.file}.sha256`,
+        bytes: taken.value.bytes,
+        ...manifestView(taken.value.manifest),
+      });
+    },
+  },
+  restore: {
+    summary:
+      "restore a backup into an empty data directory, after checking its SHA-256 and manifest (no service needed)",
+    flags: {
+      from: "the backup file",
+      "data-dir": "the data directory to fill: absent or empty",
+      sha256: "the SHA-256 the file must have (default: FILE.sha256 when present)",
+    },
+    optional: ["sha256"],
+    role: "admin",
+    // A file operation into an empty directory: it has no operators to sign in yet; who may read
+    // the backup file and write the directory decides (backups are written mode 0600).
+    public: () => true,
+    needsDatabases: false,
+    reach: reads,
+    run: async (ctx, f) => {
+      const from = pathFlag(ctx, f, "from");
+      if (!from.ok) return from;
+      const dataDir = pathFlag(ctx, f, "data-dir");
+      if (!dataDir.ok) return dataDir;
+      const restored = await restoreBackup({
+        from: from.value,
+        dataDir: dataDir.value,
+        sha256: f.sha256 ?? null,
+      });
+      if (!restored.ok) return restored;
+      return ok({
+        data_dir: restored.value.dataDir,
+        files: restored.value.files,
+        sha256: restored.value.sha256,
+        sha256_checked: restored.value.sha256Checked,
+        ...manifestView(restored.value.manifest),
+        next:
+          `start the service with DATA_DIR=${restored.value.dataDir} and the JWT_SECRET and ENCRYPTION_KEY it ran with`,
+      });
+    },
+  },
+};

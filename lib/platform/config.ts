@@ -42,6 +42,10 @@ export const configDefaults = {
   READ_CACHE_ENTRIES: 10_000,
   /** A live bank file whose total is over this waits for a second admin (dual control). */
   BANK_FILE_APPROVAL_LIMIT_CENTS: 10_000_000,
+  /** Minutes between scheduled backups; 0 turns them off. */
+  BACKUP_INTERVAL_MINUTES: 0,
+  /** Scheduled backups kept in BACKUP_DIR (and BACKUP_COPY_DIR), newest first. */
+  BACKUP_KEEP: 7,
 } as const;
 
 const portNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
@@ -79,6 +83,8 @@ const numericRules = {
   READ_CACHE_ENTRIES: count(0),
   // 0: every live bank file needs a second admin.
   BANK_FILE_APPROVAL_LIMIT_CENTS: count(0),
+  BACKUP_INTERVAL_MINUTES: count(0),
+  BACKUP_KEEP: count(1),
 } as const;
 
 type NumericName = keyof typeof numericRules;
@@ -119,6 +125,18 @@ const smsProviderUrl = v.pipe(
   ),
 );
 
+/** Where backups go: a path-style S3 URL names the endpoint, the bucket and a key prefix. */
+const s3Url = v.pipe(
+  v.string(),
+  v.url("must be an absolute URL"),
+  v.regex(
+    /^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/])[^/]+\/[^/?#]+/,
+    "must be https://endpoint/bucket[/prefix] (http only to a loopback address)",
+  ),
+  v.regex(/^[^?#]*$/, "must have no query or fragment"),
+);
+const directory = v.pipe(v.string(), v.minLength(1));
+
 export type Environment = "test" | "live";
 
 export interface Config {
@@ -141,6 +159,22 @@ export interface Config {
   readonly sandboxInbox: boolean;
   readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
   readonly notifications: NotificationConfig;
+  readonly backup: BackupConfig;
+}
+
+/** Scheduled backups (BACKUP_INTERVAL_MINUTES and BACKUP_KEEP are in limits). */
+export interface BackupConfig {
+  /** Where scheduled backups are written: BACKUP_DIR, DATA_DIR/backups by default. */
+  readonly dir: string;
+  /** A mounted directory each scheduled backup is also copied to. */
+  readonly copyDir: string | null;
+  /** An S3-compatible target each scheduled backup is also uploaded to. */
+  readonly s3: {
+    readonly url: string;
+    readonly region: string;
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+  } | null;
 }
 
 /** How live payee notifications leave the machine (test-environment ones never do). */
@@ -228,6 +262,27 @@ export function loadConfig(
     v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:/, "must be http(s)")),
     `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
   )!.replace(/\/+$/, "");
+  const s3Keys = transportPair(
+    ["BACKUP_S3_ACCESS_KEY_ID", v.pipe(v.string(), v.minLength(1))],
+    ["BACKUP_S3_SECRET_ACCESS_KEY", v.pipe(v.string(), v.minLength(1))],
+    (accessKeyId, secretAccessKey) => ({ accessKeyId, secretAccessKey }),
+  );
+  const s3Target = text("BACKUP_S3_URL", s3Url, null);
+  const s3Region = text(
+    "BACKUP_S3_REGION",
+    v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, "must be a region name, e.g. us-east-1")),
+    "us-east-1",
+  )!;
+  const given = (name: string) => env[name] !== undefined && env[name] !== "";
+  const s3KeysGiven = given("BACKUP_S3_ACCESS_KEY_ID") || given("BACKUP_S3_SECRET_ACCESS_KEY");
+  if (given("BACKUP_S3_URL") && !s3KeysGiven) {
+    problems.push(
+      "BACKUP_S3_ACCESS_KEY_ID and BACKUP_S3_SECRET_ACCESS_KEY are required with BACKUP_S3_URL",
+    );
+  }
+  if (s3KeysGiven && !given("BACKUP_S3_URL")) {
+    problems.push("BACKUP_S3_URL is required with BACKUP_S3_ACCESS_KEY_ID");
+  }
   const fileUrl = (name: string) => `file:${dataDir.replace(/\/+$/, "")}/${name}.db`;
   const logFormat = text(
     "LOG_FORMAT",
@@ -275,6 +330,17 @@ export function loadConfig(
         (url, token) => ({ url, token }),
       ),
     },
+    backup: {
+      dir: text("BACKUP_DIR", directory, `${dataDir.replace(/\/+$/, "")}/backups`)!,
+      copyDir: text("BACKUP_COPY_DIR", directory, null),
+      s3: s3Target !== null && s3Keys !== null
+        ? {
+          url: s3Target.replace(/\/+$/, ""),
+          region: s3Region,
+          ...s3Keys,
+        }
+        : null,
+    },
   };
 
   if (!dev) {
@@ -309,6 +375,7 @@ export function loadConfig(
     ...config,
     limits: Object.freeze(config.limits),
     notifications: Object.freeze(config.notifications),
+    backup: Object.freeze(config.backup),
   });
 }
 
