@@ -687,7 +687,8 @@ export const sanctionsReviews = sqliteTable(
     /** JSON: each screened name with the list entries it matched and their scores. */
     matches: text("matches").notNull(),
     listId: text("list_id").notNull(),
-    status: text("status", { enum: ["open", "cleared", "rejected"] }).notNull(),
+    /** canceled: the company canceled the payout while it was held; nobody decided. */
+    status: text("status", { enum: ["open", "cleared", "rejected", "canceled"] }).notNull(),
     decidedBy: text("decided_by"),
     decidedAt: integer("decided_at"),
     reason: text("reason"),

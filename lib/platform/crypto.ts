@@ -9,7 +9,9 @@ const fromBase64 = (text: string): Uint8Array =>
   Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
 
 export class SecretBox {
-  private constructor(private readonly key: CryptoKey) {}
+  readonly #macs = new Map<string, PurposeMac>();
+
+  private constructor(private readonly key: CryptoKey, private readonly raw: Uint8Array) {}
 
   /** A box for a 32-byte key given in base64. */
   static async fromBase64Key(base64Key: string): Promise<SecretBox> {
@@ -21,7 +23,21 @@ export class SecretBox {
       "encrypt",
       "decrypt",
     ]);
-    return new SecretBox(key);
+    return new SecretBox(key, raw);
+  }
+
+  /**
+   * HMAC-SHA256 of `message` under a key derived (HKDF, info = purpose) from ENCRYPTION_KEY,
+   * base64url: the same input gives the same MAC, so a row can be found by a secret it must not
+   * hold (an account number a notice of change corrects).
+   */
+  async mac(purpose: string, message: string): Promise<string> {
+    let signer = this.#macs.get(purpose);
+    if (!signer) {
+      signer = new PurposeMac(this.raw, `secret-box:${purpose}`);
+      this.#macs.set(purpose, signer);
+    }
+    return await signer.sign(message);
   }
 
   /** `v1.<iv>.<ciphertext>`, with a fresh 96-bit IV each time. */
