@@ -374,6 +374,12 @@ Deno.test("trace numbers: a trace that does not start with the ODFI and traces o
       'line 3: the trace number (positions 80-94) must be 15 digits, got "02100002000001 "',
     ),
   );
+  // A trace used twice in one file, each in its own batch (so each batch still ascends).
+  const twice = withRecord(text, 9, (r) => overwrite(r, 80, records[2].slice(79)));
+  assert.deepEqual(
+    checkNachaFile(twice),
+    refusedAt(9, `line 9: the trace number ${records[2].slice(79)} appears twice in the file`),
+  );
   // The builder refuses a model whose trace is not the ODFI's before nach2 sees it.
   const model = creditAndDebitModel();
   const bad = {
@@ -388,6 +394,38 @@ Deno.test("trace numbers: a trace that does not start with the ODFI and traces o
     new Error(
       'buildNachaFile: trace number "091000010000001" is not 15 digits starting with the ODFI 02100002',
     ),
+  );
+});
+
+Deno.test("the builder writes a batch's entries in trace order and refuses a trace used twice", async () => {
+  const model = creditAndDebitModel();
+  const reversed = {
+    ...model,
+    batches: [
+      { ...model.batches[0], entries: [...model.batches[0].entries].reverse() },
+      model.batches[1],
+    ],
+  };
+  const checked = checkNachaFile(await buildNachaFile(reversed), { odfi: ODFI });
+  assert.ok(checked.ok);
+  assert.deepEqual(
+    checked.value.batches[0].entries.map((e) => e.traceNumber),
+    model.batches[0].entries.map((e) => e.traceNumber),
+  );
+  const duplicate = model.batches[0].entries[1].traceNumber;
+  const twice = {
+    ...model,
+    batches: [
+      model.batches[0],
+      {
+        ...model.batches[1],
+        entries: [{ ...model.batches[1].entries[0], traceNumber: duplicate }],
+      },
+    ],
+  };
+  await assert.rejects(
+    () => buildNachaFile(twice),
+    new Error(`buildNachaFile: trace number ${duplicate} appears twice in the file`),
   );
 });
 

@@ -167,6 +167,7 @@ function assertBuildable(model: NachaFileModel): void {
     fail(`fileIdModifier ${JSON.stringify(model.fileIdModifier)} is not A-Z or 0-9`);
   }
   if (model.batches.length === 0) fail("a file needs at least one batch");
+  const traces = new Set<string>();
   for (const batch of model.batches) {
     if (batch.entries.length === 0) fail("a batch needs at least one entry");
     for (const entry of batch.entries) {
@@ -189,6 +190,8 @@ function assertBuildable(model: NachaFileModel): void {
           } is not 15 digits starting with the ODFI ${model.odfi}`,
         );
       }
+      if (traces.has(trace)) fail(`trace number ${trace} appears twice in the file`);
+      traces.add(trace);
       if (transliterate(entry.name, INDIVIDUAL_NAME_LENGTH) === "") {
         fail(
           `entry ${trace}: the name ${
@@ -243,7 +246,11 @@ export async function buildNachaFile(model: NachaFileModel): Promise<string> {
     let hashSum = 0;
     let creditCents = 0;
     let debitCents = 0;
-    for (const entry of modelBatch.entries) {
+    // NACHA wants traces ascending within a batch; the order of a batch's entries means nothing.
+    const entries = [...modelBatch.entries].sort((a, b) =>
+      a.traceNumber.localeCompare(b.traceNumber)
+    );
+    for (const entry of entries) {
       const record = new nach.Entry({
         transactionCode: String(entry.transactionCode),
         receivingDFI: entry.routingNumber,
@@ -312,6 +319,7 @@ export function checkNachaFile(
   const refuseAt = (line: number, rule: string) =>
     refuse("malformed_file", `line ${line}: ${rule}`, { details: { line } });
   const batches: CheckedBatch[] = [];
+  const traces = new Set<string>();
   for (const batch of file.batches) {
     const header = batch.header.text;
     const odfi = field(header, 80, 87);
@@ -354,6 +362,10 @@ export function checkNachaFile(
           `the trace number ${trace} is not above the previous entry's ${previousTrace} (traces ascend within a batch)`,
         );
       }
+      if (traces.has(trace)) {
+        return refuseAt(line, `the trace number ${trace} appears twice in the file`);
+      }
+      traces.add(trace);
       previousTrace = trace;
       if (!/^\d$/.test(field(record, 12, 12))) {
         return refuseAt(
