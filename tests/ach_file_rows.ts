@@ -22,8 +22,9 @@ export interface FileRow {
   readonly createdAt: number;
   readonly transmittedAt?: number;
   readonly entries: readonly FileEntryRow[];
-  /** The plain content; its SHA-256 is stored, the content itself sealed by the caller or not at all. */
+  /** The SHA-256 of the plain content, and the content as the caller sealed it. */
   readonly sha256?: string;
+  readonly contentSealed?: string;
   readonly modifier?: string;
 }
 
@@ -54,7 +55,7 @@ export async function insertAchFile(database: Database, file: FileRow): Promise<
               bank_date, file_id_modifier, effective_date, cutoff_kind, window_ends_at,
               content_sealed, sha256, byte_size, entry_hash, credit_total_cents,
               debit_total_cents, entry_count, file_name, approval_id, created_at)
-            VALUES (?, ?, '1234567890', ' 021000021', ?, ?, ?, 'next_day', ?, 'sealed', ?, 940,
+            VALUES (?, ?, '1234567890', ' 021000021', ?, ?, ?, 'next_day', ?, ?, ?, 940,
               '0000000000', ?, ?, ?, ?, NULL, ?)`,
       args: [
         id,
@@ -63,6 +64,7 @@ export async function insertAchFile(database: Database, file: FileRow): Promise<
         file.modifier ?? id.slice(-1).toUpperCase(),
         file.effectiveDate,
         file.createdAt + 3_600_000,
+        file.contentSealed ?? "sealed",
         file.sha256 ?? "ab".repeat(32),
         sum(credits),
         sum(debits),

@@ -1,4 +1,446 @@
-/** The operator commands of ACH files: listing, showing, downloading, marking sent, voiding, resolving in-doubt files and importing returns and notices of change (lib/ach). */
-import type { Command } from "./command_kit.ts";
+/**
+ * The operator commands of ACH files: listing, showing, downloading, marking sent, voiding,
+ * resolving in-doubt files and importing returns and notices of change (lib/ach). Listing and
+ * showing give metadata and masked entries (viewer); the plain content and every change are for
+ * admins. Each command takes --environment (live by default) and names the environment it acted
+ * on, or looked in when it found nothing. Paths are read and written by the process that runs
+ * the command: the CLI, or the running service through its loopback endpoint (absolute paths).
+ */
+import { isAbsolute, resolve } from "node:path";
+import type { Environment } from "../platform/config.ts";
+import { loadConfig } from "../platform/config.ts";
+import { sha256Hex } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../payouts/runtime.ts";
+import { appendAudit } from "../audit/store.ts";
+import {
+  type AchFileActionResult,
+  type AchFileDeps,
+  markAchFileSent,
+  readAchFileContent,
+  resolveAchFile,
+  voidAchFile,
+} from "../ach/files_service.ts";
+import { importAchFile } from "../ach/imports.ts";
+import {
+  ACH_FILES_PAGE_SIZE_MAX,
+  achFileCompany,
+  type AchFileDetail,
+  type AchFileEntry,
+  type AchFileStatus,
+  achFileStatuses,
+  type AchFileSummary,
+  findAchFile,
+  listAchFiles,
+} from "../ach/views.ts";
+import {
+  type Command,
+  type CommandContext,
+  type CommandRequest,
+  companyIdByTin,
+  environmentFlag,
+  environmentReach,
+  type Flags,
+  objectReach,
+  type Reach,
+} from "./command_kit.ts";
 
-export const achCommands: Readonly<Record<string, Command>> = {};
+/** What `ach:import` reads of a file: one byte more than an import takes, so a larger file is refused whole. */
+const IMPORT_READ_BYTES_MAX = 10 * 1024 * 1024 + 1;
+
+const fileNotFound = (f: Flags, environment: Environment) =>
+  refuse("ach_file_not_found", `no ACH file ${f.file} in ${environment}`, { field: "file" });
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function fileView(file: AchFileSummary, environment: Environment) {
+  return {
+    id: file.id,
+    environment,
+    company_id: file.companyId,
+    company_tin: file.companyTin,
+    status: file.status,
+    created_at: iso(file.createdAt),
+    bank_date: file.bankDate,
+    effective_date: file.effectiveDate,
+    cutoff_kind: file.cutoffKind,
+    window_ends_at: iso(file.windowEndsAt),
+    entry_count: file.entryCount,
+    credit_total_cents: file.creditTotalCents,
+    debit_total_cents: file.debitTotalCents,
+    sha256: file.sha256,
+    file_name: file.fileName,
+    file_id_modifier: file.fileIdModifier,
+    transmitted_at: iso(file.transmittedAt),
+    approval_id: file.approvalId,
+  };
+}
+
+const entryView = (entry: AchFileEntry) => ({
+  trace: entry.traceNumber,
+  direction: entry.direction,
+  amount_cents: entry.amountCents,
+  transaction_code: entry.transactionCode,
+  entry_class: entry.entryClass,
+  payout_id: entry.payoutId,
+  disbursement_uuid: entry.disbursementUuid,
+  payee_uuid: entry.payeeUuid,
+  simple_payment_uuid: entry.simplePaymentUuid,
+  v1_disbursement_id: entry.v1DisbursementId,
+  funding_uuid: entry.fundingUuid,
+  account_last_four: entry.accountLastFour,
+  status: entry.status,
+  return_code: entry.returnCode,
+});
+
+const detailView = (file: AchFileDetail, environment: Environment) => ({
+  ...fileView(file, environment),
+  entries: file.entries.map(entryView),
+});
+
+/** A path flag as an absolute path; through the service's endpoint a relative one is refused. */
+function pathFlag(
+  request: CommandRequest,
+  flags: Flags,
+  name: string,
+): Result<string, "invalid_input"> {
+  const value = flags[name];
+  if (isAbsolute(value)) return ok(value);
+  if (request.origin === "cli") return ok(resolve(value));
+  return refuse(
+    "invalid_input",
+    `--${name} ${
+      JSON.stringify(value)
+    }: give an absolute path, the running service reads or writes it`,
+    { field: name },
+  );
+}
+
+/** The reach of a read of one file: its company (for the scope check), writing nothing. */
+async function fileReadReach(request: CommandRequest, f: Flags): Promise<Result<Reach>> {
+  const named = environmentReach(f, false);
+  if (!named.ok) return named;
+  const { environment } = named.value;
+  const found = await achFileCompany(request.databases[environment].readClient, f.file);
+  return ok({
+    writes: [],
+    companies: found ? [found.companyId] : [],
+    hidden: fileNotFound(f, environment),
+    objectId: f.file,
+  });
+}
+
+/** The reach of a change of one file: its environment and company. */
+const fileChangeReach = objectReach(
+  (request, environment, f) => achFileCompany(request.databases[environment].readClient, f.file),
+  fileNotFound,
+  (f) => f.file,
+);
+
+/** What the file services need: the environment's database, its payout runtime, the live database. */
+function fileDeps(ctx: CommandContext, environment: Environment): AchFileDeps {
+  // The settings of the process that runs the command (its BASE_URL for links in payee notices).
+  const config = loadConfig(Deno.env.toObject(), { dev: true });
+  return {
+    database: ctx.databases[environment],
+    environment,
+    secretBox: ctx.secretBox,
+    runtime: payoutRuntime(environment, runtimeSettingsOf(config)),
+    liveDatabase: ctx.databases.live,
+  };
+}
+
+/** The file of --file in --environment as the command's operator may see it, or a refusal. */
+async function namedFile(
+  ctx: CommandContext,
+  f: Flags,
+): Promise<Result<{ environment: Environment; file: AchFileDetail }>> {
+  const environment = environmentFlag(f, "live");
+  if (!environment.ok) return environment;
+  const file = await findAchFile(ctx.databases[environment.value].readClient, f.file);
+  if (!file) return fileNotFound(f, environment.value);
+  return ok({ environment: environment.value, file });
+}
+
+const actionView = (environment: Environment, done: AchFileActionResult) => ({
+  environment,
+  file_id: done.fileId,
+  status: done.status,
+  approval_id: done.approvalId,
+});
+
+/** A file action of lib/ach/files_service.ts as a command; the service audits in its unit. */
+function fileActionCommand(
+  summary: string,
+  flags: Readonly<Record<string, string>>,
+  action: (
+    deps: AchFileDeps,
+    ctx: CommandContext,
+    f: Flags,
+  ) => Promise<Result<AchFileActionResult, string>>,
+): Command {
+  return {
+    summary,
+    flags: { file: "the file id (rbt_…)", ...flags, environment: "live (default) or test" },
+    role: "admin",
+    reach: fileChangeReach,
+    run: async (ctx, f) => {
+      const named = await namedFile(ctx, f);
+      if (!named.ok) return named;
+      const { environment } = named.value;
+      const done = await action(fileDeps(ctx, environment), ctx, f);
+      if (!done.ok) {
+        return done.code === "ach_file_not_found" ? fileNotFound(f, environment) : done;
+      }
+      return ok(actionView(environment, done.value));
+    },
+  };
+}
+
+export const achCommands: Readonly<Record<string, Command>> = {
+  "ach:files": {
+    summary:
+      "list ACH files newest first (metadata and totals, never the content), by --tin and --status",
+    flags: {
+      tin: "only this company's files",
+      status: `${achFileStatuses.join(", ")}`,
+      limit: `files, at most ${ACH_FILES_PAGE_SIZE_MAX} (default ${ACH_FILES_PAGE_SIZE_MAX})`,
+      environment: "live (default) or test",
+    },
+    optional: ["tin"],
+    role: "viewer",
+    reach: async (request, f) => {
+      if (f.tin === undefined) return ok({ writes: [], companies: [] });
+      const companyId = await companyIdByTin(request, f.tin);
+      return ok({
+        writes: [],
+        companies: companyId === null ? [] : [companyId],
+        hidden: refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" }),
+      });
+    },
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const status = f.status ?? null;
+      if (status !== null && !(achFileStatuses as readonly string[]).includes(status)) {
+        return refuse(
+          "invalid_input",
+          `--status ${JSON.stringify(status)}: one of ${achFileStatuses.join(", ")}`,
+          { field: "status" },
+        );
+      }
+      const limit = f.limit === undefined ? ACH_FILES_PAGE_SIZE_MAX : Number(f.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > ACH_FILES_PAGE_SIZE_MAX) {
+        return refuse(
+          "invalid_input",
+          `--limit ${JSON.stringify(f.limit)}: a whole number from 1 to ${ACH_FILES_PAGE_SIZE_MAX}`,
+          { field: "limit" },
+        );
+      }
+      let companyIds = ctx.operator?.companyScope ?? null;
+      if (f.tin !== undefined) {
+        const companyId = await companyIdByTin(ctx, f.tin);
+        if (companyId === null) {
+          return refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
+        }
+        companyIds = [companyId];
+      }
+      const page = await listAchFiles(
+        ctx.databases[environment.value].readClient,
+        { companyIds, status: status as AchFileStatus | null },
+        { limit, startingAfter: null },
+      );
+      return ok({
+        environment: environment.value,
+        files: page!.data.map((file) => fileView(file, environment.value)),
+        has_more: page!.hasMore,
+      });
+    },
+  },
+  "ach:show": {
+    summary: "one ACH file's metadata and entries, account numbers masked to their last four",
+    flags: { file: "the file id (rbt_…)", environment: "live (default) or test" },
+    role: "viewer",
+    reach: fileReadReach,
+    run: async (ctx, f) => {
+      const named = await namedFile(ctx, f);
+      if (!named.ok) return named;
+      return ok(detailView(named.value.file, named.value.environment));
+    },
+  },
+  "ach:download": {
+    summary:
+      "write an ACH file's plain content (full account numbers) to --out, mode 0600; audited as a download",
+    flags: {
+      file: "the file id (rbt_…)",
+      out: "the path to write (it must not exist)",
+      environment: "live (default) or test",
+    },
+    role: "admin",
+    reach: fileChangeReach,
+    run: async (ctx, f) => {
+      const out = pathFlag(ctx, f, "out");
+      if (!out.ok) return out;
+      const named = await namedFile(ctx, f);
+      if (!named.ok) return named;
+      const { environment, file } = named.value;
+      const read = await readAchFileContent(fileDeps(ctx, environment), file.id);
+      if (!read.ok) return fileNotFound(f, environment);
+      const bytes = new TextEncoder().encode(read.value.content);
+      const sha256 = await sha256Hex(bytes);
+      if (sha256 !== file.sha256) {
+        return refuse(
+          "ach_file_corrupt",
+          `ACH file ${file.id} in ${environment} reads with SHA-256 ${sha256}, not the ${file.sha256} it was built with; nothing was written`,
+        );
+      }
+      // The download is recorded before the file exists: an operator who has the content is in the log.
+      await ctx.databases[environment].writer.write((tx) =>
+        appendAudit(tx, environment, ctx.actor, {
+          at: ctx.now,
+          action: "ach:download",
+          objectType: "ach_file",
+          objectId: file.id,
+          companyId: file.companyId,
+          before: null,
+          after: { out: out.value, sha256, bytes: bytes.length, status: file.status },
+        })
+      );
+      try {
+        await Deno.writeFile(out.value, bytes, { mode: 0o600, createNew: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.AlreadyExists) {
+          return refuse("file_exists", `${out.value} exists: choose a new path`, {
+            field: "out",
+          });
+        }
+        throw error;
+      }
+      // The mode given at creation is narrowed by the umask; set it whole.
+      await Deno.chmod(out.value, 0o600);
+      return ok({
+        environment,
+        file_id: file.id,
+        out: out.value,
+        sha256,
+        bytes: bytes.length,
+        mode: "0600",
+      });
+    },
+  },
+  "ach:mark-sent": fileActionCommand(
+    "a built file without an SFTP target was uploaded to the bank by hand: mark it transmitted",
+    {},
+    (deps, ctx, f) => markAchFileSent(deps, ctx.actor, f.file, ctx.now),
+  ),
+  "ach:void": fileActionCommand(
+    "void a built file: its entries go back to the queue for the next cutoff (new traces)",
+    {},
+    (deps, ctx, f) => voidAchFile(deps, ctx.actor, f.file, ctx.now),
+  ),
+  "ach:resolve": fileActionCommand(
+    "resolve an in-doubt file after asking the bank: --as transmitted or voided (live: a second admin approves)",
+    { as: "transmitted or voided: what the bank says it received" },
+    async (deps, ctx, f) => {
+      if (f.as !== "transmitted" && f.as !== "voided") {
+        return refuse("invalid_input", `--as ${JSON.stringify(f.as)}: transmitted or voided`, {
+          field: "as",
+        });
+      }
+      return await resolveAchFile(deps, ctx.actor, f.file, f.as, ctx.now);
+    },
+  ),
+  "ach:import": {
+    summary:
+      "import a return or notice-of-change file from the bank (a file imported before changes nothing); prints the report",
+    flags: { file: "the file's path", environment: "live (default) or test" },
+    role: "admin",
+    // Any company's entries may come back in one file: only an operator of every company imports.
+    reach: async (request, f) => {
+      const named = environmentReach(f, true);
+      if (!named.ok) return named;
+      // The file's SHA-256 names the import in the audit log (unreadable: the run refuses it).
+      const path = pathFlag(request, f, "file");
+      const content = path.ok ? await readAtMost(path.value, IMPORT_READ_BYTES_MAX) : null;
+      return ok({
+        writes: named.value.writes,
+        companies: "installation",
+        objectId: content?.ok ? await sha256Hex(content.value) : null,
+      });
+    },
+    audit: (_f, reach) => ({
+      action: "ach:import",
+      objectType: "ach_import",
+      objectId: reach.objectId ?? null,
+      companyId: null,
+      snapshot: async (tx) => {
+        const { rows } = await tx.execute({
+          sql: `SELECT id, company_id, sha256, source, file_name, return_count, correction_count,
+                  applied_count, report FROM ach_imports WHERE sha256 = ?`,
+          args: [reach.objectId ?? null],
+        });
+        return rows[0] ? { ...rows[0] } : null;
+      },
+    }),
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const path = pathFlag(ctx, f, "file");
+      if (!path.ok) return path;
+      const content = await readAtMost(path.value, IMPORT_READ_BYTES_MAX);
+      if (!content.ok) return content;
+      const fileName = path.value.split("/").pop() ?? path.value;
+      const deps = fileDeps(ctx, environment.value);
+      const imported = await importAchFile(deps, {
+        content: content.value,
+        fileName,
+        source: "cli",
+        importedBy: ctx.actor.operator?.id ?? null,
+      }, ctx.now);
+      if (!imported.ok) {
+        return refuse(imported.code, `${imported.message} (${fileName}, in ${environment.value})`);
+      }
+      const report = imported.value;
+      return ok({
+        environment: environment.value,
+        import_id: report.importId,
+        file_name: fileName,
+        sha256: report.sha256,
+        duplicate: report.duplicate,
+        returns: report.returns,
+        corrections: report.corrections,
+        applied: report.applied,
+        not_applied: report.notApplied.map((entry) => ({
+          trace: entry.trace,
+          reason: entry.reason,
+        })),
+      });
+    },
+  },
+};
+
+/** The first `bytesMax` bytes of a file, or a refusal naming the path when it cannot be read. */
+async function readAtMost(path: string, bytesMax: number): Promise<Result<Uint8Array>> {
+  let handle: Deno.FsFile;
+  try {
+    handle = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
+      const why = error instanceof Deno.errors.NotFound ? "does not exist" : "cannot be read";
+      return refuse("invalid_input", `--file ${JSON.stringify(path)} ${why}`, { field: "file" });
+    }
+    throw error;
+  }
+  try {
+    const buffer = new Uint8Array(bytesMax);
+    let filled = 0;
+    while (filled < bytesMax) {
+      const read = await handle.read(buffer.subarray(filled));
+      if (read === null) break;
+      filled += read;
+    }
+    return ok(buffer.slice(0, filled));
+  } finally {
+    handle.close();
+  }
+}

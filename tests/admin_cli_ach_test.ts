@@ -1,0 +1,345 @@
+/** The ACH file commands of the operator CLI, run as the CLI runs them (runAdminCommand). */
+import assert from "node:assert/strict";
+import { runAdminCommand } from "../lib/admin/commands.ts";
+import type { CommandRequest } from "../lib/admin/command_kit.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { makeOperator, type TestOperator } from "./operator_helpers.ts";
+import { insertAchFile } from "./ach_file_rows.ts";
+
+/** A NACHA-shaped text: what a download must give back byte for byte. */
+const CONTENT = "101 021000021 1234567890".padEnd(94, " ") + "\r\n" +
+  "9".repeat(94) + "\r\n";
+
+interface Cast {
+  admin: TestOperator;
+  viewer: TestOperator;
+  /** A clerk of Beacon only. */
+  beaconClerk: TestOperator;
+  /** An admin of Acme only. */
+  acmeAdmin: TestOperator;
+}
+
+async function operators(f: HttpFixture): Promise<Cast> {
+  const now = f.clock.now();
+  return {
+    admin: await makeOperator(f.deps, { email: "admin@ops.test", role: "admin" }, now),
+    viewer: await makeOperator(f.deps, { email: "viewer@ops.test", role: "viewer" }, now),
+    beaconClerk: await makeOperator(f.deps, {
+      email: "clerk@ops.test",
+      role: "clerk",
+      companies: f.cast.beacon.id,
+    }, now),
+    acmeAdmin: await makeOperator(f.deps, {
+      email: "acme-admin@ops.test",
+      role: "admin",
+      companies: f.cast.acme.id,
+    }, now),
+  };
+}
+
+function run(f: HttpFixture, operator: TestOperator, name: string, flags: Record<string, string>) {
+  const request: CommandRequest = {
+    databases: f.deps.databases,
+    now: f.clock.now(),
+    keyGraceSeconds: 86_400,
+    secretBox: f.deps.secretBox,
+    dev: false,
+    origin: "cli",
+    sessionToken: operator.token,
+    input: {},
+  };
+  return runAdminCommand(request, name, flags);
+}
+
+/** A built file of Acme in test whose sealed content is CONTENT, one of Beacon, one of Acme in live. */
+async function files(f: HttpFixture) {
+  const t0 = f.clock.now();
+  const acme = await insertAchFile(f.deps.databases.test, {
+    companyId: f.cast.acme.id,
+    status: "built",
+    effectiveDate: "2026-01-06",
+    createdAt: t0,
+    sha256: await sha256Hex(CONTENT),
+    contentSealed: await f.deps.secretBox.sealText(CONTENT),
+    entries: [],
+  });
+  const beacon = await insertAchFile(f.deps.databases.test, {
+    companyId: f.cast.beacon.id,
+    status: "transmitted",
+    effectiveDate: "2026-01-06",
+    createdAt: t0 + 1000,
+    transmittedAt: t0 + 2000,
+    entries: [],
+  });
+  const live = await insertAchFile(f.deps.databases.live, {
+    companyId: f.cast.acme.id,
+    status: "in_doubt",
+    effectiveDate: "2026-01-07",
+    createdAt: t0,
+    entries: [],
+  });
+  return { acme, beacon, live };
+}
+
+async function auditRows(f: HttpFixture, environment: "test" | "live", action: string) {
+  const { rows } = await f.deps.databases[environment].readClient.execute({
+    sql: "SELECT operator_email, object_id, company_id, after FROM audit_log WHERE action = ?",
+    args: [action],
+  });
+  return rows.map((row) => ({ ...row }));
+}
+
+Deno.test("ach:files and ach:show: metadata and masked entries of the named environment, within the operator's companies", async () => {
+  await withHttpFixture(async (f) => {
+    const cast = await operators(f);
+    const ids = await files(f);
+
+    const all = await run(f, cast.viewer, "ach:files", { environment: "test" });
+    assert.ok(all.ok);
+    const listed = all.value as { environment: string; files: Record<string, unknown>[] };
+    assert.equal(listed.environment, "test");
+    assert.deepEqual(listed.files.map((file) => [file.id, file.company_tin, file.status]), [
+      [ids.beacon, "222222222", "transmitted"],
+      [ids.acme, "111111111", "built"],
+    ]);
+    assert.deepEqual(listed.files[1], {
+      id: ids.acme,
+      environment: "test",
+      company_id: f.cast.acme.id,
+      company_tin: "111111111",
+      status: "built",
+      created_at: new Date(f.clock.now()).toISOString(),
+      bank_date: new Date(f.clock.now()).toISOString().slice(0, 10),
+      effective_date: "2026-01-06",
+      cutoff_kind: "next_day",
+      window_ends_at: new Date(f.clock.now() + 3_600_000).toISOString(),
+      entry_count: 0,
+      credit_total_cents: 0,
+      debit_total_cents: 0,
+      sha256: await sha256Hex(CONTENT),
+      file_name: `ACH_${ids.acme}.txt`,
+      file_id_modifier: ids.acme.slice(-1).toUpperCase(),
+      transmitted_at: null,
+      approval_id: null,
+    });
+
+    const byTin = await run(f, cast.viewer, "ach:files", { environment: "test", tin: "111111111" });
+    assert.deepEqual(
+      byTin.ok && (byTin.value.files as { id: string }[]).map((file) => file.id),
+      [ids.acme],
+    );
+    const byStatus = await run(f, cast.viewer, "ach:files", {
+      environment: "test",
+      status: "transmitted",
+    });
+    assert.deepEqual(
+      byStatus.ok && (byStatus.value.files as { id: string }[]).map((file) => file.id),
+      [ids.beacon],
+    );
+    // Live is the default, and says so.
+    const live = await run(f, cast.viewer, "ach:files", {});
+    assert.ok(live.ok);
+    assert.equal(live.value.environment, "live");
+    assert.deepEqual((live.value.files as { id: string }[]).map((file) => file.id), [ids.live]);
+    // A clerk of Beacon sees Beacon's files only, and Acme's TIN is no company to them.
+    const scoped = await run(f, cast.beaconClerk, "ach:files", { environment: "test" });
+    assert.deepEqual(
+      scoped.ok && (scoped.value.files as { id: string }[]).map((file) => file.id),
+      [ids.beacon],
+    );
+    const hidden = await run(f, cast.beaconClerk, "ach:files", {
+      environment: "test",
+      tin: "111111111",
+    });
+    assert.deepEqual(hidden, {
+      ok: false,
+      code: "company_not_found",
+      message: "no company with TIN 111111111",
+      field: "tin",
+    });
+    const badStatus = await run(f, cast.viewer, "ach:files", { status: "sent" });
+    assert.equal(!badStatus.ok && badStatus.code, "invalid_input");
+    assert.equal(
+      !badStatus.ok && badStatus.message,
+      '--status "sent": one of built, transmitting, transmitted, in_doubt, voided',
+    );
+
+    const shown = await run(f, cast.viewer, "ach:show", { file: ids.acme, environment: "test" });
+    assert.ok(shown.ok);
+    assert.deepEqual([shown.value.id, shown.value.environment, shown.value.entries], [
+      ids.acme,
+      "test",
+      [],
+    ]);
+    assert.ok(!("content" in shown.value));
+    // Not found names where it looked; a file outside the scope reads the same.
+    const missing = await run(f, cast.viewer, "ach:show", { file: ids.acme });
+    assert.deepEqual(missing, {
+      ok: false,
+      code: "ach_file_not_found",
+      message: `no ACH file ${ids.acme} in live`,
+      field: "file",
+    });
+    const outside = await run(f, cast.beaconClerk, "ach:show", {
+      file: ids.acme,
+      environment: "test",
+    });
+    assert.deepEqual(outside, {
+      ok: false,
+      code: "ach_file_not_found",
+      message: `no ACH file ${ids.acme} in test`,
+      field: "file",
+    });
+  });
+});
+
+Deno.test("ach:download: admins only; writes the plain file with mode 0600, audited as a download in the file's environment", async () => {
+  await withHttpFixture(async (f) => {
+    const cast = await operators(f);
+    const ids = await files(f);
+    const dir = await Deno.makeTempDir({ prefix: "ach-download-" });
+    try {
+      const out = `${dir}/acme.ach`;
+      const refused = await run(f, cast.viewer, "ach:download", {
+        file: ids.acme,
+        out,
+        environment: "test",
+      });
+      assert.deepEqual(refused, {
+        ok: false,
+        code: "role_insufficient",
+        message: "viewer@ops.test is a viewer: ach:download needs the admin role",
+      });
+      const outside = await run(f, cast.beaconClerk, "ach:download", {
+        file: ids.acme,
+        out,
+        environment: "test",
+      });
+      assert.equal(!outside.ok && outside.code, "role_insufficient");
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      assert.deepEqual(await auditRows(f, "test", "ach:download"), []);
+
+      const done = await run(f, cast.admin, "ach:download", {
+        file: ids.acme,
+        out,
+        environment: "test",
+      });
+      assert.deepEqual(done, {
+        ok: true,
+        value: {
+          environment: "test",
+          file_id: ids.acme,
+          out,
+          sha256: await sha256Hex(CONTENT),
+          bytes: CONTENT.length,
+          mode: "0600",
+        },
+      });
+      assert.equal(await Deno.readTextFile(out), CONTENT);
+      assert.equal((await Deno.stat(out)).mode! & 0o777, 0o600);
+      const audited = await auditRows(f, "test", "ach:download");
+      assert.deepEqual(audited.map((row) => [row.operator_email, row.object_id, row.company_id]), [
+        ["admin@ops.test", ids.acme, f.cast.acme.id],
+      ]);
+      assert.deepEqual(JSON.parse(String(audited[0].after)), {
+        out,
+        sha256: await sha256Hex(CONTENT),
+        bytes: CONTENT.length,
+        status: "built",
+      });
+
+      // An existing path is never overwritten.
+      const again = await run(f, cast.admin, "ach:download", {
+        file: ids.acme,
+        out,
+        environment: "test",
+      });
+      assert.deepEqual(again, {
+        ok: false,
+        code: "file_exists",
+        message: `${out} exists: choose a new path`,
+        field: "out",
+      });
+      // Through the service's endpoint a relative path would land in the service's directory.
+      const relative = await runAdminCommand(
+        {
+          databases: f.deps.databases,
+          now: f.clock.now(),
+          keyGraceSeconds: 86_400,
+          secretBox: f.deps.secretBox,
+          dev: false,
+          origin: "http 127.0.0.1",
+          sessionToken: cast.admin.token,
+          input: {},
+        },
+        "ach:download",
+        { file: ids.acme, out: "acme.ach", environment: "test" },
+      );
+      assert.equal(!relative.ok && relative.code, "invalid_input");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("ach:mark-sent, ach:void, ach:resolve, ach:import: refusals name the environment and write nothing", async () => {
+  await withHttpFixture(async (f) => {
+    const cast = await operators(f);
+    const ids = await files(f);
+    for (const name of ["ach:mark-sent", "ach:void"]) {
+      const missing = await run(f, cast.admin, name, { file: "rbt_missing" });
+      assert.deepEqual(missing, {
+        ok: false,
+        code: "ach_file_not_found",
+        message: "no ACH file rbt_missing in live",
+        field: "file",
+      }, name);
+      const viewer = await run(f, cast.viewer, name, { file: ids.acme, environment: "test" });
+      assert.equal(!viewer.ok && viewer.code, "role_insufficient", name);
+    }
+    const badAs = await run(f, cast.admin, "ach:resolve", { file: ids.live, as: "sent" });
+    assert.deepEqual(badAs, {
+      ok: false,
+      code: "invalid_input",
+      message: '--as "sent": transmitted or voided',
+      field: "as",
+    });
+    const wrongEnvironment = await run(f, cast.admin, "ach:resolve", {
+      file: ids.live,
+      as: "voided",
+      environment: "test",
+    });
+    assert.equal(
+      !wrongEnvironment.ok && wrongEnvironment.message,
+      `no ACH file ${ids.live} in test`,
+    );
+
+    const noSuchPath = await run(f, cast.admin, "ach:import", {
+      file: "/nonexistent/returns.ach",
+      environment: "test",
+    });
+    assert.deepEqual(noSuchPath, {
+      ok: false,
+      code: "invalid_input",
+      message: '--file "/nonexistent/returns.ach" does not exist',
+      field: "file",
+    });
+    const scoped = await run(f, cast.acmeAdmin, "ach:import", {
+      file: "/nonexistent/returns.ach",
+      environment: "test",
+    });
+    assert.deepEqual(scoped, {
+      ok: false,
+      code: "operator_scoped",
+      message: "acme-admin@ops.test is limited to some companies: ach:import acts on every company",
+    });
+    const viewer = await run(f, cast.viewer, "ach:import", { file: "/nonexistent/returns.ach" });
+    assert.equal(!viewer.ok && viewer.code, "role_insufficient");
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT status FROM rail_batches ORDER BY created_at, rowid",
+    );
+    assert.deepEqual(rows.map((row) => row.status), ["built", "transmitted"]);
+    assert.deepEqual(await auditRows(f, "test", "ach:import"), []);
+  });
+});
