@@ -1,9 +1,16 @@
 /**
  * Notices of change kept per company: the corrected details for a (routing, account), applied to
- * later entries to the same account. CONTRACT STUB: owned by the imports helper.
+ * later entries to the same account. A row is found by the original routing number and an HMAC of
+ * the original account number (never the number itself); the corrected details are sealed.
  */
+import { and, eq } from "drizzle-orm";
+import { achCorrections } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
+import type { Correction } from "./nacha.ts";
+import type { PayoutRow } from "../payouts/store.ts";
+import { type NotificationSettings, payoutContact, queueMessages } from "../notify/store.ts";
+import { renderMessage } from "../notify/messages.ts";
 
 export interface AccountDetails {
   readonly routingNumber: string;
@@ -11,12 +18,105 @@ export interface AccountDetails {
   readonly accountType: "checking" | "savings";
 }
 
+/** The HMAC purpose of correction rows' account keys: no other MAC of the service shares it. */
+const ACCOUNT_KEY_PURPOSE = "ach-correction-account";
+
+/** The key a correction row of `accountNumber` is found by. */
+function accountKeyOf(secretBox: SecretBox, accountNumber: string): Promise<string> {
+  return secretBox.mac(ACCOUNT_KEY_PURPOSE, accountNumber);
+}
+
 /** The details to use for an entry to `details`: corrected by a notice of change, or as given. */
-export function correctedAccount(
-  _tx: WriteTx,
-  _secretBox: SecretBox,
-  _companyId: string,
-  _details: AccountDetails,
+export async function correctedAccount(
+  tx: WriteTx,
+  secretBox: SecretBox,
+  companyId: string,
+  details: AccountDetails,
 ): Promise<AccountDetails> {
-  throw new Error("not built yet");
+  const [row] = await tx.db.select({ sealed: achCorrections.correctedSealed })
+    .from(achCorrections)
+    .where(and(
+      eq(achCorrections.companyId, companyId),
+      eq(achCorrections.routingNumber, details.routingNumber),
+      eq(achCorrections.accountKey, await accountKeyOf(secretBox, details.accountNumber)),
+    ));
+  if (!row) return details;
+  return JSON.parse(await secretBox.openText(row.sealed)) as AccountDetails;
+}
+
+/**
+ * The bank account a payout's payee chose (routing, account and type from its method details),
+ * or null when its method is not ACH.
+ */
+export async function payoutAccount(
+  secretBox: SecretBox,
+  payout: Pick<PayoutRow, "methodDetails">,
+): Promise<AccountDetails | null> {
+  const details = payout.methodDetails;
+  if (typeof details.routing_number !== "string" || typeof details.account_sealed !== "string") {
+    return null;
+  }
+  return {
+    routingNumber: details.routing_number,
+    accountNumber: await secretBox.openText(details.account_sealed),
+    accountType: details.account_type === "savings" ? "savings" : "checking",
+  };
+}
+
+/**
+ * Records a notice of change of the entries to `original`: what the bank corrected is laid over
+ * the details those entries were sent to (an earlier correction included), and later entries to
+ * `original` use the result.
+ */
+export async function recordCorrection(
+  tx: WriteTx,
+  secretBox: SecretBox,
+  notice: {
+    readonly companyId: string;
+    readonly original: AccountDetails;
+    readonly changeCode: string;
+    readonly correction: Correction;
+    readonly importId: string;
+  },
+  now: number,
+): Promise<AccountDetails> {
+  const sentTo = await correctedAccount(tx, secretBox, notice.companyId, notice.original);
+  const corrected: AccountDetails = {
+    routingNumber: notice.correction.routingNumber ?? sentTo.routingNumber,
+    accountNumber: notice.correction.accountNumber ?? sentTo.accountNumber,
+    accountType: notice.correction.accountType ?? sentTo.accountType,
+  };
+  const row = {
+    changeCode: notice.changeCode,
+    correctedSealed: await secretBox.sealText(JSON.stringify(corrected)),
+    importId: notice.importId,
+    createdAt: now,
+  };
+  await tx.db.insert(achCorrections).values({
+    companyId: notice.companyId,
+    routingNumber: notice.original.routingNumber,
+    accountKey: await accountKeyOf(secretBox, notice.original.accountNumber),
+    ...row,
+  }).onConflictDoUpdate({
+    target: [achCorrections.companyId, achCorrections.routingNumber, achCorrections.accountKey],
+    set: row,
+  });
+  return corrected;
+}
+
+/** Tells a payout's payee that their bank details were updated by their bank. */
+export async function tellPayeeDetailsUpdated(
+  tx: WriteTx,
+  settings: NotificationSettings,
+  payoutId: string,
+  now: number,
+): Promise<void> {
+  const contact = await payoutContact(tx, payoutId);
+  await queueMessages(tx, settings.environment, {
+    companyId: contact.companyId,
+    payoutId,
+    recipient: contact.recipient,
+    rendered: renderMessage("details_updated", contact.language, contact),
+    links: [],
+  }, now);
 }

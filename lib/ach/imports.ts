@@ -3,13 +3,33 @@
  * the console, and the sandbox bank): one import is one write unit; a file already imported (by
  * SHA-256) changes nothing; an entry applies only when it matches an entry this service sent, by
  * original trace, receiving DFI and amount; unmatched or malformed entries are reported, never
- * applied. CONTRACT STUB: owned by the imports helper.
+ * applied.
+ *
+ * The file is read and checked before the unit; the unit first claims the file's hash (the
+ * unique index makes a second import of it, even a concurrent one, a duplicate), then applies
+ * every entry in file order, so a later entry sees what an earlier one did (a trace returned
+ * twice in one file is applied once). Anything that throws undoes the whole import.
  */
+import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
+import { achImports, railBatchEntries } from "../../db/schema.ts";
+import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type { Result } from "../platform/result.ts";
-import type { PayoutRuntime } from "../payouts/jobs.ts";
+import { newId, sha256Hex } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
+import { loadPayout, recordLateReturn } from "../payouts/store.ts";
+import { recordManualFundingMove } from "../funding/service.ts";
+import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } from "./nacha.ts";
+import {
+  ACH_IMPORT_BYTES_MAX,
+  decideImportedEntry,
+  type ImportAction,
+  type NotAppliedReason,
+  type SentEntryFacts,
+} from "./import_rules.ts";
+import { payoutAccount, recordCorrection, tellPayeeDetailsUpdated } from "./corrections.ts";
 
 export interface AchImportRequest {
   readonly content: Uint8Array;
@@ -17,6 +37,11 @@ export interface AchImportRequest {
   readonly source: "sftp" | "cli" | "console" | "sandbox_bank";
   /** The operator who imported it (null for the service itself). */
   readonly importedBy: string | null;
+  /**
+   * The company whose bank delivered the file (its SFTP inbound directory): only that company's
+   * entries match. Absent (an operator's import), an entry matches whichever company sent it.
+   */
+  readonly companyId?: string;
 }
 
 export interface AchImportReport {
@@ -38,11 +63,276 @@ export interface AchImportDeps {
   readonly runtime: PayoutRuntime;
 }
 
+/** An entry not applied, as the import's row and its log line keep it. */
+interface NotApplied {
+  readonly trace: string | null;
+  readonly reason: NotAppliedReason;
+  readonly code: string | null;
+  readonly line: number;
+  readonly message: string;
+}
+
 /** Imports one file; refuses a file over 10 MiB or not NACHA, writing nothing. */
-export function importAchFile(
-  _deps: AchImportDeps,
-  _request: AchImportRequest,
-  _now: number,
+export async function importAchFile(
+  deps: AchImportDeps,
+  request: AchImportRequest,
+  now: number,
 ): Promise<Result<AchImportReport, "file_too_large" | "malformed_file">> {
-  throw new Error("not built yet");
+  const size = request.content.byteLength;
+  if (size > ACH_IMPORT_BYTES_MAX) {
+    return refuse(
+      "file_too_large",
+      `${request.fileName} is ${size} bytes; an imported ACH file is at most ${ACH_IMPORT_BYTES_MAX} bytes`,
+      { field: "file", details: { bytes: size, limit_bytes: ACH_IMPORT_BYTES_MAX } },
+    );
+  }
+  const parsed = parseReturnFile(new TextDecoder().decode(request.content));
+  if (!parsed.ok) {
+    return refuse("malformed_file", `${request.fileName} is not a NACHA file: ${parsed.message}`, {
+      field: "file",
+    });
+  }
+  const sha256 = await sha256Hex(request.content);
+  const outcome = await deps.database.writer.write((tx) =>
+    applyImport(tx, deps, { request, file: parsed.value, sha256 }, now)
+  );
+  if (!outcome.report.duplicate) logNotApplied(request, sha256, outcome.notApplied);
+  return ok(outcome.report);
+}
+
+interface ImportOutcome {
+  readonly report: AchImportReport;
+  readonly notApplied: readonly NotApplied[];
+}
+
+const reportOf = (notApplied: readonly NotApplied[]) =>
+  notApplied.map(({ trace, reason }) => ({ trace, reason }));
+
+async function applyImport(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  input: { request: AchImportRequest; file: ReturnFile; sha256: string },
+  now: number,
+): Promise<ImportOutcome> {
+  const { request, file, sha256 } = input;
+  const importId = newId("aci");
+  const returns = file.entries.filter((entry) => entry.kind === "return").length;
+  const corrections = file.entries.length - returns;
+  const claimed = await tx.db.insert(achImports).values({
+    id: importId,
+    companyId: null,
+    sha256,
+    source: request.source,
+    fileName: request.fileName,
+    returnCount: returns,
+    correctionCount: corrections,
+    appliedCount: 0,
+    report: "[]",
+    importedBy: request.importedBy,
+    importedAt: now,
+  }).onConflictDoNothing({ target: achImports.sha256 }).returning({ id: achImports.id });
+  if (claimed.length === 0) return await duplicateOf(tx, sha256);
+
+  const notApplied: NotApplied[] = file.problems.map((problem) => ({
+    trace: null,
+    reason: "malformed",
+    code: null,
+    line: problem.line,
+    message: problem.message,
+  }));
+  const companies = new Set<string>();
+  let applied = 0;
+  for (const entry of file.entries) {
+    const sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId);
+    if (sent) companies.add(sent.companyId);
+    const decided = decideImportedEntry(entry, sent);
+    const done = decided.ok
+      ? await applyEntry(tx, deps, { entry, sent: sent!, action: decided.value, importId }, now)
+      : decided;
+    if (done.ok) {
+      applied++;
+    } else {
+      notApplied.push({
+        trace: entry.originalTraceNumber,
+        reason: done.code,
+        code: entry.code,
+        line: entry.line,
+        message: done.message,
+      });
+    }
+  }
+  notApplied.sort((a, b) => a.line - b.line);
+  await tx.db.update(achImports).set({
+    companyId: request.companyId ?? (companies.size === 1 ? [...companies][0] : null),
+    appliedCount: applied,
+    report: JSON.stringify(notApplied),
+  }).where(eq(achImports.id, importId));
+  return {
+    report: {
+      importId,
+      duplicate: false,
+      sha256,
+      returns,
+      corrections,
+      applied,
+      notApplied: reportOf(notApplied),
+    },
+    notApplied,
+  };
+}
+
+/** The earlier import of the same file, as its report: nothing of this one is applied. */
+async function duplicateOf(tx: WriteTx, sha256: string): Promise<ImportOutcome> {
+  const [earlier] = await tx.db.select().from(achImports).where(eq(achImports.sha256, sha256));
+  const notApplied = JSON.parse(earlier.report) as NotApplied[];
+  return {
+    report: {
+      importId: earlier.id,
+      duplicate: true,
+      sha256,
+      returns: earlier.returnCount,
+      corrections: earlier.correctionCount,
+      applied: earlier.appliedCount,
+      notApplied: reportOf(notApplied),
+    },
+    notApplied,
+  };
+}
+
+interface SentEntry extends SentEntryFacts {
+  readonly id: string;
+  readonly companyId: string;
+  readonly reference: string;
+  readonly payoutId: string | null;
+  readonly fundingId: string | null;
+}
+
+/** The entry this service sent under `trace` (of `companyId` when given), with its payout's state. */
+async function findSentEntry(
+  tx: WriteTx,
+  trace: string,
+  companyId: string | undefined,
+): Promise<SentEntry | null> {
+  const [row] = await tx.db.select().from(railBatchEntries)
+    .where(eq(railBatchEntries.traceNumber, trace));
+  if (!row || (companyId !== undefined && row.companyId !== companyId)) return null;
+  const payout = row.payoutId ? await loadPayout(tx, row.payoutId) : null;
+  return {
+    id: row.id,
+    companyId: row.companyId,
+    reference: row.reference,
+    payoutId: row.payoutId,
+    fundingId: row.fundingId,
+    status: row.status,
+    direction: row.direction,
+    receivingDfi: row.receivingDfi,
+    amountCents: row.amountCents,
+    returnCode: row.returnCode,
+    payoutStatus: payout?.status ?? null,
+  };
+}
+
+/** Applies one matched entry; a refusal here (the payout or funding says no) is reported. */
+async function applyEntry(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  matched: { entry: ReturnedEntry; sent: SentEntry; action: ImportAction; importId: string },
+  now: number,
+): Promise<Result<void, NotAppliedReason>> {
+  const { entry, sent, action } = matched;
+  const markReturned = (status?: "failed") =>
+    tx.db.update(railBatchEntries)
+      .set({ returnCode: entry.code, ...(status ? { status, settledAt: now } : {}) })
+      .where(eq(railBatchEntries.id, sent.id));
+  switch (action) {
+    case "return": {
+      const settled = await settleRailBatchEntry(
+        tx,
+        deps.runtime,
+        sent.reference,
+        { kind: "failed", reason: entry.code },
+        now,
+      );
+      // The entry was read as sent in this unit, so the pipeline cannot refuse it.
+      if (!settled.ok) throw new Error(`return of ${sent.reference}: ${settled.message}`);
+      await markReturned();
+      return ok(undefined);
+    }
+    case "late_return": {
+      const returned = await recordLateReturn(tx, sent.payoutId!, entry.code, now);
+      if (!returned.ok) {
+        return refuse(
+          returned.code === "already_returned" ? "already_returned" : "payout_not_completed",
+          returned.message,
+        );
+      }
+      await markReturned();
+      return ok(undefined);
+    }
+    case "debit_return": {
+      const returned = await recordManualFundingMove(tx, "funding:return", sent.fundingId!, now);
+      if (!returned.ok) {
+        return refuse(
+          "late_debit_return",
+          `the funding debit cannot be returned: ${returned.message}; recover the money from the company`,
+        );
+      }
+      await markReturned("failed");
+      return ok(undefined);
+    }
+    case "correction":
+      return await applyCorrection(tx, deps, matched, now);
+  }
+}
+
+async function applyCorrection(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  matched: { entry: ReturnedEntry; sent: SentEntry; importId: string },
+  now: number,
+): Promise<Result<void, NotAppliedReason>> {
+  const { entry, sent } = matched;
+  const correction = readCorrection(entry.code, entry.correctedData ?? "");
+  if (correction === null) {
+    return refuse(
+      "malformed",
+      `the corrected data ${JSON.stringify(entry.correctedData)} does not fit ${entry.code}`,
+    );
+  }
+  const payout = (await loadPayout(tx, sent.payoutId!))!;
+  const original = await payoutAccount(deps.secretBox, payout);
+  if (original === null) {
+    return refuse("malformed", `payout ${payout.id} holds no bank account to correct`);
+  }
+  await recordCorrection(tx, deps.secretBox, {
+    companyId: sent.companyId,
+    original,
+    changeCode: entry.code,
+    correction,
+    importId: matched.importId,
+  }, now);
+  await tellPayeeDetailsUpdated(tx, deps.runtime.notifications, payout.id, now);
+  return ok(undefined);
+}
+
+/** One JSON line per entry not applied, so an operator sees each unmatched or malformed entry. */
+function logNotApplied(
+  request: AchImportRequest,
+  sha256: string,
+  notApplied: readonly NotApplied[],
+): void {
+  for (const entry of notApplied) {
+    console.error(JSON.stringify({
+      level: "warn",
+      msg: "an entry of an imported ACH file was not applied",
+      file: request.fileName,
+      source: request.source,
+      sha256,
+      trace: entry.trace,
+      code: entry.code,
+      line: entry.line,
+      reason: entry.reason,
+      detail: entry.message,
+    }));
+  }
 }

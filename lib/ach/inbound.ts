@@ -1,24 +1,142 @@
 /**
  * Polling the live SFTP inbound directory for return and notice-of-change files: a job per company
  * with an SFTP target, every ACH_INBOUND_POLL_MINUTES, that downloads new files, imports each
- * (lib/ach/imports.ts) and moves it to `processed/`. CONTRACT STUB: owned by the imports/SFTP helper.
+ * (lib/ach/imports.ts) and moves it to `processed/`.
+ *
+ * A file imported, or imported before (a duplicate), is moved; so is a file the import refuses
+ * whole (not NACHA, too large), after its refusal is logged, since reading it again cannot help:
+ * an operator takes it from processed/. A file whose import failed (storage) stays for the next
+ * poll. The server being unreachable is logged and the next poll tries again.
  */
-import type { JobHandler } from "../../db/scheduler.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import type { AchImportDeps } from "./imports.ts";
+import type { SftpTarget } from "./bank_settings.ts";
+import { readBankSettings } from "./bank_store.ts";
+import { type AchImportDeps, importAchFile } from "./imports.ts";
+import { fetchInboundFiles, markInboundFilesProcessed } from "./transport.ts";
 
 export const INBOUND_POLL_JOB = "ach.poll_inbound";
 
+/** How often a company's inbound directory is read. */
+export const ACH_INBOUND_POLL_MINUTES = 15;
+
+/** A poll's claim: fetching (at most 2 min), importing and moving its files fit well inside. */
+export const INBOUND_POLL_LEASE_MS = 10 * 60_000;
+
 /** Schedules the company's inbound polling unless it is already scheduled (bank:set calls it). */
-export function ensureInboundPolling(
-  _tx: WriteTx,
-  _companyId: string,
-  _now: number,
+export async function ensureInboundPolling(
+  tx: WriteTx,
+  companyId: string,
+  now: number,
 ): Promise<void> {
-  throw new Error("not built yet");
+  const { rows } = await tx.execute({
+    sql: `SELECT 1 FROM scheduled_jobs
+          WHERE company_id = ? AND kind = ? AND subject_id = ? AND done_at IS NULL LIMIT 1`,
+    args: [companyId, INBOUND_POLL_JOB, companyId],
+  });
+  if (rows.length > 0) return;
+  await scheduleJob(
+    tx,
+    { companyId, kind: INBOUND_POLL_JOB, subjectId: companyId, dueAt: now },
+    now,
+  );
 }
 
 /** The handler of `ach.poll_inbound` (subject: the company id); it schedules the next poll. */
-export function inboundPollJob(_deps: AchImportDeps): JobHandler {
-  throw new Error("not built yet");
+export function inboundPollJob(deps: AchImportDeps): JobHandler {
+  return externalJob<SftpTarget, void>({
+    leaseMs: INBOUND_POLL_LEASE_MS,
+    async prepare(tx, job) {
+      // Test-environment files never leave the machine, whatever is configured.
+      if (deps.environment !== "live") return null;
+      const settings = await readBankSettings(tx, deps.secretBox, deps.environment, job.companyId);
+      // No SFTP target (any more): polling stops until bank:set configures one.
+      return settings?.sftp ?? null;
+    },
+    call: (target, job) => pollInbound(deps, target, job.companyId, job.dueAt),
+    async record(tx, job) {
+      await scheduleJob(tx, {
+        companyId: job.companyId,
+        kind: INBOUND_POLL_JOB,
+        subjectId: job.companyId,
+        dueAt: job.dueAt + ACH_INBOUND_POLL_MINUTES * 60_000,
+      }, job.dueAt);
+    },
+  });
+}
+
+function log(level: "info" | "error", msg: string, facts: Record<string, unknown>): void {
+  const line = JSON.stringify({ level, msg, ...facts });
+  if (level === "error") console.error(line);
+  else console.log(line);
+}
+
+const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error);
+
+/** Reads the inbound directory once: imports each file, then moves the ones done to processed/. */
+export async function pollInbound(
+  deps: AchImportDeps,
+  target: SftpTarget,
+  companyId: string,
+  now: number,
+): Promise<void> {
+  const where = { company_id: companyId, host: target.host, inbound_dir: target.inboundDir };
+  let files;
+  try {
+    files = await fetchInboundFiles(target);
+  } catch (error) {
+    log("error", "could not read the bank's inbound directory", {
+      ...where,
+      error: messageOf(error),
+    });
+    return;
+  }
+  const done: string[] = [];
+  for (const file of files) {
+    const facts = { ...where, file: file.name };
+    try {
+      const imported = await importAchFile(deps, {
+        content: file.content,
+        fileName: file.name,
+        source: "sftp",
+        importedBy: null,
+        companyId,
+      }, now);
+      if (imported.ok) {
+        const report = imported.value;
+        log("info", report.duplicate ? "ACH file imported before" : "ACH file imported", {
+          ...facts,
+          import_id: report.importId,
+          sha256: report.sha256,
+          returns: report.returns,
+          corrections: report.corrections,
+          applied: report.applied,
+          not_applied: report.notApplied.length,
+        });
+      } else {
+        log("error", "an inbound ACH file was refused whole and is moved to processed/", {
+          ...facts,
+          code: imported.code,
+          detail: imported.message,
+        });
+      }
+      done.push(file.name);
+    } catch (error) {
+      log("error", "the import of an inbound ACH file failed; it stays for the next poll", {
+        ...facts,
+        error: messageOf(error),
+      });
+    }
+  }
+  try {
+    await markInboundFilesProcessed(target, done);
+  } catch (error) {
+    // The next poll finds them again, imports nothing (duplicates) and moves them then.
+    log("error", "could not move imported ACH files to processed/", {
+      ...where,
+      files: done,
+      error: messageOf(error),
+    });
+  }
 }

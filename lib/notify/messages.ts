@@ -10,7 +10,8 @@ export type MessageKind =
   | "resend"
   | "endorsed"
   | "code"
-  | "party_request";
+  | "party_request"
+  | "details_updated";
 
 export type Language = "en" | "es";
 
@@ -86,6 +87,14 @@ const english: Record<MessageKind, Template> = {
       `Hello,\n\n${f.company} is paying ${f.payeeName} ${f.amount}, and your approval is needed. Review and approve or decline here:\n${f.link}\n\nThis link is personal; do not share it.`,
     sms: `${f.company}: approve a ${f.amount} payment to ${f.payeeName}: ${f.link}`,
   }),
+  details_updated: (f) => ({
+    subject: `${f.company}: your bank details were updated`,
+    email: `${
+      hello(f, "Hello")
+    }\n\nYour bank told ${f.company} that the account details you gave for your payment of ${f.amount} have changed. ${f.company} uses the updated details from now on; you do not need to do anything.\n\nIf you did not expect this, contact ${f.company}.`,
+    sms:
+      `Your bank updated the account details for your ${f.amount} from ${f.company}. Nothing to do.`,
+  }),
 };
 
 const spanish: Record<MessageKind, Template> = {
@@ -135,6 +144,14 @@ const spanish: Record<MessageKind, Template> = {
     email:
       `Hola:\n\n${f.company} le paga ${f.amount} a ${f.payeeName} y se necesita su aprobación. Revise y apruebe o rechace aquí:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
     sms: `${f.company}: apruebe un pago de ${f.amount} a ${f.payeeName}: ${f.link}`,
+  }),
+  details_updated: (f) => ({
+    subject: `${f.company}: se actualizaron sus datos bancarios`,
+    email: `${
+      hello(f, "Hola")
+    }\n\nSu banco informó a ${f.company} que los datos de la cuenta que indicó para su pago de ${f.amount} cambiaron. ${f.company} usa los datos actualizados desde ahora; no tiene que hacer nada.\n\nSi no lo esperaba, comuníquese con ${f.company}.`,
+    sms:
+      `Su banco actualizó los datos de la cuenta para su pago de ${f.amount} de ${f.company}. No tiene que hacer nada.`,
   }),
 };
 

@@ -1,0 +1,121 @@
+/**
+ * Which entry of an imported return or notice-of-change file applies, and how (pure): an entry
+ * applies only to an entry this service sent, matched by original trace, receiving DFI and (for a
+ * return) amount, in a state a return or a correction can still change. Every other entry is
+ * reported with a reason and never applied.
+ */
+import { ok, refuse, type Result } from "../platform/result.ts";
+
+/** An imported file larger than this is refused whole (`file_too_large`). */
+export const ACH_IMPORT_BYTES_MAX = 10 * 1024 * 1024;
+
+/** Why an imported entry was not applied. */
+export type NotAppliedReason =
+  /** No entry this service sent has the original trace (or not one of the importing company). */
+  | "unmatched_trace"
+  /** The trace is ours, but the receiving DFI is not the one the entry went to. */
+  | "dfi_mismatch"
+  /** The trace is ours, but the return's amount is not the entry's. */
+  | "amount_mismatch"
+  /** The entry's file was voided: it never reached the bank under this trace. */
+  | "entry_voided"
+  /** The entry is still queued or in a built file: nothing was sent under this trace yet. */
+  | "entry_not_sent"
+  /** The entry was returned before (by an earlier file, or earlier in this one). */
+  | "already_returned"
+  /** The payout of the entry was canceled. */
+  | "payout_canceled"
+  /** The entry settled, but its payout is not completed: only a completed payout comes back late. */
+  | "payout_not_completed"
+  /** R01 (insufficient funds) is not a reason a credit comes back. */
+  | "r01_on_credit"
+  /** A debit returned after its funding cleared: an operator must recover the money. */
+  | "late_debit_return"
+  /** A notice of change of the company's own funding account: its bank settings must change. */
+  | "company_account_correction"
+  /** The entry could not be read, or its corrected data does not fit its change code. */
+  | "malformed";
+
+/** What the import does with an entry that applies. */
+export type ImportAction =
+  /** A credit returned before its settlement: the payout fails with the R-code. */
+  | "return"
+  /** A credit returned after its settlement: the payout stays completed, its money comes back. */
+  | "late_return"
+  /** A funding debit returned before its settlement: the funding is returned. */
+  | "debit_return"
+  /** A notice of change: later entries to the account use the corrected details. */
+  | "correction";
+
+/** What the database says of the sent entry a returned entry's trace names. */
+export interface SentEntryFacts {
+  readonly status: "queued" | "batched" | "sent" | "completed" | "failed" | "voided";
+  readonly direction: "credit" | "debit";
+  /** The receiving DFI's 8 digits the entry went to. */
+  readonly receivingDfi: string | null;
+  readonly amountCents: number;
+  readonly returnCode: string | null;
+  /** The status of the entry's payout; null for a funding debit. */
+  readonly payoutStatus: string | null;
+}
+
+/** The facts of one returned or corrected entry as the file states them. */
+export interface ImportedEntryFacts {
+  readonly kind: "return" | "correction";
+  readonly code: string;
+  readonly receivingDfi: string;
+  readonly amountCents: number;
+}
+
+/** Decides what an imported entry does to the sent entry it names (null: no such entry). */
+export function decideImportedEntry(
+  imported: ImportedEntryFacts,
+  sent: SentEntryFacts | null,
+): Result<ImportAction, NotAppliedReason> {
+  if (sent === null) {
+    return refuse("unmatched_trace", "no entry this service sent has this trace");
+  }
+  if (sent.receivingDfi !== imported.receivingDfi) {
+    return refuse(
+      "dfi_mismatch",
+      `the entry went to DFI ${sent.receivingDfi}, the file names ${imported.receivingDfi}`,
+    );
+  }
+  if (imported.kind === "return" && sent.amountCents !== imported.amountCents) {
+    return refuse(
+      "amount_mismatch",
+      `the entry was for ${sent.amountCents} cents, the return is for ${imported.amountCents}`,
+    );
+  }
+  if (sent.payoutStatus === "canceled") {
+    return refuse("payout_canceled", "the entry's payout was canceled");
+  }
+  if (sent.status === "voided") {
+    return refuse("entry_voided", "the entry's file was voided: nothing went out under this trace");
+  }
+  if (sent.status === "queued" || sent.status === "batched") {
+    return refuse("entry_not_sent", `the entry is ${sent.status}: its file was not sent yet`);
+  }
+  if (imported.kind === "correction") {
+    if (sent.direction === "debit") {
+      return refuse(
+        "company_account_correction",
+        "the notice of change is for the company's funding account: change its bank settings (bank:set)",
+      );
+    }
+    return ok("correction");
+  }
+  if (sent.returnCode !== null || sent.status === "failed") {
+    return refuse("already_returned", `the entry was returned before (${sent.returnCode})`);
+  }
+  if (sent.direction === "credit" && imported.code === "R01") {
+    return refuse("r01_on_credit", "R01 (insufficient funds) does not apply to a credit");
+  }
+  if (sent.direction === "debit") {
+    return sent.status === "sent" ? ok("debit_return") : refuse(
+      "late_debit_return",
+      "the funding debit was returned after it settled: recover the money from the company",
+    );
+  }
+  return ok(sent.status === "sent" ? "return" : "late_return");
+}

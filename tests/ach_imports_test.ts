@@ -1,0 +1,536 @@
+/**
+ * Imports of return and notice-of-change files (issue 18): entries this service sent are set up
+ * directly in a temporary database (tests/ach_import_helpers.ts), then real NACHA return files
+ * are imported. Each test checks the report, the payout, the entry, the ledger (verifyLedger) and
+ * that refused or unmatched entries changed nothing.
+ */
+import assert from "node:assert/strict";
+import { correctedAccount } from "../lib/ach/corrections.ts";
+import { importAchFile } from "../lib/ach/imports.ts";
+import { ACH_IMPORT_BYTES_MAX } from "../lib/ach/import_rules.ts";
+import type { Correction } from "../lib/ach/nacha.ts";
+import { verifyLedger } from "../lib/ledger/reports.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { applyMove } from "../lib/payouts/store.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  COMPANY,
+  LINE,
+  noticeOf,
+  NOW,
+  ODFI,
+  returnFile,
+  returnOf,
+  ROUTING,
+  type SentCredit,
+  withImports,
+} from "./ach_import_helpers.ts";
+
+/** Runs `fn` with console.error captured, and returns the JSON lines it wrote. */
+async function capturingErrors<T>(fn: () => Promise<T>): Promise<[T, Record<string, unknown>[]]> {
+  const lines: Record<string, unknown>[] = [];
+  const original = console.error;
+  console.error = (line: string) => lines.push(JSON.parse(line));
+  try {
+    return [await fn(), lines];
+  } finally {
+    console.error = original;
+  }
+}
+
+Deno.test("a return before settlement fails the payout with its R-code and offers it again; the ledger stays balanced", async () => {
+  await withImports(async (f) => {
+    const sent = await f.credit();
+    const before = await readLineBalances(f.database.readClient, LINE);
+    assert.deepEqual([before.available, before.in_transit], [10_000_000 - 10_175, 10_175]);
+
+    const imported = await f.import([returnOf(sent, "R03")]);
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    const { importId, sha256, ...report } = imported.value;
+    assert.match(importId, /^aci_/);
+    assert.match(sha256, /^[0-9a-f]{64}$/);
+    assert.deepEqual(report, {
+      duplicate: false,
+      returns: 1,
+      corrections: 0,
+      applied: 1,
+      notApplied: [],
+    });
+
+    const [payout] = await f.rows(
+      "SELECT status, failure_reason, held_cents FROM payouts WHERE id = ?",
+      sent.payoutId,
+    );
+    // Re-offered: the hold is back to the highest fees of the allowed methods (ACH's here).
+    assert.deepEqual(payout, {
+      status: "modality_offered",
+      failure_reason: "R03",
+      held_cents: 10_175,
+    });
+    assert.deepEqual(
+      (await f.rows(
+        "SELECT from_status, to_status FROM payout_transitions WHERE payout_id = ? ORDER BY rowid",
+        sent.payoutId,
+      )).slice(-2),
+      [
+        { from_status: "funds_sent", to_status: "failed" },
+        { from_status: "failed", to_status: "modality_offered" },
+      ],
+    );
+    assert.deepEqual(
+      await f.rows("SELECT status, return_code FROM rail_batch_entries WHERE id = ?", sent.entryId),
+      [{ status: "failed", return_code: "R03" }],
+    );
+    const after = await readLineBalances(f.database.readClient, LINE);
+    assert.deepEqual([after.available, after.in_transit, after.reserved], [
+      10_000_000 - 10_175,
+      0,
+      10_175,
+    ]);
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+    // The payee was told to choose again.
+    assert.deepEqual(
+      await f.rows(
+        "SELECT recipient, subject FROM notifications WHERE payout_id = ?",
+        sent.payoutId,
+      ),
+      [{ recipient: `payee1@example.test`, subject: "Acme: please choose another way to be paid" }],
+    );
+    assert.deepEqual(
+      await f.rows(
+        `SELECT company_id, source, file_name, return_count, correction_count, applied_count, report,
+                imported_by FROM ach_imports`,
+      ),
+      [{
+        company_id: COMPANY,
+        source: "cli",
+        file_name: "RETURNS.txt",
+        return_count: 1,
+        correction_count: 0,
+        applied_count: 1,
+        report: "[]",
+        imported_by: "op_admin",
+      }],
+    );
+  });
+});
+
+Deno.test("the same file imported twice: the second is a duplicate and changes nothing", async () => {
+  await withImports(async (f) => {
+    const sent = await f.credit();
+    const first = await f.import([returnOf(sent, "R03")]);
+    assert.ok(first.ok);
+    const before = await f.snapshot();
+    const second = await f.import([returnOf(sent, "R03")], "RETURNS-again.txt");
+    assert.ok(second.ok);
+    assert.deepEqual(second.value, { ...first.value, duplicate: true });
+    assert.deepEqual(await f.snapshot(), before);
+  });
+});
+
+Deno.test("unmatched traces, a different amount and another DFI are reported, logged and not applied", async () => {
+  await withImports(async (f) => {
+    const good = await f.credit();
+    const other = await f.credit();
+    const before = await f.snapshot();
+    const unknownTrace = `${ODFI}9999999`;
+    const [imported, logged] = await capturingErrors(() =>
+      f.import([
+        {
+          ...returnOf(good, "R03"),
+          original: { ...returnOf(good, "R03").original, traceNumber: unknownTrace },
+        },
+        returnOf(good, "R03", { amountCents: good.sentCents + 1 }),
+        returnOf(other, "R03", { routing: "011000015" }),
+      ])
+    );
+    assert.ok(imported.ok);
+    assert.deepEqual(
+      { ...imported.value, importId: "", sha256: "" },
+      {
+        importId: "",
+        sha256: "",
+        duplicate: false,
+        returns: 3,
+        corrections: 0,
+        applied: 0,
+        notApplied: [
+          { trace: unknownTrace, reason: "unmatched_trace" },
+          { trace: good.trace, reason: "amount_mismatch" },
+          { trace: other.trace, reason: "dfi_mismatch" },
+        ],
+      },
+    );
+    assert.deepEqual(
+      logged.map((line) => [line.level, line.trace, line.code, line.reason, line.file]),
+      [
+        ["warn", unknownTrace, "R03", "unmatched_trace", "RETURNS.txt"],
+        ["warn", good.trace, "R03", "amount_mismatch", "RETURNS.txt"],
+        ["warn", other.trace, "R03", "dfi_mismatch", "RETURNS.txt"],
+      ],
+    );
+    const { imports, ...unchanged } = (await f.snapshot()) as Record<string, unknown>;
+    const { imports: importsBefore, ...unchangedBefore } = before as Record<string, unknown>;
+    assert.deepEqual(unchanged, unchangedBefore);
+    assert.deepEqual([importsBefore, imports], [[{ n: 0 }], [{ n: 1 }]]);
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+  });
+});
+
+Deno.test("another company's import does not reach this company's entries", async () => {
+  await withImports(async (f) => {
+    const sent = await f.credit();
+    await f.database.writer.write((tx) =>
+      tx.execute({
+        sql:
+          "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_other', 'Other', '987654321', ?)",
+        args: [NOW],
+      })
+    );
+    const before = await f.snapshot();
+    const imported = await importAchFile(f.deps, {
+      content: new TextEncoder().encode(returnFile([returnOf(sent, "R03")])),
+      fileName: "OTHER.txt",
+      source: "sftp",
+      importedBy: null,
+      companyId: "co_other",
+    }, NOW);
+    assert.ok(imported.ok);
+    assert.deepEqual(imported.value.notApplied, [{ trace: sent.trace, reason: "unmatched_trace" }]);
+    assert.deepEqual(
+      (await f.snapshot() as { payouts: unknown }).payouts,
+      (before as { payouts: unknown }).payouts,
+    );
+  });
+});
+
+Deno.test("a file that is not NACHA, and one over 10 MiB, are refused whole and write nothing", async () => {
+  await withImports(async (f) => {
+    await f.credit();
+    const before = await f.snapshot();
+    const notNacha = await importAchFile(f.deps, {
+      content: new TextEncoder().encode("trace,code\n021000020000001,R03\n"),
+      fileName: "returns.csv",
+      source: "cli",
+      importedBy: "op_admin",
+    }, NOW);
+    assert.equal(notNacha.ok, false);
+    assert.equal(!notNacha.ok && notNacha.code, "malformed_file");
+    assert.equal(!notNacha.ok && notNacha.field, "file");
+    assert.match(!notNacha.ok ? notNacha.message : "", /^returns\.csv is not a NACHA file: /);
+
+    const tooLarge = await importAchFile(f.deps, {
+      content: new Uint8Array(ACH_IMPORT_BYTES_MAX + 1),
+      fileName: "big.ach",
+      source: "cli",
+      importedBy: "op_admin",
+    }, NOW);
+    assert.deepEqual(tooLarge, {
+      ok: false,
+      code: "file_too_large",
+      message: `big.ach is ${
+        ACH_IMPORT_BYTES_MAX + 1
+      } bytes; an imported ACH file is at most ${ACH_IMPORT_BYTES_MAX} bytes`,
+      field: "file",
+      details: { bytes: ACH_IMPORT_BYTES_MAX + 1, limit_bytes: ACH_IMPORT_BYTES_MAX },
+    });
+    // Exactly at the limit it is read (and refused only because it is not NACHA).
+    const atLimit = await importAchFile(f.deps, {
+      content: new Uint8Array(ACH_IMPORT_BYTES_MAX).fill(0x20),
+      fileName: "limit.ach",
+      source: "cli",
+      importedBy: "op_admin",
+    }, NOW);
+    assert.equal(!atLimit.ok && atLimit.code, "malformed_file");
+    assert.deepEqual(await f.snapshot(), before);
+  });
+});
+
+Deno.test("a return for a voided entry, a canceled payout or an entry not sent yet is reported, not applied", async () => {
+  await withImports(async (f) => {
+    // A payout whose file was voided waits in the queue again, and may be canceled there.
+    const voided = await f.credit({ stage: "selected", entryStatus: "voided" });
+    const canceled = await f.credit({ stage: "selected", entryStatus: "voided" });
+    const queued = await f.credit({ stage: "selected", entryStatus: "batched" });
+    await f.database.writer.write(async (tx) => {
+      for (const move of [{ kind: "rail_refused", reason: "x" }, { kind: "cancel" }] as const) {
+        assert.ok((await applyMove(tx, canceled.payoutId, move, NOW)).ok);
+      }
+    });
+    const before = await f.snapshot();
+    const imported = await f.import([
+      returnOf(voided, "R03"),
+      returnOf(canceled, "R02"),
+      returnOf(queued, "R03"),
+    ]);
+    assert.ok(imported.ok);
+    assert.deepEqual(imported.value.notApplied, [
+      { trace: voided.trace, reason: "entry_voided" },
+      { trace: canceled.trace, reason: "payout_canceled" },
+      { trace: queued.trace, reason: "entry_not_sent" },
+    ]);
+    assert.equal(imported.value.applied, 0);
+    const { imports: _after, ...after } = await f.snapshot() as Record<string, unknown>;
+    const { imports: _before, ...unchanged } = before as Record<string, unknown>;
+    assert.deepEqual(after, unchanged);
+  });
+});
+
+Deno.test("a late return after completion: the payout stays completed and its money is back in available", async () => {
+  await withImports(async (f) => {
+    const sent = await f.credit({ stage: "completed" });
+    const before = await readLineBalances(f.database.readClient, LINE);
+    assert.deepEqual(
+      [before.available, before.bank, before.fees_payee],
+      [10_000_000 - 10_175, -10_000_000 + 9_950, 50],
+    );
+    const imported = await f.import([returnOf(sent, "R10")]);
+    assert.ok(imported.ok);
+    assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
+    const after = await readLineBalances(f.database.readClient, LINE);
+    assert.deepEqual(after, {
+      ...before,
+      available: before.available + 9_950,
+      bank: before.bank - 9_950,
+    });
+    assert.deepEqual(
+      await f.rows("SELECT status FROM payouts WHERE id = ?", sent.payoutId),
+      [{ status: "completed" }],
+    );
+    assert.deepEqual(
+      await f.rows("SELECT status, return_code FROM rail_batch_entries WHERE id = ?", sent.entryId),
+      [{ status: "completed", return_code: "R10" }],
+    );
+    assert.deepEqual(
+      await f.rows(
+        "SELECT kind FROM ledger_transactions WHERE payout_id = ? ORDER BY rowid DESC LIMIT 1",
+        sent.payoutId,
+      ),
+      [{ kind: "payout.late_return" }],
+    );
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+
+    // Another file returning it again: already returned, nothing moves.
+    const again = await f.import([returnOf(sent, "R07")], "RETURNS-2.txt");
+    assert.ok(again.ok);
+    assert.deepEqual(again.value.notApplied, [{ trace: sent.trace, reason: "already_returned" }]);
+    assert.deepEqual(await readLineBalances(f.database.readClient, LINE), after);
+  });
+});
+
+Deno.test("a returned funding debit returns the funding; one returned after it settled is reported", async () => {
+  await withImports(async (f) => {
+    const debit = await f.debit(500_000);
+    const before = await readLineBalances(f.database.readClient, LINE);
+    assert.equal(before.pending_funding, 500_000);
+    const imported = await f.import([returnOf(debit, "R01")]);
+    assert.ok(imported.ok);
+    assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
+    assert.deepEqual(
+      await f.rows("SELECT status FROM fundings WHERE id = ?", debit.fundingId),
+      [{ status: "Returned" }],
+    );
+    assert.deepEqual(
+      await f.rows(
+        "SELECT status, return_code FROM rail_batch_entries WHERE id = ?",
+        debit.entryId,
+      ),
+      [{ status: "failed", return_code: "R01" }],
+    );
+    const after = await readLineBalances(f.database.readClient, LINE);
+    assert.deepEqual(after, { ...before, pending_funding: 0, bank: before.bank + 500_000 });
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+
+    const settled = await f.debit(200_000, "completed");
+    const snapshot = await f.snapshot();
+    const late = await f.import([returnOf(settled, "R01")], "RETURNS-late.txt");
+    assert.ok(late.ok);
+    assert.deepEqual(late.value.notApplied, [{
+      trace: settled.trace,
+      reason: "late_debit_return",
+    }]);
+    const { imports: _a, ...unchanged } = await f.snapshot() as Record<string, unknown>;
+    const { imports: _b, ...expected } = snapshot as Record<string, unknown>;
+    assert.deepEqual(unchanged, expected);
+  });
+});
+
+Deno.test("R01 on a credit is reported and not applied", async () => {
+  await withImports(async (f) => {
+    const sent = await f.credit();
+    const imported = await f.import([returnOf(sent, "R01")]);
+    assert.ok(imported.ok);
+    assert.deepEqual(imported.value.notApplied, [{ trace: sent.trace, reason: "r01_on_credit" }]);
+    assert.deepEqual(
+      await f.rows("SELECT status FROM payouts WHERE id = ?", sent.payoutId),
+      [{ status: "funds_sent" }],
+    );
+  });
+});
+
+Deno.test("notices of change C01, C02, C03, C05, C06 and C07 are kept sealed, applied to later entries, and the payee is told", async () => {
+  await withImports(async (f) => {
+    const c01 = await f.credit({ account: "000111000001" });
+    const c02 = await f.credit({ account: "000111000002" });
+    const c03 = await f.credit({ account: "000111000003" });
+    const c05 = await f.credit({ account: "000111000005" });
+    const c06 = await f.credit({ account: "000111000006" });
+    const c07 = await f.credit({ account: "000111000007" });
+    const untouched = await f.credit({ account: "000111000008" });
+    const notices: [SentCredit, string, Correction][] = [
+      [c01, "C01", { accountNumber: "000222000001" }],
+      [c02, "C02", { routingNumber: "011000015" }],
+      [c03, "C03", { routingNumber: "011000015", accountNumber: "000222000003" }],
+      [c05, "C05", { accountType: "savings" }],
+      [c06, "C06", { accountNumber: "000222000006", accountType: "savings" }],
+      [c07, "C07", {
+        routingNumber: "011000015",
+        accountNumber: "000222000007",
+        accountType: "savings",
+      }],
+    ];
+    const before = await f.snapshot() as { payouts: unknown; balances: unknown };
+    const imported = await f.import(notices.map(([sent, code, fix]) => noticeOf(sent, code, fix)));
+    assert.ok(imported.ok);
+    assert.deepEqual(
+      [imported.value.returns, imported.value.corrections, imported.value.applied],
+      [0, 6, 6],
+    );
+    assert.deepEqual(imported.value.notApplied, []);
+    // Nothing moves: a notice of change is about later entries.
+    const after = await f.snapshot() as { payouts: unknown; balances: unknown };
+    assert.deepEqual([after.payouts, after.balances], [before.payouts, before.balances]);
+
+    const stored = await f.rows(
+      "SELECT routing_number, account_key, change_code, corrected_sealed FROM ach_corrections ORDER BY change_code",
+    );
+    assert.deepEqual(stored.map((row) => [row.routing_number, row.change_code]), [
+      [ROUTING, "C01"],
+      [ROUTING, "C02"],
+      [ROUTING, "C03"],
+      [ROUTING, "C05"],
+      [ROUTING, "C06"],
+      [ROUTING, "C07"],
+    ]);
+    for (const row of stored) {
+      assert.doesNotMatch(`${row.account_key}${row.corrected_sealed}`, /000111|000222/);
+    }
+
+    const corrected = (account: string) =>
+      f.database.writer.write((tx) =>
+        correctedAccount(tx, testSecretBox, COMPANY, {
+          routingNumber: ROUTING,
+          accountNumber: account,
+          accountType: "checking",
+        })
+      );
+    assert.deepEqual(
+      await Promise.all(notices.map(([sent]) => corrected(sent.account))),
+      [
+        { routingNumber: ROUTING, accountNumber: "000222000001", accountType: "checking" },
+        { routingNumber: "011000015", accountNumber: "000111000002", accountType: "checking" },
+        { routingNumber: "011000015", accountNumber: "000222000003", accountType: "checking" },
+        { routingNumber: ROUTING, accountNumber: "000111000005", accountType: "savings" },
+        { routingNumber: ROUTING, accountNumber: "000222000006", accountType: "savings" },
+        { routingNumber: "011000015", accountNumber: "000222000007", accountType: "savings" },
+      ],
+    );
+    assert.deepEqual(await corrected(untouched.account), {
+      routingNumber: ROUTING,
+      accountNumber: untouched.account,
+      accountType: "checking",
+    });
+    // Another company's entries to the same account are not corrected.
+    assert.deepEqual(
+      await f.database.writer.write((tx) =>
+        correctedAccount(tx, testSecretBox, "co_other", {
+          routingNumber: ROUTING,
+          accountNumber: c01.account,
+          accountType: "checking",
+        })
+      ),
+      { routingNumber: ROUTING, accountNumber: c01.account, accountType: "checking" },
+    );
+
+    const told = await f.rows(
+      `SELECT payout_id, recipient, subject, status FROM notifications
+        WHERE subject = 'Acme: your bank details were updated' ORDER BY recipient`,
+    );
+    assert.deepEqual(
+      told.map((row) => row.payout_id).sort(),
+      notices.map(([sent]) => sent.payoutId).sort(),
+    );
+    assert.ok(told.every((row) => row.status === "sent"));
+
+    // A later notice for the same account builds on the first correction.
+    const later = await f.import([noticeOf(c01, "C05", { accountType: "savings" })], "NOC-2.txt");
+    assert.ok(later.ok);
+    assert.equal(later.value.applied, 1);
+    assert.deepEqual(await corrected(c01.account), {
+      routingNumber: ROUTING,
+      accountNumber: "000222000001",
+      accountType: "savings",
+    });
+  });
+});
+
+Deno.test("an import that fails half-way leaves nothing applied", async () => {
+  await withImports(async (f) => {
+    const first = await f.credit();
+    const second = await f.credit();
+    // The second entry is sent, but its payout says completed: the return cannot move it.
+    await f.database.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE payouts SET status = 'completed' WHERE id = ?",
+        args: [second.payoutId],
+      })
+    );
+    const before = await f.snapshot();
+    await assert.rejects(() => f.import([returnOf(first, "R03"), returnOf(second, "R03")]));
+    assert.deepEqual(await f.snapshot(), before);
+    assert.deepEqual(
+      await f.rows("SELECT status FROM payouts WHERE id = ?", first.payoutId),
+      [{ status: "funds_sent" }],
+    );
+  });
+});
+
+Deno.test("an unreadable entry is reported as malformed while the rest of the file applies", async () => {
+  await withImports(async (f) => {
+    const returned = await f.credit();
+    const unreadable = await f.credit();
+    const text = returnFile([returnOf(returned, "R03"), returnOf(unreadable, "R03")]);
+    // The second return's addenda loses its reason code: R03 becomes X03.
+    const lines = text.split("\r\n");
+    const addenda = lines.findLastIndex((line) => line.startsWith("799R03"));
+    lines[addenda] = `799X03${lines[addenda].slice(6)}`;
+    const imported = await importAchFile(f.deps, {
+      content: new TextEncoder().encode(lines.join("\r\n")),
+      fileName: "PARTLY.txt",
+      source: "console",
+      importedBy: "op_admin",
+    }, NOW);
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    assert.deepEqual(
+      [imported.value.returns, imported.value.applied, imported.value.notApplied],
+      [1, 1, [{ trace: null, reason: "malformed" }]],
+    );
+    assert.deepEqual(
+      await f.rows(
+        "SELECT id, status FROM payouts WHERE id IN (?, ?) ORDER BY id = ?",
+        returned.payoutId,
+        unreadable.payoutId,
+        unreadable.payoutId,
+      ),
+      [
+        { id: returned.payoutId, status: "modality_offered" },
+        { id: unreadable.payoutId, status: "funds_sent" },
+      ],
+    );
+    const [row] = await f.rows("SELECT report FROM ach_imports");
+    const report = JSON.parse(String(row.report));
+    assert.deepEqual(report.map((entry: { reason: string; line: number }) => entry.reason), [
+      "malformed",
+    ]);
+  });
+});
