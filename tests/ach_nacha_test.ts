@@ -969,3 +969,34 @@ Deno.test("readCorrection reads each change code's layout, and null for data tha
     assert.deepEqual(readCorrection(code, data), expected, `${code} ${JSON.stringify(data)}`);
   }
 });
+
+Deno.test("a large build lets timers run between chunks of entries; a small one does not need to", async () => {
+  const modelOf = (count: number) => {
+    let sequence = 0;
+    return fileModel([{
+      entryClass: "PPD",
+      companyEntryDescription: "CLAIM PAY",
+      effectiveDate: "2026-11-25",
+      entries: Array.from({ length: count }, (_, i) => ({
+        transactionCode: 22 as const,
+        routingNumber: ROUTINGS[0],
+        accountNumber: String(100000 + i),
+        amountCents: 100 + i,
+        individualId: `po_${i}`,
+        name: "Pat Doe",
+        traceNumber: `${ODFI}${String(++sequence).padStart(7, "0")}`,
+      })),
+    }]);
+  };
+  const order = async (count: number) => {
+    const events: string[] = [];
+    await buildNachaFile(modelOf(1)); // nach2 loaded before the timer is set
+    setTimeout(() => events.push("timer"), 0);
+    await buildNachaFile(modelOf(count));
+    events.push("built");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return events;
+  };
+  assert.deepEqual(await order(10), ["built", "timer"]);
+  assert.deepEqual(await order(1200), ["timer", "built"]);
+});

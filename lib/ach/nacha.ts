@@ -130,6 +130,14 @@ interface Nach2 {
   readonly Entry: new (options: Record<string, unknown>) => Nach2Record;
 }
 
+/**
+ * nach2 spends about 60 µs on each entry: the builder lets the event loop run between chunks of
+ * this many, so requests served beside a 10,000-entry build wait milliseconds, not a second.
+ */
+const ENTRIES_PER_YIELD = 500;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 /** Dollars as nach2 wants them, written from integer cents (it formats through toFixed(2)). */
 function dollarsOf(cents: number): string {
   return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
@@ -250,7 +258,8 @@ export async function buildNachaFile(model: NachaFileModel): Promise<string> {
     const entries = [...modelBatch.entries].sort((a, b) =>
       a.traceNumber.localeCompare(b.traceNumber)
     );
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
+      if (index > 0 && index % ENTRIES_PER_YIELD === 0) await yieldToEventLoop();
       const record = new nach.Entry({
         transactionCode: String(entry.transactionCode),
         receivingDFI: entry.routingNumber,
