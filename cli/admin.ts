@@ -1,22 +1,30 @@
 /**
  * Operator CLI: `deno task admin <command> [--flag value …] [--json]`. When no service holds
  * DATA_DIR it opens the databases itself; otherwise it sends the command to the running
- * service's loopback admin endpoint. The operator's session token (from `login`) is kept in
+ * service's loopback admin endpoint. It never creates a database: a DATA_DIR without them is
+ * refused, naming where it looked (commands that need none, like help, still run). The operator's session token (from `login`) is kept in
  * DATA_DIR/operator-session (mode 0600) and sent with every command; passwords and TOTP codes are
  * prompted (hidden on a terminal, else read line by line from stdin), never flags. Exit codes:
  * 0 done, 1 refused, 2 bad usage or input.
  */
+import { resolve } from "node:path";
 import {
   adminHelp,
   checkInvocation,
   isInputRefusal,
   promptsOf,
   runAdminCommand,
+  runWithoutDatabases,
   switchFlags,
 } from "../lib/admin/commands.ts";
-import type { Prompt } from "../lib/admin/command_kit.ts";
+import { needsDatabases, type Prompt } from "../lib/admin/command_kit.ts";
 import { openEnvironmentDatabases } from "../db/client.ts";
-import { acquireWriterLock, readAdminToken, readServiceFile } from "../db/data_dir.ts";
+import {
+  acquireWriterLock,
+  missingDatabaseFiles,
+  readAdminToken,
+  readServiceFile,
+} from "../db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
@@ -206,11 +214,23 @@ async function runThroughService(
   };
 }
 
+/** Where the CLI looked for databases, and how to point it at the service's. */
+function noDatabasesMessage(config: Config, missing: readonly string[], command: string): string {
+  return `no databases in ${resolve(config.dataDir)}: ${missing.join(" and ")} ${
+    missing.length === 1 ? "does" : "do"
+  } not exist, and the CLI never creates a database. Point DATA_DIR at the service's data ` +
+    `directory: DATA_DIR=/path/to/data deno task admin ${command}`;
+}
+
 function print(json: boolean, value: Record<string, unknown>): void {
   if (json) return console.log(JSON.stringify(value));
-  // A report rendered as CSV prints as is, ready to redirect to a file.
-  if (typeof value.csv === "string" && Object.keys(value).length === 1) {
-    return console.log(value.csv.trimEnd());
+  // A report rendered as CSV prints as is, ready to redirect to a file; the environment it was
+  // read from goes to the terminal beside it.
+  if (typeof value.csv === "string") {
+    const { csv, ...rest } = value;
+    console.log(csv.trimEnd());
+    for (const [key, item] of Object.entries(rest)) console.error(`${key}: ${item}`);
+    return;
   }
   for (const [key, item] of Object.entries(value)) {
     console.log(`${key}: ${typeof item === "object" ? JSON.stringify(item, null, 2) : item}`);
@@ -245,6 +265,32 @@ async function main(): Promise<number> {
     if (error instanceof ConfigError) return fail("invalid_configuration", error.message, 2);
     throw error;
   }
+  if (!needsDatabases(checked.value)) {
+    const input = await readPrompts(promptsOf(command));
+    if (typeof input === "string") return fail("usage", input, 2);
+    const result = await runWithoutDatabases(
+      {
+        now: Date.now(),
+        keyGraceSeconds: config.limits.KEY_GRACE_SECONDS,
+        dev: config.dev,
+        origin: "cli",
+        sessionToken: null,
+        input,
+      },
+      command,
+      flags,
+    );
+    if (!result.ok) return fail(result.code, result.message, isInputRefusal(result.code) ? 2 : 1);
+    print(json, result.value);
+    return 0;
+  }
+  // Opening a database that is not there would create it, empty, and the command would answer
+  // from it as if it were the service's: an operator in the wrong directory must be told instead.
+  const missing = await missingDatabaseFiles(config.databaseUrls);
+  if (missing.length > 0) {
+    return fail("databases_not_found", noDatabasesMessage(config, missing, command), 1);
+  }
+  // With libSQL server URLs, DATA_DIR holds only the lock and the session file.
   await Deno.mkdir(config.dataDir, { recursive: true });
   const input = await readPrompts(promptsOf(command));
   if (typeof input === "string") return fail("usage", input, 2);

@@ -1,11 +1,14 @@
 /**
  * Files the running service keeps in DATA_DIR: the writer lock (one process writes a database
  * file at a time, DESIGN 14), the admin token and the service file the operator CLI reads to
- * reach a running service's loopback admin endpoint.
+ * reach a running service's loopback admin endpoint; and whether the databases are there at all.
  */
 import { DatabaseSync } from "node:sqlite";
+import { resolve } from "node:path";
+import type { Environment } from "../lib/platform/config.ts";
 import { ok, refuse, type Result } from "../lib/platform/result.ts";
 import { randomBase62 } from "../lib/platform/keys.ts";
+import { filePathOf } from "./embedded_client.ts";
 
 export interface WriterLock {
   release(): Promise<void>;
@@ -78,4 +81,27 @@ export async function writeServiceFile(dataDir: string, service: ServiceFile): P
 
 export async function readServiceFile(dataDir: string): Promise<ServiceFile> {
   return JSON.parse(await Deno.readTextFile(`${dataDir}/service.json`)) as ServiceFile;
+}
+
+/**
+ * The absolute paths of the embedded database files that the given URLs name and that do not
+ * exist. A libSQL server URL names no file here (the server keeps its databases); nor does
+ * `:memory:`.
+ */
+export async function missingDatabaseFiles(
+  urls: Readonly<Record<Environment, string>>,
+): Promise<string[]> {
+  const missing: string[] = [];
+  for (const url of [urls.test, urls.live]) {
+    if (!url.startsWith("file:")) continue;
+    const path = filePathOf(url);
+    if (path === "" || path === ":memory:") continue;
+    try {
+      await Deno.stat(path);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      missing.push(resolve(path));
+    }
+  }
+  return missing;
 }

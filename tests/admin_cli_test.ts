@@ -5,9 +5,14 @@ import { freePort } from "../bench/service.ts";
 import { createApp } from "../routes/app.ts";
 import { runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
-import { fundAcmeAuto, openHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, openHttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { openTempDatabase } from "./helpers.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { createDatabases } from "./admin_cli_helpers.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator, type TestOperator } from "./operator_helpers.ts";
+import { api, payee } from "./api_helpers.ts";
+import { addFunds } from "../lib/funding/store.ts";
+import { coreCommands } from "../lib/admin/commands.ts";
+import { totpCodeAt } from "../lib/operators/totp.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -31,8 +36,25 @@ export async function adminWithInput(dataDir: string, stdin: string, ...args: st
   };
 }
 
-function admin(dataDir: string, ...args: string[]) {
-  return adminWithInput(dataDir, "", ...args);
+/**
+ * The CLI without input. Every `--json` answer is checked for the one key style: snake_case, like
+ * the API (no key anywhere in it has an uppercase letter).
+ */
+async function admin(dataDir: string, ...args: string[]) {
+  const result = await adminWithInput(dataDir, "", ...args);
+  if (args.includes("--json") && result.code === 0) assertSnakeCaseKeys(JSON.parse(result.stdout));
+  return result;
+}
+
+/** Every key of a JSON value, at any depth. */
+function keysOf(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(keysOf);
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, item]) => [key, ...keysOf(item)]);
+}
+
+function assertSnakeCaseKeys(value: unknown): void {
+  assert.deepEqual(keysOf(value).filter((key) => /[A-Z]/.test(key)), [], JSON.stringify(value));
 }
 
 /** The first admin of a fresh DATA_DIR, signed in (dev mode: no TOTP code). */
@@ -53,6 +75,7 @@ async function signInFirstAdmin(dataDir: string): Promise<void> {
 Deno.test("CLI on a stopped service: every command, --json output, refusals and usage errors", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-" });
   try {
+    await createDatabases(dataDir);
     const help = await admin(dataDir, "help");
     assert.equal(help.code, 0);
     for (
@@ -254,7 +277,7 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
     );
     const noWire = await admin(dataDir, "wire:receive", "--funding", "fund_missing");
     assert.equal(noWire.code, 1);
-    assert.equal(noWire.stderr.trim(), "error: no funding fund_missing");
+    assert.equal(noWire.stderr.trim(), "error: no funding fund_missing in live");
     // A balance its entries do not explain makes ledger:verify fail.
     const tamper = createClient({ url: `file:${dataDir}/test.db` });
     await tamper.execute(
@@ -543,6 +566,7 @@ Deno.test("jobs:list --parked and jobs:retry: a parked ACH clearing is listed, r
 Deno.test("CLI jobs:list --parked and jobs:retry on a stopped service: switches, refusals and exit codes", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-jobs-" });
   try {
+    await createDatabases(dataDir);
     const live = await openTempDatabase(dataDir, "live");
     const jobId = await live.writer.write(async (tx) => {
       await tx.execute(
@@ -595,4 +619,129 @@ Deno.test("CLI jobs:list --parked and jobs:retry on a stopped service: switches,
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
+});
+
+Deno.test("every core command answers in snake_case keys, and an environment-specific one names its environment", async () => {
+  await withHttpFixture(async (f) => {
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const now = f.clock.now();
+    const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
+    const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
+    const ran = new Set<string>();
+    const run = async (
+      operator: TestOperator,
+      name: string,
+      flags: Record<string, string>,
+      input: Record<string, string> = {},
+    ) => {
+      const answer = await adminCall(app, operator.token)(name, flags, input);
+      assert.equal(answer.status, 200, `${name}: ${JSON.stringify(answer.body)}`);
+      assertSnakeCaseKeys(answer.body.result);
+      ran.add(name);
+      return answer.body.result;
+    };
+    const pendingLiveWire = async () => {
+      const added = await f.deps.databases.live.writer.write((tx) =>
+        addFunds(
+          tx,
+          {
+            companyId: f.cast.acme.id,
+            lineId: f.cast.acme.autoLineId,
+            paymentMethod: "WireTransfer",
+            amountCents: 10_000,
+            description: "live wire",
+            largeDisbursement: false,
+            requestFingerprint: crypto.randomUUID(),
+          },
+          "live",
+          f.clock.now(),
+        )
+      );
+      if (!added.ok) throw new Error(added.message);
+      return added.value.funding.id;
+    };
+
+    const cedar = await run(alice, "company:create", { name: "Cedar Re", tin: "555555555" });
+    await run(alice, "user:create", { email: "ops@cedar.test" });
+    await run(alice, "user:add", { email: "ops@cedar.test", tin: "555555555" });
+    const line = await run(alice, "line:create", { tin: "555555555", code: "property" });
+    assert.match(line.company_id, /^co_/);
+    const rotated = await run(alice, "key:rotate", { key: line.key_test });
+    assert.deepEqual(rotated.environments, ["test"]);
+    const revoked = await run(alice, "key:revoke", { key: cedar.company_api_key });
+    assert.deepEqual(revoked.environments, ["live", "test"], "a company key is in both");
+    await run(alice, "company:list", {});
+    await run(alice, "fees:set", { tin: f.cast.acme.tin, method: "1", payor: "1.50" });
+    await run(alice, "retry:set", { tin: f.cast.acme.tin, max: "1", reasons: "rail_unavailable" });
+
+    const wire = await pendingLiveWire();
+    const asked = await run(alice, "wire:receive", { funding: wire });
+    assert.deepEqual([asked.environment, asked.funding_id], ["live", wire]);
+    await run(bruno, "approvals:list", {});
+    await run(bruno, "approvals:approve", { id: asked.approval_id });
+    const rejectedWire = await run(alice, "wire:receive", { funding: await pendingLiveWire() });
+    await run(bruno, "approvals:reject", { id: rejectedWire.approval_id, reason: "not seen" });
+
+    await fundAcmeAuto(f, 5_000, "ACH");
+    const { rows: [achFunding] } = await f.deps.databases.test.readClient.execute(
+      "SELECT id FROM fundings WHERE payment_method = 'ACH'",
+    );
+    assert.deepEqual(
+      await run(alice, "funding:return", { funding: String(achFunding.id), environment: "test" }),
+      { environment: "test", funding_id: String(achFunding.id), status: "Returned" },
+    );
+
+    await fundAcmeAuto(f, 100_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-KEYS",
+      large_disbursement: false,
+      payees: [payee("success+paypal", 250, { allowed_payment_method_ids: [7] })],
+    });
+    assert.equal(created.status, 201);
+    await created.body?.cancel();
+    const advanced = await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    await advanced.body?.cancel();
+    const { rows: [paid] } = await f.deps.databases.test.readClient.execute(
+      "SELECT id FROM payouts WHERE status = 'completed'",
+    );
+    const returned = await run(alice, "payout:late-return", {
+      payout: String(paid.id),
+      reason: "refunded",
+      environment: "test",
+    });
+    assert.equal(returned.environment, "test");
+    const { rows: [event] } = await f.deps.databases.test.readClient.execute(
+      "SELECT id FROM events LIMIT 1",
+    );
+    const replayed = await run(alice, "event:replay", {
+      event: String(event.id),
+      environment: "test",
+    });
+    assert.equal(replayed.environment, "test");
+    assert.equal((await run(alice, "jobs:list", { environment: "test" })).environment, "test");
+    assert.equal(
+      (await run(alice, "jobs:retry", { "all-parked": "true", environment: "test" })).environment,
+      "test",
+    );
+    await run(alice, "ledger:verify", {});
+    const tieOut = { tin: f.cast.acme.tin, line: "auto", date: "2026-01-05", environment: "test" };
+    assert.equal((await run(alice, "tieout", tieOut)).environment, "test");
+    assert.equal((await run(alice, "tieout", { ...tieOut, format: "csv" })).environment, "test");
+
+    const signedIn = await run(alice, "login", {}, {
+      email: bruno.email,
+      password: bruno.password,
+      code: totpCodeAt(bruno.totpSecret, f.clock.now() + 30_000),
+    });
+    await run({ ...bruno, token: signedIn.session_token }, "logout", {});
+    await run(alice, "operator:create", { email: "clerk@ops.test", role: "clerk" });
+    await run(alice, "operator:reset", { email: "clerk@ops.test" });
+    await run(alice, "operator:disable", { email: "clerk@ops.test" });
+    await run(alice, "operator:list", {});
+    const audit = await run(alice, "audit:list", { environment: "test" });
+    assert.deepEqual(audit.environments, ["test"]);
+    await run(alice, "audit:verify", {});
+
+    assert.deepEqual([...ran].sort(), Object.keys(coreCommands).sort(), "every core command ran");
+  });
 });

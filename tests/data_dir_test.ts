@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { acquireWriterLock, isDataDirLocked } from "../db/data_dir.ts";
-import { withTempDir } from "./helpers.ts";
+import { acquireWriterLock, isDataDirLocked, missingDatabaseFiles } from "../db/data_dir.ts";
+import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const dataDirModule = new URL("../db/data_dir.ts", import.meta.url).href;
 
@@ -61,5 +61,26 @@ Deno.test("the lock dies with its process: a killed holder leaves DATA_DIR usabl
     reader.releaseLock();
     await holder.stdout.cancel();
     assert.equal(await isDataDirLocked(dir), false);
+  });
+});
+
+Deno.test("missingDatabaseFiles names the embedded files that are not there, by absolute path", async () => {
+  await withTempDir(async (dir) => {
+    const files = { test: `file:${dir}/test.db`, live: `file:${dir}/live.db` };
+    assert.deepEqual(await missingDatabaseFiles(files), [`${dir}/test.db`, `${dir}/live.db`]);
+    await (await openTempDatabase(dir, "live")).close();
+    assert.deepEqual(await missingDatabaseFiles(files), [`${dir}/test.db`]);
+    await (await openTempDatabase(dir, "test")).close();
+    assert.deepEqual(await missingDatabaseFiles(files), []);
+    // A server keeps its own databases, and memory holds none to look for.
+    assert.deepEqual(
+      await missingDatabaseFiles({ test: "libsql://db.example.test", live: "file::memory:" }),
+      [],
+    );
+    const cwd = Deno.cwd();
+    assert.deepEqual(
+      await missingDatabaseFiles({ test: "file:nowhere/test.db", live: "file:./nowhere/live.db" }),
+      [`${cwd}/nowhere/test.db`, `${cwd}/nowhere/live.db`],
+    );
   });
 });

@@ -147,6 +147,12 @@ async function keyReach(request: CommandRequest, flags: Flags): Promise<Result<R
   });
 }
 
+/** The environments whose databases hold a key (a company key is in both). */
+async function keyEnvironments(request: CommandRequest, flags: Flags): Promise<Environment[]> {
+  const reach = await keyReach(request, flags);
+  return reach.ok ? [...reach.value.writes] : [];
+}
+
 /** The line of a company named by TIN and line code. */
 async function findLineByCode(
   ctx: CommandContext,
@@ -160,9 +166,13 @@ async function findLineByCode(
     args: [tin, code],
   });
   if (!rows[0]) {
-    return refuse("line_not_found", `no line ${JSON.stringify(code)} for TIN ${tin}`, {
-      field: "line",
-    });
+    return refuse(
+      "line_not_found",
+      `no line ${JSON.stringify(code)} for TIN ${tin} in ${environment}`,
+      {
+        field: "line",
+      },
+    );
   }
   return ok({ lineId: String(rows[0].id), companyId: String(rows[0].company_id) });
 }
@@ -182,7 +192,7 @@ function fundingCommand(
     role: "admin",
     reach: objectReach(
       (request, environment, f) => findFunding(request.databases[environment], f.funding),
-      (f) => refuse("funding_not_found", `no funding ${f.funding}`),
+      (f, environment) => refuse("funding_not_found", `no funding ${f.funding} in ${environment}`),
       (f) => f.funding,
     ),
     audit: (f, reach) => ({
@@ -202,9 +212,11 @@ function fundingCommand(
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
       const database = ctx.databases[environment.value];
+      const funding = await findFunding(database, f.funding);
+      if (!funding) {
+        return refuse("funding_not_found", `no funding ${f.funding} in ${environment.value}`);
+      }
       if (environment.value === "live") {
-        const funding = await findFunding(database, f.funding);
-        if (!funding) return refuse("funding_not_found", `no funding ${f.funding}`);
         const requested = await requestApproval(ctx.operatorDeps, {
           operator: ctx.actor.operator!,
           origin: ctx.actor.origin,
@@ -220,6 +232,7 @@ function fundingCommand(
         }, ctx.now);
         return requested.ok
           ? ok({
+            environment: "live",
             approval_id: requested.value.id,
             status: requested.value.status,
             kind,
@@ -236,7 +249,11 @@ function fundingCommand(
         },
       );
       return done.ok
-        ? ok({ funding_id: done.value.after.id, status: done.value.after.status })
+        ? ok({
+          environment: environment.value,
+          funding_id: done.value.after.id,
+          status: done.value.after.status,
+        })
         : done;
     },
   };
@@ -262,7 +279,7 @@ const lateReturnCommand: Command = {
   role: "admin",
   reach: objectReach(
     (request, environment, f) => loadPayout(request.databases[environment].readClient, f.payout),
-    (f) => refuse("payout_not_found", `no payout ${f.payout}`),
+    (f, environment) => refuse("payout_not_found", `no payout ${f.payout} in ${environment}`),
     (f) => f.payout,
   ),
   audit: (f, reach) => ({
@@ -289,7 +306,9 @@ const lateReturnCommand: Command = {
     }
     const database = ctx.databases[environment.value];
     const payout = await loadPayout(database.readClient, f.payout);
-    if (!payout) return refuse("payout_not_found", `no payout ${f.payout}`);
+    if (!payout) {
+      return refuse("payout_not_found", `no payout ${f.payout} in ${environment.value}`);
+    }
     if (environment.value === "live") {
       // A payout that is not completed is refused now, not when a second admin approves.
       const decided = lateReturn(payout, { returnedBefore: false });
@@ -309,6 +328,7 @@ const lateReturnCommand: Command = {
       }, ctx.now);
       return requested.ok
         ? ok({
+          environment: "live",
           approval_id: requested.value.id,
           status: requested.value.status,
           kind: "payout.late_return",
@@ -328,6 +348,7 @@ const lateReturnCommand: Command = {
     );
     return done.ok
       ? ok({
+        environment: environment.value,
         payout_id: done.value.payout.id,
         status: done.value.payout.status,
         returned_cents: done.value.returnedCents,
@@ -414,7 +435,8 @@ function timeFlag(flags: Flags, name: string): Result<number | undefined, "inval
   return ok(at);
 }
 
-const coreCommands: Readonly<Record<string, Command>> = {
+/** The core commands: companies, users, lines, keys, fees, fundings, jobs, reports, operators. */
+export const coreCommands: Readonly<Record<string, Command>> = {
   "company:create": {
     summary: "create a company and print its CompanyApiKey (shown once)",
     flags: { name: "company name", tin: "9-digit TIN" },
@@ -503,7 +525,9 @@ const coreCommands: Readonly<Record<string, Command>> = {
       const r = await createLine(ctx.databases, { tin: f.tin, code: f.code }, ctx.now);
       return r.ok
         ? ok({
-          ...r.value.line,
+          id: r.value.line.id,
+          code: r.value.line.code,
+          company_id: r.value.line.companyId,
           company: r.value.company.name,
           key_test: r.value.keyTest,
           key_live: r.value.keyLive,
@@ -518,12 +542,14 @@ const coreCommands: Readonly<Record<string, Command>> = {
     reach: keyReach,
     audit: keyAudit("key:rotate"),
     run: async (ctx, f) => {
+      const environments = await keyEnvironments(ctx, f);
       const r = await rotateKey(ctx.databases, { key: f.key }, {
         now: ctx.now,
         graceSeconds: ctx.keyGraceSeconds,
       });
       return r.ok
         ? ok({
+          environments,
           key_id: r.value.keyId,
           secret: r.value.secret,
           previous_key_id: r.value.previousKeyId,
@@ -539,9 +565,14 @@ const coreCommands: Readonly<Record<string, Command>> = {
     reach: keyReach,
     audit: keyAudit("key:revoke"),
     run: async (ctx, f) => {
+      const environments = await keyEnvironments(ctx, f);
       const r = await revokeKey(ctx.databases, { key: f.key }, ctx.now);
       return r.ok
-        ? ok({ key_id: r.value.keyId, revoked_at: new Date(r.value.revokedAt).toISOString() })
+        ? ok({
+          environments,
+          key_id: r.value.keyId,
+          revoked_at: new Date(r.value.revokedAt).toISOString(),
+        })
         : r;
     },
   },
@@ -702,7 +733,7 @@ const coreCommands: Readonly<Record<string, Command>> = {
       const deliveries = await database.writer.write((tx) =>
         queueDeliveries(tx, event, { manual: true, surfaces: "all" }, ctx.now)
       );
-      return ok({ event_id: event.id, deliveries });
+      return ok({ environment: environment.value, event_id: event.id, deliveries });
     },
   },
   "jobs:list": {
@@ -827,9 +858,11 @@ const coreCommands: Readonly<Record<string, Command>> = {
     reach: tinReach(
       [],
       (f) =>
-        refuse("line_not_found", `no line ${JSON.stringify(f.line)} for TIN ${f.tin}`, {
-          field: "line",
-        }),
+        refuse(
+          "line_not_found",
+          `no line ${JSON.stringify(f.line)} for TIN ${f.tin} in ${f.environment ?? "live"}`,
+          { field: "line" },
+        ),
     ),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
@@ -847,7 +880,9 @@ const coreCommands: Readonly<Record<string, Command>> = {
           `--date ${JSON.stringify(f.date)}: a calendar date YYYY-MM-DD`,
         );
       }
-      if (f.format === "csv") return ok({ csv: tieOutCsv(f.line, tieOut) });
+      if (f.format === "csv") {
+        return ok({ csv: tieOutCsv(f.line, tieOut), environment: environment.value });
+      }
       return ok({
         line: f.line,
         environment: environment.value,
@@ -1061,7 +1096,7 @@ const coreCommands: Readonly<Record<string, Command>> = {
         companyIds: ctx.operator?.companyScope ?? null,
         limit,
       });
-      return ok({ rows });
+      return ok({ environments, rows });
     },
   },
   "audit:verify": {
@@ -1331,7 +1366,8 @@ export function adminHelp(): string {
     "exit codes: 0 done, 1 refused (duplicate, not found, not active, not allowed), 2 bad usage or input",
     "Sign in with `login` (e-mail, password and TOTP code are prompted); the session is kept in",
     "DATA_DIR/operator-session. Live changes need a session signed in with TOTP (dev mode: no TOTP).",
-    "While the service runs, commands go through its loopback admin endpoint.",
+    "While the service runs, commands go through its loopback admin endpoint. The CLI never",
+    "creates a database: DATA_DIR must be the service's data directory (its test.db and live.db).",
   );
   return lines.join("\n");
 }
