@@ -65,6 +65,11 @@ export function apiOpenApi(config: Config) {
   const schemas = apiSchemas(config);
   const body = (schema: v.GenericSchema) => ({ required: true, content: json(bodySchema(schema)) });
   const idempotency = idempotencyKey(config);
+  const payableRule =
+    "In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, " +
+    "once the company's bank settings are stored (else 400 naming the methods and " +
+    "allowed_payment_method_ids); the portal offers only the payable ones. A live create while no " +
+    "OFAC sanctions list is loaded is 409. The test environment pays every method.";
   const paths = {
     "/api/authenticate": {
       post: {
@@ -242,7 +247,8 @@ export function apiOpenApi(config: Config) {
           "with the same body answers 200 with the same record; with another body 409.",
         description:
           `${contactRule} payee_uuid and party_uuid are unique within the request, and ` +
-          "every permission_required_from names a party of authorization_parties (400 naming the field).",
+          "every permission_required_from names a party of authorization_parties (400 naming the field). " +
+          payableRule,
         parameters: [companyApiKey, idempotency],
         requestBody: body(schemas.createDisbursement),
         responses: {
@@ -362,7 +368,7 @@ export function apiOpenApi(config: Config) {
         summary: "Pay one recipient with a memo; they choose the method through their link",
         description:
           `${contactRule} The same simple_payment_uuid with the same body answers 200 with ` +
-          "the existing record; with another body 409.",
+          `the existing record; with another body 409. ${payableRule}`,
         parameters: [companyApiKey, idempotency],
         requestBody: body(schemas.simplePayment),
         responses: {

@@ -136,10 +136,10 @@ export function openApiDocument(config: Config): JsonObject {
               201: ok("Created; the amount is held.", "Disbursement"),
               ...writeErrors,
               400: problem(
-                "validation_error: `errors[]` names each wrong field (modalities when neither the request nor the payee's modality_defaults name one); payee_not_found: no payee with payee.id on this line; amount_below_payee_fee: the amount does not cover an offered method's payee fee.",
+                "validation_error: `errors[]` names each wrong field (modalities when neither the request nor the payee's modality_defaults name one); payee_not_found: no payee with payee.id on this line; amount_below_payee_fee: the amount does not cover an offered method's payee fee; rail_not_configured: in live none of the modalities can be paid (live pays ach once the company's bank settings are stored).",
               ),
               409: problem(
-                "insufficient_funds: available does not cover the amount and the highest fee among the modalities (the message names the shortfall); idempotency_request_in_progress.",
+                "insufficient_funds: available does not cover the amount and the highest fee among the modalities (the message names the shortfall); sanctions_list_missing: live, and no OFAC list is loaded to screen the payee; idempotency_request_in_progress.",
               ),
             },
           },
