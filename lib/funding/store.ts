@@ -1,13 +1,14 @@
 /**
- * Fundings of a business line (DESIGN 5, 6 and 14). ACH sits in pending_funding for three US
- * business days, then becomes available (or is returned to the bank). A wire is available when
+ * Fundings of a business line (DESIGN 5, 6 and 14). An ACH funding sits in pending_funding while
+ * its debit of the company's funding account goes to the bank in the next ACH file (lib/ach): it
+ * becomes available when the debit's return window closes, or goes back to the bank when the
+ * debit is returned. A wire is available when
  * received: at once in the sandbox, in live when an operator records it. Every credit to available
  * releases waiting large disbursements: first the one the funding names (`disbursement_uuid`),
  * then the others oldest first; each released disbursement records the funding that released it.
  */
 import { columnsOf, integer, notNull, nullable, renamed, rowMapper, text } from "../../db/rows.ts";
 import { disbursements, fundings } from "../../db/schema.ts";
-import { addBusinessDays } from "../platform/business_days.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -19,10 +20,9 @@ import {
   scheduleReoffersAwaitingFunds,
 } from "../payouts/store.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
+import { hasAchRail } from "../ach/bank_store.ts";
+import { queueAchEntry } from "../ach/files_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
-
-export const ACH_FUNDING_BUSINESS_DAYS = 3;
 
 export type FundingMethod = "ACH" | "WireTransfer";
 export type FundingStatus = "Pending" | "Completed" | "Returned";
@@ -109,6 +109,7 @@ export interface AddFundsInput {
 
 export type AddFundsRefusal =
   | "funding_uuid_reused"
+  | "ach_not_configured"
   | "disbursement_not_found"
   | "disbursement_other_line"
   | "disbursement_not_pending_funds";
@@ -116,7 +117,9 @@ export type AddFundsRefusal =
 /**
  * Records a funding; a repeated funding_uuid returns the first record or is refused. A funding
  * that names a disbursement is refused unless that disbursement of the company's, on the
- * funding's line, waits in pending_funds now (the replay of a funding_uuid is checked first).
+ * funding's line, waits in pending_funds now (the replay of a funding_uuid is checked first). An
+ * ACH funding queues its debit for the company's next ACH file, in this unit; in live that needs
+ * the company's bank settings.
  */
 export async function addFunds(
   tx: WriteTx,
@@ -142,6 +145,14 @@ export async function addFunds(
       return ok({ funding: toFunding(rows[0]), replayed: true });
     }
   }
+  const ach = input.paymentMethod === "ACH";
+  if (ach && !await hasAchRail(tx, environment, input.companyId)) {
+    return refuse(
+      "ach_not_configured",
+      `company ${input.companyId} has no bank settings in ${environment}, so no ACH debit can be sent; fund by wire, or have an operator set them (deno task admin bank:set)`,
+      { field: "payment_method" },
+    );
+  }
   let disbursementId: string | null = null;
   if (input.disbursementUuid) {
     const target = await waitingTarget(tx, input.companyId, input.lineId, input.disbursementUuid);
@@ -149,7 +160,6 @@ export async function addFunds(
     disbursementId = target.value;
   }
   const id = newId("fund");
-  const ach = input.paymentMethod === "ACH";
   const receivedNow = !ach && environment === "test";
   await tx.execute({
     sql:
@@ -167,7 +177,8 @@ export async function addFunds(
       input.largeDisbursement ? 1 : 0,
       disbursementId,
       input.requestFingerprint,
-      ach ? addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS) : receivedNow ? now : null,
+      // An ACH funding's is known once its file is built (the end of the debit's return window).
+      receivedNow ? now : null,
       now,
     ],
   });
@@ -178,11 +189,13 @@ export async function addFunds(
       from: "bank",
       to: "pending_funding",
     }, now);
-    await scheduleJob(tx, {
+    await queueAchEntry(tx, {
       companyId: input.companyId,
-      kind: "funding.clear",
-      subjectId: id,
-      dueAt: addBusinessDays(now, ACH_FUNDING_BUSINESS_DAYS),
+      payoutId: null,
+      fundingId: id,
+      direction: "debit",
+      reference: `${id}-1`,
+      amountCents: input.amountCents,
     }, now);
   } else if (receivedNow) {
     await creditAvailable(tx, funding, "funding.wire_received", "bank", now);
@@ -315,7 +328,7 @@ export async function receiveWire(
   return ok((await loadFunding(tx, fundingId))!);
 }
 
-/** ACH funding whose three business days passed: pending_funding → available. */
+/** An ACH funding whose debit's return window closed without a return: pending_funding → available. */
 export async function clearAchFunding(
   tx: WriteTx,
   fundingId: string,
@@ -327,7 +340,7 @@ export async function clearAchFunding(
   return ok((await loadFunding(tx, fundingId))!);
 }
 
-/** An ACH funding returned by the bank before clearing: pending_funding → bank. */
+/** An ACH funding whose debit the bank returned before it cleared: pending_funding → bank. */
 export async function returnAchFunding(
   tx: WriteTx,
   fundingId: string,

@@ -11,23 +11,23 @@ import {
   type PayoutRail,
   type RailAnswer,
   type RailDirectory,
+  type RailRefusal,
   type RailSubmission,
   type SandboxScenario,
   submissionReference,
 } from "../rails/seam.ts";
 import { sandboxScenario, testPayeeMarker } from "../rails/sandbox.ts";
 import {
-  batchJobHandlers,
+  type BatchEntry,
   type BatchPayoutMoves,
   type EntryOutcome,
-  queueBatchEntry,
-  type RailBatchJobKind,
   settleBatchEntry,
 } from "../rails/batch.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { Environment } from "../platform/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
-import { clearAchFunding } from "../funding/store.ts";
+import { clearAchFunding, loadFunding, returnAchFunding } from "../funding/store.ts";
+import { screenBeforeSubmission } from "../sanctions/service.ts";
 import {
   type NotificationSettings,
   notifyPayee,
@@ -56,10 +56,13 @@ export type PayoutJobKind =
   | "payout.complete"
   | "payout.fail"
   | "payout.retry"
+  /** Scheduled by ACH fundings before they went through the bank file (kept for those still pending). */
   | "funding.clear";
 
 export interface PayoutRuntime {
   readonly environment: Environment;
+  /** A live bank file over this total waits for a second admin before it is released. */
+  readonly bankFileApprovalLimitCents: number;
   /** How long a payee has to choose a method before the offer expires and the payout cancels. */
   readonly offerTtlMs: number;
   readonly notifications: NotificationSettings;
@@ -189,7 +192,11 @@ export async function selectMethod(
 }
 
 /** Numbers the payout's next submission and schedules its `payout.submit` job, due now. */
-export async function requestSubmission(tx: WriteTx, payout: PayoutRow, now: number): Promise<void> {
+export async function requestSubmission(
+  tx: WriteTx,
+  payout: PayoutRow,
+  now: number,
+): Promise<void> {
   const submission = await countSubmission(tx, payout.id);
   await schedulePayoutJob(tx, {
     companyId: payout.companyId,
@@ -257,8 +264,8 @@ async function recordRefused(
   answer: Extract<RailAnswer, { kind: "refused" }>,
   now: number,
 ): Promise<Result<PayoutRow, MoveRefusal>> {
-  if (answer.reason === "rail_not_configured") {
-    // Loud on purpose: an operator must configure the rail; the payout fails, it is never pretended paid.
+  if (answer.reason === "rail_not_configured" || answer.reason === "sanctions_list_missing") {
+    // Loud on purpose: an operator must configure the rail or load the list; the payout is never pretended paid.
     console.error(JSON.stringify({ level: "error", msg: answer.message, payout_id: payout.id }));
   }
   if (payout.status !== "failed") {
@@ -308,13 +315,38 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       const number = submissionOf(job);
       // Canceled from failed before its retry went out, or superseded: nothing to submit.
       if (!awaitsSubmission(payout, number)) return null;
+      const refuseSubmission = async (reason: RailRefusal, message: string) => {
+        const answer = { kind: "refused", reason, message } as const;
+        await moveOrThrow(recordRefused(tx, runtime, payout, answer, job.dueAt), job);
+        return null;
+      };
+      const screening = await screenBeforeSubmission(tx, runtime.environment, payout, job.dueAt);
+      // Held for an operator's review: the review's decision submits it or fails it.
+      if (screening === "held") return null;
+      if (screening === "no_list") {
+        return await refuseSubmission(
+          "sanctions_list_missing",
+          `no sanctions list is loaded in ${runtime.environment}: payout ${payout.id} was not screened and not sent (deno task admin ofac:load)`,
+        );
+      }
       const submission = railSubmission(payout, number, job.dueAt);
       const rail = rails.forModality(submission.modality);
-      if (rail.shape === "batch") {
-        await queueBatchEntry(tx, rail, submission, job.dueAt);
-        return null;
+      if (rail.shape === "per_payout") return { rail, submission };
+      if (!await rail.configured(tx, payout.companyId)) {
+        return await refuseSubmission(
+          "rail_not_configured",
+          `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,
+        );
       }
-      return { rail, submission };
+      await rail.queue(tx, {
+        companyId: payout.companyId,
+        payoutId: payout.id,
+        fundingId: null,
+        direction: "credit",
+        reference: submission.reference,
+        amountCents: submission.amountCents,
+      }, job.dueAt);
+      return null;
     },
     call: ({ rail, submission }) => rail.submit(submission),
     async record(tx, job, answer) {
@@ -466,27 +498,53 @@ async function moveOrThrow(result: Promise<Result<unknown>>, job: DueJob): Promi
   if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
 }
 
-/** How the batch pipeline moves the payouts of its entries. */
-function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
-  const waiting = async (tx: WriteTx, payoutId: string, reference: string) => {
-    const payout = await loadPayout(tx, payoutId);
-    const awaited = payout !== null &&
-      awaitsSubmission(payout, payout.submissionCount) &&
-      submissionReference(payout.id, payout.submissionCount) === reference;
-    return { payout, awaited };
-  };
+/** Whether the payout still waits for the submission of this reference (not canceled, not superseded). */
+function awaitsReference(payout: PayoutRow | null, reference: string): payout is PayoutRow {
+  return payout !== null && awaitsSubmission(payout, payout.submissionCount) &&
+    submissionReference(payout.id, payout.submissionCount) === reference;
+}
+
+/** How many debits a funding was queued under so far. */
+async function debitAttempts(tx: WriteTx, fundingId: string): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: "SELECT count(*) AS n FROM rail_batch_entries WHERE funding_id = ?",
+    args: [fundingId],
+  });
+  return Number(rows[0].n);
+}
+
+/** The outcome of a funding's debit: the funding clears or goes back to the bank. */
+async function settleFundingDebit(
+  tx: WriteTx,
+  entry: BatchEntry,
+  outcome: EntryOutcome,
+  now: number,
+): Promise<void> {
+  const moved = outcome.kind === "completed"
+    ? await clearAchFunding(tx, entry.fundingId!, now)
+    : await returnAchFunding(tx, entry.fundingId!, now);
+  // An operator recorded its return by hand before the bank's answer: nothing is left to move.
+  if (!moved.ok && moved.code !== "funding_not_pending") {
+    throw new Error(`batch entry ${entry.reference}: ${moved.message}`);
+  }
+}
+
+/** How the batch pipeline moves the payouts and fundings of its entries. */
+export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
   return {
-    awaits: async (tx, entry) => (await waiting(tx, entry.payoutId, entry.reference)).awaited,
     async sent(tx, entry, now) {
-      const { payout, awaited } = await waiting(tx, entry.payoutId, entry.reference);
-      if (!awaited) {
+      // A funding's debit moves nothing until it settles.
+      if (entry.payoutId === null) return;
+      const payout = await loadPayout(tx, entry.payoutId);
+      if (!awaitsReference(payout, entry.reference)) {
         logUnwantedAcceptance(payout, entry.reference, entry.reference);
         return;
       }
-      const sent = await recordSent(tx, payout!, entry.reference, now);
+      const sent = await recordSent(tx, payout, entry.reference, now);
       if (!sent.ok) throw new Error(`batch entry ${entry.reference}: ${sent.message}`);
     },
     async settled(tx, entry, outcome, now) {
+      if (entry.payoutId === null) return await settleFundingDebit(tx, entry, outcome, now);
       const moved = outcome.kind === "completed"
         ? await applyMove(tx, entry.payoutId, { kind: "complete" }, now)
         : await applyMove(tx, entry.payoutId, { kind: "fail", reason: outcome.reason }, now, {
@@ -497,6 +555,16 @@ function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
         const handled = await handleFailure(tx, runtime, entry.payoutId, outcome.reason, now);
         if (!handled.ok) throw new Error(`batch entry ${entry.reference}: ${handled.message}`);
       }
+    },
+    async nextReference(tx, entry) {
+      if (entry.payoutId === null) {
+        const funding = await loadFunding(tx, entry.fundingId!);
+        if (funding?.status !== "Pending") return null;
+        return submissionReference(funding.id, await debitAttempts(tx, funding.id) + 1);
+      }
+      const payout = await loadPayout(tx, entry.payoutId);
+      if (!awaitsReference(payout, entry.reference)) return null;
+      return submissionReference(payout.id, await countSubmission(tx, payout.id));
     },
   };
 }
@@ -515,12 +583,14 @@ export function settleRailBatchEntry(
   return settleBatchEntry(tx, batchPayoutMoves(runtime), reference, outcome, now);
 }
 
-/** Handlers of the payout and funding job kinds, and of the batch pipeline, on `rails`. */
+/** Handlers of the payout and funding job kinds, and of the batch rails' jobs, on `rails`. */
 export function payoutJobHandlers(
   runtime: PayoutRuntime,
   rails: RailDirectory,
-): Readonly<Record<PayoutJobKind | RailBatchJobKind, JobHandler>> {
+): Readonly<Record<string, JobHandler>> {
+  const moves = batchPayoutMoves(runtime);
   return {
+    ...Object.assign({}, ...rails.batchRails().map((rail) => rail.jobHandlers(moves))),
     // A payout canceled before its offer simply stays canceled; one a resend offered stays so.
     "payout.offer": async (tx, job) => {
       await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);
@@ -576,6 +646,7 @@ export function payoutJobHandlers(
       if (payout?.status !== "failed") return;
       await requestSubmission(tx, payout, job.dueAt);
     },
+    // ACH fundings now clear when their debit settles; databases may still hold these jobs.
     "funding.clear": async (tx, job) => {
       const cleared = await clearAchFunding(tx, job.subjectId, job.dueAt);
       // A funding returned before its clearing day has nothing left to clear.
@@ -583,6 +654,5 @@ export function payoutJobHandlers(
         throw new Error(`funding.clear: ${cleared.message}`);
       }
     },
-    ...batchJobHandlers(rails, batchPayoutMoves(runtime)),
   };
 }

@@ -1,11 +1,16 @@
 /**
- * The job handlers of each environment: sandbox rails in test, live rails (unconfigured) in live,
- * and the operator's document checks.
+ * The job handlers of each environment: ACH through bank files in both (the sandbox bank in test,
+ * SFTP or an admin's upload in live), the sandbox's per-payout rails for the other methods in test
+ * and the unconfigured live rail for them in live, the ACH imports, and the operator's document
+ * checks.
  */
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
 import { unconfiguredLiveRail } from "../rails/live.ts";
+import { achRail, type AchTransport, sandboxBankTransport, sftpTransport } from "../ach/rail.ts";
+import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
+import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
 import type { Database } from "../../db/client.ts";
@@ -19,6 +24,8 @@ export interface RuntimeSettings {
   readonly portalLinkTtlDays?: number;
   /** DESIGN 11: resends a payee may get in any hour (default 5). */
   readonly resendsPerHourMax?: number;
+  /** A live bank file over this total waits for a second admin (default $100,000.00). */
+  readonly bankFileApprovalLimitCents?: number;
 }
 
 /** The runtime settings a configuration gives. */
@@ -27,16 +34,32 @@ export function runtimeSettingsOf(config: Config): RuntimeSettings {
     offerTtlDays: config.limits.OFFER_TTL_DAYS,
     portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
     resendsPerHourMax: config.limits.RESEND_PER_HOUR_MAX,
+    bankFileApprovalLimitCents: config.limits.BANK_FILE_APPROVAL_LIMIT_CENTS,
     baseUrl: config.baseUrl,
   };
 }
 
+/** What an environment's rails are built on; `achTransport` replaces the environment's (tests). */
+export interface RailDeps {
+  readonly environment: Environment;
+  readonly database: Database;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+  readonly achTransport?: AchTransport;
+}
+
 /**
- * The rails of an environment: the sandbox rail keeps its submissions in the test database; live
- * has no rail configured yet, so every live payout is refused with `rail_not_configured`.
+ * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
+ * in test and to the company's bank in live; the other methods go to the sandbox rail in test,
+ * and in live to the unconfigured rail, which refuses every payout with `rail_not_configured`.
  */
-export function railsOf(environment: Environment, database: Database): RailDirectory {
-  return railDirectory(environment === "test" ? sandboxRail(database) : unconfiguredLiveRail);
+export function railsOf(deps: RailDeps): RailDirectory {
+  const test = deps.environment === "test";
+  const ach = achRail({
+    ...deps,
+    transport: deps.achTransport ?? (test ? sandboxBankTransport : sftpTransport),
+  });
+  return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, { ach });
 }
 
 /** The job handlers of an environment's database, on its rails. */
@@ -44,10 +67,15 @@ export function jobHandlersOf(
   environment: Environment,
   settings: RuntimeSettings,
   database: Database,
-  _secretBox: SecretBox,
+  secretBox: SecretBox,
+  options: { readonly achTransport?: AchTransport } = {},
 ): JobHandlers {
+  const runtime = payoutRuntime(environment, settings);
+  const deps = { environment, database, secretBox, runtime };
   return {
-    ...payoutJobHandlers(payoutRuntime(environment, settings), railsOf(environment, database)),
+    ...payoutJobHandlers(runtime, railsOf({ ...deps, ...options })),
+    [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
+    [INBOUND_POLL_JOB]: inboundPollJob(deps),
     ...documentJobHandlers(),
   };
 }
@@ -73,6 +101,8 @@ export function payoutRuntime(
   return {
     environment,
     offerTtlMs,
+    bankFileApprovalLimitCents: settings.bankFileApprovalLimitCents ??
+      configDefaults.BANK_FILE_APPROVAL_LIMIT_CENTS,
     notifications: {
       environment,
       baseUrl: settings.baseUrl,

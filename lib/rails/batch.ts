@@ -1,27 +1,26 @@
 /**
- * The batch shape of a rail (a bank file, a provider batch): a submitted payout is queued as an
- * entry; a cutoff job per company and rail gathers the queued entries into one batch (`built`);
- * a transmit job hands the batch to the rail outside every write unit (`transmitting`, then
- * `transmitted`); the rail reports each entry's outcome later (a return file, a provider's item
- * status), which moves its payout through the state machine. Rail-agnostic: a `BatchRail` builds
- * its own content and transmits it; the payout moves are given by lib/payouts/jobs.ts.
+ * The batch shape of a rail (a bank file, a provider batch): a submitted payout (or an ACH
+ * funding's debit) is queued as an entry; the rail's cutoff job gathers a company's queued
+ * entries into one batch (`built`); its transmit job hands the batch over outside every write
+ * unit (`transmitting`, then `transmitted`); the rail reports each entry's outcome later (a
+ * return file, a settlement date), which moves its payout or funding. This module keeps the
+ * batch state machine and the entries' rows; a `BatchRail` (lib/ach/rail.ts) brings its own
+ * cutoff and transmit jobs, which move batches only through the functions here.
  *
  * Batch states: built → transmitting → transmitted | in_doubt | voided. A transmission that
  * started and never recorded its answer (the process stopped during the call) is `in_doubt`,
- * unless the rail takes the same batch id again without paying twice (`retransmitsSafely`): an
- * operator then asks the rail what it received.
+ * unless the rail takes the same batch again without paying twice (`retransmitsSafely`): an
+ * operator then asks the rail what it received. A built batch may be voided: its entries are
+ * queued again under new references.
  */
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { railBatchEntries, railBatches } from "../../db/schema.ts";
-import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
-import { externalJob, type JobHandler } from "../../db/scheduler.ts";
-import { retryDelayMs } from "../../db/job_policy.ts";
+import type { JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import type { RailDirectory } from "./seam.ts";
 
-/** The job kinds of the batch pipeline. */
+/** The job kinds every batch rail runs: its cutoffs and its transmissions. */
 export type RailBatchJobKind = "rail.cutoff" | "rail.transmit";
 
 export type RailBatchStatus = (typeof railBatches.$inferSelect)["status"];
@@ -33,18 +32,25 @@ export const BATCH_ENTRIES_MAX = 10_000;
 /** A transmit job's claim: the rail's whole transmission (an upload, an API call) must fit in it. */
 export const BATCH_TRANSMIT_LEASE_MS = 5 * 60_000;
 
-/** One payout's place in a batch. */
+/** One payout's (credit) or one funding's (debit) place in a batch. */
 export interface BatchEntry {
   readonly id: string;
   readonly companyId: string;
   readonly rail: string;
-  readonly payoutId: string;
-  /** The submission's idempotency reference (payout id + submission number). */
+  /** The payout a credit pays; null for a funding debit. */
+  readonly payoutId: string | null;
+  /** The funding a debit collects; null for a payout credit. */
+  readonly fundingId: string | null;
+  readonly direction: "credit" | "debit";
+  /** The submission's idempotency reference (payout id + submission number, funding id + attempt). */
   readonly reference: string;
   readonly amountCents: number;
 }
 
-/** A built batch and the entries it carries. */
+/** What a queueing unit gives of a new entry. */
+export type NewBatchEntry = Omit<BatchEntry, "id" | "rail">;
+
+/** A batch and the entries it carries. */
 export interface RailBatch {
   readonly id: string;
   readonly companyId: string;
@@ -57,165 +63,95 @@ export interface RailBatch {
 /** A rail's answer to a transmission. */
 export type TransmitAnswer =
   | { readonly kind: "transmitted"; readonly railReference: string }
-  /** The rail was not reached, so nothing of the batch was taken: it is transmitted again later. */
+  /** The rail was not reached, so nothing of the batch was taken: it may be transmitted again. */
   | { readonly kind: "not_transmitted"; readonly reason: string };
 
 /** What a rail reports of one entry after its batch was transmitted. */
 export type EntryOutcome =
   | { readonly kind: "completed" }
-  | { readonly kind: "failed"; readonly reason: string };
+  | {
+    readonly kind: "failed";
+    readonly reason: string;
+    /** The bank's return reason code (R03, …), kept on the entry. */
+    readonly returnCode?: string;
+  };
 
 /** A rail that takes payouts in batches. */
 export interface BatchRail {
   readonly shape: "batch";
-  /** The rail's name in rail_batches.rail and in its jobs. */
+  /** The rail's name in rail_batches.rail and rail_batch_entries.rail. */
   readonly name: string;
   /**
-   * True when handing the same batch id again never pays twice (a provider that refuses a
-   * repeated batch id); false for a file a bank may already have picked up.
+   * True when handing the same batch again never pays twice (a provider that refuses a repeated
+   * batch id); false for a file a bank may already have picked up.
    */
   readonly retransmitsSafely: boolean;
-  /** The first cutoff after `after` (domain time). */
-  nextCutoff(after: number): number;
-  /** The batch's content as the rail takes it (a NACHA file, a provider's request body). */
-  build(batch: RailBatch): Uint8Array;
-  /**
-   * Hands the batch to the rail, identified by its id. Throws when it is not known whether the
-   * rail took it (a timeout during the upload): the batch then goes in doubt.
-   */
-  transmit(batch: RailBatch, content: Uint8Array): Promise<TransmitAnswer>;
+  /** Whether the company may use the rail (its bank settings exist, say). */
+  configured(tx: WriteTx, companyId: string): Promise<boolean>;
+  /** Queues an entry in the caller's unit for the rail's next cutoff. */
+  queue(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void>;
+  /** The handlers of the rail's jobs (its cutoff, its transmission, what they schedule). */
+  jobHandlers(moves: BatchPayoutMoves): Readonly<Record<string, JobHandler>>;
 }
 
-/** How the pipeline moves the payouts of its entries (lib/payouts/jobs.ts). */
+/** How the pipeline moves the payouts and fundings of its entries (lib/payouts/jobs.ts). */
 export interface BatchPayoutMoves {
-  /** Whether the entry's payout still waits for this submission (not canceled, not superseded). */
-  awaits(tx: WriteTx, entry: BatchEntry): Promise<boolean>;
-  /** The entry's batch was transmitted: its payout's money is sent. */
+  /** The entry's batch was transmitted: its payout's money is sent (a debit waits to settle). */
   sent(tx: WriteTx, entry: BatchEntry, now: number): Promise<void>;
-  /** The rail reported the entry's outcome. */
+  /** The rail reported the entry's outcome: its payout completes or fails, its funding clears or returns. */
   settled(tx: WriteTx, entry: BatchEntry, outcome: EntryOutcome, now: number): Promise<void>;
+  /**
+   * The entry's batch was voided: the reference its payout or funding is queued under next, or
+   * null when it no longer waits (canceled meanwhile).
+   */
+  nextReference(tx: WriteTx, entry: BatchEntry): Promise<string | null>;
 }
 
 type EntryRow = typeof railBatchEntries.$inferSelect;
 
-const toEntry = (row: EntryRow): BatchEntry => ({
+/** An entry row as the pipeline sees it. */
+export const toBatchEntry = (row: EntryRow): BatchEntry => ({
   id: row.id,
   companyId: row.companyId,
   rail: row.rail,
-  payoutId: row.payoutId!,
+  payoutId: row.payoutId,
+  fundingId: row.fundingId,
+  direction: row.direction,
   reference: row.reference,
   amountCents: row.amountCents,
 });
 
-/**
- * Queues a submitted payout for its rail's next cutoff, and schedules that cutoff when none is
- * pending for the company and rail. A reference already queued stays as it is.
- */
-export async function queueBatchEntry(
+/** Inserts a queued entry; a reference already queued stays as it is. */
+export async function insertQueuedEntry(
   tx: WriteTx,
-  rail: BatchRail,
-  entry: Omit<BatchEntry, "id" | "rail">,
+  railName: string,
+  entry: NewBatchEntry,
   now: number,
 ): Promise<void> {
   await tx.db.insert(railBatchEntries).values({
     id: newId("rbe"),
     companyId: entry.companyId,
-    rail: rail.name,
+    rail: railName,
     batchId: null,
     payoutId: entry.payoutId,
+    fundingId: entry.fundingId,
+    direction: entry.direction,
     reference: entry.reference,
     amountCents: entry.amountCents,
     status: "queued",
     createdAt: now,
   }).onConflictDoNothing({ target: railBatchEntries.reference });
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs
-          WHERE company_id = ? AND done_at IS NULL AND kind = 'rail.cutoff' AND subject_id = ?
-          LIMIT 1`,
-    args: [entry.companyId, rail.name],
-  });
-  if (rows.length > 0) return;
-  await scheduleJob(tx, {
-    companyId: entry.companyId,
-    kind: "rail.cutoff" satisfies RailBatchJobKind,
-    subjectId: rail.name,
-    dueAt: rail.nextCutoff(now),
-  }, now);
 }
 
-/**
- * The cutoff: the company's queued entries of the rail become one built batch, in queue order,
- * and its transmission is scheduled at once. Entries whose payout no longer waits for them are
- * voided instead. Returns the batch id, or null when nothing was queued.
- */
-export async function cutBatch(
-  tx: WriteTx,
-  moves: BatchPayoutMoves,
-  companyId: string,
-  railName: string,
-  cutoffAt: number,
-): Promise<string | null> {
-  const queued = (await tx.db.select().from(railBatchEntries)
-    .where(and(
-      eq(railBatchEntries.companyId, companyId),
-      eq(railBatchEntries.rail, railName),
-      isNull(railBatchEntries.batchId),
-      eq(railBatchEntries.status, "queued"),
-    ))
-    .orderBy(asc(railBatchEntries.createdAt), asc(railBatchEntries.id))
-    .limit(BATCH_ENTRIES_MAX + 1)).map(toEntry);
-  if (queued.length > BATCH_ENTRIES_MAX) {
-    // The rest go into the next batch, cut right after this one.
-    await scheduleJob(tx, {
-      companyId,
-      kind: "rail.cutoff" satisfies RailBatchJobKind,
-      subjectId: railName,
-      dueAt: cutoffAt,
-    }, cutoffAt);
-  }
-  const entries: BatchEntry[] = [];
-  for (const entry of queued.slice(0, BATCH_ENTRIES_MAX)) {
-    if (await moves.awaits(tx, entry)) entries.push(entry);
-    else await setEntryStatus(tx, entry.id, "voided");
-  }
-  if (entries.length === 0) return null;
-  const batchId = newId("rbt");
-  await tx.db.insert(railBatches).values({
-    id: batchId,
-    companyId,
-    rail: railName,
-    status: "built",
-    entryCount: entries.length,
-    totalCents: entries.reduce((sum, entry) => sum + entry.amountCents, 0),
-    cutoffAt,
-    createdAt: cutoffAt,
-  });
-  for (const entry of entries) {
-    await tx.db.update(railBatchEntries).set({ batchId, status: "batched" })
-      .where(eq(railBatchEntries.id, entry.id));
-  }
-  await scheduleTransmit(tx, companyId, batchId, cutoffAt, 1);
-  return batchId;
-}
-
-async function scheduleTransmit(
-  tx: WriteTx,
-  companyId: string,
+/** The entries of a batch still carried by it (batched, or sent once transmitted), in file order. */
+export async function batchEntries(
+  tx: Pick<WriteTx, "db">,
   batchId: string,
-  dueAt: number,
-  attempt: number,
-): Promise<void> {
-  await scheduleJob(tx, {
-    companyId,
-    kind: "rail.transmit" satisfies RailBatchJobKind,
-    subjectId: batchId,
-    dueAt,
-    payload: { attempt },
-  }, dueAt);
-}
-
-async function setEntryStatus(tx: WriteTx, entryId: string, status: BatchEntryStatus) {
-  await tx.db.update(railBatchEntries).set({ status }).where(eq(railBatchEntries.id, entryId));
+  status: BatchEntryStatus,
+): Promise<BatchEntry[]> {
+  return (await tx.db.select().from(railBatchEntries)
+    .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, status)))
+    .orderBy(asc(railBatchEntries.createdAt), asc(railBatchEntries.id))).map(toBatchEntry);
 }
 
 async function setBatch(
@@ -226,94 +162,134 @@ async function setBatch(
   await tx.db.update(railBatches).set(change).where(eq(railBatches.id, batchId));
 }
 
+export type BatchRow = typeof railBatches.$inferSelect;
+
+/** A batch row, or null. */
+export async function loadBatch(
+  tx: Pick<WriteTx, "db">,
+  batchId: string,
+): Promise<BatchRow | null> {
+  const [batch] = await tx.db.select().from(railBatches).where(eq(railBatches.id, batchId));
+  return batch ?? null;
+}
+
 /**
- * The transmit job's claiming unit: what to hand to the rail, or null when there is nothing to
- * hand (the batch is no longer built, went in doubt, or every entry's payout stopped waiting).
+ * The transmit job's claim: a built batch becomes `transmitting` and is handed over; a batch
+ * found `transmitting` was being handed over when the process stopped, so it goes `in_doubt`
+ * unless its rail takes it again safely. Null when there is nothing to hand over.
  */
-async function prepareTransmission(
+export async function beginTransmission(
   tx: WriteTx,
-  rails: RailDirectory,
-  moves: BatchPayoutMoves,
+  rail: Pick<BatchRail, "retransmitsSafely">,
   batchId: string,
 ): Promise<RailBatch | null> {
-  const [batch] = await tx.db.select().from(railBatches).where(eq(railBatches.id, batchId));
+  const batch = await loadBatch(tx, batchId);
   if (!batch) throw new Error(`rail.transmit: no batch ${batchId}`);
-  const rail = rails.batchRail(batch.rail);
-  if (!rail) throw new Error(`rail.transmit: no batch rail ${batch.rail} for batch ${batchId}`);
   if (batch.status === "transmitting" && !rail.retransmitsSafely) {
-    // An earlier run started handing it over and never recorded the answer: the bank may have it.
-    await setBatch(tx, batchId, {
-      status: "in_doubt",
-      error: "the transmission was interrupted before its answer was recorded",
-    });
+    await markInDoubt(tx, batchId);
     return null;
   }
   if (batch.status !== "built" && batch.status !== "transmitting") return null;
-  const carried = (await tx.db.select().from(railBatchEntries)
-    .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")))
-    .orderBy(asc(railBatchEntries.createdAt), asc(railBatchEntries.id))).map(toEntry);
-  const entries: BatchEntry[] = [];
-  for (const entry of carried) {
-    if (batch.status === "transmitting" || await moves.awaits(tx, entry)) entries.push(entry);
-    else await setEntryStatus(tx, entry.id, "voided");
-  }
-  if (entries.length === 0) {
-    await setBatch(tx, batchId, { status: "voided", entryCount: 0, totalCents: 0 });
-    return null;
-  }
-  const totalCents = entries.reduce((sum, entry) => sum + entry.amountCents, 0);
-  await setBatch(tx, batchId, { status: "transmitting", entryCount: entries.length, totalCents });
+  const entries = await batchEntries(tx, batchId, "batched");
+  await setBatch(tx, batchId, { status: "transmitting" });
   return {
     id: batch.id,
     companyId: batch.companyId,
     rail: batch.rail,
     cutoffAt: batch.cutoffAt,
     entries,
-    totalCents,
+    totalCents: batch.totalCents,
   };
 }
 
-/** What the transmit job's call hands to its answer unit. */
-interface Transmission {
-  readonly batch: RailBatch;
-  readonly answer: TransmitAnswer;
+/** The rail may have the batch and nobody knows: an operator must ask it. */
+export async function markInDoubt(tx: WriteTx, batchId: string): Promise<void> {
+  await setBatch(tx, batchId, {
+    status: "in_doubt",
+    error: "the transmission was interrupted before its answer was recorded",
+  });
+  console.error(JSON.stringify({
+    level: "error",
+    msg: "a batch went in doubt: ask the bank whether it received it, then resolve it",
+    batch_id: batchId,
+  }));
 }
 
-/** The transmit job's answer unit: the batch is transmitted and its payouts' money sent, or it waits again. */
-async function recordTransmission(
+/** The batch cannot go as it is (its content failed its check): it stays built, held with the reason. */
+export async function holdBatch(tx: WriteTx, batchId: string, reason: string): Promise<void> {
+  await setBatch(tx, batchId, { error: reason });
+}
+
+/** The rail was not reached: the batch is built again, waiting for its next transmission. */
+export async function transmissionFailed(
   tx: WriteTx,
-  moves: BatchPayoutMoves,
-  job: DueJob,
-  batch: RailBatch,
-  answer: TransmitAnswer,
+  batchId: string,
+  reason: string,
 ): Promise<void> {
-  if (answer.kind === "not_transmitted") {
-    await setBatch(tx, batch.id, { status: "built", error: answer.reason });
-    const attempt = typeof job.payload.attempt === "number" ? job.payload.attempt : 1;
-    await scheduleTransmit(
-      tx,
-      batch.companyId,
-      batch.id,
-      job.dueAt + retryDelayMs(attempt),
-      attempt + 1,
-    );
-    return;
-  }
-  await setBatch(tx, batch.id, {
-    status: "transmitted",
-    railReference: answer.railReference,
-    transmittedAt: job.dueAt,
-    error: null,
-  });
-  for (const entry of batch.entries) {
-    await setEntryStatus(tx, entry.id, "sent");
-    await moves.sent(tx, entry, job.dueAt);
-  }
+  await setBatch(tx, batchId, { status: "built", error: reason });
 }
 
 /**
- * A rail's report of one entry's outcome (from a return file, a provider's item status): the
- * entry settles and its payout completes or fails. Each entry settles once.
+ * The batch reached the rail (or an operator confirmed it did): it is transmitted, its entries
+ * are sent and their payouts' money is sent. Only a built, transmitting or in-doubt batch can be.
+ */
+export async function markTransmitted(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  batchId: string,
+  railReference: string,
+  at: number,
+): Promise<void> {
+  const batch = await loadBatch(tx, batchId);
+  if (!batch || !["built", "transmitting", "in_doubt"].includes(batch.status)) {
+    throw new Error(`batch ${batchId} is ${batch?.status ?? "missing"}; it cannot be transmitted`);
+  }
+  await setBatch(tx, batchId, {
+    status: "transmitted",
+    railReference,
+    transmittedAt: at,
+    error: null,
+  });
+  const entries = await batchEntries(tx, batchId, "batched");
+  await tx.db.update(railBatchEntries).set({ status: "sent" })
+    .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")));
+  for (const entry of entries) await moves.sent(tx, entry, at);
+}
+
+/**
+ * A built (or in-doubt, once the rail said it has nothing) batch is voided: its entries are voided
+ * and queued again under new references for the rail's next cutoff, each whose payout or funding
+ * still waits. Returns the entries queued again.
+ */
+export async function voidBatch(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  batchId: string,
+  reason: string,
+  now: number,
+): Promise<BatchEntry[]> {
+  const batch = await loadBatch(tx, batchId);
+  if (!batch || !["built", "transmitting", "in_doubt"].includes(batch.status)) {
+    throw new Error(`batch ${batchId} is ${batch?.status ?? "missing"}; it cannot be voided`);
+  }
+  await setBatch(tx, batchId, { status: "voided", error: reason });
+  const entries = await batchEntries(tx, batchId, "batched");
+  await tx.db.update(railBatchEntries).set({ status: "voided" })
+    .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")));
+  const requeued: BatchEntry[] = [];
+  for (const entry of entries) {
+    const reference = await moves.nextReference(tx, entry);
+    if (reference === null) continue;
+    const next = { ...entry, reference };
+    await insertQueuedEntry(tx, batch.rail, next, now);
+    requeued.push(next);
+  }
+  return requeued;
+}
+
+/**
+ * A rail's report of one entry's outcome (a return file's line, a settlement date): the entry
+ * settles and its payout completes or fails, its funding clears or returns. Each entry settles once.
  */
 export async function settleBatchEntry(
   tx: WriteTx,
@@ -332,29 +308,12 @@ export async function settleBatchEntry(
       { details: { status: row.status } },
     );
   }
-  const entry = toEntry(row);
-  await setEntryStatus(tx, entry.id, outcome.kind);
+  const entry = toBatchEntry(row);
+  await tx.db.update(railBatchEntries).set({
+    status: outcome.kind,
+    settledAt: now,
+    returnCode: outcome.kind === "failed" ? outcome.returnCode ?? null : null,
+  }).where(eq(railBatchEntries.id, entry.id));
   await moves.settled(tx, entry, outcome, now);
   return ok(entry);
-}
-
-/** The handlers of the batch pipeline's jobs for the rails of one environment. */
-export function batchJobHandlers(
-  rails: RailDirectory,
-  moves: BatchPayoutMoves,
-): Record<RailBatchJobKind, JobHandler> {
-  return {
-    "rail.cutoff": async (tx, job) => {
-      await cutBatch(tx, moves, job.companyId, job.subjectId, job.dueAt);
-    },
-    "rail.transmit": externalJob<RailBatch, Transmission>({
-      leaseMs: BATCH_TRANSMIT_LEASE_MS,
-      prepare: (tx, job) => prepareTransmission(tx, rails, moves, job.subjectId),
-      call: async (batch) => {
-        const rail = rails.batchRail(batch.rail)!;
-        return { batch, answer: await rail.transmit(batch, rail.build(batch)) };
-      },
-      record: (tx, job, { batch, answer }) => recordTransmission(tx, moves, job, batch, answer),
-    }),
-  };
 }

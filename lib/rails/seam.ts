@@ -43,7 +43,12 @@ export type RailOutcome =
   | { readonly kind: "fail"; readonly at: number; readonly reason: string };
 
 /** Why a rail refused a payout before sending it. */
-export type RailRefusal = "rail_not_configured" | "card_declined" | "account_not_found";
+export type RailRefusal =
+  | "rail_not_configured"
+  | "card_declined"
+  | "account_not_found"
+  /** Live has no sanctions list loaded, so no payout may be screened and none is sent. */
+  | "sanctions_list_missing";
 
 /** A rail's answer to a submission. */
 export type RailAnswer =
@@ -66,8 +71,10 @@ export interface PayoutRail {
 /** The rails of one environment: which rail takes a payout of each method. */
 export interface RailDirectory {
   forModality(modality: ModalityCode): PayoutRail | BatchRail;
-  /** The batch rail of that name, for its cutoff and transmit jobs. */
+  /** The batch rail of that name. */
   batchRail(name: string): BatchRail | undefined;
+  /** Every batch rail, for their jobs. */
+  batchRails(): readonly BatchRail[];
 }
 
 /** The idempotency reference of a payout's `submission`-th submission. */
@@ -84,5 +91,6 @@ export function railDirectory(
   return {
     forModality: (modality) => batchRails[modality] ?? perPayout,
     batchRail: (name) => byName.get(name),
+    batchRails: () => [...byName.values()],
   };
 }
