@@ -1000,3 +1000,54 @@ Deno.test("a large build lets timers run between chunks of entries; a small one 
   assert.deepEqual(await order(10), ["built", "timer"]);
   assert.deepEqual(await order(1200), ["timer", "built"]);
 });
+
+Deno.test("the builder throws on a model it cannot write, naming the value", async () => {
+  const model = creditAndDebitModel();
+  const first = model.batches[0].entries[0];
+  const withFirst = (change: Partial<NachaEntry>): NachaFileModel => ({
+    ...model,
+    batches: [{ ...model.batches[0], entries: [{ ...first, ...change }] }],
+  });
+  const t = first.traceNumber;
+  const table: [NachaFileModel, string][] = [
+    [
+      withFirst({ name: "李小龙" }),
+      `entry ${t}: the name "李小龙" has no letter or digit left in ASCII`,
+    ],
+    [
+      withFirst({ amountCents: 0 }),
+      `entry ${t}: amountCents 0 is not a whole number of cents from 1 to 9999999999`,
+    ],
+    [
+      withFirst({ amountCents: 10_000_000_000 }),
+      `entry ${t}: amountCents 10000000000 is not a whole number of cents from 1 to 9999999999`,
+    ],
+    [
+      withFirst({ amountCents: 10.5 }),
+      `entry ${t}: amountCents 10.5 is not a whole number of cents from 1 to 9999999999`,
+    ],
+    [
+      withFirst({ accountNumber: "123456789012345678" }),
+      `entry ${t}: the account number is not 1 to 17 printable ASCII characters`,
+    ],
+    [
+      withFirst({ individualId: "pö_1" }),
+      `entry ${t}: the individual id is not at most 15 printable ASCII characters`,
+    ],
+    [{ ...model, odfi: "0210000" }, 'odfi "0210000" is not 8 digits'],
+    [{ ...model, createdTime: "09:30" }, 'createdTime "09:30" is not HHMM'],
+    [{ ...model, fileIdModifier: "a" }, 'fileIdModifier "a" is not A-Z or 0-9'],
+    [
+      { ...model, immediateDestination: "21000021" },
+      'immediateDestination "21000021" is not 9 digits',
+    ],
+    [{ ...model, batches: [] }, "a file needs at least one batch"],
+    [
+      { ...model, batches: [{ ...model.batches[0], entries: [] }] },
+      "a batch needs at least one entry",
+    ],
+  ];
+  for (const [bad, message] of table) {
+    await assert.rejects(() => buildNachaFile(bad), new Error(`buildNachaFile: ${message}`));
+  }
+});

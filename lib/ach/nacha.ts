@@ -34,7 +34,10 @@ export interface NachaEntry {
   readonly amountCents: number;
   /** At most 15 characters (the payout or funding id's tail). */
   readonly individualId: string;
-  /** As given; the builder transliterates it to uppercase ASCII and cuts it to 22 characters. */
+  /**
+   * As given; the builder transliterates it to uppercase ASCII and cuts it to 22 characters. A
+   * name with nothing left in ASCII (`李小龙`) is the caller's to replace: the builder throws.
+   */
   readonly name: string;
   /** 15 digits: the ODFI's 8-digit routing, then a 7-digit sequence. */
   readonly traceNumber: string;
@@ -190,6 +193,9 @@ function assertBuildable(model: NachaFileModel): void {
       }
       if (!/^[\x20-\x7E]{1,17}$/.test(entry.accountNumber)) {
         fail(`entry ${trace}: the account number is not 1 to 17 printable ASCII characters`);
+      }
+      if (!/^[\x20-\x7E]{0,15}$/.test(entry.individualId)) {
+        fail(`entry ${trace}: the individual id is not at most 15 printable ASCII characters`);
       }
       if (!/^\d{15}$/.test(trace) || !trace.startsWith(model.odfi)) {
         fail(
