@@ -31,6 +31,8 @@ export const FEES = { payor: 150, payee: 50, service: 25 };
 export interface ImportFixture {
   readonly database: Database;
   readonly deps: AchImportDeps;
+  /** The transmitted ACH file (rail batch) every entry of the fixture is in. */
+  readonly batchId: string;
   /** A payout of `amountCents` to `account`, moved to funds_sent (or completed), with its entry. */
   credit(options?: CreditOptions): Promise<SentCredit>;
   /** A pending ACH funding of `amountCents` and its debit entry. */
@@ -183,6 +185,7 @@ async function importFixture(database: Database, environment: Environment): Prom
   const fixture: ImportFixture = {
     database,
     deps,
+    batchId,
     rows,
     async credit(options = {}) {
       const amountCents = options.amountCents ?? 10_000;
@@ -230,6 +233,11 @@ async function importFixture(database: Database, environment: Environment): Prom
         }
         await tx.execute({
           sql: "UPDATE payouts SET submission_count = 1 WHERE id = ?",
+          args: [id],
+        });
+        // Offered above already: the create's own offer job has nothing left to do.
+        await tx.execute({
+          sql: "DELETE FROM scheduled_jobs WHERE kind = 'payout.offer' AND subject_id = ?",
           args: [id],
         });
         if (stage === "selected") return id;

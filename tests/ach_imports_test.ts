@@ -8,6 +8,13 @@ import assert from "node:assert/strict";
 import { correctedAccount } from "../lib/ach/corrections.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
 import { ACH_IMPORT_BYTES_MAX } from "../lib/ach/import_rules.ts";
+import {
+  SANDBOX_RETURNS_JOB,
+  sandboxBankUpload,
+  sandboxReturnsJob,
+} from "../lib/ach/sandbox_bank.ts";
+import { runDueJobs } from "../db/scheduler.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
 import type { Correction } from "../lib/ach/nacha.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
@@ -532,5 +539,87 @@ Deno.test("an unreadable entry is reported as malformed while the rest of the fi
     assert.deepEqual(report.map((entry: { reason: string; line: number }) => entry.reason), [
       "malformed",
     ]);
+  });
+});
+
+Deno.test("the sandbox bank refuses the first transmission of a file carrying 000222222227, and only that one", () => {
+  const accounts = ["000123456789", "000222222227"];
+  assert.deepEqual(sandboxBankUpload("ACH_A.txt", accounts, 1), {
+    kind: "not_uploaded",
+    reason: "the sandbox bank refuses the first transmission of a file carrying 000222222227",
+  });
+  assert.deepEqual(sandboxBankUpload("ACH_A.txt", accounts, 2), {
+    kind: "uploaded",
+    remotePath: "sandbox://ACH_A.txt",
+  });
+  assert.deepEqual(sandboxBankUpload("ACH_B.txt", ["000123456789", "000111111116"], 1), {
+    kind: "uploaded",
+    remotePath: "sandbox://ACH_B.txt",
+  });
+});
+
+Deno.test("the sandbox bank's return file: entries to 000111111116 come back R03 through the same import", async () => {
+  await withImports(async (f) => {
+    const returned = await f.credit({ account: "000111111116" });
+    const settles = await f.credit({ account: "000123456789" });
+    const completed = await f.credit({ account: "000111111116", stage: "completed" });
+    const handlers = { [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(f.deps) };
+    const runReturns = async () => {
+      await f.database.writer.write((tx) =>
+        scheduleJob(tx, {
+          companyId: COMPANY,
+          kind: SANDBOX_RETURNS_JOB,
+          subjectId: f.batchId,
+          dueAt: NOW,
+        }, NOW)
+      );
+      return await runDueJobs(f.database, COMPANY, NOW, handlers);
+    };
+    assert.equal(await runReturns(), 1);
+    const state = async (payoutId: string) =>
+      (await f.rows("SELECT status, failure_reason FROM payouts WHERE id = ?", payoutId))[0];
+    assert.deepEqual(
+      [
+        await state(returned.payoutId),
+        await state(settles.payoutId),
+        await state(completed.payoutId),
+      ],
+      [
+        { status: "modality_offered", failure_reason: "R03" },
+        { status: "funds_sent", failure_reason: null },
+        { status: "completed", failure_reason: null },
+      ],
+    );
+    assert.deepEqual(
+      await f.rows(
+        `SELECT company_id, source, file_name, return_count, applied_count, report, imported_by
+           FROM ach_imports`,
+      ),
+      [{
+        company_id: COMPANY,
+        source: "sandbox_bank",
+        file_name: `RETURNS_${f.batchId}.txt`,
+        return_count: 1,
+        applied_count: 1,
+        report: "[]",
+        imported_by: null,
+      }],
+    );
+    assert.deepEqual(
+      await f.rows(
+        "SELECT status, return_code FROM rail_batch_entries WHERE id = ?",
+        returned.entryId,
+      ),
+      [{ status: "failed", return_code: "R03" }],
+    );
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+
+    // Run again: nothing left to return, so no file is written.
+    assert.equal(await runReturns(), 1);
+    assert.deepEqual(await f.rows("SELECT count(*) AS n FROM ach_imports"), [{ n: 1 }]);
+    assert.deepEqual(
+      await f.rows("SELECT error FROM scheduled_jobs WHERE kind = ?", SANDBOX_RETURNS_JOB),
+      [{ error: null }, { error: null }],
+    );
   });
 });
