@@ -508,6 +508,11 @@ Deno.test("the checker refuses broken files whole, naming the line and the rule"
       'line 3: transaction code "42" (positions 2-3) is not a checking or savings credit or debit code',
     ),
   );
+  const checkDigit = withRecord(text, 3, (r) => overwrite(r, 12, "2"));
+  assert.deepEqual(
+    checkNachaFile(checkDigit),
+    refusedAt(3, 'line 3: the routing number "021000022" (positions 4-12) fails its check digit'),
+  );
   const letters = withRecord(text, 3, (r) => overwrite(r, 30, "00001250O0"));
   assert.deepEqual(
     checkNachaFile(letters),

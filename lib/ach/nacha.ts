@@ -382,12 +382,12 @@ export function checkNachaFile(
       }
       traces.add(trace);
       previousTrace = trace;
-      if (!/^\d$/.test(field(record, 12, 12))) {
+      if (!routingCheckDigitValid(field(record, 4, 12))) {
         return refuseAt(
           line,
-          `the check digit (position 12) must be a digit, got ${
-            JSON.stringify(field(record, 12, 12))
-          }`,
+          `the routing number ${
+            JSON.stringify(field(record, 4, 12))
+          } (positions 4-12) fails its check digit`,
         );
       }
       const indicator = field(record, 79, 79);
