@@ -62,6 +62,10 @@ const legal: Partial<Record<PayoutStatus, Partial<Record<PayoutMove["kind"], Exp
     rail_refused: ["failed", [], ["failed"]],
     send: ["funds_sent", [["reserved", "in_transit", 10_175]], ["processing"]],
   },
+  // Held by sanctions screening (its review moves are tested in sanctions_test.ts).
+  in_review: {
+    cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+  },
   funds_sent: {
     complete: ["completed", [
       ["in_transit", "bank", 9_950],

@@ -366,6 +366,9 @@ const stepsOfMove: Record<MoveKind, PayoutMove[]> = {
   reoffer: [{ kind: "reoffer", holdCents: 500 }, { kind: "reoffer", holdCents: 5_000 }],
   cancel: [{ kind: "cancel" }],
   expire_offer: [{ kind: "expire_offer" }],
+  hold_for_review: [{ kind: "hold_for_review" }],
+  clear_review: [{ kind: "clear_review" }],
+  reject_review: [{ kind: "reject_review" }],
 };
 
 Deno.test("every move that posts has a ledger kind the tie-out classifies, in a category its transfers fit", () => {

@@ -15,22 +15,40 @@ export interface RetryPolicy {
   readonly retryReasons: readonly string[];
 }
 
+/** The failure of a payout an operator rejected after sanctions screening held it. */
+export const SANCTIONS_REVIEW_FAILURE = "sanctions_review";
+
+/**
+ * Failures that end the payout's attempts: never retried, never offered again, whatever the
+ * company's policy lists. A sanctions rejection stays failed with its money held until the
+ * company cancels it; paying the same payee by another method would defeat the screening.
+ */
+const FINAL_FAILURES: ReadonlySet<string> = new Set([SANCTIONS_REVIEW_FAILURE]);
+
+/** Whether a payout that failed for `reason` may be retried or offered to its payee again. */
+export function mayTryAgainAfter(reason: string | null): boolean {
+  return reason === null || !FINAL_FAILURES.has(reason);
+}
+
 /** Whether the company's retry policy allows another automatic attempt after `reason`. */
 export function retryAllowed(policy: RetryPolicy, reason: string, retriesSoFar: number): boolean {
-  return retriesSoFar < policy.retryMax && policy.retryReasons.includes(reason);
+  return mayTryAgainAfter(reason) && retriesSoFar < policy.retryMax &&
+    policy.retryReasons.includes(reason);
 }
 
 /**
  * What follows a failure (a rail's refusal before sending, or a failure or return after): another
  * automatic attempt on the same method when the policy allows it for this reason, otherwise the
  * payee is offered the methods again. A re-offer that needs more than available covers waits for
- * the next credit of the line (the state machine refuses it until then).
+ * the next credit of the line (the state machine refuses it until then). A final failure
+ * (`sanctions_review`) stays failed.
  */
 export function afterFailure(
   policy: RetryPolicy,
   reason: string,
   retriesSoFar: number,
-): "retry" | "reoffer" {
+): "retry" | "reoffer" | "stay_failed" {
+  if (!mayTryAgainAfter(reason)) return "stay_failed";
   return retryAllowed(policy, reason, retriesSoFar) ? "retry" : "reoffer";
 }
 

@@ -23,6 +23,8 @@ import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/p
 import { postTransaction, readLineBalances } from "../ledger/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
+import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
 
 export interface PayoutRow extends PayoutSnapshot {
   readonly id: string;
@@ -74,7 +76,7 @@ const toPayout: RowMapper<PayoutRow> = rowMapper({
 const PAYOUT_COLUMNS = toPayout.columns.join(", ");
 
 const disbursement = columnsOf(disbursements);
-const toPayoutId = rowMapper({ id: payout.id });
+const toFailedPayout = rowMapper({ id: payout.id, failureReason: payout.failureReason });
 const toSubmissionCount = rowMapper({ count: payout.submissionCount });
 const toDisbursementId = rowMapper({ id: disbursement.id });
 const toSubjectId = rowMapper({ subjectId: columnsOf(scheduledJobs).subjectId });
@@ -264,6 +266,8 @@ export async function applyMove(
   }
   const failureReason = step.kind === "fail" || step.kind === "rail_refused"
     ? step.reason
+    : step.kind === "reject_review"
+    ? SANCTIONS_REVIEW_FAILURE
     : payout.failureReason;
   const { rows } = await tx.execute({
     sql:
@@ -294,6 +298,10 @@ export async function applyMove(
   });
   tx.changed(payout.disbursementId);
   const updated = toPayout(rows[0]);
+  // A payout canceled while held for sanctions review leaves nothing for an operator to decide.
+  if (payout.status === "in_review" && step.kind === "cancel") {
+    await closeReviewsOfCanceledPayout(tx, payoutId, now);
+  }
   await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
   await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
   return ok(updated);
@@ -602,7 +610,8 @@ export async function findDisbursementForFunding(
 
 /**
  * After available grew: each failed payout of the line that waits to be offered again (no retry
- * or re-offer pending: its re-offer found available short) gets a re-offer job, oldest first.
+ * or re-offer pending: its re-offer found available short, and its failure is not final) gets a
+ * re-offer job, oldest first.
  * The job checks the funds again when it runs.
  */
 export async function scheduleReoffersAwaitingFunds(
@@ -612,7 +621,8 @@ export async function scheduleReoffersAwaitingFunds(
   now: number,
 ): Promise<number> {
   const failed = await tx.execute({
-    sql: `SELECT id FROM payouts WHERE company_id = ? AND status = 'failed' AND line_id = ?
+    sql: `SELECT id, failure_reason FROM payouts
+          WHERE company_id = ? AND status = 'failed' AND line_id = ?
           ORDER BY created_at, rowid`,
     args: [companyId, lineId],
   });
@@ -624,7 +634,9 @@ export async function scheduleReoffersAwaitingFunds(
     args: [companyId],
   });
   const taken = new Set(pending.rows.map((row) => toSubjectId(row).subjectId));
-  const waiting = failed.rows.map((row) => toPayoutId(row).id).filter((id) => !taken.has(id));
+  // A final failure (a sanctions rejection) is never offered again.
+  const waiting = failed.rows.filter((row) => mayTryAgainAfter(toFailedPayout(row).failureReason))
+    .map((row) => toFailedPayout(row).id).filter((id) => !taken.has(id));
   for (const subjectId of waiting) {
     await scheduleJob(tx, { companyId, kind: "payout.reoffer", subjectId, dueAt: now }, now);
   }

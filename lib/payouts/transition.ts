@@ -5,7 +5,10 @@
  * until sent; sending moves the hold to `in_transit`; completion pays the payee the amount less the
  * payee fee and the fees to their accounts; a failure brings the hold back to `reserved`; a cancel
  * releases it to `available`. Completed and canceled are terminal: money that comes back after
- * completion is no move (`lateReturn` below decides it, and the payout stays completed).
+ * completion is no move (`lateReturn` below decides it, and the payout stays completed). A payout
+ * about to be submitted that sanctions screening holds waits `in_review` with its hold in
+ * `reserved`: an operator clears it (back to modality_selected, submitted again) or rejects it
+ * (failed with `sanctions_review`, the money held until the company cancels).
  */
 import type { Transfer } from "../ledger/types.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -48,7 +51,13 @@ export type PayoutMove =
   /** Ask the payee to choose again; the hold goes back to `holdCents` (all allowed methods). */
   | { readonly kind: "reoffer"; readonly holdCents: number }
   | { readonly kind: "cancel" }
-  | { readonly kind: "expire_offer" };
+  | { readonly kind: "expire_offer" }
+  /** Sanctions screening found a potential match before submission: an operator must decide. */
+  | { readonly kind: "hold_for_review" }
+  /** An operator cleared the review: the payout may be submitted again. */
+  | { readonly kind: "clear_review" }
+  /** An operator rejected the review: the payout fails with `sanctions_review`. */
+  | { readonly kind: "reject_review" };
 
 export type MoveKind = PayoutMove["kind"];
 
@@ -72,6 +81,7 @@ const CANCELABLE: readonly PayoutStatus[] = [
   "created",
   "awaiting_endorsement",
   "modality_offered",
+  "in_review",
   "failed",
 ];
 
@@ -92,6 +102,10 @@ export const transitionTable: Readonly<
   reoffer: { from: ["failed"], to: "modality_offered" },
   cancel: { from: CANCELABLE, to: "canceled" },
   expire_offer: { from: ["modality_offered"], to: "canceled" },
+  // Screening runs before a first submission (selected) and before a retry (failed).
+  hold_for_review: { from: ["modality_selected", "failed"], to: "in_review" },
+  clear_review: { from: ["in_review"], to: "modality_selected" },
+  reject_review: { from: ["in_review"], to: "failed" },
 };
 
 const move = (from: Transfer["from"], to: Transfer["to"], amountCents: number): Transfer[] =>
@@ -179,6 +193,12 @@ export function transition(
         serviceFeeCents: 0,
       });
     }
+    case "hold_for_review":
+    case "clear_review":
+      // The hold stays in reserved; the company sees in_review on the payout, no event is defined.
+      return outcome(held, [], []);
+    case "reject_review":
+      return outcome(held, [], ["failed"]);
     case "cancel":
     case "expire_offer":
       // From pending_funds nothing was held; otherwise the hold is in reserved.
