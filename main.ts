@@ -40,6 +40,8 @@ const NOTIFICATION_INTERVAL_MS = 1000;
 const NOTIFICATION_BATCH_SIZE = 50;
 const NOTIFICATION_CONCURRENCY = 4;
 const NOTIFICATION_SEND_TIMEOUT_MS = 20_000;
+/** How often the backup worker looks whether a scheduled backup is due (BACKUP_INTERVAL_MINUTES). */
+const BACKUP_CHECK_INTERVAL_MS = 30_000;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -202,6 +204,16 @@ async function main(): Promise<void> {
   scheduler.start(SCHEDULER_INTERVAL_MS);
   dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
   notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
+  // Scheduled backups, when asked for: their module is loaded only then.
+  const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
+    ? new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
+      ...config.backup,
+      intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
+      keep: config.limits.BACKUP_KEEP,
+      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+    }, systemClock)
+    : null;
+  backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -215,6 +227,8 @@ async function main(): Promise<void> {
     await dispatcher.stop();
     // Sends in flight finish (each bounded by the send timeout) and are recorded.
     await notificationSender?.stop();
+    // A backup in flight finishes: its copy reads the databases closed next.
+    await backups?.stop();
     smtp?.close();
     await databases.test.close();
     await databases.live.close();

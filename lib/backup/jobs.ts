@@ -106,7 +106,10 @@ export class ScheduledBackups {
     return { taken: taken.value, deleted };
   }
 
-  /** Ticks every `intervalMs` on the worker loop (a backup is taken only when due). */
+  /**
+   * Ticks at once and then every `intervalMs` on the worker loop (a backup is taken only when
+   * due), so a start after a long stop takes the overdue backup without waiting a tick.
+   */
   start(intervalMs: number, metrics?: Metrics): void {
     this.#loop = new WorkerLoop({
       name: BACKUP_WORKER,
@@ -115,6 +118,7 @@ export class ScheduledBackups {
       metrics,
     });
     this.#loop.start();
+    void this.#loop.tick();
   }
 
   /** Stops ticking; a backup in flight finishes first. */

@@ -370,6 +370,17 @@ export function loadConfig(
       `FUNDING_AMOUNT_MAX_CENTS=${numbers.FUNDING_AMOUNT_MAX_CENTS}: must not be below AMOUNT_MIN_CENTS=${numbers.AMOUNT_MIN_CENTS}`,
     );
   }
+  if (numbers.BACKUP_INTERVAL_MINUTES > 0) {
+    for (const environment of ["live", "test"] as const) {
+      if (!config.databaseUrls[environment].startsWith("file:")) {
+        problems.push(
+          `BACKUP_INTERVAL_MINUTES=${numbers.BACKUP_INTERVAL_MINUTES}: scheduled backups copy ` +
+            `embedded file: databases, and DATABASE_URL_${environment.toUpperCase()} is a libSQL ` +
+            "server, whose backups belong to the server (set BACKUP_INTERVAL_MINUTES=0)",
+        );
+      }
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...config,
