@@ -526,6 +526,22 @@ Deno.test("the checker refuses broken files whole, naming the line and the rule"
       "line 15: after the file control record only padding records of 94 nines may follow",
     ),
   );
+  const noControl = [...records.slice(0, 10), "9".repeat(94), ...records.slice(11)].join("\r\n");
+  assert.deepEqual(
+    checkNachaFile(noControl),
+    refusedAt(
+      11,
+      "line 11: padding records of 94 nines come before any file control record (type 9)",
+    ),
+  );
+  const noBatchControl = withRecord(text, 7, (r) => "6" + r.slice(1));
+  assert.deepEqual(
+    checkNachaFile(noBatchControl),
+    refusedAt(
+      8,
+      'line 8: the batch that starts on line 2 must end with a batch control record (type 8), got record type "5"',
+    ),
+  );
   const lf = text.replaceAll("\r\n", "\n");
   assert.equal(checkNachaFile(lf).ok, true, "LF line ends are read too");
   const noFinalEnd = text.slice(0, -2);

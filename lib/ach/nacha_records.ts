@@ -204,7 +204,13 @@ export function readNachaRecords(text: string): Result<ReadFile, "malformed_file
     fileSums.creditCents += sums.value.creditCents;
     i++;
   }
-  if (i >= lines.length || lines[i][0] !== "9" || lines[i] === PADDING_RECORD) {
+  if (lines[i] === PADDING_RECORD) {
+    return malformed(
+      i + 1,
+      "padding records of 94 nines come before any file control record (type 9)",
+    );
+  }
+  if (i >= lines.length || lines[i][0] !== "9") {
     const seen = i < lines.length
       ? `record type ${JSON.stringify(lines[i][0])}`
       : "the end of the file";
