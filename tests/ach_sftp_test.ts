@@ -12,6 +12,21 @@ import {
   markInboundProcessed,
   uploadAchFile,
 } from "../lib/ach/transport.ts";
+import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
+import { saveBankSettings } from "../lib/ach/bank_store.ts";
+import { ensureInboundPolling, INBOUND_POLL_JOB, inboundPollJob } from "../lib/ach/inbound.ts";
+import { runDueJobs } from "../db/scheduler.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  COMPANY,
+  noticeOf,
+  NOW,
+  returnFile,
+  returnOf,
+  ROUTING,
+  withImports,
+} from "./ach_import_helpers.ts";
+import { correctedAccount } from "../lib/ach/corrections.ts";
 import { startTestSshd, type TestSshd } from "./sshd_helpers.ts";
 
 const FILE_NAME = "ACH_1234567890_20261124_A.txt";
@@ -142,4 +157,150 @@ Deno.test("the inbound directory: plain files only, at most the size limit, then
 
     assert.deepEqual(await fetchInboundFiles(sshd.target), []);
   });
+});
+
+Deno.test("polling a live company's inbound directory imports each file once and moves it to processed/", async () => {
+  await withSshd(async (sshd) => {
+    await withImports(async (f) => {
+      const returned = await f.credit();
+      const corrected = await f.credit({ account: "000555000001" });
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
+          "op_admin",
+          NOW,
+        );
+        await ensureInboundPolling(tx, COMPANY, NOW);
+        // Already scheduled: bank:set again adds no second poll.
+        await ensureInboundPolling(tx, COMPANY, NOW);
+      });
+      const returns = returnFile([returnOf(returned, "R03")]);
+      await Deno.writeTextFile(`${sshd.inboundDir}/RET_20261124_A.txt`, returns);
+      await Deno.writeTextFile(
+        `${sshd.inboundDir}/NOC_20261124_A.txt`,
+        returnFile([noticeOf(corrected, "C01", { accountNumber: "000555000009" })]),
+      );
+      await Deno.writeTextFile(`${sshd.inboundDir}/notes.csv`, "not,a,nacha,file\n");
+      await Deno.writeTextFile(`${sshd.inboundDir}/.RET_2.txt.part`, "still arriving");
+
+      const handlers = { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) };
+      const pollJobs = () =>
+        f.rows(
+          "SELECT due_at, done_at, error FROM scheduled_jobs WHERE kind = ? ORDER BY due_at",
+          INBOUND_POLL_JOB,
+        );
+      assert.deepEqual(await pollJobs(), [{ due_at: NOW, done_at: null, error: null }]);
+      assert.equal(await runDueJobs(f.database, COMPANY, NOW, handlers), 1);
+
+      assert.deepEqual(
+        await f.rows("SELECT status, failure_reason FROM payouts WHERE id = ?", returned.payoutId),
+        [{ status: "modality_offered", failure_reason: "R03" }],
+      );
+      assert.deepEqual(
+        await f.database.writer.write((tx) =>
+          correctedAccount(tx, testSecretBox, COMPANY, {
+            routingNumber: ROUTING,
+            accountNumber: "000555000001",
+            accountType: "checking",
+          })
+        ),
+        { routingNumber: ROUTING, accountNumber: "000555000009", accountType: "checking" },
+      );
+      assert.deepEqual(
+        await f.rows(
+          "SELECT company_id, source, file_name, applied_count FROM ach_imports ORDER BY file_name",
+        ),
+        [
+          {
+            company_id: COMPANY,
+            source: "sftp",
+            file_name: "NOC_20261124_A.txt",
+            applied_count: 1,
+          },
+          {
+            company_id: COMPANY,
+            source: "sftp",
+            file_name: "RET_20261124_A.txt",
+            applied_count: 1,
+          },
+        ],
+      );
+      // Imported and refused files alike are moved; a file still arriving stays.
+      assert.deepEqual(await names(sshd.inboundDir), [".RET_2.txt.part", "processed"]);
+      assert.deepEqual(await names(`${sshd.inboundDir}/processed`), [
+        "NOC_20261124_A.txt",
+        "RET_20261124_A.txt",
+        "notes.csv",
+      ]);
+      // The next poll is 15 minutes later.
+      assert.deepEqual(
+        (await pollJobs()).map((job) => [job.due_at, job.done_at === null, job.error]),
+        [[NOW, false, null], [NOW + 15 * 60_000, true, null]],
+      );
+
+      // The bank drops the same return file again under another name: a duplicate, moved.
+      await Deno.writeTextFile(`${sshd.inboundDir}/RET_20261124_B.txt`, returns);
+      const before = await f.snapshot();
+      assert.equal(await runDueJobs(f.database, COMPANY, NOW + 15 * 60_000, handlers), 1);
+      assert.deepEqual(await f.snapshot(), before);
+      assert.deepEqual(await names(sshd.inboundDir), [".RET_2.txt.part", "processed"]);
+      assert.equal((await names(`${sshd.inboundDir}/processed`)).length, 4);
+
+      // The server down: the poll logs it and the next one is scheduled all the same.
+      await sshd.stop();
+      assert.equal(await runDueJobs(f.database, COMPANY, NOW + 30 * 60_000, handlers), 1);
+      assert.deepEqual(
+        (await pollJobs()).map((job) => [job.due_at, job.done_at === null, job.error]),
+        [
+          [NOW, false, null],
+          [NOW + 15 * 60_000, false, null],
+          [NOW + 30 * 60_000, false, null],
+          [NOW + 45 * 60_000, true, null],
+        ],
+      );
+    }, "live");
+  });
+});
+
+Deno.test("no polling in the test environment, whatever is configured, nor for a live company without an SFTP target", async () => {
+  const unreachable = {
+    host: "127.0.0.1",
+    port: 9,
+    username: "nobody",
+    privateKey: null,
+    password: "x",
+    hostKeyFingerprint: null,
+    outboundDir: "/out",
+    inboundDir: "/in",
+  };
+  for (
+    const [environment, sftp] of [["test", unreachable], ["live", null]] as const
+  ) {
+    await withImports(async (f) => {
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp },
+          "op_admin",
+          NOW,
+        );
+        await ensureInboundPolling(tx, COMPANY, NOW);
+      });
+      assert.equal(
+        await runDueJobs(f.database, COMPANY, NOW, { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) }),
+        1,
+      );
+      // Done in its claiming unit, and no next poll.
+      assert.deepEqual(
+        await f.rows("SELECT done_at, error FROM scheduled_jobs WHERE kind = ?", INBOUND_POLL_JOB),
+        [{ done_at: NOW, error: null }],
+        environment,
+      );
+    }, environment);
+  }
 });
