@@ -20,7 +20,6 @@ import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
-import { recordManualFundingMove } from "../funding/service.ts";
 import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } from "./nacha.ts";
 import {
   ACH_IMPORT_BYTES_MAX,
@@ -240,22 +239,19 @@ async function applyEntry(
   now: number,
 ): Promise<Result<void, NotAppliedReason>> {
   const { entry, sent, action } = matched;
-  const markReturned = (status?: "failed") =>
-    tx.db.update(railBatchEntries)
-      .set({ returnCode: entry.code, ...(status ? { status, settledAt: now } : {}) })
-      .where(eq(railBatchEntries.id, sent.id));
   switch (action) {
-    case "return": {
+    case "return":
+    case "debit_return": {
+      // One path for both directions: the payout fails (retry or re-offer), the funding returns.
       const settled = await settleRailBatchEntry(
         tx,
         deps.runtime,
         sent.reference,
-        { kind: "failed", reason: entry.code },
+        { kind: "failed", reason: entry.code, returnCode: entry.code },
         now,
       );
       // The entry was read as sent in this unit, so the pipeline cannot refuse it.
       if (!settled.ok) throw new Error(`return of ${sent.reference}: ${settled.message}`);
-      await markReturned();
       return ok(undefined);
     }
     case "late_return": {
@@ -266,18 +262,8 @@ async function applyEntry(
           returned.message,
         );
       }
-      await markReturned();
-      return ok(undefined);
-    }
-    case "debit_return": {
-      const returned = await recordManualFundingMove(tx, "funding:return", sent.fundingId!, now);
-      if (!returned.ok) {
-        return refuse(
-          "late_debit_return",
-          `the funding debit cannot be returned: ${returned.message}; recover the money from the company`,
-        );
-      }
-      await markReturned("failed");
+      await tx.db.update(railBatchEntries).set({ returnCode: entry.code })
+        .where(eq(railBatchEntries.id, sent.id));
       return ok(undefined);
     }
     case "correction":
