@@ -334,6 +334,22 @@ Deno.test("ach:mark-sent, ach:void, ach:resolve, ach:import: refusals name the e
       code: "operator_scoped",
       message: "acme-admin@ops.test is limited to some companies: ach:import acts on every company",
     });
+    const notNacha = await Deno.makeTempFile({ suffix: ".ach" });
+    try {
+      await Deno.writeTextFile(notNacha, "name,amount\nPat,100\n");
+      const malformed = await run(f, cast.admin, "ach:import", {
+        file: notNacha,
+        environment: "test",
+      });
+      assert.equal(!malformed.ok && malformed.code, "malformed_file");
+      assert.match(!malformed.ok ? malformed.message : "", / in test\)$/);
+      const { rows: imports } = await f.deps.databases.test.readClient.execute(
+        "SELECT COUNT(*) AS n FROM ach_imports",
+      );
+      assert.equal(imports[0].n, 0);
+    } finally {
+      await Deno.remove(notNacha);
+    }
     const viewer = await run(f, cast.viewer, "ach:import", { file: "/nonexistent/returns.ach" });
     assert.equal(!viewer.ok && viewer.code, "role_insufficient");
     const { rows } = await f.deps.databases.test.readClient.execute(
@@ -341,5 +357,29 @@ Deno.test("ach:mark-sent, ach:void, ach:resolve, ach:import: refusals name the e
     );
     assert.deepEqual(rows.map((row) => row.status), ["built", "transmitted"]);
     assert.deepEqual(await auditRows(f, "test", "ach:import"), []);
+
+    // The sandbox bank takes test files by itself: nothing to mark sent by hand, or to release.
+    const markSent = await run(f, cast.admin, "ach:mark-sent", {
+      file: ids.acme,
+      environment: "test",
+    });
+    assert.equal(!markSent.ok && markSent.code, "ach_file_has_sftp_target");
+    const release = await run(f, cast.admin, "ach:release", {
+      file: ids.acme,
+      environment: "test",
+    });
+    assert.equal(!release.ok && release.code, "ach_file_awaits_release");
+    // A built file is voided, audited by the file service, and says where.
+    const voided = await run(f, cast.admin, "ach:void", { file: ids.acme, environment: "test" });
+    assert.deepEqual(voided, {
+      ok: true,
+      value: { environment: "test", file_id: ids.acme, status: "voided", approval_id: null },
+    });
+    assert.deepEqual(
+      (await auditRows(f, "test", "ach:void")).map((row) => [row.operator_email, row.object_id]),
+      [["admin@ops.test", ids.acme]],
+    );
+    const again = await run(f, cast.admin, "ach:void", { file: ids.acme, environment: "test" });
+    assert.equal(!again.ok && again.code, "ach_file_not_built");
   });
 });

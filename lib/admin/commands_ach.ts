@@ -18,6 +18,7 @@ import {
   type AchFileDeps,
   markAchFileSent,
   readAchFileContent,
+  requestAchFileRelease,
   resolveAchFile,
   voidAchFile,
 } from "../ach/files_service.ts";
@@ -349,6 +350,11 @@ export const achCommands: Readonly<Record<string, Command>> = {
       }
       return await resolveAchFile(deps, ctx.actor, f.file, f.as, ctx.now);
     },
+  ),
+  "ach:release": fileActionCommand(
+    "ask a second admin to release a built live file over BANK_FILE_APPROVAL_LIMIT_CENTS (approvals:approve sends it)",
+    {},
+    (deps, ctx, f) => requestAchFileRelease(deps, ctx.actor, f.file, ctx.now),
   ),
   "ach:import": {
     summary:
