@@ -13,7 +13,7 @@ async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
   }
 }
 
-Deno.test("success+ach: offered, selected and sent at once; completed when the return window closes", async () => {
+Deno.test("success+ach: offered and selected at once, sent in the next cutoff's file; completed when the return window closes", async () => {
   await withMoney(async (m) => {
     await m.fund(1_000_000);
     const created = await m.create({ email: "success+ach@example.test", amountCents: 25_000 });
@@ -21,15 +21,17 @@ Deno.test("success+ach: offered, selected and sent at once; completed when the r
     const id = created.value.payouts[0].id;
     assert.equal((await m.balances()).reserved, 25_000);
     await m.settle();
+    assert.equal((await m.payout(id)).status, "modality_selected", "queued for the cutoff");
+    await m.advance(30 * 60); // 10:30 New York: the sandbox bank's same-day cutoff takes the file
     assert.equal((await m.payout(id)).status, "funds_sent");
     assert.deepEqual(await m.balances().then((b) => [b.available, b.reserved, b.in_transit]), [
       975_000,
       0,
       25_000,
     ]);
-    await m.advance(DAY_SECONDS); // Tuesday: settled, the return window is still open
+    await m.advance(DAY_SECONDS); // Tuesday: the return window is still open
     assert.equal((await m.payout(id)).status, "funds_sent");
-    await m.advance(2 * DAY_SECONDS); // Thursday 15:00: three business days after sending
+    await m.advance(2 * DAY_SECONDS); // Thursday: past Wednesday 17:00, effective date + 2 banking days
     assert.equal((await m.payout(id)).status, "completed");
     const b = await m.balances();
     assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [975_000, 0, 0, -975_000]);
@@ -43,7 +45,7 @@ Deno.test("success+ach: offered, selected and sent at once; completed when the r
   });
 });
 
-Deno.test("fail+ach: returned R03 after two business days, not retried, the payee is offered again", async () => {
+Deno.test("fail+ach: returned R03 by the sandbox bank's return file two banking days after the effective date, not retried, the payee is offered again", async () => {
   await withMoney(async (m) => {
     await m.fund(1_000_000);
     const created = await m.create({ email: "fail+ach@example.test", amountCents: 10_000 });
@@ -73,7 +75,7 @@ Deno.test("fail+ach: returned R03 after two business days, not retried, the paye
   });
 });
 
-Deno.test("account 000222222227 fails once with a transient error and completes on the automatic retry", async () => {
+Deno.test("account 000222222227: the sandbox bank refuses its file's first transmission, the retry 5 s later goes, and the payout completes", async () => {
   await withMoney(async (m) => {
     await m.fund(1_000_000);
     const created = await m.create({ email: "noaction@example.test", amountCents: 5_000 });
@@ -83,18 +85,22 @@ Deno.test("account 000222222227 fails once with a transient error and completes 
     assert.equal((await m.payout(id)).status, "modality_offered");
     const selected = await m.select(id, 1, { accountNumber: "000222222227" });
     assert.ok(selected.ok);
-    await m.advance(10); // the transient failure arrives after 5 s and is retried at once
-    const retried = await m.payout(id);
-    assert.equal(retried.status, "funds_sent");
-    assert.equal(retried.retry_count, 1);
+    await m.advance(30 * 60); // the 10:30 cutoff: the file is refused once
+    assert.equal((await m.payout(id)).status, "modality_selected");
+    await m.advance(10); // the file's retry after 5 s is taken
+    const sent = await m.payout(id);
+    assert.equal(sent.status, "funds_sent");
+    assert.equal(sent.retry_count, 0, "the payout itself never failed");
+    const { rows } = await m.database.readClient.execute(
+      "SELECT status, transmitted_at - cutoff_at AS delay_ms FROM rail_batches",
+    );
+    assert.deepEqual(rows.map((row) => [row.status, row.delay_ms]), [["transmitted", 5_000]]);
     await m.advance(3 * DAY_SECONDS);
     assert.equal((await m.payout(id)).status, "completed");
     assert.deepEqual(await m.events(id), [
       "created",
       "offered",
       "selected",
-      "processing",
-      "failed",
       "processing",
       "completed",
     ]);
@@ -165,7 +171,8 @@ Deno.test("large disbursements wait in pending_funds and are released oldest fir
     // 30,000 more: 40,000 available covers the second but not the first, which is older: both wait.
     await m.fund(30_000, "WireTransfer", true);
     assert.equal((await m.payout(second.value.payouts[0].id)).status, "pending_funds");
-    // ACH funding clears after three business days, then releases both, oldest first.
+    // The ACH funding's debit goes in Monday's 10:30 file and clears at Wednesday 17:00 New York
+    // (effective date + 2 banking days), then releases both, oldest first.
     await m.fund(40_000, "ACH");
     assert.equal((await m.balances()).pending_funding, 40_000);
     await m.advance(2 * DAY_SECONDS);
@@ -345,6 +352,7 @@ Deno.test("a failed payout whose re-offer found available short is offered again
     assert.ok(created.ok);
     const id = created.value.payouts[0].id;
     await m.settle(); // offered; the test payee picks ACH at once, which frees the 3.00
+    await m.advance(30 * 60); // the 10:30 cutoff's file goes
     assert.equal((await m.payout(id)).status, "funds_sent");
     assert.equal((await m.balances()).available, 300);
     const other = await m.create({ amountCents: 300, allowedPaymentMethodIds: [1] });

@@ -1,0 +1,160 @@
+/**
+ * The ACH rail on the money fixture with a scripted bank: it answers uploads from a list (by
+ * default "uploaded"), keeps what it was handed, and can run a test's crash after an upload.
+ */
+import type { Database } from "../db/client.ts";
+import type { WriteUnit } from "../db/writer.ts";
+import type { AchTransport } from "../lib/ach/rail.ts";
+import type { UploadAnswer } from "../lib/ach/transport.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  MONEY_SETTINGS,
+  type MoneyFixture,
+  openMoneyFixture,
+  START,
+} from "./money_core_helpers.ts";
+
+/** The sandbox bank's first cutoff after the fixture's start: 10:30 New York, Monday 2026-01-05. */
+export const FIRST_CUTOFF = START + 30 * 60_000;
+/** Its second same-day cutoff, 14:45 New York, and the next-day one, 17:00. */
+export const SECOND_CUTOFF = START + (4 * 60 + 45) * 60_000;
+export const NEXT_DAY_CUTOFF = START + 7 * 60 * 60_000;
+
+/** The file name the sandbox bank's settings give the fixture's company (TIN 123456789). */
+export const fileNameOf = (date: string, modifier: string) =>
+  `ACH_1123456789_${date.replaceAll("-", "")}_${modifier}.txt`;
+
+/** What the scripted bank was handed. */
+export interface Upload {
+  readonly fileName: string;
+  readonly content: string;
+  readonly accountNumbers: readonly string[];
+  readonly attempt: number;
+}
+
+/** A bank that answers from `answers` (then "uploaded"), or throws what `failures` holds. */
+export class ScriptedBank implements AchTransport {
+  readonly received: Upload[] = [];
+  readonly answers: (UploadAnswer | Error)[] = [];
+  /** Runs after the bank took an upload (a test's crash). */
+  afterUpload: (() => void) | null = null;
+
+  uploads(): boolean {
+    return true;
+  }
+
+  upload(
+    _settings: unknown,
+    file: { fileName: string; content: string; accountNumbers: string[] },
+    attempt: number,
+  ): Promise<UploadAnswer> {
+    this.received.push({ ...file, attempt });
+    const answer = this.answers.shift() ?? {
+      kind: "uploaded",
+      remotePath: `outbound/${file.fileName}`,
+    };
+    if (answer instanceof Error) return Promise.reject(answer);
+    if (answer.kind === "uploaded") this.afterUpload?.();
+    return Promise.resolve(answer);
+  }
+}
+
+export interface AchFixture {
+  readonly m: MoneyFixture;
+  readonly bank: ScriptedBank;
+  readonly clock: FakeClock;
+}
+
+/** The money fixture whose ACH files go to a scripted bank; real time is a fake clock. */
+export async function withScriptedBank(
+  fn: (fixture: AchFixture) => Promise<void>,
+  options: { wrapDatabase?: (database: Database) => Database } = {},
+): Promise<void> {
+  const clock = new FakeClock(START);
+  const bank = new ScriptedBank();
+  const m = await openMoneyFixture({
+    clock,
+    handlers: (database: Database) =>
+      jobHandlersOf(
+        "test",
+        MONEY_SETTINGS,
+        options.wrapDatabase?.(database) ?? database,
+        testSecretBox,
+        { achTransport: bank },
+      ),
+  });
+  try {
+    await fn({ m, bank, clock });
+  } finally {
+    await m.close();
+  }
+}
+
+/** Payouts of `amounts` whose payees chose ACH with `account`; returns their ids. */
+export async function chooseAch(
+  m: MoneyFixture,
+  amounts: number[],
+  account = "000123456789",
+): Promise<string[]> {
+  const created = await m.create(
+    amounts.map((amountCents, i) => ({ payeeUuid: `p${i}`, amountCents })),
+  );
+  if (!created.ok) throw new Error(created.message);
+  await m.settle();
+  const ids = created.value.payouts.map((payout) => payout.id);
+  for (const id of ids) {
+    const selected = await m.select(id, 1, { accountNumber: account });
+    if (!selected.ok) throw new Error(selected.message);
+  }
+  await m.settle();
+  return ids;
+}
+
+export async function rows(m: MoneyFixture, sql: string, ...args: (string | number)[]) {
+  return (await m.database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
+}
+
+export const entries = (m: MoneyFixture) =>
+  rows(
+    m,
+    "SELECT payout_id, reference, amount_cents, status, batch_id FROM rail_batch_entries ORDER BY rowid",
+  );
+
+export const batches = (m: MoneyFixture) =>
+  rows(
+    m,
+    `SELECT id, rail, status, entry_count, total_cents, cutoff_at, rail_reference, transmitted_at, error
+     FROM rail_batches ORDER BY rowid`,
+  );
+
+export const statuses = async (m: MoneyFixture, ids: string[]) =>
+  await Promise.all(ids.map(async (id) => (await m.payout(id)).status));
+
+/** Silences the log lines of a test's deliberate failures. */
+export async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const original = console.error;
+  console.error = () => {};
+  try {
+    return await fn();
+  } finally {
+    console.error = original;
+  }
+}
+
+/** Every write fails from the moment the bank took a file until `restart`, as after a crash. */
+export function crashAfterUpload(m: MoneyFixture, bank: ScriptedBank): { restart(): void } {
+  const writer = m.database.writer;
+  const write = writer.write.bind(writer);
+  let stopped = false;
+  writer.write = <T>(unit: WriteUnit<T>): Promise<T> =>
+    stopped ? Promise.reject(new Error("the process stopped")) : write(unit);
+  bank.afterUpload = () => stopped = true;
+  return {
+    restart() {
+      writer.write = write;
+      bank.afterUpload = null;
+    },
+  };
+}
