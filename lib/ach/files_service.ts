@@ -15,7 +15,12 @@ import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
 import { requestApproval } from "../operators/approvals.ts";
 import { loadBatch } from "../rails/batch.ts";
 import { readBankSettings } from "./bank_store.ts";
-import { type AchFileRow, fileApprovalStatus, loadAchFile } from "./files_store.ts";
+import {
+  type AchFileRow,
+  fileApprovalStatus,
+  loadAchFile,
+  openFileContent,
+} from "./files_store.ts";
 import { recordAchFileTransmitted, voidAchBatch } from "./jobs.ts";
 
 export interface AchFileDeps {
@@ -298,5 +303,8 @@ export async function readAchFileContent(
 ): Promise<Result<{ readonly content: string; readonly sha256: string }, "ach_file_not_found">> {
   const file = await loadAchFile(deps.database.readClient, fileId);
   if (!file) return notFound(fileId);
-  return ok({ content: await deps.secretBox.openText(file.contentSealed), sha256: file.sha256 });
+  return ok({
+    content: await openFileContent(deps.secretBox, file.contentSealed),
+    sha256: file.sha256,
+  });
 }

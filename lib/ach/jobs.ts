@@ -53,9 +53,11 @@ import {
   insertAchFile,
   loadAchFile,
   measureQueue,
+  openFileContent,
   recordEntryFacts,
   reserveTraceSequences,
   scheduleCutoff,
+  sealFileContent,
   sentReferences,
   setFundingsExpectedAt,
   voidStaleQueuedEntries,
@@ -167,8 +169,17 @@ async function claimFile(
     await scheduleCutoff(tx, job.companyId, next.at, next, job.dueAt);
     return null;
   }
+  const scope = {
+    companyId: job.companyId,
+    maxCents: slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
+    limit: BATCH_ENTRIES_MAX,
+  };
   const unfinished = await findUnfinishedBatch(tx, job.companyId, slot.at);
   if (unfinished) {
+    // Entries queued since the interrupted claim saw this job pending: the next cutoff takes them.
+    if ((await measureQueue(tx, scope)).queued > 0) {
+      await scheduleCutoff(tx, job.companyId, slot.at, null, slot.at);
+    }
     return {
       batchId: unfinished.id,
       companyId: job.companyId,
@@ -181,11 +192,6 @@ async function claimFile(
   await voidStaleQueuedEntries(tx, job.companyId);
   const prefix = achFileNamePrefix(settings.immediateOrigin, slot.bankDate);
   const fileIdModifier = fileIdModifierAt(await countFilesNamed(tx, prefix));
-  const scope = {
-    companyId: job.companyId,
-    maxCents: slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
-    limit: BATCH_ENTRIES_MAX,
-  };
   const queue = await measureQueue(tx, scope);
   if (fileIdModifier === null || queue.count === 0) {
     if (fileIdModifier === null) {
@@ -380,7 +386,7 @@ async function buildFile(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile
       effectiveDate: claim.slot.effectiveDate,
       cutoffKind: claim.slot.kind,
       windowEndsAt: claim.slot.windowEndsAt,
-      contentSealed: await deps.secretBox.sealText(content),
+      contentSealed: await sealFileContent(deps.secretBox, content),
       sha256: await sha256Hex(content),
       byteSize: new TextEncoder().encode(content).length,
       entryHash: summary.entryHash,
@@ -515,7 +521,7 @@ interface TransmissionAnswer {
 }
 
 async function transmit(deps: AchRailDeps, request: Transmission): Promise<UploadAnswer> {
-  const content = await deps.secretBox.openText(request.file.contentSealed);
+  const content = await openFileContent(deps.secretBox, request.file.contentSealed);
   const checked = checkNachaFile(content);
   if (!checked.ok) {
     throw new Error(`ACH file ${request.batchId} no longer reads: ${checked.message}`);
