@@ -320,6 +320,38 @@ Deno.test("a libSQL server's database is refused: its backup belongs to the serv
   });
 });
 
+Deno.test("backup refuses an existing file and a missing directory, writing nothing", async () => {
+  await withHttpFixture(async (f) => {
+    const work = await Deno.makeTempDir({ prefix: "backup-test-" });
+    try {
+      await Deno.writeTextFile(`${work}/taken.tar`, "an older backup");
+      assert.deepEqual(await runAdminCommand(request(f), "backup", { out: `${work}/taken.tar` }), {
+        ok: false,
+        code: "backup_exists",
+        message: `${work}/taken.tar exists: choose a new file name`,
+        field: "out",
+      });
+      assert.deepEqual(
+        await runAdminCommand(request(f), "backup", { out: `${work}/missing/b.tar` }),
+        {
+          ok: false,
+          code: "invalid_input",
+          message: `${work}/missing is not a directory: make it first`,
+          field: "out",
+        },
+      );
+      assert.deepEqual(await listDir(work), ["taken.tar"]);
+      assert.equal(await Deno.readTextFile(`${work}/taken.tar`), "an older backup");
+      const audit = await f.deps.databases.live.readClient.execute(
+        "SELECT count(*) AS n FROM audit_log WHERE action = 'backup'",
+      );
+      assert.equal(Number(audit.rows[0].n), 0);
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
+  });
+});
+
 Deno.test("writes keep committing while the backup copies (VACUUM INTO runs off the writer's thread)", async () => {
   await withHttpFixture(async (f) => {
     // About 80 MB of documents, so that one copy takes long enough to see a stall.

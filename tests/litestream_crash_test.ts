@@ -11,6 +11,7 @@
  * JSON line of figures per run. Without it the test is skipped, saying so.
  */
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { freePort } from "../bench/service.ts";
 import { openDatabase } from "../db/client.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
@@ -35,6 +36,8 @@ interface RunFigures {
   ledger_problems: number | null;
   restore_error: string | null;
   wal_bytes_max: number;
+  /** The test database's WAL size every 5 s of load: whether checkpoints keep it bounded. */
+  wal_bytes_every_5s: number[];
   litestream_errors: string[];
 }
 
@@ -51,6 +54,21 @@ async function waitReady(baseUrl: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error("the service did not become ready in 60 s");
+}
+
+/** SQLite's integrity_check of a restored file: null when it passes, else its first findings. */
+function integrityOf(path: string): string | null {
+  const database = new DatabaseSync(path, { readOnly: true });
+  try {
+    const found = database.prepare("PRAGMA integrity_check").all().map((row) =>
+      String(Object.values(row)[0])
+    );
+    return found.length === 1 && found[0] === "ok" ? null : found.slice(0, 3).join("; ");
+  } catch (error) {
+    return String(error);
+  } finally {
+    database.close();
+  }
 }
 
 const sizeOf = (path: string) => Deno.stat(path).then((info) => info.size, () => 0);
@@ -141,8 +159,11 @@ async function trial(run: number): Promise<RunFigures> {
     };
     const writers = Array.from({ length: WRITERS }, (_, id) => writer(id));
     const started = Date.now();
+    const walEvery5s: number[] = [];
     while (Date.now() - started < LOAD_MS) {
-      walMax = Math.max(walMax, await sizeOf(`${dataDir}/test.db-wal`));
+      const wal = await sizeOf(`${dataDir}/test.db-wal`);
+      walMax = Math.max(walMax, wal);
+      if (Date.now() - started >= (walEvery5s.length + 1) * 5_000) walEvery5s.push(wal);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     inFlightAtKill = inFlight;
@@ -165,6 +186,7 @@ async function trial(run: number): Promise<RunFigures> {
       ledger_problems: null,
       restore_error: null,
       wal_bytes_max: walMax,
+      wal_bytes_every_5s: walEvery5s,
       litestream_errors: [
         ...new Set(
           logs.join("").split("\n").filter((line) => /error|locked|malformed/i.test(line))
@@ -194,6 +216,13 @@ async function trial(run: number): Promise<RunFigures> {
         return figures;
       }
     }
+    for (const name of ["live", "test"]) {
+      const problem = integrityOf(`${restoredDir}/${name}.db`);
+      if (problem !== null) {
+        figures.restore_error = `${name}: integrity_check: ${problem}`;
+        return figures;
+      }
+    }
     const restored = await openDatabase({
       environment: "test",
       url: `file:${restoredDir}/test.db`,
@@ -211,7 +240,8 @@ async function trial(run: number): Promise<RunFigures> {
       figures.restored_fundings = present.size;
       figures.acknowledged_missing = [...acknowledged].filter((uuid) => !present.has(uuid)).length;
     } catch (error) {
-      figures.restore_error = `test: ${error instanceof Error ? error.message : error}`;
+      const { code, cause } = error as { code?: string; cause?: unknown };
+      figures.restore_error = `test: ${String(error)} ${code ?? ""} ${cause ?? ""}`.trim();
     } finally {
       await restored.close();
     }

@@ -30,7 +30,11 @@ export interface BackupTaken {
   readonly manifest: BackupManifest;
 }
 
-export type BackupRefusal = "backup_belongs_to_server" | "backup_exists" | "backup_failed";
+export type BackupRefusal =
+  | "backup_belongs_to_server"
+  | "backup_exists"
+  | "backup_failed"
+  | "invalid_input";
 
 export interface BackupOptions {
   /** Where the archive goes; it must not exist. `out.sha256` is written beside it. */
@@ -60,13 +64,17 @@ export async function takeBackup(
       );
     }
   }
+  const outDir = dirname(options.out);
+  if (!(await Deno.stat(outDir).then((info) => info.isDirectory, () => false))) {
+    return refuse("invalid_input", `${outDir} is not a directory: make it first`, { field: "out" });
+  }
   if (await exists(options.out)) {
     return refuse("backup_exists", `${options.out} exists: choose a new file name`, {
       field: "out",
     });
   }
   const scratch = await Deno.makeTempDir({
-    dir: dirname(options.out),
+    dir: outDir,
     prefix: options.scratchPrefix ?? ".backup-",
   });
   const partial = `${options.out}.partial`;
