@@ -5,6 +5,7 @@
  * (failed with sanctions_review, never offered again), canceled, and live without a list.
  */
 import assert from "node:assert/strict";
+import { cpuUsage } from "node:process";
 import { type PayoutStatus, payoutStatuses } from "../lib/payouts/states.ts";
 import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
 import { afterFailure, retryAllowed, SANCTIONS_REVIEW_FAILURE } from "../lib/payouts/policy.ts";
@@ -115,7 +116,7 @@ Deno.test("the index finds what a comparison with every entry finds", () => {
   }
 });
 
-Deno.test("screening one payout against a 20,000-name list stays well under a millisecond", () => {
+Deno.test("screening one payout against a 20,000-name list takes under a millisecond of CPU", () => {
   let seed = 11;
   const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const letters = "AAAAEEEIIOOUHLMNRSTBDKGYZ";
@@ -144,12 +145,21 @@ Deno.test("screening one payout against a 20,000-name list stays well under a mi
     `${first[(i * 3) % first.length]} ${word()} ${last[(i * 5) % last.length]}`,
   ]);
   for (const names of payouts.slice(0, 200)) index.screen(names);
+  // CPU time of this process, so that other processes on a loaded machine do not count.
+  const cpuBefore = cpuUsage();
   const started = performance.now();
   for (const names of payouts) index.screen(names);
-  const averageMs = (performance.now() - started) / payouts.length;
-  console.log(`screening against 20,000 names: ${averageMs.toFixed(3)} ms per payout (2 names)`);
-  // Under 1 ms on a quiet machine; the bound leaves room for a loaded test run.
-  assert.ok(averageMs < 5, `${averageMs} ms per payout`);
+  const wallMs = (performance.now() - started) / payouts.length;
+  const cpu = cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000 / payouts.length;
+  console.log(
+    `screening against 20,000 names, per payout of 2 names: ${cpuMs.toFixed(3)} ms CPU, ${
+      wallMs.toFixed(3)
+    } ms wall`,
+  );
+  // The target is under 1 ms (about 0.3 to 0.5 ms measured); a parallel test run on two shared
+  // cores slows even CPU time (caches, hyperthreads), so the bound keeps a margin.
+  assert.ok(cpuMs < 2, `${cpuMs} ms of CPU per payout`);
 });
 
 Deno.test("CSV as OFAC writes it: quotes, doubled quotes, -0-, CRLF, the end-of-file mark", () => {
@@ -571,6 +581,43 @@ Deno.test("live: no list loaded is no_list; with a list, a hit is held and a mis
           `^sanctions screening: potential match on OFAC list ${loaded.id} \\(sdn\\.csv, sha256 aaaaaaaaaaaa…\\): KARIMOV, Rustam$`,
         ),
       );
+    } finally {
+      await live.close();
+    }
+  });
+});
+
+Deno.test("a 20,000-row SDN list parses and loads in one write unit in a few seconds", async () => {
+  await withTempDir(async (dir) => {
+    const live = await openTempDatabase(dir, "live");
+    try {
+      const csv = Array.from(
+        { length: 20_000 },
+        (_, i) =>
+          `${i + 1},"SURNAME${i}, Given${i % 977} Middle${
+            i % 31
+          }","individual","SDGT",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,"DOB ${1950 + i % 50}"`,
+      ).join("\r\n");
+      const started = performance.now();
+      const rows = parseSdnList(csv, null);
+      assert.ok(rows.ok);
+      const loaded = await live.writer.write((tx) =>
+        loadSanctionsList(
+          tx,
+          { sdnCsv: csv, altCsv: null, sha256: "b".repeat(64), fileName: "sdn.csv" },
+          rows.value,
+          null,
+          Date.UTC(2026, 10, 24),
+        )
+      );
+      const seconds = (performance.now() - started) / 1000;
+      console.log(`20,000 rows parsed, loaded and indexed in ${seconds.toFixed(2)} s`);
+      assert.equal(loaded.entryCount, 20_000);
+      const { rows: count } = await live.readClient.execute(
+        "SELECT count(*) AS n FROM sanctions_entries WHERE list_id = '" + loaded.id + "'",
+      );
+      assert.equal(Number(count[0].n), 20_000);
+      assert.ok(seconds < 20, `${seconds} s`);
     } finally {
       await live.close();
     }

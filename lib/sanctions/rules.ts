@@ -242,17 +242,26 @@ const HISTOGRAM_SLOTS = 37;
 /**
  * Whether rule 1 can reach its threshold: Jaro counts at most the characters both strings hold
  * (per letter, the smaller count), and Winkler's prefix adds at most 0.4 of what Jaro misses.
+ * `a` lists its letters present (slots) so that only those are compared.
  */
 function nameRuleReachable(
-  a: { length: number; counts: Uint8Array },
+  a: { length: number; counts: Uint8Array; slots: Uint8Array },
   b: { length: number; counts: Uint8Array },
 ): boolean {
   const shorter = Math.min(a.length, b.length);
   if (shorter / Math.max(a.length, b.length) < LENGTH_RATIO_MIN) return false;
   let common = 0;
-  for (let i = 0; i < HISTOGRAM_SLOTS; i++) common += Math.min(a.counts[i], b.counts[i]);
+  const slots = a.slots;
+  for (let i = 0; i < slots.length; i++) {
+    common += Math.min(a.counts[slots[i]], b.counts[slots[i]]);
+  }
   const jaroMax = (common / a.length + common / b.length + 1) / 3;
   return jaroMax + (1 - jaroMax) * WINKLER_PREFIX_MAX * WINKLER_SCALE >= NAME_SIMILARITY_MIN;
+}
+
+/** The slots of a histogram that are not zero. */
+function slotsOf(counts: Uint8Array): Uint8Array {
+  return Uint8Array.from(counts.keys()).filter((slot) => counts[slot] > 0);
 }
 
 /** Tokens this similar to a screened token lead to candidate entries (below rule 2's 0.90, so
@@ -264,6 +273,7 @@ interface IndexedEntry {
   readonly tokens: readonly number[];
   readonly length: number;
   readonly counts: Uint8Array;
+  readonly slots: Uint8Array;
 }
 
 /**
@@ -278,21 +288,37 @@ export class SanctionsIndex {
   readonly #tokens: string[] = [];
   readonly #tokenEntries: number[][] = [];
   readonly #byPrefix = new Map<string, number[]>();
+  /** Per entry: the screening that last saw it, and how many of its tokens were close there. */
+  #seenIn = new Uint32Array(0);
+  #closeTokens = new Uint16Array(0);
+  #generation = 0;
 
   constructor(entries: readonly SanctionsEntry[]) {
     for (const entry of entries) {
       const tokens = entry.normalizedName.split(" ").filter((token) => token !== "");
       if (tokens.length === 0) continue;
       const index = this.#entries.length;
+      const counts = histogram(entry.normalizedName);
       const ids = [...new Set(tokens)].map((token) => this.#tokenId(token));
       for (const id of ids) this.#tokenEntries[id].push(index);
       this.#entries.push({
         entry,
         tokens: ids,
         length: entry.normalizedName.length,
-        counts: histogram(entry.normalizedName),
+        counts,
+        slots: slotsOf(counts),
       });
     }
+    this.#seenIn = new Uint32Array(this.#entries.length);
+    this.#closeTokens = new Uint16Array(this.#entries.length);
+  }
+
+  #nextGeneration(): number {
+    if (this.#generation === 0xffffffff) {
+      this.#seenIn.fill(0);
+      this.#generation = 0;
+    }
+    return ++this.#generation;
   }
 
   #tokenId(token: string): number {
@@ -335,18 +361,27 @@ export class SanctionsIndex {
         }
       }
       const screened = { length: normalized.length, counts: histogram(normalized) };
-      const seen = new Set<number>();
-      for (const id of near.keys()) {
+      // Each candidate once, with how many of its tokens are within rule 2's similarity.
+      const generation = this.#nextGeneration();
+      const candidates: number[] = [];
+      for (const [id, score] of near) {
+        const close = score >= TOKEN_SIMILARITY_MIN ? 1 : 0;
         for (const index of this.#tokenEntries[id]) {
-          if (seen.has(index)) continue;
-          seen.add(index);
-          const indexed = this.#entries[index];
-          const tokenRule = indexed.tokens.length >= TOKENS_FOR_TOKEN_RULE_MIN &&
-            indexed.tokens.every((t) => (near.get(t) ?? 0) >= TOKEN_SIMILARITY_MIN);
-          if (!tokenRule && !nameRuleReachable(indexed, screened)) continue;
-          const match = matchName(indexed.entry, name, normalized);
-          if (match) found.push(match);
+          if (this.#seenIn[index] !== generation) {
+            this.#seenIn[index] = generation;
+            this.#closeTokens[index] = 0;
+            candidates.push(index);
+          }
+          this.#closeTokens[index] += close;
         }
+      }
+      for (const index of candidates) {
+        const indexed = this.#entries[index];
+        const tokenRule = indexed.tokens.length >= TOKENS_FOR_TOKEN_RULE_MIN &&
+          this.#closeTokens[index] === indexed.tokens.length;
+        if (!tokenRule && !nameRuleReachable(indexed, screened)) continue;
+        const match = matchName(indexed.entry, name, normalized);
+        if (match) found.push(match);
       }
     }
     return found.sort((a, b) => b.score - a.score || a.entryNumber - b.entryNumber);
@@ -371,65 +406,63 @@ export function parseCsv(
   text: string,
 ): Result<{ line: number; fields: string[] }[], "invalid_input"> {
   const rows: { line: number; fields: string[] }[] = [];
+  const bad = (line: number, why: string) =>
+    refuse("invalid_input", `line ${line}: ${why}`, { details: { line } });
   let line = 1;
   let i = 0;
-  while (i < text.length) {
+  while (i <= text.length) {
     const startLine = line;
     const fields: string[] = [];
-    let field = "";
-    let quoted = false;
-    let wasQuoted = false;
-    for (; i < text.length; i++) {
-      const ch = text[i];
-      if (quoted) {
-        if (ch === '"') {
-          if (text[i + 1] === '"') {
-            field += '"';
-            i++;
-          } else quoted = false;
-        } else {
-          if (ch === "\n") line++;
-          field += ch;
+    // One field per turn; a turn ends at a comma (another field follows) or a line end.
+    for (;;) {
+      let field: string;
+      let at = i;
+      while (text[at] === " ") at++;
+      if (text[at] === '"') {
+        let value = "";
+        let from = at + 1;
+        for (;;) {
+          const quote = text.indexOf('"', from);
+          if (quote === -1) return bad(startLine, "a quoted field is never closed");
+          value += text.slice(from, quote);
+          if (text[quote + 1] === '"') {
+            value += '"';
+            from = quote + 2;
+            continue;
+          }
+          at = quote + 1;
+          break;
         }
+        for (const ch of value) if (ch === "\n") line++;
+        while (text[at] === " ") at++;
+        if (at < text.length && text[at] !== "," && text[at] !== "\r" && text[at] !== "\n") {
+          return bad(line, "text after a closing quote");
+        }
+        field = value;
+      } else {
+        UNQUOTED_FIELD_END.lastIndex = i;
+        const end = UNQUOTED_FIELD_END.exec(text)?.index ?? text.length;
+        field = text.slice(i, end);
+        if (field.includes('"')) return bad(line, "a quote inside an unquoted field");
+        at = end;
+      }
+      fields.push(field);
+      if (text[at] === ",") {
+        i = at + 1;
         continue;
       }
-      if (ch === '"') {
-        if (field.trim() !== "" || wasQuoted) {
-          return refuse("invalid_input", `line ${line}: a quote inside an unquoted field`, {
-            details: { line },
-          });
-        }
-        field = "";
-        quoted = true;
-        wasQuoted = true;
-      } else if (ch === ",") {
-        fields.push(field);
-        field = "";
-        wasQuoted = false;
-      } else if (ch === "\n" || ch === "\r") {
-        if (ch === "\r" && text[i + 1] === "\n") i++;
-        i++;
-        line++;
-        break;
-      } else if (wasQuoted) {
-        if (ch.trim() !== "") {
-          return refuse("invalid_input", `line ${line}: text after a closing quote`, {
-            details: { line },
-          });
-        }
-      } else field += ch;
+      i = at + (text[at] === "\r" && text[at + 1] === "\n" ? 2 : 1);
+      line++;
+      break;
     }
-    if (quoted) {
-      return refuse("invalid_input", `line ${startLine}: a quoted field is never closed`, {
-        details: { line: startLine },
-      });
-    }
-    fields.push(field);
     const blank = fields.length === 1 && (fields[0].trim() === "" || fields[0] === "\x1A");
     if (!blank) rows.push({ line: startLine, fields });
   }
   return ok(rows);
 }
+
+/** Where an unquoted field ends: a comma or a line end. */
+const UNQUOTED_FIELD_END = /[,\r\n]/g;
 
 /** OFAC's empty value. */
 const EMPTY = "-0-";
