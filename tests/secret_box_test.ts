@@ -23,3 +23,9 @@ Deno.test("a sealed value opens only under its key and refuses an altered one", 
   const flipped = `${version}.${iv}.${data[0] === "A" ? "B" : "A"}${data.slice(1)}`;
   await assert.rejects(() => box.openText(flipped));
 });
+
+Deno.test("a sealed value of several megabytes (a large bank file) seals and opens", async () => {
+  const box = await SecretBox.fromBase64Key(btoa("e".repeat(32)));
+  const big = "6".repeat(94 * 50_000);
+  assert.equal(await box.openText(await box.sealText(big)), big);
+});

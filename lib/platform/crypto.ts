@@ -4,9 +4,8 @@
  */
 const VERSION = "v1";
 
-const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text: string): Uint8Array =>
-  Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+const toBase64 = (bytes: Uint8Array): string => bytes.toBase64();
+const fromBase64 = (text: string): Uint8Array => Uint8Array.fromBase64(text);
 
 export class SecretBox {
   readonly #macs = new Map<string, PurposeMac>();
