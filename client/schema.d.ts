@@ -404,6 +404,187 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/ach/files": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The company's ACH files of the token's environment, newest first: metadata and totals, never the content
+     * @description `date` is the effective entry date (bank-local, when the money settles), not the day the file was built.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Files whose effective entry date is this day. */
+          date?: string;
+          status?: "built" | "transmitting" | "transmitted" | "in_doubt" | "voided";
+          limit?: number;
+          /** @description The id of the last file of the previous page. */
+          starting_after?: string;
+        };
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of files. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiAchFileList"];
+          };
+        };
+        /** @description VALIDATION_ERROR: date is not a calendar date, status is not a file state, limit is not 1 to 100, or starting_after names no file of the company. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/ach/files/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One ACH file with its entries: trace, amount, the payout or funding, the account's last four digits, status */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path: {
+          /** @description The file's id (rbt_…). */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The file. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiAchFileDetail"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RESOURCE_NOT_FOUND: no such resource for this company. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/sandbox/clock": {
     parameters: {
       query?: never;
@@ -598,7 +779,7 @@ export interface paths {
     put?: never;
     /**
      * Create a disbursement of up to 500 payees; every payee is held or none. The same disbursement_uuid with the same body answers 200 with the same record; with another body 409.
-     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. payee_uuid and party_uuid are unique within the request, and every permission_required_from names a party of authorization_parties (400 naming the field).
+     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. payee_uuid and party_uuid are unique within the request, and every permission_required_from names a party of authorization_parties (400 naming the field). In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, once the company's bank settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
      */
     post: {
       parameters: {
@@ -1744,7 +1925,7 @@ export interface paths {
     put?: never;
     /**
      * Pay one recipient with a memo; they choose the method through their link
-     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. The same simple_payment_uuid with the same body answers 200 with the existing record; with another body 409.
+     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. The same simple_payment_uuid with the same body answers 200 with the existing record; with another body 409. In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, once the company's bank settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
      */
     post: {
       parameters: {
@@ -2789,7 +2970,7 @@ export interface paths {
             "application/json": components["schemas"]["Disbursement"];
           };
         };
-        /** @description validation_error: `errors[]` names each wrong field (modalities when neither the request nor the payee's modality_defaults name one); payee_not_found: no payee with payee.id on this line; amount_below_payee_fee: the amount does not cover an offered method's payee fee. */
+        /** @description validation_error: `errors[]` names each wrong field (modalities when neither the request nor the payee's modality_defaults name one); payee_not_found: no payee with payee.id on this line; amount_below_payee_fee: the amount does not cover an offered method's payee fee; rail_not_configured: in live none of the modalities can be paid (live pays ach once the company's bank settings are stored). */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2816,7 +2997,7 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
-        /** @description insufficient_funds: available does not cover the amount and the highest fee among the modalities (the message names the shortfall); idempotency_request_in_progress. */
+        /** @description insufficient_funds: available does not cover the amount and the highest fee among the modalities (the message names the shortfall); sanctions_list_missing: live, and no OFAC list is loaded to screen the payee; idempotency_request_in_progress. */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4740,6 +4921,8 @@ export interface components {
         | "amount_below_payee_fee"
         | "contact_missing"
         | "url_not_allowed"
+        | "rail_not_configured"
+        | "ach_not_configured"
         | "authentication_failed"
         | "not_authorized"
         | "live_mode_forbidden"
@@ -4753,6 +4936,7 @@ export interface components {
         | "document_already_used"
         | "funding_uuid_reused"
         | "disbursement_not_pending_funds"
+        | "sanctions_list_missing"
         | "not_cancelable"
         | "not_resendable"
         | "key_not_found"
@@ -5327,6 +5511,82 @@ export interface components {
        * @description UTC, ISO 8601.
        */
       as_of: string;
+    };
+    ApiAchFile: {
+      /** @constant */
+      object: "ach_file";
+      /** @description The file's id (rbt_…). */
+      id: string;
+      /** @enum {string} */
+      environment: "test" | "live";
+      /**
+       * Format: date-time
+       * @description When the file was built.
+       */
+      created_at: string;
+      /** @description The effective entry date (bank-local, YYYY-MM-DD): when the money settles. */
+      effective_date: string;
+      /** @description Entries of the file, offset entry not counted. */
+      entry_count: number;
+      /** @description US dollars, at most two decimals. Credits to payees. */
+      credit_total: number;
+      /** @description US dollars, at most two decimals. Debits of the company's funding account (ACH fundings). */
+      debit_total: number;
+      /** @enum {string} */
+      status: "built" | "transmitting" | "transmitted" | "in_doubt" | "voided";
+      /** @description Of the plain file. */
+      sha256: string;
+      transmitted_at: string | null;
+    };
+    ApiAchFileList: {
+      /** @constant */
+      object: "list";
+      data: components["schemas"]["ApiAchFile"][];
+      /** @description True when another page follows: pass starting_after. */
+      has_more: boolean;
+    };
+    ApiAchFileDetail: {
+      /** @constant */
+      object: "ach_file";
+      /** @description The file's id (rbt_…). */
+      id: string;
+      /** @enum {string} */
+      environment: "test" | "live";
+      /**
+       * Format: date-time
+       * @description When the file was built.
+       */
+      created_at: string;
+      /** @description The effective entry date (bank-local, YYYY-MM-DD): when the money settles. */
+      effective_date: string;
+      /** @description Entries of the file, offset entry not counted. */
+      entry_count: number;
+      /** @description US dollars, at most two decimals. Credits to payees. */
+      credit_total: number;
+      /** @description US dollars, at most two decimals. Debits of the company's funding account (ACH fundings). */
+      debit_total: number;
+      /** @enum {string} */
+      status: "built" | "transmitting" | "transmitted" | "in_doubt" | "voided";
+      /** @description Of the plain file. */
+      sha256: string;
+      transmitted_at: string | null;
+      entries: {
+        trace: string | null;
+        /** @enum {string} */
+        direction: "credit" | "debit";
+        /** @description US dollars, at most two decimals. */
+        amount: number;
+        payout_id: string | null;
+        disbursement_uuid: string | null;
+        payee_uuid: string | null;
+        simple_payment_uuid: string | null;
+        v1_disbursement_id: string | null;
+        funding_uuid: string | null;
+        account_last_four: string | null;
+        /** @enum {string} */
+        status: "queued" | "batched" | "sent" | "completed" | "failed" | "voided";
+        return_code: string | null;
+      }[];
     };
     ApiPayee: {
       payee_type_id: number | null;
