@@ -6,6 +6,7 @@ import { type Context, Hono, type Next } from "hono";
 import { requestId } from "hono/request-id";
 import { Metrics } from "../lib/platform/metrics.ts";
 import { RateLimiter } from "../lib/platform/rate_limit.ts";
+import { accessLogEntry } from "./access_log.ts";
 import { adminRoutes } from "./admin.ts";
 import { achFileRoutes } from "./api/ach.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
@@ -33,9 +34,6 @@ import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
 import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
-
-/** Paths whose segments carry secrets (portal links) are logged by their route pattern only. */
-const SECRET_PATH = /^\/portal\//;
 
 /** A path pattern the app serves and the methods it answers there. */
 interface KnownPath {
@@ -85,16 +83,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }
     const durationMs = performance.now() - started;
     metrics.recordRequest(surfaceOf(c.req.path), c.res.status, durationMs);
-    deps.log?.({
-      time: new Date().toISOString(),
-      level: c.res.status >= 500 ? "error" : "info",
-      msg: "request",
-      request_id: c.get("requestId"),
+    deps.log?.(accessLogEntry({
+      requestId: c.get("requestId"),
       method: c.req.method,
-      path: SECRET_PATH.test(c.req.path) ? c.req.routePath : c.req.path,
+      path: c.req.path,
+      routePath: c.req.routePath,
       status: c.res.status,
-      duration_ms: Math.round(durationMs * 100) / 100,
-    });
+      durationMs,
+    }));
   });
 
   const tooLarge = (maxBytes: number) =>

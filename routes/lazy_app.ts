@@ -1,0 +1,128 @@
+/**
+ * The app the service serves, loaded lazily for a fast cold start (issue 21). Until a request
+ * needs more, health and readiness are answered from the open databases alone: nothing of the
+ * surfaces (hono, the routes, their services and stores) is imported. The first other request
+ * imports and builds the whole app (createApp's) once, and from then on the whole app answers
+ * every request, health and readiness included, exactly as in tests.
+ */
+import type { Database } from "../db/client.ts";
+import { databaseReadiness } from "../lib/admin/service.ts";
+import type { Environment } from "../lib/platform/config.ts";
+import type { Metrics } from "../lib/platform/metrics.ts";
+import { accessLogEntry } from "./access_log.ts";
+import { errorBody, surfaceOf } from "./errors.ts";
+
+/** What answers a request, as Deno.serve calls it: the whole app's `fetch`. */
+export type FetchHandler = (
+  request: Request,
+  info: Deno.ServeHandlerInfo,
+) => Response | Promise<Response>;
+
+export interface LazyAppOptions {
+  readonly databases: Readonly<Record<Environment, Database>>;
+  /** The whole app's counters too: health answers given before it loads are counted alike. */
+  readonly metrics: Metrics;
+  /** Access log sink, as the whole app's. */
+  readonly log?: (entry: Record<string, unknown>) => void;
+  /** Imports and builds the whole app; called at the first request that needs it, once. */
+  readonly load: () => Promise<FetchHandler>;
+}
+
+/** An answer of the health routes: what routes/ops.ts answers at the same paths. */
+type HealthAnswer = (
+  databases: LazyAppOptions["databases"],
+) => Promise<{ status: number; body: Record<string, unknown> }>;
+
+const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
+  "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
+  "/readyz": async (databases) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    for (const [environment, database] of Object.entries(databases)) {
+      const readiness = await databaseReadiness(database);
+      checks[environment] = readiness.check;
+      ready &&= readiness.ready;
+    }
+    return {
+      status: ready ? 200 : 503,
+      body: { status: ready ? "ready" : "not_ready", databases: checks },
+    };
+  },
+};
+
+/** The request id a request brings, when hono's requestId would keep it; else a new one. */
+function requestIdOf(request: Request): string {
+  const given = request.headers.get("X-Request-Id");
+  return given && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
+}
+
+/** The service's request handler: health at once, everything else by the whole app. */
+export function createLazyApp(options: LazyAppOptions): FetchHandler {
+  let whole: FetchHandler | null = null;
+  let loading: Promise<FetchHandler> | null = null;
+  const load = () =>
+    loading ??= options.load().then(
+      (fetch) => (whole = fetch),
+      (error) => {
+        // The next request tries again.
+        loading = null;
+        throw error;
+      },
+    );
+
+  const answerHealth = async (request: Request, path: string, answer: HealthAnswer) => {
+    const started = performance.now();
+    const requestId = requestIdOf(request);
+    options.metrics.requestStarted();
+    let answered;
+    try {
+      answered = await answer(options.databases);
+    } finally {
+      options.metrics.requestFinished();
+    }
+    const durationMs = performance.now() - started;
+    options.metrics.recordRequest(surfaceOf(path), answered.status, durationMs);
+    options.log?.(accessLogEntry({
+      requestId,
+      method: request.method,
+      path,
+      routePath: path,
+      status: answered.status,
+      durationMs,
+    }));
+    return new Response(request.method === "HEAD" ? null : JSON.stringify(answered.body), {
+      status: answered.status,
+      headers: { "Content-Type": "application/json", "X-Request-Id": requestId },
+    });
+  };
+
+  return async (request, info) => {
+    if (whole) return await whole(request, info);
+    const path = new URL(request.url).pathname;
+    const health = healthAnswers[path];
+    if (health && (request.method === "GET" || request.method === "HEAD")) {
+      return await answerHealth(request, path, health);
+    }
+    let fetch;
+    try {
+      fetch = await load();
+    } catch (error) {
+      console.error(JSON.stringify({
+        time: new Date().toISOString(),
+        level: "error",
+        msg: "the app failed to load",
+        error: error instanceof Error ? error.stack ?? error.message : String(error),
+      }));
+      const failed = errorBody(surfaceOf(path), {
+        status: 500,
+        code: "internal_error",
+        message: "the service failed to load its routes; it tries again at the next request",
+      });
+      return new Response(JSON.stringify(failed.body), {
+        status: failed.status,
+        headers: { "Content-Type": failed.contentType },
+      });
+    }
+    return await fetch(request, info);
+  };
+}
