@@ -230,12 +230,12 @@ export async function transmissionFailed(
 }
 
 /**
- * The batch reached the rail (or an operator confirmed it did): it is transmitted, its entries
- * are sent and their payouts' money is sent. Only a built, transmitting or in-doubt batch can be.
+ * The batch reached the rail (or an operator confirmed it did): it is transmitted. Its entries
+ * are sent (`sendTransmittedEntries`), in bounded units for a large batch. Only a built,
+ * transmitting or in-doubt batch can be.
  */
 export async function markTransmitted(
   tx: WriteTx,
-  moves: BatchPayoutMoves,
   batchId: string,
   railReference: string,
   at: number,
@@ -250,10 +250,28 @@ export async function markTransmitted(
     transmittedAt: at,
     error: null,
   });
-  const entries = await batchEntries(tx, batchId, "batched");
-  await tx.db.update(railBatchEntries).set({ status: "sent" })
-    .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")));
-  for (const entry of entries) await moves.sent(tx, entry, at);
+}
+
+/**
+ * Sends at most `limit` entries of a transmitted batch still batched: each is sent and its
+ * payout's money is sent. Returns how many; fewer than `limit` means none is left.
+ */
+export async function sendTransmittedEntries(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  batchId: string,
+  limit: number,
+  at: number,
+): Promise<number> {
+  const batch = await loadBatch(tx, batchId);
+  if (batch?.status !== "transmitted") return 0;
+  const entries = (await batchEntries(tx, batchId, "batched")).slice(0, limit);
+  for (const entry of entries) {
+    await tx.db.update(railBatchEntries).set({ status: "sent" })
+      .where(eq(railBatchEntries.id, entry.id));
+    await moves.sent(tx, entry, at);
+  }
+  return entries.length;
 }
 
 /**
