@@ -18,9 +18,8 @@ import {
 
 /** The sandbox bank's first cutoff after the fixture's start: 10:30 New York, Monday 2026-01-05. */
 export const FIRST_CUTOFF = START + 30 * 60_000;
-/** Its second same-day cutoff, 14:45 New York, and the next-day one, 17:00. */
+/** Its second same-day cutoff, 14:45 New York. */
 export const SECOND_CUTOFF = START + (4 * 60 + 45) * 60_000;
-export const NEXT_DAY_CUTOFF = START + 7 * 60 * 60_000;
 
 /** The file name the sandbox bank's settings give the fixture's company (TIN 123456789). */
 export const fileNameOf = (date: string, modifier: string) =>
