@@ -7,7 +7,12 @@
 import assert from "node:assert/strict";
 import { correctedAccount } from "../lib/ach/corrections.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
-import { ACH_IMPORT_BYTES_MAX } from "../lib/ach/import_rules.ts";
+import {
+  ACH_IMPORT_BYTES_MAX,
+  decideImportedEntry,
+  type ImportedEntryFacts,
+  type SentEntryFacts,
+} from "../lib/ach/import_rules.ts";
 import {
   SANDBOX_RETURNS_JOB,
   sandboxBankUpload,
@@ -622,4 +627,96 @@ Deno.test("the sandbox bank's return file: entries to 000111111116 come back R03
       [{ error: null }, { error: null }],
     );
   });
+});
+
+Deno.test("which imported entry applies, and how: every rule in its order", () => {
+  const sent: SentEntryFacts = {
+    status: "sent",
+    direction: "credit",
+    receivingDfi: "01100001",
+    amountCents: 9_950,
+    returnCode: null,
+    payoutStatus: "funds_sent",
+  };
+  const returned: ImportedEntryFacts = {
+    kind: "return",
+    code: "R03",
+    receivingDfi: "01100001",
+    amountCents: 9_950,
+  };
+  const notice: ImportedEntryFacts = {
+    ...returned,
+    kind: "correction",
+    code: "C01",
+    amountCents: 0,
+  };
+  const debit: SentEntryFacts = { ...sent, direction: "debit", payoutStatus: null };
+  const cases: [string, ImportedEntryFacts, SentEntryFacts | null, string][] = [
+    ["no such trace", returned, null, "unmatched_trace"],
+    [
+      "another DFI (checked before the amount)",
+      { ...returned, receivingDfi: "02100002", amountCents: 1 },
+      sent,
+      "dfi_mismatch",
+    ],
+    ["another amount", { ...returned, amountCents: 9_951 }, sent, "amount_mismatch"],
+    ["a canceled payout (before its entry's state)", returned, {
+      ...sent,
+      status: "voided",
+      payoutStatus: "canceled",
+    }, "payout_canceled"],
+    [
+      "a voided entry",
+      returned,
+      { ...sent, status: "voided", payoutStatus: "modality_selected" },
+      "entry_voided",
+    ],
+    ["a queued entry", returned, { ...sent, status: "queued" }, "entry_not_sent"],
+    ["a batched entry", returned, { ...sent, status: "batched" }, "entry_not_sent"],
+    [
+      "returned before",
+      returned,
+      { ...sent, status: "failed", returnCode: "R03" },
+      "already_returned",
+    ],
+    [
+      "returned late before",
+      returned,
+      { ...sent, status: "completed", returnCode: "R10" },
+      "already_returned",
+    ],
+    ["R01 on a credit", { ...returned, code: "R01" }, sent, "r01_on_credit"],
+    ["R01 on a debit", { ...returned, code: "R01" }, debit, "debit_return"],
+    ["a debit after it settled", returned, { ...debit, status: "completed" }, "late_debit_return"],
+    ["a credit before settlement", returned, sent, "return"],
+    ["a credit after settlement", returned, {
+      ...sent,
+      status: "completed",
+      payoutStatus: "completed",
+    }, "late_return"],
+    [
+      "a notice of change, any amount of the entry",
+      notice,
+      { ...sent, amountCents: 1 },
+      "correction",
+    ],
+    [
+      "a notice of change after a return",
+      notice,
+      { ...sent, status: "failed", returnCode: "R03" },
+      "correction",
+    ],
+    ["a notice of change of the funding account", notice, debit, "company_account_correction"],
+    [
+      "a notice of change to another DFI",
+      { ...notice, receivingDfi: "02100002" },
+      sent,
+      "dfi_mismatch",
+    ],
+    ["a notice of change of a voided entry", notice, { ...sent, status: "voided" }, "entry_voided"],
+  ];
+  for (const [name, imported, facts, expected] of cases) {
+    const decided = decideImportedEntry(imported, facts);
+    assert.equal(decided.ok ? decided.value : decided.code, expected, name);
+  }
 });
