@@ -31,7 +31,7 @@ function isCalendarDate(value: string): boolean {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The query of GET /api/ach/files. */
-export const listAchFilesQuery = v.object({
+const listAchFilesQuery = v.object({
   date: v.optional(
     v.pipe(
       v.string(),
