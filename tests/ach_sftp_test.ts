@@ -16,9 +16,18 @@ import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { ensureInboundPolling, INBOUND_POLL_JOB, inboundPollJob } from "../lib/ach/inbound.ts";
 import { runDueJobs } from "../db/scheduler.ts";
+import type { WriteUnit } from "../db/writer.ts";
+import { checkNachaFile } from "../lib/ach/nacha.ts";
+import { addFunds } from "../lib/funding/store.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
+import { MONEY_SETTINGS } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import {
   COMPANY,
+  type ImportFixture,
+  LINE,
   noticeOf,
   NOW,
   returnFile,
@@ -304,3 +313,160 @@ Deno.test("no polling in the test environment, whatever is configured, nor for a
     }, environment);
   }
 });
+
+/** 10:30 in New York on Tuesday 2026-11-24: the sandbox bank's first same-day cutoff. */
+const CUTOFF = NOW + 30 * 60_000;
+/** Its transmission window: 30 minutes. */
+const WINDOW_ENDS = CUTOFF + 30 * 60_000;
+
+/**
+ * A live company whose bank settings send files to the test sshd, with a $1,234.56 ACH funding
+ * queued (its debit is the file's one entry); jobs run with real time (leases) on a fake clock.
+ */
+async function withLiveSftpFile(
+  fn: (
+    f: ImportFixture,
+    sshd: TestSshd,
+    runUntil: (at: number) => Promise<number>,
+  ) => Promise<void>,
+): Promise<void> {
+  await withSshd(async (sshd) => {
+    await withImports(async (f) => {
+      const clock = new FakeClock(NOW);
+      const handlers = jobHandlersOf("live", MONEY_SETTINGS, f.database, testSecretBox);
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
+          "op_admin",
+          NOW,
+        );
+        const funded = await addFunds(
+          tx,
+          {
+            companyId: COMPANY,
+            lineId: LINE,
+            paymentMethod: "ACH",
+            amountCents: 123_456,
+            description: "ACH funding",
+            largeDisbursement: false,
+            requestFingerprint: "ach",
+          },
+          "live",
+          NOW,
+        );
+        assert.ok(funded.ok, funded.ok ? "" : funded.message);
+      });
+      const runUntil = (at: number) => {
+        clock.set(Math.max(clock.now(), at));
+        return runDueJobs(f.database, COMPANY, at, handlers, { clock });
+      };
+      await fn(f, sshd, runUntil);
+    }, "live");
+  });
+}
+
+const fileBatches = (f: ImportFixture) =>
+  f.rows(
+    `SELECT b.status, b.error, a.file_name, a.effective_date FROM rail_batches b
+       JOIN ach_files a ON a.batch_id = b.id ORDER BY b.created_at`,
+  );
+
+const debitEntries = (f: ImportFixture) =>
+  f.rows(
+    `SELECT status, trace_number, effective_date FROM rail_batch_entries
+      WHERE funding_id IS NOT NULL ORDER BY created_at, rowid`,
+  );
+
+Deno.test("the pipeline over SFTP: the bank's server down at the cutoff, the upload is retried and lands once it is up", async () => {
+  await withLiveSftpFile(async (f, sshd, runUntil) => {
+    await sshd.stop();
+    await quietly(() => runUntil(CUTOFF));
+    const [refused] = await fileBatches(f);
+    assert.equal(refused.status, "built");
+    assert.match(String(refused.error), /^could not connect to 127\.0\.0\.1:\d+ as .*ECONNREFUSED/);
+    assert.deepEqual(await names(sshd.outboundDir), []);
+
+    await sshd.start();
+    await runUntil(CUTOFF + 10 * 60_000);
+    const [transmitted] = await fileBatches(f);
+    assert.deepEqual(
+      { ...transmitted },
+      {
+        status: "transmitted",
+        error: null,
+        file_name: "ACH_1123456789_20261124_A.txt",
+        effective_date: "2026-11-24",
+      },
+    );
+    assert.deepEqual(await names(sshd.outboundDir), ["ACH_1123456789_20261124_A.txt"]);
+    const file = checkNachaFile(
+      await Deno.readTextFile(`${sshd.outboundDir}/ACH_1123456789_20261124_A.txt`),
+      { odfi: "02100002" },
+    );
+    assert.ok(file.ok, file.ok ? "" : file.message);
+    assert.equal(file.value.debitTotalCents, 123_456);
+    assert.deepEqual((await debitEntries(f)).map((entry) => entry.status), ["sent"]);
+  });
+});
+
+Deno.test("the pipeline over SFTP: the window closes with the server down, the file is voided and its entry goes in the next file with a new trace", async () => {
+  await withLiveSftpFile(async (f, sshd, runUntil) => {
+    await sshd.stop();
+    await quietly(() => runUntil(WINDOW_ENDS + 60_000));
+    assert.deepEqual((await fileBatches(f)).map((batch) => batch.status), ["voided"]);
+    const [voided, queued] = await debitEntries(f);
+    assert.deepEqual([voided.status, queued.status], ["voided", "queued"]);
+    assert.deepEqual(await names(sshd.outboundDir), []);
+    assert.deepEqual(
+      await f.rows("SELECT action, object_type FROM audit_log WHERE action = 'ach:void'"),
+      [{ action: "ach:void", object_type: "ach_file" }],
+    );
+
+    // Up again by the 14:45 cutoff: the entry leaves in a new file, under a new trace.
+    await sshd.start();
+    await runUntil(NOW + 5 * 3_600_000);
+    const batches = await fileBatches(f);
+    assert.deepEqual(batches.map((batch) => batch.status), ["voided", "transmitted"]);
+    assert.deepEqual(await names(sshd.outboundDir), [String(batches[1].file_name)]);
+    const entries = await debitEntries(f);
+    assert.deepEqual(entries.map((entry) => entry.status), ["voided", "sent"]);
+    assert.notEqual(entries[1].trace_number, entries[0].trace_number);
+  });
+});
+
+Deno.test("the pipeline over SFTP: a crash between the upload and its record leaves the file in doubt, never uploaded again", async () => {
+  await withLiveSftpFile(async (f, sshd, runUntil) => {
+    // The process "stops" the moment the file is on the bank's server: no write gets through.
+    const writer = f.database.writer;
+    const write = writer.write.bind(writer);
+    const uploaded = () =>
+      [...Deno.readDirSync(sshd.outboundDir)].some((entry) => !entry.name.startsWith("."));
+    writer.write = <T>(unit: WriteUnit<T>): Promise<T> =>
+      uploaded() ? Promise.reject(new Error("the process stopped")) : write(unit);
+    await quietly(() => assert.rejects(() => runUntil(CUTOFF)));
+    writer.write = write;
+    assert.deepEqual(await names(sshd.outboundDir), ["ACH_1123456789_20261124_A.txt"]);
+    assert.deepEqual((await fileBatches(f)).map((batch) => batch.status), ["transmitting"]);
+
+    // The bank picks the file up; after a restart, once the claim expired, the job runs again.
+    await Deno.remove(`${sshd.outboundDir}/ACH_1123456789_20261124_A.txt`);
+    await quietly(() => runUntil(CUTOFF + BATCH_TRANSMIT_LEASE_MS + 60_000));
+    assert.deepEqual((await fileBatches(f)).map((batch) => batch.status), ["in_doubt"]);
+    assert.deepEqual(await names(sshd.outboundDir), [], "never uploaded a second time");
+    assert.deepEqual((await debitEntries(f)).map((entry) => entry.status), ["batched"]);
+  });
+});
+
+/** Silences the log lines of a test's deliberate failures. */
+async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const original = console.error;
+  console.error = () => {};
+  try {
+    return await fn();
+  } finally {
+    console.error = original;
+  }
+}
