@@ -303,7 +303,8 @@ Deno.test("restore drill: the latest copy, taken under load, restores with ledge
       loading = false;
       await load;
       assert.ok(outcome.taken);
-      const manifestRows = outcome.taken.manifest.databases.test.rows;
+      const manifest = outcome.taken.manifest;
+      const manifestRows = manifest.databases.test.rows;
       assert.ok(
         manifestRows.fundings >= before && manifestRows.fundings <= after,
         `the copy holds ${manifestRows.fundings} fundings; ${before} were acknowledged when it began, ${after} when it ended`,
@@ -332,7 +333,7 @@ Deno.test("restore drill: the latest copy, taken under load, restores with ledge
         try {
           assert.deepEqual(await verifyLedger(database.readClient), []);
           for (
-            const [table, n] of Object.entries(outcome.taken.manifest.databases[environment].rows)
+            const [table, n] of Object.entries(manifest.databases[environment].rows)
           ) {
             const { rows } = await database.readClient.execute(
               `SELECT count(*) AS n FROM ${table}`,
