@@ -85,6 +85,12 @@ Deno.test("the CLI refuses a DATA_DIR without databases, naming where it looked,
       "error: company:create needs --tin (9-digit TIN)",
     ], "a usage error is still told first");
     assert.deepEqual(await entriesOf(dir), []);
+
+    // A command that needs no database (needsDatabases: false) runs, and creates nothing either.
+    const secrets = await cli({ env }, "secrets:generate");
+    assert.equal(secrets.code, 0, secrets.stderr);
+    assert.match(secrets.stdout, /^JWT_SECRET=\S{32,}\nENCRYPTION_KEY=\S{44}\n$/);
+    assert.deepEqual(await entriesOf(dir), []);
   });
 });
 
