@@ -266,7 +266,8 @@ Deno.test("cancel: 409 once a method was selected; with an Idempotency-Key a ret
       large_disbursement: false,
       payees: [payee("success+ach", 10), payee("p-b", 20)],
     });
-    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    // To the 10:30 New York cutoff: the test payee's ACH file goes.
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 30 * 60 });
     const selected = await api(f, "POST", "/api/disbursements/CLM-X/payees/success+ach/cancel");
     assert.equal(selected.status, 409);
     assert.deepEqual(await selected.json(), {

@@ -36,7 +36,7 @@ const ach = {
   amount: 2500.5,
 };
 
-Deno.test("POST /api/funds: ACH is pending for three business days; a sandbox wire is available at once", async () => {
+Deno.test("POST /api/funds: ACH is pending until its debit's return window closes; a sandbox wire is available at once", async () => {
   await withHttpFixture(async (f) => {
     const res = await api(f, "POST", "/api/funds", ach);
     assert.equal(res.status, 201);
@@ -50,7 +50,8 @@ Deno.test("POST /api/funds: ACH is pending for three business days; a sandbox wi
       large_disbursement: false,
       disbursement_uuid: null,
       status: "Pending",
-      expected_available_at: "2026-01-08T15:00:00.000Z",
+      // Known once the debit's file is built (the 10:30 New York cutoff).
+      expected_available_at: null,
       completed_at: null,
       line: "auto",
       created_at: "2026-01-05T15:00:00.000Z",
@@ -304,12 +305,13 @@ Deno.test("a funding names the large disbursement it is for: its credit releases
           large_disbursement: false,
           disbursement_uuid: null,
           status: "Completed",
-          expected_available_at: "2026-01-08T15:00:01.000Z",
-          completed_at: "2026-01-08T15:00:01.000Z",
+          // Its debit went in Monday's 10:30 file; cleared Wednesday 17:00 New York.
+          expected_available_at: "2026-01-07T22:00:00.000Z",
+          completed_at: "2026-01-07T22:00:00.000Z",
           line: "auto",
           created_at: "2026-01-05T15:00:01.000Z",
           released_disbursements: [
-            { disbursement_uuid: "D-old", released_at: "2026-01-08T15:00:01.000Z" },
+            { disbursement_uuid: "D-old", released_at: "2026-01-07T22:00:00.000Z" },
           ],
         },
         {

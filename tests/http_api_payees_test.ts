@@ -280,12 +280,12 @@ Deno.test("payee transaction: money, fees, method, rail reference and history th
       ["Created", 103, null, null],
       "before selection the hold covers the highest fees (check: 3.00)",
     );
-    await advanceSandbox(f, 1);
+    await advanceSandbox(f, 30 * 60); // the 10:30 New York cutoff: its ACH file goes
     const res = await api(f, "GET", path);
     assert.equal(res.status, 200);
     const sent = await res.json() as Record<string, unknown>;
     const reference = sent.rail_reference as string;
-    assert.match(reference, /^sbx_ach_po_/);
+    assert.match(reference, /^po_\w+-1$/);
     assert.deepEqual(sent, {
       disbursement_uuid: "CLM-T",
       payee_uuid: "success+ach",
@@ -303,9 +303,9 @@ Deno.test("payee transaction: money, fees, method, rail reference and history th
       failure_reason: null,
       retry_count: 0,
       created_at: "2026-01-05 15:00:00",
-      updated_at: "2026-01-05 15:00:00",
+      updated_at: "2026-01-05 15:30:00",
       selected_at: "2026-01-05 15:00:00",
-      sent_at: "2026-01-05 15:00:00",
+      sent_at: "2026-01-05 15:30:00",
       completed_at: null,
       history: [
         { status: "Created", status_id: 1, at: "2026-01-05 15:00:00", detail: null },
@@ -316,7 +316,7 @@ Deno.test("payee transaction: money, fees, method, rail reference and history th
           detail: null,
         },
         { status: "PaymentMethodSelected", status_id: 4, at: "2026-01-05 15:00:00", detail: "ach" },
-        { status: "Processing", status_id: 5, at: "2026-01-05 15:00:00", detail: reference },
+        { status: "Processing", status_id: 5, at: "2026-01-05 15:30:00", detail: reference },
       ],
     });
     const balances = await readLineBalances(
@@ -333,8 +333,8 @@ Deno.test("payee transaction: money, fees, method, rail reference and history th
     assert.equal(done.status, "Completed");
     assert.equal(
       done.completed_at,
-      "2026-01-08 15:00:00",
-      "ACH completes 3 business days after sending",
+      "2026-01-07 22:00:00",
+      "ACH completes at 17:00 New York two banking days after its effective date",
     );
     assert.equal((done.history as unknown[]).length, 5);
   });

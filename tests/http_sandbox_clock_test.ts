@@ -9,7 +9,7 @@ const advance = (f: HttpFixture, key: string, body: string) =>
     body,
   });
 
-Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clears after 3 business days", async () => {
+Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clears when its debit's return window closes", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 250_000, "ACH");
     const balance = async () =>
@@ -24,7 +24,8 @@ Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clear
       object: "sandbox_clock",
       now: new Date(f.clock.now() + 172_800_000).toISOString(),
       advanced_seconds: 172_800,
-      jobs_run: 0,
+      // The debit's cutoff found, its file built and transmitted, the sandbox bank's returns.
+      jobs_run: 4,
     });
     const third = await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 86400}');
     assert.equal((await third.json() as { jobs_run: number }).jobs_run, 1);
