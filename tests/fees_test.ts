@@ -64,6 +64,14 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     await m.settle();
     const settings = { offerTtlDays: 1, baseUrl: "http://127.0.0.1:8000" };
     const live = payoutRuntime("live", settings);
+    // A sanctions list in force (empty), so the payout is screened and reaches its rail.
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO sanctions_lists (id, sha256, entry_count, file_name, loaded_at)
+              VALUES ('sdn_empty', 'none', 0, 'sdn.csv', ?)`,
+        args: [m.now()],
+      })
+    );
     const result = await m.database.writer.write((tx) =>
       selectMethod(tx, live, id, { paymentMethodId: 1, details: {} }, m.now())
     );
@@ -85,7 +93,7 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     assert.equal(logged.length, 1);
     assert.match(
       JSON.parse(logged[0]).msg,
-      /^no live ach rail is configured; payout po_\w+ was not sent$/,
+      /^no ach rail is configured for company co_money in live; payout po_\w+ was not sent$/,
     );
   } finally {
     console.error = originalError;

@@ -38,8 +38,8 @@ Deno.test("portal: code, ACH with a test account, confirmation, completed after 
     assert.match(browser.lastHtml, /Your choice is confirmed/);
     assert.match(browser.lastHtml, /Checking account ending in 6789/);
     assert.match(browser.lastHtml, /<h1>Payment method chosen<\/h1>/);
-    // The payout.submit job sends it to the rail (the service's scheduler runs it at once).
-    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    // The payout.submit job queues it; the 10:30 New York cutoff's file sends it.
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 30 * 60 });
     await browser.get(`${linkPath}?confirmed=1`);
     assert.match(browser.lastHtml, /Money sent/);
     assert.doesNotMatch(browser.lastHtml, /000123456789/);
