@@ -76,18 +76,6 @@ export async function sanctionsListLoaded(
 }
 
 /**
- * Builds the index of the list in force ahead of the first screening, so that one does not pay
- * for it inside a write unit (a 20,000-name list takes a few hundred milliseconds).
- */
-export async function warmSanctionsIndex(
-  reader: SqlReader,
-  environment: Environment,
-): Promise<void> {
-  const list = await screeningList(reader, environment);
-  if (list) await indexOf(reader, list.id);
-}
-
-/**
  * The names screened for a payout: its payee's (first and last name, the registered /v1 payee's
  * name) and those of the authorization parties whose endorsement it needs.
  */
