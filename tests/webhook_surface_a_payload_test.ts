@@ -238,6 +238,16 @@ Deno.test("failure reasons read as words with the rail's code, never an internal
       "Venmo not sent: no live Venmo rail is configured (rail_not_configured)",
     ],
     ["sanctions", 3, "Virtual card stopped: held by sanctions screening (sanctions)"],
+    [
+      "sanctions_review",
+      1,
+      "ACH stopped: an operator rejected it after sanctions screening (sanctions_review)",
+    ],
+    [
+      "sanctions_list_missing",
+      1,
+      "ACH not sent: no sanctions list is loaded (sanctions_list_missing)",
+    ],
     ["something_new", 5, "Digital check failed (something_new)"],
     ["something_new", null, "Payment failed (something_new)"],
   ];

@@ -58,6 +58,8 @@ export function failureInWords(code: string, methodId: number | null): string {
     rail_unavailable: `${title} not sent: the payment network was unavailable`,
     rail_not_configured: `${title} not sent: no live ${method} rail is configured`,
     sanctions: `${title} stopped: held by sanctions screening`,
+    sanctions_review: `${title} stopped: an operator rejected it after sanctions screening`,
+    sanctions_list_missing: `${title} not sent: no sanctions list is loaded`,
   };
   return `${words[code] ?? `${title} failed`} (${code})`;
 }
