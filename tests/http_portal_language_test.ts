@@ -107,8 +107,8 @@ Deno.test("portal language: a Spanish /v1 payee is verified, chooses ACH and fol
     const chosen = await browser.post(`${linkPath}/method`, settlingAchForm);
     assert.equal(chosen.status, 303, browser.lastHtml);
     assert.equal(chosen.headers.get("Location"), `${linkPath}?confirmed=1`);
-    // The payout.submit job sends it to the rail (the service's scheduler runs it at once).
-    await v1(f, "POST", "/v1/sandbox/clock/advance", { seconds: 1 });
+    // The payout.submit job queues it; the 10:30 New York cutoff's file sends it.
+    await v1(f, "POST", "/v1/sandbox/clock/advance", { seconds: 30 * 60 });
     await browser.get(`${linkPath}?confirmed=1`);
     assert.equal(htmlLang(browser.lastHtml), "es");
     assert.equal(heading(browser.lastHtml), "Dinero enviado");
@@ -118,9 +118,9 @@ Deno.test("portal language: a Spanish /v1 payee is verified, chooses ACH and fol
       /<strong>Cómo recibe su pago:<\/strong> Cuenta de cheques que termina en 6789/,
     );
     assert.match(browser.lastHtml, /<h2>Lo que ha pasado hasta ahora<\/h2>/);
-    // Sent at once, at the fixture's clock: Monday 5 January 2026, 15:00 UTC.
+    // Sent by the 10:30 New York cutoff's file: Monday 5 January 2026, 15:30 UTC.
     assert.ok(
-      browser.lastHtml.includes("<li>Dinero enviado — 5 ene 2026, 3:00 p.m. UTC</li>"),
+      browser.lastHtml.includes("<li>Dinero enviado — 5 ene 2026, 3:30 p.m. UTC</li>"),
       browser.lastHtml,
     );
     assert.doesNotMatch(browser.lastHtml, /GMT|Money sent|How you are paid/);

@@ -386,8 +386,9 @@ Deno.test("cancel returns the money before selection; 409 not_cancelable once a 
     assert.equal(again.status, 409);
     assert.equal((await again.json() as { code: string }).code, "not_cancelable");
 
-    // The test payee selects ACH at once when offered: then it can no longer be canceled.
-    await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 1 });
+    // The test payee selects ACH at once when offered: then it can no longer be canceled. Its
+    // file goes at the 10:30 New York cutoff.
+    await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 30 * 60 });
     const sent = await (await call(f, "GET", `/v1/disbursements/${eager}`)).json() as {
       status: string;
       modality: string;
