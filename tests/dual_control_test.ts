@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import { addFunds } from "../lib/funding/store.ts";
+import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
+import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { APPROVAL_TTL_MS } from "../lib/operators/rules.ts";
 import { signIn } from "../lib/operators/service.ts";
@@ -26,8 +28,13 @@ async function pendingLiveFunding(
   cents: number,
   method: "WireTransfer" | "ACH",
 ): Promise<string> {
-  const added = await f.deps.databases.live.writer.write((tx) =>
-    addFunds(
+  const added = await f.deps.databases.live.writer.write(async (tx) => {
+    // A live ACH funding debits the company's funding account: that needs its bank settings.
+    if (method === "ACH") {
+      const settings = sandboxBankSettings("ACME MUTUAL");
+      await saveBankSettings(tx, f.deps.secretBox, f.cast.acme.id, settings, null, f.clock.now());
+    }
+    return await addFunds(
       tx,
       {
         companyId: f.cast.acme.id,
@@ -40,8 +47,8 @@ async function pendingLiveFunding(
       },
       "live",
       f.clock.now(),
-    )
-  );
+    );
+  });
   if (!added.ok) throw new Error(added.message);
   return added.value.funding.id;
 }
