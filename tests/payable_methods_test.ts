@@ -206,3 +206,23 @@ Deno.test("test environment: every method stays payable and offered, with no ban
     assert.deepEqual(shown.allowedPaymentMethodIds, [2, 6, 7]);
   });
 });
+
+Deno.test("POST /api/funds in live: an ACH funding without bank settings is a 400 naming payment_method; nothing is written", async () => {
+  await withHttpFixture(async (f) => {
+    const res = await api(f, "POST", "/api/funds", {
+      payment_method: "ACH",
+      amount: 2500,
+      description: "top-up",
+      large_disbursement: false,
+    }, asAliceLive(f));
+    assert.equal(res.status, 400);
+    const message =
+      `company ${f.cast.acme.id} has no bank settings in live, so no ACH debit can be sent; fund by wire, or have an operator set them (deno task admin bank:set)`;
+    assert.deepEqual(await res.json(), {
+      name: "VALIDATION_ERROR",
+      message,
+      details: [{ Issue: message, Field: "payment_method", Location: "body" }],
+    });
+    assert.equal(await liveCount(f, "fundings"), 0);
+  });
+});
