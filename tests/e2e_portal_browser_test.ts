@@ -218,9 +218,14 @@ Deno.test({
       await page.waitForSelector("text=Your choice is confirmed");
       assert.match(await page.textContent("main") ?? "", /Checking account ending in 6789/);
       await shot(page, "ach-6-confirmed");
-      await service.payeeStatus("/api/disbursements/E2E-ACH/payees/pat/transaction", "Processing");
+      // Queued for the sandbox bank's next cutoff (10:30, 14:45 or 17:00 New York).
+      await service.payeeStatus(
+        "/api/disbursements/E2E-ACH/payees/pat/transaction",
+        "PaymentMethodSelected",
+      );
 
-      // Three business days: a week and a day covers any weekend plus a holiday (Thanksgiving).
+      // The next cutoff's file, then the return window (effective date + 2 banking days): a week
+      // and a day covers any weekend plus a holiday (Thanksgiving).
       const advanced = await service.api("POST", "/api/sandbox/clock/advance", {
         seconds: 8 * 86_400,
       });
