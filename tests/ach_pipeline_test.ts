@@ -7,22 +7,30 @@
 import assert from "node:assert/strict";
 import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
-import { TransientJobError } from "../db/scheduler.ts";
+import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import {
   markAchFileSent,
   readAchFileContent,
+  requestAchFileRelease,
   resolveAchFile,
   voidAchFile,
 } from "../lib/ach/files_service.ts";
+import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
+import { saveBankSettings } from "../lib/ach/bank_store.ts";
+import { addFunds, receiveWire } from "../lib/funding/store.ts";
+import { approveApproval } from "../lib/operators/approvals.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { createDisbursement } from "../lib/payouts/store.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
 import { CUTOFF_LEASE_MS } from "../lib/ach/jobs.ts";
 import { openFileContent } from "../lib/ach/files_store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
-import { testSecretBox } from "./helpers.ts";
-import { DAY_SECONDS, MONEY_SETTINGS, type MoneyFixture } from "./money_core_helpers.ts";
+import { openTempDatabase, testSecretBox } from "./helpers.ts";
+import { DAY_SECONDS, MONEY_SETTINGS, type MoneyFixture, START } from "./money_core_helpers.ts";
 import {
   batches,
   chooseAch,
@@ -30,6 +38,7 @@ import {
   FIRST_CUTOFF,
   quietly,
   rows,
+  ScriptedBank,
   SECOND_CUTOFF,
   statuses,
   withScriptedBank,
@@ -490,4 +499,128 @@ Deno.test("file actions refuse what does not apply: a missing file, mark-sent of
     assert.ok(content.ok);
     assert.equal(content.value.sha256, await sha256Hex(content.value.content));
   });
+});
+
+Deno.test("live: a file over the approval limit waits built until a second admin approves its release, then goes to the bank", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "disbursement-ach-release-" });
+  const database = await openTempDatabase(dir, "live");
+  const clock = new FakeClock(START);
+  const bank = new ScriptedBank();
+  const handlers = jobHandlersOf("live", MONEY_SETTINGS, database, testSecretBox, {
+    achTransport: bank,
+  });
+  const run = (until: number) => runDueJobs(database, "co_live", until, handlers, { clock });
+  try {
+    const payoutId = await database.writer.write(async (tx) => {
+      const statements = [
+        "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_live', 'Acme', '123456789', ?)",
+        "INSERT INTO business_lines (id, company_id, code, created_at) VALUES ('line_live', 'co_live', 'auto', ?)",
+        `INSERT INTO operators (id, email, role, password_hash, created_at)
+           VALUES ('op_a', 'a@example.test', 'admin', 'x', ?), ('op_b', 'b@example.test', 'admin', 'x', ?)`,
+        `INSERT INTO sanctions_lists (id, sha256, entry_count, file_name, loaded_at)
+           VALUES ('sdn_empty', 'none', 0, 'sdn.csv', ?)`,
+      ];
+      for (const sql of statements) {
+        await tx.execute({ sql, args: sql.includes("op_b") ? [START, START] : [START] });
+      }
+      await saveBankSettings(
+        tx,
+        testSecretBox,
+        "co_live",
+        sandboxBankSettings("ACME"),
+        null,
+        START,
+      );
+      const wire = await addFunds(
+        tx,
+        {
+          companyId: "co_live",
+          lineId: "line_live",
+          paymentMethod: "WireTransfer",
+          amountCents: 50_000_000,
+          description: "wire",
+          largeDisbursement: false,
+          requestFingerprint: "w",
+        },
+        "live",
+        START,
+      );
+      assert.ok(wire.ok);
+      assert.ok((await receiveWire(tx, wire.value.funding.id, START)).ok);
+      const created = await createDisbursement(tx, {
+        companyId: "co_live",
+        lineId: "line_live",
+        kind: "disbursement",
+        externalUuid: "D-LARGE",
+        requestFingerprint: "x",
+        largeDisbursement: false,
+        payouts: [{
+          payeeUuid: "p0",
+          amountCents: 20_000_000,
+          allowedPaymentMethodIds: [1],
+          payee: { email: "noaction@example.test" },
+        }],
+      }, START);
+      assert.ok(created.ok);
+      return created.value.payouts[0].id;
+    });
+    await run(START);
+    const selected = await database.writer.write(async (tx) =>
+      selectMethod(tx, payoutRuntime("live", MONEY_SETTINGS), payoutId, {
+        paymentMethodId: 1,
+        details: { accountNumber: "000123456789" },
+        kept: {
+          routing_number: "021000021",
+          account_type: "checking",
+          account_sealed: await testSecretBox.sealText("000123456789"),
+        },
+      }, START)
+    );
+    assert.ok(selected.ok);
+    await run(FIRST_CUTOFF);
+    const [built] =
+      (await database.readClient.execute("SELECT id, status, rail_reference FROM rail_batches"))
+        .rows;
+    assert.equal(built.status, "built");
+    assert.equal(bank.received.length, 0, "it waits for its release");
+
+    const deps = {
+      database,
+      environment: "live" as const,
+      secretBox: testSecretBox,
+      runtime: payoutRuntime("live", MONEY_SETTINGS),
+      liveDatabase: database,
+    };
+    const requester = { operator: { id: "op_a", email: "a@example.test" }, origin: "cli" };
+    const requested = await requestAchFileRelease(deps, requester, String(built.id), FIRST_CUTOFF);
+    assert.ok(requested.ok && requested.value.approvalId !== null);
+    await run(FIRST_CUTOFF);
+    assert.equal(bank.received.length, 0, "requested is not approved");
+    const approved = await approveApproval(
+      { databases: { test: database, live: database }, secretBox: testSecretBox, dev: false },
+      { operator: { id: "op_b", email: "b@example.test" }, origin: "cli" },
+      requested.value.approvalId!,
+      FIRST_CUTOFF + 60_000,
+    );
+    assert.ok(approved.ok, JSON.stringify(approved));
+    await run(FIRST_CUTOFF + 60_000);
+    assert.deepEqual(bank.received.map((u) => [u.fileName, u.attempt]), [[
+      String(built.rail_reference),
+      1,
+    ]]);
+    const payout = await database.readClient.execute({
+      sql: "SELECT status FROM payouts WHERE id = ?",
+      args: [payoutId],
+    });
+    assert.equal(payout.rows[0].status, "funds_sent");
+    const audit = await database.readClient.execute("SELECT action FROM audit_log ORDER BY seq");
+    assert.deepEqual(audit.rows.map((row) => row.action), [
+      "approval:request",
+      "ach:release",
+      "approval:approve",
+    ]);
+  } finally {
+    await database.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
