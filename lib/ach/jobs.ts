@@ -538,6 +538,7 @@ async function releasable(
 
 async function prepareTransmission(
   deps: AchRailDeps,
+  moves: BatchPayoutMoves,
   rail: { retransmitsSafely: boolean },
   tx: WriteTx,
   job: DueJob,
@@ -553,6 +554,15 @@ async function prepareTransmission(
   if (!file) return null;
   const settings = await settingsOf(deps, tx, batch.companyId);
   if (!await releasable(deps, tx, file, settings)) return null;
+  if (job.dueAt >= file.windowEndsAt) {
+    // Released after its window (a late approval): its effective date no longer holds.
+    await voidAchBatch(tx, deps, moves, batch.id, {
+      actor: SYSTEM_ACTOR,
+      action: "ach:void",
+      reason: "the transmission window closed before the file was released",
+    }, job.dueAt);
+    return null;
+  }
   if (!await beginTransmission(tx, rail, batch.id)) return null;
   return { batchId: batch.id, companyId: batch.companyId, file, settings, attempt: attemptOf(job) };
 }
@@ -726,7 +736,7 @@ export function achJobHandlers(
     }),
     "rail.transmit": externalJob<Transmission, TransmissionAnswer>({
       leaseMs: BATCH_TRANSMIT_LEASE_MS,
-      prepare: (tx, job) => prepareTransmission(deps, rail, tx, job),
+      prepare: (tx, job) => prepareTransmission(deps, moves, rail, tx, job),
       call: async (request) => ({ request, answer: await transmit(deps, request) }),
       record: (tx, job, { request, answer }) =>
         recordTransmission(deps, moves, tx, job, request, answer),
