@@ -624,3 +624,44 @@ Deno.test("live: a file over the approval limit waits built until a second admin
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a balanced file gives each batch an offset entry to the settlement account; the file's totals of record leave the offsets out", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.database.writer.write((tx) =>
+      saveBankSettings(
+        tx,
+        testSecretBox,
+        m.companyId,
+        { ...sandboxBankSettings("ACME"), balancedFile: true },
+        null,
+        START,
+      )
+    );
+    await m.fund(1_000_000);
+    await m.fund(50_000, "ACH");
+    await chooseAch(m, [25_000]);
+    await m.advance(30 * MINUTE_SECONDS);
+    const [file] = await files(m);
+    assert.deepEqual([file.entry_count, file.credit_total_cents, file.debit_total_cents], [
+      2,
+      25_000,
+      50_000,
+    ]);
+    const checked = checkNachaFile(await contentOf(m, String(file.batch_id)), { odfi: ODFI });
+    assert.ok(checked.ok);
+    assert.deepEqual(
+      checked.value.batches.map((batch) =>
+        batch.entries.map((e) => [e.transactionCode, e.accountNumber, e.amountCents])
+      ),
+      [
+        [[22, "000123456789", 25_000], [27, "000900000002", 25_000]],
+        [[27, "000900000001", 50_000], [22, "000900000002", 50_000]],
+      ],
+    );
+    assert.deepEqual([checked.value.creditTotalCents, checked.value.debitTotalCents], [
+      75_000,
+      75_000,
+    ]);
+    assert.equal(file.status, "transmitted");
+  });
+});
