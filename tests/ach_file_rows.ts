@@ -28,6 +28,8 @@ export interface FileRow {
   readonly modifier?: string;
 }
 
+const MODIFIERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
 /** Inserts one file with its entries; answers its id. */
 export async function insertAchFile(database: Database, file: FileRow): Promise<string> {
   const id = newId("rbt");
@@ -35,6 +37,9 @@ export async function insertAchFile(database: Database, file: FileRow): Promise<
   const debits = file.entries.filter((e) => e.fundingId !== undefined);
   const sum = (rows: readonly FileEntryRow[]) => rows.reduce((t, e) => t + e.amountCents, 0);
   await database.writer.write(async (tx) => {
+    // File ID modifiers are unique per origin, destination and day: A, B, … in insertion order.
+    const { rows } = await tx.execute("SELECT count(*) AS n FROM ach_files");
+    const modifier = file.modifier ?? MODIFIERS[Number(rows[0].n)];
     await tx.execute({
       sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
               cutoff_at, rail_reference, transmitted_at, created_at)
@@ -61,7 +66,7 @@ export async function insertAchFile(database: Database, file: FileRow): Promise<
         id,
         file.companyId,
         new Date(file.createdAt).toISOString().slice(0, 10),
-        file.modifier ?? id.slice(-1).toUpperCase(),
+        modifier,
         file.effectiveDate,
         file.createdAt + 3_600_000,
         file.contentSealed ?? "sealed",

@@ -119,7 +119,7 @@ Deno.test("ach:files and ach:show: metadata and masked entries of the named envi
       debit_total_cents: 0,
       sha256: await sha256Hex(CONTENT),
       file_name: `ACH_${ids.acme}.txt`,
-      file_id_modifier: ids.acme.slice(-1).toUpperCase(),
+      file_id_modifier: "A",
       transmitted_at: null,
       approval_id: null,
     });
