@@ -27,6 +27,13 @@ import { dirname, join, normalize, relative } from "node:path";
 /** Decisions that must not depend on storage: the leaves of the graph. */
 const PURE_MODULES = [
   "db/job_policy.ts",
+  "lib/ach/bank_settings.ts",
+  "lib/ach/cutoffs.ts",
+  "lib/ach/file_model.ts",
+  "lib/ach/import_rules.ts",
+  "lib/ach/nacha.ts",
+  "lib/ach/nacha_records.ts",
+  "lib/backup/schedule.ts",
   "lib/audit/rules.ts",
   "lib/documents/certificate.ts",
   "lib/identity/credentials.ts",
@@ -47,6 +54,8 @@ const PURE_MODULES = [
   "lib/platform/result.ts",
   "lib/portal/method_details.ts",
   "lib/portal/portal_text.ts",
+  "lib/sanctions/fixture.ts",
+  "lib/sanctions/rules.ts",
   "lib/webhooks/circuit.ts",
   "lib/webhooks/endpoint_url.ts",
   "lib/webhooks/event_reason.ts",
