@@ -298,36 +298,14 @@ const toAchFile = rowMapper({
   createdAt: file.createdAt,
 });
 
-/**
- * Plain bytes sealed in one piece at most: SecretBox writes its base64 through one spread call,
- * which overflows the stack on a file of a few hundred kilobytes.
- */
-const SEALED_PIECE_BYTES_MAX = 32 * 1024;
-
-/** A file's content sealed for ach_files: sealed pieces separated by spaces (one piece: plain sealText). */
+/** A file's content sealed for ach_files: it holds full account numbers. */
 export async function sealFileContent(secretBox: SecretBox, content: string): Promise<string> {
-  const bytes = new TextEncoder().encode(content);
-  const pieces: string[] = [];
-  for (
-    let start = 0;
-    start < bytes.length || pieces.length === 0;
-    start += SEALED_PIECE_BYTES_MAX
-  ) {
-    pieces.push(await secretBox.seal(bytes.subarray(start, start + SEALED_PIECE_BYTES_MAX)));
-  }
-  return pieces.join(" ");
+  return await secretBox.sealText(content);
 }
 
 /** The plain content of ach_files.content_sealed. */
 export async function openFileContent(secretBox: SecretBox, sealed: string): Promise<string> {
-  const pieces = await Promise.all(sealed.split(" ").map((piece) => secretBox.open(piece)));
-  const bytes = new Uint8Array(pieces.reduce((total, piece) => total + piece.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    bytes.set(piece, offset);
-    offset += piece.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return await secretBox.openText(sealed);
 }
 
 /** An ACH file's row, or null. */
