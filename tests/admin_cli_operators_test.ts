@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { totpSecretOf } from "./operator_helpers.ts";
+import { createDatabases } from "./admin_cli_helpers.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -38,6 +39,8 @@ async function admin(dataDir: string, stdin: string, ...args: string[]) {
 Deno.test("CLI outside dev mode: first admin, login with TOTP into a 0600 file, refusals, audit:verify, logout", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-operators-" });
   try {
+    // The service's first start creates the databases; the CLI never does.
+    await createDatabases(dataDir);
     const password = "the first admin's password";
     const weak = await admin(
       dataDir,

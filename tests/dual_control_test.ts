@@ -105,6 +105,7 @@ Deno.test("a live wire recorded by hand waits for a second admin; two racing app
     const approvalId = requested.body.result.approval_id;
     assert.match(approvalId, /^apr_/);
     assert.deepEqual({ ...requested.body.result, approval_id: "…" }, {
+      environment: "live",
       approval_id: "…",
       status: "pending_approval",
       kind: "wire.receive",
@@ -295,7 +296,7 @@ Deno.test("a rejected or expired approval changes nothing; a funding return runs
       environment: "test",
     });
     assert.deepEqual(atOnce.body, {
-      result: { funding_id: testFunding.value.funding.id, status: "Returned" },
+      result: { environment: "test", funding_id: testFunding.value.funding.id, status: "Returned" },
     });
   });
 });

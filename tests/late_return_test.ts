@@ -339,6 +339,7 @@ Deno.test("payout:late-return by hand: in live only once a second admin approves
     });
     assert.equal(requested.status, 200, JSON.stringify(requested.body));
     assert.deepEqual({ ...requested.body.result, approval_id: "…" }, {
+      environment: "live",
       approval_id: "…",
       status: "pending_approval",
       kind: "payout.late_return",
@@ -396,6 +397,7 @@ Deno.test("payout:late-return by hand: in live only once a second admin approves
     const done = await inTest(paid);
     assert.equal(done.status, 200, JSON.stringify(done.body));
     assert.deepEqual({ ...done.body.result, ledger_transaction_id: "…" }, {
+      environment: "test",
       payout_id: paid,
       status: "completed",
       returned_cents: 25_000,
@@ -422,7 +424,7 @@ Deno.test("payout:late-return by hand: in live only once a second admin approves
         "payout_not_completed",
         "a late return applies to a completed payout; this one is modality_offered (a return before completion fails the payout)",
       ],
-      ["po_missing", "R10", 404, "payout_not_found", "no payout po_missing"],
+      ["po_missing", "R10", 404, "payout_not_found", "no payout po_missing in test"],
       [
         paid,
         "R 10",

@@ -402,7 +402,7 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
       );
       assert.deepEqual(replayed, {
         ok: true,
-        value: { event_id: String(rows[0].id), deliveries: 2 },
+        value: { environment: "test", event_id: String(rows[0].id), deliveries: 2 },
       });
       const missing = await runAdminCommand(
         {
