@@ -4,26 +4,20 @@
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
 import { Metrics } from "./lib/platform/metrics.ts";
-import { DocumentLinkSigner } from "./lib/documents/links.ts";
-import { openEnvironmentDatabases } from "./db/client.ts";
+import { type Database, openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
-import { jobHandlersByEnvironment, runtimeSettingsOf } from "./lib/payouts/runtime.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
-import { Scheduler } from "./db/scheduler.ts";
-import { WebhookDispatcher } from "./lib/webhooks/dispatcher.ts";
-import { NotificationSender } from "./lib/notify/outbox.ts";
 import { systemClock } from "./lib/platform/clock.ts";
 import { SecretBox } from "./lib/platform/crypto.ts";
-import { CredentialCache } from "./lib/identity/credential_cache.ts";
 import {
   type Config,
   ConfigError,
+  type Environment,
   loadConfig,
   missingNotificationTransports,
 } from "./lib/platform/config.ts";
-import { jsonBearerProvider, SmsTransport } from "./lib/notify/sms.ts";
-import { createApp } from "./routes/app.ts";
+import { createLazyApp } from "./routes/lazy_app.ts";
 
 /** How often the in-process loop looks for due jobs. */
 const SCHEDULER_INTERVAL_MS = 1000;
@@ -40,6 +34,11 @@ const NOTIFICATION_INTERVAL_MS = 1000;
 const NOTIFICATION_BATCH_SIZE = 50;
 const NOTIFICATION_CONCURRENCY = 4;
 const NOTIFICATION_SEND_TIMEOUT_MS = 20_000;
+/**
+ * When the workers' modules are imported after listening: a cold start answers its first health
+ * checks before it pays for them. Each loop's first sweep comes one interval after it starts.
+ */
+const WORKERS_START_DELAY_MS = 500;
 /** How often the backup worker looks whether a scheduled backup is due (BACKUP_INTERVAL_MINUTES). */
 const BACKUP_CHECK_INTERVAL_MS = 30_000;
 
@@ -109,7 +108,8 @@ async function main(): Promise<void> {
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
 
-  const databases = await openEnvironmentDatabases(config);
+  // drizzle and the schema load with the routes and the workers, not at start.
+  const databases = await openEnvironmentDatabases(config, { loadQueryLayer: dev });
 
   let credentials: SandboxCredentials | null = null;
   if (dev) {
@@ -126,10 +126,125 @@ async function main(): Promise<void> {
 
   const adminToken = await writeAdminToken(config.dataDir);
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
-  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
   const metrics = new Metrics();
-  const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
+  warnOfUnsentLiveNotifications(config);
+  // The surfaces and the workers (nearly every module) are imported once, when first needed:
+  // at the first request other than health and readiness, or when the workers start.
+  let runtime: Promise<Runtime> | undefined;
+  const loadRuntime = () =>
+    runtime ??= buildRuntime({ config, databases, secretBox, metrics, jwtSecret, adminToken });
+  const app = createLazyApp({
+    databases,
+    metrics,
+    log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
+    load: async () => (await loadRuntime()).fetch,
+  });
+
+  // Written before listening, so a CLI that sees the service ready also finds its address.
+  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: () => {
+      if (credentials) {
+        printSandboxBanner(
+          config.baseUrl,
+          credentials,
+          `${config.dataDir}/sandbox-credentials.json`,
+        );
+      } else {console.log(
+          JSON.stringify({ level: "info", msg: "listening", host: config.host, port: config.port }),
+        );}
+    },
+  }, app);
+
+  // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
+  const workers = new Promise<Runtime>((resolve, reject) =>
+    setTimeout(() => loadRuntime().then(resolve, reject), WORKERS_START_DELAY_MS)
+  ).then((started) => {
+    started.scheduler.start(SCHEDULER_INTERVAL_MS);
+    started.dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
+    started.notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
+    return started;
+  });
+  // Scheduled backups, when asked for: their module is loaded only then.
+  const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
+    ? new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
+      ...config.backup,
+      intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
+      keep: config.limits.BACKUP_KEEP,
+      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+    }, systemClock)
+    : null;
+  backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(JSON.stringify({ level: "info", msg: "shutting down", signal }));
+    // In-flight requests finish; new connections are refused.
+    await server.shutdown();
+    const started = await workers;
+    await started.scheduler.stop();
+    // In-flight deliveries finish (each bounded by the webhook timeout) and are recorded.
+    await started.dispatcher.stop();
+    // Sends in flight finish (each bounded by the send timeout) and are recorded.
+    await started.notificationSender?.stop();
+    // A backup in flight finishes: its copy reads the databases closed next.
+    await backups?.stop();
+    started.smtp?.close();
+    await databases.test.close();
+    await databases.live.close();
+    await lock.value.release();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+/** What runs beside the health answers: the whole app and the workers. */
+interface Runtime {
+  readonly fetch: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
+  readonly scheduler: import("./db/scheduler.ts").Scheduler;
+  readonly dispatcher: import("./lib/webhooks/dispatcher.ts").WebhookDispatcher;
+  readonly notificationSender: import("./lib/notify/outbox.ts").NotificationSender | null;
+  readonly smtp: import("./lib/notify/smtp.ts").SmtpTransport | null;
+}
+
+/** Imports and builds the whole app and the workers (not started). */
+async function buildRuntime(deps: {
+  config: Config;
+  databases: Record<Environment, Database>;
+  secretBox: SecretBox;
+  metrics: Metrics;
+  jwtSecret: Uint8Array;
+  adminToken: string;
+}): Promise<Runtime> {
+  const { config, databases, secretBox, metrics, jwtSecret, adminToken } = deps;
+  const [
+    { jobHandlersByEnvironment, runtimeSettingsOf },
+    { Scheduler },
+    { WebhookDispatcher },
+    { NotificationSender },
+    { DocumentLinkSigner },
+    { CredentialCache },
+    { jsonBearerProvider, SmsTransport },
+    { createApp },
+  ] = await Promise.all([
+    import("./lib/payouts/runtime.ts"),
+    import("./db/scheduler.ts"),
+    import("./lib/webhooks/dispatcher.ts"),
+    import("./lib/notify/outbox.ts"),
+    import("./lib/documents/links.ts"),
+    import("./lib/identity/credential_cache.ts"),
+    import("./lib/notify/sms.ts"),
+    import("./routes/app.ts"),
+    import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
+  ]);
+  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
+  const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
   const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,
@@ -165,7 +280,6 @@ async function main(): Promise<void> {
         (Math.ceil(NOTIFICATION_BATCH_SIZE / NOTIFICATION_CONCURRENCY) + 1),
     })
     : null;
-  warnOfUnsentLiveNotifications(config);
   const app = createApp({
     config,
     databases,
@@ -181,62 +295,7 @@ async function main(): Promise<void> {
     adminToken,
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
   });
-
-  // Written before listening, so a CLI that sees the service ready also finds its address.
-  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: () => {
-      if (credentials) {
-        printSandboxBanner(
-          config.baseUrl,
-          credentials,
-          `${config.dataDir}/sandbox-credentials.json`,
-        );
-      } else {console.log(
-          JSON.stringify({ level: "info", msg: "listening", host: config.host, port: config.port }),
-        );}
-    },
-  }, app.fetch);
-
-  // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
-  scheduler.start(SCHEDULER_INTERVAL_MS);
-  dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
-  notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
-  // Scheduled backups, when asked for: their module is loaded only then.
-  const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
-    ? new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
-      ...config.backup,
-      intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
-      keep: config.limits.BACKUP_KEEP,
-      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
-    }, systemClock)
-    : null;
-  backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(JSON.stringify({ level: "info", msg: "shutting down", signal }));
-    // In-flight requests finish; new connections are refused.
-    await server.shutdown();
-    await scheduler.stop();
-    // In-flight deliveries finish (each bounded by the webhook timeout) and are recorded.
-    await dispatcher.stop();
-    // Sends in flight finish (each bounded by the send timeout) and are recorded.
-    await notificationSender?.stop();
-    // A backup in flight finishes: its copy reads the databases closed next.
-    await backups?.stop();
-    smtp?.close();
-    await databases.test.close();
-    await databases.live.close();
-    await lock.value.release();
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-  Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+  return { fetch: app.fetch, scheduler, dispatcher, notificationSender, smtp };
 }
 
 /** Says once, at start, when live payee messages will wait in the outbox instead of leaving. */
