@@ -4,13 +4,12 @@
  * embedded default; `libsql://` and http(s) URLs reach a libSQL server with the same code.
  */
 import type { Client } from "@libsql/client";
-import { drizzle } from "./drizzle.ts";
 import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
 import type { Config, Environment } from "../lib/platform/config.ts";
 import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
-import * as schema from "./schema.ts";
 import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
+import { drizzleOver, loadQueryLayer } from "./query_layer.ts";
 
 export const migrationsFolder = new URL("./migrations", import.meta.url).pathname;
 
@@ -37,6 +36,11 @@ export interface OpenOptions {
   readonly busyTimeoutMs: number;
   readonly unitsPerGroupMax: number;
   readonly readCacheEntries: number;
+  /**
+   * False to open without loading drizzle and the schema: `read` then works once
+   * loadQueryLayer() resolved (the service's cold start loads it with its routes).
+   */
+  readonly loadQueryLayer?: boolean;
 }
 
 /** Opens, configures and migrates a database. */
@@ -64,7 +68,10 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   // Most starts find nothing to apply: the migrator (and its module) is loaded only when the
   // journal holds a migration the database has not seen.
   if (await hasUnappliedMigrations(writeClient)) {
-    const { migrate } = await import("drizzle-orm/libsql/migrator");
+    const [{ migrate }, { drizzle }] = await Promise.all([
+      import("drizzle-orm/libsql/migrator"),
+      import("./drizzle.ts"),
+    ]);
     await migrate(drizzle(writeClient), { migrationsFolder });
   }
   if (local) await assertDurable(writeClient);
@@ -79,11 +86,15 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     local ? options.readCacheEntries : 0,
   );
   writer.onCommit((changed) => disbursementReads.invalidate(changed));
+  if (options.loadQueryLayer !== false) await loadQueryLayer();
+  let read: Db | null = null;
   return {
     environment: options.environment,
     url: options.url,
     writer,
-    read: drizzle(readClient, { schema }),
+    get read() {
+      return read ??= drizzleOver(readClient);
+    },
     readClient,
     disbursementReads,
     async close() {
@@ -97,6 +108,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 /** Opens the test and live databases a configuration names. */
 export async function openEnvironmentDatabases(
   config: Config,
+  options: { loadQueryLayer?: boolean } = {},
 ): Promise<Record<Environment, Database>> {
   const open = (environment: Environment) =>
     openDatabase({
@@ -106,6 +118,7 @@ export async function openEnvironmentDatabases(
       busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
       unitsPerGroupMax: config.limits.WRITE_GROUP_UNITS_MAX,
       readCacheEntries: config.limits.READ_CACHE_ENTRIES,
+      loadQueryLayer: options.loadQueryLayer,
     });
   return { test: await open("test"), live: await open("live") };
 }

@@ -7,13 +7,11 @@
  * call `write` itself: the group it would wait for cannot start until the unit ends.
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
-import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
-import { drizzle } from "./drizzle.ts";
 import { setImmediate } from "node:timers";
 import type { Refusal } from "../lib/platform/result.ts";
-import * as schema from "./schema.ts";
+import { type Db, drizzleOver, loadQueryLayer } from "./query_layer.ts";
 
-export type Db = LibSQLDatabase<typeof schema>;
+export type { Db };
 
 /** What a write unit gets: drizzle and raw SQL, both inside the group's transaction. */
 export interface WriteTx {
@@ -92,8 +90,12 @@ export class GroupCommitWriter {
       execute,
       batch: (statements: InStatement[]) => this.#transaction().batch(statements),
     } as unknown as Client;
+    let db: Db | null = null;
     this.#tx = {
-      db: drizzle(inTransaction, { schema }),
+      // Built at the first unit that asks: a group loads the query layer before its units run.
+      get db() {
+        return db ??= drizzleOver(inTransaction);
+      },
       execute,
       changed: (key) => {
         this.#transaction(); // throws outside a unit
@@ -175,6 +177,7 @@ export class GroupCommitWriter {
     const outcomes: { value?: unknown; error?: unknown; failed: boolean }[] = [];
     let transaction: Transaction;
     try {
+      await loadQueryLayer();
       transaction = await this.#client.transaction("write");
     } catch (error) {
       for (const unit of group) unit.reject(new WriteGroupError(error));
