@@ -55,7 +55,7 @@ async function chooseAchAccount(m: MoneyFixture, payoutId: string, accountNumber
     account_sealed: await testSecretBox.sealText(accountNumber),
   };
   const selected = await m.database.writer.write((tx) =>
-    selectMethod(tx, payoutRuntime("test", MONEY_SETTINGS), payoutId, {
+    selectMethod(tx, payoutId, {
       paymentMethodId: 1,
       details: { accountNumber },
       kept,

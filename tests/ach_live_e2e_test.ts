@@ -18,7 +18,6 @@ import { buildReturnFile, checkNachaFile, type ReturnToWrite } from "../lib/ach/
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { createApp } from "../routes/app.ts";
 import { api, payee } from "./api_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -217,7 +216,6 @@ async function endToEnd(f: HttpFixture, sshd: TestSshd): Promise<void> {
     corrected: await payoutOf("P-NOC"),
     cleared: await payoutOf("P-OFAC"),
   };
-  const runtime = payoutRuntime("live", runtimeSettingsOf(f.deps.config));
   for (const [key, payoutId] of Object.entries(ids)) {
     const account = ACCOUNTS[key as keyof typeof ACCOUNTS];
     const kept = {
@@ -226,7 +224,7 @@ async function endToEnd(f: HttpFixture, sshd: TestSshd): Promise<void> {
       account_sealed: await f.deps.secretBox.sealText(account),
     };
     const selected = await live.writer.write((tx) =>
-      selectMethod(tx, runtime, payoutId, {
+      selectMethod(tx, payoutId, {
         paymentMethodId: 1,
         details: { accountNumber: account },
         kept,

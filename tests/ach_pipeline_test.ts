@@ -566,7 +566,7 @@ Deno.test("live: a file over the approval limit waits built until a second admin
     });
     await run(START);
     const selected = await database.writer.write(async (tx) =>
-      selectMethod(tx, payoutRuntime("live", MONEY_SETTINGS), payoutId, {
+      selectMethod(tx, payoutId, {
         paymentMethodId: 1,
         details: { accountNumber: "000123456789" },
         kept: {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { billedAmountCents, feesFor, holdFor } from "../lib/payouts/fees.ts";
 import { sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
-import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { runDueJobs } from "../db/scheduler.ts";
 import { openMoneyFixture } from "./money_core_helpers.ts";
@@ -63,7 +63,6 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
     const id = created.value.payouts[0].id;
     await m.settle();
     const settings = { offerTtlDays: 1, baseUrl: "http://127.0.0.1:8000" };
-    const live = payoutRuntime("live", settings);
     // A sanctions list in force (empty), so the payout is screened and reaches its rail.
     await m.database.writer.write((tx) =>
       tx.execute({
@@ -73,7 +72,7 @@ Deno.test("an unconfigured live rail refuses loudly: the payout fails and is off
       })
     );
     const result = await m.database.writer.write((tx) =>
-      selectMethod(tx, live, id, { paymentMethodId: 1, details: {} }, m.now())
+      selectMethod(tx, id, { paymentMethodId: 1, details: {} }, m.now())
     );
     assert.ok(result.ok);
     // The live rail is called by the payout's submit job.

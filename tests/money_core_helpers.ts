@@ -4,7 +4,7 @@ import { addFunds, type FundingMethod } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
-import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
 import type { Clock } from "../lib/platform/clock.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
@@ -119,7 +119,6 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
       database.writer.write((tx) =>
         selectMethod(
           tx,
-          payoutRuntime("test", MONEY_SETTINGS),
           payoutId,
           {
             paymentMethodId,

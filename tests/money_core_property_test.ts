@@ -14,7 +14,7 @@ import { lineTieOut } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/store.ts";
-import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
 
@@ -373,7 +373,6 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                   await database.writer.write((tx) =>
                     selectMethod(
                       tx,
-                      payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
                       id,
                       {
                         paymentMethodId: step.method,

@@ -142,12 +142,10 @@ type SelectRefusal = MoveRefusal | "method_not_allowed";
 
 /**
  * The payee chose a method: the hold follows its fees, and the payout's submission to the rail is
- * scheduled in the same unit (the `payout.submit` job calls the rail outside it). The runtime is
- * no longer read here (the submit job has the environment's rails); callers still pass it.
+ * scheduled in the same unit (the `payout.submit` job calls the rail outside it).
  */
 export async function selectMethod(
   tx: WriteTx,
-  _runtime: PayoutRuntime,
   payoutId: string,
   selection: MethodSelection,
   now: number,
@@ -462,7 +460,7 @@ async function actAsTestPayee(
   const method = modalityOf(marker.modality)!;
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
   // A refused selection (say, fees changed since the offer) leaves the payout offered, as a person would.
-  await selectMethod(tx, runtime, payout.id, { paymentMethodId: method.id, details: {} }, now);
+  await selectMethod(tx, payout.id, { paymentMethodId: method.id, details: {} }, now);
 }
 
 /**

@@ -487,7 +487,7 @@ export async function chooseMethod(
   return await database.writer.write(async (tx) => {
     const stored = await storeSignatures(tx, payout.id, signatures.value);
     if (!stored.ok) return tx.abort(stored);
-    const selected = await selectMethod(tx, deps.runtime, payout.id, {
+    const selected = await selectMethod(tx, payout.id, {
       paymentMethodId: modality.id,
       details: details.railHints,
       kept,
