@@ -69,6 +69,18 @@ export interface AchFileEntry {
   readonly returnCode: string | null;
 }
 
+/** Who an entry pays or collects from, by the ids the company knows (API and CLI alike). */
+export function entryOwnerIds(entry: AchFileEntry) {
+  return {
+    payout_id: entry.payoutId,
+    disbursement_uuid: entry.disbursementUuid,
+    payee_uuid: entry.payeeUuid,
+    simple_payment_uuid: entry.simplePaymentUuid,
+    v1_disbursement_id: entry.v1DisbursementId,
+    funding_uuid: entry.fundingUuid,
+  };
+}
+
 export interface AchFileDetail extends AchFileSummary {
   readonly entries: readonly AchFileEntry[];
 }

@@ -186,16 +186,7 @@ export async function clearReview(
   decision: { operatorId: string | null; reason: string },
   now: number,
 ): Promise<Result<ReviewDecision, ReviewRefusal>> {
-  const review = await openReview(tx, reviewId);
-  if (!review.ok) return review;
-  await decideReview(tx, reviewId, {
-    status: "cleared",
-    decidedBy: decision.operatorId,
-    reason: decision.reason,
-  }, now);
-  const moved = await applyMove(tx, review.value.payoutId, { kind: "clear_review" }, now, {
-    detail: `sanctions review ${reviewId} cleared: ${decision.reason}`,
-  });
+  const moved = await closeReview(tx, reviewId, "cleared", decision, now);
   if (!moved.ok) return moved;
   await requestSubmission(tx, moved.value, now);
   return ok({
@@ -215,18 +206,33 @@ export async function rejectReview(
   decision: { operatorId: string | null; reason: string },
   now: number,
 ): Promise<Result<ReviewDecision, ReviewRefusal>> {
+  const moved = await closeReview(tx, reviewId, "rejected", decision, now);
+  if (!moved.ok) return moved;
+  return ok({ review: (await findReview(tx, reviewId))!, payout: moved.value });
+}
+
+/** Closes an open review with the operator's decision and moves its payout accordingly. */
+async function closeReview(
+  tx: WriteTx,
+  reviewId: string,
+  status: "cleared" | "rejected",
+  decision: { operatorId: string | null; reason: string },
+  now: number,
+) {
   const review = await openReview(tx, reviewId);
   if (!review.ok) return review;
   await decideReview(tx, reviewId, {
-    status: "rejected",
+    status,
     decidedBy: decision.operatorId,
     reason: decision.reason,
   }, now);
-  const moved = await applyMove(tx, review.value.payoutId, { kind: "reject_review" }, now, {
-    detail: `sanctions review ${reviewId} rejected: ${decision.reason}`,
-  });
-  if (!moved.ok) return moved;
-  return ok({ review: (await findReview(tx, reviewId))!, payout: moved.value });
+  return await applyMove(
+    tx,
+    review.value.payoutId,
+    { kind: status === "cleared" ? "clear_review" : "reject_review" },
+    now,
+    { detail: `sanctions review ${reviewId} ${status}: ${decision.reason}` },
+  );
 }
 
 /** A list read from the files an operator gave, ready to load. */
