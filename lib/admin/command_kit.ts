@@ -3,6 +3,7 @@
  * it runs with, and the reach helpers (which environments and companies a command touches). The
  * tables themselves are lib/admin/commands.ts (the core) and one file per capability beside it.
  */
+import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
@@ -171,4 +172,23 @@ export function environmentFlag(
   return refuse("invalid_input", `--environment ${JSON.stringify(value)}: test or live`, {
     field: "environment",
   });
+}
+
+/**
+ * A path flag as an absolute path. The CLI resolves it against its working directory; through the
+ * running service's endpoint a relative path would land in the service's, so it is refused.
+ */
+export function pathFlag(
+  request: CommandRequest,
+  flags: Flags,
+  name: string,
+): Result<string, "invalid_input"> {
+  const value = flags[name];
+  if (isAbsolute(value)) return ok(value);
+  if (request.origin === "cli") return ok(resolve(value));
+  return refuse(
+    "invalid_input",
+    `--${name} ${JSON.stringify(value)}: give an absolute path, the running service opens it`,
+    { field: name },
+  );
 }

@@ -6,7 +6,6 @@
  * on, or looked in when it found nothing. Paths are read and written by the process that runs
  * the command: the CLI, or the running service through its loopback endpoint (absolute paths).
  */
-import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import { loadConfig } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
@@ -44,6 +43,7 @@ import {
   environmentReach,
   type Flags,
   objectReach,
+  pathFlag,
   type Reach,
 } from "./command_kit.ts";
 
@@ -94,24 +94,6 @@ const detailView = (file: AchFileDetail, environment: Environment) => ({
   ...fileView(file, environment),
   entries: file.entries.map(entryView),
 });
-
-/** A path flag as an absolute path; through the service's endpoint a relative one is refused. */
-function pathFlag(
-  request: CommandRequest,
-  flags: Flags,
-  name: string,
-): Result<string, "invalid_input"> {
-  const value = flags[name];
-  if (isAbsolute(value)) return ok(value);
-  if (request.origin === "cli") return ok(resolve(value));
-  return refuse(
-    "invalid_input",
-    `--${name} ${
-      JSON.stringify(value)
-    }: give an absolute path, the running service reads or writes it`,
-    { field: name },
-  );
-}
 
 /** The reach of a read of one file: its company (for the scope check), writing nothing. */
 async function fileReadReach(request: CommandRequest, f: Flags): Promise<Result<Reach>> {

@@ -1,38 +1,12 @@
 /** The operator commands of Operations: secrets:generate, migrate --check, backup and restore. */
-import { isAbsolute, resolve } from "node:path";
-import { ok, refuse, type Result } from "../platform/result.ts";
+import { ok } from "../platform/result.ts";
 import { loadConfig } from "../platform/config.ts";
 import { backupDatabases } from "../backup/service.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { checkMigrations } from "../backup/migration_check.ts";
 import { generateSecrets } from "../backup/secrets.ts";
 import type { BackupManifest } from "../backup/archive.ts";
-import {
-  type Command,
-  type CommandRequest,
-  type Flags,
-  reads,
-  readsEverything,
-} from "./command_kit.ts";
-
-/**
- * A path flag as an absolute path. The CLI resolves it against its working directory; through
- * the running service's endpoint a relative path would land in the service's, so it is refused.
- */
-function pathFlag(
-  request: CommandRequest,
-  flags: Flags,
-  name: string,
-): Result<string, "invalid_input"> {
-  const value = flags[name];
-  if (isAbsolute(value)) return ok(value);
-  if (request.origin === "cli") return ok(resolve(value));
-  return refuse(
-    "invalid_input",
-    `--${name} ${JSON.stringify(value)}: give an absolute path, the running service writes it`,
-    { field: name },
-  );
-}
+import { type Command, pathFlag, reads, readsEverything } from "./command_kit.ts";
 
 /** What an operator reads of a manifest: per database, its migration level and money rows. */
 function manifestView(manifest: BackupManifest) {

@@ -5,7 +5,7 @@
  * are read by the process that runs the command: the CLI, or the running service through its
  * loopback endpoint (absolute paths only).
  */
-import { basename, isAbsolute, resolve } from "node:path";
+import { basename } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -38,6 +38,7 @@ import {
   environmentReach,
   type Flags,
   objectReach,
+  pathFlag,
   type Reach,
   rowsIn,
 } from "./command_kit.ts";
@@ -46,22 +47,6 @@ import {
 const SETTINGS_FILE_BYTES_MAX = 1024 * 1024;
 /** An operator's reason for a sanctions decision, for the audit log. */
 const REVIEW_REASON_LENGTH_MAX = 500;
-
-/** A path flag as an absolute path; through the service's endpoint a relative one is refused. */
-function pathFlag(
-  request: CommandRequest,
-  flags: Flags,
-  name: string,
-): Result<string, "invalid_input"> {
-  const value = flags[name];
-  if (isAbsolute(value)) return ok(value);
-  if (request.origin === "cli") return ok(resolve(value));
-  return refuse(
-    "invalid_input",
-    `--${name} ${JSON.stringify(value)}: give an absolute path, the running service reads it`,
-    { field: name },
-  );
-}
 
 /** A file's bytes, refused when it is missing or larger than `bytesMax`. */
 async function readFileAtMost(
