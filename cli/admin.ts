@@ -27,6 +27,7 @@ import {
 } from "../db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
+import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import type { Result } from "../lib/platform/result.ts";
 
@@ -170,6 +171,7 @@ async function runLocally(
         now: Date.now(),
         keyGraceSeconds: config.limits.KEY_GRACE_SECONDS,
         secretBox,
+        runtimeSettings: runtimeSettingsOf(config),
         dev: config.dev,
         origin: "cli",
         sessionToken: session.token,

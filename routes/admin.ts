@@ -7,6 +7,7 @@
 import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
+import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
@@ -101,6 +102,7 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
         now: deps.clock.now(),
         keyGraceSeconds: deps.config.limits.KEY_GRACE_SECONDS,
         secretBox: deps.secretBox,
+        runtimeSettings: runtimeSettingsOf(deps.config),
         dev: deps.config.dev,
         origin: `http ${peerAddress(c)}`,
         sessionToken: c.req.header(OPERATOR_SESSION_HEADER) ?? null,

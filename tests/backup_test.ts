@@ -37,6 +37,7 @@ const request = (f: HttpFixture) => ({
   now: f.clock.now(),
   keyGraceSeconds: 86_400,
   secretBox: f.deps.secretBox,
+  runtimeSettings: { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
   dev: true,
   origin: "cli",
   sessionToken: null,

@@ -391,6 +391,7 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
           now: f.clock.now(),
           keyGraceSeconds: 86_400,
           secretBox: f.deps.secretBox,
+          runtimeSettings: { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
           // A dev-mode sandbox: a test-environment replay needs no operator session.
           dev: true,
           origin: "cli",
@@ -410,6 +411,7 @@ Deno.test("Surface A endpoints get every event in the webhookTrigger shape; an o
           now: f.clock.now(),
           keyGraceSeconds: 86_400,
           secretBox: f.deps.secretBox,
+          runtimeSettings: { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" },
           // A dev-mode sandbox: a test-environment replay needs no operator session.
           dev: true,
           origin: "cli",

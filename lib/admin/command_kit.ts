@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
+import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import type { Databases } from "../identity/admin.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -20,6 +21,8 @@ export interface CommandRequest {
   readonly now: number;
   readonly keyGraceSeconds: number;
   readonly secretBox: SecretBox;
+  /** The payout settings of the configuration (offer lifetime, BASE_URL for payee links). */
+  readonly runtimeSettings: RuntimeSettings;
   /** Dev mode (`deno task dev`): no TOTP, and test-only commands need no session. */
   readonly dev: boolean;
   /** `cli` when the CLI opened the databases itself; `http <address>` through the endpoint. */

@@ -31,6 +31,7 @@ import {
 import { lineTieOut, verifyLedger } from "../ledger/reports.ts";
 import { findJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
 import type { AuditActor } from "../audit/store.ts";
 import {
@@ -1307,7 +1308,10 @@ export async function runAdminCommand(
 }
 
 /** What a command that opens no database runs with: neither databases nor a sealing key. */
-export type RequestWithoutDatabases = Omit<CommandRequest, "databases" | "secretBox">;
+export type RequestWithoutDatabases = Omit<
+  CommandRequest,
+  "databases" | "secretBox" | "runtimeSettings"
+>;
 
 /** A stand-in for what such a command was not given: any use is a programmer error. */
 function notOpened<T extends object>(name: string, what: string): T {
@@ -1341,6 +1345,7 @@ export async function runWithoutDatabases(
     ...request,
     databases,
     secretBox,
+    runtimeSettings: notOpened<RuntimeSettings>(name, "runtimeSettings"),
     operatorDeps: { databases, secretBox, dev: request.dev },
     operator: null,
     actor: actorOf(null, request.origin),

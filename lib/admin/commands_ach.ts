@@ -7,10 +7,9 @@
  * the command: the CLI, or the running service through its loopback endpoint (absolute paths).
  */
 import type { Environment } from "../platform/config.ts";
-import { loadConfig } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../payouts/runtime.ts";
+import { payoutRuntime } from "../payouts/runtime.ts";
 import { appendAudit } from "../audit/store.ts";
 import {
   type AchFileActionResult,
@@ -118,13 +117,11 @@ const fileChangeReach = objectReach(
 
 /** What the file services need: the environment's database, its payout runtime, the live database. */
 function fileDeps(ctx: CommandContext, environment: Environment): AchFileDeps {
-  // The settings of the process that runs the command (its BASE_URL for links in payee notices).
-  const config = loadConfig(Deno.env.toObject(), { dev: true });
   return {
     database: ctx.databases[environment],
     environment,
     secretBox: ctx.secretBox,
-    runtime: payoutRuntime(environment, runtimeSettingsOf(config)),
+    runtime: payoutRuntime(environment, ctx.runtimeSettings),
     liveDatabase: ctx.databases.live,
   };
 }
