@@ -8,7 +8,7 @@
  * an operator takes it from processed/. A file whose import failed (storage) stays for the next
  * poll. The server being unreachable is logged and the next poll tries again.
  */
-import { scheduleJob } from "../../db/scheduler_store.ts";
+import { findOpenJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SftpTarget } from "./bank_settings.ts";
@@ -30,17 +30,10 @@ export async function ensureInboundPolling(
   companyId: string,
   now: number,
 ): Promise<void> {
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs
-          WHERE company_id = ? AND kind = ? AND subject_id = ? AND done_at IS NULL LIMIT 1`,
-    args: [companyId, INBOUND_POLL_JOB, companyId],
-  });
-  if (rows.length > 0) return;
-  await scheduleJob(
-    tx,
-    { companyId, kind: INBOUND_POLL_JOB, subjectId: companyId, dueAt: now },
-    now,
-  );
+  const poll = { companyId, kind: INBOUND_POLL_JOB, subjectId: companyId };
+  // A parked poll is an operator's to retry (jobs:retry), as every parked job.
+  if (await findOpenJob(tx, poll) !== null) return;
+  await scheduleJob(tx, { ...poll, dueAt: now }, now);
 }
 
 /** The handler of `ach.poll_inbound` (subject: the company id); it schedules the next poll. */
