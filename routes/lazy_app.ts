@@ -6,7 +6,7 @@
  * every request, health and readiness included, exactly as in tests.
  */
 import type { Database } from "../db/client.ts";
-import { databaseReadiness } from "../lib/admin/service.ts";
+import { serviceReadiness } from "../lib/admin/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { accessLogEntry } from "./access_log.ts";
@@ -35,19 +35,7 @@ type HealthAnswer = (
 
 const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
-  "/readyz": async (databases) => {
-    const checks: Record<string, string> = {};
-    let ready = true;
-    for (const [environment, database] of Object.entries(databases)) {
-      const readiness = await databaseReadiness(database);
-      checks[environment] = readiness.check;
-      ready &&= readiness.ready;
-    }
-    return {
-      status: ready ? 200 : 503,
-      body: { status: ready ? "ready" : "not_ready", databases: checks },
-    };
-  },
+  "/readyz": (databases) => serviceReadiness(databases),
 };
 
 /** The request id a request brings, when hono's requestId would keep it; else a new one. */

@@ -3,7 +3,7 @@
  * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
  */
 import { Hono } from "hono";
-import { databaseReadiness } from "../lib/admin/service.ts";
+import { serviceReadiness } from "../lib/admin/service.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -14,14 +14,8 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
-    const checks: Record<string, string> = {};
-    let ready = true;
-    for (const [environment, database] of Object.entries(deps.databases)) {
-      const readiness = await databaseReadiness(database);
-      checks[environment] = readiness.check;
-      ready &&= readiness.ready;
-    }
-    return c.json({ status: ready ? "ready" : "not_ready", databases: checks }, ready ? 200 : 503);
+    const { status, body } = await serviceReadiness(deps.databases);
+    return c.json(body, status);
   });
   app.get("/metrics", (c) => {
     const required = deps.config.metricsToken;

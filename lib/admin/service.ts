@@ -18,3 +18,20 @@ export async function databaseReadiness(
     };
   }
 }
+
+/** /readyz's answer: ready when every database is, with each one's check by environment. */
+export async function serviceReadiness(
+  databases: Readonly<Record<string, Database>>,
+): Promise<{ status: 200 | 503; body: { status: string; databases: Record<string, string> } }> {
+  const checks: Record<string, string> = {};
+  let ready = true;
+  for (const [environment, database] of Object.entries(databases)) {
+    const readiness = await databaseReadiness(database);
+    checks[environment] = readiness.check;
+    ready &&= readiness.ready;
+  }
+  return {
+    status: ready ? 200 : 503,
+    body: { status: ready ? "ready" : "not_ready", databases: checks },
+  };
+}
