@@ -154,6 +154,13 @@ async function keyEnvironments(request: CommandRequest, flags: Flags): Promise<E
   return reach.ok ? [...reach.value.writes] : [];
 }
 
+/** The environments an --environment flag names: the one given, or both when it is left out. */
+function environmentsFlag(flags: Flags): Result<Environment[], "invalid_input"> {
+  if (flags.environment === undefined) return ok(["live", "test"]);
+  const one = environmentFlag(flags, "live");
+  return one.ok ? ok([one.value]) : one;
+}
+
 /** The line of a company named by TIN and line code. */
 async function findLineByCode(
   ctx: CommandContext,
@@ -1068,13 +1075,9 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     role: "viewer",
     reach: reads,
     run: async (ctx, f) => {
-      const environments: Environment[] = [];
-      if (f.environment === undefined) environments.push("live", "test");
-      else {
-        const one = environmentFlag(f, "live");
-        if (!one.ok) return one;
-        environments.push(one.value);
-      }
+      const named = environmentsFlag(f);
+      if (!named.ok) return named;
+      const environments = named.value;
       const since = timeFlag(f, "since");
       if (!since.ok) return since;
       const until = timeFlag(f, "until");
@@ -1106,13 +1109,9 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     role: "viewer",
     reach: readsEverything,
     run: async (ctx, f) => {
-      const environments: Environment[] = [];
-      if (f.environment === undefined) environments.push("live", "test");
-      else {
-        const one = environmentFlag(f, "live");
-        if (!one.ok) return one;
-        environments.push(one.value);
-      }
+      const named = environmentsFlag(f);
+      if (!named.ok) return named;
+      const environments = named.value;
       const report = await verifyAudit(ctx.databases, environments);
       const broken = environments.filter((environment) => report[environment].broken !== null);
       if (broken.length > 0) {
