@@ -793,3 +793,157 @@ export const auditLog = sqliteTable("audit_log", {
   index("audit_log_operator").on(t.operatorId, t.seq),
   index("audit_log_object").on(t.objectId, t.seq),
 ]);
+
+/**
+ * The check register of a company in this database's environment: every number it gave, once.
+ * A payout paid by check (postal or digital) takes the next number when it is submitted; the
+ * number stays with that submission whatever becomes of it. `issued` until the bank reports it
+ * `paid`, an operator voids it, or it goes `stale` (CHECK_STALE_DAYS after issue).
+ */
+export const checks = sqliteTable("checks", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  checkNumber: integer("check_number").notNull(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  /** The payout submission's idempotency reference (payout id + submission number). */
+  reference: text("reference").notNull(),
+  kind: text("kind", { enum: ["postal", "digital"] }).notNull(),
+  amountCents: integer("amount_cents").notNull(),
+  payeeName: text("payee_name").notNull(),
+  /** The claim id printed as the memo. */
+  memo: text("memo"),
+  /** Postal checks: the postage code printed on the mailing line and carried in the check file. */
+  postageCode: text("postage_code"),
+  status: text("status", { enum: ["issued", "paid", "voided", "stale"] }).notNull(),
+  /** Bank-local issue date, YYYY-MM-DD. */
+  issueDate: text("issue_date").notNull(),
+  issuedAt: integer("issued_at").notNull(),
+  /** The positive-pay file that told the bank of the issue; null until one was built. */
+  issueFileId: text("issue_file_id").references(() => railBatches.id),
+  /** The print file the check is in (postal checks); null until one was built. */
+  printFileId: text("print_file_id").references(() => railBatches.id),
+  paidDate: text("paid_date"),
+  paidAmountCents: integer("paid_amount_cents"),
+  paidAt: integer("paid_at"),
+  voidedAt: integer("voided_at"),
+  voidReason: text("void_reason"),
+  voidedBy: text("voided_by"),
+  /** The positive-pay file that told the bank of the void; the payout is re-offered only after it was sent. */
+  voidFileId: text("void_file_id").references(() => railBatches.id),
+  staleAt: integer("stale_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("checks_company_number").on(t.companyId, t.checkNumber),
+  uniqueIndex("checks_reference").on(t.reference),
+  index("checks_payout").on(t.payoutId),
+  index("checks_company_status").on(t.companyId, t.status, t.issuedAt),
+  check("checks_amount_positive", sql`${t.amountCents} > 0`),
+  check("checks_number_positive", sql`${t.checkNumber} > 0`),
+]);
+
+/** The next check number of each company's check account in this environment. */
+export const checkSequences = sqliteTable("check_sequences", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  nextNumber: integer("next_number").notNull(),
+});
+
+/**
+ * A check file: the content of a rail_batches row of a check rail (`check_positive_pay`,
+ * `check_print`), immutable once built, sealed because it holds the account number.
+ */
+export const checkFiles = sqliteTable("check_files", {
+  batchId: text("batch_id").primaryKey().references(() => railBatches.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  kind: text("kind", { enum: ["positive_pay", "print"] }).notNull(),
+  /** A print file's positive-pay file: it is released only after that one was sent. */
+  positivePayFileId: text("positive_pay_file_id").references(() => railBatches.id),
+  contentSealed: text("content_sealed").notNull(),
+  sha256: text("sha256").notNull(),
+  byteSize: integer("byte_size").notNull(),
+  fileName: text("file_name").notNull(),
+  issueCount: integer("issue_count").notNull(),
+  voidCount: integer("void_count").notNull(),
+  totalCents: integer("total_cents").notNull(),
+  createdAt: createdAt(),
+}, (t) => [index("check_files_company_created").on(t.companyId, t.createdAt)]);
+
+/** Every imported paid-items file, once per company: a file imported again changes nothing. */
+export const checkPaidImports = sqliteTable("check_paid_imports", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  sha256: text("sha256").notNull(),
+  source: text("source", { enum: ["sftp", "cli", "console", "sandbox_bank"] }).notNull(),
+  fileName: text("file_name").notNull(),
+  itemCount: integer("item_count").notNull(),
+  matchedCount: integer("matched_count").notNull(),
+  exceptionCount: integer("exception_count").notNull(),
+  /** JSON: the items not matched cleanly, each with its reason. */
+  report: text("report").notNull(),
+  importedBy: text("imported_by"),
+  importedAt: integer("imported_at").notNull(),
+}, (t) => [uniqueIndex("check_paid_imports_sha").on(t.companyId, t.sha256)]);
+
+/**
+ * A paid item that did not match its check cleanly (another amount, a voided or stale check, an
+ * unknown number): never completed silently; an operator resolves it, audited.
+ */
+export const checkExceptions = sqliteTable("check_exceptions", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  importId: text("import_id").notNull().references(() => checkPaidImports.id),
+  checkNumber: integer("check_number").notNull(),
+  /** Null for a number the register never gave. */
+  checkId: text("check_id").references(() => checks.id),
+  kind: text("kind", { enum: ["amount_mismatch", "voided", "stale", "unknown", "duplicate"] })
+    .notNull(),
+  paidAmountCents: integer("paid_amount_cents").notNull(),
+  paidDate: text("paid_date").notNull(),
+  status: text("status", { enum: ["open", "resolved"] }).notNull(),
+  resolution: text("resolution"),
+  /** The ledger transaction the resolution posted, if any. */
+  ledgerTransactionId: text("ledger_transaction_id"),
+  resolvedBy: text("resolved_by"),
+  resolvedAt: integer("resolved_at"),
+  createdAt: createdAt(),
+}, (t) => [index("check_exceptions_company_status").on(t.companyId, t.status)]);
+
+/** A company's PayPal Payouts settings in this environment (client id, secret, base URL, webhook id), sealed. */
+export const paypalSettings = sqliteTable("paypal_settings", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  settingsSealed: text("settings_sealed").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+  updatedBy: text("updated_by"),
+  updatedAt: integer("updated_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * PayPal's side of a batch entry of the `paypal` rail (a PayPal or Venmo payout item): the item
+ * PayPal made of it and the latest state PayPal reported when asked (never a webhook body).
+ */
+export const paypalItems = sqliteTable("paypal_items", {
+  entryId: text("entry_id").primaryKey().references(() => railBatchEntries.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  batchId: text("batch_id").notNull().references(() => railBatches.id),
+  recipientWallet: text("recipient_wallet", { enum: ["PAYPAL", "VENMO"] }).notNull(),
+  payoutItemId: text("payout_item_id"),
+  transactionStatus: text("transaction_status"),
+  /** PayPal's error name for a failed item (RECEIVER_UNREGISTERED, …). */
+  errorName: text("error_name"),
+  checkedAt: integer("checked_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("paypal_items_item").on(t.payoutItemId),
+  index("paypal_items_batch").on(t.batchId),
+]);
+
+/** Verified PayPal webhook notices, once per PayPal event id; a job re-reads the item from PayPal. */
+export const paypalNotices = sqliteTable("paypal_notices", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  eventType: text("event_type").notNull(),
+  /** The payout item or batch id the notice names. */
+  resourceId: text("resource_id").notNull(),
+  receivedAt: integer("received_at").notNull(),
+  processedAt: integer("processed_at"),
+});
