@@ -54,9 +54,11 @@ const largeLive = (allowed: number[]) => ({
   ],
 });
 
+const NO_LIVE_RAILS = { ach: false, check: false, digitalCheck: false, paypal: false };
+
 Deno.test("payable methods: live pays ACH only, and only with bank settings; test pays everything", () => {
-  assert.deepEqual([...livePayableMethodIds({ ach: false })], []);
-  assert.deepEqual([...livePayableMethodIds({ ach: true })], [1]);
+  assert.deepEqual([...livePayableMethodIds(NO_LIVE_RAILS)], []);
+  assert.deepEqual([...livePayableMethodIds({ ...NO_LIVE_RAILS, ach: true })], [1]);
 });
 
 Deno.test("POST /api/disbursements in live: no payable method is a 400 naming the methods and the field; nothing is written", async () => {

@@ -7,14 +7,31 @@
  */
 import type { SqlReader } from "../../db/writer.ts";
 import { hasAchRail } from "../ach/bank_store.ts";
+import { hasCheckRail, hasDigitalCheckRail } from "../checks/settings_store.ts";
+import { hasPaypalRail } from "../paypal/settings_store.ts";
 import type { Environment } from "../platform/config.ts";
 import { type Refusal, refuse } from "../platform/result.ts";
 import { sanctionsListLoaded } from "../sanctions/service.ts";
 import { modalities, modalityOf } from "./states.ts";
 
+/** Which live rails a company has configured. */
+export interface LiveRails {
+  readonly ach: boolean;
+  readonly check: boolean;
+  readonly digitalCheck: boolean;
+  /** PayPal's Payouts API pays both PayPal and Venmo recipients. */
+  readonly paypal: boolean;
+}
+
 /** The method ids live rails can pay, given which of them the company has configured. */
-export function livePayableMethodIds(rails: { readonly ach: boolean }): ReadonlySet<number> {
-  return new Set(rails.ach ? [modalityOf("ach")!.id] : []);
+export function livePayableMethodIds(rails: LiveRails): ReadonlySet<number> {
+  const codes = [
+    ...(rails.ach ? ["ach"] : []),
+    ...(rails.check ? ["check"] : []),
+    ...(rails.digitalCheck ? ["digital_check"] : []),
+    ...(rails.paypal ? ["paypal", "venmo"] : []),
+  ];
+  return new Set(codes.map((code) => modalityOf(code)!.id));
 }
 
 /** Every method id: the test environment's sandbox rails pay them all. */
@@ -27,7 +44,13 @@ export async function payableMethodIds(
   companyId: string,
 ): Promise<ReadonlySet<number>> {
   if (environment === "test") return EVERY_METHOD;
-  return livePayableMethodIds({ ach: await hasAchRail(reader, environment, companyId) });
+  // One after another: the reader may be a write unit's transaction.
+  return livePayableMethodIds({
+    ach: await hasAchRail(reader, environment, companyId),
+    check: await hasCheckRail(reader, environment, companyId),
+    digitalCheck: await hasDigitalCheckRail(reader, environment, companyId),
+    paypal: await hasPaypalRail(reader, environment, companyId),
+  });
 }
 
 /** The allowed methods the company can pay, in the order given. */

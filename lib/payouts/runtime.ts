@@ -9,6 +9,8 @@ import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
 import { unconfiguredLiveRail } from "../rails/live.ts";
 import { achRail, type AchTransport, sandboxBankTransport, sftpTransport } from "../ach/rail.ts";
+import { checkRail } from "../checks/rail.ts";
+import { paypalRail } from "../paypal/rail.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
@@ -59,7 +61,13 @@ export function railsOf(deps: RailDeps): RailDirectory {
     ...deps,
     transport: deps.achTransport ?? (test ? sandboxBankTransport : sftpTransport),
   });
-  return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, { ach });
+  const check = checkRail(deps);
+  const paypal = paypalRail(deps);
+  return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
+    ach,
+    ...(check ? { check, digital_check: check } : {}),
+    ...(paypal ? { paypal, venmo: paypal } : {}),
+  });
 }
 
 /** The job handlers of an environment's database, on its rails. */
