@@ -9,6 +9,9 @@ import { RateLimiter } from "../lib/platform/rate_limit.ts";
 import { accessLogEntry } from "./access_log.ts";
 import { adminRoutes } from "./admin.ts";
 import { achFileRoutes } from "./api/ach.ts";
+import { checkRoutes } from "./api/checks.ts";
+import { consoleRoutes } from "./console/mod.tsx";
+import { paypalWebhookRoutes } from "./paypal.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
@@ -162,6 +165,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
   app.route("/documents", documentLinkRoutes(deps, documentLinks));
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
+  app.route("/console", consoleRoutes(deps));
+  app.route("/rails/paypal", paypalWebhookRoutes(deps));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));
@@ -172,6 +177,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/documents", apiDocumentRoutes(deps));
   app.route("/api/simple-payments", apiSimplePaymentRoutes(deps));
   app.route("/api/ach", achFileRoutes(deps));
+  app.route("/api", checkRoutes(deps));
   app.route(
     "/api/webhooks",
     webhookRoutes(deps, {
