@@ -55,6 +55,8 @@ import {
 import { achCommands } from "./commands_ach.ts";
 import { bankCommands } from "./commands_bank.ts";
 import { backupCommands } from "./commands_backup.ts";
+import { checkCommands } from "./commands_checks.ts";
+import { paypalCommands } from "./commands_paypal.ts";
 import {
   AUDIT_LISTED_DEFAULT,
   AUDIT_LISTED_MAX,
@@ -1174,11 +1176,13 @@ export const coreCommands: Readonly<Record<string, Command>> = {
   },
 };
 
-/** Every command: the core table and one table per capability (bank, ACH files, backups). */
+/** Every command: the core table and one table per capability (bank, ACH files, checks, PayPal, backups). */
 export const adminCommands: Readonly<Record<string, Command>> = {
   ...coreCommands,
   ...bankCommands,
   ...achCommands,
+  ...checkCommands,
+  ...paypalCommands,
   ...backupCommands,
 };
 
