@@ -55,6 +55,7 @@ import {
 import { achCommands } from "./commands_ach.ts";
 import { bankCommands } from "./commands_bank.ts";
 import { backupCommands } from "./commands_backup.ts";
+import { outboxCommands } from "./commands_outbox.ts";
 import { checkCommands } from "./commands_checks.ts";
 import { paypalCommands } from "./commands_paypal.ts";
 import {
@@ -1176,7 +1177,7 @@ export const coreCommands: Readonly<Record<string, Command>> = {
   },
 };
 
-/** Every command: the core table and one table per capability (bank, ACH files, checks, PayPal, backups). */
+/** Every command: the core table and one table per capability (bank, ACH files, checks, PayPal, backups, outboxes). */
 export const adminCommands: Readonly<Record<string, Command>> = {
   ...coreCommands,
   ...bankCommands,
@@ -1184,6 +1185,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...checkCommands,
   ...paypalCommands,
   ...backupCommands,
+  ...outboxCommands,
 };
 
 /** Optional flags of every table: every other flag of a command is required unless it says so. */
