@@ -33,6 +33,7 @@ import {
 import { insertOperatorAudited, type OperatorDeps } from "./service.ts";
 import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { bankFileApprovedActions } from "../ach/file_approvals.ts";
+import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 
 /** Approvals one listing shows at most. */
 export const APPROVALS_LISTED_MAX = 100;
@@ -144,7 +145,7 @@ const createAdmin: ApprovedAction = async (tx, approval, { deps, actor, now }) =
   return created.ok ? ok({ operator_id: created.value.id, email: created.value.email }) : created;
 };
 
-/** What each kind runs once approved; bank settings and bank files bring their own (lib/ach). */
+/** What each kind runs once approved; bank settings and files (lib/ach) and PayPal settings (lib/paypal) bring their own. */
 const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "wire.receive": fundingAction("wire:receive"),
   "funding.return": fundingAction("funding:return"),
@@ -152,6 +153,7 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "operator.create_admin": createAdmin,
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
+  ...paypalSettingsApprovedActions,
 };
 
 export interface ApprovalRequest {

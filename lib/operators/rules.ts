@@ -135,6 +135,7 @@ export const APPROVAL_KINDS = {
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",
   "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",
+  "paypal_settings.change": "change a company's PayPal Payouts settings",
 } as const;
 export type ApprovalKind = keyof typeof APPROVAL_KINDS;
 

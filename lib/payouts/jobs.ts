@@ -331,6 +331,8 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       const rail = rails.forModality(submission.modality);
       if (rail.shape === "per_payout") return { rail, submission };
       if (!await rail.configured(tx, payout.companyId)) {
+        // The sandbox stays a full replica: a test company without the provider's settings is paid by it.
+        if (runtime.environment === "test") return { rail: rails.perPayout, submission };
         return await refuseSubmission(
           "rail_not_configured",
           `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,

@@ -48,6 +48,8 @@ export interface RailDeps {
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
   readonly achTransport?: AchTransport;
+  /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
+  readonly paypalTimeoutMs?: number;
 }
 
 /**
@@ -76,7 +78,7 @@ export function jobHandlersOf(
   settings: RuntimeSettings,
   database: Database,
   secretBox: SecretBox,
-  options: { readonly achTransport?: AchTransport } = {},
+  options: { readonly achTransport?: AchTransport; readonly paypalTimeoutMs?: number } = {},
 ): JobHandlers {
   const runtime = payoutRuntime(environment, settings);
   const deps = { environment, database, secretBox, runtime };

@@ -71,6 +71,11 @@ export interface PayoutRail {
 /** The rails of one environment: which rail takes a payout of each method. */
 export interface RailDirectory {
   forModality(modality: ModalityCode): PayoutRail | BatchRail;
+  /**
+   * The environment's per-payout rail (the sandbox in test, the unconfigured rail in live): in
+   * test it pays a method whose batch rail the company has not configured (PayPal without settings).
+   */
+  readonly perPayout: PayoutRail;
   /** The batch rail of that name. */
   batchRail(name: string): BatchRail | undefined;
   /** Every batch rail, for their jobs. */
@@ -90,6 +95,7 @@ export function railDirectory(
   const byName = new Map(Object.values(batchRails).map((rail) => [rail.name, rail]));
   return {
     forModality: (modality) => batchRails[modality] ?? perPayout,
+    perPayout,
     batchRail: (name) => byName.get(name),
     batchRails: () => [...byName.values()],
   };
