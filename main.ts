@@ -4,7 +4,7 @@
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
 import { Metrics } from "./lib/platform/metrics.ts";
-import { type Database, openEnvironmentDatabases } from "./db/client.ts";
+import { type Database, DatabaseStartError, openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
@@ -21,8 +21,6 @@ import { createLazyApp } from "./routes/lazy_app.ts";
 
 /** How often the in-process loop looks for due jobs. */
 const SCHEDULER_INTERVAL_MS = 1000;
-/** How long a line-key lookup is reused; bounds how late another node's revocation is seen. */
-const CREDENTIAL_CACHE_TTL_MS = 5000;
 const CREDENTIAL_CACHE_ENTRIES_MAX = 10_000;
 /** How often due webhook deliveries are looked for, how many at once, over how many endpoints. */
 const DISPATCHER_INTERVAL_MS = 500;
@@ -108,8 +106,15 @@ async function main(): Promise<void> {
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
 
-  // drizzle and the schema load with the routes and the workers, not at start.
-  const databases = await openEnvironmentDatabases(config, { loadQueryLayer: dev });
+  // drizzle and the schema load with the routes and the workers, not at start. A database that
+  // cannot be used stops the start here, before anything listens or runs.
+  let databases: Record<Environment, Database>;
+  try {
+    databases = await openEnvironmentDatabases(config, { loadQueryLayer: dev });
+  } catch (error) {
+    if (error instanceof DatabaseStartError) fail(`cannot start: ${error.message}`, 2);
+    throw error;
+  }
 
   let credentials: SandboxCredentials | null = null;
   if (dev) {
@@ -286,7 +291,8 @@ async function buildRuntime(deps: {
     clock: systemClock,
     secretBox,
     lineKeyCache: new CredentialCache({
-      ttlMs: CREDENTIAL_CACHE_TTL_MS,
+      // Bounds how late a revocation made through another node is seen here.
+      ttlMs: config.limits.CREDENTIAL_CACHE_TTL_MS,
       entriesMax: CREDENTIAL_CACHE_ENTRIES_MAX,
     }),
     jobHandlers,

@@ -1,7 +1,10 @@
 /**
  * Opens one environment's database: the single group-commit writer connection, a read
- * connection, and the committed drizzle-kit migrations applied at start. A `file:` URL is the
- * embedded default; `libsql://` and http(s) URLs reach a libSQL server with the same code.
+ * connection, and the committed drizzle-kit migrations. A `file:` URL is the embedded default,
+ * migrated at start (this process holds the DATA_DIR lock). `libsql://` and http(s) URLs reach a
+ * libSQL server that several nodes share: a node checks the server answers and carries every
+ * migration of its code, and refuses to start otherwise; `deno task admin migrate` applies them
+ * once, under a lock in the database.
  */
 import type { Client } from "@libsql/client";
 import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
@@ -16,6 +19,11 @@ export const migrationsFolder = new URL("./migrations", import.meta.url).pathnam
 export interface Database {
   readonly environment: Environment;
   readonly url: string;
+  /**
+   * True for a libSQL server, which other nodes write too: what this process holds in memory
+   * (a running idempotency key, a cached row) decides nothing there; the database does.
+   */
+  readonly shared: boolean;
   readonly writer: GroupCommitWriter;
   /** Reads of committed data; never used to decide a write (that read belongs in the unit). */
   readonly read: Db;
@@ -43,7 +51,18 @@ export interface OpenOptions {
   readonly loadQueryLayer?: boolean;
 }
 
-/** Opens, configures and migrates a database. */
+/**
+ * A database the configuration names cannot be used: unreachable, refusing the credentials, or
+ * on other migrations than the code. The service says this at start and does not start.
+ */
+export class DatabaseStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatabaseStartError";
+  }
+}
+
+/** Opens, configures and migrates a database (a libSQL server is checked, never migrated). */
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   const local = options.url.startsWith("file:");
   if (local) await ensureParentDir(options.url);
@@ -64,17 +83,18 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await writeClient.execute("PRAGMA foreign_keys=ON");
     await writeClient.execute("PRAGMA temp_store=MEMORY");
     await assertDurable(writeClient);
+    // Most starts find nothing to apply: the migrator (and its module) is loaded only when the
+    // journal holds a migration the database has not seen.
+    if (await hasUnappliedMigrations(writeClient)) await runMigrator(writeClient);
+    await assertDurable(writeClient);
+  } else {
+    try {
+      await assertServerReady(writeClient, options);
+    } catch (error) {
+      writeClient.close();
+      throw error;
+    }
   }
-  // Most starts find nothing to apply: the migrator (and its module) is loaded only when the
-  // journal holds a migration the database has not seen.
-  if (await hasUnappliedMigrations(writeClient)) {
-    const [{ migrate }, { drizzle }] = await Promise.all([
-      import("drizzle-orm/libsql/migrator"),
-      import("./drizzle.ts"),
-    ]);
-    await migrate(drizzle(writeClient), { migrationsFolder });
-  }
-  if (local) await assertDurable(writeClient);
 
   let readClient = writeClient;
   if (local) {
@@ -91,6 +111,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   return {
     environment: options.environment,
     url: options.url,
+    shared: !local,
     writer,
     get read() {
       return read ??= drizzleOver(readClient);
@@ -120,7 +141,14 @@ export async function openEnvironmentDatabases(
       readCacheEntries: config.limits.READ_CACHE_ENTRIES,
       loadQueryLayer: options.loadQueryLayer,
     });
-  return { test: await open("test"), live: await open("live") };
+  const test = await open("test");
+  try {
+    return { test, live: await open("live") };
+  } catch (error) {
+    // Nothing starts half-way: the database already open is closed again.
+    await test.close();
+    throw error;
+  }
 }
 
 /** One committed migration: its tag (the SQL file's name) and its journal time. */
@@ -192,4 +220,154 @@ async function ensureParentDir(url: string): Promise<void> {
   if (path === ":memory:" || path === "") return;
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
   if (dir) await Deno.mkdir(dir, { recursive: true });
+}
+
+async function runMigrator(client: Client): Promise<void> {
+  const [{ migrate }, { drizzle }] = await Promise.all([
+    import("drizzle-orm/libsql/migrator"),
+    import("./drizzle.ts"),
+  ]);
+  await migrate(drizzle(client), { migrationsFolder });
+}
+
+/** The server URL as logs and errors may show it: no query (a token may travel there). */
+export function serverWhere(url: string): string {
+  return url.replace(/\?.*$/, "");
+}
+
+/** The setting that names this environment's database. */
+const urlSetting = (environment: Environment) => `DATABASE_URL_${environment.toUpperCase()}`;
+
+/** How many committed migrations the database records, and the journal time of its newest. */
+async function appliedMigrations(
+  client: Client,
+): Promise<{ count: number; newest: number | null }> {
+  const { rows } = await client.execute(
+    "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'",
+  );
+  if (Number(rows[0].n) === 0) return { count: 0, newest: null };
+  const applied = await client.execute(
+    "SELECT count(*) AS n, max(created_at) AS newest FROM __drizzle_migrations",
+  );
+  const newest = applied.rows[0].newest;
+  return { count: Number(applied.rows[0].n), newest: newest === null ? null : Number(newest) };
+}
+
+/**
+ * A libSQL server is usable when it answers with these credentials and records exactly the
+ * migrations of this code. Several nodes share it, so none migrates it at start: a node on newer
+ * code than the database would change it under nodes still running the older code.
+ */
+async function assertServerReady(
+  client: Client,
+  options: Pick<OpenOptions, "environment" | "url">,
+): Promise<void> {
+  const setting = `${urlSetting(options.environment)} (${serverWhere(options.url)})`;
+  let applied;
+  try {
+    applied = await appliedMigrations(client);
+  } catch (error) {
+    throw new DatabaseStartError(serverFailureMessage(setting, error));
+  }
+  const journal = await migrationJournal();
+  const newestKnown = Math.max(...journal.map((entry) => entry.when));
+  if (applied.newest !== null && applied.newest > newestKnown) {
+    throw new DatabaseStartError(
+      `${setting} records migrations newer than this code knows (${applied.count} applied, ` +
+        `${journal.length} in this code's journal): a newer version migrated it; run that version`,
+    );
+  }
+  const pending = migrationsToRun(journal, applied.newest);
+  if (pending.length > 0) {
+    throw new DatabaseStartError(
+      `${setting} is on an older migration than this code: ${applied.count} of ` +
+        `${journal.length} applied, ${pending.length} to apply (${
+          pending.map((entry) => entry.tag).join(", ")
+        }). Nodes never migrate a shared libSQL server at start: run \`deno task admin migrate\` ` +
+        "once with this code and the same DATABASE_URL_* settings, then start the nodes",
+    );
+  }
+}
+
+/** Says why a libSQL server could not be used, naming the setting and what to check. */
+function serverFailureMessage(setting: string, error: unknown): string {
+  let status: number | null = null;
+  const messages: string[] = [];
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    messages.push(current.message);
+    const candidate = (current as { status?: unknown }).status;
+    if (typeof candidate === "number") status = candidate;
+    current = current.cause;
+  }
+  const detail = messages[0] ?? String(error);
+  if (status === 401 || status === 403 || messages.some((m) => /\b(401|403)\b/.test(m))) {
+    return `${setting} refused the credentials (${detail}): set DATABASE_AUTH_TOKEN to a token ` +
+      "this libSQL server accepts";
+  }
+  if (error instanceof TypeError || messages.some((m) => /fetch failed|connect|refused/i.test(m))) {
+    return `${setting} is unreachable (${detail}): check the URL and that the libSQL server runs`;
+  }
+  return `${setting} failed its first query (${detail})`;
+}
+
+/** How long a `deno task admin migrate` holds the database's migration lock at most. */
+export const MIGRATION_LOCK_LEASE_MS = 600_000;
+/** How often a migrator waiting for the lock looks again. */
+const MIGRATION_LOCK_POLL_MS = 200;
+
+/** What one migrator did to one database. */
+export interface MigrationRun {
+  /** Migrations this run applied (0 when another run had applied them). */
+  readonly appliedNow: number;
+  /** Migrations the database records afterwards. */
+  readonly applied: number;
+}
+
+/**
+ * Applies this code's pending migrations to a libSQL server once, however many migrators run at
+ * the same time: each takes the lock row of `__migration_lock` (one write; the holder's lease
+ * frees it if the holder dies), looks under the lock what is pending, migrates, and releases it.
+ * A migrator that finds the lock held waits up to `waitMs`, then finds nothing left to apply.
+ */
+export async function migrateServerUnderLock(
+  client: Client,
+  options: { holder: string; leaseMs?: number; waitMs?: number; now?: () => number },
+): Promise<MigrationRun> {
+  const leaseMs = options.leaseMs ?? MIGRATION_LOCK_LEASE_MS;
+  const now = options.now ?? Date.now;
+  const giveUpAt = now() + (options.waitMs ?? leaseMs + MIGRATION_LOCK_POLL_MS * 5);
+  await client.execute(`CREATE TABLE IF NOT EXISTS __migration_lock (
+    id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, lease_until INTEGER NOT NULL)`);
+  for (;;) {
+    const taken = await client.execute({
+      sql: `INSERT INTO __migration_lock (id, holder, lease_until) VALUES (1, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+            WHERE __migration_lock.lease_until <= ?
+            RETURNING holder`,
+      args: [options.holder, now() + leaseMs, now()],
+    });
+    if (taken.rows.length === 1) break;
+    if (now() >= giveUpAt) {
+      const { rows } = await client.execute("SELECT holder, lease_until FROM __migration_lock");
+      throw new Error(
+        `the migration lock is held by ${rows[0]?.holder} until ${
+          new Date(Number(rows[0]?.lease_until)).toISOString()
+        }: another migration runs; try again after it`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+  }
+  try {
+    const before = await appliedMigrations(client);
+    if (migrationsToRun(await migrationJournal(), before.newest).length > 0) {
+      await runMigrator(client);
+    }
+    const after = await appliedMigrations(client);
+    return { appliedNow: after.count - before.count, applied: after.count };
+  } finally {
+    await client.execute({
+      sql: "DELETE FROM __migration_lock WHERE holder = ?",
+      args: [options.holder],
+    });
+  }
 }

@@ -1,9 +1,10 @@
 /**
  * A short-lived memory of line-key lookups, so an authenticated request does not read the key and
- * its line from the database every time. Entries live `ttlMs`; this process clears the cache on
- * every rotation and revocation it makes, so only another process's change can take up to `ttlMs`
- * to be seen (e.g. another node sharing a libSQL server). Expiry and revocation times are still
- * judged against the clock on every request.
+ * its line from the database every time. Entries live `ttlMs` (CREDENTIAL_CACHE_TTL_MS, 5 s by
+ * default); this process clears the cache on every rotation and revocation it makes, so only a
+ * change made through another process (another node sharing a libSQL server) can take up to
+ * `ttlMs` to be seen here: that is the documented bound of a revocation across nodes. Expiry and
+ * revocation times already read are still judged against the clock on every request.
  */
 export class CredentialCache<V> {
   readonly #entries = new Map<string, { value: V; storedAt: number }>();

@@ -40,6 +40,12 @@ export const configDefaults = {
   PORTAL_LINK_TTL_DAYS: 30,
   OFFER_TTL_DAYS: 90,
   READ_CACHE_ENTRIES: 10_000,
+  /**
+   * How long a node reuses a line-key lookup: a key revoked or rotated through another node
+   * (several nodes on one libSQL server) is refused here at most this long after; 0 reads it
+   * on every request.
+   */
+  CREDENTIAL_CACHE_TTL_MS: 5000,
   /** A live bank file whose total is over this waits for a second admin (dual control). */
   BANK_FILE_APPROVAL_LIMIT_CENTS: 10_000_000,
   /** Minutes between scheduled backups; 0 turns them off. */
@@ -81,6 +87,7 @@ const numericRules = {
   PORTAL_LINK_TTL_DAYS: count(1),
   OFFER_TTL_DAYS: count(1),
   READ_CACHE_ENTRIES: count(0),
+  CREDENTIAL_CACHE_TTL_MS: count(0),
   // 0: every live bank file needs a second admin.
   BANK_FILE_APPROVAL_LIMIT_CENTS: count(0),
   BACKUP_INTERVAL_MINUTES: count(0),
