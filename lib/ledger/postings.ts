@@ -5,7 +5,10 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
  * Every kind of ledger transaction: what happened, named by the capability that posts it. A
  * payout's kind is `payout.` and its state-machine move (or `payout.hold` at creation, and
  * `payout.late_return` for money that came back after completion, which is no move); the
- * tie-out classifies each kind, so a kind added here must be placed there too.
+ * tie-out classifies each kind, so a kind added here must be placed there too. A check's paid
+ * item that did not match (issue 19) is posted when an operator resolves it: `check.paid_exception`
+ * for money the bank paid that the ledger had released, `check.paid_short` for the part of a
+ * check the bank paid for less than it was written for.
  */
 export const ledgerTransactionKinds = [
   "funding.ach_initiated",
@@ -23,6 +26,8 @@ export const ledgerTransactionKinds = [
   "payout.cancel",
   "payout.expire_offer",
   "payout.late_return",
+  "check.paid_exception",
+  "check.paid_short",
 ] as const;
 
 export type LedgerTransactionKind = (typeof ledgerTransactionKinds)[number];

@@ -45,6 +45,8 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "payout.cancel": "within_held",
   "payout.expire_offer": "within_held",
   "payout.late_return": "returned",
+  "check.paid_exception": "paid_out",
+  "check.paid_short": "returned",
 };
 
 export interface DayMovement {
