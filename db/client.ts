@@ -371,3 +371,29 @@ export async function migrateServerUnderLock(
     });
   }
 }
+
+/**
+ * `deno task admin migrate`: applies this code's pending migrations to the libSQL server at
+ * `url` under the database's migration lock. An embedded file is left alone: the service
+ * migrates it at start, under the DATA_DIR lock.
+ */
+export async function migrateServer(
+  url: string,
+  options: { authToken: string | null; busyTimeoutMs: number },
+): Promise<MigrationRun | null> {
+  if (url.startsWith("file:")) return null;
+  const { createClient } = await import("@libsql/client");
+  const client = createClient({
+    url,
+    authToken: options.authToken ?? undefined,
+    timeout: options.busyTimeoutMs,
+    concurrency: 1,
+  });
+  try {
+    return await migrateServerUnderLock(client, {
+      holder: `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID()}`,
+    });
+  } finally {
+    client.close();
+  }
+}

@@ -500,9 +500,14 @@ Deno.test("migrate --check lists what a start would run on each database and cre
     assert.deepEqual(await listDir(dataDir), before);
     assert.equal(await countRows(`file:${dataDir}/test.db`, "__drizzle_migrations"), tags.length);
 
-    const bare = await cli(dataDir, "migrate");
-    assert.equal(bare.code, 2);
-    assert.match(bare.stderr, /migrate needs --check/);
+    // Without --check it migrates libSQL servers only: embedded files migrate at service start.
+    const bare = await cli(dataDir, "migrate", "--json");
+    assert.equal(bare.code, 0);
+    assert.deepEqual(JSON.parse(bare.stdout).test, {
+      database: `file:${dataDir}/test.db`,
+      migrated: "at service start (embedded file)",
+    });
+    assert.equal(await countRows(`file:${dataDir}/test.db`, "__drizzle_migrations"), tags.length);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }

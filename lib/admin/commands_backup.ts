@@ -1,9 +1,10 @@
-/** The operator commands of Operations: secrets:generate, migrate --check, backup and restore. */
+/** The operator commands of Operations: secrets:generate, migrate, backup and restore. */
 import { ok } from "../platform/result.ts";
 import { loadConfig } from "../platform/config.ts";
 import { backupDatabases } from "../backup/service.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { checkMigrations } from "../backup/migration_check.ts";
+import { migrateServer } from "../../db/client.ts";
 import { generateSecrets } from "../backup/secrets.ts";
 import type { BackupManifest } from "../backup/archive.ts";
 import { type Command, pathFlag, reads, readsEverything } from "./command_kit.ts";
@@ -37,17 +38,35 @@ export const backupCommands: Readonly<Record<string, Command>> = {
   },
   migrate: {
     summary:
-      "list the migrations a start would run on each database (read-only; they run at start)",
+      "apply the pending migrations to libSQL server databases, once under a lock in the database (embedded files migrate at service start); --check lists them, changing nothing",
     flags: { check: "list, change nothing" },
     role: "admin",
     public: () => true,
     needsDatabases: false,
     switches: ["check"],
+    optional: ["check"],
     reach: reads,
-    run: async () => {
+    run: async (_ctx, f) => {
       // Runs in the CLI (it opens no database of its own), so its configuration is the process's.
       const config = loadConfig(Deno.env.toObject(), { dev: true });
       const environments: Record<string, unknown> = {};
+      if (f.check !== "true") {
+        for (const environment of ["live", "test"] as const) {
+          const url = config.databaseUrls[environment];
+          const run = await migrateServer(url, {
+            authToken: config.databaseAuthToken,
+            busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+          });
+          environments[environment] = run === null
+            ? { database: url, migrated: "at service start (embedded file)" }
+            : {
+              database: url.replace(/\?.*$/, ""),
+              applied_now: run.appliedNow,
+              applied: run.applied,
+            };
+        }
+        return ok(environments);
+      }
       let pending = 0;
       for (const environment of ["live", "test"] as const) {
         const check = await checkMigrations(
