@@ -8,6 +8,7 @@ import { createApp } from "../routes/app.ts";
 import { openApiDocument } from "../routes/openapi/v1.ts";
 import type { AppDeps } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
+import type { Environment } from "../lib/platform/config.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import { CredentialCache } from "../lib/identity/credential_cache.ts";
@@ -78,11 +79,16 @@ async function insertKey(
 
 export async function openHttpFixture(
   env: Record<string, string> = {},
+  options: {
+    /** Opens an environment's database (default: a temporary file); a remote one, say. */
+    openDatabase?: (dir: string, environment: Environment) => Promise<Database>;
+  } = {},
 ): Promise<HttpFixture> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-http-" });
+  const open = options.openDatabase ?? openTempDatabase;
   const databases = {
-    test: await openTempDatabase(dir, "test"),
-    live: await openTempDatabase(dir, "live"),
+    test: await open(dir, "test"),
+    live: await open(dir, "live"),
   };
   const clock = new FakeClock();
   const now = clock.now();
