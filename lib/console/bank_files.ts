@@ -1,0 +1,148 @@
+/**
+ * The console's Bank files page: the ACH files of the operator's companies (metadata and totals,
+ * never the content), one file with its entries (account numbers' last four only), and the
+ * imported return and notice-of-change files. Reads only; file actions run as the CLI's ach:*.
+ */
+import type { Client, InValue } from "@libsql/client";
+import {
+  type AchFileDetail,
+  type AchFileStatus,
+  achFileStatuses,
+  findAchFile,
+} from "../ach/views.ts";
+import {
+  allOf,
+  orderAndPage,
+  type Page,
+  pageOf,
+  type PageWindow,
+  scopeCondition,
+  type Sortable,
+} from "./paging.ts";
+
+export { type AchFileDetail, type AchFileStatus, achFileStatuses };
+
+export const achFileSorts: Sortable = {
+  created: "b.created_at",
+  effective: "f.effective_date",
+  total: "f.credit_total_cents + f.debit_total_cents",
+  status: "b.status",
+};
+
+export interface AchFileRow {
+  readonly id: string;
+  readonly companyName: string;
+  readonly fileName: string;
+  readonly status: AchFileStatus;
+  readonly effectiveDate: string;
+  readonly cutoffKind: "same_day" | "next_day";
+  readonly entryCount: number;
+  readonly creditTotalCents: number;
+  readonly debitTotalCents: number;
+  readonly approvalId: string | null;
+  readonly transmittedAt: number | null;
+  readonly createdAt: number;
+}
+
+/** A page of the scope's ACH files, of one status when given. */
+export async function listConsoleAchFiles(
+  client: Client,
+  filter: { companyIds: readonly string[] | null; status?: AchFileStatus },
+  window: PageWindow,
+): Promise<Page<AchFileRow>> {
+  const conditions: { sql: string; args: InValue[] }[] = [
+    scopeCondition("b.company_id", filter.companyIds),
+  ];
+  if (filter.status) conditions.push({ sql: "b.status = ?", args: [filter.status] });
+  const where = allOf(conditions);
+  const order = orderAndPage(window, achFileSorts, "b.rowid");
+  const { rows } = await client.execute({
+    sql: `SELECT b.id, c.name AS company_name, f.file_name, b.status, f.effective_date,
+            f.cutoff_kind, f.entry_count, f.credit_total_cents, f.debit_total_cents, f.approval_id,
+            b.transmitted_at, b.created_at
+          FROM rail_batches b JOIN ach_files f ON f.batch_id = b.id
+            JOIN companies c ON c.id = b.company_id
+          WHERE ${where.sql} ${order.sql}`,
+    args: [...where.args, ...order.args],
+  });
+  return pageOf(
+    window,
+    rows.map((row) => ({
+      id: String(row.id),
+      companyName: String(row.company_name),
+      fileName: String(row.file_name),
+      status: String(row.status) as AchFileStatus,
+      effectiveDate: String(row.effective_date),
+      cutoffKind: String(row.cutoff_kind) as "same_day" | "next_day",
+      entryCount: Number(row.entry_count),
+      creditTotalCents: Number(row.credit_total_cents),
+      debitTotalCents: Number(row.debit_total_cents),
+      approvalId: row.approval_id === null ? null : String(row.approval_id),
+      transmittedAt: row.transmitted_at === null ? null : Number(row.transmitted_at),
+      createdAt: Number(row.created_at),
+    })),
+  );
+}
+
+/** One ACH file of the scope with its entries, or null (absent, or another company's). */
+export async function findConsoleAchFile(
+  client: Client,
+  id: string,
+  companyIds: readonly string[] | null,
+): Promise<AchFileDetail | null> {
+  const file = await findAchFile(client, id);
+  if (!file) return null;
+  return companyIds === null || companyIds.includes(file.companyId) ? file : null;
+}
+
+export const achImportSorts: Sortable = { imported: "i.imported_at", returns: "i.return_count" };
+
+export interface AchImportRow {
+  readonly id: string;
+  readonly companyName: string | null;
+  readonly fileName: string;
+  readonly source: string;
+  readonly returnCount: number;
+  readonly correctionCount: number;
+  readonly appliedCount: number;
+  /** Entries reported and not applied, each with its reason. */
+  readonly notApplied: { trace?: string; reason?: string }[];
+  readonly importedAt: number;
+}
+
+/**
+ * A page of the imported return and notice-of-change files. A file that named no known company
+ * shows to an operator of every company only.
+ */
+export async function listAchImports(
+  client: Client,
+  companyIds: readonly string[] | null,
+  window: PageWindow,
+): Promise<Page<AchImportRow>> {
+  const where = allOf([scopeCondition("i.company_id", companyIds)]);
+  const order = orderAndPage(window, achImportSorts, "i.rowid");
+  const { rows } = await client.execute({
+    sql: `SELECT i.id, c.name AS company_name, i.file_name, i.source, i.return_count,
+            i.correction_count, i.applied_count, i.report, i.imported_at
+          FROM ach_imports i LEFT JOIN companies c ON c.id = i.company_id
+          WHERE ${where.sql} ${order.sql}`,
+    args: [...where.args, ...order.args],
+  });
+  return pageOf(
+    window,
+    rows.map((row) => {
+      const report = JSON.parse(String(row.report)) as unknown;
+      return {
+        id: String(row.id),
+        companyName: row.company_name === null ? null : String(row.company_name),
+        fileName: String(row.file_name),
+        source: String(row.source),
+        returnCount: Number(row.return_count),
+        correctionCount: Number(row.correction_count),
+        appliedCount: Number(row.applied_count),
+        notApplied: Array.isArray(report) ? report : [],
+        importedAt: Number(row.imported_at),
+      };
+    }),
+  );
+}
