@@ -1,0 +1,126 @@
+/**
+ * A browser for console tests over `app.request`: a cookie jar, the CSRF token of the last page
+ * read, and the real sign-in form (password and a TOTP code of the fake clock).
+ */
+import { totpCodeAt } from "../lib/operators/totp.ts";
+import type { Role } from "../lib/operators/rules.ts";
+import type { HttpFixture } from "./http_fixture.ts";
+import { makeOperator, type TestOperator } from "./operator_helpers.ts";
+
+/** The peer address every console request comes from (the audit origin reads it). */
+const LOOPBACK = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 } };
+
+export interface Page {
+  readonly status: number;
+  readonly html: string;
+  readonly location: string | null;
+  readonly headers: Headers;
+}
+
+/** The value of the hidden input `name` in a page, or null. */
+export function hiddenValue(html: string, name: string): string | null {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  return match ? match[1] : null;
+}
+
+/** The text of a page without tags, whitespace collapsed: what a reader sees. */
+export function textOf(html: string): string {
+  return html.replace(/<[^>]+>/g, " ").replace(/&amp;/g, "&").replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"').replace(/\s+/g, " ");
+}
+
+export class ConsoleBrowser {
+  readonly cookies = new Map<string, string>();
+  /** The CSRF token of the last page that carried one. */
+  csrf: string | null = null;
+
+  constructor(readonly f: HttpFixture) {}
+
+  #cookieHeader(): Record<string, string> {
+    if (this.cookies.size === 0) return {};
+    return { Cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ") };
+  }
+
+  #keep(response: Response) {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(";");
+      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) ||
+        attributes.some((a) => /^\s*expires=Thu, 01 Jan 1970/i.test(a));
+      if (expired || value === "") this.cookies.delete(name.trim());
+      else this.cookies.set(name.trim(), value);
+    }
+  }
+
+  async #page(response: Response): Promise<Page> {
+    this.#keep(response);
+    const html = await response.text();
+    const token = hiddenValue(html, "csrf");
+    if (token !== null) this.csrf = token;
+    return {
+      status: response.status,
+      html,
+      location: response.headers.get("Location"),
+      headers: response.headers,
+    };
+  }
+
+  async get(path: string): Promise<Page> {
+    const response = await this.f.app.request(path, { headers: this.#cookieHeader() }, LOOPBACK);
+    return await this.#page(response);
+  }
+
+  /** Posts a form; the CSRF token of the last page is added unless `csrf` is given (null: none). */
+  async post(
+    path: string,
+    form: Record<string, string>,
+    options: { csrf?: string | null } = {},
+  ): Promise<Page> {
+    const body = new URLSearchParams(form);
+    const csrf = options.csrf === undefined ? this.csrf : options.csrf;
+    if (csrf !== null && !body.has("csrf")) body.set("csrf", csrf);
+    const response = await this.f.app.request(path, {
+      method: "POST",
+      headers: { ...this.#cookieHeader(), "Content-Type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    }, LOOPBACK);
+    return await this.#page(response);
+  }
+
+  /** Signs in through the form with the operator's password and the current TOTP code. */
+  async signIn(operator: TestOperator, options: { code?: string } = {}): Promise<Page> {
+    await this.get("/console/sign-in");
+    return await this.post("/console/sign-in", {
+      email: operator.email,
+      password: operator.password,
+      code: options.code ?? totpCodeAt(operator.totpSecret, this.f.clock.now()),
+    });
+  }
+}
+
+/** An operator (not signed in yet) and a browser signed in as them on the console. */
+export async function consoleAs(
+  f: HttpFixture,
+  input: { email: string; role: Role; companies?: string },
+): Promise<{ operator: TestOperator; browser: ConsoleBrowser }> {
+  const operator = await makeOperator(f.deps, { ...input, signIn: false }, f.clock.now());
+  const browser = new ConsoleBrowser(f);
+  const signedIn = await browser.signIn(operator);
+  if (signedIn.status !== 303) {
+    throw new Error(`console sign-in of ${input.email} answered ${signedIn.status}`);
+  }
+  // Another sign-in in the same 30 s would replay this code: move past its step.
+  f.clock.advance(30_000);
+  return { operator, browser };
+}
+
+/** Counts rows of a table in one environment's database. */
+export async function countRows(
+  f: HttpFixture,
+  environment: "test" | "live",
+  sql: string,
+  args: (string | number)[] = [],
+): Promise<number> {
+  const { rows } = await f.deps.databases[environment].readClient.execute({ sql, args });
+  return Number(rows[0].n);
+}
