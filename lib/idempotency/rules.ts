@@ -21,15 +21,21 @@ export interface StoredIdempotency {
   readonly expiresAt: number;
 }
 
-/** Decides what a request with an already-used key gets. */
+/**
+ * Decides what a request with an already-used key gets. `ownLease` is the lease of the claim this
+ * request itself committed (a database several nodes share): that running record is its own,
+ * not a duplicate's.
+ */
 export function decideIdempotency(
   record: StoredIdempotency | null,
   fingerprint: string,
   now: number,
+  ownLease: number | null = null,
 ): IdempotencyDecision {
   if (record === null || record.expiresAt <= now) return "new";
   if (record.fingerprint !== fingerprint) return "mismatch";
   if (record.status === "complete") return "replay";
+  if (ownLease !== null && record.leaseUntil === ownLease) return "new";
   return record.leaseUntil !== null && record.leaseUntil > now ? "in_progress" : "new";
 }
 

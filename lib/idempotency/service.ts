@@ -4,14 +4,22 @@
  * queued behind the first finds the stored answer. A use case that aborts has its writes undone
  * while the answer to its refusal is still stored. While the first runs, this process holds its
  * key in memory (at most the lease): a duplicate is told so at once instead of waiting.
+ *
+ * A database several nodes share (a libSQL server) is written by other processes, whose memory
+ * this one cannot see: there the request first commits a claim with the lease in the database
+ * (one more unit), so a duplicate sent to any node gets 409 while the first runs, and the key's
+ * fate is still decided by the unit that stores the answer. The embedded file, written by this
+ * process alone, keeps the single unit.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import {
+  claimIdempotencyKey,
   type IdempotencyScope,
   type KeyLookup,
   lookUpIdempotencyKey,
+  releaseIdempotencyClaim,
   storeIdempotentResponse,
 } from "./store.ts";
 
@@ -36,7 +44,7 @@ export interface IdempotentRequest {
   readonly scope: IdempotencyScope | null;
   readonly fingerprint: string;
   readonly now: number;
-  /** How long this process holds a running key against duplicates. */
+  /** How long a running key is held against duplicates (in memory, or claimed in a shared database). */
   readonly leaseMs: number;
   /** How long the answer is replayed. */
   readonly ttlMs: number;
@@ -75,17 +83,53 @@ export async function runIdempotently<T, A extends Answer>(
   keys.set(held, mine);
   let outcome: Exclude<KeyLookup, { decision: "new" }> | { decision: "new"; answer: A };
   try {
-    outcome = await database.writer.write(async (tx) => {
-      const lookup = await lookUpIdempotencyKey(tx, scope, request.fingerprint, request.now);
-      if (lookup.decision !== "new") return lookup;
-      const answered = answer(await tx.attempt(useCase));
-      if (!answered.retryable) await keep(tx, request, answered);
-      return { decision: "new" as const, answer: answered };
-    });
+    const ownLease = database.shared ? mine.until : null;
+    if (ownLease !== null) {
+      const claim = await database.writer.write((tx) =>
+        claimIdempotencyKey(tx, scope, request.fingerprint, {
+          now: request.now,
+          leaseUntil: ownLease,
+        })
+      );
+      if (claim.decision !== "new") return await answerOf(claim, request);
+    }
+    try {
+      outcome = await database.writer.write(async (tx) => {
+        const lookup = await lookUpIdempotencyKey(
+          tx,
+          scope,
+          request.fingerprint,
+          request.now,
+          ownLease,
+        );
+        if (lookup.decision !== "new") return lookup;
+        const answered = answer(await tx.attempt(useCase));
+        if (!answered.retryable) await keep(tx, request, answered);
+        // A refusal that may pass later keeps nothing: the same key may try again at once.
+        else if (ownLease !== null) await releaseIdempotencyClaim(tx, scope, ownLease);
+        return { decision: "new" as const, answer: answered };
+      });
+    } catch (error) {
+      // The use case failed and its unit wrote nothing: the key is free again at once, not at
+      // the end of the lease (a failed release leaves it to the lease).
+      if (ownLease !== null) {
+        await database.writer.write((tx) => releaseIdempotencyClaim(tx, scope, ownLease))
+          .catch(() => {});
+      }
+      throw error;
+    }
   } finally {
     // A later request may have taken the key after this one's lease ran out: leave it to that one.
     if (keys.get(held) === mine) keys.delete(held);
   }
+  return await answerOf(outcome, request);
+}
+
+/** The outcome of a looked-up key: a stored answer opened for replay, or the decision as is. */
+async function answerOf<A extends Answer>(
+  outcome: Exclude<KeyLookup, { decision: "new" }> | { decision: "new"; answer: A },
+  request: IdempotentRequest,
+): Promise<IdempotentOutcome<A>> {
   if (outcome.decision !== "replay") return outcome;
   const { status, headers, body } = outcome.response;
   return {

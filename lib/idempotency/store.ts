@@ -1,7 +1,8 @@
 /**
- * Idempotency records: looked up and completed in the same unit as the business write. Records
- * `in_progress` with a lease were written by earlier versions (a claim unit before the change);
- * their lease is still honoured.
+ * Idempotency records: looked up and completed in the same unit as the business write. On a
+ * database several nodes share, a request first commits a claim: a record `in_progress` with a
+ * lease, which a duplicate on any node reads as running (earlier versions wrote such claims on
+ * every database; their leases are honoured the same way).
  */
 import type { IdempotencyDecision, StoredIdempotency } from "./rules.ts";
 import { decideIdempotency } from "./rules.ts";
@@ -43,12 +44,16 @@ export type KeyLookup =
 const KEY_WHERE = "company_id = ? AND scope_line = ? AND key = ?";
 const keyArgs = (scope: IdempotencyScope) => [scope.companyId, scope.scopeLine, scope.key];
 
-/** What the stored record (if any) decides for this request; call it in the request's unit. */
+/**
+ * What the stored record (if any) decides for this request; call it in the request's unit.
+ * `ownLease`: the lease of this request's own claim, if it committed one.
+ */
 export async function lookUpIdempotencyKey(
   tx: WriteTx,
   scope: IdempotencyScope,
   fingerprint: string,
   now: number,
+  ownLease: number | null = null,
 ): Promise<KeyLookup> {
   const { rows } = await tx.execute({
     sql:
@@ -57,13 +62,58 @@ export async function lookUpIdempotencyKey(
     args: keyArgs(scope),
   });
   const record = rows[0] ? toRecord(rows[0]) : null;
-  const decision = decideIdempotency(record, fingerprint, now);
+  const decision = decideIdempotency(record, fingerprint, now, ownLease);
   if (decision === "replay") {
     // A complete record always carries its response (storeIdempotentResponse writes all three).
     const response = toResponse(rows[0]);
     return { decision, response };
   }
   return { decision };
+}
+
+/**
+ * Claims the key for this request until `leaseUntil`, in a unit of its own that commits before
+ * the use case runs, when the stored record lets it run. The claim expires with its lease, so a
+ * node that dies holding it frees the key for any request once the lease is over.
+ */
+export async function claimIdempotencyKey(
+  tx: WriteTx,
+  scope: IdempotencyScope,
+  fingerprint: string,
+  options: { now: number; leaseUntil: number },
+): Promise<KeyLookup> {
+  const lookup = await lookUpIdempotencyKey(tx, scope, fingerprint, options.now);
+  if (lookup.decision !== "new") return lookup;
+  await tx.execute({
+    sql: `INSERT INTO idempotency_records
+            (company_id, scope_line, key, fingerprint, status, lease_until, created_at, expires_at)
+          VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)
+          ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
+            fingerprint = excluded.fingerprint, status = 'in_progress',
+            lease_until = excluded.lease_until, response_status = NULL, response_headers = NULL,
+            response_body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    args: [
+      ...keyArgs(scope),
+      fingerprint,
+      options.leaseUntil,
+      options.now,
+      options.leaseUntil,
+    ],
+  });
+  return lookup;
+}
+
+/** Gives up this request's claim (its use case failed and wrote nothing), if it still holds it. */
+export async function releaseIdempotencyClaim(
+  tx: WriteTx,
+  scope: IdempotencyScope,
+  leaseUntil: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `DELETE FROM idempotency_records
+          WHERE ${KEY_WHERE} AND status = 'in_progress' AND lease_until = ?`,
+    args: [...keyArgs(scope), leaseUntil],
+  });
 }
 
 /**
