@@ -7,6 +7,7 @@ import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/st
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
 import type { Clock } from "../lib/platform/clock.ts";
+import type { Environment } from "../lib/platform/config.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
 
 export const START = Date.UTC(2026, 0, 5, 15, 0, 0); // a Monday, 15:00 UTC
@@ -47,13 +48,16 @@ export interface MoneyFixtureOptions {
   readonly handlers?: (database: Database) => JobHandlers;
   /** Real time, for the leases of jobs that call a rail (default: the system clock). */
   readonly clock?: Clock;
+  /** The database's environment (default test). */
+  readonly environment?: Environment;
 }
 
 export const MONEY_SETTINGS = { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" };
 
 export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promise<MoneyFixture> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-money-" });
-  const database = await openTempDatabase(dir, "test");
+  const environment = options.environment ?? "test";
+  const database = await openTempDatabase(dir, environment);
   const companyId = "co_money";
   const lineId = "line_money";
   await database.writer.write(async (tx) => {
@@ -67,7 +71,7 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
     });
   });
   const handlers = options.handlers?.(database) ??
-    jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox);
+    jobHandlersOf(environment, MONEY_SETTINGS, database, testSecretBox);
   const runOptions = { clock: options.clock };
   let offsetMs = 0;
   const fixture: MoneyFixture = {
@@ -88,7 +92,7 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
             largeDisbursement: large,
             requestFingerprint: `f${sequence++}`,
           },
-          "test",
+          environment,
           fixture.now(),
         )
       );
