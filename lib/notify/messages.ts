@@ -11,7 +11,8 @@ export type MessageKind =
   | "endorsed"
   | "code"
   | "party_request"
-  | "details_updated";
+  | "details_updated"
+  | "digital_check";
 
 export type Language = "en" | "es";
 
@@ -24,6 +25,8 @@ export interface MessageFacts {
   readonly code?: string;
   /** The payee's name, in messages to an authorization party. */
   readonly payeeName?: string;
+  /** A digital check's number. */
+  readonly checkNumber?: number;
 }
 
 export interface RenderedMessage {
@@ -95,6 +98,13 @@ const english: Record<MessageKind, Template> = {
     sms:
       `Your bank updated the account details for your ${f.amount} from ${f.company}. Nothing to do.`,
   }),
+  digital_check: (f) => ({
+    subject: `${f.company}: your check for ${f.amount} is ready`,
+    email: `${
+      hello(f, "Hello")
+    }\n\nYour check number ${f.checkNumber} for ${f.amount} from ${f.company} is ready. Print it, or deposit it with your bank's mobile app:\n${f.link}\n\nThe link works for a limited time; your payment page always has a fresh one. This check is yours alone; do not share the link.`,
+    sms: `${f.company}: your check ${f.checkNumber} for ${f.amount} is ready: ${f.link}`,
+  }),
 };
 
 const spanish: Record<MessageKind, Template> = {
@@ -152,6 +162,13 @@ const spanish: Record<MessageKind, Template> = {
     }\n\nSu banco informó a ${f.company} que los datos de la cuenta que indicó para su pago de ${f.amount} cambiaron. ${f.company} usa los datos actualizados desde ahora; no tiene que hacer nada.\n\nSi no lo esperaba, comuníquese con ${f.company}.`,
     sms:
       `Su banco actualizó los datos de la cuenta para su pago de ${f.amount} de ${f.company}. No tiene que hacer nada.`,
+  }),
+  digital_check: (f) => ({
+    subject: `${f.company}: su cheque de ${f.amount} está listo`,
+    email: `${
+      hello(f, "Hola")
+    }\n\nSu cheque número ${f.checkNumber} de ${f.amount} de ${f.company} está listo. Imprímalo o deposítelo con la aplicación de su banco:\n${f.link}\n\nEl enlace funciona por un tiempo limitado; su página de pago siempre tiene uno nuevo. Este cheque es solo suyo; no comparta el enlace.`,
+    sms: `${f.company}: su cheque ${f.checkNumber} de ${f.amount} está listo: ${f.link}`,
   }),
 };
 
