@@ -135,6 +135,11 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
       database.writer.write((tx) => applyMove(tx, payoutId, { kind: "cancel" }, fixture.now())),
     settle: () => runDueJobs(database, companyId, fixture.now(), handlers, runOptions),
     async advance(seconds) {
+      if (environment === "live") {
+        // Live has no sandbox clock: the fixture's time moves and what fell due runs.
+        offsetMs += seconds * 1000;
+        return await runDueJobs(database, companyId, fixture.now(), handlers, runOptions);
+      }
       const result = await advanceSandboxClock(
         database,
         companyId,
