@@ -1,21 +1,28 @@
 /**
- * The PayPal rail (issue 19): PayPal and Venmo payouts through PayPal's Payouts API. Null until the
- * rail is built: both methods then stay on the sandbox rail in test and unconfigured in live.
+ * The PayPal rail (issue 19): PayPal and Venmo payouts through PayPal's Payouts API, in both
+ * environments, for a company whose PayPal settings are stored (a test company without them is
+ * paid by the sandbox rail; in live, PayPal and Venmo are then not offered). Payouts queue as
+ * entries, a batch per company every five minutes goes to PayPal under sender_batch_id = the
+ * batch's id, and outcomes come from PayPal when asked (polls, and verified webhooks): see
+ * lib/paypal/jobs.ts.
  */
-import type { Database } from "../../db/client.ts";
-import type { Environment } from "../platform/config.ts";
-import type { SecretBox } from "../platform/crypto.ts";
-import type { BatchRail } from "../rails/batch.ts";
-import type { PayoutRuntime } from "../payouts/jobs.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import type { BatchRail, NewBatchEntry } from "../rails/batch.ts";
+import { paypalJobHandlers, type PaypalRailDeps } from "./jobs.ts";
+import { hasPaypalRail } from "./settings_store.ts";
+import { PAYPAL_RAIL, queuePaypalEntry } from "./store.ts";
 
-export interface PaypalRailDeps {
-  readonly database: Database;
-  readonly environment: Environment;
-  readonly secretBox: SecretBox;
-  readonly runtime: PayoutRuntime;
-}
+export type { PaypalRailDeps } from "./jobs.ts";
 
 /** The PayPal rail of one environment's database. */
-export function paypalRail(_deps: PaypalRailDeps): BatchRail | null {
-  return null;
+export function paypalRail(deps: PaypalRailDeps): BatchRail {
+  return {
+    shape: "batch",
+    name: PAYPAL_RAIL,
+    // PayPal refuses a sender_batch_id it has seen in the last 30 days: a batch sent again is never paid twice.
+    retransmitsSafely: true,
+    configured: (tx: WriteTx, companyId: string) => hasPaypalRail(tx, deps.environment, companyId),
+    queue: (tx: WriteTx, entry: NewBatchEntry, now: number) => queuePaypalEntry(tx, entry, now),
+    jobHandlers: (moves) => paypalJobHandlers(deps, moves),
+  };
 }

@@ -1,0 +1,407 @@
+/**
+ * The PayPal rail's jobs. `paypal.cutoff` (per company, every five minutes while items wait)
+ * gathers the queued entries into a built batch. `paypal.transmit` (per batch) creates the batch
+ * at PayPal under sender_batch_id = the batch's id, outside every unit; a run that finds the batch
+ * `transmitting` sends it again, which PayPal answers with the first batch and never pays twice,
+ * unless the batch is older than PayPal's 30 days of memory: it then goes in doubt. `paypal.poll`
+ * (per open batch, with backoff) and `paypal.notice` (per verified webhook) read the items from
+ * PayPal and act on what PayPal says (lib/paypal/rules.ts). `paypal.retry_item` sends an item the
+ * insurer's PayPal balance could not cover again, in a batch of its own.
+ */
+import { externalJob, type JobHandler } from "../../db/scheduler.ts";
+import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
+import type { SqlReader, WriteTx } from "../../db/writer.ts";
+import type { Database } from "../../db/client.ts";
+import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import type { PayoutRuntime } from "../payouts/jobs.ts";
+import { recordLateReturn } from "../payouts/store.ts";
+import {
+  BATCH_ENTRIES_MAX,
+  BATCH_TRANSMIT_LEASE_MS,
+  type BatchPayoutMoves,
+  beginTransmission,
+  loadBatch,
+  markInDoubt,
+  markTransmitted,
+  sendTransmittedEntries,
+  settleBatchEntry,
+  transmissionFailed,
+} from "../rails/batch.ts";
+import {
+  type CreateBatchAnswer,
+  type PayoutItemAnswer,
+  type PayoutItemRequest,
+  PaypalClient,
+} from "./client.ts";
+import {
+  type EntryState,
+  INSUFFICIENT_FUNDS,
+  itemAction,
+  PAYPAL_FUNDS_RETRY_MS,
+  PAYPAL_RESUBMIT_AGE_MAX_MS,
+  paypalAmountValue,
+  pollDelayMs,
+} from "./rules.ts";
+import type { PaypalSettings } from "./settings.ts";
+import { readPaypalSettings } from "./settings_store.ts";
+import {
+  batchHasOpenItems,
+  batchQueuedEntries,
+  entryAmount,
+  findItemByReference,
+  type ItemRecord,
+  itemsToSend,
+  type ItemToSend,
+  loadOpenNotice,
+  markNoticeProcessed,
+  PAYPAL_JOBS,
+  pendingJob,
+  rebatchItem,
+  recordItemState,
+} from "./store.ts";
+
+export interface PaypalRailDeps {
+  readonly database: Database;
+  readonly environment: Environment;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+  /** How long one call to PayPal may take (PAYPAL_CALL_TIMEOUT_MS unless a test shortens it). */
+  readonly paypalTimeoutMs?: number;
+}
+
+/** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
+export const PAYPAL_CALL_LEASE_MS = BATCH_TRANSMIT_LEASE_MS;
+
+/** The company's settings, which a batch of it cannot go without. */
+export async function paypalSettingsOf(
+  deps: Pick<PaypalRailDeps, "secretBox">,
+  reader: SqlReader,
+  companyId: string,
+): Promise<PaypalSettings> {
+  const settings = await readPaypalSettings(reader, deps.secretBox, companyId);
+  if (!settings) throw new Error(`company ${companyId} has PayPal items but no PayPal settings`);
+  return settings;
+}
+
+/** Loud on purpose: an operator must add money to the PayPal account (the payee did nothing wrong). */
+function alertInsufficientFunds(fields: Record<string, unknown>): void {
+  console.error(JSON.stringify({
+    level: "error",
+    alert: "paypal_insufficient_funds",
+    msg:
+      "the PayPal balance does not cover the payout: add money to the PayPal account; the item is sent again",
+    ...fields,
+  }));
+}
+
+async function scheduleOnce(
+  tx: WriteTx,
+  job: { companyId: string; kind: string; subjectId: string; dueAt: number; payload?: object },
+  now: number,
+): Promise<void> {
+  if (await pendingJob(tx, job.companyId, job.kind, job.subjectId)) return;
+  await scheduleJob(tx, { ...job, payload: { ...job.payload } }, now);
+}
+
+/** Schedules a batch's transmission. */
+function scheduleTransmit(tx: WriteTx, companyId: string, batchId: string, dueAt: number) {
+  return scheduleOnce(
+    tx,
+    { companyId, kind: PAYPAL_JOBS.transmit, subjectId: batchId, dueAt },
+    dueAt,
+  );
+}
+
+/** Schedules the `attempt`-th poll of an open batch. */
+function schedulePoll(
+  tx: WriteTx,
+  companyId: string,
+  batchId: string,
+  after: number,
+  attempt: number,
+) {
+  return scheduleOnce(tx, {
+    companyId,
+    kind: PAYPAL_JOBS.poll,
+    subjectId: batchId,
+    dueAt: after + pollDelayMs(attempt),
+    payload: { attempt },
+  }, after);
+}
+
+const entryStateOf = (status: string): EntryState =>
+  status === "sent" || status === "completed" || status === "failed" ? status : "other";
+
+/**
+ * Acts on what PayPal said of one item when asked: keeps it, then completes or fails the payout,
+ * posts a refund after completion as a late return, or (the insurer's balance fell short) alerts
+ * and sends the item again. An answer about a batch the item no longer rides is old news.
+ */
+export async function applyItemAnswer(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  item: ItemRecord,
+  answer: PayoutItemAnswer,
+  now: number,
+): Promise<void> {
+  if (item.payoutBatchId !== answer.payout_batch_id) return;
+  const errorName = answer.errors?.name ?? null;
+  await recordItemState(tx, item.entryId, {
+    payoutItemId: answer.payout_item_id,
+    status: answer.transaction_status,
+    errorName,
+  }, now);
+  const action = itemAction(answer.transaction_status, errorName, entryStateOf(item.entryStatus));
+  switch (action.kind) {
+    case "wait":
+      return;
+    case "complete":
+    case "fail": {
+      const settled = await settleBatchEntry(
+        tx,
+        moves,
+        item.reference,
+        action.kind === "complete" ? { kind: "completed" } : {
+          kind: "failed",
+          reason: action.reason,
+          returnCode: errorName ?? answer.transaction_status,
+        },
+        now,
+      );
+      if (!settled.ok) throw new Error(`PayPal item ${answer.payout_item_id}: ${settled.message}`);
+      return;
+    }
+    case "late_return": {
+      const returned = await recordLateReturn(tx, item.payoutId, "refunded", now);
+      // Told twice (a poll and a webhook): the money came back once.
+      if (!returned.ok && returned.code !== "already_returned") {
+        throw new Error(`PayPal refund of ${item.payoutId}: ${returned.message}`);
+      }
+      return;
+    }
+    case "retry_for_funds":
+      alertInsufficientFunds({
+        company_id: item.companyId,
+        payout_id: item.payoutId,
+        payout_item_id: answer.payout_item_id,
+        retry_at: new Date(now + PAYPAL_FUNDS_RETRY_MS).toISOString(),
+      });
+      await scheduleOnce(tx, {
+        companyId: item.companyId,
+        kind: PAYPAL_JOBS.retryItem,
+        subjectId: item.entryId,
+        dueAt: now + PAYPAL_FUNDS_RETRY_MS,
+      }, now);
+      return;
+  }
+}
+
+/** Acts on the answers PayPal gave of a company's items, each found by its sender_item_id. */
+async function applyItemAnswers(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  companyId: string,
+  answers: readonly PayoutItemAnswer[],
+  now: number,
+): Promise<void> {
+  for (const answer of answers) {
+    const item = await findItemByReference(tx, companyId, answer.payout_item.sender_item_id);
+    if (item) await applyItemAnswer(tx, moves, item, answer, now);
+  }
+}
+
+/** What a transmission hands to its call. */
+interface Transmission {
+  readonly batchId: string;
+  readonly companyId: string;
+  readonly settings: PaypalSettings;
+  readonly items: readonly ItemToSend[];
+}
+
+function itemRequest(item: ItemToSend): PayoutItemRequest {
+  if (item.receiver === null) {
+    throw new Error(`PayPal item ${item.reference} has no receiver (${item.wallet} account)`);
+  }
+  return {
+    recipient_type: item.wallet === "VENMO" ? "PHONE" : "EMAIL",
+    recipient_wallet: item.wallet,
+    receiver: item.receiver,
+    amount: { currency: "USD", value: paypalAmountValue(item.amountCents) },
+    sender_item_id: item.reference,
+    note: "Claim payment",
+  };
+}
+
+async function prepareTransmission(tx: WriteTx, deps: PaypalRailDeps, job: DueJob) {
+  const batch = await loadBatch(tx, job.subjectId);
+  if (!batch) throw new Error(`${PAYPAL_JOBS.transmit}: no batch ${job.subjectId}`);
+  if (batch.status === "transmitting" && job.dueAt - batch.createdAt > PAYPAL_RESUBMIT_AGE_MAX_MS) {
+    // PayPal may have forgotten the sender_batch_id: sending it again could pay twice.
+    await markInDoubt(tx, batch.id);
+    return null;
+  }
+  if (!await beginTransmission(tx, { retransmitsSafely: true }, batch.id)) return null;
+  const request: Transmission = {
+    batchId: batch.id,
+    companyId: batch.companyId,
+    settings: await paypalSettingsOf(deps, tx, batch.companyId),
+    items: await itemsToSend(tx, batch.id),
+  };
+  return request;
+}
+
+async function recordTransmission(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  job: DueJob,
+  request: Transmission,
+  answer: CreateBatchAnswer,
+): Promise<void> {
+  const now = job.dueAt;
+  if (answer.kind !== "refused") {
+    // A duplicate is PayPal's answer to a batch it took before the first answer was recorded.
+    await markTransmitted(tx, request.batchId, answer.payoutBatchId, now);
+    await sendTransmittedEntries(tx, moves, request.batchId, BATCH_ENTRIES_MAX, now);
+    await schedulePoll(tx, request.companyId, request.batchId, now, 1);
+    return;
+  }
+  const { error, status } = answer;
+  const reason =
+    `PayPal refused the batch: ${status} ${error.name} (${error.message}, debug_id ${error.debug_id})`;
+  await transmissionFailed(tx, request.batchId, reason);
+  if (error.name === INSUFFICIENT_FUNDS) {
+    alertInsufficientFunds({ company_id: request.companyId, batch_id: request.batchId });
+    await scheduleTransmit(tx, request.companyId, request.batchId, now + PAYPAL_FUNDS_RETRY_MS);
+    return;
+  }
+  // Loud on purpose: the batch waits, built, until an operator reads PayPal's reason.
+  console.error(JSON.stringify({
+    level: "error",
+    msg: "PayPal refused a batch; it waits for an operator",
+    batch_id: request.batchId,
+    reason,
+  }));
+}
+
+/** What a poll hands to its call. */
+interface Poll {
+  readonly batchId: string;
+  readonly companyId: string;
+  readonly payoutBatchId: string;
+  readonly settings: PaypalSettings;
+  readonly attempt: number;
+}
+
+async function preparePoll(tx: WriteTx, deps: PaypalRailDeps, job: DueJob): Promise<Poll | null> {
+  const batch = await loadBatch(tx, job.subjectId);
+  if (batch?.status !== "transmitted" || batch.railReference === null) return null;
+  if (!await batchHasOpenItems(tx, batch.id)) return null;
+  return {
+    batchId: batch.id,
+    companyId: batch.companyId,
+    payoutBatchId: batch.railReference,
+    settings: await paypalSettingsOf(deps, tx, batch.companyId),
+    attempt: typeof job.payload.attempt === "number" ? job.payload.attempt : 1,
+  };
+}
+
+/** What a notice hands to its call. */
+interface NoticeRead {
+  readonly noticeId: string;
+  readonly companyId: string;
+  readonly eventType: string;
+  readonly resourceId: string;
+  readonly settings: PaypalSettings;
+}
+
+/** Whether a webhook's event names a batch (PAYMENT.PAYOUTSBATCH.*) rather than one item. */
+export const namesBatch = (eventType: string) => eventType.startsWith("PAYMENT.PAYOUTSBATCH.");
+
+/** The handlers of the PayPal rail's jobs. */
+export function paypalJobHandlers(
+  deps: PaypalRailDeps,
+  moves: BatchPayoutMoves,
+): Readonly<Record<string, JobHandler>> {
+  const client = (settings: PaypalSettings) => new PaypalClient(settings, deps.paypalTimeoutMs);
+  return {
+    [PAYPAL_JOBS.cutoff]: async (tx, job) => {
+      for (;;) {
+        const built = await batchQueuedEntries(tx, job.companyId, BATCH_ENTRIES_MAX, job.dueAt);
+        if (built === null) return;
+        await scheduleTransmit(tx, job.companyId, built.batchId, job.dueAt);
+        if (built.entryCount < BATCH_ENTRIES_MAX) return;
+      }
+    },
+    [PAYPAL_JOBS.transmit]: externalJob<
+      Transmission,
+      { request: Transmission; answer: CreateBatchAnswer }
+    >({
+      leaseMs: PAYPAL_CALL_LEASE_MS,
+      prepare: (tx, job) => prepareTransmission(tx, deps, job),
+      call: async (request) => ({
+        request,
+        answer: await client(request.settings).createBatch(
+          request.batchId,
+          request.items.map(itemRequest),
+        ),
+      }),
+      record: (tx, job, { request, answer }) => recordTransmission(tx, moves, job, request, answer),
+    }),
+    [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; items: readonly PayoutItemAnswer[] }>({
+      leaseMs: PAYPAL_CALL_LEASE_MS,
+      prepare: (tx, job) => preparePoll(tx, deps, job),
+      call: async (poll) => ({
+        poll,
+        items: (await client(poll.settings).getBatch(poll.payoutBatchId)).items,
+      }),
+      record: async (tx, job, { poll, items }) => {
+        await applyItemAnswers(tx, moves, poll.companyId, items, job.dueAt);
+        if (await batchHasOpenItems(tx, poll.batchId)) {
+          await schedulePoll(tx, poll.companyId, poll.batchId, job.dueAt, poll.attempt + 1);
+        }
+      },
+    }),
+    [PAYPAL_JOBS.notice]: externalJob<
+      NoticeRead,
+      { notice: NoticeRead; items: readonly PayoutItemAnswer[] }
+    >({
+      leaseMs: PAYPAL_CALL_LEASE_MS,
+      async prepare(tx, job) {
+        const notice = await loadOpenNotice(tx, job.subjectId);
+        if (!notice) return null;
+        return {
+          noticeId: notice.id,
+          companyId: notice.companyId,
+          eventType: notice.eventType,
+          resourceId: notice.resourceId,
+          settings: await paypalSettingsOf(deps, tx, notice.companyId),
+        };
+      },
+      // The webhook's body is never acted on: PayPal is asked what the item is now.
+      call: async (notice) => {
+        const paypal = client(notice.settings);
+        const items = namesBatch(notice.eventType)
+          ? (await paypal.getBatch(notice.resourceId)).items
+          : [await paypal.getItem(notice.resourceId)];
+        return { notice, items };
+      },
+      record: async (tx, job, { notice, items }) => {
+        await applyItemAnswers(tx, moves, notice.companyId, items, job.dueAt);
+        await markNoticeProcessed(tx, notice.noticeId, job.dueAt);
+      },
+    }),
+    [PAYPAL_JOBS.retryItem]: async (tx, job) => {
+      const { rows } = await tx.execute({
+        sql: "SELECT reference FROM rail_batch_entries WHERE id = ? AND status = 'sent'",
+        args: [job.subjectId],
+      });
+      // Settled meanwhile (the payout may have been failed by an operator's cancel).
+      if (!rows[0]) return;
+      const item = await findItemByReference(tx, job.companyId, String(rows[0].reference));
+      if (!item) return;
+      const batchId = await rebatchItem(tx, item, await entryAmount(tx, item.entryId), job.dueAt);
+      await scheduleTransmit(tx, job.companyId, batchId, job.dueAt);
+    },
+  };
+}
