@@ -36,3 +36,47 @@ export function formatDate(at: number, timeZone: string): string {
 export function formatUtc(at: number): string {
   return `${new Date(at).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
+
+/** How far a zone's clock is ahead of UTC at a moment, in ms (negative west of Greenwich). */
+function zoneOffsetMs(at: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(at);
+  const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  const wall = Date.UTC(
+    part("year"),
+    part("month") - 1,
+    part("day"),
+    part("hour"),
+    part("minute"),
+    part("second"),
+  );
+  return wall - Math.floor(at / 1000) * 1000;
+}
+
+/**
+ * The moment a calendar day (YYYY-MM-DD) begins in a zone, or null for text that is no date:
+ * "2026-03-08", "America/New_York" → 2026-03-08T05:00:00Z.
+ */
+export function startOfDayIn(date: string, timeZone: string): number | null {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return null;
+  const midnightUtc = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(midnightUtc) || new Date(midnightUtc).toISOString().slice(0, 10) !== date) {
+    return null;
+  }
+  // Twice: the offset at the first guess may differ from the offset at the day's start (DST).
+  const guess = midnightUtc - zoneOffsetMs(midnightUtc, timeZone);
+  return midnightUtc - zoneOffsetMs(guess, timeZone);
+}
+
+/** The calendar day (YYYY-MM-DD) of a moment in a zone. */
+export function dayIn(at: number, timeZone: string): string {
+  return new Date(at + zoneOffsetMs(at, timeZone)).toISOString().slice(0, 10);
+}

@@ -48,6 +48,7 @@ a{color:#0a4aa8}
 :focus-visible{outline:3px solid #f5a623;outline-offset:2px}
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem}
 .skip:focus{left:.5rem;z-index:10}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .banner-test{background:#ffd24d;color:#111;font-weight:700;text-align:center;padding:.35rem .75rem;border-bottom:2px solid #b38600}
 header.top{background:#14213d;color:#fff;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.5rem 1rem}
 header.top a{color:#fff}

@@ -10,6 +10,11 @@ import type { AppDeps } from "../context.ts";
 import { consoleCss, consoleJs, notFoundPage, refusalPage } from "./kit.tsx";
 import { type ConsoleEnv, consoleSession } from "./session.ts";
 import { signInRoutes, signOutRoutes } from "./sign_in.tsx";
+import { webhooksConsoleRoutes } from "./webhooks.tsx";
+import { jobsConsoleRoutes } from "./jobs.tsx";
+import { sandboxConsoleRoutes } from "./sandbox.tsx";
+import { payoutsConsoleRoutes } from "./payouts.tsx";
+import { payoutDetailConsoleRoutes } from "./payout_detail.tsx";
 
 /** Strict headers on every console page: no framing, no referrer, scripts and styles of our own. */
 const consoleSecurityHeaders: Readonly<Record<string, string>> = {
@@ -45,6 +50,11 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.use(consoleSession(deps, refusalPage));
   app.route("/", signOutRoutes(deps));
   // One line per page (h4: overview, payouts; h5: the others).
+  app.route("/", webhooksConsoleRoutes(deps));
+  app.route("/", jobsConsoleRoutes(deps));
+  app.route("/", sandboxConsoleRoutes(deps));
+  app.route("/payouts", payoutsConsoleRoutes(deps));
+  app.route("/payouts", payoutDetailConsoleRoutes(deps));
 
   app.all("*", (c) => notFoundPage(c));
   return app;

@@ -6,7 +6,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
+import type { InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
+import { scopeCondition as scopeFor } from "../../lib/console/paging.ts";
+import type { AuditActor } from "../../lib/audit/store.ts";
 import type { CommandRequest, Flags } from "../../lib/admin/command_kit.ts";
 import { runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import { inScope, type Role, roleAllows, SESSION_IDLE_MS } from "../../lib/operators/rules.ts";
@@ -82,6 +85,12 @@ export function consoleOrigin(c: Context): string {
   } catch {
     return "console";
   }
+}
+
+/** The audit actor of the signed-in operator: who, and `console <address>`. */
+export function consoleActor(c: ConsoleContext): AuditActor {
+  const { id, email } = c.get("operator");
+  return { operator: { id, email }, origin: consoleOrigin(c) };
 }
 
 /** The CSRF token of a session: a MAC of its id, so it dies with the session. */
@@ -249,11 +258,8 @@ export function assertCompanyInScope(c: ConsoleContext, companyId: string | null
 export function scopeCondition(
   c: ConsoleContext,
   column: string,
-): { sql: string; args: string[] } {
-  const scope = companiesInScope(c);
-  if (scope === null) return { sql: "1 = 1", args: [] };
-  if (scope.length === 0) return { sql: "0 = 1", args: [] };
-  return { sql: `${column} IN (${scope.map(() => "?").join(", ")})`, args: [...scope] };
+): { sql: string; args: InValue[] } {
+  return scopeFor(column, companiesInScope(c));
 }
 
 /**

@@ -1,0 +1,441 @@
+/**
+ * The console's Payouts search and Payout detail (issue 20): reads only, limited to the operator's
+ * companies. The search picks the page's payout ids first (from payouts alone when it can) and
+ * joins names after, so a page of 50 costs the same with 100,000 payouts as with 100.
+ */
+import type { Client, InValue } from "@libsql/client";
+import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
+import {
+  allOf,
+  orderAndPage,
+  type Page,
+  pageOf,
+  type PageWindow,
+  scopeCondition,
+} from "./paging.ts";
+
+export const payoutSorts = {
+  created: "p.created_at",
+  updated: "p.updated_at",
+  amount: "p.amount_cents",
+  status: "p.status",
+} as const;
+
+/** What an operator searches payouts by; every field is optional. */
+export interface PayoutFilter {
+  /** A disbursement's claim id, exactly. */
+  readonly claimId?: string;
+  /** Part of the payee's name or e-mail, in any case. */
+  readonly payee?: string;
+  /** A disbursement id, its public uuid, or a payout id. */
+  readonly disbursement?: string;
+  readonly status?: PayoutStatus;
+  readonly companyId?: string;
+  readonly lineId?: string;
+  /** Created at or after / before (epoch ms). */
+  readonly createdFrom?: number;
+  readonly createdBefore?: number;
+}
+
+export function isPayoutStatus(value: string): value is PayoutStatus {
+  return (payoutStatuses as readonly string[]).includes(value);
+}
+
+export interface PayoutListRow {
+  readonly id: string;
+  readonly status: PayoutStatus;
+  readonly amountCents: number;
+  readonly payeeName: string;
+  readonly email: string | null;
+  readonly companyId: string;
+  readonly companyName: string;
+  readonly lineCode: string;
+  readonly disbursementId: string;
+  readonly disbursementUuid: string;
+  readonly claimId: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** `%` and `_` typed by the operator match themselves, not any text. */
+const likeText = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** One page of payouts matching `filter` within the operator's companies. */
+export async function searchPayouts(
+  client: Client,
+  companyIds: readonly string[] | null,
+  filter: PayoutFilter,
+  window: PageWindow,
+): Promise<Page<PayoutListRow>> {
+  const conditions: { sql: string; args: InValue[] }[] = [
+    scopeCondition("p.company_id", companyIds),
+  ];
+  if (filter.companyId) conditions.push({ sql: "p.company_id = ?", args: [filter.companyId] });
+  if (filter.lineId) conditions.push({ sql: "p.line_id = ?", args: [filter.lineId] });
+  if (filter.status) conditions.push({ sql: "p.status = ?", args: [filter.status] });
+  if (filter.createdFrom !== undefined) {
+    conditions.push({ sql: "p.created_at >= ?", args: [filter.createdFrom] });
+  }
+  if (filter.createdBefore !== undefined) {
+    conditions.push({ sql: "p.created_at < ?", args: [filter.createdBefore] });
+  }
+  if (filter.claimId) {
+    conditions.push({
+      sql: "p.disbursement_id IN (SELECT id FROM disbursements WHERE claim_id = ?)",
+      args: [filter.claimId],
+    });
+  }
+  if (filter.disbursement) {
+    conditions.push({
+      sql: `(p.disbursement_id = ? OR p.id = ? OR p.disbursement_id IN
+              (SELECT id FROM disbursements WHERE external_uuid = ?))`,
+      args: [filter.disbursement, filter.disbursement, filter.disbursement],
+    });
+  }
+  if (filter.payee) {
+    const like = likeText(filter.payee);
+    conditions.push({
+      sql:
+        `(lower(coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')) LIKE ? ESCAPE '\\'
+              OR lower(coalesce(p.email, '')) LIKE ? ESCAPE '\\')`,
+      args: [like, like],
+    });
+  }
+  const where = allOf(conditions);
+  const page = orderAndPage(window, payoutSorts, "p.id");
+  const { rows } = await client.execute({
+    sql: `SELECT p.id, p.status, p.amount_cents, p.first_name, p.last_name, p.email, p.company_id,
+            c.name AS company_name, l.code AS line_code, p.disbursement_id,
+            d.external_uuid, d.claim_id, p.created_at, p.updated_at
+          FROM (SELECT p.* FROM payouts p WHERE ${where.sql} ${page.sql}) p
+            JOIN disbursements d ON d.id = p.disbursement_id
+            JOIN companies c ON c.id = p.company_id
+            JOIN business_lines l ON l.id = p.line_id
+          ORDER BY ${payoutSorts[window.sort as keyof typeof payoutSorts]} ${
+      window.direction === "asc" ? "ASC" : "DESC"
+    }, p.id ${window.direction === "asc" ? "ASC" : "DESC"}`,
+    args: [...where.args, ...page.args],
+  });
+  return pageOf(
+    window,
+    rows.map((row) => ({
+      id: String(row.id),
+      status: String(row.status) as PayoutStatus,
+      amountCents: Number(row.amount_cents),
+      payeeName: payeeNameOf(row.first_name, row.last_name),
+      email: row.email === null ? null : String(row.email),
+      companyId: String(row.company_id),
+      companyName: String(row.company_name),
+      lineCode: String(row.line_code),
+      disbursementId: String(row.disbursement_id),
+      disbursementUuid: String(row.external_uuid),
+      claimId: row.claim_id === null ? null : String(row.claim_id),
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+    })),
+  );
+}
+
+function payeeNameOf(first: unknown, last: unknown): string {
+  return [first, last].filter((part) => part !== null && part !== "").join(" ");
+}
+
+/** One state the payout entered, when and why. */
+export interface TimelineStep {
+  readonly from: string | null;
+  readonly to: string;
+  readonly detail: string | null;
+  readonly at: number;
+}
+
+export interface LedgerLine {
+  readonly transactionId: string;
+  readonly kind: string;
+  readonly postedAt: number;
+  readonly entries: { readonly account: string; readonly amountCents: number }[];
+}
+
+export interface EventLine {
+  readonly id: string;
+  readonly type: string | null;
+  readonly eventTypeId: number;
+  readonly createdAt: number;
+  readonly deliveries: {
+    readonly id: string;
+    readonly url: string;
+    readonly status: string;
+    readonly attempts: number;
+    readonly lastStatusCode: number | null;
+  }[];
+}
+
+/** A notification as the console shows it: never its body, link or code, which are secrets. */
+export interface NotificationLine {
+  readonly id: string;
+  readonly channel: string;
+  readonly recipient: string;
+  readonly subject: string | null;
+  readonly status: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly createdAt: number;
+  readonly sentAt: number | null;
+}
+
+export type PortalLinkState = "sent" | "opened" | "verified" | "expired" | "replaced";
+
+export interface PortalLinkLine {
+  readonly partyUuid: string | null;
+  readonly state: PortalLinkState;
+  readonly createdAt: number;
+  readonly verifiedAt: number | null;
+  readonly expiresAt: number;
+}
+
+/** A portal link's state: replaced and expired first, then how far the payee got. */
+export function portalLinkState(
+  link: {
+    replacedAt: number | null;
+    expiresAt: number;
+    verifiedAt: number | null;
+    codeSent: boolean;
+  },
+  now: number,
+): PortalLinkState {
+  if (link.replacedAt !== null) return "replaced";
+  if (link.expiresAt <= now) return "expired";
+  if (link.verifiedAt !== null) return "verified";
+  return link.codeSent ? "opened" : "sent";
+}
+
+export interface PayoutDetail {
+  readonly id: string;
+  readonly status: PayoutStatus;
+  readonly amountCents: number;
+  readonly heldCents: number;
+  readonly payorFeeCents: number;
+  readonly payeeFeeCents: number;
+  readonly serviceFeeCents: number;
+  readonly payeeName: string;
+  readonly payeeUuid: string;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly companyId: string;
+  readonly companyName: string;
+  readonly lineId: string;
+  readonly lineCode: string;
+  readonly disbursementId: string;
+  readonly disbursementUuid: string;
+  readonly disbursementKind: string;
+  readonly claimId: string | null;
+  readonly memo: string | null;
+  readonly paymentMethodId: number | null;
+  /** The last four of the chosen account or card: the console never shows more. */
+  readonly methodLastFour: string | null;
+  readonly allowedPaymentMethodIds: number[];
+  readonly failureReason: string | null;
+  readonly retryCount: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly timeline: TimelineStep[];
+  readonly ledger: LedgerLine[];
+  readonly events: EventLine[];
+  readonly notifications: NotificationLine[];
+  readonly portalLinks: PortalLinkLine[];
+  readonly endorsements: {
+    readonly partyUuid: string;
+    readonly partyName: string;
+    readonly status: string;
+    readonly typedName: string | null;
+    readonly decidedAt: number | null;
+  }[];
+  readonly signedDocuments: {
+    readonly name: string;
+    readonly signedBy: string;
+    readonly signedAt: number;
+    readonly sha256: string;
+  }[];
+}
+
+const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
+const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
+/**
+ * Everything the Payout detail page shows of one payout, or null when there is none. The caller
+ * checks its company against the operator's scope (and answers 404 as for a missing one).
+ */
+export async function payoutDetail(
+  client: Client,
+  payoutId: string,
+  now: number,
+): Promise<PayoutDetail | null> {
+  const { rows } = await client.execute({
+    sql:
+      `SELECT p.*, c.name AS company_name, l.code AS line_code, d.external_uuid, d.kind AS d_kind,
+            d.claim_id, d.memo FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
+            JOIN companies c ON c.id = p.company_id JOIN business_lines l ON l.id = p.line_id
+          WHERE p.id = ?`,
+    args: [payoutId],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  const [transitions, ledger, events, notifications, links, endorsements, signed] = await Promise
+    .all([
+      client.execute({
+        sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
+              WHERE payout_id = ? ORDER BY id`,
+        args: [payoutId],
+      }),
+      client.execute({
+        sql: `SELECT t.id, t.kind, t.posted_at, a.code, e.amount_cents FROM ledger_transactions t
+                JOIN ledger_entries e ON e.transaction_id = t.id
+                JOIN ledger_accounts a ON a.id = e.account_id
+              WHERE t.payout_id = ? AND t.line_id = ? ORDER BY t.posted_at, t.rowid, e.id`,
+        args: [payoutId, String(row.line_id)],
+      }),
+      client.execute({
+        sql: `SELECT ev.id, ev.type, ev.event_type_id, ev.created_at, d.id AS delivery_id,
+                w.url, d.status, d.attempt_count,
+                (SELECT a.status_code FROM delivery_attempts a WHERE a.delivery_id = d.id
+                  ORDER BY a.id DESC LIMIT 1) AS last_status_code
+              FROM events ev LEFT JOIN webhook_deliveries d ON d.event_id = ev.id
+                LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
+              WHERE ev.payout_id = ? AND ev.company_id = ? ORDER BY ev.created_at, ev.id, d.id`,
+        args: [payoutId, String(row.company_id)],
+      }),
+      client.execute({
+        sql: `SELECT id, channel, recipient, subject, status, attempt_count, last_error, created_at,
+                sent_at FROM notifications WHERE payout_id = ? ORDER BY created_at, id`,
+        args: [payoutId],
+      }),
+      client.execute({
+        sql: `SELECT party_uuid, code_hash IS NOT NULL AS code_sent, verified_at, expires_at,
+                replaced_at, created_at FROM portal_links WHERE payout_id = ? ORDER BY created_at, id`,
+        args: [payoutId],
+      }),
+      client.execute({
+        sql: `SELECT e.party_uuid, e.status, e.typed_name, e.decided_at, a.first_name, a.last_name,
+                a.company_name FROM endorsements e LEFT JOIN authorization_parties a
+                ON a.disbursement_id = ? AND a.party_uuid = e.party_uuid
+              WHERE e.payout_id = ? ORDER BY e.created_at, e.party_uuid`,
+        args: [String(row.disbursement_id), payoutId],
+      }),
+      client.execute({
+        sql: `SELECT d.name, s.signed_by, s.signed_at, s.original_sha256 FROM signed_documents s
+                JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at`,
+        args: [payoutId],
+      }),
+    ]);
+  const ledgerLines = new Map<string, LedgerLine>();
+  for (const entry of ledger.rows) {
+    const id = String(entry.id);
+    let line = ledgerLines.get(id);
+    if (!line) {
+      line = {
+        transactionId: id,
+        kind: String(entry.kind),
+        postedAt: Number(entry.posted_at),
+        entries: [],
+      };
+      ledgerLines.set(id, line);
+    }
+    line.entries.push({ account: String(entry.code), amountCents: Number(entry.amount_cents) });
+  }
+  const eventLines = new Map<string, EventLine>();
+  for (const event of events.rows) {
+    const id = String(event.id);
+    let line = eventLines.get(id);
+    if (!line) {
+      line = {
+        id,
+        type: text(event.type),
+        eventTypeId: Number(event.event_type_id),
+        createdAt: Number(event.created_at),
+        deliveries: [],
+      };
+      eventLines.set(id, line);
+    }
+    if (event.delivery_id !== null) {
+      line.deliveries.push({
+        id: String(event.delivery_id),
+        url: String(event.url),
+        status: String(event.status),
+        attempts: Number(event.attempt_count),
+        lastStatusCode: num(event.last_status_code),
+      });
+    }
+  }
+  return {
+    id: String(row.id),
+    status: String(row.status) as PayoutStatus,
+    amountCents: Number(row.amount_cents),
+    heldCents: Number(row.held_cents),
+    payorFeeCents: Number(row.payor_fee_cents),
+    payeeFeeCents: Number(row.payee_fee_cents),
+    serviceFeeCents: Number(row.service_fee_cents),
+    payeeName: payeeNameOf(row.first_name, row.last_name),
+    payeeUuid: String(row.payee_uuid),
+    email: text(row.email),
+    phone: text(row.phone),
+    companyId: String(row.company_id),
+    companyName: String(row.company_name),
+    lineId: String(row.line_id),
+    lineCode: String(row.line_code),
+    disbursementId: String(row.disbursement_id),
+    disbursementUuid: String(row.external_uuid),
+    disbursementKind: String(row.d_kind),
+    claimId: text(row.claim_id),
+    memo: text(row.memo),
+    paymentMethodId: num(row.payment_method_id),
+    methodLastFour: text(row.method_last_four),
+    allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
+    failureReason: text(row.failure_reason),
+    retryCount: Number(row.retry_count),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    timeline: transitions.rows.map((t) => ({
+      from: text(t.from_status),
+      to: String(t.to_status),
+      detail: text(t.detail),
+      at: Number(t.at),
+    })),
+    ledger: [...ledgerLines.values()],
+    events: [...eventLines.values()],
+    notifications: notifications.rows.map((n) => ({
+      id: String(n.id),
+      channel: String(n.channel),
+      recipient: String(n.recipient),
+      subject: text(n.subject),
+      status: String(n.status),
+      attempts: Number(n.attempt_count),
+      lastError: text(n.last_error),
+      createdAt: Number(n.created_at),
+      sentAt: num(n.sent_at),
+    })),
+    portalLinks: links.rows.map((l) => ({
+      partyUuid: text(l.party_uuid),
+      state: portalLinkState({
+        replacedAt: num(l.replaced_at),
+        expiresAt: Number(l.expires_at),
+        verifiedAt: num(l.verified_at),
+        codeSent: Number(l.code_sent) === 1,
+      }, now),
+      createdAt: Number(l.created_at),
+      verifiedAt: num(l.verified_at),
+      expiresAt: Number(l.expires_at),
+    })),
+    endorsements: endorsements.rows.map((e) => ({
+      partyUuid: String(e.party_uuid),
+      partyName: payeeNameOf(e.first_name, e.last_name) || String(e.company_name ?? e.party_uuid),
+      status: String(e.status),
+      typedName: text(e.typed_name),
+      decidedAt: num(e.decided_at),
+    })),
+    signedDocuments: signed.rows.map((s) => ({
+      name: String(s.name),
+      signedBy: String(s.signed_by),
+      signedAt: Number(s.signed_at),
+      sha256: String(s.original_sha256),
+    })),
+  };
+}

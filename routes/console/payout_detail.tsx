@@ -1,0 +1,455 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Payout detail (issue 20): the timeline, ledger entries, events with their deliveries,
+ * notifications with their status, portal link status, the chosen method (last four only),
+ * endorsements and signed documents; and the actions the operator's role and the payout's state
+ * allow: cancel and resend (clerk), re-offer after a failure (admin). A payout of another company
+ * answers 404, as a missing one does.
+ */
+import { Hono } from "hono";
+import type { Child } from "hono/jsx";
+import {
+  cancelPayoutAsOperator,
+  payoutActions,
+  reofferAsOperator,
+  resendAsOperator,
+} from "../../lib/console/payout_actions.ts";
+import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { modalityOf } from "../../lib/payouts/states.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import type { AppDeps } from "../context.ts";
+import {
+  ConsoleLayout,
+  consoleUrl,
+  CsrfField,
+  EmptyState,
+  Money,
+  notFoundPage,
+  Notice,
+  refusalPage,
+  refusalStatus,
+  requireRole,
+  When,
+} from "./kit.tsx";
+import { StatusBadge } from "./payouts.tsx";
+import {
+  assertCompanyInScope,
+  consoleActor,
+  type ConsoleContext,
+  type ConsoleEnv,
+  hasRole,
+} from "./session.ts";
+
+/** What a finished action tells the operator on the page it returns to (`?done=`). */
+const DONE: Readonly<Record<string, string>> = {
+  canceled: "The payout was canceled and its held money went back to available.",
+  resent: "The payee's notification was sent again.",
+  reoffered: "The payout will be offered to the payee again in a moment.",
+};
+
+const PAYOUT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function Section(props: { title: string; id: string; children: Child }) {
+  return (
+    <section aria-labelledby={props.id}>
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** The chosen method, never more than its last four digits. */
+function methodText(payout: PayoutDetail): string {
+  if (payout.paymentMethodId === null) return "Not chosen yet";
+  const name = modalityOf(payout.paymentMethodId)?.name ?? `method ${payout.paymentMethodId}`;
+  return payout.methodLastFour ? `${name} ending in ${payout.methodLastFour}` : name;
+}
+
+function ActionForm(
+  props: {
+    c: ConsoleContext;
+    payoutId: string;
+    action: string;
+    label: string;
+    confirm: string;
+    danger?: boolean;
+  },
+) {
+  return (
+    <form
+      method="post"
+      action={`/console/payouts/${props.payoutId}/${props.action}`}
+      data-confirm={props.confirm}
+    >
+      <CsrfField c={props.c} />
+      <button type="submit" class={props.danger ? "danger" : "secondary"}>{props.label}</button>
+    </form>
+  );
+}
+
+function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: string }) {
+  const { c, payout } = props;
+  const allowed = payoutActions(payout);
+  const clerk = hasRole(c, "clerk");
+  const admin = hasRole(c, "admin");
+  const actions = [
+    allowed.cancel && clerk
+      ? (
+        <ActionForm
+          c={c}
+          payoutId={payout.id}
+          action="cancel"
+          label="Cancel payout"
+          confirm="Cancel this payout? Its held money goes back to available."
+          danger
+        />
+      )
+      : null,
+    allowed.resend && clerk
+      ? (
+        <ActionForm
+          c={c}
+          payoutId={payout.id}
+          action="resend"
+          label="Resend notification"
+          confirm="Send the payee a new link now?"
+        />
+      )
+      : null,
+    allowed.reoffer && admin
+      ? (
+        <ActionForm
+          c={c}
+          payoutId={payout.id}
+          action="reoffer"
+          label="Offer again"
+          confirm="Offer the payee the payment methods again?"
+        />
+      )
+      : null,
+  ].filter((action) => action !== null);
+  return (
+    <ConsoleLayout
+      c={c}
+      title={`Payout to ${payout.payeeName || payout.email || payout.id}`}
+      active="payouts"
+    >
+      {props.done && DONE[props.done] ? <Notice>{DONE[props.done]}</Notice> : null}
+      <div class="cards">
+        <div class="card">
+          <dl class="facts">
+            <dt>Amount</dt>
+            <dd>
+              <Money cents={payout.amountCents} />
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={payout.status} />
+              {payout.failureReason ? ` (${payout.failureReason})` : ""}
+            </dd>
+            <dt>Held now</dt>
+            <dd>
+              <Money cents={payout.heldCents} />
+            </dd>
+            <dt>Fees</dt>
+            <dd>
+              payor <Money cents={payout.payorFeeCents} />, payee{" "}
+              <Money cents={payout.payeeFeeCents} />, service{" "}
+              <Money cents={payout.serviceFeeCents} />
+            </dd>
+            <dt>Method</dt>
+            <dd>{methodText(payout)}</dd>
+            <dt>Retries</dt>
+            <dd>{payout.retryCount}</dd>
+          </dl>
+        </div>
+        <div class="card">
+          <dl class="facts">
+            <dt>Payee</dt>
+            <dd>{payout.payeeName || "—"}</dd>
+            <dt>E-mail</dt>
+            <dd>{payout.email ?? "—"}</dd>
+            <dt>Phone</dt>
+            <dd>{payout.phone ?? "—"}</dd>
+            <dt>Company</dt>
+            <dd>{payout.companyName} · {payout.lineCode}</dd>
+            <dt>Claim</dt>
+            <dd>{payout.claimId ?? "—"}</dd>
+            <dt>Disbursement</dt>
+            <dd>
+              <a href={consoleUrl(c, `/console/disbursements/${payout.disbursementId}`)}>
+                {payout.disbursementUuid}
+              </a>
+            </dd>
+            <dt>Payout id</dt>
+            <dd>{payout.id}</dd>
+            <dt>Created</dt>
+            <dd>
+              <When c={c} at={payout.createdAt} />
+            </dd>
+          </dl>
+        </div>
+      </div>
+      <Section title="Actions" id="actions">
+        {actions.length > 0 ? <div class="actions">{actions}</div> : (
+          <p>
+            {clerk
+              ? "No action applies to a payout in this state."
+              : "Your role (viewer) reads payouts; a clerk or an admin acts on them."}
+          </p>
+        )}
+      </Section>
+      <Section title="Timeline" id="timeline">
+        <ol>
+          {payout.timeline.map((step) => (
+            <li>
+              <When c={c} at={step.at} /> — <StatusBadge status={step.to} />
+              {step.detail ? ` ${step.detail}` : ""}
+            </li>
+          ))}
+        </ol>
+      </Section>
+      <Section title="Ledger entries" id="ledger">
+        {payout.ledger.length === 0
+          ? <EmptyState>No money has moved for this payout yet.</EmptyState>
+          : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Posted</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Account</th>
+                    <th scope="col" class="num">Amount</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {payout.ledger.flatMap((t) =>
+                    t.entries.map((e, index) => (
+                      <tr>
+                        <td>{index === 0 ? <When c={c} at={t.postedAt} /> : ""}</td>
+                        <td>{index === 0 ? t.kind : ""}</td>
+                        <td>{e.account}</td>
+                        <td class="num">
+                          <Money cents={e.amountCents} />
+                        </td>
+                      </tr>
+                    ))
+                  )}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Section>
+      <Section title="Events and webhook deliveries" id="events">
+        {payout.events.length === 0
+          ? <EmptyState>No event was recorded for this payout yet.</EmptyState>
+          : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Event</th>
+                    <th scope="col">When</th>
+                    <th scope="col">Deliveries</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {payout.events.map((event) => (
+                    <tr>
+                      <td>{event.type ?? `event ${event.eventTypeId}`}</td>
+                      <td>
+                        <When c={c} at={event.createdAt} />
+                      </td>
+                      <td>
+                        {event.deliveries.length === 0 ? "No endpoint" : (
+                          <ul>
+                            {event.deliveries.map((d) => (
+                              <li>
+                                {d.url}:{" "}
+                                <span class={d.status === "failed" ? "badge bad" : "badge"}>
+                                  {d.status}
+                                </span>
+                                {` after ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`}
+                                {d.lastStatusCode === null ? "" : `, last HTTP ${d.lastStatusCode}`}
+                              </li>
+                            ))}
+                          </ul>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Section>
+      <Section title="Notifications" id="notifications">
+        {payout.notifications.length === 0
+          ? <EmptyState>The payee has not been notified yet.</EmptyState>
+          : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Channel</th>
+                    <th scope="col">To</th>
+                    <th scope="col">Subject</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Queued</th>
+                    <th scope="col">Sent</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {payout.notifications.map((n) => (
+                    <tr>
+                      <td>{n.channel}</td>
+                      <td>{n.recipient}</td>
+                      <td>{n.subject ?? "—"}</td>
+                      <td>
+                        <span class={n.status === "failed" ? "badge bad" : "badge"}>
+                          {n.status}
+                        </span>
+                        {n.lastError ? <span class="hint">{n.lastError}</span> : null}
+                      </td>
+                      <td>
+                        <When c={c} at={n.createdAt} />
+                      </td>
+                      <td>
+                        <When c={c} at={n.sentAt} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Section>
+      <Section title="Portal links" id="portal">
+        {payout.portalLinks.length === 0
+          ? (
+            <EmptyState>
+              No portal link was sent yet: one goes with the first notification.
+            </EmptyState>
+          )
+          : (
+            <ul>
+              {payout.portalLinks.map((link) => (
+                <li>
+                  {link.partyUuid ? `Party ${link.partyUuid}` : "Payee"}:{" "}
+                  <strong>{link.state}</strong>
+                  {" — sent "}
+                  <When c={c} at={link.createdAt} />
+                  {", expires "}
+                  <When c={c} at={link.expiresAt} />
+                </li>
+              ))}
+            </ul>
+          )}
+      </Section>
+      <Section title="Endorsements" id="endorsements">
+        {payout.endorsements.length === 0 ? <p>This payout needs no endorsement.</p> : (
+          <ul>
+            {payout.endorsements.map((e) => (
+              <li>
+                {e.partyName}: <strong>{e.status}</strong>
+                {e.typedName ? ` (signed as ${e.typedName})` : ""}
+                {e.decidedAt !== null
+                  ? (
+                    <>
+                      {" "}
+                      <When c={c} at={e.decidedAt} />
+                    </>
+                  )
+                  : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+      <Section title="Signed documents" id="documents">
+        {payout.signedDocuments.length === 0 ? <p>No document was signed for this payout.</p> : (
+          <ul>
+            {payout.signedDocuments.map((d) => (
+              <li>
+                {d.name}, signed by {d.signedBy} <When c={c} at={d.signedAt} />
+                <span class="hint">SHA-256 of the original: {d.sha256}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+    </ConsoleLayout>
+  );
+}
+
+export function payoutDetailConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+
+  /** The payout of the path within the operator's companies, or null (answered 404). */
+  const payoutInScope = async (c: ConsoleContext, id: string) => {
+    if (!PAYOUT_ID.test(id)) return null;
+    const database = c.get("database");
+    const companyId = await database.readClient.execute({
+      sql: "SELECT company_id FROM payouts WHERE id = ?",
+      args: [id],
+    }).then(({ rows }) => (rows[0] ? String(rows[0].company_id) : null));
+    if (companyId === null || !assertCompanyInScope(c, companyId)) return null;
+    const now = await domainNow(database, companyId, deps.clock.now());
+    return await payoutDetail(database.readClient, id, now);
+  };
+
+  app.get("/:id", async (c) => {
+    const payout = await payoutInScope(c, c.req.param("id"));
+    if (!payout) return notFoundPage(c, `Payout ${c.req.param("id")}`);
+    return c.html(<DetailPage c={c} payout={payout} done={c.req.query("done")} />);
+  });
+
+  /** Runs an action on a payout in scope and returns to its page, or shows the refusal. */
+  const act = (
+    run: (
+      c: ConsoleContext,
+      id: string,
+    ) => Promise<{ ok: true } | { ok: false; code: string; message: string }>,
+    done: string,
+  ) =>
+  async (c: ConsoleContext) => {
+    const id = c.req.param("id") ?? "";
+    const payout = await payoutInScope(c, id);
+    if (!payout) return notFoundPage(c, `Payout ${id}`);
+    const result = await run(c, id);
+    if (!result.ok) return refusalPage(c, refusalStatus(result.code), result.message);
+    return c.redirect(consoleUrl(c, `/console/payouts/${id}`, { done }), 303);
+  };
+
+  app.post(
+    "/:id/cancel",
+    requireRole("clerk"),
+    act(
+      (c, id) => cancelPayoutAsOperator(c.get("database"), consoleActor(c), id, deps.clock.now()),
+      "canceled",
+    ),
+  );
+  app.post(
+    "/:id/resend",
+    requireRole("clerk"),
+    act((c, id) =>
+      resendAsOperator(
+        c.get("database"),
+        payoutRuntime(c.get("environment"), runtimeSettingsOf(deps.config)),
+        consoleActor(c),
+        id,
+        deps.clock.now(),
+      ), "resent"),
+  );
+  app.post(
+    "/:id/reoffer",
+    requireRole("admin"),
+    act(
+      (c, id) => reofferAsOperator(c.get("database"), consoleActor(c), id, deps.clock.now()),
+      "reoffered",
+    ),
+  );
+  return app;
+}
