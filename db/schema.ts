@@ -133,6 +133,8 @@ export const disbursements = sqliteTable("disbursements", {
 }, (t) => [
   uniqueIndex("disbursements_company_kind_uuid").on(t.companyId, t.kind, t.externalUuid),
   index("disbursements_company_created").on(t.companyId, t.createdAt, t.id),
+  // The console finds a payout by its claim id.
+  index("disbursements_claim").on(t.claimId),
 ]);
 
 export const authorizationParties = sqliteTable("authorization_parties", {
@@ -198,6 +200,8 @@ export const payouts = sqliteTable("payouts", {
   index("payouts_company_status").on(t.companyId, t.status, t.createdAt),
   // Every event write reads its disbursement's payout statuses (DisbursementStatusId).
   index("payouts_disbursement_status").on(t.disbursementId, t.status),
+  // The console's payout search, newest first across the companies in an operator's scope.
+  index("payouts_created").on(t.createdAt, t.id),
   check("payouts_amount_positive", sql`${t.amountCents} > 0`),
   check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
 ]);
@@ -249,7 +253,11 @@ export const ledgerTransactions = sqliteTable("ledger_transactions", {
   fundingId: text("funding_id"),
   /** Effective time: the sandbox clock in test. */
   postedAt: integer("posted_at").notNull(),
-}, (t) => [index("ledger_transactions_line_posted").on(t.lineId, t.postedAt)]);
+}, (t) => [
+  index("ledger_transactions_line_posted").on(t.lineId, t.postedAt),
+  // The console's payout detail lists the payout's transactions.
+  index("ledger_transactions_payout").on(t.payoutId),
+]);
 
 export const ledgerEntries = sqliteTable("ledger_entries", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -327,7 +335,10 @@ export const events = sqliteTable("events", {
   /** JSON snapshot of what the event reports, taken when it happened. */
   data: text("data").notNull(),
   createdAt: createdAt(),
-}, (t) => [index("events_company_created").on(t.companyId, t.createdAt, t.id)]);
+}, (t) => [
+  index("events_company_created").on(t.companyId, t.createdAt, t.id),
+  index("events_payout").on(t.payoutId),
+]);
 
 export const webhookEndpoints = sqliteTable("webhook_endpoints", {
   id: text("id").primaryKey(),
@@ -454,7 +465,10 @@ export const notifications = sqliteTable("notifications", {
   lastError: text("last_error"),
   createdAt: createdAt(),
   sentAt: integer("sent_at"),
-}, (t) => [index("notifications_status_created").on(t.status, t.createdAt)]);
+}, (t) => [
+  index("notifications_status_created").on(t.status, t.createdAt),
+  index("notifications_payout").on(t.payoutId),
+]);
 
 /** Resend requests per payee, on real time, for the hourly allowance of DESIGN 11. */
 export const notificationResends = sqliteTable("notification_resends", {
@@ -573,6 +587,11 @@ export const bankSettings = sqliteTable("bank_settings", {
   settingsSealed: text("settings_sealed").notNull(),
   /** The sealed document's SHA-256, so an audit row can say what changed without the secrets. */
   fingerprint: text("fingerprint").notNull(),
+  /**
+   * Whether the sealed settings hold a check account: readable without the key, for "offer only
+   * what can be paid".
+   */
+  hasCheckAccount: integer("has_check_account", { mode: "boolean" }).notNull().default(false),
   updatedBy: text("updated_by"),
   updatedAt: integer("updated_at").notNull(),
   createdAt: createdAt(),
@@ -894,7 +913,10 @@ export const checkExceptions = sqliteTable("check_exceptions", {
   checkNumber: integer("check_number").notNull(),
   /** Null for a number the register never gave. */
   checkId: text("check_id").references(() => checks.id),
-  kind: text("kind", { enum: ["amount_mismatch", "voided", "stale", "unknown", "duplicate"] })
+  /** not_sent: paid before the positive-pay file carrying its issue was sent. */
+  kind: text("kind", {
+    enum: ["amount_mismatch", "voided", "stale", "unknown", "duplicate", "not_sent"],
+  })
     .notNull(),
   paidAmountCents: integer("paid_amount_cents").notNull(),
   paidDate: text("paid_date").notNull(),
