@@ -5,6 +5,13 @@
  * (durable with synchronous=FULL). Whatever a unit returns is committed: the writer never reads
  * the shape of a value to decide. A unit must wait on nothing but the database and must not
  * call `write` itself: the group it would wait for cannot start until the unit ends.
+ *
+ * On a libSQL server every statement awaited is a network round trip made while the primary's
+ * write lock is held, so there the writer batches: a unit's deferred statements (`tx.defer`,
+ * writes whose results it does not read) and the writer's own BEGIN, SAVEPOINT and RELEASE ride
+ * with the next statement the unit awaits, and the last unit's with the COMMIT. One stream (one
+ * server connection) is kept from group to group. The embedded file has no round trips: there
+ * the writer runs each statement when asked, as it always did.
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import { setImmediate } from "node:timers";
@@ -17,6 +24,12 @@ export type { Db };
 export interface WriteTx {
   readonly db: Db;
   execute(statement: InStatement): Promise<ResultSet>;
+  /**
+   * Queues a statement whose result the unit does not need now: it runs, in order, before the
+   * unit's next statement or at the unit's end. Its failure, or a `check` of its result that
+   * throws, fails the unit (surfacing from a later `execute`, or from the unit's end).
+   */
+  defer(statement: InStatement, check?: (result: ResultSet) => void): void;
   /** Names a row this unit changes whose cached copies must go once the group commits. */
   changed(key: string): void;
   /**
@@ -62,6 +75,38 @@ export class WriteGroupError extends Error {
   }
 }
 
+/** A statement waiting to ride with the next round trip, and what must hold of its result. */
+interface PendingStatement {
+  readonly statement: InStatement;
+  readonly check?: (result: ResultSet) => void;
+  /** The unit (its index in the group) the statement belongs to; none: the group's BEGIN/COMMIT. */
+  readonly unit?: number;
+  /** The group's BEGIN on a kept stream: its failure is the group's, not a unit's. */
+  readonly begins?: true;
+}
+
+interface Outcome {
+  readonly value?: unknown;
+  readonly error?: unknown;
+  readonly failed: boolean;
+}
+
+/** The group's transaction (or the stream it runs on) failed: no unit of it can commit. */
+class GroupBroken extends Error {
+  constructor(readonly reason: unknown) {
+    super(
+      `the write group's transaction failed: ${reason instanceof Error ? reason.message : reason}`,
+    );
+    this.name = "GroupBroken";
+  }
+}
+
+/** The index of the statement a batch stopped at, when the error is a statement's. */
+function failedStatementIndex(error: unknown): number | null {
+  const index = (error as { statementIndex?: unknown } | null)?.statementIndex;
+  return typeof index === "number" ? index : null;
+}
+
 export interface WriterStats {
   groups: number;
   units: number;
@@ -71,9 +116,20 @@ export interface WriterStats {
 export class GroupCommitWriter {
   readonly #client: Client;
   readonly #unitsPerGroupMax: number;
+  /** A libSQL server: statements are batched into round trips (see the module's comment). */
+  readonly #batching: boolean;
   readonly #tx: WriteTx;
   #queue: QueuedUnit[] = [];
   #current: Transaction | null = null;
+  /** Remote: the stream kept from group to group; null until the first group or after a failure. */
+  #kept: Transaction | null = null;
+  /** Statements waiting to ride with the next round trip (remote), or the next call (embedded). */
+  #pending: PendingStatement[] = [];
+  /** Round trips of the group so far: a unit knows by it whether its savepoint was sent yet. */
+  #flushes = 0;
+  /** The running unit's index in its group (the group's length once they all ran). */
+  #unit = 0;
+  #outcomes: Outcome[] = [];
   #changed = new Set<string>();
   readonly #commitListeners: CommitListener[] = [];
   #running: Promise<void> | null = null;
@@ -84,11 +140,12 @@ export class GroupCommitWriter {
   constructor(client: Client, options: { unitsPerGroupMax: number }) {
     this.#client = client;
     this.#unitsPerGroupMax = options.unitsPerGroupMax;
-    const execute = (statement: InStatement) => this.#transaction().execute(statement);
+    this.#batching = client.protocol !== "file";
+    const execute = (statement: InStatement) => this.#execute(statement);
     // drizzle reaches the group's transaction through this stand-in for the client.
     const inTransaction = {
       execute,
-      batch: (statements: InStatement[]) => this.#transaction().batch(statements),
+      batch: (statements: InStatement[]) => this.#batch(statements),
     } as unknown as Client;
     let db: Db | null = null;
     this.#tx = {
@@ -97,6 +154,10 @@ export class GroupCommitWriter {
         return db ??= drizzleOver(inTransaction);
       },
       execute,
+      defer: (statement, check) => {
+        this.#transaction(); // throws outside a unit
+        this.#pending.push({ statement, check, unit: this.#unit });
+      },
       changed: (key) => {
         this.#transaction(); // throws outside a unit
         this.#changed.add(key);
@@ -129,6 +190,7 @@ export class GroupCommitWriter {
       if (this.#running) await this.#running;
       else await new Promise((resolve) => setImmediate(resolve));
     }
+    this.#dropKept();
   }
 
   #transaction(): Transaction {
@@ -138,17 +200,112 @@ export class GroupCommitWriter {
     return this.#current;
   }
 
-  async #attempt<T>(part: WriteUnit<T>): Promise<T> {
+  /** A unit's statement: sent with whatever waits to ride with it. */
+  async #execute(statement: InStatement): Promise<ResultSet> {
     const transaction = this.#transaction();
-    await transaction.execute("SAVEPOINT part");
+    if (this.#pending.length === 0) return await transaction.execute(statement);
+    return (await this.#flush([{ statement, unit: this.#unit }])).at(-1)!;
+  }
+
+  async #batch(statements: InStatement[]): Promise<ResultSet[]> {
+    const transaction = this.#transaction();
+    if (this.#pending.length === 0) return await transaction.batch(statements);
+    const results = await this.#flush(
+      statements.map((statement) => ({ statement, unit: this.#unit })),
+    );
+    return results.slice(results.length - statements.length);
+  }
+
+  /**
+   * Sends what waits, then `more`, in one round trip (embedded: one call) that stops at the first
+   * failure, and checks the deferred statements' results. An earlier unit's deferred statement
+   * that fails fails that unit: it is rolled back and the rest is sent again. A failure of the
+   * group's BEGIN, or of the stream, breaks the group (GroupBroken, which no unit keeps).
+   */
+  async #flush(more: PendingStatement[] = []): Promise<ResultSet[]> {
+    let sent = [...this.#pending, ...more];
+    this.#pending = [];
+    let reopened = false;
+    for (;;) {
+      this.#flushes += 1;
+      let results: ResultSet[];
+      try {
+        results = await this.#transaction().batch(sent.map((p) => p.statement));
+      } catch (error) {
+        if (!this.#batching) throw error;
+        const index = failedStatementIndex(error);
+        if (index === null && !reopened && sent.some((p) => p.begins)) {
+          // The kept stream failed before the group began (an idle stream the server expired):
+          // nothing of the group ran, so it begins again on a new stream.
+          reopened = true;
+          this.#dropKept();
+          this.#current = this.#kept = await this.#client.transaction("write");
+          sent = sent.filter((p) => !p.begins);
+          continue;
+        }
+        if (index === null || sent[index].begins) {
+          // The stream is gone, or the group could not begin: nothing of this group is there.
+          this.#dropKept();
+          throw new GroupBroken(error);
+        }
+        const owner = sent[index].unit;
+        if (owner === undefined || owner === this.#unit) throw error;
+        // A unit that already returned: its savepoint is still open (its RELEASE came later).
+        this.#outcomes[owner] = { error, failed: true };
+        sent = [
+          { statement: "ROLLBACK TO unit" },
+          { statement: "RELEASE unit" },
+          ...sent.slice(index + 1).filter((p) => p.unit !== owner),
+        ];
+        continue;
+      }
+      sent.forEach((p, i) => p.check?.(results[i]));
+      return results;
+    }
+  }
+
+  /** Remote: the kept stream is closed and forgotten; the next group opens another. */
+  #dropKept(): void {
+    this.#kept?.close();
+    this.#kept = null;
+  }
+
+  /** The writer's own statements: run at once (embedded) or sent with the next round trip. */
+  async #bookkeeping(...statements: string[]): Promise<void> {
+    const queued = statements.map((statement) => ({ statement, unit: this.#unit }));
+    if (this.#batching) this.#pending.push(...queued);
+    else if (this.#pending.length > 0) await this.#flush(queued);
+    else for (const statement of statements) await this.#transaction().execute(statement);
+  }
+
+  /**
+   * Undoes the unit's (or part's) writes since its SAVEPOINT: when nothing was sent since it was
+   * queued, forgetting the queued statements is enough; else what waits is all its own (a round
+   * trip sent everything queued before) and is dropped, and the rollback goes with the next trip.
+   */
+  async #undo(savepoint: "unit" | "part", pendingAt: number, flushesAt: number): Promise<void> {
+    if (this.#batching && this.#flushes === flushesAt) {
+      this.#pending.length = pendingAt - 1;
+      return;
+    }
+    this.#pending = [];
+    await this.#bookkeeping(`ROLLBACK TO ${savepoint}`, `RELEASE ${savepoint}`);
+  }
+
+  async #attempt<T>(part: WriteUnit<T>): Promise<T> {
+    this.#transaction();
+    await this.#bookkeeping("SAVEPOINT part");
+    const pendingAt = this.#pending.length;
+    const flushesAt = this.#flushes;
     try {
-      return await part(this.#tx);
+      const value = await part(this.#tx);
+      await this.#bookkeeping("RELEASE part");
+      return value;
     } catch (error) {
-      await transaction.execute("ROLLBACK TO part");
+      if (error instanceof GroupBroken) throw error;
+      await this.#undo("part", pendingAt, flushesAt);
       if (error instanceof UnitAborted) return error.refusal as T;
       throw error;
-    } finally {
-      await transaction.execute("RELEASE part");
     }
   }
 
@@ -173,44 +330,63 @@ export class GroupCommitWriter {
     }
   }
 
+  /** The group's transaction: a new one (embedded), or the kept stream with BEGIN to send. */
+  async #begin(): Promise<Transaction> {
+    if (!this.#batching) return await this.#client.transaction("write");
+    if (this.#kept !== null) {
+      this.#pending.push({ statement: "BEGIN IMMEDIATE", begins: true });
+      return this.#kept;
+    }
+    // `@libsql/client` sends its BEGIN IMMEDIATE with a new stream's first batch.
+    return this.#kept = await this.#client.transaction("write");
+  }
+
   async #commit(group: QueuedUnit[]): Promise<void> {
-    const outcomes: { value?: unknown; error?: unknown; failed: boolean }[] = [];
     let transaction: Transaction;
+    this.#pending = [];
     try {
       await loadQueryLayer();
-      transaction = await this.#client.transaction("write");
+      transaction = await this.#begin();
     } catch (error) {
       for (const unit of group) unit.reject(new WriteGroupError(error));
       return;
     }
     this.#current = transaction;
     this.#changed = new Set();
+    this.#flushes = 0;
+    this.#outcomes = [];
     try {
-      for (const unit of group) {
-        await transaction.execute("SAVEPOINT unit");
+      for (const [index, unit] of group.entries()) {
+        this.#unit = index;
+        await this.#bookkeeping("SAVEPOINT unit");
+        const pendingAt = this.#pending.length;
+        const flushesAt = this.#flushes;
         try {
-          outcomes.push({ value: await unit.run(this.#tx), failed: false });
+          this.#outcomes[index] = { value: await unit.run(this.#tx), failed: false };
+          // A check must pass while the unit's savepoint can still be rolled back.
+          if (this.#pending.some((p) => p.check)) await this.#flush();
+          await this.#bookkeeping("RELEASE unit");
         } catch (error) {
-          await transaction.execute("ROLLBACK TO unit");
-          if (error instanceof UnitAborted) outcomes.push({ value: error.refusal, failed: false });
-          else outcomes.push({ error, failed: true });
+          if (error instanceof GroupBroken) throw error;
+          this.#outcomes[index] = error instanceof UnitAborted
+            ? { value: error.refusal, failed: false }
+            : { error, failed: true };
+          await this.#undo("unit", pendingAt, flushesAt);
         }
-        await transaction.execute("RELEASE unit");
       }
-      await transaction.commit();
+      this.#unit = group.length;
+      if (this.#batching) await this.#flush([{ statement: "COMMIT" }]);
+      else await transaction.commit();
     } catch (error) {
       // The group's transaction itself failed: nothing of it is durable, so nobody is told so.
       this.#current = null;
-      try {
-        await transaction.rollback();
-      } catch {
-        // already rolled back by SQLite
-      }
-      transaction.close();
-      for (const unit of group) unit.reject(new WriteGroupError(error));
+      this.#pending = [];
+      await this.#rollbackGroup(transaction);
+      for (const unit of group) unit.reject(new WriteGroupError(unwrap(error)));
       return;
     }
     this.#current = null;
+    const outcomes = this.#outcomes;
     // A rolled-back unit's rows may be named too: dropping a copy that was still true is harmless.
     if (this.#changed.size > 0) {
       for (const listener of this.#commitListeners) listener(this.#changed);
@@ -224,6 +400,30 @@ export class GroupCommitWriter {
       else unit.resolve(outcome.value);
     });
   }
+
+  async #rollbackGroup(transaction: Transaction): Promise<void> {
+    if (!this.#batching) {
+      try {
+        await transaction.rollback();
+      } catch {
+        // already rolled back by SQLite
+      }
+      transaction.close();
+      return;
+    }
+    if (this.#kept === null) return; // the stream is gone: the server rolls its work back
+    try {
+      await this.#kept.execute("ROLLBACK");
+    } catch {
+      // Not begun, or the stream failed: a new stream is opened for the next group.
+      this.#dropKept();
+    }
+  }
+}
+
+/** The cause a GroupBroken carries: what the units' callers are told. */
+function unwrap(error: unknown): unknown {
+  return error instanceof GroupBroken ? error.reason : error;
 }
 
 /** Something that runs SQL: a write unit, or a read client of committed data. */
