@@ -195,3 +195,29 @@ export function pathFlag(
     { field: name },
   );
 }
+
+/** The first `bytesMax` bytes of a file, or a refusal naming the path when it cannot be read. */
+export async function readAtMost(path: string, bytesMax: number): Promise<Result<Uint8Array>> {
+  let handle: Deno.FsFile;
+  try {
+    handle = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
+      const why = error instanceof Deno.errors.NotFound ? "does not exist" : "cannot be read";
+      return refuse("invalid_input", `--file ${JSON.stringify(path)} ${why}`, { field: "file" });
+    }
+    throw error;
+  }
+  try {
+    const buffer = new Uint8Array(bytesMax);
+    let filled = 0;
+    while (filled < bytesMax) {
+      const read = await handle.read(buffer.subarray(filled));
+      if (read === null) break;
+      filled += read;
+    }
+    return ok(buffer.slice(0, filled));
+  } finally {
+    handle.close();
+  }
+}
