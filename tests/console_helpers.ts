@@ -2,6 +2,7 @@
  * A browser for console tests over `app.request`: a cookie jar, the CSRF token of the last page
  * read, and the real sign-in form (password and a TOTP code of the fake clock).
  */
+import { addFunds } from "../lib/funding/store.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import type { Role } from "../lib/operators/rules.ts";
 import type { HttpFixture } from "./http_fixture.ts";
@@ -123,4 +124,85 @@ export async function countRows(
 ): Promise<number> {
   const { rows } = await f.deps.databases[environment].readClient.execute({ sql, args });
   return Number(rows[0].n);
+}
+
+/** A Surface B call with a line key of the fixture. */
+export function v1Call(f: HttpFixture, key: string, method: string, path: string, body?: unknown) {
+  return f.app.request(path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Credits a line of the test environment with a received wire. */
+export async function fundLine(
+  f: HttpFixture,
+  line: { companyId: string; lineId: string },
+  cents: number,
+): Promise<void> {
+  const funded = await f.deps.databases.test.writer.write((tx) =>
+    addFunds(
+      tx,
+      {
+        ...line,
+        paymentMethod: "WireTransfer",
+        amountCents: cents,
+        description: "console test funding",
+        largeDisbursement: false,
+        requestFingerprint: crypto.randomUUID(),
+      },
+      "test",
+      f.clock.now(),
+    )
+  );
+  if (!funded.ok) throw new Error(funded.message);
+}
+
+/** A /v1 disbursement of one payee (created, not yet offered); its payout's id. */
+export async function createPayout(
+  f: HttpFixture,
+  input: {
+    key: string;
+    payeeId: string;
+    email: string;
+    name?: string;
+    claimId: string;
+    amount: number;
+  },
+): Promise<{ disbursementId: string; payoutId: string }> {
+  const payee = await v1Call(f, input.key, "POST", "/v1/payees", {
+    id: input.payeeId,
+    email: input.email,
+    name: input.name ?? "Pat Doe",
+  });
+  if (payee.status !== 201 && payee.status !== 200) {
+    throw new Error(`payee: ${payee.status} ${await payee.text()}`);
+  }
+  const created = await v1Call(f, input.key, "POST", "/v1/disbursements", {
+    amount: input.amount,
+    claim_id: input.claimId,
+    payee: { id: input.payeeId },
+    modalities: ["ach", "check"],
+  });
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
+  const { id } = await created.json() as { id: string };
+  const { rows } = await f.deps.databases.test.readClient.execute({
+    sql:
+      "SELECT p.id FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id WHERE d.external_uuid = ?",
+    args: [id],
+  });
+  return { disbursementId: id, payoutId: String(rows[0].id) };
+}
+
+/** The balances of a test line, in cents, by account. */
+export async function lineBalances(
+  f: HttpFixture,
+  lineId: string,
+): Promise<Record<string, number>> {
+  const { rows } = await f.deps.databases.test.readClient.execute({
+    sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
+    args: [lineId],
+  });
+  return Object.fromEntries(rows.map((row) => [String(row.code), Number(row.balance_cents)]));
 }
