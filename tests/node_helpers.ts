@@ -136,8 +136,9 @@ export async function spawnNode(
     args: ["run", "-A", mainPath, "--dev"],
     env: nodeEnv(primary, dataDir, port, env),
     stdin: "null",
-    stdout: "null",
-    stderr: "null",
+    // NODE_LOGS=1 shows the nodes' output when a test needs explaining.
+    stdout: Deno.env.get("NODE_LOGS") ? "inherit" : "null",
+    stderr: Deno.env.get("NODE_LOGS") ? "inherit" : "null",
   }).spawn();
   let stopped = false;
   return {
