@@ -110,7 +110,7 @@ Deno.test("two nodes, 200 concurrent creates with 20 % duplicate keys, SIGKILL o
         sql: "SELECT event_id, status FROM webhook_deliveries WHERE endpoint_id = ?",
         args: [endpointId],
       })).rows.map((row) => ({ eventId: String(row.event_id), status: String(row.status) }));
-    await waitFor(async () => received.size >= 60, 60_000, "the drain to start");
+    await waitFor(() => Promise.resolve(received.size >= 60), 60_000, "the drain to start");
     const beforeKill = (await deliveries()).filter((d) => d.status !== "succeeded").length;
     a.process.kill("SIGKILL");
     await a.process.status;
