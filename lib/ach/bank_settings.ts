@@ -5,6 +5,14 @@
 import * as v from "valibot";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { isValidRoutingNumber } from "../portal/method_details.ts";
+import {
+  type CheckAccount,
+  checkAccountInput,
+  checkAccountJson,
+  checkAccountOf,
+  maskedCheckAccount,
+  sandboxCheckAccount,
+} from "../checks/account.ts";
 
 /** A same-day entry is at most this much; a larger one waits for the next next-day cutoff. */
 export const SAME_DAY_ENTRY_MAX_CENTS = 100_000_000;
@@ -86,6 +94,11 @@ export interface BankSettings {
   readonly transmitWindowMinutes: number;
   /** Live only: where files go and returns come from; null: files wait for download. */
   readonly sftp: SftpTarget | null;
+  /**
+   * The account checks are drawn on (issue 19), null when the company pays no checks. Settings
+   * stored before checks existed have none (undefined reads as null).
+   */
+  readonly checkAccount?: CheckAccount | null;
 }
 
 /** Printable ASCII, what every alphanumeric NACHA field may hold. */
@@ -285,6 +298,7 @@ const bankSettingsInput = v.strictObject({
     TRANSMIT_WINDOW_MINUTES_DEFAULT,
   ),
   sftp: v.optional(v.nullable(sftpTarget), null),
+  check_account: v.optional(v.nullable(checkAccountInput), null),
 }, (issue) => `bank settings: ${issueWords(issue)}`);
 
 /** What an unknown or missing key issue says. */
@@ -385,6 +399,7 @@ export function checkBankSettings(
       outboundDir: s.sftp.outbound_dir,
       inboundDir: s.sftp.inbound_dir,
     },
+    checkAccount: s.check_account === null ? null : checkAccountOf(s.check_account),
   });
 }
 
@@ -420,6 +435,7 @@ export function bankSettingsJson(settings: BankSettings): Record<string, unknown
       outbound_dir: settings.sftp.outboundDir,
       inbound_dir: settings.sftp.inboundDir,
     },
+    check_account: settings.checkAccount ? checkAccountJson(settings.checkAccount) : null,
   };
 }
 
@@ -475,6 +491,7 @@ export function sandboxBankSettings(companyName: string, tin?: string): BankSett
     cutoffs: SANDBOX_CUTOFFS,
     transmitWindowMinutes: TRANSMIT_WINDOW_MINUTES_DEFAULT,
     sftp: null,
+    checkAccount: sandboxCheckAccount(companyName),
   };
 }
 
@@ -507,5 +524,6 @@ export function maskedBankSettings(settings: BankSettings): Record<string, unkno
       outbound_dir: sftp.outboundDir,
       inbound_dir: sftp.inboundDir,
     },
+    check_account: settings.checkAccount ? maskedCheckAccount(settings.checkAccount) : null,
   };
 }

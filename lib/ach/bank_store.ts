@@ -31,7 +31,7 @@ export async function readStoredBankSettings(
   if (document.version !== 1) {
     throw new Error(`bank settings of ${companyId}: unknown document version ${document.version}`);
   }
-  return document.settings;
+  return { ...document.settings, checkAccount: document.settings.checkAccount ?? null };
 }
 
 /** The company's settings in `environment`: stored ones, else (test only) the sandbox bank's. */
@@ -103,13 +103,14 @@ export async function saveBankSettings(
     args: [companyId],
   });
   await tx.execute({
-    sql:
-      `INSERT INTO bank_settings (company_id, settings_sealed, fingerprint, updated_by, updated_at, created_at)
-          VALUES (?, ?, ?, ?, ?, ?)
+    sql: `INSERT INTO bank_settings (company_id, settings_sealed, fingerprint, has_check_account,
+            updated_by, updated_at, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (company_id) DO UPDATE SET settings_sealed = excluded.settings_sealed,
-            fingerprint = excluded.fingerprint, updated_by = excluded.updated_by,
-            updated_at = excluded.updated_at`,
-    args: [companyId, sealed, fingerprint, operatorId, now, now],
+            fingerprint = excluded.fingerprint, has_check_account = excluded.has_check_account,
+            updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
+    // Whether checks can be offered is read without the key (lib/checks/settings_store.ts).
+    args: [companyId, sealed, fingerprint, settings.checkAccount ? 1 : 0, operatorId, now, now],
   });
   return {
     companyId,

@@ -272,7 +272,9 @@ export function sandboxCheckAccount(companyName: string): CheckAccount {
     routingNumber: SANDBOX_CHECK_ROUTING,
     accountNumber: SANDBOX_CHECK_ACCOUNT_NUMBER,
     firstCheckNumber: SANDBOX_FIRST_CHECK_NUMBER,
-    payerName: companyName.slice(0, PAYER_TEXT_LENGTH_MAX) || "Sandbox Company",
+    // The check face prints ASCII: accents are dropped (é → e), anything else left out.
+    payerName: companyName.normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^\x20-\x7E]/g, "").trim().slice(0, PAYER_TEXT_LENGTH_MAX) || "Sandbox Company",
     payerAddress: ["1 Sandbox Way", "New York NY 10001"],
     staleDays: STALE_DAYS_DEFAULT,
     positivePay: POSITIVE_PAY_TEMPLATE_DEFAULT,

@@ -1,21 +1,97 @@
-/** Whether a company's check account is configured (issue 19); not built yet: never. */
+/**
+ * Whether a company can pay checks, and the check account its files are built from. The check
+ * account is part of the company's sealed bank settings (`check_account`); a test company
+ * without one has the sandbox check account, so the test environment always pays checks.
+ * Digital checks also need the E-13B font CHECK_MICR_FONT names in live: a payee cannot deposit
+ * a check whose MICR line the bank cannot read. The sandbox is a full replica without it: its
+ * digital checks carry the "not negotiable" mark.
+ */
 import type { SqlReader } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import type { Cutoff, SftpTarget } from "../ach/bank_settings.ts";
+import { readBankSettings } from "../ach/bank_store.ts";
+import { type CheckAccount, sandboxCheckAccount } from "./account.ts";
 
-/** Whether the company can pay postal checks in `environment`. */
-export function hasCheckRail(
-  _reader: SqlReader,
-  _environment: Environment,
-  _companyId: string,
-): Promise<boolean> {
-  return Promise.resolve(false);
+/** The environment variable naming the E-13B font file of the MICR line. */
+export const MICR_FONT_ENV = "CHECK_MICR_FONT";
+
+/** What the check rail needs of a company's bank settings. */
+export interface CheckSettings {
+  readonly account: CheckAccount;
+  /** The bank's cutoffs and time zone: check files are built at them in live. */
+  readonly timeZone: string;
+  readonly cutoffs: readonly Cutoff[];
+  readonly transmitWindowMinutes: number;
+  /** Live: where files go; null: they wait for an admin's download and mark-sent. */
+  readonly sftp: SftpTarget | null;
 }
 
-/** Whether the company can pay digital checks (a check account and CHECK_MICR_FONT). */
-export function hasDigitalCheckRail(
-  _reader: SqlReader,
-  _environment: Environment,
-  _companyId: string,
+/** The company's check settings in `environment`, or null when it has no check account. */
+export async function readCheckSettings(
+  reader: SqlReader,
+  secretBox: SecretBox,
+  environment: Environment,
+  companyId: string,
+): Promise<CheckSettings | null> {
+  const settings = await readBankSettings(reader, secretBox, environment, companyId);
+  if (!settings) return null;
+  let account = settings.checkAccount ?? null;
+  if (account === null && environment === "test") {
+    const { rows } = await reader.execute({
+      sql: "SELECT name FROM companies WHERE id = ?",
+      args: [companyId],
+    });
+    account = sandboxCheckAccount(String(rows[0]?.name ?? ""));
+  }
+  if (account === null) return null;
+  return {
+    account,
+    timeZone: settings.timeZone,
+    cutoffs: settings.cutoffs,
+    transmitWindowMinutes: settings.transmitWindowMinutes,
+    sftp: settings.sftp,
+  };
+}
+
+/** Whether the company can pay postal checks in `environment`: always in test. */
+export async function hasCheckRail(
+  reader: SqlReader,
+  environment: Environment,
+  companyId: string,
 ): Promise<boolean> {
-  return Promise.resolve(false);
+  if (environment === "test") return true;
+  // The sealed document cannot be opened here (no key): its save marks whether it has an account.
+  const { rows } = await reader.execute({
+    sql: "SELECT has_check_account FROM bank_settings WHERE company_id = ?",
+    args: [companyId],
+  });
+  return rows.length > 0 && Number(rows[0].has_check_account) === 1;
+}
+
+/** The MICR font file CHECK_MICR_FONT names, when it names a readable file. */
+export function micrFontPath(): string | null {
+  const path = Deno.env.get(MICR_FONT_ENV);
+  if (!path) return null;
+  try {
+    return Deno.statSync(path).isFile ? path : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The MICR font's bytes, or null without one (pages are then marked not negotiable). */
+export async function readMicrFont(): Promise<Uint8Array | null> {
+  const path = micrFontPath();
+  return path === null ? null : await Deno.readFile(path);
+}
+
+/** Whether the company can pay digital checks: in live, a check account and a MICR font. */
+export async function hasDigitalCheckRail(
+  reader: SqlReader,
+  environment: Environment,
+  companyId: string,
+): Promise<boolean> {
+  if (environment === "test") return true;
+  return micrFontPath() !== null && await hasCheckRail(reader, environment, companyId);
 }

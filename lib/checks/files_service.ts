@@ -1,0 +1,120 @@
+/**
+ * What operators do with check files (CLI, and later the console): mark a live file uploaded or
+ * printed by hand as sent, and read a file's content for a download. A print file is neither
+ * marked sent nor handed out before its positive-pay file was sent: checks never exist on paper
+ * before the bank knows them. Every change writes its audit row in its unit.
+ */
+import type { Database } from "../../db/client.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import { appendAudit, type AuditActor } from "../audit/store.ts";
+import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
+import { type CheckFile, loadCheckFile, openCheckFile } from "./files_store.ts";
+import { checkFilesUpload, printReleasable, recordCheckFileTransmitted } from "./jobs.ts";
+import { readCheckSettings } from "./settings_store.ts";
+
+export interface CheckFileDeps {
+  readonly database: Database;
+  readonly environment: Environment;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+}
+
+export type CheckFileRefusal =
+  | "check_file_not_found"
+  | "check_file_not_built"
+  | "check_file_uploads"
+  | "positive_pay_not_sent";
+
+const notFound = (fileId: string) =>
+  refuse("check_file_not_found", `no check file ${fileId}`, { field: "file" });
+
+const heldPrint = (file: CheckFile) =>
+  refuse(
+    "positive_pay_not_sent",
+    `print file ${file.batchId} is held until its positive-pay file ${file.positivePayFileId} was transmitted or marked sent: checks never exist on paper before the bank knows them`,
+    { field: "file", details: { positive_pay_file_id: file.positivePayFileId } },
+  );
+
+const fileAudit = (file: CheckFile, status: string) => ({
+  id: file.batchId,
+  kind: file.kind,
+  file_name: file.fileName,
+  sha256: file.sha256,
+  status,
+});
+
+/**
+ * `checks:mark-sent`: a built live file without an SFTP target was uploaded to the bank (a
+ * positive-pay file) or printed (a print file) by hand; it is transmitted, with what follows
+ * (payouts sent, voids' payouts re-offered, the print file released).
+ */
+export function markCheckFileSent(
+  deps: CheckFileDeps,
+  actor: AuditActor,
+  fileId: string,
+  now: number,
+): Promise<Result<{ fileId: string; status: string }, CheckFileRefusal>> {
+  return deps.database.writer.write(async (tx: WriteTx) => {
+    const file = await loadCheckFile(tx, fileId);
+    if (!file) return tx.abort(notFound(fileId));
+    if (file.status !== "built") {
+      return tx.abort(refuse(
+        "check_file_not_built",
+        `check file ${fileId} is ${file.status}; only a built file can be marked sent`,
+        { field: "file", details: { status: file.status } },
+      ));
+    }
+    const settings = await readCheckSettings(
+      tx,
+      deps.secretBox,
+      deps.environment,
+      file.companyId,
+    );
+    if (!settings) throw new Error(`company ${file.companyId} has no check account`);
+    if (checkFilesUpload(deps, settings)) {
+      return tx.abort(refuse(
+        "check_file_uploads",
+        `check file ${fileId} goes by ${
+          deps.environment === "test" ? "the sandbox bank" : "SFTP"
+        }; only a file that waits for download is marked sent by hand`,
+        { field: "file" },
+      ));
+    }
+    if (!await printReleasable(tx, file)) return tx.abort(heldPrint(file));
+    await recordCheckFileTransmitted(
+      tx,
+      deps,
+      batchPayoutMoves(deps.runtime),
+      fileId,
+      file.fileName,
+      now,
+    );
+    await appendAudit(tx, deps.environment, actor, {
+      at: now,
+      action: "checks:mark-sent",
+      objectType: "check_file",
+      objectId: fileId,
+      companyId: file.companyId,
+      before: fileAudit(file, "built"),
+      after: fileAudit(file, "transmitted"),
+    });
+    return ok({ fileId, status: "transmitted" });
+  });
+}
+
+/**
+ * A check file's plain bytes for a download (audited by the caller's command); a print file only
+ * once its positive-pay file was sent.
+ */
+export async function readCheckFileContent(
+  deps: Pick<CheckFileDeps, "database" | "secretBox">,
+  fileId: string,
+): Promise<Result<{ file: CheckFile; content: Uint8Array }, CheckFileRefusal>> {
+  const file = await loadCheckFile(deps.database.readClient, fileId);
+  if (!file) return notFound(fileId);
+  if (!await printReleasable(deps.database.readClient, file)) return heldPrint(file);
+  return ok({ file, content: await openCheckFile(deps.secretBox, file.contentSealed) });
+}

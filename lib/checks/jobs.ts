@@ -1,0 +1,676 @@
+/**
+ * The check rail's jobs. `check.cutoff` (per company): at the company's cutoff (in live, the
+ * bank's cutoffs; in test, at once, as the sandbox bank takes files whenever they come) claims the
+ * queued check entries and the voids not yet told to the bank into a built positive-pay batch in
+ * one short unit, builds the positive-pay CSV and the print file of its postal checks outside
+ * every unit, and keeps both sealed in a second unit; a crash between the two finds the claimed
+ * batch again. `check.transmit` (per file): hands a file over (the sandbox bank in test; SFTP, or
+ * an admin's download and mark-sent, in live). A print file is held until its positive-pay file
+ * was sent: checks never exist on paper before the bank knows them. When a positive-pay file is
+ * sent its issues' payouts are sent (funds_sent) and its voids' payouts fail (`check_voided`,
+ * `check_stale`) and are re-offered: only now can the bank no longer honour the paper.
+ * `check.stale` (per check) and, in test, `check.sandbox_paid` (the sandbox bank's paid items).
+ */
+import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
+import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
+import { retryDelayMs } from "../../db/job_policy.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import { newId, sha256Hex } from "../platform/keys.ts";
+import { addBusinessDays } from "../platform/business_days.ts";
+import {
+  BATCH_ENTRIES_MAX,
+  BATCH_TRANSMIT_LEASE_MS,
+  type BatchPayoutMoves,
+  beginTransmission,
+  holdBatch,
+  loadBatch,
+  markTransmitted,
+  sendTransmittedEntries,
+  settleBatchEntry,
+  transmissionFailed,
+} from "../rails/batch.ts";
+import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
+import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
+import { buildPrintFile, type PrintableCheck } from "./print.ts";
+import { positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
+import { type CheckSettings, readCheckSettings, readMicrFont } from "./settings_store.ts";
+import {
+  type CheckFileRow,
+  insertCheckFile,
+  loadCheckFile,
+  openCheckFile,
+  printFileOf,
+  sealCheckFile,
+} from "./files_store.ts";
+import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./register.ts";
+import { recordCheckPaid } from "./paid.ts";
+import {
+  CHECK_CUTOFF_JOB,
+  CHECK_RAIL,
+  CHECK_SANDBOX_PAID_JOB,
+  CHECK_SEND_JOB,
+  CHECK_STALE_JOB,
+  CHECK_TRANSMIT_JOB,
+  POSITIVE_PAY_RAIL,
+  PRINT_RAIL,
+  scheduleCheckCutoff,
+  scheduleCheckTransmit,
+} from "./schedule.ts";
+import type { CheckRailDeps } from "./rail.ts";
+
+/** A cutoff's claim: its build (reads, unsealing, the CSV and the PDF) must fit in it. */
+export const CHECK_CUTOFF_LEASE_MS = 5 * 60_000;
+/** Entries one unit sends; a larger file goes over several units. */
+export const CHECK_SEND_ENTRIES_PER_UNIT_MAX = 500;
+/** Voids one unit fails (their payouts re-offered); a larger file goes over several units. */
+const VOIDS_PER_UNIT_MAX = 500;
+
+const DAY_MS = 86_400_000;
+/** The sandbox bank reports a postal check paid this long after its file was sent (DESIGN 14). */
+export const SANDBOX_POSTAL_PAID_AFTER_MS = 5 * DAY_MS;
+/** ... and a digital check after one business day (DESIGN 10). */
+export const SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS = 1;
+/** The reason a check the post office returned is voided with, and its payout fails with. */
+export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
+
+/** What a cutoff's claim hands to its build. */
+interface FileClaim {
+  readonly batchId: string;
+  readonly companyId: string;
+  readonly cutoffAt: number;
+  readonly settings: CheckSettings;
+}
+
+/** One check of a file as the build reads it. */
+interface FileCheck {
+  readonly check: CheckRecord;
+  readonly isIssue: boolean;
+  readonly isVoid: boolean;
+  readonly addressLines: readonly string[];
+}
+
+interface BuiltFile {
+  readonly batchId: string;
+  readonly positivePay: CheckFileRow | null;
+  readonly print: CheckFileRow | null;
+  readonly postalCheckIds: readonly string[];
+  readonly error: string | null;
+}
+
+async function settingsOf(
+  deps: CheckRailDeps,
+  tx: Pick<WriteTx, "execute">,
+  companyId: string,
+): Promise<CheckSettings> {
+  const settings = await readCheckSettings(tx, deps.secretBox, deps.environment, companyId);
+  if (!settings) {
+    throw new Error(
+      `company ${companyId} has no check account in ${deps.environment}: its checks wait (deno task admin bank:set with check_account)`,
+    );
+  }
+  return settings;
+}
+
+/** The positive-pay batch of a company whose build was interrupted, or null. */
+async function unfinishedBatch(tx: WriteTx, companyId: string): Promise<string | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT b.id FROM rail_batches b
+          WHERE b.company_id = ? AND b.rail = ? AND b.status = 'built' AND b.error IS NULL
+            AND NOT EXISTS (SELECT 1 FROM check_files f WHERE f.batch_id = b.id)
+          LIMIT 1`,
+    args: [companyId, POSITIVE_PAY_RAIL],
+  });
+  return rows[0] ? String(rows[0].id) : null;
+}
+
+const QUEUED = `SELECT id FROM rail_batch_entries
+  WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
+  ORDER BY created_at, id LIMIT ?`;
+
+/**
+ * The cutoff's claiming unit: without a slot the job finds its cutoff (test: now) and runs
+ * there. At the cutoff, the queued entries (their checks' issues) and the voids and stale checks
+ * not yet told to the bank go into a new built positive-pay batch, set-based. Null when there is
+ * nothing to tell the bank.
+ */
+async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<FileClaim | null> {
+  const settings = await settingsOf(deps, tx, job.companyId);
+  let cutoffAt = typeof job.payload.slot_at === "number" ? job.payload.slot_at : null;
+  if (cutoffAt === null) {
+    if (deps.environment === "test") {
+      cutoffAt = job.dueAt;
+    } else {
+      const slot = nextCutoffSlot(settings, job.dueAt);
+      await scheduleCheckCutoff(tx, job.companyId, slot.at, slot.at, job.dueAt);
+      return null;
+    }
+  }
+  const unfinished = await unfinishedBatch(tx, job.companyId);
+  if (unfinished) return { batchId: unfinished, companyId: job.companyId, cutoffAt, settings };
+  const queued = await tx.execute({
+    sql: `SELECT count(*) AS n, coalesce(sum(e.amount_cents), 0) AS total
+          FROM rail_batch_entries e WHERE e.id IN (${QUEUED})`,
+    args: [job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+  });
+  const issueCount = Number(queued.rows[0].n);
+  const voids = await tx.execute({
+    sql: `SELECT count(*) AS n FROM checks c
+          WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
+            AND (c.issue_file_id IS NOT NULL OR c.reference IN
+              (SELECT reference FROM rail_batch_entries WHERE id IN (${QUEUED})))`,
+    args: [job.companyId, job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+  });
+  if (issueCount === 0 && Number(voids.rows[0].n) === 0) return null;
+  const batchId = newId("rbt");
+  await tx.execute({
+    sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
+            cutoff_at, created_at)
+          VALUES (?, ?, ?, 'built', ?, ?, ?, ?)`,
+    args: [
+      batchId,
+      job.companyId,
+      POSITIVE_PAY_RAIL,
+      issueCount,
+      Number(queued.rows[0].total),
+      cutoffAt,
+      cutoffAt,
+    ],
+  });
+  await tx.execute({
+    sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched' WHERE id IN (${QUEUED})`,
+    args: [batchId, job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+  });
+  await tx.execute({
+    sql: `UPDATE checks SET issue_file_id = ? WHERE reference IN
+            (SELECT reference FROM rail_batch_entries WHERE batch_id = ?)`,
+    args: [batchId, batchId],
+  });
+  await tx.execute({
+    sql: `UPDATE checks SET void_file_id = ?
+          WHERE company_id = ? AND status IN ('voided', 'stale') AND void_file_id IS NULL
+            AND issue_file_id IS NOT NULL`,
+    args: [batchId, job.companyId],
+  });
+  const left = await tx.execute({ sql: QUEUED, args: [job.companyId, CHECK_RAIL, 1] });
+  // A full file: the rest go into the next file of the same cutoff.
+  if (left.rows.length > 0) {
+    await scheduleCheckCutoff(tx, job.companyId, cutoffAt, cutoffAt, job.dueAt);
+  }
+  return { batchId, companyId: job.companyId, cutoffAt, settings };
+}
+
+/** The payee's mailing address of a check: the one the payee entered, else the company's. */
+function addressLinesOf(row: Readonly<Record<string, unknown>>): string[] {
+  const details = JSON.parse(String(row.method_details ?? "{}")) as Record<string, unknown>;
+  const pick = (key: string, fallback: unknown) =>
+    typeof details[key] === "string" && details[key] !== "" ? String(details[key]) : fallback;
+  const line1 = pick("address_one", row.address_one);
+  const line2 = pick("address_two", row.address_two);
+  const city = pick("city", row.city);
+  const state = pick("state", row.state);
+  const zip = pick("zip_code", row.zip_code);
+  const last = [city, [state, zip].filter(Boolean).join(" ")].filter(Boolean).join(", ");
+  return [line1, line2, last].filter((line): line is string => typeof line === "string" && !!line);
+}
+
+async function fileChecks(deps: CheckRailDeps, batchId: string): Promise<FileCheck[]> {
+  const { rows } = await deps.database.readClient.execute({
+    sql: `SELECT c.id, c.issue_file_id, c.void_file_id, p.method_details, p.address_one,
+            p.address_two, p.city, p.state, p.zip_code
+          FROM checks c JOIN payouts p ON p.id = c.payout_id
+          WHERE c.issue_file_id = ? OR c.void_file_id = ?
+          ORDER BY c.check_number`,
+    args: [batchId, batchId],
+  });
+  const checks: FileCheck[] = [];
+  for (const row of rows) {
+    const check = await loadCheck(deps.database.readClient, String(row.id));
+    checks.push({
+      check: check!,
+      isIssue: row.issue_file_id === batchId,
+      isVoid: row.void_file_id === batchId,
+      addressLines: addressLinesOf(row),
+    });
+  }
+  return checks;
+}
+
+const compactDate = (at: number, timeZone: string) =>
+  bankLocal(at, timeZone).date.replaceAll("-", "");
+
+/**
+ * Builds the files outside every unit: the positive-pay CSV of every issue and void (an issue
+ * voided before its first file is told as both), and the print file of the postal checks issued
+ * in it and still issued. The CSV must carry exactly the lines the database says.
+ */
+async function buildFiles(deps: CheckRailDeps, claim: FileClaim): Promise<BuiltFile> {
+  const checks = await fileChecks(deps, claim.batchId);
+  const lines: PositivePayLine[] = [];
+  for (const { check, isIssue, isVoid } of checks) {
+    const line = {
+      checkNumber: check.checkNumber,
+      amountCents: check.amountCents,
+      issueDate: check.issueDate,
+      payeeName: check.payeeName,
+    };
+    if (isIssue) lines.push({ action: "issue", ...line });
+    if (isVoid) lines.push({ action: "void", ...line });
+  }
+  const account = claim.settings.account;
+  const csv = new TextEncoder().encode(positivePayCsv(account, lines));
+  const day = compactDate(claim.cutoffAt, claim.settings.timeZone);
+  const issues = lines.filter((line) => line.action === "issue");
+  const base = {
+    companyId: claim.companyId,
+    createdAt: claim.cutoffAt,
+  };
+  const positivePay: CheckFileRow = {
+    ...base,
+    batchId: claim.batchId,
+    kind: "positive_pay",
+    positivePayFileId: null,
+    contentSealed: await sealCheckFile(deps.secretBox, csv),
+    sha256: await sha256Hex(csv),
+    byteSize: csv.length,
+    fileName: `PPAY_${account.accountNumber.slice(-4)}_${day}_${claim.batchId}.csv`,
+    issueCount: issues.length,
+    voidCount: lines.length - issues.length,
+    totalCents: issues.reduce((sum, line) => sum + line.amountCents, 0),
+  };
+  const postal = checks.filter(({ check, isIssue }) =>
+    isIssue && check.kind === "postal" && check.status === "issued"
+  );
+  if (postal.length === 0) {
+    return { batchId: claim.batchId, positivePay, print: null, postalCheckIds: [], error: null };
+  }
+  const printable: PrintableCheck[] = postal.map(({ check, addressLines }) => ({
+    checkNumber: check.checkNumber,
+    amountCents: check.amountCents,
+    payeeName: check.payeeName,
+    payeeAddressLines: addressLines,
+    issueDate: check.issueDate,
+    memo: check.memo,
+    postageCode: check.postageCode,
+  }));
+  let pdf: Uint8Array;
+  try {
+    pdf = await buildPrintFile({
+      payer: {
+        name: account.payerName,
+        addressLines: account.payerAddress,
+        routingNumber: account.routingNumber,
+        accountNumber: account.accountNumber,
+      },
+      checks: printable,
+      micrFontBytes: await readMicrFont(),
+    });
+  } catch (error) {
+    return {
+      batchId: claim.batchId,
+      positivePay: null,
+      print: null,
+      postalCheckIds: [],
+      error: `the print file could not be built: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    };
+  }
+  const printId = newId("rbt");
+  return {
+    batchId: claim.batchId,
+    positivePay,
+    print: {
+      ...base,
+      batchId: printId,
+      kind: "print",
+      positivePayFileId: claim.batchId,
+      contentSealed: await sealCheckFile(deps.secretBox, pdf),
+      sha256: await sha256Hex(pdf),
+      byteSize: pdf.length,
+      fileName: `CHECKS_${account.accountNumber.slice(-4)}_${day}_${printId}.pdf`,
+      issueCount: printable.length,
+      voidCount: 0,
+      totalCents: printable.reduce((sum, check) => sum + check.amountCents, 0),
+    },
+    postalCheckIds: postal.map(({ check }) => check.id),
+    error: null,
+  };
+}
+
+/** The recording unit: the files are kept and the positive-pay file's transmission scheduled. */
+async function recordFiles(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<void> {
+  const batch = await loadBatch(tx, built.batchId);
+  if (batch?.status !== "built" || await loadCheckFile(tx, built.batchId)) return;
+  if (built.error !== null || built.positivePay === null) {
+    await holdBatch(tx, built.batchId, built.error ?? "the positive-pay file was not built");
+    console.error(JSON.stringify({
+      level: "error",
+      msg: "a check file was not released: it could not be built",
+      batch_id: built.batchId,
+      company_id: batch.companyId,
+      error: built.error,
+    }));
+    return;
+  }
+  await insertCheckFile(tx, built.positivePay);
+  if (built.print) {
+    const print = built.print;
+    await tx.execute({
+      sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
+              cutoff_at, created_at)
+            VALUES (?, ?, ?, 'built', ?, ?, ?, ?)`,
+      args: [
+        print.batchId,
+        print.companyId,
+        PRINT_RAIL,
+        print.issueCount,
+        print.totalCents,
+        batch.cutoffAt,
+        print.createdAt,
+      ],
+    });
+    await insertCheckFile(tx, print);
+    await tx.execute({
+      sql: `UPDATE checks SET print_file_id = ? WHERE id IN (SELECT value FROM json_each(?))`,
+      args: [print.batchId, JSON.stringify(built.postalCheckIds)],
+    });
+  }
+  await scheduleCheckTransmit(tx, batch.companyId, built.batchId, job.dueAt, 1);
+}
+
+/** What a transmission hands to its call. */
+interface Transmission {
+  readonly batchId: string;
+  readonly companyId: string;
+  readonly file: CheckFileRow;
+  readonly settings: CheckSettings;
+  readonly attempt: number;
+}
+
+const attemptOf = (job: DueJob) =>
+  typeof job.payload.attempt === "number" ? job.payload.attempt : 1;
+
+/**
+ * Whether a check file goes by itself: in test to the sandbox bank, in live by SFTP when a target
+ * is set (else it waits for an admin's download and mark-sent).
+ */
+export function checkFilesUpload(
+  deps: Pick<CheckRailDeps, "environment">,
+  settings: CheckSettings,
+) {
+  return deps.environment === "test" || settings.sftp !== null;
+}
+
+/**
+ * Whether a print file may be released: its positive-pay file was transmitted (or marked sent).
+ * Checks never exist on paper before the bank knows them.
+ */
+export async function printReleasable(
+  reader: Pick<WriteTx, "execute">,
+  file: Pick<CheckFileRow, "kind" | "positivePayFileId">,
+): Promise<boolean> {
+  if (file.kind !== "print") return true;
+  const { rows } = await reader.execute({
+    sql: "SELECT status FROM rail_batches WHERE id = ?",
+    args: [file.positivePayFileId],
+  });
+  return rows[0]?.status === "transmitted";
+}
+
+async function prepareTransmission(
+  deps: CheckRailDeps,
+  tx: WriteTx,
+  job: DueJob,
+): Promise<Transmission | null> {
+  const batch = await loadBatch(tx, job.subjectId);
+  if (!batch) throw new Error(`${CHECK_TRANSMIT_JOB}: no batch ${job.subjectId}`);
+  const rail = { retransmitsSafely: false };
+  if (batch.status === "transmitting") {
+    await beginTransmission(tx, rail, batch.id);
+    return null;
+  }
+  if (batch.status !== "built") return null;
+  const file = await loadCheckFile(tx, batch.id);
+  if (!file) return null;
+  // Held: the positive-pay file's sending schedules this again.
+  if (!await printReleasable(tx, file)) return null;
+  const settings = await settingsOf(deps, tx, batch.companyId);
+  if (!checkFilesUpload(deps, settings)) return null;
+  if (!await beginTransmission(tx, rail, batch.id)) return null;
+  return {
+    batchId: batch.id,
+    companyId: batch.companyId,
+    file,
+    settings,
+    attempt: attemptOf(job),
+  };
+}
+
+/** Hands the file over: the sandbox bank takes it at once; live uploads it by SFTP. */
+async function transmit(deps: CheckRailDeps, request: Transmission): Promise<UploadAnswer> {
+  if (deps.environment === "test") {
+    return { kind: "uploaded", remotePath: `sandbox://${request.file.fileName}` };
+  }
+  const content = await openCheckFile(deps.secretBox, request.file.contentSealed);
+  if (await sha256Hex(content) !== request.file.sha256) {
+    throw new Error(`check file ${request.batchId} no longer matches its SHA-256`);
+  }
+  try {
+    return await uploadAchFile(request.settings.sftp!, request.file.fileName, content);
+  } catch (error) {
+    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
+    throw new TransientJobError(
+      `the upload of check file ${request.batchId} ended without an answer: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+}
+
+/** The payout failure a void told to the bank stands for. */
+export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReason">): string {
+  if (check.status === "stale") return "check_stale";
+  return check.voidReason === RETURNED_UNDELIVERABLE ? RETURNED_UNDELIVERABLE : "check_voided";
+}
+
+/**
+ * A check file reached the bank (or an admin marked it sent): it is transmitted. A positive-pay
+ * file's issues are sent (their payouts funds_sent), then its voids fail their payouts and
+ * re-offer them, and its print file is released; in test the sandbox bank's paid items are
+ * scheduled. In the caller's unit.
+ */
+export async function recordCheckFileTransmitted(
+  tx: WriteTx,
+  deps: Pick<CheckRailDeps, "environment">,
+  moves: BatchPayoutMoves,
+  fileId: string,
+  railReference: string,
+  at: number,
+): Promise<void> {
+  const batch = await loadBatch(tx, fileId);
+  if (!batch) throw new Error(`no check file ${fileId}`);
+  await markTransmitted(tx, fileId, railReference, at);
+  if (batch.rail === POSITIVE_PAY_RAIL) {
+    await sendFile(tx, deps, moves, batch.companyId, fileId, at);
+  }
+}
+
+/**
+ * Sends a bounded number of a transmitted positive-pay file's entries, then (all sent) its voids;
+ * the rest in the next `check.send`. The last unit releases the print file.
+ */
+async function sendFile(
+  tx: WriteTx,
+  deps: Pick<CheckRailDeps, "environment">,
+  moves: BatchPayoutMoves,
+  companyId: string,
+  fileId: string,
+  at: number,
+): Promise<void> {
+  const again = () =>
+    scheduleJob(tx, { companyId, kind: CHECK_SEND_JOB, subjectId: fileId, dueAt: at }, at);
+  const sent = await sendTransmittedEntries(tx, moves, fileId, CHECK_SEND_ENTRIES_PER_UNIT_MAX, at);
+  if (sent === CHECK_SEND_ENTRIES_PER_UNIT_MAX) return void await again();
+  const { rows } = await tx.execute({
+    sql: `SELECT c.id FROM checks c
+          WHERE c.void_file_id = ? AND EXISTS (SELECT 1 FROM rail_batch_entries e
+            WHERE e.reference = c.reference AND e.status = 'sent')
+          ORDER BY c.check_number LIMIT ?`,
+    args: [fileId, VOIDS_PER_UNIT_MAX],
+  });
+  for (const row of rows) {
+    const check = (await loadCheck(tx, String(row.id)))!;
+    const failed = await settleBatchEntry(
+      tx,
+      moves,
+      check.reference,
+      { kind: "failed", reason: voidFailureReason(check) },
+      at,
+    );
+    if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
+  }
+  if (rows.length === VOIDS_PER_UNIT_MAX) return void await again();
+  const print = await printFileOf(tx, fileId);
+  if (print?.status === "built") {
+    await scheduleCheckTransmit(tx, companyId, print.batchId, at, 1);
+  }
+  if (deps.environment === "test") {
+    await scheduleJob(tx, {
+      companyId,
+      kind: CHECK_SANDBOX_PAID_JOB,
+      subjectId: fileId,
+      dueAt: at + SANDBOX_POSTAL_PAID_AFTER_MS,
+      payload: { kind: "postal" },
+    }, at);
+    await scheduleJob(tx, {
+      companyId,
+      kind: CHECK_SANDBOX_PAID_JOB,
+      subjectId: fileId,
+      dueAt: addBusinessDays(at, SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS),
+      payload: { kind: "digital" },
+    }, at);
+  }
+}
+
+async function recordTransmission(
+  deps: CheckRailDeps,
+  moves: BatchPayoutMoves,
+  tx: WriteTx,
+  job: DueJob,
+  request: Transmission,
+  answer: UploadAnswer,
+): Promise<void> {
+  if (answer.kind === "uploaded") {
+    await recordCheckFileTransmitted(
+      tx,
+      deps,
+      moves,
+      request.batchId,
+      request.file.fileName,
+      job.dueAt,
+    );
+    return;
+  }
+  // Nothing reached the bank: the file goes again later (a check file has no window to miss).
+  await transmissionFailed(tx, request.batchId, answer.reason);
+  await scheduleCheckTransmit(
+    tx,
+    request.companyId,
+    request.batchId,
+    job.dueAt + retryDelayMs(request.attempt),
+    request.attempt + 1,
+  );
+}
+
+/** `check.stale`: an issued check past its account's stale days (read now) goes stale. */
+async function staleCheck(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<void> {
+  const check = await loadCheck(tx, job.subjectId);
+  if (check?.status !== "issued") return;
+  const settings = await settingsOf(deps, tx, check.companyId);
+  const staleAt = check.issuedAt + settings.account.staleDays * DAY_MS;
+  if (staleAt > job.dueAt) {
+    // The stale days were raised since the check was issued.
+    await scheduleJob(tx, {
+      companyId: check.companyId,
+      kind: CHECK_STALE_JOB,
+      subjectId: check.id,
+      dueAt: staleAt,
+    }, job.dueAt);
+    return;
+  }
+  await markCheckStale(tx, check.id, job.dueAt);
+}
+
+/**
+ * `check.sandbox_paid` (test only): the sandbox bank's paid items for the postal or digital
+ * checks of a positive-pay file still issued: each is paid for its amount, but a postal check
+ * to the sandbox's undeliverable ZIP, which the post office returned: it is voided, and its
+ * payout fails `returned_undeliverable` once the void's file was sent.
+ */
+async function sandboxPaid(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<void> {
+  const kind = job.payload.kind === "digital" ? "digital" : "postal";
+  const { rows } = await tx.execute({
+    sql: `SELECT c.id, p.method_details FROM checks c JOIN payouts p ON p.id = c.payout_id
+          WHERE c.issue_file_id = ? AND c.kind = ? AND c.status = 'issued'
+          ORDER BY c.check_number`,
+    args: [job.subjectId, kind],
+  });
+  if (rows.length === 0) return;
+  const settings = await settingsOf(deps, tx, job.companyId);
+  const paidDate = bankLocal(job.dueAt, settings.timeZone).date;
+  for (const row of rows) {
+    const check = (await loadCheck(tx, String(row.id)))!;
+    const scenario = (JSON.parse(String(row.method_details ?? "{}")) as { scenario?: string })
+      .scenario;
+    if (scenario === "undeliverable") {
+      const voided = await voidCheck(tx, {
+        companyId: check.companyId,
+        checkNumber: check.checkNumber,
+        reason: RETURNED_UNDELIVERABLE,
+        operator: "system",
+      }, job.dueAt);
+      if (!voided.ok) throw new Error(`check ${check.checkNumber}: ${voided.message}`);
+      continue;
+    }
+    const paid = await recordCheckPaid(
+      tx,
+      deps.runtime,
+      check,
+      { paidDate, paidAmountCents: check.amountCents },
+      job.dueAt,
+    );
+    if (!paid.ok) throw new Error(`check ${check.checkNumber}: ${paid.message}`);
+  }
+}
+
+/** The handlers of the check rail's jobs. */
+export function checkJobHandlers(
+  deps: CheckRailDeps,
+  moves: BatchPayoutMoves,
+): Readonly<Record<string, JobHandler>> {
+  return {
+    [CHECK_CUTOFF_JOB]: externalJob<FileClaim, BuiltFile>({
+      leaseMs: CHECK_CUTOFF_LEASE_MS,
+      prepare: (tx, job) => claimFile(deps, tx, job),
+      call: (claim) => buildFiles(deps, claim),
+      record: (tx, job, built) => recordFiles(tx, job, built),
+    }),
+    [CHECK_TRANSMIT_JOB]: externalJob<
+      Transmission,
+      { request: Transmission; answer: UploadAnswer }
+    >(
+      {
+        leaseMs: BATCH_TRANSMIT_LEASE_MS,
+        prepare: (tx, job) => prepareTransmission(deps, tx, job),
+        call: async (request) => ({ request, answer: await transmit(deps, request) }),
+        record: (tx, job, { request, answer }) =>
+          recordTransmission(deps, moves, tx, job, request, answer),
+      },
+    ),
+    [CHECK_SEND_JOB]: (tx, job) =>
+      sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
+    [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),
+    [CHECK_SANDBOX_PAID_JOB]: (tx, job) => sandboxPaid(deps, tx, job),
+  };
+}
