@@ -153,3 +153,15 @@ export async function listEndpointDeliveries(
     })),
   );
 }
+
+/** The endpoint a delivery belongs to, or null. */
+export async function findDeliveryEndpoint(
+  client: Client,
+  deliveryId: string,
+): Promise<string | null> {
+  const { rows } = await client.execute({
+    sql: "SELECT endpoint_id FROM webhook_deliveries WHERE id = ?",
+    args: [deliveryId],
+  });
+  return rows[0] ? String(rows[0].endpoint_id) : null;
+}

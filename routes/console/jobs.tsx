@@ -1,0 +1,270 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Jobs and notifications (issue 20): parked jobs (failed for good, waiting for an operator) with
+ * retry, and failed notifications with retry. Retries are the CLI's jobs:retry and
+ * notifications:retry (clerk and up), audited. A notification's body is never shown: it carries
+ * the payee's secret portal link.
+ */
+import { Hono } from "hono";
+import {
+  failedNotificationSorts,
+  listFailedNotifications,
+  listParkedJobs,
+  parkedJobSorts,
+} from "../../lib/console/jobs.ts";
+import type { AppDeps } from "../context.ts";
+import {
+  ConsoleLayout,
+  CsrfField,
+  EmptyState,
+  type FieldProblem,
+  FormProblems,
+  listParams,
+  notFoundPage,
+  Pager,
+  requireRole,
+  SortHeader,
+  When,
+} from "./kit.tsx";
+import {
+  ActionButton,
+  DoneNotice,
+  doneRedirect,
+  ID_PATTERN,
+  refusalProblems,
+  statusOf,
+  Tabs,
+} from "./page_parts.tsx";
+import {
+  companiesInScope,
+  type ConsoleContext,
+  type ConsoleEnv,
+  hasRole,
+  runConsoleCommand,
+} from "./session.ts";
+
+const NOTICES = {
+  job_retried: "The job is back in the queue, due now: the next sweep runs it.",
+  all_retried: "Every parked job is back in the queue, due now.",
+  notification_retried: "The notification is back in the outbox: it is sent again shortly.",
+};
+
+function JobTabs(props: { c: ConsoleContext; current: "jobs" | "notifications" }) {
+  return (
+    <Tabs
+      c={props.c}
+      label="Jobs and notifications"
+      tabs={[
+        { href: "/console/jobs", label: "Parked jobs", current: props.current === "jobs" },
+        {
+          href: "/console/jobs/notifications",
+          label: "Failed notifications",
+          current: props.current === "notifications",
+        },
+      ]}
+    />
+  );
+}
+
+async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem[]) {
+  const params = listParams(c, { sorts: Object.keys(parkedJobSorts), defaultSort: "parked" });
+  const page = await listParkedJobs(c.get("database").readClient, companiesInScope(c), params);
+  const mayRetry = hasRole(c, "clerk");
+  return (
+    <ConsoleLayout c={c} title="Jobs and notifications" active="jobs">
+      <JobTabs c={c} current="jobs" />
+      <DoneNotice c={c} notices={NOTICES} />
+      <FormProblems problems={problems} />
+      {page.data.length === 0
+        ? (
+          <EmptyState>
+            No parked jobs. A job is parked when it fails on something a retry would not cure; fix
+            the cause it names, then retry it here.
+          </EmptyState>
+        )
+        : (
+          <>
+            {mayRetry && companiesInScope(c) === null
+              ? (
+                <div class="actions" style="margin:0 0 1rem">
+                  <ActionButton
+                    action="/console/jobs/retry-all"
+                    label="Retry every parked job"
+                    confirm="Put every parked job of this environment back in the queue?"
+                    csrf={<CsrfField c={c} />}
+                  />
+                </div>
+              )
+              : null}
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortHeader c={c} params={params} column="parked" label="Parked" />
+                    <SortHeader c={c} params={params} column="kind" label="Kind" />
+                    <th scope="col">Company</th>
+                    <th scope="col">Subject</th>
+                    <SortHeader c={c} params={params} column="due" label="Was due" />
+                    <th scope="col" class="num">Runs</th>
+                    <th scope="col">Error</th>
+                    {mayRetry ? <th scope="col">Action</th> : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((job) => (
+                    <tr>
+                      <td>
+                        <When c={c} at={job.parkedAt} />
+                      </td>
+                      <td>
+                        {job.kind}
+                        <span class="hint">{job.id}</span>
+                      </td>
+                      <td>{job.companyName}</td>
+                      <td>{job.subjectId}</td>
+                      <td>
+                        <When c={c} at={job.dueAt} />
+                      </td>
+                      <td class="num">{job.attempts}</td>
+                      <td>
+                        <code>{job.error}</code>
+                      </td>
+                      {mayRetry
+                        ? (
+                          <td>
+                            <ActionButton
+                              action={`/console/jobs/${job.id}/retry`}
+                              label="Retry"
+                              ariaLabel={`Retry job ${job.id}`}
+                              csrf={<CsrfField c={c} />}
+                            />
+                          </td>
+                        )
+                        : null}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        )}
+      <Pager c={c} params={params} hasMore={page.hasMore} />
+    </ConsoleLayout>
+  );
+}
+
+async function notificationsPage(c: ConsoleContext, problems: readonly FieldProblem[]) {
+  const params = listParams(c, {
+    sorts: Object.keys(failedNotificationSorts),
+    defaultSort: "created",
+  });
+  const page = await listFailedNotifications(
+    c.get("database").readClient,
+    companiesInScope(c),
+    params,
+  );
+  const mayRetry = hasRole(c, "clerk");
+  return (
+    <ConsoleLayout c={c} title="Jobs and notifications" active="jobs">
+      <JobTabs c={c} current="notifications" />
+      <DoneNotice c={c} notices={NOTICES} />
+      <FormProblems problems={problems} />
+      {page.data.length === 0
+        ? (
+          <EmptyState>
+            No failed notifications. A live e-mail or SMS fails when its provider refuses it or
+            every attempt of its schedule failed; check the provider's settings, then retry it here.
+            Test messages never fail: they go to the sandbox inbox.
+          </EmptyState>
+        )
+        : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <SortHeader c={c} params={params} column="created" label="Queued" />
+                  <SortHeader c={c} params={params} column="channel" label="Channel" />
+                  <th scope="col">To</th>
+                  <th scope="col">Subject</th>
+                  <th scope="col">Company</th>
+                  <SortHeader c={c} params={params} column="attempts" label="Attempts" numeric />
+                  <th scope="col">Last error</th>
+                  {mayRetry ? <th scope="col">Action</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.map((notification) => (
+                  <tr>
+                    <td>
+                      <When c={c} at={notification.createdAt} />
+                    </td>
+                    <td>{notification.channel}</td>
+                    <td>{notification.recipient}</td>
+                    <td>{notification.subject ?? "—"}</td>
+                    <td>{notification.companyName ?? "—"}</td>
+                    <td class="num">{notification.attemptCount}</td>
+                    <td>
+                      <code>{notification.lastError ?? ""}</code>
+                    </td>
+                    {mayRetry
+                      ? (
+                        <td>
+                          <ActionButton
+                            action={`/console/notifications/${notification.id}/retry`}
+                            label="Retry"
+                            ariaLabel={`Retry notification ${notification.id}`}
+                            csrf={<CsrfField c={c} />}
+                          />
+                        </td>
+                      )
+                      : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      <Pager c={c} params={params} hasMore={page.hasMore} />
+    </ConsoleLayout>
+  );
+}
+
+export function jobsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  app.get("/jobs", async (c) => c.html(await parkedJobsPage(c, [])));
+  app.get("/jobs/notifications", async (c) => c.html(await notificationsPage(c, [])));
+
+  app.post("/jobs/retry-all", requireRole("clerk"), async (c) => {
+    const retried = await runConsoleCommand(deps, c, "jobs:retry", {
+      "all-parked": "true",
+      environment: c.get("environment"),
+    });
+    if (retried.ok) return doneRedirect(c, "/console/jobs", "all_retried");
+    return c.html(await parkedJobsPage(c, refusalProblems(retried)), statusOf(retried));
+  });
+
+  app.post("/jobs/:id/retry", requireRole("clerk"), async (c) => {
+    const id = c.req.param("id");
+    if (!ID_PATTERN.test(id)) return notFoundPage(c, "This job");
+    const retried = await runConsoleCommand(deps, c, "jobs:retry", {
+      job: id,
+      environment: c.get("environment"),
+    });
+    if (retried.ok) return doneRedirect(c, "/console/jobs", "job_retried");
+    if (statusOf(retried) === 404) return notFoundPage(c, "This job");
+    return c.html(await parkedJobsPage(c, refusalProblems(retried)), statusOf(retried));
+  });
+
+  app.post("/notifications/:id/retry", requireRole("clerk"), async (c) => {
+    const id = c.req.param("id");
+    if (!ID_PATTERN.test(id)) return notFoundPage(c, "This notification");
+    const retried = await runConsoleCommand(deps, c, "notifications:retry", {
+      notification: id,
+      environment: c.get("environment"),
+    });
+    if (retried.ok) return doneRedirect(c, "/console/jobs/notifications", "notification_retried");
+    if (statusOf(retried) === 404) return notFoundPage(c, "This notification");
+    return c.html(await notificationsPage(c, refusalProblems(retried)), statusOf(retried));
+  });
+  return app;
+}

@@ -1,0 +1,140 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * What the console's operations pages share beyond kit.tsx: a form body checked with valibot
+ * (each issue named by its field), a refused command turned into the form's problems, the
+ * redirect after a change with a fixed notice, tabs between a page's tables, and id patterns.
+ */
+import type { Child } from "hono/jsx";
+import * as v from "valibot";
+import type { Refusal } from "../../lib/platform/result.ts";
+import { type ConsoleContext } from "./session.ts";
+import {
+  consoleUrl,
+  type FieldProblem,
+  type FormValues,
+  formValuesOf,
+  Notice,
+  refusalStatus,
+} from "./kit.tsx";
+import { issuePath } from "../validation.ts";
+
+/** An id of ours in a path (`wd_…`, `job_…`): letters, digits and _ only, bounded. */
+export const ID_PATTERN = /^[A-Za-z0-9_]{1,80}$/;
+
+/** A form, checked: its values (shown again on error) and either its output or its problems. */
+export type CheckedForm<T> =
+  | { ok: true; value: T; values: FormValues }
+  | { ok: false; problems: FieldProblem[]; values: FormValues };
+
+/** The request's form body checked against `schema`; the first issue of each field is kept. */
+export async function checkedForm<S extends v.GenericSchema>(
+  c: ConsoleContext,
+  schema: S,
+): Promise<CheckedForm<v.InferOutput<S>>> {
+  const body = await c.req.parseBody();
+  const values = formValuesOf(body);
+  const parsed = v.safeParse(schema, values);
+  if (parsed.success) return { ok: true, value: parsed.output, values };
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  for (const issue of parsed.issues) {
+    const field = issuePath(issue) || "form";
+    if (seen.has(field)) continue;
+    seen.add(field);
+    problems.push({ field, message: issue.message });
+  }
+  return { ok: false, problems, values };
+}
+
+/** A refused command as the form's problem, on the field it names when the form has it. */
+export function refusalProblems(
+  refusal: Refusal,
+  formFields: readonly string[] = [],
+): FieldProblem[] {
+  const field = refusal.field !== undefined && formFields.includes(refusal.field)
+    ? refusal.field
+    : "form";
+  return [{ field, message: refusal.message }];
+}
+
+/** The HTTP status of a refused command, for the page that shows it. */
+export const statusOf = (refusal: Refusal) => refusalStatus(refusal.code);
+
+/**
+ * After a change: back to `path` with a notice key the page words itself (never text from the
+ * request), so a reload does not send the form again.
+ */
+export function doneRedirect(
+  c: ConsoleContext,
+  path: string,
+  done: string,
+  query: Readonly<Record<string, string | null>> = {},
+): Response {
+  return c.redirect(consoleUrl(c, path, { ...query, done }), 303);
+}
+
+/** The notice of a `done` key, when the page knows it. */
+export function DoneNotice(
+  props: { c: ConsoleContext; notices: Readonly<Record<string, string>> },
+) {
+  const done = props.c.req.query("done");
+  const text = done === undefined ? undefined : props.notices[done];
+  return text === undefined ? null : <Notice>{text}</Notice>;
+}
+
+/** Links between the tables of one page; the current one is marked for screen readers. */
+export function Tabs(props: {
+  c: ConsoleContext;
+  label: string;
+  tabs: readonly { href: string; label: string; current: boolean }[];
+}) {
+  return (
+    <nav aria-label={props.label} class="actions" style="margin:0 0 1rem">
+      {props.tabs.map((tab) => (
+        <a
+          href={consoleUrl(props.c, tab.href)}
+          aria-current={tab.current ? "page" : undefined}
+          class={tab.current ? "badge good" : "badge"}
+        >
+          {tab.label}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+/** A one-button form posting to `action` (with the CSRF token), optionally asking first. */
+export function ActionButton(props: {
+  action: string;
+  label: string;
+  /** What screen readers hear: the label with the object it acts on. */
+  ariaLabel?: string;
+  confirm?: string;
+  danger?: boolean;
+  children?: Child;
+  csrf: Child;
+}) {
+  return (
+    <form method="post" action={props.action} data-confirm={props.confirm}>
+      {props.csrf}
+      {props.children}
+      <button
+        type="submit"
+        class={props.danger ? "danger" : undefined}
+        aria-label={props.ariaLabel}
+      >
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
+/** A required single-line text field of a form, trimmed, at most `lengthMax` characters. */
+export function requiredText(label: string, lengthMax: number) {
+  return v.pipe(
+    v.string(`${label} is required`),
+    v.trim(),
+    v.nonEmpty(`${label} is required`),
+    v.maxLength(lengthMax, `${label} is at most ${lengthMax} characters`),
+  );
+}
