@@ -2,12 +2,11 @@
  * PayPal's webhooks, POST /rails/paypal/{company}/{environment}/webhook (issue 19): the body is
  * verified with that configuration's verify-webhook-signature call before anything is written
  * (unverified: 400, nothing written); a verified one only records its notice and queues the job
- * that reads the item from PayPal (lib/paypal/service.ts). HTTP only.
+ * that reads the item from PayPal (lib/paypal/service.ts). The app's body limit applies. HTTP only.
  */
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { receiveWebhook, WEBHOOK_BODY_BYTES_MAX } from "../lib/paypal/service.ts";
-import { bodySizeLimit } from "./body_limit.ts";
+import { receiveWebhook } from "../lib/paypal/service.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 
@@ -22,12 +21,6 @@ export function paypalWebhookRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.post(
     "/:company/:environment/webhook",
-    bodySizeLimit(WEBHOOK_BODY_BYTES_MAX, (c) =>
-      errorResponse(c, {
-        status: 413,
-        code: "payload_too_large",
-        message: `a PayPal webhook is at most ${WEBHOOK_BODY_BYTES_MAX} bytes`,
-      })),
     async (c) => {
       const environment = c.req.param("environment");
       if (environment !== "test" && environment !== "live") {

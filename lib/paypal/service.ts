@@ -116,9 +116,6 @@ export async function cancelUnclaimedItem(
   });
 }
 
-/** A webhook body is a PayPal event; anything larger than this is not one. */
-export const WEBHOOK_BODY_BYTES_MAX = 64 * 1024;
-
 /** What a webhook must hold: PayPal's event id and type, and the resource it names. */
 const webhookEvent = v.object({
   id: v.pipe(v.string("id must be a string"), v.minLength(1, "id must not be empty")),
