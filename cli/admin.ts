@@ -18,7 +18,7 @@ import {
   switchFlags,
 } from "../lib/admin/commands.ts";
 import { needsDatabases, type Prompt } from "../lib/admin/command_kit.ts";
-import { openEnvironmentDatabases } from "../db/client.ts";
+import { DatabaseStartError, openEnvironmentDatabases } from "../db/client.ts";
 import {
   acquireWriterLock,
   missingDatabaseFiles,
@@ -303,6 +303,10 @@ async function main(): Promise<number> {
     try {
       const result = await runLocally(config, command, flags, session);
       outcome = { result, usage: !result.ok && isInputRefusal(result.code) };
+    } catch (error) {
+      // A libSQL server that cannot be used is refused as the service refuses it at start.
+      if (!(error instanceof DatabaseStartError)) throw error;
+      return fail("database_unusable", error.message, 1);
     } finally {
       await lock.value.release();
     }

@@ -53,6 +53,12 @@ Deno.test("two nodes starting together on a new primary both refuse; two migrate
       assert.match(refused.stderr, /run `deno task admin migrate` once/);
     }
     assert.deepEqual(await appliedMigrations(primary), { test: 0, live: 0 });
+    // The CLI without a node opens the primary itself, and is refused the same way.
+    const cliDir = await Deno.makeTempDir();
+    const refusedCli = await runAdminCli({ ...primary.env(), DATA_DIR: cliDir }, ["ledger:verify"]);
+    await Deno.remove(cliDir, { recursive: true });
+    assert.equal(refusedCli.code, 1);
+    assert.match(refusedCli.stderr, /^error: DATABASE_URL_TEST .* is on an older migration/);
 
     const cliDirs = [await Deno.makeTempDir(), await Deno.makeTempDir()];
     const runs = await Promise.all(
