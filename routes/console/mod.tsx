@@ -13,6 +13,10 @@ import { signInRoutes, signOutRoutes } from "./sign_in.tsx";
 import { webhooksConsoleRoutes } from "./webhooks.tsx";
 import { jobsConsoleRoutes } from "./jobs.tsx";
 import { sandboxConsoleRoutes } from "./sandbox.tsx";
+import { fundingConsoleRoutes } from "./funding.tsx";
+import { auditConsoleRoutes } from "./audit.tsx";
+import { approvalsConsoleRoutes } from "./approvals.tsx";
+import { overviewConsoleRoutes } from "./overview.tsx";
 import { payoutsConsoleRoutes } from "./payouts.tsx";
 import { payoutDetailConsoleRoutes } from "./payout_detail.tsx";
 
@@ -53,6 +57,10 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", webhooksConsoleRoutes(deps));
   app.route("/", jobsConsoleRoutes(deps));
   app.route("/", sandboxConsoleRoutes(deps));
+  app.route("/", fundingConsoleRoutes(deps));
+  app.route("/", auditConsoleRoutes(deps));
+  app.route("/", approvalsConsoleRoutes(deps));
+  app.route("/", overviewConsoleRoutes(deps));
   app.route("/payouts", payoutsConsoleRoutes(deps));
   app.route("/payouts", payoutDetailConsoleRoutes(deps));
 

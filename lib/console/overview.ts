@@ -1,0 +1,221 @@
+/**
+ * The console's Overview (issue 20): per company and line the held balances, payouts by status
+ * today, the amount sent and payout count per day over 30 days, and what needs attention. Every
+ * query is bounded by an index or by the days it reads, so the page costs the same at 100,000
+ * payouts as at 100.
+ */
+import type { Client, InValue } from "@libsql/client";
+import type { Database } from "../../db/client.ts";
+import { isLedgerTransactionKind } from "../ledger/postings.ts";
+import { computeTieOut, type DayMovement, heldAccounts } from "../ledger/tieout.ts";
+import type { LedgerAccountCode } from "../ledger/types.ts";
+import type { PayoutStatus } from "../payouts/states.ts";
+import { domainNow } from "../sandbox/clock_store.ts";
+import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
+import { scopeCondition } from "./paging.ts";
+
+const DAY_MS = 86_400_000;
+/** Days the chart shows, today included. */
+export const CHART_DAYS = 30;
+
+export interface ChartDay {
+  /** The day's start in the operator's zone (epoch ms). */
+  readonly start: number;
+  readonly sentCents: number;
+  readonly payouts: number;
+}
+
+export interface TieOutDifference {
+  readonly companyName: string;
+  readonly lineId: string;
+  readonly lineCode: string;
+  /** The UTC day (YYYY-MM-DD). */
+  readonly date: string;
+  readonly differenceCents: number;
+}
+
+export interface Attention {
+  readonly failedDeliveries: number;
+  readonly parkedJobs: number;
+  readonly failedNotifications: number;
+  readonly fundingWaiting: number;
+  readonly largeDisbursementsWaiting: number;
+  readonly tieOutDifferences: TieOutDifference[];
+}
+
+export interface Overview {
+  readonly lines: LineBalanceRow[];
+  /** Payouts that changed state today, by the state they are in now. */
+  readonly statusToday: Partial<Record<PayoutStatus, number>>;
+  readonly chart: ChartDay[];
+  readonly attention: Attention;
+}
+
+async function count(client: Client, sql: string, args: InValue[]): Promise<number> {
+  const { rows } = await client.execute({ sql, args });
+  return Number(rows[0].n);
+}
+
+/**
+ * The overview of the companies in scope (null: all). `todayStart` is the start of the operator's
+ * day; the chart's days are counted back from it in whole days of 24 hours.
+ */
+export async function readOverview(
+  database: Database,
+  companyIds: readonly string[] | null,
+  options: { todayStart: number; realNow: number },
+): Promise<Overview> {
+  const client = database.readClient;
+  const lines = await balancesPerLine(client, companyIds);
+  const companies = [...new Set(lines.map((line) => line.companyId))];
+  const scoped = (column: string) => scopeCondition(column, companyIds);
+  // Leading with the company lets payouts_company_status serve the status filters.
+  const inCompanies = (column: string) =>
+    companies.length === 0
+      ? { sql: "1 = 0", args: [] as InValue[] }
+      : { sql: `${column} IN (${companies.map(() => "?").join(", ")})`, args: companies };
+  const chartStart = options.todayStart - (CHART_DAYS - 1) * DAY_MS;
+
+  const payoutsScope = scoped("p.company_id");
+  const [statusRows, chartRows, attention] = await Promise.all([
+    client.execute({
+      sql: `SELECT p.status, count(*) AS n FROM payouts p
+            WHERE p.updated_at >= ? AND ${payoutsScope.sql} GROUP BY p.status`,
+      args: [options.todayStart, ...payoutsScope.args],
+    }),
+    client.execute({
+      sql:
+        `SELECT CAST((t.at - ?) / ${DAY_MS} AS INTEGER) AS day, count(*) AS n, sum(p.amount_cents) AS cents
+            FROM payout_transitions t JOIN payouts p ON p.id = t.payout_id
+            WHERE t.to_status = 'funds_sent' AND t.at >= ? AND ${payoutsScope.sql}
+            GROUP BY day`,
+      args: [chartStart, chartStart, ...payoutsScope.args],
+    }),
+    (async (): Promise<Attention> => {
+      const companiesIn = inCompanies("company_id");
+      const deliveries = scoped("w.company_id");
+      const jobs = scoped("company_id");
+      const notifications = scoped("company_id");
+      const [
+        failedDeliveries,
+        parkedJobs,
+        failedNotifications,
+        fundingWaiting,
+        largeDisbursementsWaiting,
+        tieOutDifferences,
+      ] = await Promise.all([
+        count(
+          client,
+          `SELECT count(*) AS n FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+            WHERE d.status = 'failed' AND ${deliveries.sql}`,
+          deliveries.args,
+        ),
+        count(
+          client,
+          `SELECT count(*) AS n FROM scheduled_jobs
+            WHERE done_at IS NOT NULL AND error IS NOT NULL AND ${jobs.sql}`,
+          jobs.args,
+        ),
+        count(
+          client,
+          `SELECT count(*) AS n FROM notifications WHERE status = 'failed' AND ${notifications.sql}`,
+          notifications.args,
+        ),
+        count(
+          client,
+          `SELECT count(*) AS n FROM fundings WHERE status = 'Pending' AND ${companiesIn.sql}`,
+          companiesIn.args,
+        ),
+        count(
+          client,
+          `SELECT count(DISTINCT p.disbursement_id) AS n FROM payouts p
+              JOIN disbursements d ON d.id = p.disbursement_id
+            WHERE ${inCompanies("p.company_id").sql} AND p.status = 'pending_funds'
+              AND d.large_disbursement = 1`,
+          companies,
+        ),
+        tieOutDifferencesOf(database, lines, options.realNow),
+      ]);
+      return {
+        failedDeliveries,
+        parkedJobs,
+        failedNotifications,
+        fundingWaiting,
+        largeDisbursementsWaiting,
+        tieOutDifferences,
+      };
+    })(),
+  ]);
+
+  const byDay = new Map(chartRows.rows.map((row) => [Number(row.day), row]));
+  const chart: ChartDay[] = [];
+  for (let day = 0; day < CHART_DAYS; day++) {
+    const row = byDay.get(day);
+    chart.push({
+      start: chartStart + day * DAY_MS,
+      sentCents: row ? Number(row.cents) : 0,
+      payouts: row ? Number(row.n) : 0,
+    });
+  }
+  return {
+    lines,
+    statusToday: Object.fromEntries(
+      statusRows.rows.map((row) => [String(row.status), Number(row.n)]),
+    ),
+    chart,
+    attention,
+  };
+}
+
+/**
+ * Lines whose tie-out of yesterday or today (UTC days, each company's sandbox clock in test) is
+ * not zero. A day's difference depends only on that day's movements (closing − opening is the
+ * sum of its held entries), so only the two days' entries are read, through the line's
+ * posted_at index.
+ */
+async function tieOutDifferencesOf(
+  database: Database,
+  lines: readonly LineBalanceRow[],
+  realNow: number,
+): Promise<TieOutDifference[]> {
+  const differences: TieOutDifference[] = [];
+  const held = new Set<string>(heldAccounts);
+  for (const line of lines) {
+    const now = await domainNow(database, line.companyId, realNow);
+    const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    const yesterdayStart = todayStart - DAY_MS;
+    const { rows } = await database.readClient.execute({
+      sql: `SELECT t.kind, a.code, t.posted_at >= ? AS today, sum(e.amount_cents) AS cents
+            FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+              JOIN ledger_accounts a ON a.id = e.account_id
+            WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
+            GROUP BY t.kind, a.code, today`,
+      args: [todayStart, line.lineId, yesterdayStart, todayStart + DAY_MS],
+    });
+    for (const start of [yesterdayStart, todayStart]) {
+      const today = start === todayStart ? 1 : 0;
+      const movements: DayMovement[] = rows
+        .filter((row) => Number(row.today) === today)
+        .filter((row) => isLedgerTransactionKind(String(row.kind)))
+        .map((row) => ({
+          kind: String(row.kind) as DayMovement["kind"],
+          account: String(row.code) as LedgerAccountCode,
+          cents: Number(row.cents),
+        }));
+      const heldChange = movements.filter((m) => held.has(m.account))
+        .reduce((sum, m) => sum + m.cents, 0);
+      const date = new Date(start).toISOString().slice(0, 10);
+      const tieOut = computeTieOut(date, 0, heldChange, movements);
+      if (tieOut.difference !== 0) {
+        differences.push({
+          companyName: line.companyName,
+          lineId: line.lineId,
+          lineCode: line.lineCode,
+          date,
+          differenceCents: tieOut.difference,
+        });
+      }
+    }
+  }
+  return differences;
+}
