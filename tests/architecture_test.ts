@@ -49,6 +49,8 @@ const PURE_MODULES = [
   "lib/payouts/policy.ts",
   "lib/payouts/states.ts",
   "lib/payouts/transition.ts",
+  "lib/paypal/rules.ts",
+  "lib/paypal/settings.ts",
   "lib/platform/business_days.ts",
   "lib/platform/money.ts",
   "lib/platform/result.ts",
