@@ -20,6 +20,7 @@ import { apiDocumentRoutes } from "./api/documents.ts";
 import { apiPayeeRoutes } from "./api/payees.ts";
 import { apiSimplePaymentRoutes } from "./api/simple_payments.ts";
 import { DocumentLinkSigner } from "../lib/documents/links.ts";
+import { digitalCheckRoutes } from "./digital_checks.tsx";
 import { documentLinkRoutes } from "./documents.ts";
 import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
@@ -164,6 +165,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/pay", payLandingRoutes(deps));
   const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
   app.route("/documents", documentLinkRoutes(deps, documentLinks));
+  app.route("/checks", digitalCheckRoutes(deps));
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
   app.route("/console", consoleRoutes(deps));
   app.route("/rails/paypal", paypalWebhookRoutes(deps));

@@ -285,6 +285,23 @@ const english = {
     comeBack: "Come back to this page at any time to follow your payment.",
     time: (at: number) => formatTime("en-US", at),
   },
+  digitalCheck: {
+    heading: "Your check",
+    ready: (number: number) => `Check number ${number} is ready.`,
+    download: "Download your check (PDF)",
+    howTo:
+      "Print it on plain paper, or deposit it with your bank's mobile app. Deposit it only once.",
+    notReadyTitle: "Your check is not ready yet",
+    notReady: (number: number) =>
+      `Check number ${number} is on its way to the bank. It will be ready to download soon: come back to your payment page later.`,
+    voidedTitle: "This check can no longer be used",
+    voided: (number: number) =>
+      `Check number ${number} was canceled: do not deposit it. Your payment page shows what happens next.`,
+    linkTitle: "This link does not work",
+    expired: "This link has expired. Open your payment page for a new one.",
+    invalid:
+      "This address is not a link to a check. Open the newest message or your payment page for the right link.",
+  },
   landing: {
     title: "Your payment",
     intro:
@@ -577,6 +594,23 @@ const spanish: PortalText = {
     historyHeading: "Lo que ha pasado hasta ahora",
     comeBack: "Vuelva a esta página cuando quiera para seguir su pago.",
     time: (at) => formatTime("es-US", at),
+  },
+  digitalCheck: {
+    heading: "Su cheque",
+    ready: (number) => `El cheque número ${number} está listo.`,
+    download: "Descargar su cheque (PDF)",
+    howTo:
+      "Imprímalo en papel común o deposítelo con la aplicación de su banco. Deposítelo una sola vez.",
+    notReadyTitle: "Su cheque todavía no está listo",
+    notReady: (number) =>
+      `El cheque número ${number} está en camino al banco. Pronto podrá descargarlo: vuelva más tarde a su página de pago.`,
+    voidedTitle: "Este cheque ya no se puede usar",
+    voided: (number) =>
+      `El cheque número ${number} fue cancelado: no lo deposite. Su página de pago indica lo que sigue.`,
+    linkTitle: "Este enlace no funciona",
+    expired: "Este enlace venció. Abra su página de pago para obtener uno nuevo.",
+    invalid:
+      "Esta dirección no es un enlace a un cheque. Abra el mensaje más reciente o su página de pago para obtener el enlace correcto.",
   },
   landing: {
     title: "Su pago",

@@ -208,6 +208,145 @@ export function apiOpenApi(config: Config) {
         },
       },
     },
+    "/api/checks": {
+      get: {
+        summary:
+          "The company's checks of the token's environment in number order: amount, status, payout, issue and paid dates (never an account number)",
+        parameters: [
+          companyApiKey,
+          {
+            name: "status",
+            in: "query",
+            schema: { type: "string", enum: ["issued", "paid", "voided", "stale"] },
+          },
+          {
+            name: "number",
+            in: "query",
+            description: "One check number.",
+            schema: { type: "string", pattern: "^[1-9]\\d{0,8}$" },
+          },
+          {
+            name: "from",
+            in: "query",
+            description: "Checks issued on or after this day (bank-local).",
+            schema: { type: "string", format: "date" },
+          },
+          {
+            name: "to",
+            in: "query",
+            description: "Checks issued on or before this day (bank-local).",
+            schema: { type: "string", format: "date" },
+          },
+          {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+          },
+          {
+            name: "starting_after",
+            in: "query",
+            description: "The number of the last check of the previous page.",
+            schema: { type: "string", minLength: 1, pattern: "^[1-9]\\d{0,8}$" },
+          },
+        ],
+        responses: {
+          200: ok("A page of checks.", "ApiCheckList"),
+          400: failure(
+            "VALIDATION_ERROR: status is not a check state, number or starting_after is not a check number (or names no check), from or to is not a calendar date, to is before from, or limit is not 1 to 100.",
+          ),
+          ...readErrors,
+        },
+      },
+    },
+    "/api/checks/{number}": {
+      get: {
+        summary: "One check of the company by its number",
+        parameters: [pathParam("number", "The check number."), companyApiKey],
+        responses: {
+          200: ok("The check.", "ApiCheck"),
+          400: failure("VALIDATION_ERROR: number is not a check number."),
+          404: notFound,
+          ...readErrors,
+        },
+      },
+    },
+    "/api/checks/{number}/void": {
+      post: {
+        summary:
+          "Void an issued check, with a reason; audited. The void goes in the next positive-pay file, and the payout fails (check_voided) and is re-offered once that file was sent",
+        description:
+          "Any user of the company may void its checks. A check voided or stale already is answered as it is. A paid check cannot be voided: 400 naming `number`, and nothing is written. Idempotency-Key applies.",
+        parameters: [pathParam("number", "The check number."), companyApiKey, idempotency],
+        requestBody: {
+          required: true,
+          content: json({
+            type: "object",
+            required: ["reason"],
+            additionalProperties: false,
+            properties: { reason: { type: "string", minLength: 1, maxLength: 500 } },
+          }),
+        },
+        responses: {
+          200: ok("The check, voided.", "ApiCheck"),
+          404: notFound,
+          ...writeErrors,
+          400: failure(
+            "VALIDATION_ERROR: number is not a check number or names a paid check, or reason is missing, empty or longer than 500 characters.",
+          ),
+        },
+      },
+    },
+    "/api/check-files": {
+      get: {
+        summary:
+          "The company's check files of the token's environment, newest first: positive-pay and print files, metadata only",
+        parameters: [
+          companyApiKey,
+          {
+            name: "kind",
+            in: "query",
+            schema: { type: "string", enum: ["positive_pay", "print"] },
+          },
+          {
+            name: "status",
+            in: "query",
+            schema: {
+              type: "string",
+              enum: ["built", "transmitting", "transmitted", "in_doubt", "voided"],
+            },
+          },
+          {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+          },
+          {
+            name: "starting_after",
+            in: "query",
+            description: "The id of the last file of the previous page.",
+            schema: { type: "string", minLength: 1 },
+          },
+        ],
+        responses: {
+          200: ok("A page of check files.", "ApiCheckFileList"),
+          400: failure(
+            "VALIDATION_ERROR: kind or status is not one of its values, limit is not 1 to 100, or starting_after names no file of the company.",
+          ),
+          ...readErrors,
+        },
+      },
+    },
+    "/api/check-files/{id}": {
+      get: {
+        summary: "One check file's metadata (never its content: it holds the account number)",
+        parameters: [pathParam("id", "The file's id (rbt_…)."), companyApiKey],
+        responses: {
+          200: ok("The file.", "ApiCheckFile"),
+          404: notFound,
+          ...readErrors,
+        },
+      },
+    },
     "/api/sandbox/clock": {
       get: {
         summary:

@@ -381,6 +381,65 @@ export function responseSchemas(config: Config) {
     ...ApiAchFile.entries,
     entries: v.array(ApiAchFileEntry),
   });
+  const ApiCheck = v.strictObject({
+    object: v.literal("check"),
+    number: integer("The check number: the register's, never reused.", {
+      min: 1,
+      max: 999_999_999,
+    }),
+    environment: v.picklist(["test", "live"]),
+    kind: v.pipe(
+      v.picklist(["postal", "digital"]),
+      v.description("postal: printed and mailed; digital: the payee prints or deposits it."),
+    ),
+    amount: nonNegative("The check's amount: the payout's less the payee fee."),
+    status: v.pipe(
+      v.picklist(["issued", "paid", "voided", "stale"]),
+      v.description(
+        "issued until the bank reports it paid, it is voided, or it goes stale (180 days by default).",
+      ),
+    ),
+    payout_id: text("The payout the check pays (po_…)."),
+    payee_name: text(),
+    memo: maybeText("The claim id printed as the memo."),
+    postage_code: maybeText("A postal check's postage code; null for a digital check."),
+    issue_date: v.pipe(
+      v.string(),
+      v.regex(/^\d{4}-\d{2}-\d{2}$/),
+      v.description("Bank-local, YYYY-MM-DD."),
+    ),
+    paid_date: v.nullable(v.pipe(
+      v.string(),
+      v.regex(/^\d{4}-\d{2}-\d{2}$/),
+      v.description("The bank's paid date, YYYY-MM-DD."),
+    )),
+    paid_amount: v.nullable(nonNegative("What the bank paid.")),
+    voided_at: v.nullable(timestamp()),
+    void_reason: maybeText(),
+    stale_at: v.nullable(timestamp()),
+  });
+  const ApiCheckFile = v.strictObject({
+    object: v.literal("check_file"),
+    id: text("The file's id (rbt_…)."),
+    environment: v.picklist(["test", "live"]),
+    kind: v.pipe(
+      v.picklist(["positive_pay", "print"]),
+      v.description(
+        "positive_pay: the issues and voids the bank is told of; print: the postal checks' PDF, released only after its positive-pay file was sent.",
+      ),
+    ),
+    status: v.picklist(["built", "transmitting", "transmitted", "in_doubt", "voided"]),
+    created_at: timestamp("When the file was built."),
+    positive_pay_file_id: maybeText(
+      "A print file's positive-pay file; null for a positive-pay file.",
+    ),
+    issue_count: integer("Checks issued in the file.", { min: 0 }),
+    void_count: integer("Voids the file tells the bank of.", { min: 0 }),
+    total: nonNegative("The issued checks' total."),
+    byte_size: integer("The plain file's size in bytes.", { min: 0 }),
+    sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/), v.description("Of the plain file.")),
+    transmitted_at: v.nullable(timestamp()),
+  });
   const ApiBalance = v.strictObject({
     line: text(),
     available: nonNegative(),
@@ -536,6 +595,10 @@ export function responseSchemas(config: Config) {
     ApiAchFile,
     ApiAchFileList: listOf(ApiAchFile),
     ApiAchFileDetail,
+    ApiCheck,
+    ApiCheckList: listOf(ApiCheck),
+    ApiCheckFile,
+    ApiCheckFileList: listOf(ApiCheckFile),
     ApiPayee,
     ApiDisbursement,
     ApiResent: Resent,

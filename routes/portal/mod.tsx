@@ -37,7 +37,8 @@ import type { Environment } from "../../lib/platform/config.ts";
 import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
-import type { ModalityCode } from "../../lib/payouts/states.ts";
+import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
+import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
 import { PartyPage, PartyRow } from "./parties.tsx";
@@ -359,16 +360,32 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         status,
       );
     }
-    return c.html(statusPage(locale, payout, options.notice), status);
+    // A digital check's status page carries a fresh signed link to the check's PDF.
+    const digitalCheck = payout.paymentMethodId === modalityOf("digital_check")?.id
+      ? await payoutDigitalCheck(
+        v.database.readClient,
+        deps.secretBox,
+        runtimeOf(v.environment).notifications,
+        payout.id,
+        v.realNow,
+      )
+      : null;
+    return c.html(statusPage(locale, payout, options.notice, digitalCheck), status);
   };
 
-  const statusPage = (locale: Locale, payout: PortalPayout, notice?: string) => {
+  const statusPage = (
+    locale: Locale,
+    payout: PortalPayout,
+    notice?: string,
+    digitalCheck: PayoutDigitalCheck | null = null,
+  ) => {
     const t = locale.text;
     const summary = methodSummary(t, payout.methodDetails);
     return (
       <Page locale={locale} title={t.status.labels[payout.status]} company={payout.companyName}>
         {notice ? <p class="notice" role="status">{notice}</p> : null}
         <AmountCard t={t} payout={payout} />
+        {digitalCheck ? <DigitalCheckCard t={t} check={digitalCheck} /> : null}
         {summary
           ? (
             <div class="card">
@@ -683,4 +700,26 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   );
 
   return app;
+}
+
+/** A digital check on the status page: its link once ready, else why it cannot be had. */
+function DigitalCheckCard(props: { t: PortalText; check: PayoutDigitalCheck }) {
+  const t = props.t.digitalCheck;
+  const { checkNumber, ready, url } = props.check;
+  return (
+    <div class="card">
+      <h2>{t.heading}</h2>
+      {url === null ? <p>{t.voided(checkNumber)}</p> : ready
+        ? (
+          <>
+            <p>{t.ready(checkNumber)}</p>
+            <p>
+              <a href={url}>{t.download}</a>
+            </p>
+            <p>{t.howTo}</p>
+          </>
+        )
+        : <p>{t.notReady(checkNumber)}</p>}
+    </div>
+  );
 }
