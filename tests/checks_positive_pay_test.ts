@@ -14,10 +14,15 @@ import {
   sandboxCheckAccount,
 } from "../lib/checks/account.ts";
 import { positivePayCsv, type PositivePayLine } from "../lib/checks/positive_pay.ts";
-import { readCheckFileContent } from "../lib/checks/files_service.ts";
+import { readCheckFileContent, requestCheckFileRelease } from "../lib/checks/files_service.ts";
+import { receiveWire } from "../lib/funding/store.ts";
+import { approveApproval } from "../lib/operators/approvals.ts";
+import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import type { AppDeps } from "../routes/context.ts";
+import { MONEY_SETTINGS } from "./money_core_helpers.ts";
 import { hasCheckRail, hasDigitalCheckRail } from "../lib/checks/settings_store.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator, operatorDepsOf } from "./operator_helpers.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import {
@@ -26,6 +31,7 @@ import {
   liveCheckAccountJson,
   markSent,
   registerOf,
+  rows,
   withCheckFixture,
 } from "./checks_helpers.ts";
 
@@ -290,5 +296,58 @@ Deno.test("release order: a live cutoff's print file is held (no mark-sent, no d
     ]);
     const again = await markSent(m, "live", String(positivePay.batch_id));
     assert.deepEqual(again.ok ? null : again.code, "check_file_not_built");
+  });
+});
+
+Deno.test("release: a live positive-pay file over the approval limit is not marked sent until a second admin approved its release (bank_file.release, as for ACH)", async () => {
+  await withCheckFixture("live", async ({ m }) => {
+    const wire = await m.fund(1_000_000);
+    await m.database.writer.write((tx) => receiveWire(tx, wire, m.now()));
+    await chooseCheck(m, [10_000_001]); // $100,000.01, over the $100,000.00 default limit
+    await m.advance(HOUR_SECONDS);
+    const [positivePay] = await checkFilesOf(m);
+    const refused = await markSent(m, "live", String(positivePay.batch_id));
+    assert.deepEqual(refused.ok ? null : refused.code, "check_file_awaits_release");
+    const deps = {
+      databases: { test: m.database, live: m.database },
+      secretBox: testSecretBox,
+      config: { dev: false },
+    } as unknown as AppDeps;
+    const now = m.now();
+    const alice = await makeOperator(deps, { email: "alice@ops.test", role: "admin" }, now);
+    const bruno = await makeOperator(deps, { email: "bruno@ops.test", role: "admin" }, now);
+    const actor = (op: { id: string; email: string }) => ({
+      operator: { id: op.id, email: op.email },
+      origin: "cli",
+    });
+    const requested = await requestCheckFileRelease(
+      {
+        database: m.database,
+        liveDatabase: m.database,
+        environment: "live",
+        secretBox: testSecretBox,
+        runtime: payoutRuntime("live", MONEY_SETTINGS),
+      },
+      actor(alice),
+      String(positivePay.batch_id),
+      now,
+    );
+    assert.ok(requested.ok, requested.ok ? "" : requested.message);
+    const approved = await approveApproval(
+      operatorDepsOf(deps),
+      actor(bruno),
+      requested.value.approvalId,
+      now,
+    );
+    assert.ok(approved.ok, approved.ok ? "" : approved.message);
+    assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
+    const audit = await rows(
+      m,
+      "SELECT action, operator_email FROM audit_log WHERE action LIKE 'checks:%' ORDER BY seq",
+    );
+    assert.deepEqual(audit, [
+      { action: "checks:release", operator_email: "bruno@ops.test" },
+      { action: "checks:mark-sent", operator_email: "admin@example.test" },
+    ]);
   });
 });

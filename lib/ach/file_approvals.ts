@@ -13,6 +13,7 @@ import { loadBatch } from "../rails/batch.ts";
 import { loadAchFile, setFileApproval } from "./files_store.ts";
 import { resolveInDoubtFile } from "./files_service.ts";
 import { scheduleTransmit } from "./jobs.ts";
+import { releaseApprovedCheckFile } from "../checks/files_service.ts";
 
 /**
  * The payout moves of a resolution (sent, or queued again) need no notification settings; the
@@ -23,6 +24,10 @@ const liveRuntime = () =>
 
 const release: ApprovedAction = async (tx, approval, { actor, now }) => {
   const batch = await loadBatch(tx, approval.objectId);
+  // Check files share the release (lib/checks/files_service.ts).
+  if (batch && batch.rail !== "ach") {
+    return await releaseApprovedCheckFile(tx, actor, approval.objectId, now);
+  }
   const file = await loadAchFile(tx, approval.objectId);
   if (!batch || !file) {
     return refuse("ach_file_not_found", `no ACH file ${approval.objectId}`);

@@ -12,7 +12,14 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
 import { type CheckFile, loadCheckFile, openCheckFile } from "./files_store.ts";
-import { checkFilesUpload, printReleasable, recordCheckFileTransmitted } from "./jobs.ts";
+import {
+  awaitsCheckFileRelease,
+  checkFilesUpload,
+  printReleasable,
+  recordCheckFileTransmitted,
+} from "./jobs.ts";
+import { scheduleCheckTransmit } from "./schedule.ts";
+import { requestApproval } from "../operators/approvals.ts";
 import { readCheckSettings } from "./settings_store.ts";
 
 export interface CheckFileDeps {
@@ -26,6 +33,7 @@ export type CheckFileRefusal =
   | "check_file_not_found"
   | "check_file_not_built"
   | "check_file_uploads"
+  | "check_file_awaits_release"
   | "positive_pay_not_sent";
 
 const notFound = (fileId: string) =>
@@ -84,6 +92,13 @@ export function markCheckFileSent(
       ));
     }
     if (!await printReleasable(tx, file)) return tx.abort(heldPrint(file));
+    if (await awaitsCheckFileRelease(deps, tx, file)) {
+      return tx.abort(refuse(
+        "check_file_awaits_release",
+        `check file ${fileId} is over the approval limit and its release is not approved (checks:release)`,
+        { field: "file" },
+      ));
+    }
     await recordCheckFileTransmitted(
       tx,
       deps,
@@ -117,4 +132,85 @@ export async function readCheckFileContent(
   if (!file) return notFound(fileId);
   if (!await printReleasable(deps.database.readClient, file)) return heldPrint(file);
   return ok({ file, content: await openCheckFile(deps.secretBox, file.contentSealed) });
+}
+
+/**
+ * `checks:release`: a built live positive-pay file over the approval limit waits for a second
+ * admin (`bank_file.release`, as ACH files do); this asks for it. Approved, the file goes by SFTP
+ * at once or may be marked sent (`releaseApprovedCheckFile`).
+ */
+export async function requestCheckFileRelease(
+  deps: CheckFileDeps & { readonly liveDatabase: Database },
+  actor: AuditActor,
+  fileId: string,
+  now: number,
+): Promise<Result<{ fileId: string; status: string; approvalId: string }, CheckFileRefusal>> {
+  const file = await loadCheckFile(deps.database.readClient, fileId);
+  if (!file) return notFound(fileId);
+  if (file.status !== "built") {
+    return refuse(
+      "check_file_not_built",
+      `check file ${fileId} is ${file.status}; only a built file is released`,
+      { field: "file", details: { status: file.status } },
+    );
+  }
+  if (!await awaitsCheckFileRelease(deps, deps.database.readClient, file)) {
+    return refuse(
+      "check_file_awaits_release",
+      `check file ${fileId} needs no release: it is within the approval limit, in test, a print file, or approved`,
+      { field: "file" },
+    );
+  }
+  if (actor.operator === null) throw new Error("a live check file release needs an operator");
+  const requested = await requestApproval(
+    {
+      databases: { test: deps.database, live: deps.liveDatabase },
+      secretBox: deps.secretBox,
+      dev: false,
+    },
+    actor as AuditActor & { operator: { id: string; email: string } },
+    {
+      kind: "bank_file.release",
+      environment: "live",
+      companyId: file.companyId,
+      objectId: fileId,
+      summary: `release check file ${file.fileName} (${file.totalCents} cents)`,
+      payload: {},
+    },
+    now,
+  );
+  if (!requested.ok) throw new Error(requested.message);
+  return ok({ fileId, status: file.status, approvalId: requested.value.id });
+}
+
+/**
+ * What an approved `bank_file.release` of a check file runs in the approval's unit: the release is
+ * audited and the file's transmission scheduled (SFTP takes it; without a target it may now be
+ * marked sent).
+ */
+export async function releaseApprovedCheckFile(
+  tx: WriteTx,
+  actor: AuditActor,
+  fileId: string,
+  now: number,
+): Promise<Result<Record<string, unknown>, CheckFileRefusal>> {
+  const file = await loadCheckFile(tx, fileId);
+  if (!file) return notFound(fileId);
+  if (file.status !== "built") {
+    return refuse(
+      "check_file_not_built",
+      `check file ${fileId} is ${file.status}; only a built file is released`,
+    );
+  }
+  await scheduleCheckTransmit(tx, file.companyId, fileId, now, 1);
+  await appendAudit(tx, "live", actor, {
+    at: now,
+    action: "checks:release",
+    objectType: "check_file",
+    objectId: fileId,
+    companyId: file.companyId,
+    before: fileAudit(file, "built"),
+    after: { ...fileAudit(file, "built"), released: true },
+  });
+  return ok({ file_id: fileId, status: "built", released: true });
 }

@@ -417,6 +417,26 @@ export async function printReleasable(
   return rows[0]?.status === "transmitted";
 }
 
+/**
+ * Whether a built live positive-pay file waits for a second admin before it may go: its issues
+ * total more than the approval limit and no `bank_file.release` of it was approved. Its print
+ * file follows it, so it needs no approval of its own.
+ */
+export async function awaitsCheckFileRelease(
+  deps: Pick<CheckRailDeps, "environment" | "runtime">,
+  reader: Pick<WriteTx, "execute">,
+  file: Pick<CheckFileRow, "batchId" | "kind" | "totalCents">,
+): Promise<boolean> {
+  if (deps.environment === "test" || file.kind !== "positive_pay") return false;
+  if (file.totalCents <= deps.runtime.bankFileApprovalLimitCents) return false;
+  const { rows } = await reader.execute({
+    sql: `SELECT 1 FROM approvals
+          WHERE kind = 'bank_file.release' AND object_id = ? AND status = 'approved' LIMIT 1`,
+    args: [file.batchId],
+  });
+  return rows.length === 0;
+}
+
 async function prepareTransmission(
   deps: CheckRailDeps,
   tx: WriteTx,
@@ -436,6 +456,8 @@ async function prepareTransmission(
   if (!await printReleasable(tx, file)) return null;
   const settings = await settingsOf(deps, tx, batch.companyId);
   if (!checkFilesUpload(deps, settings)) return null;
+  // Waits for `checks:release`; the approval schedules this again.
+  if (await awaitsCheckFileRelease(deps, tx, file)) return null;
   if (!await beginTransmission(tx, rail, batch.id)) return null;
   return {
     batchId: batch.id,
