@@ -34,7 +34,6 @@ import {
   checkFileStatuses,
   type CheckFileSummary,
   findCheckException,
-  findCheckFile,
   listCheckExceptions,
   listCheckFiles,
 } from "../checks/views.ts";
