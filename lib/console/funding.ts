@@ -1,6 +1,8 @@
 /** The console's Funding page: fundings of the operator's companies. Reads only. */
 import type { Client, InValue } from "@libsql/client";
 import type { FundingMethod, FundingStatus } from "../funding/store.ts";
+
+export type { FundingStatus };
 import {
   allOf,
   orderAndPage,

@@ -1,0 +1,219 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Funding (issue 20): the fundings of the operator's companies, and an admin's record of what the
+ * bank did with a pending one: a wire that arrived, or an ACH funding the bank returned. These are
+ * the CLI's wire:receive and funding:return: in test they happen at once, in live they wait for a
+ * second admin (dual control); either way audited.
+ */
+import { Hono } from "hono";
+import {
+  FUNDING_STATUSES,
+  fundingSorts,
+  type FundingStatus,
+  listConsoleFundings,
+} from "../../lib/console/funding.ts";
+import { scopedCompanies } from "../../lib/console/companies.ts";
+import type { AppDeps } from "../context.ts";
+import {
+  ConsoleLayout,
+  CsrfField,
+  EmptyState,
+  type FieldProblem,
+  FormProblems,
+  listParams,
+  Money,
+  notFoundPage,
+  Pager,
+  requireRole,
+  SelectField,
+  SortHeader,
+  When,
+} from "./kit.tsx";
+import {
+  ActionButton,
+  DoneNotice,
+  doneRedirect,
+  ID_PATTERN,
+  refusalProblems,
+  statusOf,
+} from "./page_parts.tsx";
+import {
+  companiesInScope,
+  type ConsoleContext,
+  type ConsoleEnv,
+  hasRole,
+  runConsoleCommand,
+} from "./session.ts";
+
+const NOTICES = {
+  "wire:receive": "Recorded: the wire arrived and its amount is available.",
+  "funding:return": "Recorded: the bank returned the funding; it is no longer pending.",
+  approval_requested:
+    "Requested: a second admin approves it on the Approvals page before anything moves.",
+};
+
+async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[]) {
+  const database = c.get("database");
+  const params = listParams(c, { sorts: Object.keys(fundingSorts), defaultSort: "created" });
+  const statusAsked = c.req.query("status");
+  const status = (FUNDING_STATUSES as readonly string[]).includes(statusAsked ?? "")
+    ? statusAsked as FundingStatus
+    : undefined;
+  const companies = await scopedCompanies(database.readClient, companiesInScope(c));
+  const companyAsked = c.req.query("company");
+  const companyId = companies.some((company) => company.id === companyAsked)
+    ? companyAsked
+    : undefined;
+  const page = await listConsoleFundings(
+    database.readClient,
+    { companyIds: companiesInScope(c), companyId, status },
+    params,
+  );
+  const mayRecord = hasRole(c, "admin");
+  return (
+    <ConsoleLayout c={c} title="Funding" active="funding">
+      <DoneNotice c={c} notices={NOTICES} />
+      <FormProblems problems={problems} />
+      <form method="get" action="/console/funding" class="filters">
+        <input type="hidden" name="env" value={c.get("environment")} />
+        <SelectField
+          name="company"
+          label="Company"
+          any="Every company"
+          options={companies.map((company) => ({ value: company.id, label: company.name }))}
+          values={{ company: companyId ?? "" }}
+        />
+        <SelectField
+          name="status"
+          label="Status"
+          any="Any status"
+          options={FUNDING_STATUSES.map((s) => ({ value: s, label: s }))}
+          values={{ status: status ?? "" }}
+        />
+        <div>
+          <button type="submit" class="secondary">Show</button>
+        </div>
+      </form>
+      {page.data.length === 0
+        ? (
+          <EmptyState>
+            No fundings match. A company adds funds with POST /api/funds (ACH or wire); choose
+            "Every company" and "Any status" to see them all.
+          </EmptyState>
+        )
+        : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <SortHeader c={c} params={params} column="created" label="Created" />
+                  <SortHeader c={c} params={params} column="company" label="Company" />
+                  <th scope="col">Line</th>
+                  <th scope="col">Method</th>
+                  <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+                  <SortHeader c={c} params={params} column="status" label="Status" />
+                  <th scope="col">Expected available</th>
+                  <th scope="col">Completed</th>
+                  {mayRecord ? <th scope="col">Action</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.map((funding) => (
+                  <tr>
+                    <td>
+                      <When c={c} at={funding.createdAt} />
+                      <span class="hint">{funding.fundingUuid ?? funding.id}</span>
+                    </td>
+                    <td>{funding.companyName}</td>
+                    <td>{funding.lineCode}</td>
+                    <td>
+                      {funding.paymentMethod === "WireTransfer" ? "wire" : "ACH"}
+                      {funding.largeDisbursement
+                        ? <span class="badge">large disbursement</span>
+                        : null}
+                    </td>
+                    <td class="num">
+                      <Money cents={funding.amountCents} />
+                    </td>
+                    <td>
+                      <span
+                        class={funding.status === "Completed"
+                          ? "badge good"
+                          : funding.status === "Returned"
+                          ? "badge bad"
+                          : "badge"}
+                      >
+                        {funding.status}
+                      </span>
+                    </td>
+                    <td>
+                      <When c={c} at={funding.expectedAvailableAt} />
+                    </td>
+                    <td>
+                      <When c={c} at={funding.completedAt} />
+                    </td>
+                    {mayRecord
+                      ? (
+                        <td>
+                          {funding.status === "Pending" && funding.paymentMethod === "WireTransfer"
+                            ? (
+                              <ActionButton
+                                action={`/console/funding/${funding.id}/receive-wire`}
+                                label="Record wire received"
+                                ariaLabel={`Record wire ${funding.id} received`}
+                                confirm="Record that this wire arrived at the bank?"
+                                csrf={<CsrfField c={c} />}
+                              />
+                            )
+                            : null}
+                          {funding.status === "Pending" && funding.paymentMethod === "ACH"
+                            ? (
+                              <ActionButton
+                                action={`/console/funding/${funding.id}/return`}
+                                label="Record returned funding"
+                                ariaLabel={`Record ACH funding ${funding.id} returned`}
+                                confirm="Record that the bank returned this ACH funding?"
+                                danger
+                                csrf={<CsrfField c={c} />}
+                              />
+                            )
+                            : null}
+                        </td>
+                      )
+                      : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      <Pager c={c} params={params} hasMore={page.hasMore} />
+    </ConsoleLayout>
+  );
+}
+
+export function fundingConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  app.get("/funding", async (c) => c.html(await fundingPage(c, [])));
+
+  for (const [path, command] of [["receive-wire", "wire:receive"], ["return", "funding:return"]]) {
+    app.post(`/funding/:id/${path}`, requireRole("admin"), async (c) => {
+      const id = c.req.param("id");
+      if (!ID_PATTERN.test(id)) return notFoundPage(c, "This funding");
+      const recorded = await runConsoleCommand(deps, c, command, {
+        funding: id,
+        environment: c.get("environment"),
+      });
+      if (recorded.ok) {
+        return doneRedirect(
+          c,
+          "/console/funding",
+          "approval_id" in recorded.value ? "approval_requested" : command,
+        );
+      }
+      if (statusOf(recorded) === 404) return notFoundPage(c, "This funding");
+      return c.html(await fundingPage(c, refusalProblems(recorded)), statusOf(recorded));
+    });
+  }
+  return app;
+}
