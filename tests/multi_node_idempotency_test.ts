@@ -8,7 +8,11 @@ import assert from "node:assert/strict";
 import type { Database } from "../db/client.ts";
 import { type Answer, runIdempotently } from "../lib/idempotency/service.ts";
 import { claimIdempotencyKey, type IdempotencyScope } from "../lib/idempotency/store.ts";
-import { requestFingerprint } from "../lib/idempotency/rules.ts";
+import {
+  decideIdempotency,
+  requestFingerprint,
+  type StoredIdempotency,
+} from "../lib/idempotency/rules.ts";
 import { newId } from "../lib/platform/keys.ts";
 import { testSecretBox } from "./helpers.ts";
 import { migratePrimary, openNodeDatabase, type Primary, startPrimary } from "./node_helpers.ts";
@@ -79,6 +83,28 @@ async function companiesWithTin(database: Database, tin: string): Promise<number
   return Number(rows[0].n);
 }
 
+/** Commits a claim on `key` through `node`, as its request does before running; true if taken. */
+async function holdClaim(
+  node: Database,
+  key: string,
+  fingerprint: string,
+  now: number,
+): Promise<boolean> {
+  await node.writer.write((tx) => {
+    claimIdempotencyKey(tx, { companyId: "co_scope", scopeLine: "", key }, fingerprint, {
+      now,
+      leaseUntil: now + LEASE_MS,
+    });
+    return Promise.resolve();
+  });
+  const { rows } = await node.readClient.execute({
+    sql: "SELECT fingerprint, status, lease_until FROM idempotency_records WHERE key = ?",
+    args: [key],
+  });
+  return rows[0]?.status === "in_progress" && rows[0].fingerprint === fingerprint &&
+    Number(rows[0].lease_until) === now + LEASE_MS;
+}
+
 const text = (answer: Answer) => new TextDecoder().decode(answer.body);
 
 Deno.test("the same key sent at once to two nodes creates once; every other answer is the replay or 409", async () => {
@@ -123,17 +149,7 @@ Deno.test("another body under a key used on another node is 422, whether its req
       "/companies",
       JSON.stringify({ tin: "200000003" }),
     );
-    await a.writer.write((tx) =>
-      claimIdempotencyKey(
-        tx,
-        { companyId: "co_scope", scopeLine: "", key: "running" },
-        fingerprint,
-        {
-          now,
-          leaseUntil: now + LEASE_MS,
-        },
-      )
-    );
+    assert.equal(await holdClaim(a, "running", fingerprint, now), true);
     assert.equal(
       (await createCompany(b, "running", { tin: "200000004" }, now + 1)).decision,
       "mismatch",
@@ -149,17 +165,8 @@ Deno.test("a key claimed on a node that died is 409 on the other until the claim
     const body = { tin: "300000001" };
     const fingerprint = await requestFingerprint("POST", "/companies", JSON.stringify(body));
     // Node A committed its claim and died before its answer committed.
-    await a.writer.write((tx) =>
-      claimIdempotencyKey(
-        tx,
-        { companyId: "co_scope", scopeLine: "", key: "orphan" },
-        fingerprint,
-        {
-          now,
-          leaseUntil: now + LEASE_MS,
-        },
-      )
-    );
+    assert.equal(await holdClaim(a, "orphan", fingerprint, now), true);
+    assert.equal(await holdClaim(b, "orphan", fingerprint, now + 10), false, "held by A");
     assert.equal((await createCompany(b, "orphan", body, now + 10)).decision, "in_progress");
     assert.equal(
       (await createCompany(b, "orphan", body, now + LEASE_MS - 1)).decision,
@@ -188,5 +195,67 @@ Deno.test("a use case that fails gives its claim up at once: the other node may 
     assert.equal(Number(rows[0].n), 0, "no claim left behind");
     assert.equal((await createCompany(b, "fails", body, now + 1)).decision, "new");
     assert.equal(await companiesWithTin(b, body.tin), 1);
+  });
+});
+
+Deno.test("the claim's SQL condition takes a key exactly when decideIdempotency says new", async () => {
+  await withTwoNodes(async (a) => {
+    const now = 1_000_000;
+    const cases: { name: string; record: StoredIdempotency | null; fingerprint: string }[] = [
+      { name: "none", record: null, fingerprint: "f" },
+      {
+        name: "expired, other body",
+        record: { fingerprint: "g", status: "complete", leaseUntil: null, expiresAt: now },
+        fingerprint: "f",
+      },
+      {
+        name: "complete",
+        record: { fingerprint: "f", status: "complete", leaseUntil: null, expiresAt: now + 1 },
+        fingerprint: "f",
+      },
+      {
+        name: "running, same body",
+        record: {
+          fingerprint: "f",
+          status: "in_progress",
+          leaseUntil: now + 1,
+          expiresAt: now + 1,
+        },
+        fingerprint: "f",
+      },
+      {
+        name: "lease over, same body",
+        record: { fingerprint: "f", status: "in_progress", leaseUntil: now, expiresAt: now + 9 },
+        fingerprint: "f",
+      },
+      {
+        name: "lease over, other body",
+        record: { fingerprint: "g", status: "in_progress", leaseUntil: now, expiresAt: now + 9 },
+        fingerprint: "f",
+      },
+      {
+        name: "no lease (an earlier version's), same body",
+        record: { fingerprint: "f", status: "in_progress", leaseUntil: null, expiresAt: now + 9 },
+        fingerprint: "f",
+      },
+    ];
+    for (const [i, { name, record, fingerprint }] of cases.entries()) {
+      const key = `rule-${i}`;
+      if (record) {
+        await a.writer.write((tx) =>
+          tx.execute({
+            sql: `INSERT INTO idempotency_records
+                    (company_id, scope_line, key, fingerprint, status, lease_until, created_at, expires_at)
+                  VALUES ('co_scope', '', ?, ?, ?, ?, 0, ?)`,
+            args: [key, record.fingerprint, record.status, record.leaseUntil, record.expiresAt],
+          })
+        );
+      }
+      assert.equal(
+        await holdClaim(a, key, fingerprint, now),
+        decideIdempotency(record, fingerprint, now) === "new",
+        name,
+      );
+    }
   });
 });

@@ -7,8 +7,8 @@
  *
  * A database several nodes share (a libSQL server) is written by other processes, whose memory
  * this one cannot see: there the request first commits a claim with the lease in the database
- * (one more unit), so a duplicate sent to any node gets 409 while the first runs, and the key's
- * fate is still decided by the unit that stores the answer. The embedded file, written by this
+ * (one more unit, one round trip), so a duplicate sent to any node gets 409 while the first runs,
+ * and the key's fate is still decided by the unit that stores the answer. The embedded file, written by this
  * process alone, keeps the single unit.
  */
 import type { Database } from "../../db/client.ts";
@@ -83,15 +83,18 @@ export async function runIdempotently<T, A extends Answer>(
   keys.set(held, mine);
   let outcome: Exclude<KeyLookup, { decision: "new" }> | { decision: "new"; answer: A };
   try {
+    // The answering unit's lookup tells whether the claim was taken: a record carrying this
+    // request's lease is its own. (Two requests of one body at the same millisecond would share
+    // it; the answering units still run one after the other, and the second replays the first.)
     const ownLease = database.shared ? mine.until : null;
     if (ownLease !== null) {
-      const claim = await database.writer.write((tx) =>
+      await database.writer.write((tx) => {
         claimIdempotencyKey(tx, scope, request.fingerprint, {
           now: request.now,
           leaseUntil: ownLease,
-        })
-      );
-      if (claim.decision !== "new") return await answerOf(claim, request);
+        });
+        return Promise.resolve();
+      });
     }
     try {
       outcome = await database.writer.write(async (tx) => {

@@ -72,62 +72,70 @@ export async function lookUpIdempotencyKey(
 }
 
 /**
- * Claims the key for this request until `leaseUntil`, in a unit of its own that commits before
- * the use case runs, when the stored record lets it run. The claim expires with its lease, so a
- * node that dies holding it frees the key for any request once the lease is over.
+ * Claims the key for this request until `leaseUntil` when the stored record lets it run (none,
+ * expired, or this same request's claim whose lease is over: decideIdempotency's "new", written
+ * as the upsert's condition). One conditional write whose result is not read, deferred so that
+ * it rides with its unit's COMMIT: one round trip on a libSQL server. Whether it was taken is
+ * read by the answering unit's lookup (`ownLease`: the record carries this request's lease). The
+ * claim expires with its lease, so a node that dies holding it frees the key for any request
+ * once the lease is over.
  */
-export async function claimIdempotencyKey(
+export function claimIdempotencyKey(
   tx: WriteTx,
   scope: IdempotencyScope,
   fingerprint: string,
   options: { now: number; leaseUntil: number },
-): Promise<KeyLookup> {
-  const lookup = await lookUpIdempotencyKey(tx, scope, fingerprint, options.now);
-  if (lookup.decision !== "new") return lookup;
-  await tx.execute({
+): void {
+  tx.defer({
     sql: `INSERT INTO idempotency_records
             (company_id, scope_line, key, fingerprint, status, lease_until, created_at, expires_at)
           VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)
           ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
             fingerprint = excluded.fingerprint, status = 'in_progress',
             lease_until = excluded.lease_until, response_status = NULL, response_headers = NULL,
-            response_body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+            response_body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
+          WHERE idempotency_records.expires_at <= ?8
+            OR (idempotency_records.fingerprint = excluded.fingerprint
+              AND idempotency_records.status = 'in_progress'
+              AND coalesce(idempotency_records.lease_until, ?8) <= ?8)`,
     args: [
       ...keyArgs(scope),
       fingerprint,
       options.leaseUntil,
       options.now,
       options.leaseUntil,
+      options.now,
     ],
   });
-  return lookup;
 }
 
 /** Gives up this request's claim (its use case failed and wrote nothing), if it still holds it. */
-export async function releaseIdempotencyClaim(
+export function releaseIdempotencyClaim(
   tx: WriteTx,
   scope: IdempotencyScope,
   leaseUntil: number,
 ): Promise<void> {
-  await tx.execute({
+  tx.defer({
     sql: `DELETE FROM idempotency_records
           WHERE ${KEY_WHERE} AND status = 'in_progress' AND lease_until = ?`,
     args: [...keyArgs(scope), leaseUntil],
   });
+  return Promise.resolve();
 }
 
 /**
  * Stores the response to replay for 24 hours, in the unit that made the business change (an
  * expired record of the same key is replaced).
  */
-export async function storeIdempotentResponse(
+export function storeIdempotentResponse(
   tx: WriteTx,
   scope: IdempotencyScope,
   fingerprint: string,
   response: StoredResponse,
   options: { now: number; ttlMs: number },
 ): Promise<void> {
-  await tx.execute({
+  // The last write of the request's unit: it rides with the unit's end.
+  tx.defer({
     sql: `INSERT INTO idempotency_records
             (company_id, scope_line, key, fingerprint, status, lease_until, response_status,
              response_headers, response_body, created_at, expires_at)
@@ -147,6 +155,7 @@ export async function storeIdempotentResponse(
       options.now + options.ttlMs,
     ],
   });
+  return Promise.resolve();
 }
 
 /** Deletes at most `limit` records whose 24 hours are over; returns how many. */
