@@ -55,6 +55,8 @@ export class PaypalContractServer {
   readonly batches = new Map<string, { senderBatchId: string; itemIds: string[] }>();
   readonly items = new Map<string, ContractItem>();
   tokensIssued = 0;
+  /** Runs right after a batch was taken (a test's crash of the caller). */
+  afterTake: (() => void) | null = null;
   readonly #bySenderBatchId = new Map<string, string>();
   readonly #tokens = new Set<string>();
   readonly #signatures = new Map<string, { signature: string; eventId: string }>();
@@ -340,6 +342,7 @@ export class PaypalContractServer {
       });
     }
     this.batches.set(payoutBatchId, { senderBatchId, itemIds });
+    this.afterTake?.();
     return Response.json({
       batch_header: {
         payout_batch_id: payoutBatchId,

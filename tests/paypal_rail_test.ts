@@ -402,3 +402,43 @@ Deno.test("a test company without PayPal settings keeps the sandbox rail (per pa
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM rail_batches"), [{ n: 0 }]);
   });
 });
+
+Deno.test("the process stops after PayPal took the batch, before the answer was recorded: once the claim lapses the batch is sent again, PayPal's duplicate answer records it, and the payee is paid once", async () => {
+  await withPaypal(async ({ m, server, clock }) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ amountCents: 6_000, allowedPaymentMethodIds: [7] });
+    if (!created.ok) throw new Error(created.message);
+    await m.settle();
+    const payoutId = created.value.payouts[0].id;
+    const selected = await m.database.writer.write((tx) =>
+      selectMethod(tx, payoutId, {
+        paymentMethodId: 7,
+        details: {},
+        kept: { email: "c@payee.test" },
+      }, m.now())
+    );
+    assert.ok(selected.ok);
+    const writer = m.database.writer;
+    const write = writer.write.bind(writer);
+    let stopped = false;
+    writer.write = <T>(unit: Parameters<typeof write<T>>[0]): Promise<T> =>
+      stopped ? Promise.reject(new Error("the process stopped")) : write(unit);
+    server.afterTake = () => stopped = true;
+    await capturingLogs(() => assert.rejects(m.settle(), /the process stopped/));
+    // Restarted: the claim of the interrupted run keeps others away for its lease.
+    writer.write = write;
+    server.afterTake = null;
+    assert.deepEqual(await rows(m, "SELECT status FROM rail_batches"), [{
+      status: "transmitting",
+    }]);
+    await m.settle();
+    assert.equal(server.requests.filter((r) => r === "POST /v1/payments/payouts").length, 1);
+    clock.set(clock.now() + 6 * 60_000);
+    await m.settle();
+    assert.deepEqual(await rows(m, "SELECT status FROM rail_batches"), [{ status: "transmitted" }]);
+    assert.equal(server.requests.filter((r) => r === "POST /v1/payments/payouts").length, 2);
+    assert.equal(server.batches.size, 1);
+    assert.equal(server.paymentsOf(await referenceOf(m, payoutId)), 1);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+  });
+});
