@@ -76,6 +76,14 @@ Deno.test("test: a postal check takes the next number at submission, goes in a p
     assert.equal((await m.payout(id)).status, "completed");
     const [check] = await registerOf(m);
     assert.equal(check.status, "paid");
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT source, item_count, matched_count, exception_count FROM check_paid_imports",
+      ),
+      [{ source: "sandbox_bank", item_count: 1, matched_count: 1, exception_count: 0 }],
+      "the sandbox bank's paid-items file went through the import",
+    );
     const b = await m.balances();
     assert.deepEqual([b.reserved, b.in_transit], [0, 0]);
   });

@@ -32,7 +32,7 @@ import {
 import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
 import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
 import { buildPrintFile, type PrintableCheck } from "./print.ts";
-import { positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
+import { formatPositivePayAmount, positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
 import { type CheckSettings, readCheckSettings, readMicrFont } from "./settings_store.ts";
 import {
   type CheckFileRow,
@@ -43,7 +43,7 @@ import {
   sealCheckFile,
 } from "./files_store.ts";
 import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./register.ts";
-import { recordCheckPaid } from "./paid.ts";
+import { importPaidItems } from "./paid_import.ts";
 import {
   CHECK_CUTOFF_JOB,
   CHECK_RAIL,
@@ -624,13 +624,25 @@ async function staleCheck(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promis
   await markCheckStale(tx, check.id, job.dueAt);
 }
 
+/** What the sandbox bank reports of a file's checks: the paid items it writes into its file. */
+interface SandboxPaidItems {
+  readonly companyId: string;
+  readonly fileName: string;
+  readonly csv: string;
+}
+
 /**
- * `check.sandbox_paid` (test only): the sandbox bank's paid items for the postal or digital
- * checks of a positive-pay file still issued: each is paid for its amount, but a postal check
- * to the sandbox's undeliverable ZIP, which the post office returned: it is voided, and its
- * payout fails `returned_undeliverable` once the void's file was sent.
+ * `check.sandbox_paid` (test only), claiming unit: the postal or digital checks of a positive-pay
+ * file still issued. A postal check to the sandbox's undeliverable ZIP was returned by the post
+ * office: it is voided here, and its payout fails `returned_undeliverable` once the void's file
+ * was sent. The others are paid for their amount: the bank's paid-items file, written here,
+ * goes through the same import as a bank's (`importPaidItems`).
  */
-async function sandboxPaid(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<void> {
+async function sandboxPaidItems(
+  deps: CheckRailDeps,
+  tx: WriteTx,
+  job: DueJob,
+): Promise<SandboxPaidItems | null> {
   const kind = job.payload.kind === "digital" ? "digital" : "postal";
   const { rows } = await tx.execute({
     sql: `SELECT c.id, p.method_details FROM checks c JOIN payouts p ON p.id = c.payout_id
@@ -638,9 +650,10 @@ async function sandboxPaid(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promi
           ORDER BY c.check_number`,
     args: [job.subjectId, kind],
   });
-  if (rows.length === 0) return;
+  if (rows.length === 0) return null;
   const settings = await settingsOf(deps, tx, job.companyId);
   const paidDate = bankLocal(job.dueAt, settings.timeZone).date;
+  const lines = ["check_number,amount,paid_date"];
   for (const row of rows) {
     const check = (await loadCheck(tx, String(row.id)))!;
     const scenario = (JSON.parse(String(row.method_details ?? "{}")) as { scenario?: string })
@@ -655,15 +668,32 @@ async function sandboxPaid(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promi
       if (!voided.ok) throw new Error(`check ${check.checkNumber}: ${voided.message}`);
       continue;
     }
-    const paid = await recordCheckPaid(
-      tx,
-      deps.runtime,
-      check,
-      { paidDate, paidAmountCents: check.amountCents },
-      job.dueAt,
+    lines.push(
+      `${check.checkNumber},${formatPositivePayAmount(check.amountCents, "dollars")},${paidDate}`,
     );
-    if (!paid.ok) throw new Error(`check ${check.checkNumber}: ${paid.message}`);
   }
+  if (lines.length === 1) return null;
+  return {
+    companyId: job.companyId,
+    fileName: `sandbox_paid_${paidDate.replaceAll("-", "")}_${job.subjectId}_${kind}.csv`,
+    csv: lines.map((line) => `${line}\r\n`).join(""),
+  };
+}
+
+/** The sandbox bank's paid-items file, imported as a bank's would be (idempotent per file). */
+async function importSandboxPaidItems(
+  deps: CheckRailDeps,
+  items: SandboxPaidItems,
+  job: DueJob,
+): Promise<void> {
+  const imported = await importPaidItems(deps, {
+    companyId: items.companyId,
+    content: new TextEncoder().encode(items.csv),
+    fileName: items.fileName,
+    source: "sandbox_bank",
+    importedBy: null,
+  }, job.dueAt);
+  if (!imported.ok) throw new Error(`the sandbox bank's paid items: ${imported.message}`);
 }
 
 /** The handlers of the check rail's jobs. */
@@ -693,6 +723,12 @@ export function checkJobHandlers(
     [CHECK_SEND_JOB]: (tx, job) =>
       sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
     [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),
-    [CHECK_SANDBOX_PAID_JOB]: (tx, job) => sandboxPaid(deps, tx, job),
+    [CHECK_SANDBOX_PAID_JOB]: externalJob<SandboxPaidItems, void>({
+      // Writing and importing one file: well within a minute.
+      leaseMs: 60_000,
+      prepare: (tx, job) => sandboxPaidItems(deps, tx, job),
+      call: (items, job) => importSandboxPaidItems(deps, items, job),
+      record: () => Promise.resolve(),
+    }),
   };
 }
