@@ -25,13 +25,13 @@ export interface PartyInput {
   readonly phone: string | null;
 }
 
-export async function insertParties(
+export function insertParties(
   tx: WriteTx,
   disbursementId: string,
   parties: readonly PartyInput[],
-): Promise<void> {
+): void {
   for (const party of parties) {
-    await tx.execute({
+    tx.defer({
       sql:
         `INSERT INTO authorization_parties (id, disbursement_id, party_uuid, party_type, title, company_name, email,
               first_name, last_name, phone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -10,7 +10,12 @@ import type { WriteTx } from "../../db/writer.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { claimResend, notifyPayee } from "../notify/store.ts";
 import { type PayoutRuntime, sendFirstNotice } from "../payouts/jobs.ts";
-import { applyMove, createDisbursement, type NewPayout } from "../payouts/store.ts";
+import {
+  applyMove,
+  createDisbursement,
+  type NewPayout,
+  readCreateReads,
+} from "../payouts/store.ts";
 import {
   modalityOf,
   resendableStatuses,
@@ -99,7 +104,12 @@ export async function createApiDisbursement(
   >
 > {
   const { companyId, disbursementUuid } = request;
-  const existing = await loadApiDisbursement(tx, companyId, disbursementUuid);
+  // Everything the create reads before it writes, in one round trip on a libSQL server.
+  const [existing, now, reads] = await Promise.all([
+    loadApiDisbursement(tx, companyId, disbursementUuid),
+    domainNow(database, companyId, realNow, tx),
+    readCreateReads(tx, companyId, request.lineId),
+  ]);
   if (existing) {
     if (existing.requestFingerprint === request.fingerprint) {
       return ok({ disbursement: existing, created: false });
@@ -122,19 +132,23 @@ export async function createApiDisbursement(
   if (unpayable) return tx.abort(unpayable);
   const documents = await customDocumentRefusal(tx, companyId, request.payouts);
   if (documents) return tx.abort(documents);
-  const now = await domainNow(database, companyId, realNow);
-  const created = await createDisbursement(tx, {
-    companyId,
-    lineId: request.lineId,
-    kind: "disbursement",
-    externalUuid: disbursementUuid,
-    requestFingerprint: request.fingerprint,
-    largeDisbursement: request.largeDisbursement,
-    payorUserId: request.payorUserId,
-    payouts: request.payouts,
-  }, now);
+  const created = await createDisbursement(
+    tx,
+    {
+      companyId,
+      lineId: request.lineId,
+      kind: "disbursement",
+      externalUuid: disbursementUuid,
+      requestFingerprint: request.fingerprint,
+      largeDisbursement: request.largeDisbursement,
+      payorUserId: request.payorUserId,
+      payouts: request.payouts,
+    },
+    now,
+    reads,
+  );
   if (!created.ok) return tx.abort(created);
-  await insertParties(tx, created.value.disbursementId, request.parties);
+  insertParties(tx, created.value.disbursementId, request.parties);
   const disbursement = await loadApiDisbursement(tx, companyId, disbursementUuid);
   return ok({ disbursement: disbursement!, created: true });
 }
@@ -462,8 +476,12 @@ export async function createV1Disbursement(
   request: V1DisbursementRequest,
   realNow: number,
 ): Promise<Result<V1Disbursement, "payee_not_found" | "modalities_missing" | CreateRefusal>> {
-  const now = await domainNow(database, scope.companyId, realNow);
-  const payee = await findPayee(tx, scope.companyId, scope.lineId, request.payeeExternalId);
+  // Everything the create reads before it writes, in one round trip on a libSQL server.
+  const [now, payee, reads] = await Promise.all([
+    domainNow(database, scope.companyId, realNow, tx),
+    findPayee(tx, scope.companyId, scope.lineId, request.payeeExternalId),
+    readCreateReads(tx, scope.companyId, scope.lineId),
+  ]);
   if (!payee) {
     return tx.abort(refuse(
       "payee_not_found",
@@ -487,26 +505,31 @@ export async function createV1Disbursement(
     field: "modalities",
   }]);
   if (unpayable) return tx.abort(unpayable);
-  const created = await createDisbursement(tx, {
-    ...scope,
-    kind: "v1",
-    externalUuid: "",
-    requestFingerprint: "",
-    largeDisbursement: false,
-    claimId: request.claimId,
-    metadata: request.metadata,
-    payouts: [{
-      payeeUuid: payee.externalId,
-      payeeId: payee.id,
-      amountCents: request.amountCents,
-      allowedPaymentMethodIds,
-      payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
-      deliveryOptions: {
-        email: payee.contactChannel === "email",
-        sms: payee.contactChannel === "sms",
-      },
-    }],
-  }, now);
+  const created = await createDisbursement(
+    tx,
+    {
+      ...scope,
+      kind: "v1",
+      externalUuid: "",
+      requestFingerprint: "",
+      largeDisbursement: false,
+      claimId: request.claimId,
+      metadata: request.metadata,
+      payouts: [{
+        payeeUuid: payee.externalId,
+        payeeId: payee.id,
+        amountCents: request.amountCents,
+        allowedPaymentMethodIds,
+        payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
+        deliveryOptions: {
+          email: payee.contactChannel === "email",
+          sms: payee.contactChannel === "sms",
+        },
+      }],
+    },
+    now,
+    reads,
+  );
   if (!created.ok) {
     // Only an amount below the payee fee is the amount's fault; a short balance is not.
     return tx.abort(

@@ -47,32 +47,49 @@ function balancesFrom(
   return balances;
 }
 
+/** A line's accounts as a unit last read or posted them: ids, and balances in cents. */
+export interface LineAccounts {
+  readonly ids: ReadonlyMap<LedgerAccountCode, string>;
+  readonly balances: LineBalances;
+}
+
+/** The line's accounts with their ids, read in the unit (an empty map: none opened yet). */
+export async function readLineAccounts(tx: WriteTx, lineId: string): Promise<LineAccounts> {
+  const accounts = (await tx.execute({
+    sql: `SELECT ${toAccount.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
+    args: [lineId],
+  })).rows.map(toAccount);
+  return {
+    ids: new Map(accounts.map(({ code, id }) => [code, id])),
+    balances: balancesFrom(accounts),
+  };
+}
+
 /**
  * Posts one balanced transaction: refused with no write when it would take available or reserved
  * below zero; a transaction that does not balance is a programmer error and throws. The entries
- * are read back and must sum to zero.
+ * are read back and must sum to zero: the read rides with the unit's next round trip, and the
+ * unit fails when it does not (the writer checks it before the unit is released). `known` is the
+ * line's accounts as this unit last read or posted them, which saves reading them again.
  */
 export async function postTransaction(
   tx: WriteTx,
   input: LedgerTransactionInput,
+  known?: LineAccounts,
 ): Promise<
   Result<
-    { transactionId: string; balances: LineBalances },
+    { transactionId: string; balances: LineBalances; accounts: LineAccounts },
     "insufficient_funds" | "negative_balance"
   >
 > {
   const changes = netChanges(input.transfers);
-  const accountsOfLine = {
-    sql: `SELECT ${toAccount.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
-    args: [input.lineId],
-  };
-  let accounts = (await tx.execute(accountsOfLine)).rows.map(toAccount);
-  if (accounts.length < ledgerAccountCodes.length) {
+  let accounts = known ?? await readLineAccounts(tx, input.lineId);
+  if (accounts.ids.size < ledgerAccountCodes.length) {
     // A line's first posting opens its accounts.
     await ensureLineAccounts(tx, input.companyId, input.lineId);
-    accounts = (await tx.execute(accountsOfLine)).rows.map(toAccount);
+    accounts = await readLineAccounts(tx, input.lineId);
   }
-  const before = balancesFrom(accounts);
+  const before = accounts.balances;
   const short = overdraft(before, changes);
   if (short) {
     return refuse(
@@ -88,9 +105,10 @@ export async function postTransaction(
       },
     );
   }
-  const accountIds = new Map(accounts.map(({ code, id }) => [code, id]));
+  const accountIds = accounts.ids;
   const transactionId = newId("ltx");
-  await tx.execute({
+  // Nothing below is read before the unit's next round trip: it rides with it.
+  tx.defer({
     sql:
       `INSERT INTO ledger_transactions (id, company_id, line_id, kind, payout_id, funding_id, posted_at)
           VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -110,7 +128,7 @@ export async function postTransaction(
       [accountIds.get(t.to)!, t.amountCents],
     ] as const
   );
-  await tx.execute({
+  tx.defer({
     sql: `INSERT INTO ledger_entries (transaction_id, account_id, amount_cents) VALUES ${
       entries.map(() => "(?, ?, ?)").join(", ")
     }`,
@@ -121,7 +139,7 @@ export async function postTransaction(
   for (const [code, change] of changed) after[code] += change;
   // One statement moves every changed balance (transfers may also cancel out entirely).
   if (changed.length > 0) {
-    await tx.execute({
+    tx.defer({
       sql: `UPDATE ledger_accounts SET balance_cents = balance_cents + CASE id ${
         changed.map(() => "WHEN ? THEN ?").join(" ")
       } END WHERE id IN (${changed.map(() => "?").join(", ")})`,
@@ -131,19 +149,19 @@ export async function postTransaction(
       ],
     });
   }
-  const readBack = toReadBack(
-    (await tx.execute({
-      sql:
-        "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
-      args: [transactionId],
-    })).rows[0],
-  );
-  if (readBack.total !== 0 || readBack.entries !== entries.length) {
-    throw new Error(
-      `ledger transaction ${transactionId} read back unbalanced: ${readBack.entries} entries (${entries.length} written) summing to ${readBack.total} cents`,
-    );
-  }
-  return ok({ transactionId, balances: after });
+  tx.defer({
+    sql:
+      "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
+    args: [transactionId],
+  }, (result) => {
+    const readBack = toReadBack(result.rows[0]);
+    if (readBack.total !== 0 || readBack.entries !== entries.length) {
+      throw new Error(
+        `ledger transaction ${transactionId} read back unbalanced: ${readBack.entries} entries (${entries.length} written) summing to ${readBack.total} cents`,
+      );
+    }
+  });
+  return ok({ transactionId, balances: after, accounts: { ids: accountIds, balances: after } });
 }
 
 /** Anything that runs SQL: the read client, or a write unit when the read decides a write. */

@@ -4,7 +4,7 @@
  */
 import { columnsOf, json, orDefault, type RowMapper, rowMapper, text } from "../../db/rows.ts";
 import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
-import { feesFor, holdFor } from "./fees.ts";
+import { type FeeSchedule, feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
 import { eventCatalogue, type EventKey, type PayoutStatus, surfaceAStatus } from "./states.ts";
@@ -16,11 +16,16 @@ import {
   transition,
 } from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { recordEvent } from "../webhooks/event_store.ts";
-import { payoutEventFacts } from "../webhooks/event_snapshot.ts";
+import { type DeliveryContext, readDeliveryContext, recordEvent } from "../webhooks/event_store.ts";
+import { type PayoutEventFacts, payoutEventFacts } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
-import { postTransaction, readLineBalances } from "../ledger/store.ts";
+import {
+  type LineAccounts,
+  postTransaction,
+  readLineAccounts,
+  readLineBalances,
+} from "../ledger/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
@@ -123,6 +128,38 @@ export async function countSubmission(tx: WriteTx, payoutId: string): Promise<nu
 }
 
 /** Appends the payout's outbox events; `data` is the snapshot webhooks will carry. */
+/** What a payout's events are written from besides the payout itself, read in one round trip. */
+interface EventContext {
+  readonly row: Readonly<Record<string, unknown>>;
+  readonly facts: PayoutEventFacts;
+  readonly deliveries: DeliveryContext;
+}
+
+async function readEventContext(
+  tx: WriteTx,
+  ids: { payoutId: string; disbursementId: string; companyId: string; lineId: string },
+  now: number,
+): Promise<EventContext> {
+  const [{ rows }, facts, deliveries] = await Promise.all([
+    tx.execute({
+      sql: `SELECT d.kind, d.external_uuid, d.claim_id, d.memo, p.rowid AS payout_number,
+                 d.rowid AS disbursement_number, p.payee_type_id, p.first_name, p.last_name, p.phone,
+                 p.address_one, p.address_two, p.city, p.state, p.zip_code, p.delivery_options,
+                 p.allowed_payment_method_ids, p.permission_required_from, p.payment_method_settings,
+                 p.field_values, p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
+            FROM disbursements d JOIN payouts p ON p.id = ? WHERE d.id = ?`,
+      args: [ids.payoutId, ids.disbursementId],
+    }),
+    payoutEventFacts(tx, ids.payoutId),
+    readDeliveryContext(tx, ids.companyId, ids.lineId, now),
+  ]);
+  return { row: rows[0], facts, deliveries };
+}
+
+/**
+ * Appends the payout's outbox events; `data` is the snapshot webhooks will carry. `context`, when
+ * the caller read it with its own reads (after every write the events describe), saves a trip.
+ */
 async function writeEvents(
   tx: WriteTx,
   payout: PayoutRow,
@@ -130,19 +167,17 @@ async function writeEvents(
   reason: string | null,
   now: number,
   ledgerTransactionId: string | null,
+  context?: EventContext,
 ): Promise<void> {
   if (events.length === 0) return;
-  const { rows } = await tx.execute({
-    sql: `SELECT d.kind, d.external_uuid, d.claim_id, d.memo, p.rowid AS payout_number,
-                 d.rowid AS disbursement_number, p.payee_type_id, p.first_name, p.last_name, p.phone,
-                 p.address_one, p.address_two, p.city, p.state, p.zip_code, p.delivery_options,
-                 p.allowed_payment_method_ids, p.permission_required_from, p.payment_method_settings,
-                 p.field_values, p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
-            FROM disbursements d JOIN payouts p ON p.id = ? WHERE d.id = ?`,
-    args: [payout.id, payout.disbursementId],
-  });
-  const disbursement = toEventDisbursement(rows[0]);
-  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } = rows[0];
+  const { row, facts, deliveries } = context ?? await readEventContext(tx, {
+    payoutId: payout.id,
+    disbursementId: payout.disbursementId,
+    companyId: payout.companyId,
+    lineId: payout.lineId,
+  }, now);
+  const disbursement = toEventDisbursement(row);
+  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } = row;
   // What the webhooks of both surfaces need, as it was when the event happened.
   const data = {
     payout_id: payout.id,
@@ -162,19 +197,24 @@ async function writeEvents(
     memo: disbursement.memo,
     ledger_transaction_id: ledgerTransactionId,
     payee,
-    ...await payoutEventFacts(tx, payout.id),
+    ...facts,
   };
   for (const key of events) {
-    await recordEvent(tx, {
-      companyId: payout.companyId,
-      lineId: payout.lineId,
-      key,
-      disbursementId: payout.disbursementId,
-      payoutId: payout.id,
-      payeeId: payout.payeeId,
-      reason: `${eventCatalogue[key].name}: payout ${payout.id} is now ${payout.status}`,
-      data,
-    }, now);
+    await recordEvent(
+      tx,
+      {
+        companyId: payout.companyId,
+        lineId: payout.lineId,
+        key,
+        disbursementId: payout.disbursementId,
+        payoutId: payout.id,
+        payeeId: payout.payeeId,
+        reason: `${eventCatalogue[key].name}: payout ${payout.id} is now ${payout.status}`,
+        data,
+      },
+      now,
+      deliveries,
+    );
   }
 }
 
@@ -194,15 +234,16 @@ export async function recordPayoutEvent(
   await writeEvents(tx, payout, [key], reason, now, null);
 }
 
-async function recordTransition(
+/** The timeline's row of a move: read only by later statements, so it rides with them. */
+function recordTransition(
   tx: WriteTx,
   payoutId: string,
   from: PayoutStatus | null,
   to: PayoutStatus,
   detail: string | null,
   now: number,
-): Promise<void> {
-  await tx.execute({
+): void {
+  tx.defer({
     sql:
       "INSERT INTO payout_transitions (payout_id, from_status, to_status, detail, at) VALUES (?, ?, ?, ?, ?)",
     args: [payoutId, from, to, detail, now],
@@ -302,7 +343,7 @@ export async function applyMove(
   if (payout.status === "in_review" && step.kind === "cancel") {
     await closeReviewsOfCanceledPayout(tx, payoutId, now);
   }
-  await recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
+  recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
   await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
   return ok(updated);
 }
@@ -356,7 +397,7 @@ export async function recordLateReturn(
   });
   tx.changed(payout.disbursementId);
   const updated = toPayout(rows[0]);
-  await recordTransition(tx, payoutId, "completed", "completed", reason, now);
+  recordTransition(tx, payoutId, "completed", "completed", reason, now);
   await writeEvents(tx, updated, decided.value.events, reason, now, posted.value.transactionId);
   return ok({
     payout: updated,
@@ -395,6 +436,18 @@ export interface NewDisbursement {
   readonly payouts: readonly NewPayout[];
 }
 
+/** What a create reads before it writes: the company's fees and the line's accounts. */
+export type CreateReads = readonly [FeeSchedule, LineAccounts];
+
+/** Reads what a create needs before it writes (to ride with the caller's own reads). */
+export function readCreateReads(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string,
+): Promise<CreateReads> {
+  return Promise.all([readFeeSchedule(tx, companyId), readLineAccounts(tx, lineId)]);
+}
+
 /**
  * Creates a disbursement whose payouts are held all or none: each payout holds its amount plus the
  * highest payor + service fee of its allowed methods. When available is short, a large
@@ -404,13 +457,17 @@ export async function createDisbursement(
   tx: WriteTx,
   input: NewDisbursement,
   now: number,
+  prefetched?: CreateReads,
 ): Promise<
   Result<
     { disbursementId: string; payouts: PayoutRow[] },
     "insufficient_funds" | "amount_below_payee_fee"
   >
 > {
-  const schedule = await readFeeSchedule(tx, input.companyId);
+  // One round trip for both (the balance is read even when a fee refuses the create).
+  const [schedule, accountsRead] = prefetched ??
+    await readCreateReads(tx, input.companyId, input.lineId);
+  let accounts: LineAccounts = accountsRead;
   for (const [index, payout] of input.payouts.entries()) {
     const methodId = payout.allowedPaymentMethodIds.find((id) =>
       feesFor(schedule, id).payeeFeeCents >= payout.amountCents
@@ -431,7 +488,7 @@ export async function createDisbursement(
     holdFor(p.amountCents, p.allowedPaymentMethodIds, schedule)
   );
   const totalHold = holds.reduce((sum, hold) => sum + hold, 0);
-  const available = (await readLineBalances(tx, input.lineId)).available;
+  const available = accounts.balances.available;
   const waits = totalHold > available;
   if (waits && !input.largeDisbursement) {
     return refuse(
@@ -451,7 +508,8 @@ export async function createDisbursement(
   const disbursementId = newId(
     input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
   );
-  await tx.execute({
+  // The rows are read back only with the events' reads below: they ride with those.
+  tx.defer({
     sql:
       `INSERT INTO disbursements (id, company_id, line_id, kind, external_uuid, claim_id, large_disbursement,
             payor_user_id, request_fingerprint, memo, metadata, created_at)
@@ -476,7 +534,7 @@ export async function createDisbursement(
     const payoutId = newId("po");
     const payee = spec.payee ?? {};
     const status: PayoutStatus = waits ? "pending_funds" : "created";
-    await tx.execute({
+    tx.defer({
       sql:
         `INSERT INTO payouts (id, disbursement_id, company_id, line_id, payee_uuid, payee_id, payee_type_id,
               first_name, last_name, email, phone, address_one, address_two, city, state, zip_code,
@@ -522,14 +580,25 @@ export async function createDisbursement(
         payoutId,
         transfers: [{ from: "available", to: "reserved", amountCents: holds[index] }],
         postedAt: now,
-      });
+      }, accounts.ids.size > 0 ? accounts : undefined);
       // The whole disbursement was checked against available above, in this same unit.
       if (!posted.ok) throw new Error(`a checked hold was refused: ${posted.message}`);
       holdTransactionId = posted.value.transactionId;
+      accounts = posted.value.accounts;
     }
-    const payout = (await loadPayout(tx, payoutId))!;
-    await recordTransition(tx, payoutId, null, status, null, now);
-    await writeEvents(tx, payout, ["created"], null, now, holdTransactionId);
+    recordTransition(tx, payoutId, null, status, null, now);
+    // The payout as written, and what its event is written from, in one round trip.
+    const [written, context] = await Promise.all([
+      loadPayout(tx, payoutId),
+      readEventContext(tx, {
+        payoutId,
+        disbursementId,
+        companyId: input.companyId,
+        lineId: input.lineId,
+      }, now),
+    ]);
+    const payout = written!;
+    await writeEvents(tx, payout, ["created"], null, now, holdTransactionId, context);
     created.push(waits ? payout : await afterCreated(tx, payout, now));
   }
   return ok({ disbursementId, payouts: created });

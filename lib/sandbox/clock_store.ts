@@ -6,14 +6,18 @@ import type { Client } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
-/** The company's current domain time in this database's environment. */
+/**
+ * The company's current domain time in this database's environment; `reader` is a write unit
+ * when the read should ride with the unit's own (on a libSQL server, in the same round trip).
+ */
 export async function domainNow(
   database: Database,
   companyId: string,
   realNow: number,
+  reader: Client | WriteTx = database.readClient,
 ): Promise<number> {
   if (database.environment === "live") return realNow;
-  return realNow + await readOffset(database.readClient, companyId);
+  return realNow + await readOffset(reader, companyId);
 }
 
 /** The latest domain time of any company in this database: no company's clock is ahead of it. */

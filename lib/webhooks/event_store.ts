@@ -29,11 +29,6 @@ const EVENT_COLUMNS = toEvent.columns.join(", ");
 const toCursor = rowMapper({ createdAt: event.createdAt, seq: integer("events", "seq") });
 
 const endpoint = columnsOf(webhookEndpoints);
-const toReceivingEndpoint = rowMapper({
-  id: endpoint.id,
-  surface: endpoint.surface,
-  events: json<string[]>(endpoint.events, "array"),
-});
 
 const toEventScope = rowMapper({
   id: event.id,
@@ -101,17 +96,78 @@ export interface NewEvent {
   readonly data: Record<string, unknown>;
 }
 
+/** An endpoint that may receive a company's events. */
+export interface ReceivingEndpoint {
+  readonly id: string;
+  readonly surface: "api" | "v1";
+  readonly lineId: string | null;
+  /** The event names it takes; empty: all. */
+  readonly events: string[];
+}
+
+/**
+ * What queuing an event's deliveries reads: the company's active endpoints (its Surface A ones
+ * and its line's /v1 ones) and the real time to date the deliveries. Read beforehand, it rides
+ * in the same round trip as the reads of the change itself.
+ */
+export interface DeliveryContext {
+  readonly endpoints: readonly ReceivingEndpoint[];
+  readonly realNow: number;
+}
+
+const toEndpointOfLine = rowMapper({
+  id: endpoint.id,
+  surface: endpoint.surface,
+  lineId: endpoint.lineId,
+  events: json<string[]>(endpoint.events, "array"),
+});
+
+/** The company's active Surface A endpoints and the line's active /v1 endpoints. */
+export async function receivingEndpoints(
+  tx: Pick<WriteTx, "execute">,
+  companyId: string,
+  lineId: string | null,
+): Promise<ReceivingEndpoint[]> {
+  const { rows } = await tx.execute({
+    sql: `SELECT ${toEndpointOfLine.columns.join(", ")} FROM webhook_endpoints
+          WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
+            AND (surface = 'api' OR (surface = 'v1' AND line_id = ?))`,
+    args: [companyId, lineId],
+  });
+  return rows.map(toEndpointOfLine);
+}
+
+/** Reads the delivery context of an event of the company (and line) happening at domain `now`. */
+export async function readDeliveryContext(
+  tx: WriteTx,
+  companyId: string,
+  lineId: string | null,
+  now: number,
+): Promise<DeliveryContext> {
+  const [endpoints, realNow] = await Promise.all([
+    receivingEndpoints(tx, companyId, lineId),
+    realTimeOf(tx, companyId, now),
+  ]);
+  return { endpoints, realNow };
+}
+
 /**
  * Appends an event to the log and, in the same unit, queues one delivery for every endpoint that
  * receives it: /v1 endpoints of its line for events /v1 publishes, Surface A endpoints of the
  * company for all. A crash can lose neither the event nor its deliveries. `now` is domain time
  * (the sandbox clock in test), the event's time; its deliveries are real HTTP calls, dated in
- * real time.
+ * real time. `context`, when the caller read it with its own reads, is used instead of reading.
  */
-export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Promise<string> {
+export async function recordEvent(
+  tx: WriteTx,
+  event: NewEvent,
+  now: number,
+  context?: DeliveryContext,
+): Promise<string> {
   const catalogued = eventCatalogue[event.key];
   const id = newId("evt");
-  await tx.execute({
+  // Nothing of the event is read back in the unit: it rides with the next round trip.
+  tx.defer({
     sql:
       `INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, payee_id, reason, data, created_at)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -129,15 +185,19 @@ export async function recordEvent(tx: WriteTx, event: NewEvent, now: number): Pr
       now,
     ],
   });
-  await queueDeliveries(tx, {
-    id,
-    companyId: event.companyId,
-    lineId: event.lineId,
-    eventTypeId: catalogued.id,
-  }, {
-    manual: false,
-    surfaces: "all",
-  }, await realTimeOf(tx, event.companyId, now));
+  const { endpoints, realNow } = context ??
+    await readDeliveryContext(tx, event.companyId, event.lineId, now);
+  deliverTo(
+    tx,
+    endpoints,
+    {
+      id,
+      lineId: event.lineId,
+      eventTypeId: catalogued.id,
+    },
+    { manual: false, surfaces: "all" },
+    realNow,
+  );
   return id;
 }
 
@@ -153,20 +213,30 @@ export async function queueDeliveries(
   options: { manual: boolean; surfaces: "all" | "v1" },
   realNow: number,
 ): Promise<number> {
+  const endpoints = await receivingEndpoints(tx, event.companyId, event.lineId);
+  return deliverTo(tx, endpoints, event, options, realNow);
+}
+
+/** Queues the deliveries of the event to those of `endpoints` that receive it; returns how many. */
+function deliverTo(
+  tx: WriteTx,
+  endpoints: readonly ReceivingEndpoint[],
+  event: { id: string; lineId: string | null; eventTypeId: number },
+  options: { manual: boolean; surfaces: "all" | "v1" },
+  realNow: number,
+): number {
   const catalogued = Object.values(eventCatalogue).find((e) => e.id === event.eventTypeId)!;
-  const { rows } = await tx.execute({
-    sql: `SELECT id, surface, events FROM webhook_endpoints
-          WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
-            AND ((surface = 'api' AND ? = 'all') OR (surface = 'v1' AND line_id = ? AND ? IS NOT NULL))`,
-    args: [event.companyId, options.surfaces, event.lineId, catalogued.type],
-  });
   let queued = 0;
-  for (const endpoint of rows.map(toReceivingEndpoint)) {
+  for (const endpoint of endpoints) {
+    const receives = endpoint.surface === "api"
+      ? options.surfaces === "all"
+      : endpoint.lineId === event.lineId && event.lineId !== null && catalogued.type !== null;
+    if (!receives) continue;
     const name = endpoint.surface === "v1" ? catalogued.type : catalogued.name;
     const filter = endpoint.events;
     if (filter.length > 0 && (name === null || !filter.includes(name))) continue;
     // Due at once (0).
-    await tx.execute({
+    tx.defer({
       sql:
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
             VALUES (?, ?, ?, 'pending', ?, 0, ?)`,
