@@ -14,7 +14,12 @@ import {
   sandboxCheckAccount,
 } from "../lib/checks/account.ts";
 import { positivePayCsv, type PositivePayLine } from "../lib/checks/positive_pay.ts";
-import { readCheckFileContent, requestCheckFileRelease } from "../lib/checks/files_service.ts";
+import {
+  readCheckFileContent,
+  requestCheckFileRelease,
+  resolveCheckFile,
+} from "../lib/checks/files_service.ts";
+import { markInDoubt } from "../lib/rails/batch.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
@@ -349,5 +354,56 @@ Deno.test("release: a live positive-pay file over the approval limit is not mark
       { action: "checks:release", operator_email: "bruno@ops.test" },
       { action: "checks:mark-sent", operator_email: "admin@example.test" },
     ]);
+  });
+});
+
+Deno.test("in doubt: a check file whose upload was interrupted is resolved by a second admin: not received, it is built again; transmitted, its payouts are sent", async () => {
+  await withCheckFixture("live", async ({ m }) => {
+    const [id] = await chooseCheck(m, [4_000]);
+    await m.advance(HOUR_SECONDS);
+    const [positivePay] = await checkFilesOf(m);
+    const fileId = String(positivePay.batch_id);
+    // What the transmit job does when it finds a file still transmitting after a stop.
+    await m.database.writer.write((tx) => markInDoubt(tx, fileId));
+    const deps = {
+      databases: { test: m.database, live: m.database },
+      secretBox: testSecretBox,
+      config: { dev: false },
+    } as unknown as AppDeps;
+    const now = m.now();
+    const alice = await makeOperator(deps, { email: "alice@ops.test", role: "admin" }, now);
+    const bruno = await makeOperator(deps, { email: "bruno@ops.test", role: "admin" }, now);
+    const actor = (op: { id: string; email: string }) => ({
+      operator: { id: op.id, email: op.email },
+      origin: "cli",
+    });
+    const fileDeps = {
+      database: m.database,
+      liveDatabase: m.database,
+      environment: "live" as const,
+      secretBox: testSecretBox,
+      runtime: payoutRuntime("live", MONEY_SETTINGS),
+    };
+    const resolveAs = async (as: "transmitted" | "not_received") => {
+      const requested = await resolveCheckFile(fileDeps, actor(alice), fileId, as, m.now());
+      assert.ok(requested.ok && requested.value.approvalId);
+      const approved = await approveApproval(
+        operatorDepsOf(deps),
+        actor(bruno),
+        requested.value.approvalId,
+        m.now(),
+      );
+      assert.ok(approved.ok, approved.ok ? "" : approved.message);
+      await m.settle();
+    };
+    await resolveAs("not_received");
+    assert.deepEqual((await checkFilesOf(m)).map((f) => f.status).slice(0, 1), ["built"]);
+    assert.equal((await m.payout(id)).status, "modality_selected");
+    await m.database.writer.write((tx) => markInDoubt(tx, fileId));
+    await resolveAs("transmitted");
+    assert.deepEqual((await checkFilesOf(m)).map((f) => f.status).slice(0, 1), ["transmitted"]);
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    const notInDoubt = await resolveCheckFile(fileDeps, actor(alice), fileId, "transmitted", now);
+    assert.deepEqual(notInDoubt.ok ? null : notInDoubt.code, "check_file_not_in_doubt");
   });
 });

@@ -13,7 +13,7 @@ import { loadBatch } from "../rails/batch.ts";
 import { loadAchFile, setFileApproval } from "./files_store.ts";
 import { resolveInDoubtFile } from "./files_service.ts";
 import { scheduleTransmit } from "./jobs.ts";
-import { releaseApprovedCheckFile } from "../checks/files_service.ts";
+import { releaseApprovedCheckFile, resolveInDoubtCheckFile } from "../checks/files_service.ts";
 
 /**
  * The payout moves of a resolution (sent, or queued again) need no notification settings; the
@@ -53,6 +53,18 @@ const release: ApprovedAction = async (tx, approval, { actor, now }) => {
 };
 
 const resolve: ApprovedAction = async (tx, approval, { deps, actor, now }) => {
+  const batch = await loadBatch(tx, approval.objectId);
+  // Check files share the resolution (lib/checks/files_service.ts).
+  if (batch && batch.rail !== "ach") {
+    return await resolveInDoubtCheckFile(
+      tx,
+      { environment: "live", runtime: liveRuntime() },
+      actor,
+      approval.objectId,
+      approval.payload.as === "transmitted" ? "transmitted" : "not_received",
+      now,
+    );
+  }
   const as = approval.payload.as === "voided" ? "voided" : "transmitted";
   const resolved = await resolveInDoubtFile(
     tx,

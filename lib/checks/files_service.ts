@@ -19,6 +19,7 @@ import {
   recordCheckFileTransmitted,
 } from "./jobs.ts";
 import { scheduleCheckTransmit } from "./schedule.ts";
+import { transmissionFailed } from "../rails/batch.ts";
 import { requestApproval } from "../operators/approvals.ts";
 import { readCheckSettings } from "./settings_store.ts";
 
@@ -34,6 +35,7 @@ export type CheckFileRefusal =
   | "check_file_not_built"
   | "check_file_uploads"
   | "check_file_awaits_release"
+  | "check_file_not_in_doubt"
   | "positive_pay_not_sent";
 
 const notFound = (fileId: string) =>
@@ -213,4 +215,105 @@ export async function releaseApprovedCheckFile(
     after: { ...fileAudit(file, "built"), released: true },
   });
   return ok({ file_id: fileId, status: "built", released: true });
+}
+
+/** What an operator learned from the bank of an in-doubt file. */
+export type InDoubtAnswer = "transmitted" | "not_received";
+
+/**
+ * Resolves an in-doubt check file in the caller's unit: the bank has it (transmitted, with what
+ * follows) or has not (built again, and transmitted again: a check file has no window to miss and
+ * its numbers stay its own). Audited.
+ */
+export async function resolveInDoubtCheckFile(
+  tx: WriteTx,
+  deps: Pick<CheckFileDeps, "environment" | "runtime">,
+  actor: AuditActor,
+  fileId: string,
+  as: InDoubtAnswer,
+  now: number,
+): Promise<Result<{ fileId: string; status: string }, CheckFileRefusal>> {
+  const file = await loadCheckFile(tx, fileId);
+  if (!file) return notFound(fileId);
+  if (file.status !== "in_doubt") {
+    return refuse(
+      "check_file_not_in_doubt",
+      `check file ${fileId} is ${file.status}; only an in-doubt file is resolved`,
+      { field: "file", details: { status: file.status } },
+    );
+  }
+  if (as === "transmitted") {
+    await recordCheckFileTransmitted(
+      tx,
+      deps,
+      batchPayoutMoves(deps.runtime),
+      fileId,
+      file.fileName,
+      now,
+    );
+  } else {
+    await transmissionFailed(tx, fileId, "the bank did not receive the file");
+    await scheduleCheckTransmit(tx, file.companyId, fileId, now, 1);
+  }
+  const status = as === "transmitted" ? "transmitted" : "built";
+  await appendAudit(tx, deps.environment, actor, {
+    at: now,
+    action: "checks:resolve",
+    objectType: "check_file",
+    objectId: fileId,
+    companyId: file.companyId,
+    before: fileAudit(file, "in_doubt"),
+    after: { ...fileAudit(file, status), bank_answer: as },
+  });
+  return ok({ fileId, status });
+}
+
+/**
+ * `checks:resolve`: an in-doubt check file was (not) received by the bank; in test at once, in
+ * live once a second admin approves (`bank_file.resolve`, as for ACH files).
+ */
+export async function resolveCheckFile(
+  deps: CheckFileDeps & { readonly liveDatabase: Database },
+  actor: AuditActor,
+  fileId: string,
+  as: InDoubtAnswer,
+  now: number,
+): Promise<
+  Result<{ fileId: string; status: string; approvalId: string | null }, CheckFileRefusal>
+> {
+  if (deps.environment === "test") {
+    return await deps.database.writer.write(async (tx) => {
+      const resolved = await resolveInDoubtCheckFile(tx, deps, actor, fileId, as, now);
+      return resolved.ok ? ok({ ...resolved.value, approvalId: null }) : tx.abort(resolved);
+    });
+  }
+  const file = await loadCheckFile(deps.database.readClient, fileId);
+  if (!file) return notFound(fileId);
+  if (file.status !== "in_doubt") {
+    return refuse(
+      "check_file_not_in_doubt",
+      `check file ${fileId} is ${file.status}; only an in-doubt file is resolved`,
+      { field: "file", details: { status: file.status } },
+    );
+  }
+  if (actor.operator === null) throw new Error("a live check file resolution needs an operator");
+  const requested = await requestApproval(
+    {
+      databases: { test: deps.database, live: deps.liveDatabase },
+      secretBox: deps.secretBox,
+      dev: false,
+    },
+    actor as AuditActor & { operator: { id: string; email: string } },
+    {
+      kind: "bank_file.resolve",
+      environment: "live",
+      companyId: file.companyId,
+      objectId: fileId,
+      summary: `mark in-doubt check file ${fileId} ${as}`,
+      payload: { as },
+    },
+    now,
+  );
+  if (!requested.ok) throw new Error(requested.message);
+  return ok({ fileId, status: file.status, approvalId: requested.value.id });
 }
