@@ -5,6 +5,10 @@
  * answer. A job that fails on storage or the network is retried with backoff; any other failure
  * parks it for an operator (db/job_policy.ts). Driven by the worker loop, a Deno.cron sweep each
  * minute, and sandbox clock advances.
+ *
+ * Several nodes may sweep one libSQL server at once: a unit job's effect commits only in the unit
+ * whose `done_at IS NULL` check wins, and an external job's answer only while the claim that
+ * called is still the job's (its lease), so no job's effect commits twice on any node.
  */
 import { type Clock, systemClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
