@@ -1,7 +1,8 @@
 /**
  * Polling the live SFTP inbound directory for return and notice-of-change files: a job per company
  * with an SFTP target, every ACH_INBOUND_POLL_MINUTES, that downloads new files, imports each
- * (lib/ach/imports.ts) and moves it to `processed/`.
+ * (lib/ach/imports.ts; a `.csv` file is the bank's paid checks, lib/checks/paid_import.ts) and
+ * moves it to `processed/`.
  *
  * A file imported, or imported before (a duplicate), is moved; so is a file the import refuses
  * whole (not NACHA, too large), after its refusal is logged, since reading it again cannot help:
@@ -15,6 +16,7 @@ import type { SftpTarget } from "./bank_settings.ts";
 import { readBankSettings } from "./bank_store.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
 import { fetchInboundFiles, markInboundFilesProcessed } from "./transport.ts";
+import { importPaidItems, isPaidItemsFileName } from "../checks/paid_import.ts";
 
 export const INBOUND_POLL_JOB = "ach.poll_inbound";
 
@@ -89,6 +91,38 @@ export async function pollInbound(
   for (const file of files) {
     const facts = { ...where, file: file.name };
     try {
+      // The bank's paid-items files (checks) come as CSV beside its NACHA return files.
+      if (isPaidItemsFileName(file.name)) {
+        const paid = await importPaidItems(deps, {
+          companyId,
+          content: file.content,
+          fileName: file.name,
+          source: "sftp",
+          importedBy: null,
+        }, now);
+        if (paid.ok) {
+          log(
+            "info",
+            paid.value.duplicate ? "paid-items file imported before" : "paid-items file imported",
+            {
+              ...facts,
+              import_id: paid.value.importId,
+              sha256: paid.value.sha256,
+              items: paid.value.items,
+              matched: paid.value.matched,
+              exceptions: paid.value.exceptions,
+            },
+          );
+        } else {
+          log("error", "an inbound paid-items file was refused whole and is moved to processed/", {
+            ...facts,
+            code: paid.code,
+            detail: paid.message,
+          });
+        }
+        done.push(file.name);
+        continue;
+      }
       const imported = await importAchFile(deps, {
         content: file.content,
         fileName: file.name,

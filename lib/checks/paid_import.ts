@@ -64,6 +64,9 @@ export interface PaidImportReport {
   readonly notMatched: readonly PaidItemNotMatched[];
 }
 
+/** Whether a file the bank dropped in the inbound directory is a paid-items file: a `.csv`. */
+export const isPaidItemsFileName = (name: string): boolean => /\.csv$/i.test(name);
+
 /** Imports one paid-items file of a company; refuses a file it cannot read whole, writing nothing. */
 export async function importPaidItems(
   deps: PaidImportDeps,
