@@ -3,12 +3,14 @@
  * rate limit off) and measures each scenario with wrk, printing a table. Settings:
  * BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 32). It starts with the cold start
  * (bench/cold_start.ts): spawn to the first /readyz 200, the service against a bare Deno.serve;
- * it ends with the ACH catastrophe day (bench/ach_catastrophe.ts).
+ * then the console at 100,000 payouts (bench/console.ts); it ends with the ACH catastrophe day
+ * (bench/ach_catastrophe.ts).
  */
 import { createClient } from "@libsql/client";
 import { describeAchCatastrophe, measureAchCatastrophe } from "./ach_catastrophe.ts";
 import { measureReadsDuringDrain } from "./drain.ts";
 import { describeColdStart, measureColdStart } from "./cold_start.ts";
+import { describeConsole, measureConsole } from "./console.ts";
 import { measureCreateCost } from "./create_cost.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
@@ -249,5 +251,7 @@ console.log(
     }, a random id each time (read cache missed) ${rate(scale.large.byRandomId)}; ` +
     `service resident memory ${scale.large.residentMiB} MiB`,
 );
+
+console.log(`\n${describeConsole(await measureConsole())}`);
 
 console.log(`\n${describeAchCatastrophe(await measureAchCatastrophe({ connections, seconds }))}`);

@@ -75,6 +75,10 @@ Deno.test("console payouts: search by claim id, payee, disbursement, status and 
       "Sam Stone",
     ]);
     assert.deepEqual(
+      listedPayees((await browser.get("/console/payouts?payee=rita%20RIVERS")).html),
+      ["Rita Rivers"],
+    );
+    assert.deepEqual(
       listedPayees((await browser.get("/console/payouts?payee=rita.rivers%40example")).html),
       ["Rita Rivers"],
     );
@@ -320,7 +324,10 @@ Deno.test("console payout detail: a clerk resends the payee's notification (audi
     ]);
     const page = await browser.get(`/console/payouts/${sam.payoutId}`);
     const text = textOf(page.html);
-    assert.match(text, /Sent email sam\.stone@example\.test Acme Mutual has a payment for you sent/);
+    assert.match(
+      text,
+      /Sent email sam\.stone@example\.test Acme Mutual has a payment for you sent/,
+    );
     assert.match(text, /Payee: sent/);
   }, NO_LIMIT);
 });

@@ -58,7 +58,7 @@ export interface PayoutListRow {
 }
 
 /** `%` and `_` typed by the operator match themselves, not any text. */
-const likeText = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const likeText = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** One page of payouts matching `filter` within the operator's companies. */
 export async function searchPayouts(
@@ -93,12 +93,15 @@ export async function searchPayouts(
     });
   }
   if (filter.payee) {
+    // LIKE ignores ASCII case by itself; the full name is built only when a space asks for it.
     const like = likeText(filter.payee);
+    const fullName = filter.payee.includes(" ")
+      ? " OR (coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')) LIKE ? ESCAPE '\\'"
+      : "";
     conditions.push({
-      sql:
-        `(lower(coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')) LIKE ? ESCAPE '\\'
-              OR lower(coalesce(p.email, '')) LIKE ? ESCAPE '\\')`,
-      args: [like, like],
+      sql: `(p.first_name LIKE ? ESCAPE '\\' OR p.last_name LIKE ? ESCAPE '\\'
+              OR p.email LIKE ? ESCAPE '\\'${fullName})`,
+      args: fullName ? [like, like, like, like] : [like, like, like],
     });
   }
   const where = allOf(conditions);
