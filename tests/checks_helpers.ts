@@ -44,9 +44,10 @@ export async function storeCheckSettings(
   m: MoneyFixture,
   environment: Environment,
   checkAccount: Record<string, unknown> = liveCheckAccountJson(),
+  bankSettings: Record<string, unknown> = {},
 ): Promise<void> {
   const checked = checkBankSettings(
-    { ...validSettingsJson(), check_account: checkAccount },
+    { ...validSettingsJson(), ...bankSettings, check_account: checkAccount },
     environment,
   );
   if (!checked.ok) throw new Error(checked.message);
@@ -78,12 +79,16 @@ export interface CheckFixture {
 export async function withCheckFixture(
   environment: Environment,
   fn: (fixture: CheckFixture) => Promise<void>,
-  options: { checkAccount?: Record<string, unknown> } = {},
+  options: {
+    checkAccount?: Record<string, unknown>;
+    /** Bank settings over `validSettingsJson()` (an SFTP target, say). */
+    bankSettings?: Record<string, unknown>;
+  } = {},
 ): Promise<void> {
   const m = await openMoneyFixture({ environment });
   try {
     if (environment === "live") {
-      await storeCheckSettings(m, "live", options.checkAccount);
+      await storeCheckSettings(m, "live", options.checkAccount, options.bankSettings);
       await loadEmptySanctionsList(m);
     } else if (options.checkAccount) {
       await storeCheckSettings(m, "test", options.checkAccount);

@@ -20,6 +20,8 @@ import {
   resolveCheckFile,
 } from "../lib/checks/files_service.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
+import { startTestSshd } from "./sshd_helpers.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
@@ -406,4 +408,39 @@ Deno.test("in doubt: a check file whose upload was interrupted is resolved by a 
     const notInDoubt = await resolveCheckFile(fileDeps, actor(alice), fileId, "transmitted", now);
     assert.deepEqual(notInDoubt.ok ? null : notInDoubt.code, "check_file_not_in_doubt");
   });
+});
+
+Deno.test("live over SFTP: the positive-pay file is uploaded at the cutoff and the print file after it; the payouts are sent", async () => {
+  const sshd = await startTestSshd();
+  try {
+    const sftp = {
+      host: "127.0.0.1",
+      port: sshd.port,
+      username: sshd.target.username,
+      private_key: sshd.target.privateKey,
+      host_key_fingerprint: sshd.hostKeyFingerprint,
+      outbound_dir: sshd.outboundDir,
+      inbound_dir: sshd.inboundDir,
+    };
+    await withCheckFixture("live", async ({ m }) => {
+      const [id] = await chooseCheck(m, [8_800]);
+      await m.advance(HOUR_SECONDS);
+      const files = await checkFilesOf(m);
+      assert.deepEqual(files.map((f) => [f.kind, f.status]), [
+        ["positive_pay", "transmitted"],
+        ["print", "transmitted"],
+      ]);
+      assert.equal((await m.payout(id)).status, "funds_sent");
+      const uploaded = [...Deno.readDirSync(sshd.outboundDir)].map((e) => e.name).sort();
+      assert.deepEqual(uploaded, files.map((f) => String(f.file_name)).sort());
+      for (const file of files) {
+        const bytes = await Deno.readFile(`${sshd.outboundDir}/${file.file_name}`);
+        assert.equal(await sha256Hex(bytes), file.sha256, "the bank gets the stored file");
+      }
+      const manual = await markSent(m, "live", String(files[0].batch_id));
+      assert.deepEqual(manual.ok ? null : manual.code, "check_file_not_built");
+    }, { bankSettings: { sftp } });
+  } finally {
+    await sshd.close();
+  }
 });
