@@ -20,6 +20,7 @@ import { sandboxScenario, testPayeeMarker } from "../rails/sandbox.ts";
 import {
   type BatchEntry,
   type BatchPayoutMoves,
+  batchRailJobHandlers,
   type EntryOutcome,
   settleBatchEntry,
 } from "../rails/batch.ts";
@@ -590,7 +591,7 @@ export function payoutJobHandlers(
 ): Readonly<Record<string, JobHandler>> {
   const moves = batchPayoutMoves(runtime);
   return {
-    ...Object.assign({}, ...rails.batchRails().map((rail) => rail.jobHandlers(moves))),
+    ...batchRailJobHandlers(rails.batchRails(), moves),
     // A payout canceled before its offer simply stays canceled; one a resend offered stays so.
     "payout.offer": async (tx, job) => {
       await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);

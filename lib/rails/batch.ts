@@ -20,7 +20,10 @@ import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 
-/** The job kinds every batch rail runs: its cutoffs and its transmissions. */
+/**
+ * The kinds of ACH's cutoff and transmit jobs. An environment's job table is keyed by kind, so
+ * each other batch rail names its own (`check.cutoff`, `paypal.transmit`, …).
+ */
 export type RailBatchJobKind = "rail.cutoff" | "rail.transmit";
 
 export type RailBatchStatus = (typeof railBatches.$inferSelect)["status"];
@@ -92,6 +95,24 @@ export interface BatchRail {
   queue(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void>;
   /** The handlers of the rail's jobs (its cutoff, its transmission, what they schedule). */
   jobHandlers(moves: BatchPayoutMoves): Readonly<Record<string, JobHandler>>;
+}
+
+/**
+ * The job handlers of every batch rail, together; two rails naming the same job kind is a
+ * programmer error (one would silently run the other's jobs).
+ */
+export function batchRailJobHandlers(
+  rails: readonly BatchRail[],
+  moves: BatchPayoutMoves,
+): Record<string, JobHandler> {
+  const handlers: Record<string, JobHandler> = {};
+  for (const rail of rails) {
+    for (const [kind, handler] of Object.entries(rail.jobHandlers(moves))) {
+      if (kind in handlers) throw new Error(`two batch rails run the job kind ${kind}`);
+      handlers[kind] = handler;
+    }
+  }
+  return handlers;
 }
 
 /** How the pipeline moves the payouts and fundings of its entries (lib/payouts/jobs.ts). */
