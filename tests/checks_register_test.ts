@@ -325,3 +325,27 @@ Deno.test("live stale: an issued check past its stale days goes stale, is voided
     assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_stale"]);
   });
 });
+
+Deno.test("live voids wait for their issue: a check voided while its issue's file waits is told to the bank only in a file after that one was sent", async () => {
+  await withCheckFixture("live", async ({ m }) => {
+    const [id] = await chooseCheck(m, [6_000]);
+    await m.advance(HOUR_SECONDS);
+    const [issueFile] = await checkFilesOf(m);
+    assert.equal(issueFile.status, "built");
+    assert.ok((await voidNumber(m, 5001)).ok);
+    await m.advance(6 * HOUR_SECONDS); // past the 16:00 cutoff: nothing may go before the issue
+    assert.equal((await checkFilesOf(m)).filter((f) => f.kind === "positive_pay").length, 1);
+    assert.ok((await markSent(m, "live", String(issueFile.batch_id))).ok);
+    assert.equal((await m.payout(id)).status, "funds_sent", "the bank knows the issue now");
+    await m.advance(DAY_SECONDS); // Tuesday's cutoffs take the void
+    const voidFile = (await checkFilesOf(m)).filter((f) => f.kind === "positive_pay")[1];
+    assert.deepEqual([voidFile.issue_count, voidFile.void_count, voidFile.status], [
+      0,
+      1,
+      "built",
+    ]);
+    assert.ok((await markSent(m, "live", String(voidFile.batch_id))).ok);
+    const payout = await m.payout(id);
+    assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_voided"]);
+  });
+});

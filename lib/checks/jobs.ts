@@ -51,6 +51,7 @@ import {
   CHECK_SEND_JOB,
   CHECK_STALE_JOB,
   CHECK_TRANSMIT_JOB,
+  ensureCheckCutoffPlanned,
   POSITIVE_PAY_RAIL,
   PRINT_RAIL,
   scheduleCheckCutoff,
@@ -123,6 +124,13 @@ async function unfinishedBatch(tx: WriteTx, companyId: string): Promise<string |
   return rows[0] ? String(rows[0].id) : null;
 }
 
+/**
+ * A void goes to the bank after its issue: in the issue's own file, or once the issue's file was
+ * sent (a void told first could be undone by the issue arriving after it).
+ */
+const ISSUE_SENT = `EXISTS (SELECT 1 FROM rail_batches b
+  WHERE b.id = c.issue_file_id AND b.status = 'transmitted')`;
+
 const QUEUED = `SELECT id FROM rail_batch_entries
   WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
   ORDER BY created_at, id LIMIT ?`;
@@ -156,7 +164,7 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
   const voids = await tx.execute({
     sql: `SELECT count(*) AS n FROM checks c
           WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
-            AND (c.issue_file_id IS NOT NULL OR c.reference IN
+            AND (${ISSUE_SENT} OR c.reference IN
               (SELECT reference FROM rail_batch_entries WHERE id IN (${QUEUED})))`,
     args: [job.companyId, job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
   });
@@ -186,10 +194,10 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
     args: [batchId, batchId],
   });
   await tx.execute({
-    sql: `UPDATE checks SET void_file_id = ?
-          WHERE company_id = ? AND status IN ('voided', 'stale') AND void_file_id IS NULL
-            AND issue_file_id IS NOT NULL`,
-    args: [batchId, job.companyId],
+    sql: `UPDATE checks AS c SET void_file_id = ?
+          WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
+            AND (c.issue_file_id = ? OR ${ISSUE_SENT})`,
+    args: [batchId, job.companyId, batchId],
   });
   const left = await tx.execute({ sql: QUEUED, args: [job.companyId, CHECK_RAIL, 1] });
   // A full file: the rest go into the next file of the same cutoff.
@@ -553,6 +561,13 @@ async function sendFile(
     if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
   }
   if (rows.length === VOIDS_PER_UNIT_MAX) return void await again();
+  const waiting = await tx.execute({
+    sql: `SELECT 1 FROM checks WHERE issue_file_id = ? AND status IN ('voided', 'stale')
+            AND void_file_id IS NULL LIMIT 1`,
+    args: [fileId],
+  });
+  // Voids made while this file waited to be sent go in the next one.
+  if (waiting.rows.length > 0) await ensureCheckCutoffPlanned(tx, companyId, at);
   const print = await printFileOf(tx, fileId);
   if (print?.status === "built") {
     await scheduleCheckTransmit(tx, companyId, print.batchId, at, 1);
