@@ -35,6 +35,8 @@ const PURE_MODULES = [
   "lib/ach/nacha_records.ts",
   "lib/backup/schedule.ts",
   "lib/audit/rules.ts",
+  "lib/checks/account.ts",
+  "lib/checks/positive_pay.ts",
   "lib/documents/certificate.ts",
   "lib/identity/credentials.ts",
   "lib/identity/rules.ts",
