@@ -154,27 +154,28 @@ Deno.test("remote writer: abort and attempt undo what was deferred, sent or not"
   });
 });
 
-Deno.test("remote writer: an idle stream the server expired is replaced; a group that cannot begin fails whole", async () => {
-  await withRemoteWriter(
-    { batonTtlMs: 400, busyTimeoutMs: 150 },
-    async ({ server, writer, values }) => {
-      await writer.write((tx) => tx.execute(insert("before")));
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      await writer.write((tx) => tx.execute(insert("after-expiry")));
-      assert.deepEqual(await values(), ["after-expiry", "before"]);
+Deno.test("remote writer: an idle stream the server expired is replaced before the group begins", async () => {
+  await withRemoteWriter({ batonTtlMs: 200 }, async ({ writer, values }) => {
+    await writer.write((tx) => tx.execute(insert("before")));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await writer.write((tx) => tx.execute(insert("after-expiry")));
+    assert.deepEqual(await values(), ["after-expiry", "before"]);
+  });
+});
 
-      // Another connection holds the write lock: BEGIN IMMEDIATE waits 150 ms, then the group fails.
-      const blocker = createClient({ url: server.url });
-      const held = await blocker.transaction("write");
-      await held.execute(insert("blocker"));
-      await assert.rejects(
-        () => writer.write((tx) => tx.execute(insert("blocked"))),
-        (error: unknown) => error instanceof WriteGroupError && /SQLITE_BUSY/.test(error.message),
-      );
-      await held.rollback();
-      blocker.close();
-      await writer.write((tx) => tx.execute(insert("later")));
-      assert.deepEqual(await values(), ["after-expiry", "before", "later"]);
-    },
-  );
+Deno.test("remote writer: a group that cannot begin fails whole; the next one begins", async () => {
+  await withRemoteWriter({ busyTimeoutMs: 150 }, async ({ server, writer, values }) => {
+    // Another connection holds the write lock: BEGIN IMMEDIATE waits 150 ms, then the group fails.
+    const blocker = createClient({ url: server.url });
+    const held = await blocker.transaction("write");
+    await held.execute(insert("blocker"));
+    await assert.rejects(
+      () => writer.write((tx) => tx.execute(insert("blocked"))),
+      (error: unknown) => error instanceof WriteGroupError && /SQLITE_BUSY/.test(error.message),
+    );
+    await held.rollback();
+    blocker.close();
+    await writer.write((tx) => tx.execute(insert("later")));
+    assert.deepEqual(await values(), ["later"]);
+  });
 });

@@ -99,29 +99,35 @@ export async function loadApiDisbursement(
   uuid: string,
   payeeUuid?: string,
 ): Promise<ApiDisbursement | null> {
-  const { rows } = await executor.execute({
-    sql:
-      `SELECT d.id, d.external_uuid, d.line_id, d.request_fingerprint, d.created_at, u.email AS payor_email
+  // Three reads at once (one round trip on a libSQL server), each finding the disbursement by
+  // its natural key.
+  const ofDisbursement =
+    "(SELECT id FROM disbursements WHERE company_id = ? AND kind = 'disbursement' AND external_uuid = ?)";
+  const [{ rows }, parties, payouts] = await Promise.all([
+    executor.execute({
+      sql:
+        `SELECT d.id, d.external_uuid, d.line_id, d.request_fingerprint, d.created_at, u.email AS payor_email
           FROM disbursements d LEFT JOIN users u ON u.id = d.payor_user_id
           WHERE d.company_id = ? AND d.kind = 'disbursement' AND d.external_uuid = ?`,
-    args: [companyId, uuid],
-  });
-  if (!rows[0]) return null;
-  const head = toDisbursementHead(rows[0]);
-  const id = head.id;
-  const parties = await executor.execute({
-    sql: `SELECT party_uuid, title, email, first_name, last_name, phone FROM authorization_parties
-          WHERE disbursement_id = ? ORDER BY rowid`,
-    args: [id],
-  });
-  const payouts = await executor.execute({
-    sql:
-      `SELECT id, status, payment_method_id, payee_type_id, amount_cents, payee_uuid, email, first_name, last_name,
+      args: [companyId, uuid],
+    }),
+    executor.execute({
+      sql: `SELECT party_uuid, title, email, first_name, last_name, phone FROM authorization_parties
+          WHERE disbursement_id = ${ofDisbursement} ORDER BY rowid`,
+      args: [companyId, uuid],
+    }),
+    executor.execute({
+      sql:
+        `SELECT id, status, payment_method_id, payee_type_id, amount_cents, payee_uuid, email, first_name, last_name,
             address_one, address_two, city, state, zip_code, phone, delivery_options, allowed_payment_method_ids,
             permission_required_from, field_values, custom_document_uuids
-          FROM payouts WHERE disbursement_id = ? AND (? IS NULL OR payee_uuid = ?) ORDER BY rowid`,
-    args: [id, payeeUuid ?? null, payeeUuid ?? null],
-  });
+          FROM payouts WHERE disbursement_id = ${ofDisbursement} AND (? IS NULL OR payee_uuid = ?)
+          ORDER BY rowid`,
+      args: [companyId, uuid, payeeUuid ?? null, payeeUuid ?? null],
+    }),
+  ]);
+  if (!rows[0]) return null;
+  const head = toDisbursementHead(rows[0]);
   return {
     ...head,
     // The record's fields as stored: the route shapes them into seed 2.4/2.5.

@@ -145,7 +145,7 @@ export async function createApiDisbursement(
       payouts: request.payouts,
     },
     now,
-    reads,
+    { reads },
   );
   if (!created.ok) return tx.abort(created);
   insertParties(tx, created.value.disbursementId, request.parties);
@@ -528,7 +528,11 @@ export async function createV1Disbursement(
       }],
     },
     now,
-    reads,
+    {
+      reads,
+      // The answer rides with the create's last reads.
+      readBack: (disbursementId) => loadV1Disbursement(tx, scope, disbursementId),
+    },
   );
   if (!created.ok) {
     // Only an amount below the payee fee is the amount's fault; a short balance is not.
@@ -536,7 +540,7 @@ export async function createV1Disbursement(
       created.code === "amount_below_payee_fee" ? { ...created, field: "amount" } : created,
     );
   }
-  return ok((await loadV1Disbursement(tx, scope, created.value.disbursementId))!);
+  return ok(created.value.readBack!);
 }
 
 /** Cancels a /v1 disbursement: only before a modality is selected, or after a failure. */

@@ -448,24 +448,36 @@ export function readCreateReads(
   return Promise.all([readFeeSchedule(tx, companyId), readLineAccounts(tx, lineId)]);
 }
 
+/** What a caller of createDisbursement read already, and what it reads of the result. */
+export interface CreateOptions<R> {
+  /** readCreateReads, read with the caller's own reads. */
+  readonly reads?: CreateReads;
+  /**
+   * Reads the created disbursement (the caller's answer). When nothing after the last payout's
+   * events changes what it reads (no endorsement is requested), it rides with that payout's
+   * reads instead of a round trip of its own.
+   */
+  readonly readBack?: (disbursementId: string) => Promise<R>;
+}
+
 /**
  * Creates a disbursement whose payouts are held all or none: each payout holds its amount plus the
  * highest payor + service fee of its allowed methods. When available is short, a large
  * disbursement waits in pending_funds (nothing held); any other is refused naming the shortfall.
  */
-export async function createDisbursement(
+export async function createDisbursement<R = undefined>(
   tx: WriteTx,
   input: NewDisbursement,
   now: number,
-  prefetched?: CreateReads,
+  options: CreateOptions<R> = {},
 ): Promise<
   Result<
-    { disbursementId: string; payouts: PayoutRow[] },
+    { disbursementId: string; payouts: PayoutRow[]; readBack: R | undefined },
     "insufficient_funds" | "amount_below_payee_fee"
   >
 > {
   // One round trip for both (the balance is read even when a fee refuses the create).
-  const [schedule, accountsRead] = prefetched ??
+  const [schedule, accountsRead] = options.reads ??
     await readCreateReads(tx, input.companyId, input.lineId);
   let accounts: LineAccounts = accountsRead;
   for (const [index, payout] of input.payouts.entries()) {
@@ -530,6 +542,7 @@ export async function createDisbursement(
     ],
   });
   const created: PayoutRow[] = [];
+  let readBack: R | undefined;
   for (const [index, spec] of input.payouts.entries()) {
     const payoutId = newId("po");
     const payee = spec.payee ?? {};
@@ -587,8 +600,10 @@ export async function createDisbursement(
       accounts = posted.value.accounts;
     }
     recordTransition(tx, payoutId, null, status, null, now);
+    const readBackNow = options.readBack !== undefined && index === input.payouts.length - 1 &&
+      !input.payouts.some((p) => (p.permissionRequiredFrom ?? []).length > 0);
     // The payout as written, and what its event is written from, in one round trip.
-    const [written, context] = await Promise.all([
+    const [written, context, read] = await Promise.all([
       loadPayout(tx, payoutId),
       readEventContext(tx, {
         payoutId,
@@ -596,12 +611,17 @@ export async function createDisbursement(
         companyId: input.companyId,
         lineId: input.lineId,
       }, now),
+      readBackNow ? options.readBack!(disbursementId) : undefined,
     ]);
+    if (readBackNow) readBack = read;
     const payout = written!;
     await writeEvents(tx, payout, ["created"], null, now, holdTransactionId, context);
     created.push(waits ? payout : await afterCreated(tx, payout, now));
   }
-  return ok({ disbursementId, payouts: created });
+  if (options.readBack !== undefined && readBack === undefined) {
+    readBack = await options.readBack(disbursementId);
+  }
+  return ok({ disbursementId, payouts: created, readBack });
 }
 
 /** A payout that reached `created`: endorsements are requested, or the payee offer is scheduled. */
