@@ -442,3 +442,34 @@ Deno.test("the process stops after PayPal took the batch, before the answer was 
     assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
   });
 });
+
+Deno.test("a batch notice (PAYMENT.PAYOUTSBATCH.*) reads every item of the batch from PayPal and acts on each", async () => {
+  await withPaypal(async ({ m, server }) => {
+    await m.fund(1_000_000);
+    const first = await choosePaypal(m, "paypal", 1_100, "a");
+    const second = await choosePaypal(m, "paypal", 2_200, "b");
+    assert.equal(server.batches.size, 2, "chosen at 15:00 and at 15:00 again: each ran its cutoff");
+    server.setItemState(await referenceOf(m, first), "SUCCESS");
+    server.setItemState(await referenceOf(m, second), "FAILED", "RECEIVER_UNCONFIRMED");
+    for (const payoutBatchId of server.batches.keys()) {
+      await m.database.writer.write((tx) =>
+        recordVerifiedNotice(tx, {
+          id: `WH-${payoutBatchId}`,
+          companyId: m.companyId,
+          eventType: "PAYMENT.PAYOUTSBATCH.SUCCESS",
+          resourceId: payoutBatchId,
+        }, m.now())
+      );
+    }
+    await m.settle();
+    assert.deepEqual(await statusOf(m, first), { status: "completed", failure_reason: null });
+    assert.deepEqual(await statusOf(m, second), {
+      status: "modality_offered",
+      failure_reason: "RECEIVER_UNCONFIRMED",
+    });
+    assert.equal(
+      server.requests.filter((r) => r.startsWith("GET /v1/payments/payouts/")).length,
+      2,
+    );
+  });
+});
