@@ -202,6 +202,8 @@ export const payouts = sqliteTable("payouts", {
   index("payouts_disbursement_status").on(t.disbursementId, t.status),
   // The console's payout search, newest first across the companies in an operator's scope.
   index("payouts_created").on(t.createdAt, t.id),
+  // The console's overview: payouts that changed today.
+  index("payouts_updated").on(t.updatedAt),
   check("payouts_amount_positive", sql`${t.amountCents} > 0`),
   check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
 ]);
@@ -214,7 +216,11 @@ export const payoutTransitions = sqliteTable("payout_transitions", {
   toStatus: text("to_status").notNull(),
   detail: text("detail"),
   at: integer("at").notNull(),
-}, (t) => [index("payout_transitions_payout").on(t.payoutId, t.id)]);
+}, (t) => [
+  index("payout_transitions_payout").on(t.payoutId, t.id),
+  // The console's 30-day chart of payouts sent.
+  index("payout_transitions_to_at").on(t.toStatus, t.at),
+]);
 
 export const endorsements = sqliteTable("endorsements", {
   id: text("id").primaryKey(),
