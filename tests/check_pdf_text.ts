@@ -6,6 +6,15 @@
  */
 import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFRawStream, PDFRef } from "pdf-lib";
 
+/**
+ * A TrueType font that stands in for an E-13B font (CHECK_MICR_FONT) in tests: embedding is what is
+ * tested, not glyph shapes. Playwright's icon font ships in node_modules with the lock file.
+ */
+export const STAND_IN_MICR_FONT = new URL(
+  "../node_modules/.deno/playwright-core@1.65.1/node_modules/playwright-core/lib/vite/recorder/assets/codicon-DCmgc-ay.ttf",
+  import.meta.url,
+).pathname;
+
 export async function pdfPageTexts(bytes: Uint8Array): Promise<string[]> {
   const pdf = await PDFDocument.load(bytes);
   return pdf.getPages().map((page) => {

@@ -8,7 +8,7 @@ import {
   type PrintableCheck,
 } from "../lib/checks/print.ts";
 import { amountInWords } from "../lib/checks/words.ts";
-import { embedsFontFile, pdfPageTexts } from "./check_pdf_text.ts";
+import { embedsFontFile, pdfPageTexts, STAND_IN_MICR_FONT } from "./check_pdf_text.ts";
 import { PDFDocument } from "pdf-lib";
 
 const payer: CheckPayer = {
@@ -29,14 +29,7 @@ const check = (overrides: Partial<PrintableCheck> = {}): PrintableCheck => ({
   ...overrides,
 });
 
-/** Any TrueType font stands in for an E-13B font: the test checks embedding, not glyph shapes. */
-const standInFont = () =>
-  Deno.readFile(
-    new URL(
-      "../node_modules/.deno/playwright-core@1.65.1/node_modules/playwright-core/lib/vite/recorder/assets/codicon-DCmgc-ay.ttf",
-      import.meta.url,
-    ),
-  );
+const standInFont = () => Deno.readFile(STAND_IN_MICR_FONT);
 
 Deno.test("amounts in words: dollars in words and cents over 100", () => {
   const table: [number, string][] = [
