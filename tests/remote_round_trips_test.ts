@@ -1,0 +1,141 @@
+/**
+ * What a create costs in round trips to a libSQL primary (the Hrana contract server counts the
+ * HTTP requests it receives): every request is a round trip, made while the primary's write lock
+ * is held for those inside the write unit. Guards the issue-22 target of at most 5 per create.
+ */
+import assert from "node:assert/strict";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { api, payee } from "./api_helpers.ts";
+import { fundAcmeAuto } from "./http_fixture.ts";
+import { openRemoteHttpFixture, type RemoteHttpFixture } from "./remote_fixture.ts";
+
+const CREATE_REQUESTS_MAX = 5;
+
+async function withRemoteFixture(fn: (f: RemoteHttpFixture) => Promise<void>): Promise<void> {
+  const f = await openRemoteHttpFixture({ RATE_LIMIT_RPS: "0" });
+  try {
+    await fundAcmeAuto(f, 1_000_000);
+    await fn(f);
+  } finally {
+    await f.close();
+  }
+}
+
+async function v1Create(f: RemoteHttpFixture, key: string | null, amount = 1): Promise<Response> {
+  return await f.app.request("/v1/disbursements", {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+      ...(key === null ? {} : { "Idempotency-Key": key }),
+    },
+    body: JSON.stringify({ amount, claim_id: "C-1", payee: { id: "p1" }, modalities: ["ach"] }),
+  });
+}
+
+/** The requests the test database's primary received while `fn` ran. */
+async function requestsOf(f: RemoteHttpFixture, fn: () => Promise<void>): Promise<number> {
+  f.primaries.test.resetCount();
+  await fn();
+  return f.primaries.test.requestCount();
+}
+
+Deno.test("remote round trips: a /v1 create, keyed or not, and a replay stay within the budget", async () => {
+  await withRemoteFixture(async (f) => {
+    const payeeCreated = await f.app.request("/v1/payees", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ id: "p1", email: "p1@example.test" }),
+    });
+    assert.equal(payeeCreated.status, 201);
+
+    let first: Record<string, unknown> = {};
+    const keyed = await requestsOf(f, async () => {
+      const created = await v1Create(f, "key-1", 12.34);
+      assert.equal(created.status, 201);
+      first = await created.json();
+    });
+    assert.ok(keyed <= CREATE_REQUESTS_MAX, `a keyed create took ${keyed} requests`);
+
+    const unkeyed = await requestsOf(f, async () => {
+      assert.equal((await v1Create(f, null)).status, 201);
+    });
+    assert.ok(unkeyed < keyed, `an unkeyed create took ${unkeyed}, a keyed one ${keyed}`);
+
+    const replay = await requestsOf(f, async () => {
+      const replayed = await v1Create(f, "key-1", 12.34);
+      assert.equal(replayed.status, 201);
+      assert.deepEqual(await replayed.json(), first);
+    });
+    assert.ok(replay <= 3, `a replay took ${replay} requests`);
+
+    // The batched writes are all there: the hold of both creates, balanced.
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.deepEqual([balances.available, balances.reserved], [1_000_000 - 1334, 1334]);
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      `SELECT (SELECT count(*) FROM events WHERE type = 'disbursement.created') AS events,
+              (SELECT count(*) FROM scheduled_jobs WHERE kind = 'payout.offer') AS jobs,
+              (SELECT count(*) FROM payout_transitions) AS transitions,
+              (SELECT count(*) FROM (SELECT transaction_id FROM ledger_entries
+                GROUP BY transaction_id HAVING sum(amount_cents) <> 0)) AS unbalanced`,
+    );
+    assert.deepEqual({ ...rows[0] }, { events: 2, jobs: 2, transitions: 2, unbalanced: 0 });
+  });
+});
+
+Deno.test("remote round trips: 20 concurrent keyed creates share groups and stay within the budget each", async () => {
+  await withRemoteFixture(async (f) => {
+    await f.app.request("/v1/payees", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ id: "p1", email: "p1@example.test" }),
+    });
+    const creates = 20;
+    const requests = await requestsOf(f, async () => {
+      const answers = await Promise.all(
+        Array.from({ length: creates }, (_, i) => v1Create(f, `concurrent-${i}`)),
+      );
+      assert.deepEqual(answers.map((a) => a.status), Array(creates).fill(201));
+      await Promise.all(answers.map((a) => a.body?.cancel()));
+    });
+    assert.ok(
+      requests <= creates * CREATE_REQUESTS_MAX,
+      `${creates} creates took ${requests} requests`,
+    );
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.equal(balances.reserved, creates * 100);
+  });
+});
+
+Deno.test("remote round trips: an /api create's write unit is 4 requests after its credential reads", async () => {
+  await withRemoteFixture(async (f) => {
+    const body = {
+      disbursement_uuid: "CLM-1",
+      large_disbursement: false,
+      payees: [payee("p-a", 10)],
+    };
+    const requests = await requestsOf(f, async () => {
+      assert.equal((await api(f, "POST", "/api/disbursements", body)).status, 201);
+    });
+    // 5 credential reads (company by TIN, key, membership twice, default line) come first, each
+    // a request of its own outside the write lock; the unit itself is 4.
+    assert.ok(requests <= 9, `an /api create took ${requests} requests`);
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.equal(balances.reserved, 1000);
+  });
+});
