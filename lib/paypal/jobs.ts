@@ -216,7 +216,7 @@ interface Transmission {
   readonly batchId: string;
   readonly companyId: string;
   readonly settings: PaypalSettings;
-  readonly items: readonly ItemToSend[];
+  readonly items: readonly PayoutItemRequest[];
 }
 
 function itemRequest(item: ItemToSend): PayoutItemRequest {
@@ -241,12 +241,15 @@ async function prepareTransmission(tx: WriteTx, deps: PaypalRailDeps, job: DueJo
     await markInDoubt(tx, batch.id);
     return null;
   }
+  if (batch.status !== "built" && batch.status !== "transmitting") return null;
+  // Checked before the batch is claimed: an item PayPal could not be sent leaves it built.
+  const items = (await itemsToSend(tx, batch.id)).map(itemRequest);
   if (!await beginTransmission(tx, { retransmitsSafely: true }, batch.id)) return null;
   const request: Transmission = {
     batchId: batch.id,
     companyId: batch.companyId,
     settings: await paypalSettingsOf(deps, tx, batch.companyId),
-    items: await itemsToSend(tx, batch.id),
+    items,
   };
   return request;
 }
@@ -343,7 +346,7 @@ export function paypalJobHandlers(
         request,
         answer: await client(request.settings).createBatch(
           request.batchId,
-          request.items.map(itemRequest),
+          request.items,
         ),
       }),
       record: (tx, job, { request, answer }) => recordTransmission(tx, moves, job, request, answer),
