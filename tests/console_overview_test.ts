@@ -97,8 +97,8 @@ Deno.test("console overview: balances, today's payouts by status, the chart, and
     assert.match(text, /Funds sent: 1/);
     assert.match(text, /Created: 1/);
     assert.match(text, /\$1,250\.00 sent in 1 payouts over 30 days/);
-    assert.match(text, /1 parked jobs/);
-    assert.match(text, /1 failed notifications/);
+    assert.match(text, /1 parked job/);
+    assert.match(text, /1 failed notification/);
     assert.match(text, /Tie-out of Acme Mutual · auto on 2026-01-05 is off by \$7\.00/);
     assert.match(
       page.html,

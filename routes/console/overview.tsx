@@ -105,6 +105,8 @@ function SentChart(props: { c: ConsoleContext; days: readonly ChartDay[] }) {
   );
 }
 
+const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
   const { c } = props;
   const a = props.overview.attention;
@@ -112,28 +114,35 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
     a.failedDeliveries > 0
       ? {
         href: consoleUrl(c, "/console/webhooks", { status: "failed" }),
-        text: `${a.failedDeliveries} failed webhook deliveries`,
+        text: counted(a.failedDeliveries, "failed webhook delivery", "failed webhook deliveries"),
       }
       : null,
     a.parkedJobs > 0
-      ? { href: consoleUrl(c, "/console/jobs"), text: `${a.parkedJobs} parked jobs` }
+      ? {
+        href: consoleUrl(c, "/console/jobs"),
+        text: counted(a.parkedJobs, "parked job", "parked jobs"),
+      }
       : null,
     a.failedNotifications > 0
       ? {
-        href: consoleUrl(c, "/console/jobs"),
-        text: `${a.failedNotifications} failed notifications`,
+        href: consoleUrl(c, "/console/jobs/notifications"),
+        text: counted(a.failedNotifications, "failed notification", "failed notifications"),
       }
       : null,
     a.fundingWaiting > 0
       ? {
         href: consoleUrl(c, "/console/funding", { status: "Pending" }),
-        text: `${a.fundingWaiting} fundings waiting to arrive`,
+        text: counted(a.fundingWaiting, "funding waiting to arrive", "fundings waiting to arrive"),
       }
       : null,
     a.largeDisbursementsWaiting > 0
       ? {
         href: consoleUrl(c, "/console/payouts", { status: "pending_funds" }),
-        text: `${a.largeDisbursementsWaiting} large disbursements waiting for a wire`,
+        text: counted(
+          a.largeDisbursementsWaiting,
+          "large disbursement waiting for a wire",
+          "large disbursements waiting for a wire",
+        ),
       }
       : null,
     ...a.tieOutDifferences.map((d) => ({
@@ -227,7 +236,7 @@ export function overviewConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         {changedToday.length === 0
           ? <EmptyState>No payout changed state today ({formatDate(realNow, zone)}).</EmptyState>
           : (
-            <ul class="actions" aria-label="Payouts by status today">
+            <ul class="actions" style="padding:0" aria-label="Payouts by status today">
               {changedToday.map((status) => (
                 <li style="list-style:none">
                   <a
