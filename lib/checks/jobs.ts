@@ -61,6 +61,8 @@ import type { CheckRailDeps } from "./rail.ts";
 
 /** A cutoff's claim: its build (reads, unsealing, the CSV and the PDF) must fit in it. */
 export const CHECK_CUTOFF_LEASE_MS = 5 * 60_000;
+/** A cutoff that found another's build unfinished plans the next look this much later. */
+const CUTOFF_RETRY_MS = 60_000;
 /** Entries one unit sends; a larger file goes over several units. */
 export const CHECK_SEND_ENTRIES_PER_UNIT_MAX = 500;
 /** Voids one unit fails (their payouts re-offered); a larger file goes over several units. */
@@ -154,7 +156,18 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
     }
   }
   const unfinished = await unfinishedBatch(tx, job.companyId);
-  if (unfinished) return { batchId: unfinished, companyId: job.companyId, cutoffAt, settings };
+  if (unfinished) {
+    // Entries queued since that claim (or while its build still runs) wait for a later cutoff.
+    const waiting = await tx.execute({
+      sql: QUEUED,
+      args: [job.companyId, CHECK_RAIL, 1],
+    });
+    if (waiting.rows.length > 0) {
+      const later = job.dueAt + CUTOFF_RETRY_MS;
+      await scheduleCheckCutoff(tx, job.companyId, later, null, job.dueAt);
+    }
+    return { batchId: unfinished, companyId: job.companyId, cutoffAt, settings };
+  }
   const queued = await tx.execute({
     sql: `SELECT count(*) AS n, coalesce(sum(e.amount_cents), 0) AS total
           FROM rail_batch_entries e WHERE e.id IN (${QUEUED})`,
