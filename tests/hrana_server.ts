@@ -35,6 +35,12 @@ export interface HranaServer {
   readonly url: string;
   /** HTTP requests received since start or the last reset, probes and refusals included. */
   requestCount(): number;
+  /**
+   * Milliseconds streams spent inside transactions since start or the last reset (summed over
+   * streams; the service opens only write transactions, so this is the write lock's busy time).
+   */
+  transactionMs(): number;
+  /** Resets both the request count and the transaction time. */
   resetCount(): void;
   setDelay(ms: number): void;
   /** Stops listening, closes every stream (open transactions roll back). */
@@ -385,6 +391,8 @@ interface Stream {
   readonly sqls: Map<number, string>;
   expiry: ReturnType<typeof setTimeout> | null;
   readonly changes: StatementSync;
+  /** When its open transaction began (performance.now()), or null outside one. */
+  transactionSince: number | null;
 }
 
 function sqliteError(error: unknown): StmtError | null {
@@ -431,7 +439,18 @@ function serve(options: HranaServerOptions): HranaServer {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   let delayMs = options.delayMs ?? 0;
   let requests = 0;
+  let transactionMs = 0;
   let closed = false;
+
+  /** Accounts for the stream's transaction time after each statement (and at its close). */
+  const noteTransaction = (stream: Stream) => {
+    const inside = stream.db?.isTransaction ?? false;
+    if (inside && stream.transactionSince === null) stream.transactionSince = performance.now();
+    if (!inside && stream.transactionSince !== null) {
+      transactionMs += performance.now() - stream.transactionSince;
+      stream.transactionSince = null;
+    }
+  };
 
   // WAL once for the file, as a libSQL server keeps it: readers do not block the writer.
   const setup = new DatabaseSync(options.path);
@@ -448,6 +467,7 @@ function serve(options: HranaServerOptions): HranaServer {
     // Closing the connection rolls back a transaction it left open.
     stream.db?.close();
     stream.db = null;
+    noteTransaction(stream);
     streams.delete(stream);
   };
 
@@ -457,7 +477,7 @@ function serve(options: HranaServerOptions): HranaServer {
     const changes = db.prepare("SELECT total_changes(), changes(), last_insert_rowid()");
     changes.setReadBigInts(true);
     (changes as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
-    const stream: Stream = { db, sqls: new Map(), expiry: null, changes };
+    const stream: Stream = { db, sqls: new Map(), expiry: null, changes, transactionSince: null };
     streams.add(stream);
     return stream;
   };
@@ -588,7 +608,15 @@ function serve(options: HranaServerOptions): HranaServer {
     return [named];
   };
 
-  const executeStmt = (stream: Stream, stmt: Stmt): Promise<StmtResult> => {
+  const executeStmt = async (stream: Stream, stmt: Stmt): Promise<StmtResult> => {
+    try {
+      return await runStmt(stream, stmt);
+    } finally {
+      noteTransaction(stream);
+    }
+  };
+
+  const runStmt = (stream: Stream, stmt: Stmt): Promise<StmtResult> => {
     const db = dbOf(stream);
     const sql = sqlOf(stream, stmt.sql, stmt.sqlId);
     return whileBusy(() => {
@@ -703,6 +731,7 @@ function serve(options: HranaServerOptions): HranaServer {
       case "close":
         stream.db?.close();
         stream.db = null;
+        noteTransaction(stream);
         return { type: "close" };
       case "execute":
         return { type: "execute", result: await executeStmt(stream, request.stmt) };
@@ -717,7 +746,11 @@ function serve(options: HranaServerOptions): HranaServer {
         };
       }
       case "sequence":
-        await executeSequence(stream, sqlOf(stream, request.sql, request.sqlId));
+        try {
+          await executeSequence(stream, sqlOf(stream, request.sql, request.sqlId));
+        } finally {
+          noteTransaction(stream);
+        }
         return { type: "sequence" };
       case "describe":
         throw new ProtocolError("describe is not supported by this contract server");
@@ -856,8 +889,10 @@ function serve(options: HranaServerOptions): HranaServer {
   return {
     url: `http://127.0.0.1:${port}`,
     requestCount: () => requests,
+    transactionMs: () => transactionMs,
     resetCount: () => {
       requests = 0;
+      transactionMs = 0;
     },
     setDelay: (ms) => {
       delayMs = ms;

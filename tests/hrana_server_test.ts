@@ -418,3 +418,22 @@ Deno.test("hrana server: a bearer token is checked, requests are counted and del
     assert.equal(server.requestCount(), 2);
   });
 });
+
+Deno.test("hrana server: the time streams spend inside transactions is summed", async () => {
+  await withServer({}, async (server, client) => {
+    await client.execute("CREATE TABLE t (n INTEGER)");
+    server.resetCount();
+    await client.execute("INSERT INTO t VALUES (1)");
+    assert.ok(server.transactionMs() < 5, "autocommit statements hold no transaction");
+    const held = await client.transaction("write");
+    await held.execute("INSERT INTO t VALUES (2)");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await held.commit();
+    assert.ok(server.transactionMs() >= 90, `${server.transactionMs()} ms in transactions`);
+    const abandoned = await client.transaction("write");
+    await abandoned.execute("INSERT INTO t VALUES (3)");
+    await abandoned.rollback();
+    server.resetCount();
+    assert.equal(server.transactionMs(), 0);
+  });
+});
