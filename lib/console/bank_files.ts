@@ -146,3 +146,115 @@ export async function listAchImports(
     }),
   );
 }
+
+export const checkSorts: Sortable = {
+  issued: "k.issued_at",
+  number: "k.check_number",
+  amount: "k.amount_cents",
+};
+
+export const CHECK_STATES = ["issued", "paid", "voided", "stale"] as const;
+export type CheckState = typeof CHECK_STATES[number];
+
+export interface CheckRow {
+  readonly id: string;
+  readonly companyName: string;
+  readonly checkNumber: number;
+  readonly kind: "postal" | "digital";
+  readonly payeeName: string;
+  readonly amountCents: number;
+  readonly status: CheckState;
+  readonly issueDate: string;
+  readonly payoutId: string;
+  readonly paidDate: string | null;
+  readonly paidAmountCents: number | null;
+  readonly voidReason: string | null;
+}
+
+/** A page of the scope's check register (issue 19), of one status when given. */
+export async function listConsoleChecks(
+  client: Client,
+  filter: { companyIds: readonly string[] | null; status?: CheckState },
+  window: PageWindow,
+): Promise<Page<CheckRow>> {
+  const conditions: { sql: string; args: InValue[] }[] = [
+    scopeCondition("k.company_id", filter.companyIds),
+  ];
+  if (filter.status) conditions.push({ sql: "k.status = ?", args: [filter.status] });
+  const where = allOf(conditions);
+  const order = orderAndPage(window, checkSorts, "k.rowid");
+  const { rows } = await client.execute({
+    sql: `SELECT k.id, c.name AS company_name, k.check_number, k.kind, k.payee_name,
+            k.amount_cents, k.status, k.issue_date, k.payout_id, k.paid_date,
+            k.paid_amount_cents, k.void_reason
+          FROM checks k JOIN companies c ON c.id = k.company_id
+          WHERE ${where.sql} ${order.sql}`,
+    args: [...where.args, ...order.args],
+  });
+  const text = (value: unknown) => value === null ? null : String(value);
+  return pageOf(
+    window,
+    rows.map((row) => ({
+      id: String(row.id),
+      companyName: String(row.company_name),
+      checkNumber: Number(row.check_number),
+      kind: String(row.kind) as "postal" | "digital",
+      payeeName: String(row.payee_name),
+      amountCents: Number(row.amount_cents),
+      status: String(row.status) as CheckState,
+      issueDate: String(row.issue_date),
+      payoutId: String(row.payout_id),
+      paidDate: text(row.paid_date),
+      paidAmountCents: row.paid_amount_cents === null ? null : Number(row.paid_amount_cents),
+      voidReason: text(row.void_reason),
+    })),
+  );
+}
+
+export const checkFileSorts: Sortable = { created: "b.created_at", status: "b.status" };
+
+export interface CheckFileRow {
+  readonly id: string;
+  readonly companyName: string;
+  readonly kind: string;
+  readonly status: string;
+  readonly fileName: string;
+  readonly issueCount: number;
+  readonly voidCount: number;
+  readonly totalCents: number;
+  readonly createdAt: number;
+  readonly transmittedAt: number | null;
+}
+
+/** A page of the scope's check files (positive pay and print), metadata only. */
+export async function listConsoleCheckFiles(
+  client: Client,
+  companyIds: readonly string[] | null,
+  window: PageWindow,
+): Promise<Page<CheckFileRow>> {
+  const where = allOf([scopeCondition("b.company_id", companyIds)]);
+  const order = orderAndPage(window, checkFileSorts, "b.rowid");
+  const { rows } = await client.execute({
+    sql: `SELECT b.id, c.name AS company_name, f.kind, b.status, f.file_name, f.issue_count,
+            f.void_count, f.total_cents, b.created_at, b.transmitted_at
+          FROM rail_batches b JOIN check_files f ON f.batch_id = b.id
+            JOIN companies c ON c.id = b.company_id
+          WHERE ${where.sql} ${order.sql}`,
+    args: [...where.args, ...order.args],
+  });
+  return pageOf(
+    window,
+    rows.map((row) => ({
+      id: String(row.id),
+      companyName: String(row.company_name),
+      kind: String(row.kind),
+      status: String(row.status),
+      fileName: String(row.file_name),
+      issueCount: Number(row.issue_count),
+      voidCount: Number(row.void_count),
+      totalCents: Number(row.total_cents),
+      createdAt: Number(row.created_at),
+      transmittedAt: row.transmitted_at === null ? null : Number(row.transmitted_at),
+    })),
+  );
+}

@@ -33,7 +33,7 @@ export interface KeyRow {
 
 /**
  * A page of the keys of one database within the scope: company and line keys of its companies,
- * and keys of users who belong to one of them.
+ * and keys of users whose every company is one of them (such a key acts for all of them).
  */
 export async function listKeys(
   client: Client,
@@ -42,10 +42,14 @@ export async function listKeys(
 ): Promise<Page<KeyRow>> {
   const scope = scopeCondition("m.company_id", filter.companyIds);
   const conditions: { sql: string; args: InValue[] }[] = [
+    // A user key acts for every company of its user: shown when all of them are in the scope.
     {
-      sql: `k.company_id IN (SELECT m.id FROM companies m WHERE ${scope.sql})
-            OR k.user_id IN (SELECT m.user_id FROM memberships m WHERE ${scope.sql})`,
-      args: [...scope.args, ...scope.args],
+      sql: `(k.kind <> 'user' AND ${scopeCondition("k.company_id", filter.companyIds).sql})
+            OR (k.kind = 'user'
+                AND EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = k.user_id)
+                AND NOT EXISTS (SELECT 1 FROM memberships m
+                                WHERE m.user_id = k.user_id AND NOT (${scope.sql})))`,
+      args: [...scopeCondition("k.company_id", filter.companyIds).args, ...scope.args],
     },
   ];
   if (filter.kind) conditions.push({ sql: "k.kind = ?", args: [filter.kind] });

@@ -1,0 +1,231 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Disbursements (issue 20): the disbursements of the operator's companies with their derived
+ * status (DESIGN 14: completed when every payee is, else the least advanced payee), and one
+ * disbursement with each payee's status and method (by its last four only). Reads only: the
+ * payee's actions are on its payout's page.
+ */
+import { Hono } from "hono";
+import { scopedCompanies } from "../../lib/console/companies.ts";
+import {
+  disbursementSorts,
+  findDisbursement,
+  listDisbursements,
+} from "../../lib/console/disbursements.ts";
+import { modalityOf } from "../../lib/payouts/states.ts";
+import type { AppDeps } from "../context.ts";
+import {
+  ConsoleLayout,
+  consoleUrl,
+  EmptyState,
+  Field,
+  listParams,
+  Money,
+  notFoundPage,
+  Pager,
+  SelectField,
+  SortHeader,
+  When,
+} from "./kit.tsx";
+import { ID_PATTERN } from "./page_parts.tsx";
+import { companiesInScope, type ConsoleEnv } from "./session.ts";
+
+const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
+
+/** A status as people read it: `modality_offered` → "modality offered". */
+const statusText = (status: string) => status.replaceAll("_", " ");
+
+function StatusBadge(props: { status: string }) {
+  const tone = props.status === "completed"
+    ? "badge good"
+    : props.status === "failed" || props.status === "canceled"
+    ? "badge bad"
+    : "badge";
+  return <span class={tone}>{statusText(props.status)}</span>;
+}
+
+/** What a search box takes: an id, a uuid or a claim id, exactly. */
+const SEARCH_LENGTH_MAX = 255;
+
+export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+
+  app.get("/disbursements", async (c) => {
+    const client = c.get("database").readClient;
+    const params = listParams(c, { sorts: Object.keys(disbursementSorts), defaultSort: "created" });
+    const companies = await scopedCompanies(client, companiesInScope(c));
+    const companyAsked = c.req.query("company");
+    const companyId = companies.some((company) => company.id === companyAsked)
+      ? companyAsked
+      : undefined;
+    const search = (c.req.query("q") ?? "").trim().slice(0, SEARCH_LENGTH_MAX);
+    const page = await listDisbursements(
+      client,
+      { companyIds: companiesInScope(c), companyId, search: search || undefined },
+      params,
+    );
+    return c.html(
+      <ConsoleLayout c={c} title="Disbursements" active="disbursements">
+        <form method="get" action="/console/disbursements" class="filters" role="search">
+          <input type="hidden" name="env" value={c.get("environment")} />
+          <Field
+            name="q"
+            label="Disbursement"
+            type="search"
+            hint="Its id, uuid or claim id"
+            values={{ q: search }}
+          />
+          <SelectField
+            name="company"
+            label="Company"
+            any="Every company"
+            options={companies.map((company) => ({ value: company.id, label: company.name }))}
+            values={{ company: companyId ?? "" }}
+          />
+          <div>
+            <button type="submit" class="secondary">Search</button>
+          </div>
+        </form>
+        {page.data.length === 0
+          ? (
+            <EmptyState>
+              {search
+                ? `No disbursement has the id, uuid or claim id "${search}". Check it, or clear the search.`
+                : "No disbursements yet. A company creates them with POST /api/disbursements, /api/simple-payments or /v1/disbursements."}
+            </EmptyState>
+          )
+          : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortHeader c={c} params={params} column="created" label="Created" />
+                    <th scope="col">Disbursement</th>
+                    <SortHeader c={c} params={params} column="company" label="Company" />
+                    <th scope="col">Line</th>
+                    <SortHeader c={c} params={params} column="payees" label="Payees" numeric />
+                    <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+                    <th scope="col">Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((row) => (
+                    <tr>
+                      <td>
+                        <When c={c} at={row.createdAt} />
+                      </td>
+                      <td>
+                        <a href={consoleUrl(c, `/console/disbursements/${row.id}`)}>
+                          {row.claimId ?? row.externalUuid}
+                        </a>
+                        <span class="hint">{KIND_LABELS[row.kind]} {row.id}</span>
+                      </td>
+                      <td>{row.companyName}</td>
+                      <td>{row.lineCode}</td>
+                      <td class="num">{row.payeeCount}</td>
+                      <td class="num">
+                        <Money cents={row.totalCents} />
+                      </td>
+                      <td>
+                        <StatusBadge status={row.status} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        <Pager c={c} params={params} hasMore={page.hasMore} />
+      </ConsoleLayout>,
+    );
+  });
+
+  app.get("/disbursements/:id", async (c) => {
+    const id = c.req.param("id");
+    const found = ID_PATTERN.test(id)
+      ? await findDisbursement(c.get("database").readClient, id, companiesInScope(c))
+      : null;
+    if (!found) return notFoundPage(c, "This disbursement");
+    const { disbursement, payees } = found;
+    return c.html(
+      <ConsoleLayout
+        c={c}
+        title={`Disbursement ${disbursement.claimId ?? disbursement.externalUuid}`}
+        active="disbursements"
+      >
+        <section class="card" aria-label="Disbursement">
+          <dl class="facts">
+            <dt>Id</dt>
+            <dd>{disbursement.id}</dd>
+            <dt>Kind</dt>
+            <dd>{KIND_LABELS[disbursement.kind]}</dd>
+            <dt>{disbursement.kind === "v1" ? "Claim id" : "Uuid"}</dt>
+            <dd>{disbursement.claimId ?? disbursement.externalUuid}</dd>
+            <dt>Company</dt>
+            <dd>{disbursement.companyName} / {disbursement.lineCode}</dd>
+            <dt>Amount</dt>
+            <dd>
+              <Money cents={disbursement.totalCents} /> to {disbursement.payeeCount}{" "}
+              {disbursement.payeeCount === 1 ? "payee" : "payees"}
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={disbursement.status} />
+              {disbursement.largeDisbursement
+                ? <span class="badge">large disbursement</span>
+                : null}
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <When c={c} at={disbursement.createdAt} />
+            </dd>
+          </dl>
+        </section>
+        <h2>Payees</h2>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Payee</th>
+                <th scope="col">E-mail</th>
+                <th scope="col" class="num">Amount</th>
+                <th scope="col">Status</th>
+                <th scope="col">Method</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {payees.map((payee) => (
+                <tr>
+                  <td>
+                    <a href={consoleUrl(c, `/console/payouts/${payee.payoutId}`)}>{payee.name}</a>
+                    <span class="hint">{payee.payeeUuid}</span>
+                  </td>
+                  <td>{payee.email ?? "—"}</td>
+                  <td class="num">
+                    <Money cents={payee.amountCents} />
+                  </td>
+                  <td>
+                    <StatusBadge status={payee.status} />
+                    {payee.failureReason ? <span class="hint">{payee.failureReason}</span> : null}
+                  </td>
+                  <td>
+                    {payee.paymentMethodId === null
+                      ? "not chosen yet"
+                      : modalityOf(payee.paymentMethodId)?.name ??
+                        `method ${payee.paymentMethodId}`}
+                    {payee.methodLastFour ? ` ending ${payee.methodLastFour}` : ""}
+                  </td>
+                  <td>
+                    <When c={c} at={payee.updatedAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </ConsoleLayout>,
+    );
+  });
+  return app;
+}

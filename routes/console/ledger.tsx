@@ -1,0 +1,426 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Ledger (issue 20): balances per line, transactions with their entries, and the daily tie-out
+ * of a line with any difference highlighted and each day as CSV; `ledger:verify` runs on demand
+ * (the CLI's command, for an operator of every company: it checks the whole environment).
+ */
+import { Hono } from "hono";
+import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
+import {
+  balancesPerLine,
+  listTransactions,
+  TIE_OUT_DAYS_MAX,
+  tieOutDates,
+  tieOutRun,
+  transactionSorts,
+} from "../../lib/console/ledger.ts";
+import { ledgerTransactionKinds } from "../../lib/ledger/postings.ts";
+import { tieOutCsv } from "../../lib/ledger/tieout.ts";
+import { companyNow } from "../../lib/sandbox/service.ts";
+import type { AppDeps } from "../context.ts";
+import {
+  ConsoleLayout,
+  consoleUrl,
+  EmptyState,
+  Field,
+  FormProblems,
+  listParams,
+  Money,
+  notFoundPage,
+  Notice,
+  Pager,
+  SelectField,
+  SortHeader,
+  When,
+} from "./kit.tsx";
+import { Tabs } from "./page_parts.tsx";
+import {
+  companiesInScope,
+  type ConsoleContext,
+  type ConsoleEnv,
+  runConsoleCommand,
+} from "./session.ts";
+
+const ACCOUNT_LABELS = [
+  ["available", "Available"],
+  ["reserved", "Reserved"],
+  ["in_transit", "In transit"],
+  ["pending_funding", "Pending funding"],
+] as const;
+
+function LedgerTabs(props: { c: ConsoleContext; current: string }) {
+  return (
+    <Tabs
+      c={props.c}
+      label="Ledger"
+      tabs={[
+        { href: "/console/ledger", label: "Balances", current: props.current === "balances" },
+        {
+          href: "/console/ledger/transactions",
+          label: "Transactions",
+          current: props.current === "transactions",
+        },
+        { href: "/console/ledger/tie-out", label: "Tie-out", current: props.current === "tie-out" },
+      ]}
+    />
+  );
+}
+
+const lineOptions = (companies: readonly ScopedCompany[]) =>
+  companies.flatMap((company) =>
+    company.lines.map((line) => ({ value: line.id, label: `${company.name} / ${line.code}` }))
+  );
+
+/** The line a query names, when it is one of the scope's. */
+function chosenLine(companies: readonly ScopedCompany[], lineId: string | undefined) {
+  for (const company of companies) {
+    const line = company.lines.find((l) => l.id === lineId);
+    if (line) return { company, line };
+  }
+  return null;
+}
+
+async function verification(c: ConsoleContext, deps: AppDeps) {
+  const verified = await runConsoleCommand(deps, c, "ledger:verify", {
+    environment: c.get("environment"),
+  });
+  if (verified.ok) {
+    return (
+      <Notice>
+        Ledger verified: every transaction sums to zero and every balance equals its entries.
+      </Notice>
+    );
+  }
+  return (
+    <Notice attention>
+      <strong>Ledger differences found.</strong> {verified.message}
+    </Notice>
+  );
+}
+
+export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+
+  app.get("/ledger", async (c) => {
+    const lines = await balancesPerLine(c.get("database").readClient, companiesInScope(c));
+    const everyCompany = companiesInScope(c) === null;
+    return c.html(
+      <ConsoleLayout c={c} title="Ledger" active="ledger">
+        <LedgerTabs c={c} current="balances" />
+        {everyCompany && c.req.query("verify") === "1" ? await verification(c, deps) : null}
+        {everyCompany
+          ? (
+            <p>
+              <a href={consoleUrl(c, "/console/ledger", { verify: "1" })}>
+                Verify the {c.get("environment")} ledger
+              </a>{" "}
+              <span class="hint">
+                Recomputes every balance and transaction from the entries, as `deno task admin
+                ledger:verify`.
+              </span>
+            </p>
+          )
+          : null}
+        {lines.length === 0
+          ? (
+            <EmptyState>
+              No business lines in your companies. An admin creates one with `deno task admin
+              line:create`.
+            </EmptyState>
+          )
+          : (
+            <div class="table-wrap">
+              <table>
+                <caption class="hint" style="text-align:left;padding:.4rem .6rem">
+                  Balances per line
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Company</th>
+                    <th scope="col">Line</th>
+                    {ACCOUNT_LABELS.map(([code, label]) => (
+                      <th scope="col" class="num" key={code}>{label}</th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {lines.map((line) => (
+                    <tr>
+                      <td>{line.companyName}</td>
+                      <td>{line.lineCode}</td>
+                      {ACCOUNT_LABELS.map(([code]) => (
+                        <td class="num">
+                          <Money cents={line.balances[code]} />
+                        </td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </ConsoleLayout>,
+    );
+  });
+
+  app.get("/ledger/transactions", async (c) => {
+    const client = c.get("database").readClient;
+    const companies = await scopedCompanies(client, companiesInScope(c));
+    const line = chosenLine(companies, c.req.query("line"));
+    const kindAsked = c.req.query("kind");
+    const kind = (ledgerTransactionKinds as readonly string[]).includes(kindAsked ?? "")
+      ? kindAsked
+      : undefined;
+    const params = listParams(c, { sorts: Object.keys(transactionSorts), defaultSort: "posted" });
+    const page = await listTransactions(
+      client,
+      { companyIds: companiesInScope(c), lineId: line?.line.id, kind },
+      params,
+    );
+    return c.html(
+      <ConsoleLayout c={c} title="Ledger transactions" active="ledger">
+        <LedgerTabs c={c} current="transactions" />
+        <form method="get" action="/console/ledger/transactions" class="filters">
+          <input type="hidden" name="env" value={c.get("environment")} />
+          <SelectField
+            name="line"
+            label="Line"
+            any="Every line"
+            options={lineOptions(companies)}
+            values={{ line: line?.line.id ?? "" }}
+          />
+          <SelectField
+            name="kind"
+            label="Kind"
+            any="Every kind"
+            options={ledgerTransactionKinds.map((k) => ({ value: k, label: k }))}
+            values={{ kind: kind ?? "" }}
+          />
+          <div>
+            <button type="submit" class="secondary">Show</button>
+          </div>
+        </form>
+        {page.data.length === 0
+          ? (
+            <EmptyState>
+              No ledger transactions match. Every funding and payout posts one; choose "Every line"
+              and "Every kind" to see them all.
+            </EmptyState>
+          )
+          : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortHeader c={c} params={params} column="posted" label="Posted" />
+                    <SortHeader c={c} params={params} column="kind" label="Kind" />
+                    <th scope="col">Line</th>
+                    <th scope="col">For</th>
+                    <th scope="col">Entries</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((transaction) => (
+                    <tr>
+                      <td>
+                        <When c={c} at={transaction.postedAt} />
+                      </td>
+                      <td>
+                        {transaction.kind}
+                        <span class="hint">{transaction.id}</span>
+                      </td>
+                      <td>{transaction.companyName} / {transaction.lineCode}</td>
+                      <td>
+                        {transaction.payoutId
+                          ? (
+                            <a href={consoleUrl(c, `/console/payouts/${transaction.payoutId}`)}>
+                              {transaction.payoutId}
+                            </a>
+                          )
+                          : transaction.fundingId ?? "—"}
+                      </td>
+                      <td>
+                        <ul style="margin:0;padding-left:1rem">
+                          {transaction.entries.map((entry) => (
+                            <li>
+                              {entry.account} <Money cents={entry.amountCents} />
+                            </li>
+                          ))}
+                        </ul>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        <Pager c={c} params={params} hasMore={page.hasMore} />
+      </ConsoleLayout>,
+    );
+  });
+
+  app.get("/ledger/tie-out", async (c) => {
+    const database = c.get("database");
+    const companies = await scopedCompanies(database.readClient, companiesInScope(c));
+    const options = lineOptions(companies);
+    const chosen = chosenLine(companies, c.req.query("line") ?? options[0]?.value);
+    // Days are UTC days of the company's time: its sandbox clock in test.
+    const today = chosen
+      ? new Date(await companyNow(database, chosen.company.id, deps.clock.now())).toISOString()
+        .slice(0, 10)
+      : new Date(deps.clock.now()).toISOString().slice(0, 10);
+    const dateAsked = c.req.query("date") ?? today;
+    const validDate = /^\d{4}-\d{2}-\d{2}$/.test(dateAsked) &&
+      !Number.isNaN(Date.parse(`${dateAsked}T00:00:00Z`));
+    const daysAsked = Number(c.req.query("days") ?? "14");
+    const days = Number.isInteger(daysAsked) && daysAsked >= 1 && daysAsked <= TIE_OUT_DAYS_MAX
+      ? daysAsked
+      : 14;
+    const problems = validDate ? [] : [{ field: "date", message: "Last day: a date, YYYY-MM-DD" }];
+    const run = chosen && validDate
+      ? await tieOutRun(database.readClient, chosen.line.id, tieOutDates(dateAsked, days))
+      : [];
+    const differing = run.filter((day) => day.difference !== 0).length;
+    return c.html(
+      <ConsoleLayout c={c} title="Daily tie-out" active="ledger">
+        <LedgerTabs c={c} current="tie-out" />
+        <FormProblems problems={problems} />
+        <form method="get" action="/console/ledger/tie-out" class="filters">
+          <input type="hidden" name="env" value={c.get("environment")} />
+          <SelectField
+            name="line"
+            label="Line"
+            options={options}
+            values={{ line: chosen?.line.id ?? "" }}
+          />
+          <Field
+            name="date"
+            label="Last day (UTC)"
+            type="date"
+            values={{ date: dateAsked }}
+            problems={problems}
+          />
+          <div>
+            <button type="submit" class="secondary">Show</button>
+          </div>
+        </form>
+        {!chosen
+          ? (
+            <EmptyState>
+              No business lines in your companies, so there is nothing to tie out.
+            </EmptyState>
+          )
+          : run.length === 0
+          ? (
+            <EmptyState>
+              Choose a valid last day to see the tie-out of the days before it.
+            </EmptyState>
+          )
+          : (
+            <>
+              {differing > 0
+                ? (
+                  <Notice attention>
+                    {differing}{" "}
+                    of these days do not tie out: the difference must be $0.00. Run the ledger
+                    verification and look at that day's transactions.
+                  </Notice>
+                )
+                : null}
+              <div class="table-wrap">
+                <table>
+                  <caption class="hint" style="text-align:left;padding:.4rem .6rem">
+                    {chosen.company.name} /{" "}
+                    {chosen.line.code}: closing = opening + funded − returned funding + returned −
+                    disbursed − fees
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Day (UTC)</th>
+                      <th scope="col" class="num">Opening</th>
+                      <th scope="col" class="num">Funded</th>
+                      <th scope="col" class="num">Returned funding</th>
+                      <th scope="col" class="num">Returned</th>
+                      <th scope="col" class="num">Disbursed</th>
+                      <th scope="col" class="num">Fees</th>
+                      <th scope="col" class="num">Closing</th>
+                      <th scope="col" class="num">Difference</th>
+                      <th scope="col">CSV</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {run.map((day) => (
+                      <tr class={day.difference !== 0 ? "attention" : undefined}>
+                        <td>{day.date}</td>
+                        <td class="num">
+                          <Money cents={day.opening} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.funded} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.returnedFunding} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.returned} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.disbursed} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.fees} />
+                        </td>
+                        <td class="num">
+                          <Money cents={day.closing} />
+                        </td>
+                        <td class="num">
+                          {day.difference === 0 ? <Money cents={0} /> : (
+                            <strong class="badge bad">
+                              <Money cents={day.difference} /> does not tie out
+                            </strong>
+                          )}
+                        </td>
+                        <td>
+                          <a
+                            href={consoleUrl(c, "/console/ledger/tie-out.csv", {
+                              line: chosen.line.id,
+                              date: day.date,
+                            })}
+                            download
+                          >
+                            CSV<span class="sr-only">of {day.date}</span>
+                          </a>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )}
+      </ConsoleLayout>,
+      problems.length > 0 ? 400 : 200,
+    );
+  });
+
+  app.get("/ledger/tie-out.csv", async (c) => {
+    const database = c.get("database");
+    const companies = await scopedCompanies(database.readClient, companiesInScope(c));
+    const chosen = chosenLine(companies, c.req.query("line"));
+    const date = c.req.query("date") ?? "";
+    if (!chosen) return notFoundPage(c, "This line");
+    const [tieOut] = /^\d{4}-\d{2}-\d{2}$/.test(date)
+      ? await tieOutRun(database.readClient, chosen.line.id, [date])
+      : [];
+    if (!tieOut) return notFoundPage(c, "A tie-out of that day");
+    c.header("Content-Type", "text/csv; charset=utf-8");
+    c.header(
+      "Content-Disposition",
+      `attachment; filename="tieout-${
+        chosen.line.code.replace(/[^A-Za-z0-9_-]/g, "_")
+      }-${date}.csv"`,
+    );
+    return c.body(tieOutCsv(chosen.line.code, tieOut));
+  });
+  return app;
+}
