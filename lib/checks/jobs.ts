@@ -18,7 +18,6 @@ import type { WriteTx } from "../../db/writer.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
 import {
-  BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
   beginTransmission,
@@ -31,7 +30,7 @@ import {
 } from "../rails/batch.ts";
 import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
 import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
-import { buildPrintFile, type PrintableCheck } from "./print.ts";
+import { buildPrintFile, PRINT_FILE_CHECKS_MAX, type PrintableCheck } from "./print.ts";
 import { formatPositivePayAmount, positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
 import { type CheckSettings, readCheckSettings, readMicrFont } from "./settings_store.ts";
 import {
@@ -61,6 +60,8 @@ import type { CheckRailDeps } from "./rail.ts";
 
 /** A cutoff's claim: its build (reads, unsealing, the CSV and the PDF) must fit in it. */
 export const CHECK_CUTOFF_LEASE_MS = 5 * 60_000;
+/** Issues one positive-pay file takes at most: its print file must hold them all. */
+export const CHECK_FILE_ISSUES_MAX = PRINT_FILE_CHECKS_MAX;
 /** A cutoff that found another's build unfinished plans the next look this much later. */
 const CUTOFF_RETRY_MS = 60_000;
 /** Entries one unit sends; a larger file goes over several units. */
@@ -171,7 +172,7 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
   const queued = await tx.execute({
     sql: `SELECT count(*) AS n, coalesce(sum(e.amount_cents), 0) AS total
           FROM rail_batch_entries e WHERE e.id IN (${QUEUED})`,
-    args: [job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+    args: [job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
   });
   const issueCount = Number(queued.rows[0].n);
   const voids = await tx.execute({
@@ -179,7 +180,7 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
           WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
             AND (${ISSUE_SENT} OR c.reference IN
               (SELECT reference FROM rail_batch_entries WHERE id IN (${QUEUED})))`,
-    args: [job.companyId, job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+    args: [job.companyId, job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
   });
   if (issueCount === 0 && Number(voids.rows[0].n) === 0) return null;
   const batchId = newId("rbt");
@@ -199,7 +200,7 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
   });
   await tx.execute({
     sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched' WHERE id IN (${QUEUED})`,
-    args: [batchId, job.companyId, CHECK_RAIL, BATCH_ENTRIES_MAX],
+    args: [batchId, job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
   });
   await tx.execute({
     sql: `UPDATE checks SET issue_file_id = ? WHERE reference IN
