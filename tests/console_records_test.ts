@@ -377,3 +377,140 @@ Deno.test("console: no page shows a seeded secret (key secrets, webhook secrets,
     }
   });
 });
+
+Deno.test("console reviews: an admin resolves a check paid-item exception (bank reversed: nothing posted), audited; another company's is 404", async () => {
+  await withHttpFixture(async (f) => {
+    const now = f.clock.now();
+    await f.deps.databases.test.writer.write(async (tx) => {
+      await tx.execute({
+        sql: `INSERT INTO check_paid_imports (id, company_id, sha256, source, file_name, item_count,
+                matched_count, exception_count, report, imported_at)
+              VALUES ('cpi_console', ?, 'abc', 'cli', 'paid-2026-01-05.csv', 1, 0, 1, '[]', ?)`,
+        args: [f.cast.acme.id, now],
+      });
+      await tx.execute({
+        sql: `INSERT INTO check_exceptions (id, company_id, import_id, check_number, kind,
+                paid_amount_cents, paid_date, status, created_at)
+              VALUES ('cex_console', ?, 'cpi_console', 9001, 'unknown', 4200, '2026-01-05', 'open', ?)`,
+        args: [f.cast.acme.id, now],
+      });
+    });
+    const { browser: clerk } = await consoleAs(f, { email: "cleo@ops.test", role: "clerk" });
+    const list = await clerk.get("/console/reviews/checks?env=test");
+    assert.match(
+      textOf(list.html),
+      /No\. 9001 paid-2026-01-05\.csv unknown — \$42\.00 2026-01-05 open/,
+    );
+    const page = await clerk.get("/console/reviews/checks/cex_console?env=test");
+    assert.match(textOf(page.html), /If the payment stands \$42\.00 from available to bank/);
+    assert.ok(!page.html.includes(">Resolve</button>"));
+    assert.equal(
+      (await clerk.post("/console/reviews/checks/cex_console/resolve", {
+        env: "test",
+        resolution: "bank_reversed",
+        note: "x",
+      })).status,
+      403,
+    );
+
+    const { browser: beaconAdmin } = await consoleAs(f, {
+      email: "bea@ops.test",
+      role: "admin",
+      companies: f.cast.beacon.tin,
+    });
+    assert.equal(
+      (await beaconAdmin.get("/console/reviews/checks/cex_console?env=test")).status,
+      404,
+    );
+    assert.equal(
+      (await beaconAdmin.post("/console/reviews/checks/cex_console/resolve", {
+        env: "test",
+        resolution: "bank_reversed",
+        note: "x",
+      })).status,
+      404,
+    );
+
+    const { browser: admin } = await consoleAs(f, { email: "ada@ops.test", role: "admin" });
+    await admin.get("/console/reviews/checks/cex_console?env=test");
+    const bad = await admin.post("/console/reviews/checks/cex_console/resolve", {
+      env: "test",
+      resolution: "shrug",
+      note: "",
+    });
+    assert.equal(bad.status, 400);
+    assert.match(bad.html, /Resolution: choose what the bank says happened/);
+    const resolved = await admin.post("/console/reviews/checks/cex_console/resolve", {
+      env: "test",
+      resolution: "bank_reversed",
+      note: "the bank took the item back on 2026-01-06",
+    });
+    assert.equal(resolved.status, 303);
+    assert.equal(resolved.location, "/console/reviews/checks?done=resolved&env=test");
+    assert.equal(
+      await countRows(
+        f,
+        "test",
+        "SELECT count(*) AS n FROM check_exceptions WHERE status = 'resolved' AND resolution = 'bank_reversed'",
+      ),
+      1,
+    );
+    assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM ledger_transactions"), 0);
+    const audit = await f.deps.databases.test.readClient.execute(
+      "SELECT operator_email, object_id FROM audit_log WHERE object_id = 'cex_console'",
+    );
+    assert.deepEqual(audit.rows.map((row) => ({ ...row })), [{
+      operator_email: "ada@ops.test",
+      object_id: "cex_console",
+    }]);
+  });
+});
+
+Deno.test("console bank files: ACH files of the scope filtered by status, one file's page; another company's file is 404", async () => {
+  await withHttpFixture(async (f) => {
+    const now = f.clock.now();
+    await f.deps.databases.test.writer.write(async (tx) => {
+      for (
+        const [id, companyId, modifier] of [["rbt_acme", f.cast.acme.id, "A"], [
+          "rbt_beacon",
+          f.cast.beacon.id,
+          "B",
+        ]]
+      ) {
+        await tx.execute({
+          sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
+                  cutoff_at, created_at) VALUES (?, ?, 'ach', 'built', 1, 12500, ?, ?)`,
+          args: [id, companyId, now, now],
+        });
+        await tx.execute({
+          sql:
+            `INSERT INTO ach_files (batch_id, company_id, immediate_origin, immediate_destination,
+                  bank_date, file_id_modifier, effective_date, cutoff_kind, window_ends_at,
+                  content_sealed, sha256, byte_size, entry_hash, credit_total_cents,
+                  debit_total_cents, entry_count, file_name, created_at)
+                VALUES (?, ?, '0123456780', '0987654320', '2026-01-05', ?, '2026-01-06',
+                  'next_day', ?, 'sealed', 'f00d', 940, '0001234567', 12500, 0, 1, ?, ?)`,
+          args: [id, companyId, modifier, now, `ACH-${modifier}.txt`, now],
+        });
+      }
+    });
+    const { browser: scoped } = await consoleAs(f, {
+      email: "sam@ops.test",
+      role: "viewer",
+      companies: f.cast.acme.tin,
+    });
+    const list = await scoped.get("/console/bank-files?env=test");
+    assert.equal(list.status, 200);
+    assert.match(
+      textOf(list.html),
+      /ACH-A\.txt next day Acme Mutual 2026-01-06 1 \$125\.00 \/ \$0\.00 built/,
+    );
+    assert.ok(!list.html.includes("ACH-B.txt"));
+    const detail = await scoped.get("/console/bank-files/ach/rbt_acme?env=test");
+    assert.equal(detail.status, 200);
+    assert.match(textOf(detail.html), /This file has no entries/);
+    assert.equal((await scoped.get("/console/bank-files/ach/rbt_beacon?env=test")).status, 404);
+    const transmitted = await scoped.get("/console/bank-files?env=test&status=transmitted");
+    assert.match(textOf(transmitted.html), /No ACH files/);
+  });
+});
