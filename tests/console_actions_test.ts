@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { withHttpFixture } from "./http_fixture.ts";
 import { consoleAs, countRows, textOf } from "./console_helpers.ts";
 import { seedConsoleData } from "./console_pages_helpers.ts";
+import { createApp } from "../routes/app.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 
 const auditRows = (action: string) =>
   `SELECT count(*) AS n FROM audit_log WHERE action = '${action}'`;
@@ -314,5 +316,59 @@ Deno.test("console sandbox: clocks and inbox in test, 404 in live; a clerk advan
     assert.equal(await countRows(f, "test", auditRows("sandbox:advance")), 1);
     const after = await clerk.get("/console/sandbox?env=test&done=advanced");
     assert.match(textOf(after.html), /2 d ahead/);
+  });
+});
+
+Deno.test("the CLI's webhooks:replay and notifications:retry: one target only, scope and roles as in the console", async () => {
+  await withHttpFixture(async (f) => {
+    const data = await seedConsoleData(f);
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const now = f.clock.now();
+    const viewer = await makeOperator(f.deps, { email: "vic@ops.test", role: "viewer" }, now);
+    const scoped = await makeOperator(
+      f.deps,
+      { email: "sam@ops.test", role: "clerk", companies: f.cast.acme.tin },
+      now,
+    );
+    const asScoped = adminCall(app, scoped.token);
+    const both = await asScoped("webhooks:replay", {
+      delivery: data.acme.deliveryId,
+      endpoint: data.acme.endpointId,
+      since: "2026-01-01",
+      environment: "test",
+    });
+    assert.equal(both.status, 400);
+    assert.match(both.body.error.message, /either --delivery <id> or --endpoint <id> with --since/);
+    const noSince = await asScoped("webhooks:replay", {
+      endpoint: data.acme.endpointId,
+      environment: "test",
+    });
+    assert.equal(noSince.status, 400);
+    const hidden = await asScoped("webhooks:replay", {
+      delivery: data.beacon.deliveryId,
+      environment: "test",
+    });
+    assert.equal(hidden.status, 404);
+    assert.match(hidden.body.error.message, /no webhook delivery .* in test/);
+    const refused = await adminCall(app, viewer.token)("notifications:retry", {
+      notification: data.notificationId,
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, "role_insufficient");
+    const replayed = await asScoped("webhooks:replay", {
+      endpoint: data.acme.endpointId,
+      since: new Date(now - 60_000).toISOString(),
+      environment: "test",
+    });
+    assert.equal(replayed.status, 200);
+    assert.equal(replayed.body.result.replay_ids.length, 1);
+    assert.equal(replayed.body.result.has_more, false);
+    const retried = await asScoped("notifications:retry", { notification: data.notificationId });
+    assert.equal(retried.status, 200);
+    assert.deepEqual(retried.body.result, {
+      environment: "live",
+      notification_id: data.notificationId,
+      status: "pending",
+    });
   });
 });
