@@ -376,6 +376,9 @@ export const checkCommands: Readonly<Record<string, Command>> = {
           : refuse(read.code, `${read.message} (in ${environment.value})`, { field: "file" });
       }
       const { file, content } = read.value;
+      if (await exists(out.value)) {
+        return refuse("file_exists", `${out.value} exists: choose a new path`, { field: "out" });
+      }
       const sha256 = await sha256Hex(content);
       if (sha256 !== file.sha256) {
         return refuse(
@@ -614,3 +617,14 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     },
   },
 };
+
+/** Whether something is at `path` already (a download never overwrites it, nor logs itself then). */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
