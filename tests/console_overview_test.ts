@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { postTransaction } from "../lib/ledger/store.ts";
 import { applyMove } from "../lib/payouts/store.ts";
+import { dayIn, formatDateTime, startOfDayIn } from "../lib/platform/format.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 import { consoleAs, createPayout, fundLine, textOf } from "./console_helpers.ts";
 
@@ -140,4 +141,21 @@ Deno.test("console overview: times follow the operator's zone, UTC on hover", as
     assert.match(next.html, />Jan 5, 2026, 09:00 CST</);
     assert.match(textOf(next.html), /Times in America\/Chicago/);
   }, NO_LIMIT);
+});
+
+Deno.test("format: a day's start in a zone, across a daylight-saving change", () => {
+  assert.equal(
+    new Date(startOfDayIn("2026-03-08", "America/New_York")!).toISOString(),
+    "2026-03-08T05:00:00.000Z",
+  );
+  assert.equal(
+    new Date(startOfDayIn("2026-03-09", "America/New_York")!).toISOString(),
+    "2026-03-09T04:00:00.000Z",
+  );
+  assert.equal(startOfDayIn("2026-02-30", "UTC"), null);
+  assert.equal(dayIn(Date.UTC(2026, 0, 5, 3), "America/Chicago"), "2026-01-04");
+  assert.equal(
+    formatDateTime(Date.UTC(2026, 6, 1, 12), "Europe/Berlin"),
+    "Jul 1, 2026, 14:00 GMT+2",
+  );
 });

@@ -79,10 +79,14 @@ function startReceiver() {
 }
 
 const pagesChecked: { name: string; violations: { id: string; impact: string | null }[] }[] = [];
+/** Key and webhook secrets the sandbox seeded or the test made: no page may show one. */
+const secrets: string[] = [];
 
-/** A full-page screenshot, and axe-core's WCAG 2 A/AA rules run in the page. */
+/** A full-page screenshot, no secret in the page, and axe-core's WCAG 2 A/AA rules run in it. */
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${artifacts}${name}.png`, fullPage: true });
+  const html = await page.content();
+  for (const secret of secrets) assert.ok(!html.includes(secret), `${name} shows a secret`);
   await page.addScriptTag({ content: axe.source });
   const result = await page.evaluate(async () => {
     // deno-lint-ignore no-explicit-any
@@ -134,7 +138,15 @@ Deno.test({
           headers: { Authorization: `Bearer ${lineKey}`, "Content-Type": "application/json" },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
-      assert.equal((await v1("POST", "/v1/webhooks", { url: receiver.url })).status, 201);
+      for (const company of credentials.companies) {
+        secrets.push(company.company_api_key);
+        for (const user of company.users) secrets.push(user.api_key_test, user.api_key_live);
+        for (const line of company.lines) secrets.push(line.key_test, line.key_live);
+      }
+      const endpoint = await v1("POST", "/v1/webhooks", { url: receiver.url });
+      assert.equal(endpoint.status, 201);
+      secrets.push((await endpoint.json() as { secret: string }).secret);
+      assert.ok(secrets.every((secret) => typeof secret === "string" && secret.length > 10));
       assert.equal(
         (await v1("POST", "/v1/payees", {
           id: "noaction",
