@@ -94,7 +94,7 @@ async function queueCheck(
 }
 
 /** The check rail of one environment's database (postal and digital checks). */
-export function checkRail(deps: CheckRailDeps): BatchRail | null {
+export function checkRail(deps: CheckRailDeps): BatchRail {
   return {
     shape: "batch",
     name: CHECK_RAIL,
