@@ -224,6 +224,8 @@ Deno.test("console: live data needs a session signed in with TOTP (dev mode sign
     assert.equal(live.status, 403);
     assert.match(textOf(live.html), /Live data needs a session signed in with a TOTP code/);
     assert.doesNotMatch(live.html, /id="test-banner"/);
+    // The refused choice is not remembered: the next page is test again.
+    assert.match((await browser.get("/console/payouts")).html, /id="test-banner"/);
   }, { SANDBOX_DEV: "1" });
 });
 

@@ -165,9 +165,6 @@ export function consoleSession(deps: AppDeps, refuse: Refuse): MiddlewareHandler
       : isEnvironment(remembered)
       ? remembered
       : "test";
-    if (environment !== remembered) {
-      setCookie(c, ENVIRONMENT_COOKIE, environment, cookieOptions(deps));
-    }
     c.set("operator", operatorOf(operator));
     c.set("environment", environment);
     c.set("database", deps.databases[environment]);
@@ -198,6 +195,10 @@ export function consoleSession(deps: AppDeps, refuse: Refuse): MiddlewareHandler
         403,
         "Live data needs a session signed in with a TOTP code. Sign out and sign in again with the code of your authenticator app, or switch to test.",
       );
+    }
+    // Remembered only once allowed: a refused live view leaves the console on test.
+    if (environment !== remembered) {
+      setCookie(c, ENVIRONMENT_COOKIE, environment, cookieOptions(deps));
     }
     if (operator.sessionExpiresAt - now < SESSION_IDLE_MS - TOUCH_INTERVAL_MS) {
       await touchSession(operatorDeps, operator, now);
