@@ -62,6 +62,9 @@ export class DatabaseStartError extends Error {
   }
 }
 
+/** Reads a node keeps in flight to a libSQL server at once (`@libsql/client`'s own default). */
+const REMOTE_READS_CONCURRENT_MAX = 20;
+
 /** Opens, configures and migrates a database (a libSQL server is checked, never migrated). */
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   const local = options.url.startsWith("file:");
@@ -100,6 +103,15 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (local) {
     readClient = connect();
     await readClient.execute("PRAGMA query_only=1");
+  } else {
+    // Each read on a server is a round trip of its own stream: one at a time would queue every
+    // GET and poll of the node behind the slowest (the write client stays one transaction).
+    readClient = createClient!({
+      url: options.url,
+      authToken: options.authToken ?? undefined,
+      timeout: options.busyTimeoutMs,
+      concurrency: REMOTE_READS_CONCURRENT_MAX,
+    });
   }
   const writer = new GroupCommitWriter(writeClient, { unitsPerGroupMax: options.unitsPerGroupMax });
   const disbursementReads = new CommittedReadCache<CachedV1Disbursement>(
