@@ -17,9 +17,9 @@ import {
 
 export const disbursementSorts: Sortable = {
   created: "d.created_at",
-  amount: "total_cents",
-  payees: "payee_count",
-  company: "c.name",
+  amount: "(SELECT sum(p.amount_cents) FROM payouts p WHERE p.disbursement_id = d.id)",
+  payees: "(SELECT count(*) FROM payouts p WHERE p.disbursement_id = d.id)",
+  company: "(SELECT c.name FROM companies c WHERE c.id = d.company_id)",
 };
 
 export interface DisbursementFilter {
@@ -92,12 +92,20 @@ export async function listDisbursements(
     });
   }
   const where = allOf(conditions);
-  const order = orderAndPage(request, disbursementSorts, "d.id");
-  const { rows } = await client.execute({
-    sql: `${SELECT} WHERE ${where.sql} ${order.sql}`,
+  const order = orderAndPage(request, disbursementSorts, "d.rowid");
+  // The page's ids first, then their totals: a total is computed for the rows shown, not for
+  // every disbursement the order passes over.
+  const { rows: ids } = await client.execute({
+    sql: `SELECT d.id FROM disbursements d WHERE ${where.sql} ${order.sql}`,
     args: [...where.args, ...order.args],
   });
-  return pageOf(request, rows.map(toRow));
+  if (ids.length === 0) return pageOf(request, []);
+  const { rows } = await client.execute({
+    sql: `${SELECT} WHERE d.id IN (${ids.map(() => "?").join(", ")})`,
+    args: ids.map((row) => String(row.id)),
+  });
+  const byId = new Map(rows.map((row) => [String(row.id), toRow(row)]));
+  return pageOf(request, ids.map((row) => byId.get(String(row.id))!));
 }
 
 export interface DisbursementPayee {
