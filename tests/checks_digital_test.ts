@@ -100,7 +100,15 @@ Deno.test("a live digital check: not ready until its positive-pay file is sent, 
 
       const [positivePay] = await checkFilesOf(m);
       assert.deepEqual([positivePay.kind, positivePay.status], ["positive_pay", "built"]);
+      const told = () =>
+        rows(m, "SELECT subject, links FROM notifications WHERE subject LIKE '%is ready'");
+      assert.deepEqual(await told(), [], "nobody is told before the bank knows the check");
       assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
+      // Marking the file sent tells the payee, with a link to the same check.
+      const [message] = await told();
+      assert.equal(message.subject, "Acme: your check for $123.45 is ready");
+      const [sentLink] = JSON.parse(String(message.links)) as string[];
+      assert.match(sentLink, new RegExp(`/checks/live/digital/${id}\\?`));
 
       const ready = await route.get(link);
       assert.equal(ready.status, 200);

@@ -58,7 +58,7 @@ const resolve: ApprovedAction = async (tx, approval, { deps, actor, now }) => {
   if (batch && batch.rail !== "ach") {
     return await resolveInDoubtCheckFile(
       tx,
-      { environment: "live", runtime: liveRuntime() },
+      { environment: "live", secretBox: deps.secretBox, runtime: liveRuntime() },
       actor,
       approval.objectId,
       approval.payload.as === "transmitted" ? "transmitted" : "not_received",

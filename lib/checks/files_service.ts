@@ -227,7 +227,7 @@ export type InDoubtAnswer = "transmitted" | "not_received";
  */
 export async function resolveInDoubtCheckFile(
   tx: WriteTx,
-  deps: Pick<CheckFileDeps, "environment" | "runtime">,
+  deps: Pick<CheckFileDeps, "environment" | "secretBox" | "runtime">,
   actor: AuditActor,
   fileId: string,
   as: InDoubtAnswer,

@@ -43,6 +43,7 @@ import {
 } from "./files_store.ts";
 import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./register.ts";
 import { importPaidItems } from "./paid_import.ts";
+import { tellPayeeDigitalCheckReady } from "./digital.ts";
 import {
   CHECK_CUTOFF_JOB,
   CHECK_RAIL,
@@ -526,7 +527,7 @@ export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReaso
  */
 export async function recordCheckFileTransmitted(
   tx: WriteTx,
-  deps: Pick<CheckRailDeps, "environment">,
+  deps: Pick<CheckRailDeps, "environment" | "secretBox" | "runtime">,
   moves: BatchPayoutMoves,
   fileId: string,
   railReference: string,
@@ -546,7 +547,7 @@ export async function recordCheckFileTransmitted(
  */
 async function sendFile(
   tx: WriteTx,
-  deps: Pick<CheckRailDeps, "environment">,
+  deps: Pick<CheckRailDeps, "environment" | "secretBox" | "runtime">,
   moves: BatchPayoutMoves,
   companyId: string,
   fileId: string,
@@ -582,6 +583,23 @@ async function sendFile(
   });
   // Voids made while this file waited to be sent go in the next one.
   if (waiting.rows.length > 0) await ensureCheckCutoffPlanned(tx, companyId, at);
+  // Once, with the file's last unit: the payees of its digital checks are told they are ready.
+  const digital = await tx.execute({
+    sql: `SELECT id FROM checks WHERE issue_file_id = ? AND kind = 'digital' AND status = 'issued'
+          ORDER BY check_number`,
+    args: [fileId],
+  });
+  for (const row of digital.rows) {
+    await tellPayeeDigitalCheckReady(
+      tx,
+      {
+        secretBox: deps.secretBox,
+        notifications: deps.runtime.notifications,
+      },
+      String(row.id),
+      at,
+    );
+  }
   const print = await printFileOf(tx, fileId);
   if (print?.status === "built") {
     await scheduleCheckTransmit(tx, companyId, print.batchId, at, 1);
