@@ -240,7 +240,8 @@ export function describeConsole(result: ConsoleBenchResult): string {
   const lines = [
     `Console with ${
       result.payouts.toLocaleString("en-US")
-    } payouts (target: under ${CONSOLE_TARGET_MS} ms, ${RUNS_PER_PAGE} fetches each over HTTP)`,
+    } payouts (target: under ${CONSOLE_TARGET_MS} ms, ${RUNS_PER_PAGE} fetches each over HTTP; ` +
+    `load average ${result.loadAverage} on ${navigator.hardwareConcurrency} cores)`,
     "",
     "| page | median ms | slowest ms | table rows | under target |",
     "|---|---:|---:|---:|---|",

@@ -83,14 +83,7 @@ export async function readOverview(
             WHERE p.updated_at >= ? AND ${payoutsScope.sql} GROUP BY p.status`,
       args: [options.todayStart, ...payoutsScope.args],
     }),
-    client.execute({
-      sql:
-        `SELECT CAST((t.at - ?) / ${DAY_MS} AS INTEGER) AS day, count(*) AS n, sum(p.amount_cents) AS cents
-            FROM payout_transitions t JOIN payouts p ON p.id = t.payout_id
-            WHERE t.to_status = 'funds_sent' AND t.at >= ? AND ${payoutsScope.sql}
-            GROUP BY day`,
-      args: [chartStart, chartStart, ...payoutsScope.args],
-    }),
+    chartDays(database, companyIds, chartStart, options.todayStart),
     (async (): Promise<Attention> => {
       const companiesIn = inCompanies("company_id");
       const deliveries = scoped("w.company_id");
@@ -147,14 +140,13 @@ export async function readOverview(
     })(),
   ]);
 
-  const byDay = new Map(chartRows.rows.map((row) => [Number(row.day), row]));
   const chart: ChartDay[] = [];
   for (let day = 0; day < CHART_DAYS; day++) {
-    const row = byDay.get(day);
+    const sent = chartRows.get(day);
     chart.push({
       start: chartStart + day * DAY_MS,
-      sentCents: row ? Number(row.cents) : 0,
-      payouts: row ? Number(row.n) : 0,
+      sentCents: sent?.cents ?? 0,
+      payouts: sent?.payouts ?? 0,
     });
   }
   return {
@@ -165,6 +157,62 @@ export async function readOverview(
     chart,
     attention,
   };
+}
+
+/** Payouts sent and their amount on one day of the chart. */
+interface DaySent {
+  readonly payouts: number;
+  readonly cents: number;
+}
+
+/** Finished days of the chart kept per database, by scope and first day, at most this many. */
+const FINISHED_CHARTS_MAX = 64;
+const finishedCharts = new WeakMap<Database, Map<string, Map<number, DaySent>>>();
+
+/**
+ * The chart's days (0 = its first), from the payouts that moved to funds_sent. Days before today
+ * are read once and kept: a transition is stamped with the time it happens (the sandbox clock in
+ * test, which is never behind real time), so no later one lands on a finished day. Only today's
+ * transitions are read on every request.
+ */
+async function chartDays(
+  database: Database,
+  companyIds: readonly string[] | null,
+  chartStart: number,
+  todayStart: number,
+): Promise<Map<number, DaySent>> {
+  const scope = scopeCondition("p.company_id", companyIds);
+  const read = async (from: number, until: number | null) => {
+    const { rows } = await database.readClient.execute({
+      sql: `SELECT CAST((t.at - ?) / ${DAY_MS} AS INTEGER) AS day, count(*) AS n,
+              sum(p.amount_cents) AS cents
+            FROM payout_transitions t JOIN payouts p ON p.id = t.payout_id
+            WHERE t.to_status = 'funds_sent' AND t.at >= ? ${until === null ? "" : "AND t.at < ?"}
+              AND ${scope.sql}
+            GROUP BY day`,
+      args: [chartStart, from, ...(until === null ? [] : [until]), ...scope.args],
+    });
+    return new Map(
+      rows.map((row) => [Number(row.day), { payouts: Number(row.n), cents: Number(row.cents) }]),
+    );
+  };
+  let charts = finishedCharts.get(database);
+  if (!charts) {
+    charts = new Map();
+    finishedCharts.set(database, charts);
+  }
+  const key = `${
+    companyIds === null ? "*" : [...companyIds].sort().join(",")
+  }|${chartStart}|${todayStart}`;
+  let finished = charts.get(key);
+  if (!finished) {
+    finished = await read(chartStart, todayStart);
+    if (charts.size >= FINISHED_CHARTS_MAX) charts.delete(charts.keys().next().value!);
+    charts.set(key, finished);
+  }
+  const days = new Map(finished);
+  for (const [day, sent] of await read(todayStart, null)) days.set(day, sent);
+  return days;
 }
 
 /**

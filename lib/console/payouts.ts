@@ -87,8 +87,10 @@ export async function searchPayouts(
   }
   if (filter.disbursement) {
     conditions.push({
+      // The public uuid is unique per company and kind: that index answers it, company by company.
       sql: `(p.disbursement_id = ? OR p.id = ? OR p.disbursement_id IN
-              (SELECT id FROM disbursements WHERE external_uuid = ?))`,
+              (SELECT id FROM disbursements WHERE company_id IN (SELECT id FROM companies)
+                AND kind IN ('disbursement', 'simple_payment', 'v1') AND external_uuid = ?))`,
       args: [filter.disbursement, filter.disbursement, filter.disbursement],
     });
   }
