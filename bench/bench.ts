@@ -11,6 +11,7 @@ import { describeAchCatastrophe, measureAchCatastrophe } from "./ach_catastrophe
 import { measureReadsDuringDrain } from "./drain.ts";
 import { describeColdStart, measureColdStart } from "./cold_start.ts";
 import { describeConsole, measureConsole } from "./console.ts";
+import { describeScaleOut, measureScaleOut } from "./scale_out.ts";
 import { measureCreateCost } from "./create_cost.ts";
 import { measureLedgerPosting } from "./ledger_posting.ts";
 import { measureDeliveries } from "./webhook_delivery.ts";
@@ -253,5 +254,7 @@ console.log(
 );
 
 console.log(`\n${describeConsole(await measureConsole())}`);
+
+console.log(`\n${describeScaleOut(await measureScaleOut({ connections, seconds }))}`);
 
 console.log(`\n${describeAchCatastrophe(await measureAchCatastrophe({ connections, seconds }))}`);
