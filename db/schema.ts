@@ -204,6 +204,8 @@ export const payouts = sqliteTable("payouts", {
   index("payouts_created").on(t.createdAt, t.id),
   // The console's overview: payouts that changed today.
   index("payouts_updated").on(t.updatedAt),
+  // The console's payout search sorted by amount (set at insert, never changed).
+  index("payouts_amount").on(t.amountCents, t.id),
   check("payouts_amount_positive", sql`${t.amountCents} > 0`),
   check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
 ]);

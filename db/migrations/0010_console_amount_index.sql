@@ -1,0 +1,1 @@
+CREATE INDEX `payouts_amount` ON `payouts` (`amount_cents`,`id`);
