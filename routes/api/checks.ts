@@ -30,8 +30,9 @@ import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { freeText, invalidInput, parseJsonBody, parseQuery } from "../validation.ts";
+import { invalidInput, parseJsonBody, parseQuery } from "../validation.ts";
 import { companyTarget } from "./request.ts";
+import { apiSchemas } from "./schemas.ts";
 
 /** Checks of one page of a listing, by default and at most. */
 export const CHECKS_PAGE_SIZE_DEFAULT = 10;
@@ -110,13 +111,6 @@ const listFilesQuery = v.object({
   starting_after: v.optional(v.pipe(v.string(), v.minLength(1, "starting_after is empty"))),
 });
 
-const voidBody = v.strictObject({
-  reason: v.pipe(
-    freeText("reason", 500),
-    v.check((reason) => reason.trim() !== "", "reason must not be empty"),
-  ),
-}, "the body takes only reason");
-
 /** A check as the company sees it: never the account it is drawn on. */
 export const checkView = (check: CheckRecord, environment: Environment) => ({
   object: "check" as const,
@@ -155,6 +149,7 @@ const fileView = (file: CheckFileSummary, environment: Environment) => ({
 
 export function checkRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const { voidCheck: voidBody } = apiSchemas(deps.config);
 
   const notFound = (c: Parameters<typeof errorResponse>[0], what: string, environment: string) =>
     errorResponse(c, {

@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { FUNDINGS_PAGE_SIZE_DEFAULT, FUNDINGS_PAGE_SIZE_MAX } from "../../lib/funding/service.ts";
+import { VOID_REASON_LENGTH_MAX } from "../../lib/checks/register.ts";
 import type { Config } from "../../lib/platform/config.ts";
 import type { FieldIssue } from "../errors.ts";
 import {
@@ -245,7 +246,23 @@ export function apiSchemas(config: Config) {
     allowed_payment_method_ids: allowedPaymentMethodIds,
     line: v.optional(lineCode),
   });
-  return { addFunds, listFunds, createDisbursement: createBody, uploadDocument, simplePayment };
+  /** POST /api/checks/{number}/void: why the check is voided, kept on it and in the audit log. */
+  const voidCheck = v.strictObject({
+    reason: v.pipe(
+      freeText("reason", VOID_REASON_LENGTH_MAX),
+      v.minLength(1, "reason must not be empty"),
+      v.check((reason) => reason.trim() !== "", "reason must not be blank"),
+    ),
+  }, "the body takes only reason");
+
+  return {
+    addFunds,
+    listFunds,
+    createDisbursement: createBody,
+    uploadDocument,
+    simplePayment,
+    voidCheck,
+  };
 }
 
 /** A payee must be reachable on every channel its delivery options turn on. */

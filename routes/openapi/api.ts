@@ -277,15 +277,7 @@ export function apiOpenApi(config: Config) {
         description:
           "Any user of the company may void its checks. A check voided or stale already is answered as it is. A paid check cannot be voided: 400 naming `number`, and nothing is written. Idempotency-Key applies.",
         parameters: [pathParam("number", "The check number."), companyApiKey, idempotency],
-        requestBody: {
-          required: true,
-          content: json({
-            type: "object",
-            required: ["reason"],
-            additionalProperties: false,
-            properties: { reason: { type: "string", minLength: 1, maxLength: 500 } },
-          }),
-        },
+        requestBody: body(schemas.voidCheck),
         responses: {
           200: ok("The check, voided.", "ApiCheck"),
           404: notFound,
