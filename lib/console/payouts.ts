@@ -4,6 +4,9 @@
  * joins names after, so a page of 50 costs the same with 100,000 payouts as with 100.
  */
 import type { Client, InValue } from "@libsql/client";
+import type { Database } from "../../db/client.ts";
+import { inScope } from "../operators/rules.ts";
+import { domainNow } from "../sandbox/clock_store.ts";
 import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
 import {
   allOf,
@@ -266,14 +269,17 @@ const text = (value: unknown) => (value === null || value === undefined ? null :
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /**
- * Everything the Payout detail page shows of one payout, or null when there is none. The caller
- * checks its company against the operator's scope (and answers 404 as for a missing one).
+ * Everything the Payout detail page shows of one payout, or null when there is none or its
+ * company is outside the operator's scope (the page answers both alike). Portal links expire on
+ * the company's clock (the sandbox clock in test).
  */
 export async function payoutDetail(
-  client: Client,
+  database: Database,
+  companyIds: readonly string[] | null,
   payoutId: string,
-  now: number,
+  realNow: number,
 ): Promise<PayoutDetail | null> {
+  const client = database.readClient;
   const { rows } = await client.execute({
     sql:
       `SELECT p.*, c.name AS company_name, l.code AS line_code, d.external_uuid, d.kind AS d_kind,
@@ -283,7 +289,8 @@ export async function payoutDetail(
     args: [payoutId],
   });
   const row = rows[0];
-  if (!row) return null;
+  if (!row || !inScope(companyIds, String(row.company_id))) return null;
+  const now = await domainNow(database, String(row.company_id), realNow);
   const [transitions, ledger, events, notifications, links, endorsements, signed] = await Promise
     .all([
       client.execute({

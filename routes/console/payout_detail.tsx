@@ -17,7 +17,6 @@ import {
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import { modalityOf } from "../../lib/payouts/states.ts";
-import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -34,7 +33,7 @@ import {
 } from "./kit.tsx";
 import { StatusBadge } from "./payouts.tsx";
 import {
-  assertCompanyInScope,
+  companiesInScope,
   consoleActor,
   type ConsoleContext,
   type ConsoleEnv,
@@ -388,17 +387,10 @@ export function payoutDetailConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
 
   /** The payout of the path within the operator's companies, or null (answered 404). */
-  const payoutInScope = async (c: ConsoleContext, id: string) => {
-    if (!PAYOUT_ID.test(id)) return null;
-    const database = c.get("database");
-    const companyId = await database.readClient.execute({
-      sql: "SELECT company_id FROM payouts WHERE id = ?",
-      args: [id],
-    }).then(({ rows }) => (rows[0] ? String(rows[0].company_id) : null));
-    if (companyId === null || !assertCompanyInScope(c, companyId)) return null;
-    const now = await domainNow(database, companyId, deps.clock.now());
-    return await payoutDetail(database.readClient, id, now);
-  };
+  const payoutInScope = (c: ConsoleContext, id: string) =>
+    PAYOUT_ID.test(id)
+      ? payoutDetail(c.get("database"), companiesInScope(c), id, deps.clock.now())
+      : Promise.resolve(null);
 
   app.get("/:id", async (c) => {
     const payout = await payoutInScope(c, c.req.param("id"));

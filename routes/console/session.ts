@@ -6,14 +6,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
-import type { InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
 import { scopeCondition as scopeFor } from "../../lib/console/paging.ts";
-import type { AuditActor } from "../../lib/audit/store.ts";
 import type { CommandRequest, Flags } from "../../lib/admin/command_kit.ts";
 import { runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import { inScope, type Role, roleAllows, SESSION_IDLE_MS } from "../../lib/operators/rules.ts";
 import {
+  actorOf,
   type OperatorDeps,
   readSession,
   type SignedInOperator,
@@ -88,7 +87,7 @@ export function consoleOrigin(c: Context): string {
 }
 
 /** The audit actor of the signed-in operator: who, and `console <address>`. */
-export function consoleActor(c: ConsoleContext): AuditActor {
+export function consoleActor(c: ConsoleContext): ReturnType<typeof actorOf> {
   const { id, email } = c.get("operator");
   return { operator: { id, email }, origin: consoleOrigin(c) };
 }
@@ -259,7 +258,7 @@ export function assertCompanyInScope(c: ConsoleContext, companyId: string | null
 export function scopeCondition(
   c: ConsoleContext,
   column: string,
-): { sql: string; args: InValue[] } {
+): ReturnType<typeof scopeFor> {
   return scopeFor(column, companiesInScope(c));
 }
 
