@@ -585,6 +585,517 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/checks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The company's checks of the token's environment in number order: amount, status, payout, issue and paid dates (never an account number) */
+    get: {
+      parameters: {
+        query?: {
+          status?: "issued" | "paid" | "voided" | "stale";
+          /** @description One check number. */
+          number?: string;
+          /** @description Checks issued on or after this day (bank-local). */
+          from?: string;
+          /** @description Checks issued on or before this day (bank-local). */
+          to?: string;
+          limit?: number;
+          /** @description The number of the last check of the previous page. */
+          starting_after?: string;
+        };
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of checks. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiCheckList"];
+          };
+        };
+        /** @description VALIDATION_ERROR: status is not a check state, number or starting_after is not a check number (or names no check), from or to is not a calendar date, to is before from, or limit is not 1 to 100. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/checks/{number}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One check of the company by its number */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path: {
+          /** @description The check number. */
+          number: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The check. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiCheck"];
+          };
+        };
+        /** @description VALIDATION_ERROR: number is not a check number. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RESOURCE_NOT_FOUND: no such resource for this company. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/checks/{number}/void": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Void an issued check, with a reason; audited. The void goes in the next positive-pay file, and the payout fails (check_voided) and is re-offered once that file was sent
+     * @description Any user of the company may void its checks. A check voided or stale already is answered as it is. A paid check cannot be voided: 400 naming `number`, and nothing is written. Idempotency-Key applies.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+          /** @description Replays the first response byte for byte for 24 hours (Idempotent-Replayed: true); another method, path or body with the same key is 422, the same key while the first still runs 409. */
+          "Idempotency-Key"?: string;
+        };
+        path: {
+          /** @description The check number. */
+          number: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            reason: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The check, voided. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiCheck"];
+          };
+        };
+        /** @description VALIDATION_ERROR: number is not a check number or names a paid check, or reason is missing, empty or longer than 500 characters. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RESOURCE_NOT_FOUND: no such resource for this company. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description REQUEST_TIMEOUT: the body did not arrive whole within BODY_TIMEOUT_MS (30 s by default): nothing was done. */
+        408: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description CONFLICT: refused by a business rule (the message says which), or IDEMPOTENCY_REQUEST_IN_PROGRESS: the same Idempotency-Key is still running. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/check-files": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The company's check files of the token's environment, newest first: positive-pay and print files, metadata only */
+    get: {
+      parameters: {
+        query?: {
+          kind?: "positive_pay" | "print";
+          status?: "built" | "transmitting" | "transmitted" | "in_doubt" | "voided";
+          limit?: number;
+          /** @description The id of the last file of the previous page. */
+          starting_after?: string;
+        };
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of check files. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiCheckFileList"];
+          };
+        };
+        /** @description VALIDATION_ERROR: kind or status is not one of its values, limit is not 1 to 100, or starting_after names no file of the company. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/check-files/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One check file's metadata (never its content: it holds the account number) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path: {
+          /** @description The file's id (rbt_…). */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The file. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiCheckFile"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RESOURCE_NOT_FOUND: no such resource for this company. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/sandbox/clock": {
     parameters: {
       query?: never;
@@ -5587,6 +6098,84 @@ export interface components {
         status: "queued" | "batched" | "sent" | "completed" | "failed" | "voided";
         return_code: string | null;
       }[];
+    };
+    ApiCheck: {
+      /** @constant */
+      object: "check";
+      /** @description The check number: the register's, never reused. */
+      number: number;
+      /** @enum {string} */
+      environment: "test" | "live";
+      /**
+       * @description postal: printed and mailed; digital: the payee prints or deposits it.
+       * @enum {string}
+       */
+      kind: "postal" | "digital";
+      /** @description US dollars, at most two decimals. The check's amount: the payout's less the payee fee. */
+      amount: number;
+      /**
+       * @description issued until the bank reports it paid, it is voided, or it goes stale (180 days by default).
+       * @enum {string}
+       */
+      status: "issued" | "paid" | "voided" | "stale";
+      /** @description The payout the check pays (po_…). */
+      payout_id: string;
+      payee_name: string;
+      memo: string | null;
+      postage_code: string | null;
+      /** @description Bank-local, YYYY-MM-DD. */
+      issue_date: string;
+      paid_date: string | null;
+      paid_amount: number | null;
+      voided_at: string | null;
+      void_reason: string | null;
+      stale_at: string | null;
+    };
+    ApiCheckList: {
+      /** @constant */
+      object: "list";
+      data: components["schemas"]["ApiCheck"][];
+      /** @description True when another page follows: pass starting_after. */
+      has_more: boolean;
+    };
+    ApiCheckFile: {
+      /** @constant */
+      object: "check_file";
+      /** @description The file's id (rbt_…). */
+      id: string;
+      /** @enum {string} */
+      environment: "test" | "live";
+      /**
+       * @description positive_pay: the issues and voids the bank is told of; print: the postal checks' PDF, released only after its positive-pay file was sent.
+       * @enum {string}
+       */
+      kind: "positive_pay" | "print";
+      /** @enum {string} */
+      status: "built" | "transmitting" | "transmitted" | "in_doubt" | "voided";
+      /**
+       * Format: date-time
+       * @description When the file was built.
+       */
+      created_at: string;
+      positive_pay_file_id: string | null;
+      /** @description Checks issued in the file. */
+      issue_count: number;
+      /** @description Voids the file tells the bank of. */
+      void_count: number;
+      /** @description US dollars, at most two decimals. The issued checks' total. */
+      total: number;
+      /** @description The plain file's size in bytes. */
+      byte_size: number;
+      /** @description Of the plain file. */
+      sha256: string;
+      transmitted_at: string | null;
+    };
+    ApiCheckFileList: {
+      /** @constant */
+      object: "list";
+      data: components["schemas"]["ApiCheckFile"][];
+      /** @description True when another page follows: pass starting_after. */
+      has_more: boolean;
     };
     ApiPayee: {
       payee_type_id: number | null;
