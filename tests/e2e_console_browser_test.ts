@@ -249,6 +249,17 @@ Deno.test({
       await page.getByRole("link", { name: "Nora Action" }).click();
       await page.getByRole("heading", { name: "Payout to Nora Action" }).waitFor();
       await shot(page, "04-payout-detail");
+      // The same page on a phone: one column, the tables scroll sideways inside their frame.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await shot(page, "04-payout-detail-phone");
+      assert.ok(
+        await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (globalThis as any).document.documentElement.scrollWidth <= 390
+        ),
+        "the payout page is wider than a phone",
+      );
+      await page.setViewportSize({ width: 1280, height: 900 });
 
       // 3. Cancel it, and see the balance move back.
       await page.getByRole("button", { name: "Cancel payout" }).click();

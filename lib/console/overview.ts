@@ -215,55 +215,74 @@ async function chartDays(
   return days;
 }
 
+/** Differences of finished days, per database, by line and date; at most this many kept. */
+const FINISHED_TIE_OUTS_MAX = 10_000;
+const finishedTieOuts = new WeakMap<Database, Map<string, number>>();
+
 /**
- * Lines whose tie-out of yesterday or today (UTC days, each company's sandbox clock in test) is
- * not zero. A day's difference depends only on that day's movements (closing − opening is the
- * sum of its held entries), so only the two days' entries are read, through the line's
- * posted_at index.
+ * A line's tie-out difference of one UTC day. It depends only on that day's movements (closing −
+ * opening is the sum of its held entries), so only the day's entries are read, through the
+ * line's posted_at index.
+ */
+async function dayDifference(database: Database, lineId: string, start: number): Promise<number> {
+  const { rows } = await database.readClient.execute({
+    sql: `SELECT t.kind, a.code, sum(e.amount_cents) AS cents
+          FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+            JOIN ledger_accounts a ON a.id = e.account_id
+          WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
+          GROUP BY t.kind, a.code`,
+    args: [lineId, start, start + DAY_MS],
+  });
+  const movements: DayMovement[] = rows
+    .filter((row) => isLedgerTransactionKind(String(row.kind)))
+    .map((row) => ({
+      kind: String(row.kind) as DayMovement["kind"],
+      account: String(row.code) as LedgerAccountCode,
+      cents: Number(row.cents),
+    }));
+  const heldChange = movements.filter((m) => heldAccounts.includes(m.account))
+    .reduce((sum, m) => sum + m.cents, 0);
+  return computeTieOut(new Date(start).toISOString().slice(0, 10), 0, heldChange, movements)
+    .difference;
+}
+
+/**
+ * Lines whose tie-out of yesterday or today (UTC days on each company's clock: the sandbox clock
+ * in test) is not zero. Yesterday is read once and kept: entries are posted at the time they
+ * happen on a clock that only moves forward, so no later entry lands on a finished day.
  */
 async function tieOutDifferencesOf(
   database: Database,
   lines: readonly LineBalanceRow[],
   realNow: number,
 ): Promise<TieOutDifference[]> {
-  const differences: TieOutDifference[] = [];
-  const held = new Set<string>(heldAccounts);
-  for (const line of lines) {
+  let finished = finishedTieOuts.get(database);
+  if (!finished) {
+    finished = new Map();
+    finishedTieOuts.set(database, finished);
+  }
+  const kept = finished;
+  const perLine = await Promise.all(lines.map(async (line) => {
     const now = await domainNow(database, line.companyId, realNow);
     const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
     const yesterdayStart = todayStart - DAY_MS;
-    const { rows } = await database.readClient.execute({
-      sql: `SELECT t.kind, a.code, t.posted_at >= ? AS today, sum(e.amount_cents) AS cents
-            FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
-              JOIN ledger_accounts a ON a.id = e.account_id
-            WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
-            GROUP BY t.kind, a.code, today`,
-      args: [todayStart, line.lineId, yesterdayStart, todayStart + DAY_MS],
-    });
-    for (const start of [yesterdayStart, todayStart]) {
-      const today = start === todayStart ? 1 : 0;
-      const movements: DayMovement[] = rows
-        .filter((row) => Number(row.today) === today)
-        .filter((row) => isLedgerTransactionKind(String(row.kind)))
-        .map((row) => ({
-          kind: String(row.kind) as DayMovement["kind"],
-          account: String(row.code) as LedgerAccountCode,
-          cents: Number(row.cents),
-        }));
-      const heldChange = movements.filter((m) => held.has(m.account))
-        .reduce((sum, m) => sum + m.cents, 0);
-      const date = new Date(start).toISOString().slice(0, 10);
-      const tieOut = computeTieOut(date, 0, heldChange, movements);
-      if (tieOut.difference !== 0) {
-        differences.push({
-          companyName: line.companyName,
-          lineId: line.lineId,
-          lineCode: line.lineCode,
-          date,
-          differenceCents: tieOut.difference,
-        });
-      }
+    const yesterdayKey = `${line.lineId}|${yesterdayStart}`;
+    let yesterday = kept.get(yesterdayKey);
+    if (yesterday === undefined) {
+      yesterday = await dayDifference(database, line.lineId, yesterdayStart);
+      if (kept.size >= FINISHED_TIE_OUTS_MAX) kept.delete(kept.keys().next().value!);
+      kept.set(yesterdayKey, yesterday);
     }
-  }
-  return differences;
+    const today = await dayDifference(database, line.lineId, todayStart);
+    return ([[yesterdayStart, yesterday], [todayStart, today]] as const)
+      .filter(([, difference]) => difference !== 0)
+      .map(([start, difference]) => ({
+        companyName: line.companyName,
+        lineId: line.lineId,
+        lineCode: line.lineCode,
+        date: new Date(start).toISOString().slice(0, 10),
+        differenceCents: difference,
+      }));
+  }));
+  return perLine.flat();
 }
