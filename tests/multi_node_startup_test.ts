@@ -85,7 +85,11 @@ Deno.test("two nodes starting together on a new primary both refuse; two migrate
     );
     lock.close();
 
-    const nodes = [await spawnNode(primary), await spawnNode(primary)];
+    // Outside dev mode: two dev nodes would both seed the empty primary.
+    const nodes = [
+      await spawnNode(primary, {}, { dev: false }),
+      await spawnNode(primary, {}, { dev: false }),
+    ];
     try {
       await Promise.all(nodes.map((node) => waitReady(node)));
       assert.deepEqual(await appliedMigrations(primary), {

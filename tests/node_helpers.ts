@@ -122,19 +122,22 @@ function nodeEnv(
 }
 
 /**
- * Spawns `main.ts --dev` on a free port with its own DATA_DIR (the lock, the admin token and the
- * service file are per node; the data is the primary's). The first node of a primary seeds the
- * sandbox and writes the credentials file to its DATA_DIR.
+ * Spawns `main.ts` on a free port with its own DATA_DIR (the lock, the admin token and the
+ * service file are per node; the data is the primary's). In dev mode (the default) the first node
+ * of a primary seeds the sandbox and writes the credentials file to its DATA_DIR: start it alone,
+ * since two nodes seeding an empty primary at once collide. Outside dev mode nothing is seeded.
  */
 export async function spawnNode(
   primary: Primary,
   env: Record<string, string> = {},
+  options: { dev?: boolean } = {},
 ): Promise<ServiceNode> {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-node-" });
   const port = freePort();
+  const dev = options.dev ?? true;
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", mainPath, "--dev"],
-    env: nodeEnv(primary, dataDir, port, env),
+    args: ["run", "-A", mainPath, ...(dev ? ["--dev"] : [])],
+    env: nodeEnv(primary, dataDir, port, dev ? env : { LIVE_NOTIFICATIONS: "off", ...env }),
     stdin: "null",
     // NODE_LOGS=1 shows the nodes' output when a test needs explaining.
     stdout: Deno.env.get("NODE_LOGS") ? "inherit" : "null",
@@ -201,7 +204,7 @@ export async function waitFor(
 }
 
 /** Waits for a node's /readyz. */
-export function waitReady(node: ServiceNode, timeoutMs = 60_000): Promise<void> {
+export function waitReady(node: ServiceNode, timeoutMs = 120_000): Promise<void> {
   return waitFor(
     async () => {
       const response = await fetch(`${node.base}/readyz`);
