@@ -55,6 +55,8 @@ export interface ScaleOutResult {
   readonly runs: readonly ScaleOutRun[];
   /** Requests per second the idle nodes make to the primary (schedulers, dispatchers). */
   readonly idleRequestsPerSecond: number;
+  /** Write-lock milliseconds per second the idle nodes hold. */
+  readonly idleLockMsPerSecond: number;
 }
 
 const GROUPED_CREATES = 16;
@@ -194,6 +196,7 @@ export async function measureScaleOut(
     primary.servers.test.resetCount();
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const idleRequestsPerSecond = primary.servers.test.requestCount() / 2;
+    const idleLockMsPerSecond = primary.servers.test.transactionMs() / 2;
 
     const create = (at: string) =>
       new Request(`${at}/v1/disbursements`, {
@@ -231,6 +234,7 @@ export async function measureScaleOut(
       grouped,
       runs,
       idleRequestsPerSecond,
+      idleLockMsPerSecond,
     };
   } finally {
     for (const node of nodes) await node.stop();
@@ -243,7 +247,8 @@ export function describeScaleOut(result: ScaleOutResult): string {
   const lines = [
     `Scale-out on a libSQL primary (the Hrana contract server, ${delayMs} ms added per request; ` +
     `${result.connections} callers, ${result.seconds} s per run; the nodes' idle background: ` +
-    `${result.idleRequestsPerSecond.toFixed(1)} requests/s)`,
+    `${result.idleRequestsPerSecond.toFixed(1)} requests/s holding the write lock ` +
+    `${result.idleLockMsPerSecond.toFixed(0)} ms per second)`,
     "",
     "| scenario | nodes | requests/s | p50 ms | p99 ms | requests | failures | primary requests per call | write lock ms per call |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
