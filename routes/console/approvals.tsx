@@ -41,6 +41,7 @@ import {
   refusalProblems,
   requiredText,
   statusOf,
+  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -120,7 +121,7 @@ async function approvalsList(c: ConsoleContext, deps: AppDeps) {
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Approvals">
             <table>
               <thead>
                 <tr>
@@ -157,7 +158,7 @@ async function approvalsList(c: ConsoleContext, deps: AppDeps) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { type AuditFilter, auditSorts, listAuditLines } from "../../lib/console/audit.ts";
 import type { AppDeps } from "../context.ts";
+import { TableWrap } from "./page_parts.tsx";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -173,7 +174,7 @@ export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Audit rows">
               <table>
                 <thead>
                   <tr>
@@ -212,7 +213,7 @@ export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,

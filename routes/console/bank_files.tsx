@@ -34,7 +34,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { ID_PATTERN, Tabs } from "./page_parts.tsx";
+import { ID_PATTERN, TableWrap, Tabs } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
 type Tab = "ach" | "imports" | "checks" | "check-files";
@@ -120,7 +120,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="ACH files">
               <table>
                 <thead>
                   <tr>
@@ -170,7 +170,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
@@ -222,7 +222,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
         {file.entries.length === 0
           ? <EmptyState>This file has no entries.</EmptyState>
           : (
-            <div class="table-wrap">
+            <TableWrap label="File entries">
               <table>
                 <thead>
                   <tr>
@@ -260,7 +260,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
       </ConsoleLayout>,
     );
@@ -280,7 +280,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Returns imports">
               <table>
                 <thead>
                   <tr>
@@ -322,7 +322,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
@@ -357,7 +357,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Checks">
               <table>
                 <thead>
                   <tr>
@@ -394,7 +394,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
@@ -419,7 +419,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Check files">
               <table>
                 <thead>
                   <tr>
@@ -456,7 +456,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,

@@ -27,7 +27,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { ID_PATTERN } from "./page_parts.tsx";
+import { ID_PATTERN, TableWrap } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleEnv } from "./session.ts";
 
 const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
@@ -95,7 +95,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Disbursements">
               <table>
                 <thead>
                   <tr>
@@ -133,7 +133,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
@@ -182,7 +182,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
           </dl>
         </section>
         <h2>Payees</h2>
-        <div class="table-wrap">
+        <TableWrap label="Payees">
           <table>
             <thead>
               <tr>
@@ -223,7 +223,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </ConsoleLayout>,
     );
   });

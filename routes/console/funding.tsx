@@ -36,6 +36,7 @@ import {
   ID_PATTERN,
   refusalProblems,
   statusOf,
+  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -102,7 +103,7 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Fundings">
             <table>
               <thead>
                 <tr>
@@ -185,7 +186,7 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>

@@ -33,6 +33,7 @@ import {
   ID_PATTERN,
   refusalProblems,
   statusOf,
+  TableWrap,
   Tabs,
 } from "./page_parts.tsx";
 import {
@@ -96,7 +97,7 @@ async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem
                 </div>
               )
               : null}
-            <div class="table-wrap">
+            <TableWrap label="Parked jobs">
               <table>
                 <thead>
                   <tr>
@@ -145,7 +146,7 @@ async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
@@ -178,7 +179,7 @@ async function notificationsPage(c: ConsoleContext, problems: readonly FieldProb
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Failed notifications">
             <table>
               <thead>
                 <tr>
@@ -222,7 +223,7 @@ async function notificationsPage(c: ConsoleContext, problems: readonly FieldProb
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>

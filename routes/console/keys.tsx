@@ -29,6 +29,7 @@ import {
   ID_PATTERN,
   refusalProblems,
   statusOf,
+  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -111,7 +112,7 @@ async function keysPage(
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Keys">
             <table>
               <thead>
                 <tr>
@@ -187,7 +188,7 @@ async function keysPage(
                 })}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>

@@ -33,7 +33,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { Tabs } from "./page_parts.tsx";
+import { TableWrap, Tabs } from "./page_parts.tsx";
 import {
   companiesInScope,
   type ConsoleContext,
@@ -129,7 +129,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Balances per line">
               <table>
                 <caption class="hint" style="text-align:left;padding:.4rem .6rem">
                   Balances per line
@@ -157,7 +157,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
       </ConsoleLayout>,
     );
@@ -208,7 +208,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <TableWrap label="Ledger transactions">
               <table>
                 <thead>
                   <tr>
@@ -252,7 +252,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
@@ -327,7 +327,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   </Notice>
                 )
                 : null}
-              <div class="table-wrap">
+              <TableWrap label="Daily tie-out">
                 <table>
                   <caption class="hint" style="text-align:left;padding:.4rem .6rem">
                     {chosen.company.name} /{" "}
@@ -395,7 +395,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             </>
           )}
       </ConsoleLayout>,

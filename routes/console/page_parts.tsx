@@ -138,3 +138,15 @@ export function requiredText(label: string, lengthMax: number) {
     v.maxLength(lengthMax, `${label} is at most ${lengthMax} characters`),
   );
 }
+
+/**
+ * A table's scrolling frame, reachable by keyboard (a phone-width table scrolls sideways, and a
+ * region without a focusable cell could not be scrolled without a mouse), named for screen readers.
+ */
+export function TableWrap(props: { label: string; children: Child }) {
+  return (
+    <div class="table-wrap" tabindex={0} role="region" aria-label={props.label}>
+      {props.children}
+    </div>
+  );
+}

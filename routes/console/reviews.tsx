@@ -46,6 +46,7 @@ import {
   refusalProblems,
   requiredText,
   statusOf,
+  TableWrap,
   Tabs,
 } from "./page_parts.tsx";
 import {
@@ -146,7 +147,7 @@ async function sanctionsList(c: ConsoleContext) {
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Sanctions reviews">
             <table>
               <thead>
                 <tr>
@@ -184,7 +185,7 @@ async function sanctionsList(c: ConsoleContext) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
@@ -235,7 +236,7 @@ function sanctionsReviewPage(
         </dl>
       </section>
       <h2>Names that matched</h2>
-      <div class="table-wrap">
+      <TableWrap label="Matched names">
         <table>
           <thead>
             <tr>
@@ -258,7 +259,7 @@ function sanctionsReviewPage(
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {mayDecide
         ? (
           <form method="post" action={`/console/reviews/${review.id}/decide`} class="card">
@@ -318,7 +319,7 @@ async function checkExceptionsList(c: ConsoleContext) {
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Check exceptions">
             <table>
               <caption class="hint" style="text-align:left;padding:.4rem .6rem">
                 Oldest first{listed.hasMore ? "; resolve these to see the next ones" : ""}
@@ -357,7 +358,7 @@ async function checkExceptionsList(c: ConsoleContext) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
     </ConsoleLayout>
   );

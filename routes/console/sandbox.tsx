@@ -30,7 +30,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { checkedForm, DoneNotice, doneRedirect } from "./page_parts.tsx";
+import { checkedForm, DoneNotice, doneRedirect, TableWrap } from "./page_parts.tsx";
 import {
   assertCompanyInScope,
   companiesInScope,
@@ -96,7 +96,7 @@ async function sandboxPage(
         )
         : (
           <>
-            <div class="table-wrap">
+            <TableWrap label="Sandbox clocks">
               <table>
                 <thead>
                   <tr>
@@ -119,7 +119,7 @@ async function sandboxPage(
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             {hasRole(c, "clerk")
               ? (
                 <form method="post" action="/console/sandbox/advance" class="card filters">
@@ -170,7 +170,7 @@ async function sandboxPage(
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Sandbox inbox">
             <table>
               <thead>
                 <tr>
@@ -211,7 +211,7 @@ async function sandboxPage(
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={inbox.hasMore} />
     </ConsoleLayout>

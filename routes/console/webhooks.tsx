@@ -43,6 +43,7 @@ import {
   ID_PATTERN,
   refusalProblems,
   statusOf,
+  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -93,7 +94,7 @@ async function endpointList(c: ConsoleContext) {
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Webhook endpoints">
             <table>
               <caption class="hint" style="text-align:left;padding:.4rem .6rem">
                 Endpoints per company and line
@@ -125,7 +126,7 @@ async function endpointList(c: ConsoleContext) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
     </ConsoleLayout>
   );
@@ -217,7 +218,7 @@ async function endpointPage(
           </EmptyState>
         )
         : (
-          <div class="table-wrap">
+          <TableWrap label="Deliveries">
             <table>
               <thead>
                 <tr>
@@ -288,7 +289,7 @@ async function endpointPage(
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
