@@ -16,7 +16,7 @@ import { constantTimeEqual } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
 import { renderMessage } from "../notify/messages.ts";
 import { type NotificationSettings, payoutContact, queueMessages } from "../notify/store.ts";
-import { buildPrintFile, type PrintableCheck } from "./print.ts";
+import { addressLinesOf, buildPrintFile, type PrintableCheck } from "./print.ts";
 import { type CheckRecord, latestCheckOfPayout, loadCheck } from "./register.ts";
 import { readCheckSettings, readMicrFont } from "./settings_store.ts";
 
@@ -136,27 +136,21 @@ export async function digitalCheckPdf(
   return { kind: "pdf", checkNumber: check.checkNumber, bytes };
 }
 
-/** A register row as a check to print: the payee's address is the payout's. */
+/** A register row as a check to print, with the payee's address as the print file has it. */
 export async function printableCheckOf(
   reader: SqlReader,
   check: CheckRecord,
 ): Promise<PrintableCheck> {
   const { rows } = await reader.execute({
-    sql: "SELECT address_one, address_two, city, state, zip_code FROM payouts WHERE id = ?",
+    sql: `SELECT method_details, address_one, address_two, city, state, zip_code
+          FROM payouts WHERE id = ?`,
     args: [check.payoutId],
   });
-  const row = rows[0] ?? {};
-  const text = (
-    key: string,
-  ) => (typeof row[key] === "string" && row[key] !== "" ? String(row[key]) : null);
-  const last = [text("city"), [text("state"), text("zip_code")].filter(Boolean).join(" ")]
-    .filter(Boolean).join(", ");
   return {
     checkNumber: check.checkNumber,
     amountCents: check.amountCents,
     payeeName: check.payeeName,
-    payeeAddressLines: [text("address_one"), text("address_two"), last || null]
-      .filter((line): line is string => line !== null),
+    payeeAddressLines: rows[0] ? addressLinesOf(rows[0]) : [],
     issueDate: check.issueDate,
     memo: check.memo,
     postageCode: check.postageCode,

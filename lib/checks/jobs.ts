@@ -30,7 +30,12 @@ import {
 } from "../rails/batch.ts";
 import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
 import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
-import { buildPrintFile, PRINT_FILE_CHECKS_MAX, type PrintableCheck } from "./print.ts";
+import {
+  addressLinesOf,
+  buildPrintFile,
+  PRINT_FILE_CHECKS_MAX,
+  type PrintableCheck,
+} from "./print.ts";
 import { formatPositivePayAmount, positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
 import { type CheckSettings, readCheckSettings, readMicrFont } from "./settings_store.ts";
 import {
@@ -220,20 +225,6 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
     await scheduleCheckCutoff(tx, job.companyId, cutoffAt, cutoffAt, job.dueAt);
   }
   return { batchId, companyId: job.companyId, cutoffAt, settings };
-}
-
-/** The payee's mailing address of a check: the one the payee entered, else the company's. */
-function addressLinesOf(row: Readonly<Record<string, unknown>>): string[] {
-  const details = JSON.parse(String(row.method_details ?? "{}")) as Record<string, unknown>;
-  const pick = (key: string, fallback: unknown) =>
-    typeof details[key] === "string" && details[key] !== "" ? String(details[key]) : fallback;
-  const line1 = pick("address_one", row.address_one);
-  const line2 = pick("address_two", row.address_two);
-  const city = pick("city", row.city);
-  const state = pick("state", row.state);
-  const zip = pick("zip_code", row.zip_code);
-  const last = [city, [state, zip].filter(Boolean).join(" ")].filter(Boolean).join(", ");
-  return [line1, line2, last].filter((line): line is string => typeof line === "string" && !!line);
 }
 
 async function fileChecks(deps: CheckRailDeps, batchId: string): Promise<FileCheck[]> {

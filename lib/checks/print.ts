@@ -86,6 +86,20 @@ export function checkDate(issueDate: string): string {
   return `${match[2]}/${match[3]}/${match[1]}`;
 }
 
+/** The payee's mailing address of a check (a payout row): the one the payee entered, else the company's. */
+export function addressLinesOf(row: Readonly<Record<string, unknown>>): string[] {
+  const details = JSON.parse(String(row.method_details ?? "{}")) as Record<string, unknown>;
+  const pick = (key: string, fallback: unknown) =>
+    typeof details[key] === "string" && details[key] !== "" ? String(details[key]) : fallback;
+  const line1 = pick("address_one", row.address_one);
+  const line2 = pick("address_two", row.address_two);
+  const city = pick("city", row.city);
+  const state = pick("state", row.state);
+  const zip = pick("zip_code", row.zip_code);
+  const last = [city, [state, zip].filter(Boolean).join(" ")].filter(Boolean).join(", ");
+  return [line1, line2, last].filter((line): line is string => typeof line === "string" && !!line);
+}
+
 /** Builds the print file (a PDF, one check per page, in the order given). */
 export async function buildPrintFile(input: PrintFileInput): Promise<Uint8Array> {
   if (input.checks.length === 0) throw new Error("a print file needs at least one check");
