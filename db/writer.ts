@@ -11,7 +11,8 @@
  * writes whose results it does not read) and the writer's own BEGIN, SAVEPOINT and RELEASE ride
  * with the next statement the unit awaits, and the last unit's with the COMMIT. One stream (one
  * server connection) is kept from group to group. The embedded file has no round trips: there
- * the writer runs each statement when asked, as it always did.
+ * the writer's own statements run when asked, as they always did, and deferred ones in one call
+ * with the unit's next statement (or before its RELEASE).
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import { setImmediate } from "node:timers";
