@@ -66,7 +66,7 @@ Deno.test("POST /api/disbursements in live: no payable method is a 400 naming th
     const noBank = await api(f, "POST", "/api/disbursements", largeLive([1, 2]), asAliceLive(f));
     assert.equal(noBank.status, 400);
     const noBankMessage =
-      "no rail is configured in live for the allowed methods ach (1): none is configured for this company (live pays ACH once its bank settings are stored)";
+      "no rail is configured in live for the allowed methods ach (1): none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are)";
     assert.deepEqual(await noBank.json(), {
       name: "VALIDATION_ERROR",
       message: noBankMessage,

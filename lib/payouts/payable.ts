@@ -1,9 +1,11 @@
 /**
- * Offer only what can be paid (issue 18): which payment methods a company can be paid by in an
- * environment. In test every method is payable (the sandbox rails pay them all). In live only ACH
- * exists, through the company's bank, and only once its bank settings are stored; the other live
- * rails are not built yet. A create whose allowed methods hold none of them is refused before
- * anything is written, and the portal offers the payee only the payable ones.
+ * Offer only what can be paid (issues 18 and 19): which payment methods a company can be paid by
+ * in an environment. In test every method is payable (the sandbox rails pay them all). In live a
+ * method is payable once its rail is configured for the company: ACH with bank settings, postal
+ * checks with a check account in them, digital checks with that and a MICR font, PayPal and Venmo
+ * with PayPal settings; virtual cards and instant deposit have no live rail. A create whose
+ * allowed methods hold none of them is refused before anything is written, and the portal offers
+ * the payee only the payable ones.
  */
 import type { SqlReader } from "../../db/writer.ts";
 import { hasAchRail } from "../ach/bank_store.ts";
@@ -92,7 +94,7 @@ export async function unpayableCreate(
   for (const { methodIds, field } of payees) {
     if (methodIds.some((id) => payable.has(id))) continue;
     const configured = payable.size === 0
-      ? "none is configured for this company (live pays ACH once its bank settings are stored)"
+      ? "none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are)"
       : `only ${[...payable].map(describe).join(", ")} can be paid`;
     return refuse(
       "rail_not_configured",

@@ -1,8 +1,8 @@
 /**
- * The job handlers of each environment: ACH through bank files in both (the sandbox bank in test,
- * SFTP or an admin's upload in live), the sandbox's per-payout rails for the other methods in test
- * and the unconfigured live rail for them in live, the ACH imports, and the operator's document
- * checks.
+ * The job handlers of each environment: ACH and checks through bank files in both (the sandbox
+ * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API,
+ * the sandbox's per-payout rails for the other methods in test and the unconfigured live rail for
+ * them in live, the bank's imports, and the operator's document checks.
  */
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
@@ -54,8 +54,11 @@ export interface RailDeps {
 
 /**
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
- * in test and to the company's bank in live; the other methods go to the sandbox rail in test,
- * and in live to the unconfigured rail, which refuses every payout with `rail_not_configured`.
+ * in test and to the company's bank in live; postal and digital checks through positive-pay and
+ * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
+ * PayPal settings. The other methods (virtual card, instant deposit, and PayPal or Venmo of a
+ * test company without settings) go to the sandbox rail in test, and in live to the unconfigured
+ * rail, which refuses every payout with `rail_not_configured`.
  */
 export function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -67,8 +70,10 @@ export function railsOf(deps: RailDeps): RailDirectory {
   const paypal = paypalRail(deps);
   return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
     ach,
-    ...(check ? { check, digital_check: check } : {}),
-    ...(paypal ? { paypal, venmo: paypal } : {}),
+    check,
+    digital_check: check,
+    paypal,
+    venmo: paypal,
   });
 }
 
