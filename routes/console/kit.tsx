@@ -97,7 +97,7 @@ header.top button{background:transparent;border-color:#fff}
 .badge.good{background:#dff3e4;color:#0d5224}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
 dl.facts dt{font-weight:600;color:#333}
-dl.facts dd{margin:0}
+dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
 .secret{font-family:ui-monospace,monospace;background:#f0f2f5;padding:.4rem;border-radius:.3rem;word-break:break-all}
 svg.chart{max-width:100%;height:auto}
 footer{max-width:78rem;margin:0 auto;padding:1rem;color:#444;font-size:.85rem}
