@@ -78,7 +78,7 @@ function SentChart(props: { c: ConsoleContext; days: readonly ChartDay[] }) {
       </svg>
       <details>
         <summary>The chart as a table</summary>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0} role="region" aria-label="Sent per day">
           <table>
             <thead>
               <tr>
@@ -197,7 +197,12 @@ export function overviewConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </EmptyState>
           )
           : (
-            <div class="table-wrap">
+            <div
+              class="table-wrap"
+              tabindex={0}
+              role="region"
+              aria-label="Balances by company and line"
+            >
               <table>
                 <thead>
                   <tr>

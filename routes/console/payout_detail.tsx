@@ -213,7 +213,7 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
         {payout.ledger.length === 0
           ? <EmptyState>No money has moved for this payout yet.</EmptyState>
           : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex={0} role="region" aria-label="Ledger entries">
               <table>
                 <thead>
                   <tr>
@@ -245,7 +245,12 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
         {payout.events.length === 0
           ? <EmptyState>No event was recorded for this payout yet.</EmptyState>
           : (
-            <div class="table-wrap">
+            <div
+              class="table-wrap"
+              tabindex={0}
+              role="region"
+              aria-label="Events and webhook deliveries"
+            >
               <table>
                 <thead>
                   <tr>
@@ -288,7 +293,7 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
         {payout.notifications.length === 0
           ? <EmptyState>The payee has not been notified yet.</EmptyState>
           : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex={0} role="region" aria-label="Notifications">
               <table>
                 <thead>
                   <tr>

@@ -225,7 +225,7 @@ export function payoutsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
           )
           : (
             <>
-              <div class="table-wrap">
+              <div class="table-wrap" tabindex={0} role="region" aria-label="Payouts">
                 <table>
                   <caption class="sr-only">Payouts matching the search</caption>
                   <thead>
