@@ -164,15 +164,20 @@ export async function insertQueuedEntry(
   }).onConflictDoNothing({ target: railBatchEntries.reference });
 }
 
-/** The entries of a batch still carried by it (batched, or sent once transmitted), in file order. */
+/**
+ * The entries of a batch still carried by it (batched, or sent once transmitted), in file order;
+ * the first `limit` only when given (a unit that sends part of a large file reads only its part).
+ */
 export async function batchEntries(
   tx: Pick<WriteTx, "db">,
   batchId: string,
   status: BatchEntryStatus,
+  limit?: number,
 ): Promise<BatchEntry[]> {
-  return (await tx.db.select().from(railBatchEntries)
+  const query = tx.db.select().from(railBatchEntries)
     .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, status)))
-    .orderBy(asc(railBatchEntries.createdAt), asc(railBatchEntries.id))).map(toBatchEntry);
+    .orderBy(asc(railBatchEntries.createdAt), asc(railBatchEntries.id));
+  return (await (limit === undefined ? query : query.limit(limit))).map(toBatchEntry);
 }
 
 async function setBatch(
@@ -286,7 +291,7 @@ export async function sendTransmittedEntries(
 ): Promise<number> {
   const batch = await loadBatch(tx, batchId);
   if (batch?.status !== "transmitted") return 0;
-  const entries = (await batchEntries(tx, batchId, "batched")).slice(0, limit);
+  const entries = await batchEntries(tx, batchId, "batched", limit);
   for (const entry of entries) {
     await tx.db.update(railBatchEntries).set({ status: "sent" })
       .where(eq(railBatchEntries.id, entry.id));
