@@ -15,7 +15,6 @@
  * with the unit's next statement (or before its RELEASE).
  */
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
-import { setImmediate } from "node:timers";
 import type { Refusal } from "../lib/platform/result.ts";
 import { type Db, drizzleOver, loadQueryLayer } from "./query_layer.ts";
 
@@ -314,7 +313,8 @@ export class GroupCommitWriter {
     if (this.#running || this.#scheduled) return;
     this.#scheduled = true;
     // A macrotask, not a microtask, so requests that arrived meanwhile join this group; and
-    // setImmediate, not setTimeout(0), which is clamped to 4 ms once timers nest.
+    // setImmediate, not setTimeout(0), which is clamped to 4 ms once timers nest. The global one:
+    // importing node:timers would load Deno's Node layer at every start, not at the first write.
     setImmediate(() => {
       this.#scheduled = false;
       this.#running = this.#drain().finally(() => {
