@@ -75,6 +75,16 @@ function isExternalJob(handler: JobHandler): handler is ExternalJob<unknown, unk
  */
 export const JOBS_PER_BATCH_MAX = 32;
 
+/**
+ * A run of jobs lets the event loop answer waiting requests at least this often. The embedded
+ * database is synchronous and the writer starts each group with setImmediate, which Deno runs
+ * before it polls for I/O: without a timer between jobs, a run of many units (a catastrophe day's
+ * 20 units of ACH payouts sent) answered no request until it ended.
+ */
+export const JOBS_YIELD_AFTER_MS = 20;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 /** Expired rows are looked for at most this often (the first sweep looks at once). */
 export const PURGE_INTERVAL_MS = 60_000;
 
@@ -120,7 +130,13 @@ export async function runDueJobs(
     metrics: options.metrics,
   };
   let ran = 0;
+  let heldSince = performance.now();
   for (;;) {
+    // A timer, not setImmediate: only a timer lets Deno poll for I/O (requests) in between.
+    if (performance.now() - heldSince >= JOBS_YIELD_AFTER_MS) {
+      await yieldToEventLoop();
+      heldSince = performance.now();
+    }
     const jobs = await dueJobs(
       database.readClient,
       companyId,
