@@ -4,7 +4,6 @@
  * reach a running service's loopback admin endpoint; and whether the databases are there at all.
  */
 import { DatabaseSync } from "node:sqlite";
-import { resolve } from "node:path";
 import type { Environment } from "../lib/platform/config.ts";
 import { ok, refuse, type Result } from "../lib/platform/result.ts";
 import { randomBase62 } from "../lib/platform/keys.ts";
@@ -24,10 +23,9 @@ export function acquireWriterLock(dataDir: string): Promise<Result<WriterLock, "
   const path = `${dataDir}/writer.lock`;
   const connection = new DatabaseSync(path, { timeout: 0 });
   try {
-    // The first write under EXCLUSIVE locking mode keeps the lock until the connection closes.
-    connection.exec(`PRAGMA locking_mode=EXCLUSIVE;
-      CREATE TABLE IF NOT EXISTS holder (pid INTEGER, since INTEGER);
-      INSERT INTO holder VALUES (${Deno.pid}, ${Date.now()});`);
+    // Under EXCLUSIVE locking mode an exclusive transaction keeps its lock until the connection
+    // closes. Nothing is written: a write here cost every start its journal's fsyncs (issue 21).
+    connection.exec("PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;");
   } catch (error) {
     connection.close();
     if (!/locked|busy/i.test(String(error))) throw error;
@@ -91,6 +89,9 @@ export async function readServiceFile(dataDir: string): Promise<ServiceFile> {
 export async function missingDatabaseFiles(
   urls: Readonly<Record<Environment, string>>,
 ): Promise<string[]> {
+  // Imported here, not at the top: node:path loads Deno's Node compatibility layer, which the
+  // service's cold start does not need (issue 21).
+  const { resolve } = await import("node:path");
   const missing: string[] = [];
   for (const url of [urls.test, urls.live]) {
     if (!url.startsWith("file:")) continue;
