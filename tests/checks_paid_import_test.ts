@@ -11,10 +11,13 @@ import { resolveCheckException } from "../lib/checks/exceptions.ts";
 import { importPaidItems, type PaidImportDeps } from "../lib/checks/paid_import.ts";
 import { listCheckExceptions } from "../lib/checks/views.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
+import { pollInbound } from "../lib/ach/inbound.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
 import type { AuditActor } from "../lib/audit/store.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+import { startTestSshd } from "./sshd_helpers.ts";
 import { MONEY_SETTINGS } from "./money_core_helpers.ts";
 import {
   checkFilesOf,
@@ -404,4 +407,34 @@ Deno.test("exceptions: a check paid before its positive-pay file was sent is not
     }, m.now());
     assert.deepEqual(hidden.ok ? null : hidden.code, "exception_not_found");
   });
+});
+
+Deno.test("paid items from the bank's SFTP inbound directory: a .csv is imported as paid items and moved to processed/", async () => {
+  const sshd = await startTestSshd();
+  try {
+    await withCheckFixture("live", async ({ m }) => {
+      const [id] = await chooseCheck(m, [12_500]);
+      await m.advance(HOUR_SECONDS);
+      await sendPositivePay(m);
+      await Deno.writeTextFile(
+        `${sshd.inboundDir}/PAID_20260108.csv`,
+        "check_number,amount,paid_date\n5001,125.00,2026-01-08\n",
+      );
+      await quietly(() =>
+        pollInbound({ ...depsOf(m), secretBox: testSecretBox }, sshd.target, m.companyId, m.now())
+      );
+      assert.equal(await payoutStatus(m, id), "completed");
+      assert.deepEqual(
+        await rows(m, "SELECT source, file_name, matched_count FROM check_paid_imports"),
+        [{ source: "sftp", file_name: "PAID_20260108.csv", matched_count: 1 }],
+      );
+      const processed: string[] = [];
+      for await (const entry of Deno.readDir(`${sshd.inboundDir}/processed`)) {
+        processed.push(entry.name);
+      }
+      assert.deepEqual(processed, ["PAID_20260108.csv"]);
+    });
+  } finally {
+    await sshd.close();
+  }
 });
