@@ -126,6 +126,10 @@ Deno.test("console ledger: balances per line, transactions with entries, a tie-o
       `/console/ledger/tie-out.csv?env=test&line=${f.cast.acme.autoLineId}&date=${today}`,
     );
     assert.equal(otherCsv.status, 404);
+    const otherTieOut = await scoped.get(
+      `/console/ledger/tie-out?env=test&line=${f.cast.acme.autoLineId}`,
+    );
+    assert.equal(otherTieOut.status, 404);
   });
 });
 

@@ -263,7 +263,10 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     const database = c.get("database");
     const companies = await scopedCompanies(database.readClient, companiesInScope(c));
     const options = lineOptions(companies);
-    const chosen = chosenLine(companies, c.req.query("line") ?? options[0]?.value);
+    const lineAsked = c.req.query("line");
+    const chosen = chosenLine(companies, lineAsked ?? options[0]?.value);
+    // Another company's line reads as a missing one.
+    if (lineAsked !== undefined && !chosen) return notFoundPage(c, "This line");
     // Days are UTC days of the company's time: its sandbox clock in test.
     const today = chosen
       ? new Date(await companyNow(database, chosen.company.id, deps.clock.now())).toISOString()
