@@ -1,0 +1,111 @@
+/**
+ * A catastrophe day's file is sent in bounded units, and requests are answered between them: the
+ * embedded database holds the service's thread for each unit, and the writer starts each group
+ * with setImmediate, which Deno runs before it polls for I/O.
+ */
+import assert from "node:assert/strict";
+import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
+import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
+import { batches, chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import { openTempDatabase, withTempDir } from "./helpers.ts";
+
+const NOW = Date.UTC(2026, 0, 5, 12);
+const MINUTE_SECONDS = 60;
+
+/** A loopback server and a client asking it one request after another; answers' times kept. */
+async function withRequests(fn: () => Promise<void>): Promise<number[]> {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("ok"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  const answeredAt: number[] = [];
+  let stopped = false;
+  const client = (async () => {
+    while (!stopped) {
+      await (await fetch(url)).text();
+      answeredAt.push(performance.now());
+    }
+  })();
+  try {
+    // The connection is open and answering before the run starts.
+    while (answeredAt.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await fn();
+  } finally {
+    stopped = true;
+    await client;
+    await server.shutdown();
+  }
+  return answeredAt;
+}
+
+Deno.test("a run of unit jobs that each hold the thread answers requests between them", async () => {
+  await withTempDir(async (dir) => {
+    const database = await openTempDatabase(dir);
+    try {
+      const jobs = 12;
+      const busyMs = 2 * JOBS_YIELD_AFTER_MS;
+      await database.writer.write(async (tx) => {
+        await tx.execute(
+          "INSERT INTO companies (id, name, tin, created_at) VALUES ('co_1', 'Acme', '123456789', 0)",
+        );
+        for (let i = 0; i < jobs; i++) {
+          await scheduleJob(
+            tx,
+            { companyId: "co_1", kind: "busy", subjectId: `s${i}`, dueAt: NOW },
+            NOW,
+          );
+        }
+      });
+      let ran = 0;
+      let started = 0;
+      let ended = 0;
+      const answeredAt = await withRequests(async () => {
+        started = performance.now();
+        ran = await runDueJobs(database, "co_1", NOW, {
+          // A unit that holds the thread as a synchronous database does.
+          busy: () => {
+            const until = performance.now() + busyMs;
+            while (performance.now() < until) { /* holding the thread */ }
+            return Promise.resolve();
+          },
+        });
+        ended = performance.now();
+      });
+      assert.equal(ran, jobs);
+      const during = answeredAt.filter((at) => at > started && at < ended).length;
+      // Each unit holds the thread beyond the limit, so the run yields after each one.
+      assert.ok(during >= jobs / 2, `${during} requests answered during ${jobs} units`);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per unit, in as many units as it takes", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    const count = 2 * SEND_ENTRIES_PER_UNIT_MAX + 50;
+    const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
+    const before = await m.balances();
+    const [{ held }] = await rows(m, "SELECT sum(held_cents) AS held FROM payouts");
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
+      ["transmitted", count],
+    ]);
+    // The transmission's unit sends the first units' worth; two ach.send units send the rest.
+    assert.deepEqual(
+      await rows(m, "SELECT count(*) AS n FROM scheduled_jobs WHERE kind = 'ach.send'"),
+      [{ n: 2 }],
+    );
+    assert.deepEqual(
+      await rows(m, "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status"),
+      [{ status: "sent", n: count }],
+    );
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+    const after = await m.balances();
+    assert.equal(after.reserved, before.reserved - Number(held));
+    assert.equal(after.in_transit, before.in_transit + Number(held));
+  });
+});
