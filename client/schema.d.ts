@@ -1290,7 +1290,7 @@ export interface paths {
     put?: never;
     /**
      * Create a disbursement of up to 500 payees; every payee is held or none. The same disbursement_uuid with the same body answers 200 with the same record; with another body 409.
-     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. payee_uuid and party_uuid are unique within the request, and every permission_required_from names a party of authorization_parties (400 naming the field). In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, once the company's bank settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
+     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. payee_uuid and party_uuid are unique within the request, and every permission_required_from names a party of authorization_parties (400 naming the field). In live a payee's allowed methods must include one that can be paid: ACH (1) once the company's bank settings are stored, postal checks (2) once they hold a check account, digital checks (5) when CHECK_MICR_FONT names a MICR font too, Venmo (6) and PayPal (7) once its PayPal settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
      */
     post: {
       parameters: {
@@ -2436,7 +2436,7 @@ export interface paths {
     put?: never;
     /**
      * Pay one recipient with a memo; they choose the method through their link
-     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. The same simple_payment_uuid with the same body answers 200 with the existing record; with another body 409. In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, once the company's bank settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
+     * @description A payee must be reachable on every channel its delivery_options turn on: email when email is true, phone when sms is true (400 naming the field). An e-mail, phone, state or zip_code of "" is absent. The same simple_payment_uuid with the same body answers 200 with the existing record; with another body 409. In live a payee's allowed methods must include one that can be paid: ACH (1) once the company's bank settings are stored, postal checks (2) once they hold a check account, digital checks (5) when CHECK_MICR_FONT names a MICR font too, Venmo (6) and PayPal (7) once its PayPal settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal offers only the payable ones. A live create while no OFAC sanctions list is loaded is 409. The test environment pays every method.
      */
     post: {
       parameters: {

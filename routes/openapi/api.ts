@@ -66,9 +66,11 @@ export function apiOpenApi(config: Config) {
   const body = (schema: v.GenericSchema) => ({ required: true, content: json(bodySchema(schema)) });
   const idempotency = idempotencyKey(config);
   const payableRule =
-    "In live a payee's allowed methods must include one that can be paid: live pays ACH (1) only, " +
-    "once the company's bank settings are stored (else 400 naming the methods and " +
-    "allowed_payment_method_ids); the portal offers only the payable ones. A live create while no " +
+    "In live a payee's allowed methods must include one that can be paid: ACH (1) once the " +
+    "company's bank settings are stored, postal checks (2) once they hold a check account, digital " +
+    "checks (5) when CHECK_MICR_FONT names a MICR font too, Venmo (6) and PayPal (7) once its PayPal " +
+    "settings are stored (else 400 naming the methods and allowed_payment_method_ids); the portal " +
+    "offers only the payable ones. A live create while no " +
     "OFAC sanctions list is loaded is 409. The test environment pays every method.";
   const paths = {
     "/api/authenticate": {
