@@ -444,13 +444,7 @@ async function buildFile(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile
       createdAt: claim.slot.at,
     },
     settlesAt: settlementAt(claim.slot.effectiveDate, claim.settings.timeZone),
-    sandboxAccounts: await Promise.all(
-      lines.filter((line) => "sandboxTestAccount" in line.account).map(async (line) => ({
-        payoutId: line.entry.payoutId!,
-        routingNumber: line.account.routingNumber,
-        accountSealed: await deps.secretBox.sealText(line.account.accountNumber),
-      })),
-    ),
+    sandboxAccounts: await sealSandboxAccounts(deps, lines),
     facts: lines.map((line) => ({
       id: line.entry.id,
       receivingDfi: line.account.routingNumber.slice(0, 8),
@@ -459,6 +453,30 @@ async function buildFile(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile
       entryClass: entryClassOf(line.entry),
     })),
   };
+}
+
+/**
+ * The sandbox test accounts the file used, to keep on their payouts. Each test account number is
+ * sealed once for the whole file: they are the sandbox's published numbers, and sealing a
+ * catastrophe day's 10,000 one by one held the service's thread for seconds.
+ */
+async function sealSandboxAccounts(
+  deps: AchRailDeps,
+  lines: readonly FileLine[],
+): Promise<SandboxAccountChosen[]> {
+  const sealed = new Map<string, Promise<string>>();
+  const sealOnce = (accountNumber: string) => {
+    let found = sealed.get(accountNumber);
+    if (!found) sealed.set(accountNumber, found = deps.secretBox.sealText(accountNumber));
+    return found;
+  };
+  return await Promise.all(
+    lines.filter((line) => "sandboxTestAccount" in line.account).map(async (line) => ({
+      payoutId: line.entry.payoutId!,
+      routingNumber: line.account.routingNumber,
+      accountSealed: await sealOnce(line.account.accountNumber),
+    })),
+  );
 }
 
 /** The recording unit: the file is kept and its transmission scheduled; a refused file is held. */
