@@ -98,3 +98,111 @@ Deno.test("outside dev mode the secrets are required and the message names them"
     return true;
   });
 });
+
+/** Each rule at its edge: the last value kept, and the first one past it with the exact problem. */
+const edges: [string, Record<string, string>, string | null][] = [
+  ["port at its top", { PORT: "65535" }, null],
+  ["port at zero", { PORT: "0" }, 'PORT="0": must be at least 1'],
+  [
+    "digits past a safe integer",
+    { PORT: "9".repeat(400) },
+    `PORT="${"9".repeat(400)}": must be a whole number`,
+  ],
+  [
+    "a number in exponent form",
+    { BODY_TIMEOUT_MS: "1e3" },
+    'BODY_TIMEOUT_MS="1e3": must be a whole number',
+  ],
+  ["a limit at its floor", { BODY_TIMEOUT_MS: "100" }, null],
+  [
+    "a limit below its floor",
+    { BODY_TIMEOUT_MS: "99" },
+    'BODY_TIMEOUT_MS="99": must be at least 100',
+  ],
+  ["a jwt secret of 32 bytes", { JWT_SECRET: "x".repeat(32) }, null],
+  ["a jwt secret of 16 two-byte characters", { JWT_SECRET: "é".repeat(16) }, null],
+  [
+    "a jwt secret of 31 bytes",
+    { JWT_SECRET: "é".repeat(15) + "x" },
+    "JWT_SECRET=(16 characters): must be at least 32 bytes",
+  ],
+  ["a metrics token of 32 characters", { METRICS_TOKEN: "m".repeat(32) }, null],
+  [
+    "a metrics token of 31 characters",
+    { METRICS_TOKEN: "m".repeat(31) },
+    "METRICS_TOKEN=(31 characters): must be at least 32 characters",
+  ],
+  [
+    "an encryption key without its padding",
+    { ENCRYPTION_KEY: btoa("k".repeat(32)).slice(0, 43) },
+    "ENCRYPTION_KEY=(43 characters): must be 32 bytes in base64 (44 characters)",
+  ],
+  [
+    "a base url of another scheme",
+    { BASE_URL: "ftp://pay.example.com" },
+    'BASE_URL="ftp://pay.example.com": must be http(s)',
+  ],
+  ["a base url with a trailing slash", { BASE_URL: "https://pay.example.com/" }, null],
+  ["a libSQL server url", { DATABASE_URL_LIVE: "libsql://db.example.com" }, null],
+  [
+    "a picklist value in other case",
+    { LIVE_NOTIFICATIONS: "OFF" },
+    'LIVE_NOTIFICATIONS="OFF": must be "on", "off", "email" or "sms"',
+  ],
+  ["an sms relay on loopback over http", {
+    SMS_PROVIDER_URL: "http://127.0.0.1:9000/send",
+    SMS_PROVIDER_TOKEN: "t",
+  }, null],
+  [
+    "an sms provider over http elsewhere",
+    { SMS_PROVIDER_URL: "http://sms.example.com/send", SMS_PROVIDER_TOKEN: "t" },
+    'SMS_PROVIDER_URL="http://sms.example.com/send": must be https (http only to a loopback address)',
+  ],
+  ["an sms provider that is no url", {
+    SMS_PROVIDER_URL: "sms.example.com",
+    SMS_PROVIDER_TOKEN: "t",
+  }, 'SMS_PROVIDER_URL="sms.example.com": must be an absolute URL'],
+  ["a sender with a display name", {
+    SMTP_URL: "smtp://u:p@mail.example.com:587",
+    SMTP_FROM: "Payments <p@example.com>",
+  }, null],
+  [
+    "a sender that is no address",
+    { SMTP_URL: "smtp://u:p@mail.example.com:587", SMTP_FROM: "payments" },
+    'SMTP_FROM="payments": must be an e-mail address, optionally with a name: Payments <payments@example.com>',
+  ],
+  ["an S3 target with a query", {
+    BACKUP_S3_URL: "https://s3.example.com/bucket?x=1",
+    BACKUP_S3_ACCESS_KEY_ID: "a",
+    BACKUP_S3_SECRET_ACCESS_KEY: "s",
+  }, 'BACKUP_S3_URL="https://s3.example.com/bucket?x=1": must have no query or fragment'],
+  [
+    "an S3 target without a bucket",
+    {
+      BACKUP_S3_URL: "https://s3.example.com/",
+      BACKUP_S3_ACCESS_KEY_ID: "a",
+      BACKUP_S3_SECRET_ACCESS_KEY: "s",
+    },
+    'BACKUP_S3_URL="https://s3.example.com/": must be https://endpoint/bucket[/prefix] (http only to a loopback address)',
+  ],
+  [
+    "an S3 region in capitals",
+    { BACKUP_S3_REGION: "US-EAST-1" },
+    'BACKUP_S3_REGION="US-EAST-1": must be a region name, e.g. us-east-1',
+  ],
+];
+
+for (const [name, env, problem] of edges) {
+  Deno.test(`a rule at its edge: ${name}`, () => {
+    const environment = { ...secrets, LIVE_NOTIFICATIONS: "off", ...env };
+    if (problem === null) {
+      loadConfig(environment, { requireNotificationTransports: true });
+      return;
+    }
+    assert.throws(() => loadConfig(environment), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.deepEqual(error.problems, [problem]);
+      return true;
+    });
+  });
+}

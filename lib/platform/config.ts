@@ -1,8 +1,9 @@
 /**
- * Configuration, read once from an environment record and validated with valibot. A bad value
- * stops the start with a message naming the variable and the value seen.
+ * Configuration, read once from an environment record and validated. A bad value stops the start
+ * with a message naming the variable and the value seen. The rules are plain functions, not
+ * valibot schemas: loading valibot cost every cold start about as much as everything else the
+ * service does before its first /readyz (issue 21), and these checks need none of its parsing.
  */
-import * as v from "valibot";
 
 const MIB = 1024 * 1024;
 /** A NACHA entry carries its amount in 10 digits of cents: $99,999,999.99 at most. */
@@ -54,8 +55,14 @@ export const configDefaults = {
   BACKUP_KEEP: 7,
 } as const;
 
-const portNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
-const count = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
+/** What a numeric setting must be: a whole number within these bounds. */
+interface WholeNumberRule {
+  readonly min: number;
+  readonly max?: number;
+}
+
+const portNumber: WholeNumberRule = { min: 1, max: 65535 };
+const count = (min: number, max?: number): WholeNumberRule => ({ min, max });
 
 /** Names of the numeric settings and the rule each must satisfy. */
 const numericRules = {
@@ -69,7 +76,7 @@ const numericRules = {
   AMOUNT_MIN_CENTS: count(1),
   AMOUNT_MAX_CENTS: count(1),
   // Every ACH funding debit must fit a bank file's entry.
-  FUNDING_AMOUNT_MAX_CENTS: v.pipe(count(1), v.maxValue(NACHA_ENTRY_AMOUNT_MAX_CENTS)),
+  FUNDING_AMOUNT_MAX_CENTS: count(1, NACHA_ENTRY_AMOUNT_MAX_CENTS),
   STRING_LENGTH_MAX: count(1),
   METADATA_KEYS_MAX: count(0),
   METADATA_KEY_LENGTH_MAX: count(1),
@@ -96,53 +103,70 @@ const numericRules = {
 
 type NumericName = keyof typeof numericRules;
 
-const databaseUrl = v.pipe(
-  v.string(),
-  v.regex(/^(file:|libsql:|https?:|wss?:)/, "must start with file:, libsql:, http(s): or ws(s):"),
+/** What a textual setting must be: null when the value keeps the rule, else what it must be. */
+type TextRule = (value: string) => string | null;
+
+/** An empty value is an unset one (its default applies), so any text given is taken. */
+const anyText: TextRule = () => null;
+const matching = (pattern: RegExp, message: string): TextRule => (value) =>
+  pattern.test(value) ? null : message;
+const absoluteUrl: TextRule = (value) => URL.canParse(value) ? null : "must be an absolute URL";
+const oneOf = (choices: readonly string[], message: string): TextRule => (value) =>
+  choices.includes(value) ? null : message;
+/** Every rule in order: the first one the value breaks names the problem. */
+const allOf = (...rules: TextRule[]): TextRule => (value) => {
+  for (const rule of rules) {
+    const broken = rule(value);
+    if (broken !== null) return broken;
+  }
+  return null;
+};
+
+const databaseUrl = matching(
+  /^(file:|libsql:|https?:|wss?:)/,
+  "must start with file:, libsql:, http(s): or ws(s):",
 );
-const secret32 = v.pipe(v.string(), v.minBytes(32, "must be at least 32 bytes"));
+const SECRET_BYTES_MIN = 32;
+const secret32: TextRule = (value) =>
+  new TextEncoder().encode(value).length >= SECRET_BYTES_MIN
+    ? null
+    : `must be at least ${SECRET_BYTES_MIN} bytes`;
 /** Long enough that guessing it is hopeless; `openssl rand -hex 32` gives 64 characters. */
 const METRICS_TOKEN_LENGTH_MIN = 32;
-const metricsToken = v.pipe(
-  v.string(),
-  v.minLength(METRICS_TOKEN_LENGTH_MIN, `must be at least ${METRICS_TOKEN_LENGTH_MIN} characters`),
+const metricsToken: TextRule = (value) =>
+  value.length >= METRICS_TOKEN_LENGTH_MIN
+    ? null
+    : `must be at least ${METRICS_TOKEN_LENGTH_MIN} characters`;
+const encryptionKey = matching(
+  /^[A-Za-z0-9+/]{43}=$/,
+  "must be 32 bytes in base64 (44 characters)",
 );
-const encryptionKey = v.pipe(
-  v.string(),
-  v.regex(/^[A-Za-z0-9+/]{43}=$/, "must be 32 bytes in base64 (44 characters)"),
+const smtpUrl = matching(
+  /^smtps?:\/\/[^/?#]+/,
+  "must be smtp://user:password@host:port or smtps://…",
 );
-const smtpUrl = v.pipe(
-  v.string(),
-  v.regex(/^smtps?:\/\/[^/?#]+/, "must be smtp://user:password@host:port or smtps://…"),
-);
-const mailbox = v.pipe(
-  v.string(),
-  v.regex(
-    /^([^<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/,
-    "must be an e-mail address, optionally with a name: Payments <payments@example.com>",
-  ),
+const mailbox = matching(
+  /^([^<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/,
+  "must be an e-mail address, optionally with a name: Payments <payments@example.com>",
 );
 /** The bearer token must not travel in clear text, except to a provider relay on this machine. */
-const smsProviderUrl = v.pipe(
-  v.string(),
-  v.url("must be an absolute URL"),
-  v.regex(
+const smsProviderUrl = allOf(
+  absoluteUrl,
+  matching(
     /^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/])/,
     "must be https (http only to a loopback address)",
   ),
 );
 
 /** Where backups go: a path-style S3 URL names the endpoint, the bucket and a key prefix. */
-const s3Url = v.pipe(
-  v.string(),
-  v.url("must be an absolute URL"),
-  v.regex(
+const s3Url = allOf(
+  absoluteUrl,
+  matching(
     /^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/])[^/]+\/[^/?#]+/,
     "must be https://endpoint/bucket[/prefix] (http only to a loopback address)",
   ),
-  v.regex(/^[^?#]*$/, "must have no query or fragment"),
+  matching(/^[^?#]*$/, "must have no query or fragment"),
 );
-const directory = v.pipe(v.string(), v.minLength(1));
 
 export type Environment = "test" | "live";
 
@@ -215,28 +239,27 @@ export function loadConfig(
   const dev = options.dev ?? env.SANDBOX_DEV === "1";
 
   const numbers = {} as Record<NumericName, number>;
-  for (const [name, rule] of Object.entries(numericRules) as [NumericName, v.GenericSchema][]) {
+  for (const [name, rule] of Object.entries(numericRules) as [NumericName, WholeNumberRule][]) {
     const raw = env[name];
     if (raw === undefined || raw === "") {
       numbers[name] = configDefaults[name];
       continue;
     }
     const parsed = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-    const result = v.safeParse(rule, parsed);
-    if (!result.success) {
-      problems.push(`${name}=${JSON.stringify(raw)}: ${describeRule(result.issues[0])}`);
-    } else numbers[name] = parsed;
+    const broken = wholeNumberProblem(parsed, rule);
+    if (broken !== null) problems.push(`${name}=${JSON.stringify(raw)}: ${broken}`);
+    else numbers[name] = parsed;
   }
 
-  const text = (name: string, schema: v.GenericSchema<string>, fallback: string | null) => {
+  const text = (name: string, rule: TextRule, fallback: string | null) => {
     const raw = env[name];
     if (raw === undefined || raw === "") return fallback;
-    const result = v.safeParse(schema, raw);
-    if (!result.success) {
+    const broken = rule(raw);
+    if (broken !== null) {
       const shown = /SECRET|KEY|TOKEN|SMTP_URL/.test(name)
         ? `(${raw.length} characters)`
         : JSON.stringify(raw);
-      problems.push(`${name}=${shown}: ${result.issues[0].message}`);
+      problems.push(`${name}=${shown}: ${broken}`);
       return fallback;
     }
     return raw;
@@ -244,12 +267,12 @@ export function loadConfig(
 
   // A transport needs both of its settings; one alone is a mistake named at start.
   const transportPair = <T>(
-    [firstName, firstSchema]: [string, v.GenericSchema<string>],
-    [secondName, secondSchema]: [string, v.GenericSchema<string>],
+    [firstName, firstRule]: [string, TextRule],
+    [secondName, secondRule]: [string, TextRule],
     build: (first: string, second: string) => T,
   ): T | null => {
-    const first = text(firstName, firstSchema, null);
-    const second = text(secondName, secondSchema, null);
+    const first = text(firstName, firstRule, null);
+    const second = text(secondName, secondRule, null);
     if (first !== null && second !== null) return build(first, second);
     const given = (name: string) => env[name] !== undefined && env[name] !== "";
     if (given(firstName) && !given(secondName)) {
@@ -261,23 +284,23 @@ export function loadConfig(
     return null;
   };
 
-  const host = text("HOST", v.pipe(v.string(), v.minLength(1)), configDefaults.HOST)!;
-  const dataDir = text("DATA_DIR", v.pipe(v.string(), v.minLength(1)), configDefaults.DATA_DIR)!;
+  const host = text("HOST", anyText, configDefaults.HOST)!;
+  const dataDir = text("DATA_DIR", anyText, configDefaults.DATA_DIR)!;
   const port = numbers.PORT ?? configDefaults.PORT;
   const baseUrl = text(
     "BASE_URL",
-    v.pipe(v.string(), v.url("must be an absolute URL"), v.regex(/^https?:/, "must be http(s)")),
+    allOf(absoluteUrl, matching(/^https?:/, "must be http(s)")),
     `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
   )!.replace(/\/+$/, "");
   const s3Keys = transportPair(
-    ["BACKUP_S3_ACCESS_KEY_ID", v.pipe(v.string(), v.minLength(1))],
-    ["BACKUP_S3_SECRET_ACCESS_KEY", v.pipe(v.string(), v.minLength(1))],
+    ["BACKUP_S3_ACCESS_KEY_ID", anyText],
+    ["BACKUP_S3_SECRET_ACCESS_KEY", anyText],
     (accessKeyId, secretAccessKey) => ({ accessKeyId, secretAccessKey }),
   );
   const s3Target = text("BACKUP_S3_URL", s3Url, null);
   const s3Region = text(
     "BACKUP_S3_REGION",
-    v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, "must be a region name, e.g. us-east-1")),
+    matching(/^[a-z0-9-]+$/, "must be a region name, e.g. us-east-1"),
     "us-east-1",
   )!;
   const given = (name: string) => env[name] !== undefined && env[name] !== "";
@@ -293,7 +316,7 @@ export function loadConfig(
   const fileUrl = (name: string) => `file:${dataDir.replace(/\/+$/, "")}/${name}.db`;
   const logFormat = text(
     "LOG_FORMAT",
-    v.picklist(["json", "off"], 'must be "json" or "off"'),
+    oneOf(["json", "off"], 'must be "json" or "off"'),
     configDefaults.LOG_FORMAT,
   ) as "json" | "off";
 
@@ -303,13 +326,13 @@ export function loadConfig(
     host,
     dataDir,
     baseUrl,
-    testHost: text("TEST_HOST", v.pipe(v.string(), v.minLength(1)), null),
-    liveHost: text("LIVE_HOST", v.pipe(v.string(), v.minLength(1)), null),
+    testHost: text("TEST_HOST", anyText, null),
+    liveHost: text("LIVE_HOST", anyText, null),
     databaseUrls: {
       test: text("DATABASE_URL_TEST", databaseUrl, fileUrl("test"))!,
       live: text("DATABASE_URL_LIVE", databaseUrl, fileUrl("live"))!,
     },
-    databaseAuthToken: text("DATABASE_AUTH_TOKEN", v.string(), null),
+    databaseAuthToken: text("DATABASE_AUTH_TOKEN", anyText, null),
     jwtSecret: text("JWT_SECRET", secret32, null),
     encryptionKey: text("ENCRYPTION_KEY", encryptionKey, null),
     logFormat,
@@ -322,7 +345,7 @@ export function loadConfig(
       channels: LIVE_CHANNELS[
         text(
           "LIVE_NOTIFICATIONS",
-          v.picklist(["on", "off", "email", "sms"], 'must be "on", "off", "email" or "sms"'),
+          oneOf(["on", "off", "email", "sms"], 'must be "on", "off", "email" or "sms"'),
           "on",
         )!
       ],
@@ -333,13 +356,13 @@ export function loadConfig(
       ),
       sms: transportPair(
         ["SMS_PROVIDER_URL", smsProviderUrl],
-        ["SMS_PROVIDER_TOKEN", v.string()],
+        ["SMS_PROVIDER_TOKEN", anyText],
         (url, token) => ({ url, token }),
       ),
     },
     backup: {
-      dir: text("BACKUP_DIR", directory, `${dataDir.replace(/\/+$/, "")}/backups`)!,
-      copyDir: text("BACKUP_COPY_DIR", directory, null),
+      dir: text("BACKUP_DIR", anyText, `${dataDir.replace(/\/+$/, "")}/backups`)!,
+      copyDir: text("BACKUP_COPY_DIR", anyText, null),
       s3: s3Target !== null && s3Keys !== null
         ? {
           url: s3Target.replace(/\/+$/, ""),
@@ -415,9 +438,10 @@ export function missingNotificationTransports(notifications: NotificationConfig)
   ];
 }
 
-function describeRule(issue: v.BaseIssue<unknown>): string {
-  if (issue.type === "integer" || issue.type === "number") return "must be a whole number";
-  if (issue.type === "min_value") return `must be at least ${issue.requirement}`;
-  if (issue.type === "max_value") return `must be at most ${issue.requirement}`;
-  return issue.message;
+/** What is wrong with a numeric setting's value (NaN when it was not digits), or null. */
+function wholeNumberProblem(value: number, rule: WholeNumberRule): string | null {
+  if (!Number.isInteger(value)) return "must be a whole number";
+  if (value < rule.min) return `must be at least ${rule.min}`;
+  if (rule.max !== undefined && value > rule.max) return `must be at most ${rule.max}`;
+  return null;
 }
