@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) fail(error.message, 2);
     throw error;
   }
-  await Deno.mkdir(config.dataDir, { recursive: true });
+  Deno.mkdirSync(config.dataDir, { recursive: true });
   const lock = await acquireWriterLock(config.dataDir);
   if (!lock.ok) fail(lock.message);
 
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const adminToken = await writeAdminToken(config.dataDir);
+  const adminToken = writeAdminToken(config.dataDir);
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const metrics = new Metrics();
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   });
 
   // Written before listening, so a CLI that sees the service ready also finds its address.
-  await writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
+  writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -165,9 +165,7 @@ async function main(): Promise<void> {
   }, app);
 
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
-  const workers = new Promise<Runtime>((resolve, reject) =>
-    setTimeout(() => loadRuntime().then(resolve, reject), WORKERS_START_DELAY_MS)
-  ).then((started) => {
+  const workers = elapsed(WORKERS_START_DELAY_MS).then(loadRuntime).then((started) => {
     started.scheduler.start(SCHEDULER_INTERVAL_MS);
     started.dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
     started.notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
@@ -335,6 +333,16 @@ function warnOfUnsentLiveNotifications(config: Config): void {
       config.dev ? `\nWARNING: ${message}\n` : JSON.stringify({ level: "warn", msg: message }),
     );
   }
+}
+
+/**
+ * Resolves once `ms` have passed. Not setTimeout: in Deno 2.9 its first call loads the Node
+ * compatibility layer (Node's Timeout objects), about a fifth of a cold start, measured.
+ */
+function elapsed(ms: number): Promise<void> {
+  return new Promise((resolve) =>
+    AbortSignal.timeout(ms).addEventListener("abort", () => resolve(), { once: true })
+  );
 }
 
 /** Secrets given in the environment win over the generated dev ones. */

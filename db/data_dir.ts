@@ -54,12 +54,16 @@ export async function isDataDirLocked(dataDir: string): Promise<boolean> {
   return !lock.ok;
 }
 
-/** Writes a fresh admin token (mode 0600) for this run and returns it. */
-export async function writeAdminToken(dataDir: string): Promise<string> {
+/**
+ * Writes a fresh admin token (mode 0600) for this run and returns it. Synchronously, as the
+ * service file: the start waits for both anyway, and Deno's first asynchronous file write loads
+ * its streams module, several milliseconds of a cold start (issue 21).
+ */
+export function writeAdminToken(dataDir: string): string {
   const token = randomBase62(43);
   const path = `${dataDir}/admin-token`;
-  await Deno.writeTextFile(path, token + "\n", { mode: 0o600 });
-  await Deno.chmod(path, 0o600);
+  Deno.writeTextFileSync(path, token + "\n", { mode: 0o600 });
+  Deno.chmodSync(path, 0o600);
   return token;
 }
 
@@ -71,8 +75,8 @@ export interface ServiceFile {
   readonly admin_url: string;
 }
 
-export async function writeServiceFile(dataDir: string, service: ServiceFile): Promise<void> {
-  await Deno.writeTextFile(`${dataDir}/service.json`, JSON.stringify(service) + "\n", {
+export function writeServiceFile(dataDir: string, service: ServiceFile): void {
+  Deno.writeTextFileSync(`${dataDir}/service.json`, JSON.stringify(service) + "\n", {
     mode: 0o600,
   });
 }
