@@ -7,6 +7,7 @@ import type { DeliverableEvent } from "./payloads.ts";
 import { type AttemptAnswer, type CircuitAfter, circuitAfterAttempts } from "./circuit.ts";
 import { nextAttemptAt, RETRY_WINDOW_MS } from "./schedule.ts";
 import type { EndpointScope } from "./store.ts";
+import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
 /** `count` rows of `width` placeholders, for VALUES lists. */
@@ -54,6 +55,21 @@ export async function dueDeliveries(
     endpointId: String(row.endpoint_id),
     failingSince: row.failing_since === null ? null : Number(row.failing_since),
   }));
+}
+
+/**
+ * Whether any delivery is due and unclaimed, read outside every unit: a sweep that finds none
+ * skips its claim unit. A delivery falling due right after is claimed by the next sweep.
+ */
+export async function anyDeliveryDue(database: Database, now: number): Promise<boolean> {
+  const { rows } = await database.readClient.execute({
+    sql: `SELECT 1 FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= ?
+            AND (claimed_until IS NULL OR claimed_until < ?)
+          LIMIT 1`,
+    args: [now, now],
+  });
+  return rows.length > 0;
 }
 
 /** A claimed delivery with everything its attempt needs. */

@@ -17,6 +17,7 @@ import { signDelivery } from "./signing.ts";
 import { checkEndpointUrl, type HostResolver, resolveEndpointHost } from "./endpoint_url.ts";
 import { circuitAt } from "./circuit.ts";
 import {
+  anyDeliveryDue,
   type AttemptOutcome,
   type AttemptResult,
   claimDeliveries,
@@ -422,6 +423,14 @@ export class WebhookDispatcher {
     const ahead = (endpointId: string) =>
       (this.#slotsInUse.get(key(endpointId)) ?? 0) +
       (this.#queued.get(key(endpointId))?.length ?? 0);
+    // An idle sweep looks before it claims: a claim is a write unit, and on a shared libSQL
+    // primary every node's empty claims would hold its one write lock twice a second.
+    const queuedHere = [...this.#queued.values()].some((queue) =>
+      queue.some((q) => q.environment === environment)
+    );
+    if (!queuedHere && !(await anyDeliveryDue(this.databases[environment], this.clock.now()))) {
+      return 0;
+    }
     const claimed = await this.databases[environment].writer.write(async (tx) => {
       const now = this.clock.now();
       const full: string[] = [];
