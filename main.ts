@@ -52,6 +52,7 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
     "",
     `  API base URL      ${baseUrl}`,
     `  Sandbox inbox     ${baseUrl}/sandbox/inbox`,
+    `  Operator console  ${baseUrl}/console`,
     `  Health            ${baseUrl}/healthz   ${baseUrl}/readyz`,
     `  Credentials file  ${file}`,
     "",
@@ -74,7 +75,7 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
   );
   if (credentials.operator) {
     lines.push(
-      `  Operator (admin)   ${credentials.operator.email}  password ${credentials.operator.password}  (deno task admin login; no TOTP in dev mode)`,
+      `  Operator (admin)   ${credentials.operator.email}  password ${credentials.operator.password}  (console and deno task admin login; no TOTP in dev mode)`,
     );
   }
   lines.push(
