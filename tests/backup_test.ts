@@ -415,8 +415,11 @@ Deno.test("writes keep committing while the backup copies (VACUUM INTO runs off 
       );
       const longestGap = Math.max(...gaps);
       assert.ok(acknowledged.length >= 10, `${acknowledged.length} writes during the backup`);
+      // A copy on the writer's thread would stall it for about a whole copy; a worker's copy
+      // leaves gaps of a write's own time plus the machine's other load (up to ~0.6 copy seen
+      // on the 2 shared cores with the suite in parallel).
       assert.ok(
-        longestGap < copyMs / 2,
+        longestGap < copyMs * 0.8,
         `the writer waited ${longestGap.toFixed(0)} ms at once; one copy takes ${
           copyMs.toFixed(0)
         } ms`,
