@@ -21,9 +21,6 @@ export interface CheckFile extends CheckFileRow {
   readonly error: string | null;
 }
 
-/** A listing gives at most this many files a page. */
-export const CHECK_FILE_LIST_LIMIT_MAX = 100;
-
 const file = columnsOf(checkFiles);
 const toCheckFileRow = rowMapper({
   batchId: file.batchId,
@@ -76,38 +73,6 @@ export async function printFileOf(
     args: [positivePayFileId],
   });
   return rows[0] ? toCheckFile(rows[0]) : null;
-}
-
-export interface CheckFileFilters {
-  readonly kind?: CheckFileKind;
-  /** Files created before this one's creation (the page cursor: newest first). */
-  readonly before?: { readonly createdAt: number; readonly batchId: string };
-  readonly limit?: number;
-}
-
-/** The company's check files, newest first. */
-export async function listCheckFiles(
-  reader: SqlReader,
-  companyId: string,
-  filters: CheckFileFilters = {},
-): Promise<CheckFile[]> {
-  const where = ["f.company_id = ?"];
-  const args: (string | number)[] = [companyId];
-  if (filters.kind) {
-    where.push("f.kind = ?");
-    args.push(filters.kind);
-  }
-  if (filters.before) {
-    where.push("(f.created_at < ? OR (f.created_at = ? AND f.batch_id < ?))");
-    args.push(filters.before.createdAt, filters.before.createdAt, filters.before.batchId);
-  }
-  const limit = Math.min(filters.limit ?? CHECK_FILE_LIST_LIMIT_MAX, CHECK_FILE_LIST_LIMIT_MAX);
-  const { rows } = await reader.execute({
-    sql: `${SELECT} WHERE ${where.join(" AND ")}
-          ORDER BY f.created_at DESC, f.batch_id DESC LIMIT ?`,
-    args: [...args, limit],
-  });
-  return rows.map(toCheckFile);
 }
 
 /** A file's bytes sealed for check_files. */
