@@ -86,12 +86,16 @@ export async function readMicrFont(): Promise<Uint8Array | null> {
   return path === null ? null : await Deno.readFile(path);
 }
 
+/** Whether digital checks can be paid at all in `environment`: in live only with a MICR font. */
+export function digitalChecksPrintable(environment: Environment): boolean {
+  return environment === "test" || micrFontPath() !== null;
+}
+
 /** Whether the company can pay digital checks: in live, a check account and a MICR font. */
 export async function hasDigitalCheckRail(
   reader: SqlReader,
   environment: Environment,
   companyId: string,
 ): Promise<boolean> {
-  if (environment === "test") return true;
-  return micrFontPath() !== null && await hasCheckRail(reader, environment, companyId);
+  return digitalChecksPrintable(environment) && await hasCheckRail(reader, environment, companyId);
 }

@@ -9,7 +9,7 @@
  */
 import type { SqlReader } from "../../db/writer.ts";
 import { hasAchRail } from "../ach/bank_store.ts";
-import { hasCheckRail, hasDigitalCheckRail } from "../checks/settings_store.ts";
+import { digitalChecksPrintable, hasCheckRail } from "../checks/settings_store.ts";
 import { hasPaypalRail } from "../paypal/settings_store.ts";
 import type { Environment } from "../platform/config.ts";
 import { type Refusal, refuse } from "../platform/result.ts";
@@ -47,10 +47,13 @@ export async function payableMethodIds(
 ): Promise<ReadonlySet<number>> {
   if (environment === "test") return EVERY_METHOD;
   // One after another: the reader may be a write unit's transaction.
+  const ach = await hasAchRail(reader, environment, companyId);
+  const check = await hasCheckRail(reader, environment, companyId);
   return livePayableMethodIds({
-    ach: await hasAchRail(reader, environment, companyId),
-    check: await hasCheckRail(reader, environment, companyId),
-    digitalCheck: await hasDigitalCheckRail(reader, environment, companyId),
+    ach,
+    check,
+    // A digital check is a check the payee prints: the same account, and a MICR font.
+    digitalCheck: check && digitalChecksPrintable(environment),
     paypal: await hasPaypalRail(reader, environment, companyId),
   });
 }
