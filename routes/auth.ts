@@ -3,7 +3,7 @@
  * CompanyApiKey header choosing among the user's companies. Surface B: a line key as bearer.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { companyOfKey, lineKeyByHash, userBelongsTo } from "../lib/identity/service.ts";
+import { apiCaller, lineKeyByHash, type LineRef } from "../lib/identity/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { verifyAccessToken } from "../lib/identity/tokens.ts";
@@ -53,24 +53,31 @@ export function hostRefusesEnvironment(
   return false;
 }
 
+/** The CompanyApiKey header, trimmed, or null when it is not sent. */
+export function companyApiKeyHeader(c: Context): string | null {
+  return c.req.header("CompanyApiKey")?.trim() ?? null;
+}
+
 /**
- * Resolves the company a Surface A request acts for: the CompanyApiKey header when sent (it must
- * be an active company key of a company the user belongs to, else 403), otherwise the company the
- * token was issued for.
+ * The company a Surface A request acts for (the CompanyApiKey header's when sent, else the
+ * token's) and its first line, or the refusal as the response: 403 naming CompanyApiKey, or 401
+ * for a user no longer in the token's company.
  */
-export async function resolveCompanyKey(
+export async function resolveCaller(
   deps: AppDeps,
   c: Context,
   environment: Environment,
-  userId: string,
-): Promise<{ companyId: string } | { companyId: null } | Response> {
-  const companyApiKey = c.req.header("CompanyApiKey");
-  if (companyApiKey === undefined) return { companyId: null };
-  const database = deps.databases[environment];
-  const company = await companyOfKey(database, companyApiKey.trim(), userId, deps.clock.now());
+  caller: { userId: string; companyId: string },
+): Promise<{ companyId: string; firstLine: LineRef | null } | Response> {
+  const resolved = await apiCaller(
+    deps.databases[environment],
+    { ...caller, companyApiKey: companyApiKeyHeader(c) },
+    deps.clock.now(),
+  );
+  if (resolved.ok) return resolved.value;
+  if (resolved.code === "membership_removed") return unauthorized(c, resolved.message);
   // DESIGN 3: the header names a company the user may not act for; the caller is authenticated.
-  if (!company.ok) return forbidden(c, company.message, "CompanyApiKey");
-  return company.value;
+  return forbidden(c, resolved.message, "CompanyApiKey");
 }
 
 /** Surface A: requires a valid access token and sets `apiPrincipal`. */
@@ -86,15 +93,15 @@ export function requireApiUser(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (hostRefusesEnvironment(deps, c, environment)) {
       return unauthorized(c, `a ${environment} token is not accepted on this host`);
     }
-    const database = deps.databases[environment];
-    const chosen = await resolveCompanyKey(deps, c, environment, userId);
+    const chosen = await resolveCaller(deps, c, environment, verified.value);
     if (chosen instanceof Response) return chosen;
-    const companyId = chosen.companyId ?? verified.value.companyId;
-    // Membership is checked on every request so that removing a user takes effect at once.
-    if (!(await userBelongsTo(database, userId, companyId))) {
-      return unauthorized(c, "the user of this access token no longer belongs to its company");
-    }
-    c.set("apiPrincipal", { environment, database, userId, companyId });
+    c.set("apiPrincipal", {
+      environment,
+      database: deps.databases[environment],
+      userId,
+      companyId: chosen.companyId,
+      firstLine: chosen.firstLine,
+    });
     await next();
   };
 }

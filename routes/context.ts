@@ -7,7 +7,7 @@ import type { SecretBox } from "../lib/platform/crypto.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import type { HostResolver } from "../lib/webhooks/endpoint_url.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
-import type { LineIdentity, StoredKey } from "../lib/identity/service.ts";
+import type { LineIdentity, LineRef, StoredKey } from "../lib/identity/service.ts";
 
 export interface AppDeps {
   readonly config: Config;
@@ -38,6 +38,8 @@ export interface ApiPrincipal {
   readonly database: Database;
   readonly userId: string;
   readonly companyId: string;
+  /** The company's first business line (the one used when a request names none), or null. */
+  readonly firstLine: LineRef | null;
 }
 
 /** A Surface B caller: a business-line key of one environment. */

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { readLineBalances } from "../lib/ledger/store.ts";
-import { api, payee } from "./api_helpers.ts";
-import { fundAcmeAuto } from "./http_fixture.ts";
+import { addFunds } from "../lib/funding/store.ts";
+import { payee } from "./api_helpers.ts";
+import { basic, fundAcmeAuto } from "./http_fixture.ts";
 import { openRemoteHttpFixture, type RemoteHttpFixture } from "./remote_fixture.ts";
 
 const CREATE_REQUESTS_MAX = 5;
@@ -119,23 +120,73 @@ Deno.test("remote round trips: 20 concurrent keyed creates share groups and stay
   });
 });
 
-Deno.test("remote round trips: an /api create's write unit is 4 requests after its credential reads", async () => {
+/** An access token for Acme, of a user who belongs to Acme (Alice) or to Acme and Beacon (Morgan). */
+async function accessToken(f: RemoteHttpFixture, userKey: string): Promise<string> {
+  const login = await f.app.request("/api/authenticate", {
+    method: "POST",
+    headers: { Authorization: basic(f.cast.acme.tin, userKey) },
+  });
+  assert.equal(login.status, 200);
+  return ((await login.json()) as { access_token: string }).access_token;
+}
+
+Deno.test("remote round trips: an /api create, with a CompanyApiKey or without, is 5 requests", async () => {
   await withRemoteFixture(async (f) => {
-    const body = {
-      disbursement_uuid: "CLM-1",
-      large_disbursement: false,
-      payees: [payee("p-a", 10)],
-    };
-    const requests = await requestsOf(f, async () => {
-      assert.equal((await api(f, "POST", "/api/disbursements", body)).status, 201);
-    });
-    // 5 credential reads (company by TIN, key, membership twice, default line) come first, each
-    // a request of its own outside the write lock; the unit itself is 4.
-    assert.ok(requests <= 9, `an /api create took ${requests} requests`);
-    const balances = await readLineBalances(
-      f.deps.databases.test.readClient,
-      f.cast.acme.autoLineId,
+    const funded = await f.deps.databases.test.writer.write((tx) =>
+      addFunds(
+        tx,
+        {
+          companyId: f.cast.beacon.id,
+          lineId: f.cast.beacon.lineId,
+          paymentMethod: "WireTransfer",
+          amountCents: 1_000_000,
+          description: "test funding",
+          largeDisbursement: false,
+          requestFingerprint: crypto.randomUUID(),
+        },
+        "test",
+        f.clock.now(),
+      )
     );
-    assert.equal(balances.reserved, 1000);
+    assert.ok(funded.ok);
+    // Morgan's token is Acme's; the CompanyApiKey header makes the create Beacon's.
+    const cases: { name: string; token: string; headers: Record<string, string> }[] = [
+      {
+        name: "the token's company",
+        token: await accessToken(f, f.cast.alice.keyTest),
+        headers: {},
+      },
+      {
+        name: "a CompanyApiKey",
+        token: await accessToken(f, f.cast.morgan.keyTest),
+        headers: { CompanyApiKey: f.cast.beacon.companyKey },
+      },
+    ];
+    for (const [i, { name, token, headers }] of cases.entries()) {
+      const requests = await requestsOf(f, async () => {
+        const created = await f.app.request("/api/disbursements", {
+          method: "POST",
+          headers: {
+            Authorization: `Bearer ${token}`,
+            "Content-Type": "application/json",
+            ...headers,
+          },
+          body: JSON.stringify({
+            disbursement_uuid: `CLM-${i}`,
+            large_disbursement: false,
+            payees: [payee("p-a", 10)],
+          }),
+        });
+        assert.equal(created.status, 201, name);
+        await created.body?.cancel();
+      });
+      // The caller's credentials, company and first line in one read outside the write lock,
+      // then the unit's 4.
+      assert.equal(requests, CREATE_REQUESTS_MAX, `an /api create with ${name}`);
+    }
+    const reserved = await Promise.all([f.cast.acme.autoLineId, f.cast.beacon.lineId].map(
+      async (line) => (await readLineBalances(f.deps.databases.test.readClient, line)).reserved,
+    ));
+    assert.deepEqual(reserved, [1000, 1000]);
   });
 });

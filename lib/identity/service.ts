@@ -6,7 +6,7 @@
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
-import { parseKey } from "../platform/keys.ts";
+import { parseKey, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { keyState } from "./credentials.ts";
 import { type LineRef, resolveLine } from "./line_store.ts";
@@ -17,6 +17,7 @@ import {
   findLine,
   isMember,
   type LineIdentity,
+  readCaller,
   type RotatedKey,
   rotateKeyInUnit,
   type StoredKey,
@@ -44,32 +45,47 @@ export async function authenticateUser(
   return ok({ userId: key.userId, companyId: company.id });
 }
 
-/** The company of a CompanyApiKey: an active company key of a company the user belongs to. */
-export async function companyOfKey(
+/**
+ * The company a Surface A request acts for and its first line. With a CompanyApiKey it must be an
+ * active company key of a company the user belongs to; without, the user must still belong to
+ * the token's company (checked on every request, so that removing a user takes effect at once).
+ */
+export async function apiCaller(
   database: Database,
-  companyApiKey: string,
-  userId: string,
+  caller: { userId: string; companyId: string; companyApiKey: string | null },
   now: number,
-): Promise<Result<{ companyId: string }, "company_key_invalid" | "not_member">> {
-  const key = parseKey(companyApiKey)?.kind === "company"
-    ? await findKeyBySecret(database.readClient, companyApiKey, "company")
-    : null;
-  if (!key || keyState(key, now) !== "active" || key.companyId === null) {
-    return refuse("company_key_invalid", "CompanyApiKey is not a company key of this environment");
+): Promise<
+  Result<
+    { companyId: string; firstLine: LineRef | null },
+    "company_key_invalid" | "not_member" | "membership_removed"
+  >
+> {
+  const { companyApiKey } = caller;
+  const keyInvalid = refuse(
+    "company_key_invalid",
+    "CompanyApiKey is not a company key of this environment",
+  );
+  if (companyApiKey !== null && parseKey(companyApiKey)?.kind !== "company") return keyInvalid;
+  const reads = await readCaller(database.readClient, {
+    userId: caller.userId,
+    companyId: caller.companyId,
+    companyKeyHash: companyApiKey === null ? null : await sha256Hex(companyApiKey),
+  });
+  if (companyApiKey === null) {
+    if (!reads.member) {
+      return refuse(
+        "membership_removed",
+        "the user of this access token no longer belongs to its company",
+      );
+    }
+    return ok({ companyId: caller.companyId, firstLine: reads.firstLine });
   }
-  if (!(await isMember(database.readClient, userId, key.companyId))) {
+  const key = reads.companyKey;
+  if (!key || keyState(key, now) !== "active" || key.companyId === null) return keyInvalid;
+  if (!reads.member) {
     return refuse("not_member", "the user does not belong to the company of this CompanyApiKey");
   }
-  return ok({ companyId: key.companyId });
-}
-
-/** Whether the user (still) belongs to the company. */
-export function userBelongsTo(
-  database: Database,
-  userId: string,
-  companyId: string,
-): Promise<boolean> {
-  return isMember(database.readClient, userId, companyId);
+  return ok({ companyId: key.companyId, firstLine: reads.firstLine });
 }
 
 /** The line key with this SHA-256 of its secret and its line, whatever its state, or null. */

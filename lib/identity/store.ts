@@ -8,6 +8,7 @@ import type { KeyKind } from "../platform/keys.ts";
 import { constantTimeEqual, keyHint, newId, newKeySecret, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import type { LineRef } from "./line_store.ts";
 
 export interface StoredKey {
   readonly id: string;
@@ -80,6 +81,57 @@ export async function findCompanyByTin(
     args: [tin],
   });
   return rows[0] ? toCompany(rows[0]) : null;
+}
+
+/** What a Surface A request is checked against, read in one statement. */
+export interface CallerReads {
+  /** The company key with the given hash, or null (none given, or none stored). */
+  readonly companyKey: StoredKey | null;
+  /** Whether the user belongs to the company acted for: the key's when a hash is given. */
+  readonly member: boolean;
+  /** That company's first business line, or null. */
+  readonly firstLine: LineRef | null;
+}
+
+/**
+ * The company key of `companyKeyHash` (when given), whether the user belongs to the company acted
+ * for (the key's, else `companyId`) and that company's first line, in one statement: on a libSQL
+ * server every read before the write unit is a round trip.
+ */
+export async function readCaller(
+  client: Client,
+  caller: { userId: string; companyId: string; companyKeyHash: string | null },
+): Promise<CallerReads> {
+  const { userId, companyId, companyKeyHash } = caller;
+  const { rows } = await client.execute({
+    sql: `WITH company_key AS (
+            SELECT ${toStoredKey.columns.join(", ")}, secret_hash FROM api_keys
+            WHERE secret_hash = ? AND kind = 'company'),
+          chosen AS (
+            SELECT CASE WHEN ? IS NULL THEN ? ELSE (SELECT company_id FROM company_key) END
+              AS acting_company_id)
+          SELECT company_key.*,
+            EXISTS (SELECT 1 FROM memberships
+                    WHERE user_id = ? AND company_id = chosen.acting_company_id) AS member,
+            first_line.id AS first_line_id, first_line.code AS first_line_code
+          FROM chosen
+          LEFT JOIN company_key ON 1
+          LEFT JOIN business_lines AS first_line ON first_line.id = (
+            SELECT id FROM business_lines WHERE company_id = chosen.acting_company_id
+            ORDER BY created_at, rowid LIMIT 1)`,
+    args: [companyKeyHash, companyKeyHash, companyId, userId],
+  });
+  const row = rows[0];
+  // The index found the key; compare the hashes again without an early exit.
+  const keyFound = companyKeyHash !== null && row.id !== null &&
+    constantTimeEqual(toSecretHash(row).secretHash, companyKeyHash);
+  return {
+    companyKey: keyFound ? toStoredKey(row) : null,
+    member: Number(row.member) === 1,
+    firstLine: row.first_line_id === null
+      ? null
+      : { id: String(row.first_line_id), code: String(row.first_line_code) },
+  };
 }
 
 export async function isMember(

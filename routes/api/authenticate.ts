@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { authenticateUser } from "../../lib/identity/service.ts";
 import { issueAccessToken } from "../../lib/identity/tokens.ts";
 import { parseKey } from "../../lib/platform/keys.ts";
-import { hostRefusesEnvironment, resolveCompanyKey } from "../auth.ts";
+import { companyApiKeyHeader, hostRefusesEnvironment, resolveCaller } from "../auth.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 
@@ -55,13 +55,14 @@ export function authenticateRoutes(deps: AppDeps): Hono<AppEnv> {
     const now = deps.clock.now();
     const user = await authenticateUser(database, credentials, now);
     if (!user.ok) return refused(user.message);
-    const { userId } = user.value;
-    const chosen = await resolveCompanyKey(deps, c, environment, userId);
+    const chosen = companyApiKeyHeader(c) === null
+      ? user.value
+      : await resolveCaller(deps, c, environment, user.value);
     if (chosen instanceof Response) return chosen;
     const ttlSeconds = deps.config.limits.TOKEN_TTL_SECONDS;
     const accessToken = await issueAccessToken(
       deps.jwtSecret,
-      { userId, companyId: chosen.companyId ?? user.value.companyId, environment },
+      { userId: user.value.userId, companyId: chosen.companyId, environment },
       { now, ttlSeconds },
     );
     c.header("Cache-Control", "no-store");

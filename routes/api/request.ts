@@ -19,7 +19,10 @@ export async function requestedLine(
   location: FieldLocation = "body",
 ): Promise<{ ok: true; line: LineRef } | { ok: false; response: Response }> {
   const principal = c.get("apiPrincipal");
-  const line = await companyLine(principal.database, principal.companyId, code ?? null);
+  // The first line came with the caller's credentials; a named other line is one more read.
+  const line = code === null || code === undefined || code === principal.firstLine?.code
+    ? principal.firstLine
+    : await companyLine(principal.database, principal.companyId, code);
   if (line) return { ok: true, line };
   const message = `the company has no line ${JSON.stringify(code ?? null)}`;
   return { ok: false, response: invalidInput(c, "line", location, message) };
