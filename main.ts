@@ -230,7 +230,7 @@ async function buildRuntime(deps: {
   const [
     { jobHandlersByEnvironment, runtimeSettingsOf },
     { Scheduler },
-    { WebhookDispatcher, START_DELAY_MS_MAX, LEASE_MARGIN_MS },
+    { WebhookDispatcher, claimLeaseMs },
     { NotificationSender },
     { DocumentLinkSigner },
     { CredentialCache },
@@ -255,12 +255,7 @@ async function buildRuntime(deps: {
     endpointsInParallel: WEBHOOK_ENDPOINTS_IN_PARALLEL,
     perEndpointConcurrency: WEBHOOK_PER_ENDPOINT_CONCURRENCY,
     timeoutMs: config.limits.WEBHOOK_TIMEOUT_MS,
-    // Three timeouts, and never less than the dispatcher's floor (an attempt's start, its
-    // timeout and its record), which a short WEBHOOK_TIMEOUT_MS would go under.
-    leaseMs: Math.max(
-      config.limits.WEBHOOK_TIMEOUT_MS * 3,
-      2 * config.limits.WEBHOOK_TIMEOUT_MS + START_DELAY_MS_MAX + LEASE_MARGIN_MS,
-    ),
+    leaseMs: claimLeaseMs(config.limits.WEBHOOK_TIMEOUT_MS),
     apiBusy: () => metrics.apiBusy,
     documentLink: async (environment, id) =>
       config.baseUrl + await documentLinks.link(environment, id, systemClock.now()),

@@ -4,7 +4,8 @@
  * with SIGKILL in the middle of the webhook drain. Afterwards: every acknowledged create exists
  * exactly once, every event was delivered at least once and at most twice, the ledger is
  * balanced (`deno task admin ledger:verify` sent through node B), and no job's effect committed
- * twice. Leases are short (idempotency 2 s; webhook claims 3.64 s, the dispatcher's floor) so the survivor takes over fast.
+ * twice. Leases are short (idempotency 2 s; webhook claims 1.94 s, the dispatcher's floor for a
+ * 500 ms timeout) so the survivor takes over fast.
  */
 import assert from "node:assert/strict";
 import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
@@ -25,7 +26,8 @@ const DUPLICATE_EVERY = 5;
 /** The receiver answers after this long, so the drain lasts long enough to be cut. */
 const RECEIVER_DELAY_MS = 60;
 const NODE_ENV = {
-  // The dispatcher's claim: its floor, 2 × 500 ms + the longest start delay + 1 s margin = 3.64 s.
+  // The dispatcher's claim: its floor, 2 × 500 ms + the longest start delay (8 × (50 + 5) ms)
+  // + the record's margin (500 ms) = 1.94 s.
   WEBHOOK_TIMEOUT_MS: "500",
   IDEMPOTENCY_LEASE_SECONDS: "2",
 };

@@ -590,9 +590,9 @@ Deno.test("claims last leaseMs: a delivery waiting for its endpoint's slot has i
       const t0 = f.clock.now();
       assert.equal(await dispatcher.sweep(), 1, "one slot: one attempt, hanging; four wait");
       assert.deepEqual(await claims(), Array(5).fill([t0 + leaseMs, 0]));
-      // Most of the lease goes by while the attempt hangs; its end brings a unit that extends
-      // the claims of the four still waiting.
-      f.clock.advance(26_000);
+      // Most of the lease goes by while the attempt hangs (2 s left, under the 3.84 s floor of a
+      // 1 s timeout); its end brings a unit that extends the claims of the four still waiting.
+      f.clock.advance(28_000);
       await until(
         () => hole.connections.length === 1,
         2_000,
@@ -601,7 +601,7 @@ Deno.test("claims last leaseMs: a delivery waiting for its endpoint's slot has i
       await dispatcher.settled();
       assert.deepEqual(await claims(), [
         [null, 1],
-        ...Array(4).fill([t0 + 26_000 + leaseMs, 0]),
+        ...Array(4).fill([t0 + 28_000 + leaseMs, 0]),
       ]);
       await dispatcher.stop();
       assert.deepEqual(await claims(), [[null, 1], ...Array(4).fill([null, 0])]);

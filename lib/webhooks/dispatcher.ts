@@ -43,7 +43,7 @@ export interface DispatcherOptions {
   /**
    * How long a claim keeps other sweeps away from a delivery (a crash releases it after); a
    * delivery waiting for a slot has its claim extended. It must outlast an attempt started just
-   * before the next extension: at least 2 × timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS.
+   * before the next extension: at least leaseFloorMs(timeoutMs).
    */
   readonly leaseMs: number;
   /** How long a sweep waits on one attempt before leaving it to end in the background. */
@@ -83,13 +83,21 @@ const BUSY_BATCH_SIZE = 8;
 const BUSY_PACE_MS = 5;
 
 /**
- * Under API traffic the next attempt waits for the previous one to end, but this long at most: a
- * receiver slower than that keeps the attempt waiting on the network, not on the CPU requests need.
+ * Under API traffic the next attempt waits for the previous one to end, but a tenth of the
+ * timeout at most and never more than this: a receiver slower than that keeps the attempt waiting
+ * on the network, not on the CPU requests need.
  */
-const BUSY_ATTEMPT_WAIT_MS = 200;
+const BUSY_ATTEMPT_WAIT_MS_MAX = 200;
+
+/** How long, under API traffic, the next attempt waits at most for the previous one to end. */
+function busyAttemptWaitMs(timeoutMs: number): number {
+  return Math.min(BUSY_ATTEMPT_WAIT_MS_MAX, Math.floor(timeoutMs / 10));
+}
 
 /** The longest a claimed delivery waits for its attempt to start (a busy claim, one at a time). */
-export const START_DELAY_MS_MAX = BUSY_BATCH_SIZE * (BUSY_ATTEMPT_WAIT_MS + BUSY_PACE_MS);
+export function startDelayMsMax(timeoutMs: number): number {
+  return BUSY_BATCH_SIZE * (busyAttemptWaitMs(timeoutMs) + BUSY_PACE_MS);
+}
 
 /**
  * A healthy endpoint gets this many rounds of its slots claimed at once, so that one claim (a unit
@@ -97,8 +105,29 @@ export const START_DELAY_MS_MAX = BUSY_BATCH_SIZE * (BUSY_ATTEMPT_WAIT_MS + BUSY
  */
 const CLAIM_AHEAD_ROUNDS = 8;
 
-/** A lease outlasts the attempt's start, its timeout and its record by this much at least. */
-export const LEASE_MARGIN_MS = 1_000;
+/**
+ * A lease outlasts the attempt's start and its timeout by a margin for its record (a window of
+ * 50 ms at most, then one unit): the timeout itself, within these bounds. A record held up longer,
+ * behind a node killed while it held the primary's write lock, may see the delivery claimed again
+ * and sent once more (delivery is at least once).
+ */
+const LEASE_MARGIN_MS_MIN = 500;
+const LEASE_MARGIN_MS_MAX = 1_000;
+
+/**
+ * The shortest lease a claim may have: the next unit that extends leases may come one timeout
+ * later (an attempt's end brings one), then the delivery waits its start delay, runs its timeout,
+ * and is recorded within the margin. With the default 10 s timeout: 22,640 ms; with 500 ms: 1,940.
+ */
+export function leaseFloorMs(timeoutMs: number): number {
+  const marginMs = Math.min(LEASE_MARGIN_MS_MAX, Math.max(LEASE_MARGIN_MS_MIN, timeoutMs));
+  return 2 * timeoutMs + startDelayMsMax(timeoutMs) + marginMs;
+}
+
+/** The claim lease a node runs with: three timeouts, never less than the floor. */
+export function claimLeaseMs(timeoutMs: number): number {
+  return Math.max(3 * timeoutMs, leaseFloorMs(timeoutMs));
+}
 
 const EXCERPT_BYTES = 1024;
 
@@ -247,7 +276,7 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly options: DispatcherOptions,
   ) {
-    const leaseMin = 2 * options.timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
+    const leaseMin = leaseFloorMs(options.timeoutMs);
     if (options.leaseMs < leaseMin) {
       throw new Error(
         `leaseMs must outlast an attempt: at least ${leaseMin} ms, not ${options.leaseMs} ms`,
@@ -380,17 +409,18 @@ export class WebhookDispatcher {
 
   /**
    * API requests come first on a small machine: under traffic attempts start one at a time, each
-   * after the previous one ended (or has waited on the network for BUSY_ATTEMPT_WAIT_MS), paced,
+   * after the previous one ended (or has waited on the network for busyAttemptWaitMs), paced,
    * so deliveries never stop under steady traffic.
    */
   async #yieldToRequests(mine: SweepAttempts): Promise<void> {
+    const waitMs = busyAttemptWaitMs(this.options.timeoutMs);
     for (;;) {
-      const working = mine.runningFor(BUSY_ATTEMPT_WAIT_MS);
+      const working = mine.runningFor(waitMs);
       if (working.length === 0) break;
       const youngest = Math.max(...working.map((a) => a.startedAt));
       await raceWithTimeout(
         working.map((a) => a.ended),
-        youngest + BUSY_ATTEMPT_WAIT_MS - performance.now(),
+        youngest + waitMs - performance.now(),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, BUSY_PACE_MS));
@@ -487,7 +517,7 @@ export class WebhookDispatcher {
     now: number,
   ): Promise<{ queued: Queued[]; leaseUntil: number }> {
     const { leaseMs, timeoutMs } = this.options;
-    const runningOut = now + 2 * timeoutMs + START_DELAY_MS_MAX + LEASE_MARGIN_MS;
+    const runningOut = now + leaseFloorMs(timeoutMs);
     const queued = [...this.#queued.values()].flat().filter((q) =>
       q.environment === environment && q.leaseUntil < runningOut
     );
