@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { addFunds } from "../lib/funding/store.ts";
-import { payee } from "./api_helpers.ts";
+import { parties, payee } from "./api_helpers.ts";
 import { basic, fundAcmeAuto } from "./http_fixture.ts";
 import { openRemoteHttpFixture, type RemoteHttpFixture } from "./remote_fixture.ts";
 
@@ -130,7 +130,7 @@ async function accessToken(f: RemoteHttpFixture, userKey: string): Promise<strin
   return ((await login.json()) as { access_token: string }).access_token;
 }
 
-Deno.test("remote round trips: an /api create, with a CompanyApiKey or without, is 5 requests", async () => {
+Deno.test("remote round trips: an /api create is 4 requests, 5 with an Idempotency-Key, with a CompanyApiKey or without", async () => {
   await withRemoteFixture(async (f) => {
     const funded = await f.deps.databases.test.writer.write((tx) =>
       addFunds(
@@ -150,43 +150,68 @@ Deno.test("remote round trips: an /api create, with a CompanyApiKey or without, 
     );
     assert.ok(funded.ok);
     // Morgan's token is Acme's; the CompanyApiKey header makes the create Beacon's.
-    const cases: { name: string; token: string; headers: Record<string, string> }[] = [
-      {
-        name: "the token's company",
-        token: await accessToken(f, f.cast.alice.keyTest),
-        headers: {},
-      },
-      {
-        name: "a CompanyApiKey",
+    const callers = {
+      "the token's company": { token: await accessToken(f, f.cast.alice.keyTest), headers: {} },
+      "a CompanyApiKey": {
         token: await accessToken(f, f.cast.morgan.keyTest),
         headers: { CompanyApiKey: f.cast.beacon.companyKey },
       },
-    ];
-    for (const [i, { name, token, headers }] of cases.entries()) {
-      const requests = await requestsOf(f, async () => {
-        const created = await f.app.request("/api/disbursements", {
+    };
+    // The caller's credentials, company and first line in one read outside the write lock; the
+    // unit's reads, its writes with the answer's reads, and the COMMIT. A key adds its claim (the
+    // lookup rides with the unit's reads); a replay is the caller, the claim, the lookup with the
+    // use case's first reads, and the rollback with the COMMIT.
+    const cases = [
+      { caller: "the token's company", key: null, requests: 4 },
+      { caller: "a CompanyApiKey", key: null, requests: 4 },
+      { caller: "the token's company", key: "api-key-1", requests: CREATE_REQUESTS_MAX },
+      { caller: "a CompanyApiKey", key: "api-key-2", requests: CREATE_REQUESTS_MAX },
+    ] as const;
+    for (const [i, { caller, key, requests: expected }] of cases.entries()) {
+      const { token, headers } = callers[caller];
+      const create = () =>
+        f.app.request("/api/disbursements", {
           method: "POST",
           headers: {
             Authorization: `Bearer ${token}`,
             "Content-Type": "application/json",
             ...headers,
+            ...(key === null ? {} : { "Idempotency-Key": key }),
           },
           body: JSON.stringify({
             disbursement_uuid: `CLM-${i}`,
             large_disbursement: false,
             payees: [payee("p-a", 10)],
+            // Parties no payee needs: written with the answer's reads, and in the answer.
+            authorization_parties: parties,
           }),
         });
+      const name = `an /api create with ${caller}, ${key === null ? "no key" : "a key"}`;
+      let first = "";
+      const requests = await requestsOf(f, async () => {
+        const created = await create();
         assert.equal(created.status, 201, name);
-        await created.body?.cancel();
+        first = await created.text();
       });
-      // The caller's credentials, company and first line in one read outside the write lock,
-      // then the unit's 4.
-      assert.equal(requests, CREATE_REQUESTS_MAX, `an /api create with ${name}`);
+      assert.equal(requests, expected, name);
+      const answered = JSON.parse(first) as { authorization_parties: { party_uuid: string }[] };
+      assert.deepEqual(
+        answered.authorization_parties.map((p) => p.party_uuid),
+        ["lienholder", "co-owner"],
+        name,
+      );
+      if (key === null) continue;
+      const replayRequests = await requestsOf(f, async () => {
+        const replayed = await create();
+        assert.equal(replayed.status, 201, `${name}: replay`);
+        assert.equal(replayed.headers.get("Idempotent-Replayed"), "true", `${name}: replay`);
+        assert.equal(await replayed.text(), first, `${name}: replay`);
+      });
+      assert.equal(replayRequests, 4, `${name}: replay`);
     }
     const reserved = await Promise.all([f.cast.acme.autoLineId, f.cast.beacon.lineId].map(
       async (line) => (await readLineBalances(f.deps.databases.test.readClient, line)).reserved,
     ));
-    assert.deepEqual(reserved, [1000, 1000]);
+    assert.deepEqual(reserved, [2000, 2000]);
   });
 });

@@ -145,12 +145,17 @@ export async function createApiDisbursement(
       payouts: request.payouts,
     },
     now,
-    { reads },
+    {
+      reads,
+      // The parties are written with the answer's reads, which ride with the create's last reads.
+      readBack: (disbursementId) => {
+        insertParties(tx, disbursementId, request.parties);
+        return loadApiDisbursement(tx, companyId, disbursementUuid);
+      },
+    },
   );
   if (!created.ok) return tx.abort(created);
-  insertParties(tx, created.value.disbursementId, request.parties);
-  const disbursement = await loadApiDisbursement(tx, companyId, disbursementUuid);
-  return ok({ disbursement: disbursement!, created: true });
+  return ok({ disbursement: created.value.readBack!, created: true });
 }
 
 /**

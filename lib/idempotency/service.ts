@@ -1,21 +1,24 @@
 /**
  * An idempotent request as ONE write unit (DESIGN 7): the key's record is looked up, the use case
  * run and the answer to replay stored together, so a crash leaves all or nothing and a duplicate
- * queued behind the first finds the stored answer. A use case that aborts has its writes undone
+ * queued behind the first finds the stored answer. The lookup is sent with the use case's first
+ * statements (no round trip of its own on a libSQL server); a key that may not run fails the unit
+ * there, so nothing the use case sent is kept. A use case that aborts has its writes undone
  * while the answer to its refusal is still stored. While the first runs, this process holds its
  * key in memory (at most the lease): a duplicate is told so at once instead of waiting.
  *
  * A database several nodes share (a libSQL server) is written by other processes, whose memory
  * this one cannot see: there the request first commits a claim with the lease in the database
  * (one more unit, one round trip), so a duplicate sent to any node gets 409 while the first runs,
- * and the key's fate is still decided by the unit that stores the answer. The embedded file, written by this
- * process alone, keeps the single unit.
+ * and the key's fate is still decided by the unit that stores the answer. The embedded file,
+ * written by this process alone, keeps the single unit.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import {
   claimIdempotencyKey,
+  deferIdempotencyLookup,
   type IdempotencyScope,
   type KeyLookup,
   lookUpIdempotencyKey,
@@ -98,34 +101,66 @@ export async function runIdempotently<T, A extends Answer>(
     }
     try {
       outcome = await database.writer.write(async (tx) => {
-        const lookup = await lookUpIdempotencyKey(
-          tx,
-          scope,
-          request.fingerprint,
-          request.now,
-          ownLease,
-        );
-        if (lookup.decision !== "new") return lookup;
-        const answered = answer(await tx.attempt(useCase));
+        const lookupOptions = { now: request.now, ownLease };
+        const seen: { lookup: KeyLookup | null } = { lookup: null };
+        // The lookup rides with the use case's first round trip instead of one of its own: a key
+        // that may not run stops the use case at that statement, and the unit undoes what it sent.
+        deferIdempotencyLookup(tx, scope, request.fingerprint, lookupOptions, (lookup) => {
+          seen.lookup = lookup;
+          refuseUnlessNew(lookup);
+        });
+        // Whatever the use case did, the unit ends only once it has seen the record say "new".
+        // Unseen, the record is read now: the use case sent nothing, or a statement sent with the
+        // lookup failed first (the unique row a finished duplicate created), which the batch
+        // stops at before the lookup's result is checked.
+        const keyIsFree = async () =>
+          refuseUnlessNew(
+            seen.lookup ??
+              await lookUpIdempotencyKey(tx, scope, request.fingerprint, lookupOptions),
+          );
+        let value: T;
+        try {
+          value = await tx.attempt(useCase);
+        } catch (error) {
+          await keyIsFree();
+          throw error;
+        }
+        await keyIsFree();
+        const answered = answer(value);
         if (!answered.retryable) await keep(tx, request, answered);
         // A refusal that may pass later keeps nothing: the same key may try again at once.
         else if (ownLease !== null) await releaseIdempotencyClaim(tx, scope, ownLease);
         return { decision: "new" as const, answer: answered };
       });
     } catch (error) {
-      // The use case failed and its unit wrote nothing: the key is free again at once, not at
-      // the end of the lease (a failed release leaves it to the lease).
-      if (ownLease !== null) {
-        await database.writer.write((tx) => releaseIdempotencyClaim(tx, scope, ownLease))
-          .catch(() => {});
+      if (!(error instanceof KeyNotFree)) {
+        // The use case failed and its unit wrote nothing: the key is free again at once, not at
+        // the end of the lease (a failed release leaves it to the lease).
+        if (ownLease !== null) {
+          await database.writer.write((tx) => releaseIdempotencyClaim(tx, scope, ownLease))
+            .catch(() => {});
+        }
+        throw error;
       }
-      throw error;
+      outcome = error.lookup;
     }
   } finally {
     // A later request may have taken the key after this one's lease ran out: leave it to that one.
     if (keys.get(held) === mine) keys.delete(held);
   }
   return await answerOf(outcome, request);
+}
+
+/** The key's record says not to run the use case: its unit is undone and the lookup answered. */
+class KeyNotFree extends Error {
+  constructor(readonly lookup: Exclude<KeyLookup, { decision: "new" }>) {
+    super(`idempotency key not free: ${lookup.decision}`);
+    this.name = "KeyNotFree";
+  }
+}
+
+function refuseUnlessNew(lookup: KeyLookup): void {
+  if (lookup.decision !== "new") throw new KeyNotFree(lookup);
 }
 
 /** The outcome of a looked-up key: a stored answer opened for replay, or the decision as is. */

@@ -44,31 +44,51 @@ export type KeyLookup =
 const KEY_WHERE = "company_id = ? AND scope_line = ? AND key = ?";
 const keyArgs = (scope: IdempotencyScope) => [scope.companyId, scope.scopeLine, scope.key];
 
+const LOOKUP_SQL =
+  `SELECT fingerprint, status, lease_until, expires_at, response_status, response_headers, response_body
+    FROM idempotency_records WHERE ${KEY_WHERE}`;
+
+/** What the key's record (a lookup's rows) decides for this request. */
+function lookupOf(
+  rows: readonly Readonly<Record<string, unknown>>[],
+  fingerprint: string,
+  options: { now: number; ownLease: number | null },
+): KeyLookup {
+  const record = rows[0] ? toRecord(rows[0]) : null;
+  const decision = decideIdempotency(record, fingerprint, options.now, options.ownLease);
+  // A complete record always carries its response (storeIdempotentResponse writes all three).
+  return decision === "replay" ? { decision, response: toResponse(rows[0]) } : { decision };
+}
+
 /**
- * What the stored record (if any) decides for this request; call it in the request's unit.
- * `ownLease`: the lease of this request's own claim, if it committed one.
+ * Looks the key up with the unit's next round trip (on a libSQL server, the use case's first
+ * statements) and tells `decided` what the stored record (if any) decides for this request; a
+ * throw of `decided` fails the unit (WriteTx.defer). When another statement of that round trip
+ * fails, `decided` is not called. `ownLease`: the lease of this request's own claim, if it
+ * committed one.
  */
+export function deferIdempotencyLookup(
+  tx: WriteTx,
+  scope: IdempotencyScope,
+  fingerprint: string,
+  options: { now: number; ownLease: number | null },
+  decided: (lookup: KeyLookup) => void,
+): void {
+  tx.defer(
+    { sql: LOOKUP_SQL, args: keyArgs(scope) },
+    ({ rows }) => decided(lookupOf(rows, fingerprint, options)),
+  );
+}
+
+/** What the stored record (if any) decides for this request, read in the request's unit now. */
 export async function lookUpIdempotencyKey(
   tx: WriteTx,
   scope: IdempotencyScope,
   fingerprint: string,
-  now: number,
-  ownLease: number | null = null,
+  options: { now: number; ownLease: number | null },
 ): Promise<KeyLookup> {
-  const { rows } = await tx.execute({
-    sql:
-      `SELECT fingerprint, status, lease_until, expires_at, response_status, response_headers, response_body
-          FROM idempotency_records WHERE ${KEY_WHERE}`,
-    args: keyArgs(scope),
-  });
-  const record = rows[0] ? toRecord(rows[0]) : null;
-  const decision = decideIdempotency(record, fingerprint, now, ownLease);
-  if (decision === "replay") {
-    // A complete record always carries its response (storeIdempotentResponse writes all three).
-    const response = toResponse(rows[0]);
-    return { decision, response };
-  }
-  return { decision };
+  const { rows } = await tx.execute({ sql: LOOKUP_SQL, args: keyArgs(scope) });
+  return lookupOf(rows, fingerprint, options);
 }
 
 /**
