@@ -1,7 +1,7 @@
 /**
- * NACHA files (pure): building origination files with the npm library nach2, checking any file
- * strictly (record lengths, blocking, batch and file control totals, entry hash, trace prefixes),
- * reading return and notice-of-change files, and writing them (the sandbox bank, tests).
+ * NACHA files (pure): writing origination files (as the npm library nach2 writes them), checking
+ * any file strictly (record lengths, blocking, batch and file control totals, entry hash, trace
+ * prefixes), reading return and notice-of-change files, and writing them (the sandbox bank, tests).
  */
 import { ok, refuse, type Result } from "../platform/result.ts";
 import {
@@ -116,36 +116,6 @@ export const COMPANY_NAME_LENGTH = 16;
 export const ENTRY_DESCRIPTION_LENGTH = 10;
 export const HEADER_NAME_LENGTH = 23;
 
-/** What nach2 0.5.1 exposes that the builder uses (it ships no types). */
-interface Nach2Record {
-  set(field: string, value: unknown): void;
-}
-interface Nach2Batch extends Nach2Record {
-  readonly _entries: unknown[];
-}
-interface Nach2File extends Nach2Record {
-  addBatch(batch: Nach2Batch): void;
-  generateFile(done: (text: string) => void): void;
-}
-interface Nach2 {
-  readonly File: new (options: Record<string, unknown>) => Nach2File;
-  readonly Batch: new (options: Record<string, unknown>) => Nach2Batch;
-  readonly Entry: new (options: Record<string, unknown>) => Nach2Record;
-}
-
-/**
- * nach2 spends about 60 µs on each entry: the builder lets the event loop run between chunks of
- * this many, so requests served beside a 10,000-entry build wait milliseconds, not a second.
- */
-const ENTRIES_PER_YIELD = 500;
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** Dollars as nach2 wants them, written from integer cents (it formats through toFixed(2)). */
-function dollarsOf(cents: number): string {
-  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
-}
-
 /** Credits only, debits only, or both: the batch's service class. */
 function serviceClassOf(entries: readonly NachaEntry[]): number {
   const credits = entries.some((entry) => isCreditCode(entry.transactionCode));
@@ -218,81 +188,67 @@ function assertBuildable(model: NachaFileModel): void {
 }
 
 /**
- * Builds an origination file with nach2 (CRLF, blocking factor 10), then checks it strictly: a
- * file the checker refuses, or whose totals differ from the model's, is a bug and throws.
+ * Writes an origination file (CRLF, blocking factor 10) field by field, then checks it strictly:
+ * a file the checker refuses, or whose totals differ from the model's, is a bug and throws. It
+ * writes what the npm library nach2 writes, byte for byte (a property test holds it to that), in
+ * about a twentieth of the time: nach2 took 280 ms of a catastrophe day's 10,000-entry file.
  */
-export async function buildNachaFile(model: NachaFileModel): Promise<string> {
+export function buildNachaFile(model: NachaFileModel): string {
   assertBuildable(model);
-  // Loaded at the first file, not at every start of the service.
-  const nach = (await import("nach2")).default as Nach2;
-  const file = new nach.File({
-    immediateDestination: model.immediateDestination,
-    // nach2 types the immediate origin and company identification numeric; NACHA lets them hold
-    // any 10 characters, so a digit placeholder passes its check and the real value is set after.
-    immediateOrigin: "0000000000",
-    immediateDestinationName: transliterate(model.immediateDestinationName, HEADER_NAME_LENGTH) ||
-      " ",
-    immediateOriginName: transliterate(model.immediateOriginName, HEADER_NAME_LENGTH) || " ",
-    fileCreationDate: yymmddOf(model.createdDate),
-    fileCreationTime: model.createdTime,
-    fileIdModifier: model.fileIdModifier,
-    referenceCode: " ",
-    batchSequenceNumber: 1,
-  });
-  file.set("immediateOrigin", model.immediateOrigin);
-  for (const modelBatch of model.batches) {
-    const [year, month, day] = yymmddOf(modelBatch.effectiveDate).match(/../g)!.map(Number);
-    const batch = new nach.Batch({
-      serviceClassCode: String(serviceClassOf(modelBatch.entries)),
-      companyName: transliterate(model.companyName, COMPANY_NAME_LENGTH),
-      companyIdentification: "0000000000",
-      standardEntryClassCode: modelBatch.entryClass,
-      companyEntryDescription: transliterate(
-        modelBatch.companyEntryDescription,
-        ENTRY_DESCRIPTION_LENGTH,
-      ),
-      companyDescriptiveDate: " ",
-      // nach2 writes the date with the process's local getters: a local date reads back exactly.
-      effectiveEntryDate: new Date(2000 + year, month - 1, day),
-      originatingDFI: model.odfi,
-    });
-    batch.set("companyIdentification", model.companyIdentification);
-    let hashSum = 0;
-    let creditCents = 0;
-    let debitCents = 0;
+  const created = yymmddOf(model.createdDate);
+  const companyName = alpha(transliterate(model.companyName, COMPANY_NAME_LENGTH), 16);
+  const companyIdentification = alpha(model.companyIdentification, 10);
+  const records = [
+    "101" + ` ${model.immediateDestination}` + model.immediateOrigin + created +
+    model.createdTime + model.fileIdModifier + "094101" +
+    alpha(transliterate(model.immediateDestinationName, HEADER_NAME_LENGTH), 23) +
+    alpha(transliterate(model.immediateOriginName, HEADER_NAME_LENGTH), 23) + alpha("", 8),
+  ];
+  const file = { count: 0, hashSum: 0, debitCents: 0, creditCents: 0 };
+  for (const [index, modelBatch] of model.batches.entries()) {
+    const batchNumber = numeric(index + 1, 7);
+    const serviceClass = serviceClassOf(modelBatch.entries);
+    records.push(
+      "5" + serviceClass + companyName + alpha("", 20) + companyIdentification +
+        modelBatch.entryClass +
+        alpha(transliterate(modelBatch.companyEntryDescription, ENTRY_DESCRIPTION_LENGTH), 10) +
+        alpha("", 6) + yymmddOf(modelBatch.effectiveDate) + alpha("", 3) + "1" + model.odfi +
+        batchNumber,
+    );
+    const batch = { hashSum: 0, debitCents: 0, creditCents: 0 };
     // NACHA wants traces ascending within a batch; the order of a batch's entries means nothing.
     const entries = [...modelBatch.entries].sort((a, b) =>
       a.traceNumber.localeCompare(b.traceNumber)
     );
-    for (const [index, entry] of entries.entries()) {
-      if (index > 0 && index % ENTRIES_PER_YIELD === 0) await yieldToEventLoop();
-      const record = new nach.Entry({
-        transactionCode: String(entry.transactionCode),
-        receivingDFI: entry.routingNumber,
-        DFIAccount: entry.accountNumber,
-        // nach2 measures the amount as the text of a float ("10000000.00" is 11 characters), so
-        // it refuses $10,000,000.00 and up: it checks a cent, and the real amount is set after.
-        amount: "0.01",
-        idNumber: entry.individualId || " ",
-        individualName: transliterate(entry.name, INDIVIDUAL_NAME_LENGTH),
-        discretionaryData: " ",
-        traceNumber: entry.traceNumber,
-      });
-      record.set("amount", dollarsOf(entry.amountCents));
-      // Batch.addEntry re-adds every earlier entry on each call (7 s for 10,000 entries), and in
-      // floating point: the entries go in directly and the control is set from integer cents.
-      batch._entries.push(record);
-      hashSum += Number(entry.routingNumber.slice(0, 8));
-      if (isCreditCode(entry.transactionCode)) creditCents += entry.amountCents;
-      else debitCents += entry.amountCents;
+    for (const entry of entries) {
+      records.push(
+        "6" + entry.transactionCode + entry.routingNumber + alpha(entry.accountNumber, 17) +
+          numeric(entry.amountCents, 10) + alpha(entry.individualId, 15) +
+          alpha(transliterate(entry.name, INDIVIDUAL_NAME_LENGTH), 22) + "  " + "0" +
+          entry.traceNumber,
+      );
+      batch.hashSum += Number(entry.routingNumber.slice(0, 8));
+      if (isCreditCode(entry.transactionCode)) batch.creditCents += entry.amountCents;
+      else batch.debitCents += entry.amountCents;
     }
-    batch.set("addendaCount", modelBatch.entries.length);
-    batch.set("entryHash", entryHashOf(hashSum));
-    batch.set("totalCredit", creditCents / 100);
-    batch.set("totalDebit", debitCents / 100);
-    file.addBatch(batch);
+    records.push(
+      "8" + serviceClass + numeric(entries.length, 6) + entryHashOf(batch.hashSum) +
+        numeric(batch.debitCents, 12) + numeric(batch.creditCents, 12) + companyIdentification +
+        alpha("", 19) + alpha("", 6) + model.odfi + batchNumber,
+    );
+    file.count += entries.length;
+    file.hashSum += batch.hashSum;
+    file.debitCents += batch.debitCents;
+    file.creditCents += batch.creditCents;
   }
-  const text = await new Promise<string>((resolve) => file.generateFile(resolve)) + "\r\n";
+  const blocks = Math.ceil((records.length + 1) / BLOCKING_FACTOR);
+  records.push(
+    "9" + numeric(model.batches.length, 6) + numeric(blocks, 6) + numeric(file.count, 8) +
+      entryHashOf(file.hashSum) + numeric(file.debitCents, 12) + numeric(file.creditCents, 12) +
+      alpha("", 39),
+  );
+  while (records.length % BLOCKING_FACTOR !== 0) records.push(PADDING_RECORD);
+  const text = records.join("\r\n") + "\r\n";
   assertBuiltAsModelled(model, text);
   return text;
 }
@@ -301,7 +257,7 @@ export async function buildNachaFile(model: NachaFileModel): Promise<string> {
 function assertBuiltAsModelled(model: NachaFileModel, text: string): void {
   const checked = checkNachaFile(text, { odfi: model.odfi });
   if (!checked.ok) {
-    throw new Error(`buildNachaFile: nach2 wrote a file the checker refuses: ${checked.message}`);
+    throw new Error(`buildNachaFile: wrote a file the checker refuses: ${checked.message}`);
   }
   const entries = model.batches.flatMap((batch) => batch.entries);
   const credit = entries.filter((e) => isCreditCode(e.transactionCode))
