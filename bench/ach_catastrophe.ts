@@ -99,6 +99,9 @@ function summarise(samples: readonly Sample[], from = -Infinity, to = Infinity):
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A deadline that never keeps the process alive once the bench is done. */
+const deadline = (ms: number) => new Promise((resolve) => Deno.unrefTimer(setTimeout(resolve, ms)));
+
 /** When (epoch ms) the cutoff in the service reached each step, read from its database. */
 interface CutoffMarks {
   /** The cutoff job's claim (its lease's start). */
@@ -382,7 +385,7 @@ export async function measureAchCatastrophe(
       });
       // The advance may answer before the last payouts are sent (the scheduler's sweep takes up
       // jobs whose claim the advance's run found taken): the load lasts until both are done.
-      const watched = watchCutoff(dataDir, queue.companyId, sleep(WATCH_MS_MAX));
+      const watched = watchCutoff(dataDir, queue.companyId, deadline(WATCH_MS_MAX));
       const [samples, marks] = await Promise.all([
         steadyLoad(load, Promise.all([cutoff, watched])),
         watched,

@@ -91,7 +91,7 @@ export const JOBS_YIELD_AFTER_MS = 20;
  */
 export const JOBS_YIELD_TURNS = 3;
 
-async function yieldToEventLoop(): Promise<void> {
+export async function yieldToEventLoop(): Promise<void> {
   for (let turn = 0; turn < JOBS_YIELD_TURNS; turn++) {
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
   }

@@ -576,7 +576,9 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
 }, (t) => [
   uniqueIndex("rail_batch_entries_reference").on(t.reference),
   uniqueIndex("rail_batch_entries_trace").on(t.traceNumber),
-  index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId),
+  // A cutoff takes its queue a page at a time, oldest first (created_at, then rowid: the order
+  // entries were queued in, which an index keeps after its columns): no sort.
+  index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId, t.status, t.createdAt),
   index("rail_batch_entries_batch").on(t.batchId),
   index("rail_batch_entries_funding").on(t.fundingId),
   check(

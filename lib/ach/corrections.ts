@@ -3,9 +3,8 @@
  * later entries to the same account. A row is found by the original routing number and an HMAC of
  * the original account number (never the number itself); the corrected details are sealed.
  */
-import { and, eq } from "drizzle-orm";
 import { achCorrections } from "../../db/schema.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { Correction } from "./nacha.ts";
 import type { PayoutRow } from "../payouts/store.ts";
@@ -28,20 +27,18 @@ function accountKeyOf(secretBox: SecretBox, accountNumber: string): Promise<stri
 
 /** The details to use for an entry to `details`: corrected by a notice of change, or as given. */
 export async function correctedAccount(
-  tx: WriteTx,
+  reader: SqlReader,
   secretBox: SecretBox,
   companyId: string,
   details: AccountDetails,
 ): Promise<AccountDetails> {
-  const [row] = await tx.db.select({ sealed: achCorrections.correctedSealed })
-    .from(achCorrections)
-    .where(and(
-      eq(achCorrections.companyId, companyId),
-      eq(achCorrections.routingNumber, details.routingNumber),
-      eq(achCorrections.accountKey, await accountKeyOf(secretBox, details.accountNumber)),
-    ));
-  if (!row) return details;
-  return JSON.parse(await secretBox.openText(row.sealed)) as AccountDetails;
+  const { rows } = await reader.execute({
+    sql: `SELECT corrected_sealed FROM ach_corrections
+          WHERE company_id = ? AND routing_number = ? AND account_key = ?`,
+    args: [companyId, details.routingNumber, await accountKeyOf(secretBox, details.accountNumber)],
+  });
+  if (!rows[0]) return details;
+  return JSON.parse(await secretBox.openText(String(rows[0].corrected_sealed))) as AccountDetails;
 }
 
 /**

@@ -1,31 +1,73 @@
 /**
- * Builds and checks a NACHA file off the main thread: for a catastrophe day's file the library's
- * build and the strict check take seconds of CPU, which would stall every request meanwhile.
- * Started per file by lib/ach/jobs.ts; answers one message and is terminated.
+ * Builds and checks a claimed NACHA file off the service's thread (lib/ach/file_build.ts): for a
+ * catastrophe day's file, reading 10,000 entries, building the file and reading it back take a
+ * second of CPU that would otherwise stall every request. The worker reads the database through
+ * its own connection, so nothing large crosses between threads but the answer. Started per file
+ * by lib/ach/jobs.ts; answers one message and is terminated.
  */
 /// <reference lib="deno.worker" />
-import { buildNachaFile, checkNachaFile, type NachaFileModel } from "./nacha.ts";
+import { openReader, type ReaderOptions } from "../../db/client.ts";
+import type { Environment } from "../platform/config.ts";
+import { SecretBox } from "../platform/crypto.ts";
+import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 
 /** What the worker is asked. */
 export interface FileWorkerRequest {
-  readonly model: NachaFileModel;
-  readonly odfi: string;
+  readonly reader: ReaderOptions;
+  /** The service's ENCRYPTION_KEY, base64 (SecretBox.keyForWorker). */
+  readonly keyBase64: string;
+  readonly environment: Environment;
+  readonly claim: FileClaim;
 }
 
-/** What it answers: the content and its check, or why the build threw. */
+/** What it answers: the build's outcome, or why it threw. */
 export type FileWorkerAnswer =
-  | {
-    readonly ok: true;
-    readonly content: string;
-    readonly checked: ReturnType<typeof checkNachaFile>;
-  }
+  | { readonly ok: true; readonly built: BuiltFile }
   | { readonly ok: false; readonly error: string };
 
+/**
+ * Puts this thread in Linux's idle scheduling class (SCHED_IDLE: it runs only on CPU time nothing
+ * else wants, and gives it up at once when a request wakes the service's thread): measured on 2
+ * cores under load, the worker at normal priority took the CPU from the service's thread for
+ * 6-16 ms at a time. Needs FFI (granted by -A); without it, or off Linux, the build runs at the
+ * service's priority.
+ */
+function yieldCpuToRequests(): void {
+  if (
+    Deno.build.os !== "linux" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted"
+  ) {
+    return;
+  }
+  try {
+    const libc = Deno.dlopen("libc.so.6", {
+      gettid: { parameters: [], result: "i32" },
+      sched_setscheduler: { parameters: ["i32", "i32", "buffer"], result: "i32" },
+    });
+    try {
+      const SCHED_IDLE = 5;
+      // struct sched_param { int sched_priority; }: 0 for SCHED_IDLE.
+      libc.symbols.sched_setscheduler(libc.symbols.gettid(), SCHED_IDLE, new Int32Array(1));
+    } finally {
+      libc.close();
+    }
+  } catch {
+    // No libc.so.6 (musl): the build runs at the service's priority.
+  }
+}
+
 self.onmessage = async (event: MessageEvent<FileWorkerRequest>) => {
+  yieldCpuToRequests();
+  const request = event.data;
   let answer: FileWorkerAnswer;
   try {
-    const content = await buildNachaFile(event.data.model);
-    answer = { ok: true, content, checked: checkNachaFile(content, { odfi: event.data.odfi }) };
+    const reader = await openReader(request.reader);
+    try {
+      const secretBox = await SecretBox.fromBase64Key(request.keyBase64);
+      const deps = { reader, secretBox, environment: request.environment };
+      answer = { ok: true, built: await buildFile(deps, request.claim) };
+    } finally {
+      reader.close();
+    }
   } catch (error) {
     answer = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }

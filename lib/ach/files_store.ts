@@ -68,40 +68,20 @@ export async function scheduleCutoff(
 const TRACE_SEQUENCE_MAX = 9_999_999;
 
 /**
- * Voids the company's queued ACH entries whose payout or funding no longer waits for them
- * (canceled, or queued again under a newer reference), in two statements.
+ * Which queued entries a cutoff takes: the oldest first (in the order they were queued), at most
+ * `limit`, none over `maxCents`.
  */
-export async function voidStaleQueuedEntries(tx: WriteTx, companyId: string): Promise<void> {
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET status = 'voided'
-          WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-            AND payout_id IS NOT NULL AND NOT EXISTS (
-              SELECT 1 FROM payouts p WHERE p.id = rail_batch_entries.payout_id
-                AND p.status IN ('modality_selected', 'failed')
-                AND p.id || '-' || p.submission_count = rail_batch_entries.reference)`,
-    args: [companyId, ACH_RAIL],
-  });
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET status = 'voided'
-          WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-            AND funding_id IS NOT NULL AND NOT EXISTS (
-              SELECT 1 FROM fundings f WHERE f.id = rail_batch_entries.funding_id
-                AND f.status = 'Pending')`,
-    args: [companyId, ACH_RAIL],
-  });
-}
-
-/** Which queued entries a cutoff takes: the oldest first, at most `limit`, none over `maxCents`. */
 interface ClaimScope {
   readonly companyId: string;
   readonly maxCents: number | null;
   readonly limit: number;
 }
 
-const ELIGIBLE = `SELECT id, amount_cents, created_at FROM rail_batch_entries
+const ELIGIBLE = `SELECT id, amount_cents, created_at, rowid AS queued_order
+  FROM rail_batch_entries
   WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
     AND (? IS NULL OR amount_cents <= ?)
-  ORDER BY created_at, id LIMIT ?`;
+  ORDER BY created_at, rowid LIMIT ?`;
 
 const eligibleArgs = (scope: ClaimScope) => [
   scope.companyId,
@@ -111,7 +91,10 @@ const eligibleArgs = (scope: ClaimScope) => [
   scope.limit,
 ];
 
-/** How many queued entries a cutoff would take and their total, and how many wait in all. */
+/**
+ * How many queued entries a cutoff would take and their total (some may prove stale when claimed),
+ * and how many wait in all.
+ */
 export async function measureQueue(
   tx: WriteTx,
   scope: ClaimScope,
@@ -152,29 +135,88 @@ export async function reserveTraceSequences(
 }
 
 /**
- * Puts the eligible entries into the batch in one statement, each with its trace (the ODFI and
- * the next sequence, in file order) and the file's effective date.
+ * Claims the next page of the company's queue into the batch: of the oldest `scope.limit`
+ * eligible entries, those whose payout or funding no longer waits for them (canceled, or queued
+ * again under a newer reference) are voided, and the others go into the batch in queue order,
+ * each with the next trace (the ODFI and `firstSequence` onwards) and the file's effective date.
+ * Answers how many entries the page looked at and how many it claimed.
  */
-export async function claimEntries(
+export async function claimQueuePage(
   tx: WriteTx,
   scope: ClaimScope,
   claim: { batchId: string; odfi: string; firstSequence: number; effectiveDate: string },
-): Promise<number> {
-  const result = await tx.execute({
-    sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched', effective_date = ?,
-            trace_number = ? || printf('%07d', ? + o.n)
-          FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) - 1 AS n
-                FROM (${ELIGIBLE})) AS o
-          WHERE rail_batch_entries.id = o.id`,
-    args: [
-      claim.batchId,
-      claim.effectiveDate,
-      claim.odfi,
-      claim.firstSequence,
-      ...eligibleArgs(scope),
-    ],
+): Promise<{ seen: number; claimed: number }> {
+  const { rows } = await tx.execute({
+    sql: `SELECT e.id,
+            (e.payout_id IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM payouts p WHERE p.id = e.payout_id
+                AND p.status IN ('modality_selected', 'failed')
+                AND p.id || '-' || p.submission_count = e.reference))
+            OR (e.funding_id IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM fundings f WHERE f.id = e.funding_id AND f.status = 'Pending')) AS stale
+          FROM (${ELIGIBLE}) AS q JOIN rail_batch_entries e ON e.id = q.id
+          ORDER BY q.created_at, q.queued_order`,
+    args: eligibleArgs(scope),
   });
-  return result.rowsAffected;
+  const stale = rows.filter((row) => Number(row.stale) === 1).map((row) => String(row.id));
+  const fresh = rows.filter((row) => Number(row.stale) !== 1).map((row) => String(row.id));
+  if (stale.length > 0) {
+    await tx.execute({
+      sql: `UPDATE rail_batch_entries SET status = 'voided'
+            WHERE id IN (SELECT value FROM json_each(?))`,
+      args: [JSON.stringify(stale)],
+    });
+  }
+  if (fresh.length > 0) {
+    await tx.execute({
+      sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched', effective_date = ?,
+              trace_number = ? || printf('%07d', ? + j.key)
+            FROM json_each(?) AS j WHERE rail_batch_entries.id = j.value`,
+      args: [
+        claim.batchId,
+        claim.effectiveDate,
+        claim.odfi,
+        claim.firstSequence,
+        JSON.stringify(fresh),
+      ],
+    });
+  }
+  return { seen: rows.length, claimed: fresh.length };
+}
+
+/** How many entries a batch holds so far, and the last trace sequence they took. */
+export async function claimedSoFar(
+  tx: WriteTx,
+  batchId: string,
+): Promise<{ count: number; lastSequence: number }> {
+  const { rows } = await tx.execute({
+    sql: `SELECT count(*) AS n, max(trace_number) AS last FROM rail_batch_entries
+          WHERE batch_id = ?`,
+    args: [batchId],
+  });
+  const last = rows[0].last === null ? null : String(rows[0].last);
+  return { count: Number(rows[0].n), lastSequence: last === null ? 0 : Number(last.slice(8)) };
+}
+
+/**
+ * Ends a batch's claim: its count and total become what its entries say (entries that proved
+ * stale were voided instead), and a batch left without entries goes, its file never built.
+ * Answers how many entries it holds.
+ */
+export async function closeClaim(tx: WriteTx, batchId: string): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM rail_batch_entries
+          WHERE batch_id = ?`,
+    args: [batchId],
+  });
+  const entries = Number(rows[0].n);
+  await tx.execute(
+    entries === 0 ? { sql: "DELETE FROM rail_batches WHERE id = ?", args: [batchId] } : {
+      sql: "UPDATE rail_batches SET entry_count = ?, total_cents = ? WHERE id = ?",
+      args: [entries, Number(rows[0].total), batchId],
+    },
+  );
+  return entries;
 }
 
 /**
@@ -194,15 +236,21 @@ export async function findUnfinishedBatch(
   tx: WriteTx,
   companyId: string,
   cutoffAt: number,
-): Promise<{ id: string; fileName: string } | null> {
+): Promise<{ id: string; fileName: string; entryCount: number } | null> {
   const { rows } = await tx.execute({
-    sql: `SELECT b.id, b.rail_reference FROM rail_batches b
+    sql: `SELECT b.id, b.rail_reference, b.entry_count FROM rail_batches b
           WHERE b.company_id = ? AND b.rail = ? AND b.cutoff_at = ? AND b.status = 'built'
             AND b.error IS NULL AND NOT EXISTS (SELECT 1 FROM ach_files f WHERE f.batch_id = b.id)
           LIMIT 1`,
     args: [companyId, ACH_RAIL, cutoffAt],
   });
-  return rows[0] ? { id: String(rows[0].id), fileName: String(rows[0].rail_reference) } : null;
+  return rows[0]
+    ? {
+      id: String(rows[0].id),
+      fileName: String(rows[0].rail_reference),
+      entryCount: Number(rows[0].entry_count),
+    }
+    : null;
 }
 
 /** What a file's build reads of one entry: the entry and its payout's or funding's details. */
@@ -258,18 +306,29 @@ export interface EntryFacts {
   readonly entryClass: string;
 }
 
-/** Keeps every entry's facts in one statement. */
-export async function recordEntryFacts(
-  tx: WriteTx,
-  facts: readonly EntryFacts[],
-): Promise<void> {
+/** Keeps a page of entries' facts (a JSON array of EntryFacts) in one statement. */
+export async function recordEntryFacts(tx: WriteTx, factsJson: string): Promise<void> {
   await tx.execute({
     sql: `UPDATE rail_batch_entries SET receiving_dfi = j.value ->> '$.receivingDfi',
             account_last_four = j.value ->> '$.accountLastFour',
             transaction_code = j.value ->> '$.transactionCode',
             entry_class = j.value ->> '$.entryClass'
           FROM json_each(?) AS j WHERE rail_batch_entries.id = j.value ->> '$.id'`,
-    args: [JSON.stringify(facts)],
+    args: [factsJson],
+  });
+}
+
+/**
+ * Keeps the sandbox test accounts a file used on their payouts, as entered details are kept: a
+ * page (a JSON array of {payoutId, routingNumber, accountSealed}) in one statement.
+ */
+export async function recordSandboxAccounts(tx: WriteTx, accountsJson: string): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE payouts SET method_details = json_set(coalesce(method_details, '{}'),
+            '$.routing_number', j.value ->> '$.routingNumber', '$.account_type', 'checking',
+            '$.account_sealed', j.value ->> '$.accountSealed')
+          FROM json_each(?) AS j WHERE payouts.id = j.value ->> '$.payoutId'`,
+    args: [accountsJson],
   });
 }
 

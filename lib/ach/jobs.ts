@@ -1,22 +1,29 @@
 /**
- * The ACH rail's jobs. `rail.cutoff` (per company): claims the queued entries and their traces in
- * one short unit, builds and checks the NACHA file outside every unit, and keeps it in a second
- * unit; a crash between the two finds the claimed batch again and builds the same file.
+ * The ACH rail's jobs. `rail.cutoff` (per company): measures the queue and opens the batch in one
+ * short unit, claims its entries and their traces a page per unit, builds and checks the NACHA
+ * file outside every unit (in a worker for a large one), and keeps it in a last unit; a crash
+ * anywhere between finds the batch again, claims on and builds the same file.
  * `rail.transmit` (per file): hands the file to the bank under a lease; a failure is retried while
  * the cutoff's window is open, then the file is voided and its entries queued again; a run that
  * finds the file `transmitting` marks it in doubt and never uploads it again. `ach.settle` (per
  * file): at the end of the return window, every entry still sent completes.
  */
-import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
+import {
+  externalJob,
+  type JobHandler,
+  TransientJobError,
+  yieldToEventLoop,
+} from "../../db/scheduler.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { retryDelayMs } from "../../db/job_policy.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit } from "../audit/store.ts";
-import { newId, sha256Hex } from "../platform/keys.ts";
+import { newId } from "../platform/keys.ts";
 import {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
+  type BatchRow,
   beginTransmission,
   holdBatch,
   loadBatch,
@@ -27,52 +34,33 @@ import {
   transmissionFailed,
   voidBatch,
 } from "../rails/batch.ts";
-import type { SandboxScenario } from "../rails/seam.ts";
-import { sandboxTestDetails } from "../rails/sandbox.ts";
 import { type BankSettings, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts";
 import { readBankSettings } from "./bank_store.ts";
-import { correctedAccount } from "./corrections.ts";
-import {
-  bankLocal,
-  type CutoffSlot,
-  nextCutoffSlot,
-  sandboxReturnsAt,
-  settlementAt,
-} from "./cutoffs.ts";
+import { type CutoffSlot, nextCutoffSlot, sandboxReturnsAt, settlementAt } from "./cutoffs.ts";
+import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 import {
   ACH_RAIL,
   type AchFileRow,
-  claimEntries,
+  claimedSoFar,
+  claimQueuePage,
+  closeClaim,
   countFilesNamed,
   ensureCutoffPlanned,
-  entriesForFile,
-  type EntryFacts,
-  type EntryForFile,
   fileApprovalStatus,
   findUnfinishedBatch,
-  hasCorrections,
   insertAchFile,
   loadAchFile,
   measureQueue,
   openFileContent,
   recordEntryFacts,
+  recordSandboxAccounts,
   reserveTraceSequences,
   scheduleCutoff,
-  sealFileContent,
   sentReferences,
   setFundingsExpectedAt,
-  voidStaleQueuedEntries,
 } from "./files_store.ts";
-import { buildNachaFile, checkNachaFile, fileIdModifierAt } from "./nacha.ts";
-import {
-  achFileName,
-  achFileNamePrefix,
-  entryClassOf,
-  type FileLine,
-  fileModelOf,
-  type ReceivingAccount,
-  transactionCodeOf,
-} from "./file_model.ts";
+import { checkNachaFile, fileIdModifierAt } from "./nacha.ts";
+import { achFileName, achFileNamePrefix } from "./file_model.ts";
 import type { AchRailDeps } from "./rail.ts";
 import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { FileWorkerAnswer, FileWorkerRequest } from "./file_worker.ts";
@@ -96,6 +84,12 @@ export const CUTOFF_LEASE_MS = 5 * 60_000;
  * between units (db/scheduler.ts yields); units of 500 held it 0.4 to 0.5 s each.
  */
 export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
+
+/**
+ * Entries one unit claims into a file: 200 hold the service's thread about 1.5 ms (a catastrophe
+ * day's 10,000 in one unit held it 60 ms); smaller pages lengthen the cutoff for little gain.
+ */
+export const CLAIM_ENTRIES_PER_UNIT_MAX = 200;
 export const SEND_ENTRIES_PER_UNIT_MAX = 100;
 
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
@@ -103,39 +97,6 @@ const OFFSET_TRACES_MAX = 3;
 
 /** The actor of what the pipeline does by itself (a file voided when its window closed). */
 const SYSTEM_ACTOR = { operator: null, origin: "system" } as const;
-
-/** What a cutoff's claim hands to its build. */
-interface FileClaim {
-  readonly batchId: string;
-  readonly companyId: string;
-  readonly slot: CutoffSlot;
-  readonly settings: BankSettings;
-  readonly fileName: string;
-  readonly fileIdModifier: string;
-}
-
-/**
- * The sandbox test account given to a test payee who chose ACH without entering details, kept
- * on its payout as entered details are, so the sandbox bank's returns see it as any other.
- */
-interface SandboxAccountChosen {
-  readonly payoutId: string;
-  readonly routingNumber: string;
-  readonly accountSealed: string;
-}
-
-/** What the build hands to the recording unit: a checked file, or why it may not be released. */
-type BuiltFile =
-  | {
-    readonly ok: true;
-    readonly batchId: string;
-    readonly row: AchFileRow;
-    readonly facts: readonly EntryFacts[];
-    /** When its entries' return window closes. */
-    readonly settlesAt: number;
-    readonly sandboxAccounts: readonly SandboxAccountChosen[];
-  }
-  | { readonly ok: false; readonly batchId: string; readonly error: string };
 
 function slotOf(job: DueJob): CutoffSlot | null {
   const slot = job.payload.slot;
@@ -165,8 +126,9 @@ const scheduleOf = (settings: BankSettings) => ({
 /**
  * The cutoff's claiming unit: without a slot, the job finds its cutoff and schedules itself
  * there. At the cutoff, the queued entries it may take (same-day: none over the same-day limit)
- * go into a new built batch with their traces, set-based; an interrupted build's batch is taken
- * up again instead. Null when there is nothing to build.
+ * are measured and a new built batch reserves their traces and claims the first page of them,
+ * set-based; an interrupted build's batch is taken up again instead. Null when there is nothing
+ * to build.
  */
 async function claimFile(
   deps: AchRailDeps,
@@ -185,12 +147,14 @@ async function claimFile(
     maxCents: slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
     limit: BATCH_ENTRIES_MAX,
   };
+  const odfi = settings.odfiRouting.slice(0, 8);
   const unfinished = await findUnfinishedBatch(tx, job.companyId, slot.at);
   if (unfinished) {
     // Entries queued since the interrupted claim saw this job pending: the next cutoff takes them.
     if ((await measureQueue(tx, scope)).queued > 0) {
       await scheduleCutoff(tx, job.companyId, slot.at, null, slot.at);
     }
+    const sofar = await claimedSoFar(tx, unfinished.id);
     return {
       batchId: unfinished.id,
       companyId: job.companyId,
@@ -198,9 +162,12 @@ async function claimFile(
       settings,
       fileName: unfinished.fileName,
       fileIdModifier: unfinished.fileName.slice(-5, -4),
+      // Interrupted before its first page: its traces are reserved again (a gap is harmless).
+      firstSequence: sofar.count > 0
+        ? sofar.lastSequence + 1
+        : await reserveTraceSequences(tx, odfi, unfinished.entryCount + OFFSET_TRACES_MAX),
     };
   }
-  await voidStaleQueuedEntries(tx, job.companyId);
   const prefix = achFileNamePrefix(settings.immediateOrigin, slot.bankDate);
   const fileIdModifier = fileIdModifierAt(await countFilesNamed(tx, prefix));
   const queue = await measureQueue(tx, scope);
@@ -217,7 +184,6 @@ async function claimFile(
     if (queue.queued > 0) await scheduleCutoff(tx, job.companyId, slot.at, null, slot.at);
     return null;
   }
-  const odfi = settings.odfiRouting.slice(0, 8);
   const firstSequence = await reserveTraceSequences(tx, odfi, queue.count + OFFSET_TRACES_MAX);
   const batchId = newId("rbt");
   const fileName = achFileName(settings.immediateOrigin, slot.bankDate, fileIdModifier);
@@ -236,254 +202,151 @@ async function claimFile(
       slot.at,
     ],
   });
-  await claimEntries(tx, scope, {
-    batchId,
-    odfi,
-    firstSequence,
-    effectiveDate: slot.effectiveDate,
-  });
   if (queue.queued > queue.count) {
     // A full file: the rest go into the next file of the same cutoff; otherwise the next cutoff.
     const full = queue.count === BATCH_ENTRIES_MAX;
     await scheduleCutoff(tx, job.companyId, slot.at, full ? slot : null, slot.at);
   }
-  return { batchId, companyId: job.companyId, slot, settings, fileName, fileIdModifier };
-}
-
-/** The sandbox bank's routing number, for test payees who entered no details. */
-export const SANDBOX_ROUTING_NUMBER = "021000021";
-
-/** The sandbox test account a test payee's scenario stands for, when the payee entered none. */
-export function sandboxAccountOf(scenario: SandboxScenario | undefined): ReceivingAccount {
-  const accountNumber = scenario === "returns_r03"
-    ? sandboxTestDetails.achReturnsR03
-    : scenario === "transient_once"
-    ? sandboxTestDetails.achTransientOnce
-    : sandboxTestDetails.achSettles;
-  return { routingNumber: SANDBOX_ROUTING_NUMBER, accountNumber, accountType: "checking" };
-}
-
-/** The account an entry goes to: the payee's (unsealed; the sandbox's test account when none). */
-async function payeeAccount(
-  deps: AchRailDeps,
-  entry: EntryForFile,
-): Promise<ReceivingAccount & { readonly sandboxTestAccount?: true }> {
-  const details = JSON.parse(entry.methodDetails ?? "{}") as Record<string, unknown>;
-  const routing = typeof details.routing_number === "string" ? details.routing_number : null;
-  const sealed = typeof details.account_sealed === "string" ? details.account_sealed : null;
-  if (routing !== null && sealed !== null) {
-    return {
-      routingNumber: routing,
-      accountNumber: await deps.secretBox.openText(sealed),
-      accountType: details.account_type === "savings" ? "savings" : "checking",
-    };
-  }
-  if (deps.environment === "test") {
-    // A sandbox test payee (success+ach, fail+ach) chose without entering details.
-    return {
-      ...sandboxAccountOf(details.scenario as SandboxScenario | undefined),
-      sandboxTestAccount: true,
-    };
-  }
-  throw new Error(`payout ${entry.payoutId} chose ACH without bank details`);
-}
-
-/** Each entry with the account it goes to: payees' after notices of change, the funding account. */
-async function fileLines(
-  deps: AchRailDeps,
-  claim: FileClaim,
-  entries: readonly EntryForFile[],
-): Promise<FileLine[]> {
-  const funding = claim.settings.fundingAccount;
-  const lines: FileLine[] = [];
-  for (const entry of entries) {
-    const account = entry.direction === "debit"
-      ? {
-        routingNumber: funding.routingNumber,
-        accountNumber: funding.accountNumber,
-        accountType: funding.accountType,
-      }
-      : await payeeAccount(deps, entry);
-    lines.push({ entry, account });
-  }
-  if (!await hasCorrections(deps.database.readClient, claim.companyId)) return lines;
-  // Rare: the company's bank sent notices of change; one read-only unit looks each account up.
-  return await deps.database.writer.write(async (tx) => {
-    const corrected: FileLine[] = [];
-    for (const line of lines) {
-      corrected.push(
-        line.entry.direction === "debit" ? line : {
-          entry: line.entry,
-          account: await correctedAccount(tx, deps.secretBox, claim.companyId, line.account),
-        },
-      );
-    }
-    return corrected;
-  });
+  return {
+    batchId,
+    companyId: job.companyId,
+    slot,
+    settings,
+    fileName,
+    fileIdModifier,
+    firstSequence,
+  };
 }
 
 /**
- * Files of at least this many entries are built in a worker: building and checking take about
- * 0.35 ms per entry on this machine, so a larger file would hold the event loop over 100 ms.
+ * The cutoff's entries, claimed a page per unit with the event loop given its turn between (a
+ * catastrophe day's 10,000 in one unit held the service's thread 60 ms). Each page takes the
+ * oldest eligible entries, up to what the batch was measured to hold, voids those that proved
+ * stale and gives the others the next traces of the batch's reserved range; a run taken up after
+ * a crash goes on from what the batch holds. Answers how many entries the batch holds once
+ * claimed (none: the batch is gone), or null when it is no longer a build in progress (voided by
+ * an operator, or recorded by another run).
+ */
+async function claimEntries(deps: AchRailDeps, claim: FileClaim): Promise<number | null> {
+  for (;;) {
+    // The claiming unit just held the thread: requests go first, before every page.
+    await yieldToEventLoop();
+    const progress = await deps.database.writer.write((tx) => claimPage(tx, claim));
+    if (progress.done) return progress.entries;
+  }
+}
+
+async function claimPage(
+  tx: WriteTx,
+  claim: FileClaim,
+): Promise<{ done: false } | { done: true; entries: number | null }> {
+  const batch = await batchBuilding(tx, claim.batchId);
+  if (!batch) return { done: true, entries: null };
+  const sofar = await claimedSoFar(tx, claim.batchId);
+  const wanted = Math.min(CLAIM_ENTRIES_PER_UNIT_MAX, batch.entryCount - sofar.count);
+  if (wanted > 0) {
+    const page = await claimQueuePage(tx, {
+      companyId: claim.companyId,
+      maxCents: claim.slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
+      limit: wanted,
+    }, {
+      batchId: claim.batchId,
+      odfi: claim.settings.odfiRouting.slice(0, 8),
+      firstSequence: sofar.count > 0 ? sofar.lastSequence + 1 : claim.firstSequence,
+      effectiveDate: claim.slot.effectiveDate,
+    });
+    // Stale entries were voided: more of the queue may still fit.
+    if (page.seen === wanted && sofar.count + page.claimed < batch.entryCount) {
+      return { done: false };
+    }
+  }
+  const entries = await closeClaim(tx, claim.batchId);
+  return { done: true, entries: entries === 0 ? null : entries };
+}
+
+/**
+ * Files of at least this many entries are built in a worker: reading, unsealing, writing and
+ * checking take about 0.015 ms per entry, and a worker's start holds the thread about 9 ms, so a
+ * smaller file is built here in a few milliseconds.
  */
 export const FILE_WORKER_ENTRIES_MIN = 300;
 
-/** The file's content and its strict check, in a worker for a large file. */
-async function buildAndCheck(
-  request: FileWorkerRequest,
-  entryCount: number,
-): Promise<FileWorkerAnswer> {
-  if (entryCount < FILE_WORKER_ENTRIES_MIN) {
-    try {
-      const content = await buildNachaFile(request.model);
-      return { ok: true, content, checked: checkNachaFile(content, { odfi: request.odfi }) };
-    } catch (error) {
-      return { ok: false, error: error instanceof Error ? error.message : String(error) };
-    }
+/** The build (file_build.ts), in a worker for a large file. */
+async function buildInPlace(
+  deps: AchRailDeps,
+  claim: FileClaim,
+  entries: number,
+): Promise<BuiltFile> {
+  if (entries < FILE_WORKER_ENTRIES_MIN) {
+    return await buildFile({
+      reader: deps.database.readClient,
+      secretBox: deps.secretBox,
+      environment: deps.environment,
+    }, claim);
   }
+  const request: FileWorkerRequest = {
+    reader: deps.database.readerOptions,
+    keyBase64: deps.secretBox.keyForWorker(),
+    environment: deps.environment,
+    claim,
+  };
   const worker = new Worker(new URL("./file_worker.ts", import.meta.url), { type: "module" });
   try {
-    return await new Promise<FileWorkerAnswer>((resolve, reject) => {
-      worker.onmessage = (event: MessageEvent<FileWorkerAnswer>) => resolve(event.data);
+    const answer = await new Promise<FileWorkerAnswer>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<FileWorkerAnswer>) => {
+        resolve(event.data);
+      };
       worker.onerror = (event) => {
         event.preventDefault();
         reject(new Error(`the file worker failed: ${event.message}`));
       };
       worker.postMessage(request);
     });
+    if (!answer.ok) throw new Error(`the file worker failed: ${answer.error}`);
+    return answer.built;
   } finally {
     worker.terminate();
   }
 }
 
-/** The entry hash of a file: the sum of its entries' 8-digit receiving DFIs, last 10 digits. */
-function entryHashOf(routingNumbers: readonly string[]): string {
-  const sum = routingNumbers.reduce((total, routing) => total + BigInt(routing.slice(0, 8)), 0n);
-  return (sum % 10_000_000_000n).toString().padStart(10, "0");
+/**
+ * The cutoff's call, outside the claiming and recording units: the rest of its entries claimed,
+ * the file built and checked, and the entries' facts (and the sandbox test accounts used) kept a
+ * page per unit, each only while the batch is still this build's. A crash anywhere here leaves
+ * the batch built without a file: the next run claims on and builds the same file again.
+ */
+async function claimAndBuild(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile> {
+  const entries = await claimEntries(deps, claim);
+  // Voided or recorded meanwhile: the recording unit finds it so and does nothing.
+  if (entries === null) return { ok: false, batchId: claim.batchId, error: "no longer built" };
+  // Starting a worker holds the thread about 9 ms: not right after the last claiming unit.
+  await yieldToEventLoop();
+  const built = await buildInPlace(deps, claim, entries);
+  if (!built.ok) return built;
+  for (const page of built.pages) {
+    await yieldToEventLoop();
+    await deps.database.writer.write(async (tx) => {
+      if (!await batchBuilding(tx, claim.batchId)) return;
+      await recordEntryFacts(tx, page.facts);
+      if (page.sandboxAccounts !== null) await recordSandboxAccounts(tx, page.sandboxAccounts);
+    });
+  }
+  return built;
 }
 
-const isCredit = (code: number) => code === 22 || code === 32;
-
-/**
- * Builds and checks the file outside every unit: the strict checker must read it back, and its
- * entry hash, entry count and totals (offsets left out) must be what the database says of the
- * entries; otherwise the file is not released.
- */
-async function buildFile(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile> {
-  const entries = await entriesForFile(deps.database.readClient, claim.batchId);
-  const lines = await fileLines(deps, claim, entries);
-  const odfi = claim.settings.odfiRouting.slice(0, 8);
-  const lastSequence = Math.max(0, ...entries.map((e) => Number(e.traceNumber.slice(8))));
-  const created = bankLocal(claim.slot.at, claim.settings.timeZone);
-  const { model, offsetTraces } = fileModelOf(claim.settings, {
-    slot: claim.slot,
-    created,
-    fileIdModifier: claim.fileIdModifier,
-    offsetTrace: (i) => `${odfi}${String(lastSequence + 1 + i).padStart(7, "0")}`,
-  }, lines);
-  const built = await buildAndCheck({ model, odfi }, entries.length);
-  const refused = (error: string): BuiltFile => ({ ok: false, batchId: claim.batchId, error });
-  if (!built.ok) return refused(`the file could not be built: ${built.error}`);
-  const { content, checked } = built;
-  if (!checked.ok) return refused(`the built file fails its check: ${checked.message}`);
-  const summary = checked.value;
-  const written = summary.batches.flatMap((batch) => batch.entries)
-    .filter((entry) => !offsetTraces.has(entry.traceNumber));
-  const expected = {
-    count: entries.length,
-    credits: entries.filter((e) => e.direction === "credit")
-      .reduce((sum, e) => sum + e.expectedCents, 0),
-    debits: entries.filter((e) => e.direction === "debit")
-      .reduce((sum, e) => sum + e.expectedCents, 0),
-    entryHash: entryHashOf(
-      model.batches.flatMap((batch) => batch.entries.map((entry) => entry.routingNumber)),
-    ),
-  };
-  const found = {
-    count: written.length,
-    credits: written.filter((e) => isCredit(e.transactionCode))
-      .reduce((sum, e) => sum + e.amountCents, 0),
-    debits: written.filter((e) => !isCredit(e.transactionCode))
-      .reduce((sum, e) => sum + e.amountCents, 0),
-    entryHash: summary.entryHash,
-  };
-  const differences = (Object.keys(expected) as (keyof typeof expected)[])
-    .filter((key) => expected[key] !== found[key])
-    .map((key) => `${key}: the database says ${expected[key]}, the file has ${found[key]}`);
-  const traces = new Set(entries.map((e) => e.traceNumber));
-  if (written.some((e) => !traces.has(e.traceNumber))) {
-    differences.push("the file carries a trace no entry of the batch has");
-  }
-  if (differences.length > 0) {
-    return refused(`the file does not match its entries: ${differences.join("; ")}`);
-  }
-  const creditTotalCents = expected.credits;
-  const debitTotalCents = expected.debits;
-  return {
-    ok: true,
-    batchId: claim.batchId,
-    row: {
-      batchId: claim.batchId,
-      companyId: claim.companyId,
-      immediateOrigin: claim.settings.immediateOrigin,
-      immediateDestination: claim.settings.immediateDestination,
-      bankDate: claim.slot.bankDate,
-      fileIdModifier: claim.fileIdModifier,
-      effectiveDate: claim.slot.effectiveDate,
-      cutoffKind: claim.slot.kind,
-      windowEndsAt: claim.slot.windowEndsAt,
-      contentSealed: await sealFileContent(deps.secretBox, content),
-      sha256: await sha256Hex(content),
-      byteSize: new TextEncoder().encode(content).length,
-      entryHash: summary.entryHash,
-      creditTotalCents,
-      debitTotalCents,
-      entryCount: entries.length,
-      fileName: claim.fileName,
-      approvalId: null,
-      createdAt: claim.slot.at,
-    },
-    settlesAt: settlementAt(claim.slot.effectiveDate, claim.settings.timeZone),
-    sandboxAccounts: await sealSandboxAccounts(deps, lines),
-    facts: lines.map((line) => ({
-      id: line.entry.id,
-      receivingDfi: line.account.routingNumber.slice(0, 8),
-      accountLastFour: line.account.accountNumber.slice(-4),
-      transactionCode: transactionCodeOf(line),
-      entryClass: entryClassOf(line.entry),
-    })),
-  };
-}
-
-/**
- * The sandbox test accounts the file used, to keep on their payouts. Each test account number is
- * sealed once for the whole file: they are the sandbox's published numbers, and sealing a
- * catastrophe day's 10,000 one by one held the service's thread for seconds.
- */
-async function sealSandboxAccounts(
-  deps: AchRailDeps,
-  lines: readonly FileLine[],
-): Promise<SandboxAccountChosen[]> {
-  const sealed = new Map<string, Promise<string>>();
-  const sealOnce = (accountNumber: string) => {
-    let found = sealed.get(accountNumber);
-    if (!found) sealed.set(accountNumber, found = deps.secretBox.sealText(accountNumber));
-    return found;
-  };
-  return await Promise.all(
-    lines.filter((line) => "sandboxTestAccount" in line.account).map(async (line) => ({
-      payoutId: line.entry.payoutId!,
-      routingNumber: line.account.routingNumber,
-      accountSealed: await sealOnce(line.account.accountNumber),
-    })),
-  );
+/** The batch while it is a build in progress (built, not held, without its file), else null. */
+async function batchBuilding(tx: WriteTx, batchId: string): Promise<BatchRow | null> {
+  const batch = await loadBatch(tx, batchId);
+  const building = batch?.status === "built" && batch.error === null &&
+    !await loadAchFile(tx, batchId);
+  return building ? batch : null;
 }
 
 /** The recording unit: the file is kept and its transmission scheduled; a refused file is held. */
 async function recordFile(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<void> {
-  const batch = await loadBatch(tx, built.batchId);
-  // Another run recorded it first, or an operator voided it meanwhile.
-  if (batch?.status !== "built" || await loadAchFile(tx, built.batchId)) return;
+  const batch = await batchBuilding(tx, built.batchId);
+  // Another run recorded or held it first, or an operator voided it meanwhile.
+  if (!batch) return;
   if (!built.ok) {
     await holdBatch(tx, built.batchId, built.error);
     console.error(JSON.stringify({
@@ -497,18 +360,7 @@ async function recordFile(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<v
     return;
   }
   await insertAchFile(tx, built.row);
-  await recordEntryFacts(tx, built.facts);
   await setFundingsExpectedAt(tx, built.batchId, built.settlesAt);
-  if (built.sandboxAccounts.length > 0) {
-    // One statement for the whole file: a catastrophe day's 10,000 would hold the writer's thread.
-    await tx.execute({
-      sql: `UPDATE payouts SET method_details = json_set(coalesce(method_details, '{}'),
-              '$.routing_number', j.value ->> '$.routingNumber', '$.account_type', 'checking',
-              '$.account_sealed', j.value ->> '$.accountSealed')
-            FROM json_each(?) AS j WHERE payouts.id = j.value ->> '$.payoutId'`,
-      args: [JSON.stringify(built.sandboxAccounts)],
-    });
-  }
   await scheduleTransmit(tx, batch.companyId, built.batchId, job.dueAt, 1);
 }
 
@@ -754,7 +606,7 @@ export function achJobHandlers(
     "rail.cutoff": externalJob<FileClaim, BuiltFile>({
       leaseMs: CUTOFF_LEASE_MS,
       prepare: (tx, job) => claimFile(deps, tx, job),
-      call: (claim) => buildFile(deps, claim),
+      call: (claim) => claimAndBuild(deps, claim),
       record: (tx, job, built) => recordFile(tx, job, built),
     }),
     "rail.transmit": externalJob<Transmission, TransmissionAnswer>({

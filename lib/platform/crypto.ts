@@ -26,6 +26,14 @@ export class SecretBox {
   }
 
   /**
+   * The key in base64, for a worker of this process that opens and seals with the same key
+   * (SecretBox.fromBase64Key); never written anywhere.
+   */
+  keyForWorker(): string {
+    return toBase64(this.raw);
+  }
+
+  /**
    * HMAC-SHA256 of `message` under a key derived (HKDF, info = purpose) from ENCRYPTION_KEY,
    * base64url: the same input gives the same MAC, so a row can be found by a secret it must not
    * hold (an account number a notice of change corrects).

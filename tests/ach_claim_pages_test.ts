@@ -1,0 +1,145 @@
+/**
+ * The cutoff claims its entries a page per write unit (CLAIM_ENTRIES_PER_UNIT_MAX) so that a
+ * catastrophe day's queue never holds the service's thread: entries whose payout no longer waits
+ * for them are voided as their page comes up, a batch left without entries goes, and a run that
+ * stopped between pages is taken up where it stopped, with the same reserved traces.
+ */
+import assert from "node:assert/strict";
+import type { InStatement } from "@libsql/client";
+import type { Database } from "../db/client.ts";
+import { TransientJobError } from "../db/scheduler.ts";
+import type { WriteTx, WriteUnit } from "../db/writer.ts";
+import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS } from "../lib/ach/jobs.ts";
+import { verifyLedger } from "../lib/ledger/reports.ts";
+import { applyMove } from "../lib/payouts/store.ts";
+import { batches, chooseAch, quietly, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import type { MoneyFixture } from "./money_core_helpers.ts";
+
+const MINUTE_SECONDS = 60;
+const ODFI = "02100002";
+
+const entries = (m: MoneyFixture) =>
+  rows(
+    m,
+    "SELECT payout_id, status, batch_id, trace_number FROM rail_batch_entries ORDER BY rowid",
+  );
+
+/** A payout whose queued entry no longer waits: refused by its rail (failed), then canceled. */
+async function cancelQueued(m: MoneyFixture, payoutId: string): Promise<void> {
+  await m.database.writer.write(async (tx) => {
+    for (const move of [{ kind: "rail_refused", reason: "x" }, { kind: "cancel" }] as const) {
+      assert.ok((await applyMove(tx, payoutId, move, m.now())).ok);
+    }
+  });
+}
+
+Deno.test("a canceled payout's queued entry is voided when its page comes up: the file holds the others, with consecutive traces and the batch's count and total", async () => {
+  await withScriptedBank(async ({ m, bank }) => {
+    await m.fund(1_000_000);
+    const ids = await chooseAch(m, [10_000, 20_000, 30_000]);
+    await cancelQueued(m, ids[1]);
+    await m.advance(30 * MINUTE_SECONDS);
+    const [batch] = await batches(m);
+    assert.deepEqual(await entries(m), [
+      { payout_id: ids[0], status: "sent", batch_id: batch.id, trace_number: `${ODFI}0000001` },
+      { payout_id: ids[1], status: "voided", batch_id: null, trace_number: null },
+      { payout_id: ids[2], status: "sent", batch_id: batch.id, trace_number: `${ODFI}0000002` },
+    ]);
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, total_cents, status FROM rail_batches"),
+      [{ entry_count: 2, total_cents: 40_000, status: "transmitted" }],
+    );
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, credit_total_cents FROM ach_files"),
+      [{ entry_count: 2, credit_total_cents: 40_000 }],
+    );
+    assert.equal(bank.received.length, 1);
+    assert.deepEqual(await statuses(m, ids), ["funds_sent", "canceled", "funds_sent"]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("a cutoff whose every queued entry proved stale leaves no batch and no file", async () => {
+  await withScriptedBank(async ({ m, bank }) => {
+    await m.fund(1_000_000);
+    const ids = await chooseAch(m, [10_000, 20_000]);
+    for (const id of ids) await cancelQueued(m, id);
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual(await batches(m), []);
+    assert.deepEqual(await rows(m, "SELECT batch_id FROM ach_files"), []);
+    assert.deepEqual((await entries(m)).map((e) => e.status), ["voided", "voided"]);
+    assert.equal(bank.received.length, 0);
+    assert.deepEqual(await statuses(m, ids), ["canceled", "canceled"]);
+  });
+});
+
+/** Stops the process (a TransientJobError in the unit) at the cutoff's second claim page, once. */
+function stoppingAtSecondPage(database: Database, state: { pages: number }): Database {
+  const stopping = (tx: WriteTx): WriteTx =>
+    new Proxy(tx, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property !== "execute") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (statement: InStatement) => {
+          const sql = typeof statement === "string" ? statement : statement.sql;
+          if (sql.includes("AS stale") && ++state.pages === 2) {
+            return Promise.reject(new TransientJobError("the process stopped between claim pages"));
+          }
+          return target.execute(statement);
+        };
+      },
+    });
+  const writer = new Proxy(database.writer, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
+      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(stopping(tx)));
+    },
+  });
+  return { ...database, writer, readClient: database.readClient, read: database.read };
+}
+
+Deno.test("a cutoff stopped between claim pages is taken up where it stopped: one file of every entry, traces consecutive and never given twice", async () => {
+  const count = CLAIM_ENTRIES_PER_UNIT_MAX * 2 + 50;
+  const state = { pages: 0 };
+  await withScriptedBank(async ({ m, bank, clock }) => {
+    await m.fund(100_000_000);
+    const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
+    await quietly(() => m.advance(30 * MINUTE_SECONDS));
+    const [stopped] = await batches(m);
+    assert.deepEqual([stopped.status, stopped.error], ["built", null]);
+    assert.deepEqual(
+      await rows(m, "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status"),
+      [
+        { status: "batched", n: CLAIM_ENTRIES_PER_UNIT_MAX },
+        { status: "queued", n: count - CLAIM_ENTRIES_PER_UNIT_MAX },
+      ],
+    );
+    assert.deepEqual(await rows(m, "SELECT batch_id FROM ach_files"), []);
+
+    clock.advance(CUTOFF_LEASE_MS);
+    await m.advance(MINUTE_SECONDS);
+    assert.deepEqual((await batches(m)).map((b) => [b.id, b.status]), [[
+      stopped.id,
+      "transmitted",
+    ]]);
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, credit_total_cents FROM ach_files"),
+      [{ entry_count: count, credit_total_cents: count * 1_000 }],
+    );
+    assert.deepEqual(
+      await rows(
+        m,
+        `SELECT count(DISTINCT trace_number) AS n, min(trace_number) AS lo, max(trace_number) AS hi
+         FROM rail_batch_entries WHERE batch_id = ?`,
+        String(stopped.id),
+      ),
+      [{ n: count, lo: `${ODFI}0000001`, hi: `${ODFI}${String(count).padStart(7, "0")}` }],
+    );
+    assert.equal(bank.received.length, 1);
+    assert.ok((await statuses(m, ids)).every((status) => status === "funds_sent"));
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  }, { wrapDatabase: (database) => stoppingAtSecondPage(database, state) });
+});
