@@ -4,8 +4,7 @@
  * failed live notification, made through the APIs where one exists.
  */
 import assert from "node:assert/strict";
-import { addFunds } from "../lib/funding/store.ts";
-import { fundAcmeAuto, type HttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, fundBeacon, type HttpFixture } from "./http_fixture.ts";
 
 export const v1 = (f: HttpFixture, method: string, path: string, body?: unknown, key?: string) =>
   f.app.request(path, {
@@ -123,25 +122,4 @@ export async function seedConsoleData(f: HttpFixture): Promise<ConsoleData> {
     })
   );
   return { acme, beacon, notificationId };
-}
-
-/** Beacon's line funded as the fixture funds Acme's. */
-async function fundBeacon(f: HttpFixture, cents: number) {
-  const funded = await f.deps.databases.test.writer.write((tx) =>
-    addFunds(
-      tx,
-      {
-        companyId: f.cast.beacon.id,
-        lineId: f.cast.beacon.lineId,
-        paymentMethod: "WireTransfer",
-        amountCents: cents,
-        description: "test funding",
-        largeDisbursement: false,
-        requestFingerprint: crypto.randomUUID(),
-      },
-      "test",
-      f.clock.now(),
-    )
-  );
-  if (!funded.ok) throw new Error(funded.message);
 }

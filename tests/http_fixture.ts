@@ -286,3 +286,24 @@ export async function fundAcmeAuto(
 
 export const basic = (user: string, password: string): string =>
   `Basic ${btoa(`${user}:${password}`)}`;
+
+/** Beacon's line funded as the fixture funds Acme's. */
+export async function fundBeacon(f: HttpFixture, cents: number): Promise<void> {
+  const funded = await f.deps.databases.test.writer.write((tx) =>
+    addFunds(
+      tx,
+      {
+        companyId: f.cast.beacon.id,
+        lineId: f.cast.beacon.lineId,
+        paymentMethod: "WireTransfer",
+        amountCents: cents,
+        description: "test funding",
+        largeDisbursement: false,
+        requestFingerprint: crypto.randomUUID(),
+      },
+      "test",
+      f.clock.now(),
+    )
+  );
+  if (!funded.ok) throw new Error(funded.message);
+}

@@ -5,9 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { readLineBalances } from "../lib/ledger/store.ts";
-import { addFunds } from "../lib/funding/store.ts";
 import { parties, payee } from "./api_helpers.ts";
-import { basic, fundAcmeAuto } from "./http_fixture.ts";
+import { basic, fundAcmeAuto, fundBeacon } from "./http_fixture.ts";
 import { openRemoteHttpFixture, type RemoteHttpFixture } from "./remote_fixture.ts";
 
 const CREATE_REQUESTS_MAX = 5;
@@ -132,23 +131,7 @@ async function accessToken(f: RemoteHttpFixture, userKey: string): Promise<strin
 
 Deno.test("remote round trips: an /api create is 4 requests, 5 with an Idempotency-Key, with a CompanyApiKey or without", async () => {
   await withRemoteFixture(async (f) => {
-    const funded = await f.deps.databases.test.writer.write((tx) =>
-      addFunds(
-        tx,
-        {
-          companyId: f.cast.beacon.id,
-          lineId: f.cast.beacon.lineId,
-          paymentMethod: "WireTransfer",
-          amountCents: 1_000_000,
-          description: "test funding",
-          largeDisbursement: false,
-          requestFingerprint: crypto.randomUUID(),
-        },
-        "test",
-        f.clock.now(),
-      )
-    );
-    assert.ok(funded.ok);
+    await fundBeacon(f, 1_000_000);
     // Morgan's token is Acme's; the CompanyApiKey header makes the create Beacon's.
     const callers = {
       "the token's company": { token: await accessToken(f, f.cast.alice.keyTest), headers: {} },

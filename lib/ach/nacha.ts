@@ -231,26 +231,50 @@ export function buildNachaFile(model: NachaFileModel): string {
       if (isCreditCode(entry.transactionCode)) batch.creditCents += entry.amountCents;
       else batch.debitCents += entry.amountCents;
     }
-    records.push(
-      "8" + serviceClass + numeric(entries.length, 6) + entryHashOf(batch.hashSum) +
-        numeric(batch.debitCents, 12) + numeric(batch.creditCents, 12) + companyIdentification +
-        alpha("", 19) + alpha("", 6) + model.odfi + batchNumber,
-    );
+    records.push(batchControlRecord(serviceClass, { count: entries.length, ...batch }, {
+      companyIdentification,
+      dfi: model.odfi,
+      batchNumber,
+    }));
     file.count += entries.length;
     file.hashSum += batch.hashSum;
     file.debitCents += batch.debitCents;
     file.creditCents += batch.creditCents;
   }
-  const blocks = Math.ceil((records.length + 1) / BLOCKING_FACTOR);
-  records.push(
-    "9" + numeric(model.batches.length, 6) + numeric(blocks, 6) + numeric(file.count, 8) +
-      entryHashOf(file.hashSum) + numeric(file.debitCents, 12) + numeric(file.creditCents, 12) +
-      alpha("", 39),
-  );
-  while (records.length % BLOCKING_FACTOR !== 0) records.push(PADDING_RECORD);
-  const text = records.join("\r\n") + "\r\n";
+  const text = closedFile(records, model.batches.length, file);
   assertBuiltAsModelled(model, text);
   return text;
+}
+
+/** What a batch or a file adds up: its entry records, entry hash sum and totals. */
+interface RecordTotals {
+  readonly count: number;
+  readonly hashSum: number;
+  readonly debitCents: number;
+  readonly creditCents: number;
+}
+
+/** A batch control record (8). */
+function batchControlRecord(
+  serviceClass: number,
+  totals: RecordTotals,
+  of: { companyIdentification: string; dfi: string; batchNumber: string },
+): string {
+  return "8" + serviceClass + numeric(totals.count, 6) + entryHashOf(totals.hashSum) +
+    numeric(totals.debitCents, 12) + numeric(totals.creditCents, 12) +
+    of.companyIdentification + alpha("", 19) + alpha("", 6) + of.dfi + of.batchNumber;
+}
+
+/** The file's text: its records, the file control record (9), blocks of 10 padded with 9s, CRLF. */
+function closedFile(records: string[], batchCount: number, totals: RecordTotals): string {
+  const blocks = Math.ceil((records.length + 1) / BLOCKING_FACTOR);
+  records.push(
+    "9" + numeric(batchCount, 6) + numeric(blocks, 6) + numeric(totals.count, 8) +
+      entryHashOf(totals.hashSum) + numeric(totals.debitCents, 12) +
+      numeric(totals.creditCents, 12) + alpha("", 39),
+  );
+  while (records.length % BLOCKING_FACTOR !== 0) records.push(PADDING_RECORD);
+  return records.join("\r\n") + "\r\n";
 }
 
 /** The after-half of the builder's assertion pair: the file reads back as the model says. */
@@ -814,23 +838,18 @@ export function buildReturnFile(model: {
         alpha(description, 10) + alpha("", 6) + created + "   " + "1" + model.rdfi +
         numeric(batchNumber, 7),
       ...body,
-      "8" + serviceClass + numeric(batch.count, 6) + entryHashOf(batch.hashSum) +
-        numeric(batch.debitCents, 12) + numeric(batch.creditCents, 12) + companyIdentification +
-        alpha("", 19) + alpha("", 6) + model.rdfi + numeric(batchNumber, 7),
+      batchControlRecord(serviceClass, batch, {
+        companyIdentification,
+        dfi: model.rdfi,
+        batchNumber: numeric(batchNumber, 7),
+      }),
     );
     file.count += batch.count;
     file.hashSum += batch.hashSum;
     file.debitCents += batch.debitCents;
     file.creditCents += batch.creditCents;
   }
-  const blocks = Math.ceil((records.length + 1) / BLOCKING_FACTOR);
-  records.push(
-    "9" + numeric(batchNumber, 6) + numeric(blocks, 6) + numeric(file.count, 8) +
-      entryHashOf(file.hashSum) + numeric(file.debitCents, 12) + numeric(file.creditCents, 12) +
-      alpha("", 39),
-  );
-  while (records.length % BLOCKING_FACTOR !== 0) records.push(PADDING_RECORD);
-  const text = records.join("\r\n") + "\r\n";
+  const text = closedFile(records, batchNumber, file);
   const checked = checkNachaFile(text);
   if (!checked.ok) {
     throw new Error(`buildReturnFile: wrote a file the checker refuses: ${checked.message}`);
