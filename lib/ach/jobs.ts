@@ -272,7 +272,7 @@ async function claimPage(
 export const FILE_WORKER_ENTRIES_MIN = 300;
 
 /** The build (file_build.ts), in a worker for a large file. */
-async function buildInPlace(
+async function buildClaimedFile(
   deps: AchRailDeps,
   claim: FileClaim,
   entries: number,
@@ -310,18 +310,18 @@ async function buildInPlace(
 }
 
 /**
- * The cutoff's call, outside the claiming and recording units: the rest of its entries claimed,
- * the file built and checked, and the entries' facts (and the sandbox test accounts used) kept a
+ * The cutoff's call, outside the claiming and recording units: its entries claimed, the file
+ * built and checked, and the entries' facts (and the sandbox test accounts used) kept a
  * page per unit, each only while the batch is still this build's. A crash anywhere here leaves
  * the batch built without a file: the next run claims on and builds the same file again.
  */
 async function claimAndBuild(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile> {
   const entries = await claimEntries(deps, claim);
-  // Voided or recorded meanwhile: the recording unit finds it so and does nothing.
+  // Voided, recorded or emptied meanwhile: the recording unit finds it so and does nothing.
   if (entries === null) return { ok: false, batchId: claim.batchId, error: "no longer built" };
   // Starting a worker holds the thread about 9 ms: not right after the last claiming unit.
   await yieldToEventLoop();
-  const built = await buildInPlace(deps, claim, entries);
+  const built = await buildClaimedFile(deps, claim, entries);
   if (!built.ok) return built;
   for (const page of built.pages) {
     await yieldToEventLoop();
