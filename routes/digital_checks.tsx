@@ -48,6 +48,7 @@ export function digitalCheckRoutes(deps: AppDeps): Hono<AppEnv> {
       database: deps.databases[environment as Environment],
       environment,
       secretBox: deps.secretBox,
+      micrFont: deps.config.checkMicrFont,
     }, checkId);
     switch (answer.kind) {
       case "not_found":

@@ -12,7 +12,6 @@ import {
   tellPayeeDigitalCheckReady,
 } from "../lib/checks/digital.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
-import { MICR_FONT_ENV } from "../lib/checks/settings_store.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { AppDeps } from "../routes/context.ts";
@@ -36,10 +35,14 @@ import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
 const HOUR_SECONDS = 3600;
 const linkSettings = payoutRuntime("live", MONEY_SETTINGS).notifications;
 
-/** The link route over the fixture's database, on a clock at the fixture's time. */
+/** The stand-in font as the configuration reads it at start from CHECK_MICR_FONT. */
+const MICR_FONT = await Deno.readFile(STAND_IN_MICR_FONT);
+
+/** The link route over the fixture's database with the MICR font, on a clock at its time. */
 function linkRoute(m: MoneyFixture) {
   const clock = new FakeClock(m.now());
   const deps = {
+    config: { checkMicrFont: MICR_FONT },
     databases: { test: m.database, live: m.database },
     secretBox: testSecretBox,
     clock,
@@ -54,174 +57,158 @@ function linkRoute(m: MoneyFixture) {
   };
 }
 
-/** Runs `fn` with CHECK_MICR_FONT naming the stand-in font: live digital checks are payable. */
-async function withMicrFont(fn: () => Promise<void>): Promise<void> {
-  const before = Deno.env.get(MICR_FONT_ENV);
-  Deno.env.set(MICR_FONT_ENV, STAND_IN_MICR_FONT);
-  try {
-    await fn();
-  } finally {
-    if (before === undefined) Deno.env.delete(MICR_FONT_ENV);
-    else Deno.env.set(MICR_FONT_ENV, before);
-  }
-}
-
 async function checkId(m: MoneyFixture, number: number): Promise<string> {
   const [row] = await rows(m, "SELECT id FROM checks WHERE check_number = ?", number);
   return String(row.id);
 }
 
 Deno.test("a live digital check: not ready until its positive-pay file is sent, then the same PDF with the same number each time", async () => {
-  await withMicrFont(() =>
-    withCheckFixture("live", async ({ m }) => {
-      const [payoutId] = await chooseCheck(m, [12_345], { method: DIGITAL_CHECK });
-      await m.advance(HOUR_SECONDS);
-      const id = await checkId(m, 5001);
-      const route = linkRoute(m);
-      const link = await digitalCheckLink(testSecretBox, linkSettings, id, m.now());
-      assert.match(link, /^http:\/\/127\.0\.0\.1:8000\/checks\/live\/digital\/chk_/);
+  await withCheckFixture("live", async ({ m }) => {
+    const [payoutId] = await chooseCheck(m, [12_345], { method: DIGITAL_CHECK });
+    await m.advance(HOUR_SECONDS);
+    const id = await checkId(m, 5001);
+    const route = linkRoute(m);
+    const link = await digitalCheckLink(testSecretBox, linkSettings, id, m.now());
+    assert.match(link, /^http:\/\/127\.0\.0\.1:8000\/checks\/live\/digital\/chk_/);
 
-      const early = await route.get(link);
-      assert.equal(early.status, 200);
-      assert.match(early.headers.get("Content-Type")!, /text\/html/);
-      const page = await early.text();
-      assert.match(page, /Your check is not ready yet/);
-      assert.match(page, /Check number 5001 is on its way to the bank/);
-      assert.deepEqual(
-        await payoutDigitalCheck(
-          m.database.readClient,
-          testSecretBox,
-          linkSettings,
-          payoutId,
-          m.now(),
-        ),
-        { checkNumber: 5001, status: "issued", ready: false, url: link },
-      );
-
-      const [positivePay] = await checkFilesOf(m);
-      assert.deepEqual([positivePay.kind, positivePay.status], ["positive_pay", "built"]);
-      const told = () =>
-        rows(m, "SELECT subject, links FROM notifications WHERE subject LIKE '%is ready'");
-      assert.deepEqual(await told(), [], "nobody is told before the bank knows the check");
-      assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
-      // Marking the file sent tells the payee, with a link to the same check.
-      const [message] = await told();
-      assert.equal(message.subject, "Acme: your check for $123.45 is ready");
-      const [sentLink] = JSON.parse(String(message.links)) as string[];
-      assert.match(sentLink, new RegExp(`/checks/live/digital/${id}\\?`));
-
-      const ready = await route.get(link);
-      assert.equal(ready.status, 200);
-      assert.equal(ready.headers.get("Content-Type"), "application/pdf");
-      assert.equal(ready.headers.get("Content-Disposition"), 'inline; filename="check-5001.pdf"');
-      assert.equal(ready.headers.get("Cache-Control"), "private, no-store");
-      const pdf = new Uint8Array(await ready.arrayBuffer());
-      assert.equal((await PDFDocument.load(pdf)).getPageCount(), 1);
-      const [text] = await pdfPageTexts(pdf);
-      assert.match(text, /5001\n/);
-      assert.match(text, /One Hundred Twenty Three and 45\/100 Dollars/);
-      assert.match(text, /\*\*123\.45/);
-      assert.doesNotMatch(text, /NOT NEGOTIABLE/, "the MICR font is set");
-      assert.equal(await embedsFontFile(pdf), true);
-      assert.doesNotMatch(text, /4455667788/, "the account number is on the MICR line only");
-
-      // Asked again, later, with a fresh link: the same bytes, and still one check in the register.
-      route.clock.set(m.now() + 3_600_000);
-      const later = await digitalCheckLink(testSecretBox, linkSettings, id, m.now() + 3_600_000);
-      assert.notEqual(later, link);
-      const again = new Uint8Array(await (await route.get(later)).arrayBuffer());
-      assert.deepEqual(again, pdf);
-      assert.deepEqual((await registerOf(m)).map((c) => [c.check_number, c.kind]), [
-        [5001, "digital"],
-      ]);
-      const status = await payoutDigitalCheck(
+    const early = await route.get(link);
+    assert.equal(early.status, 200);
+    assert.match(early.headers.get("Content-Type")!, /text\/html/);
+    const page = await early.text();
+    assert.match(page, /Your check is not ready yet/);
+    assert.match(page, /Check number 5001 is on its way to the bank/);
+    assert.deepEqual(
+      await payoutDigitalCheck(
         m.database.readClient,
         testSecretBox,
         linkSettings,
         payoutId,
         m.now(),
-      );
-      assert.deepEqual([status?.ready, status?.checkNumber], [true, 5001]);
-    })
-  );
+      ),
+      { checkNumber: 5001, status: "issued", ready: false, url: link },
+    );
+
+    const [positivePay] = await checkFilesOf(m);
+    assert.deepEqual([positivePay.kind, positivePay.status], ["positive_pay", "built"]);
+    const told = () =>
+      rows(m, "SELECT subject, links FROM notifications WHERE subject LIKE '%is ready'");
+    assert.deepEqual(await told(), [], "nobody is told before the bank knows the check");
+    assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
+    // Marking the file sent tells the payee, with a link to the same check.
+    const [message] = await told();
+    assert.equal(message.subject, "Acme: your check for $123.45 is ready");
+    const [sentLink] = JSON.parse(String(message.links)) as string[];
+    assert.match(sentLink, new RegExp(`/checks/live/digital/${id}\\?`));
+
+    const ready = await route.get(link);
+    assert.equal(ready.status, 200);
+    assert.equal(ready.headers.get("Content-Type"), "application/pdf");
+    assert.equal(ready.headers.get("Content-Disposition"), 'inline; filename="check-5001.pdf"');
+    assert.equal(ready.headers.get("Cache-Control"), "private, no-store");
+    const pdf = new Uint8Array(await ready.arrayBuffer());
+    assert.equal((await PDFDocument.load(pdf)).getPageCount(), 1);
+    const [text] = await pdfPageTexts(pdf);
+    assert.match(text, /5001\n/);
+    assert.match(text, /One Hundred Twenty Three and 45\/100 Dollars/);
+    assert.match(text, /\*\*123\.45/);
+    assert.doesNotMatch(text, /NOT NEGOTIABLE/, "the MICR font is set");
+    assert.equal(await embedsFontFile(pdf), true);
+    assert.doesNotMatch(text, /4455667788/, "the account number is on the MICR line only");
+
+    // Asked again, later, with a fresh link: the same bytes, and still one check in the register.
+    route.clock.set(m.now() + 3_600_000);
+    const later = await digitalCheckLink(testSecretBox, linkSettings, id, m.now() + 3_600_000);
+    assert.notEqual(later, link);
+    const again = new Uint8Array(await (await route.get(later)).arrayBuffer());
+    assert.deepEqual(again, pdf);
+    assert.deepEqual((await registerOf(m)).map((c) => [c.check_number, c.kind]), [
+      [5001, "digital"],
+    ]);
+    const status = await payoutDigitalCheck(
+      m.database.readClient,
+      testSecretBox,
+      linkSettings,
+      payoutId,
+      m.now(),
+    );
+    assert.deepEqual([status?.ready, status?.checkNumber], [true, 5001]);
+  });
 });
 
 Deno.test("digital check links: altered, foreign or expired links serve nothing; a voided check is never served again", async () => {
-  await withMicrFont(() =>
-    withCheckFixture("live", async ({ m }) => {
-      const [first, second] = await chooseCheck(m, [10_000, 20_000], { method: DIGITAL_CHECK });
-      await m.advance(HOUR_SECONDS);
-      const [positivePay] = await checkFilesOf(m);
-      assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
-      const route = linkRoute(m);
-      const id = await checkId(m, 5001);
-      const otherId = await checkId(m, 5002);
-      const link = await digitalCheckLink(testSecretBox, linkSettings, id, m.now());
-      const url = new URL(link);
-      const signature = url.searchParams.get("signature")!;
-      const expires = url.searchParams.get("expires")!;
-      const variants: [string, number, RegExp][] = [
-        [link.replace(signature, `${signature.slice(0, -2)}AA`), 404, /This link does not work/],
-        [link.replace(id, otherId), 404, /not a link to a check/],
-        [
-          link.replace(`expires=${expires}`, `expires=${Number(expires) + 1}`),
-          404,
-          /does not work/,
-        ],
-        [link.replace("/live/", "/test/"), 404, /does not work/],
-        [link.replace("/live/", "/prod/"), 404, /does not work/],
-        [`${url.origin}${url.pathname}`, 404, /does not work/],
-      ];
-      for (const [variant, status, body] of variants) {
-        const answer = await route.get(variant);
-        assert.equal(answer.status, status, variant);
-        assert.match(await answer.text(), body);
-      }
-      route.clock.set(Number(expires) * 1000);
-      const expired = await route.get(link);
-      assert.equal(expired.status, 410);
-      assert.match(await expired.text(), /This link has expired/);
-      route.clock.set(m.now());
-      assert.equal((await route.get(link)).status, 200);
+  await withCheckFixture("live", async ({ m }) => {
+    const [first, second] = await chooseCheck(m, [10_000, 20_000], { method: DIGITAL_CHECK });
+    await m.advance(HOUR_SECONDS);
+    const [positivePay] = await checkFilesOf(m);
+    assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
+    const route = linkRoute(m);
+    const id = await checkId(m, 5001);
+    const otherId = await checkId(m, 5002);
+    const link = await digitalCheckLink(testSecretBox, linkSettings, id, m.now());
+    const url = new URL(link);
+    const signature = url.searchParams.get("signature")!;
+    const expires = url.searchParams.get("expires")!;
+    const variants: [string, number, RegExp][] = [
+      [link.replace(signature, `${signature.slice(0, -2)}AA`), 404, /This link does not work/],
+      [link.replace(id, otherId), 404, /not a link to a check/],
+      [
+        link.replace(`expires=${expires}`, `expires=${Number(expires) + 1}`),
+        404,
+        /does not work/,
+      ],
+      [link.replace("/live/", "/test/"), 404, /does not work/],
+      [link.replace("/live/", "/prod/"), 404, /does not work/],
+      [`${url.origin}${url.pathname}`, 404, /does not work/],
+    ];
+    for (const [variant, status, body] of variants) {
+      const answer = await route.get(variant);
+      assert.equal(answer.status, status, variant);
+      assert.match(await answer.text(), body);
+    }
+    route.clock.set(Number(expires) * 1000);
+    const expired = await route.get(link);
+    assert.equal(expired.status, 410);
+    assert.match(await expired.text(), /This link has expired/);
+    route.clock.set(m.now());
+    assert.equal((await route.get(link)).status, 200);
 
-      // The second check is voided: its link now says it can no longer be used.
-      const voided = await m.database.writer.write((tx) =>
-        voidCheckAudited(tx, "live", { operator: null, origin: "cli" }, {
-          companyId: m.companyId,
-          checkNumber: 5002,
-          reason: "payee asked for a paper check",
-          voidedBy: "ops",
-        }, m.now())
-      );
-      assert.ok(voided.ok);
-      const gone = await route.get(
-        await digitalCheckLink(testSecretBox, linkSettings, otherId, m.now()),
-      );
-      assert.equal(gone.status, 410);
-      assert.match(await gone.text(), /Check number 5002 was canceled: do not deposit it/);
-      assert.deepEqual(
-        await payoutDigitalCheck(
-          m.database.readClient,
-          testSecretBox,
-          linkSettings,
-          second,
-          m.now(),
-        ),
-        { checkNumber: 5002, status: "voided", ready: false, url: null },
-      );
-      assert.notEqual(
-        (await payoutDigitalCheck(
-          m.database.readClient,
-          testSecretBox,
-          linkSettings,
-          first,
-          m.now(),
-        ))
-          ?.url,
-        null,
-      );
-    })
-  );
+    // The second check is voided: its link now says it can no longer be used.
+    const voided = await m.database.writer.write((tx) =>
+      voidCheckAudited(tx, "live", { operator: null, origin: "cli" }, {
+        companyId: m.companyId,
+        checkNumber: 5002,
+        reason: "payee asked for a paper check",
+        voidedBy: "ops",
+      }, m.now())
+    );
+    assert.ok(voided.ok);
+    const gone = await route.get(
+      await digitalCheckLink(testSecretBox, linkSettings, otherId, m.now()),
+    );
+    assert.equal(gone.status, 410);
+    assert.match(await gone.text(), /Check number 5002 was canceled: do not deposit it/);
+    assert.deepEqual(
+      await payoutDigitalCheck(
+        m.database.readClient,
+        testSecretBox,
+        linkSettings,
+        second,
+        m.now(),
+      ),
+      { checkNumber: 5002, status: "voided", ready: false, url: null },
+    );
+    assert.notEqual(
+      (await payoutDigitalCheck(
+        m.database.readClient,
+        testSecretBox,
+        linkSettings,
+        first,
+        m.now(),
+      ))
+        ?.url,
+      null,
+    );
+  });
 });
 
 Deno.test("the payee is told their digital check is ready, with its number and the signed link", async () => {

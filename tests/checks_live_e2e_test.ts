@@ -9,7 +9,6 @@
  */
 import assert from "node:assert/strict";
 import { runDueJobs } from "../db/scheduler.ts";
-import { MICR_FONT_ENV } from "../lib/checks/settings_store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
@@ -41,14 +40,7 @@ const WEDNESDAY_11_00 = Date.UTC(2026, 0, 7, 16, 0);
 const SDN_CSV = '7001,"KARIMOV, Rustam","individual","SDGT",-0-,-0-\r\n\x1a';
 
 Deno.test("end to end in live: a postal check paid, a digital check, a check voided and re-offered, with the register, the ledger, the tie-outs and the audit log", async () => {
-  const before = Deno.env.get(MICR_FONT_ENV);
-  Deno.env.set(MICR_FONT_ENV, STAND_IN_MICR_FONT);
-  try {
-    await withHttpFixture(endToEnd);
-  } finally {
-    if (before === undefined) Deno.env.delete(MICR_FONT_ENV);
-    else Deno.env.set(MICR_FONT_ENV, before);
-  }
+  await withHttpFixture(endToEnd, { CHECK_MICR_FONT: STAND_IN_MICR_FONT });
 });
 
 async function endToEnd(f: HttpFixture): Promise<void> {

@@ -241,31 +241,20 @@ Deno.test("bank:set with a check account: bad input is a 400 naming the field wi
       const live = f.deps.databases.live.readClient;
       assert.equal(await hasCheckRail(live, "live", f.cast.acme.id), false, "no live settings");
       assert.equal(await hasCheckRail(live, "test", f.cast.acme.id), true, "the sandbox's");
-      assert.equal(await hasDigitalCheckRail(live, "test", f.cast.acme.id), true);
+      assert.equal(await hasDigitalCheckRail(live, "test", f.cast.acme.id, null), true);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   });
 });
 
-Deno.test("live payable checks: a check account makes postal checks payable; digital checks also need CHECK_MICR_FONT naming a readable file", async () => {
+Deno.test("live payable checks: a check account makes postal checks payable; digital checks also need the MICR font CHECK_MICR_FONT named at start", async () => {
   await withCheckFixture("live", async ({ m }) => {
     const reader = m.database.readClient;
     assert.equal(await hasCheckRail(reader, "live", m.companyId), true);
-    const before = Deno.env.get("CHECK_MICR_FONT");
-    try {
-      Deno.env.delete("CHECK_MICR_FONT");
-      assert.equal(await hasDigitalCheckRail(reader, "live", m.companyId), false);
-      Deno.env.set("CHECK_MICR_FONT", "/nonexistent/micr.ttf");
-      assert.equal(await hasDigitalCheckRail(reader, "live", m.companyId), false);
-      const font = await Deno.makeTempFile({ suffix: ".ttf" });
-      Deno.env.set("CHECK_MICR_FONT", font);
-      assert.equal(await hasDigitalCheckRail(reader, "live", m.companyId), true);
-      await Deno.remove(font);
-    } finally {
-      if (before === undefined) Deno.env.delete("CHECK_MICR_FONT");
-      else Deno.env.set("CHECK_MICR_FONT", before);
-    }
+    assert.equal(await hasDigitalCheckRail(reader, "live", m.companyId, null), false);
+    const font = new Uint8Array([0, 1, 0, 0]);
+    assert.equal(await hasDigitalCheckRail(reader, "live", m.companyId, font), true);
   });
 });
 

@@ -190,6 +190,16 @@ const edges: [string, Record<string, string>, string | null][] = [
     { BACKUP_S3_REGION: "US-EAST-1" },
     'BACKUP_S3_REGION="US-EAST-1": must be a region name, e.g. us-east-1',
   ],
+  [
+    "a MICR font that is not there",
+    { CHECK_MICR_FONT: "/nonexistent/micr.ttf" },
+    'CHECK_MICR_FONT="/nonexistent/micr.ttf": must name an existing file',
+  ],
+  [
+    "a MICR font that is a directory",
+    { CHECK_MICR_FONT: "/" },
+    'CHECK_MICR_FONT="/": must name a file, not a directory or device',
+  ],
 ];
 
 for (const [name, env, problem] of edges) {
@@ -206,3 +216,14 @@ for (const [name, env, problem] of edges) {
     });
   });
 }
+
+Deno.test("CHECK_MICR_FONT: unset there is no font; set, its file is read once, at start", async () => {
+  assert.equal(loadConfig({ ...secrets }).checkMicrFont, null);
+  assert.equal(loadConfig({ ...secrets, CHECK_MICR_FONT: "" }).checkMicrFont, null);
+  const path = await Deno.makeTempFile({ suffix: ".ttf" });
+  await Deno.writeFile(path, new Uint8Array([0, 1, 0, 0, 7]));
+  const config = loadConfig({ ...secrets, CHECK_MICR_FONT: path });
+  await Deno.remove(path);
+  // The font stays when its file goes: nothing reads the file again.
+  assert.deepEqual(config.checkMicrFont, new Uint8Array([0, 1, 0, 0, 7]));
+});

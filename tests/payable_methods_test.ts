@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { api, payee } from "./api_helpers.ts";
+import { STAND_IN_MICR_FONT } from "./check_pdf_text.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { livePayableMethodIds } from "../lib/payouts/payable.ts";
 import { offeredMethod, type PortalLink, portalPayout } from "../lib/portal/service.ts";
@@ -17,13 +18,16 @@ function v1Live(f: HttpFixture, method: string, path: string, body?: unknown) {
   });
 }
 
-/** Stored bank settings make ACH payable in live (their content is the bank-settings work's). */
-async function storeLiveBankSettings(f: HttpFixture) {
+/**
+ * Stored bank settings make ACH payable in live (their content is the bank-settings work's), and
+ * postal checks with `hasCheckAccount`.
+ */
+async function storeLiveBankSettings(f: HttpFixture, hasCheckAccount = false) {
   await f.deps.databases.live.writer.write((tx) =>
     tx.execute({
-      sql: `INSERT INTO bank_settings (company_id, settings_sealed, fingerprint, updated_by,
-              updated_at, created_at) VALUES (?, 'sealed', 'fingerprint', NULL, ?, ?)`,
-      args: [f.cast.acme.id, f.clock.now(), f.clock.now()],
+      sql: `INSERT INTO bank_settings (company_id, settings_sealed, fingerprint, has_check_account,
+              updated_by, updated_at, created_at) VALUES (?, 'sealed', 'fingerprint', ?, NULL, ?, ?)`,
+      args: [f.cast.acme.id, hasCheckAccount ? 1 : 0, f.clock.now(), f.clock.now()],
     })
   );
 }
@@ -121,7 +125,7 @@ Deno.test("a live create while no sanctions list is loaded is a 409 sanctions_li
       "SELECT id FROM payouts WHERE payee_uuid = 'P-2'",
     );
     const link = { payoutId: String(rows[0].id), companyId: f.cast.acme.id } as PortalLink;
-    const shown = await portalPayout(f.deps.databases.live, link);
+    const shown = await portalPayout(f.deps.databases.live, link, f.deps.config.checkMicrFont);
     assert.deepEqual(shown.allowedPaymentMethodIds, [1]);
     const offered = { ...shown, status: "modality_offered" as const };
     assert.deepEqual(offeredMethod({ ...link, partyUuid: null }, offered, "ach"), {
@@ -131,6 +135,28 @@ Deno.test("a live create while no sanctions list is loaded is a 409 sanctions_li
     });
     assert.equal(offeredMethod({ ...link, partyUuid: null }, offered, "check"), null);
   });
+});
+
+Deno.test("digital checks in live: payable only when CHECK_MICR_FONT named a font at start", async () => {
+  const createDigitalCheck = async (f: HttpFixture) => {
+    await storeLiveBankSettings(f, true);
+    await loadLiveSanctionsList(f);
+    return await api(f, "POST", "/api/disbursements", largeLive([5]), asAliceLive(f));
+  };
+  await withHttpFixture(async (f) => {
+    const refused = await createDigitalCheck(f);
+    assert.equal(refused.status, 400);
+    assert.equal(
+      (await refused.json() as { message: string }).message,
+      "no rail is configured in live for the allowed methods digital_check (5): only ach (1), check (2) can be paid",
+    );
+    assert.equal(await liveCount(f, "payouts"), 0);
+  });
+  await withHttpFixture(async (f) => {
+    const accepted = await createDigitalCheck(f);
+    assert.equal(accepted.status, 201);
+    assert.equal(await liveCount(f, "payouts"), 2);
+  }, { CHECK_MICR_FONT: STAND_IN_MICR_FONT });
 });
 
 Deno.test("simple payments and /v1 in live: no payable method is a 400 naming the surface's field", async () => {
@@ -204,7 +230,7 @@ Deno.test("test environment: every method stays payable and offered, with no ban
     assert.equal(created.status, 201);
     const { rows } = await f.deps.databases.test.readClient.execute("SELECT id FROM payouts");
     const link = { payoutId: String(rows[0].id), companyId: f.cast.acme.id } as PortalLink;
-    const shown = await portalPayout(f.deps.databases.test, link);
+    const shown = await portalPayout(f.deps.databases.test, link, f.deps.config.checkMicrFont);
     assert.deepEqual(shown.allowedPaymentMethodIds, [2, 6, 7]);
   });
 });

@@ -18,7 +18,7 @@ import { renderMessage } from "../notify/messages.ts";
 import { type NotificationSettings, payoutContact, queueMessages } from "../notify/store.ts";
 import { addressLinesOf, buildPrintFile, type PrintableCheck } from "./print.ts";
 import { type CheckRecord, latestCheckOfPayout, loadCheck } from "./register.ts";
-import { readCheckSettings, readMicrFont } from "./settings_store.ts";
+import { readCheckSettings } from "./settings_store.ts";
 
 /** The HMAC purpose of digital check links: no other link or token shares its key. */
 const LINK_PURPOSE = "digital-check-link";
@@ -97,6 +97,8 @@ export interface DigitalCheckDeps {
   readonly database: Database;
   readonly environment: Environment;
   readonly secretBox: SecretBox;
+  /** The MICR font read at start (CHECK_MICR_FONT), or null: the PDF says "not negotiable". */
+  readonly micrFont: Uint8Array | null;
 }
 
 /** The PDF of a digital check, or why it is not served now. */
@@ -131,7 +133,7 @@ export async function digitalCheckPdf(
       accountNumber: account.accountNumber,
     },
     checks: [await printableCheckOf(reader, check)],
-    micrFontBytes: await readMicrFont(),
+    micrFontBytes: deps.micrFont,
   });
   return { kind: "pdf", checkNumber: check.checkNumber, bytes };
 }

@@ -37,7 +37,7 @@ import {
   type PrintableCheck,
 } from "./print.ts";
 import { formatPositivePayAmount, positivePayCsv, type PositivePayLine } from "./positive_pay.ts";
-import { type CheckSettings, readCheckSettings, readMicrFont } from "./settings_store.ts";
+import { type CheckSettings, readCheckSettings } from "./settings_store.ts";
 import {
   type CheckFileRow,
   insertCheckFile,
@@ -316,7 +316,7 @@ async function buildFiles(deps: CheckRailDeps, claim: FileClaim): Promise<BuiltF
         accountNumber: account.accountNumber,
       },
       checks: printable,
-      micrFontBytes: await readMicrFont(),
+      micrFontBytes: deps.runtime.micrFont,
     });
   } catch (error) {
     return {

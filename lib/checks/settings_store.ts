@@ -2,9 +2,9 @@
  * Whether a company can pay checks, and the check account its files are built from. The check
  * account is part of the company's sealed bank settings (`check_account`); a test company
  * without one has the sandbox check account, so the test environment always pays checks.
- * Digital checks also need the E-13B font CHECK_MICR_FONT names in live: a payee cannot deposit
- * a check whose MICR line the bank cannot read. The sandbox is a full replica without it: its
- * digital checks carry the "not negotiable" mark.
+ * Digital checks also need the E-13B font CHECK_MICR_FONT names in live (read once at start, see
+ * Config.checkMicrFont): a payee cannot deposit a check whose MICR line the bank cannot read. The
+ * sandbox is a full replica without it: its digital checks carry the "not negotiable" mark.
  */
 import type { SqlReader } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
@@ -12,9 +12,6 @@ import type { SecretBox } from "../platform/crypto.ts";
 import type { Cutoff, SftpTarget } from "../ach/bank_settings.ts";
 import { readBankSettings } from "../ach/bank_store.ts";
 import { type CheckAccount, sandboxCheckAccount } from "./account.ts";
-
-/** The environment variable naming the E-13B font file of the MICR line. */
-export const MICR_FONT_ENV = "CHECK_MICR_FONT";
 
 /** What the check rail needs of a company's bank settings. */
 export interface CheckSettings {
@@ -69,26 +66,12 @@ export async function hasCheckRail(
   return rows.length > 0 && Number(rows[0].has_check_account) === 1;
 }
 
-/** The MICR font file CHECK_MICR_FONT names, when it names a readable file. */
-export function micrFontPath(): string | null {
-  const path = Deno.env.get(MICR_FONT_ENV);
-  if (!path) return null;
-  try {
-    return Deno.statSync(path).isFile ? path : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The MICR font's bytes, or null without one (pages are then marked not negotiable). */
-export async function readMicrFont(): Promise<Uint8Array | null> {
-  const path = micrFontPath();
-  return path === null ? null : await Deno.readFile(path);
-}
-
 /** Whether digital checks can be paid at all in `environment`: in live only with a MICR font. */
-export function digitalChecksPrintable(environment: Environment): boolean {
-  return environment === "test" || micrFontPath() !== null;
+export function digitalChecksPrintable(
+  environment: Environment,
+  micrFont: Uint8Array | null,
+): boolean {
+  return environment === "test" || micrFont !== null;
 }
 
 /** Whether the company can pay digital checks: in live, a check account and a MICR font. */
@@ -96,6 +79,8 @@ export async function hasDigitalCheckRail(
   reader: SqlReader,
   environment: Environment,
   companyId: string,
+  micrFont: Uint8Array | null,
 ): Promise<boolean> {
-  return digitalChecksPrintable(environment) && await hasCheckRail(reader, environment, companyId);
+  return digitalChecksPrintable(environment, micrFont) &&
+    await hasCheckRail(reader, environment, companyId);
 }

@@ -93,6 +93,7 @@ export async function createApiDisbursement(
   database: Database,
   request: ApiDisbursementRequest,
   realNow: number,
+  micrFont: Uint8Array | null,
 ): Promise<
   Result<
     { disbursement: ApiDisbursement; created: boolean },
@@ -128,6 +129,7 @@ export async function createApiDisbursement(
       methodIds: payout.allowedPaymentMethodIds,
       field: `payees.${i}.allowed_payment_method_ids`,
     })),
+    micrFont,
   );
   if (unpayable) return tx.abort(unpayable);
   const documents = await customDocumentRefusal(tx, companyId, request.payouts);
@@ -364,6 +366,7 @@ export async function createSimplePayment(
   database: Database,
   request: SimplePaymentRequest,
   realNow: number,
+  micrFont: Uint8Array | null,
 ): Promise<
   Result<
     { payment: SimplePaymentRow; created: boolean; now: number },
@@ -386,7 +389,7 @@ export async function createSimplePayment(
   const unpayable = await unpayableCreate(tx, database.environment, request.companyId, [{
     methodIds: request.payout.allowedPaymentMethodIds,
     field: "allowed_payment_method_ids",
-  }]);
+  }], micrFont);
   if (unpayable) return tx.abort(unpayable);
   const created = await createDisbursement(tx, {
     companyId: request.companyId,
@@ -480,6 +483,7 @@ export async function createV1Disbursement(
   scope: LineScope,
   request: V1DisbursementRequest,
   realNow: number,
+  micrFont: Uint8Array | null,
 ): Promise<Result<V1Disbursement, "payee_not_found" | "modalities_missing" | CreateRefusal>> {
   // Everything the create reads before it writes, in one round trip on a libSQL server.
   const [now, payee, reads] = await Promise.all([
@@ -508,7 +512,7 @@ export async function createV1Disbursement(
   const unpayable = await unpayableCreate(tx, database.environment, scope.companyId, [{
     methodIds: allowedPaymentMethodIds,
     field: "modalities",
-  }]);
+  }], micrFont);
   if (unpayable) return tx.abort(unpayable);
   const created = await createDisbursement(
     tx,

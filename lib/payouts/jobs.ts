@@ -66,6 +66,8 @@ export interface PayoutRuntime {
   readonly bankFileApprovalLimitCents: number;
   /** How long a payee has to choose a method before the offer expires and the payout cancels. */
   readonly offerTtlMs: number;
+  /** The E-13B font of checks' MICR line, or null: checks then print "not negotiable". */
+  readonly micrFont: Uint8Array | null;
   readonly notifications: NotificationSettings;
 }
 

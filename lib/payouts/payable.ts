@@ -39,11 +39,15 @@ export function livePayableMethodIds(rails: LiveRails): ReadonlySet<number> {
 /** Every method id: the test environment's sandbox rails pay them all. */
 const EVERY_METHOD: ReadonlySet<number> = new Set(modalities.map((m) => m.id));
 
-/** The method ids the company can be paid by in `environment`. */
+/**
+ * The method ids the company can be paid by in `environment`; `micrFont` is the MICR font read at
+ * start (CHECK_MICR_FONT), without which live digital checks cannot be paid.
+ */
 export async function payableMethodIds(
   reader: SqlReader,
   environment: Environment,
   companyId: string,
+  micrFont: Uint8Array | null,
 ): Promise<ReadonlySet<number>> {
   if (environment === "test") return EVERY_METHOD;
   // One after another: the reader may be a write unit's transaction.
@@ -53,7 +57,7 @@ export async function payableMethodIds(
     ach,
     check,
     // A digital check is a check the payee prints: the same account, and a MICR font.
-    digitalCheck: check && digitalChecksPrintable(environment),
+    digitalCheck: check && digitalChecksPrintable(environment, micrFont),
     paypal: await hasPaypalRail(reader, environment, companyId),
   });
 }
@@ -64,8 +68,9 @@ export async function payableAmong(
   environment: Environment,
   companyId: string,
   allowedMethodIds: readonly number[],
+  micrFont: Uint8Array | null,
 ): Promise<number[]> {
-  const payable = await payableMethodIds(reader, environment, companyId);
+  const payable = await payableMethodIds(reader, environment, companyId, micrFont);
   return allowedMethodIds.filter((id) => payable.has(id));
 }
 
@@ -91,9 +96,10 @@ export async function unpayableCreate(
   environment: Environment,
   companyId: string,
   payees: readonly AllowedMethods[],
+  micrFont: Uint8Array | null,
 ): Promise<Refusal<"rail_not_configured" | "sanctions_list_missing"> | null> {
   if (environment === "test") return null;
-  const payable = await payableMethodIds(reader, environment, companyId);
+  const payable = await payableMethodIds(reader, environment, companyId, micrFont);
   for (const { methodIds, field } of payees) {
     if (methodIds.some((id) => payable.has(id))) continue;
     const configured = payable.size === 0

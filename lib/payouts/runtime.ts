@@ -28,6 +28,8 @@ export interface RuntimeSettings {
   readonly resendsPerHourMax?: number;
   /** A live bank file over this total waits for a second admin (default $100,000.00). */
   readonly bankFileApprovalLimitCents?: number;
+  /** The MICR font CHECK_MICR_FONT named, read at start (default none). */
+  readonly micrFont?: Uint8Array | null;
 }
 
 /** The runtime settings a configuration gives. */
@@ -38,6 +40,7 @@ export function runtimeSettingsOf(config: Config): RuntimeSettings {
     resendsPerHourMax: config.limits.RESEND_PER_HOUR_MAX,
     bankFileApprovalLimitCents: config.limits.BANK_FILE_APPROVAL_LIMIT_CENTS,
     baseUrl: config.baseUrl,
+    micrFont: config.checkMicrFont,
   };
 }
 
@@ -118,6 +121,7 @@ export function payoutRuntime(
     offerTtlMs,
     bankFileApprovalLimitCents: settings.bankFileApprovalLimitCents ??
       configDefaults.BANK_FILE_APPROVAL_LIMIT_CENTS,
+    micrFont: settings.micrFont ?? null,
     notifications: {
       environment,
       baseUrl: settings.baseUrl,

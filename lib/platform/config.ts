@@ -191,6 +191,11 @@ export interface Config {
   readonly limits: Readonly<Record<Exclude<NumericName, "PORT">, number>>;
   readonly notifications: NotificationConfig;
   readonly backup: BackupConfig;
+  /**
+   * The E-13B font of checks' MICR line, read from the file CHECK_MICR_FONT names once at start;
+   * null without one (checks print "not negotiable" and live offers no digital checks).
+   */
+  readonly checkMicrFont: Uint8Array | null;
 }
 
 /** Scheduled backups (BACKUP_INTERVAL_MINUTES and BACKUP_KEEP are in limits). */
@@ -228,6 +233,7 @@ export class ConfigError extends Error {
 
 /**
  * Parses the environment into a frozen Config, or throws ConfigError naming every bad value.
+ * The one file it reads is the MICR font CHECK_MICR_FONT names, so nothing reads it per request.
  * `requireNotificationTransports` is the service's own start: outside dev mode it also needs a
  * transport for every live notification channel, unless LIVE_NOTIFICATIONS=off.
  */
@@ -313,6 +319,14 @@ export function loadConfig(
   if (s3KeysGiven && !given("BACKUP_S3_URL")) {
     problems.push("BACKUP_S3_URL is required with BACKUP_S3_ACCESS_KEY_ID");
   }
+  const micrFontPath = text("CHECK_MICR_FONT", anyText, null);
+  let checkMicrFont: Uint8Array | null = null;
+  if (micrFontPath !== null) {
+    const font = readSettingFile(micrFontPath);
+    if (typeof font === "string") {
+      problems.push(`CHECK_MICR_FONT=${JSON.stringify(micrFontPath)}: ${font}`);
+    } else checkMicrFont = font;
+  }
   const fileUrl = (name: string) => `file:${dataDir.replace(/\/+$/, "")}/${name}.db`;
   const logFormat = text(
     "LOG_FORMAT",
@@ -371,6 +385,7 @@ export function loadConfig(
         }
         : null,
     },
+    checkMicrFont,
   };
 
   if (!dev) {
@@ -436,6 +451,17 @@ export function missingNotificationTransports(notifications: NotificationConfig)
       ? ["SMS_PROVIDER_URL and SMS_PROVIDER_TOKEN (SMS)"]
       : []),
   ];
+}
+
+/** The bytes of the file a path setting names, or what is wrong with it. */
+function readSettingFile(path: string): Uint8Array | string {
+  try {
+    if (!Deno.statSync(path).isFile) return "must name a file, not a directory or device";
+    return Deno.readFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return "must name an existing file";
+    return `must name a readable file (${error instanceof Error ? error.message : error})`;
+  }
 }
 
 /** What is wrong with a numeric setting's value (NaN when it was not digits), or null. */

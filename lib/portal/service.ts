@@ -108,13 +108,18 @@ export function linkNow(database: Database, link: PortalLink, realNow: number): 
  * those the company can be paid by in the link's environment (live: ACH once bank settings are
  * stored), so the payee is offered, and may choose, nothing that cannot be paid.
  */
-export async function portalPayout(database: Database, link: PortalLink): Promise<PortalPayout> {
+export async function portalPayout(
+  database: Database,
+  link: PortalLink,
+  micrFont: Uint8Array | null,
+): Promise<PortalPayout> {
   const payout = await readPortalPayout(database.readClient, link.payoutId);
   const payable = await payableAmong(
     database.readClient,
     database.environment,
     link.companyId,
     payout.allowedPaymentMethodIds,
+    micrFont,
   );
   return { ...payout, allowedPaymentMethodIds: payable };
 }
@@ -331,7 +336,8 @@ export async function askParty(
 > {
   const notAskable = refuse("not_askable", "this link cannot ask this party now");
   if (link.partyUuid !== null) return notAskable;
-  const payout = await portalPayout(database, link);
+  // Its contact and status are what count here, not the methods it may be paid by.
+  const payout = await readPortalPayout(database.readClient, link.payoutId);
   const party = await portalParty(database, link.payoutId, request.partyUuid);
   if (!party || payout.status !== "awaiting_endorsement") return notAskable;
   const { email, phone, problems } = partyContact(options.t, {

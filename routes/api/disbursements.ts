@@ -142,7 +142,14 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       c,
       deps,
       companyTarget(c),
-      (tx) => createApiDisbursement(tx, principal.database, request, deps.clock.now()),
+      (tx) =>
+        createApiDisbursement(
+          tx,
+          principal.database,
+          request,
+          deps.clock.now(),
+          deps.config.checkMicrFont,
+        ),
       (created) => {
         if (!created.ok) {
           const duplicate = created.code === "duplicate_disbursement";

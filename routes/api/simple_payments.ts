@@ -89,7 +89,14 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
       c,
       deps,
       companyTarget(c),
-      (tx) => createSimplePayment(tx, principal.database, request, deps.clock.now()),
+      (tx) =>
+        createSimplePayment(
+          tx,
+          principal.database,
+          request,
+          deps.clock.now(),
+          deps.config.checkMicrFont,
+        ),
       (created) => {
         if (!created.ok) {
           const duplicate = created.code === "duplicate_simple_payment";

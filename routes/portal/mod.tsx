@@ -253,7 +253,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const status = options.status ?? 200;
     const problems = options.problems ?? [];
     const { locale, t } = v;
-    const payout = await portalPayout(v.database, v.link);
+    const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
     const party = v.link.partyUuid === null
       ? null
       : await portalParty(v.database, payout.id, v.link.partyUuid);
@@ -654,7 +654,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const v = await visit(c);
     if (v instanceof Response) return v;
     if (!verified(v)) return await render(c, v, {});
-    const payout = await portalPayout(v.database, v.link);
+    const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
     const modality = offeredMethod(v.link, payout, c.req.query("method"));
     if (!modality) return await render(c, v, {});
     return await methodPage(c, v, payout, modality.code, {}, [], 200);
@@ -663,7 +663,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post(
     "/:token/method",
     post(async (c, v, form) => {
-      const payout = await portalPayout(v.database, v.link);
+      const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
       const modality = offeredMethod(v.link, payout, form.method);
       if (!modality) return await render(c, v, {});
       const selected = await chooseMethod(

@@ -32,7 +32,15 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       c,
       deps,
       { ...scope, database: principal.database, scopeLine: principal.lineId },
-      (tx) => createV1Disbursement(tx, principal.database, scope, request, deps.clock.now()),
+      (tx) =>
+        createV1Disbursement(
+          tx,
+          principal.database,
+          scope,
+          request,
+          deps.clock.now(),
+          deps.config.checkMicrFont,
+        ),
       (created) => {
         if (created.ok) {
           return {
