@@ -274,6 +274,11 @@ async function main(): Promise<number> {
       {
         now: Date.now(),
         keyGraceSeconds: config.limits.KEY_GRACE_SECONDS,
+        databaseSettings: {
+          urls: config.databaseUrls,
+          authToken: config.databaseAuthToken,
+          busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+        },
         dev: config.dev,
         origin: "cli",
         sessionToken: null,

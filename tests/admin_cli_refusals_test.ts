@@ -128,6 +128,11 @@ Deno.test("a command that opens the databases is never run without them", async 
   const request = {
     now: 0,
     keyGraceSeconds: 86_400,
+    databaseSettings: {
+      urls: { live: "file:./data/live.db", test: "file:./data/test.db" },
+      authToken: null,
+      busyTimeoutMs: 5000,
+    },
     dev: true,
     origin: "cli",
     sessionToken: null,

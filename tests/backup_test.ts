@@ -47,6 +47,11 @@ const request = (f: HttpFixture) => ({
 const restoreRequest = {
   now: 0,
   keyGraceSeconds: 86_400,
+  databaseSettings: {
+    urls: { live: "file:./data/live.db", test: "file:./data/test.db" },
+    authToken: null,
+    busyTimeoutMs: 5000,
+  },
   dev: true,
   origin: "cli",
   sessionToken: null,
@@ -514,4 +519,46 @@ Deno.test("migrate --check lists what a start would run on each database and cre
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
+});
+
+Deno.test("migrate --check reads the databases the caller's configuration names; through the service it is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "backup-test-" });
+  try {
+    const journal = JSON.parse(await Deno.readTextFile(`${root}db/migrations/meta/_journal.json`));
+    const tags = journal.entries.map((entry: { tag: string }) => entry.tag);
+    // Names no DATA_DIR gives: an answer about them can only come from the passed configuration.
+    const urls = { live: `file:${dir}/ledger-live.db`, test: `file:${dir}/ledger-test.db` };
+    await countRows(urls.live, "__drizzle_migrations");
+    const checked = await runWithoutDatabases(
+      {
+        ...restoreRequest,
+        databaseSettings: { urls, authToken: null, busyTimeoutMs: 5000 },
+      },
+      "migrate",
+      { check: "true" },
+    );
+    assert.deepEqual(checked, {
+      ok: true,
+      value: {
+        live: {
+          database: `${dir}/ledger-live.db`,
+          exists: true,
+          applied: tags.length,
+          would_run: [],
+        },
+        test: { database: `${dir}/ledger-test.db`, exists: false, applied: 0, would_run: tags },
+        pending: tags.length,
+      },
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  await withHttpFixture(async (f) => {
+    assert.deepEqual(await runAdminCommand(request(f), "migrate", { check: "true" }), {
+      ok: false,
+      code: "usage",
+      message:
+        "migrate opens no database of the service: run it with the CLI, `deno task admin migrate`",
+    });
+  });
 });

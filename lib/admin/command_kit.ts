@@ -33,6 +33,13 @@ export interface CommandRequest {
   readonly input: Readonly<Record<string, string>>;
 }
 
+/** Where the databases are, from the configuration, for a command that opens them itself. */
+export interface DatabaseSettings {
+  readonly urls: Readonly<Record<Environment, string>>;
+  readonly authToken: string | null;
+  readonly busyTimeoutMs: number;
+}
+
 /** What a command runs with: the request, its operator (null: dev mode without a session). */
 export interface CommandContext extends CommandRequest {
   /** The databases; for an audited command every unit written through them is audited. */
@@ -40,6 +47,8 @@ export interface CommandContext extends CommandRequest {
   readonly operatorDeps: OperatorDeps;
   readonly operator: SignedInOperator | null;
   readonly actor: AuditActor;
+  /** Given to a command that opens no database through the runner (`needsDatabases: false`). */
+  readonly databaseSettings: DatabaseSettings;
 }
 
 export type Flags = Record<string, string>;

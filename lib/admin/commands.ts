@@ -40,6 +40,7 @@ import {
   type Command,
   type CommandContext,
   type CommandRequest,
+  type DatabaseSettings,
   environmentFlag,
   environmentReach,
   type Flags,
@@ -97,25 +98,31 @@ import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { lateReturn } from "../payouts/transition.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 
-/** The rows of a key and of the key that replaced it (hints only, never hashes). */
-function keySnapshot(keyId: string | null | undefined) {
-  return (tx: WriteTx) =>
-    rowsIn(
+/**
+ * The rows of a key given by its secret or id and of the key that replaced it (hints only, never
+ * hashes), found in each database by the flag, since a mirrored key may have its own id in each.
+ */
+function keySnapshot(key: string) {
+  return async (tx: WriteTx) => {
+    const hash = await sha256Hex(key);
+    return await rowsIn(
       tx,
       `SELECT id, kind, hint, company_id, user_id, line_id, expires_at, revoked_at, replaced_by
-         FROM api_keys WHERE id = ? OR id = (SELECT replaced_by FROM api_keys WHERE id = ?)`,
-      [keyId ?? null, keyId ?? null],
+         FROM api_keys WHERE secret_hash = ? OR id = ?
+           OR id IN (SELECT replaced_by FROM api_keys WHERE secret_hash = ? OR id = ?)`,
+      [hash, key, hash, key],
     );
+  };
 }
 
 /** The audit of a key command: the key and its replacement, before and after. */
 function keyAudit(action: string) {
-  return (_flags: Flags, reach: Reach): AuditedChange => ({
+  return (flags: Flags, reach: Reach): AuditedChange => ({
     action,
     objectType: "api_key",
     objectId: reach.objectId ?? null,
     companyId: reach.companies[0] ?? null,
-    snapshot: keySnapshot(reach.objectId),
+    snapshot: keySnapshot(flags.key),
   });
 }
 
@@ -576,15 +583,14 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     reach: keyReach,
     audit: keyAudit("key:revoke"),
     run: async (ctx, f) => {
-      const environments = await keyEnvironments(ctx, f);
       const r = await revokeKey(ctx.databases, { key: f.key }, ctx.now);
-      return r.ok
-        ? ok({
-          environments,
-          key_id: r.value.keyId,
-          revoked_at: new Date(r.value.revokedAt).toISOString(),
-        })
-        : r;
+      if (!r.ok) return r;
+      // A mirrored company key may have a different id in each database: each is named.
+      return ok({
+        environments: r.value.revoked.map((row) => row.environment),
+        key_ids: Object.fromEntries(r.value.revoked.map((row) => [row.environment, row.keyId])),
+        revoked_at: new Date(r.value.revokedAt).toISOString(),
+      });
     },
   },
   "company:list": {
@@ -1268,6 +1274,16 @@ export async function runAdminCommand(
   const checked = checkInvocation(name, flags);
   if (!checked.ok) return checked;
   const command = checked.value;
+  if (!needsDatabases(command)) {
+    return refuse(
+      "usage",
+      `${name} opens no database of the service: run it with the CLI, \`deno task admin ${name}\``,
+    );
+  }
+  const databaseSettings = notGiven<DatabaseSettings>(
+    `${name} runs on open databases`,
+    "databaseSettings",
+  );
   const operatorDeps: OperatorDeps = {
     databases: request.databases,
     secretBox: request.secretBox,
@@ -1276,6 +1292,7 @@ export async function runAdminCommand(
   if (command.public?.(flags)) {
     return await command.run({
       ...request,
+      databaseSettings,
       operatorDeps,
       operator: null,
       actor: actorOf(null, request.origin),
@@ -1309,22 +1326,25 @@ export async function runAdminCommand(
   const databases = command.audit
     ? auditedDatabases(request.databases, actor, command.audit(flags, reach.value), request.now)
     : request.databases;
-  return await command.run({ ...request, databases, operatorDeps, operator, actor }, flags);
+  return await command.run(
+    { ...request, databases, databaseSettings, operatorDeps, operator, actor },
+    flags,
+  );
 }
 
-/** What a command that opens no database runs with: neither databases nor a sealing key. */
-export type RequestWithoutDatabases = Omit<
-  CommandRequest,
-  "databases" | "secretBox" | "runtimeSettings"
->;
+/**
+ * What a command that opens no database runs with: neither databases nor a sealing key, but
+ * where the databases are (migrate opens them itself), read from the configuration by the caller.
+ */
+export type RequestWithoutDatabases =
+  & Omit<CommandRequest, "databases" | "secretBox" | "runtimeSettings">
+  & { readonly databaseSettings: DatabaseSettings };
 
-/** A stand-in for what such a command was not given: any use is a programmer error. */
-function notOpened<T extends object>(name: string, what: string): T {
+/** A stand-in for what a command was not given (`why`): any use is a programmer error. */
+function notGiven<T extends object>(why: string, what: string): T {
   return new Proxy({} as T, {
     get(_target, property) {
-      throw new Error(
-        `${name} declares needsDatabases: false, yet read ${what}.${String(property)}`,
-      );
+      throw new Error(`${why}, yet read ${what}.${String(property)}`);
     },
   });
 }
@@ -1344,13 +1364,14 @@ export async function runWithoutDatabases(
   if (needsDatabases(command) || !command.public?.(flags)) {
     throw new Error(`${name} is not a public command without databases`);
   }
-  const databases = notOpened<Databases>(name, "databases");
-  const secretBox = notOpened<SecretBox>(name, "secretBox");
+  const why = `${name} declares needsDatabases: false`;
+  const databases = notGiven<Databases>(why, "databases");
+  const secretBox = notGiven<SecretBox>(why, "secretBox");
   return await command.run({
     ...request,
     databases,
     secretBox,
-    runtimeSettings: notOpened<RuntimeSettings>(name, "runtimeSettings"),
+    runtimeSettings: notGiven<RuntimeSettings>(why, "runtimeSettings"),
     operatorDeps: { databases, secretBox, dev: request.dev },
     operator: null,
     actor: actorOf(null, request.origin),

@@ -1,6 +1,5 @@
 /** The operator commands of Operations: secrets:generate, migrate, backup and restore. */
 import { ok } from "../platform/result.ts";
-import { loadConfig } from "../platform/config.ts";
 import { backupDatabases } from "../backup/service.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { checkMigrations } from "../backup/migration_check.ts";
@@ -46,16 +45,15 @@ export const backupCommands: Readonly<Record<string, Command>> = {
     switches: ["check"],
     optional: ["check"],
     reach: reads,
-    run: async (_ctx, f) => {
-      // Runs in the CLI (it opens no database of its own), so its configuration is the process's.
-      const config = loadConfig(Deno.env.toObject(), { dev: true });
+    run: async (ctx, f) => {
+      const settings = ctx.databaseSettings;
       const environments: Record<string, unknown> = {};
       if (f.check !== "true") {
         for (const environment of ["live", "test"] as const) {
-          const url = config.databaseUrls[environment];
+          const url = settings.urls[environment];
           const run = await migrateServer(url, {
-            authToken: config.databaseAuthToken,
-            busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+            authToken: settings.authToken,
+            busyTimeoutMs: settings.busyTimeoutMs,
           });
           environments[environment] = run === null
             ? { database: url, migrated: "at service start (embedded file)" }
@@ -70,9 +68,9 @@ export const backupCommands: Readonly<Record<string, Command>> = {
       let pending = 0;
       for (const environment of ["live", "test"] as const) {
         const check = await checkMigrations(
-          config.databaseUrls[environment],
-          config.databaseAuthToken,
-          config.limits.DB_BUSY_TIMEOUT_MS,
+          settings.urls[environment],
+          settings.authToken,
+          settings.busyTimeoutMs,
         );
         pending += check.pending.length;
         environments[environment] = {

@@ -281,27 +281,31 @@ export async function createLine(
   return ok({ line, company, keyTest: keys.test.secret, keyLive: keys.live.secret });
 }
 
-/** The databases holding a key given by its secret or its id (company keys are in both). */
+/** A key's row in one database; a mirrored company key may have a different id in each. */
+export interface KeyRow {
+  readonly environment: Environment;
+  readonly keyId: string;
+}
+
+/** The rows of a key given by its secret or its id, live first (company keys are in both). */
 async function locateKey(
   databases: Databases,
   key: string,
-): Promise<{ keyId: string; environments: Environment[]; kind: string } | null> {
+): Promise<{ rows: KeyRow[]; kind: string } | null> {
   const parsed = parseKey(key);
   const hash = parsed ? await sha256Hex(key) : null;
-  const found: Environment[] = [];
-  let keyId: string | null = null;
+  const rows: KeyRow[] = [];
   let kind = "";
   for (const environment of ["live", "test"] as const) {
     const [row] = await databases[environment].read.select({ id: apiKeys.id, kind: apiKeys.kind })
       .from(apiKeys)
       .where(hash ? eq(apiKeys.secretHash, hash) : eq(apiKeys.id, key));
     if (row) {
-      found.push(environment);
-      keyId = row.id;
+      rows.push({ environment, keyId: row.id });
       kind = row.kind;
     }
   }
-  return keyId ? { keyId, environments: found, kind } : null;
+  return rows.length > 0 ? { rows, kind } : null;
 }
 
 /** Replaces a key; the old one keeps working for `graceSeconds` (DESIGN 3: 24 hours). */
@@ -318,15 +322,15 @@ export async function rotateKey(
   }
   const parsed = parseKey(input.key);
   let environment: Environment | null = parsed?.environment ?? null;
-  if (located.kind !== "company" && environment === null) environment = located.environments[0];
+  if (located.kind !== "company" && environment === null) environment = located.rows[0].environment;
   const replacement = {
     id: newId("key"),
     secret: newKeySecret(located.kind as "company" | "user" | "line", environment ?? undefined),
   };
   let previousExpiresAt = 0;
-  for (const where of located.environments) {
+  for (const { environment: where, keyId } of located.rows) {
     const rotated = await databases[where].writer.write((tx) =>
-      rotateStoredKey(tx, located.keyId, { ...options, environment, replacement })
+      rotateStoredKey(tx, keyId, { ...options, environment, replacement })
     );
     if (!rotated.ok) return rotated;
     previousExpiresAt = rotated.value.previousExpiresAt;
@@ -334,33 +338,43 @@ export async function rotateKey(
   return ok({
     keyId: replacement.id,
     secret: replacement.secret,
-    previousKeyId: located.keyId,
+    previousKeyId: located.rows[0].keyId,
     previousExpiresAt,
   });
 }
 
-/** Stops a key at once. */
+/**
+ * Stops a key at once: its row in each database holding it, each by its own id. Every row is
+ * read before any is written, so that a key revoked in one database only is finished, and one
+ * revoked everywhere is refused without a write.
+ */
 export async function revokeKey(
   databases: Databases,
   input: { key: string },
   now: number,
-): Promise<AdminResult<{ keyId: string; revokedAt: number }>> {
+): Promise<AdminResult<{ revoked: KeyRow[]; revokedAt: number }>> {
   const located = await locateKey(databases, input.key);
   if (!located) {
     return refuse("key_not_found", "no key matches the given secret or id", { field: "key" });
   }
-  for (const where of located.environments) {
-    const [row] = await databases[where].read.select().from(apiKeys).where(
-      eq(apiKeys.id, located.keyId),
-    );
-    if (keyState({ expiresAt: row.expiresAt, revokedAt: row.revokedAt }, now) === "revoked") {
-      return refuse("key_not_active", `key ${located.keyId} is already revoked`, { field: "key" });
-    }
-    await databases[where].writer.write((tx) =>
-      tx.db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, located.keyId))
+  const revoked: KeyRow[] = [];
+  for (const row of located.rows) {
+    const [stored] = await databases[row.environment].read.select({
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+    }).from(apiKeys).where(eq(apiKeys.id, row.keyId));
+    if (keyState(stored, now) !== "revoked") revoked.push(row);
+  }
+  if (revoked.length === 0) {
+    const where = located.rows.map((row) => `${row.keyId} in ${row.environment}`).join(" and ");
+    return refuse("key_not_active", `key ${where} is already revoked`, { field: "key" });
+  }
+  for (const row of revoked) {
+    await databases[row.environment].writer.write((tx) =>
+      tx.db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, row.keyId))
     );
   }
-  return ok({ keyId: located.keyId, revokedAt: now });
+  return ok({ revoked, revokedAt: now });
 }
 
 export interface CompanyListing extends CompanyRecord {
