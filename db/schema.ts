@@ -150,11 +150,7 @@ export const authorizationParties = sqliteTable("authorization_parties", {
   phone: text("phone"),
 }, (t) => [uniqueIndex("authorization_parties_uuid").on(t.disbursementId, t.partyUuid)]);
 
-/**
- * One payee's payment; its state is moved only by the payout state machine. Triggers keep the
- * console's payee index (`payee_search`, migration 0012) keyed by this table's rowid: a migration
- * that rebuilds the table must recreate them and refill the index.
- */
+/** One payee's payment; its state is moved only by the payout state machine. */
 export const payouts = sqliteTable("payouts", {
   id: text("id").primaryKey(),
   disbursementId: text("disbursement_id").notNull().references(() => disbursements.id),

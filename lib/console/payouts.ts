@@ -1,9 +1,7 @@
 /**
  * The console's Payouts search and Payout detail (issue 20): reads only, limited to the operator's
  * companies. The search picks the page's payout ids first (from payouts alone when it can) and
- * joins names after, so a page of 50 costs the same with 100,000 payouts as with 100. A payee
- * fragment is looked up in the trigram index `payee_search` (migration 0012) rather than scanned
- * for in every payout.
+ * joins names after, so a page of 50 costs the same with 100,000 payouts as with 100.
  */
 import type { Client, InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
@@ -65,31 +63,6 @@ export interface PayoutListRow {
 /** `%` and `_` typed by the operator match themselves, not any text. */
 const likeText = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** The trigram index finds substrings of at least this many characters (code points). */
-export const PAYEE_FRAGMENT_LENGTH_MIN = 3;
-
-/** A payee fragment's length as the trigram index counts it: in code points. */
-export const payeeFragmentLength = (fragment: string): number => [...fragment].length;
-
-/**
- * Payouts matching a payee fragment that the search sorts itself (about 1 ms at 5,000). A fragment
- * matching more is common enough that walking payouts in the page's order fills a page sooner.
- */
-export const PAYEE_MATCHES_SORTED_MAX = 5_000;
-
-/** The fragment as one FTS5 phrase: every character literal, a `"` doubled. */
-const payeePhrase = (fragment: string) => `"${fragment.replaceAll('"', '""')}"`;
-
-/** Whether at most `max` payouts' names or e-mails contain the fragment (the index may say more). */
-async function payeeMatchesAtMost(client: Client, phrase: string, max: number): Promise<boolean> {
-  const { rows } = await client.execute({
-    sql: `SELECT count(*) AS n FROM
-            (SELECT 1 FROM payee_search WHERE payee_search MATCH ? LIMIT ?)`,
-    args: [phrase, max + 1],
-  });
-  return Number(rows[0].n) <= max;
-}
-
 /** One page of payouts matching `filter` within the operator's companies. */
 export async function searchPayouts(
   client: Client,
@@ -124,26 +97,8 @@ export async function searchPayouts(
       args: [filter.disbursement, filter.disbursement, filter.disbursement],
     });
   }
-  // The payouts the page is picked from: a fragment's few matches in the index, or every payout.
-  let candidates: { sql: string; args: InValue[] } = { sql: "payouts p", args: [] };
   if (filter.payee) {
-    const length = payeeFragmentLength(filter.payee);
-    if (length < PAYEE_FRAGMENT_LENGTH_MIN) {
-      throw new Error(
-        `a payee fragment has at least ${PAYEE_FRAGMENT_LENGTH_MIN} characters, got ${length}`,
-      );
-    }
-    const phrase = payeePhrase(filter.payee);
-    if (await payeeMatchesAtMost(client, phrase, PAYEE_MATCHES_SORTED_MAX)) {
-      // CROSS JOIN keeps the index first whatever other filter the planner might prefer.
-      candidates = {
-        sql: `(SELECT rowid AS payout_rowid FROM payee_search WHERE payee_search MATCH ?) m
-                CROSS JOIN payouts p ON p.rowid = m.payout_rowid`,
-        args: [phrase],
-      };
-    }
-    // The index folds case beyond ASCII, so it may match more: LIKE decides, as before. LIKE
-    // ignores ASCII case by itself; the full name is built only when a space asks for it.
+    // LIKE ignores ASCII case by itself; the full name is built only when a space asks for it.
     const like = likeText(filter.payee);
     const fullName = filter.payee.includes(" ")
       ? " OR (coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')) LIKE ? ESCAPE '\\'"
@@ -160,14 +115,14 @@ export async function searchPayouts(
     sql: `SELECT p.id, p.status, p.amount_cents, p.first_name, p.last_name, p.email, p.company_id,
             c.name AS company_name, l.code AS line_code, p.disbursement_id,
             d.external_uuid, d.claim_id, p.created_at, p.updated_at
-          FROM (SELECT p.* FROM ${candidates.sql} WHERE ${where.sql} ${page.sql}) p
+          FROM (SELECT p.* FROM payouts p WHERE ${where.sql} ${page.sql}) p
             JOIN disbursements d ON d.id = p.disbursement_id
             JOIN companies c ON c.id = p.company_id
             JOIN business_lines l ON l.id = p.line_id
           ORDER BY ${payoutSorts[window.sort as keyof typeof payoutSorts]} ${
       window.direction === "asc" ? "ASC" : "DESC"
     }, p.id ${window.direction === "asc" ? "ASC" : "DESC"}`,
-    args: [...candidates.args, ...where.args, ...page.args],
+    args: [...where.args, ...page.args],
   });
   return pageOf(
     window,

@@ -9,8 +9,6 @@ import * as v from "valibot";
 import { scopedCompanies } from "../../lib/console/companies.ts";
 import {
   isPayoutStatus,
-  PAYEE_FRAGMENT_LENGTH_MIN,
-  payeeFragmentLength,
   type PayoutFilter,
   payoutSorts,
   searchPayouts,
@@ -44,26 +42,13 @@ const searchText = v.optional(v.pipe(
   v.trim(),
   v.maxLength(SEARCH_TEXT_LENGTH_MAX, `at most ${SEARCH_TEXT_LENGTH_MAX} characters`),
 ));
-// A shorter fragment is refused with its length: the payee index cannot look it up.
-const payeeText = v.optional(v.pipe(
-  v.string(),
-  v.trim(),
-  v.maxLength(SEARCH_TEXT_LENGTH_MAX, `at most ${SEARCH_TEXT_LENGTH_MAX} characters`),
-  v.check(
-    (text) => text === "" || payeeFragmentLength(text) >= PAYEE_FRAGMENT_LENGTH_MIN,
-    (issue) =>
-      `at least ${PAYEE_FRAGMENT_LENGTH_MIN} characters, got ${
-        payeeFragmentLength(String(issue.input))
-      }`,
-  ),
-));
 const day = v.optional(v.union([
   v.literal(""),
   v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD")),
 ]));
 const searchSchema = v.object({
   claim: searchText,
-  payee: payeeText,
+  payee: searchText,
   disbursement: searchText,
   status: v.optional(v.union([v.literal(""), v.picklist(payoutStatuses, "not a payout status")])),
   company: searchText,
