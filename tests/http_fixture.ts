@@ -259,18 +259,18 @@ export async function withHttpFixture(
   }
 }
 
-/** Credits Acme's `auto` line in the test environment with a received wire. */
-export async function fundAcmeAuto(
+/** Credits a line in the test environment with a received wire (or an ACH funding). */
+async function fundLine(
   f: HttpFixture,
+  line: { companyId: string; lineId: string },
   cents: number,
-  method: "WireTransfer" | "ACH" = "WireTransfer",
-) {
+  method: "WireTransfer" | "ACH",
+): Promise<void> {
   const funded = await f.deps.databases.test.writer.write((tx) =>
     addFunds(
       tx,
       {
-        companyId: f.cast.acme.id,
-        lineId: f.cast.acme.autoLineId,
+        ...line,
         paymentMethod: method,
         amountCents: cents,
         description: "test funding",
@@ -284,26 +284,24 @@ export async function fundAcmeAuto(
   if (!funded.ok) throw new Error(funded.message);
 }
 
-export const basic = (user: string, password: string): string =>
-  `Basic ${btoa(`${user}:${password}`)}`;
+/** Credits Acme's `auto` line in the test environment with a received wire. */
+export async function fundAcmeAuto(
+  f: HttpFixture,
+  cents: number,
+  method: "WireTransfer" | "ACH" = "WireTransfer",
+): Promise<void> {
+  await fundLine(f, { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId }, cents, method);
+}
 
 /** Beacon's line funded as the fixture funds Acme's. */
 export async function fundBeacon(f: HttpFixture, cents: number): Promise<void> {
-  const funded = await f.deps.databases.test.writer.write((tx) =>
-    addFunds(
-      tx,
-      {
-        companyId: f.cast.beacon.id,
-        lineId: f.cast.beacon.lineId,
-        paymentMethod: "WireTransfer",
-        amountCents: cents,
-        description: "test funding",
-        largeDisbursement: false,
-        requestFingerprint: crypto.randomUUID(),
-      },
-      "test",
-      f.clock.now(),
-    )
+  await fundLine(
+    f,
+    { companyId: f.cast.beacon.id, lineId: f.cast.beacon.lineId },
+    cents,
+    "WireTransfer",
   );
-  if (!funded.ok) throw new Error(funded.message);
 }
+
+export const basic = (user: string, password: string): string =>
+  `Basic ${btoa(`${user}:${password}`)}`;
