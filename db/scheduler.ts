@@ -33,8 +33,14 @@ import type { WriteTx } from "./writer.ts";
 
 export { TransientJobError } from "./job_policy.ts";
 
+/** A due job as its handler gets it. */
+export interface RunningJob extends DueJob {
+  /** The domain time its run goes to (the present, in a sweep): at or after `dueAt`. */
+  readonly runUntil: number;
+}
+
 /** Runs inside the write unit that also marks the job done. */
-export type UnitJob = (tx: WriteTx, job: DueJob) => Promise<void>;
+export type UnitJob = (tx: WriteTx, job: RunningJob) => Promise<void>;
 
 /**
  * A job that calls a rail, a bank or a provider: claimed with a lease in one write unit (which also
@@ -47,11 +53,11 @@ export interface ExternalJob<Request, Answer> {
   /** How long a claim keeps other runs away; the call must finish well within it. */
   readonly leaseMs: number;
   /** In the claiming unit: what the call needs, or null when there is nothing to call (the job is then done in that unit). */
-  prepare(tx: WriteTx, job: DueJob): Promise<Request | null>;
+  prepare(tx: WriteTx, job: RunningJob): Promise<Request | null>;
   /** Outside any write unit. Throw TransientJobError to retry with backoff; any other error parks the job. */
-  call(request: Request, job: DueJob): Promise<Answer>;
+  call(request: Request, job: RunningJob): Promise<Answer>;
   /** In the unit that marks the job done. */
-  record(tx: WriteTx, job: DueJob, answer: Answer): Promise<void>;
+  record(tx: WriteTx, job: RunningJob, answer: Answer): Promise<void>;
 }
 
 /** Any job's handler; an external job's request and answer types stay its own business. */
@@ -167,7 +173,8 @@ export async function runDueJobs(
 }
 
 /** Runs one job; true when this run counted it (another runner may have taken it first). */
-function runJob(run: RunContext, job: DueJob): Promise<boolean> {
+function runJob(run: RunContext, due: DueJob): Promise<boolean> {
+  const job = { ...due, runUntil: run.until };
   const handler = run.handlers[job.kind];
   if (handler !== undefined && isExternalJob(handler)) return runExternalJob(run, job, handler);
   return runUnitJob(run, job, handler);
@@ -175,7 +182,7 @@ function runJob(run: RunContext, job: DueJob): Promise<boolean> {
 
 async function runUnitJob(
   run: RunContext,
-  job: DueJob,
+  job: RunningJob,
   handler: UnitJob | undefined,
 ): Promise<boolean> {
   try {
@@ -194,7 +201,7 @@ async function runUnitJob(
 
 async function runExternalJob(
   run: RunContext,
-  job: DueJob,
+  job: RunningJob,
   handler: ExternalJob<unknown, unknown>,
 ): Promise<boolean> {
   const realNow = run.clock.now();

@@ -14,8 +14,14 @@ import {
 } from "../lib/ach/transport.ts";
 import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
-import { ensureInboundPolling, INBOUND_POLL_JOB, inboundPollJob } from "../lib/ach/inbound.ts";
-import { runDueJobs } from "../db/scheduler.ts";
+import {
+  ensureInboundPolling,
+  INBOUND_POLL_JOB,
+  inboundPollJob,
+  nextInboundPollAt,
+} from "../lib/ach/inbound.ts";
+import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
 import type { WriteUnit } from "../db/writer.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import { addFunds } from "../lib/funding/store.ts";
@@ -269,6 +275,125 @@ Deno.test("polling a live company's inbound directory imports each file once and
           [NOW + 30 * 60_000, false, null],
           [NOW + 45 * 60_000, true, null],
         ],
+      );
+    }, "live");
+  });
+});
+
+Deno.test("the next poll is the first 15-minute slot after the run, on the poll's own grid", () => {
+  const slot = 15 * 60_000;
+  const cases: [string, number, number][] = [
+    ["on time", NOW, NOW + slot],
+    ["late within its slot", NOW + slot - 1, NOW + slot],
+    ["exactly on the next slot", NOW + slot, NOW + 2 * slot],
+    ["5 hours 7 minutes late", NOW + 5 * 3_600_000 + 7 * 60_000, NOW + 21 * slot],
+  ];
+  for (const [name, runUntil, next] of cases) {
+    assert.equal(nextInboundPollAt(NOW, runUntil), next, name);
+  }
+  assert.throws(
+    () => nextInboundPollAt(NOW, NOW - 1),
+    new Error(`a poll due at ${NOW} cannot run before it is due (now ${NOW - 1})`),
+  );
+});
+
+Deno.test("after hours down, one poll imports everything waiting and the next is due at the next slot after now", async () => {
+  await withSshd(async (sshd) => {
+    await withImports(async (f) => {
+      const returned = await f.credit();
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
+          "op_admin",
+          NOW,
+        );
+        await ensureInboundPolling(tx, COMPANY, NOW);
+      });
+      // Both rails' files arrived while the service was down.
+      await Deno.writeTextFile(
+        `${sshd.inboundDir}/RET_20261124_A.txt`,
+        returnFile([returnOf(returned, "R03")]),
+      );
+      await Deno.writeTextFile(
+        `${sshd.inboundDir}/PAID_20261124.csv`,
+        "check_number,amount,paid_date\n5001,125.00,2026-11-24\n",
+      );
+      const handlers = { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) };
+      const pollJobs = () =>
+        f.rows(
+          "SELECT due_at, done_at IS NULL AS pending FROM scheduled_jobs WHERE kind = ? ORDER BY due_at",
+          INBOUND_POLL_JOB,
+        );
+      const sweepAt = async (at: number) =>
+        await runDueJobs(f.database, COMPANY, at, handlers, {
+          perBatch: JOBS_PER_BATCH_MAX,
+          clock: new FakeClock(at),
+        });
+
+      const back = NOW + 5 * 3_600_000 + 7 * 60_000;
+      assert.equal(await sweepAt(back), 1);
+      assert.deepEqual(
+        await f.rows("SELECT status, failure_reason FROM payouts WHERE id = ?", returned.payoutId),
+        [{ status: "modality_offered", failure_reason: "R03" }],
+      );
+      assert.deepEqual(await f.rows("SELECT source FROM ach_imports"), [{ source: "sftp" }]);
+      assert.deepEqual(await f.rows("SELECT source, item_count FROM check_paid_imports"), [
+        { source: "sftp", item_count: 1 },
+      ]);
+      assert.deepEqual(await names(`${sshd.inboundDir}/processed`), [
+        "PAID_20261124.csv",
+        "RET_20261124_A.txt",
+      ]);
+      const nextSlot = NOW + 21 * 15 * 60_000;
+      assert.deepEqual(await pollJobs(), [
+        { due_at: NOW, pending: 0 },
+        { due_at: nextSlot, pending: 1 },
+      ]);
+
+      // Nothing is due again before that slot; on time at it, the grid goes on.
+      assert.equal(await sweepAt(nextSlot - 1), 0);
+      assert.equal(await sweepAt(nextSlot), 1);
+      assert.deepEqual((await pollJobs()).filter((job) => job.pending === 1), [
+        { due_at: nextSlot + 15 * 60_000, pending: 1 },
+      ]);
+    }, "live");
+  });
+});
+
+Deno.test("a poll that finds another poll of the company pending schedules none", async () => {
+  await withSshd(async (sshd) => {
+    await withImports(async (f) => {
+      const later = NOW + 24 * 3_600_000;
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
+          "op_admin",
+          NOW,
+        );
+        await ensureInboundPolling(tx, COMPANY, NOW);
+        await scheduleJob(tx, {
+          companyId: COMPANY,
+          kind: INBOUND_POLL_JOB,
+          subjectId: COMPANY,
+          dueAt: later,
+        }, NOW);
+      });
+      assert.equal(
+        await runDueJobs(f.database, COMPANY, NOW, { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) }),
+        1,
+      );
+      assert.deepEqual(
+        await f.rows(
+          "SELECT due_at FROM scheduled_jobs WHERE kind = ? AND done_at IS NULL",
+          INBOUND_POLL_JOB,
+        ),
+        [{ due_at: later }],
       );
     }, "live");
   });

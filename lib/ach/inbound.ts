@@ -32,10 +32,31 @@ export async function ensureInboundPolling(
   companyId: string,
   now: number,
 ): Promise<void> {
-  const poll = { companyId, kind: INBOUND_POLL_JOB, subjectId: companyId };
+  await scheduleInboundPoll(tx, { companyId, dueAt: now }, now);
+}
+
+/**
+ * The first poll slot after `now` on the poll's own 15-minute grid: a poll that ran late (the
+ * service was down) covered everything waiting, so the slots it missed are not polled again.
+ */
+export function nextInboundPollAt(dueAt: number, now: number): number {
+  if (now < dueAt) {
+    throw new Error(`a poll due at ${dueAt} cannot run before it is due (now ${now})`);
+  }
+  const periodMs = ACH_INBOUND_POLL_MINUTES * 60_000;
+  return dueAt + (Math.floor((now - dueAt) / periodMs) + 1) * periodMs;
+}
+
+/** A poll of the company's inbound directory, unless one is pending or parked: never two. */
+async function scheduleInboundPoll(
+  tx: WriteTx,
+  poll: { companyId: string; dueAt: number },
+  now: number,
+): Promise<void> {
+  const subject = { companyId: poll.companyId, kind: INBOUND_POLL_JOB, subjectId: poll.companyId };
   // A parked poll is an operator's to retry (jobs:retry), as every parked job.
-  if (await findOpenJob(tx, poll) !== null) return;
-  await scheduleJob(tx, { ...poll, dueAt: now }, now);
+  if (await findOpenJob(tx, subject) !== null) return;
+  await scheduleJob(tx, { ...subject, dueAt: poll.dueAt }, now);
 }
 
 /** The handler of `ach.poll_inbound` (subject: the company id); it schedules the next poll. */
@@ -51,12 +72,10 @@ export function inboundPollJob(deps: AchImportDeps): JobHandler {
     },
     call: (target, job) => pollInbound(deps, target, job.companyId, job.dueAt),
     async record(tx, job) {
-      await scheduleJob(tx, {
+      await scheduleInboundPoll(tx, {
         companyId: job.companyId,
-        kind: INBOUND_POLL_JOB,
-        subjectId: job.companyId,
-        dueAt: job.dueAt + ACH_INBOUND_POLL_MINUTES * 60_000,
-      }, job.dueAt);
+        dueAt: nextInboundPollAt(job.dueAt, job.runUntil),
+      }, job.runUntil);
     },
   });
 }
