@@ -117,11 +117,17 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   let credentials: SandboxCredentials | null = null;
   if (dev) {
     // The seed (and the operator password hashing it needs) is for dev mode only.
-    const { loadOrSeedSandbox } = await import("./lib/sandbox/seed.ts");
-    credentials = await loadOrSeedSandbox(databases, config, systemClock.now());
+    const { loadOrSeedSandbox, SandboxSeedError } = await import("./lib/sandbox/seed.ts");
+    try {
+      credentials = await loadOrSeedSandbox(databases, config, { clock: systemClock, secretBox });
+    } catch (error) {
+      if (error instanceof SandboxSeedError) fail(`cannot start: ${error.message}`, 2);
+      throw error;
+    }
     if (!credentials) {
       console.error(
         `warning: ${config.dataDir} holds data but no sandbox-credentials.json: rotate keys with ` +
@@ -131,7 +137,6 @@ async function main(): Promise<void> {
   }
 
   const adminToken = writeAdminToken(config.dataDir);
-  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   const metrics = new Metrics();
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   warnOfUnsentLiveNotifications(config);

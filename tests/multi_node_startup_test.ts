@@ -85,7 +85,7 @@ Deno.test("two nodes starting together on a new primary both refuse; two migrate
     );
     lock.close();
 
-    // Outside dev mode: two dev nodes would both seed the empty primary.
+    // Outside dev mode: nothing is seeded (two dev nodes at once: tests/multi_node_seed_test.ts).
     const nodes = [
       await spawnNode(primary, {}, { dev: false }),
       await spawnNode(primary, {}, { dev: false }),

@@ -123,9 +123,9 @@ function nodeEnv(
 
 /**
  * Spawns `main.ts` on a free port with its own DATA_DIR (the lock, the admin token and the
- * service file are per node; the data is the primary's). In dev mode (the default) the first node
- * of a primary seeds the sandbox and writes the credentials file to its DATA_DIR: start it alone,
- * since two nodes seeding an empty primary at once collide. Outside dev mode nothing is seeded.
+ * service file are per node; the data is the primary's). In dev mode (the default) one node of a
+ * primary seeds the sandbox, under the seed lock, and every node writes its credentials file to
+ * its own DATA_DIR. Outside dev mode nothing is seeded.
  */
 export async function spawnNode(
   primary: Primary,

@@ -5,7 +5,9 @@
  * mode). The credentials are written to DATA_DIR/sandbox-credentials.json (mode 0600) because
  * keys and passwords are stored hashed and cannot be shown again.
  */
+import type { Clock } from "../platform/clock.ts";
 import type { Config } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
 import { addFunds } from "../funding/store.ts";
 import {
   addMembership,
@@ -15,6 +17,13 @@ import {
   type Databases,
 } from "../identity/admin.ts";
 import { seedSandboxAdmin } from "../operators/service.ts";
+import {
+  ensureSandboxSeedTable,
+  readSandboxSeed,
+  recordSandboxSeed,
+  releaseSandboxSeedLock,
+  takeSandboxSeedLock,
+} from "./seed_store.ts";
 
 export interface SandboxCredentials {
   base_url: string;
@@ -106,33 +115,152 @@ async function seed(
   return credentials;
 }
 
+/** How long a node seeding a shared primary holds the seed lock at most. */
+export const SANDBOX_SEED_LEASE_MS = 60_000;
+/** How often a node waiting for another node's seed looks again. */
+const SANDBOX_SEED_POLL_MS = 200;
+
+/** A sandbox on a shared primary that this node cannot use: the start stops with the message. */
+export class SandboxSeedError extends Error {}
+
+/** What the sandbox bootstrap needs beside the databases. */
+export interface SandboxSeedOptions {
+  readonly clock: Clock;
+  /** Seals the credentials for the other nodes of a shared primary, and opens theirs. */
+  readonly secretBox: SecretBox;
+  /** Who takes the seed lock of a shared primary; unique per start. */
+  readonly holder?: string;
+  /** How long a node waits for another node's seed; default the lease and five polls. */
+  readonly waitMs?: number;
+}
+
 /**
- * Seeds an empty sandbox and writes the credentials file, or reads the file of an earlier seed.
- * Returns null when the data exists but its credentials file was removed.
+ * Seeds an empty sandbox and writes the credentials file, or reads the credentials of an earlier
+ * seed. Returns null when the data exists but its credentials cannot be found. On a shared
+ * primary exactly one node seeds, under the database's seed lock; the others wait for its sealed
+ * credentials (bounded), and write them to their own DATA_DIR with their own base URL.
  */
 export async function loadOrSeedSandbox(
   databases: Databases,
-  config: Config,
+  config: Pick<Config, "dataDir" | "baseUrl">,
+  options: SandboxSeedOptions,
+): Promise<SandboxCredentials | null> {
+  if (databases.test.shared) return await loadOrSeedShared(databases, config, options);
+  const now = options.clock.now();
+  if (await countCompanies(databases) > 0) return await loadEarlierSeed(databases, config, now);
+  return await writeCredentials(config, await seedWithOperator(databases, config.baseUrl, now));
+}
+
+async function loadOrSeedShared(
+  databases: Databases,
+  config: Pick<Config, "dataDir" | "baseUrl">,
+  options: SandboxSeedOptions,
+): Promise<SandboxCredentials | null> {
+  const { writer, readClient } = databases.test;
+  const holder = options.holder ?? `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID()}`;
+  const pollsMax = Math.ceil(
+    (options.waitMs ?? SANDBOX_SEED_LEASE_MS + SANDBOX_SEED_POLL_MS * 5) / SANDBOX_SEED_POLL_MS,
+  );
+  await ensureSandboxSeedTable(writer);
+  for (let poll = 0;; poll++) {
+    const lock = { holder, now: options.clock.now(), leaseMs: SANDBOX_SEED_LEASE_MS };
+    if (await takeSandboxSeedLock(writer, lock)) break;
+    const row = await readSandboxSeed(readClient);
+    if (row?.credentialsSealed) {
+      const seeded = await openSealedCredentials(options.secretBox, row.credentialsSealed);
+      return await writeCredentials(config, { ...seeded, base_url: config.baseUrl });
+    }
+    if (poll >= pollsMax) {
+      throw new SandboxSeedError(
+        `the sandbox seed lock of DATABASE_URL_TEST is held by ${row?.holder} until ${
+          new Date(row?.leaseUntil ?? 0).toISOString()
+        } and no seed was recorded after ${poll} polls of ${SANDBOX_SEED_POLL_MS} ms: another ` +
+          "node seeds; start this node again after it",
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, SANDBOX_SEED_POLL_MS));
+  }
+  let recorded = false;
+  try {
+    // Data seeded before the seed row existed (or by a node that died part-way) is not seeded again.
+    if (await countCompanies(databases) > 0) {
+      return await loadEarlierSeed(databases, config, options.clock.now());
+    }
+    const credentials = await seedWithOperator(databases, config.baseUrl, options.clock.now());
+    await recordSandboxSeed(writer, {
+      holder,
+      credentialsSealed: await options.secretBox.sealText(JSON.stringify(credentials)),
+    });
+    recorded = true;
+    return await writeCredentials(config, credentials);
+  } finally {
+    if (!recorded) await releaseSandboxSeedLock(writer, holder);
+  }
+}
+
+async function openSealedCredentials(
+  secretBox: SecretBox,
+  sealed: string,
+): Promise<SandboxCredentials> {
+  try {
+    return JSON.parse(await secretBox.openText(sealed)) as SandboxCredentials;
+  } catch (error) {
+    throw new SandboxSeedError(
+      "the sandbox credentials another node sealed in DATABASE_URL_TEST do not open with this " +
+        `node's ENCRYPTION_KEY (${(error as Error).message}): give every node the same ` +
+        "ENCRYPTION_KEY and JWT_SECRET",
+    );
+  }
+}
+
+async function countCompanies(databases: Databases): Promise<number> {
+  const { rows } = await databases.test.readClient.execute("SELECT count(*) AS n FROM companies");
+  return Number(rows[0].n);
+}
+
+async function seedWithOperator(
+  databases: Databases,
+  baseUrl: string,
+  now: number,
+): Promise<SandboxCredentials> {
+  const credentials = await seed(databases, baseUrl, now);
+  credentials.operator = await seedSandboxAdmin(databases, SANDBOX_OPERATOR_EMAIL, now) ??
+    undefined;
+  return credentials;
+}
+
+/** The credentials file of an earlier seed, brought up to date; null when it was removed. */
+async function loadEarlierSeed(
+  databases: Databases,
+  config: Pick<Config, "dataDir" | "baseUrl">,
   now: number,
 ): Promise<SandboxCredentials | null> {
-  const file = `${config.dataDir}/sandbox-credentials.json`;
-  const { rows } = await databases.test.readClient.execute("SELECT count(*) AS n FROM companies");
   let credentials: SandboxCredentials;
-  if (Number(rows[0].n) === 0) {
-    credentials = await seed(databases, config.baseUrl, now);
-  } else {
-    try {
-      credentials = JSON.parse(await Deno.readTextFile(file)) as SandboxCredentials;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-    if (credentials.base_url === config.baseUrl && credentials.operator) return credentials;
-    credentials.base_url = config.baseUrl;
+  try {
+    credentials = JSON.parse(
+      await Deno.readTextFile(credentialsFile(config)),
+    ) as SandboxCredentials;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
   }
+  if (credentials.base_url === config.baseUrl && credentials.operator) return credentials;
+  credentials.base_url = config.baseUrl;
   // A sandbox seeded before operators existed gets its admin on the next start.
   credentials.operator ??= await seedSandboxAdmin(databases, SANDBOX_OPERATOR_EMAIL, now) ??
     undefined;
+  return await writeCredentials(config, credentials);
+}
+
+function credentialsFile(config: Pick<Config, "dataDir">): string {
+  return `${config.dataDir}/sandbox-credentials.json`;
+}
+
+async function writeCredentials(
+  config: Pick<Config, "dataDir">,
+  credentials: SandboxCredentials,
+): Promise<SandboxCredentials> {
+  const file = credentialsFile(config);
   await Deno.writeTextFile(file, JSON.stringify(credentials, null, 2) + "\n", { mode: 0o600 });
   await Deno.chmod(file, 0o600);
   return credentials;
