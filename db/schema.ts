@@ -979,3 +979,16 @@ export const paypalNotices = sqliteTable("paypal_notices", {
   receivedAt: integer("received_at").notNull(),
   processedAt: integer("processed_at"),
 });
+
+/**
+ * The sandbox seed of a shared primary (dev mode): one row, the lock one seeding node takes in one
+ * write (its lease frees it if the node dies), then the credentials it sealed with ENCRYPTION_KEY
+ * for every other node to open (lib/sandbox/seed_store.ts).
+ */
+export const sandboxSeed = sqliteTable("__sandbox_seed", {
+  id: integer("id").primaryKey(),
+  holder: text("holder").notNull(),
+  leaseUntil: integer("lease_until").notNull(),
+  /** Null while the holder seeds. */
+  credentialsSealed: text("credentials_sealed"),
+}, (t) => [check("sandbox_seed_one_row", sql`${t.id} = 1`)]);

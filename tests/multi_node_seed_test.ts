@@ -16,7 +16,6 @@ import {
   type SandboxCredentials,
   SandboxSeedError,
 } from "../lib/sandbox/seed.ts";
-import { ensureSandboxSeedTable } from "../lib/sandbox/seed_store.ts";
 import {
   migratePrimary,
   openNodeDatabase,
@@ -136,7 +135,6 @@ Deno.test("a seed lock held by a live seeder makes a node wait, then refuse; a l
   const node = await openNode(primary);
   const secretBox = await SecretBox.fromBase64Key(SHARED_SECRETS.ENCRYPTION_KEY);
   try {
-    await ensureSandboxSeedTable(node.databases.test.writer);
     const client = primaryClient(primary, "test");
     const leaseUntil = Date.now() + SANDBOX_SEED_LEASE_MS;
     await client.execute({

@@ -18,7 +18,6 @@ import {
 } from "../identity/admin.ts";
 import { seedSandboxAdmin } from "../operators/service.ts";
 import {
-  ensureSandboxSeedTable,
   readSandboxSeed,
   recordSandboxSeed,
   releaseSandboxSeedLock,
@@ -161,7 +160,6 @@ async function loadOrSeedShared(
   const pollsMax = Math.ceil(
     (options.waitMs ?? SANDBOX_SEED_LEASE_MS + SANDBOX_SEED_POLL_MS * 5) / SANDBOX_SEED_POLL_MS,
   );
-  await ensureSandboxSeedTable(writer);
   for (let poll = 0;; poll++) {
     const lock = { holder, now: options.clock.now(), leaseMs: SANDBOX_SEED_LEASE_MS };
     if (await takeSandboxSeedLock(writer, lock)) break;

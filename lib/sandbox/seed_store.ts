@@ -1,8 +1,8 @@
 /**
  * The sandbox seed's row on a libSQL server, in `__sandbox_seed` of the test database: the lock
  * one seeding node takes in one write (its lease frees it if the node dies), then the credentials
- * that node sealed, for every other node of the primary to open. Dev mode only; like
- * `__migration_lock`, the table is created where it is first needed, outside the migrations.
+ * that node sealed, for every other node of the primary to open. Dev mode only; the table comes
+ * with the migrations (0012), so a node never changes a shared primary's schema.
  */
 import type { Client } from "@libsql/client";
 import type { GroupCommitWriter } from "../../db/writer.ts";
@@ -13,15 +13,6 @@ export interface SandboxSeedRow {
   readonly leaseUntil: number;
   /** The seeded credentials sealed with ENCRYPTION_KEY; null while the holder seeds. */
   readonly credentialsSealed: string | null;
-}
-
-/** Creates `__sandbox_seed` when the primary has none yet. */
-export async function ensureSandboxSeedTable(writer: GroupCommitWriter): Promise<void> {
-  await writer.write((tx) =>
-    tx.execute(`CREATE TABLE IF NOT EXISTS __sandbox_seed (
-      id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, lease_until INTEGER NOT NULL,
-      credentials_sealed TEXT)`)
-  );
 }
 
 /**
