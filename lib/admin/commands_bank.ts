@@ -9,10 +9,9 @@ import { basename } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { checkBankSettings, maskedBankSettings } from "../ach/bank_settings.ts";
-import { readBankSettings, readStoredBankSettings, saveBankSettings } from "../ach/bank_store.ts";
-import { bankSettingsChangePayload } from "../ach/bank_settings_approval.ts";
-import { requestApproval } from "../operators/approvals.ts";
+import { maskedBankSettings } from "../ach/bank_settings.ts";
+import { readBankSettings, readStoredBankSettings } from "../ach/bank_store.ts";
+import { bankSealedSettings } from "../ach/bank_settings_approval.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { SANCTIONS_FILE_BYTES_MAX } from "../sanctions/rules.ts";
 import {
@@ -34,14 +33,12 @@ import {
 import {
   type Command,
   type CommandContext,
-  type CommandRequest,
   environmentReach,
-  type Flags,
   objectReach,
   pathFlag,
-  type Reach,
   rowsIn,
 } from "./command_kit.ts";
+import { sealedSettingsCommands } from "./sealed_settings.ts";
 
 /** A bank settings file is a page of JSON; anything larger is not one. */
 const SETTINGS_FILE_BYTES_MAX = 1024 * 1024;
@@ -74,175 +71,29 @@ async function readFileAtMost(
   return ok(await Deno.readFile(path));
 }
 
-interface CompanyRef {
-  readonly id: string;
-  readonly name: string;
-  readonly tin: string;
-}
-
-async function companyByTin(request: CommandRequest, tin: string): Promise<CompanyRef | null> {
-  const { rows } = await request.databases.live.readClient.execute({
-    sql: "SELECT id, name, tin FROM companies WHERE tin = ?",
-    args: [tin],
-  });
-  return rows[0]
-    ? { id: String(rows[0].id), name: String(rows[0].name), tin: String(rows[0].tin) }
-    : null;
-}
-
-const companyNotFound = (f: Flags) =>
-  refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
-
-/** A command on the bank settings of the company --tin names, in the --environment it names. */
-function bankReach(changes: boolean) {
-  return async (request: CommandRequest, f: Flags): Promise<Result<Reach>> => {
-    const named = environmentReach(f, changes);
-    if (!named.ok) return named;
-    const company = await companyByTin(request, f.tin);
-    return ok({
-      writes: named.value.writes,
-      companies: company ? [company.id] : [],
-      hidden: companyNotFound(f),
-      objectId: company?.id ?? null,
-    });
-  };
-}
-
-const bankSet: Command = {
-  summary:
+const bankSettingsCommands = sealedSettingsCommands({
+  rail: bankSealedSettings,
+  setSummary:
     "set a company's bank settings from a JSON file (test: at once; live: once a second admin approves)",
-  flags: {
-    tin: "the company's TIN",
-    file: "the settings as JSON (see the README's Going live with ACH)",
-    environment: "live (default) or test",
+  showSummary: "show a company's bank settings, account numbers masked and SFTP secrets left out",
+  fileHelp: "the settings as JSON (see the README's Going live with ACH)",
+  fileBytesMax: SETTINGS_FILE_BYTES_MAX,
+  approvalSummary: (company, settings) =>
+    `bank:set ${company.name} (TIN ${company.tin}): ODFI ${settings.odfiRouting}, ${settings.cutoffs.length} cutoffs in ${settings.timeZone}, ${
+      settings.sftp ? `SFTP ${settings.sftp.host}` : "no SFTP (files wait for download)"
+    }`,
+  masked: maskedBankSettings,
+  // In test a company without its own settings is shown the sandbox bank's.
+  read: async (reader, secretBox, environment, companyId) => {
+    const stored = await readStoredBankSettings(reader, secretBox, companyId);
+    const settings = stored ?? await readBankSettings(reader, secretBox, environment, companyId);
+    return settings === null
+      ? null
+      : { settings, fields: { source: stored ? "stored" : "sandbox_bank" } };
   },
-  role: "admin",
-  reach: bankReach(true),
-  audit: (_f, reach) => ({
-    action: "bank:set",
-    objectType: "bank_settings",
-    objectId: reach.objectId ?? null,
-    companyId: reach.objectId ?? null,
-    // The fingerprint tells versions apart; the sealed document never enters the log.
-    snapshot: (tx) =>
-      rowsIn(
-        tx,
-        "SELECT company_id, fingerprint, updated_by, updated_at FROM bank_settings WHERE company_id = ?",
-        [reach.objectId ?? null],
-      ),
-  }),
-  run: async (ctx, f) => {
-    const named = environmentReach(f, true);
-    if (!named.ok) return named;
-    const environment = named.value.environment;
-    const company = await companyByTin(ctx, f.tin);
-    if (!company) return companyNotFound(f);
-    const path = pathFlag(ctx, f, "file");
-    if (!path.ok) return path;
-    const bytes = await readFileAtMost(path.value, "file", SETTINGS_FILE_BYTES_MAX);
-    if (!bytes.ok) return bytes;
-    let json: unknown;
-    try {
-      json = JSON.parse(new TextDecoder().decode(bytes.value));
-    } catch (error) {
-      return refuse(
-        "invalid_input",
-        `--file ${JSON.stringify(path.value)}: not JSON (${(error as Error).message})`,
-        { field: "file" },
-      );
-    }
-    const checked = checkBankSettings(json, environment);
-    if (!checked.ok) {
-      return refuse(checked.code, `--file: ${checked.message}`, {
-        field: checked.field ?? "file",
-      });
-    }
-    const settings = checked.value;
-    if (environment === "live") {
-      const requested = await requestApproval(ctx.operatorDeps, {
-        operator: ctx.actor.operator!,
-        origin: ctx.actor.origin,
-      }, {
-        kind: "bank_settings.change",
-        environment: "live",
-        companyId: company.id,
-        objectId: company.id,
-        summary:
-          `bank:set ${company.name} (TIN ${company.tin}): ODFI ${settings.odfiRouting}, ${settings.cutoffs.length} cutoffs in ${settings.timeZone}, ${
-            settings.sftp ? `SFTP ${settings.sftp.host}` : "no SFTP (files wait for download)"
-          }`,
-        payload: await bankSettingsChangePayload(ctx.secretBox, company, settings),
-      }, ctx.now);
-      return requested.ok
-        ? ok({
-          environment,
-          approval_id: requested.value.id,
-          status: requested.value.status,
-          kind: "bank_settings.change",
-          company_id: company.id,
-          summary: requested.value.summary,
-          expires_at: requested.value.expires_at,
-        })
-        : requested;
-    }
-    const saved = await ctx.databases.test.writer.write((tx) =>
-      saveBankSettings(
-        tx,
-        ctx.secretBox,
-        company.id,
-        settings,
-        ctx.actor.operator?.id ?? null,
-        ctx.now,
-      )
-    );
-    return ok({
-      environment,
-      company_id: company.id,
-      tin: company.tin,
-      fingerprint: saved.fingerprint,
-      previous_fingerprint: saved.previousFingerprint,
-      settings: maskedBankSettings(settings),
-    });
-  },
-};
-
-const bankShow: Command = {
-  summary: "show a company's bank settings, account numbers masked and SFTP secrets left out",
-  flags: { tin: "the company's TIN", environment: "live (default) or test" },
-  role: "admin",
-  reach: bankReach(false),
-  run: async (ctx, f) => {
-    const named = environmentReach(f, false);
-    if (!named.ok) return named;
-    const environment = named.value.environment;
-    const company = await companyByTin(ctx, f.tin);
-    if (!company) return companyNotFound(f);
-    const database = ctx.databases[environment];
-    const stored = await readStoredBankSettings(database.readClient, ctx.secretBox, company.id);
-    const settings = stored ??
-      await readBankSettings(database.readClient, ctx.secretBox, environment, company.id);
-    if (settings === null) {
-      return refuse(
-        "bank_settings_not_found",
-        `no bank settings for ${company.name} (TIN ${company.tin}) in ${environment}: set them with bank:set`,
-      );
-    }
-    const { rows } = await database.readClient.execute({
-      sql: "SELECT fingerprint, updated_at FROM bank_settings WHERE company_id = ?",
-      args: [company.id],
-    });
-    return ok({
-      environment,
-      company_id: company.id,
-      company: company.name,
-      tin: company.tin,
-      source: stored ? "stored" : "sandbox_bank",
-      fingerprint: rows[0] ? String(rows[0].fingerprint) : null,
-      updated_at: rows[0] ? new Date(Number(rows[0].updated_at)).toISOString() : null,
-      settings: maskedBankSettings(settings),
-    });
-  },
-};
+  notFoundMessage: (company, environment) =>
+    `no bank settings for ${company.name} (TIN ${company.tin}) in ${environment}: set them with bank:set`,
+});
 
 const ofacLoad: Command = {
   summary:
@@ -453,8 +304,8 @@ function reviewDecisionCommand(decision: "clear" | "reject"): Command {
 }
 
 export const bankCommands: Readonly<Record<string, Command>> = {
-  "bank:set": bankSet,
-  "bank:show": bankShow,
+  "bank:set": bankSettingsCommands.set,
+  "bank:show": bankSettingsCommands.show,
   "ofac:load": ofacLoad,
   "sanctions:reviews": sanctionsReviews,
   "sanctions:clear": reviewDecisionCommand("clear"),

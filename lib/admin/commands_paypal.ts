@@ -4,13 +4,12 @@
  * paypal:cancel-unclaimed (have PayPal cancel an unclaimed item so the payout is offered again,
  * audited). Each takes --environment, live by default, and names the environment it acted on.
  */
-import { ok, refuse, type Result } from "../platform/result.ts";
-import { requestApproval } from "../operators/approvals.ts";
+import { ok, refuse } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { payoutRuntime } from "../payouts/runtime.ts";
-import { checkPaypalSettings, maskedPaypalSettings } from "../paypal/settings.ts";
-import { readPaypalSettings, savePaypalSettings } from "../paypal/settings_store.ts";
-import { paypalSettingsChangePayload } from "../paypal/settings_approval.ts";
+import { maskedPaypalSettings } from "../paypal/settings.ts";
+import { readPaypalSettings } from "../paypal/settings_store.ts";
+import { paypalSealedSettings } from "../paypal/settings_approval.ts";
 import { cancelUnclaimedItem } from "../paypal/service.ts";
 import {
   type Command,
@@ -18,193 +17,36 @@ import {
   environmentReach,
   type Flags,
   objectReach,
-  pathFlag,
-  type Reach,
   rowsIn,
 } from "./command_kit.ts";
+import { sealedSettingsCommands } from "./sealed_settings.ts";
 
 /** A settings file is a few lines of JSON; anything larger is not one. */
 const SETTINGS_FILE_BYTES_MAX = 64 * 1024;
 
-interface CompanyRef {
-  readonly id: string;
-  readonly name: string;
-  readonly tin: string;
-}
-
-async function companyByTin(request: CommandRequest, tin: string): Promise<CompanyRef | null> {
-  const { rows } = await request.databases.live.readClient.execute({
-    sql: "SELECT id, name, tin FROM companies WHERE tin = ?",
-    args: [tin],
-  });
-  return rows[0]
-    ? { id: String(rows[0].id), name: String(rows[0].name), tin: String(rows[0].tin) }
-    : null;
-}
-
-const companyNotFound = (f: Flags) =>
-  refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
-
-/** A command on the PayPal settings of the company --tin names, in the --environment it names. */
-function settingsReach(changes: boolean) {
-  return async (request: CommandRequest, f: Flags): Promise<Result<Reach>> => {
-    const named = environmentReach(f, changes);
-    if (!named.ok) return named;
-    const company = await companyByTin(request, f.tin);
-    return ok({
-      writes: named.value.writes,
-      companies: company ? [company.id] : [],
-      hidden: companyNotFound(f),
-      objectId: company?.id ?? null,
-    });
-  };
-}
-
-/** The settings file's JSON, refused naming --file when it is missing, too large or not JSON. */
-async function readSettingsFile(path: string): Promise<Result<unknown, "invalid_input">> {
-  const refused = (why: string) =>
-    refuse("invalid_input", `--file ${JSON.stringify(path)}: ${why}`, { field: "file" });
-  let bytes: Uint8Array;
-  try {
-    const info = await Deno.stat(path);
-    if (!info.isFile) return refused("no such file");
-    if (info.size > SETTINGS_FILE_BYTES_MAX) {
-      return refused(`${info.size} bytes, at most ${SETTINGS_FILE_BYTES_MAX} are taken`);
-    }
-    bytes = await Deno.readFile(path);
-  } catch {
-    return refused("no such file");
-  }
-  try {
-    return ok(JSON.parse(new TextDecoder().decode(bytes)));
-  } catch (error) {
-    return refused(`not JSON (${(error as Error).message})`);
-  }
-}
-
-const paypalSet: Command = {
-  summary:
+const paypalSettingsCommands = sealedSettingsCommands({
+  rail: paypalSealedSettings,
+  setSummary:
     "set a company's PayPal Payouts settings from a JSON file (test: at once; live: once a second admin approves)",
-  flags: {
-    tin: "the company's TIN",
-    file: "the settings as JSON (see the README's Going live with PayPal and Venmo)",
-    environment: "live (default) or test",
+  showSummary: "show a company's PayPal settings, the client id masked and the secret left out",
+  fileHelp: "the settings as JSON (see the README's Going live with PayPal and Venmo)",
+  fileBytesMax: SETTINGS_FILE_BYTES_MAX,
+  approvalSummary: (company, settings) =>
+    `paypal:set ${company.name} (TIN ${company.tin}): ${settings.baseUrl}, client …${
+      settings.clientId.slice(-4)
+    }, webhook ${settings.webhookId}`,
+  masked: maskedPaypalSettings,
+  read: async (reader, secretBox, _environment, companyId) => {
+    const settings = await readPaypalSettings(reader, secretBox, companyId);
+    return settings === null ? null : { settings, fields: {} };
   },
-  role: "admin",
-  reach: settingsReach(true),
-  audit: (_f, reach) => ({
-    action: "paypal:set",
-    objectType: "paypal_settings",
-    objectId: reach.objectId ?? null,
-    companyId: reach.objectId ?? null,
-    // The fingerprint tells versions apart; the sealed document never enters the log.
-    snapshot: (tx) =>
-      rowsIn(
-        tx,
-        "SELECT company_id, fingerprint, updated_by, updated_at FROM paypal_settings WHERE company_id = ?",
-        [reach.objectId ?? null],
-      ),
-  }),
-  run: async (ctx, f) => {
-    const named = environmentReach(f, true);
-    if (!named.ok) return named;
-    const environment = named.value.environment;
-    const company = await companyByTin(ctx, f.tin);
-    if (!company) return companyNotFound(f);
-    const path = pathFlag(ctx, f, "file");
-    if (!path.ok) return path;
-    const json = await readSettingsFile(path.value);
-    if (!json.ok) return json;
-    const checked = checkPaypalSettings(json.value, environment);
-    if (!checked.ok) {
-      return refuse(checked.code, `--file: ${checked.message}`, { field: checked.field ?? "file" });
-    }
-    const settings = checked.value;
-    if (environment === "live") {
-      const requested = await requestApproval(ctx.operatorDeps, {
-        operator: ctx.actor.operator!,
-        origin: ctx.actor.origin,
-      }, {
-        kind: "paypal_settings.change",
-        environment: "live",
-        companyId: company.id,
-        objectId: company.id,
-        summary: `paypal:set ${company.name} (TIN ${company.tin}): ${settings.baseUrl}, client …${
-          settings.clientId.slice(-4)
-        }, webhook ${settings.webhookId}`,
-        payload: await paypalSettingsChangePayload(ctx.secretBox, company, settings),
-      }, ctx.now);
-      return requested.ok
-        ? ok({
-          environment,
-          approval_id: requested.value.id,
-          status: requested.value.status,
-          kind: "paypal_settings.change",
-          company_id: company.id,
-          summary: requested.value.summary,
-          expires_at: requested.value.expires_at,
-        })
-        : requested;
-    }
-    const saved = await ctx.databases.test.writer.write((tx) =>
-      savePaypalSettings(
-        tx,
-        ctx.secretBox,
-        company.id,
-        settings,
-        ctx.actor.operator?.id ?? null,
-        ctx.now,
-      )
-    );
-    return ok({
-      environment,
-      company_id: company.id,
-      tin: company.tin,
-      fingerprint: saved.fingerprint,
-      previous_fingerprint: saved.previousFingerprint,
-      settings: maskedPaypalSettings(settings),
-    });
-  },
-};
-
-const paypalShow: Command = {
-  summary: "show a company's PayPal settings, the client id masked and the secret left out",
-  flags: { tin: "the company's TIN", environment: "live (default) or test" },
-  role: "admin",
-  reach: settingsReach(false),
-  run: async (ctx, f) => {
-    const named = environmentReach(f, false);
-    if (!named.ok) return named;
-    const environment = named.value.environment;
-    const company = await companyByTin(ctx, f.tin);
-    if (!company) return companyNotFound(f);
-    const database = ctx.databases[environment];
-    const settings = await readPaypalSettings(database.readClient, ctx.secretBox, company.id);
-    if (settings === null) {
-      return refuse(
-        "paypal_settings_not_found",
-        `no PayPal settings for ${company.name} (TIN ${company.tin}) in ${environment}: ${
-          environment === "test"
-            ? "the sandbox rail pays its PayPal and Venmo payouts"
-            : "PayPal and Venmo are not offered to its payees"
-        }; set them with paypal:set`,
-      );
-    }
-    const { rows } = await database.readClient.execute({
-      sql: "SELECT fingerprint, updated_at FROM paypal_settings WHERE company_id = ?",
-      args: [company.id],
-    });
-    return ok({
-      environment,
-      company_id: company.id,
-      company: company.name,
-      tin: company.tin,
-      fingerprint: String(rows[0].fingerprint),
-      updated_at: new Date(Number(rows[0].updated_at)).toISOString(),
-      settings: maskedPaypalSettings(settings),
-    });
-  },
-};
+  notFoundMessage: (company, environment) =>
+    `no PayPal settings for ${company.name} (TIN ${company.tin}) in ${environment}: ${
+      environment === "test"
+        ? "the sandbox rail pays its PayPal and Venmo payouts"
+        : "PayPal and Venmo are not offered to its payees"
+    }; set them with paypal:set`,
+});
 
 async function findPayout(request: CommandRequest, environment: "test" | "live", f: Flags) {
   const { rows } = await request.databases[environment].readClient.execute({
@@ -275,7 +117,7 @@ const cancelUnclaimed: Command = {
 };
 
 export const paypalCommands: Readonly<Record<string, Command>> = {
-  "paypal:set": paypalSet,
-  "paypal:show": paypalShow,
+  "paypal:set": paypalSettingsCommands.set,
+  "paypal:show": paypalSettingsCommands.show,
   "paypal:cancel-unclaimed": cancelUnclaimed,
 };
