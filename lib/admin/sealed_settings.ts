@@ -91,8 +91,12 @@ async function readSettingsFile(
     if (!info.isFile) return refused("no such file");
     if (info.size > bytesMax) return refused(`${info.size} bytes, at most ${bytesMax} are taken`);
     bytes = await Deno.readFile(path);
-  } catch {
-    return refused("no such file");
+  } catch (error) {
+    return refused(
+      error instanceof Deno.errors.NotFound
+        ? "no such file"
+        : `cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   try {
     return ok(JSON.parse(new TextDecoder().decode(bytes)));
