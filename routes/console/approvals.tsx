@@ -20,7 +20,6 @@ import {
   ConsoleLayout,
   consoleUrl,
   CsrfField,
-  EmptyState,
   Field,
   type FieldProblem,
   FormProblems,
@@ -37,11 +36,12 @@ import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  FilterForm,
   ID_PATTERN,
+  ListTable,
   refusalProblems,
   requiredText,
   statusOf,
-  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -97,8 +97,7 @@ async function approvalsList(c: ConsoleContext, deps: AppDeps) {
         Live changes that need a second admin wait here: manual fundings, late returns, bank
         settings, large bank files and new admins. An admin other than the requester decides.
       </p>
-      <form method="get" action="/console/approvals" class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action="/console/approvals">
         <SelectField
           name="status"
           label="Status"
@@ -108,58 +107,50 @@ async function approvalsList(c: ConsoleContext, deps: AppDeps) {
           ]}
           values={{ status: status ?? "all" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      </FilterForm>
+      <ListTable
+        label="Approvals"
+        rows={page.data}
+        empty={
+          <>
             {status === "pending_approval"
               ? "Nothing waits for a second admin. Actions that need one appear here when an admin requests them."
               : "No approvals with this status. Choose another status above."}
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Approvals">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="requested" label="Requested" />
-                  <SortHeader c={c} params={params} column="kind" label="Kind" />
-                  <th scope="col">What</th>
-                  <th scope="col">Company</th>
-                  <th scope="col">Requested by</th>
-                  <th scope="col">Status</th>
-                  <SortHeader c={c} params={params} column="expires" label="Expires" />
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((approval) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={approval.requestedAt} />
-                    </td>
-                    <td>{approval.kind}</td>
-                    <td>
-                      <a href={consoleUrl(c, `/console/approvals/${approval.id}`)}>
-                        {approval.summary}
-                      </a>
-                    </td>
-                    <td>{approval.companyName ?? "every company"}</td>
-                    <td>{approval.requestedBy}</td>
-                    <td>
-                      <StatusBadge status={approval.status} />
-                    </td>
-                    <td>
-                      <When c={c} at={approval.expiresAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="requested" label="Requested" />
+            <SortHeader c={c} params={params} column="kind" label="Kind" />
+            <th scope="col">What</th>
+            <th scope="col">Company</th>
+            <th scope="col">Requested by</th>
+            <th scope="col">Status</th>
+            <SortHeader c={c} params={params} column="expires" label="Expires" />
+          </>
+        }
+        row={(approval) => (
+          <tr>
+            <td>
+              <When c={c} at={approval.requestedAt} />
+            </td>
+            <td>{approval.kind}</td>
+            <td>
+              <a href={consoleUrl(c, `/console/approvals/${approval.id}`)}>
+                {approval.summary}
+              </a>
+            </td>
+            <td>{approval.companyName ?? "every company"}</td>
+            <td>{approval.requestedBy}</td>
+            <td>
+              <StatusBadge status={approval.status} />
+            </td>
+            <td>
+              <When c={c} at={approval.expiresAt} />
+            </td>
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );

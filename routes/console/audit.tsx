@@ -9,11 +9,10 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { type AuditFilter, auditSorts, listAuditLines } from "../../lib/console/audit.ts";
 import type { AppDeps } from "../context.ts";
-import { TableWrap } from "./page_parts.tsx";
+import { ListTable } from "./page_parts.tsx";
 import {
   ConsoleLayout,
   consoleUrl,
-  EmptyState,
   Field,
   type FieldProblem,
   FormProblems,
@@ -166,55 +165,50 @@ export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <button type="submit" class="secondary">Filter</button>
           </div>
         </form>
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Audit rows"
+          rows={page.data}
+          empty={
+            <>
               No audit rows match. Every change an operator makes (in the console or the CLI) is
               recorded here; clear a filter to see more.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Audit rows">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="seq" label="#" numeric />
-                    <th scope="col">When</th>
-                    <th scope="col">Operator</th>
-                    <SortHeader c={c} params={params} column="action" label="Action" />
-                    <th scope="col">Object</th>
-                    <th scope="col">Before</th>
-                    <th scope="col">After</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((line) => (
-                    <tr>
-                      <td class="num">{line.seq}</td>
-                      <td>
-                        <When c={c} at={line.at} />
-                      </td>
-                      <td>
-                        {line.operator ?? "—"}
-                        <span class="hint">{line.origin}</span>
-                      </td>
-                      <td>{line.action}</td>
-                      <td>
-                        {line.objectType}
-                        <span class="hint">{line.objectId ?? ""}</span>
-                      </td>
-                      <td>
-                        <code style="word-break:break-all">{line.before ?? "—"}</code>
-                      </td>
-                      <td>
-                        <code style="word-break:break-all">{line.after ?? "—"}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="seq" label="#" numeric />
+              <th scope="col">When</th>
+              <th scope="col">Operator</th>
+              <SortHeader c={c} params={params} column="action" label="Action" />
+              <th scope="col">Object</th>
+              <th scope="col">Before</th>
+              <th scope="col">After</th>
+            </>
+          }
+          row={(line) => (
+            <tr>
+              <td class="num">{line.seq}</td>
+              <td>
+                <When c={c} at={line.at} />
+              </td>
+              <td>
+                {line.operator ?? "—"}
+                <span class="hint">{line.origin}</span>
+              </td>
+              <td>{line.action}</td>
+              <td>
+                {line.objectType}
+                <span class="hint">{line.objectId ?? ""}</span>
+              </td>
+              <td>
+                <code style="word-break:break-all">{line.before ?? "—"}</code>
+              </td>
+              <td>
+                <code style="word-break:break-all">{line.after ?? "—"}</code>
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
       problems.length > 0 ? 400 : 200,

@@ -34,7 +34,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { ID_PATTERN, TableWrap, Tabs } from "./page_parts.tsx";
+import { FilterForm, ID_PATTERN, ListTable, TableWrap, Tabs } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
 type Tab = "ach" | "imports" | "checks" | "check-files";
@@ -73,8 +73,7 @@ function StatusFilter(props: {
   chosen: string | undefined;
 }) {
   return (
-    <form method="get" action={props.action} class="filters">
-      <input type="hidden" name="env" value={props.c.get("environment")} />
+    <FilterForm c={props.c} action={props.action}>
       <SelectField
         name="status"
         label="Status"
@@ -82,10 +81,7 @@ function StatusFilter(props: {
         options={props.statuses.map((s) => ({ value: s, label: s.replaceAll("_", " ") }))}
         values={{ status: props.chosen ?? "" }}
       />
-      <div>
-        <button type="submit" class="secondary">Show</button>
-      </div>
-    </form>
+    </FilterForm>
   );
 }
 
@@ -112,66 +108,60 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
           statuses={achFileStatuses}
           chosen={status}
         />
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="ACH files"
+          rows={page.data}
+          empty={
+            <>
               No ACH files. A file is built at each cutoff from the ACH payouts and fundings queued
               for it; choose "Any status" to see every file.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="ACH files">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="created" label="Built" />
-                    <th scope="col">File</th>
-                    <th scope="col">Company</th>
-                    <SortHeader c={c} params={params} column="effective" label="Effective" />
-                    <th scope="col" class="num">Entries</th>
-                    <SortHeader
-                      c={c}
-                      params={params}
-                      column="total"
-                      label="Credits / debits"
-                      numeric
-                    />
-                    <SortHeader c={c} params={params} column="status" label="Status" />
-                    <th scope="col">Transmitted</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((file) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={file.createdAt} />
-                      </td>
-                      <td>
-                        <a href={consoleUrl(c, `/console/bank-files/ach/${file.id}`)}>
-                          {file.fileName}
-                        </a>
-                        <span class="hint">{file.cutoffKind.replace("_", " ")}</span>
-                      </td>
-                      <td>{file.companyName}</td>
-                      <td>{file.effectiveDate}</td>
-                      <td class="num">{file.entryCount}</td>
-                      <td class="num">
-                        <Money cents={file.creditTotalCents} /> /{" "}
-                        <Money cents={file.debitTotalCents} />
-                      </td>
-                      <td>
-                        <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
-                        {file.approvalId ? <span class="hint">waits for approval</span> : null}
-                      </td>
-                      <td>
-                        <When c={c} at={file.transmittedAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="created" label="Built" />
+              <th scope="col">File</th>
+              <th scope="col">Company</th>
+              <SortHeader c={c} params={params} column="effective" label="Effective" />
+              <th scope="col" class="num">Entries</th>
+              <SortHeader
+                c={c}
+                params={params}
+                column="total"
+                label="Credits / debits"
+                numeric
+              />
+              <SortHeader c={c} params={params} column="status" label="Status" />
+              <th scope="col">Transmitted</th>
+            </>
+          }
+          row={(file) => (
+            <tr>
+              <td>
+                <When c={c} at={file.createdAt} />
+              </td>
+              <td>
+                <a href={consoleUrl(c, `/console/bank-files/ach/${file.id}`)}>
+                  {file.fileName}
+                </a>
+                <span class="hint">{file.cutoffKind.replace("_", " ")}</span>
+              </td>
+              <td>{file.companyName}</td>
+              <td>{file.effectiveDate}</td>
+              <td class="num">{file.entryCount}</td>
+              <td class="num">
+                <Money cents={file.creditTotalCents} /> / <Money cents={file.debitTotalCents} />
+              </td>
+              <td>
+                <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
+                {file.approvalId ? <span class="hint">waits for approval</span> : null}
+              </td>
+              <td>
+                <When c={c} at={file.transmittedAt} />
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );
@@ -272,58 +262,51 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
     return c.html(
       <ConsoleLayout c={c} title="Bank files" active="bank-files">
         <BankTabs c={c} current="imports" />
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Returns imports"
+          rows={page.data}
+          empty={
+            <>
               No return or notice-of-change files were imported. They arrive from the bank by SFTP,
               or an admin imports one with `deno task admin ach:import`.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Returns imports">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="imported" label="Imported" />
-                    <th scope="col">File</th>
-                    <th scope="col">Company</th>
-                    <SortHeader c={c} params={params} column="returns" label="Returns" numeric />
-                    <th scope="col" class="num">Notices of change</th>
-                    <th scope="col" class="num">Applied</th>
-                    <th scope="col">Not applied</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((imported) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={imported.importedAt} />
-                      </td>
-                      <td>
-                        {imported.fileName}
-                        <span class="hint">{imported.source}</span>
-                      </td>
-                      <td>{imported.companyName ?? "no known company"}</td>
-                      <td class="num">{imported.returnCount}</td>
-                      <td class="num">{imported.correctionCount}</td>
-                      <td class="num">{imported.appliedCount}</td>
-                      <td>
-                        {imported.notApplied.length === 0
-                          ? "—"
-                          : (
-                            <ul style="margin:0;padding-left:1rem">
-                              {imported.notApplied.map((entry) => (
-                                <li>{entry.trace ?? "?"}: {entry.reason ?? ""}</li>
-                              ))}
-                            </ul>
-                          )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="imported" label="Imported" />
+              <th scope="col">File</th>
+              <th scope="col">Company</th>
+              <SortHeader c={c} params={params} column="returns" label="Returns" numeric />
+              <th scope="col" class="num">Notices of change</th>
+              <th scope="col" class="num">Applied</th>
+              <th scope="col">Not applied</th>
+            </>
+          }
+          row={(imported) => (
+            <tr>
+              <td>
+                <When c={c} at={imported.importedAt} />
+              </td>
+              <td>
+                {imported.fileName}
+                <span class="hint">{imported.source}</span>
+              </td>
+              <td>{imported.companyName ?? "no known company"}</td>
+              <td class="num">{imported.returnCount}</td>
+              <td class="num">{imported.correctionCount}</td>
+              <td class="num">{imported.appliedCount}</td>
+              <td>
+                {imported.notApplied.length === 0 ? "—" : (
+                  <ul style="margin:0;padding-left:1rem">
+                    {imported.notApplied.map((entry) => (
+                      <li>{entry.trace ?? "?"}: {entry.reason ?? ""}</li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );
@@ -349,53 +332,48 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
           statuses={CHECK_STATES}
           chosen={status}
         />
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Checks"
+          rows={page.data}
+          empty={
+            <>
               No checks in the register. A payout paid by check takes the next number when it is
               submitted; choose "Any status" to see every check.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Checks">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="number" label="No." numeric />
-                    <SortHeader c={c} params={params} column="issued" label="Issued" />
-                    <th scope="col">Payee</th>
-                    <th scope="col">Company</th>
-                    <th scope="col">Kind</th>
-                    <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((check) => (
-                    <tr>
-                      <td class="num">{check.checkNumber}</td>
-                      <td>{check.issueDate}</td>
-                      <td>
-                        <a href={consoleUrl(c, `/console/payouts/${check.payoutId}`)}>
-                          {check.payeeName}
-                        </a>
-                      </td>
-                      <td>{check.companyName}</td>
-                      <td>{check.kind}</td>
-                      <td class="num">
-                        <Money cents={check.amountCents} />
-                      </td>
-                      <td>
-                        <span class={toneOf(check.status)}>{check.status}</span>
-                        {check.paidDate ? <span class="hint">paid {check.paidDate}</span> : null}
-                        {check.voidReason ? <span class="hint">{check.voidReason}</span> : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="number" label="No." numeric />
+              <SortHeader c={c} params={params} column="issued" label="Issued" />
+              <th scope="col">Payee</th>
+              <th scope="col">Company</th>
+              <th scope="col">Kind</th>
+              <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+              <th scope="col">Status</th>
+            </>
+          }
+          row={(check) => (
+            <tr>
+              <td class="num">{check.checkNumber}</td>
+              <td>{check.issueDate}</td>
+              <td>
+                <a href={consoleUrl(c, `/console/payouts/${check.payoutId}`)}>
+                  {check.payeeName}
+                </a>
+              </td>
+              <td>{check.companyName}</td>
+              <td>{check.kind}</td>
+              <td class="num">
+                <Money cents={check.amountCents} />
+              </td>
+              <td>
+                <span class={toneOf(check.status)}>{check.status}</span>
+                {check.paidDate ? <span class="hint">paid {check.paidDate}</span> : null}
+                {check.voidReason ? <span class="hint">{check.voidReason}</span> : null}
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );
@@ -411,53 +389,48 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
     return c.html(
       <ConsoleLayout c={c} title="Bank files" active="bank-files">
         <BankTabs c={c} current="check-files" />
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Check files"
+          rows={page.data}
+          empty={
+            <>
               No check files. A positive-pay file (and a print file for postal checks) is built at
               each check cutoff from the checks issued and voided since the last one.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Check files">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="created" label="Built" />
-                    <th scope="col">File</th>
-                    <th scope="col">Company</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col" class="num">Issues / voids</th>
-                    <th scope="col" class="num">Total</th>
-                    <SortHeader c={c} params={params} column="status" label="Status" />
-                    <th scope="col">Transmitted</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((file) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={file.createdAt} />
-                      </td>
-                      <td>{file.fileName}</td>
-                      <td>{file.companyName}</td>
-                      <td>{file.kind.replace("_", " ")}</td>
-                      <td class="num">{file.issueCount} / {file.voidCount}</td>
-                      <td class="num">
-                        <Money cents={file.totalCents} />
-                      </td>
-                      <td>
-                        <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
-                      </td>
-                      <td>
-                        <When c={c} at={file.transmittedAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="created" label="Built" />
+              <th scope="col">File</th>
+              <th scope="col">Company</th>
+              <th scope="col">Kind</th>
+              <th scope="col" class="num">Issues / voids</th>
+              <th scope="col" class="num">Total</th>
+              <SortHeader c={c} params={params} column="status" label="Status" />
+              <th scope="col">Transmitted</th>
+            </>
+          }
+          row={(file) => (
+            <tr>
+              <td>
+                <When c={c} at={file.createdAt} />
+              </td>
+              <td>{file.fileName}</td>
+              <td>{file.companyName}</td>
+              <td>{file.kind.replace("_", " ")}</td>
+              <td class="num">{file.issueCount} / {file.voidCount}</td>
+              <td class="num">
+                <Money cents={file.totalCents} />
+              </td>
+              <td>
+                <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
+              </td>
+              <td>
+                <When c={c} at={file.transmittedAt} />
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );

@@ -17,7 +17,6 @@ import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   consoleUrl,
-  EmptyState,
   Field,
   listParams,
   Money,
@@ -27,7 +26,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { ID_PATTERN, TableWrap } from "./page_parts.tsx";
+import { ID_PATTERN, ListTable, TableWrap } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleEnv } from "./session.ts";
 
 const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
@@ -86,55 +85,50 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             <button type="submit" class="secondary">Search</button>
           </div>
         </form>
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Disbursements"
+          rows={page.data}
+          empty={
+            <>
               {search
                 ? `No disbursement has the id, uuid or claim id "${search}". Check it, or clear the search.`
                 : "No disbursements yet. A company creates them with POST /api/disbursements, /api/simple-payments or /v1/disbursements."}
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Disbursements">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="created" label="Created" />
-                    <th scope="col">Disbursement</th>
-                    <SortHeader c={c} params={params} column="company" label="Company" />
-                    <th scope="col">Line</th>
-                    <SortHeader c={c} params={params} column="payees" label="Payees" numeric />
-                    <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((row) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={row.createdAt} />
-                      </td>
-                      <td>
-                        <a href={consoleUrl(c, `/console/disbursements/${row.id}`)}>
-                          {row.claimId ?? row.externalUuid}
-                        </a>
-                        <span class="hint">{KIND_LABELS[row.kind]} {row.id}</span>
-                      </td>
-                      <td>{row.companyName}</td>
-                      <td>{row.lineCode}</td>
-                      <td class="num">{row.payeeCount}</td>
-                      <td class="num">
-                        <Money cents={row.totalCents} />
-                      </td>
-                      <td>
-                        <StatusBadge status={row.status} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="created" label="Created" />
+              <th scope="col">Disbursement</th>
+              <SortHeader c={c} params={params} column="company" label="Company" />
+              <th scope="col">Line</th>
+              <SortHeader c={c} params={params} column="payees" label="Payees" numeric />
+              <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+              <th scope="col">Status</th>
+            </>
+          }
+          row={(row) => (
+            <tr>
+              <td>
+                <When c={c} at={row.createdAt} />
+              </td>
+              <td>
+                <a href={consoleUrl(c, `/console/disbursements/${row.id}`)}>
+                  {row.claimId ?? row.externalUuid}
+                </a>
+                <span class="hint">{KIND_LABELS[row.kind]} {row.id}</span>
+              </td>
+              <td>{row.companyName}</td>
+              <td>{row.lineCode}</td>
+              <td class="num">{row.payeeCount}</td>
+              <td class="num">
+                <Money cents={row.totalCents} />
+              </td>
+              <td>
+                <StatusBadge status={row.status} />
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );

@@ -17,7 +17,6 @@ import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   CsrfField,
-  EmptyState,
   type FieldProblem,
   FormProblems,
   listParams,
@@ -33,10 +32,11 @@ import {
   ActionButton,
   DoneNotice,
   doneRedirect,
+  FilterForm,
   ID_PATTERN,
+  ListTable,
   refusalProblems,
   statusOf,
-  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -75,8 +75,7 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
     <ConsoleLayout c={c} title="Funding" active="funding">
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={problems} />
-      <form method="get" action="/console/funding" class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action="/console/funding">
         <SelectField
           name="company"
           label="Company"
@@ -91,103 +90,93 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
           options={FUNDING_STATUSES.map((s) => ({ value: s, label: s }))}
           values={{ status: status ?? "" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      </FilterForm>
+      <ListTable
+        label="Fundings"
+        rows={page.data}
+        empty={
+          <>
             No fundings match. A company adds funds with POST /api/funds (ACH or wire); choose
             "Every company" and "Any status" to see them all.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Fundings">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="created" label="Created" />
-                  <SortHeader c={c} params={params} column="company" label="Company" />
-                  <th scope="col">Line</th>
-                  <th scope="col">Method</th>
-                  <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
-                  <SortHeader c={c} params={params} column="status" label="Status" />
-                  <th scope="col">Expected available</th>
-                  <th scope="col">Completed</th>
-                  {mayRecord ? <th scope="col">Action</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((funding) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={funding.createdAt} />
-                      <span class="hint">{funding.fundingUuid ?? funding.id}</span>
-                    </td>
-                    <td>{funding.companyName}</td>
-                    <td>{funding.lineCode}</td>
-                    <td>
-                      {funding.paymentMethod === "WireTransfer" ? "wire" : "ACH"}
-                      {funding.largeDisbursement
-                        ? <span class="badge">large disbursement</span>
-                        : null}
-                    </td>
-                    <td class="num">
-                      <Money cents={funding.amountCents} />
-                    </td>
-                    <td>
-                      <span
-                        class={funding.status === "Completed"
-                          ? "badge good"
-                          : funding.status === "Returned"
-                          ? "badge bad"
-                          : "badge"}
-                      >
-                        {funding.status}
-                      </span>
-                    </td>
-                    <td>
-                      <When c={c} at={funding.expectedAvailableAt} />
-                    </td>
-                    <td>
-                      <When c={c} at={funding.completedAt} />
-                    </td>
-                    {mayRecord
-                      ? (
-                        <td>
-                          {funding.status === "Pending" && funding.paymentMethod === "WireTransfer"
-                            ? (
-                              <ActionButton
-                                action={`/console/funding/${funding.id}/receive-wire`}
-                                label="Record wire received"
-                                ariaLabel={`Record wire ${funding.id} received`}
-                                confirm="Record that this wire arrived at the bank?"
-                                csrf={<CsrfField c={c} />}
-                              />
-                            )
-                            : null}
-                          {funding.status === "Pending" && funding.paymentMethod === "ACH"
-                            ? (
-                              <ActionButton
-                                action={`/console/funding/${funding.id}/return`}
-                                label="Record returned funding"
-                                ariaLabel={`Record ACH funding ${funding.id} returned`}
-                                confirm="Record that the bank returned this ACH funding?"
-                                danger
-                                csrf={<CsrfField c={c} />}
-                              />
-                            )
-                            : null}
-                        </td>
-                      )
-                      : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="created" label="Created" />
+            <SortHeader c={c} params={params} column="company" label="Company" />
+            <th scope="col">Line</th>
+            <th scope="col">Method</th>
+            <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+            <SortHeader c={c} params={params} column="status" label="Status" />
+            <th scope="col">Expected available</th>
+            <th scope="col">Completed</th>
+            {mayRecord ? <th scope="col">Action</th> : null}
+          </>
+        }
+        row={(funding) => (
+          <tr>
+            <td>
+              <When c={c} at={funding.createdAt} />
+              <span class="hint">{funding.fundingUuid ?? funding.id}</span>
+            </td>
+            <td>{funding.companyName}</td>
+            <td>{funding.lineCode}</td>
+            <td>
+              {funding.paymentMethod === "WireTransfer" ? "wire" : "ACH"}
+              {funding.largeDisbursement ? <span class="badge">large disbursement</span> : null}
+            </td>
+            <td class="num">
+              <Money cents={funding.amountCents} />
+            </td>
+            <td>
+              <span
+                class={funding.status === "Completed"
+                  ? "badge good"
+                  : funding.status === "Returned"
+                  ? "badge bad"
+                  : "badge"}
+              >
+                {funding.status}
+              </span>
+            </td>
+            <td>
+              <When c={c} at={funding.expectedAvailableAt} />
+            </td>
+            <td>
+              <When c={c} at={funding.completedAt} />
+            </td>
+            {mayRecord
+              ? (
+                <td>
+                  {funding.status === "Pending" && funding.paymentMethod === "WireTransfer"
+                    ? (
+                      <ActionButton
+                        action={`/console/funding/${funding.id}/receive-wire`}
+                        label="Record wire received"
+                        ariaLabel={`Record wire ${funding.id} received`}
+                        confirm="Record that this wire arrived at the bank?"
+                        csrf={<CsrfField c={c} />}
+                      />
+                    )
+                    : null}
+                  {funding.status === "Pending" && funding.paymentMethod === "ACH"
+                    ? (
+                      <ActionButton
+                        action={`/console/funding/${funding.id}/return`}
+                        label="Record returned funding"
+                        ariaLabel={`Record ACH funding ${funding.id} returned`}
+                        confirm="Record that the bank returned this ACH funding?"
+                        danger
+                        csrf={<CsrfField c={c} />}
+                      />
+                    )
+                    : null}
+                </td>
+              )
+              : null}
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );

@@ -31,6 +31,7 @@ import {
   DoneNotice,
   doneRedirect,
   ID_PATTERN,
+  ListTable,
   refusalProblems,
   statusOf,
   TableWrap,
@@ -170,61 +171,56 @@ async function notificationsPage(c: ConsoleContext, problems: readonly FieldProb
       <JobTabs c={c} current="notifications" />
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={problems} />
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      <ListTable
+        label="Failed notifications"
+        rows={page.data}
+        empty={
+          <>
             No failed notifications. A live e-mail or SMS fails when its provider refuses it or
             every attempt of its schedule failed; check the provider's settings, then retry it here.
             Test messages never fail: they go to the sandbox inbox.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Failed notifications">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="created" label="Queued" />
-                  <SortHeader c={c} params={params} column="channel" label="Channel" />
-                  <th scope="col">To</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Company</th>
-                  <SortHeader c={c} params={params} column="attempts" label="Attempts" numeric />
-                  <th scope="col">Last error</th>
-                  {mayRetry ? <th scope="col">Action</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((notification) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={notification.createdAt} />
-                    </td>
-                    <td>{notification.channel}</td>
-                    <td>{notification.recipient}</td>
-                    <td>{notification.subject ?? "—"}</td>
-                    <td>{notification.companyName ?? "—"}</td>
-                    <td class="num">{notification.attemptCount}</td>
-                    <td>
-                      <code>{notification.lastError ?? ""}</code>
-                    </td>
-                    {mayRetry
-                      ? (
-                        <td>
-                          <ActionButton
-                            action={`/console/notifications/${notification.id}/retry`}
-                            label="Retry"
-                            ariaLabel={`Retry notification ${notification.id}`}
-                            csrf={<CsrfField c={c} />}
-                          />
-                        </td>
-                      )
-                      : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="created" label="Queued" />
+            <SortHeader c={c} params={params} column="channel" label="Channel" />
+            <th scope="col">To</th>
+            <th scope="col">Subject</th>
+            <th scope="col">Company</th>
+            <SortHeader c={c} params={params} column="attempts" label="Attempts" numeric />
+            <th scope="col">Last error</th>
+            {mayRetry ? <th scope="col">Action</th> : null}
+          </>
+        }
+        row={(notification) => (
+          <tr>
+            <td>
+              <When c={c} at={notification.createdAt} />
+            </td>
+            <td>{notification.channel}</td>
+            <td>{notification.recipient}</td>
+            <td>{notification.subject ?? "—"}</td>
+            <td>{notification.companyName ?? "—"}</td>
+            <td class="num">{notification.attemptCount}</td>
+            <td>
+              <code>{notification.lastError ?? ""}</code>
+            </td>
+            {mayRetry
+              ? (
+                <td>
+                  <ActionButton
+                    action={`/console/notifications/${notification.id}/retry`}
+                    label="Retry"
+                    ariaLabel={`Retry notification ${notification.id}`}
+                    csrf={<CsrfField c={c} />}
+                  />
+                </td>
+              )
+              : null}
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );

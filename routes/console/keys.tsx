@@ -26,6 +26,7 @@ import {
   ActionButton,
   DoneNotice,
   doneRedirect,
+  FilterForm,
   ID_PATTERN,
   refusalProblems,
   statusOf,
@@ -85,8 +86,7 @@ async function keysPage(
           </section>
         )
         : null}
-      <form method="get" action="/console/keys" class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action="/console/keys">
         <SelectField
           name="kind"
           label="Kind"
@@ -100,10 +100,7 @@ async function keysPage(
           options={[{ value: "", label: "hidden" }, { value: "1", label: "shown" }]}
           values={{ ended: includeEnded ? "1" : "" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
+      </FilterForm>
       {page.data.length === 0
         ? (
           <EmptyState>

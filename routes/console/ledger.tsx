@@ -33,7 +33,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { TableWrap, Tabs } from "./page_parts.tsx";
+import { FilterForm, ListTable, TableWrap, Tabs } from "./page_parts.tsx";
 import {
   companiesInScope,
   type ConsoleContext,
@@ -180,8 +180,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     return c.html(
       <ConsoleLayout c={c} title="Ledger transactions" active="ledger">
         <LedgerTabs c={c} current="transactions" />
-        <form method="get" action="/console/ledger/transactions" class="filters">
-          <input type="hidden" name="env" value={c.get("environment")} />
+        <FilterForm c={c} action="/console/ledger/transactions">
           <SelectField
             name="line"
             label="Line"
@@ -196,64 +195,56 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             options={ledgerTransactionKinds.map((k) => ({ value: k, label: k }))}
             values={{ kind: kind ?? "" }}
           />
-          <div>
-            <button type="submit" class="secondary">Show</button>
-          </div>
-        </form>
-        {page.data.length === 0
-          ? (
-            <EmptyState>
+        </FilterForm>
+        <ListTable
+          label="Ledger transactions"
+          rows={page.data}
+          empty={
+            <>
               No ledger transactions match. Every funding and payout posts one; choose "Every line"
               and "Every kind" to see them all.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Ledger transactions">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="posted" label="Posted" />
-                    <SortHeader c={c} params={params} column="kind" label="Kind" />
-                    <th scope="col">Line</th>
-                    <th scope="col">For</th>
-                    <th scope="col">Entries</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((transaction) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={transaction.postedAt} />
-                      </td>
-                      <td>
-                        {transaction.kind}
-                        <span class="hint">{transaction.id}</span>
-                      </td>
-                      <td>{transaction.companyName} / {transaction.lineCode}</td>
-                      <td>
-                        {transaction.payoutId
-                          ? (
-                            <a href={consoleUrl(c, `/console/payouts/${transaction.payoutId}`)}>
-                              {transaction.payoutId}
-                            </a>
-                          )
-                          : transaction.fundingId ?? "—"}
-                      </td>
-                      <td>
-                        <ul style="margin:0;padding-left:1rem">
-                          {transaction.entries.map((entry) => (
-                            <li>
-                              {entry.account} <Money cents={entry.amountCents} />
-                            </li>
-                          ))}
-                        </ul>
-                      </td>
-                    </tr>
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="posted" label="Posted" />
+              <SortHeader c={c} params={params} column="kind" label="Kind" />
+              <th scope="col">Line</th>
+              <th scope="col">For</th>
+              <th scope="col">Entries</th>
+            </>
+          }
+          row={(transaction) => (
+            <tr>
+              <td>
+                <When c={c} at={transaction.postedAt} />
+              </td>
+              <td>
+                {transaction.kind}
+                <span class="hint">{transaction.id}</span>
+              </td>
+              <td>{transaction.companyName} / {transaction.lineCode}</td>
+              <td>
+                {transaction.payoutId
+                  ? (
+                    <a href={consoleUrl(c, `/console/payouts/${transaction.payoutId}`)}>
+                      {transaction.payoutId}
+                    </a>
+                  )
+                  : transaction.fundingId ?? "—"}
+              </td>
+              <td>
+                <ul style="margin:0;padding-left:1rem">
+                  {transaction.entries.map((entry) => (
+                    <li>
+                      {entry.account} <Money cents={entry.amountCents} />
+                    </li>
                   ))}
-                </tbody>
-              </table>
-            </TableWrap>
+                </ul>
+              </td>
+            </tr>
           )}
+        />
         <Pager c={c} params={params} hasMore={page.hasMore} />
       </ConsoleLayout>,
     );
@@ -288,8 +279,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       <ConsoleLayout c={c} title="Daily tie-out" active="ledger">
         <LedgerTabs c={c} current="tie-out" />
         <FormProblems problems={problems} />
-        <form method="get" action="/console/ledger/tie-out" class="filters">
-          <input type="hidden" name="env" value={c.get("environment")} />
+        <FilterForm c={c} action="/console/ledger/tie-out">
           <SelectField
             name="line"
             label="Line"
@@ -303,10 +293,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             values={{ date: dateAsked }}
             problems={problems}
           />
-          <div>
-            <button type="submit" class="secondary">Show</button>
-          </div>
-        </form>
+        </FilterForm>
         {!chosen
           ? (
             <EmptyState>

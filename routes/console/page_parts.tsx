@@ -10,6 +10,7 @@ import type { Refusal } from "../../lib/platform/result.ts";
 import { type ConsoleContext } from "./session.ts";
 import {
   consoleUrl,
+  EmptyState,
   type FieldProblem,
   type FormValues,
   formValuesOf,
@@ -148,5 +149,45 @@ export function TableWrap(props: { label: string; children: Child }) {
     <div class="table-wrap" tabindex={0} role="region" aria-label={props.label}>
       {props.children}
     </div>
+  );
+}
+
+/**
+ * A list's filters: a GET form to `action` that keeps the chosen environment, with a Show button
+ * after the fields.
+ */
+export function FilterForm(props: { c: ConsoleContext; action: string; children: Child }) {
+  return (
+    <form method="get" action={props.action} class="filters">
+      <input type="hidden" name="env" value={props.c.get("environment")} />
+      {props.children}
+      <div>
+        <button type="submit" class="secondary">Show</button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * A list as a table in its scrolling frame, or the empty state that says why there is nothing and
+ * what would fill it: one cell row of `head`, then `row` of each item.
+ */
+export function ListTable<T>(props: {
+  label: string;
+  rows: readonly T[];
+  empty: Child;
+  head: Child;
+  row: (item: T) => Child;
+}) {
+  if (props.rows.length === 0) return <EmptyState>{props.empty}</EmptyState>;
+  return (
+    <TableWrap label={props.label}>
+      <table>
+        <thead>
+          <tr>{props.head}</tr>
+        </thead>
+        <tbody>{props.rows.map(props.row)}</tbody>
+      </table>
+    </TableWrap>
   );
 }

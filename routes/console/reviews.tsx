@@ -42,7 +42,9 @@ import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  FilterForm,
   ID_PATTERN,
+  ListTable,
   refusalProblems,
   requiredText,
   statusOf,
@@ -123,8 +125,7 @@ async function sanctionsList(c: ConsoleContext) {
     <ConsoleLayout c={c} title="Review queues" active="reviews">
       <ReviewTabs c={c} current="sanctions" />
       <DoneNotice c={c} notices={NOTICES} />
-      <form method="get" action="/console/reviews" class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action="/console/reviews">
         <SelectField
           name="status"
           label="Status"
@@ -134,59 +135,51 @@ async function sanctionsList(c: ConsoleContext) {
           ]}
           values={{ status: status ?? "all" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      </FilterForm>
+      <ListTable
+        label="Sanctions reviews"
+        rows={page.data}
+        empty={
+          <>
             {status === "open"
               ? "No payout is held for sanctions review. A payout whose payee's name matches the OFAC list is held here before it is sent."
               : "No reviews with this status. Choose another status above."}
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Sanctions reviews">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="created" label="Held" />
-                  <th scope="col">Payee</th>
-                  <SortHeader c={c} params={params} column="company" label="Company" />
-                  <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
-                  <th scope="col">Matched</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((review) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={review.createdAt} />
-                    </td>
-                    <td>
-                      <a href={consoleUrl(c, `/console/reviews/${review.id}`)}>
-                        {review.payeeName}
-                      </a>
-                      <span class="hint">{review.payoutId}</span>
-                    </td>
-                    <td>{review.companyName}</td>
-                    <td class="num">
-                      <Money cents={review.amountCents} />
-                    </td>
-                    <td>
-                      {review.matches.map((m) => `${m.listName} (${m.program})`).join("; ")}
-                    </td>
-                    <td>
-                      <span class={toneOf(review.status)}>{review.status}</span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="created" label="Held" />
+            <th scope="col">Payee</th>
+            <SortHeader c={c} params={params} column="company" label="Company" />
+            <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
+            <th scope="col">Matched</th>
+            <th scope="col">Status</th>
+          </>
+        }
+        row={(review) => (
+          <tr>
+            <td>
+              <When c={c} at={review.createdAt} />
+            </td>
+            <td>
+              <a href={consoleUrl(c, `/console/reviews/${review.id}`)}>
+                {review.payeeName}
+              </a>
+              <span class="hint">{review.payoutId}</span>
+            </td>
+            <td>{review.companyName}</td>
+            <td class="num">
+              <Money cents={review.amountCents} />
+            </td>
+            <td>
+              {review.matches.map((m) => `${m.listName} (${m.program})`).join("; ")}
+            </td>
+            <td>
+              <span class={toneOf(review.status)}>{review.status}</span>
+            </td>
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );
@@ -294,8 +287,7 @@ async function checkExceptionsList(c: ConsoleContext) {
     <ConsoleLayout c={c} title="Review queues" active="reviews">
       <ReviewTabs c={c} current="checks" />
       <DoneNotice c={c} notices={NOTICES} />
-      <form method="get" action="/console/reviews/checks" class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action="/console/reviews/checks">
         <SelectField
           name="status"
           label="Status"
@@ -306,10 +298,7 @@ async function checkExceptionsList(c: ConsoleContext) {
           ]}
           values={{ status: status ?? "all" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
+      </FilterForm>
       {listed.data.length === 0
         ? (
           <EmptyState>

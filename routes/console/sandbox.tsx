@@ -30,7 +30,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { checkedForm, DoneNotice, doneRedirect, TableWrap } from "./page_parts.tsx";
+import { checkedForm, DoneNotice, doneRedirect, ListTable, TableWrap } from "./page_parts.tsx";
 import {
   assertCompanyInScope,
   companiesInScope,
@@ -162,57 +162,52 @@ async function sandboxPage(
           </>
         )}
       <h2>Inbox</h2>
-      {inbox.data.length === 0
-        ? (
-          <EmptyState>
+      <ListTable
+        label="Sandbox inbox"
+        rows={inbox.data}
+        empty={
+          <>
             The sandbox has sent nothing yet. Create a disbursement with a test key: the payee's
             e-mail or SMS lands here with its link and code.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Sandbox inbox">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="sent" label="Sent" />
-                  <SortHeader c={c} params={params} column="to" label="To" />
-                  <th scope="col">Company</th>
-                  <th scope="col">Message</th>
-                  <th scope="col">Links and code</th>
-                </tr>
-              </thead>
-              <tbody>
-                {inbox.data.map((message) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={message.at} />
-                    </td>
-                    <td>
-                      {message.recipient}
-                      <span class="hint">{message.channel}</span>
-                    </td>
-                    <td>{message.companyName ?? "—"}</td>
-                    <td>
-                      {message.subject ? <strong>{message.subject}</strong> : null}
-                      <details>
-                        <summary>Body</summary>
-                        <pre style="white-space:pre-wrap">{message.body}</pre>
-                      </details>
-                    </td>
-                    <td>
-                      {message.links.map((link) => (
-                        <div>
-                          <a href={link} rel="noreferrer">{link}</a>
-                        </div>
-                      ))}
-                      {message.code ? <div>Code: {message.code}</div> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="sent" label="Sent" />
+            <SortHeader c={c} params={params} column="to" label="To" />
+            <th scope="col">Company</th>
+            <th scope="col">Message</th>
+            <th scope="col">Links and code</th>
+          </>
+        }
+        row={(message) => (
+          <tr>
+            <td>
+              <When c={c} at={message.at} />
+            </td>
+            <td>
+              {message.recipient}
+              <span class="hint">{message.channel}</span>
+            </td>
+            <td>{message.companyName ?? "—"}</td>
+            <td>
+              {message.subject ? <strong>{message.subject}</strong> : null}
+              <details>
+                <summary>Body</summary>
+                <pre style="white-space:pre-wrap">{message.body}</pre>
+              </details>
+            </td>
+            <td>
+              {message.links.map((link) => (
+                <div>
+                  <a href={link} rel="noreferrer">{link}</a>
+                </div>
+              ))}
+              {message.code ? <div>Code: {message.code}</div> : null}
+            </td>
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={inbox.hasMore} />
     </ConsoleLayout>
   );

@@ -40,7 +40,9 @@ import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  FilterForm,
   ID_PATTERN,
+  ListTable,
   refusalProblems,
   statusOf,
   TableWrap,
@@ -196,8 +198,7 @@ async function endpointPage(
         )
         : null}
       <h2>Deliveries</h2>
-      <form method="get" action={`/console/webhooks/${endpoint.id}`} class="filters">
-        <input type="hidden" name="env" value={c.get("environment")} />
+      <FilterForm c={c} action={`/console/webhooks/${endpoint.id}`}>
         <SelectField
           name="status"
           label="Status"
@@ -205,92 +206,84 @@ async function endpointPage(
           options={DELIVERY_STATUSES.map((s) => ({ value: s, label: s }))}
           values={{ status: status ?? "" }}
         />
-        <div>
-          <button type="submit" class="secondary">Show</button>
-        </div>
-      </form>
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      </FilterForm>
+      <ListTable
+        label="Deliveries"
+        rows={page.data}
+        empty={
+          <>
             No {status ?? ""}{" "}
             deliveries to this endpoint{params.page > 1 ? " on this page" : ""}. Deliveries appear
             when the company's payouts change state; choose "Any status" to see them all.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Deliveries">
-            <table>
-              <thead>
-                <tr>
-                  <SortHeader c={c} params={params} column="created" label="Created" />
-                  <th scope="col">Event</th>
-                  <SortHeader c={c} params={params} column="status" label="Status" />
-                  <SortHeader c={c} params={params} column="attempts" label="Attempts" numeric />
-                  <th scope="col" class="num">HTTP status</th>
-                  <th scope="col" class="num">Latency</th>
-                  <th scope="col">Response</th>
-                  <th scope="col">Next attempt</th>
-                  {mayReplay ? <th scope="col">Action</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((delivery) => (
-                  <tr>
-                    <td>
-                      <When c={c} at={delivery.createdAt} />
-                      {delivery.manual ? <span class="badge">replay</span> : null}
-                    </td>
-                    <td>
-                      {delivery.eventType}
-                      <span class="hint">{delivery.eventId}</span>
-                    </td>
-                    <td>
-                      <span
-                        class={delivery.status === "failed"
-                          ? "badge bad"
-                          : delivery.status === "succeeded"
-                          ? "badge good"
-                          : "badge"}
-                      >
-                        {delivery.status}
-                      </span>
-                    </td>
-                    <td class="num">{delivery.attemptCount}</td>
-                    <td class="num">{delivery.lastStatusCode ?? "—"}</td>
-                    <td class="num">
-                      {delivery.lastDurationMs === null ? "—" : `${delivery.lastDurationMs} ms`}
-                    </td>
-                    <td>
-                      <code>{delivery.lastResponseExcerpt ?? delivery.lastError ?? ""}</code>
-                    </td>
-                    <td>
-                      <When
-                        c={c}
-                        at={delivery.status === "pending" ? delivery.nextAttemptAt : null}
+          </>
+        }
+        head={
+          <>
+            <SortHeader c={c} params={params} column="created" label="Created" />
+            <th scope="col">Event</th>
+            <SortHeader c={c} params={params} column="status" label="Status" />
+            <SortHeader c={c} params={params} column="attempts" label="Attempts" numeric />
+            <th scope="col" class="num">HTTP status</th>
+            <th scope="col" class="num">Latency</th>
+            <th scope="col">Response</th>
+            <th scope="col">Next attempt</th>
+            {mayReplay ? <th scope="col">Action</th> : null}
+          </>
+        }
+        row={(delivery) => (
+          <tr>
+            <td>
+              <When c={c} at={delivery.createdAt} />
+              {delivery.manual ? <span class="badge">replay</span> : null}
+            </td>
+            <td>
+              {delivery.eventType}
+              <span class="hint">{delivery.eventId}</span>
+            </td>
+            <td>
+              <span
+                class={delivery.status === "failed"
+                  ? "badge bad"
+                  : delivery.status === "succeeded"
+                  ? "badge good"
+                  : "badge"}
+              >
+                {delivery.status}
+              </span>
+            </td>
+            <td class="num">{delivery.attemptCount}</td>
+            <td class="num">{delivery.lastStatusCode ?? "—"}</td>
+            <td class="num">
+              {delivery.lastDurationMs === null ? "—" : `${delivery.lastDurationMs} ms`}
+            </td>
+            <td>
+              <code>{delivery.lastResponseExcerpt ?? delivery.lastError ?? ""}</code>
+            </td>
+            <td>
+              <When
+                c={c}
+                at={delivery.status === "pending" ? delivery.nextAttemptAt : null}
+              />
+            </td>
+            {mayReplay
+              ? (
+                <td>
+                  {delivery.status === "failed"
+                    ? (
+                      <ActionButton
+                        action={`/console/webhooks/deliveries/${delivery.id}/replay`}
+                        label="Replay"
+                        ariaLabel={`Replay delivery ${delivery.id}`}
+                        csrf={<CsrfField c={c} />}
                       />
-                    </td>
-                    {mayReplay
-                      ? (
-                        <td>
-                          {delivery.status === "failed"
-                            ? (
-                              <ActionButton
-                                action={`/console/webhooks/deliveries/${delivery.id}/replay`}
-                                label="Replay"
-                                ariaLabel={`Replay delivery ${delivery.id}`}
-                                csrf={<CsrfField c={c} />}
-                              />
-                            )
-                            : null}
-                        </td>
-                      )
-                      : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+                    )
+                    : null}
+                </td>
+              )
+              : null}
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );
