@@ -39,6 +39,7 @@ import {
   FilterForm,
   ID_PATTERN,
   ListTable,
+  queryChoice,
   refusalProblems,
   requiredText,
   statusOf,
@@ -78,12 +79,9 @@ function StatusBadge(props: { status: ApprovalStatus }) {
 
 async function approvalsList(c: ConsoleContext, deps: AppDeps) {
   const params = listParams(c, { sorts: Object.keys(approvalSorts), defaultSort: "requested" });
-  const asked = c.req.query("status");
-  const status: ApprovalStatus | null = asked === "all"
+  const status: ApprovalStatus | null = c.req.query("status") === "all"
     ? null
-    : (APPROVAL_STATES as readonly string[]).includes(asked ?? "")
-    ? asked as ApprovalStatus
-    : "pending_approval";
+    : queryChoice(c, "status", APPROVAL_STATES) ?? "pending_approval";
   const page = await listConsoleApprovals(
     deps.databases.live.readClient,
     { companyIds: companiesInScope(c), status },

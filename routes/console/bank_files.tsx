@@ -8,13 +8,11 @@
 import { Hono } from "hono";
 import {
   achFileSorts,
-  type AchFileStatus,
   achFileStatuses,
   achImportSorts,
   CHECK_STATES,
   checkFileSorts,
   checkSorts,
-  type CheckState,
   findConsoleAchFile,
   listAchImports,
   listConsoleAchFiles,
@@ -34,7 +32,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, ID_PATTERN, ListTable, TableWrap, Tabs } from "./page_parts.tsx";
+import { FilterForm, ID_PATTERN, ListTable, queryChoice, TableWrap, Tabs } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
 type Tab = "ach" | "imports" | "checks" | "check-files";
@@ -90,10 +88,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
 
   app.get("/bank-files", async (c) => {
     const params = listParams(c, { sorts: Object.keys(achFileSorts), defaultSort: "created" });
-    const asked = c.req.query("status");
-    const status = (achFileStatuses as readonly string[]).includes(asked ?? "")
-      ? asked as AchFileStatus
-      : undefined;
+    const status = queryChoice(c, "status", achFileStatuses);
     const page = await listConsoleAchFiles(
       c.get("database").readClient,
       { companyIds: companiesInScope(c), status },
@@ -314,10 +309,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
 
   app.get("/bank-files/checks", async (c) => {
     const params = listParams(c, { sorts: Object.keys(checkSorts), defaultSort: "issued" });
-    const asked = c.req.query("status");
-    const status = (CHECK_STATES as readonly string[]).includes(asked ?? "")
-      ? asked as CheckState
-      : undefined;
+    const status = queryChoice(c, "status", CHECK_STATES);
     const page = await listConsoleChecks(
       c.get("database").readClient,
       { companyIds: companiesInScope(c), status },

@@ -6,7 +6,6 @@
  * payee's actions are on its payout's page.
  */
 import { Hono } from "hono";
-import { scopedCompanies } from "../../lib/console/companies.ts";
 import {
   disbursementSorts,
   findDisbursement,
@@ -26,7 +25,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { ID_PATTERN, ListTable, TableWrap } from "./page_parts.tsx";
+import { companyFilter, ID_PATTERN, ListTable, TableWrap } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleEnv } from "./session.ts";
 
 const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
@@ -52,11 +51,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/disbursements", async (c) => {
     const client = c.get("database").readClient;
     const params = listParams(c, { sorts: Object.keys(disbursementSorts), defaultSort: "created" });
-    const companies = await scopedCompanies(client, companiesInScope(c));
-    const companyAsked = c.req.query("company");
-    const companyId = companies.some((company) => company.id === companyAsked)
-      ? companyAsked
-      : undefined;
+    const { companies, companyId } = await companyFilter(c);
     const search = (c.req.query("q") ?? "").trim().slice(0, SEARCH_LENGTH_MAX);
     const page = await listDisbursements(
       client,

@@ -6,13 +6,7 @@
  * second admin (dual control); either way audited.
  */
 import { Hono } from "hono";
-import {
-  FUNDING_STATUSES,
-  fundingSorts,
-  type FundingStatus,
-  listConsoleFundings,
-} from "../../lib/console/funding.ts";
-import { scopedCompanies } from "../../lib/console/companies.ts";
+import { FUNDING_STATUSES, fundingSorts, listConsoleFundings } from "../../lib/console/funding.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -30,11 +24,13 @@ import {
 } from "./kit.tsx";
 import {
   ActionButton,
+  companyFilter,
   DoneNotice,
   doneRedirect,
   FilterForm,
   ID_PATTERN,
   ListTable,
+  queryChoice,
   refusalProblems,
   statusOf,
 } from "./page_parts.tsx";
@@ -56,15 +52,8 @@ const NOTICES = {
 async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[]) {
   const database = c.get("database");
   const params = listParams(c, { sorts: Object.keys(fundingSorts), defaultSort: "created" });
-  const statusAsked = c.req.query("status");
-  const status = (FUNDING_STATUSES as readonly string[]).includes(statusAsked ?? "")
-    ? statusAsked as FundingStatus
-    : undefined;
-  const companies = await scopedCompanies(database.readClient, companiesInScope(c));
-  const companyAsked = c.req.query("company");
-  const companyId = companies.some((company) => company.id === companyAsked)
-    ? companyAsked
-    : undefined;
+  const status = queryChoice(c, "status", FUNDING_STATUSES);
+  const { companies, companyId } = await companyFilter(c);
   const page = await listConsoleFundings(
     database.readClient,
     { companyIds: companiesInScope(c), companyId, status },

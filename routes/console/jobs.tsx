@@ -16,7 +16,6 @@ import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   CsrfField,
-  EmptyState,
   type FieldProblem,
   FormProblems,
   listParams,
@@ -34,7 +33,6 @@ import {
   ListTable,
   refusalProblems,
   statusOf,
-  TableWrap,
   Tabs,
 } from "./page_parts.tsx";
 import {
@@ -77,79 +75,72 @@ async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem
       <JobTabs c={c} current="jobs" />
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={problems} />
-      {page.data.length === 0
+      {page.data.length > 0 && mayRetry && companiesInScope(c) === null
         ? (
-          <EmptyState>
+          <div class="actions" style="margin:0 0 1rem">
+            <ActionButton
+              action="/console/jobs/retry-all"
+              label="Retry every parked job"
+              confirm="Put every parked job of this environment back in the queue?"
+              csrf={<CsrfField c={c} />}
+            />
+          </div>
+        )
+        : null}
+      <ListTable
+        label="Parked jobs"
+        rows={page.data}
+        empty={
+          <>
             No parked jobs. A job is parked when it fails on something a retry would not cure; fix
             the cause it names, then retry it here.
-          </EmptyState>
-        )
-        : (
+          </>
+        }
+        head={
           <>
-            {mayRetry && companiesInScope(c) === null
+            <SortHeader c={c} params={params} column="parked" label="Parked" />
+            <SortHeader c={c} params={params} column="kind" label="Kind" />
+            <th scope="col">Company</th>
+            <th scope="col">Subject</th>
+            <SortHeader c={c} params={params} column="due" label="Was due" />
+            <th scope="col" class="num">Runs</th>
+            <th scope="col">Error</th>
+            {mayRetry ? <th scope="col">Action</th> : null}
+          </>
+        }
+        row={(job) => (
+          <tr>
+            <td>
+              <When c={c} at={job.parkedAt} />
+            </td>
+            <td>
+              {job.kind}
+              <span class="hint">{job.id}</span>
+            </td>
+            <td>{job.companyName}</td>
+            <td>{job.subjectId}</td>
+            <td>
+              <When c={c} at={job.dueAt} />
+            </td>
+            <td class="num">{job.attempts}</td>
+            <td>
+              <code>{job.error}</code>
+            </td>
+            {mayRetry
               ? (
-                <div class="actions" style="margin:0 0 1rem">
+                <td>
                   <ActionButton
-                    action="/console/jobs/retry-all"
-                    label="Retry every parked job"
-                    confirm="Put every parked job of this environment back in the queue?"
+                    action={`/console/jobs/${job.id}/retry`}
+                    label="Retry"
+                    ariaLabel={`Retry job ${job.id}`}
                     csrf={<CsrfField c={c} />}
                   />
-                </div>
+                </td>
               )
               : null}
-            <TableWrap label="Parked jobs">
-              <table>
-                <thead>
-                  <tr>
-                    <SortHeader c={c} params={params} column="parked" label="Parked" />
-                    <SortHeader c={c} params={params} column="kind" label="Kind" />
-                    <th scope="col">Company</th>
-                    <th scope="col">Subject</th>
-                    <SortHeader c={c} params={params} column="due" label="Was due" />
-                    <th scope="col" class="num">Runs</th>
-                    <th scope="col">Error</th>
-                    {mayRetry ? <th scope="col">Action</th> : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((job) => (
-                    <tr>
-                      <td>
-                        <When c={c} at={job.parkedAt} />
-                      </td>
-                      <td>
-                        {job.kind}
-                        <span class="hint">{job.id}</span>
-                      </td>
-                      <td>{job.companyName}</td>
-                      <td>{job.subjectId}</td>
-                      <td>
-                        <When c={c} at={job.dueAt} />
-                      </td>
-                      <td class="num">{job.attempts}</td>
-                      <td>
-                        <code>{job.error}</code>
-                      </td>
-                      {mayRetry
-                        ? (
-                          <td>
-                            <ActionButton
-                              action={`/console/jobs/${job.id}/retry`}
-                              label="Retry"
-                              ariaLabel={`Retry job ${job.id}`}
-                              csrf={<CsrfField c={c} />}
-                            />
-                          </td>
-                        )
-                        : null}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          </>
+          </tr>
         )}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );

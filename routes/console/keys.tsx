@@ -6,12 +6,11 @@
  * are the CLI's key:rotate and key:revoke, audited.
  */
 import { Hono } from "hono";
-import { KEY_KINDS, type KeyKind, keySorts, listKeys } from "../../lib/console/keys.ts";
+import { KEY_KINDS, keySorts, listKeys } from "../../lib/console/keys.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   CsrfField,
-  EmptyState,
   type FieldProblem,
   FormProblems,
   listParams,
@@ -28,9 +27,10 @@ import {
   doneRedirect,
   FilterForm,
   ID_PATTERN,
+  ListTable,
+  queryChoice,
   refusalProblems,
   statusOf,
-  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -55,10 +55,7 @@ async function keysPage(
   shown: { problems: readonly FieldProblem[]; rotated?: Rotated },
 ) {
   const params = listParams(c, { sorts: Object.keys(keySorts), defaultSort: "created" });
-  const kindAsked = c.req.query("kind");
-  const kind = (KEY_KINDS as readonly string[]).includes(kindAsked ?? "")
-    ? kindAsked as KeyKind
-    : undefined;
+  const kind = queryChoice(c, "kind", KEY_KINDS);
   const includeEnded = c.req.query("ended") === "1";
   const page = await listKeys(
     c.get("database").readClient,
@@ -101,92 +98,87 @@ async function keysPage(
           values={{ ended: includeEnded ? "1" : "" }}
         />
       </FilterForm>
-      {page.data.length === 0
-        ? (
-          <EmptyState>
+      <ListTable
+        label="Keys"
+        rows={page.data}
+        empty={
+          <>
             No keys match. An admin creates companies, users and lines with `deno task admin`, each
             with its keys; show revoked keys or every kind to see more.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Keys">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <SortHeader c={c} params={params} column="kind" label="Kind" />
-                  <SortHeader c={c} params={params} column="owner" label="Belongs to" />
-                  <SortHeader c={c} params={params} column="created" label="Created" />
-                  <th scope="col">State</th>
-                  {mayChange ? <th scope="col">Actions</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((key) => {
-                  const state = key.revokedAt !== null
-                    ? "revoked"
-                    : key.expiresAt !== null && key.expiresAt <= now
-                    ? "expired"
-                    : key.expiresAt !== null
-                    ? "rotated"
-                    : "active";
-                  return (
-                    <tr>
-                      <td>
-                        <code>{key.hint}</code>
-                        <span class="hint">{key.id}</span>
-                      </td>
-                      <td>{key.kind}</td>
-                      <td>{key.owner}</td>
-                      <td>
-                        <When c={c} at={key.createdAt} />
-                      </td>
-                      <td>
-                        <span class={state === "active" ? "badge good" : "badge bad"}>{state}</span>
-                        {state === "rotated"
-                          ? (
-                            <span class="hint">
-                              works until <When c={c} at={key.expiresAt} />
-                            </span>
-                          )
-                          : null}
-                      </td>
-                      {mayChange
-                        ? (
-                          <td class="actions">
-                            {state === "active"
-                              ? (
-                                <ActionButton
-                                  action={`/console/keys/${key.id}/rotate`}
-                                  label="Rotate"
-                                  ariaLabel={`Rotate key ${key.hint}`}
-                                  confirm="Issue a new secret? The old one keeps working for the grace period."
-                                  csrf={<CsrfField c={c} />}
-                                />
-                              )
-                              : null}
-                            {state === "active" || state === "rotated"
-                              ? (
-                                <ActionButton
-                                  action={`/console/keys/${key.id}/revoke`}
-                                  label="Revoke"
-                                  ariaLabel={`Revoke key ${key.hint}`}
-                                  confirm="Revoke this key? It stops working at once."
-                                  danger
-                                  csrf={<CsrfField c={c} />}
-                                />
-                              )
-                              : null}
-                          </td>
-                        )
-                        : null}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
+          </>
+        }
+        head={
+          <>
+            <th scope="col">Key</th>
+            <SortHeader c={c} params={params} column="kind" label="Kind" />
+            <SortHeader c={c} params={params} column="owner" label="Belongs to" />
+            <SortHeader c={c} params={params} column="created" label="Created" />
+            <th scope="col">State</th>
+            {mayChange ? <th scope="col">Actions</th> : null}
+          </>
+        }
+        row={(key) => {
+          const state = key.revokedAt !== null
+            ? "revoked"
+            : key.expiresAt !== null && key.expiresAt <= now
+            ? "expired"
+            : key.expiresAt !== null
+            ? "rotated"
+            : "active";
+          return (
+            <tr>
+              <td>
+                <code>{key.hint}</code>
+                <span class="hint">{key.id}</span>
+              </td>
+              <td>{key.kind}</td>
+              <td>{key.owner}</td>
+              <td>
+                <When c={c} at={key.createdAt} />
+              </td>
+              <td>
+                <span class={state === "active" ? "badge good" : "badge bad"}>{state}</span>
+                {state === "rotated"
+                  ? (
+                    <span class="hint">
+                      works until <When c={c} at={key.expiresAt} />
+                    </span>
+                  )
+                  : null}
+              </td>
+              {mayChange
+                ? (
+                  <td class="actions">
+                    {state === "active"
+                      ? (
+                        <ActionButton
+                          action={`/console/keys/${key.id}/rotate`}
+                          label="Rotate"
+                          ariaLabel={`Rotate key ${key.hint}`}
+                          confirm="Issue a new secret? The old one keeps working for the grace period."
+                          csrf={<CsrfField c={c} />}
+                        />
+                      )
+                      : null}
+                    {state === "active" || state === "rotated"
+                      ? (
+                        <ActionButton
+                          action={`/console/keys/${key.id}/revoke`}
+                          label="Revoke"
+                          ariaLabel={`Revoke key ${key.hint}`}
+                          confirm="Revoke this key? It stops working at once."
+                          danger
+                          csrf={<CsrfField c={c} />}
+                        />
+                      )
+                      : null}
+                  </td>
+                )
+                : null}
+            </tr>
+          );
+        }}
+      />
       <Pager c={c} params={params} hasMore={page.hasMore} />
     </ConsoleLayout>
   );

@@ -33,7 +33,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, ListTable, TableWrap, Tabs } from "./page_parts.tsx";
+import { FilterForm, ListTable, queryChoice, TableWrap, Tabs } from "./page_parts.tsx";
 import {
   companiesInScope,
   type ConsoleContext,
@@ -167,10 +167,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     const client = c.get("database").readClient;
     const companies = await scopedCompanies(client, companiesInScope(c));
     const line = chosenLine(companies, c.req.query("line"));
-    const kindAsked = c.req.query("kind");
-    const kind = (ledgerTransactionKinds as readonly string[]).includes(kindAsked ?? "")
-      ? kindAsked
-      : undefined;
+    const kind = queryChoice(c, "kind", ledgerTransactionKinds);
     const params = listParams(c, { sorts: Object.keys(transactionSorts), defaultSort: "posted" });
     const page = await listTransactions(
       client,

@@ -2,12 +2,15 @@
 /**
  * What the console's operations pages share beyond kit.tsx: a form body checked with valibot
  * (each issue named by its field), a refused command turned into the form's problems, the
- * redirect after a change with a fixed notice, tabs between a page's tables, and id patterns.
+ * redirect after a change with a fixed notice, tabs between a page's tables, id patterns, and the
+ * list pages' frame: the filters read from the query and shown as a form, the table or its empty
+ * state.
  */
 import type { Child } from "hono/jsx";
 import * as v from "valibot";
+import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
 import type { Refusal } from "../../lib/platform/result.ts";
-import { type ConsoleContext } from "./session.ts";
+import { companiesInScope, type ConsoleContext } from "./session.ts";
 import {
   consoleUrl,
   EmptyState,
@@ -190,4 +193,24 @@ export function ListTable<T>(props: {
       </table>
     </TableWrap>
   );
+}
+
+/** A query parameter when it is one of `choices`; anything else (absent, or edited by hand) is none. */
+export function queryChoice<T extends string>(
+  c: ConsoleContext,
+  name: string,
+  choices: readonly T[],
+): T | undefined {
+  const asked = c.req.query(name);
+  return (choices as readonly string[]).includes(asked ?? "") ? asked as T : undefined;
+}
+
+/** The companies of the operator's scope, and the one `?company=` chose among them. */
+export async function companyFilter(
+  c: ConsoleContext,
+): Promise<{ companies: ScopedCompany[]; companyId: string | undefined }> {
+  const companies = await scopedCompanies(c.get("database").readClient, companiesInScope(c));
+  const asked = c.req.query("company");
+  const companyId = companies.some((company) => company.id === asked) ? asked : undefined;
+  return { companies, companyId };
 }

@@ -45,6 +45,7 @@ import {
   FilterForm,
   ID_PATTERN,
   ListTable,
+  queryChoice,
   refusalProblems,
   requiredText,
   statusOf,
@@ -110,12 +111,9 @@ const toneOf = (status: string) =>
 
 async function sanctionsList(c: ConsoleContext) {
   const params = listParams(c, { sorts: Object.keys(reviewSorts), defaultSort: "created" });
-  const asked = c.req.query("status");
-  const status: ReviewState | null = asked === "all"
+  const status: ReviewState | null = c.req.query("status") === "all"
     ? null
-    : (REVIEW_STATES as readonly string[]).includes(asked ?? "")
-    ? asked as ReviewState
-    : "open";
+    : queryChoice(c, "status", REVIEW_STATES) ?? "open";
   const page = await listSanctionsReviews(
     c.get("database").readClient,
     { companyIds: companiesInScope(c), status },

@@ -10,7 +10,6 @@ import * as v from "valibot";
 import {
   DELIVERY_STATUSES,
   deliverySorts,
-  type DeliveryStatus,
   type EndpointRow,
   findDeliveryEndpoint,
   findEndpointInScope,
@@ -43,6 +42,7 @@ import {
   FilterForm,
   ID_PATTERN,
   ListTable,
+  queryChoice,
   refusalProblems,
   statusOf,
   TableWrap,
@@ -143,10 +143,7 @@ async function endpointPage(
   form: { problems: readonly FieldProblem[]; values: FormValues },
 ) {
   const params = listParams(c, { sorts: SORTS, defaultSort: "created" });
-  const statusAsked = c.req.query("status");
-  const status = (DELIVERY_STATUSES as readonly string[]).includes(statusAsked ?? "")
-    ? statusAsked as DeliveryStatus
-    : undefined;
+  const status = queryChoice(c, "status", DELIVERY_STATUSES);
   const page = await listEndpointDeliveries(
     c.get("database").readClient,
     { endpointId: endpoint.id, status },
