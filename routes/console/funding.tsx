@@ -15,7 +15,6 @@ import {
   FormProblems,
   listParams,
   Money,
-  notFoundPage,
   Pager,
   requireRole,
   SelectField,
@@ -28,19 +27,11 @@ import {
   DoneNotice,
   doneRedirect,
   FilterForm,
-  ID_PATTERN,
   ListTable,
   queryChoice,
-  refusalProblems,
-  statusOf,
+  rowCommand,
 } from "./page_parts.tsx";
-import {
-  companiesInScope,
-  type ConsoleContext,
-  type ConsoleEnv,
-  hasRole,
-  runConsoleCommand,
-} from "./session.ts";
+import { companiesInScope, type ConsoleContext, type ConsoleEnv, hasRole } from "./session.ts";
 
 const NOTICES = {
   "wire:receive": "Recorded: the wire arrived and its amount is available.",
@@ -176,23 +167,19 @@ export function fundingConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/funding", async (c) => c.html(await fundingPage(c, [])));
 
   for (const [path, command] of [["receive-wire", "wire:receive"], ["return", "funding:return"]]) {
-    app.post(`/funding/:id/${path}`, requireRole("admin"), async (c) => {
-      const id = c.req.param("id");
-      if (!ID_PATTERN.test(id)) return notFoundPage(c, "This funding");
-      const recorded = await runConsoleCommand(deps, c, command, {
-        funding: id,
-        environment: c.get("environment"),
-      });
-      if (recorded.ok) {
-        return doneRedirect(
-          c,
-          "/console/funding",
-          "approval_id" in recorded.value ? "approval_requested" : command,
-        );
-      }
-      if (statusOf(recorded) === 404) return notFoundPage(c, "This funding");
-      return c.html(await fundingPage(c, refusalProblems(recorded)), statusOf(recorded));
-    });
+    app.post(`/funding/:id/${path}`, requireRole("admin"), (c) =>
+      rowCommand(c, deps, {
+        what: "This funding",
+        command,
+        flags: (id) => ({ funding: id, environment: c.get("environment") }),
+        done: (recorded) =>
+          doneRedirect(
+            c,
+            "/console/funding",
+            "approval_id" in recorded ? "approval_requested" : command,
+          ),
+        page: (problems) => fundingPage(c, problems),
+      }));
   }
   return app;
 }

@@ -19,7 +19,6 @@ import {
   type FieldProblem,
   FormProblems,
   listParams,
-  notFoundPage,
   Pager,
   requireRole,
   SortHeader,
@@ -29,9 +28,9 @@ import {
   ActionButton,
   DoneNotice,
   doneRedirect,
-  ID_PATTERN,
   ListTable,
   refusalProblems,
+  rowCommand,
   statusOf,
   Tabs,
 } from "./page_parts.tsx";
@@ -231,28 +230,22 @@ export function jobsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     return c.html(await parkedJobsPage(c, refusalProblems(retried)), statusOf(retried));
   });
 
-  app.post("/jobs/:id/retry", requireRole("clerk"), async (c) => {
-    const id = c.req.param("id");
-    if (!ID_PATTERN.test(id)) return notFoundPage(c, "This job");
-    const retried = await runConsoleCommand(deps, c, "jobs:retry", {
-      job: id,
-      environment: c.get("environment"),
-    });
-    if (retried.ok) return doneRedirect(c, "/console/jobs", "job_retried");
-    if (statusOf(retried) === 404) return notFoundPage(c, "This job");
-    return c.html(await parkedJobsPage(c, refusalProblems(retried)), statusOf(retried));
-  });
+  app.post("/jobs/:id/retry", requireRole("clerk"), (c) =>
+    rowCommand(c, deps, {
+      what: "This job",
+      command: "jobs:retry",
+      flags: (id) => ({ job: id, environment: c.get("environment") }),
+      done: () => doneRedirect(c, "/console/jobs", "job_retried"),
+      page: (problems) => parkedJobsPage(c, problems),
+    }));
 
-  app.post("/notifications/:id/retry", requireRole("clerk"), async (c) => {
-    const id = c.req.param("id");
-    if (!ID_PATTERN.test(id)) return notFoundPage(c, "This notification");
-    const retried = await runConsoleCommand(deps, c, "notifications:retry", {
-      notification: id,
-      environment: c.get("environment"),
-    });
-    if (retried.ok) return doneRedirect(c, "/console/jobs/notifications", "notification_retried");
-    if (statusOf(retried) === 404) return notFoundPage(c, "This notification");
-    return c.html(await notificationsPage(c, refusalProblems(retried)), statusOf(retried));
-  });
+  app.post("/notifications/:id/retry", requireRole("clerk"), (c) =>
+    rowCommand(c, deps, {
+      what: "This notification",
+      command: "notifications:retry",
+      flags: (id) => ({ notification: id, environment: c.get("environment") }),
+      done: () => doneRedirect(c, "/console/jobs/notifications", "notification_retried"),
+      page: (problems) => notificationsPage(c, problems),
+    }));
   return app;
 }

@@ -30,6 +30,7 @@ import {
   ListTable,
   queryChoice,
   refusalProblems,
+  rowCommand,
   statusOf,
 } from "./page_parts.tsx";
 import {
@@ -213,16 +214,13 @@ export function keysConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.post("/keys/:id/revoke", requireRole("admin"), async (c) => {
-    const id = c.req.param("id");
-    if (!ID_PATTERN.test(id)) return notFoundPage(c, "This key");
-    const revoked = await runConsoleCommand(deps, c, "key:revoke", { key: id });
-    if (revoked.ok) return doneRedirect(c, "/console/keys", "revoked");
-    if (statusOf(revoked) === 404) return notFoundPage(c, "This key");
-    return c.html(
-      await keysPage(c, deps, { problems: refusalProblems(revoked) }),
-      statusOf(revoked),
-    );
-  });
+  app.post("/keys/:id/revoke", requireRole("admin"), (c) =>
+    rowCommand(c, deps, {
+      what: "This key",
+      command: "key:revoke",
+      flags: (id) => ({ key: id }),
+      done: () => doneRedirect(c, "/console/keys", "revoked"),
+      page: (problems) => keysPage(c, deps, { problems }),
+    }));
   return app;
 }

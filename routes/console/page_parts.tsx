@@ -9,14 +9,17 @@
 import type { Child } from "hono/jsx";
 import * as v from "valibot";
 import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
+import type { Flags } from "../../lib/admin/command_kit.ts";
 import type { Refusal } from "../../lib/platform/result.ts";
-import { companiesInScope, type ConsoleContext } from "./session.ts";
+import type { AppDeps } from "../context.ts";
+import { companiesInScope, type ConsoleContext, runConsoleCommand } from "./session.ts";
 import {
   consoleUrl,
   EmptyState,
   type FieldProblem,
   type FormValues,
   formValuesOf,
+  notFoundPage,
   Notice,
   refusalStatus,
 } from "./kit.tsx";
@@ -213,4 +216,28 @@ export async function companyFilter(
   const asked = c.req.query("company");
   const companyId = companies.some((company) => company.id === asked) ? asked : undefined;
   return { companies, companyId };
+}
+
+/**
+ * A button's command on the row the path's `:id` names (a job, a key, a funding): an id that cannot
+ * be ours, or one the command does not find in scope, is `what`'s not-found page; a refusal shows
+ * `page` again with it, at the refusal's status; a success answers `done`.
+ */
+export async function rowCommand(
+  c: ConsoleContext,
+  deps: AppDeps,
+  row: {
+    what: string;
+    command: string;
+    flags: (id: string) => Flags;
+    done: (value: Record<string, unknown>) => Response;
+    page: (problems: readonly FieldProblem[]) => Promise<string | Promise<string>>;
+  },
+): Promise<Response> {
+  const id = c.req.param("id");
+  if (id === undefined || !ID_PATTERN.test(id)) return notFoundPage(c, row.what);
+  const ran = await runConsoleCommand(deps, c, row.command, row.flags(id));
+  if (ran.ok) return row.done(ran.value);
+  if (statusOf(ran) === 404) return notFoundPage(c, row.what);
+  return c.html(await row.page(refusalProblems(ran)), statusOf(ran));
 }
