@@ -31,6 +31,7 @@ import {
   requireRole,
   When,
 } from "./kit.tsx";
+import { ListTable } from "./page_parts.tsx";
 import { StatusBadge } from "./payouts.tsx";
 import {
   companiesInScope,
@@ -210,125 +211,104 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
         </ol>
       </Section>
       <Section title="Ledger entries" id="ledger">
-        {payout.ledger.length === 0
-          ? <EmptyState>No money has moved for this payout yet.</EmptyState>
-          : (
-            <div class="table-wrap" tabindex={0} role="region" aria-label="Ledger entries">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Posted</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Account</th>
-                    <th scope="col" class="num">Amount</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {payout.ledger.flatMap((t) =>
-                    t.entries.map((e, index) => (
-                      <tr>
-                        <td>{index === 0 ? <When c={c} at={t.postedAt} /> : ""}</td>
-                        <td>{index === 0 ? t.kind : ""}</td>
-                        <td>{e.account}</td>
-                        <td class="num">
-                          <Money cents={e.amountCents} />
-                        </td>
-                      </tr>
-                    ))
-                  )}
-                </tbody>
-              </table>
-            </div>
-          )}
+        <ListTable
+          label="Ledger entries"
+          rows={payout.ledger}
+          empty="No money has moved for this payout yet."
+          head={
+            <>
+              <th scope="col">Posted</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Account</th>
+              <th scope="col" class="num">Amount</th>
+            </>
+          }
+          row={(t) =>
+            t.entries.map((e, index) => (
+              <tr>
+                <td>{index === 0 ? <When c={c} at={t.postedAt} /> : ""}</td>
+                <td>{index === 0 ? t.kind : ""}</td>
+                <td>{e.account}</td>
+                <td class="num">
+                  <Money cents={e.amountCents} />
+                </td>
+              </tr>
+            ))}
+        />
       </Section>
       <Section title="Events and webhook deliveries" id="events">
-        {payout.events.length === 0
-          ? <EmptyState>No event was recorded for this payout yet.</EmptyState>
-          : (
-            <div
-              class="table-wrap"
-              tabindex={0}
-              role="region"
-              aria-label="Events and webhook deliveries"
-            >
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">When</th>
-                    <th scope="col">Deliveries</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {payout.events.map((event) => (
-                    <tr>
-                      <td>{event.type ?? `event ${event.eventTypeId}`}</td>
-                      <td>
-                        <When c={c} at={event.createdAt} />
-                      </td>
-                      <td>
-                        {event.deliveries.length === 0 ? "No endpoint" : (
-                          <ul>
-                            {event.deliveries.map((d) => (
-                              <li>
-                                {d.url}:{" "}
-                                <span class={d.status === "failed" ? "badge bad" : "badge"}>
-                                  {d.status}
-                                </span>
-                                {` after ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`}
-                                {d.lastStatusCode === null ? "" : `, last HTTP ${d.lastStatusCode}`}
-                              </li>
-                            ))}
-                          </ul>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+        <ListTable
+          label="Events and webhook deliveries"
+          rows={payout.events}
+          empty="No event was recorded for this payout yet."
+          head={
+            <>
+              <th scope="col">Event</th>
+              <th scope="col">When</th>
+              <th scope="col">Deliveries</th>
+            </>
+          }
+          row={(event) => (
+            <tr>
+              <td>{event.type ?? `event ${event.eventTypeId}`}</td>
+              <td>
+                <When c={c} at={event.createdAt} />
+              </td>
+              <td>
+                {event.deliveries.length === 0 ? "No endpoint" : (
+                  <ul>
+                    {event.deliveries.map((d) => (
+                      <li>
+                        {d.url}:{" "}
+                        <span class={d.status === "failed" ? "badge bad" : "badge"}>
+                          {d.status}
+                        </span>
+                        {` after ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`}
+                        {d.lastStatusCode === null ? "" : `, last HTTP ${d.lastStatusCode}`}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+            </tr>
           )}
+        />
       </Section>
       <Section title="Notifications" id="notifications">
-        {payout.notifications.length === 0
-          ? <EmptyState>The payee has not been notified yet.</EmptyState>
-          : (
-            <div class="table-wrap" tabindex={0} role="region" aria-label="Notifications">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Channel</th>
-                    <th scope="col">To</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Queued</th>
-                    <th scope="col">Sent</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {payout.notifications.map((n) => (
-                    <tr>
-                      <td>{n.channel}</td>
-                      <td>{n.recipient}</td>
-                      <td>{n.subject ?? "—"}</td>
-                      <td>
-                        <span class={n.status === "failed" ? "badge bad" : "badge"}>
-                          {n.status}
-                        </span>
-                        {n.lastError ? <span class="hint">{n.lastError}</span> : null}
-                      </td>
-                      <td>
-                        <When c={c} at={n.createdAt} />
-                      </td>
-                      <td>
-                        <When c={c} at={n.sentAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+        <ListTable
+          label="Notifications"
+          rows={payout.notifications}
+          empty="The payee has not been notified yet."
+          head={
+            <>
+              <th scope="col">Channel</th>
+              <th scope="col">To</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Status</th>
+              <th scope="col">Queued</th>
+              <th scope="col">Sent</th>
+            </>
+          }
+          row={(n) => (
+            <tr>
+              <td>{n.channel}</td>
+              <td>{n.recipient}</td>
+              <td>{n.subject ?? "—"}</td>
+              <td>
+                <span class={n.status === "failed" ? "badge bad" : "badge"}>
+                  {n.status}
+                </span>
+                {n.lastError ? <span class="hint">{n.lastError}</span> : null}
+              </td>
+              <td>
+                <When c={c} at={n.createdAt} />
+              </td>
+              <td>
+                <When c={c} at={n.sentAt} />
+              </td>
+            </tr>
           )}
+        />
       </Section>
       <Section title="Portal links" id="portal">
         {payout.portalLinks.length === 0
