@@ -23,7 +23,6 @@ import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   consoleUrl,
-  EmptyState,
   listParams,
   Money,
   notFoundPage,
@@ -32,7 +31,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, ID_PATTERN, ListTable, queryChoice, TableWrap, Tabs } from "./page_parts.tsx";
+import { FilterForm, ID_PATTERN, ListTable, queryChoice, Tabs } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
 type Tab = "ach" | "imports" | "checks" | "check-files";
@@ -204,49 +203,44 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
           </dl>
         </section>
         <h2>Entries</h2>
-        {file.entries.length === 0
-          ? <EmptyState>This file has no entries.</EmptyState>
-          : (
-            <TableWrap label="File entries">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Trace</th>
-                    <th scope="col">Direction</th>
-                    <th scope="col" class="num">Amount</th>
-                    <th scope="col">For</th>
-                    <th scope="col">Account</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {file.entries.map((entry) => (
-                    <tr>
-                      <td>{entry.traceNumber ?? "—"}</td>
-                      <td>{entry.direction}</td>
-                      <td class="num">
-                        <Money cents={entry.amountCents} />
-                      </td>
-                      <td>
-                        {entry.payoutId
-                          ? (
-                            <a href={consoleUrl(c, `/console/payouts/${entry.payoutId}`)}>
-                              {entry.payoutId}
-                            </a>
-                          )
-                          : entry.fundingUuid ?? "—"}
-                      </td>
-                      <td>{entry.accountLastFour ? `ending ${entry.accountLastFour}` : "—"}</td>
-                      <td>
-                        <span class={toneOf(entry.status)}>{entry.status}</span>
-                        {entry.returnCode ? <span class="hint">{entry.returnCode}</span> : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+        <ListTable
+          label="File entries"
+          rows={file.entries}
+          empty="This file has no entries."
+          head={
+            <>
+              <th scope="col">Trace</th>
+              <th scope="col">Direction</th>
+              <th scope="col" class="num">Amount</th>
+              <th scope="col">For</th>
+              <th scope="col">Account</th>
+              <th scope="col">Status</th>
+            </>
+          }
+          row={(entry) => (
+            <tr>
+              <td>{entry.traceNumber ?? "—"}</td>
+              <td>{entry.direction}</td>
+              <td class="num">
+                <Money cents={entry.amountCents} />
+              </td>
+              <td>
+                {entry.payoutId
+                  ? (
+                    <a href={consoleUrl(c, `/console/payouts/${entry.payoutId}`)}>
+                      {entry.payoutId}
+                    </a>
+                  )
+                  : entry.fundingUuid ?? "—"}
+              </td>
+              <td>{entry.accountLastFour ? `ending ${entry.accountLastFour}` : "—"}</td>
+              <td>
+                <span class={toneOf(entry.status)}>{entry.status}</span>
+                {entry.returnCode ? <span class="hint">{entry.returnCode}</span> : null}
+              </td>
+            </tr>
           )}
+        />
       </ConsoleLayout>,
     );
   });

@@ -121,44 +121,37 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </p>
           )
           : null}
-        {lines.length === 0
-          ? (
-            <EmptyState>
+        <ListTable
+          label="Balances per line"
+          rows={lines}
+          empty={
+            <>
               No business lines in your companies. An admin creates one with `deno task admin
               line:create`.
-            </EmptyState>
-          )
-          : (
-            <TableWrap label="Balances per line">
-              <table>
-                <caption class="hint" style="text-align:left;padding:.4rem .6rem">
-                  Balances per line
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Company</th>
-                    <th scope="col">Line</th>
-                    {ACCOUNT_LABELS.map(([code, label]) => (
-                      <th scope="col" class="num" key={code}>{label}</th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {lines.map((line) => (
-                    <tr>
-                      <td>{line.companyName}</td>
-                      <td>{line.lineCode}</td>
-                      {ACCOUNT_LABELS.map(([code]) => (
-                        <td class="num">
-                          <Money cents={line.balances[code]} />
-                        </td>
-                      ))}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            </>
+          }
+          caption="Balances per line"
+          head={
+            <>
+              <th scope="col">Company</th>
+              <th scope="col">Line</th>
+              {ACCOUNT_LABELS.map(([code, label]) => (
+                <th scope="col" class="num" key={code}>{label}</th>
+              ))}
+            </>
+          }
+          row={(line) => (
+            <tr>
+              <td>{line.companyName}</td>
+              <td>{line.lineCode}</td>
+              {ACCOUNT_LABELS.map(([code]) => (
+                <td class="num">
+                  <Money cents={line.balances[code]} />
+                </td>
+              ))}
+            </tr>
           )}
+        />
       </ConsoleLayout>,
     );
   });

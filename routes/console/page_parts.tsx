@@ -182,6 +182,8 @@ export function ListTable<T>(props: {
   label: string;
   rows: readonly T[];
   empty: Child;
+  /** A line above the head, for what the table holds or how it is ordered. */
+  caption?: Child;
   head: Child;
   row: (item: T) => Child;
 }) {
@@ -189,6 +191,13 @@ export function ListTable<T>(props: {
   return (
     <TableWrap label={props.label}>
       <table>
+        {props.caption === undefined
+          ? null
+          : (
+            <caption class="hint" style="text-align:left;padding:.4rem .6rem">
+              {props.caption}
+            </caption>
+          )}
         <thead>
           <tr>{props.head}</tr>
         </thead>

@@ -24,7 +24,6 @@ import {
   ConsoleLayout,
   consoleUrl,
   CsrfField,
-  EmptyState,
   Field,
   type FieldProblem,
   FormProblems,
@@ -297,56 +296,53 @@ async function checkExceptionsList(c: ConsoleContext) {
           values={{ status: status ?? "all" }}
         />
       </FilterForm>
-      {listed.data.length === 0
-        ? (
-          <EmptyState>
+      <ListTable
+        label="Check exceptions"
+        rows={listed.data}
+        empty={
+          <>
             No {status ?? ""}{" "}
             check exceptions. A paid-items file from the bank that reports a check paid for another
             amount, twice, after a void or not issued opens one here.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Check exceptions">
-            <table>
-              <caption class="hint" style="text-align:left;padding:.4rem .6rem">
-                Oldest first{listed.hasMore ? "; resolve these to see the next ones" : ""}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Check</th>
-                  <th scope="col">Exception</th>
-                  <th scope="col" class="num">Issued</th>
-                  <th scope="col" class="num">Paid</th>
-                  <th scope="col">Paid on</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {listed.data.map((x) => (
-                  <tr>
-                    <td>
-                      <a href={consoleUrl(c, `/console/reviews/checks/${x.id}`)}>
-                        No. {x.checkNumber}
-                      </a>
-                      <span class="hint">{x.importFileName}</span>
-                    </td>
-                    <td>{x.kind.replaceAll("_", " ")}</td>
-                    <td class="num">
-                      {x.issuedAmountCents === null ? "—" : <Money cents={x.issuedAmountCents} />}
-                    </td>
-                    <td class="num">
-                      <Money cents={x.paidAmountCents} />
-                    </td>
-                    <td>{x.paidDate}</td>
-                    <td>
-                      <span class={toneOf(x.status)}>{x.resolution ?? x.status}</span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        caption={
+          <>
+            Oldest first{listed.hasMore ? "; resolve these to see the next ones" : ""}
+          </>
+        }
+        head={
+          <>
+            <th scope="col">Check</th>
+            <th scope="col">Exception</th>
+            <th scope="col" class="num">Issued</th>
+            <th scope="col" class="num">Paid</th>
+            <th scope="col">Paid on</th>
+            <th scope="col">Status</th>
+          </>
+        }
+        row={(x) => (
+          <tr>
+            <td>
+              <a href={consoleUrl(c, `/console/reviews/checks/${x.id}`)}>
+                No. {x.checkNumber}
+              </a>
+              <span class="hint">{x.importFileName}</span>
+            </td>
+            <td>{x.kind.replaceAll("_", " ")}</td>
+            <td class="num">
+              {x.issuedAmountCents === null ? "—" : <Money cents={x.issuedAmountCents} />}
+            </td>
+            <td class="num">
+              <Money cents={x.paidAmountCents} />
+            </td>
+            <td>{x.paidDate}</td>
+            <td>
+              <span class={toneOf(x.status)}>{x.resolution ?? x.status}</span>
+            </td>
+          </tr>
         )}
+      />
     </ConsoleLayout>
   );
 }

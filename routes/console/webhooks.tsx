@@ -21,7 +21,6 @@ import {
   ConsoleLayout,
   consoleUrl,
   CsrfField,
-  EmptyState,
   Field,
   type FieldProblem,
   FormProblems,
@@ -45,7 +44,6 @@ import {
   queryChoice,
   refusalProblems,
   statusOf,
-  TableWrap,
 } from "./page_parts.tsx";
 import {
   companiesInScope,
@@ -88,48 +86,41 @@ async function endpointList(c: ConsoleContext) {
   const endpoints = await listEndpointsInScope(c.get("database").readClient, companiesInScope(c));
   return (
     <ConsoleLayout c={c} title="Webhooks" active="webhooks">
-      {endpoints.length === 0
-        ? (
-          <EmptyState>
+      <ListTable
+        label="Webhook endpoints"
+        rows={endpoints}
+        empty={
+          <>
             No webhook endpoints in this environment. A company registers one with POST
             /api/webhooks or POST /v1/webhooks; its deliveries then show here.
-          </EmptyState>
-        )
-        : (
-          <TableWrap label="Webhook endpoints">
-            <table>
-              <caption class="hint" style="text-align:left;padding:.4rem .6rem">
-                Endpoints per company and line
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Company</th>
-                  <th scope="col">Receives</th>
-                  <th scope="col">URL</th>
-                  <th scope="col">State</th>
-                  <th scope="col" class="num">Failed deliveries</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {endpoints.map((endpoint) => (
-                  <tr>
-                    <td>{endpoint.companyName}</td>
-                    <td>{receives(endpoint)}</td>
-                    <td>
-                      <a href={consoleUrl(c, `/console/webhooks/${endpoint.id}`)}>{endpoint.url}</a>
-                    </td>
-                    <td>{endpointState(endpoint)}</td>
-                    <td class="num">{endpoint.failedCount}</td>
-                    <td>
-                      <When c={c} at={endpoint.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          </>
+        }
+        caption="Endpoints per company and line"
+        head={
+          <>
+            <th scope="col">Company</th>
+            <th scope="col">Receives</th>
+            <th scope="col">URL</th>
+            <th scope="col">State</th>
+            <th scope="col" class="num">Failed deliveries</th>
+            <th scope="col">Created</th>
+          </>
+        }
+        row={(endpoint) => (
+          <tr>
+            <td>{endpoint.companyName}</td>
+            <td>{receives(endpoint)}</td>
+            <td>
+              <a href={consoleUrl(c, `/console/webhooks/${endpoint.id}`)}>{endpoint.url}</a>
+            </td>
+            <td>{endpointState(endpoint)}</td>
+            <td class="num">{endpoint.failedCount}</td>
+            <td>
+              <When c={c} at={endpoint.createdAt} />
+            </td>
+          </tr>
         )}
+      />
     </ConsoleLayout>
   );
 }
