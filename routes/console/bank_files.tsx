@@ -31,7 +31,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, ID_PATTERN, ListTable, queryChoice, Tabs } from "./page_parts.tsx";
+import { FilterForm, findInScope, ListTable, queryChoice, Tabs } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
 type Tab = "ach" | "imports" | "checks" | "check-files";
@@ -162,10 +162,7 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
   });
 
   app.get("/bank-files/ach/:id", async (c) => {
-    const id = c.req.param("id");
-    const file = ID_PATTERN.test(id)
-      ? await findConsoleAchFile(c.get("database").readClient, id, companiesInScope(c))
-      : null;
+    const file = await findInScope(c, c.req.param("id"), findConsoleAchFile);
     if (!file) return notFoundPage(c, "This ACH file");
     return c.html(
       <ConsoleLayout c={c} title={`ACH file ${file.fileName}`} active="bank-files">

@@ -25,7 +25,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { companyFilter, ID_PATTERN, ListTable, TableWrap } from "./page_parts.tsx";
+import { companyFilter, findInScope, ListTable, TableWrap } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleEnv } from "./session.ts";
 
 const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
@@ -130,10 +130,7 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
   });
 
   app.get("/disbursements/:id", async (c) => {
-    const id = c.req.param("id");
-    const found = ID_PATTERN.test(id)
-      ? await findDisbursement(c.get("database").readClient, id, companiesInScope(c))
-      : null;
+    const found = await findInScope(c, c.req.param("id"), findDisbursement);
     if (!found) return notFoundPage(c, "This disbursement");
     const { disbursement, payees } = found;
     return c.html(

@@ -7,6 +7,7 @@
  * state.
  */
 import type { Child } from "hono/jsx";
+import type { Client } from "@libsql/client";
 import * as v from "valibot";
 import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
 import type { Flags } from "../../lib/admin/command_kit.ts";
@@ -249,4 +250,15 @@ export async function rowCommand(
   if (ran.ok) return row.done(ran.value);
   if (statusOf(ran) === 404) return notFoundPage(c, row.what);
   return c.html(await row.page(refusalProblems(ran)), statusOf(ran));
+}
+
+/** The row of `id` among the operator's companies, or null; a malformed id is not read. */
+export function findInScope<T>(
+  c: ConsoleContext,
+  id: string,
+  find: (client: Client, id: string, companyIds: readonly string[] | null) => Promise<T | null>,
+): Promise<T | null> {
+  return ID_PATTERN.test(id)
+    ? find(c.get("database").readClient, id, companiesInScope(c))
+    : Promise.resolve(null);
 }

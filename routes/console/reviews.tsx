@@ -42,7 +42,7 @@ import {
   DoneNotice,
   doneRedirect,
   FilterForm,
-  ID_PATTERN,
+  findInScope,
   ListTable,
   queryChoice,
   refusalProblems,
@@ -430,14 +430,9 @@ function checkExceptionPage(
 
 export function reviewsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
-  const reviewOf = (c: ConsoleContext, id: string) =>
-    ID_PATTERN.test(id)
-      ? findSanctionsReview(c.get("database").readClient, id, companiesInScope(c))
-      : Promise.resolve(null);
+  const reviewOf = (c: ConsoleContext, id: string) => findInScope(c, id, findSanctionsReview);
   const exceptionOf = (c: ConsoleContext, id: string) =>
-    ID_PATTERN.test(id)
-      ? findCheckExceptionInScope(c.get("database").readClient, id, companiesInScope(c))
-      : Promise.resolve(null);
+    findInScope(c, id, findCheckExceptionInScope);
 
   app.get("/reviews", async (c) => c.html(await sanctionsList(c)));
   app.get("/reviews/checks", async (c) => c.html(await checkExceptionsList(c)));

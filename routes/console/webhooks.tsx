@@ -39,6 +39,7 @@ import {
   DoneNotice,
   doneRedirect,
   FilterForm,
+  findInScope,
   ID_PATTERN,
   ListTable,
   queryChoice,
@@ -279,10 +280,7 @@ async function endpointPage(
 
 export function webhooksConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
-  const endpointOf = (c: ConsoleContext, id: string) =>
-    ID_PATTERN.test(id)
-      ? findEndpointInScope(c.get("database").readClient, id, companiesInScope(c))
-      : Promise.resolve(null);
+  const endpointOf = (c: ConsoleContext, id: string) => findInScope(c, id, findEndpointInScope);
 
   app.get("/webhooks", async (c) => c.html(await endpointList(c)));
 
