@@ -208,7 +208,7 @@ export function ListTable<T>(props: {
   );
 }
 
-/** A query parameter when it is one of `choices`; anything else (absent, or edited by hand) is none. */
+/** A query parameter when it is one of `choices`; anything else (absent, or edited) is none. */
 export function queryChoice<T extends string>(
   c: ConsoleContext,
   name: string,
