@@ -7,7 +7,7 @@
  * state.
  */
 import type { Child } from "hono/jsx";
-import type { Client } from "@libsql/client";
+import type { Database } from "../../db/client.ts";
 import * as v from "valibot";
 import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
 import type { Flags } from "../../lib/admin/command_kit.ts";
@@ -256,7 +256,11 @@ export async function rowCommand(
 export function findInScope<T>(
   c: ConsoleContext,
   id: string,
-  find: (client: Client, id: string, companyIds: readonly string[] | null) => Promise<T | null>,
+  find: (
+    client: Database["readClient"],
+    id: string,
+    companyIds: readonly string[] | null,
+  ) => Promise<T | null>,
 ): Promise<T | null> {
   return ID_PATTERN.test(id)
     ? find(c.get("database").readClient, id, companiesInScope(c))
