@@ -30,7 +30,7 @@ import {
   hasCorrections,
   sealFileContent,
 } from "./files_store.ts";
-import { checkNachaFile, writeNachaFile } from "./nacha.ts";
+import { buildNachaFile, checkNachaFile } from "./nacha.ts";
 
 /** What a cutoff's claim hands to its build. */
 export interface FileClaim {
@@ -211,7 +211,7 @@ export async function buildFile(deps: FileBuildDeps, claim: FileClaim): Promise<
   }, lines);
   let content: string;
   try {
-    content = writeNachaFile(model);
+    content = buildNachaFile(model);
   } catch (error) {
     return refused(
       `the file could not be built: ${error instanceof Error ? error.message : String(error)}`,
