@@ -187,6 +187,12 @@ function assertBuildable(model: NachaFileModel): void {
   }
 }
 
+/**
+ * Writes an origination file (CRLF, blocking factor 10) field by field. The caller checks it: a
+ * cutoff's build reads it back with the strict checker and against the database. It writes what
+ * the npm library nach2 writes, byte for byte (a property test holds it to that), in about a
+ * twentieth of the time: nach2 took 280 ms of a catastrophe day's 10,000-entry file.
+ */
 export function buildNachaFile(model: NachaFileModel): string {
   assertBuildable(model);
   const created = yymmddOf(model.createdDate);
