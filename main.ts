@@ -6,7 +6,8 @@
 import { Metrics } from "./lib/platform/metrics.ts";
 import { type Database, DatabaseStartError, openEnvironmentDatabases } from "./db/client.ts";
 import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
-import { loadOrCreateDevSecrets } from "./db/dev_secrets.ts";
+import { loadOrCreateDevSecrets, markDevDataDir } from "./db/dev_secrets.ts";
+import { filePathOf } from "./db/embedded_client.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
 import { systemClock } from "./lib/platform/clock.ts";
 import { SecretBox } from "./lib/platform/crypto.ts";
@@ -103,6 +104,12 @@ async function main(): Promise<void> {
   const lock = await acquireWriterLock(config.dataDir);
   if (!lock.ok) fail(lock.message);
 
+  if (dev) {
+    const files = [config.databaseUrls.test, config.databaseUrls.live]
+      .filter((url) => url.startsWith("file:")).map(filePathOf);
+    const refused = await markDevDataDir(config.dataDir, files);
+    if (refused !== null) fail(`cannot start: ${refused}`, 2);
+  }
   const secrets = dev
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };

@@ -1,11 +1,15 @@
 /**
- * Operator CLI: `deno task admin <command> [--flag value …] [--json]`. When no service holds
- * DATA_DIR it opens the databases itself; otherwise it sends the command to the running
- * service's loopback admin endpoint. It never creates a database: a DATA_DIR without them is
- * refused, naming where it looked (commands that need none, like help, still run). The operator's session token (from `login`) is kept in
- * DATA_DIR/operator-session (mode 0600) and sent with every command; passwords and TOTP codes are
- * prompted (hidden on a terminal, else read line by line from stdin), never flags. Exit codes:
- * 0 done, 1 refused, 2 bad usage or input.
+ * Operator CLI: `deno task admin <command> [--flag value …] [--json] [--as EMAIL]`. When no
+ * service holds DATA_DIR it opens the databases itself; otherwise it sends the command to the
+ * running service's loopback admin endpoint. It never creates a database: a DATA_DIR without them
+ * is refused, naming where it looked (commands that need none, like help, still run). Dev mode is
+ * a property of DATA_DIR (`deno task dev` marks the directory it creates), never inferred from
+ * missing variables: elsewhere a command on the databases needs JWT_SECRET and ENCRYPTION_KEY and
+ * the CLI writes no secrets file. Each operator's session token (from `login`) is kept in
+ * DATA_DIR/operator-sessions/<e-mail> (mode 0600), so several operators can work from one host
+ * (`--as EMAIL` chooses one when several are signed in); passwords and TOTP codes are prompted
+ * (hidden on a terminal, else read line by line from stdin), never flags. Exit codes: 0 done,
+ * 1 refused, 2 bad usage or input.
  */
 import { resolve } from "node:path";
 import {
@@ -25,7 +29,7 @@ import {
   readAdminToken,
   readServiceFile,
 } from "../db/data_dir.ts";
-import { loadOrCreateDevSecrets } from "../db/dev_secrets.ts";
+import { isDevDataDir, readDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
 import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
@@ -40,16 +44,22 @@ interface Invocation {
   readonly command: string | undefined;
   readonly flags: Record<string, string>;
   readonly json: boolean;
+  /** The operator whose session to use (`--as EMAIL`), when several are signed in here. */
+  readonly as: string | undefined;
 }
 
 function parseArguments(args: readonly string[]): Invocation | string {
   const flags: Record<string, string> = {};
   let json = false;
+  let as: string | undefined;
   let command: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--json") json = true;
-    else if (arg.startsWith("--")) {
+    else if (arg === "--as" || arg.startsWith("--as=")) {
+      as = arg === "--as" ? args[++i] : arg.slice("--as=".length);
+      if (as === undefined || as === "") return "--as needs an operator's e-mail";
+    } else if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
       const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
       const value = eq > 0 ? arg.slice(eq + 1) : switchFlags.has(name) ? "true" : args[++i];
@@ -58,29 +68,68 @@ function parseArguments(args: readonly string[]): Invocation | string {
     } else if (command === undefined) command = arg;
     else return `unexpected argument ${JSON.stringify(arg)}`;
   }
-  return { command, flags, json };
+  return { command, flags, json, as };
 }
 
-const sessionFile = (config: Config) => `${config.dataDir}/operator-session`;
+/** Where each operator's session token is kept: one file per operator. */
+const sessionDirectory = (config: Config) => `${config.dataDir}/operator-sessions`;
+const sessionFile = (config: Config, email: string) =>
+  `${sessionDirectory(config)}/${encodeURIComponent(email.trim().toLowerCase())}`;
 
-async function readSessionToken(config: Config): Promise<string | null> {
+/** The e-mails of the operators with a session file here. */
+async function signedInHere(config: Config): Promise<string[]> {
+  const emails: string[] = [];
   try {
-    return (await Deno.readTextFile(sessionFile(config))).trim() || null;
+    for await (const entry of Deno.readDir(sessionDirectory(config))) {
+      if (entry.isFile) emails.push(decodeURIComponent(entry.name));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return emails.sort();
+}
+
+/**
+ * The session file of the operator `--as` names, else of the one operator signed in here; null
+ * when nobody is. Several signed in without `--as` is a usage error naming them.
+ */
+async function chosenSessionFile(config: Config, as: string | undefined): Promise<string | null> {
+  if (as !== undefined) return sessionFile(config, as);
+  const emails = await signedInHere(config);
+  if (emails.length > 1) {
+    throw new UsageError(
+      `several operators are signed in on this host (${
+        emails.join(", ")
+      }): choose one with --as EMAIL`,
+    );
+  }
+  return emails.length === 1 ? sessionFile(config, emails[0]) : null;
+}
+
+class UsageError extends Error {}
+
+async function readSessionToken(path: string | null): Promise<string | null> {
+  if (path === null) return null;
+  try {
+    return (await Deno.readTextFile(path)).trim() || null;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
 }
 
-/** Keeps the session token for the next commands, readable by this user only. */
-async function writeSessionToken(config: Config, token: string): Promise<void> {
-  const path = sessionFile(config);
+/** Keeps an operator's session token for their next commands, readable by this user only. */
+async function writeSessionToken(config: Config, email: string, token: string): Promise<string> {
+  await Deno.mkdir(sessionDirectory(config), { recursive: true, mode: 0o700 });
+  const path = sessionFile(config, email);
   await Deno.writeTextFile(path, token + "\n", { mode: 0o600 });
   await Deno.chmod(path, 0o600);
+  return path;
 }
 
-async function removeSessionToken(config: Config): Promise<void> {
-  await Deno.remove(sessionFile(config)).catch((error) => {
+async function removeSessionToken(path: string | null): Promise<void> {
+  if (path === null) return;
+  await Deno.remove(path).catch((error) => {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   });
 }
@@ -148,21 +197,30 @@ async function readPrompts(prompts: readonly Prompt[]): Promise<Record<string, s
   return input;
 }
 
-/** The key that seals secrets (TOTP secrets, approvals): dev mode's generated one, or ENCRYPTION_KEY. */
+/**
+ * The key that seals secrets (TOTP secrets, approvals): ENCRYPTION_KEY, or in a dev-mode data
+ * directory the one `deno task dev` generated there. The CLI never generates one.
+ */
 async function secretBoxOf(config: Config): Promise<SecretBox> {
   const key = config.encryptionKey ??
-    (config.dev ? (await loadOrCreateDevSecrets(config.dataDir)).encryptionKey : null);
-  if (key === null) throw new ConfigError(["ENCRYPTION_KEY is required outside dev mode"]);
+    (config.dev ? (await readDevSecrets(config.dataDir))?.encryptionKey ?? null : null);
+  if (key === null) {
+    throw new ConfigError([
+      config.dev
+        ? `${config.dataDir} is a dev-mode data directory without its secrets.json: start \`deno task dev\` once, or set ENCRYPTION_KEY`
+        : "ENCRYPTION_KEY is required outside dev mode (32 bytes, base64)",
+    ]);
+  }
   return await SecretBox.fromBase64Key(key);
 }
 
 async function runLocally(
   config: Config,
+  secretBox: SecretBox,
   name: string,
   flags: Record<string, string>,
   session: { token: string | null; input: Record<string, string> },
 ) {
-  const secretBox = await secretBoxOf(config);
   const databases = await openEnvironmentDatabases(config);
   try {
     return await runAdminCommand(
@@ -245,7 +303,7 @@ async function main(): Promise<number> {
     console.error(`${invocation}\n\n${adminHelp()}`);
     return 2;
   }
-  const { command, flags, json } = invocation;
+  const { command, flags, json, as } = invocation;
   if (command === undefined || command === "help" || flags.help !== undefined) {
     (command === undefined ? console.error : console.log)(adminHelp());
     return command === undefined ? 2 : 0;
@@ -257,17 +315,18 @@ async function main(): Promise<number> {
   };
   if (!checked.ok) return fail(checked.code, checked.message, 2);
 
+  const env = Deno.env.toObject();
   let config: Config;
   try {
-    const env = Deno.env.toObject();
-    config = loadConfig(env, {
-      dev: env.JWT_SECRET === undefined || env.ENCRYPTION_KEY === undefined,
-    });
+    // Where DATA_DIR is, read before it says whether it is a dev-mode sandbox.
+    config = loadConfig(env, { dev: true });
+    config = { ...config, dev: await isDevDataDir(config.dataDir) };
   } catch (error) {
     if (error instanceof ConfigError) return fail("invalid_configuration", error.message, 2);
     throw error;
   }
   if (!needsDatabases(checked.value)) {
+    // secrets:generate, migrate and restore run without keys: the first is how they are made.
     const input = await readPrompts(promptsOf(command));
     if (typeof input === "string") return fail("usage", input, 2);
     const result = await runWithoutDatabases(
@@ -297,16 +356,35 @@ async function main(): Promise<number> {
   if (missing.length > 0) {
     return fail("databases_not_found", noDatabasesMessage(config, missing, command), 1);
   }
+  if (!config.dev) {
+    // A production data directory: its keys come from the environment, each named when missing.
+    try {
+      config = loadConfig(env, { dev: false });
+    } catch (error) {
+      if (error instanceof ConfigError) return fail("invalid_configuration", error.message, 2);
+      throw error;
+    }
+  }
   // With libSQL server URLs, DATA_DIR holds only the lock and the session file.
   await Deno.mkdir(config.dataDir, { recursive: true });
   const input = await readPrompts(promptsOf(command));
   if (typeof input === "string") return fail("usage", input, 2);
-  const session = { token: await readSessionToken(config), input };
+  let sessionPath: string | null;
+  let secretBox: SecretBox;
+  try {
+    sessionPath = await chosenSessionFile(config, as);
+    secretBox = await secretBoxOf(config);
+  } catch (error) {
+    if (error instanceof UsageError) return fail("usage", error.message, 2);
+    if (error instanceof ConfigError) return fail("invalid_configuration", error.message, 2);
+    throw error;
+  }
+  const session = { token: await readSessionToken(sessionPath), input };
   const lock = await acquireWriterLock(config.dataDir);
   let outcome: { result: Result<Record<string, unknown>>; usage: boolean };
   if (lock.ok) {
     try {
-      const result = await runLocally(config, command, flags, session);
+      const result = await runLocally(config, secretBox, command, flags, session);
       outcome = { result, usage: !result.ok && isInputRefusal(result.code) };
     } catch (error) {
       // A libSQL server that cannot be used is refused as the service refuses it at start.
@@ -318,7 +396,7 @@ async function main(): Promise<number> {
   } else {
     outcome = await runThroughService(config, command, flags, session);
   }
-  if (command === "logout") await removeSessionToken(config);
+  if (command === "logout") await removeSessionToken(sessionPath);
   if (!outcome.result.ok) {
     const usage = outcome.usage || isInputRefusal(outcome.result.code);
     return fail(outcome.result.code, outcome.result.message, usage ? 2 : 1);
@@ -327,8 +405,8 @@ async function main(): Promise<number> {
   if (command === "login" && typeof value.session_token === "string") {
     // The token goes to the session file only, never to the screen.
     const { session_token: token, ...shown } = value;
-    await writeSessionToken(config, token);
-    print(json, { ...shown, session_file: sessionFile(config) });
+    const path = await writeSessionToken(config, String(value.email), token);
+    print(json, { ...shown, session_file: path });
     return 0;
   }
   print(json, value);

@@ -599,7 +599,7 @@ async function cli(dataDir: string, stdin: string, ...args: string[]) {
 Deno.test("the CLI binary: bank:set with a relative path (exit 2 naming the field, then 0), bank:show --json masked, ofac:load, help lists the commands", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-bank-" });
   try {
-    await createDatabases(dataDir);
+    await createDatabases(dataDir, { dev: true });
     const help = await cli(dataDir, "", "help");
     for (
       const name of [

@@ -40,7 +40,7 @@ Deno.test("CLI outside dev mode: first admin, login with TOTP into a 0600 file, 
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-operators-" });
   try {
     // The service's first start creates the databases; the CLI never does.
-    await createDatabases(dataDir);
+    await createDatabases(dataDir, { dev: false });
     const password = "the first admin's password";
     const weak = await admin(
       dataDir,
@@ -104,7 +104,7 @@ Deno.test("CLI outside dev mode: first admin, login with TOTP into a 0600 file, 
       true,
       undefined,
     ]);
-    const sessionFile = `${dataDir}/operator-session`;
+    const sessionFile = `${dataDir}/operator-sessions/admin%40ops.test`;
     assert.equal(shown.session_file, sessionFile);
     assert.equal((await Deno.stat(sessionFile)).mode! & 0o777, 0o600);
     const token = (await Deno.readTextFile(sessionFile)).trim();

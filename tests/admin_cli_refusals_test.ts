@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { addFunds } from "../lib/funding/store.ts";
 import { runWithoutDatabases } from "../lib/admin/commands.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
-import { createDatabases } from "./admin_cli_helpers.ts";
+import { createDatabases, markDevSandbox } from "./admin_cli_helpers.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -119,6 +119,7 @@ Deno.test("one database missing is refused too, naming it; with both the CLI ans
     assert.deepEqual(await entriesOf(dir), before, "live.db is not created");
 
     await (await openTempDatabase(dir, "live")).close();
+    await markDevSandbox(dir);
     const listed = await cli({ env: { DATA_DIR: dir } }, "company:list", "--json");
     assert.deepEqual([listed.code, JSON.parse(listed.stdout)], [0, { companies: [] }]);
   });
@@ -151,7 +152,7 @@ Deno.test("a command that opens the databases is never run without them", async 
 
 Deno.test("environment-specific commands name the environment they acted on, or looked in", async () => {
   await withTempDir(async (dir) => {
-    await createDatabases(dir);
+    await createDatabases(dir, { dev: true });
     const test = await openTempDatabase(dir, "test");
     const funding = await test.writer.write(async (tx) => {
       await tx.execute(

@@ -75,7 +75,7 @@ async function signInFirstAdmin(dataDir: string): Promise<void> {
 Deno.test("CLI on a stopped service: every command, --json output, refusals and usage errors", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-" });
   try {
-    await createDatabases(dataDir);
+    await createDatabases(dataDir, { dev: true });
     const help = await admin(dataDir, "help");
     assert.equal(help.code, 0);
     for (
@@ -332,7 +332,8 @@ Deno.test("CLI while the service runs: commands go through the loopback admin en
       "login",
     );
     assert.equal(login.code, 0, login.stderr);
-    assert.equal((await Deno.stat(`${dataDir}/operator-session`)).mode! & 0o777, 0o600);
+    const sessionFile = `${dataDir}/operator-sessions/${encodeURIComponent(operator.email)}`;
+    assert.equal((await Deno.stat(sessionFile)).mode! & 0o777, 0o600);
     const created = await admin(
       dataDir,
       "company:create",
@@ -546,7 +547,7 @@ Deno.test("jobs:list --parked and jobs:retry: a parked ACH cutoff is listed, re-
 Deno.test("CLI jobs:list --parked and jobs:retry on a stopped service: switches, refusals and exit codes", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cli-jobs-" });
   try {
-    await createDatabases(dataDir);
+    await createDatabases(dataDir, { dev: true });
     const live = await openTempDatabase(dataDir, "live");
     const jobId = await live.writer.write(async (tx) => {
       await tx.execute(

@@ -1395,8 +1395,10 @@ export function adminHelp(): string {
   lines.push(
     "",
     "exit codes: 0 done, 1 refused (duplicate, not found, not active, not allowed), 2 bad usage or input",
-    "Sign in with `login` (e-mail, password and TOTP code are prompted); the session is kept in",
-    "DATA_DIR/operator-session. Live changes need a session signed in with TOTP (dev mode: no TOTP).",
+    "Sign in with `login` (e-mail, password and TOTP code are prompted); each operator's session is",
+    "kept in DATA_DIR/operator-sessions/, and --as EMAIL chooses one when several are signed in.",
+    "Live changes need a session signed in with TOTP (dev mode: no TOTP). Dev mode is a data",
+    "directory `deno task dev` made; elsewhere JWT_SECRET and ENCRYPTION_KEY are required.",
     "While the service runs, commands go through its loopback admin endpoint. The CLI never",
     "creates a database: DATA_DIR must be the service's data directory (its test.db and live.db).",
   );
