@@ -70,7 +70,7 @@ async function firstAdmin(dataDir: string, email: string, password: string): Pro
 }
 
 /** A viewer made by the signed-in admin and signed in on the same host. */
-async function signInViewer(dataDir: string, env: Record<string, string>): Promise<void> {
+async function signInViewer(env: Record<string, string>): Promise<void> {
   const password = "the viewer's own password";
   const made = await cli(
     env,
@@ -207,7 +207,7 @@ Deno.test("two operators keep their own sessions on one host; --as chooses betwe
     await createDatabases(dataDir, { dev: false });
     const env = { DATA_DIR: dataDir, ...KEYS };
     await firstAdmin(dataDir, "a@ops.test", "the first admin's password");
-    await signInViewer(dataDir, env);
+    await signInViewer(env);
     // Before: one DATA_DIR/operator-session, which the second sign-in overwrote.
     assert.deepEqual(
       (await Array.fromAsync(Deno.readDir(`${dataDir}/operator-sessions`), (e) => e.name)).sort(),
