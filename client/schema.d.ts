@@ -71,6 +71,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description RATE_LIMIT_REACHED: see Retry-After. */
         429: {
           headers: {
@@ -276,6 +285,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -884,6 +902,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -1253,6 +1280,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description RATE_LIMIT_REACHED: see Retry-After. */
         429: {
           headers: {
@@ -1459,6 +1495,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -1773,6 +1818,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -1900,6 +1954,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -2211,6 +2274,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the decoded PDF or the body is too large. */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -2552,6 +2624,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -2838,6 +2919,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -3137,6 +3227,15 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
         /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -3244,6 +3343,15 @@ export interface paths {
         };
         /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -3526,6 +3634,15 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
         /** @description idempotency_key_reused: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -3724,6 +3841,15 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
         /** @description idempotency_key_reused: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -3872,6 +3998,15 @@ export interface paths {
         };
         /** @description payload_too_large: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -4399,6 +4534,15 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
         /** @description idempotency_key_reused: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -4573,6 +4717,15 @@ export interface paths {
         };
         /** @description payload_too_large: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -4837,6 +4990,15 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
         /** @description idempotency_key_reused: the Idempotency-Key was used with another request. */
         422: {
           headers: {
@@ -4932,6 +5094,15 @@ export interface paths {
         };
         /** @description payload_too_large: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -5109,6 +5280,15 @@ export interface paths {
         };
         /** @description payload_too_large: the body exceeds BODY_LIMIT_BYTES (1 MiB by default). */
         413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
           headers: {
             [name: string]: unknown;
           };
@@ -5302,6 +5482,15 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
+        /** @description unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
         /** @description rate_limited: more than the credential's requests per second: see Retry-After. */
         429: {
           headers: {
@@ -5455,6 +5644,7 @@ export interface components {
         | "key_already_rotated"
         | "idempotency_request_in_progress"
         | "payload_too_large"
+        | "unsupported_media_type"
         | "idempotency_key_reused"
         | "rate_limited"
         | "internal_error";
@@ -5476,6 +5666,7 @@ export interface components {
         | "REQUEST_TIMEOUT"
         | "CONFLICT"
         | "PAYLOAD_TOO_LARGE"
+        | "UNSUPPORTED_MEDIA_TYPE"
         | "UNPROCESSABLE_ENTITY"
         | "RATE_LIMIT_REACHED"
         | "INTERNAL_SERVER_ERROR"

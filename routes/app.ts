@@ -15,6 +15,7 @@ import { paypalWebhookRoutes } from "./paypal.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
+import { jsonBodiesOnly, utf8Bodies } from "./body_content.ts";
 import { apiDisbursementRoutes } from "./api/disbursements.ts";
 import { apiDocumentRoutes } from "./api/documents.ts";
 import { apiPayeeRoutes } from "./api/payees.ts";
@@ -111,6 +112,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     timeoutMs: limits.BODY_TIMEOUT_MS,
     limit: (c) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit),
   }));
+  app.use(jsonBodiesOnly());
+  app.use(utf8Bodies());
 
   if (limits.RATE_LIMIT_RPS > 0) {
     const limiter = new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS });

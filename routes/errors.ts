@@ -37,6 +37,7 @@ const apiNames: Partial<Record<ContentfulStatusCode, string>> = {
   408: "REQUEST_TIMEOUT",
   409: "CONFLICT",
   413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
   422: "UNPROCESSABLE_ENTITY",
   429: "RATE_LIMIT_REACHED",
   500: "INTERNAL_SERVER_ERROR",
@@ -58,6 +59,7 @@ const problemTitles: Partial<Record<ContentfulStatusCode, string>> = {
   408: "Request Timeout",
   409: "Conflict",
   413: "Content Too Large",
+  415: "Unsupported Media Type",
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
@@ -239,6 +241,12 @@ export const errorCatalogue = {
     meaning:
       "The body is larger than BODY_LIMIT_BYTES (1 MiB; documents 14 MiB), or a PDF is larger than DOCUMENT_SIZE_MAX_BYTES (10 MiB decoded).",
     remedy: "Send a smaller body or document.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    meaning:
+      "A body of /api or /v1 was sent with a Content-Type other than `application/json` (`charset=utf-8` is the only parameter allowed), or with none. Nothing was read or done.",
+    remedy: "Send the body as JSON with `Content-Type: application/json`.",
   },
   idempotency_key_reused: {
     status: 422,

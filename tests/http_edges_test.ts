@@ -352,7 +352,7 @@ Deno.test("a body that stops arriving is 408 after BODY_TIMEOUT_MS in each surfa
     const v1 = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
     const payee = await f.app.request("/v1/payees", {
       method: "POST",
-      headers: v1,
+      headers: { ...v1, "Content-Type": "application/json" },
       body: JSON.stringify({ id: "claimant-408", email: "pat@example.test" }),
     });
     assert.equal(payee.status, 201);

@@ -45,6 +45,9 @@ const postErrors = {
     "REQUEST_TIMEOUT: the body did not arrive whole within BODY_TIMEOUT_MS (30 s by default): nothing was done.",
   ),
   413: failure("PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES (1 MiB by default)."),
+  415: failure(
+    "UNSUPPORTED_MEDIA_TYPE: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done.",
+  ),
 };
 const writeErrors = {
   ...postErrors,

@@ -41,6 +41,9 @@ const postErrors = {
     "request_timeout: the body did not arrive whole within BODY_TIMEOUT_MS (30 s by default): nothing was done.",
   ),
   413: problem("payload_too_large: the body exceeds BODY_LIMIT_BYTES (1 MiB by default)."),
+  415: problem(
+    "unsupported_media_type: a body was sent without `Content-Type: application/json` (charset=utf-8 is the only parameter allowed): nothing was done.",
+  ),
 };
 const writeErrors = {
   ...postErrors,
