@@ -588,6 +588,53 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
 ]);
 
 /**
+ * Rail outcomes a payout could not take (the bank paid the entry of a payout canceled meanwhile, a
+ * return for a payout offered again): kept once per entry and outcome, never applied by force,
+ * and resolved by an operator, audited (posting money needs a second admin in live). Nothing
+ * else waits for them: the rest of the file or import goes on.
+ */
+export const railExceptions = sqliteTable("rail_exceptions", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  rail: text("rail").notNull(),
+  entryId: text("entry_id").notNull().references(() => railBatchEntries.id),
+  batchId: text("batch_id").references(() => railBatches.id),
+  payoutId: text("payout_id").references(() => payouts.id),
+  reference: text("reference").notNull(),
+  /** What the rail reported: the entry was paid (`completed`) or its money came back (`failed`). */
+  outcome: text("outcome", { enum: ["completed", "failed"] }).notNull(),
+  returnCode: text("return_code"),
+  amountCents: integer("amount_cents").notNull(),
+  /** The payout's status when the outcome arrived, and why it could not take it. */
+  payoutStatus: text("payout_status"),
+  reason: text("reason").notNull(),
+  status: text("status", { enum: ["open", "resolved"] }).notNull(),
+  resolution: text("resolution"),
+  ledgerTransactionId: text("ledger_transaction_id"),
+  resolvedBy: text("resolved_by"),
+  resolvedAt: integer("resolved_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("rail_exceptions_entry_outcome").on(t.entryId, t.outcome),
+  index("rail_exceptions_status").on(t.status, t.createdAt),
+]);
+
+/**
+ * An operator's recorded request that the bank recall a transmitted entry (the payout must not be
+ * paid after all): one per entry. The bank's answer arrives as the entry's return, or not at all.
+ */
+export const railRecallRequests = sqliteTable("rail_recall_requests", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  entryId: text("entry_id").notNull().references(() => railBatchEntries.id).unique(),
+  payoutId: text("payout_id").references(() => payouts.id),
+  batchId: text("batch_id").references(() => railBatches.id),
+  reason: text("reason").notNull(),
+  requestedBy: text("requested_by"),
+  createdAt: createdAt(),
+});
+
+/**
  * A company's bank settings in this database's environment (file header, ODFI, company
  * identification, funding and settlement accounts, cutoffs, SFTP target), sealed as one JSON
  * document with ENCRYPTION_KEY because it holds account numbers and SFTP credentials.

@@ -210,6 +210,13 @@ export const errorCatalogue = {
     remedy:
       "Cancel only before a method is selected or after a failure; follow the payout to its end.",
   },
+  payout_in_flight: {
+    status: 409,
+    meaning:
+      "The payout's money is in flight: its rail entry is in a built bank file or batch, being transmitted, or transmitted, so the bank may pay it. Nothing was changed. (An entry only queued for the next cutoff is removed with the cancel instead.)",
+    remedy:
+      "Follow the payout: a failure or return makes it cancelable again. To stop the payment now, ask the operator of the service (they can void a file not yet sent, or record a recall request with the bank).",
+  },
   not_resendable: {
     status: 409,
     meaning: "The payee is no longer waiting for a link: nothing is left for them to do.",
@@ -299,6 +306,7 @@ export const refusalStatus = {
   disbursement_other_line: 400,
   disbursement_not_pending_funds: 409,
   not_cancelable: 409,
+  payout_in_flight: 409,
   not_resendable: 409,
   rate_limited: 429,
   contact_missing: 400,

@@ -490,12 +490,13 @@ Deno.test("an import that fails half-way leaves nothing applied", async () => {
   await withImports(async (f) => {
     const first = await f.credit();
     const second = await f.credit();
-    // The second entry is sent, but its payout says completed: the return cannot move it.
+    // Storage refuses the second payout's move (a payout that cannot take a return no longer
+    // fails the import: that outcome goes to the rail exceptions queue).
     await f.database.writer.write((tx) =>
-      tx.execute({
-        sql: "UPDATE payouts SET status = 'completed' WHERE id = ?",
-        args: [second.payoutId],
-      })
+      tx.execute(
+        `CREATE TRIGGER fail_second BEFORE UPDATE ON payouts WHEN OLD.id = '${second.payoutId}'
+           BEGIN SELECT RAISE(ABORT, 'the disk failed'); END`,
+      )
     );
     const before = await f.snapshot();
     await assert.rejects(() => f.import([returnOf(first, "R03"), returnOf(second, "R03")]));

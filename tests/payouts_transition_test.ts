@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { type PayoutStatus, payoutStatuses } from "../lib/payouts/states.ts";
-import { type PayoutMove, type PayoutSnapshot, transition } from "../lib/payouts/transition.ts";
+import {
+  decideEntryOutcome,
+  type MoneyInFlightStage,
+  moveConsultsMoneyInFlight,
+  type PayoutMove,
+  type PayoutSnapshot,
+  transition,
+  transitionTable,
+} from "../lib/payouts/transition.ts";
 
 const fees = { payorFeeCents: 150, payeeFeeCents: 50, serviceFeeCents: 25 };
 const moves: PayoutMove[] = [
@@ -129,4 +137,69 @@ Deno.test("completed and canceled are terminal: no move leaves them", () => {
       assert.equal(transition(payoutIn(status), step).ok, false, `${status} × ${step.kind}`);
     }
   }
+});
+
+/**
+ * Money in flight: every legal state × move pair with the payout's rail entry at each stage. The
+ * rail's own moves go whatever the stage; every other move voids an entry only queued (and goes)
+ * and is refused `payout_in_flight` from a built batch on, with no effect.
+ */
+const stages: MoneyInFlightStage[] = ["queued", "batched", "transmitting", "transmitted"];
+for (const status of payoutStatuses) {
+  for (const step of moves) {
+    const expected = legal[status]?.[step.kind];
+    if (!expected) continue;
+    for (const stage of stages) {
+      const rule = transitionTable[step.kind].inFlight;
+      const goes = rule === "rail" || stage === "queued";
+      Deno.test(`${status} × ${step.kind} with its entry ${stage} → ${goes ? expected[0] : "payout_in_flight"}`, () => {
+        const inFlight = { stage, rail: "ach", batchId: stage === "queued" ? null : "rbt_1" };
+        const result = transition({ ...payoutIn(status), inFlight }, step);
+        if (!goes) {
+          assert.deepEqual(result.ok ? null : [result.code, result.details], [
+            "payout_in_flight",
+            { status, move: step.kind, stage, rail: "ach", batch_id: "rbt_1" },
+          ]);
+          return;
+        }
+        assert.ok(result.ok, result.ok ? "" : result.message);
+        assert.equal(result.value.status, expected[0]);
+        assert.equal(result.value.voidsQueuedEntry, rule !== "rail");
+      });
+    }
+  }
+}
+
+Deno.test("money in flight: only cancel, re-offer and the screening hold read the entry; a payout without one voids nothing", () => {
+  assert.deepEqual(
+    Object.keys(transitionTable).filter((kind) =>
+      moveConsultsMoneyInFlight(kind as PayoutMove["kind"])
+    ),
+    ["reoffer", "cancel", "hold_for_review"],
+  );
+  const canceled = transition(payoutIn("failed"), { kind: "cancel" });
+  assert.ok(canceled.ok && !canceled.value.voidsQueuedEntry);
+  const message = transition({
+    ...payoutIn("failed"),
+    inFlight: { stage: "transmitted", rail: "ach", batchId: "rbt_9" },
+  }, { kind: "reoffer", holdCents: 10_300 });
+  assert.deepEqual(
+    message.ok ? null : message.message,
+    "reoffer is refused: the payout's money is in flight, its ach entry is transmitted in batch rbt_9; the bank has it: record a recall request with the bank (payouts:recall), and wait for its return",
+  );
+});
+
+Deno.test("a rail's outcome: only a payout with its funds sent takes it; a completed one took it before; any other goes to the exceptions queue", () => {
+  for (const status of payoutStatuses) {
+    for (const outcome of ["completed", "failed"] as const) {
+      const decided = decideEntryOutcome(status, outcome);
+      const expected = status === "funds_sent"
+        ? "move"
+        : status === "completed" && outcome === "completed"
+        ? "applied_before"
+        : "exception";
+      assert.equal(decided.kind, expected, `${status} × ${outcome}`);
+    }
+  }
+  assert.deepEqual(decideEntryOutcome("funds_sent", "failed"), { kind: "move", move: "fail" });
 });

@@ -58,6 +58,7 @@ import { bankCommands } from "./commands_bank.ts";
 import { backupCommands } from "./commands_backup.ts";
 import { outboxCommands } from "./commands_outbox.ts";
 import { checkCommands } from "./commands_checks.ts";
+import { railCommands } from "./commands_rails.ts";
 import { paypalCommands } from "./commands_paypal.ts";
 import {
   AUDIT_LISTED_DEFAULT,
@@ -1189,6 +1190,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...bankCommands,
   ...achCommands,
   ...checkCommands,
+  ...railCommands,
   ...paypalCommands,
   ...backupCommands,
   ...outboxCommands,

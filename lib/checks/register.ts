@@ -289,3 +289,21 @@ export async function markCheckStale(
 export function loadCheck(reader: SqlReader, checkId: string): Promise<CheckRecord | null> {
   return checkWhere(reader, "id = ?", [checkId]);
 }
+
+/**
+ * The check of a submission whose queued entry was voided before any file told the bank of it (its
+ * payout was canceled or offered again): voided in the caller's unit. No void goes to the bank,
+ * which never heard of the check, and its number stays used.
+ */
+export async function voidUnsentCheck(
+  tx: WriteTx,
+  reference: string,
+  reason: string,
+  now: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE checks SET status = 'voided', voided_at = ?, void_reason = ?, voided_by = 'system'
+          WHERE reference = ? AND status = 'issued' AND issue_file_id IS NULL`,
+    args: [now, reason, reference],
+  });
+}

@@ -11,8 +11,8 @@ import { claimResend, notifyPayee } from "../notify/store.ts";
 import { type PayoutRuntime, sendFirstNotice } from "../payouts/jobs.ts";
 import { mayTryAgainAfter } from "../payouts/policy.ts";
 import { resendableStatuses, surfaceBStatus } from "../payouts/states.ts";
-import { applyMove, loadPayout, type PayoutRow } from "../payouts/store.ts";
-import { transitionTable } from "../payouts/transition.ts";
+import { applyMove, loadPayout, payoutMoneyInFlight, type PayoutRow } from "../payouts/store.ts";
+import { inFlightRemedy, transitionTable } from "../payouts/transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 
@@ -45,7 +45,7 @@ export async function cancelPayoutAsOperator(
   actor: AuditActor,
   payoutId: string,
   realNow: number,
-): Promise<Result<PayoutRow, "payout_not_found" | "not_cancelable">> {
+): Promise<Result<PayoutRow, "payout_not_found" | "not_cancelable" | "payout_in_flight">> {
   const found = await loadPayout(database.readClient, payoutId);
   if (!found) return notFound(payoutId);
   const now = await domainNow(database, found.companyId, realNow);
@@ -54,6 +54,9 @@ export async function cancelPayoutAsOperator(
     const canceled = await applyMove(tx, payoutId, { kind: "cancel" }, now, {
       detail: `canceled by operator ${actor.operator?.email ?? "unknown"}`,
     });
+    if (!canceled.ok && canceled.code === "payout_in_flight") {
+      return tx.abort(refuse("payout_in_flight", `payout ${payoutId}: ${canceled.message}`));
+    }
     if (!canceled.ok) {
       return tx.abort(refuse(
         "not_cancelable",
@@ -134,7 +137,9 @@ export async function reofferAsOperator(
   actor: AuditActor,
   payoutId: string,
   realNow: number,
-): Promise<Result<{ jobId: string }, "payout_not_found" | "not_reofferable">> {
+): Promise<
+  Result<{ jobId: string }, "payout_not_found" | "not_reofferable" | "payout_in_flight">
+> {
   const found = await loadPayout(database.readClient, payoutId);
   if (!found) return notFound(payoutId);
   const now = await domainNow(database, found.companyId, realNow);
@@ -148,6 +153,15 @@ export async function reofferAsOperator(
           : `payout ${payoutId} is ${
             surfaceBStatus[payout.status]
           }: only a failed payout is offered again`,
+      ));
+    }
+    const inFlight = await payoutMoneyInFlight(tx, payout);
+    if (inFlight !== null && inFlight.stage !== "queued") {
+      return tx.abort(refuse(
+        "payout_in_flight",
+        `payout ${payoutId} is not offered again: its ${inFlight.rail} entry is ${inFlight.stage} in batch ${inFlight.batchId}; ${
+          inFlightRemedy(inFlight.stage)
+        }`,
       ));
     }
     // A second job for the same payout finds it offered already and does nothing.

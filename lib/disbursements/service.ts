@@ -232,7 +232,7 @@ export async function cancelApiPayee(
   database: Database,
   ref: ApiPayeeRef,
   realNow: number,
-): Promise<Result<ApiPayoutRow, "not_found" | "not_cancelable">> {
+): Promise<Result<ApiPayoutRow, "not_found" | "not_cancelable" | "payout_in_flight">> {
   const payout = await findApiPayout(tx, ref.companyId, ref.disbursementUuid, ref.payeeUuid);
   if (!payout) {
     return tx.abort(refuse(
@@ -244,6 +244,9 @@ export async function cancelApiPayee(
   const canceled = await applyMove(tx, payout.id, { kind: "cancel" }, now, {
     detail: "canceled by the company",
   });
+  if (!canceled.ok && canceled.code === "payout_in_flight") {
+    return tx.abort(refuse("payout_in_flight", `payee ${ref.payeeUuid}: ${canceled.message}`));
+  }
   if (!canceled.ok) {
     return tx.abort(refuse(
       "not_cancelable",
@@ -559,13 +562,16 @@ export async function cancelV1Disbursement(
   scope: LineScope,
   id: string,
   realNow: number,
-): Promise<Result<V1Disbursement, "not_found" | "not_cancelable">> {
+): Promise<Result<V1Disbursement, "not_found" | "not_cancelable" | "payout_in_flight">> {
   const found = await loadV1Disbursement(tx, scope, id);
   if (!found) return tx.abort(v1NotFound(id));
   const now = await domainNow(database, scope.companyId, realNow);
   const canceled = await applyMove(tx, found.payoutId, { kind: "cancel" }, now, {
     detail: "canceled by the company",
   });
+  if (!canceled.ok && canceled.code === "payout_in_flight") {
+    return tx.abort(refuse("payout_in_flight", `disbursement ${id}: ${canceled.message}`));
+  }
   if (!canceled.ok) {
     return tx.abort(refuse(
       "not_cancelable",

@@ -8,7 +8,9 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
  * tie-out classifies each kind, so a kind added here must be placed there too. A check's paid
  * item that did not match (issue 19) is posted when an operator resolves it: `check.paid_exception`
  * for money the bank paid that the ledger had released, `check.paid_short` for the part of a
- * check the bank paid for less than it was written for.
+ * check the bank paid for less than it was written for. `rail.paid_exception` is a rail's payment
+ * of an entry whose payout no longer held the money (canceled while in flight), let stand by an
+ * operator (lib/rails/exceptions.ts).
  */
 export const ledgerTransactionKinds = [
   "funding.ach_initiated",
@@ -28,6 +30,7 @@ export const ledgerTransactionKinds = [
   "payout.late_return",
   "check.paid_exception",
   "check.paid_short",
+  "rail.paid_exception",
 ] as const;
 
 export type LedgerTransactionKind = (typeof ledgerTransactionKinds)[number];

@@ -47,6 +47,7 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "payout.late_return": "returned",
   "check.paid_exception": "paid_out",
   "check.paid_short": "returned",
+  "rail.paid_exception": "paid_out",
 };
 
 export interface DayMovement {

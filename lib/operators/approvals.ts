@@ -34,6 +34,7 @@ import { insertOperatorAudited, type OperatorDeps } from "./service.ts";
 import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { bankFileApprovedActions } from "../ach/file_approvals.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
+import { railExceptionResolved } from "../rails/exceptions.ts";
 
 /** Approvals one listing shows at most. */
 export const APPROVALS_LISTED_MAX = 100;
@@ -151,6 +152,10 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "funding.return": fundingAction("funding:return"),
   "payout.late_return": lateReturnAction,
   "operator.create_admin": createAdmin,
+  "rail_exception.resolve": async (tx, approval, { actor, now }) => {
+    const resolved = await railExceptionResolved(tx, actor, approval, now);
+    return resolved.ok ? ok(resolved.value) : resolved;
+  },
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,

@@ -17,8 +17,11 @@ import {
   submissionReference,
 } from "../rails/seam.ts";
 import { sandboxScenario, testPayeeMarker } from "../rails/sandbox.ts";
+import { recordRailException } from "../rails/exceptions.ts";
+import { decideEntryOutcome } from "./transition.ts";
 import {
   type BatchEntry,
+  batchOfEntry,
   type BatchPayoutMoves,
   batchRailJobHandlers,
   type EntryOutcome,
@@ -445,6 +448,8 @@ async function reofferFailed(
     { detail: `re-offered after ${reason}` },
   );
   if (!reoffered.ok && reoffered.code === "insufficient_funds") return ok(payout);
+  // Its retry is in a built batch or later: the rail's outcome decides what follows, not this offer.
+  if (!reoffered.ok && reoffered.code === "payout_in_flight") return ok(payout);
   if (reoffered.ok) {
     await scheduleOfferExpiry(tx, runtime, reoffered.value, now);
     await notifyPayee(tx, runtime.notifications, payout.id, "reoffer", now);
@@ -548,6 +553,20 @@ export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
     },
     async settled(tx, entry, outcome, now) {
       if (entry.payoutId === null) return await settleFundingDebit(tx, entry, outcome, now);
+      const payout = await loadPayout(tx, entry.payoutId);
+      if (!payout) throw new Error(`batch entry ${entry.reference}: no payout ${entry.payoutId}`);
+      const decided = decideEntryOutcome(payout.status, outcome.kind);
+      if (decided.kind === "applied_before") return;
+      if (decided.kind === "exception") {
+        await recordRailException(tx, {
+          entry,
+          outcome,
+          batchId: await batchOfEntry(tx, entry.id),
+          payoutStatus: payout.status,
+          reason: decided.reason,
+        }, now);
+        return;
+      }
       const moved = outcome.kind === "completed"
         ? await applyMove(tx, entry.payoutId, { kind: "complete" }, now)
         : await applyMove(tx, entry.payoutId, { kind: "fail", reason: outcome.reason }, now, {

@@ -11,6 +11,8 @@ import { eventCatalogue, type EventKey, type PayoutStatus, surfaceAStatus } from
 import {
   lateReturn,
   type LateReturnRefusal,
+  type MoneyInFlight,
+  moveConsultsMoneyInFlight,
   type PayoutMove,
   type PayoutSnapshot,
   transition,
@@ -30,6 +32,9 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
 import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
+import { moneyInFlight, voidQueuedEntry } from "../rails/batch.ts";
+import { submissionReference } from "../rails/seam.ts";
+import { voidUnsentCheck } from "../checks/register.ts";
 
 export interface PayoutRow extends PayoutSnapshot {
   readonly id: string;
@@ -257,7 +262,8 @@ export type MoveRefusal =
   | "retry_not_allowed"
   | "fee_exceeds_amount"
   | "insufficient_funds"
-  | "negative_balance";
+  | "negative_balance"
+  | "payout_in_flight";
 
 export interface MoveOptions {
   /** Why, for the timeline and the failure reason (rail codes such as R03). */
@@ -279,6 +285,15 @@ function lastFourAfter(step: PayoutMove, options: MoveOptions, payout: PayoutRow
   return typeof kept === "string" ? kept : null;
 }
 
+/** The rail entry of the payout's current submission while it holds the money in flight, or null. */
+export function payoutMoneyInFlight(
+  tx: Pick<WriteTx, "execute">,
+  payout: Pick<PayoutRow, "id" | "submissionCount">,
+): Promise<MoneyInFlight | null> {
+  if (payout.submissionCount === 0) return Promise.resolve(null);
+  return moneyInFlight(tx, submissionReference(payout.id, payout.submissionCount));
+}
+
 /** Applies one move: state machine, ledger, payout row, timeline and events. */
 export async function applyMove(
   tx: WriteTx,
@@ -289,9 +304,17 @@ export async function applyMove(
 ): Promise<Result<PayoutRow, MoveRefusal>> {
   const payout = await loadPayout(tx, payoutId);
   if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
-  const moved = transition(payout, step);
+  const reference = submissionReference(payout.id, payout.submissionCount);
+  const inFlight = moveConsultsMoneyInFlight(step.kind)
+    ? await payoutMoneyInFlight(tx, payout)
+    : null;
+  const moved = transition({ ...payout, inFlight }, step);
   if (!moved.ok) return moved;
   const outcome = moved.value;
+  if (outcome.voidsQueuedEntry) {
+    await voidQueuedEntry(tx, reference);
+    await voidUnsentCheck(tx, reference, `payout ${step.kind} before the cutoff`, now);
+  }
   let ledgerTransactionId: string | null = null;
   if (outcome.transfers.length > 0) {
     const posted = await postTransaction(tx, {
@@ -710,16 +733,21 @@ export async function scheduleReoffersAwaitingFunds(
   now: number,
 ): Promise<number> {
   const failed = await tx.execute({
-    sql: `SELECT id, failure_reason FROM payouts
-          WHERE company_id = ? AND status = 'failed' AND line_id = ?
-          ORDER BY created_at, rowid`,
+    // A payout whose retry holds its money on a rail waits for that entry's outcome, not for funds.
+    sql: `SELECT p.id, p.failure_reason FROM payouts p
+          WHERE p.company_id = ? AND p.status = 'failed' AND p.line_id = ?
+            AND NOT EXISTS (SELECT 1 FROM rail_batch_entries e
+              WHERE e.reference = p.id || '-' || p.submission_count
+                AND e.status IN ('queued', 'batched', 'sent'))
+          ORDER BY p.created_at, p.rowid`,
     args: [companyId, lineId],
   });
   if (failed.rows.length === 0) return 0;
   // One read of the company's pending retries and re-offers (scheduled_jobs has no subject index).
   const pending = await tx.execute({
     sql: `SELECT subject_id FROM scheduled_jobs
-          WHERE company_id = ? AND done_at IS NULL AND kind IN ('payout.retry', 'payout.reoffer')`,
+          WHERE company_id = ? AND done_at IS NULL
+            AND kind IN ('payout.retry', 'payout.reoffer', 'payout.submit')`,
     args: [companyId],
   });
   const taken = new Set(pending.rows.map((row) => toSubjectId(row).subjectId));

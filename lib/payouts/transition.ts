@@ -9,10 +9,33 @@
  * about to be submitted that sanctions screening holds waits `in_review` with its hold in
  * `reserved`: an operator clears it (back to modality_selected, submitted again) or rejects it
  * (failed with `sanctions_review`, the money held until the company cancels).
+ *
+ * Money in flight: a payout whose submission waits on a batch rail (a failed payout's automatic
+ * retry, a selected payout's first attempt) has a rail entry that is queued, in a built batch,
+ * being transmitted, or transmitted. The table's `inFlight` column says what each move does then:
+ * `rail` moves are the rail's own (sending, its outcome) and go whatever the entry's stage;
+ * `queued_only` moves (cancel, re-offer, expiry, review) go while the entry is only queued, and
+ * the entry is voided in the same unit (`voidsQueuedEntry`); once it is in a built batch or later
+ * they are refused with `payout_in_flight`, naming the batch: the bank may pay it.
  */
 import type { Transfer } from "../ledger/types.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { EventKey, PayoutStatus } from "./states.ts";
+
+/**
+ * Where a payout's current rail entry stands: only queued for a cutoff; in a built batch
+ * (`batched`, held or waiting for its release included); being handed over or in doubt
+ * (`transmitting`); or handed over (`transmitted`).
+ */
+export type MoneyInFlightStage = "queued" | "batched" | "transmitting" | "transmitted";
+
+/** A payout's rail entry that holds its money in flight. */
+export interface MoneyInFlight {
+  readonly stage: MoneyInFlightStage;
+  readonly rail: string;
+  /** The batch that carries the entry; null while it is only queued. */
+  readonly batchId: string | null;
+}
 
 /** What the state machine needs to know of a payout. */
 export interface PayoutSnapshot {
@@ -23,6 +46,11 @@ export interface PayoutSnapshot {
   readonly payorFeeCents: number;
   readonly payeeFeeCents: number;
   readonly serviceFeeCents: number;
+  /**
+   * The rail entry holding the payout's money in flight, if any. Read by the store only for the
+   * moves whose `inFlight` rule is `queued_only`; absent means none.
+   */
+  readonly inFlight?: MoneyInFlight | null;
 }
 
 export interface MethodFees {
@@ -68,13 +96,24 @@ export interface TransitionOutcome {
   readonly events: EventKey[];
   /** Fees fixed by a selection (unchanged otherwise). */
   readonly fees: MethodFees;
+  /** The payout's queued rail entry must be voided in the same unit (it was only queued). */
+  readonly voidsQueuedEntry: boolean;
 }
 
 export type TransitionRefusal =
   | "illegal_transition"
   | "not_cancelable"
   | "retry_not_allowed"
-  | "fee_exceeds_amount";
+  | "fee_exceeds_amount"
+  | "payout_in_flight";
+
+/**
+ * What a move does while the payout's money is in flight on a rail: `rail`, the rail's own moves,
+ * go whatever the stage; `queued_only` moves void a queued entry and are refused from a built
+ * batch on; `before_rail` moves leave only states that no rail entry exists in (before a method
+ * is chosen, or before screening lets a submission queue), so nothing is read for them.
+ */
+export type InFlightRule = "rail" | "queued_only" | "before_rail";
 
 const CANCELABLE: readonly PayoutStatus[] = [
   "pending_funds",
@@ -85,28 +124,53 @@ const CANCELABLE: readonly PayoutStatus[] = [
   "failed",
 ];
 
-/** The transition table: which states each move leaves from and the state it reaches. */
+/**
+ * The transition table: which states each move leaves from, the state it reaches, and what it
+ * does while the payout's money is in flight on a rail. A new state or move is one row here and
+ * one case in `transition`.
+ */
 export const transitionTable: Readonly<
-  Record<MoveKind, { from: readonly PayoutStatus[]; to: PayoutStatus }>
+  Record<MoveKind, { from: readonly PayoutStatus[]; to: PayoutStatus; inFlight: InFlightRule }>
 > = {
-  release_funds: { from: ["pending_funds"], to: "created" },
-  request_endorsement: { from: ["created"], to: "awaiting_endorsement" },
-  endorsements_complete: { from: ["awaiting_endorsement"], to: "modality_offered" },
-  offer: { from: ["created"], to: "modality_offered" },
-  select: { from: ["modality_offered"], to: "modality_selected" },
-  rail_refused: { from: ["modality_selected"], to: "failed" },
-  send: { from: ["modality_selected"], to: "funds_sent" },
-  complete: { from: ["funds_sent"], to: "completed" },
-  fail: { from: ["funds_sent"], to: "failed" },
-  retry: { from: ["failed"], to: "funds_sent" },
-  reoffer: { from: ["failed"], to: "modality_offered" },
-  cancel: { from: CANCELABLE, to: "canceled" },
-  expire_offer: { from: ["modality_offered"], to: "canceled" },
+  release_funds: { from: ["pending_funds"], to: "created", inFlight: "before_rail" },
+  request_endorsement: { from: ["created"], to: "awaiting_endorsement", inFlight: "before_rail" },
+  endorsements_complete: {
+    from: ["awaiting_endorsement"],
+    to: "modality_offered",
+    inFlight: "before_rail",
+  },
+  offer: { from: ["created"], to: "modality_offered", inFlight: "before_rail" },
+  select: { from: ["modality_offered"], to: "modality_selected", inFlight: "before_rail" },
+  rail_refused: { from: ["modality_selected"], to: "failed", inFlight: "rail" },
+  send: { from: ["modality_selected"], to: "funds_sent", inFlight: "rail" },
+  complete: { from: ["funds_sent"], to: "completed", inFlight: "rail" },
+  fail: { from: ["funds_sent"], to: "failed", inFlight: "rail" },
+  retry: { from: ["failed"], to: "funds_sent", inFlight: "rail" },
+  reoffer: { from: ["failed"], to: "modality_offered", inFlight: "queued_only" },
+  cancel: { from: CANCELABLE, to: "canceled", inFlight: "queued_only" },
+  expire_offer: { from: ["modality_offered"], to: "canceled", inFlight: "before_rail" },
   // Screening runs before a first submission (selected) and before a retry (failed).
-  hold_for_review: { from: ["modality_selected", "failed"], to: "in_review" },
-  clear_review: { from: ["in_review"], to: "modality_selected" },
-  reject_review: { from: ["in_review"], to: "failed" },
+  hold_for_review: {
+    from: ["modality_selected", "failed"],
+    to: "in_review",
+    inFlight: "queued_only",
+  },
+  clear_review: { from: ["in_review"], to: "modality_selected", inFlight: "before_rail" },
+  reject_review: { from: ["in_review"], to: "failed", inFlight: "before_rail" },
 };
+
+/** Whether the store must read the payout's money in flight before this move. */
+export const moveConsultsMoneyInFlight = (kind: MoveKind): boolean =>
+  transitionTable[kind].inFlight === "queued_only";
+
+/** What an operator can do about a payout whose money is in flight at `stage`. */
+export function inFlightRemedy(stage: MoneyInFlightStage): string {
+  return stage === "transmitted"
+    ? "the bank has it: record a recall request with the bank (payouts:recall), and wait for its return"
+    : stage === "transmitting"
+    ? "its transmission has no answer yet: resolve the batch with the bank first; void it only if the bank has nothing"
+    : "void the batch (its other entries are queued again) to change this payout";
+}
 
 const move = (from: Transfer["from"], to: Transfer["to"], amountCents: number): Transfer[] =>
   amountCents > 0 ? [{ from, to, amountCents }] : [];
@@ -127,13 +191,38 @@ export function transition(
       details: { status: payout.status, move: step.kind },
     });
   }
+  const flight = payout.inFlight ?? null;
+  if (flight !== null && rule.inFlight !== "rail" && flight.stage !== "queued") {
+    return refuse(
+      "payout_in_flight",
+      `${step.kind} is refused: the payout's money is in flight, its ${flight.rail} entry is ${flight.stage} in batch ${flight.batchId}; ${
+        inFlightRemedy(flight.stage)
+      }`,
+      {
+        details: {
+          status: payout.status,
+          move: step.kind,
+          stage: flight.stage,
+          rail: flight.rail,
+          batch_id: flight.batchId,
+        },
+      },
+    );
+  }
   const fees: MethodFees = {
     payorFeeCents: payout.payorFeeCents,
     payeeFeeCents: payout.payeeFeeCents,
     serviceFeeCents: payout.serviceFeeCents,
   };
   const outcome = (heldCents: number, transfers: Transfer[], events: EventKey[], newFees = fees) =>
-    ok({ status: rule.to, heldCents, transfers, events, fees: newFees });
+    ok({
+      status: rule.to,
+      heldCents,
+      transfers,
+      events,
+      fees: newFees,
+      voidsQueuedEntry: flight !== null && rule.inFlight !== "rail",
+    });
   const held = payout.heldCents;
 
   switch (step.kind) {
@@ -233,4 +322,36 @@ export function lateReturn(
     transfers: move("bank", "available", payout.amountCents - payout.payeeFeeCents),
     events: ["returned"],
   });
+}
+
+/** What a rail reported of a payout's entry: paid (settled, presented) or back (returned, voided). */
+export type EntryOutcomeKind = "completed" | "failed";
+
+/** What a rail's outcome does to the entry's payout. */
+export type EntryOutcomeDecision =
+  | { readonly kind: "move"; readonly move: "complete" | "fail" }
+  /** The same outcome reached the payout before (a report read twice): nothing changes. */
+  | { readonly kind: "applied_before" }
+  /** The payout cannot take it (canceled, offered again, failed by another path): an operator decides. */
+  | { readonly kind: "exception"; readonly reason: string };
+
+/**
+ * Decides a rail's outcome of an entry whose money was sent: only a payout with its funds sent takes
+ * it, through the table's `complete` or `fail`. A payout completed already has taken a payment;
+ * in any other state the payout no longer waits for this money (canceled while the entry flew,
+ * say), so the outcome goes to the rail exceptions queue rather than refused or forced.
+ */
+export function decideEntryOutcome(
+  status: PayoutStatus,
+  outcome: EntryOutcomeKind,
+): EntryOutcomeDecision {
+  const move = outcome === "completed" ? "complete" : "fail";
+  if (transitionTable[move].from.includes(status)) return { kind: "move", move };
+  if (outcome === "completed" && status === "completed") return { kind: "applied_before" };
+  return {
+    kind: "exception",
+    reason: outcome === "completed"
+      ? `the rail paid the entry, but its payout is ${status}: its money was not held for this payment`
+      : `the rail sent the entry's money back, but its payout is ${status}`,
+  };
 }

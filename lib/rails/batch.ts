@@ -19,6 +19,7 @@ import type { JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import type { MoneyInFlight, MoneyInFlightStage } from "../payouts/transition.ts";
 
 /**
  * The kinds of ACH's cutoff and transmit jobs. An environment's job table is keyed by kind, so
@@ -329,6 +330,66 @@ export async function voidBatch(
     requeued.push(next);
   }
   return requeued;
+}
+
+/** The batch that carries an entry, or null while it is queued. */
+export async function batchOfEntry(
+  tx: Pick<WriteTx, "execute">,
+  entryId: string,
+): Promise<string | null> {
+  const { rows } = await tx.execute({
+    sql: "SELECT batch_id FROM rail_batch_entries WHERE id = ?",
+    args: [entryId],
+  });
+  return rows[0]?.batch_id == null ? null : String(rows[0].batch_id);
+}
+
+/**
+ * Where the entry queued under `reference` (a payout's current submission) holds its money: null
+ * when there is no such entry or it is no longer in flight (settled, returned, voided).
+ */
+export async function moneyInFlight(
+  tx: Pick<WriteTx, "execute">,
+  reference: string,
+): Promise<MoneyInFlight | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT e.rail, e.status, e.batch_id, b.status AS batch_status
+          FROM rail_batch_entries e LEFT JOIN rail_batches b ON b.id = e.batch_id
+          WHERE e.reference = ?`,
+    args: [reference],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  const stage = stageOf(
+    String(row.status),
+    row.batch_status === null ? null : String(row.batch_status),
+  );
+  return stage === null ? null : {
+    stage,
+    rail: String(row.rail),
+    batchId: row.batch_id === null ? null : String(row.batch_id),
+  };
+}
+
+function stageOf(entryStatus: string, batchStatus: string | null): MoneyInFlightStage | null {
+  if (entryStatus === "queued") return "queued";
+  if (entryStatus === "sent") return "transmitted";
+  if (entryStatus !== "batched") return null;
+  if (batchStatus === "transmitting" || batchStatus === "in_doubt") return "transmitting";
+  return batchStatus === "transmitted" ? "transmitted" : "batched";
+}
+
+/**
+ * Voids the entry queued under `reference` in the caller's unit (its payout was canceled or
+ * offered again before a cutoff took it); false when it is no longer only queued.
+ */
+export async function voidQueuedEntry(tx: WriteTx, reference: string): Promise<boolean> {
+  const voided = await tx.execute({
+    sql: `UPDATE rail_batch_entries SET status = 'voided'
+          WHERE reference = ? AND status = 'queued' AND batch_id IS NULL`,
+    args: [reference],
+  });
+  return voided.rowsAffected === 1;
 }
 
 /**

@@ -1,0 +1,290 @@
+/**
+ * Money in flight (issue 28, case 1): a failed payout whose automatic retry holds its money on a
+ * batch rail. Cancel is refused from a built batch on, with `payout_in_flight` on /v1, the
+ * conflict record on /api and a console message naming the batch; an entry only queued is voided
+ * with the cancel, in the same unit. The bank paying an entry of a payout that was canceled goes
+ * to the rail exceptions queue without stalling the rest of its file; a canceled payout's queued
+ * check never reaches positive pay nor the print file.
+ */
+import assert from "node:assert/strict";
+import { runDueJobs } from "../db/scheduler.ts";
+import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
+import { postTransaction, readLineBalances } from "../lib/ledger/store.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { listRailExceptions, resolveRailException } from "../lib/rails/exceptions.ts";
+import { insertAchFile } from "./ach_file_rows.ts";
+import { chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import { api, payee } from "./api_helpers.ts";
+import { checkFilesOf, chooseCheck, positivePayText, registerOf } from "./checks_helpers.ts";
+import { withCheckFixture } from "./checks_helpers.ts";
+import { consoleAs, textOf } from "./console_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { DAY_SECONDS, MONEY_SETTINGS } from "./money_core_helpers.ts";
+
+const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
+
+function v1(f: HttpFixture, method: string, path: string, body?: unknown) {
+  return f.app.request(path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function sql(f: HttpFixture, statement: string, ...args: (string | number)[]) {
+  return (await f.deps.databases.test.writer.write((tx) => tx.execute({ sql: statement, args })))
+    .rows;
+}
+
+/**
+ * The payout failed (R03) and its automatic retry, its second submission, waits on the ACH rail:
+ * only queued, or in a built file. The hold stays in reserved, as a failure leaves it.
+ */
+async function retryAtRail(
+  f: HttpFixture,
+  payoutId: string,
+  stage: "queued" | "built",
+): Promise<string | null> {
+  await sql(
+    f,
+    `UPDATE payouts SET status = 'failed', failure_reason = 'R03', payment_method_id = 1,
+       submission_count = 2 WHERE id = ?`,
+    payoutId,
+  );
+  const amount = Number(
+    (await sql(f, "SELECT amount_cents FROM payouts WHERE id = ?", payoutId))[0]
+      .amount_cents,
+  );
+  if (stage === "queued") {
+    await sql(
+      f,
+      `INSERT INTO rail_batch_entries (id, company_id, rail, payout_id, direction, reference,
+         amount_cents, status, created_at) VALUES (?, ?, 'ach', ?, 'credit', ?, ?, 'queued', ?)`,
+      `rbe_${payoutId}`,
+      f.cast.acme.id,
+      payoutId,
+      `${payoutId}-2`,
+      amount,
+      f.clock.now(),
+    );
+    return null;
+  }
+  const batchId = await insertAchFile(f.deps.databases.test, {
+    companyId: f.cast.acme.id,
+    status: "built",
+    effectiveDate: "2026-01-06",
+    createdAt: f.clock.now(),
+    entries: [{
+      payoutId,
+      amountCents: amount,
+      trace: `02100002${String(++traces).padStart(7, "0")}`,
+      lastFour: "6789",
+    }],
+  });
+  await sql(
+    f,
+    "UPDATE rail_batch_entries SET reference = ? WHERE payout_id = ?",
+    `${payoutId}-2`,
+    payoutId,
+  );
+  return batchId;
+}
+
+let traces = 0;
+
+const payoutOf = async (f: HttpFixture, where: string, arg: string) =>
+  String((await sql(f, `SELECT id FROM payouts WHERE ${where}`, arg))[0].id);
+
+Deno.test("case 1: cancel of a failed payout whose retry is in a built ACH file is refused 409 payout_in_flight on /v1, /api and the console, naming the file; nothing moves", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await v1(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    const created = await (await v1(f, "POST", "/v1/disbursements", {
+      amount: 100,
+      claim_id: "C-1",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    })).json() as { id: string };
+    const v1Payout = await payoutOf(f, "disbursement_id = ?", created.id);
+    await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-1",
+      large_disbursement: false,
+      payees: [payee("p-a", 20)],
+    });
+    const apiPayout = await payoutOf(f, "payee_uuid = ?", "p-a");
+    const v1File = await retryAtRail(f, v1Payout, "built");
+    const apiFile = await retryAtRail(f, apiPayout, "built");
+    const before = await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId);
+
+    const refusedV1 = await v1(f, "POST", `/v1/disbursements/${created.id}/cancel`);
+    assert.equal(refusedV1.status, 409);
+    const problem = await refusedV1.json() as { code: string; detail: string };
+    assert.equal(problem.code, "payout_in_flight");
+    assert.equal(
+      problem.detail,
+      `disbursement ${created.id}: cancel is refused: the payout's money is in flight, its ach entry is batched in batch ${v1File}; void the batch (its other entries are queued again) to change this payout`,
+    );
+
+    const refusedApi = await api(f, "POST", "/api/disbursements/CLM-1/payees/p-a/cancel");
+    assert.equal(refusedApi.status, 409);
+    assert.deepEqual(await refusedApi.json(), {
+      name: "CONFLICT",
+      message:
+        `payee p-a: cancel is refused: the payout's money is in flight, its ach entry is batched in batch ${apiFile}; void the batch (its other entries are queued again) to change this payout`,
+      details: [],
+    });
+
+    const { browser } = await consoleAs(f, { email: "cleo@ops.test", role: "clerk" });
+    const page = await browser.get(`/console/payouts/${apiPayout}?env=test`);
+    assert.equal(page.status, 200);
+    const refusedConsole = await browser.post(`/console/payouts/${apiPayout}/cancel`, {
+      env: "test",
+    });
+    assert.equal(refusedConsole.status, 409);
+    assert.match(
+      textOf(refusedConsole.html),
+      new RegExp(`its ach entry is batched in batch ${apiFile}; void the batch`),
+    );
+
+    assert.deepEqual(
+      (await sql(f, "SELECT status FROM payouts WHERE id IN (?, ?)", v1Payout, apiPayout)).map((
+        r,
+      ) => r.status),
+      ["failed", "failed"],
+    );
+    assert.deepEqual(
+      await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId),
+      before,
+    );
+    assert.deepEqual(
+      (await sql(f, "SELECT status FROM rail_batch_entries ORDER BY rowid")).map((r) => r.status),
+      ["batched", "batched"],
+    );
+  }, NO_LIMIT);
+});
+
+Deno.test("case 1: cancel of a failed payout whose retry is only queued voids the entry in the same unit and returns the hold", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-2",
+      large_disbursement: false,
+      payees: [payee("p-q", 20)],
+    });
+    const payoutId = await payoutOf(f, "payee_uuid = ?", "p-q");
+    await retryAtRail(f, payoutId, "queued");
+    const canceled = await api(f, "POST", "/api/disbursements/CLM-2/payees/p-q/cancel");
+    assert.equal(canceled.status, 200);
+    assert.deepEqual(
+      (await sql(f, "SELECT status FROM rail_batch_entries WHERE reference = ?", `${payoutId}-2`))
+        .map((r) => r.status),
+      ["voided"],
+    );
+    const balances = await readLineBalances(
+      f.deps.databases.test.readClient,
+      f.cast.acme.autoLineId,
+    );
+    assert.deepEqual([balances.available, balances.reserved], [100_000, 0]);
+  }, NO_LIMIT);
+});
+
+Deno.test("case 1: the bank paying an entry whose payout was canceled goes to the rail exceptions queue; the rest of the file settles and nothing parks", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(1_000_000);
+    const [canceled, other] = await chooseAch(m, [10_000, 20_000]);
+    await m.advance(30 * 60); // the 10:30 cutoff: both sent
+    assert.deepEqual(await statuses(m, [canceled, other]), ["funds_sent", "funds_sent"]);
+    // What a cancel left before money in flight was refused: the payout canceled with its money
+    // back in available while its entry was in the bank's hands.
+    await m.database.writer.write(async (tx) => {
+      await tx.execute({
+        sql: "UPDATE payouts SET status = 'canceled', held_cents = 0 WHERE id = ?",
+        args: [canceled],
+      });
+      const posted = await postTransaction(tx, {
+        companyId: m.companyId,
+        lineId: m.lineId,
+        kind: "payout.cancel",
+        payoutId: canceled,
+        transfers: [{ from: "in_transit", to: "available", amountCents: 10_000 }],
+        postedAt: m.now(),
+      });
+      assert.ok(posted.ok);
+    });
+    await m.advance(3 * DAY_SECONDS); // the return window closes: ach.settle
+    assert.deepEqual(await statuses(m, [canceled, other]), ["canceled", "completed"]);
+    assert.deepEqual(
+      await rows(m, "SELECT count(*) AS n FROM scheduled_jobs WHERE error IS NOT NULL"),
+      [{ n: 0 }],
+      "no job parked",
+    );
+    const [exception] = await listRailExceptions(
+      m.database.readClient,
+      { status: "open", companyIds: null },
+      10,
+    );
+    assert.deepEqual(
+      [exception.payoutId, exception.outcome, exception.amountCents, exception.payoutStatus],
+      [canceled, "completed", 10_000, "canceled"],
+    );
+    // Settling again (the job run twice) records it once.
+    const handlers = jobHandlersOf("test", MONEY_SETTINGS, m.database, testSecretBox);
+    await runDueJobs(m.database, m.companyId, m.now(), handlers);
+    assert.equal(
+      (await listRailExceptions(m.database.readClient, { status: null, companyIds: null }, 10))
+        .length,
+      1,
+    );
+
+    const before = await m.balances();
+    const actor = { operator: { id: "op_1", email: "ops@example.test" }, origin: "cli" };
+    const resolved = await m.database.writer.write((tx) =>
+      resolveRailException(tx, "test", actor, {
+        exceptionId: exception.id,
+        resolution: "payment_stands",
+        note: "the bank paid it",
+        companyIds: null,
+      }, m.now())
+    );
+    assert.ok(resolved.ok);
+    assert.deepEqual(await m.balances(), {
+      ...before,
+      available: before.available - 10_000,
+      bank: before.bank + 10_000,
+    });
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+    const day = new Date(m.now()).toISOString().slice(0, 10);
+    assert.equal((await lineTieOut(m.database.readClient, m.lineId, day))!.difference, 0);
+  });
+});
+
+Deno.test("case 1: a canceled payout's queued check is voided with the cancel and never reaches positive pay nor the print file", async () => {
+  await withCheckFixture("live", async ({ m }) => {
+    const [kept, canceled] = await chooseCheck(m, [10_000, 20_000]);
+    // The second payout's submission is a retry: it failed before, and may be canceled.
+    await m.database.writer.write((tx) =>
+      tx.execute({ sql: "UPDATE payouts SET status = 'failed' WHERE id = ?", args: [canceled] })
+    );
+    const cancel = await m.cancel(canceled);
+    assert.ok(cancel.ok, cancel.ok ? "" : cancel.message);
+    await m.advance(3600);
+    const register = await registerOf(m);
+    assert.deepEqual(register.map((c) => [c.payout_id, c.status]), [
+      [kept, "issued"],
+      [canceled, "voided"],
+    ]);
+    const [positivePay, print] = await checkFilesOf(m);
+    assert.deepEqual([positivePay.issue_count, positivePay.void_count, print.issue_count], [
+      1,
+      0,
+      1,
+    ]);
+    const text = await positivePayText(m, String(positivePay.batch_id));
+    assert.doesNotMatch(text, /200\.00/);
+    assert.equal(register[1].issue_file_id, null);
+  });
+});
