@@ -17,7 +17,11 @@ export type { components, paths };
 export type Schema<Name extends keyof components["schemas"]> = components["schemas"][Name];
 export type DisbursementClient = Client<paths>;
 
-export { SIGNATURE_TOLERANCE_SECONDS, verifySignature } from "../lib/webhooks/signing.ts";
+export {
+  SIGNATURE_TOLERANCE_SECONDS,
+  verifyEnvelopeSignature,
+  verifySignature,
+} from "../lib/webhooks/signing.ts";
 
 /** Adds a fresh Idempotency-Key to every POST that has none. */
 const idempotencyKeys: Middleware = {

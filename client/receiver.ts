@@ -24,9 +24,12 @@ Deno.serve({ hostname: "127.0.0.1", port }, async (request) => {
   });
   if (!valid) return new Response(null, { status: 400 });
   const event = JSON.parse(body);
-  // /v1 bodies are {id, type, created, data}; /api bodies are {"webhookTrigger": {"payload": …}}.
-  // The event id (X-Event-Id) is the deduplication key: delivery is at least once.
-  const name = event.type ?? event.webhookTrigger?.payload?.EventTypeName;
-  console.log(`${request.headers.get("X-Event-Id")} ${name}`);
+  // /v1 bodies are {id, type, created, data, signature, sequence}; /api bodies are
+  // {"webhookTrigger": {"payload": {…, sequence}}}. The event id (X-Event-Id) deduplicates
+  // (delivery is at least once); `sequence` orders a payout's events (delivery order is not kept).
+  const payload = event.webhookTrigger?.payload;
+  const name = event.type ?? payload?.EventTypeName;
+  const sequence = event.sequence ?? payload?.sequence;
+  console.log(`${request.headers.get("X-Event-Id")} ${name} sequence ${sequence}`);
   return new Response(null, { status: 204 });
 });

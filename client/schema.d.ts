@@ -5530,7 +5530,7 @@ export interface webhooks {
     put?: never;
     /**
      * A Surface A endpoint's delivery (seed 2.12)
-     * @description Signed: X-Signature v1=t=<unix>,sha256=<hex>, and the Standard Webhooks headers (README).
+     * @description Signed: X-Signature v1=t=<unix>,sha256=<hex> over `<unix>.<raw body>`, and the Standard Webhooks headers (docs/contract.md §8).
      */
     post: {
       parameters: {
@@ -5571,7 +5571,7 @@ export interface webhooks {
     put?: never;
     /**
      * A /v1 endpoint's delivery
-     * @description Signed: X-Signature v1=t=<unix>,sha256=<hex>, and the Standard Webhooks headers (README).
+     * @description Signed: X-Signature v1=t=<unix>,sha256=<hex> over `<unix>.<raw body>`, and the Standard Webhooks headers (docs/contract.md §8).
      */
     post: {
       parameters: {
@@ -5833,7 +5833,7 @@ export interface components {
       /** @description US dollars, at most two decimals. Always 0 for a sound ledger. */
       difference: number;
     };
-    /** @description The envelope a /v1 webhook body of this event carries (`id`, `type`, `created`, `data`, the same JSON), with `object` and `signature`. */
+    /** @description Exactly the body a /v1 webhook of this event carries (`id`, `type`, `created`, `data`, `signature`, `sequence`), with `object`. */
     Event: {
       /** @description evt_… */
       id: string;
@@ -5859,8 +5859,10 @@ export interface components {
       data: {
         [key: string]: unknown;
       };
-      /** @description The X-Signature sent with the latest delivery attempt to a /v1 endpoint (`v1=t=<unix>,sha256=<hex>`; each attempt is signed afresh), or null before any attempt. */
+      /** @description The body's `signature` of the latest delivery attempt to a /v1 endpoint (`v1=t=<unix>,sha256=<hex>` over `<unix>.<JSON of {id, type, created, data}>`; each attempt is signed afresh), or null before any attempt. */
       signature: string | null;
+      /** @description An extension: the event's place among its payout's events, 1, 2, … in commit order; null for an event about no payout. */
+      sequence: number | null;
     };
     EventList: {
       /** @constant */
@@ -6584,7 +6586,7 @@ export interface components {
       RegisteredPayeeId?: string | null;
       /** @description null for a /v1 payee (no payee_type_id). */
       PayeeTypeId?: number | null;
-      /** @description This payee's status (DESIGN 4). */
+      /** @description This payee's status (docs/contract.md §4). */
       PayeeStatusId?: number;
       /** @description Derived from every payee of the disbursement when the event happened: Completed (6) when all are terminal, Canceled (8) when all were canceled, else the least advanced payee state in the order PendingFunds, Created, PendingAuthorizationPartiesPermission, PendingPaymentMethodSelection, Failed, PaymentMethodSelected, Processing. */
       DisbursementStatusId?: number;
@@ -6712,13 +6714,15 @@ export interface components {
       /** @description The line's payee-fee ledger account. */
       ExtCustPayeeFeeID?: string;
       DisbursementPayee?: components["schemas"]["SurfaceADisbursementPayee"];
+      /** @description An extension: the event's place among its payout's events, 1, 2, … in the order they were committed; null for an event about no payout (payee.updated). Deliveries can arrive out of order: keep the highest sequence applied per payout and ignore a lower one (docs/webhooks.md, Ordering). */
+      sequence?: number | null;
     };
     SurfaceAWebhook: {
       webhookTrigger: {
         payload: components["schemas"]["SurfaceAWebhookPayload"];
       };
     };
-    /** @description What a /v1 endpoint receives; GET /v1/events shows the same with object and signature. */
+    /** @description What a /v1 endpoint receives; GET /v1/events shows the same with object. */
     V1Webhook: {
       id: string;
       /** @enum {unknown} */
@@ -6736,6 +6740,10 @@ export interface components {
       created: string;
       /** @description A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded). */
       data: Record<string, never>;
+      /** @description v1=t=<unix>,sha256=<hex> where hex = HMAC-SHA256(key, `<unix>.<JSON of {id, type, created, data}>`): those four fields in that order, serialized without spaces (JSON.stringify). <unix> is the X-Signature header's; one sha256= per valid secret during a rotation. The key is the 32 bytes the whsec_ secret encodes. X-Signature still signs the whole raw body. */
+      signature: string;
+      /** @description An extension: the event's place among its payout's events, 1, 2, … in the order they were committed; null for an event about no payout (payee.updated). Deliveries can arrive out of order: keep the highest sequence applied per payout and ignore a lower one (docs/webhooks.md, Ordering). */
+      sequence: number | null;
     };
   };
   responses: never;

@@ -207,7 +207,10 @@ Deno.test("an endpoint that fails twice then succeeds gets 3 signed attempts of 
         assert.ok(valid, "each attempt is signed with the endpoint's secret");
       }
       const body = JSON.parse(r.received[0].body);
-      assert.deepEqual(Object.keys(body), ["id", "type", "created", "data"]);
+      assert.deepEqual(
+        Object.keys(body),
+        ["id", "type", "created", "data", "signature", "sequence"],
+      );
       assert.deepEqual(body.data, { id: "p1", object: "payee", changed: ["email"] });
     });
   } finally {

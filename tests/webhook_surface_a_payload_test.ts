@@ -133,6 +133,7 @@ Deno.test("a Surface A endpoint gets every 2.12 field from real data, DocumentLi
         ExtChartofaccountID: f.cast.acme.autoLineId,
         ExtCustPayorFeeID: accounts.fees_payor,
         ExtCustPayeeFeeID: accounts.fees_payee,
+        sequence: 4,
       });
       assert.deepEqual(DisbursementPayee, {
         Id: Number(payout.rowid),
@@ -394,6 +395,7 @@ Deno.test("the OpenAPI document describes both webhook bodies; every field the s
       "ExtCustomerClaimID",
       "ExtPaidThruID",
       "ExtPayPalAcctID",
+      "sequence",
     ]);
     const method = doc.components.schemas.SurfaceAWebhookPayload.properties.PaymentMethodName as {
       enum?: unknown[];

@@ -4,6 +4,7 @@
  * disabled_at) moved in the same unit; and the explicit re-enable of a disabled endpoint.
  */
 import type { DeliverableEvent } from "./payloads.ts";
+import { eventSequenceSql } from "./event_store.ts";
 import { type AttemptAnswer, type CircuitAfter, circuitAfterAttempts } from "./circuit.ts";
 import { nextAttemptAt, RETRY_WINDOW_MS } from "./schedule.ts";
 import type { EndpointScope } from "./store.ts";
@@ -107,7 +108,7 @@ export async function claimDeliveries(
     sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
             e.url, e.surface, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
             ev.id AS event_id, ev.line_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
-            c.name AS company_name, c.tin,
+            c.name AS company_name, c.tin, ${eventSequenceSql("ev")} AS sequence,
             (SELECT json_group_object(code, id) FROM ledger_accounts WHERE line_id = ev.line_id) AS ledger_accounts,
             (SELECT id FROM signed_documents WHERE payout_id = ev.payout_id
                ORDER BY signed_at DESC, id DESC LIMIT 1) AS signed_document_id
@@ -149,6 +150,7 @@ export async function claimDeliveries(
         ledgerAccounts: row.ledger_accounts === null
           ? {}
           : JSON.parse(String(row.ledger_accounts)) as Record<string, string>,
+        sequence: row.sequence === null ? null : Number(row.sequence),
       },
       signedDocumentId: row.signed_document_id === null ? null : String(row.signed_document_id),
     };

@@ -13,7 +13,7 @@ import type { Clock } from "../platform/clock.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { Environment } from "../platform/config.ts";
 import { surfaceAEnvelope, surfaceBEnvelope } from "./payloads.ts";
-import { signDelivery } from "./signing.ts";
+import { signDelivery, signEnvelope } from "./signing.ts";
 import { checkEndpointUrl, type HostResolver, resolveEndpointHost } from "./endpoint_url.ts";
 import { circuitAt } from "./circuit.ts";
 import {
@@ -586,26 +586,38 @@ export class WebhookDispatcher {
   ): Promise<AttemptResult> {
     // The whole attempt, resolving the name included, ends within the timeout (and the lease).
     const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const envelope = delivery.surface === "v1"
-      ? surfaceBEnvelope(delivery.event)
-      : surfaceAEnvelope(delivery.event, {
+    const secrets = await Promise.all(delivery.sealedSecrets.map((s) => opened(s)));
+    // The body's signature and the header's share one timestamp.
+    const timestampSeconds = Math.floor(this.clock.now() / 1000);
+    let body: string;
+    let bodySignature: string | null = null;
+    if (delivery.surface === "v1") {
+      const envelope = surfaceBEnvelope(delivery.event);
+      bodySignature = await signEnvelope({ envelope, secrets, timestampSeconds });
+      body = JSON.stringify({
+        ...envelope,
+        signature: bodySignature,
+        sequence: delivery.event.sequence ?? null,
+      });
+    } else {
+      body = JSON.stringify(surfaceAEnvelope(delivery.event, {
         documentLink: delivery.signedDocumentId && this.options.documentLink
           ? await this.options.documentLink(environment, delivery.signedDocumentId)
           : null,
-      });
-    const body = JSON.stringify(envelope);
-    const secrets = await Promise.all(delivery.sealedSecrets.map((s) => opened(s)));
+      }));
+    }
     const signed = await signDelivery({
       eventId: delivery.event.id,
       body,
       secrets,
-      timestampSeconds: Math.floor(this.clock.now() / 1000),
+      timestampSeconds,
     });
     const started = performance.now();
+    // A /v1 attempt keeps its body's signature (the events API shows it beside the same envelope).
     const finish = (partial: Omit<AttemptResult, "durationMs" | "signature">): AttemptResult => ({
       ...partial,
       durationMs: Math.round(performance.now() - started),
-      signature: signed["X-Signature"],
+      signature: bodySignature ?? signed["X-Signature"],
     });
     const notSent = (message: string) =>
       finish({

@@ -13,18 +13,33 @@ export interface StoredEvent {
   readonly eventTypeId: number;
   readonly data: Record<string, unknown>;
   readonly createdAt: number;
+  /** Its place among its payout's events, 1, 2, … in commit order; null without a payout. */
+  readonly sequence: number | null;
 }
+
+/**
+ * The `sequence` of the event row `alias`: how many events of its payout were committed up to it
+ * (rowids grow in commit order and events are never deleted), so it needs no column of its own.
+ */
+export const eventSequenceSql = (alias: string): string =>
+  `CASE WHEN ${alias}.payout_id IS NULL THEN NULL ELSE
+     (SELECT COUNT(*) FROM events seq_e
+       WHERE seq_e.payout_id = ${alias}.payout_id AND seq_e.rowid <= ${alias}.rowid) END`;
 
 const event = columnsOf(events);
 // Only events /v1 publishes are read here, and those have a type.
-const toEvent: RowMapper<StoredEvent> = rowMapper({
+const toEvent: RowMapper<Omit<StoredEvent, "sequence">> = rowMapper({
   id: event.id,
   type: notNull(event.type),
   eventTypeId: event.eventTypeId,
   data: json<Record<string, unknown>>(event.data, "object"),
   createdAt: event.createdAt,
 });
-const EVENT_COLUMNS = toEvent.columns.join(", ");
+const EVENT_COLUMNS = `${toEvent.columns.join(", ")}, ${eventSequenceSql("events")} AS sequence`;
+const withSequence = (row: Record<string, unknown>): StoredEvent => ({
+  ...toEvent(row),
+  sequence: row.sequence === null ? null : Number(row.sequence),
+});
 
 const toCursor = rowMapper({ createdAt: event.createdAt, seq: integer("events", "seq") });
 
@@ -48,7 +63,7 @@ export async function findLineEvent(
           WHERE id = ? AND company_id = ? AND line_id = ? AND type IS NOT NULL`,
     args: [id, scope.companyId, scope.lineId],
   });
-  return rows[0] ? toEvent(rows[0]) : null;
+  return rows[0] ? withSequence(rows[0]) : null;
 }
 
 export async function listLineEvents(
@@ -81,7 +96,7 @@ export async function listLineEvents(
       page.limit + 1,
     ],
   });
-  return { data: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+  return { data: rows.slice(0, page.limit).map(withSequence), hasMore: rows.length > page.limit };
 }
 
 export interface NewEvent {

@@ -1,7 +1,7 @@
 /**
- * The /v1 events API's view of an event (DESIGN 8): exactly the envelope its webhook body carries,
- * and in `signature` the X-Signature sent with its latest delivery attempt to a /v1 endpoint (each
- * attempt is signed afresh with its own time), or null before any attempt.
+ * The /v1 events API's view of an event (docs/contract.md §8): exactly the body its webhook
+ * carries, with in `signature` the body's signature of its latest delivery attempt to a /v1
+ * endpoint (each attempt is signed afresh with its own time), or null before any attempt.
  */
 import type { SqlExecutor } from "../ledger/store.ts";
 import { type EnvelopeSource, surfaceBEnvelope } from "./payloads.ts";
@@ -13,10 +13,14 @@ export interface V1EventView {
   readonly created: unknown;
   readonly data: unknown;
   readonly signature: string | null;
+  readonly sequence: number | null;
 }
 
 /** The event as its /v1 webhook body shows it, with the latest attempt's signature. */
-export function v1EventView(event: EnvelopeSource, signature: string | null): V1EventView {
+export function v1EventView(
+  event: EnvelopeSource & { readonly sequence: number | null },
+  signature: string | null,
+): V1EventView {
   const envelope = surfaceBEnvelope(event);
   return {
     id: envelope.id,
@@ -25,6 +29,7 @@ export function v1EventView(event: EnvelopeSource, signature: string | null): V1
     created: envelope.created,
     data: envelope.data,
     signature,
+    sequence: event.sequence,
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * What an endpoint receives, in its own surface's shape (DESIGN 8): Surface B gets
- * `{id, type, created, data}`; Surface A gets `{"webhookTrigger": {"payload": {…}}}` with the seed's
- * 2.12 fields. Both are built from the snapshot recorded when the event happened.
+ * What an endpoint receives, in its own surface's shape (docs/contract.md §8): Surface B gets
+ * `{id, type, created, data}` (the dispatcher adds `signature` and `sequence`); Surface A gets
+ * `{"webhookTrigger": {"payload": {…}}}` with the specification's payload fields and `sequence`.
+ * Both are built from the snapshot recorded when the event happened.
  */
 import { centsToDollars } from "../platform/money.ts";
 import { surfaceAEventReason } from "./event_reason.ts";
@@ -24,6 +25,8 @@ export interface DeliverableEvent {
   /** The business line and its ledger account ids by code, for the Ext* references of 2.12. */
   readonly lineId?: string | null;
   readonly ledgerAccounts?: Readonly<Record<string, string>>;
+  /** Its place among its payout's events (1, 2, … in commit order); null without a payout. */
+  readonly sequence?: number | null;
 }
 
 /** What the Surface B envelope is built from: the event's own row, nothing of the endpoint's. */
@@ -43,8 +46,16 @@ function v1Identity(d: Record<string, unknown>) {
   return { id: d.payout_id, claimId: d.claim_id ?? d.disbursement_id, payee: null };
 }
 
-/** The Surface B envelope; modality_selected data is exactly the seed's 6.2 shape. */
-export function surfaceBEnvelope(event: EnvelopeSource): Record<string, unknown> {
+/** The Surface B envelope's four signed fields. */
+export interface SurfaceBEnvelope {
+  readonly id: string;
+  readonly type: string | null;
+  readonly created: string;
+  readonly data: Record<string, unknown>;
+}
+
+/** The Surface B envelope; modality_selected data is exactly the specification's shape. */
+export function surfaceBEnvelope(event: EnvelopeSource): SurfaceBEnvelope {
   const d = event.data;
   let data: Record<string, unknown>;
   if (event.type === "payee.updated") {
@@ -208,6 +219,8 @@ export function surfaceAEnvelope(
         ExtCustPayorFeeID: accounts.fees_payor ?? null,
         ExtCustPayeeFeeID: accounts.fees_payee ?? null,
         DisbursementPayee: simple ? null : disbursementPayee,
+        // An extension: receivers order a payout's events by it (delivery order is not kept).
+        sequence: event.sequence ?? null,
       },
     },
   };

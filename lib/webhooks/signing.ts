@@ -1,8 +1,10 @@
 /**
- * Webhook signatures (DESIGN 8), with WebCrypto HMAC-SHA256 under the 32 bytes a `whsec_` secret
- * encodes:
+ * Webhook signatures (docs/contract.md §8), with WebCrypto HMAC-SHA256 under the 32 bytes a
+ * `whsec_` secret encodes:
  * - `X-Signature: v1=t=<unix>,sha256=<hex>` over `<unix>.<raw body>`, one `sha256=` per valid
  *   secret while a secret is being rotated;
+ * - the `signature` of a /v1 body: the same form over `<unix>.<JSON of {id, type, created, data}>`,
+ *   with the header's `<unix>`;
  * - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` over
  *   `<id>.<unix>.<raw body>`, space-separated per secret.
  */
@@ -51,22 +53,53 @@ const hex = (bytes: Uint8Array) =>
   Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
+/** `v1=t=<ts>,sha256=<hex>[,sha256=<hex>…]` over `<ts>.<message>`, one digest per key. */
+async function signatureOf(
+  keys: readonly Uint8Array[],
+  ts: string,
+  message: string,
+): Promise<string> {
+  const digests = await Promise.all(
+    keys.map(async (key) => `sha256=${hex(await hmac(key, `${ts}.${message}`))}`),
+  );
+  return `v1=t=${ts},${digests.join(",")}`;
+}
+
+/** What a /v1 body's `signature` covers: the envelope's four fields, in this order, no spaces. */
+export interface SignedEnvelope {
+  readonly id: unknown;
+  readonly type: unknown;
+  readonly created: unknown;
+  readonly data: unknown;
+}
+
+const envelopeText = (e: SignedEnvelope) =>
+  JSON.stringify({ id: e.id, type: e.type, created: e.created, data: e.data });
+
+/** The `signature` of a /v1 body, signed with every valid secret at `timestampSeconds`. */
+export function signEnvelope(
+  input: { envelope: SignedEnvelope; secrets: readonly string[]; timestampSeconds: number },
+): Promise<string> {
+  return signatureOf(
+    input.secrets.map(secretKeyBytes),
+    String(input.timestampSeconds),
+    envelopeText(input.envelope),
+  );
+}
+
 /** The headers of one delivery attempt, signed with every valid secret. */
 export async function signDelivery(
   input: { eventId: string; body: string; secrets: readonly string[]; timestampSeconds: number },
 ): Promise<Record<string, string>> {
   const ts = String(input.timestampSeconds);
   const keys = input.secrets.map(secretKeyBytes);
-  const ours = await Promise.all(
-    keys.map(async (key) => `sha256=${hex(await hmac(key, `${ts}.${input.body}`))}`),
-  );
   const standard = await Promise.all(
     keys.map(async (key) =>
       `v1,${base64(await hmac(key, `${input.eventId}.${ts}.${input.body}`))}`
     ),
   );
   return {
-    "X-Signature": `v1=t=${ts},${ours.join(",")}`,
+    "X-Signature": await signatureOf(keys, ts, input.body),
     "webhook-id": input.eventId,
     "webhook-timestamp": ts,
     "webhook-signature": standard.join(" "),
@@ -107,4 +140,25 @@ export async function verifySignature(
     valid = constantTimeEqualBytes(encoder.encode(part.slice("sha256=".length)), expected) || valid;
   }
   return valid;
+}
+
+/**
+ * For receivers of /v1 webhooks: whether the body's `signature` signs its `{id, type, created,
+ * data}` with `secret` within the tolerance of `nowSeconds` (the parsed body is enough).
+ */
+export function verifyEnvelopeSignature(
+  input: {
+    event: SignedEnvelope & { readonly signature?: unknown };
+    secret: string;
+    nowSeconds: number;
+    toleranceSeconds?: number;
+  },
+): Promise<boolean> {
+  return verifySignature({
+    header: typeof input.event.signature === "string" ? input.event.signature : "",
+    body: envelopeText(input.event),
+    secret: input.secret,
+    nowSeconds: input.nowSeconds,
+    toleranceSeconds: input.toleranceSeconds,
+  });
 }

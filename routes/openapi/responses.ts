@@ -217,12 +217,18 @@ export function responseSchemas(config: Config) {
       signature: v.pipe(
         v.nullable(v.string()),
         v.description(
-          "The X-Signature sent with the latest delivery attempt to a /v1 endpoint (`v1=t=<unix>,sha256=<hex>`; each attempt is signed afresh), or null before any attempt.",
+          "The body's `signature` of the latest delivery attempt to a /v1 endpoint (`v1=t=<unix>,sha256=<hex>` over `<unix>.<JSON of {id, type, created, data}>`; each attempt is signed afresh), or null before any attempt.",
+        ),
+      ),
+      sequence: v.pipe(
+        v.nullable(v.pipe(v.number(), v.integer())),
+        v.description(
+          "An extension: the event's place among its payout's events, 1, 2, … in commit order; null for an event about no payout.",
         ),
       ),
     }),
     v.description(
-      "The envelope a /v1 webhook body of this event carries (`id`, `type`, `created`, `data`, the same JSON), with `object` and `signature`.",
+      "Exactly the body a /v1 webhook of this event carries (`id`, `type`, `created`, `data`, `signature`, `sequence`), with `object`.",
     ),
   );
   const endpointHealth = {

@@ -1,7 +1,8 @@
 /**
  * The webhook bodies in the OpenAPI document (3.1 `webhooks`): Surface A's
- * `{"webhookTrigger": {"payload": …}}` with the seed's 2.12 fields, and the /v1 envelope. A field
- * the seed types as integer or string is nullable here exactly where the service sends null.
+ * `{"webhookTrigger": {"payload": …}}` with the specification's payload fields, and the /v1
+ * envelope. A field the specification types as integer or string is nullable here exactly where
+ * the service sends null.
  */
 import { apiEventNames, v1EventTypes } from "../v1/webhooks.ts";
 import { type JsonObject, ref } from "./parts.ts";
@@ -24,6 +25,8 @@ const methodNames = [
 const NO_PAYOUT = "null on PAYEE.UPDATED, which is about a /v1 payee, not a payout.";
 const SIMPLE_OR_NO_PAYOUT = `null for a Simple Payment; ${NO_PAYOUT}`;
 const NEVER_SET = "Always null: no rail produces it yet.";
+const SEQUENCE =
+  "An extension: the event's place among its payout's events, 1, 2, … in the order they were committed; null for an event about no payout (payee.updated). Deliveries can arrive out of order: keep the highest sequence applied per payout and ignore a lower one (docs/webhooks.md, Ordering).";
 
 const disbursementPayee: JsonObject = {
   type: ["object", "null"],
@@ -34,7 +37,7 @@ const disbursementPayee: JsonObject = {
     PayeeUUID: text,
     RegisteredPayeeId: maybe("string", "The /v1 payee's id; null for a Surface A payee."),
     PayeeTypeId: maybe("integer", "null for a /v1 payee (no payee_type_id)."),
-    PayeeStatusId: { type: "integer", description: "This payee's status (DESIGN 4)." },
+    PayeeStatusId: { type: "integer", description: "This payee's status (docs/contract.md §4)." },
     DisbursementStatusId: {
       type: "integer",
       description:
@@ -136,6 +139,7 @@ const surfaceAPayload: JsonObject = {
     ExtCustPayorFeeID: { type: "string", description: "The line's payor-fee ledger account." },
     ExtCustPayeeFeeID: { type: "string", description: "The line's payee-fee ledger account." },
     DisbursementPayee: ref("SurfaceADisbursementPayee"),
+    sequence: maybe("integer", SEQUENCE),
   },
 };
 
@@ -156,9 +160,8 @@ export const webhookPayloadSchemas: JsonObject = {
   },
   V1Webhook: {
     type: "object",
-    description:
-      "What a /v1 endpoint receives; GET /v1/events shows the same with object and signature.",
-    required: ["id", "type", "created", "data"],
+    description: "What a /v1 endpoint receives; GET /v1/events shows the same with object.",
+    required: ["id", "type", "created", "data", "signature", "sequence"],
     properties: {
       id: text,
       type: { enum: v1EventTypes },
@@ -168,6 +171,12 @@ export const webhookPayloadSchemas: JsonObject = {
         description:
           "A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded).",
       },
+      signature: {
+        type: "string",
+        description:
+          "v1=t=<unix>,sha256=<hex> where hex = HMAC-SHA256(key, `<unix>.<JSON of {id, type, created, data}>`): those four fields in that order, serialized without spaces (JSON.stringify). <unix> is the X-Signature header's; one sha256= per valid secret during a rotation. The key is the 32 bytes the whsec_ secret encodes. X-Signature still signs the whole raw body.",
+      },
+      sequence: maybe("integer", SEQUENCE),
     },
   },
 };
@@ -176,7 +185,7 @@ const delivery = (summary: string, schema: string) => ({
   post: {
     summary,
     description:
-      "Signed: X-Signature v1=t=<unix>,sha256=<hex>, and the Standard Webhooks headers (README).",
+      "Signed: X-Signature v1=t=<unix>,sha256=<hex> over `<unix>.<raw body>`, and the Standard Webhooks headers (docs/contract.md §8).",
     requestBody: { required: true, content: { "application/json": { schema: ref(schema) } } },
     responses: { 200: { description: "Any 2xx acknowledges the delivery." } },
   },
