@@ -3823,7 +3823,7 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
-        /** @description not_cancelable: a modality was selected, the funds were sent, or the payout ended; idempotency_request_in_progress. */
+        /** @description not_cancelable: a modality was selected, the funds were sent, or the payout ended; payout_in_flight: a failed payout's retry is in a built bank file or later (an entry only queued is removed with the cancel); idempotency_request_in_progress. */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5638,6 +5638,7 @@ export interface components {
         | "disbursement_not_pending_funds"
         | "sanctions_list_missing"
         | "not_cancelable"
+        | "payout_in_flight"
         | "not_resendable"
         | "key_not_found"
         | "key_not_active"

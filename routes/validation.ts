@@ -262,7 +262,8 @@ export function jsonInteger(name: string, min: number, max: number) {
 
 /**
  * A JSON number of dollars, turned into cents from its source text. Its bounds, in dollars, go
- * into the OpenAPI document as the number's minimum and maximum.
+ * into the OpenAPI document as the number's minimum and maximum; whole cents are said in words,
+ * since a `multipleOf: 0.01` refuses valid amounts in stock validators' float arithmetic.
  */
 export function jsonDollars(name: string, bounds: { minCents: number; maxCents: number }) {
   return v.pipe(
@@ -276,7 +277,6 @@ export function jsonDollars(name: string, bounds: { minCents: number; maxCents: 
     v.metadata({
       minimum: centsToDollars(bounds.minCents),
       maximum: centsToDollars(bounds.maxCents),
-      multipleOf: 0.01,
     }),
     v.description(
       `US dollars with at most two decimals, ${formatDollars(bounds.minCents)} to ${

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { loadConfig } from "../lib/platform/config.ts";
 import { openApiDocument } from "../routes/openapi/v1.ts";
@@ -266,7 +267,8 @@ Deno.test("responses come from the valibot response schemas: no bare objects, in
     }
     const dollars = (schema: Schema, min: number | undefined, max: number | undefined) => {
       assert.equal(schema.type, "number");
-      assert.equal(schema.multipleOf, 0.01);
+      assert.equal(schema.multipleOf, undefined);
+      assert.match(String(schema.description), /at most two decimals/);
       assert.equal(schema.minimum, min);
       assert.equal(schema.maximum, max);
     };
@@ -293,6 +295,42 @@ Deno.test("responses come from the valibot response schemas: no bare objects, in
     const payee = (apiCreate.requestBody.content["application/json"].schema.properties!
       .payees.items as Schema).properties!;
     assert.equal(payee.payee_type_id.type, "integer");
-    assert.equal(payee.amount.multipleOf, 0.01);
+    assert.equal(payee.amount.multipleOf, undefined);
   });
+});
+
+Deno.test("money amounts pass stock validators: no fractional multipleOf, and 1234.56 accepted by Ajv with default options", async () => {
+  const doc = openApiDocument(loadConfig({
+    DATA_DIR: "/nonexistent",
+    JWT_SECRET: "j".repeat(40),
+    ENCRYPTION_KEY: btoa("e".repeat(32)),
+  })) as unknown as Record<string, unknown>;
+  const amounts: Record<string, unknown>[] = [];
+  const fractional: string[] = [];
+  const walk = (node: unknown, path: string) => {
+    if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}/${i}`));
+    if (node === null || typeof node !== "object") return;
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.multipleOf === "number" && !Number.isInteger(schema.multipleOf)) {
+      fractional.push(path);
+    }
+    if (schema.type === "number" && /two decimals/.test(String(schema.description))) {
+      amounts.push(schema);
+    }
+    for (const [key, value] of Object.entries(schema)) walk(value, `${path}/${key}`);
+  };
+  walk(doc, "#");
+  assert.deepEqual(fractional, [], "a fractional multipleOf refuses valid cents in float math");
+  assert.ok(amounts.length >= 20, `found ${amounts.length} amounts`);
+  const ajv = new Ajv2020();
+  for (const schema of amounts) {
+    const validate = ajv.compile(schema);
+    for (const cents of [1, 7, 1999, 123456, 9999999]) {
+      const dollars = cents / 100;
+      const inBounds = (schema.minimum === undefined || dollars >= Number(schema.minimum)) &&
+        (schema.maximum === undefined || dollars <= Number(schema.maximum));
+      if (inBounds) assert.ok(validate(dollars), `${dollars} in ${JSON.stringify(schema)}`);
+    }
+    assert.match(String(schema.description), /at most two decimals/);
+  }
 });

@@ -40,12 +40,14 @@ const integer = (description?: string, bounds: { min?: number; max?: number } = 
     v.description(description ?? "A whole number."),
   );
 
-/** US dollars as a JSON number with at most two decimals, within the bounds given in cents. */
+/**
+ * US dollars as a JSON number with at most two decimals (said in words: a fractional `multipleOf`
+ * refuses valid amounts in stock validators' float arithmetic), within bounds given in cents.
+ */
 const dollars = (description: string, bounds: { minCents?: number; maxCents?: number } = {}) =>
   v.pipe(
     v.number(),
     v.metadata({
-      multipleOf: 0.01,
       ...(bounds.minCents === undefined ? {} : { minimum: centsToDollars(bounds.minCents) }),
       ...(bounds.maxCents === undefined ? {} : { maximum: centsToDollars(bounds.maxCents) }),
     }),
