@@ -6489,6 +6489,11 @@ export interface components {
       selected_at: string | null;
       sent_at: string | null;
       completed_at: string | null;
+      /** @description The payee's metadata: its field_values as the create sent them. */
+      field_values: {
+        name: string;
+        value: string;
+      }[];
       history: {
         /** @enum {string} */
         status:

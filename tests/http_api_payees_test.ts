@@ -307,6 +307,7 @@ Deno.test("payee transaction: money, fees, method, rail reference and history th
       selected_at: "2026-01-05 15:00:00",
       sent_at: "2026-01-05 15:30:00",
       completed_at: null,
+      field_values: [],
       history: [
         { status: "Created", status_id: 1, at: "2026-01-05 15:00:00", detail: null },
         {
@@ -395,5 +396,21 @@ Deno.test("signed documents: the payee's signatures with expiring signed links t
 
     const none = await api(f, "GET", "/api/disbursements/CLM-S/payees/p-b/signed-documents");
     assert.deepEqual([none.status, await none.json()], [200, []]);
+  });
+});
+
+Deno.test("payee transaction carries the payee's metadata: its field_values as sent", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const fields = [{ name: "policy", value: "AU-1" }, { name: "adjuster", value: "Kim" }];
+    await createClaim(f, "CLM-M", [
+      payee("p-meta", 10, { field_values: fields }),
+      payee("p-none", 10),
+    ]);
+    const read = async (uuid: string) =>
+      await (await api(f, "GET", `/api/disbursements/CLM-M/payees/${uuid}/transaction`))
+        .json() as Record<string, unknown>;
+    assert.deepEqual((await read("p-meta")).field_values, fields);
+    assert.deepEqual((await read("p-none")).field_values, []);
   });
 });

@@ -173,7 +173,7 @@ export async function loadPayoutTransaction(
   const payout = await executor.execute({
     sql: `SELECT payee_uuid, status, amount_cents, held_cents, payor_fee_cents, payee_fee_cents,
                  service_fee_cents, payment_method_id, method_last_four, rail_reference, failure_reason,
-                 retry_count, created_at, updated_at
+                 retry_count, created_at, updated_at, field_values
             FROM payouts WHERE id = ?`,
     args: [payoutId],
   });

@@ -101,6 +101,8 @@ export function apiPayeeRoutes(deps: AppDeps, documentLinks: DocumentLinkSigner)
       selected_at: firstAt("modality_selected"),
       sent_at: firstAt("funds_sent"),
       completed_at: firstAt("completed"),
+      // The transaction's metadata: the payee's named fields as the company sent them.
+      field_values: JSON.parse(String(row.field_values)),
       history: history.map((step) => ({
         status: surfaceAStatus[step.toStatus].name,
         status_id: surfaceAStatus[step.toStatus].id,

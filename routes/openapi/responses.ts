@@ -530,6 +530,10 @@ export function responseSchemas(config: Config) {
     selected_at: v.nullable(seedTime),
     sent_at: v.nullable(seedTime),
     completed_at: v.nullable(seedTime),
+    field_values: v.pipe(
+      v.array(v.strictObject({ name: v.string(), value: v.string() })),
+      v.description("The payee's metadata: its field_values as the create sent them."),
+    ),
     history: v.array(v.strictObject({ ...statusStep, at: seedTime, detail: maybeText() })),
   });
   const SignedDocuments = v.array(v.strictObject({
