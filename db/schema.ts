@@ -444,6 +444,11 @@ export const scheduledJobs = sqliteTable("scheduled_jobs", {
   attempts: integer("attempts").notNull().default(0),
   /** A job that calls a rail or the network is claimed until then; after it another run may. */
   leaseUntil: integer("lease_until"),
+  /**
+   * The node whose run holds the claim (its DATA_DIR's node id): a node restarted on its DATA_DIR
+   * takes its own claims over at once instead of waiting for their leases.
+   */
+  leaseHolder: text("lease_holder"),
   createdAt: createdAt(),
 }, (t) => [
   index("scheduled_jobs_due").on(t.doneAt, t.dueAt),
@@ -535,8 +540,32 @@ export const railBatches = sqliteTable("rail_batches", {
   railReference: text("rail_reference"),
   transmittedAt: integer("transmitted_at"),
   error: text("error"),
+  /**
+   * When an operator first downloaded the file to hand it over themselves: until it is marked
+   * sent it may be at the bank, so it is never voided and queued again without an in-doubt decision.
+   */
+  downloadedAt: integer("downloaded_at"),
   createdAt: createdAt(),
 }, (t) => [index("rail_batches_company_status").on(t.companyId, t.status)]);
+
+/**
+ * Every transmission of a batch, with its answer (one row per try, never overwritten): what the
+ * transport said, or that nobody knows (`in_doubt`, the run stopped before the answer was kept).
+ */
+export const railBatchAttempts = sqliteTable("rail_batch_attempts", {
+  id: text("id").primaryKey(),
+  batchId: text("batch_id").notNull().references(() => railBatches.id),
+  /** 1 for the batch's first transmission. */
+  attempt: integer("attempt").notNull(),
+  startedAt: integer("started_at").notNull(),
+  /** Null while the transmission runs. */
+  answeredAt: integer("answered_at"),
+  outcome: text("outcome", {
+    enum: ["transmitted", "not_transmitted", "in_doubt"],
+  }),
+  /** The rail's reference when transmitted, or the reason it was not (or why nobody knows). */
+  detail: text("detail"),
+}, (t) => [uniqueIndex("rail_batch_attempts_batch").on(t.batchId, t.attempt)]);
 
 export const railBatchEntries = sqliteTable("rail_batch_entries", {
   id: text("id").primaryKey(),

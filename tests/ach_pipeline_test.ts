@@ -495,7 +495,7 @@ Deno.test("file actions refuse what does not apply: a missing file, mark-sent of
     const [batch] = await batches(m);
     const sent = await markAchFileSent(fileDeps(m), OPERATOR, String(batch.id), m.now());
     assert.ok(!sent.ok && sent.code === "ach_file_not_built");
-    const content = await readAchFileContent(fileDeps(m), String(batch.id));
+    const content = await readAchFileContent(fileDeps(m), String(batch.id), m.now());
     assert.ok(content.ok);
     assert.equal(content.value.sha256, await sha256Hex(content.value.content));
   });

@@ -268,8 +268,13 @@ Deno.test("release order: a live cutoff's print file is held (no mark-sent, no d
       ["positive_pay", "built", "print", "built", 2],
     );
     assert.equal(print.positive_pay_file_id, positivePay.batch_id);
-    const deps = { database: m.database, secretBox: testSecretBox };
-    const download = await readCheckFileContent(deps, String(print.batch_id));
+    const deps = {
+      database: m.database,
+      environment: "live" as const,
+      secretBox: testSecretBox,
+      runtime: payoutRuntime("live", MONEY_SETTINGS),
+    };
+    const download = await readCheckFileContent(deps, String(print.batch_id), m.now());
     assert.deepEqual(download.ok ? null : [download.code, download.field], [
       "positive_pay_not_sent",
       "file",
@@ -278,7 +283,7 @@ Deno.test("release order: a live cutoff's print file is held (no mark-sent, no d
     assert.deepEqual(early.ok ? null : early.code, "positive_pay_not_sent");
     assert.deepEqual((await checkFilesOf(m)).map((f) => f.status), ["built", "built"]);
     assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
-    const released = await readCheckFileContent(deps, String(print.batch_id));
+    const released = await readCheckFileContent(deps, String(print.batch_id), m.now());
     assert.ok(released.ok);
     assert.equal(new TextDecoder().decode(released.value.content.slice(0, 5)), "%PDF-");
     assert.ok((await markSent(m, "live", String(print.batch_id))).ok);

@@ -7,7 +7,6 @@
  * never hold the service's thread; a small one here.
  */
 import { type SqlReader } from "../../db/writer.ts";
-import type { Environment } from "../platform/config.ts";
 import { SecretBox } from "../platform/crypto.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import type { SandboxScenario } from "../rails/seam.ts";
@@ -85,7 +84,8 @@ interface SandboxAccountChosen {
 export interface FileBuildDeps {
   readonly reader: SqlReader;
   readonly secretBox: SecretBox;
-  readonly environment: Environment;
+  /** The sandbox bank's: a test payee who entered no details is paid to its test account. */
+  readonly sandboxTestAccounts: boolean;
 }
 
 /** The sandbox bank's routing number, for test payees who entered no details. */
@@ -116,7 +116,7 @@ async function payeeAccount(
       accountType: details.account_type === "savings" ? "savings" : "checking",
     };
   }
-  if (deps.environment === "test") {
+  if (deps.sandboxTestAccounts) {
     // A sandbox test payee (success+ach, fail+ach) chose without entering details.
     return {
       ...sandboxAccountOf(details.scenario as SandboxScenario | undefined),

@@ -7,7 +7,6 @@
  */
 /// <reference lib="deno.worker" />
 import { openReader, type ReaderOptions } from "../../db/client.ts";
-import type { Environment } from "../platform/config.ts";
 import { SecretBox } from "../platform/crypto.ts";
 import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 
@@ -16,7 +15,7 @@ export interface FileWorkerRequest {
   readonly reader: ReaderOptions;
   /** The service's ENCRYPTION_KEY, base64 (SecretBox.keyForWorker). */
   readonly keyBase64: string;
-  readonly environment: Environment;
+  readonly sandboxTestAccounts: boolean;
   readonly claim: FileClaim;
 }
 
@@ -63,7 +62,7 @@ self.onmessage = async (event: MessageEvent<FileWorkerRequest>) => {
     const reader = await openReader(request.reader);
     try {
       const secretBox = await SecretBox.fromBase64Key(request.keyBase64);
-      const deps = { reader, secretBox, environment: request.environment };
+      const deps = { reader, secretBox, sandboxTestAccounts: request.sandboxTestAccounts };
       answer = { ok: true, built: await buildFile(deps, request.claim) };
     } finally {
       reader.close();

@@ -1,34 +1,34 @@
 /**
- * What operators do with ACH files (CLI and, later, the console): mark a file uploaded by hand as
- * transmitted, void a built file (its entries go back to the queue), resolve an in-doubt file
- * after asking the bank, ask for the release of a live file over the approval limit, and read a
- * file's content. Live changes of `resolve` wait for a second admin (`bank_file.resolve`), as
- * does a release (`bank_file.release`); every call here writes its audit row in its unit.
+ * What operators do with ACH files (CLI and console), on the rail engine's batch actions
+ * (lib/rails/batches_service.ts) under ACH's names: mark a file uploaded by hand as transmitted,
+ * void a built file (its entries go back to the queue; a downloaded one goes in doubt), resolve an
+ * in-doubt file after asking the bank, ask for the release of a file over the approval limit, and
+ * read a file's content for a download (refused until its release is approved).
  */
 import type { Database } from "../../db/client.ts";
-import type { WriteTx } from "../../db/writer.ts";
-import { appendAudit, type AuditActor } from "../audit/store.ts";
+import type { AuditActor } from "../audit/store.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
-import { requestApproval } from "../operators/approvals.ts";
-import { loadBatch } from "../rails/batch.ts";
-import { readBankSettings } from "./bank_store.ts";
+import type { PayoutRuntime } from "../payouts/jobs.ts";
+import { batchServiceDeps } from "../payouts/runtime.ts";
 import {
-  type AchFileRow,
-  fileApprovalStatus,
-  loadAchFile,
-  openFileContent,
-} from "./files_store.ts";
-import { recordAchFileTransmitted, voidAchBatch } from "./jobs.ts";
+  type BatchActionResult,
+  markBatchSent,
+  recordBatchDownload,
+  requestBatchRelease,
+  resolveBatch,
+  voidBuiltBatch,
+} from "../rails/batches_service.ts";
+import { ACH_RAIL, loadAchFile, openFileContent } from "./files_store.ts";
+import { loadBatch } from "../rails/batch.ts";
 
 export interface AchFileDeps {
   readonly database: Database;
   readonly environment: Environment;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
-  /** Live: the database holding approvals and operators (for dual control). */
+  /** The database holding approvals and operators (for dual control). */
   readonly liveDatabase: Database;
 }
 
@@ -50,35 +50,31 @@ export interface AchFileActionResult {
 const notFound = (fileId: string) =>
   refuse("ach_file_not_found", `no ACH file ${fileId}`, { field: "file" });
 
-const fileAudit = (file: { batchId: string; fileName: string }, status: string) => ({
-  id: file.batchId,
-  file_name: file.fileName,
-  status,
-});
+/** The engine's refusal codes under ACH's names. */
+const ACH_CODES: Readonly<Record<string, AchFileRefusal>> = {
+  batch_not_found: "ach_file_not_found",
+  batch_not_built: "ach_file_not_built",
+  batch_not_in_doubt: "ach_file_not_in_doubt",
+  batch_uploads: "ach_file_has_sftp_target",
+  batch_awaits_release: "ach_file_awaits_release",
+};
 
-/**
- * Whether a built live file waits for a second admin before it may go: its total is over the
- * approval limit and its release was not approved yet (`ach:release` asks for it).
- */
-export async function awaitsRelease(
-  deps: Pick<AchFileDeps, "environment" | "runtime">,
-  reader: Pick<WriteTx, "execute">,
-  file: AchFileRow,
-): Promise<boolean> {
-  if (deps.environment === "test") return false;
-  const total = file.creditTotalCents + file.debitTotalCents;
-  if (total <= deps.runtime.bankFileApprovalLimitCents) return false;
-  return await fileApprovalStatus(reader, file.approvalId) !== "approved";
-}
-
-/** The file's batch status and file row, inside a unit. */
-async function fileInUnit(
-  tx: WriteTx,
+/** An engine action on an ACH file, answered in ACH's codes; another rail's batch is not found. */
+async function onAchFile(
+  deps: AchFileDeps,
   fileId: string,
-): Promise<{ status: string; file: AchFileRow | null } | null> {
-  const batch = await loadBatch(tx, fileId);
-  if (!batch || batch.rail !== "ach") return null;
-  return { status: batch.status, file: await loadAchFile(tx, fileId) };
+  action: () => Promise<Result<BatchActionResult, string>>,
+): Promise<Result<AchFileActionResult, AchFileRefusal>> {
+  const batch = await loadBatch({ db: deps.database.read }, fileId);
+  if (batch?.rail !== ACH_RAIL) return notFound(fileId);
+  const done = await action();
+  if (done.ok) {
+    return ok({ fileId, status: done.value.status, approvalId: done.value.approvalId });
+  }
+  const code = ACH_CODES[done.code];
+  // An approval already pending is an operator's race, as before: loud.
+  if (code === undefined) throw new Error(done.message);
+  return code === "ach_file_not_found" ? notFound(fileId) : { ...done, code };
 }
 
 /** `ach:mark-sent`: a built file without an SFTP target was uploaded by hand; it is transmitted. */
@@ -88,221 +84,77 @@ export function markAchFileSent(
   fileId: string,
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  return deps.database.writer.write(async (tx) => {
-    const found = await fileInUnit(tx, fileId);
-    if (!found?.file) return tx.abort(notFound(fileId));
-    const file = found.file;
-    if (found.status !== "built") {
-      return tx.abort(refuse(
-        "ach_file_not_built",
-        `ACH file ${fileId} is ${found.status}; only a built file can be marked sent`,
-        { details: { status: found.status } },
-      ));
-    }
-    const settings = await readBankSettings(tx, deps.secretBox, deps.environment, file.companyId);
-    if (!settings) throw new Error(`company ${file.companyId} has no bank settings`);
-    if (deps.environment === "test" || settings.sftp !== null) {
-      return tx.abort(refuse(
-        "ach_file_has_sftp_target",
-        `ACH file ${fileId} goes to the bank by ${
-          deps.environment === "test" ? "the sandbox bank" : "SFTP"
-        }; only a file that waits for download is marked sent by hand`,
-      ));
-    }
-    if (await awaitsRelease(deps, tx, file)) {
-      return tx.abort(refuse(
-        "ach_file_awaits_release",
-        `ACH file ${fileId} is over the approval limit and its release is not approved (ach:release)`,
-      ));
-    }
-    await recordAchFileTransmitted(
-      tx,
-      deps,
-      batchPayoutMoves(deps.runtime),
-      file,
-      settings.timeZone,
-      file.fileName,
-      now,
-    );
-    await appendAudit(tx, deps.environment, actor, {
-      at: now,
-      action: "ach:mark-sent",
-      objectType: "ach_file",
-      objectId: fileId,
-      companyId: file.companyId,
-      before: fileAudit(file, "built"),
-      after: fileAudit(file, "transmitted"),
-    });
-    return ok({ fileId, status: "transmitted", approvalId: null });
-  });
+  return onAchFile(deps, fileId, () => markBatchSent(batchServiceDeps(deps), actor, fileId, now));
 }
 
-/** `ach:void`: a built file is voided; its entries are queued for the next cutoff. */
+/**
+ * `ach:void`: a built file is voided and its entries queued for the next cutoff; a file that was
+ * downloaded and not marked sent goes in doubt instead (`ach:resolve` decides).
+ */
 export function voidAchFile(
   deps: AchFileDeps,
   actor: AuditActor,
   fileId: string,
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  return deps.database.writer.write(async (tx) => {
-    const found = await fileInUnit(tx, fileId);
-    if (!found) return tx.abort(notFound(fileId));
-    if (found.status !== "built") {
-      return tx.abort(refuse(
-        "ach_file_not_built",
-        `ACH file ${fileId} is ${found.status}; only a built file can be voided`,
-        { details: { status: found.status } },
-      ));
-    }
-    await voidAchBatch(tx, deps, batchPayoutMoves(deps.runtime), fileId, {
-      actor,
-      action: "ach:void",
-      reason: "voided by an operator",
-    }, now);
-    return ok({ fileId, status: "voided", approvalId: null });
-  });
+  return onAchFile(deps, fileId, () => voidBuiltBatch(batchServiceDeps(deps), actor, fileId, now));
 }
-
-/**
- * Resolves an in-doubt file in the caller's unit: the bank has it (transmitted, as if the
- * upload's answer had been recorded) or has not (voided, its entries queued again). Audited.
- */
-export async function resolveInDoubtFile(
-  tx: WriteTx,
-  deps: Pick<AchFileDeps, "environment" | "secretBox" | "runtime">,
-  actor: AuditActor,
-  fileId: string,
-  as: "transmitted" | "voided",
-  now: number,
-): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  const found = await fileInUnit(tx, fileId);
-  if (!found?.file) return notFound(fileId);
-  if (found.status !== "in_doubt") {
-    return refuse(
-      "ach_file_not_in_doubt",
-      `ACH file ${fileId} is ${found.status}; only an in-doubt file is resolved`,
-      { details: { status: found.status } },
-    );
-  }
-  const file = found.file;
-  const moves = batchPayoutMoves(deps.runtime);
-  if (as === "voided") {
-    await voidAchBatch(tx, deps, moves, fileId, {
-      actor,
-      action: "ach:resolve",
-      reason: "the bank did not receive the file",
-    }, now);
-    return ok({ fileId, status: "voided", approvalId: null });
-  }
-  const settings = await readBankSettings(tx, deps.secretBox, deps.environment, file.companyId);
-  if (!settings) throw new Error(`company ${file.companyId} has no bank settings`);
-  await recordAchFileTransmitted(tx, deps, moves, file, settings.timeZone, file.fileName, now);
-  await appendAudit(tx, deps.environment, actor, {
-    at: now,
-    action: "ach:resolve",
-    objectType: "ach_file",
-    objectId: fileId,
-    companyId: file.companyId,
-    before: fileAudit(file, "in_doubt"),
-    after: fileAudit(file, "transmitted"),
-  });
-  return ok({ fileId, status: "transmitted", approvalId: null });
-}
-
-/** The operator of a live request, who dual control needs; a live command always has one. */
-function signedIn(actor: AuditActor): AuditActor & { operator: { id: string; email: string } } {
-  if (actor.operator === null) throw new Error("a live ACH file action needs a signed-in operator");
-  return actor as AuditActor & { operator: { id: string; email: string } };
-}
-
-const operatorDeps = (deps: AchFileDeps) => ({
-  databases: { test: deps.database, live: deps.liveDatabase },
-  secretBox: deps.secretBox,
-  dev: false,
-});
 
 /** `ach:resolve`: an in-doubt file was (not) received by the bank; live waits for a second admin. */
-export async function resolveAchFile(
+export function resolveAchFile(
   deps: AchFileDeps,
   actor: AuditActor,
   fileId: string,
   as: "transmitted" | "voided",
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  if (deps.environment === "test") {
-    return await deps.database.writer.write(async (tx) => {
-      const resolved = await resolveInDoubtFile(tx, deps, actor, fileId, as, now);
-      return resolved.ok ? resolved : tx.abort(resolved);
-    });
-  }
-  const batch = await loadBatch({ db: deps.database.read }, fileId);
-  if (!batch || batch.rail !== "ach") return notFound(fileId);
-  if (batch.status !== "in_doubt") {
-    return refuse(
-      "ach_file_not_in_doubt",
-      `ACH file ${fileId} is ${batch.status}; only an in-doubt file is resolved`,
-      { details: { status: batch.status } },
-    );
-  }
-  const requested = await requestApproval(operatorDeps(deps), signedIn(actor), {
-    kind: "bank_file.resolve",
-    environment: "live",
-    companyId: batch.companyId,
-    objectId: fileId,
-    summary: `mark in-doubt ACH file ${fileId} ${as}`,
-    payload: { as },
-  }, now);
-  if (!requested.ok) throw new Error(requested.message);
-  return ok({ fileId, status: batch.status, approvalId: requested.value.id });
+  const answer = as === "voided" ? "not_received" : "transmitted";
+  return onAchFile(
+    deps,
+    fileId,
+    () => resolveBatch(batchServiceDeps(deps), actor, fileId, answer, now),
+  );
 }
 
 /**
  * `ach:release`: a built live file over the approval limit waits for a second admin; this asks
- * for it. Approved, the file is transmitted at once (lib/ach/file_approvals.ts).
+ * for it. Approved, the file is transmitted at once.
  */
-export async function requestAchFileRelease(
+export function requestAchFileRelease(
   deps: AchFileDeps,
   actor: AuditActor,
   fileId: string,
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  const batch = await loadBatch({ db: deps.database.read }, fileId);
-  const file = await loadAchFile(deps.database.readClient, fileId);
-  if (!batch || !file) return notFound(fileId);
-  if (batch.status !== "built") {
-    return refuse(
-      "ach_file_not_built",
-      `ACH file ${fileId} is ${batch.status}; only a built file is released`,
-      { details: { status: batch.status } },
-    );
-  }
-  if (!await awaitsRelease(deps, deps.database.readClient, file)) {
-    return refuse(
-      "ach_file_awaits_release",
-      `ACH file ${fileId} needs no release: it is within the approval limit, in test, or approved`,
-    );
-  }
-  const requested = await requestApproval(operatorDeps(deps), signedIn(actor), {
-    kind: "bank_file.release",
-    environment: "live",
-    companyId: file.companyId,
-    objectId: fileId,
-    summary: `release ACH file ${file.fileName} (${
-      file.creditTotalCents + file.debitTotalCents
-    } cents)`,
-    payload: {},
-  }, now);
-  if (!requested.ok) throw new Error(requested.message);
-  return ok({ fileId, status: "built", approvalId: requested.value.id });
+  return onAchFile(
+    deps,
+    fileId,
+    () => requestBatchRelease(batchServiceDeps(deps), actor, fileId, now),
+  );
 }
 
-/** `ach:download` / `ach:show`: the file's plain content (audited by the caller's command). */
+/**
+ * `ach:download` / `ach:show`: the file's plain content (audited by the caller's command). A file
+ * waiting for its release is refused; a built file downloaded counts as possibly sent from then on.
+ */
 export async function readAchFileContent(
   deps: AchFileDeps,
   fileId: string,
-): Promise<Result<{ readonly content: string; readonly sha256: string }, "ach_file_not_found">> {
+  now: number,
+): Promise<
+  Result<
+    { readonly content: string; readonly sha256: string },
+    "ach_file_not_found" | "ach_file_awaits_release"
+  >
+> {
   const file = await loadAchFile(deps.database.readClient, fileId);
   if (!file) return notFound(fileId);
+  const downloaded = await recordBatchDownload(batchServiceDeps(deps), fileId, now);
+  if (!downloaded.ok) {
+    return downloaded.code === "batch_awaits_release"
+      ? { ...downloaded, code: "ach_file_awaits_release" }
+      : notFound(fileId);
+  }
   return ok({
     content: await openFileContent(deps.secretBox, file.contentSealed),
     sha256: file.sha256,

@@ -8,13 +8,17 @@ import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { columnsOf, rowMapper } from "../../db/rows.ts";
 import { achFiles } from "../../db/schema.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import { insertQueuedEntry, type NewBatchEntry, type RailBatchJobKind } from "../rails/batch.ts";
+import { insertQueuedEntry, type NewBatchEntry } from "../rails/batch.ts";
+import { STALE_ENTRY } from "../rails/engine.ts";
 import type { CutoffSlot } from "./cutoffs.ts";
 import type { FileEntry } from "./file_model.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 
 /** The rail name of ACH in rail_batches and rail_batch_entries. */
 export const ACH_RAIL = "ach";
+
+/** The engine's jobs of ACH files: their transmission and the end of their window. */
+export const ACH_BATCH_JOBS = { transmit: "rail.transmit", windowClose: "rail.window_close" };
 
 /**
  * Queues an entry (a payout's credit, a funding's debit) in the caller's unit, and makes sure a
@@ -57,7 +61,7 @@ export async function scheduleCutoff(
 ): Promise<void> {
   await scheduleJob(tx, {
     companyId,
-    kind: "rail.cutoff" satisfies RailBatchJobKind,
+    kind: "rail.cutoff",
     subjectId: ACH_RAIL,
     dueAt,
     payload: slot === null ? {} : { slot },
@@ -147,13 +151,7 @@ export async function claimQueuePage(
   claim: { batchId: string; odfi: string; firstSequence: number; effectiveDate: string },
 ): Promise<{ seen: number; claimed: number }> {
   const { rows } = await tx.execute({
-    sql: `SELECT e.id,
-            (e.payout_id IS NOT NULL AND NOT EXISTS (
-              SELECT 1 FROM payouts p WHERE p.id = e.payout_id
-                AND p.status IN ('modality_selected', 'failed')
-                AND p.id || '-' || p.submission_count = e.reference))
-            OR (e.funding_id IS NOT NULL AND NOT EXISTS (
-              SELECT 1 FROM fundings f WHERE f.id = e.funding_id AND f.status = 'Pending')) AS stale
+    sql: `SELECT e.id, ${STALE_ENTRY} AS stale
           FROM (${ELIGIBLE}) AS q JOIN rail_batch_entries e ON e.id = q.id
           ORDER BY q.created_at, q.queued_order`,
     args: eligibleArgs(scope),
@@ -391,19 +389,6 @@ export async function setFileApproval(
     sql: "UPDATE ach_files SET approval_id = ? WHERE batch_id = ?",
     args: [approvalId, batchId],
   });
-}
-
-/** The status of the approval a file's release waits for, or null when it names none. */
-export async function fileApprovalStatus(
-  reader: SqlReader,
-  approvalId: string | null,
-): Promise<string | null> {
-  if (approvalId === null) return null;
-  const { rows } = await reader.execute({
-    sql: "SELECT status FROM approvals WHERE id = ?",
-    args: [approvalId],
-  });
-  return rows[0] ? String(rows[0].status) : null;
 }
 
 /** The fundings a file debits become available when its return window closes, unless returned. */

@@ -1,57 +1,47 @@
 /**
- * The ACH rail's jobs. `rail.cutoff` (per company): measures the queue and opens the batch in one
- * short unit, claims its entries and their traces a page per unit, builds and checks the NACHA
- * file outside every unit (in a worker for a large one), and keeps it in a last unit; a crash
- * anywhere between finds the batch again, claims on and builds the same file.
- * `rail.transmit` (per file): hands the file to the bank under a lease; a failure is retried while
- * the cutoff's window is open, then the file is voided and its entries queued again; a run that
- * finds the file `transmitting` marks it in doubt and never uploads it again. `ach.settle` (per
- * file): at the end of the return window, every entry still sent completes.
+ * The ACH rail's own jobs; its files' release, transmission, window and in-doubt resolution are
+ * the rail engine's (lib/rails/engine.ts, through the adapter in rail.ts). `rail.cutoff` (per
+ * company): measures the queue and opens the batch in one short unit, claims its entries and
+ * their traces a page per unit, builds and checks the NACHA file outside every unit (in a worker
+ * for a large one), and keeps it in a last unit; a crash anywhere between finds the batch again,
+ * claims on and builds the same file. A cutoff run after its window closed (the service was
+ * down) builds nothing: its entries wait for the next cutoff after now. `ach.send` (per file)
+ * sends a large file's entries a bounded number per unit; `ach.settle` (per file): at the end of
+ * the return window, every entry still sent completes.
  */
 import {
   externalJob,
   type JobHandler,
-  TransientJobError,
+  type RunningJob,
   yieldToEventLoop,
 } from "../../db/scheduler.ts";
-import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
-import { retryDelayMs } from "../../db/job_policy.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import { appendAudit } from "../audit/store.ts";
 import { newId } from "../platform/keys.ts";
 import {
   BATCH_ENTRIES_MAX,
-  BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
   type BatchRow,
-  beginTransmission,
   holdBatch,
   loadBatch,
-  markTransmitted,
-  type RailBatchJobKind,
   sendTransmittedEntries,
   settleBatchEntry,
-  transmissionFailed,
-  voidBatch,
 } from "../rails/batch.ts";
+import { batchBuilt, plannedCutoff } from "../rails/engine.ts";
 import { type BankSettings, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts";
-import { readBankSettings } from "./bank_store.ts";
-import { type CutoffSlot, nextCutoffSlot, sandboxReturnsAt, settlementAt } from "./cutoffs.ts";
+import { type CutoffSlot, nextCutoffSlot } from "./cutoffs.ts";
 import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 import {
+  ACH_BATCH_JOBS,
   ACH_RAIL,
-  type AchFileRow,
   claimedSoFar,
   claimQueuePage,
   closeClaim,
   countFilesNamed,
-  ensureCutoffPlanned,
-  fileApprovalStatus,
   findUnfinishedBatch,
   insertAchFile,
   loadAchFile,
   measureQueue,
-  openFileContent,
   recordEntryFacts,
   recordSandboxAccounts,
   reserveTraceSequences,
@@ -59,19 +49,15 @@ import {
   sentReferences,
   setFundingsExpectedAt,
 } from "./files_store.ts";
-import { checkNachaFile, fileIdModifierAt } from "./nacha.ts";
+import { fileIdModifierAt } from "./nacha.ts";
 import { achFileName, achFileNamePrefix } from "./file_model.ts";
-import type { AchRailDeps } from "./rail.ts";
-import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
+import { type AchRailDeps, achSettingsOf } from "./rail.ts";
 import type { FileWorkerAnswer, FileWorkerRequest } from "./file_worker.ts";
-import type { UploadAnswer } from "./transport.ts";
 
 /** The job that completes a transmitted file's entries at the end of their return window. */
 export const ACH_SETTLE_JOB = "ach.settle";
 /** The job that sends the entries of a large transmitted file, a bounded number per unit. */
 export const ACH_SEND_JOB = "ach.send";
-
-export type AchJobKind = RailBatchJobKind | typeof ACH_SETTLE_JOB | typeof ACH_SEND_JOB;
 
 /** A cutoff's claim: its build (reads, unsealing, the file and its check) must fit in it. */
 export const CUTOFF_LEASE_MS = 5 * 60_000;
@@ -95,26 +81,9 @@ export const SEND_ENTRIES_PER_UNIT_MAX = 100;
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
 
-/** The actor of what the pipeline does by itself (a file voided when its window closed). */
-const SYSTEM_ACTOR = { operator: null, origin: "system" } as const;
-
-function slotOf(job: DueJob): CutoffSlot | null {
+function slotOf(job: RunningJob): CutoffSlot | null {
   const slot = job.payload.slot;
   return slot && typeof slot === "object" ? slot as CutoffSlot : null;
-}
-
-async function settingsOf(
-  deps: AchRailDeps,
-  tx: Pick<WriteTx, "execute">,
-  companyId: string,
-): Promise<BankSettings> {
-  const settings = await readBankSettings(tx, deps.secretBox, deps.environment, companyId);
-  if (!settings) {
-    throw new Error(
-      `company ${companyId} has no bank settings in ${deps.environment}: its ACH entries wait (deno task admin bank:set)`,
-    );
-  }
-  return settings;
 }
 
 const scheduleOf = (settings: BankSettings) => ({
@@ -133,13 +102,14 @@ const scheduleOf = (settings: BankSettings) => ({
 async function claimFile(
   deps: AchRailDeps,
   tx: WriteTx,
-  job: DueJob,
+  job: RunningJob,
 ): Promise<FileClaim | null> {
-  const settings = await settingsOf(deps, tx, job.companyId);
+  const settings = await achSettingsOf(deps, tx, job.companyId);
+  const now = deps.policy.jobTime(job);
   const slot = slotOf(job);
   if (slot === null) {
-    const next = nextCutoffSlot(scheduleOf(settings), job.dueAt);
-    await scheduleCutoff(tx, job.companyId, next.at, next, job.dueAt);
+    const next = plannedCutoff(job, now, (at) => nextCutoffSlot(scheduleOf(settings), at));
+    await scheduleCutoff(tx, job.companyId, next.at, next, now);
     return null;
   }
   const scope = {
@@ -152,7 +122,7 @@ async function claimFile(
   if (unfinished) {
     // Entries queued since the interrupted claim saw this job pending: the next cutoff takes them.
     if ((await measureQueue(tx, scope)).queued > 0) {
-      await scheduleCutoff(tx, job.companyId, slot.at, null, slot.at);
+      await scheduleCutoff(tx, job.companyId, now, null, now);
     }
     const sofar = await claimedSoFar(tx, unfinished.id);
     return {
@@ -168,6 +138,18 @@ async function claimFile(
         : await reserveTraceSequences(tx, odfi, unfinished.entryCount + OFFSET_TRACES_MAX),
     };
   }
+  if (now >= slot.windowEndsAt) {
+    // Run after its window closed (the service was down): a file now would go late with dates
+    // already past, so nothing is built and the entries wait for the next cutoff after now.
+    console.error(JSON.stringify({
+      level: "warn",
+      msg: "an ACH cutoff ran after its window closed: its entries wait for the next cutoff",
+      company_id: job.companyId,
+      cutoff_at: new Date(slot.at).toISOString(),
+    }));
+    await scheduleCutoff(tx, job.companyId, now, null, now);
+    return null;
+  }
   const prefix = achFileNamePrefix(settings.immediateOrigin, slot.bankDate);
   const fileIdModifier = fileIdModifierAt(await countFilesNamed(tx, prefix));
   const queue = await measureQueue(tx, scope);
@@ -181,7 +163,7 @@ async function claimFile(
       }));
     }
     // Entries too large for a same-day cutoff wait for the next one that takes them.
-    if (queue.queued > 0) await scheduleCutoff(tx, job.companyId, slot.at, null, slot.at);
+    if (queue.queued > 0) await scheduleCutoff(tx, job.companyId, now, null, now);
     return null;
   }
   const firstSequence = await reserveTraceSequences(tx, odfi, queue.count + OFFSET_TRACES_MAX);
@@ -199,13 +181,14 @@ async function claimFile(
       queue.totalCents,
       slot.at,
       fileName,
-      slot.at,
+      now,
     ],
   });
   if (queue.queued > queue.count) {
-    // A full file: the rest go into the next file of the same cutoff; otherwise the next cutoff.
+    // A full file: the rest go into the next file of the same cutoff (its slot travels with the
+    // job, so another node's run builds it for this cutoff too); otherwise the next cutoff.
     const full = queue.count === BATCH_ENTRIES_MAX;
-    await scheduleCutoff(tx, job.companyId, slot.at, full ? slot : null, slot.at);
+    await scheduleCutoff(tx, job.companyId, full ? slot.at : now, full ? slot : null, now);
   }
   return {
     batchId,
@@ -281,13 +264,13 @@ async function buildClaimedFile(
     return await buildFile({
       reader: deps.database.readClient,
       secretBox: deps.secretBox,
-      environment: deps.environment,
+      sandboxTestAccounts: deps.sandboxBank?.testAccounts ?? false,
     }, claim);
   }
   const request: FileWorkerRequest = {
     reader: deps.database.readerOptions,
     keyBase64: deps.secretBox.keyForWorker(),
-    environment: deps.environment,
+    sandboxTestAccounts: deps.sandboxBank?.testAccounts ?? false,
     claim,
   };
   const worker = new Worker(new URL("./file_worker.ts", import.meta.url), { type: "module" });
@@ -343,7 +326,12 @@ async function batchBuilding(tx: WriteTx, batchId: string): Promise<BatchRow | n
 }
 
 /** The recording unit: the file is kept and its transmission scheduled; a refused file is held. */
-async function recordFile(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<void> {
+async function recordFile(
+  deps: AchRailDeps,
+  tx: WriteTx,
+  job: RunningJob,
+  built: BuiltFile,
+): Promise<void> {
   const batch = await batchBuilding(tx, built.batchId);
   // Another run recorded or held it first, or an operator voided it meanwhile.
   if (!batch) return;
@@ -361,180 +349,12 @@ async function recordFile(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<v
   }
   await insertAchFile(tx, built.row);
   await setFundingsExpectedAt(tx, built.batchId, built.settlesAt);
-  await scheduleTransmit(tx, batch.companyId, built.batchId, job.dueAt, 1);
-}
-
-/** Schedules a file's `attempt`-th transmission. */
-export async function scheduleTransmit(
-  tx: WriteTx,
-  companyId: string,
-  batchId: string,
-  dueAt: number,
-  attempt: number,
-): Promise<void> {
-  await scheduleJob(tx, {
-    companyId,
-    kind: "rail.transmit" satisfies RailBatchJobKind,
-    subjectId: batchId,
-    dueAt,
-    payload: { attempt },
-  }, dueAt);
-}
-
-/** What a transmission hands to its call. */
-interface Transmission {
-  readonly batchId: string;
-  readonly companyId: string;
-  readonly file: AchFileRow;
-  readonly settings: BankSettings;
-  readonly attempt: number;
-}
-
-const attemptOf = (job: DueJob) =>
-  typeof job.payload.attempt === "number" ? job.payload.attempt : 1;
-
-/**
- * Whether a built file may go now: in live, only with an SFTP target (else it waits for an
- * admin's download and `ach:mark-sent`) and, over the approval limit, once a second admin
- * approved its release (`ach:release`). The test environment never waits.
- */
-async function releasable(
-  deps: AchRailDeps,
-  tx: WriteTx,
-  file: AchFileRow,
-  settings: BankSettings,
-): Promise<boolean> {
-  if (!deps.transport.uploads(settings)) return false;
-  if (deps.environment === "test") return true;
-  const total = file.creditTotalCents + file.debitTotalCents;
-  if (total <= deps.runtime.bankFileApprovalLimitCents) return true;
-  return await fileApprovalStatus(tx, file.approvalId) === "approved";
-}
-
-async function prepareTransmission(
-  deps: AchRailDeps,
-  moves: BatchPayoutMoves,
-  rail: { retransmitsSafely: boolean },
-  tx: WriteTx,
-  job: DueJob,
-): Promise<Transmission | null> {
-  const batch = await loadBatch(tx, job.subjectId);
-  if (!batch) throw new Error(`rail.transmit: no batch ${job.subjectId}`);
-  if (batch.status === "transmitting") {
-    await beginTransmission(tx, rail, batch.id);
-    return null;
-  }
-  if (batch.status !== "built") return null;
-  const file = await loadAchFile(tx, batch.id);
-  if (!file) return null;
-  const settings = await settingsOf(deps, tx, batch.companyId);
-  if (!await releasable(deps, tx, file, settings)) return null;
-  if (job.dueAt >= file.windowEndsAt) {
-    // Released after its window (a late approval): its effective date no longer holds.
-    await voidAchBatch(tx, deps, moves, batch.id, {
-      actor: SYSTEM_ACTOR,
-      action: "ach:void",
-      reason: "the transmission window closed before the file was released",
-    }, job.dueAt);
-    return null;
-  }
-  if (!await beginTransmission(tx, rail, batch.id)) return null;
-  return { batchId: batch.id, companyId: batch.companyId, file, settings, attempt: attemptOf(job) };
-}
-
-/** A transmission and the bank's answer to it. */
-interface TransmissionAnswer {
-  readonly request: Transmission;
-  readonly answer: UploadAnswer;
-}
-
-async function transmit(deps: AchRailDeps, request: Transmission): Promise<UploadAnswer> {
-  const content = await openFileContent(deps.secretBox, request.file.contentSealed);
-  const checked = checkNachaFile(content);
-  if (!checked.ok) {
-    throw new Error(`ACH file ${request.batchId} no longer reads: ${checked.message}`);
-  }
-  const accountNumbers = checked.value.batches.flatMap((batch) =>
-    batch.entries.map((entry) => entry.accountNumber)
-  );
-  try {
-    return await deps.transport.upload(request.settings, {
-      fileName: request.file.fileName,
-      content,
-      accountNumbers,
-    }, request.attempt);
-  } catch (error) {
-    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
-    throw new TransientJobError(
-      `the upload of ACH file ${request.batchId} ended without an answer: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
-}
-
-/**
- * A file the window closed on: voided (audited as the system's act) and its entries queued
- * again for the next cutoff under new references, to get new traces and a new effective date.
- */
-export async function voidAchBatch(
-  tx: WriteTx,
-  deps: Pick<AchRailDeps, "environment">,
-  moves: BatchPayoutMoves,
-  batchId: string,
-  audit: { actor: Parameters<typeof appendAudit>[2]; action: string; reason: string },
-  now: number,
-): Promise<number> {
-  const batch = await loadBatch(tx, batchId);
-  const requeued = await voidBatch(tx, moves, batchId, audit.reason, now);
-  await appendAudit(tx, deps.environment, audit.actor, {
-    at: now,
-    action: audit.action,
-    objectType: "ach_file",
-    objectId: batchId,
-    companyId: batch?.companyId ?? null,
-    before: { status: batch?.status ?? null },
-    after: { status: "voided", reason: audit.reason, entries_queued_again: requeued.length },
-  });
-  if (batch && requeued.length > 0) await ensureCutoffPlanned(tx, batch.companyId, now);
-  return requeued.length;
-}
-
-/**
- * The file reached the bank: its entries are sent and their payouts' money is sent (a large
- * file's beyond the first SEND_ENTRIES_PER_UNIT_MAX by `ach.send` jobs at the same time), and
- * the end of their return window is scheduled (in test, the sandbox bank's return file before it).
- */
-export async function recordAchFileTransmitted(
-  tx: WriteTx,
-  deps: Pick<AchRailDeps, "environment">,
-  moves: BatchPayoutMoves,
-  file: AchFileRow,
-  timeZone: string,
-  railReference: string,
-  at: number,
-): Promise<void> {
-  await markTransmitted(tx, file.batchId, railReference, at);
-  await sendEntries(tx, moves, file.companyId, file.batchId, at);
-  await scheduleJob(tx, {
-    companyId: file.companyId,
-    kind: ACH_SETTLE_JOB,
-    subjectId: file.batchId,
-    dueAt: Math.max(at, settlementAt(file.effectiveDate, timeZone)),
-  }, at);
-  if (deps.environment === "test") {
-    await scheduleJob(tx, {
-      companyId: file.companyId,
-      kind: SANDBOX_RETURNS_JOB,
-      subjectId: file.batchId,
-      dueAt: Math.max(at, sandboxReturnsAt(file.effectiveDate, timeZone)),
-    }, at);
-  }
+  const now = deps.policy.jobTime(job);
+  await batchBuilt(tx, ACH_BATCH_JOBS, batch, built.row.windowEndsAt, now);
 }
 
 /** Sends a bounded number of a transmitted file's entries; the rest in the next `ach.send`. */
-async function sendEntries(
+export async function sendEntries(
   tx: WriteTx,
   moves: BatchPayoutMoves,
   companyId: string,
@@ -546,41 +366,8 @@ async function sendEntries(
   await scheduleJob(tx, { companyId, kind: ACH_SEND_JOB, subjectId: batchId, dueAt: at }, at);
 }
 
-async function recordTransmission(
-  deps: AchRailDeps,
-  moves: BatchPayoutMoves,
-  tx: WriteTx,
-  job: DueJob,
-  request: Transmission,
-  answer: UploadAnswer,
-): Promise<void> {
-  if (answer.kind === "uploaded") {
-    await recordAchFileTransmitted(
-      tx,
-      deps,
-      moves,
-      request.file,
-      request.settings.timeZone,
-      request.file.fileName,
-      job.dueAt,
-    );
-    return;
-  }
-  const retryAt = job.dueAt + retryDelayMs(request.attempt);
-  if (retryAt < request.file.windowEndsAt) {
-    await transmissionFailed(tx, request.batchId, answer.reason);
-    await scheduleTransmit(tx, request.companyId, request.batchId, retryAt, request.attempt + 1);
-    return;
-  }
-  await voidAchBatch(tx, deps, moves, request.batchId, {
-    actor: SYSTEM_ACTOR,
-    action: "ach:void",
-    reason: `the transmission window closed before the bank took the file: ${answer.reason}`,
-  }, job.dueAt);
-}
-
 /** Completes a transmitted file's entries still sent, a bounded number per unit. */
-async function settleFile(moves: BatchPayoutMoves, tx: WriteTx, job: DueJob): Promise<void> {
+async function settleFile(moves: BatchPayoutMoves, tx: WriteTx, job: RunningJob): Promise<void> {
   const references = await sentReferences(tx, job.subjectId, SETTLE_ENTRIES_PER_UNIT_MAX);
   for (const reference of references) {
     const settled = await settleBatchEntry(tx, moves, reference, { kind: "completed" }, job.dueAt);
@@ -596,25 +383,17 @@ async function settleFile(moves: BatchPayoutMoves, tx: WriteTx, job: DueJob): Pr
   }
 }
 
-/** The handlers of the ACH rail's jobs. */
+/** The handlers of the ACH rail's own jobs. */
 export function achJobHandlers(
   deps: AchRailDeps,
   moves: BatchPayoutMoves,
-): Readonly<Record<AchJobKind, JobHandler>> {
-  const rail = { retransmitsSafely: false };
+): Readonly<Record<string, JobHandler>> {
   return {
     "rail.cutoff": externalJob<FileClaim, BuiltFile>({
       leaseMs: CUTOFF_LEASE_MS,
       prepare: (tx, job) => claimFile(deps, tx, job),
       call: (claim) => claimAndBuild(deps, claim),
-      record: (tx, job, built) => recordFile(tx, job, built),
-    }),
-    "rail.transmit": externalJob<Transmission, TransmissionAnswer>({
-      leaseMs: BATCH_TRANSMIT_LEASE_MS,
-      prepare: (tx, job) => prepareTransmission(deps, moves, rail, tx, job),
-      call: async (request) => ({ request, answer: await transmit(deps, request) }),
-      record: (tx, job, { request, answer }) =>
-        recordTransmission(deps, moves, tx, job, request, answer),
+      record: (tx, job, built) => recordFile(deps, tx, job, built),
     }),
     [ACH_SEND_JOB]: (tx, job) => sendEntries(tx, moves, job.companyId, job.subjectId, job.dueAt),
     [ACH_SETTLE_JOB]: (tx, job) => settleFile(moves, tx, job),

@@ -1,23 +1,43 @@
 /**
  * The ACH batch rail, in both environments: payouts that chose ACH (credits) and ACH fundings
  * (debits of the company's funding account) queue as entries; at each cutoff of the company's bank
- * a NACHA file is built from them, checked against the database, kept sealed, and transmitted by
- * the environment's transport (the sandbox bank in test; SFTP, or an admin's download, in live).
- * Its jobs are in lib/ach/jobs.ts, the file's content in lib/ach/file_model.ts; this module holds
- * the rail and its transports.
+ * a NACHA file is built from them, checked against the database and kept sealed (lib/ach/jobs.ts);
+ * the rail engine (lib/rails/engine.ts) releases and transmits it through this rail's adapter, by
+ * the transport the composition root chose: the sandbox bank in test, SFTP (or an admin's
+ * download) in live.
  */
 import type { Database } from "../../db/client.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import { TransientJobError } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type { BatchRail, NewBatchEntry } from "../rails/batch.ts";
+import type {
+  BatchPayoutMoves,
+  BatchRail,
+  BatchRow,
+  NewBatchEntry,
+  TransmitAnswer,
+} from "../rails/batch.ts";
+import type { BatchAdapter, RailPolicy } from "../rails/engine.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import type { BankSettings } from "./bank_settings.ts";
-import { hasAchRail } from "./bank_store.ts";
-import { ACH_RAIL, queueAchEntry } from "./files_store.ts";
-import { sandboxBankUpload } from "./sandbox_bank.ts";
+import { hasAchRail, readBankSettings } from "./bank_store.ts";
+import { sandboxReturnsAt, settlementAt } from "./cutoffs.ts";
+import {
+  ACH_BATCH_JOBS,
+  ACH_RAIL,
+  type AchFileRow,
+  ensureCutoffPlanned,
+  loadAchFile,
+  openFileContent,
+  queueAchEntry,
+  setFileApproval,
+} from "./files_store.ts";
+import { checkNachaFile } from "./nacha.ts";
+import { SANDBOX_RETURNS_JOB, sandboxBankUpload } from "./sandbox_bank.ts";
 import { uploadAchFile, type UploadAnswer } from "./transport.ts";
-import { achJobHandlers } from "./jobs.ts";
+import { ACH_SETTLE_JOB, achJobHandlers, sendEntries } from "./jobs.ts";
 
 /** How a file reaches the bank. Throws when it is not known whether the bank has it. */
 export interface AchTransport {
@@ -49,12 +69,150 @@ export const sftpTransport: AchTransport = {
     uploadAchFile(settings.sftp!, file.fileName, new TextEncoder().encode(file.content)),
 };
 
+/**
+ * What the sandbox bank adds behind the transport: its test accounts (a test payee who entered
+ * no details is paid to one) and its return file, written two banking days after the effective date.
+ */
+export interface AchSandboxBank {
+  readonly testAccounts: true;
+  /** Plans the bank's return file of a transmitted file. */
+  plan(tx: WriteTx, file: AchFileRow, timeZone: string, at: number): Promise<void>;
+}
+
+/** The sandbox bank's returns, planned when a test file is transmitted. */
+export const achSandboxBank: AchSandboxBank = {
+  testAccounts: true,
+  async plan(tx, file, timeZone, at) {
+    await scheduleJob(tx, {
+      companyId: file.companyId,
+      kind: SANDBOX_RETURNS_JOB,
+      subjectId: file.batchId,
+      dueAt: Math.max(at, sandboxReturnsAt(file.effectiveDate, timeZone)),
+    }, at);
+  },
+};
+
 export interface AchRailDeps {
   readonly database: Database;
   readonly environment: Environment;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
   readonly transport: AchTransport;
+  /** The sandbox bank behind the transport in test; null in live. */
+  readonly sandboxBank: AchSandboxBank | null;
+  readonly policy: RailPolicy;
+}
+
+/** The company's bank settings, which its files cannot be built or sent without. */
+export async function achSettingsOf(
+  deps: Pick<AchRailDeps, "secretBox" | "environment">,
+  tx: Pick<WriteTx, "execute">,
+  companyId: string,
+): Promise<BankSettings> {
+  const settings = await readBankSettings(tx, deps.secretBox, deps.environment, companyId);
+  if (!settings) {
+    throw new Error(
+      `company ${companyId} has no bank settings in ${deps.environment}: its ACH entries wait (deno task admin bank:set)`,
+    );
+  }
+  return settings;
+}
+
+/** What a transmission hands the bank. */
+interface AchTransmission {
+  readonly batchId: string;
+  readonly file: AchFileRow;
+  readonly settings: BankSettings;
+}
+
+async function transmitFile(
+  deps: AchRailDeps,
+  request: AchTransmission,
+  attempt: number,
+): Promise<TransmitAnswer> {
+  const content = await openFileContent(deps.secretBox, request.file.contentSealed);
+  const checked = checkNachaFile(content);
+  if (!checked.ok) {
+    throw new Error(`ACH file ${request.batchId} no longer reads: ${checked.message}`);
+  }
+  const accountNumbers = checked.value.batches.flatMap((batch) =>
+    batch.entries.map((entry) => entry.accountNumber)
+  );
+  let answer: UploadAnswer;
+  try {
+    answer = await deps.transport.upload(request.settings, {
+      fileName: request.file.fileName,
+      content,
+      accountNumbers,
+    }, attempt);
+  } catch (error) {
+    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
+    throw new TransientJobError(
+      `the upload of ACH file ${request.batchId} ended without an answer: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return answer.kind === "uploaded"
+    ? { kind: "transmitted", railReference: request.file.fileName }
+    : { kind: "not_transmitted", reason: answer.reason };
+}
+
+/**
+ * The file reached the bank: its entries are sent and their payouts' money is sent (a large
+ * file's beyond the first units by `ach.send` jobs), and the end of their return window is
+ * scheduled (with the sandbox bank, its return file before it).
+ */
+async function fileTransmitted(
+  deps: AchRailDeps,
+  moves: BatchPayoutMoves,
+  tx: WriteTx,
+  batch: BatchRow,
+  at: number,
+): Promise<void> {
+  const file = await loadAchFile(tx, batch.id);
+  if (!file) throw new Error(`ACH batch ${batch.id} has no file`);
+  const { timeZone } = await achSettingsOf(deps, tx, batch.companyId);
+  await sendEntries(tx, moves, file.companyId, file.batchId, at);
+  await scheduleJob(tx, {
+    companyId: file.companyId,
+    kind: ACH_SETTLE_JOB,
+    subjectId: file.batchId,
+    dueAt: Math.max(at, settlementAt(file.effectiveDate, timeZone)),
+  }, at);
+  await deps.sandboxBank?.plan(tx, file, timeZone, at);
+}
+
+/** The ACH rail's part of the engine: NACHA files, its transport, what a transmission starts. */
+export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAdapter {
+  const adapter: BatchAdapter<AchTransmission> = {
+    rails: [ACH_RAIL],
+    label: "ACH file",
+    objectType: "ach_file",
+    commandPrefix: "ach",
+    jobs: ACH_BATCH_JOBS,
+    notReceived: "void",
+    // A bank may already have picked a file up: a file is never handed over twice on its own.
+    retransmitsSafely: () => false,
+    async hold(tx, batch) {
+      const file = await loadAchFile(tx, batch.id);
+      if (!file) return null;
+      const settings = await achSettingsOf(deps, tx, batch.companyId);
+      return {
+        request: { batchId: batch.id, file, settings },
+        uploads: deps.transport.uploads(settings),
+        releaseCents: file.creditTotalCents + file.debitTotalCents,
+        windowEndsAt: file.windowEndsAt,
+        heldBy: null,
+      };
+    },
+    transmit: (request, attempt) => transmitFile(deps, request, attempt),
+    transmitted: (tx, batch, at) => fileTransmitted(deps, moves, tx, batch, at),
+    planCutoff: ensureCutoffPlanned,
+    released: (tx, batch, approvalId) => setFileApproval(tx, batch.id, approvalId),
+  };
+  return adapter as BatchAdapter;
 }
 
 /** The ACH rail of one environment's database. */
@@ -62,10 +220,10 @@ export function achRail(deps: AchRailDeps): BatchRail {
   return {
     shape: "batch",
     name: ACH_RAIL,
-    // A bank may already have picked a file up: a file is never handed over twice on its own.
-    retransmitsSafely: false,
+    policy: deps.policy,
     configured: (tx: WriteTx, companyId: string) => hasAchRail(tx, deps.environment, companyId),
     queue: (tx: WriteTx, entry: NewBatchEntry, now: number) => queueAchEntry(tx, entry, now),
     jobHandlers: (moves) => achJobHandlers(deps, moves),
+    adapters: (moves) => [achAdapter(deps, moves)],
   };
 }

@@ -261,8 +261,12 @@ export const achCommands: Readonly<Record<string, Command>> = {
       const named = await namedFile(ctx, f);
       if (!named.ok) return named;
       const { environment, file } = named.value;
-      const read = await readAchFileContent(fileDeps(ctx, environment), file.id);
-      if (!read.ok) return fileNotFound(f, environment);
+      const read = await readAchFileContent(fileDeps(ctx, environment), file.id, ctx.now);
+      if (!read.ok) {
+        return read.code === "ach_file_not_found"
+          ? fileNotFound(f, environment)
+          : refuse(read.code, `${read.message} (in ${environment})`, { field: "file" });
+      }
       const bytes = new TextEncoder().encode(read.value.content);
       const sha256 = await sha256Hex(bytes);
       if (sha256 !== file.sha256) {

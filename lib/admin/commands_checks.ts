@@ -199,6 +199,7 @@ const fileChangeReach = objectReach(
 
 const depsOf = (ctx: CommandContext, environment: Environment) => ({
   database: ctx.databases[environment],
+  liveDatabase: ctx.databases.live,
   environment,
   secretBox: ctx.secretBox,
   runtime: payoutRuntime(environment, ctx.runtimeSettings),
@@ -369,7 +370,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       if (!out.ok) return out;
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const read = await readCheckFileContent(depsOf(ctx, environment.value), f.file);
+      const read = await readCheckFileContent(depsOf(ctx, environment.value), f.file, ctx.now);
       if (!read.ok) {
         return read.code === "check_file_not_found"
           ? fileNotFound(f, environment.value)

@@ -1,35 +1,31 @@
 /**
- * The check rail's jobs. `check.cutoff` (per company): at the company's cutoff (in live, the
- * bank's cutoffs; in test, at once, as the sandbox bank takes files whenever they come) claims the
- * queued check entries and the voids not yet told to the bank into a built positive-pay batch in
- * one short unit, builds the positive-pay CSV and the print file of its postal checks outside
- * every unit, and keeps both sealed in a second unit; a crash between the two finds the claimed
- * batch again. `check.transmit` (per file): hands a file over (the sandbox bank in test; SFTP, or
- * an admin's download and mark-sent, in live). A print file is held until its positive-pay file
- * was sent: checks never exist on paper before the bank knows them. When a positive-pay file is
- * sent its issues' payouts are sent (funds_sent) and its voids' payouts fail (`check_voided`,
- * `check_stale`) and are re-offered: only now can the bank no longer honour the paper.
- * `check.stale` (per check) and, in test, `check.sandbox_paid` (the sandbox bank's paid items).
+ * The check rail's own jobs; its files' release, transmission and in-doubt resolution are the
+ * rail engine's (lib/rails/engine.ts, through the adapter in rail.ts). `check.cutoff` (per
+ * company): at the company's cutoff (at once when the bank takes files whenever they come, as
+ * the sandbox bank does) voids the queued entries whose payout no longer waits, claims the others
+ * and the voids not yet told to the bank into a built positive-pay batch in one short unit, builds
+ * the positive-pay CSV and the print file of its postal checks outside every unit, and keeps both
+ * sealed in a second unit; a crash between the two finds the claimed batch again. A print file is
+ * held until its positive-pay file was sent: checks never exist on paper before the bank knows
+ * them. When a positive-pay file is sent its issues' payouts are sent (funds_sent) and its voids'
+ * payouts fail (`check_voided`, `check_stale`) and are re-offered: only now can the bank no longer
+ * honour the paper. `check.stale` (per check) and, with the sandbox bank, `check.sandbox_paid`.
  */
-import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
-import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
-import { retryDelayMs } from "../../db/job_policy.ts";
+import { externalJob, type JobHandler, type RunningJob } from "../../db/scheduler.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
 import {
-  BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
-  beginTransmission,
+  type BatchRow,
   holdBatch,
   loadBatch,
-  markTransmitted,
   sendTransmittedEntries,
   settleBatchEntry,
-  transmissionFailed,
 } from "../rails/batch.ts";
+import { batchBuilt, scheduleTransmission, voidStaleQueued } from "../rails/engine.ts";
 import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
-import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
 import {
   addressLinesOf,
   buildPrintFile,
@@ -42,7 +38,6 @@ import {
   type CheckFileRow,
   insertCheckFile,
   loadCheckFile,
-  openCheckFile,
   printFileOf,
   sealCheckFile,
 } from "./files_store.ts";
@@ -50,17 +45,16 @@ import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./regist
 import { importPaidItems } from "./paid_import.ts";
 import { tellPayeeDigitalCheckReady } from "./digital.ts";
 import {
+  CHECK_BATCH_JOBS,
   CHECK_CUTOFF_JOB,
   CHECK_RAIL,
   CHECK_SANDBOX_PAID_JOB,
   CHECK_SEND_JOB,
   CHECK_STALE_JOB,
-  CHECK_TRANSMIT_JOB,
   ensureCheckCutoffPlanned,
   POSITIVE_PAY_RAIL,
   PRINT_RAIL,
   scheduleCheckCutoff,
-  scheduleCheckTransmit,
 } from "./schedule.ts";
 import type { CheckRailDeps } from "./rail.ts";
 
@@ -88,6 +82,8 @@ interface FileClaim {
   readonly batchId: string;
   readonly companyId: string;
   readonly cutoffAt: number;
+  /** When the claim ran: its files' creation time. */
+  readonly builtAt: number;
   readonly settings: CheckSettings;
 }
 
@@ -107,8 +103,8 @@ interface BuiltFile {
   readonly error: string | null;
 }
 
-async function settingsOf(
-  deps: CheckRailDeps,
+export async function checkSettingsOf(
+  deps: Pick<CheckRailDeps, "secretBox" | "environment">,
   tx: Pick<WriteTx, "execute">,
   companyId: string,
 ): Promise<CheckSettings> {
@@ -150,15 +146,21 @@ const QUEUED = `SELECT id FROM rail_batch_entries
  * not yet told to the bank go into a new built positive-pay batch, set-based. Null when there is
  * nothing to tell the bank.
  */
-async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<FileClaim | null> {
-  const settings = await settingsOf(deps, tx, job.companyId);
+async function claimFile(
+  deps: CheckRailDeps,
+  tx: WriteTx,
+  job: RunningJob,
+): Promise<FileClaim | null> {
+  const settings = await checkSettingsOf(deps, tx, job.companyId);
+  const now = deps.policy.jobTime(job);
   let cutoffAt = typeof job.payload.slot_at === "number" ? job.payload.slot_at : null;
   if (cutoffAt === null) {
-    if (deps.environment === "test") {
-      cutoffAt = job.dueAt;
+    if (deps.transport.takesFilesAnyTime) {
+      cutoffAt = now;
     } else {
+      // A check file has no window to miss: a late run still takes the cutoff after it fell due.
       const slot = nextCutoffSlot(settings, job.dueAt);
-      await scheduleCheckCutoff(tx, job.companyId, slot.at, slot.at, job.dueAt);
+      await scheduleCheckCutoff(tx, job.companyId, slot.at, slot.at, now);
       return null;
     }
   }
@@ -170,11 +172,12 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
       args: [job.companyId, CHECK_RAIL, 1],
     });
     if (waiting.rows.length > 0) {
-      const later = job.dueAt + CUTOFF_RETRY_MS;
-      await scheduleCheckCutoff(tx, job.companyId, later, null, job.dueAt);
+      await scheduleCheckCutoff(tx, job.companyId, now + CUTOFF_RETRY_MS, null, now);
     }
-    return { batchId: unfinished, companyId: job.companyId, cutoffAt, settings };
+    return { batchId: unfinished, companyId: job.companyId, cutoffAt, builtAt: now, settings };
   }
+  // A canceled payout's queued check is never listed in positive pay nor printed.
+  await voidStaleQueued(tx, job.companyId, CHECK_RAIL);
   const queued = await tx.execute({
     sql: `SELECT count(*) AS n, coalesce(sum(e.amount_cents), 0) AS total
           FROM rail_batch_entries e WHERE e.id IN (${QUEUED})`,
@@ -201,7 +204,7 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
       issueCount,
       Number(queued.rows[0].total),
       cutoffAt,
-      cutoffAt,
+      now,
     ],
   });
   await tx.execute({
@@ -222,9 +225,9 @@ async function claimFile(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise
   const left = await tx.execute({ sql: QUEUED, args: [job.companyId, CHECK_RAIL, 1] });
   // A full file: the rest go into the next file of the same cutoff.
   if (left.rows.length > 0) {
-    await scheduleCheckCutoff(tx, job.companyId, cutoffAt, cutoffAt, job.dueAt);
+    await scheduleCheckCutoff(tx, job.companyId, cutoffAt, cutoffAt, now);
   }
-  return { batchId, companyId: job.companyId, cutoffAt, settings };
+  return { batchId, companyId: job.companyId, cutoffAt, builtAt: now, settings };
 }
 
 async function fileChecks(deps: CheckRailDeps, batchId: string): Promise<FileCheck[]> {
@@ -276,7 +279,7 @@ async function buildFiles(deps: CheckRailDeps, claim: FileClaim): Promise<BuiltF
   const issues = lines.filter((line) => line.action === "issue");
   const base = {
     companyId: claim.companyId,
-    createdAt: claim.cutoffAt,
+    createdAt: claim.builtAt,
   };
   const positivePay: CheckFileRow = {
     ...base,
@@ -352,7 +355,12 @@ async function buildFiles(deps: CheckRailDeps, claim: FileClaim): Promise<BuiltF
 }
 
 /** The recording unit: the files are kept and the positive-pay file's transmission scheduled. */
-async function recordFiles(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<void> {
+async function recordFiles(
+  deps: CheckRailDeps,
+  tx: WriteTx,
+  job: RunningJob,
+  built: BuiltFile,
+): Promise<void> {
   const batch = await loadBatch(tx, built.batchId);
   if (batch?.status !== "built" || await loadCheckFile(tx, built.batchId)) return;
   if (built.error !== null || built.positivePay === null) {
@@ -389,30 +397,7 @@ async function recordFiles(tx: WriteTx, job: DueJob, built: BuiltFile): Promise<
       args: [print.batchId, JSON.stringify(built.postalCheckIds)],
     });
   }
-  await scheduleCheckTransmit(tx, batch.companyId, built.batchId, job.dueAt, 1);
-}
-
-/** What a transmission hands to its call. */
-interface Transmission {
-  readonly batchId: string;
-  readonly companyId: string;
-  readonly file: CheckFileRow;
-  readonly settings: CheckSettings;
-  readonly attempt: number;
-}
-
-const attemptOf = (job: DueJob) =>
-  typeof job.payload.attempt === "number" ? job.payload.attempt : 1;
-
-/**
- * Whether a check file goes by itself: in test to the sandbox bank, in live by SFTP when a target
- * is set (else it waits for an admin's download and mark-sent).
- */
-export function checkFilesUpload(
-  deps: Pick<CheckRailDeps, "environment">,
-  settings: CheckSettings,
-) {
-  return deps.environment === "test" || settings.sftp !== null;
+  await batchBuilt(tx, CHECK_BATCH_JOBS, batch, null, deps.policy.jobTime(job));
 }
 
 /**
@@ -431,79 +416,6 @@ export async function printReleasable(
   return rows[0]?.status === "transmitted";
 }
 
-/**
- * Whether a built live positive-pay file waits for a second admin before it may go: its issues
- * total more than the approval limit and no `bank_file.release` of it was approved. Its print
- * file follows it, so it needs no approval of its own.
- */
-export async function awaitsCheckFileRelease(
-  deps: Pick<CheckRailDeps, "environment" | "runtime">,
-  reader: Pick<WriteTx, "execute">,
-  file: Pick<CheckFileRow, "batchId" | "kind" | "totalCents">,
-): Promise<boolean> {
-  if (deps.environment === "test" || file.kind !== "positive_pay") return false;
-  if (file.totalCents <= deps.runtime.bankFileApprovalLimitCents) return false;
-  const { rows } = await reader.execute({
-    sql: `SELECT 1 FROM approvals
-          WHERE kind = 'bank_file.release' AND object_id = ? AND status = 'approved' LIMIT 1`,
-    args: [file.batchId],
-  });
-  return rows.length === 0;
-}
-
-async function prepareTransmission(
-  deps: CheckRailDeps,
-  tx: WriteTx,
-  job: DueJob,
-): Promise<Transmission | null> {
-  const batch = await loadBatch(tx, job.subjectId);
-  if (!batch) throw new Error(`${CHECK_TRANSMIT_JOB}: no batch ${job.subjectId}`);
-  const rail = { retransmitsSafely: false };
-  if (batch.status === "transmitting") {
-    await beginTransmission(tx, rail, batch.id);
-    return null;
-  }
-  if (batch.status !== "built") return null;
-  const file = await loadCheckFile(tx, batch.id);
-  if (!file) return null;
-  // Held: the positive-pay file's sending schedules this again.
-  if (!await printReleasable(tx, file)) return null;
-  const settings = await settingsOf(deps, tx, batch.companyId);
-  if (!checkFilesUpload(deps, settings)) return null;
-  // Waits for `checks:release`; the approval schedules this again.
-  if (await awaitsCheckFileRelease(deps, tx, file)) return null;
-  if (!await beginTransmission(tx, rail, batch.id)) return null;
-  return {
-    batchId: batch.id,
-    companyId: batch.companyId,
-    file,
-    settings,
-    attempt: attemptOf(job),
-  };
-}
-
-/** Hands the file over: the sandbox bank takes it at once; live uploads it by SFTP. */
-async function transmit(deps: CheckRailDeps, request: Transmission): Promise<UploadAnswer> {
-  if (deps.environment === "test") {
-    return { kind: "uploaded", remotePath: `sandbox://${request.file.fileName}` };
-  }
-  const content = await openCheckFile(deps.secretBox, request.file.contentSealed);
-  if (await sha256Hex(content) !== request.file.sha256) {
-    throw new Error(`check file ${request.batchId} no longer matches its SHA-256`);
-  }
-  try {
-    return await uploadAchFile(request.settings.sftp!, request.file.fileName, content);
-  } catch (error) {
-    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
-    throw new TransientJobError(
-      `the upload of check file ${request.batchId} ended without an answer: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
-}
-
 /** The payout failure a void told to the bank stands for. */
 export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReason">): string {
   if (check.status === "stale") return "check_stale";
@@ -511,24 +423,19 @@ export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReaso
 }
 
 /**
- * A check file reached the bank (or an admin marked it sent): it is transmitted. A positive-pay
- * file's issues are sent (their payouts funds_sent), then its voids fail their payouts and
- * re-offer them, and its print file is released; in test the sandbox bank's paid items are
- * scheduled. In the caller's unit.
+ * A check file reached the bank (or an admin marked it sent): a positive-pay file's issues are
+ * sent (their payouts funds_sent), then its voids fail their payouts and re-offer them, and its
+ * print file is released; the sandbox bank plans its paid items. In the caller's unit.
  */
-export async function recordCheckFileTransmitted(
+export async function checkFileTransmitted(
   tx: WriteTx,
-  deps: Pick<CheckRailDeps, "environment" | "secretBox" | "runtime">,
+  deps: CheckRailDeps,
   moves: BatchPayoutMoves,
-  fileId: string,
-  railReference: string,
+  batch: BatchRow,
   at: number,
 ): Promise<void> {
-  const batch = await loadBatch(tx, fileId);
-  if (!batch) throw new Error(`no check file ${fileId}`);
-  await markTransmitted(tx, fileId, railReference, at);
   if (batch.rail === POSITIVE_PAY_RAIL) {
-    await sendFile(tx, deps, moves, batch.companyId, fileId, at);
+    await sendFile(tx, deps, moves, batch.companyId, batch.id, at);
   }
 }
 
@@ -538,7 +445,7 @@ export async function recordCheckFileTransmitted(
  */
 async function sendFile(
   tx: WriteTx,
-  deps: Pick<CheckRailDeps, "environment" | "secretBox" | "runtime">,
+  deps: CheckRailDeps,
   moves: BatchPayoutMoves,
   companyId: string,
   fileId: string,
@@ -593,61 +500,39 @@ async function sendFile(
   }
   const print = await printFileOf(tx, fileId);
   if (print?.status === "built") {
-    await scheduleCheckTransmit(tx, companyId, print.batchId, at, 1);
+    await scheduleTransmission(tx, CHECK_BATCH_JOBS, { companyId, id: print.batchId }, at, 1);
   }
-  if (deps.environment === "test") {
-    await scheduleJob(tx, {
-      companyId,
-      kind: CHECK_SANDBOX_PAID_JOB,
-      subjectId: fileId,
-      dueAt: at + SANDBOX_POSTAL_PAID_AFTER_MS,
-      payload: { kind: "postal" },
-    }, at);
-    await scheduleJob(tx, {
-      companyId,
-      kind: CHECK_SANDBOX_PAID_JOB,
-      subjectId: fileId,
-      dueAt: addBusinessDays(at, SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS),
-      payload: { kind: "digital" },
-    }, at);
-  }
+  await deps.transport.sent?.(tx, companyId, fileId, at);
 }
 
-async function recordTransmission(
-  deps: CheckRailDeps,
-  moves: BatchPayoutMoves,
+/** The sandbox bank's paid items of a positive-pay file it took: postal after 5 days, digital after 1 business day. */
+export async function planSandboxPaidItems(
   tx: WriteTx,
-  job: DueJob,
-  request: Transmission,
-  answer: UploadAnswer,
+  companyId: string,
+  fileId: string,
+  at: number,
 ): Promise<void> {
-  if (answer.kind === "uploaded") {
-    await recordCheckFileTransmitted(
-      tx,
-      deps,
-      moves,
-      request.batchId,
-      request.file.fileName,
-      job.dueAt,
-    );
-    return;
-  }
-  // Nothing reached the bank: the file goes again later (a check file has no window to miss).
-  await transmissionFailed(tx, request.batchId, answer.reason);
-  await scheduleCheckTransmit(
-    tx,
-    request.companyId,
-    request.batchId,
-    job.dueAt + retryDelayMs(request.attempt),
-    request.attempt + 1,
-  );
+  await scheduleJob(tx, {
+    companyId,
+    kind: CHECK_SANDBOX_PAID_JOB,
+    subjectId: fileId,
+    dueAt: at + SANDBOX_POSTAL_PAID_AFTER_MS,
+    payload: { kind: "postal" },
+  }, at);
+  await scheduleJob(tx, {
+    companyId,
+    kind: CHECK_SANDBOX_PAID_JOB,
+    subjectId: fileId,
+    dueAt: addBusinessDays(at, SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS),
+    payload: { kind: "digital" },
+  }, at);
 }
 
 /** `check.stale`: an issued check past its account's stale days (read now) goes stale. */
-async function staleCheck(deps: CheckRailDeps, tx: WriteTx, job: DueJob): Promise<void> {
+async function staleCheck(deps: CheckRailDeps, tx: WriteTx, job: RunningJob): Promise<void> {
   const check = await loadCheck(tx, job.subjectId);
   if (check?.status !== "issued") return;
-  const settings = await settingsOf(deps, tx, check.companyId);
+  const settings = await checkSettingsOf(deps, tx, check.companyId);
   const staleAt = check.issuedAt + settings.account.staleDays * DAY_MS;
   if (staleAt > job.dueAt) {
     // The stale days were raised since the check was issued.
@@ -679,7 +564,7 @@ interface SandboxPaidItems {
 async function sandboxPaidItems(
   deps: CheckRailDeps,
   tx: WriteTx,
-  job: DueJob,
+  job: RunningJob,
 ): Promise<SandboxPaidItems | null> {
   const kind = job.payload.kind === "digital" ? "digital" : "postal";
   const { rows } = await tx.execute({
@@ -689,7 +574,7 @@ async function sandboxPaidItems(
     args: [job.subjectId, kind],
   });
   if (rows.length === 0) return null;
-  const settings = await settingsOf(deps, tx, job.companyId);
+  const settings = await checkSettingsOf(deps, tx, job.companyId);
   const paidDate = bankLocal(job.dueAt, settings.timeZone).date;
   const lines = ["check_number,amount,paid_date"];
   for (const row of rows) {
@@ -722,7 +607,7 @@ async function sandboxPaidItems(
 async function importSandboxPaidItems(
   deps: CheckRailDeps,
   items: SandboxPaidItems,
-  job: DueJob,
+  job: RunningJob,
 ): Promise<void> {
   const imported = await importPaidItems(deps, {
     companyId: items.companyId,
@@ -734,7 +619,7 @@ async function importSandboxPaidItems(
   if (!imported.ok) throw new Error(`the sandbox bank's paid items: ${imported.message}`);
 }
 
-/** The handlers of the check rail's jobs. */
+/** The handlers of the check rail's own jobs. */
 export function checkJobHandlers(
   deps: CheckRailDeps,
   moves: BatchPayoutMoves,
@@ -744,20 +629,8 @@ export function checkJobHandlers(
       leaseMs: CHECK_CUTOFF_LEASE_MS,
       prepare: (tx, job) => claimFile(deps, tx, job),
       call: (claim) => buildFiles(deps, claim),
-      record: (tx, job, built) => recordFiles(tx, job, built),
+      record: (tx, job, built) => recordFiles(deps, tx, job, built),
     }),
-    [CHECK_TRANSMIT_JOB]: externalJob<
-      Transmission,
-      { request: Transmission; answer: UploadAnswer }
-    >(
-      {
-        leaseMs: BATCH_TRANSMIT_LEASE_MS,
-        prepare: (tx, job) => prepareTransmission(deps, tx, job),
-        call: async (request) => ({ request, answer: await transmit(deps, request) }),
-        record: (tx, job, { request, answer }) =>
-          recordTransmission(deps, moves, tx, job, request, answer),
-      },
-    ),
     [CHECK_SEND_JOB]: (tx, job) =>
       sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
     [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),

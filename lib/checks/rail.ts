@@ -2,27 +2,81 @@
  * The check rail, in both environments, for postal and digital checks: a submitted payout queues
  * an entry and takes the next number of the company's check register in the same unit; at each
  * cutoff a positive-pay file (and a print file of the postal checks) is built from the new issues
- * and voids, kept sealed, and handed over by the environment's transport (the sandbox bank in
- * test; SFTP, or an admin's download and mark-sent, in live). Its jobs are in lib/checks/jobs.ts.
+ * and voids and kept sealed (lib/checks/jobs.ts); the rail engine (lib/rails/engine.ts) releases
+ * and transmits them through this rail's adapter, by the transport the composition root chose
+ * (the sandbox check bank in test; SFTP, or an admin's download and mark-sent, in live).
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { bankLocal } from "../ach/cutoffs.ts";
-import { type BatchRail, insertQueuedEntry, type NewBatchEntry } from "../rails/batch.ts";
+import { TransientJobError } from "../../db/scheduler.ts";
+import {
+  type BatchPayoutMoves,
+  type BatchRail,
+  insertQueuedEntry,
+  type NewBatchEntry,
+  type TransmitAnswer,
+} from "../rails/batch.ts";
+import type { BatchAdapter, RailPolicy } from "../rails/engine.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { modalityOf } from "../payouts/states.ts";
+import { sha256Hex } from "../platform/keys.ts";
+import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
 import { issueCheck } from "./register.ts";
-import { hasCheckRail, readCheckSettings } from "./settings_store.ts";
-import { checkJobHandlers } from "./jobs.ts";
-import { CHECK_RAIL, ensureCheckCutoffPlanned } from "./schedule.ts";
+import { type CheckSettings, hasCheckRail, readCheckSettings } from "./settings_store.ts";
+import {
+  checkFileTransmitted,
+  checkJobHandlers,
+  checkSettingsOf,
+  planSandboxPaidItems,
+  printReleasable,
+} from "./jobs.ts";
+import { type CheckFileRow, loadCheckFile, openCheckFile } from "./files_store.ts";
+import {
+  CHECK_BATCH_JOBS,
+  CHECK_RAIL,
+  ensureCheckCutoffPlanned,
+  POSITIVE_PAY_RAIL,
+  PRINT_RAIL,
+} from "./schedule.ts";
+
+/** How check files reach the bank. Throws when it is not known whether the bank has one. */
+export interface CheckTransport {
+  /** The bank takes files whenever they come: a cutoff runs at once, not at the bank's cutoffs. */
+  readonly takesFilesAnyTime: boolean;
+  /** Whether files of these settings are uploaded (else they wait for an admin's download). */
+  uploads(settings: CheckSettings): boolean;
+  /** Hands a file over. */
+  upload(settings: CheckSettings, file: CheckFileRow, content: Uint8Array): Promise<UploadAnswer>;
+  /** What the bank does once it has a positive-pay file (the sandbox bank plans its paid items). */
+  sent?(tx: WriteTx, companyId: string, fileId: string, at: number): Promise<void>;
+}
+
+/** Test: the sandbox check bank takes every file at once and pays its checks later. */
+export const sandboxCheckBank: CheckTransport = {
+  takesFilesAnyTime: true,
+  uploads: () => true,
+  upload: (_settings, file) =>
+    Promise.resolve({ kind: "uploaded", remotePath: `sandbox://${file.fileName}` }),
+  sent: planSandboxPaidItems,
+};
+
+/** Live: SFTP to the bank when a target is set; without one, files wait for download. */
+export const sftpCheckTransport: CheckTransport = {
+  takesFilesAnyTime: false,
+  uploads: (settings) => settings.sftp !== null,
+  upload: (settings, file, content) => uploadAchFile(settings.sftp!, file.fileName, content),
+};
 
 export interface CheckRailDeps {
   readonly database: Database;
   readonly environment: Environment;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
+  readonly policy: RailPolicy;
+  readonly transport: CheckTransport;
 }
 
 /** The postage a postal check goes with when neither the company nor the payee chose one. */
@@ -93,15 +147,83 @@ async function queueCheck(
   await ensureCheckCutoffPlanned(tx, entry.companyId, now);
 }
 
+/** What a transmission hands the bank. */
+interface CheckTransmission {
+  readonly batchId: string;
+  readonly file: CheckFileRow;
+  readonly settings: CheckSettings;
+}
+
+async function transmitFile(
+  deps: CheckRailDeps,
+  request: CheckTransmission,
+): Promise<TransmitAnswer> {
+  const content = await openCheckFile(deps.secretBox, request.file.contentSealed);
+  if (await sha256Hex(content) !== request.file.sha256) {
+    throw new Error(`check file ${request.batchId} no longer matches its SHA-256`);
+  }
+  let answer: UploadAnswer;
+  try {
+    answer = await deps.transport.upload(request.settings, request.file, content);
+  } catch (error) {
+    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
+    throw new TransientJobError(
+      `the upload of check file ${request.batchId} ended without an answer: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return answer.kind === "uploaded"
+    ? { kind: "transmitted", railReference: request.file.fileName }
+    : { kind: "not_transmitted", reason: answer.reason };
+}
+
+/** The check rail's part of the engine: positive-pay and print files, and their transport. */
+export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): BatchAdapter {
+  const adapter: BatchAdapter<CheckTransmission> = {
+    rails: [POSITIVE_PAY_RAIL, PRINT_RAIL],
+    label: "check file",
+    objectType: "check_file",
+    commandPrefix: "checks",
+    jobs: CHECK_BATCH_JOBS,
+    // A check file keeps its check numbers: one the bank did not receive is transmitted again.
+    notReceived: "transmit_again",
+    // A bank may already have picked a file up: a file is never handed over twice on its own.
+    retransmitsSafely: () => false,
+    async hold(tx, batch) {
+      const file = await loadCheckFile(tx, batch.id);
+      if (!file) return null;
+      const settings = await checkSettingsOf(deps, tx, batch.companyId);
+      return {
+        request: { batchId: batch.id, file, settings },
+        uploads: deps.transport.uploads(settings),
+        // A print file follows its positive-pay file: it needs no release of its own.
+        releaseCents: file.kind === "positive_pay" ? file.totalCents : null,
+        windowEndsAt: null,
+        heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
+      };
+    },
+    transmit: (request) => transmitFile(deps, request),
+    transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
+    planCutoff: ensureCheckCutoffPlanned,
+  };
+  return adapter as BatchAdapter;
+}
+
+/** Why a print file waits: checks never exist on paper before the bank knows them. */
+export const printHeldBy = (file: Pick<CheckFileRow, "batchId" | "positivePayFileId">) =>
+  `print file ${file.batchId} is held until its positive-pay file ${file.positivePayFileId} was transmitted or marked sent: checks never exist on paper before the bank knows them`;
+
 /** The check rail of one environment's database (postal and digital checks). */
 export function checkRail(deps: CheckRailDeps): BatchRail {
   return {
     shape: "batch",
     name: CHECK_RAIL,
-    // A bank may already have picked a file up: a file is never handed over twice on its own.
-    retransmitsSafely: false,
+    policy: deps.policy,
     configured: (tx: WriteTx, companyId: string) => hasCheckRail(tx, deps.environment, companyId),
     queue: (tx: WriteTx, entry: NewBatchEntry, now: number) => queueCheck(deps, tx, entry, now),
     jobHandlers: (moves) => checkJobHandlers(deps, moves),
+    adapters: (moves) => [checkAdapter(deps, moves)],
   };
 }

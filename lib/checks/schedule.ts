@@ -16,6 +16,8 @@ export const PRINT_RAIL = "check_print";
 export const CHECK_CUTOFF_JOB = "check.cutoff";
 /** Per file: hands a check file over (a print file only once its positive-pay file was sent). */
 export const CHECK_TRANSMIT_JOB = "check.transmit";
+/** The engine's jobs of check files: their transmission (check files have no window). */
+export const CHECK_BATCH_JOBS = { transmit: CHECK_TRANSMIT_JOB, windowClose: "check.window_close" };
 /** Per file: sends the entries of a large transmitted positive-pay file, a bounded number per unit. */
 export const CHECK_SEND_JOB = "check.send";
 /** Per check: an issued check goes stale after its account's stale days. */
@@ -59,21 +61,4 @@ export async function scheduleCheckCutoff(
     dueAt,
     payload: slotAt === null ? {} : { slot_at: slotAt },
   }, now);
-}
-
-/** A check file's `attempt`-th transmission. */
-export async function scheduleCheckTransmit(
-  tx: WriteTx,
-  companyId: string,
-  batchId: string,
-  dueAt: number,
-  attempt: number,
-): Promise<void> {
-  await scheduleJob(tx, {
-    companyId,
-    kind: CHECK_TRANSMIT_JOB,
-    subjectId: batchId,
-    dueAt,
-    payload: { attempt },
-  }, dueAt);
 }

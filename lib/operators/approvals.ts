@@ -32,7 +32,7 @@ import {
 } from "./store.ts";
 import { insertOperatorAudited, type OperatorDeps } from "./service.ts";
 import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
-import { bankFileApprovedActions } from "../ach/file_approvals.ts";
+import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 

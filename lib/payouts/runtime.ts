@@ -8,12 +8,20 @@ import { type Config, configDefaults, type Environment } from "../platform/confi
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
 import { unconfiguredLiveRail } from "../rails/live.ts";
-import { achRail, type AchTransport, sandboxBankTransport, sftpTransport } from "../ach/rail.ts";
-import { checkRail } from "../checks/rail.ts";
+import {
+  achRail,
+  achSandboxBank,
+  type AchTransport,
+  sandboxBankTransport,
+  sftpTransport,
+} from "../ach/rail.ts";
+import { domainJobTime, type RailPolicy, realJobTime } from "../rails/engine.ts";
+import type { BatchServiceDeps } from "../rails/batches_service.ts";
+import { checkRail, sandboxCheckBank, sftpCheckTransport } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
-import { payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
+import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
 import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../platform/crypto.ts";
@@ -65,12 +73,19 @@ export interface RailDeps {
  */
 export function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
+  const policy = railPolicyOf(deps.environment, deps.runtime);
   const ach = achRail({
     ...deps,
+    policy,
     transport: deps.achTransport ?? (test ? sandboxBankTransport : sftpTransport),
+    sandboxBank: test ? achSandboxBank : null,
   });
-  const check = checkRail(deps);
-  const paypal = paypalRail(deps);
+  const check = checkRail({
+    ...deps,
+    policy,
+    transport: test ? sandboxCheckBank : sftpCheckTransport,
+  });
+  const paypal = paypalRail({ ...deps, policy });
   return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
     ach,
     check,
@@ -78,6 +93,38 @@ export function railsOf(deps: RailDeps): RailDirectory {
     paypal,
     venmo: paypal,
   });
+}
+
+/**
+ * The rail engine's rules of an environment: live decides with the real time a job runs, files
+ * over the approval limit wait for a second admin and in-doubt resolutions too; the sandbox bank
+ * keeps the sandbox clock and never waits.
+ */
+export function railPolicyOf(environment: Environment, runtime: PayoutRuntime): RailPolicy {
+  const live = environment === "live";
+  return {
+    environment,
+    jobTime: live ? realJobTime : domainJobTime,
+    releaseLimitCents: live ? runtime.bankFileApprovalLimitCents : null,
+    dualControl: live,
+  };
+}
+
+/** What operators' batch actions run on, for an environment's database. */
+export function batchServiceDeps(deps: {
+  readonly environment: Environment;
+  readonly database: Database;
+  readonly liveDatabase: Database;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+}): BatchServiceDeps {
+  return {
+    database: deps.database,
+    liveDatabase: deps.liveDatabase,
+    secretBox: deps.secretBox,
+    rails: railsOf(deps).batchRails(),
+    moves: batchPayoutMoves(deps.runtime),
+  };
 }
 
 /** The job handlers of an environment's database, on its rails. */

@@ -1,12 +1,13 @@
 /**
- * The PayPal rail's jobs. `paypal.cutoff` (per company, every five minutes while items wait)
- * gathers the queued entries into a built batch. `paypal.transmit` (per batch) creates the batch
- * at PayPal under sender_batch_id = the batch's id, outside every unit; a run that finds the batch
- * `transmitting` sends it again, which PayPal answers with the first batch and never pays twice,
- * unless the batch is older than PayPal's 30 days of memory: it then goes in doubt. `paypal.poll`
- * (per open batch, with backoff) and `paypal.notice` (per verified webhook) read the items from
- * PayPal and act on what PayPal says (lib/paypal/rules.ts). `paypal.retry_item` sends an item the
- * insurer's PayPal balance could not cover again, in a batch of its own.
+ * The PayPal rail's own jobs; its batches' transmission and in-doubt resolution are the rail
+ * engine's (lib/rails/engine.ts, through the adapter in rail.ts), which creates a batch at PayPal
+ * under sender_batch_id = the batch's id and, finding one `transmitting`, sends it again (PayPal
+ * answers with the first batch and never pays twice) unless it is older than PayPal's 30 days of
+ * memory: it then goes in doubt. `paypal.cutoff` (per company, every five minutes while items
+ * wait) gathers the queued entries into a built batch. `paypal.poll` (per open batch, with
+ * backoff) and `paypal.notice` (per verified webhook) read the items from PayPal and act on what
+ * PayPal says (lib/paypal/rules.ts). `paypal.retry_item` sends an item the insurer's PayPal
+ * balance could not cover again, in a batch of its own.
  */
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
@@ -20,20 +21,20 @@ import {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
-  beginTransmission,
+  type BatchRow,
   loadBatch,
-  markInDoubt,
-  markTransmitted,
   sendTransmittedEntries,
   settleBatchEntry,
-  transmissionFailed,
+  type TransmitAnswer,
 } from "../rails/batch.ts";
 import {
-  type CreateBatchAnswer,
-  type PayoutItemAnswer,
-  type PayoutItemRequest,
-  PaypalClient,
-} from "./client.ts";
+  type BatchAdapter,
+  batchBuilt,
+  type RailPolicy,
+  scheduleTransmission,
+  voidStaleQueued,
+} from "../rails/engine.ts";
+import { type PayoutItemAnswer, type PayoutItemRequest, PaypalClient } from "./client.ts";
 import {
   type EntryState,
   INSUFFICIENT_FUNDS,
@@ -55,8 +56,11 @@ import {
   type ItemToSend,
   loadOpenNotice,
   markNoticeProcessed,
+  PAYPAL_BATCH_JOBS,
   PAYPAL_JOBS,
+  PAYPAL_RAIL,
   pendingJob,
+  planPaypalCutoff,
   rebatchItem,
   recordItemState,
 } from "./store.ts";
@@ -68,6 +72,7 @@ export interface PaypalRailDeps {
   readonly runtime: PayoutRuntime;
   /** How long one call to PayPal may take (PAYPAL_CALL_TIMEOUT_MS unless a test shortens it). */
   readonly paypalTimeoutMs?: number;
+  readonly policy: RailPolicy;
 }
 
 /** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
@@ -102,15 +107,6 @@ async function scheduleOnce(
 ): Promise<void> {
   if (await pendingJob(tx, job.companyId, job.kind, job.subjectId)) return;
   await scheduleJob(tx, { ...job, payload: { ...job.payload } }, now);
-}
-
-/** Schedules a batch's transmission. */
-function scheduleTransmit(tx: WriteTx, companyId: string, batchId: string, dueAt: number) {
-  return scheduleOnce(
-    tx,
-    { companyId, kind: PAYPAL_JOBS.transmit, subjectId: batchId, dueAt },
-    dueAt,
-  );
 }
 
 /** Schedules the `attempt`-th poll of an open batch. */
@@ -211,10 +207,9 @@ async function applyItemAnswers(
   }
 }
 
-/** What a transmission hands to its call. */
+/** What a transmission hands to PayPal. */
 interface Transmission {
   readonly batchId: string;
-  readonly companyId: string;
   readonly settings: PaypalSettings;
   readonly items: readonly PayoutItemRequest[];
 }
@@ -233,58 +228,66 @@ function itemRequest(item: ItemToSend): PayoutItemRequest {
   };
 }
 
-async function prepareTransmission(tx: WriteTx, deps: PaypalRailDeps, job: DueJob) {
-  const batch = await loadBatch(tx, job.subjectId);
-  if (!batch) throw new Error(`${PAYPAL_JOBS.transmit}: no batch ${job.subjectId}`);
-  if (batch.status === "transmitting" && job.dueAt - batch.createdAt > PAYPAL_RESUBMIT_AGE_MAX_MS) {
-    // PayPal may have forgotten the sender_batch_id: sending it again could pay twice.
-    await markInDoubt(tx, batch.id);
-    return null;
-  }
-  if (batch.status !== "built" && batch.status !== "transmitting") return null;
-  // Checked before the batch is claimed: an item PayPal could not be sent leaves it built.
-  const items = (await itemsToSend(tx, batch.id)).map(itemRequest);
-  if (!await beginTransmission(tx, { retransmitsSafely: true }, batch.id)) return null;
-  const request: Transmission = {
-    batchId: batch.id,
-    companyId: batch.companyId,
-    settings: await paypalSettingsOf(deps, tx, batch.companyId),
-    items,
-  };
-  return request;
-}
-
-async function recordTransmission(
-  tx: WriteTx,
-  moves: BatchPayoutMoves,
-  job: DueJob,
-  request: Transmission,
-  answer: CreateBatchAnswer,
-): Promise<void> {
-  const now = job.dueAt;
+async function createBatch(deps: PaypalRailDeps, request: Transmission): Promise<TransmitAnswer> {
+  const answer = await new PaypalClient(request.settings, deps.paypalTimeoutMs)
+    .createBatch(request.batchId, request.items);
+  // A duplicate is PayPal's answer to a batch it took before the first answer was recorded.
   if (answer.kind !== "refused") {
-    // A duplicate is PayPal's answer to a batch it took before the first answer was recorded.
-    await markTransmitted(tx, request.batchId, answer.payoutBatchId, now);
-    await sendTransmittedEntries(tx, moves, request.batchId, BATCH_ENTRIES_MAX, now);
-    await schedulePoll(tx, request.companyId, request.batchId, now, 1);
-    return;
+    return { kind: "transmitted", railReference: answer.payoutBatchId };
   }
   const { error, status } = answer;
   const reason =
     `PayPal refused the batch: ${status} ${error.name} (${error.message}, debug_id ${error.debug_id})`;
-  await transmissionFailed(tx, request.batchId, reason);
-  if (error.name === INSUFFICIENT_FUNDS) {
-    alertInsufficientFunds({ company_id: request.companyId, batch_id: request.batchId });
-    await scheduleTransmit(tx, request.companyId, request.batchId, now + PAYPAL_FUNDS_RETRY_MS);
-    return;
+  if (error.name !== INSUFFICIENT_FUNDS) {
+    return { kind: "not_transmitted", reason, retryAfterMs: null };
   }
-  // Loud on purpose: the batch waits, built, until an operator reads PayPal's reason.
-  console.error(JSON.stringify({
-    level: "error",
-    msg: "PayPal refused a batch; it waits for an operator",
-    batch_id: request.batchId,
-    reason,
-  }));
+  alertInsufficientFunds({ batch_id: request.batchId });
+  return { kind: "not_transmitted", reason, retryAfterMs: PAYPAL_FUNDS_RETRY_MS };
+}
+
+/** The batch reached PayPal: its items are sent and its polls begin. */
+async function batchTransmitted(
+  moves: BatchPayoutMoves,
+  tx: WriteTx,
+  batch: BatchRow,
+  at: number,
+): Promise<void> {
+  await sendTransmittedEntries(tx, moves, batch.id, BATCH_ENTRIES_MAX, at);
+  await schedulePoll(tx, batch.companyId, batch.id, at, 1);
+}
+
+/** The PayPal rail's part of the engine: batches created at PayPal under our batch id. */
+export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): BatchAdapter {
+  const adapter: BatchAdapter<Transmission> = {
+    rails: [PAYPAL_RAIL],
+    label: "PayPal batch",
+    objectType: "paypal_batch",
+    commandPrefix: "paypal",
+    jobs: PAYPAL_BATCH_JOBS,
+    notReceived: "void",
+    // PayPal refuses a sender_batch_id it has seen in its last 30 days: within them a batch sent
+    // again is never paid twice; after them it may have forgotten, and sending could pay twice.
+    retransmitsSafely: (batch, now) => now - batch.createdAt <= PAYPAL_RESUBMIT_AGE_MAX_MS,
+    async hold(tx, batch) {
+      // Read before the batch is claimed: an item PayPal could not be sent leaves it built.
+      const items = (await itemsToSend(tx, batch.id)).map(itemRequest);
+      return {
+        request: {
+          batchId: batch.id,
+          settings: await paypalSettingsOf(deps, tx, batch.companyId),
+          items,
+        },
+        uploads: true,
+        releaseCents: null,
+        windowEndsAt: null,
+        heldBy: null,
+      };
+    },
+    transmit: (request) => createBatch(deps, request),
+    transmitted: (tx, batch, at) => batchTransmitted(moves, tx, batch, at),
+    planCutoff: (tx, companyId, now) => planPaypalCutoff(tx, companyId, now),
+  };
+  return adapter as BatchAdapter;
 }
 
 /** What a poll hands to its call. */
@@ -329,28 +332,21 @@ export function paypalJobHandlers(
   const client = (settings: PaypalSettings) => new PaypalClient(settings, deps.paypalTimeoutMs);
   return {
     [PAYPAL_JOBS.cutoff]: async (tx, job) => {
+      const now = deps.policy.jobTime(job);
+      await voidStaleQueued(tx, job.companyId, PAYPAL_RAIL);
       for (;;) {
-        const built = await batchQueuedEntries(tx, job.companyId, BATCH_ENTRIES_MAX, job.dueAt);
+        const built = await batchQueuedEntries(tx, job.companyId, BATCH_ENTRIES_MAX, now);
         if (built === null) return;
-        await scheduleTransmit(tx, job.companyId, built.batchId, job.dueAt);
+        await batchBuilt(
+          tx,
+          PAYPAL_BATCH_JOBS,
+          { companyId: job.companyId, id: built.batchId },
+          null,
+          now,
+        );
         if (built.entryCount < BATCH_ENTRIES_MAX) return;
       }
     },
-    [PAYPAL_JOBS.transmit]: externalJob<
-      Transmission,
-      { request: Transmission; answer: CreateBatchAnswer }
-    >({
-      leaseMs: PAYPAL_CALL_LEASE_MS,
-      prepare: (tx, job) => prepareTransmission(tx, deps, job),
-      call: async (request) => ({
-        request,
-        answer: await client(request.settings).createBatch(
-          request.batchId,
-          request.items,
-        ),
-      }),
-      record: (tx, job, { request, answer }) => recordTransmission(tx, moves, job, request, answer),
-    }),
     [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; items: readonly PayoutItemAnswer[] }>({
       leaseMs: PAYPAL_CALL_LEASE_MS,
       prepare: (tx, job) => preparePoll(tx, deps, job),
@@ -404,7 +400,13 @@ export function paypalJobHandlers(
       const item = await findItemByReference(tx, job.companyId, String(rows[0].reference));
       if (!item) return;
       const batchId = await rebatchItem(tx, item, await entryAmount(tx, item.entryId), job.dueAt);
-      await scheduleTransmit(tx, job.companyId, batchId, job.dueAt);
+      await scheduleTransmission(
+        tx,
+        PAYPAL_BATCH_JOBS,
+        { companyId: job.companyId, id: batchId },
+        job.dueAt,
+        1,
+      );
     },
   };
 }

@@ -8,7 +8,7 @@
  */
 import type { WriteTx } from "../../db/writer.ts";
 import type { BatchRail, NewBatchEntry } from "../rails/batch.ts";
-import { paypalJobHandlers, type PaypalRailDeps } from "./jobs.ts";
+import { paypalAdapter, paypalJobHandlers, type PaypalRailDeps } from "./jobs.ts";
 import { hasPaypalRail } from "./settings_store.ts";
 import { PAYPAL_RAIL, queuePaypalEntry } from "./store.ts";
 
@@ -19,10 +19,10 @@ export function paypalRail(deps: PaypalRailDeps): BatchRail {
   return {
     shape: "batch",
     name: PAYPAL_RAIL,
-    // PayPal refuses a sender_batch_id it has seen in the last 30 days: a batch sent again is never paid twice.
-    retransmitsSafely: true,
+    policy: deps.policy,
     configured: (tx: WriteTx, companyId: string) => hasPaypalRail(tx, deps.environment, companyId),
     queue: (tx: WriteTx, entry: NewBatchEntry, now: number) => queuePaypalEntry(tx, entry, now),
     jobHandlers: (moves) => paypalJobHandlers(deps, moves),
+    adapters: (moves) => [paypalAdapter(deps, moves)],
   };
 }

@@ -27,6 +27,12 @@ export const PAYPAL_JOBS = {
   retryItem: "paypal.retry_item",
 } as const;
 
+/** The engine's jobs of PayPal batches: their transmission (a PayPal batch has no window). */
+export const PAYPAL_BATCH_JOBS = {
+  transmit: PAYPAL_JOBS.transmit,
+  windowClose: "paypal.window_close",
+};
+
 /** Queues an entry for the company's next PayPal cutoff, and plans that cutoff. */
 export async function queuePaypalEntry(
   tx: WriteTx,
@@ -34,9 +40,18 @@ export async function queuePaypalEntry(
   now: number,
 ): Promise<void> {
   await insertQueuedEntry(tx, PAYPAL_RAIL, entry, now);
-  if (await pendingJob(tx, entry.companyId, PAYPAL_JOBS.cutoff, PAYPAL_RAIL)) return;
+  await planPaypalCutoff(tx, entry.companyId, now);
+}
+
+/** Makes sure the company's next five-minute cutoff will take its queued entries. */
+export async function planPaypalCutoff(
+  tx: WriteTx,
+  companyId: string,
+  now: number,
+): Promise<void> {
+  if (await pendingJob(tx, companyId, PAYPAL_JOBS.cutoff, PAYPAL_RAIL)) return;
   await scheduleJob(tx, {
-    companyId: entry.companyId,
+    companyId,
     kind: PAYPAL_JOBS.cutoff,
     subjectId: PAYPAL_RAIL,
     dueAt: nextPaypalCutoff(now),
@@ -61,9 +76,8 @@ export async function pendingJob(
 
 /**
  * Gathers the company's queued entries (at most `limit`, oldest first) into a new built batch
- * whose items are PayPal or Venmo by the payout's method. Entries whose payout no longer waits
- * for them (canceled, or queued again under a newer reference) are voided first. Null when none
- * is left.
+ * whose items are PayPal or Venmo by the payout's method; the cutoff voided the stale ones
+ * first. Null when none is left.
  */
 export async function batchQueuedEntries(
   tx: WriteTx,
@@ -71,15 +85,6 @@ export async function batchQueuedEntries(
   limit: number,
   now: number,
 ): Promise<{ batchId: string; entryCount: number; totalCents: number } | null> {
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET status = 'voided'
-          WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-            AND NOT EXISTS (
-              SELECT 1 FROM payouts p WHERE p.id = rail_batch_entries.payout_id
-                AND p.status IN ('modality_selected', 'failed')
-                AND p.id || '-' || p.submission_count = rail_batch_entries.reference)`,
-    args: [companyId, PAYPAL_RAIL],
-  });
   const batchId = newId("rb");
   const { rows } = await tx.execute({
     sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM (

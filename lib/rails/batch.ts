@@ -4,8 +4,9 @@
  * entries into one batch (`built`); its transmit job hands the batch over outside every write
  * unit (`transmitting`, then `transmitted`); the rail reports each entry's outcome later (a
  * return file, a settlement date), which moves its payout or funding. This module keeps the
- * batch state machine and the entries' rows; a `BatchRail` (lib/ach/rail.ts) brings its own
- * cutoff and transmit jobs, which move batches only through the functions here.
+ * batch state machine and the entries' rows; the rail engine (engine.ts) runs every rail's
+ * release, transmission, window and in-doubt resolution through each rail's adapter, and a
+ * `BatchRail` (lib/ach/rail.ts) brings its cutoff; both move batches only through the functions here.
  *
  * Batch states: built → transmitting → transmitted | in_doubt | voided. A transmission that
  * started and never recorded its answer (the process stopped during the call) is `in_doubt`,
@@ -20,6 +21,12 @@ import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { MoneyInFlight, MoneyInFlightStage } from "../payouts/transition.ts";
+import {
+  type BatchAdapter,
+  type EngineDeps,
+  engineJobHandlers,
+  type RailPolicy,
+} from "./engine.ts";
 
 /**
  * The kinds of ACH's cutoff and transmit jobs. An environment's job table is keyed by kind, so
@@ -67,8 +74,16 @@ export interface RailBatch {
 /** A rail's answer to a transmission. */
 export type TransmitAnswer =
   | { readonly kind: "transmitted"; readonly railReference: string }
-  /** The rail was not reached, so nothing of the batch was taken: it may be transmitted again. */
-  | { readonly kind: "not_transmitted"; readonly reason: string };
+  /** The rail was not reached, or refused the batch: nothing of it was taken. */
+  | {
+    readonly kind: "not_transmitted";
+    readonly reason: string;
+    /**
+     * When to try again: by default the engine's backoff; null, never by itself (the batch waits,
+     * built, for an operator who read the reason).
+     */
+    readonly retryAfterMs?: number | null;
+  };
 
 /** What a rail reports of one entry after its batch was transmitted. */
 export type EntryOutcome =
@@ -83,37 +98,57 @@ export type EntryOutcome =
 /** A rail that takes payouts in batches. */
 export interface BatchRail {
   readonly shape: "batch";
-  /** The rail's name in rail_batches.rail and rail_batch_entries.rail. */
+  /** The rail's name in rail_batch_entries.rail. */
   readonly name: string;
-  /**
-   * True when handing the same batch again never pays twice (a provider that refuses a repeated
-   * batch id); false for a file a bank may already have picked up.
-   */
-  readonly retransmitsSafely: boolean;
+  /** The engine's rules of the rail's environment (time, release), chosen at the composition root. */
+  readonly policy: RailPolicy;
   /** Whether the company may use the rail (its bank settings exist, say). */
   configured(tx: WriteTx, companyId: string): Promise<boolean>;
   /** Queues an entry in the caller's unit for the rail's next cutoff. */
   queue(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void>;
-  /** The handlers of the rail's jobs (its cutoff, its transmission, what they schedule). */
+  /** The handlers of the rail's own jobs (its cutoff, what its outcomes need). */
   jobHandlers(moves: BatchPayoutMoves): Readonly<Record<string, JobHandler>>;
+  /** The adapters of the rail's batches (a rail may build several kinds), run by the engine. */
+  adapters(moves: BatchPayoutMoves): readonly BatchAdapter[];
 }
 
 /**
- * The job handlers of every batch rail, together; two rails naming the same job kind is a
- * programmer error (one would silently run the other's jobs).
+ * The job handlers of every batch rail, together, with the engine's transmission and window jobs
+ * of each adapter; two rails naming the same job kind is a programmer error (one would silently
+ * run the other's jobs).
  */
 export function batchRailJobHandlers(
   rails: readonly BatchRail[],
   moves: BatchPayoutMoves,
 ): Record<string, JobHandler> {
   const handlers: Record<string, JobHandler> = {};
+  const add = (kind: string, handler: JobHandler) => {
+    if (kind in handlers) throw new Error(`two batch rails run the job kind ${kind}`);
+    handlers[kind] = handler;
+  };
   for (const rail of rails) {
-    for (const [kind, handler] of Object.entries(rail.jobHandlers(moves))) {
-      if (kind in handlers) throw new Error(`two batch rails run the job kind ${kind}`);
-      handlers[kind] = handler;
+    for (const [kind, handler] of Object.entries(rail.jobHandlers(moves))) add(kind, handler);
+    for (const adapter of rail.adapters(moves)) {
+      const engine = { policy: rail.policy, moves };
+      for (const [kind, handler] of Object.entries(engineJobHandlers(engine, adapter))) {
+        add(kind, handler);
+      }
     }
   }
   return handlers;
+}
+
+/** The adapter of the batches of `rail` (rail_batches.rail), with the engine it runs on. */
+export function batchAdapterOf(
+  rails: readonly BatchRail[],
+  moves: BatchPayoutMoves,
+  rail: string,
+): { adapter: BatchAdapter; engine: EngineDeps } | null {
+  for (const batchRail of rails) {
+    const adapter = batchRail.adapters(moves).find((candidate) => candidate.rails.includes(rail));
+    if (adapter) return { adapter, engine: { policy: batchRail.policy, moves } };
+  }
+  return null;
 }
 
 /** How the pipeline moves the payouts and fundings of its entries (lib/payouts/jobs.ts). */
@@ -198,35 +233,6 @@ export async function loadBatch(
 ): Promise<BatchRow | null> {
   const [batch] = await tx.db.select().from(railBatches).where(eq(railBatches.id, batchId));
   return batch ?? null;
-}
-
-/**
- * The transmit job's claim: a built batch becomes `transmitting` and is handed over; a batch
- * found `transmitting` was being handed over when the process stopped, so it goes `in_doubt`
- * unless its rail takes it again safely. Null when there is nothing to hand over.
- */
-export async function beginTransmission(
-  tx: WriteTx,
-  rail: Pick<BatchRail, "retransmitsSafely">,
-  batchId: string,
-): Promise<RailBatch | null> {
-  const batch = await loadBatch(tx, batchId);
-  if (!batch) throw new Error(`rail.transmit: no batch ${batchId}`);
-  if (batch.status === "transmitting" && !rail.retransmitsSafely) {
-    await markInDoubt(tx, batchId);
-    return null;
-  }
-  if (batch.status !== "built" && batch.status !== "transmitting") return null;
-  const entries = await batchEntries(tx, batchId, "batched");
-  await setBatch(tx, batchId, { status: "transmitting" });
-  return {
-    id: batch.id,
-    companyId: batch.companyId,
-    rail: batch.rail,
-    cutoffAt: batch.cutoffAt,
-    entries,
-    totalCents: batch.totalCents,
-  };
 }
 
 /** The rail may have the batch and nobody knows: an operator must ask it. */

@@ -1,0 +1,52 @@
+/**
+ * What the `bank_file.release` and `bank_file.resolve` approvals run once a second admin approves,
+ * in the approval's unit of the live database, for a batch of any rail: a released batch is
+ * transmitted at once (its transmit job runs after the commit); an in-doubt batch is resolved
+ * with the answer the first admin gave.
+ */
+import type { ApprovalKind } from "../operators/rules.ts";
+import type { ApprovedAction } from "../operators/approvals.ts";
+import { configDefaults } from "../platform/config.ts";
+import { batchPayoutMoves } from "../payouts/jobs.ts";
+import { payoutRuntime, railsOf } from "../payouts/runtime.ts";
+import type { OperatorDeps } from "../operators/service.ts";
+import { releaseApprovedBatch, resolveApprovedBatch } from "./batches_service.ts";
+
+/**
+ * The live rails an approved action runs on. The payout moves of a resolution (sent, or queued
+ * again) need no notification settings: the runtime is the live one with the defaults.
+ */
+function liveRails(deps: OperatorDeps) {
+  const runtime = payoutRuntime("live", {
+    offerTtlDays: configDefaults.OFFER_TTL_DAYS,
+    baseUrl: "",
+  });
+  return {
+    rails: railsOf({
+      environment: "live",
+      database: deps.databases.live,
+      secretBox: deps.secretBox,
+      runtime,
+    }).batchRails(),
+    moves: batchPayoutMoves(runtime),
+  };
+}
+
+const release: ApprovedAction = (tx, approval, { deps, actor, now }) =>
+  releaseApprovedBatch(tx, liveRails(deps), actor, approval.objectId, approval.id, now);
+
+const resolve: ApprovedAction = (tx, approval, { deps, actor, now }) =>
+  resolveApprovedBatch(
+    tx,
+    liveRails(deps),
+    actor,
+    approval.objectId,
+    // `voided` is what ach:resolve asked before the rails shared one resolution.
+    approval.payload.as === "transmitted" ? "transmitted" : "not_received",
+    now,
+  );
+
+export const bankFileApprovedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
+  "bank_file.release": release,
+  "bank_file.resolve": resolve,
+};
