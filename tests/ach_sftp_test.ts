@@ -70,6 +70,9 @@ Deno.test("an upload lands under its final name and its temporary name never rem
     assert.deepEqual(answer, { kind: "uploaded", remotePath: `${sshd.outboundDir}/${FILE_NAME}` });
     assert.deepEqual(await names(sshd.outboundDir), [FILE_NAME]);
     assert.deepEqual(await Deno.readFile(`${sshd.outboundDir}/${FILE_NAME}`), content);
+    // Full account numbers: readable by the server's owner only, whatever its umask.
+    const mode = (await Deno.stat(`${sshd.outboundDir}/${FILE_NAME}`)).mode! & 0o777;
+    assert.equal(mode.toString(8), "600");
 
     // Uploaded again (its answer was lost): the same content there counts as uploaded, once.
     assert.deepEqual(await uploadAchFile(sshd.target, FILE_NAME, content), answer);

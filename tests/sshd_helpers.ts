@@ -94,7 +94,8 @@ async function setUp(root: string): Promise<TestSshd> {
       "PasswordAuthentication no",
       "KbdInteractiveAuthentication no",
       "PermitRootLogin prohibit-password",
-      "Subsystem sftp internal-sftp",
+      // No umask of its own, as a bank's server may be: a file is created with the mode the client asks.
+      "Subsystem sftp internal-sftp -u 0000",
       "",
     ].join("\n"),
   );

@@ -39,7 +39,11 @@ interface SftpSession {
   exists(path: string): Promise<false | "d" | "-" | "l">;
   list(path: string): Promise<{ type: string; name: string; size: number }[]>;
   get(path: string): Promise<Buffer>;
-  put(content: Buffer, path: string): Promise<string>;
+  put(
+    content: Buffer,
+    path: string,
+    options?: { writeStreamOptions?: { mode?: number } },
+  ): Promise<string>;
   rename(from: string, to: string): Promise<string>;
   mkdir(path: string, recursive?: boolean): Promise<string>;
   end(): Promise<boolean>;
@@ -168,7 +172,8 @@ export async function uploadAchFile(
         return await alreadyThere(session, finalPath, content);
       }
       putBegan = true;
-      await session.put(Buffer.from(content), partPath);
+      // Full account numbers: the owner only, not the 0666 a server without a umask would give.
+      await session.put(Buffer.from(content), partPath, { writeStreamOptions: { mode: 0o600 } });
       await session.rename(partPath, finalPath);
       return { kind: "uploaded", remotePath: finalPath } as const;
     });
