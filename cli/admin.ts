@@ -21,7 +21,7 @@ import {
   runWithoutDatabases,
   switchFlags,
 } from "../lib/admin/commands.ts";
-import { needsDatabases, type Prompt } from "../lib/admin/command_kit.ts";
+import { absolutePathFlags, needsDatabases, type Prompt } from "../lib/admin/command_kit.ts";
 import { DatabaseStartError, openEnvironmentDatabases } from "../db/client.ts";
 import {
   acquireWriterLock,
@@ -394,7 +394,9 @@ async function main(): Promise<number> {
       await lock.value.release();
     }
   } else {
-    outcome = await runThroughService(config, command, flags, session);
+    // The service opens path flags itself: a relative one must mean this shell's directory.
+    const absolute = absolutePathFlags(checked.value, flags, Deno.cwd());
+    outcome = await runThroughService(config, command, absolute, session);
   }
   if (command === "logout") await removeSessionToken(sessionPath);
   if (!outcome.result.ok) {

@@ -13,6 +13,7 @@ import { api, payee } from "./api_helpers.ts";
 import { addFunds } from "../lib/funding/store.ts";
 import { coreCommands } from "../lib/admin/commands.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
+import { validSettingsJson } from "./bank_helpers.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -363,6 +364,31 @@ Deno.test("CLI while the service runs: commands go through the loopback admin en
       "Beacon Casualty",
       "Cedar Re",
     ]);
+
+    // A relative --file means the shell's directory: the CLI resolves it before the service opens it.
+    const workDir = await Deno.makeTempDir({ prefix: "disbursement-cli-cwd-" });
+    await Deno.writeTextFile(`${workDir}/bank.json`, JSON.stringify(validSettingsJson()));
+    const bankSet = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        `${root}cli/admin.ts`,
+        "bank:set",
+        "--tin",
+        "555555555",
+        "--file",
+        "bank.json",
+        "--environment",
+        "test",
+        "--json",
+      ],
+      cwd: workDir,
+      env: { DATA_DIR: dataDir, NO_COLOR: "1" },
+    }).output();
+    await Deno.remove(workDir, { recursive: true });
+    const decoded = new TextDecoder().decode(bankSet.stderr);
+    assert.equal(bankSet.code, 0, decoded);
+    assert.equal(JSON.parse(new TextDecoder().decode(bankSet.stdout)).environment, "test");
   } finally {
     service.kill("SIGTERM");
     await service.status;

@@ -92,6 +92,11 @@ export interface Command {
   readonly optional?: readonly string[];
   /** Flags of `flags` that take no value: given, they read "true". */
   readonly switches?: readonly string[];
+  /**
+   * Flags of `flags` that name a file or directory (read with pathFlag): the CLI resolves a
+   * relative one against its own working directory before sending the command to the service.
+   */
+  readonly paths?: readonly string[];
   readonly reach: (request: CommandRequest, flags: Flags) => Promise<Result<Reach>>;
   /**
    * How the units it writes through ctx.databases are audited; absent when it writes nothing or
@@ -203,6 +208,15 @@ export function pathFlag(
     `--${name} ${JSON.stringify(value)}: give an absolute path, the running service opens it`,
     { field: name },
   );
+}
+
+/** The flags with each path flag of the command made absolute against `cwd`, the CLI's own. */
+export function absolutePathFlags(command: Command, flags: Flags, cwd: string): Flags {
+  const resolved = { ...flags };
+  for (const name of command.paths ?? []) {
+    if (resolved[name] !== undefined) resolved[name] = resolve(cwd, resolved[name]);
+  }
+  return resolved;
 }
 
 /** The first `bytesMax` bytes of a file, or a refusal naming the path when it cannot be read. */

@@ -4,7 +4,8 @@
  * showing give metadata and masked entries (viewer); the plain content and every change are for
  * admins. Each command takes --environment (live by default) and names the environment it acted
  * on, or looked in when it found nothing. Paths are read and written by the process that runs
- * the command: the CLI, or the running service through its loopback endpoint (absolute paths).
+ * the command: the CLI, or the running service through its loopback endpoint (the CLI makes them
+ * absolute first).
  */
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
@@ -253,6 +254,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       out: "the path to write (it must not exist)",
       environment: "live (default) or test",
     },
+    paths: ["out"],
     role: "admin",
     reach: fileChangeReach,
     run: async (ctx, f) => {
@@ -340,6 +342,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
     summary:
       "import a return or notice-of-change file from the bank (a file imported before changes nothing); prints the report",
     flags: { file: "the file's path", environment: "live (default) or test" },
+    paths: ["file"],
     role: "admin",
     // Any company's entries may come back in one file: only an operator of every company imports.
     reach: async (request, f) => {

@@ -89,6 +89,7 @@ export const backupCommands: Readonly<Record<string, Command>> = {
     flags: {
       out: "the backup file to write (it must not exist; FILE.sha256 is written beside it)",
     },
+    paths: ["out"],
     role: "admin",
     reach: readsEverything,
     run: async (ctx, f) => {
@@ -118,6 +119,7 @@ export const backupCommands: Readonly<Record<string, Command>> = {
       sha256: "the SHA-256 the file must have (default: FILE.sha256 when present)",
     },
     optional: ["sha256"],
+    paths: ["from", "data-dir"],
     role: "admin",
     // A file operation into an empty directory: it has no operators to sign in yet; who may read
     // the backup file and write the directory decides (backups are written mode 0600).

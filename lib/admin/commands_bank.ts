@@ -3,7 +3,7 @@
  * ofac:load, and listing, clearing or rejecting the payouts held for sanctions review. Each takes
  * --environment (live by default) where it has one and names the environment it acted on. Paths
  * are read by the process that runs the command: the CLI, or the running service through its
- * loopback endpoint (absolute paths only).
+ * loopback endpoint (the CLI makes them absolute first).
  */
 import { basename } from "node:path";
 import type { Environment } from "../platform/config.ts";
@@ -100,6 +100,7 @@ const ofacLoad: Command = {
     "load the OFAC SDN list as published (sdn.csv, and alt.csv for aliases) into live; it replaces the list in force",
   flags: { file: "the path of sdn.csv", alt: "the path of alt.csv (aliases)" },
   optional: ["alt"],
+  paths: ["file", "alt"],
   role: "admin",
   reach: () => Promise.resolve(ok({ writes: ["live"], companies: "installation" })),
   audit: () => ({

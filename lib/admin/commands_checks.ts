@@ -363,6 +363,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       out: "the path to write (it must not exist)",
       environment: ENVIRONMENT_FLAG,
     },
+    paths: ["out"],
     role: "admin",
     reach: fileChangeReach,
     run: async (ctx, f) => {
@@ -445,6 +446,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     summary:
       "import the bank's paid-items CSV (check number, amount, paid date; a header row) for --tin: matches complete their payouts, the rest become exceptions; a file imported before changes nothing",
     flags: { tin: "the company's TIN", file: "the CSV's path", environment: ENVIRONMENT_FLAG },
+    paths: ["file"],
     role: "admin",
     reach: async (request, f) => {
       const named = environmentReach(f, true);

@@ -117,6 +117,7 @@ export function sealedSettingsCommands<S>(
       file: config.fileHelp,
       environment: "live (default) or test",
     },
+    paths: ["file"],
     role: "admin",
     reach: settingsReach(true),
     audit: (_f, reach) => ({
