@@ -43,6 +43,48 @@ Deno.test("valid settings: defaults filled, cutoffs sorted", () => {
   assert.equal(checked.value.sftp, null);
 });
 
+Deno.test("a same_day cutoff must fall before the Fed's last same-day window, 16:45 New York, all year", () => {
+  const settings = (time: string, timeZone: string) => ({
+    ...validSettingsJson(),
+    time_zone: timeZone,
+    cutoffs: [{ time, kind: "same_day" }, { time: "09:00", kind: "next_day" }],
+  });
+  const refusals: [string, string, string][] = [
+    ["18:22", "America/New_York", 'cutoffs[0].time "18:22": a same_day cutoff'],
+    ["16:45", "America/New_York", 'cutoffs[0].time "16:45": a same_day cutoff'],
+    ["15:45", "America/Chicago", 'cutoffs[0].time "15:45" (16:45 in New York): a same_day'],
+    // Phoenix keeps no daylight-saving time: 14:00 there is 16:00 in New York in winter, 17:00 in summer.
+    ["14:00", "America/Phoenix", 'cutoffs[0].time "14:00" (17:00 in New York): a same_day'],
+  ];
+  for (const [time, zone, start] of refusals) {
+    const checked = checkBankSettings(settings(time, zone), "live");
+    assert.equal(checked.ok, false, `${time} ${zone}`);
+    if (checked.ok) continue;
+    assert.equal(checked.field, "cutoffs[0].time");
+    assert.ok(checked.message.startsWith(start), checked.message);
+    assert.ok(
+      checked.message.endsWith(
+        "must fall before the Federal Reserve's last same-day window, 16:45 New York time; the bank may set an earlier one",
+      ),
+      checked.message,
+    );
+  }
+  for (
+    const [time, zone] of [["16:44", "America/New_York"], ["15:44", "America/Chicago"], [
+      "13:44",
+      "America/Phoenix",
+    ]]
+  ) {
+    assert.equal(checkBankSettings(settings(time, zone), "live").ok, true, `${time} ${zone}`);
+  }
+  // A next_day cutoff may be as late as the bank likes.
+  const lateNextDay = {
+    ...validSettingsJson(),
+    cutoffs: [{ time: "10:30", kind: "same_day" }, { time: "21:00", kind: "next_day" }],
+  };
+  assert.equal(checkBankSettings(lateNextDay, "live").ok, true);
+});
+
 Deno.test("each bad field is refused naming its path", () => {
   const cases: [Record<string, unknown>, string, RegExp][] = [
     [at("odfi_routing", "021000022"), "odfi_routing", /check digit/],

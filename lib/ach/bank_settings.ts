@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { isValidRoutingNumber } from "../portal/method_details.ts";
+import { FED_LAST_SAME_DAY_WINDOW, latestNewYorkTime } from "./cutoffs.ts";
 import {
   type CheckAccount,
   checkAccountInput,
@@ -345,6 +346,20 @@ export function checkBankSettings(
       );
     }
     seen.set(time, index);
+  }
+  for (const [index, { time, kind }] of s.cutoffs.entries()) {
+    if (kind !== "same_day") continue;
+    const window = FED_LAST_SAME_DAY_WINDOW;
+    const newYork = latestNewYorkTime(time, s.time_zone);
+    if (newYork >= window.time) {
+      const there = s.time_zone === window.timeZone ? "" : ` (${newYork} in New York)`;
+      return invalid(
+        `cutoffs[${index}].time`,
+        `cutoffs[${index}].time ${JSON.stringify(time)}${there}: a same_day cutoff must fall ` +
+          `before the Federal Reserve's last same-day window, ${window.time} New York time; ` +
+          "the bank may set an earlier one",
+      );
+    }
   }
   if (!s.cutoffs.some((c) => c.kind === "next_day")) {
     return invalid(

@@ -107,6 +107,29 @@ export function bankTime(date: string, time: string, timeZone: string): number {
   return wall - offset;
 }
 
+/**
+ * The Federal Reserve's last same-day ACH submission window closes at 16:45 New York time: a
+ * same-day file built later cannot settle that day, so a same-day cutoff must fall before it.
+ */
+export const FED_LAST_SAME_DAY_WINDOW = { time: "16:45", timeZone: "America/New_York" } as const;
+
+/**
+ * The latest New York wall time (HH:MM) a bank-local time of day falls on over a year: zones
+ * that change to daylight-saving time on other days than New York, or not at all, drift by an
+ * hour against it for part of the year.
+ */
+export function latestNewYorkTime(time: string, timeZone: string): string {
+  const newYork = FED_LAST_SAME_DAY_WINDOW.timeZone;
+  let latest = "00:00";
+  // Any year shows every offset a zone takes; 2026 is as good as another.
+  for (let day = Date.UTC(2026, 0, 1); day < Date.UTC(2027, 0, 1); day += DAY_MS) {
+    const there = bankLocal(bankTime(dateOf(day), time, timeZone), newYork).time;
+    const hhmm = `${there.slice(0, 2)}:${there.slice(2)}`;
+    if (hhmm > latest) latest = hhmm;
+  }
+  return latest;
+}
+
 /** The banking day after a YYYY-MM-DD date. */
 export function nextBankingDay(date: string): string {
   return dateOf(addBusinessDays(utcMidnight(date), 1));
