@@ -38,6 +38,8 @@ const NOTIFICATION_SEND_TIMEOUT_MS = 20_000;
  * checks before it pays for them. Each loop's first sweep comes one interval after it starts.
  */
 const WORKERS_START_DELAY_MS = 500;
+/** Files and directories the service creates are readable by its own user only. */
+const PRIVATE_FILES_UMASK = 0o077;
 /** How often the backup worker looks whether a scheduled backup is due (BACKUP_INTERVAL_MINUTES). */
 const BACKUP_CHECK_INTERVAL_MS = 30_000;
 
@@ -92,6 +94,9 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
 }
 
 async function main(): Promise<void> {
+  // Whatever starts the service (systemd's UMask=0077 or a shell's 022), what it creates in
+  // DATA_DIR (databases, journals, tokens, backups) is its owner's alone.
+  Deno.umask(PRIVATE_FILES_UMASK);
   const dev = Deno.args.includes("--dev");
   let config;
   try {

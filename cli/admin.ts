@@ -298,6 +298,8 @@ function print(json: boolean, value: Record<string, unknown>): void {
 }
 
 async function main(): Promise<number> {
+  // What the CLI creates (a restored data directory, backups, sessions) is its user's alone.
+  Deno.umask(0o077);
   const invocation = parseArguments(Deno.args);
   if (typeof invocation === "string") {
     console.error(`${invocation}\n\n${adminHelp()}`);
