@@ -3,7 +3,8 @@
  * Digital checks by signed link (issue 19): GET /checks/{environment}/digital/{check id} with the
  * link's expiry and signature. A valid link gives the check's PDF once its positive-pay file was
  * sent; before that, a page saying it is not ready yet (200, nothing is wrong). A voided or stale
- * check gets a page saying it can no longer be used (410); an altered or unknown link a 404 page,
+ * check gets a page saying it can no longer be used (410), a paid one a page saying it was paid
+ * (410); an altered or unknown link a 404 page,
  * an expired one a 410 page pointing to the payment page, so a link reveals nothing else.
  */
 import { Hono } from "hono";
@@ -57,6 +58,8 @@ export function digitalCheckRoutes(deps: AppDeps): Hono<AppEnv> {
         return page(t.notReadyTitle, t.notReady(answer.checkNumber), 200);
       case "void":
         return page(t.voidedTitle, t.voided(answer.checkNumber), 410);
+      case "paid":
+        return page(t.paidTitle, t.paid(answer.checkNumber, answer.paidDate), 410);
       case "pdf":
         c.header("Content-Type", "application/pdf");
         c.header("Content-Disposition", `inline; filename="check-${answer.checkNumber}.pdf"`);

@@ -11,6 +11,7 @@ import {
   payoutDigitalCheck,
   tellPayeeDigitalCheckReady,
 } from "../lib/checks/digital.ts";
+import { importPaidItems } from "../lib/checks/paid_import.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -132,6 +133,47 @@ Deno.test("a live digital check: not ready until its positive-pay file is sent, 
       m.now(),
     );
     assert.deepEqual([status?.ready, status?.checkNumber], [true, 5001]);
+  });
+});
+
+Deno.test("a paid digital check's link says it was paid (410) and serves no PDF again", async () => {
+  await withCheckFixture("live", async ({ m }) => {
+    const [payoutId] = await chooseCheck(m, [10_000], { method: DIGITAL_CHECK });
+    await m.advance(HOUR_SECONDS);
+    const [positivePay] = await checkFilesOf(m);
+    assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
+    const route = linkRoute(m);
+    const link = await digitalCheckLink(
+      testSecretBox,
+      linkSettings,
+      await checkId(m, 5001),
+      m.now(),
+    );
+    assert.equal((await route.get(link)).status, 200);
+
+    const imported = await importPaidItems({
+      database: m.database,
+      environment: "live",
+      runtime: payoutRuntime("live", MONEY_SETTINGS),
+    }, {
+      companyId: m.companyId,
+      content: new TextEncoder().encode("check_number,amount,paid_date\n5001,100.00,2026-01-08\n"),
+      fileName: "paid.csv",
+      source: "cli",
+      importedBy: "op_admin",
+    }, m.now());
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    assert.equal((await m.payout(payoutId)).status, "completed");
+
+    const paid = await route.get(link);
+    assert.equal(paid.status, 410);
+    assert.equal(paid.headers.get("Content-Type"), "text/html; charset=UTF-8");
+    const page = await paid.text();
+    assert.match(page, /<h1>This check was paid<\/h1>/);
+    assert.match(
+      page,
+      /Check number 5001 was deposited and paid on 2026-01-08: it cannot be used again\./,
+    );
   });
 });
 

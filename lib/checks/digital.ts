@@ -91,6 +91,7 @@ export type DigitalCheckAnswer =
   | { readonly kind: "pdf"; readonly checkNumber: number; readonly bytes: Uint8Array }
   | { readonly kind: "not_ready"; readonly checkNumber: number }
   | { readonly kind: "void"; readonly checkNumber: number; readonly status: "voided" | "stale" }
+  | { readonly kind: "paid"; readonly checkNumber: number; readonly paidDate: string | null }
   | { readonly kind: "not_found" };
 
 export interface DigitalCheckDeps {
@@ -111,6 +112,10 @@ export async function digitalCheckPdf(
   if (!check || check.kind !== "digital") return { kind: "not_found" };
   if (check.status === "voided" || check.status === "stale") {
     return { kind: "void", checkNumber: check.checkNumber, status: check.status };
+  }
+  // A paid check has done its work: its image must not be printed and deposited again.
+  if (check.status === "paid") {
+    return { kind: "paid", checkNumber: check.checkNumber, paidDate: check.paidDate };
   }
   if (!await issueFileSent(reader, check)) {
     return { kind: "not_ready", checkNumber: check.checkNumber };

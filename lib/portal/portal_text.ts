@@ -294,6 +294,11 @@ const english = {
     notReadyTitle: "Your check is not ready yet",
     notReady: (number: number) =>
       `Check number ${number} is on its way to the bank. It will be ready to download soon: come back to your payment page later.`,
+    paidTitle: "This check was paid",
+    paid: (number: number, date: string | null) =>
+      `Check number ${number} was deposited and paid${
+        date === null ? "" : ` on ${date}`
+      }: it cannot be used again. Your payment page shows the payment.`,
     voidedTitle: "This check can no longer be used",
     voided: (number: number) =>
       `Check number ${number} was canceled: do not deposit it. Your payment page shows what happens next.`,
@@ -604,6 +609,11 @@ const spanish: PortalText = {
     notReadyTitle: "Su cheque todavía no está listo",
     notReady: (number) =>
       `El cheque número ${number} está en camino al banco. Pronto podrá descargarlo: vuelva más tarde a su página de pago.`,
+    paidTitle: "Este cheque ya fue pagado",
+    paid: (number, date) =>
+      `El cheque número ${number} fue depositado y pagado${
+        date === null ? "" : ` el ${date}`
+      }: no se puede usar de nuevo. Su página de pago muestra el pago.`,
     voidedTitle: "Este cheque ya no se puede usar",
     voided: (number) =>
       `El cheque número ${number} fue cancelado: no lo deposite. Su página de pago indica lo que sigue.`,
