@@ -43,6 +43,23 @@ export interface MoneyFixture {
 
 let sequence = 0;
 
+/**
+ * What the portal keeps of a postal check's selection: the address the payee entered (a check is
+ * never chosen without one), with the ZIP the test gave.
+ */
+export function mailingAddressFor(
+  paymentMethodId: number,
+  details: MethodSelection["details"],
+): Record<string, string> | undefined {
+  if (paymentMethodId !== 2) return undefined;
+  return {
+    address_one: "1 Main St",
+    city: "Austin",
+    state: "TX",
+    zip_code: details.zip ?? "73301",
+  };
+}
+
 export interface MoneyFixtureOptions {
   /** The job handlers on the fixture's database (default: the sandbox's). */
   readonly handlers?: (database: Database) => JobHandlers;
@@ -127,6 +144,7 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
           {
             paymentMethodId,
             details,
+            kept: mailingAddressFor(paymentMethodId, details),
           },
           fixture.now(),
         )

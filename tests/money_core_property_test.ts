@@ -17,6 +17,7 @@ import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
+import { mailingAddressFor } from "./money_core_helpers.ts";
 
 const START = Date.UTC(2026, 0, 5, 15);
 const DAY_MS = 86_400_000;
@@ -377,6 +378,7 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
                       {
                         paymentMethodId: step.method,
                         details: step.details,
+                        kept: mailingAddressFor(step.method, step.details),
                       },
                       now,
                     )

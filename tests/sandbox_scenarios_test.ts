@@ -1,6 +1,8 @@
 /** The money core end to end through the domain: sandbox rails, clock, funding, ledger. */
 import assert from "node:assert/strict";
 import { returnAchFunding } from "../lib/funding/store.ts";
+import { addressLinesOf } from "../lib/checks/print.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove } from "../lib/payouts/store.ts";
 import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
 
@@ -384,5 +386,38 @@ Deno.test("a failed payout whose re-offer found available short is offered again
       args: [id],
     });
     assert.equal(rows[0].n, 2, "the first offer's message and the new one");
+  });
+});
+
+Deno.test("a postal check needs a mailing address: refused without one; success+check without one is mailed to the documented test address", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const plain = await m.create({ email: "pat@example.test", allowedPaymentMethodIds: [2] });
+    assert.ok(plain.ok);
+    const plainId = plain.value.payouts[0].id;
+    await m.settle();
+    const refused = await m.database.writer.write((tx) =>
+      selectMethod(tx, plainId, { paymentMethodId: 2, details: {} }, m.now())
+    );
+    assert.deepEqual(refused, {
+      ok: false,
+      code: "mailing_address_missing",
+      message:
+        `a postal check needs the payee's mailing address (address_one, city, state, zip_code); payout ${plainId} has none`,
+      field: "address_one",
+    });
+    assert.equal((await m.payout(plainId)).status, "modality_offered");
+
+    const magic = await m.create({
+      email: "success+check@example.test",
+      allowedPaymentMethodIds: [2],
+      amountCents: 25_000,
+    }, { uuid: "magic" });
+    assert.ok(magic.ok);
+    const magicId = magic.value.payouts[0].id;
+    await m.settle();
+    const payout = await m.payout(magicId);
+    assert.equal(payout.payment_method_id, 2);
+    assert.deepEqual(addressLinesOf(payout), ["1 Sandbox Way", "Austin, TX 73301"]);
   });
 });

@@ -16,7 +16,11 @@ import {
   type SandboxScenario,
   submissionReference,
 } from "../rails/seam.ts";
-import { sandboxScenario, testPayeeMarker } from "../rails/sandbox.ts";
+import {
+  sandboxScenario,
+  TEST_PAYEE_MAILING_ADDRESS,
+  testPayeeMarker,
+} from "../rails/sandbox.ts";
 import { recordRailException } from "../rails/exceptions.ts";
 import { decideEntryOutcome } from "./transition.ts";
 import {
@@ -42,7 +46,9 @@ import {
   applyMove,
   countSubmission,
   loadPayout,
+  MAILING_ADDRESS_FIELDS,
   type MoveRefusal,
+  payoutHasMailingAddress,
   type PayoutRow,
 } from "./store.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
@@ -144,7 +150,7 @@ export interface MethodSelection {
   readonly kept?: Readonly<Record<string, string>>;
 }
 
-type SelectRefusal = MoveRefusal | "method_not_allowed";
+type SelectRefusal = MoveRefusal | "method_not_allowed" | "mailing_address_missing";
 
 /**
  * The payee chose a method: the hold follows its fees, and the payout's submission to the rail is
@@ -166,6 +172,20 @@ export async function selectMethod(
       {
         field: "payment_method_id",
       },
+    );
+  }
+  // A postal check is never printed without an address: the payee enters one, or the record has it.
+  if (
+    modality.code === "check" &&
+    !MAILING_ADDRESS_FIELDS.every((field) => (selection.kept?.[field] ?? "").trim() !== "") &&
+    !await payoutHasMailingAddress(tx, payoutId)
+  ) {
+    return refuse(
+      "mailing_address_missing",
+      `a postal check needs the payee's mailing address (${
+        MAILING_ADDRESS_FIELDS.join(", ")
+      }); payout ${payoutId} has none`,
+      { field: "address_one" },
     );
   }
   const schedule = await readFeeSchedule(tx, payout.companyId);
@@ -469,8 +489,11 @@ async function actAsTestPayee(
   if (!marker || marker.kind === "noaction") return;
   const method = modalityOf(marker.modality)!;
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
+  const kept = method.code === "check" && !await payoutHasMailingAddress(tx, payout.id)
+    ? TEST_PAYEE_MAILING_ADDRESS
+    : undefined;
   // A refused selection (say, fees changed since the offer) leaves the payout offered, as a person would.
-  await selectMethod(tx, payout.id, { paymentMethodId: method.id, details: {} }, now);
+  await selectMethod(tx, payout.id, { paymentMethodId: method.id, details: {}, kept }, now);
 }
 
 /**

@@ -121,6 +121,22 @@ export async function loadPayout(
   return rows[0] ? toPayout(rows[0]) : null;
 }
 
+/** The mailing address fields a postal check needs, as the portal takes them. */
+export const MAILING_ADDRESS_FIELDS = ["address_one", "city", "state", "zip_code"] as const;
+
+/** Whether the payout's own record holds a whole mailing address (the company or /v1 payee gave it). */
+export async function payoutHasMailingAddress(
+  tx: Pick<WriteTx, "execute">,
+  payoutId: string,
+): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql: `SELECT ${MAILING_ADDRESS_FIELDS.join(", ")} FROM payouts WHERE id = ?`,
+    args: [payoutId],
+  });
+  return rows[0] !== undefined &&
+    MAILING_ADDRESS_FIELDS.every((field) => String(rows[0][field] ?? "").trim() !== "");
+}
+
 /** Counts one more submission of the payout to a rail and returns its number (1 for the first). */
 export async function countSubmission(tx: WriteTx, payoutId: string): Promise<number> {
   const { rows } = await tx.execute({

@@ -33,6 +33,17 @@ const failScenario: Readonly<Record<ModalityCode, SandboxScenario>> = {
   paypal: "account_not_found",
 };
 
+/**
+ * Where a test payee's postal check is mailed when its record holds no address: `success+check`
+ * and `fail+check` choose checks by themselves, and a check is never printed without an address.
+ */
+export const TEST_PAYEE_MAILING_ADDRESS: Readonly<Record<string, string>> = {
+  address_one: "1 Sandbox Way",
+  city: "Austin",
+  state: "TX",
+  zip_code: "73301",
+};
+
 /** The test payee marker of an e-mail local part or payee id: `success+ach`, `fail+venmo`, `noaction`. */
 export function testPayeeMarker(
   emailOrId: string | null,
