@@ -16,11 +16,7 @@ import {
   type SandboxScenario,
   submissionReference,
 } from "../rails/seam.ts";
-import {
-  sandboxScenario,
-  TEST_PAYEE_MAILING_ADDRESS,
-  testPayeeMarker,
-} from "../rails/sandbox.ts";
+import { sandboxScenario, TEST_PAYEE_MAILING_ADDRESS, testPayeeMarker } from "../rails/sandbox.ts";
 import { recordRailException } from "../rails/exceptions.ts";
 import { decideEntryOutcome } from "./transition.ts";
 import {
