@@ -1,0 +1,187 @@
+/**
+ * What must hold of the simulated world after every step, and after the final drain. The bank's
+ * books (the simulated bank's own, never the service's tables) are the truth a payout's state
+ * and the ledger are held against.
+ */
+import { lineTieOut, verifyLedger } from "../../lib/ledger/reports.ts";
+import type { SimPayout, StepRecord } from "./run.ts";
+import { InvariantViolation } from "./run.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { SIM_START, type World } from "./world.ts";
+
+/** What the checks read: the world, the harness's payouts and the money it wired in. */
+export interface Ledgerless {
+  readonly world: World;
+  readonly payouts: readonly SimPayout[];
+  readonly wiredCents: number;
+  readonly openBugs: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+function fail(message: string): never {
+  throw new InvariantViolation(message);
+}
+
+/** A payout's transitions, rail entries and their files, for a finding's report. */
+export async function storyOf(world: World, payoutId: string): Promise<string> {
+  const transitions = await world.test.readClient.execute({
+    sql: `SELECT from_status, to_status, at, detail FROM payout_transitions WHERE payout_id = ?
+          ORDER BY id`,
+    args: [payoutId],
+  });
+  const entries = await world.test.readClient.execute({
+    sql: `SELECT e.reference, e.status, e.trace_number, e.return_code, b.status AS batch,
+            f.file_name FROM rail_batch_entries e LEFT JOIN rail_batches b ON b.id = e.batch_id
+            LEFT JOIN ach_files f ON f.batch_id = e.batch_id
+          WHERE e.payout_id = ? ORDER BY e.rowid`,
+    args: [payoutId],
+  });
+  const bank = world.bank.entries.filter((e) => e.individualId === payoutId.slice(-15));
+  return [
+    "  transitions: " +
+    transitions.rows.map((r) =>
+      `${r.from_status}->${r.to_status} @${new Date(Number(r.at)).toISOString()}` +
+      (r.detail ? ` (${r.detail})` : "")
+    ).join("; "),
+    "  rail entries: " +
+    entries.rows.map((r) =>
+      `${r.reference} ${r.status} trace ${r.trace_number} ${r.return_code ?? ""} ` +
+      `file ${r.file_name ?? "-"} (${r.batch ?? "-"})`
+    ).join("; "),
+    "  bank: " +
+    bank.map((e) =>
+      `${e.fileName} trace ${e.trace} ${e.amountCents}${e.returned ? " returned" : ""}`
+    ).join("; "),
+  ].join("\n");
+}
+
+interface PayoutState {
+  readonly status: string;
+  readonly failureReason: string | null;
+  readonly lateReturned: boolean;
+}
+
+async function payoutStates(view: Ledgerless): Promise<Map<string, PayoutState>> {
+  const { rows } = await view.world.test.readClient.execute(
+    `SELECT p.id, p.status, p.failure_reason,
+       EXISTS (SELECT 1 FROM payout_transitions t WHERE t.payout_id = p.id
+         AND t.from_status = 'completed') AS late_returned
+     FROM payouts p`,
+  );
+  return new Map(rows.map((row) => [String(row.id), {
+    status: String(row.status),
+    failureReason: row.failure_reason === null ? null : String(row.failure_reason),
+    lateReturned: Number(row.late_returned) === 1,
+  }]));
+}
+
+/** After every step: paid at most once, only in a paying state; ledger sound; nothing parked. */
+export async function checkStep(view: Ledgerless, _records: readonly StepRecord[]): Promise<void> {
+  const { world } = view;
+  const problems = await verifyLedger(world.test.readClient);
+  if (problems.length > 0) fail(`ledger:verify: ${JSON.stringify(problems)}`);
+  const parked = await world.test.readClient.execute(
+    `SELECT kind, subject_id, error FROM scheduled_jobs
+     WHERE done_at IS NOT NULL AND error IS NOT NULL`,
+  );
+  if (parked.rows.length > 0) {
+    fail(`parked jobs: ${JSON.stringify(parked.rows.map((row) => ({ ...row })))}`);
+  }
+  const states = await payoutStates(view);
+  const paid = world.bank.netPaidByOwner();
+  for (const [index, payout] of view.payouts.entries()) {
+    const net = paid.get(payout.id.slice(-15)) ?? 0;
+    const state = states.get(payout.id)!;
+    const name = `payout#${index} (${payout.id})`;
+    if (net > 1) {
+      fail(`${name} was paid ${net} times by the bank\n${await storyOf(world, payout.id)}`);
+    }
+    if (net === 1 && !["modality_selected", "funds_sent", "completed"].includes(state.status)) {
+      fail(
+        `${name} was paid by the bank but is ${state.status}` +
+          (state.failureReason ? ` (${state.failureReason})` : "") +
+          `\n${await storyOf(world, payout.id)}`,
+      );
+    }
+    if (net === 1 && state.lateReturned) {
+      fail(`${name} shows its money back but the bank paid it\n${await storyOf(world, payout.id)}`);
+    }
+  }
+}
+
+/** Why a payout that is neither terminal nor waiting for someone still waits, or null. */
+async function heldBatchOf(view: Ledgerless, payoutId: string): Promise<string | null> {
+  const { rows } = await view.world.test.readClient.execute({
+    sql: `SELECT b.status FROM rail_batch_entries e JOIN rail_batches b ON b.id = e.batch_id
+          WHERE e.payout_id = ? AND b.status IN ('built', 'in_doubt') LIMIT 1`,
+    args: [payoutId],
+  });
+  return rows[0] ? String(rows[0].status) : null;
+}
+
+/** After the drain: every payout's state matches the bank, and the ledger ties out to the bank. */
+export async function checkFinal(view: Ledgerless): Promise<void> {
+  const { world } = view;
+  await checkStep(view, []);
+  const states = await payoutStates(view);
+  const paid = world.bank.netPaidByOwner();
+  for (const [index, payout] of view.payouts.entries()) {
+    const state = states.get(payout.id)!;
+    const net = paid.get(payout.id.slice(-15)) ?? 0;
+    const name = `payout#${index} (${payout.id})`;
+    const paidAsShown = state.status === "completed" && !state.lateReturned;
+    if (paidAsShown && net !== 1) {
+      fail(
+        `${name} shows completed but the bank did not pay it\n${await storyOf(world, payout.id)}`,
+      );
+    }
+    if (!paidAsShown && net !== 0) {
+      fail(`${name} is ${state.status} but the bank paid it\n${await storyOf(world, payout.id)}`);
+    }
+    switch (state.status) {
+      case "completed":
+      case "canceled":
+      case "modality_offered":
+      case "awaiting_endorsement":
+      case "pending_funds":
+        break;
+      case "failed":
+        if (state.failureReason === null) fail(`${name} failed without a reason`);
+        break;
+      default: {
+        const held = await heldBatchOf(view, payout.id);
+        if (held === null) {
+          fail(
+            `${name} is ${state.status} after the drain, with no held file to explain it\n` +
+              await storyOf(world, payout.id),
+          );
+        }
+      }
+    }
+  }
+  // The ledger's bank account is what the banks moved: paid out less collected, less wires in.
+  let bankNet = -view.wiredCents;
+  for (const entry of world.bank.entries) {
+    if (entry.returned) continue;
+    bankNet += entry.credit ? entry.amountCents : -entry.amountCents;
+  }
+  const { rows } = await world.test.readClient.execute({
+    sql: "SELECT balance_cents FROM ledger_accounts WHERE line_id = ? AND code = 'bank'",
+    args: [world.ids.lineId],
+  });
+  const ledgerBank = Number(rows[0]?.balance_cents ?? 0);
+  if (ledgerBank !== bankNet) {
+    fail(`the ledger's bank account is ${ledgerBank} cents; the banks moved ${bankNet}`);
+  }
+  const verified = await world.cli("ledger:verify", {});
+  if (!verified.ok) fail(`ledger:verify: ${verified.message}`);
+  const now = await domainNow(world.test, world.ids.companyId, world.clock.now());
+  for (let day = SIM_START - DAY_MS; day <= now; day += DAY_MS) {
+    const date = new Date(day).toISOString().slice(0, 10);
+    const tieOut = await lineTieOut(world.test.readClient, world.ids.lineId, date);
+    if (tieOut && tieOut.difference !== 0) {
+      fail(`tie-out of ${date} differs by ${tieOut.difference}: ${JSON.stringify(tieOut)}`);
+    }
+  }
+}

@@ -1,0 +1,736 @@
+/**
+ * One seed of the money simulation: a random interleaving of what companies, payees, operators,
+ * the bank and time do to payouts, run against the real service (its service functions, the
+ * scheduler of its worker loop, its sandbox clock and its ACH rail) on real database files, with
+ * the invariants checked after every step and after a final drain. A seed decides every step
+ * through one PRNG, so `runSeed(seed)` replays exactly; ids may differ from run to run, decisions
+ * do not.
+ */
+import { advanceSandboxClock } from "../../db/scheduler.ts";
+import { cancelApiPayee, createApiDisbursement } from "../../lib/disbursements/service.ts";
+import {
+  cancelV1Disbursement,
+  createV1Disbursement,
+  upsertV1Payee,
+} from "../../lib/disbursements/service.ts";
+import { fundLine } from "../../lib/funding/service.ts";
+import { cancelPayoutAsOperator, reofferAsOperator } from "../../lib/console/payout_actions.ts";
+import { importAchFile } from "../../lib/ach/imports.ts";
+import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/portal/service.ts";
+import { portalText } from "../../lib/portal/portal_text.ts";
+import { domainNow } from "../../lib/sandbox/clock_store.ts";
+import { testSecretBox } from "../helpers.ts";
+import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
+import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
+import { Prng } from "./prng.ts";
+import { SIM_START_FUNDS_CENTS, SimulatedCrash, type Template, World } from "./world.ts";
+
+/** What the harness remembers of a payout it created (the service's ids, its own order). */
+export interface SimPayout {
+  readonly id: string;
+  readonly via: "api" | "v1";
+  /** Surface A: the disbursement and payee uuids; /v1: the disbursement id. */
+  readonly disbursementUuid: string;
+  readonly payeeUuid: string;
+}
+
+export interface SimOptions {
+  /** Steps before the drain (default 40). */
+  readonly steps?: number;
+  /**
+   * Also generate the interleavings of bugs still open (named in `OPEN_BUGS`), to see them
+   * fail; off by default so the suite stays green until their fixes land.
+   */
+  readonly openBugs?: boolean;
+  /** Leave the seed's database files in place (their directory is printed). */
+  readonly keep?: boolean;
+}
+
+/**
+ * Interleavings the harness holds back until their fixes land (issue "Money in flight", Why):
+ * each names the bug it would hit. `--open-bugs` generates them.
+ */
+export const OPEN_BUGS = {
+  cancelRetryInFlight:
+    "a failed payout whose automatic retry is already at the rail can be canceled or re-offered; the bank pays it anyway",
+  voidAfterDownload:
+    "ach:void of a downloaded file re-queues its entries: a hand upload then pays twice",
+  debitReturnAfterClearing:
+    "a funding debit returned after it cleared is only logged: the ledger keeps money the bank took back",
+  manualReturnOfSentDebit:
+    "funding:return of a debit already in a file is accepted and dropped later",
+  returnForInDoubtFile:
+    "a return for an entry of an in-doubt file is not applied, and never is once the file is resolved as transmitted: the payout shows completed, unpaid",
+} as const;
+
+export interface StepRecord {
+  readonly index: number;
+  readonly step: string;
+  readonly outcome: string;
+}
+
+export interface SeedResult {
+  readonly seed: number;
+  readonly ok: boolean;
+  readonly steps: readonly StepRecord[];
+  readonly failure: string | null;
+  /** Fingerprint of every decision and outcome: equal for two runs of one seed. */
+  readonly trace: string;
+  readonly restarts: number;
+}
+
+/** A violated invariant: the run stops and reports it with its steps. */
+export class InvariantViolation extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvariantViolation";
+  }
+}
+
+const FATES: BankFates = {
+  settle: 70,
+  returnEarly: 10,
+  returnLate: 6,
+  notice: 8,
+  debitReturnEarly: 10,
+  debitReturnLate: 5,
+};
+
+const ACCOUNTS = ["000123456789", "000987654321", "004455667788", "12345678901"];
+const ROUTING = "021000021";
+const MINUTE = 60;
+const HOUR = 3_600;
+const DAY = 86_400;
+const CLOCK_JUMPS = [10, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 7 * HOUR, DAY, 2 * DAY, 4 * DAY];
+
+/** Runs one seed from the template; never throws for a finding (it is in the result). */
+export async function runSeed(
+  template: Template,
+  seed: number,
+  options: SimOptions = {},
+): Promise<SeedResult> {
+  const prng = new Prng(seed);
+  const fates = options.openBugs ? FATES : { ...FATES, debitReturnLate: 0 };
+  const bank = new SimAchBank(seed, fates);
+  const world = await World.open(template, bank);
+  const sim = new Sim(world, prng, options);
+  bank.now = () => sim.domainNowCached;
+  try {
+    await sim.refreshNow();
+    const steps = options.steps ?? 40;
+    for (let i = 0; i < steps; i++) await sim.step(i);
+    await sim.drain();
+    await checkFinal(sim.view());
+    return sim.result(seed, null);
+  } catch (error) {
+    if (error instanceof InvariantViolation) return sim.result(seed, error.message);
+    return sim.result(
+      seed,
+      `unexpected error: ${error instanceof Error ? error.stack ?? error.message : error}`,
+    );
+  } finally {
+    await world.close(options.keep);
+  }
+}
+
+/** The harness's state beside the world: what it created and what it did. */
+export class Sim {
+  readonly payouts: SimPayout[] = [];
+  readonly achFundings: { id: string; cents: number }[] = [];
+  /** Money the harness wired in (the bank's other movement besides ACH entries). */
+  wiredCents = SIM_START_FUNDS_CENTS;
+  readonly records: StepRecord[] = [];
+  domainNowCached = 0;
+  #sequence = 0;
+
+  constructor(
+    readonly world: World,
+    readonly prng: Prng,
+    readonly options: SimOptions,
+  ) {}
+
+  view(): Ledgerless {
+    return {
+      world: this.world,
+      payouts: this.payouts,
+      wiredCents: this.wiredCents,
+      openBugs: this.options.openBugs ?? false,
+    };
+  }
+
+  result(seed: number, failure: string | null): SeedResult {
+    return {
+      seed,
+      ok: failure === null,
+      steps: this.records,
+      failure,
+      trace: this.records.map((r) => `${r.step}=${r.outcome}`).join("\n"),
+      restarts: this.world.restarts,
+    };
+  }
+
+  async refreshNow(): Promise<number> {
+    this.domainNowCached = await domainNow(
+      this.world.test,
+      this.world.ids.companyId,
+      this.world.clock.now(),
+    );
+    return this.domainNowCached;
+  }
+
+  async step(index: number): Promise<void> {
+    const kind = this.prng.weighted({
+      create_api: 6,
+      create_v1: 4,
+      choose: 10,
+      cancel: 5,
+      reoffer: 2,
+      advance: 12,
+      sweep: 4,
+      fund_ach: 2,
+      fund_wire: 1,
+      funding_return: 1,
+      bank_answer: 3,
+      hand_mode: 1,
+      operator_files: 4,
+      crash: 3,
+    });
+    let outcome: string;
+    const description: string[] = [kind];
+    try {
+      outcome = await this.#run(kind, description);
+    } catch (error) {
+      if (!(error instanceof SimulatedCrash) && !this.world.crash.crashed) throw error;
+      outcome = "crashed";
+    }
+    if (this.world.crash.crashed) {
+      // The process died at a unit boundary: start again from the files, leases run out.
+      outcome += "; restarted";
+      await this.world.restart(10 * MINUTE * 1000);
+    }
+    await this.refreshNow();
+    this.records.push({ index, step: description.join(" "), outcome });
+    await checkStep(this.view(), this.records);
+  }
+
+  async #run(kind: string, d: string[]): Promise<string> {
+    const w = this.world;
+    const { companyId, lineId, userId } = w.ids;
+    const realNow = w.clock.now();
+    switch (kind) {
+      case "create_api": {
+        const count = this.prng.int(1, 3);
+        const uuid = `D${this.#sequence++}`;
+        const payouts = Array.from({ length: count }, (_, i) => {
+          const email = this.prng.pick(["noaction", "noaction", "success+ach"]);
+          return {
+            payeeUuid: `P${i}`,
+            amountCents: this.prng.int(100, 250_000),
+            allowedPaymentMethodIds: [1],
+            permissionRequiredFrom: [],
+            payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
+          };
+        });
+        d.push(uuid, JSON.stringify(payouts.map((p) => [p.amountCents, p.payee.email])));
+        const created = await w.test.writer.write((tx) =>
+          createApiDisbursement(
+            tx,
+            w.test,
+            {
+              companyId,
+              lineId,
+              payorUserId: userId,
+              fingerprint: uuid,
+              disbursementUuid: uuid,
+              largeDisbursement: false,
+              payouts,
+              parties: [],
+            },
+            realNow,
+            null,
+          )
+        );
+        if (!created.ok) return `refused ${created.code}`;
+        for (const [i, payout] of created.value.disbursement.payouts.entries()) {
+          this.payouts.push({
+            id: payout.id,
+            via: "api",
+            disbursementUuid: uuid,
+            payeeUuid: String(payout.fields.payee_uuid ?? `P${i}`),
+          });
+        }
+        return "created";
+      }
+      case "create_v1": {
+        const payeeId = `V${this.#sequence++}`;
+        const amountCents = this.prng.int(100, 250_000);
+        d.push(payeeId, String(amountCents));
+        const scope = { companyId, lineId };
+        const payee = await w.test.writer.write((tx) =>
+          upsertV1Payee(tx, w.test, { ...scope, externalId: payeeId }, {
+            name: "V Payee",
+            email: `${payeeId.toLowerCase()}@sim.test`,
+            contactChannel: "email",
+          }, realNow)
+        );
+        if (!payee.ok) return `payee refused ${payee.code}`;
+        const created = await w.test.writer.write((tx) =>
+          createV1Disbursement(
+            tx,
+            w.test,
+            scope,
+            {
+              payeeExternalId: payeeId,
+              amountCents,
+              modalities: ["ach"],
+              claimId: `CLM-${payeeId}`,
+              metadata: {},
+            },
+            realNow,
+            null,
+          )
+        );
+        if (!created.ok) return `refused ${created.code}`;
+        this.payouts.push({
+          id: created.value.payoutId,
+          via: "v1",
+          disbursementUuid: created.value.id,
+          payeeUuid: payeeId,
+        });
+        return "created";
+      }
+      case "choose": {
+        const payout = this.#pickPayout();
+        if (!payout) return "no payout";
+        const account = this.prng.pick(ACCOUNTS);
+        d.push(this.#name(payout), account);
+        return await this.#choose(payout, account);
+      }
+      case "cancel": {
+        const payout = this.#pickPayout();
+        if (!payout) return "no payout";
+        const via = this.prng.pick(["api", "v1", "console"] as const);
+        d.push(this.#name(payout), via);
+        if (!this.options.openBugs && await this.#retryInFlight(payout.id)) {
+          return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
+        }
+        return await this.#cancel(payout, via, realNow);
+      }
+      case "reoffer": {
+        const payout = this.#pickPayout();
+        if (!payout) return "no payout";
+        d.push(this.#name(payout));
+        if (!this.options.openBugs && await this.#retryInFlight(payout.id)) {
+          return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
+        }
+        const answer = await reofferAsOperator(
+          w.test,
+          { operator: null, origin: "console" },
+          payout.id,
+          realNow,
+        );
+        return answer.ok ? "reoffered" : `refused ${answer.code}`;
+      }
+      case "advance": {
+        const seconds = this.prng.pick(CLOCK_JUMPS);
+        d.push(String(seconds));
+        return await this.advance(seconds);
+      }
+      case "sweep": {
+        await w.scheduler.sweep();
+        return "swept";
+      }
+      case "fund_ach":
+      case "fund_wire": {
+        const cents = this.prng.int(10_000, 500_000);
+        const ach = kind === "fund_ach";
+        d.push(String(cents));
+        const funded = await w.test.writer.write((tx) =>
+          fundLine(tx, w.test, {
+            companyId,
+            lineId,
+            paymentMethod: ach ? "ACH" : "WireTransfer",
+            amountCents: cents,
+            description: "simulated funding",
+            largeDisbursement: false,
+            requestFingerprint: `fund-${this.#sequence++}`,
+          }, realNow)
+        );
+        if (!funded.ok) return `refused ${funded.code}`;
+        if (ach) this.achFundings.push({ id: funded.value.funding.id, cents });
+        else this.wiredCents += cents;
+        return "funded";
+      }
+      case "funding_return": {
+        if (this.achFundings.length === 0) return "no ACH funding";
+        const funding = this.prng.pick(this.achFundings);
+        d.push(`funding#${this.achFundings.indexOf(funding)}`);
+        const entry = await this.#fundingEntry(funding.id);
+        if (entry !== null && entry !== "queued" && !this.options.openBugs) {
+          return `held back: ${OPEN_BUGS.manualReturnOfSentDebit}`;
+        }
+        if (entry !== null && entry !== "queued") {
+          // The bank returned it: its books say so too.
+          this.world.bank.entries.filter((e) => e.individualId === funding.id.slice(-15))
+            .forEach((e) => e.returned = true);
+        }
+        const answer = await w.cli("funding:return", { funding: funding.id });
+        return answer.ok ? "returned" : `refused ${answer.code}`;
+      }
+      case "bank_answer": {
+        const mode = this.prng.pick<UploadMode>(["refuse", "doubt_taken", "doubt_lost", "take"]);
+        d.push(mode);
+        w.bank.answers.push(mode);
+        return "queued";
+      }
+      case "hand_mode": {
+        w.bank.handMode = !w.bank.handMode;
+        d.push(String(w.bank.handMode));
+        return "set";
+      }
+      case "operator_files":
+        return await this.operateFiles(d);
+      case "crash": {
+        const units = this.prng.int(0, 12);
+        d.push(String(units));
+        w.crash.unitsLeft = units;
+        // The crash lands inside whatever the process does next.
+        const seconds = this.prng.pick(CLOCK_JUMPS);
+        d.push(`then advance ${seconds}`);
+        return await this.advance(seconds);
+      }
+    }
+    throw new Error(`unknown step ${kind}`);
+  }
+
+  #name(payout: SimPayout): string {
+    return `payout#${this.payouts.indexOf(payout)}`;
+  }
+
+  #pickPayout(): SimPayout | null {
+    return this.payouts.length === 0 ? null : this.prng.pick(this.payouts);
+  }
+
+  /** Whether the payout failed and its automatic retry already has a rail entry (open bug). */
+  async #retryInFlight(payoutId: string): Promise<boolean> {
+    const { rows } = await this.world.test.readClient.execute({
+      sql: `SELECT p.status,
+              EXISTS (SELECT 1 FROM rail_batch_entries e WHERE e.payout_id = p.id
+                AND e.status IN ('queued', 'batched', 'sent')) AS at_rail,
+              EXISTS (SELECT 1 FROM scheduled_jobs j WHERE j.subject_id = p.id
+                AND j.kind IN ('payout.submit', 'payout.retry') AND j.done_at IS NULL) AS submitting
+            FROM payouts p WHERE p.id = ?`,
+      args: [payoutId],
+    });
+    const row = rows[0];
+    return row?.status === "failed" && (Number(row.at_rail) === 1 || Number(row.submitting) === 1);
+  }
+
+  async #fundingEntry(fundingId: string): Promise<string | null> {
+    const { rows } = await this.world.test.readClient.execute({
+      sql: `SELECT e.status, b.status AS batch_status FROM rail_batch_entries e
+              LEFT JOIN rail_batches b ON b.id = e.batch_id
+            WHERE e.funding_id = ? ORDER BY e.rowid DESC LIMIT 1`,
+      args: [fundingId],
+    });
+    return rows[0] ? String(rows[0].status) : null;
+  }
+
+  async #choose(payout: SimPayout, account: string): Promise<string> {
+    const w = this.world;
+    const { rows } = await w.test.readClient.execute({
+      sql: `SELECT links FROM notifications WHERE payout_id = ? AND channel = 'email'
+              AND links <> '[]' ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+      args: [payout.id],
+    });
+    if (rows.length === 0) return "not notified yet";
+    const url = (JSON.parse(String(rows[0].links)) as string[])[0];
+    const found = await findLink(w.databases, url.split("/portal/")[1]);
+    if (!found) return "link not found";
+    const portal = await portalPayout(w.test, found.link, null);
+    const modality = offeredMethod(found.link, portal, "ach");
+    if (!modality) return `not offered (${portal.status})`;
+    const chosen = await chooseMethod(
+      w.test,
+      { runtime: w.runtime, secretBox: testSecretBox },
+      found.link,
+      {
+        payout: portal,
+        modality,
+        form: {
+          routing_number: ROUTING,
+          account_number: account,
+          account_number_confirm: account,
+          account_type: "checking",
+          typed_name: "Sim Payee",
+          consent: "yes",
+        },
+      },
+      {
+        t: portalText("en"),
+        client: { ip: "127.0.0.1", userAgent: "sim" },
+        now: await domainNow(w.test, w.ids.companyId, w.clock.now()),
+      },
+    );
+    return chosen.ok ? "chosen" : `refused ${chosen.code}`;
+  }
+
+  async #cancel(
+    payout: SimPayout,
+    via: "api" | "v1" | "console",
+    realNow: number,
+  ): Promise<string> {
+    const w = this.world;
+    const { companyId, lineId } = w.ids;
+    if (via === "console") {
+      const answer = await cancelPayoutAsOperator(
+        w.test,
+        { operator: null, origin: "console" },
+        payout.id,
+        realNow,
+      );
+      return answer.ok ? "canceled" : `refused ${answer.code}`;
+    }
+    if (via === "api" && payout.via === "api") {
+      const answer = await w.test.writer.write((tx) =>
+        cancelApiPayee(tx, w.test, {
+          companyId,
+          disbursementUuid: payout.disbursementUuid,
+          payeeUuid: payout.payeeUuid,
+        }, realNow)
+      );
+      return answer.ok ? "canceled" : `refused ${answer.code}`;
+    }
+    if (via === "v1" && payout.via === "v1") {
+      const answer = await w.test.writer.write((tx) =>
+        cancelV1Disbursement(tx, w.test, { companyId, lineId }, payout.disbursementUuid, realNow)
+      );
+      return answer.ok ? "canceled" : `refused ${answer.code}`;
+    }
+    return "not on that surface";
+  }
+
+  /**
+   * Moves the sandbox clock `seconds` ahead, stopping at each moment the bank sends a file so
+   * the file arrives when the bank sent it (before what falls due after it).
+   */
+  async advance(seconds: number): Promise<string> {
+    const w = this.world;
+    let now = await this.refreshNow();
+    const target = now + seconds * 1000;
+    let delivered = 0;
+    let held = 0;
+    let nextStep = 0;
+    for (;;) {
+      // Event by event: a job may hand the bank a file whose answer falls due before the next
+      // job, and the bank's file must arrive at its own time. So each move runs what is due at
+      // one moment (and what that schedules for the same moment), never past the next event.
+      now = (await advanceSandboxClock(
+        w.test,
+        w.ids.companyId,
+        nextStep,
+        w.clock.now(),
+        w.handlers,
+        { clock: w.clock },
+      )).now;
+      this.domainNowCached = now;
+      for (let delivery = w.bank.nextDue(now); delivery; delivery = w.bank.nextDue(now)) {
+        if (!this.options.openBugs && await this.#answersFileInDoubt(delivery.traces)) {
+          held++;
+          if (w.bank.returnsDebit(delivery)) {
+            // Held back later, it would reach a cleared funding (open bug
+            // debitReturnAfterClearing): this bank lets the debit settle instead.
+            w.bank.withdraw(delivery);
+            continue;
+          }
+          // Held back (open bug returnForInDoubtFile): the bank sends it again an hour later.
+          w.bank.postpone(delivery, now + 3_600_000);
+          continue;
+        }
+        if (
+          !this.options.openBugs && w.bank.returnsDebit(delivery) &&
+          await this.#fundingCleared(delivery.traces)
+        ) {
+          // A funding that cleared on a stale date (a held or voided file's) meets open bug
+          // debitReturnAfterClearing: this bank lets the debit settle instead.
+          w.bank.withdraw(delivery);
+          held++;
+          continue;
+        }
+        try {
+          await this.#deliver(delivery.fileName, delivery.content, now);
+        } catch (error) {
+          // The file stays in the inbound directory until an import of it commits.
+          w.bank.postpone(delivery, now);
+          throw error;
+        }
+        delivered++;
+      }
+      if (now >= target) break;
+      const stop = Math.min(
+        target,
+        w.bank.pending[0]?.at ?? Infinity,
+        await this.#nextJobAfter(now),
+      );
+      nextStep = Math.max(1, Math.ceil((stop - now) / 1000));
+    }
+    return [
+      "advanced",
+      ...(delivered > 0 ? [`${delivered} bank files`] : []),
+      ...(held > 0 ? [`${held} held back`] : []),
+    ].join(", ");
+  }
+
+  /** The due time of the company's next pending job after `now`, or Infinity. */
+  async #nextJobAfter(now: number): Promise<number> {
+    const { rows } = await this.world.test.readClient.execute({
+      sql: `SELECT min(due_at) AS due FROM scheduled_jobs
+            WHERE company_id = ? AND done_at IS NULL AND due_at > ?`,
+      args: [this.world.ids.companyId, now],
+    });
+    return rows[0]?.due === null || rows[0]?.due === undefined ? Infinity : Number(rows[0].due);
+  }
+
+  /** Whether the funding a returned debit collected has already cleared in the service. */
+  async #fundingCleared(traces: readonly string[]): Promise<boolean> {
+    const { rows } = await this.world.test.readClient.execute({
+      sql: `SELECT 1 FROM rail_batch_entries e JOIN fundings f ON f.id = e.funding_id
+            WHERE e.trace_number IN (SELECT value FROM json_each(?)) AND f.status = 'Completed'
+            LIMIT 1`,
+      args: [JSON.stringify(traces)],
+    });
+    return rows.length > 0;
+  }
+
+  /** Whether a trace the bank answers is in a file the service still holds in doubt. */
+  async #answersFileInDoubt(traces: readonly string[]): Promise<boolean> {
+    const { rows } = await this.world.test.readClient.execute({
+      sql: `SELECT 1 FROM rail_batch_entries e JOIN rail_batches b ON b.id = e.batch_id
+            WHERE e.trace_number IN (SELECT value FROM json_each(?))
+              AND b.status IN ('transmitting', 'in_doubt') LIMIT 1`,
+      args: [JSON.stringify(traces)],
+    });
+    return rows.length > 0;
+  }
+
+  /** A file from the bank, imported by the inbound poll's path or by an operator's ach:import. */
+  async #deliver(fileName: string, content: string, now: number): Promise<void> {
+    const w = this.world;
+    if (this.prng.chance(0.5)) {
+      const imported = await importAchFile({
+        database: w.test,
+        environment: "test",
+        secretBox: testSecretBox,
+        runtime: w.runtime,
+      }, {
+        content: new TextEncoder().encode(content),
+        fileName,
+        source: "sftp",
+        importedBy: null,
+        companyId: w.ids.companyId,
+      }, now);
+      if (!imported.ok) throw new InvariantViolation(`bank file refused: ${imported.message}`);
+      return;
+    }
+    const path = `${w.dir}/${fileName}`;
+    await Deno.writeTextFile(path, content);
+    const answer = await w.cli("ach:import", { file: path });
+    if (!answer.ok) throw new InvariantViolation(`ach:import refused: ${answer.message}`);
+  }
+
+  /**
+   * An operator looks at the files: resolves an in-doubt file with what the bank says, and in
+   * hand mode downloads a built file, uploads it by hand and marks it sent (or voids it).
+   */
+  async operateFiles(d: string[], all = false): Promise<string> {
+    const w = this.world;
+    const { rows } = await w.test.readClient.execute({
+      sql:
+        `SELECT b.id, b.status, f.file_name FROM rail_batches b JOIN ach_files f ON f.batch_id = b.id
+            WHERE b.status IN ('built', 'in_doubt') ORDER BY b.created_at, b.rowid`,
+      args: [],
+    });
+    if (rows.length === 0) return "nothing to do";
+    const outcomes: string[] = [];
+    for (const row of all ? rows : [this.prng.pick(rows)]) {
+      const id = String(row.id);
+      const fileName = String(row.file_name);
+      const name = `file ${fileName.slice(-14)}`;
+      if (row.status === "in_doubt") {
+        const as = w.bank.has(fileName) ? "transmitted" : "voided";
+        d.push(`resolve ${name} as ${as}`);
+        const answer = await w.cli("ach:resolve", { file: id, as });
+        outcomes.push(answer.ok ? "resolved" : `resolve refused ${answer.code}`);
+        continue;
+      }
+      const action = all ? "void" : this.prng.pick(["send", "void", "download_void"]);
+      d.push(`${action} ${name}`);
+      if (action === "void") {
+        const answer = await w.cli("ach:void", { file: id });
+        outcomes.push(answer.ok ? "voided" : `void refused ${answer.code}`);
+        continue;
+      }
+      if (action === "download_void" && !this.options.openBugs) {
+        outcomes.push(`held back: ${OPEN_BUGS.voidAfterDownload}`);
+        continue;
+      }
+      const out = `${w.dir}/download-${id}.ach`;
+      const downloaded = await w.cli("ach:download", { file: id, out });
+      if (!downloaded.ok) {
+        outcomes.push(`download refused ${downloaded.code}`);
+        continue;
+      }
+      const content = await Deno.readTextFile(out);
+      await Deno.remove(out);
+      if (action === "download_void") {
+        // The operator uploaded it by hand, then voided it.
+        w.bank.take(fileName, content);
+        const answer = await w.cli("ach:void", { file: id });
+        outcomes.push(answer.ok ? "downloaded, uploaded, voided" : `void refused ${answer.code}`);
+        continue;
+      }
+      // Marked sent as the operator uploads it: a file the service refuses to mark is not one
+      // for the operator to upload (it goes by the service's own transport).
+      const answer = await w.cli("ach:mark-sent", { file: id });
+      if (answer.ok) w.bank.take(fileName, content);
+      outcomes.push(answer.ok ? "sent by hand" : `mark-sent refused ${answer.code}`);
+    }
+    return outcomes.join(", ");
+  }
+
+  /**
+   * The end of the run: no more crashes or odd answers; operators settle every held and
+   * in-doubt file, and time runs on until every outcome the bank owes has arrived.
+   */
+  async drain(): Promise<void> {
+    const w = this.world;
+    w.crash.unitsLeft = null;
+    w.bank.answers.length = 0;
+    w.bank.handMode = false;
+    for (let round = 0; round < 10; round++) {
+      const d: string[] = ["drain"];
+      const files = await this.operateFiles(d, true);
+      const advanced = await this.advance(5 * DAY);
+      await w.scheduler.sweep();
+      this.records.push({
+        index: this.records.length,
+        step: d.join(" "),
+        outcome: `${files}; ${advanced}`,
+      });
+      await checkStep(this.view(), this.records);
+      if (files === "nothing to do" && w.bank.pending.length === 0 && !(await this.#unsettled())) {
+        break;
+      }
+    }
+  }
+
+  /** Whether money is still on its way: a file not settled, or a payout in flight. */
+  async #unsettled(): Promise<boolean> {
+    const { rows } = await this.world.test.readClient.execute(
+      `SELECT 1 FROM rail_batches WHERE status IN ('built', 'transmitting', 'in_doubt')
+       UNION ALL SELECT 1 FROM payouts WHERE status IN ('modality_selected', 'funds_sent')
+       LIMIT 1`,
+    );
+    return rows.length > 0;
+  }
+}
