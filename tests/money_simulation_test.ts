@@ -36,7 +36,7 @@ Deno.test(`money simulation: ${SEEDS} seeds keep every invariant`, async () => {
     const failures: string[] = [];
     for (let seed = FROM; seed < FROM + SEEDS; seed++) {
       const result = await quietly(() => runSeed(template, seed, { steps: STEPS }));
-      if (!result.ok) failures.push(describe(result, { steps: STEPS, openBugs: false }));
+      if (!result.ok) failures.push(describe(result, { steps: STEPS }));
     }
     assert.deepEqual(failures, [], failures.join("\n\n"));
   } finally {

@@ -14,7 +14,7 @@ export interface Ledgerless {
   readonly world: World;
   readonly payouts: readonly SimPayout[];
   readonly wiredCents: number;
-  readonly openBugs: boolean;
+  readonly openBugs: readonly string[];
 }
 
 const DAY_MS = 86_400_000;

@@ -5,13 +5,14 @@
  *   deno task sim --seed 1234              one seed, with its step list
  *   deno task sim --seeds 500 --from 9000  seeds 9000..9499
  *   --steps 60                             steps per seed (default 40)
- *   --open-bugs                            also generate the interleavings of bugs still open
+ *   --open-bug NAME                        also generate the interleavings of that open bug
+ *   --open-bugs                            ... of every open bug (OPEN_BUGS in run.ts)
  *
  * A failing seed prints itself, its steps and the command that replays it; the exit code is 1.
  */
 import { parseArgs } from "node:util";
 import { createTemplate, removeTemplate } from "./world.ts";
-import { runSeed } from "./run.ts";
+import { OPEN_BUGS, type OpenBug, runSeed } from "./run.ts";
 import { describe } from "./report.ts";
 
 const { values } = parseArgs({
@@ -22,13 +23,21 @@ const { values } = parseArgs({
     from: { type: "string" },
     steps: { type: "string" },
     "open-bugs": { type: "boolean" },
+    "open-bug": { type: "string", multiple: true },
     verbose: { type: "boolean" },
     keep: { type: "boolean" },
   },
 });
 
 const steps = values.steps ? Number(values.steps) : undefined;
-const openBugs = values["open-bugs"] ?? false;
+const openBugs: OpenBug[] = values["open-bugs"]
+  ? Object.keys(OPEN_BUGS) as OpenBug[]
+  : (values["open-bug"] ?? []).map((name) => {
+    if (!(name in OPEN_BUGS)) {
+      throw new Error(`--open-bug ${name}: one of ${Object.keys(OPEN_BUGS).join(", ")}`);
+    }
+    return name as OpenBug;
+  });
 const single = values.seed !== undefined ? Number(values.seed) : null;
 const count = single !== null ? 1 : Number(values.seeds ?? 100);
 const from = single ?? Number(values.from ?? 1);

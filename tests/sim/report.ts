@@ -4,12 +4,12 @@ import type { SeedResult } from "./run.ts";
 /** The step list of a seed, and the command that replays it. */
 export function describe(
   result: SeedResult,
-  options: { steps?: number; openBugs: boolean },
+  options: { steps?: number; openBugs?: readonly string[] },
 ): string {
   const flags = [
     `--seed ${result.seed}`,
     ...(options.steps ? [`--steps ${options.steps}`] : []),
-    ...(options.openBugs ? ["--open-bugs"] : []),
+    ...(options.openBugs ?? []).map((bug) => `--open-bug ${bug}`),
   ].join(" ");
   return [
     `seed ${result.seed}: ${result.ok ? "ok" : `FAILED: ${result.failure}`}`,

@@ -41,7 +41,7 @@ export interface SimOptions {
    * Also generate the interleavings of bugs still open (named in `OPEN_BUGS`), to see them
    * fail; off by default so the suite stays green until their fixes land.
    */
-  readonly openBugs?: boolean;
+  readonly openBugs?: readonly OpenBug[];
   /** Leave the seed's database files in place (their directory is printed). */
   readonly keep?: boolean;
 }
@@ -62,6 +62,9 @@ export const OPEN_BUGS = {
   returnForInDoubtFile:
     "a return for an entry of an in-doubt file is not applied, and never is once the file is resolved as transmitted: the payout shows completed, unpaid",
 } as const;
+
+/** The name of an open bug whose interleavings may be generated. */
+export type OpenBug = keyof typeof OPEN_BUGS;
 
 export interface StepRecord {
   readonly index: number;
@@ -110,7 +113,9 @@ export async function runSeed(
   options: SimOptions = {},
 ): Promise<SeedResult> {
   const prng = new Prng(seed);
-  const fates = options.openBugs ? FATES : { ...FATES, debitReturnLate: 0 };
+  const fates = options.openBugs?.includes("debitReturnAfterClearing")
+    ? FATES
+    : { ...FATES, debitReturnLate: 0 };
   const bank = new SimAchBank(seed, fates);
   const world = await World.open(template, bank);
   const sim = new Sim(world, prng, options);
@@ -154,7 +159,7 @@ export class Sim {
       world: this.world,
       payouts: this.payouts,
       wiredCents: this.wiredCents,
-      openBugs: this.options.openBugs ?? false,
+      openBugs: this.options.openBugs ?? [],
     };
   }
 
@@ -311,7 +316,7 @@ export class Sim {
         if (!payout) return "no payout";
         const via = this.prng.pick(["api", "v1", "console"] as const);
         d.push(this.#name(payout), via);
-        if (!this.options.openBugs && await this.#retryInFlight(payout.id)) {
+        if (!this.#open("cancelRetryInFlight") && await this.#retryInFlight(payout.id)) {
           return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
         }
         return await this.#cancel(payout, via, realNow);
@@ -320,7 +325,7 @@ export class Sim {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
         d.push(this.#name(payout));
-        if (!this.options.openBugs && await this.#retryInFlight(payout.id)) {
+        if (!this.#open("cancelRetryInFlight") && await this.#retryInFlight(payout.id)) {
           return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
         }
         const answer = await reofferAsOperator(
@@ -366,7 +371,7 @@ export class Sim {
         const funding = this.prng.pick(this.achFundings);
         d.push(`funding#${this.achFundings.indexOf(funding)}`);
         const entry = await this.#fundingEntry(funding.id);
-        if (entry !== null && entry !== "queued" && !this.options.openBugs) {
+        if (entry !== null && entry !== "queued" && !this.#open("manualReturnOfSentDebit")) {
           return `held back: ${OPEN_BUGS.manualReturnOfSentDebit}`;
         }
         if (entry !== null && entry !== "queued") {
@@ -401,6 +406,11 @@ export class Sim {
       }
     }
     throw new Error(`unknown step ${kind}`);
+  }
+
+  /** Whether the run generates the interleavings of this open bug. */
+  #open(bug: OpenBug): boolean {
+    return this.options.openBugs?.includes(bug) ?? false;
   }
 
   #name(payout: SimPayout): string {
@@ -535,7 +545,9 @@ export class Sim {
       )).now;
       this.domainNowCached = now;
       for (let delivery = w.bank.nextDue(now); delivery; delivery = w.bank.nextDue(now)) {
-        if (!this.options.openBugs && await this.#answersFileInDoubt(delivery.traces)) {
+        if (
+          !this.#open("returnForInDoubtFile") && await this.#answersFileInDoubt(delivery.traces)
+        ) {
           held++;
           if (w.bank.returnsDebit(delivery)) {
             // Held back later, it would reach a cleared funding (open bug
@@ -548,7 +560,7 @@ export class Sim {
           continue;
         }
         if (
-          !this.options.openBugs && w.bank.returnsDebit(delivery) &&
+          !this.#open("debitReturnAfterClearing") && w.bank.returnsDebit(delivery) &&
           await this.#fundingCleared(delivery.traces)
         ) {
           // A funding that cleared on a stale date (a held or voided file's) meets open bug
@@ -670,7 +682,7 @@ export class Sim {
         outcomes.push(answer.ok ? "voided" : `void refused ${answer.code}`);
         continue;
       }
-      if (action === "download_void" && !this.options.openBugs) {
+      if (action === "download_void" && !this.#open("voidAfterDownload")) {
         outcomes.push(`held back: ${OPEN_BUGS.voidAfterDownload}`);
         continue;
       }
