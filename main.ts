@@ -76,10 +76,15 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
       multi.tins.join(", ")
     })`,
   );
-  if (credentials.operator) {
+  for (const operator of credentials.operators ?? []) {
     lines.push(
-      `  Operator (admin)   ${credentials.operator.email}  password ${credentials.operator.password}  (console and deno task admin login; no TOTP in dev mode)`,
+      `  Operator (${operator.role.padEnd(6)}) ${
+        operator.email.padEnd(20)
+      } password ${operator.password}`,
     );
+  }
+  if (credentials.operators) {
+    lines.push("    (console and deno task admin login --as EMAIL; no TOTP in dev mode)");
   }
   lines.push(
     "",

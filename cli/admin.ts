@@ -329,7 +329,7 @@ async function main(): Promise<number> {
   }
   if (!needsDatabases(checked.value)) {
     // secrets:generate, migrate and restore run without keys: the first is how they are made.
-    const input = await readPrompts(promptsOf(command));
+    const input = await readPrompts(promptsOf(command, flags));
     if (typeof input === "string") return fail("usage", input, 2);
     const result = await runWithoutDatabases(
       {
@@ -369,7 +369,7 @@ async function main(): Promise<number> {
   }
   // With libSQL server URLs, DATA_DIR holds only the lock and the session file.
   await Deno.mkdir(config.dataDir, { recursive: true });
-  const input = await readPrompts(promptsOf(command));
+  const input = await readPrompts(promptsOf(command, flags));
   if (typeof input === "string") return fail("usage", input, 2);
   let sessionPath: string | null;
   let secretBox: SecretBox;

@@ -845,6 +845,23 @@ export const operatorSessions = sqliteTable("operator_sessions", {
 }, (t) => [index("operator_sessions_operator").on(t.operatorId)]);
 
 /**
+ * One-time enrollments: a new or reset operator sets their own password and TOTP through a code
+ * sent to them (never shown to whoever created or reset them). Only the code's SHA-256 is kept;
+ * a code works once, until it expires, and a newer one replaces it.
+ */
+export const operatorEnrollments = sqliteTable("operator_enrollments", {
+  id: text("id").primaryKey(),
+  operatorId: text("operator_id").notNull().references(() => operators.id),
+  codeHash: text("code_hash").notNull().unique(),
+  /** `invite` for a new operator, `reset` for one whose credentials an admin cleared. */
+  purpose: text("purpose", { enum: ["invite", "reset"] }).notNull(),
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+  replacedAt: integer("replaced_at"),
+  createdAt: createdAt(),
+}, (t) => [index("operator_enrollments_operator").on(t.operatorId)]);
+
+/**
  * Dual control: an action of a kind that needs a second admin waits here until another admin
  * approves it (then it runs in the same unit), rejects it, or it expires. Kept in the live
  * database with the operators. Secrets inside `payload` are sealed.

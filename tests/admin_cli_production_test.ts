@@ -5,6 +5,7 @@
  * drill of the README runs as written.
  */
 import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { totpSecretOf } from "./operator_helpers.ts";
 import { createDatabases } from "./admin_cli_helpers.ts";
@@ -69,12 +70,45 @@ async function firstAdmin(dataDir: string, email: string, password: string): Pro
   return secret;
 }
 
-/** A viewer made by the signed-in admin and signed in on the same host. */
-async function signInViewer(env: Record<string, string>): Promise<void> {
-  const password = "the viewer's own password";
+/** The enrollment code last e-mailed to `email`, read from the live outbox of DATA_DIR. */
+async function mailedCode(dataDir: string, email: string): Promise<string> {
+  const client = createClient({ url: `file:${dataDir}/live.db` });
+  try {
+    const { rows } = await client.execute({
+      sql: "SELECT body FROM notifications WHERE recipient = ? ORDER BY created_at DESC LIMIT 1",
+      args: [email],
+    });
+    return /\benr_[0-9A-Za-z]{32}\b/.exec(String(rows[0]?.body))![0];
+  } finally {
+    client.close();
+  }
+}
+
+/** Enrols `email` with the code mailed to it and signs them in; returns their TOTP secret. */
+async function enrolAndSignIn(
+  dataDir: string,
+  env: Record<string, string>,
+  email: string,
+  password: string,
+): Promise<string> {
+  const code = await mailedCode(dataDir, email);
+  const enrolled = await cli(env, `${code}\n${password}\n`, "enroll", "--json");
+  assert.equal(enrolled.code, 0, enrolled.stderr);
+  const secret = totpSecretOf(JSON.parse(enrolled.stdout).totp_uri);
+  const login = await cli(
+    env,
+    `${email}\n${password}\n${totpCodeAt(secret, Date.now())}\n`,
+    "login",
+  );
+  assert.equal(login.code, 0, login.stderr);
+  return secret;
+}
+
+/** A viewer made by the signed-in admin, enrolled and signed in on the same host. */
+async function signInViewer(dataDir: string, env: Record<string, string>): Promise<void> {
   const made = await cli(
     env,
-    `${password}\n`,
+    "",
     "operator:create",
     "--email",
     "v@ops.test",
@@ -83,13 +117,7 @@ async function signInViewer(env: Record<string, string>): Promise<void> {
     "--json",
   );
   assert.equal(made.code, 0, made.stderr);
-  const secret = totpSecretOf(JSON.parse(made.stdout).totp_uri);
-  const login = await cli(
-    env,
-    `v@ops.test\n${password}\n${totpCodeAt(secret, Date.now())}\n`,
-    "login",
-  );
-  assert.equal(login.code, 0, login.stderr);
+  await enrolAndSignIn(dataDir, env, "v@ops.test", "the viewer's own password");
 }
 
 Deno.test("the CLI on a production data directory without keys refuses, naming the missing one, and creates nothing", async () => {
@@ -207,7 +235,7 @@ Deno.test("two operators keep their own sessions on one host; --as chooses betwe
     await createDatabases(dataDir, { dev: false });
     const env = { DATA_DIR: dataDir, ...KEYS };
     await firstAdmin(dataDir, "a@ops.test", "the first admin's password");
-    await signInViewer(env);
+    await signInViewer(dataDir, env);
     // Before: one DATA_DIR/operator-session, which the second sign-in overwrote.
     assert.deepEqual(
       (await Array.fromAsync(Deno.readDir(`${dataDir}/operator-sessions`), (e) => e.name)).sort(),
@@ -270,5 +298,129 @@ Deno.test("the restore drill of the README runs as written: restore, then login 
     const audit = await cli(env, "", "audit:verify");
     assert.equal(audit.code, 0, audit.stderr);
     assert.equal((await snapshot(drill)).some((path) => path.includes("secrets.json")), false);
+  });
+});
+
+Deno.test("a first install reaches two admins by the documented path, from an empty data directory", async () => {
+  await withTempDir(async (dataDir) => {
+    const port = freePort();
+    const env = { DATA_DIR: dataDir, ...KEYS };
+    // The service's first start, outside dev mode, creates and migrates the databases.
+    const service = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${root}main.ts`],
+      env: {
+        ...env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_FORMAT: "off",
+        LIVE_NOTIFICATIONS: "off",
+      },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      for (let i = 0; i < 600; i++) {
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) =>
+          r.body?.cancel().then(() => r.ok)
+        ).catch(() => false);
+        if (ready) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await firstAdmin(dataDir, "first@ops.test", "the first admin's password");
+      // Before: creating an admin needed another admin's approval, which nobody could give.
+      const second = await cli(
+        env,
+        "",
+        "operator:create",
+        "--email",
+        "second@ops.test",
+        "--role",
+        "admin",
+        "--json",
+      );
+      assert.equal(second.code, 0, second.stderr);
+      const invited = JSON.parse(second.stdout);
+      assert.deepEqual(
+        [
+          invited.email,
+          invited.role,
+          invited.enrollment,
+          invited.enrollment_sent_to,
+          invited.totp_uri,
+        ],
+        ["second@ops.test", "admin", "emailed", "second@ops.test", undefined],
+      );
+      await enrolAndSignIn(dataDir, env, "second@ops.test", "the second admin's password");
+
+      // With two admins, a third waits for the one who did not ask.
+      const third = await cli(
+        env,
+        "",
+        "operator:create",
+        "--email",
+        "third@ops.test",
+        "--role",
+        "admin",
+        "--as",
+        "first@ops.test",
+        "--json",
+      );
+      assert.equal(third.code, 0, third.stderr);
+      const approval = JSON.parse(third.stdout);
+      assert.equal(approval.status, "pending_approval");
+      const own = await cli(
+        env,
+        "",
+        "approvals:approve",
+        "--id",
+        approval.approval_id,
+        "--as",
+        "first@ops.test",
+      );
+      assert.equal(own.code, 1);
+      assert.match(own.stderr, /another admin must decide it/);
+      const approved = await cli(
+        env,
+        "",
+        "approvals:approve",
+        "--id",
+        approval.approval_id,
+        "--as",
+        "second@ops.test",
+        "--json",
+      );
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.equal(JSON.parse(approved.stdout).status, "approved");
+      const listed = await cli(env, "", "operator:list", "--as", "second@ops.test", "--json");
+      assert.deepEqual(
+        JSON.parse(listed.stdout).operators.map((
+          o: { email: string; role: string },
+        ) => [o.email, o.role]),
+        [["first@ops.test", "admin"], ["second@ops.test", "admin"], ["third@ops.test", "admin"]],
+      );
+      // The sole-admin invitation is audited as such.
+      const audit = await cli(
+        env,
+        "",
+        "audit:list",
+        "--action",
+        "operator:create",
+        "--as",
+        "first@ops.test",
+        "--json",
+      );
+      const rows = JSON.parse(audit.stdout).rows as { after: Record<string, unknown> }[];
+      assert.deepEqual(
+        rows.map((row) => [row.after.email, row.after.second_admin ?? null]).reverse(),
+        [
+          ["first@ops.test", null],
+          ["second@ops.test", "invited by the only admin, without approval"],
+          ["third@ops.test", null],
+        ],
+      );
+    } finally {
+      service.kill("SIGTERM");
+      await service.status;
+    }
   });
 });

@@ -8,7 +8,13 @@ import { scheduleJob } from "../db/scheduler_store.ts";
 import { fundAcmeAuto, openHttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { openTempDatabase } from "./helpers.ts";
 import { createDatabases } from "./admin_cli_helpers.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator, type TestOperator } from "./operator_helpers.ts";
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  enrollmentCodeOf,
+  makeOperator,
+  type TestOperator,
+} from "./operator_helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { addFunds } from "../lib/funding/store.ts";
 import { coreCommands } from "../lib/admin/commands.ts";
@@ -743,6 +749,19 @@ Deno.test("every core command answers in snake_case keys, and an environment-spe
     await run({ ...bruno, token: signedIn.session_token }, "logout", {});
     await run(alice, "operator:create", { email: "clerk@ops.test", role: "clerk" });
     await run(alice, "operator:reset", { email: "clerk@ops.test" });
+    const enrolled = await run(alice, "enroll", {}, {
+      code: await enrollmentCodeOf(f.deps, "clerk@ops.test"),
+      password: "the clerk's own password",
+    });
+    assert.match(enrolled.totp_uri, /^otpauth:/);
+    await run(alice, "operator:role", { email: "clerk@ops.test", role: "viewer" });
+    const raised = await run(alice, "operator:role", { email: "clerk@ops.test", role: "admin" });
+    assert.equal(raised.status, "pending_approval");
+    await run(alice, "operator:password", {}, {
+      current: alice.password,
+      code: totpCodeAt(alice.totpSecret, now + 30_000),
+      password: "alice's next password",
+    });
     await run(alice, "operator:disable", { email: "clerk@ops.test" });
     await run(alice, "operator:list", {});
     const audit = await run(alice, "audit:list", { environment: "test" });

@@ -14,7 +14,8 @@ import {
 } from "../lib/audit/rules.ts";
 import { newKeySecret } from "../lib/platform/keys.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { ADMIN_TOKEN, adminCall, enrollmentCodeOf, makeOperator } from "./operator_helpers.ts";
+import { totpCodeAt } from "../lib/operators/totp.ts";
 
 Deno.test("canonical JSON and the row hash: key order does not matter, every column does", async () => {
   assert.equal(
@@ -356,14 +357,26 @@ Deno.test("no secret in any audit row or log line: passwords, TOTP secrets, key 
       };
       const clerkPassword = "clerk's chosen password";
       secrets.push(clerkPassword);
-      const clerk = await run("operator:create", { email: "clerk@ops.test", role: "clerk" }, {
-        password: clerkPassword,
+      await run("operator:create", { email: "clerk@ops.test", role: "clerk" });
+      const invitation = await enrollmentCodeOf(f.deps, "clerk@ops.test");
+      const enrolled = await run("enroll", {}, { code: invitation, password: clerkPassword });
+      secrets.push(invitation, new URL(enrolled.totp_uri).searchParams.get("secret")!);
+      await run("operator:reset", { email: "clerk@ops.test" });
+      const again = await enrollmentCodeOf(f.deps, "clerk@ops.test");
+      const reenrolled = await run("enroll", {}, {
+        code: again,
+        password: "clerk's second password",
       });
-      secrets.push(new URL(clerk.totp_uri).searchParams.get("secret")!);
-      const reset = await run("operator:reset", { email: "clerk@ops.test" });
-      secrets.push(reset.password, new URL(reset.totp_uri).searchParams.get("secret")!);
-      const pending = await run("operator:create", { email: "dana@ops.test", role: "admin" });
-      secrets.push(pending.password, new URL(pending.totp_uri).searchParams.get("secret")!);
+      secrets.push(again, "clerk's second password");
+      secrets.push(new URL(reenrolled.totp_uri).searchParams.get("secret")!);
+      await run("operator:create", { email: "dana@ops.test", role: "admin" });
+      secrets.push(await enrollmentCodeOf(f.deps, "dana@ops.test"));
+      await run("operator:password", {}, {
+        current: admin.password,
+        code: totpCodeAt(admin.totpSecret, f.clock.now() + 30_000),
+        password: "the admin's next password",
+      });
+      secrets.push("the admin's next password");
       const company = await run("company:create", { name: "Cedar Re", tin: "555555555" });
       secrets.push(company.company_api_key);
       const user = await run("user:create", { email: "ops@cedar.test" });

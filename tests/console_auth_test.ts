@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { SESSION_IDLE_MS } from "../lib/operators/rules.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { withHttpFixture } from "./http_fixture.ts";
-import { makeOperator } from "./operator_helpers.ts";
+import { enrollmentCodeOf, makeOperator, operatorDepsOf } from "./operator_helpers.ts";
+import { createOperator } from "../lib/operators/service.ts";
 import { consoleAs, ConsoleBrowser, countRows, hiddenValue, textOf } from "./console_helpers.ts";
 
 const auditCount = (action: string) =>
@@ -266,5 +267,53 @@ Deno.test("console: an unknown console path answers 404 in the console's frame",
     const page = await browser.get("/console/nowhere");
     assert.equal(page.status, 404);
     assert.match(page.html, /aria-label="Console pages"/);
+  });
+});
+
+Deno.test("console: an operator enrols with the code sent to them, then the first sign-in shows their own TOTP secret", async () => {
+  await withHttpFixture(async (f) => {
+    const admin = await makeOperator(
+      f.deps,
+      { email: "ana@ops.test", role: "admin" },
+      f.clock.now(),
+    );
+    const created = await createOperator(
+      operatorDepsOf(f.deps),
+      { operator: { id: admin.id, email: admin.email }, origin: "test" },
+      { email: "cleo@ops.test", role: "clerk", companies: undefined },
+      f.clock.now(),
+    );
+    assert.ok(created.ok);
+    const code = await enrollmentCodeOf(f.deps, "cleo@ops.test");
+    const browser = new ConsoleBrowser(f);
+    const form = await browser.get(`/console/enroll?code=${code}`);
+    assert.equal(form.status, 200);
+    assert.match(form.html, new RegExp(`value="${code}"`));
+    const weak = await browser.post("/console/enroll", { code, password: "too short" });
+    assert.equal(weak.status, 400);
+    const enrolled = await browser.post("/console/enroll", {
+      code,
+      password: "cleo's own password",
+    });
+    assert.deepEqual([enrolled.status, enrolled.location], [
+      303,
+      "/console/sign-in?notice=enrolled",
+    ]);
+    const reused = await browser.post("/console/enroll", { code, password: "another password!" });
+    assert.equal(reused.status, 401, "a code works once");
+    await browser.get("/console/sign-in");
+    const first = await browser.post("/console/sign-in", {
+      email: "cleo@ops.test",
+      password: "cleo's own password",
+      code: "",
+    });
+    assert.equal(first.status, 403);
+    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(first.html)![1];
+    const signedIn = await browser.post("/console/sign-in", {
+      email: "cleo@ops.test",
+      password: "cleo's own password",
+      code: totpCodeAt(secret, f.clock.now()),
+    });
+    assert.equal(signedIn.status, 303);
   });
 });

@@ -14,9 +14,11 @@ import { signIn } from "../lib/operators/service.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { enroll } from "../lib/operators/enrollment.ts";
 import {
   ADMIN_TOKEN,
   adminCall,
+  enrollmentCodeOf,
   makeOperator,
   operatorDepsOf,
   totpSecretOf,
@@ -301,49 +303,64 @@ Deno.test("a rejected or expired approval changes nothing; a funding return runs
   });
 });
 
-Deno.test("a new admin is created only when a second admin approves; the request's secrets are sealed", async () => {
+Deno.test("a new admin is created only when a second admin approves, and enrols by a code nobody else sees", async () => {
   await withHttpFixture(async (f) => {
     const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
     const { alice, bruno } = await threeAdmins(f);
-    const password = "the new admin's password";
     const requested = await adminCall(app, alice.token)(
       "operator:create",
       { email: "dana@ops.test", role: "admin" },
-      { password },
+      { password: "a password alice chose" },
     );
     assert.equal(requested.status, 200);
     assert.equal(requested.body.result.status, "pending_approval");
-    const totpSecret = totpSecretOf(requested.body.result.totp_uri);
+    // Before: the requester chose the new admin's password and was shown its TOTP URI, so
+    // approving a "colleague" could hand the requester a second identity.
+    assert.equal(requested.body.result.totp_uri, undefined);
+    assert.equal(requested.body.result.password, undefined);
     const operators = () =>
       f.deps.databases.live.readClient.execute(
-        "SELECT email FROM operators WHERE email = 'dana@ops.test'",
+        "SELECT email, password_hash FROM operators WHERE email = 'dana@ops.test'",
       );
     assert.equal((await operators()).rows.length, 0, "no admin before the approval");
-
     const stored = await f.deps.databases.live.readClient.execute({
       sql: "SELECT payload FROM approvals WHERE id = ?",
       args: [requested.body.result.approval_id],
     });
-    const payload = String(stored.rows[0].payload);
-    assert.ok(!payload.includes(totpSecret), "the TOTP secret is sealed");
-    assert.ok(!payload.includes("$argon2"), "the password hash is sealed");
-    assert.ok(!payload.includes(password));
+    assert.deepEqual(JSON.parse(String(stored.rows[0].payload)), {
+      email: "dana@ops.test",
+      company_scope: null,
+    });
 
     const approved = await adminCall(app, bruno.token)("approvals:approve", {
       id: requested.body.result.approval_id,
     });
     assert.equal(approved.status, 200);
-    assert.equal((await operators()).rows.length, 1);
-    const now = f.clock.now();
-    const dana = await signIn(operatorDepsOf(f.deps), "test", {
-      email: "dana@ops.test",
-      password,
-      code: totpCodeAt(totpSecret, now),
-    }, now);
-    assert.ok(
-      dana.ok && dana.value.operator.role === "admin",
-      "with the secrets shown at the request",
+    assert.deepEqual(
+      [approved.body.result.result.enrollment, approved.body.result.result.enrollment_code],
+      ["emailed", undefined],
+      "the approver is not shown the code either",
     );
+    assert.deepEqual((await operators()).rows.map((row) => row.password_hash), [""]);
+    const now = f.clock.now();
+    const deps = operatorDepsOf(f.deps);
+    const chosen = await signIn(deps, "test", {
+      email: "dana@ops.test",
+      password: "a password alice chose",
+      code: "000000",
+    }, now);
+    assert.ok(!chosen.ok && chosen.code === "sign_in_failed", "nobody's password works yet");
+    const enrolled = await enroll(deps, "test", {
+      code: await enrollmentCodeOf(f.deps, "dana@ops.test"),
+      password: "dana's very own password",
+    }, now);
+    assert.ok(enrolled.ok);
+    const dana = await signIn(deps, "test", {
+      email: "dana@ops.test",
+      password: "dana's very own password",
+      code: totpCodeAt(totpSecretOf(enrolled.value.totpUri), now),
+    }, now);
+    assert.ok(dana.ok && dana.value.operator.role === "admin");
 
     // A scoped admin decides nothing about operators, who are installation-wide.
     const scoped = await makeOperator(f.deps, {

@@ -46,6 +46,19 @@ Deno.test("deno task dev: seeded sandbox, credentials file, both surfaces, lock,
     const credentials = JSON.parse(await Deno.readTextFile(file)) as SandboxCredentials;
     assert.equal(credentials.base_url, baseUrl);
     assert.deepEqual(credentials.companies.map((c) => c.name), ["Acme Mutual", "Beacon Casualty"]);
+    // Four operators, so dual control, roles and payment approvals can be tried in dev.
+    assert.deepEqual(credentials.operators?.map((o) => [o.email, o.role]), [
+      ["admin@sandbox.test", "admin"],
+      ["admin2@sandbox.test", "admin"],
+      ["clerk@sandbox.test", "clerk"],
+      ["viewer@sandbox.test", "viewer"],
+    ]);
+    assert.deepEqual(credentials.operator, {
+      email: "admin@sandbox.test",
+      password: credentials.operators![0].password,
+    });
+    for (const operator of credentials.operators!) assert.match(operator.password, /^\w{24}$/);
+    assert.equal(await Deno.readTextFile(`${dataDir}/dev-mode`).then(() => true), true);
     assert.deepEqual(credentials.companies.map((c) => c.lines.map((l) => l.line)), [[
       "auto",
       "home",

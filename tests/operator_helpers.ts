@@ -94,3 +94,15 @@ export function adminCall(app: ReturnType<typeof createApp>, token: string | nul
     return { status: response.status, body: await response.json() };
   };
 }
+
+/** The enrollment code last e-mailed to `email` (read from the live notification outbox). */
+export async function enrollmentCodeOf(deps: Pick<AppDeps, "databases">, email: string) {
+  const { rows } = await deps.databases.live.readClient.execute({
+    sql: `SELECT body FROM notifications WHERE recipient = ? AND subject = ?
+            ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+    args: [email, "Your operator enrollment code"],
+  });
+  const code = rows[0] ? /\benr_[0-9A-Za-z]{32}\b/.exec(String(rows[0].body))?.[0] : undefined;
+  if (!code) throw new Error(`no enrollment code was sent to ${email}`);
+  return code;
+}

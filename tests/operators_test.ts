@@ -25,7 +25,15 @@ import {
 import { createFirstAdmin, signIn } from "../lib/operators/service.ts";
 import { matchTotp, totpCodeAt } from "../lib/operators/totp.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator, operatorDepsOf } from "./operator_helpers.ts";
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  enrollmentCodeOf,
+  makeOperator,
+  operatorDepsOf,
+  totpSecretOf,
+} from "./operator_helpers.ts";
+import { enroll } from "../lib/operators/enrollment.ts";
 
 const MINUTE = 60_000;
 
@@ -499,13 +507,6 @@ Deno.test("operator:create refuses bad input: a weak password, an e-mail in use,
     const call = adminCall(app, admin.token);
     const cases: [Record<string, string>, Record<string, string>, number, string, string][] = [
       [
-        { email: "new@ops.test", role: "clerk" },
-        { password: "short pass" },
-        400,
-        "weak_password",
-        "the password has 10 characters; at least 12 are required",
-      ],
-      [
         { email: "ADMIN@ops.test", role: "clerk" },
         {},
         409,
@@ -549,17 +550,46 @@ Deno.test("operator:create refuses bad input: a weak password, an e-mail in use,
       companies: `${f.cast.acme.tin},${f.cast.beacon.id}`,
     }, { password: "a long enough password" });
     assert.equal(created.status, 200);
+    // Before: the creator was shown the new operator's password and TOTP URI.
     assert.deepEqual(
-      [created.body.result.email, created.body.result.companies, created.body.result.password],
-      ["new@ops.test", [f.cast.acme.id, f.cast.beacon.id], undefined],
-      "a given password is never shown back",
+      [
+        created.body.result.email,
+        created.body.result.companies,
+        created.body.result.password,
+        created.body.result.totp_uri,
+        created.body.result.enrollment,
+        created.body.result.enrollment_sent_to,
+      ],
+      [
+        "new@ops.test",
+        [f.cast.acme.id, f.cast.beacon.id],
+        undefined,
+        undefined,
+        "emailed",
+        "new@ops.test",
+      ],
+      "no credential is shown to the creator: the code goes to the operator's e-mail",
     );
-    assert.match(
-      created.body.result.totp_uri,
-      /^otpauth:\/\/totp\/Disbursements:new%40ops\.test\?/,
-    );
-    const generated = await call("operator:create", { email: "gen@ops.test", role: "viewer" });
-    assert.match(generated.body.result.password, /^[0-9A-Za-z]{24}$/, "generated, shown once");
+    const code = await enrollmentCodeOf(f.deps, "new@ops.test");
+    const deps = operatorDepsOf(f.deps);
+    const now = f.clock.now();
+    const weak = await enroll(deps, "test", { code, password: "short pass" }, now);
+    assert.deepEqual(weak, {
+      ok: false,
+      code: "weak_password",
+      message: "the password has 10 characters; at least 12 are required",
+      field: "password",
+    });
+    const enrolled = await enroll(deps, "test", { code, password: "a long enough password" }, now);
+    assert.ok(enrolled.ok);
+    const again = await enroll(deps, "test", { code, password: "another long password" }, now);
+    assert.ok(!again.ok && again.code === "enrollment_invalid", "a code works once");
+    const signedIn = await signIn(deps, "test", {
+      email: "new@ops.test",
+      password: "a long enough password",
+      code: totpCodeAt(totpSecretOf(enrolled.value.totpUri), now),
+    }, now);
+    assert.ok(signedIn.ok);
     const first = await call("operator:create", { email: "x@ops.test", first: "true" });
     assert.deepEqual([first.status, first.body.error.code], [409, "operators_exist"]);
   });
@@ -580,21 +610,31 @@ Deno.test("operator:disable ends the sessions and refuses the last admin; operat
 
     const reset = await call("operator:reset", { email: clerk.email }, {});
     assert.equal(reset.status, 200);
-    assert.match(reset.body.result.password, /^[0-9A-Za-z]{24}$/);
+    // Before: the admin who reset the clerk was shown the clerk's new password and TOTP URI.
+    assert.deepEqual(
+      [reset.body.result.password, reset.body.result.totp_uri, reset.body.result.enrollment],
+      [undefined, undefined, "emailed"],
+    );
     const ended = await adminCall(app, clerk.token)("company:list", {});
     assert.equal(ended.status, 401, "a reset ends the sessions");
-    const newSecret = new URL(reset.body.result.totp_uri).searchParams.get("secret")!;
-    assert.notEqual(newSecret, clerk.totpSecret);
     const deps = operatorDepsOf(f.deps);
     const oldPassword = await signIn(deps, "test", {
       email: clerk.email,
       password: clerk.password,
-      code: totpCodeAt(newSecret, now + 1000),
+      code: totpCodeAt(clerk.totpSecret, now + 1000),
     }, now + 1000);
     assert.ok(!oldPassword.ok && oldPassword.code === "sign_in_failed");
+    const newPassword = "the clerk's own new password";
+    const enrolled = await enroll(deps, "test", {
+      code: await enrollmentCodeOf(f.deps, clerk.email),
+      password: newPassword,
+    }, now + 1000);
+    assert.ok(enrolled.ok);
+    const newSecret = totpSecretOf(enrolled.value.totpUri);
+    assert.notEqual(newSecret, clerk.totpSecret);
     const signedIn = await signIn(deps, "test", {
       email: clerk.email,
-      password: reset.body.result.password,
+      password: newPassword,
       code: totpCodeAt(newSecret, now + 1000),
     }, now + 1000);
     assert.ok(signedIn.ok);
@@ -606,7 +646,7 @@ Deno.test("operator:disable ends the sessions and refuses the last admin; operat
     assert.deepEqual([afterDisable.status, afterDisable.body.error.code], [401, "session_invalid"]);
     const refusedSignIn = await signIn(deps, "test", {
       email: clerk.email,
-      password: reset.body.result.password,
+      password: newPassword,
       code: totpCodeAt(newSecret, now + 60_000),
     }, now + 60_000);
     assert.ok(!refusedSignIn.ok && refusedSignIn.code === "operator_disabled");
@@ -651,4 +691,84 @@ Deno.test("the bank-file approval limit is a setting: $100,000.00 by default, 0 
   assert.equal(bankFileReleaseNeedsApproval(10_000_001, limitOf()), true, "one cent over");
   assert.equal(bankFileReleaseNeedsApproval(1, limitOf("0")), true);
   assert.throws(() => limitOf("-1"), ConfigError);
+});
+
+Deno.test("resetting or raising an admin waits for a second admin; one's own credentials change only with the current password and TOTP", async () => {
+  await withHttpFixture(async (f) => {
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const now = f.clock.now();
+    const ana = await makeOperator(f.deps, { email: "ana@ops.test", role: "admin" }, now);
+    const ben = await makeOperator(f.deps, { email: "ben@ops.test", role: "admin" }, now);
+    const cai = await makeOperator(f.deps, { email: "cai@ops.test", role: "clerk" }, now);
+    const call = adminCall(app, ana.token);
+    const deps = operatorDepsOf(f.deps);
+
+    // Before: operator:reset of another admin gave the caller that admin's new password and TOTP
+    // URI, to sign in as them and approve one's own wire.
+    const reset = await call("operator:reset", { email: ben.email });
+    assert.equal(reset.status, 200);
+    assert.deepEqual(
+      [reset.body.result.kind, reset.body.result.status, reset.body.result.password],
+      ["operator.reset_admin", "pending_approval", undefined],
+    );
+    const stillBen = await adminCall(app, ben.token)("company:list", {});
+    assert.equal(stillBen.status, 200, "nothing changes before the approval");
+    const self = await call("operator:reset", { email: ana.email });
+    assert.deepEqual([self.status, self.body.error.code], [409, "own_credentials"]);
+
+    const raise = await call("operator:role", { email: cai.email, role: "admin" });
+    assert.deepEqual(
+      [raise.body.result.kind, raise.body.result.status],
+      ["operator.promote_admin", "pending_approval"],
+    );
+    const clerkStill = await f.deps.databases.live.readClient.execute({
+      sql: "SELECT role FROM operators WHERE email = ?",
+      args: [cai.email],
+    });
+    assert.equal(clerkStill.rows[0].role, "clerk");
+    const promoted = await adminCall(app, ben.token)("approvals:approve", {
+      id: raise.body.result.approval_id,
+    });
+    assert.equal(promoted.status, 200, JSON.stringify(promoted.body));
+    assert.equal(promoted.body.result.result.role, "admin");
+    const resetApproved = await adminCall(app, cai.token)("approvals:approve", {
+      id: reset.body.result.approval_id,
+    });
+    assert.equal(resetApproved.status, 200, JSON.stringify(resetApproved.body));
+    assert.equal(resetApproved.body.result.result.enrollment, "emailed");
+    const benEnded = await adminCall(app, ben.token)("company:list", {});
+    assert.equal(benEnded.status, 401);
+    const benOld = await signIn(deps, "test", {
+      email: ben.email,
+      password: ben.password,
+      code: totpCodeAt(ben.totpSecret, now + 30_000),
+    }, now + 30_000);
+    assert.ok(!benOld.ok && benOld.code === "sign_in_failed");
+
+    // One's own password: the current one and a TOTP code, and a wrong one counts.
+    const wrong = await call("operator:password", {}, {
+      current: "not my password",
+      code: totpCodeAt(ana.totpSecret, now + 30_000),
+      password: "ana's brand new password",
+    });
+    assert.deepEqual([wrong.status, wrong.body.error.code], [401, "credentials_wrong"]);
+    const noCode = await call("operator:password", {}, {
+      current: ana.password,
+      code: "",
+      password: "ana's brand new password",
+    });
+    assert.deepEqual([noCode.status, noCode.body.error.code], [403, "totp_required"]);
+    const changed = await call("operator:password", {}, {
+      current: ana.password,
+      code: totpCodeAt(ana.totpSecret, now + 30_000),
+      password: "ana's brand new password",
+    });
+    assert.deepEqual(changed.body, { result: { email: ana.email, changed: "password" } });
+    const withNew = await signIn(deps, "test", {
+      email: ana.email,
+      password: "ana's brand new password",
+      code: totpCodeAt(ana.totpSecret, now + 60_000),
+    }, now + 60_000);
+    assert.ok(withNew.ok);
+  });
 });

@@ -71,6 +71,8 @@ export interface Prompt {
   readonly label: string;
   readonly secret: boolean;
   readonly optional?: boolean;
+  /** Asked only when the flags call for it (absent: always). */
+  readonly when?: (flags: Flags) => boolean;
 }
 
 export interface Command {

@@ -68,9 +68,12 @@ import {
   listAudit,
   verifyAudit,
 } from "../audit/service.ts";
-import { authorizeCommand } from "../operators/rules.ts";
+import { type ApprovalKind, authorizeCommand } from "../operators/rules.ts";
+import { changeOwnCredentials, enroll } from "../operators/enrollment.ts";
+import { findOperatorByEmail } from "../operators/store.ts";
 import {
   actorOf,
+  changeRole,
   checkNewOperator,
   createFirstAdmin,
   createOperator,
@@ -78,7 +81,6 @@ import {
   listOperators,
   type OperatorDeps,
   operatorView,
-  prepareOperator,
   readSession,
   resetOperator,
   signIn,
@@ -90,7 +92,6 @@ import {
   approveApproval,
   fundingAuditView,
   listApprovals,
-  newAdminPayload,
   payoutAuditView,
   rejectApproval,
   requestApproval,
@@ -452,6 +453,33 @@ function timeFlag(flags: Flags, name: string): Result<number | undefined, "inval
     });
   }
   return ok(at);
+}
+
+/** An operator change that waits for a second admin: the approval as the command answers it. */
+async function operatorApproval(
+  ctx: CommandContext,
+  request: {
+    kind: ApprovalKind;
+    objectId: string;
+    summary: string;
+    payload: Record<string, unknown>;
+  },
+): Promise<Result<Record<string, unknown>>> {
+  const requested = await requestApproval(ctx.operatorDeps, signedIn(ctx), {
+    ...request,
+    environment: "live",
+    companyId: null,
+  }, ctx.now);
+  return requested.ok
+    ? ok({
+      approval_id: requested.value.id,
+      status: requested.value.status,
+      kind: request.kind,
+      email: request.objectId,
+      summary: requested.value.summary,
+      expires_at: requested.value.expires_at,
+    })
+    : requested;
 }
 
 /** The core commands: companies, users, lines, keys, fees, fundings, jobs, reports, operators. */
@@ -949,7 +977,7 @@ export const coreCommands: Readonly<Record<string, Command>> = {
   },
   "operator:create": {
     summary:
-      "create an operator (an admin waits for a second admin's approval); --first: the first admin",
+      "create an operator, who enrols with a code sent to their e-mail (a new admin waits for a second admin, except the second of a new installation); --first: the first admin",
     flags: {
       email: "the operator's e-mail",
       role: "viewer, clerk or admin",
@@ -960,9 +988,10 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     public: (f) => f.first !== undefined,
     prompts: [{
       name: "password",
-      label: "Initial password (empty: generate one)",
+      label: "Your password (empty: generate one)",
       secret: true,
       optional: true,
+      when: (f) => f.first !== undefined,
     }],
     reach: changesOperators,
     run: async (ctx, f) => {
@@ -988,49 +1017,30 @@ export const coreCommands: Readonly<Record<string, Command>> = {
       if (f.role === undefined) {
         return refuse("usage", "operator:create needs --role (viewer, clerk or admin)");
       }
-      if (f.role !== "admin") {
-        const created = await createOperator(ctx.operatorDeps, ctx.actor, {
-          email: f.email,
-          role: f.role,
-          companies: f.companies,
-          password: ctx.input.password,
-        }, ctx.now);
-        return created.ok
-          ? ok({ ...operatorView(created.value.operator, ctx.now), ...created.value.shown })
-          : created;
+      const created = await createOperator(ctx.operatorDeps, ctx.actor, {
+        email: f.email,
+        role: f.role,
+        companies: f.companies,
+      }, ctx.now);
+      if (created.ok) {
+        return ok({ ...operatorView(created.value.operator, ctx.now), ...created.value.delivery });
       }
-      // A new admin is dual-controlled: prepared now (its secrets shown once), created on approval.
-      const actor = signedIn(ctx);
+      if (created.code !== "approval_required") return created;
+      // Any other new admin is dual-controlled: created, and sent their code, once approved.
       const checked = await checkNewOperator(ctx.operatorDeps, {
         email: f.email,
         role: f.role,
         companies: f.companies,
       });
       if (!checked.ok) return checked;
-      const prepared = await prepareOperator(ctx.operatorDeps, {
-        ...checked.value,
-        password: ctx.input.password,
-        createdBy: actor.operator.id,
-      });
-      if (!prepared.ok) return prepared;
-      const requested = await requestApproval(ctx.operatorDeps, actor, {
+      return await operatorApproval(ctx, {
         kind: "operator.create_admin",
-        environment: "live",
-        companyId: null,
         objectId: checked.value.email,
-        summary: `create admin ${checked.value.email}`,
-        payload: await newAdminPayload(ctx.operatorDeps, prepared.value.row),
-      }, ctx.now);
-      return requested.ok
-        ? ok({
-          approval_id: requested.value.id,
-          status: requested.value.status,
-          email: checked.value.email,
-          role: "admin",
-          expires_at: requested.value.expires_at,
-          ...prepared.value.shown,
-        })
-        : requested;
+        summary: `create admin ${checked.value.email}${
+          checked.value.companyScope === null ? "" : ` of ${checked.value.companyScope.join(", ")}`
+        }`,
+        payload: { email: checked.value.email, company_scope: checked.value.companyScope },
+      });
     },
   },
   "operator:disable": {
@@ -1044,24 +1054,104 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     },
   },
   "operator:reset": {
-    summary: "give an operator a new password and TOTP secret (shown once); unlocks the account",
+    summary:
+      "clear an operator's password and TOTP and send them a new enrollment code; unlocks the account (an admin: once a second admin approves)",
     flags: { email: "the operator's e-mail" },
     role: "admin",
-    prompts: [{
-      name: "password",
-      label: "New password (empty: generate one)",
-      secret: true,
-      optional: true,
-    }],
     reach: changesOperators,
     run: async (ctx, f) => {
-      const reset = await resetOperator(ctx.operatorDeps, ctx.actor, {
+      const reset = await resetOperator(ctx.operatorDeps, ctx.actor, { email: f.email }, ctx.now);
+      if (reset.ok) {
+        return ok({ ...operatorView(reset.value.operator, ctx.now), ...reset.value.delivery });
+      }
+      if (reset.code !== "approval_required") return reset;
+      const target = await findOperatorByEmail(
+        ctx.databases.live.readClient,
+        f.email.trim().toLowerCase(),
+      );
+      return await operatorApproval(ctx, {
+        kind: "operator.reset_admin",
+        objectId: target!.email,
+        summary: `reset admin ${target!.email}: clear their password and TOTP, send a new code`,
+        payload: { operator_id: target!.id, email: target!.email },
+      });
+    },
+  },
+  "operator:role": {
+    summary: "change an operator's role (raising to admin: once a second admin approves)",
+    flags: { email: "the operator's e-mail", role: "viewer, clerk or admin" },
+    role: "admin",
+    reach: changesOperators,
+    run: async (ctx, f) => {
+      const changed = await changeRole(ctx.operatorDeps, ctx.actor, {
         email: f.email,
-        password: ctx.input.password,
+        role: f.role,
       }, ctx.now);
-      return reset.ok
-        ? ok({ ...operatorView(reset.value.operator, ctx.now), ...reset.value.shown })
-        : reset;
+      if (changed.ok) return ok(operatorView(changed.value, ctx.now));
+      if (changed.code !== "approval_required") return changed;
+      const target = await findOperatorByEmail(
+        ctx.databases.live.readClient,
+        f.email.trim().toLowerCase(),
+      );
+      return await operatorApproval(ctx, {
+        kind: "operator.promote_admin",
+        objectId: target!.email,
+        summary: `raise ${target!.email} from ${target!.role} to admin`,
+        payload: { operator_id: target!.id, email: target!.email, from_role: target!.role },
+      });
+    },
+  },
+  "enroll": {
+    summary:
+      "set your own password and get your TOTP secret with the enrollment code sent to you (prompted)",
+    flags: {},
+    role: "viewer",
+    public: () => true,
+    prompts: [
+      { name: "code", label: "Enrollment code (enr_…)", secret: true },
+      { name: "password", label: "Your new password", secret: true },
+    ],
+    reach: changesOperators,
+    run: async (ctx) => {
+      const enrolled = await enroll(ctx.operatorDeps, ctx.origin, {
+        code: ctx.input.code ?? "",
+        password: ctx.input.password ?? "",
+      }, ctx.now);
+      return enrolled.ok
+        ? ok({
+          ...operatorView(enrolled.value.operator, ctx.now),
+          totp_uri: enrolled.value.totpUri,
+          next: "scan totp_uri in your authenticator app, then sign in with `login`",
+        })
+        : enrolled;
+    },
+  },
+  "operator:password": {
+    summary:
+      "change your own password (--totp: and your TOTP secret) with your current password and a TOTP code",
+    flags: { totp: "also replace your TOTP secret (the new one is shown once)" },
+    switches: ["totp"],
+    optional: ["totp"],
+    role: "viewer",
+    prompts: [
+      { name: "current", label: "Current password", secret: true },
+      { name: "code", label: "TOTP code (empty in dev mode)", secret: false, optional: true },
+      { name: "password", label: "New password", secret: true },
+    ],
+    reach: changesOperators,
+    run: async (ctx, f) => {
+      const changed = await changeOwnCredentials(ctx.operatorDeps, ctx.actor, ctx.operator!, {
+        currentPassword: ctx.input.current ?? "",
+        code: ctx.input.code ?? "",
+        newPassword: ctx.input.password ?? "",
+        newTotp: f.totp !== undefined,
+      }, ctx.now);
+      if (!changed.ok) return changed;
+      return ok({
+        email: ctx.operator!.email,
+        changed: changed.value.totpUri === null ? "password" : "password and TOTP secret",
+        ...(changed.value.totpUri === null ? {} : { totp_uri: changed.value.totpUri }),
+      });
     },
   },
   "operator:list": {
@@ -1259,8 +1349,8 @@ export function isInputRefusal(code: string): boolean {
 }
 
 /** The prompts of a command, for the CLI (never flags: secrets stay out of the shell history). */
-export function promptsOf(name: string): readonly Prompt[] {
-  return adminCommands[name]?.prompts ?? [];
+export function promptsOf(name: string, flags: Flags): readonly Prompt[] {
+  return (adminCommands[name]?.prompts ?? []).filter((prompt) => prompt.when?.(flags) ?? true);
 }
 
 /**

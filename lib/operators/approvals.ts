@@ -18,19 +18,26 @@ import {
   type ApprovalKind,
   type ApprovalStatus,
   checkDecision,
+  NOT_ENROLLED,
 } from "./rules.ts";
 import {
   type ApprovalRecord,
   decideApproval,
   findApproval,
+  findOperatorById,
   findPendingApproval,
   insertApproval,
   lapsedApprovals,
   listApprovalRecords,
   listOperatorRecords,
-  type NewOperator,
 } from "./store.ts";
-import { insertOperatorAudited, type OperatorDeps } from "./service.ts";
+import {
+  clearCredentialsInUnit,
+  insertOperatorAudited,
+  type OperatorDeps,
+  setRoleInUnit,
+} from "./service.ts";
+import { issueEnrollment } from "./enrollment.ts";
 import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
@@ -119,31 +126,62 @@ export function fundingAuditView(
   };
 }
 
-/** The payload of a new admin waiting for approval: the credentials are sealed. */
+/** The payload of a new admin waiting for approval: who, never any credential. */
 interface NewAdminPayload {
   readonly email: string;
   readonly company_scope: string[] | null;
-  readonly credentials_sealed: string;
 }
 
+/** A new admin, created once a second admin approves: the enrollment code goes to their e-mail. */
 const createAdmin: ApprovedAction = async (tx, approval, { deps, actor, now }) => {
   const payload = approval.payload as unknown as NewAdminPayload;
-  const credentials = JSON.parse(await deps.secretBox.openText(payload.credentials_sealed)) as {
-    id: string;
-    passwordHash: string;
-    totpSecretSealed: string;
-  };
-  const row: NewOperator = {
-    id: credentials.id,
-    email: payload.email,
-    role: "admin",
-    companyScope: payload.company_scope,
-    passwordHash: credentials.passwordHash,
-    totpSecretSealed: credentials.totpSecretSealed,
-    createdBy: approval.requestedBy,
-  };
-  const created = await insertOperatorAudited(tx, actor, row, now);
-  return created.ok ? ok({ operator_id: created.value.id, email: created.value.email }) : created;
+  const created = await insertOperatorAudited(
+    tx,
+    actor,
+    {
+      id: newId("op"),
+      email: payload.email,
+      role: "admin",
+      companyScope: payload.company_scope,
+      passwordHash: NOT_ENROLLED,
+      totpSecretSealed: null,
+      createdBy: approval.requestedBy,
+    },
+    now,
+    { approval_id: approval.id },
+  );
+  if (!created.ok) return created;
+  const delivery = await issueEnrollment(tx, deps, created.value, "invite", now);
+  return ok({ operator_id: created.value.id, email: created.value.email, ...delivery });
+};
+
+/** The operator an operator approval names, still there and active. */
+async function namedOperator(tx: WriteTx, approval: ApprovalRecord) {
+  const operator = await findOperatorById(tx, String(approval.payload.operator_id));
+  return operator && operator.disabledAt === null ? ok(operator) : refuse(
+    "operator_not_active",
+    `operator ${approval.objectId} is disabled or gone: reject approval ${approval.id}`,
+  );
+}
+
+/** An admin's credentials cleared once a second admin approves; they enrol again. */
+const resetAdmin: ApprovedAction = async (tx, approval, { deps, actor, now }) => {
+  const target = await namedOperator(tx, approval);
+  if (!target.ok) return target;
+  const reset = await clearCredentialsInUnit(tx, deps, actor, target.value.id, now, {
+    approval_id: approval.id,
+  });
+  return ok({ operator_id: reset.operator.id, email: reset.operator.email, ...reset.delivery });
+};
+
+/** An operator raised to admin once a second admin approves. */
+const promoteAdmin: ApprovedAction = async (tx, approval, { actor, now }) => {
+  const target = await namedOperator(tx, approval);
+  if (!target.ok) return target;
+  const raised = await setRoleInUnit(tx, actor, target.value, "admin", now, {
+    approval_id: approval.id,
+  });
+  return ok({ operator_id: raised.id, email: raised.email, role: raised.role });
 };
 
 /** What each kind runs once approved; bank settings and files (lib/ach) and PayPal settings (lib/paypal) bring their own. */
@@ -156,6 +194,8 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
     const resolved = await railExceptionResolved(tx, actor, approval, now);
     return resolved.ok ? ok(resolved.value) : resolved;
   },
+  "operator.reset_admin": resetAdmin,
+  "operator.promote_admin": promoteAdmin,
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,
@@ -168,23 +208,6 @@ export interface ApprovalRequest {
   readonly objectId: string;
   readonly summary: string;
   readonly payload: Record<string, unknown>;
-}
-
-/** Seals what a new admin's approval must carry: the password hash and the TOTP secret. */
-export async function newAdminPayload(
-  deps: OperatorDeps,
-  row: NewOperator,
-): Promise<Record<string, unknown>> {
-  const payload: NewAdminPayload = {
-    email: row.email,
-    company_scope: row.companyScope === null ? null : [...row.companyScope],
-    credentials_sealed: await deps.secretBox.sealText(JSON.stringify({
-      id: row.id,
-      passwordHash: row.passwordHash,
-      totpSecretSealed: row.totpSecretSealed,
-    })),
-  };
-  return { ...payload };
 }
 
 /** An approval as operators see it (the payload stays inside). */

@@ -123,6 +123,15 @@ export function inScope(scope: readonly string[] | null, companyId: string): boo
   return scope === null || scope.includes(companyId);
 }
 
+/** An enrollment code works for this long, once. */
+export const ENROLLMENT_TTL_MS = 72 * 60 * 60_000;
+
+/**
+ * The password hash of an operator who has not set a password yet (invited, or reset and waiting
+ * to enrol): no password matches it.
+ */
+export const NOT_ENROLLED = "";
+
 /** A pending approval lapses after this long. */
 export const APPROVAL_TTL_MS = 24 * 60 * 60_000;
 
@@ -132,6 +141,8 @@ export const APPROVAL_KINDS = {
   "funding.return": "record by hand that the bank returned a live ACH funding",
   "payout.late_return": "record by hand that a completed live payout's money came back",
   "operator.create_admin": "create an operator with the admin role",
+  "operator.reset_admin": "clear an admin's password and TOTP and send them a new enrollment",
+  "operator.promote_admin": "raise an operator to the admin role",
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",
   "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",

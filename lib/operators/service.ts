@@ -20,12 +20,14 @@ import {
   isLocked,
   isRole,
   newSessionTimes,
+  NOT_ENROLLED,
   type Role,
   ROLES,
   sessionState,
   totpReplayed,
 } from "./rules.ts";
 import {
+  countActiveAdmins,
   countActiveFullAdmins,
   countOperators,
   endSession,
@@ -43,7 +45,9 @@ import {
   recordSignInSuccess,
   setOperatorCredentials,
   setOperatorDisabled,
+  setOperatorRole,
 } from "./store.ts";
+import { type EnrollmentDelivery, issueEnrollment } from "./enrollment.ts";
 import { matchTotp, newTotpSecret, totpUri } from "./totp.ts";
 
 export type { OperatorRecord };
@@ -189,6 +193,7 @@ export async function insertOperatorAudited(
   actor: AuditActor,
   row: NewOperator,
   now: number,
+  note: Record<string, unknown> = {},
 ): Promise<Result<OperatorRecord, "duplicate_email">> {
   if (await findOperatorByEmail(tx, row.email)) {
     return refuse("duplicate_email", `an operator with e-mail ${row.email} already exists`, {
@@ -204,7 +209,7 @@ export async function insertOperatorAudited(
     objectId: created.id,
     companyId: null,
     before: null,
-    after: operatorView(created, now),
+    after: { ...operatorView(created, now), ...note },
   });
   return ok(created);
 }
@@ -257,76 +262,104 @@ function operatorsExist() {
   );
 }
 
-/**
- * The sandbox's admin (dev mode): created when no operator exists, without TOTP (dev mode has
- * none), with a generated password the credentials file shows.
- */
-export async function seedSandboxAdmin(
-  databases: OperatorDeps["databases"],
-  email: string,
-  now: number,
-): Promise<{ email: string; password: string } | null> {
-  if (await countOperators(databases.live.readClient) > 0) return null;
-  const password = randomBase62(GENERATED_PASSWORD_LENGTH);
-  const row: NewOperator = {
-    id: newId("op"),
-    email,
-    role: "admin",
-    companyScope: null,
-    passwordHash: await hashPassword(password),
-    totpSecretSealed: null,
-    createdBy: null,
-  };
-  const created = await databases.live.writer.write(async (tx) => {
-    if (await countOperators(tx) > 0) return false;
-    const inserted = await insertOperatorAudited(
-      tx,
-      { operator: null, origin: "sandbox seed" },
-      row,
-      now,
-    );
-    return inserted.ok;
-  });
-  return created ? { email, password } : null;
+/** A sandbox operator as the credentials file shows it. */
+export interface SandboxOperator {
+  readonly email: string;
+  readonly password: string;
+  readonly role: Role;
 }
 
 /**
- * A new viewer or clerk, at once. An admin is refused here: a new admin waits for a second admin
- * (an approval of kind operator.create_admin), except the first.
+ * The sandbox's operators (dev mode): each of `wanted` whose e-mail is free, without TOTP (dev mode
+ * has none), with a generated password the credentials file shows. Returns the ones created.
+ */
+export async function seedSandboxOperators(
+  databases: OperatorDeps["databases"],
+  wanted: readonly { email: string; role: Role }[],
+  now: number,
+): Promise<SandboxOperator[]> {
+  const prepared: { row: NewOperator; shown: SandboxOperator }[] = [];
+  for (const { email, role } of wanted) {
+    if (await findOperatorByEmail(databases.live.readClient, email)) continue;
+    const password = randomBase62(GENERATED_PASSWORD_LENGTH);
+    prepared.push({
+      row: {
+        id: newId("op"),
+        email,
+        role,
+        companyScope: null,
+        passwordHash: await hashPassword(password),
+        totpSecretSealed: null,
+        createdBy: null,
+      },
+      shown: { email, password, role },
+    });
+  }
+  return await databases.live.writer.write(async (tx) => {
+    const created: SandboxOperator[] = [];
+    for (const { row, shown } of prepared) {
+      const inserted = await insertOperatorAudited(
+        tx,
+        { operator: null, origin: "sandbox seed" },
+        row,
+        now,
+      );
+      if (inserted.ok) created.push(shown);
+    }
+    return created;
+  });
+}
+
+/**
+ * A new operator, without credentials: they enrol with the code sent to them. A viewer or clerk
+ * is created at once; an admin only while the creator is the one active admin (a new
+ * installation's second admin, audited as such); any other new admin waits for a second admin
+ * (an approval of kind operator.create_admin).
  */
 export async function createOperator(
   deps: OperatorDeps,
   actor: AuditActor,
-  input: { email: unknown; role: unknown; companies: string | undefined; password?: string },
+  input: { email: unknown; role: unknown; companies: string | undefined },
   now: number,
 ): Promise<
   Result<
-    { operator: OperatorRecord; shown: NewCredentials },
-    | "invalid_input"
-    | "weak_password"
-    | "duplicate_email"
-    | "company_not_found"
-    | "approval_required"
+    { operator: OperatorRecord; delivery: EnrollmentDelivery },
+    "invalid_input" | "duplicate_email" | "company_not_found" | "approval_required"
   >
 > {
   const checked = await checkNewOperator(deps, input);
   if (!checked.ok) return checked;
-  if (checked.value.role === "admin") {
-    return refuse("approval_required", "a new admin waits for a second admin's approval");
-  }
-  const prepared = await prepareOperator(deps, {
-    ...checked.value,
-    password: input.password,
-    createdBy: actor.operator?.id ?? null,
-  });
-  if (!prepared.ok) return prepared;
-  const created = await deps.databases.live.writer.write(
-    async (tx): Promise<Result<OperatorRecord, "duplicate_email">> => {
-      const inserted = await insertOperatorAudited(tx, actor, prepared.value.row, now);
-      return inserted.ok ? inserted : tx.abort(inserted);
+  return await deps.databases.live.writer.write(
+    async (tx): Promise<
+      Result<
+        { operator: OperatorRecord; delivery: EnrollmentDelivery },
+        "duplicate_email" | "approval_required"
+      >
+    > => {
+      const secondAdmin = checked.value.role === "admin" && await countActiveAdmins(tx) === 1;
+      if (checked.value.role === "admin" && !secondAdmin) {
+        return tx.abort(
+          refuse("approval_required", "a new admin waits for a second admin's approval"),
+        );
+      }
+      const inserted = await insertOperatorAudited(
+        tx,
+        actor,
+        {
+          id: newId("op"),
+          ...checked.value,
+          passwordHash: NOT_ENROLLED,
+          totpSecretSealed: null,
+          createdBy: actor.operator?.id ?? null,
+        },
+        now,
+        secondAdmin ? { second_admin: "invited by the only admin, without approval" } : {},
+      );
+      if (!inserted.ok) return tx.abort(inserted);
+      const delivery = await issueEnrollment(tx, deps, inserted.value, "invite", now);
+      return ok({ operator: inserted.value, delivery });
     },
   );
-  return created.ok ? ok({ operator: created.value, shown: prepared.value.shown }) : created;
 }
 
 /** The e-mail, role and scope of a new operator, checked (the e-mail must be free). */
@@ -402,7 +435,11 @@ export async function signIn(
     return refuse("operator_disabled", `operator ${found.email} is disabled`);
   }
   if (isLocked(found.lockedUntil, now)) return lockedRefusal(found.email, found.lockedUntil!);
-  const passwordOk = await verifyPassword(input.password, found.passwordHash);
+  // An operator who has not enrolled has no password: the decoy takes the same time.
+  const passwordOk = await verifyPassword(
+    input.password,
+    found.passwordHash === NOT_ENROLLED ? await decoyHash() : found.passwordHash,
+  ) && found.passwordHash !== NOT_ENROLLED;
   const code = input.code.trim();
   let step: number | null = null;
   let failure: Refusal<SignInRefusal> | null = passwordOk
@@ -412,7 +449,7 @@ export async function signIn(
     if (found.totpSecretSealed === null) {
       failure = refuse(
         "totp_not_enrolled",
-        `operator ${found.email} has no TOTP secret: an admin gives one with operator:reset`,
+        `operator ${found.email} has no TOTP secret: enrol with the code an admin's operator:reset sends`,
       );
     } else if (code === "") {
       failure = refuse("totp_required", "a TOTP code is required: enter the code of your app");
@@ -653,53 +690,141 @@ export async function disableOperator(
 }
 
 /**
- * Gives an operator a new password (the one given, or a generated one) and a new TOTP secret,
- * unlocks the account and ends its sessions.
+ * Clears an operator's password and TOTP secret, unlocks the account, ends its sessions and sends
+ * them a new enrollment code. Nobody sees their new credentials but them. Resetting an admin waits
+ * for a second admin (operator.reset_admin); one's own credentials change with operator:password.
  */
 export async function resetOperator(
   deps: OperatorDeps,
   actor: AuditActor,
-  input: { email: unknown; password?: string },
+  input: { email: unknown },
   now: number,
 ): Promise<
-  Result<{ operator: OperatorRecord; shown: NewCredentials }, TargetRefusal | "weak_password">
+  Result<
+    { operator: OperatorRecord; delivery: EnrollmentDelivery },
+    TargetRefusal | "approval_required" | "own_credentials"
+  >
 > {
   const target = await targetOperator(deps, input.email);
   if (!target.ok) return target;
-  const password = chosenPassword(input.password, target.value.email);
-  if (!password.ok) return password;
-  const totpSecret = newTotpSecret();
-  const credentials = {
-    passwordHash: await hashPassword(password.value.password),
-    totpSecretSealed: await deps.secretBox.sealText(totpSecret),
-  };
-  const reset = await deps.databases.live.writer.write(async (tx) => {
-    const current = (await findOperatorById(tx, target.value.id))!;
-    await setOperatorCredentials(tx, current.id, credentials);
-    const sessionsEnded = await endSessionsOf(tx, current.id, now);
-    const after = (await findOperatorById(tx, current.id))!;
-    await appendAudit(tx, "live", actor, {
-      at: now,
-      action: "operator:reset",
-      objectType: "operator",
-      objectId: current.id,
-      companyId: null,
-      before: operatorView(current, now),
-      after: {
-        ...operatorView(after, now),
-        credentials: "new password and TOTP secret",
-        sessions_ended: sessionsEnded,
-      },
-    });
-    return after;
+  if (target.value.id === actor.operator?.id) {
+    return refuse(
+      "own_credentials",
+      "your own credentials change with operator:password (current password and TOTP code)",
+      { field: "email" },
+    );
+  }
+  if (target.value.role === "admin") {
+    return refuse("approval_required", "resetting an admin waits for a second admin's approval");
+  }
+  return ok(
+    await deps.databases.live.writer.write((tx) =>
+      clearCredentialsInUnit(tx, deps, actor, target.value.id, now, {})
+    ),
+  );
+}
+
+/** An operator's credentials cleared and a reset enrollment issued, in the caller's unit. */
+export async function clearCredentialsInUnit(
+  tx: Parameters<Parameters<Database["writer"]["write"]>[0]>[0],
+  deps: Pick<OperatorDeps, "dev">,
+  actor: AuditActor,
+  operatorId: string,
+  now: number,
+  note: Record<string, unknown>,
+): Promise<{ operator: OperatorRecord; delivery: EnrollmentDelivery }> {
+  const current = (await findOperatorById(tx, operatorId))!;
+  await setOperatorCredentials(tx, current.id, {
+    passwordHash: NOT_ENROLLED,
+    totpSecretSealed: null,
   });
-  return ok({
-    operator: reset,
-    shown: {
-      ...(password.value.generated ? { password: password.value.password } : {}),
-      totp_uri: totpUri(totpSecret, reset.email),
+  const sessionsEnded = await endSessionsOf(tx, current.id, now);
+  const after = (await findOperatorById(tx, current.id))!;
+  const delivery = await issueEnrollment(tx, deps, after, "reset", now);
+  await appendAudit(tx, "live", actor, {
+    at: now,
+    action: "operator:reset",
+    objectType: "operator",
+    objectId: current.id,
+    companyId: null,
+    before: operatorView(current, now),
+    after: {
+      ...operatorView(after, now),
+      credentials: "cleared: the operator enrols again",
+      sessions_ended: sessionsEnded,
+      enrollment: delivery.enrollment,
+      ...note,
     },
   });
+  return { operator: after, delivery };
+}
+
+/**
+ * Changes an operator's role. Raising anyone to admin waits for a second admin
+ * (operator.promote_admin); lowering keeps at least one admin of every company.
+ */
+export async function changeRole(
+  deps: OperatorDeps,
+  actor: AuditActor,
+  input: { email: unknown; role: unknown },
+  now: number,
+): Promise<
+  Result<OperatorRecord, TargetRefusal | "approval_required" | "last_admin" | "operator_not_active">
+> {
+  const target = await targetOperator(deps, input.email);
+  if (!target.ok) return target;
+  if (typeof input.role !== "string" || !isRole(input.role)) {
+    return refuse(
+      "invalid_input",
+      `--role ${JSON.stringify(input.role ?? null)}: one of ${ROLES.join(", ")}`,
+      { field: "role" },
+    );
+  }
+  if (input.role === "admin" && target.value.role !== "admin") {
+    return refuse("approval_required", "raising an operator to admin waits for a second admin");
+  }
+  const role = input.role;
+  return await deps.databases.live.writer.write(
+    async (tx): Promise<Result<OperatorRecord, "last_admin" | "operator_not_active">> => {
+      const current = (await findOperatorById(tx, target.value.id))!;
+      if (current.disabledAt !== null) {
+        return tx.abort(refuse("operator_not_active", `operator ${current.email} is disabled`));
+      }
+      if (
+        current.role === "admin" && role !== "admin" && current.companyScope === null &&
+        await countActiveFullAdmins(tx) === 1
+      ) {
+        return tx.abort(refuse(
+          "last_admin",
+          `operator ${current.email} is the last admin of every company: raise another first`,
+        ));
+      }
+      return ok(await setRoleInUnit(tx, actor, current, role, now, {}));
+    },
+  );
+}
+
+/** An operator's new role and its audit row, in the caller's unit. */
+export async function setRoleInUnit(
+  tx: Parameters<Parameters<Database["writer"]["write"]>[0]>[0],
+  actor: AuditActor,
+  current: OperatorRecord,
+  role: Role,
+  now: number,
+  note: Record<string, unknown>,
+): Promise<OperatorRecord> {
+  await setOperatorRole(tx, current.id, role);
+  const after = (await findOperatorById(tx, current.id))!;
+  await appendAudit(tx, "live", actor, {
+    at: now,
+    action: "operator:role",
+    objectType: "operator",
+    objectId: current.id,
+    companyId: null,
+    before: operatorView(current, now),
+    after: { ...operatorView(after, now), ...note },
+  });
+  return after;
 }
 
 /** Every operator, oldest first. */

@@ -4,7 +4,7 @@
  */
 import type { InStatement, ResultSet } from "@libsql/client";
 import { columnsOf, json, rowMapper } from "../../db/rows.ts";
-import { approvals, operators, operatorSessions } from "../../db/schema.ts";
+import { approvals, operatorEnrollments, operators, operatorSessions } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { ApprovalStatus, Role } from "./rules.ts";
@@ -151,11 +151,14 @@ export async function setOperatorDisabled(
   });
 }
 
-/** New credentials: a new password and TOTP secret, the counters and the lock cleared. */
+/**
+ * New credentials: a new password and TOTP secret (or none, for an operator waiting to enrol),
+ * the counters and the lock cleared.
+ */
 export async function setOperatorCredentials(
   tx: WriteTx,
   operatorId: string,
-  credentials: { passwordHash: string; totpSecretSealed: string },
+  credentials: { passwordHash: string; totpSecretSealed: string | null },
 ): Promise<void> {
   await tx.execute({
     sql: `UPDATE operators SET password_hash = ?, totp_secret_sealed = ?, totp_last_step = NULL,
@@ -371,4 +374,95 @@ export async function listApprovalRecords(
     args: filter.status === null ? [filter.limit] : [filter.status, filter.limit],
   });
   return rows.map(toApproval);
+}
+
+/** A new password only: the TOTP secret and its last step stay. */
+export async function setOperatorPassword(
+  tx: WriteTx,
+  operatorId: string,
+  passwordHash: string,
+): Promise<void> {
+  await tx.execute({
+    sql: "UPDATE operators SET password_hash = ? WHERE id = ?",
+    args: [passwordHash, operatorId],
+  });
+}
+
+export async function setOperatorRole(tx: WriteTx, operatorId: string, role: Role): Promise<void> {
+  await tx.execute({ sql: "UPDATE operators SET role = ? WHERE id = ?", args: [role, operatorId] });
+}
+
+/** Active admins of any scope. */
+export async function countActiveAdmins(sql: Sql): Promise<number> {
+  const { rows } = await sql.execute(
+    "SELECT count(*) AS n FROM operators WHERE role = 'admin' AND disabled_at IS NULL",
+  );
+  return Number(rows[0].n);
+}
+
+export interface EnrollmentRecord {
+  readonly id: string;
+  readonly operatorId: string;
+  readonly purpose: "invite" | "reset";
+  readonly expiresAt: number;
+  readonly usedAt: number | null;
+  readonly replacedAt: number | null;
+  readonly createdAt: number;
+}
+
+const enrollment = columnsOf(operatorEnrollments);
+const ENROLLMENT_COLUMNS = "id, operator_id, purpose, expires_at, used_at, replaced_at, created_at";
+const toEnrollment: (row: Readonly<Record<string, unknown>>) => EnrollmentRecord = rowMapper({
+  id: enrollment.id,
+  operatorId: enrollment.operatorId,
+  purpose: enrollment.purpose,
+  expiresAt: enrollment.expiresAt,
+  usedAt: enrollment.usedAt,
+  replacedAt: enrollment.replacedAt,
+  createdAt: enrollment.createdAt,
+});
+
+/** A new enrollment code of an operator; the earlier unused ones stop working. */
+export async function insertEnrollment(
+  tx: WriteTx,
+  row: {
+    id: string;
+    operatorId: string;
+    codeHash: string;
+    purpose: "invite" | "reset";
+    expiresAt: number;
+  },
+  now: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE operator_enrollments SET replaced_at = ?
+            WHERE operator_id = ? AND used_at IS NULL AND replaced_at IS NULL`,
+    args: [now, row.operatorId],
+  });
+  await tx.execute({
+    sql: `INSERT INTO operator_enrollments (id, operator_id, code_hash, purpose, expires_at,
+            created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    args: [row.id, row.operatorId, row.codeHash, row.purpose, row.expiresAt, now],
+  });
+}
+
+export async function findEnrollmentByCodeHash(
+  sql: Sql,
+  codeHash: string,
+): Promise<EnrollmentRecord | null> {
+  const { rows } = await sql.execute({
+    sql: `SELECT ${ENROLLMENT_COLUMNS} FROM operator_enrollments WHERE code_hash = ?`,
+    args: [codeHash],
+  });
+  return rows[0] ? toEnrollment(rows[0]) : null;
+}
+
+/** Marks an enrollment used; false when it was used or replaced already. */
+export async function useEnrollment(tx: WriteTx, id: string, now: number): Promise<boolean> {
+  const { rowsAffected } = await tx.execute({
+    sql: `UPDATE operator_enrollments SET used_at = ?
+            WHERE id = ? AND used_at IS NULL AND replaced_at IS NULL`,
+    args: [now, id],
+  });
+  return rowsAffected === 1;
 }

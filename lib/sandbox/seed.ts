@@ -1,8 +1,8 @@
 /**
  * The sandbox bootstrap of DESIGN 13: on an empty database, two companies (Acme Mutual with lines
  * auto and home, Beacon Casualty with line default), one user each and one user of both, every
- * test line funded with $1,000,000.00 as a received wire, and one admin operator (no TOTP in dev
- * mode). The credentials are written to DATA_DIR/sandbox-credentials.json (mode 0600) because
+ * test line funded with $1,000,000.00 as a received wire, and four operators (two admins, a clerk
+ * and a viewer; no TOTP in dev mode). The credentials are written to DATA_DIR/sandbox-credentials.json (mode 0600) because
  * keys and passwords are stored hashed and cannot be shown again.
  */
 import type { Clock } from "../platform/clock.ts";
@@ -16,7 +16,7 @@ import {
   createUser,
   type Databases,
 } from "../identity/admin.ts";
-import { seedSandboxAdmin } from "../operators/service.ts";
+import { type SandboxOperator, seedSandboxOperators } from "../operators/service.ts";
 import {
   readSandboxSeed,
   recordSandboxSeed,
@@ -34,11 +34,18 @@ export interface SandboxCredentials {
     lines: { line: string; key_test: string; key_live: string }[];
   }[];
   multi_company_user: { email: string; api_key_test: string; api_key_live: string; tins: string[] };
-  /** The sandbox's admin operator, for `deno task admin login` (absent if operators existed). */
+  /** The sandbox's first admin operator, for `deno task admin login` (absent if operators existed). */
   operator?: { email: string; password: string };
+  /** Every sandbox operator: two admins, a clerk and a viewer, to try dual control and roles. */
+  operators?: SandboxOperator[];
 }
 
-const SANDBOX_OPERATOR_EMAIL = "admin@sandbox.test";
+const SANDBOX_OPERATORS = [
+  { email: "admin@sandbox.test", role: "admin" },
+  { email: "admin2@sandbox.test", role: "admin" },
+  { email: "clerk@sandbox.test", role: "clerk" },
+  { email: "viewer@sandbox.test", role: "viewer" },
+] as const;
 
 const SANDBOX_FUNDS_CENTS = 100_000_000;
 
@@ -222,9 +229,24 @@ async function seedWithOperator(
   now: number,
 ): Promise<SandboxCredentials> {
   const credentials = await seed(databases, baseUrl, now);
-  credentials.operator = await seedSandboxAdmin(databases, SANDBOX_OPERATOR_EMAIL, now) ??
-    undefined;
-  return credentials;
+  return await withOperators(databases, credentials, now);
+}
+
+/** The sandbox operators not yet there, added to the credentials (the first admin as `operator`). */
+async function withOperators(
+  databases: Databases,
+  credentials: SandboxCredentials,
+  now: number,
+): Promise<SandboxCredentials> {
+  const created = await seedSandboxOperators(databases, SANDBOX_OPERATORS, now);
+  const known = credentials.operator ? [{ ...credentials.operator, role: "admin" as const }] : [];
+  const operators = [...(credentials.operators ?? known), ...created];
+  const first = operators.find((operator) => operator.email === SANDBOX_OPERATORS[0].email);
+  return {
+    ...credentials,
+    ...(first ? { operator: { email: first.email, password: first.password } } : {}),
+    ...(operators.length > 0 ? { operators } : {}),
+  };
 }
 
 /** The credentials file of an earlier seed, brought up to date; null when it was removed. */
@@ -242,12 +264,10 @@ async function loadEarlierSeed(
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  if (credentials.base_url === config.baseUrl && credentials.operator) return credentials;
+  if (credentials.base_url === config.baseUrl && credentials.operators) return credentials;
   credentials.base_url = config.baseUrl;
-  // A sandbox seeded before operators existed gets its admin on the next start.
-  credentials.operator ??= await seedSandboxAdmin(databases, SANDBOX_OPERATOR_EMAIL, now) ??
-    undefined;
-  return await writeCredentials(config, credentials);
+  // A sandbox seeded before its four operators existed gets the missing ones on the next start.
+  return await writeCredentials(config, await withOperators(databases, credentials, now));
 }
 
 function credentialsFile(config: Pick<Config, "dataDir">): string {

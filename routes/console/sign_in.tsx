@@ -12,6 +12,7 @@ import { renderSVG } from "uqr";
 import { pendingTotpEnrollment, type TotpEnrollment } from "../../lib/console/sign_in.ts";
 import { PASSWORD_LENGTH_MAX_CHARACTERS, SESSION_ABSOLUTE_MS } from "../../lib/operators/rules.ts";
 import { readSession, signIn, signOut } from "../../lib/operators/service.ts";
+import { enroll } from "../../lib/operators/enrollment.ts";
 import { PurposeMac } from "../../lib/platform/crypto.ts";
 import { constantTimeEqual, randomBase62 } from "../../lib/platform/keys.ts";
 import type { AppDeps } from "../context.ts";
@@ -63,6 +64,7 @@ function BarePage(props: { title: string; children: Child }) {
 const NOTICES: Readonly<Record<string, string>> = {
   expired: "Your session ended after an hour without use. Sign in again.",
   signed_out: "You are signed out.",
+  enrolled: "Your password is set. Sign in: your first sign-in shows your TOTP secret to scan.",
 };
 
 function SignInPage(props: {
@@ -131,6 +133,45 @@ function SignInPage(props: {
         />
         <p>
           <button type="submit">Sign in</button>
+        </p>
+      </form>
+    </BarePage>
+  );
+}
+
+/** Enrollment: the code sent to a new or reset operator, and the password they choose. */
+function EnrollPage(props: {
+  csrf: string;
+  code: string;
+  problems: readonly FieldProblem[];
+}) {
+  return (
+    <BarePage title="Enrol">
+      <FormProblems problems={props.problems} />
+      <p>
+        Enter the enrollment code you were sent and choose your password (at least 12 characters).
+        Your first sign-in then shows your own TOTP secret to scan.
+      </p>
+      <form method="post" action="/console/enroll" class="card">
+        <input type="hidden" name="csrf" value={props.csrf} />
+        <Field
+          name="code"
+          label="Enrollment code"
+          autocomplete="off"
+          required
+          values={{ code: props.code }}
+          problems={props.problems}
+        />
+        <Field
+          name="password"
+          label="Your new password"
+          type="password"
+          autocomplete="new-password"
+          required
+          problems={props.problems}
+        />
+        <p>
+          <button type="submit">Enrol</button>
         </p>
       </form>
     </BarePage>
@@ -238,6 +279,46 @@ export function signInRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       cookieOptions(deps, Math.floor(SESSION_ABSOLUTE_MS / 1000)),
     );
     return c.redirect(next, 303);
+  });
+
+  app.get("/enroll", async (c) =>
+    c.html(
+      <EnrollPage
+        csrf={await signInCsrf(c)}
+        code={/^enr_[0-9A-Za-z]{32}$/.test(c.req.query("code") ?? "") ? c.req.query("code")! : ""}
+        problems={[]}
+      />,
+    ));
+
+  app.post("/enroll", async (c) => {
+    const form = await c.req.parseBody();
+    const text = (name: string) => typeof form[name] === "string" ? form[name] as string : "";
+    const nonce = getCookie(c, SIGN_IN_COOKIE) ?? "";
+    const render = async (problems: FieldProblem[], status: 400 | 401 | 403) =>
+      c.html(<EnrollPage csrf={await signInCsrf(c)} code="" problems={problems} />, status);
+    if (nonce === "" || !constantTimeEqual(text("csrf"), await mac.sign(`sign-in|${nonce}`))) {
+      return render([{
+        field: "form",
+        message: "The form's security token is missing or stale. Enrol again.",
+      }], 403);
+    }
+    if (text("password").length > PASSWORD_LENGTH_MAX_CHARACTERS) {
+      return render([{ field: "password", message: "The password is too long." }], 400);
+    }
+    const enrolled = await enroll(operatorDeps, consoleOrigin(c), {
+      code: text("code"),
+      password: text("password"),
+    }, deps.clock.now());
+    if (!enrolled.ok) {
+      return render(
+        [{
+          field: enrolled.code === "weak_password" ? "password" : "code",
+          message: enrolled.message,
+        }],
+        enrolled.code === "weak_password" ? 400 : 401,
+      );
+    }
+    return c.redirect("/console/sign-in?notice=enrolled", 303);
   });
 
   return app;
