@@ -231,6 +231,19 @@ Deno.test("audit:verify finds a row edited or removed directly in the database, 
       test.writer.write((tx) => tx.execute("DELETE FROM audit_log WHERE seq = 2")),
       /audit_log is append-only/,
     );
+    // Before: INSERT OR REPLACE deleted the row it replaced without firing the delete trigger.
+    await assert.rejects(
+      test.writer.write((tx) =>
+        tx.execute(
+          `INSERT OR REPLACE INTO audit_log (seq, id, at, environment, operator_id, operator_email,
+             origin, action, object_type, object_id, company_id, before, after, prev_hash, hash)
+           SELECT seq, id, at, environment, operator_id, 'someone@else.test', origin, action,
+             object_type, object_id, company_id, before, after, prev_hash, hash
+             FROM audit_log WHERE seq = 2`,
+        )
+      ),
+      /audit_log is append-only/,
+    );
     // Someone with the file drops the trigger and lowers the fee the row recorded.
     const [row2] = (await auditRows(f, "test")).filter((row) => row.seq === 2);
     await test.writer.write(async (tx) => {
