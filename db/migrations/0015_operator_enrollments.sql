@@ -11,4 +11,5 @@ CREATE TABLE `operator_enrollments` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `operator_enrollments_code_hash_unique` ON `operator_enrollments` (`code_hash`);--> statement-breakpoint
-CREATE INDEX `operator_enrollments_operator` ON `operator_enrollments` (`operator_id`);
+CREATE INDEX `operator_enrollments_operator` ON `operator_enrollments` (`operator_id`);--> statement-breakpoint
+CREATE TRIGGER `audit_log_no_replace` BEFORE INSERT ON `audit_log` WHEN EXISTS (SELECT 1 FROM `audit_log` WHERE `seq` = NEW.`seq` OR `id` = NEW.`id`) BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
