@@ -37,6 +37,8 @@ export { TransientJobError } from "./job_policy.ts";
 export interface RunningJob extends DueJob {
   /** The domain time its run goes to (the present, in a sweep): at or after `dueAt`. */
   readonly runUntil: number;
+  /** Real time when the run started: what other runs' claims (leases) are compared with. */
+  readonly realNow: number;
 }
 
 /** Runs inside the write unit that also marks the job done. */
@@ -174,7 +176,7 @@ export async function runDueJobs(
 
 /** Runs one job; true when this run counted it (another runner may have taken it first). */
 function runJob(run: RunContext, due: DueJob): Promise<boolean> {
-  const job = { ...due, runUntil: run.until };
+  const job = { ...due, runUntil: run.until, realNow: run.clock.now() };
   const handler = run.handlers[job.kind];
   if (handler !== undefined && isExternalJob(handler)) return runExternalJob(run, job, handler);
   return runUnitJob(run, job, handler);

@@ -604,7 +604,9 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
   createdAt: createdAt(),
 }, (t) => [
   uniqueIndex("rail_batch_entries_reference").on(t.reference),
-  uniqueIndex("rail_batch_entries_trace").on(t.traceNumber),
+  // A trace names one entry while a return may name it; after TRACE_REUSE_AFTER_DAYS (and a wrap
+  // past 9,999,999) it may name a new one, so it is not unique over all time.
+  index("rail_batch_entries_trace").on(t.traceNumber),
   // A cutoff takes its queue a page at a time, oldest first (created_at, then rowid: the order
   // entries were queued in, which an index keeps after its columns): no sort.
   index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId, t.status, t.createdAt),

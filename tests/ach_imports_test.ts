@@ -702,10 +702,10 @@ Deno.test("which imported entry applies, and how: every rule in its order", () =
       "correction",
     ],
     [
-      "a notice of change after a return",
+      "a notice of change after a return (changes nothing: the payout was offered again)",
       notice,
       { ...sent, status: "failed", returnCode: "R03" },
-      "correction",
+      "already_returned",
     ],
     ["a notice of change of the funding account", notice, debit, "company_account_correction"],
     [

@@ -63,7 +63,8 @@ export async function payoutAccount(
 /**
  * Records a notice of change of the entries to `original`: what the bank corrected is laid over
  * the details those entries were sent to (an earlier correction included), and later entries to
- * `original` use the result.
+ * `original` use the result. Null when the notice corrects nothing that is not on record already
+ * (the same notice in a second file): nothing is written.
  */
 export async function recordCorrection(
   tx: WriteTx,
@@ -76,13 +77,19 @@ export async function recordCorrection(
     readonly importId: string;
   },
   now: number,
-): Promise<AccountDetails> {
+): Promise<AccountDetails | null> {
   const sentTo = await correctedAccount(tx, secretBox, notice.companyId, notice.original);
   const corrected: AccountDetails = {
     routingNumber: notice.correction.routingNumber ?? sentTo.routingNumber,
     accountNumber: notice.correction.accountNumber ?? sentTo.accountNumber,
     accountType: notice.correction.accountType ?? sentTo.accountType,
   };
+  const onRecord = sentTo !== notice.original;
+  if (
+    onRecord && corrected.routingNumber === sentTo.routingNumber &&
+    corrected.accountNumber === sentTo.accountNumber &&
+    corrected.accountType === sentTo.accountType
+  ) return null;
   const row = {
     changeCode: notice.changeCode,
     correctedSealed: await secretBox.sealText(JSON.stringify(corrected)),

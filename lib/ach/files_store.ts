@@ -72,6 +72,18 @@ export async function scheduleCutoff(
 const TRACE_SEQUENCE_MAX = 9_999_999;
 
 /**
+ * How long a trace stays the name of its entry: a return or a notice of change may name an entry
+ * this long after it was queued (the longest return window, 60 days after settlement, with room).
+ * An entry still queued, in a file or sent keeps its trace whatever its age.
+ */
+export const TRACE_REUSE_AFTER_DAYS = 180;
+
+const DAY_MS = 86_400_000;
+
+/** Ranges a reservation tries before it gives up (each skips past a trace still in use). */
+const TRACE_RANGE_TRIES_MAX = 64;
+
+/**
  * Which queued entries a cutoff takes: the oldest first (in the order they were queued), at most
  * `limit`, none over `maxCents`.
  */
@@ -120,22 +132,60 @@ export async function measureQueue(
 }
 
 /**
- * Reserves `count` consecutive trace sequences of the ODFI and answers the first; a sequence is
- * never handed out twice, so a trace is unique per ODFI and per attempt.
+ * Reserves `count` consecutive trace sequences of the ODFI and answers the first: the next ones,
+ * or after 9,999,999 from 1 again, skipping past any trace a return could still name (an entry of
+ * the last TRACE_REUSE_AFTER_DAYS, or one not settled yet), so a trace is unique per ODFI while it
+ * names its entry, and a wrap never collides.
  */
 export async function reserveTraceSequences(
   tx: WriteTx,
   odfi: string,
   count: number,
+  now: number,
 ): Promise<number> {
+  if (count > TRACE_SEQUENCE_MAX) {
+    throw new Error(`${count} traces do not fit one ODFI's ${TRACE_SEQUENCE_MAX} sequences`);
+  }
   const { rows } = await tx.execute({
-    sql: `INSERT INTO ach_trace_sequences (odfi, next_sequence) VALUES (?, 1 + ?)
-          ON CONFLICT (odfi) DO UPDATE SET next_sequence =
-            CASE WHEN next_sequence + ? > ? THEN 1 + ? ELSE next_sequence + ? END
-          RETURNING next_sequence`,
-    args: [odfi, count, count, TRACE_SEQUENCE_MAX + 1, count, count],
+    sql: "SELECT next_sequence FROM ach_trace_sequences WHERE odfi = ?",
+    args: [odfi],
   });
-  return Number(rows[0].next_sequence) - count;
+  let first = rows[0] ? Number(rows[0].next_sequence) : 1;
+  for (let tries = 0;; tries++) {
+    if (first + count - 1 > TRACE_SEQUENCE_MAX) first = 1;
+    const inUse = await lastTraceInUse(tx, odfi, first, first + count - 1, now);
+    if (inUse === null) break;
+    if (tries === TRACE_RANGE_TRIES_MAX) {
+      throw new Error(
+        `no ${count} consecutive free traces of ODFI ${odfi} after ${tries} ranges: traces are in use up to ${inUse}`,
+      );
+    }
+    first = inUse + 1;
+  }
+  await tx.execute({
+    sql: `INSERT INTO ach_trace_sequences (odfi, next_sequence) VALUES (?, ?)
+          ON CONFLICT (odfi) DO UPDATE SET next_sequence = excluded.next_sequence`,
+    args: [odfi, first + count],
+  });
+  return first;
+}
+
+/** The last sequence from `first` to `last` whose trace still names an entry, or null. */
+async function lastTraceInUse(
+  tx: WriteTx,
+  odfi: string,
+  first: number,
+  last: number,
+  now: number,
+): Promise<number | null> {
+  const trace = (sequence: number) => `${odfi}${String(sequence).padStart(7, "0")}`;
+  const { rows } = await tx.execute({
+    sql: `SELECT max(trace_number) AS trace FROM rail_batch_entries
+          WHERE trace_number BETWEEN ? AND ?
+            AND (created_at > ? OR status IN ('queued', 'batched', 'sent'))`,
+    args: [trace(first), trace(last), now - TRACE_REUSE_AFTER_DAYS * DAY_MS],
+  });
+  return rows[0].trace === null ? null : Number(String(rows[0].trace).slice(8));
 }
 
 /**

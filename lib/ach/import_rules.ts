@@ -23,6 +23,8 @@ export type NotAppliedReason =
   | "entry_not_sent"
   /** The entry was returned before (by an earlier file, or earlier in this one). */
   | "already_returned"
+  /** A notice of change whose corrected details are on record already (the same notice again). */
+  | "already_corrected"
   /** The payout of the entry was canceled. */
   | "payout_canceled"
   /** The entry settled, but its payout is not completed: only a completed payout comes back late. */
@@ -97,6 +99,13 @@ export function decideImportedEntry(
     return refuse("entry_not_sent", `the entry is ${sent.status}: its file was not sent yet`);
   }
   if (imported.kind === "correction") {
+    // A returned entry's payout was offered again or failed for good: its account is moot.
+    if (sent.returnCode !== null || sent.status === "failed") {
+      return refuse(
+        "already_returned",
+        `the entry was returned (${sent.returnCode}): a notice of change of it changes nothing`,
+      );
+    }
     if (sent.direction === "debit") {
       return refuse(
         "company_account_correction",

@@ -10,7 +10,7 @@
  * every entry in file order, so a later entry sees what an earlier one did (a trace returned
  * twice in one file is applied once). Anything that throws undoes the whole import.
  */
-import { eq } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { achImports, railBatchEntries } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -142,7 +142,10 @@ async function applyImport(
   const companies = new Set<string>();
   let applied = 0;
   for (const entry of file.entries) {
-    const sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId);
+    const sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, {
+      receivingDfi: entry.receivingDfi,
+      amountCents: entry.kind === "return" ? entry.amountCents : null,
+    });
     if (sent) companies.add(sent.companyId);
     const decided = decideImportedEntry(entry, sent);
     const done = decided.ok
@@ -206,15 +209,26 @@ interface SentEntry extends SentEntryFacts {
   readonly fundingId: string | null;
 }
 
-/** The entry this service sent under `trace` (of `companyId` when given), with its payout's state. */
+/**
+ * The entry this service sent under `trace` (of `companyId` when given), with its payout's state.
+ * A trace may name an older entry too, from before its sequence wrapped: the entry with the
+ * return's receiving DFI and amount is the one, the newest when several are.
+ */
 async function findSentEntry(
   tx: WriteTx,
   trace: string,
   companyId: string | undefined,
+  named: { receivingDfi: string; amountCents: number | null },
 ): Promise<SentEntry | null> {
-  const [row] = await tx.db.select().from(railBatchEntries)
-    .where(eq(railBatchEntries.traceNumber, trace));
-  if (!row || (companyId !== undefined && row.companyId !== companyId)) return null;
+  const candidates = (await tx.db.select().from(railBatchEntries)
+    .where(eq(railBatchEntries.traceNumber, trace))
+    .orderBy(desc(railBatchEntries.createdAt), desc(railBatchEntries.id)))
+    .filter((row) => companyId === undefined || row.companyId === companyId);
+  const row = candidates.find((candidate) =>
+    candidate.receivingDfi === named.receivingDfi &&
+    (named.amountCents === null || candidate.amountCents === named.amountCents)
+  ) ?? candidates[0];
+  if (!row) return null;
   const payout = row.payoutId ? await loadPayout(tx, row.payoutId) : null;
   return {
     id: row.id,
@@ -290,13 +304,19 @@ async function applyCorrection(
   if (original === null) {
     return refuse("malformed", `payout ${payout.id} holds no bank account to correct`);
   }
-  await recordCorrection(tx, deps.secretBox, {
+  const recorded = await recordCorrection(tx, deps.secretBox, {
     companyId: sent.companyId,
     original,
     changeCode: entry.code,
     correction,
     importId: matched.importId,
   }, now);
+  if (recorded === null) {
+    return refuse(
+      "already_corrected",
+      `the corrected details of ${entry.code} are on record already: the payee was told once`,
+    );
+  }
   await tellPayeeDetailsUpdated(tx, deps.runtime.notifications, payout.id, now);
   return ok(undefined);
 }

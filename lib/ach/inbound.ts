@@ -11,6 +11,7 @@
  */
 import { findOpenJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
+import { releaseHeldSettlements } from "../rails/outcome_fence.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SftpTarget } from "./bank_settings.ts";
 import { readBankSettings } from "./bank_store.ts";
@@ -72,6 +73,8 @@ export function inboundPollJob(deps: AchImportDeps): JobHandler {
     },
     call: (target, job) => pollInbound(deps, target, job.companyId, job.dueAt),
     async record(tx, job) {
+      // What the bank had is imported: a settlement held behind this poll may run.
+      await releaseHeldSettlements(tx, job.companyId, job.id);
       await scheduleInboundPoll(tx, {
         companyId: job.companyId,
         dueAt: nextInboundPollAt(job.dueAt, job.runUntil),

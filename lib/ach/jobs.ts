@@ -16,6 +16,9 @@ import {
   yieldToEventLoop,
 } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
+import { holdBehindOutcomeReaders } from "../rails/outcome_fence.ts";
+import { INBOUND_POLL_JOB } from "./inbound.ts";
+import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import {
@@ -133,9 +136,12 @@ async function claimFile(
       fileName: unfinished.fileName,
       fileIdModifier: unfinished.fileName.slice(-5, -4),
       // Interrupted before its first page: its traces are reserved again (a gap is harmless).
-      firstSequence: sofar.count > 0
-        ? sofar.lastSequence + 1
-        : await reserveTraceSequences(tx, odfi, unfinished.entryCount + OFFSET_TRACES_MAX),
+      firstSequence: sofar.count > 0 ? sofar.lastSequence + 1 : await reserveTraceSequences(
+        tx,
+        odfi,
+        unfinished.entryCount + OFFSET_TRACES_MAX,
+        now,
+      ),
     };
   }
   if (now >= slot.windowEndsAt) {
@@ -166,7 +172,12 @@ async function claimFile(
     if (queue.queued > 0) await scheduleCutoff(tx, job.companyId, now, null, now);
     return null;
   }
-  const firstSequence = await reserveTraceSequences(tx, odfi, queue.count + OFFSET_TRACES_MAX);
+  const firstSequence = await reserveTraceSequences(
+    tx,
+    odfi,
+    queue.count + OFFSET_TRACES_MAX,
+    now,
+  );
   const batchId = newId("rbt");
   const fileName = achFileName(settings.immediateOrigin, slot.bankDate, fileIdModifier);
   await tx.execute({
@@ -366,8 +377,15 @@ export async function sendEntries(
   await scheduleJob(tx, { companyId, kind: ACH_SEND_JOB, subjectId: batchId, dueAt: at }, at);
 }
 
-/** Completes a transmitted file's entries still sent, a bounded number per unit. */
+/** The jobs that read a company's ACH returns from outside: a settlement waits for them. */
+export const ACH_OUTCOME_READERS: readonly string[] = [SANDBOX_RETURNS_JOB, INBOUND_POLL_JOB];
+
+/**
+ * Completes a transmitted file's entries still sent, a bounded number per unit, once no return
+ * read before its time is still being imported (lib/rails/outcome_fence.ts).
+ */
 async function settleFile(moves: BatchPayoutMoves, tx: WriteTx, job: RunningJob): Promise<void> {
+  if (await holdBehindOutcomeReaders(tx, job, ACH_OUTCOME_READERS)) return;
   const references = await sentReferences(tx, job.subjectId, SETTLE_ENTRIES_PER_UNIT_MAX);
   for (const reference of references) {
     const settled = await settleBatchEntry(tx, moves, reference, { kind: "completed" }, job.dueAt);

@@ -7,6 +7,7 @@
  */
 import type { JobHandler } from "../../db/scheduler.ts";
 import { externalJob } from "../../db/scheduler.ts";
+import { releaseHeldSettlements } from "../rails/outcome_fence.ts";
 import { readBankSettings } from "./bank_store.ts";
 import { bankLocal } from "./cutoffs.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
@@ -107,7 +108,8 @@ export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
       };
     },
     call: (request, job) => writeAndImportReturns(deps, request, job.dueAt),
-    record: () => Promise.resolve(),
+    // The returns are in: a settlement held behind this file's reading may run.
+    record: (tx, job) => releaseHeldSettlements(tx, job.companyId, job.id),
   });
 }
 
