@@ -13,7 +13,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Exchange Basic credentials (TIN, user API key) for a bearer token of 3600 s */
+    /**
+     * Exchange Basic credentials (TIN, user API key) for a bearer token of 3600 s
+     * @description The token acts for one company. Without CompanyApiKey: the company the TIN names. With it: the key's company, which the user must belong to and the TIN must name; a TIN naming another company than the key's is 403, never overridden. Later requests may send CompanyApiKey again to act for another company of the user.
+     */
     post: {
       parameters: {
         query?: never;
@@ -44,7 +47,7 @@ export interface paths {
             "application/json": components["schemas"]["ApiError"];
           };
         };
-        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, of a company the user does not belong to, or of another company than the TIN names. */
         403: {
           headers: {
             [name: string]: unknown;

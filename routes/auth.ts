@@ -25,7 +25,8 @@ const unauthorized = (
     headers: { "WWW-Authenticate": 'Bearer realm="disbursements"' },
   });
 
-const forbidden = (c: Context, message: string, field: string) =>
+/** 403 naming the header at fault: the caller is authenticated but may not act so. */
+export const forbidden = (c: Context, message: string, field: string) =>
   errorResponse(c, {
     status: 403,
     code: "not_authorized",
@@ -76,7 +77,8 @@ export async function resolveCaller(
   );
   if (resolved.ok) return resolved.value;
   if (resolved.code === "membership_removed") return unauthorized(c, resolved.message);
-  // DESIGN 3: the header names a company the user may not act for; the caller is authenticated.
+  // The header names a company the user may not act for (docs/contract.md §3); the caller is
+  // authenticated.
   return forbidden(c, resolved.message, "CompanyApiKey");
 }
 

@@ -88,7 +88,7 @@ Deno.test("deno task dev: seeded sandbox, credentials file, both surfaces, lock,
       method: "POST",
       headers: {
         Authorization: `Basic ${
-          btoa(`${acme.tin}:${credentials.multi_company_user.api_key_test}`)
+          btoa(`${beacon.tin}:${credentials.multi_company_user.api_key_test}`)
         }`,
         CompanyApiKey: beacon.company_api_key,
       },

@@ -103,12 +103,29 @@ Deno.test("POST /api/authenticate refuses every bad credential with 401 in the s
 
 Deno.test("a multi-company user chooses the company with CompanyApiKey; another company's key is 403", async () => {
   await withHttpFixture(async (f) => {
-    // Morgan authenticates with Acme's TIN but acts for Beacon.
-    const token = await tokenFor(f, f.cast.acme.tin, f.cast.morgan.keyTest, {
+    const companyOf = (token: string) =>
+      JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).cid;
+    // Morgan belongs to both: the header's company with the header, the TIN's without.
+    const beaconToken = await tokenFor(f, f.cast.beacon.tin, f.cast.morgan.keyTest, {
       CompanyApiKey: f.cast.beacon.companyKey,
     });
-    const payload = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
-    assert.equal(payload.cid, f.cast.beacon.id);
+    assert.equal(companyOf(beaconToken), f.cast.beacon.id);
+    assert.equal(
+      companyOf(await tokenFor(f, f.cast.acme.tin, f.cast.morgan.keyTest)),
+      f.cast.acme.id,
+    );
+    // A TIN naming another company than the CompanyApiKey's is refused, never overridden.
+    const disagree = await authenticate(f, f.cast.acme.tin, f.cast.morgan.keyTest, {
+      CompanyApiKey: f.cast.beacon.companyKey,
+    });
+    assert.equal(disagree.status, 403);
+    const disagreement =
+      "the Basic TIN names another company than the CompanyApiKey: send the TIN of the CompanyApiKey's company";
+    assert.deepEqual(await disagree.json(), {
+      name: "NOT_AUTHORIZED",
+      message: disagreement,
+      details: [{ Issue: disagreement, Field: "CompanyApiKey", Location: "header" }],
+    });
 
     // Alice belongs to Acme only: Beacon's key is refused at authenticate and on any request.
     const refused = await authenticate(f, f.cast.acme.tin, f.cast.alice.keyTest, {

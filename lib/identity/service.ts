@@ -46,6 +46,21 @@ export async function authenticateUser(
 }
 
 /**
+ * At authenticate, with a CompanyApiKey: the company the Basic TIN names must be the key's, so
+ * that a multi-company user's two credentials never disagree silently (docs/contract.md §3).
+ */
+export function tinAgreesWithCompanyKey(
+  tinCompanyId: string,
+  keyCompanyId: string,
+): Result<true, "tin_not_company_key"> {
+  if (tinCompanyId === keyCompanyId) return ok(true);
+  return refuse(
+    "tin_not_company_key",
+    "the Basic TIN names another company than the CompanyApiKey: send the TIN of the CompanyApiKey's company",
+  );
+}
+
+/**
  * The company a Surface A request acts for and its first line. With a CompanyApiKey it must be an
  * active company key of a company the user belongs to; without, the user must still belong to
  * the token's company (checked on every request, so that removing a user takes effect at once).

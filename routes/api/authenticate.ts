@@ -1,9 +1,9 @@
 /** POST /api/authenticate: HTTP Basic `TIN:user_api_key` → a one-hour HS256 access token. */
 import { Hono } from "hono";
-import { authenticateUser } from "../../lib/identity/service.ts";
+import { authenticateUser, tinAgreesWithCompanyKey } from "../../lib/identity/service.ts";
 import { issueAccessToken } from "../../lib/identity/tokens.ts";
 import { parseKey } from "../../lib/platform/keys.ts";
-import { companyApiKeyHeader, hostRefusesEnvironment, resolveCaller } from "../auth.ts";
+import { companyApiKeyHeader, forbidden, hostRefusesEnvironment, resolveCaller } from "../auth.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 
@@ -59,6 +59,8 @@ export function authenticateRoutes(deps: AppDeps): Hono<AppEnv> {
       ? user.value
       : await resolveCaller(deps, c, environment, user.value);
     if (chosen instanceof Response) return chosen;
+    const agreed = tinAgreesWithCompanyKey(user.value.companyId, chosen.companyId);
+    if (!agreed.ok) return forbidden(c, agreed.message, "CompanyApiKey");
     const ttlSeconds = deps.config.limits.TOKEN_TTL_SECONDS;
     const accessToken = await issueAccessToken(
       deps.jwtSecret,

@@ -79,11 +79,19 @@ export function apiOpenApi(config: Config) {
     "/api/authenticate": {
       post: {
         summary: "Exchange Basic credentials (TIN, user API key) for a bearer token of 3600 s",
+        description:
+          "The token acts for one company. Without CompanyApiKey: the company the TIN names. With " +
+          "it: the key's company, which the user must belong to and the TIN must name; a TIN " +
+          "naming another company than the key's is 403, never overridden. Later requests may " +
+          "send CompanyApiKey again to act for another company of the user.",
         security: [{ basic: [] }],
         parameters: [companyApiKey],
         responses: {
           200: ok("The token.", "Token"),
           ...postErrors,
+          403: failure(
+            "NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, of a company the user does not belong to, or of another company than the TIN names.",
+          ),
           401: failure(
             "AUTHENTICATION_FAILURE: no Basic credentials, or a TIN and user key that do not match.",
           ),
