@@ -255,69 +255,64 @@ Deno.test("portal endorsements: a signature refused in the unit (a one-time docu
   }, inboxOn);
 });
 
-Deno.test("portal documents: a one-time document is signed by one payout only", async () => {
+Deno.test("portal documents: a one-time document goes to one payee only, signed or not (409 at a second create)", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 100_000_00);
-    const uploaded = await api(f, "POST", "/api/documents", {
-      doc_type_id: 4,
-      name: "Settlement offer",
-      is_sign_required: true,
-      one_time_use: true,
-      pdf_base64: (await pdfNamed("Settlement offer")).toBase64(),
-    });
-    assert.equal(uploaded.status, 201);
-    const { document_uuid } = await uploaded.json() as { document_uuid: string };
-    const custom = { custom_document_uuids: [document_uuid] };
-    // Two disbursements may each name it while nobody has signed it: the first signature wins.
-    for (const [claim, who] of [["CLM-1X", "first"], ["CLM-1Y", "second"]]) {
-      const created = await api(f, "POST", "/api/disbursements", {
+    const uploadOneTime = async (name: string, isSignRequired: boolean) => {
+      const uploaded = await api(f, "POST", "/api/documents", {
+        doc_type_id: 4,
+        name,
+        is_sign_required: isSignRequired,
+        one_time_use: true,
+        pdf_base64: (await pdfNamed(name)).toBase64(),
+      });
+      assert.equal(uploaded.status, 201);
+      return (await uploaded.json() as { document_uuid: string }).document_uuid;
+    };
+    const signed = await uploadOneTime("Settlement offer", true);
+    const readOnly = await uploadOneTime("Claim summary", false);
+    const create = (claim: string, who: string, uuids: string[]) =>
+      api(f, "POST", "/api/disbursements", {
         disbursement_uuid: claim,
         large_disbursement: false,
-        payees: [payee(who, 10, custom)],
+        payees: [payee(who, 10, { custom_document_uuids: uuids })],
       });
-      assert.equal(created.status, 201);
-      const record = await created.json() as { payees: { custom_document_uuids: string[] }[] };
-      assert.deepEqual(record.payees.map((p) => p.custom_document_uuids), [[document_uuid]]);
-    }
+    const first = await create("CLM-1X", "first", [signed, readOnly]);
+    assert.equal(first.status, 201);
+    const record = await first.json() as { payees: { custom_document_uuids: string[] }[] };
+    assert.deepEqual(record.payees.map((p) => p.custom_document_uuids), [[signed, readOnly]]);
+
+    // Given once: another payee of a later create is refused, whether it needs a signature or not.
+    const refusedFor = async (claim: string, who: string, uuid: string) => {
+      const again = await create(claim, who, [uuid]);
+      assert.equal(again.status, 409, `${uuid} to ${who}`);
+      const issue =
+        `one-time document ${uuid} is for one payee and was already given to another payee`;
+      assert.deepEqual(await again.json(), {
+        name: "CONFLICT",
+        message: issue,
+        details: [{ Issue: issue, Field: "payees.0.custom_document_uuids.0", Location: "body" }],
+      });
+    };
+    await refusedFor("CLM-1Y", "second", signed);
+    await refusedFor("CLM-1Y", "second", readOnly);
+
+    // The payee it went to reads and signs it.
     await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
-    const links = [];
-    for (const who of ["first", "second"]) {
-      const to = `${who}@example.test`;
-      const path = pathOf((await lastMessage(f, to, /has a payment/)).links[0]);
-      const browser = new PortalBrowser(f);
-      await verify(browser, path, to);
-      await browser.get(path);
-      links.push({ browser, path });
-    }
-    for (const { browser } of links) assert.match(browser.lastHtml, /<h1>Read and sign<\/h1>/);
-    const [first, second] = links;
-    await first.browser.post(`${first.path}/sign`, { typed_name: "First Payee", consent: "yes" });
-    await first.browser.get(first.path);
-    assert.match(first.browser.lastHtml, /<h1>Choose how to be paid<\/h1>/);
-    // The second payee's page no longer asks for it, and signing now stores nothing.
-    await second.browser.post(`${second.path}/sign`, {
-      typed_name: "Second Payee",
-      consent: "yes",
-    });
-    await second.browser.get(second.path);
-    assert.match(second.browser.lastHtml, /<h1>Choose how to be paid<\/h1>/);
+    const to = "first@example.test";
+    const path = pathOf((await lastMessage(f, to, /has a payment/)).links[0]);
+    const browser = new PortalBrowser(f);
+    await verify(browser, path, to);
+    await browser.get(path);
+    assert.match(browser.lastHtml, /<h1>Read and sign<\/h1>/);
+    await browser.post(`${path}/sign`, { typed_name: "First Payee", consent: "yes" });
+    await browser.get(path);
+    assert.match(browser.lastHtml, /<h1>Choose how to be paid<\/h1>/);
     const { rows } = await f.deps.databases.test.readClient.execute(
       "SELECT signed_by FROM signed_documents",
     );
     assert.deepEqual(rows.map((r) => r.signed_by), ["First Payee"]);
-
-    // Once signed, the one-time document cannot be given to a new payee.
-    const again = await api(f, "POST", "/api/disbursements", {
-      disbursement_uuid: "CLM-2X",
-      large_disbursement: false,
-      payees: [payee("third", 10, custom)],
-    });
-    assert.equal(again.status, 409);
-    assert.deepEqual((await again.json() as { details: unknown[] }).details, [{
-      Issue: `one-time document ${document_uuid} was already signed for another payee`,
-      Field: "payees.0.custom_document_uuids.0",
-      Location: "body",
-    }]);
+    await refusedFor("CLM-2X", "third", signed);
   }, inboxOn);
 });
 

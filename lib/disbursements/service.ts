@@ -162,7 +162,9 @@ export async function createApiDisbursement(
 
 /**
  * Why the payees' custom documents cannot be given, naming the field at fault, or null. A
- * one-time document is for one payee: given to two payees of the request, the second is named.
+ * one-time document is for one payee (docs/contract.md §6): given to two payees of the request,
+ * the second is named; given to a payee before (the payout that holds it), any new one is named,
+ * whether or not it needs a signature.
  */
 async function customDocumentRefusal(
   tx: WriteTx,
@@ -192,7 +194,7 @@ async function customDocumentRefusal(
       if (document.oneTimeUse && document.usedByPayoutId !== null) {
         return refuse(
           "document_already_used",
-          `one-time document ${uuid} was already signed for another payee`,
+          `one-time document ${uuid} is for one payee and was already given to another payee`,
           { field },
         );
       }

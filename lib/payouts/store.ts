@@ -623,6 +623,15 @@ export async function createDisbursement<R = undefined>(
         now,
       ],
     });
+    if ((spec.customDocumentUuids ?? []).length > 0) {
+      // A one-time document is this payee's from now on, signed or not: no later payee gets it.
+      tx.defer({
+        sql: `UPDATE documents SET used_by_payout_id = ?
+                WHERE company_id = ? AND one_time_use = 1 AND used_by_payout_id IS NULL
+                  AND id IN (SELECT value FROM json_each(?))`,
+        args: [payoutId, input.companyId, JSON.stringify(spec.customDocumentUuids)],
+      });
+    }
     let holdTransactionId: string | null = null;
     if (!waits) {
       const posted = await postTransaction(tx, {
