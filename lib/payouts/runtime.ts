@@ -17,7 +17,12 @@ import {
 } from "../ach/rail.ts";
 import { domainJobTime, type RailPolicy, realJobTime } from "../rails/engine.ts";
 import type { BatchServiceDeps } from "../rails/batches_service.ts";
-import { checkRail, sandboxCheckBank, sftpCheckTransport } from "../checks/rail.ts";
+import {
+  checkRail,
+  type CheckTransport,
+  sandboxCheckBank,
+  sftpCheckTransport,
+} from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
@@ -52,13 +57,17 @@ export function runtimeSettingsOf(config: Config): RuntimeSettings {
   };
 }
 
-/** What an environment's rails are built on; `achTransport` replaces the environment's (tests). */
+/**
+ * What an environment's rails are built on; `achTransport` and `checkTransport` replace the
+ * environment's bank (tests, the simulation).
+ */
 export interface RailDeps {
   readonly environment: Environment;
   readonly database: Database;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
   readonly achTransport?: AchTransport;
+  readonly checkTransport?: CheckTransport;
   /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
   readonly paypalTimeoutMs?: number;
 }
@@ -83,7 +92,7 @@ export function railsOf(deps: RailDeps): RailDirectory {
   const check = checkRail({
     ...deps,
     policy,
-    transport: test ? sandboxCheckBank : sftpCheckTransport,
+    transport: deps.checkTransport ?? (test ? sandboxCheckBank : sftpCheckTransport),
   });
   const paypal = paypalRail({ ...deps, policy });
   return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
@@ -133,7 +142,11 @@ export function jobHandlersOf(
   settings: RuntimeSettings,
   database: Database,
   secretBox: SecretBox,
-  options: { readonly achTransport?: AchTransport; readonly paypalTimeoutMs?: number } = {},
+  options: {
+    readonly achTransport?: AchTransport;
+    readonly checkTransport?: CheckTransport;
+    readonly paypalTimeoutMs?: number;
+  } = {},
 ): JobHandlers {
   const runtime = payoutRuntime(environment, settings);
   const deps = { environment, database, secretBox, runtime };

@@ -170,7 +170,7 @@ export class SimAchBank implements AchTransport {
       case "returnEarly":
         this.#schedule("return", bankTime(this.#prng.pick([day1, day2]), "09:00", this.#timeZone), [
           entry,
-        ], this.#prng.pick(["R03", "R02", "R04"]));
+        ], this.#prng.pick(["R03", "R02", "R04", "R16", "R09"]));
         break;
       case "returnLate":
         this.#schedule("return", bankTime(day3, "10:00", this.#timeZone), [entry], "R06");

@@ -16,14 +16,17 @@ import {
 import { fundLine } from "../../lib/funding/service.ts";
 import { cancelPayoutAsOperator, reofferAsOperator } from "../../lib/console/payout_actions.ts";
 import { importAchFile } from "../../lib/ach/imports.ts";
+import { importPaidItems } from "../../lib/checks/paid_import.ts";
+import { resolveBatch } from "../../lib/rails/batches_service.ts";
 import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/portal/service.ts";
 import { portalText } from "../../lib/portal/portal_text.ts";
 import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import { testSecretBox } from "../helpers.ts";
 import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
+import { SimCheckBank } from "./check_bank.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
 import { Prng } from "./prng.ts";
-import { SIM_START_FUNDS_CENTS, SimulatedCrash, type Template, World } from "./world.ts";
+import { SIM_START_FUNDS_CENTS, SIM_TIN, SimulatedCrash, type Template, World } from "./world.ts";
 
 /** What the harness remembers of a payout it created (the service's ids, its own order). */
 export interface SimPayout {
@@ -51,8 +54,6 @@ export interface SimOptions {
  * each names the bug it would hit. `--open-bugs` generates them.
  */
 export const OPEN_BUGS = {
-  cancelRetryInFlight:
-    "a failed payout whose automatic retry is already at the rail can be canceled or re-offered; the bank pays it anyway",
   voidAfterDownload:
     "ach:void of a downloaded file re-queues its entries: a hand upload then pays twice",
   debitReturnAfterClearing:
@@ -117,7 +118,7 @@ export async function runSeed(
     ? FATES
     : { ...FATES, debitReturnLate: 0 };
   const bank = new SimAchBank(seed, fates);
-  const world = await World.open(template, bank);
+  const world = await World.open(template, bank, new SimCheckBank(seed));
   const sim = new Sim(world, prng, options);
   bank.now = () => sim.domainNowCached;
   try {
@@ -199,6 +200,7 @@ export class Sim {
       hand_mode: 1,
       operator_files: 4,
       crash: 3,
+      check_void: 2,
     });
     let outcome: string;
     const description: string[] = [kind];
@@ -231,7 +233,7 @@ export class Sim {
           return {
             payeeUuid: `P${i}`,
             amountCents: this.prng.int(100, 250_000),
-            allowedPaymentMethodIds: [1],
+            allowedPaymentMethodIds: [1, 2],
             permissionRequiredFrom: [],
             payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
           };
@@ -287,7 +289,7 @@ export class Sim {
             {
               payeeExternalId: payeeId,
               amountCents,
-              modalities: ["ach"],
+              modalities: ["ach", "check"],
               claimId: `CLM-${payeeId}`,
               metadata: {},
             },
@@ -307,27 +309,38 @@ export class Sim {
       case "choose": {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
+        if (this.prng.chance(0.3)) {
+          d.push(this.#name(payout), "check");
+          return await this.#choose(payout, "check", {
+            address_one: "1 Main St",
+            city: "Springfield",
+            state: "IL",
+            zip_code: "62701",
+            postage: "FC",
+          });
+        }
         const account = this.prng.pick(ACCOUNTS);
         d.push(this.#name(payout), account);
-        return await this.#choose(payout, account);
+        return await this.#choose(payout, "ach", {
+          routing_number: ROUTING,
+          account_number: account,
+          account_number_confirm: account,
+          account_type: "checking",
+          typed_name: "Sim Payee",
+          consent: "yes",
+        });
       }
       case "cancel": {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
         const via = this.prng.pick(["api", "v1", "console"] as const);
         d.push(this.#name(payout), via);
-        if (!this.#open("cancelRetryInFlight") && await this.#retryInFlight(payout.id)) {
-          return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
-        }
         return await this.#cancel(payout, via, realNow);
       }
       case "reoffer": {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
         d.push(this.#name(payout));
-        if (!this.#open("cancelRetryInFlight") && await this.#retryInFlight(payout.id)) {
-          return `held back: ${OPEN_BUGS.cancelRetryInFlight}`;
-        }
         const answer = await reofferAsOperator(
           w.test,
           { operator: null, origin: "console" },
@@ -384,8 +397,9 @@ export class Sim {
       }
       case "bank_answer": {
         const mode = this.prng.pick<UploadMode>(["refuse", "doubt_taken", "doubt_lost", "take"]);
-        d.push(mode);
-        w.bank.answers.push(mode);
+        const checks = this.prng.chance(0.3);
+        d.push(checks ? "check bank" : "ach bank", mode);
+        (checks ? w.checkBank : w.bank).answers.push(mode);
         return "queued";
       }
       case "hand_mode": {
@@ -395,6 +409,23 @@ export class Sim {
       }
       case "operator_files":
         return await this.operateFiles(d);
+      case "check_void": {
+        const payout = this.#pickPayout();
+        if (!payout) return "no payout";
+        d.push(this.#name(payout));
+        const { rows } = await w.test.readClient.execute({
+          sql: `SELECT check_number FROM checks WHERE payout_id = ? AND status = 'issued'
+                ORDER BY rowid DESC LIMIT 1`,
+          args: [payout.id],
+        });
+        if (rows.length === 0) return "no issued check";
+        const answer = await w.cli("checks:void", {
+          tin: SIM_TIN,
+          number: String(rows[0].check_number),
+          reason: "payee asked for another method",
+        });
+        return answer.ok ? "voided" : `refused ${answer.code}`;
+      }
       case "crash": {
         const units = this.prng.int(0, 12);
         d.push(String(units));
@@ -421,21 +452,6 @@ export class Sim {
     return this.payouts.length === 0 ? null : this.prng.pick(this.payouts);
   }
 
-  /** Whether the payout failed and its automatic retry already has a rail entry (open bug). */
-  async #retryInFlight(payoutId: string): Promise<boolean> {
-    const { rows } = await this.world.test.readClient.execute({
-      sql: `SELECT p.status,
-              EXISTS (SELECT 1 FROM rail_batch_entries e WHERE e.payout_id = p.id
-                AND e.status IN ('queued', 'batched', 'sent')) AS at_rail,
-              EXISTS (SELECT 1 FROM scheduled_jobs j WHERE j.subject_id = p.id
-                AND j.kind IN ('payout.submit', 'payout.retry') AND j.done_at IS NULL) AS submitting
-            FROM payouts p WHERE p.id = ?`,
-      args: [payoutId],
-    });
-    const row = rows[0];
-    return row?.status === "failed" && (Number(row.at_rail) === 1 || Number(row.submitting) === 1);
-  }
-
   async #fundingEntry(fundingId: string): Promise<string | null> {
     const { rows } = await this.world.test.readClient.execute({
       sql: `SELECT e.status, b.status AS batch_status FROM rail_batch_entries e
@@ -446,7 +462,11 @@ export class Sim {
     return rows[0] ? String(rows[0].status) : null;
   }
 
-  async #choose(payout: SimPayout, account: string): Promise<string> {
+  async #choose(
+    payout: SimPayout,
+    method: "ach" | "check",
+    form: Record<string, string>,
+  ): Promise<string> {
     const w = this.world;
     const { rows } = await w.test.readClient.execute({
       sql: `SELECT links FROM notifications WHERE payout_id = ? AND channel = 'email'
@@ -458,7 +478,7 @@ export class Sim {
     const found = await findLink(w.databases, url.split("/portal/")[1]);
     if (!found) return "link not found";
     const portal = await portalPayout(w.test, found.link, null);
-    const modality = offeredMethod(found.link, portal, "ach");
+    const modality = offeredMethod(found.link, portal, method);
     if (!modality) return `not offered (${portal.status})`;
     const chosen = await chooseMethod(
       w.test,
@@ -467,14 +487,7 @@ export class Sim {
       {
         payout: portal,
         modality,
-        form: {
-          routing_number: ROUTING,
-          account_number: account,
-          account_number_confirm: account,
-          account_type: "checking",
-          typed_name: "Sim Payee",
-          consent: "yes",
-        },
+        form,
       },
       {
         t: portalText("en"),
@@ -578,10 +591,22 @@ export class Sim {
         }
         delivered++;
       }
+      w.checkBank.present(now);
+      for (let paid = w.checkBank.nextDue(now); paid; paid = w.checkBank.nextDue(now)) {
+        try {
+          await this.#deliverPaidItems(paid.fileName, paid.content, now);
+        } catch (error) {
+          w.checkBank.postpone(paid, now);
+          throw error;
+        }
+        delivered++;
+      }
       if (now >= target) break;
       const stop = Math.min(
         target,
         w.bank.pending[0]?.at ?? Infinity,
+        w.checkBank.pending[0]?.at ?? Infinity,
+        w.checkBank.nextPresentment(now),
         await this.#nextJobAfter(now),
       );
       nextStep = Math.max(1, Math.ceil((stop - now) / 1000));
@@ -650,24 +675,64 @@ export class Sim {
     if (!answer.ok) throw new InvariantViolation(`ach:import refused: ${answer.message}`);
   }
 
+  /** The check bank's paid items, imported by the inbound poll's path or checks:import-paid. */
+  async #deliverPaidItems(fileName: string, content: string, now: number): Promise<void> {
+    const w = this.world;
+    if (this.prng.chance(0.5)) {
+      const imported = await importPaidItems({
+        database: w.test,
+        environment: "test",
+        runtime: w.runtime,
+      }, {
+        companyId: w.ids.companyId,
+        content: new TextEncoder().encode(content),
+        fileName,
+        source: "sftp",
+        importedBy: null,
+      }, now);
+      if (!imported.ok) throw new InvariantViolation(`paid items refused: ${imported.message}`);
+      return;
+    }
+    const path = `${w.dir}/${fileName}`;
+    await Deno.writeTextFile(path, content);
+    const answer = await w.cli("checks:import-paid", { tin: SIM_TIN, file: path });
+    if (!answer.ok) throw new InvariantViolation(`checks:import-paid refused: ${answer.message}`);
+  }
+
   /**
    * An operator looks at the files: resolves an in-doubt file with what the bank says, and in
    * hand mode downloads a built file, uploads it by hand and marks it sent (or voids it).
    */
   async operateFiles(d: string[], all = false): Promise<string> {
     const w = this.world;
-    const { rows } = await w.test.readClient.execute({
-      sql:
-        `SELECT b.id, b.status, f.file_name FROM rail_batches b JOIN ach_files f ON f.batch_id = b.id
-            WHERE b.status IN ('built', 'in_doubt') ORDER BY b.created_at, b.rowid`,
-      args: [],
-    });
+    const { rows } = await w.test.readClient.execute(
+      `SELECT b.id, b.status, coalesce(f.file_name, c.file_name) AS file_name,
+         CASE WHEN f.batch_id IS NULL THEN 'check' ELSE 'ach' END AS rail
+       FROM rail_batches b LEFT JOIN ach_files f ON f.batch_id = b.id
+         LEFT JOIN check_files c ON c.batch_id = b.id
+       WHERE b.status IN ('built', 'in_doubt') AND (f.batch_id IS NOT NULL OR c.batch_id IS NOT NULL)
+       ORDER BY b.created_at, b.rowid`,
+    );
     if (rows.length === 0) return "nothing to do";
     const outcomes: string[] = [];
     for (const row of all ? rows : [this.prng.pick(rows)]) {
       const id = String(row.id);
       const fileName = String(row.file_name);
       const name = `file ${fileName.slice(-14)}`;
+      if (row.rail === "check") {
+        if (row.status !== "in_doubt") continue;
+        const as = w.checkBank.has(fileName) ? "transmitted" : "not_received";
+        d.push(`resolve check ${name} as ${as}`);
+        const answer = await resolveBatch(
+          w.batchDeps(),
+          { operator: null, origin: "console" },
+          id,
+          as,
+          w.clock.now(),
+        );
+        outcomes.push(answer.ok ? "resolved" : `resolve refused ${answer.code}`);
+        continue;
+      }
       if (row.status === "in_doubt") {
         const as = w.bank.has(fileName) ? "transmitted" : "voided";
         d.push(`resolve ${name} as ${as}`);
@@ -718,10 +783,12 @@ export class Sim {
     const w = this.world;
     w.crash.unitsLeft = null;
     w.bank.answers.length = 0;
+    w.checkBank.answers.length = 0;
     w.bank.handMode = false;
     for (let round = 0; round < 10; round++) {
       const d: string[] = ["drain"];
       const files = await this.operateFiles(d, true);
+      await this.resolveExceptions(d);
       const advanced = await this.advance(5 * DAY);
       await w.scheduler.sweep();
       this.records.push({
@@ -730,9 +797,31 @@ export class Sim {
         outcome: `${files}; ${advanced}`,
       });
       await checkStep(this.view(), this.records);
-      if (files === "nothing to do" && w.bank.pending.length === 0 && !(await this.#unsettled())) {
+      if (
+        files === "nothing to do" && w.bank.pending.length === 0 &&
+        w.checkBank.pending.length === 0 && !(await this.#unsettled())
+      ) {
         break;
       }
+    }
+  }
+
+  /**
+   * An operator closes every open exception with what the bank says: the bank's payment stands
+   * (the simulated banks never take a payment back).
+   */
+  async resolveExceptions(d: string[]): Promise<void> {
+    const w = this.world;
+    const { rows } = await w.test.readClient.execute(
+      `SELECT 'rail' AS kind, id FROM rail_exceptions WHERE status = 'open'
+       UNION ALL SELECT 'check', id FROM check_exceptions WHERE status = 'open'`,
+    );
+    for (const row of rows) {
+      const answer = await w.cli(
+        row.kind === "rail" ? "rails:resolve-exception" : "checks:resolve-exception",
+        { exception: String(row.id), resolution: "payment_stands", note: "the bank paid it" },
+      );
+      d.push(`${row.kind} exception ${answer.ok ? "resolved" : `refused ${answer.code}`}`);
     }
   }
 
@@ -740,7 +829,8 @@ export class Sim {
   async #unsettled(): Promise<boolean> {
     const { rows } = await this.world.test.readClient.execute(
       `SELECT 1 FROM rail_batches WHERE status IN ('built', 'transmitting', 'in_doubt')
-       UNION ALL SELECT 1 FROM payouts WHERE status IN ('modality_selected', 'funds_sent')
+       UNION ALL SELECT 1 FROM payouts p WHERE status IN ('modality_selected', 'funds_sent')
+         AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.payout_id = p.id AND c.status = 'issued')
        LIMIT 1`,
     );
     return rows.length > 0;

@@ -18,12 +18,20 @@ import {
 } from "../../lib/identity/admin.ts";
 import { runAdminCommand } from "../../lib/admin/commands.ts";
 import { readBankSettings } from "../../lib/ach/bank_store.ts";
-import { jobHandlersOf, payoutRuntime, type RuntimeSettings } from "../../lib/payouts/runtime.ts";
+import {
+  batchServiceDeps,
+  jobHandlersOf,
+  payoutRuntime,
+  railsOf,
+  type RuntimeSettings,
+} from "../../lib/payouts/runtime.ts";
+import type { BatchServiceDeps } from "../../lib/rails/batches_service.ts";
 import type { PayoutRuntime } from "../../lib/payouts/jobs.ts";
 import { FakeClock } from "../../lib/platform/clock.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import { testSecretBox } from "../helpers.ts";
 import type { SimAchBank } from "./bank.ts";
+import type { SimCheckBank } from "./check_bank.ts";
 
 /** A Monday, 14:00 UTC (09:00 New York): the run's first real time. */
 export const SIM_START = Date.UTC(2026, 0, 5, 14, 0, 0);
@@ -164,15 +172,20 @@ export class World {
     readonly dir: string,
     readonly ids: TemplateIds,
     readonly bank: SimAchBank,
+    readonly checkBank: SimCheckBank,
   ) {}
 
   /** A copy of the template, opened as a started service would open it. */
-  static async open(template: Template, bank: SimAchBank): Promise<World> {
+  static async open(
+    template: Template,
+    bank: SimAchBank,
+    checkBank: SimCheckBank,
+  ): Promise<World> {
     const dir = await Deno.makeTempDir({ prefix: "sim-seed-", dir: await tempRoot() });
     for (const environment of ["test", "live"]) {
       await Deno.copyFile(`${template.dir}/${environment}.db`, `${dir}/${environment}.db`);
     }
-    const world = new World(dir, template, bank);
+    const world = new World(dir, template, bank, checkBank);
     await world.#start();
     return world;
   }
@@ -186,6 +199,7 @@ export class World {
     this.crash.install(this.databases.test);
     this.handlers = jobHandlersOf("test", SIM_SETTINGS, this.databases.test, testSecretBox, {
       achTransport: this.bank,
+      checkTransport: this.checkBank,
     });
     this.scheduler = new Scheduler(
       { test: this.databases.test, live: this.databases.live },
@@ -214,6 +228,25 @@ export class World {
     this.clock.advance(downMs);
     this.restarts++;
     await this.#start();
+  }
+
+  /**
+   * What an operator's batch action runs on: the engine with this world's banks (the operator
+   * commands build the environment's own, the sandbox banks).
+   */
+  batchDeps(): BatchServiceDeps {
+    const deps = {
+      environment: "test" as const,
+      database: this.test,
+      liveDatabase: this.databases.live,
+      secretBox: testSecretBox,
+      runtime: this.runtime,
+    };
+    return {
+      ...batchServiceDeps(deps),
+      rails: railsOf({ ...deps, achTransport: this.bank, checkTransport: this.checkBank })
+        .batchRails(),
+    };
   }
 
   /** An operator's CLI command on the test environment (dev mode: no session needed). */
