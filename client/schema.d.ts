@@ -192,8 +192,8 @@ export interface paths {
     };
     put?: never;
     /**
-     * Add funds by ACH (available after 3 business days) or wire (at once), up to $99,999,999.99 per funding (FUNDING_AMOUNT_MAX_CENTS; a payee's cap does not apply)
-     * @description With a funding_uuid the request is also kept by that id: the same funding_uuid and body again answers 200 with the existing record; another body with it is 409. A funding with large_disbursement: true may name the disbursement_uuid of the large disbursement waiting in PendingFunds it is for: its credit (a sandbox wire at once, an ACH after 3 business days) releases that one first, then the others oldest first; released_disbursements says what it released.
+     * Add funds by ACH (a debit in the next cutoff's file, available two banking days after its effective date) or wire (at once), up to $99,999,999.99 per funding (FUNDING_AMOUNT_MAX_CENTS; a payee's cap does not apply)
+     * @description With a funding_uuid the request is also kept by that id: the same funding_uuid and body again answers 200 with the existing record; another body with it is 409. A funding with large_disbursement: true may name the disbursement_uuid of the large disbursement waiting in PendingFunds it is for: its credit (a sandbox wire at once, an ACH when its debit clears) releases that one first, then the others oldest first; released_disbursements says what it released.
      */
     post: {
       parameters: {
@@ -6176,6 +6176,7 @@ export interface components {
       disbursement_uuid: string | null;
       /** @enum {string} */
       status: "Pending" | "Completed" | "Returned";
+      /** @description When the money is expected in available. A wire: when received (null while a live wire is pending). An ACH funding: estimated at once from the company's next cutoff (an entry over $1,000,000.00 waits for a next-day one), its effective date and the 17:00 bank-time clearing two banking days later; set again when its file is built. */
       expected_available_at: string | null;
       completed_at: string | null;
       line: string;

@@ -50,8 +50,9 @@ Deno.test("POST /api/funds: ACH is pending until its debit's return window close
       large_disbursement: false,
       disbursement_uuid: null,
       status: "Pending",
-      // Known once the debit's file is built (the 10:30 New York cutoff).
-      expected_available_at: null,
+      // Estimated from the schedule: the 10:30 New York same-day cutoff, effective today, clear
+      // at 17:00 New York two banking days later; the file's build confirms it.
+      expected_available_at: "2026-01-07T22:00:00.000Z",
       completed_at: null,
       line: "auto",
       created_at: "2026-01-05T15:00:00.000Z",
@@ -468,5 +469,32 @@ Deno.test("GET /api/funds pages newest first with limit and starting_after, filt
       headers: { Authorization: `Bearer ${access_token}` },
     });
     assert.deepEqual(await beacon.json(), { object: "list", data: [], has_more: false });
+  });
+});
+
+Deno.test("an ACH funding's expected_available_at is estimated at once from the next cutoff, and corrected when its file is built", async () => {
+  await withHttpFixture(async (f) => {
+    const fund = async (amount: number) =>
+      await (await api(f, "POST", "/api/funds", { ...ach, amount })).json() as Record<
+        string,
+        unknown
+      >;
+    const read = async (uuid: unknown) =>
+      ((await (await api(f, "GET", "/api/funds")).json() as { data: Record<string, unknown>[] })
+        .data.find((funding) => funding.funding_uuid === uuid))!.expected_available_at;
+    // Over $1,000,000.00 an entry waits for the next-day cutoff: 17:00 Monday, effective Tuesday.
+    const large = await fund(1_500_000);
+    assert.equal(large.expected_available_at, "2026-01-08T22:00:00.000Z");
+    // Friday 2026-01-09 after the last cutoff: the next is Monday 10:30 (effective Monday).
+    await api(f, "POST", "/api/sandbox/clock/advance", {
+      seconds: (Date.UTC(2026, 0, 9, 23) - Date.UTC(2026, 0, 5, 15)) / 1000,
+    });
+    const weekend = await fund(10);
+    assert.equal(weekend.expected_available_at, "2026-01-14T22:00:00.000Z");
+    // Built at Monday's 10:30 cutoff: the file confirms the estimate.
+    await api(f, "POST", "/api/sandbox/clock/advance", {
+      seconds: (Date.UTC(2026, 0, 12, 15, 31) - Date.UTC(2026, 0, 9, 23)) / 1000,
+    });
+    assert.equal(await read(weekend.funding_uuid), "2026-01-14T22:00:00.000Z");
   });
 });

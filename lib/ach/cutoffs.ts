@@ -4,7 +4,7 @@
  * time is converted with Intl.DateTimeFormat, so daylight-saving changes fall where the zone has
  * them; banking days are judged on the bank-local date (lib/platform/business_days.ts).
  */
-import type { Cutoff } from "./bank_settings.ts";
+import { type Cutoff, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts";
 import { addBusinessDays, isBusinessDay } from "../platform/business_days.ts";
 
 export interface CutoffSchedule {
@@ -188,6 +188,23 @@ export function settlementAt(
 ): number {
   const day = dateOf(addBusinessDays(utcMidnight(effectiveDate), bankingDays));
   return bankTime(day, SETTLEMENT_TIME, timeZone);
+}
+
+/**
+ * When an ACH debit queued at `now` is expected to clear, before its file exists: the cutoff that
+ * will take it (an entry over the same-day limit waits for a next-day one), its effective date,
+ * then the settlement of that date. An estimate: a missed window or a void moves it, and the
+ * file's build records the real time. Null when the schedule has no cutoff that can take it.
+ */
+export function expectedDebitClearsAt(
+  schedule: CutoffSchedule,
+  amountCents: number,
+  now: number,
+): number | null {
+  const kinds = amountCents > SAME_DAY_ENTRY_MAX_CENTS ? NEXT_DAY : ANY_KIND;
+  if (!schedule.cutoffs.some((cutoff) => kinds.has(cutoff.kind))) return null;
+  const slot = slotsAfter(schedule, now, kinds);
+  return settlementAt(slot.effectiveDate, schedule.timeZone);
 }
 
 /**

@@ -1,5 +1,11 @@
-/** Funding use cases (DESIGN 5): money a company sends to a line, run in the caller's unit. */
+/**
+ * Funding use cases (docs/contract.md §5): money a company sends to a line, run in the caller's
+ * unit.
+ */
 import type { Database } from "../../db/client.ts";
+import { readBankSettings } from "../ach/bank_store.ts";
+import type { CutoffSchedule } from "../ach/cutoffs.ts";
+import type { SecretBox } from "../platform/crypto.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { ok, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
@@ -38,6 +44,29 @@ export async function fundLine(
   if (!added.ok) return tx.abort(added);
   const { funding, replayed } = added.value;
   return ok({ funding: { ...funding, released: await listReleasedBy(tx, funding) }, replayed });
+}
+
+/**
+ * The company's ACH cutoff schedule in the database's environment (its bank's, or the sandbox
+ * bank's in test), read before a funding's unit: the settings are sealed, and a unit does not
+ * wait on unsealing. Null when the company has no ACH there.
+ */
+export async function achFundingSchedule(
+  database: Database,
+  secretBox: SecretBox,
+  companyId: string,
+): Promise<CutoffSchedule | null> {
+  const settings = await readBankSettings(
+    database.readClient,
+    secretBox,
+    database.environment,
+    companyId,
+  );
+  return settings === null ? null : {
+    timeZone: settings.timeZone,
+    cutoffs: settings.cutoffs,
+    transmitWindowMinutes: settings.transmitWindowMinutes,
+  };
 }
 
 /** A page of the company's fundings (of one line, or all), newest first; null: no such cursor. */

@@ -21,6 +21,7 @@ import {
 } from "../payouts/store.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
 import { hasAchRail } from "../ach/bank_store.ts";
+import { type CutoffSchedule, expectedDebitClearsAt } from "../ach/cutoffs.ts";
 import { queueAchEntry } from "../ach/files_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
@@ -105,6 +106,8 @@ export interface AddFundsInput {
   readonly disbursementUuid?: string | null;
   /** Fingerprint of the request, to tell a replayed funding_uuid from a conflicting one. */
   readonly requestFingerprint: string;
+  /** The company's ACH cutoffs, read before the unit: an ACH funding's availability estimate. */
+  readonly achSchedule?: CutoffSchedule | null;
 }
 
 export type AddFundsRefusal =
@@ -177,8 +180,12 @@ export async function addFunds(
       input.largeDisbursement ? 1 : 0,
       disbursementId,
       input.requestFingerprint,
-      // An ACH funding's is known once its file is built (the end of the debit's return window).
-      receivedNow ? now : null,
+      // An ACH funding's is estimated from the next cutoff, and set again when its file is built.
+      receivedNow
+        ? now
+        : ach && input.achSchedule
+        ? expectedDebitClearsAt(input.achSchedule, input.amountCents, now)
+        : null,
       now,
     ],
   });

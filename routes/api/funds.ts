@@ -5,7 +5,12 @@
  * Idempotency-Key applies.
  */
 import { Hono } from "hono";
-import { type FundingReport, fundLine, listCompanyFundings } from "../../lib/funding/service.ts";
+import {
+  achFundingSchedule,
+  type FundingReport,
+  fundLine,
+  listCompanyFundings,
+} from "../../lib/funding/service.ts";
 import { lineBalances } from "../../lib/ledger/service.ts";
 import { requestFingerprint } from "../../lib/idempotency/rules.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
@@ -59,6 +64,9 @@ export function fundRoutes(deps: AppDeps): Hono<AppEnv> {
       largeDisbursement: input.large_disbursement,
       disbursementUuid: input.disbursement_uuid ?? null,
       requestFingerprint: fingerprint,
+      achSchedule: input.payment_method === "ACH"
+        ? await achFundingSchedule(principal.database, deps.secretBox, principal.companyId)
+        : null,
     };
     return await respondIdempotently(
       c,

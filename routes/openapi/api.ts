@@ -100,15 +100,15 @@ export function apiOpenApi(config: Config) {
     },
     "/api/funds": {
       post: {
-        summary: `Add funds by ACH (available after 3 business days) or wire (at once), up to ${
-          formatDollars(config.limits.FUNDING_AMOUNT_MAX_CENTS)
-        } per funding (FUNDING_AMOUNT_MAX_CENTS; a payee's cap does not apply)`,
+        summary:
+          `Add funds by ACH (a debit in the next cutoff's file, available two banking days after its effective date) or wire (at once), up to ${
+            formatDollars(config.limits.FUNDING_AMOUNT_MAX_CENTS)
+          } per funding (FUNDING_AMOUNT_MAX_CENTS; a payee's cap does not apply)`,
         description:
           "With a funding_uuid the request is also kept by that id: the same funding_uuid and body " +
           "again answers 200 with the existing record; another body with it is 409. A funding " +
           "with large_disbursement: true may name the disbursement_uuid of the large disbursement " +
-          "waiting in PendingFunds it is for: its credit (a sandbox wire at once, an ACH after 3 " +
-          "business days) releases that one first, then the others oldest first; " +
+          "waiting in PendingFunds it is for: its credit (a sandbox wire at once, an ACH when its debit clears) releases that one first, then the others oldest first; " +
           "released_disbursements says what it released.",
         parameters: [companyApiKey, idempotency],
         requestBody: body(schemas.addFunds),

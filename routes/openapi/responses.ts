@@ -343,7 +343,12 @@ export function responseSchemas(config: Config) {
       "The large disbursement this funding is for: its credit releases that one first.",
     ),
     status: v.picklist(["Pending", "Completed", "Returned"]),
-    expected_available_at: v.nullable(timestamp()),
+    expected_available_at: v.pipe(
+      v.nullable(timestamp()),
+      v.description(
+        "When the money is expected in available. A wire: when received (null while a live wire is pending). An ACH funding: estimated at once from the company's next cutoff (an entry over $1,000,000.00 waits for a next-day one), its effective date and the 17:00 bank-time clearing two banking days later; set again when its file is built.",
+      ),
+    ),
     completed_at: v.nullable(timestamp()),
     line: text(),
     created_at: timestamp(),
