@@ -6093,8 +6093,11 @@ export interface components {
         /** @constant */
         object: "webhook_delivery";
         event_id: string;
-        /** @enum {string} */
-        status: "pending" | "succeeded" | "failed";
+        /**
+         * @description canceled: it was still waiting when its endpoint was deleted; replay its event to another endpoint.
+         * @enum {string}
+         */
+        status: "pending" | "succeeded" | "failed" | "canceled";
         /** @description True for a replay. */
         manual: boolean;
         /** @description Attempts made. */

@@ -373,7 +373,8 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   id: text("id").primaryKey(),
   endpointId: text("endpoint_id").notNull().references(() => webhookEndpoints.id),
   eventId: text("event_id").notNull().references(() => events.id),
-  status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+  // canceled: still waiting when its endpoint was deleted.
+  status: text("status", { enum: ["pending", "succeeded", "failed", "canceled"] }).notNull(),
   /** A manual replay is attempted once and never rescheduled by the automatic schedule. */
   manual: integer("manual", { mode: "boolean" }).notNull().default(false),
   attemptCount: integer("attempt_count").notNull().default(0),

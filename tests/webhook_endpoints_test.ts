@@ -243,3 +243,53 @@ Deno.test("events queue a delivery per subscribed endpoint; a replay adds one ma
     );
   });
 });
+
+Deno.test("deleting an endpoint cancels its waiting deliveries; their events can be replayed to another endpoint", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 10_000);
+    const old = await (await call(f, "POST", "/v1/webhooks", { url: "http://localhost:9/old" }))
+      .json() as { id: string };
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
+    await call(f, "POST", "/v1/disbursements", {
+      amount: 1,
+      claim_id: "C",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    });
+    const deliveriesOf = async (endpointId: string) =>
+      (await f.deps.databases.test.readClient.execute({
+        sql: `SELECT event_id, status, next_attempt_at, completed_at FROM webhook_deliveries
+              WHERE endpoint_id = ? ORDER BY rowid`,
+        args: [endpointId],
+      })).rows.map((row) => ({ ...row }));
+    const waiting = await deliveriesOf(old.id);
+    assert.ok(waiting.length > 0);
+    assert.ok(waiting.every((d) => d.status === "pending" && d.next_attempt_at !== null));
+
+    f.clock.advance(1000);
+    assert.equal((await call(f, "DELETE", `/v1/webhooks/${old.id}`)).status, 200);
+    assert.deepEqual(
+      await deliveriesOf(old.id),
+      waiting.map((d) => ({
+        ...d,
+        status: "canceled",
+        next_attempt_at: null,
+        completed_at: f.clock.now(),
+      })),
+    );
+
+    const replacement = await (await call(f, "POST", "/v1/webhooks", {
+      url: "http://localhost:9/new",
+    })).json() as { id: string };
+    const eventId = String(waiting[0].event_id);
+    const replay = await call(f, "POST", `/v1/events/${eventId}/replay`);
+    assert.equal(replay.status, 202);
+    assert.equal((await replay.json() as { deliveries: number }).deliveries, 1);
+    assert.deepEqual((await deliveriesOf(replacement.id)).map((d) => [d.event_id, d.status]), [
+      [eventId, "pending"],
+    ]);
+    const listed = await (await call(f, "GET", `/v1/webhooks/${replacement.id}/deliveries`))
+      .json() as { data: { status: string }[] };
+    assert.deepEqual(listed.data.map((d) => d.status), ["pending"]);
+  });
+});

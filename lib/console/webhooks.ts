@@ -90,7 +90,7 @@ export const deliverySorts: Sortable = {
   attempts: "d.attempt_count",
 };
 
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "canceled"] as const;
 export type DeliveryStatus = typeof DELIVERY_STATUSES[number];
 
 export interface DeliveryRow {

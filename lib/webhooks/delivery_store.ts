@@ -236,13 +236,15 @@ export async function recordAttempts(
 ): Promise<RecordedAttempts> {
   const endpointIds = [...new Set(outcomes.map(({ delivery }) => delivery.endpointId))];
   const { rows: endpoints } = await tx.execute({
-    sql: `SELECT id, company_id, failing_since, disabled_at FROM webhook_endpoints
+    sql: `SELECT id, company_id, failing_since, disabled_at, deleted_at FROM webhook_endpoints
           WHERE id IN (${endpointIds.map(() => "?").join(", ")})`,
     args: endpointIds,
   });
   const circuits = new Map<string, CircuitAfter>();
   const disabled: DisabledEndpoint[] = [];
   const stopped = new Set<string>();
+  // Deleted while an attempt was in flight: what would have waited for a retry is canceled.
+  const deleted = new Set<string>();
   for (const endpoint of endpoints) {
     const id = String(endpoint.id);
     const circuit = circuitAfterAttempts({
@@ -253,7 +255,8 @@ export async function recordAttempts(
       ),
     });
     circuits.set(id, circuit);
-    if (endpoint.disabled_at !== null) stopped.add(id);
+    if (endpoint.deleted_at !== null) deleted.add(id);
+    if (endpoint.disabled_at !== null || endpoint.deleted_at !== null) stopped.add(id);
     else if (circuit.disabledReason !== null) {
       stopped.add(id);
       disabled.push({
@@ -297,7 +300,13 @@ export async function recordAttempts(
     }
     return [
       delivery.id,
-      answer === "succeeded" ? "succeeded" : next === null ? "failed" : "pending",
+      answer === "succeeded"
+        ? "succeeded"
+        : deleted.has(delivery.endpointId)
+        ? "canceled"
+        : next === null
+        ? "failed"
+        : "pending",
       attempts,
       next,
       result.signature,

@@ -105,7 +105,11 @@ export async function listEndpoints(
   return rows.map(toEndpoint);
 }
 
-/** Stops an endpoint for good; its past deliveries stay readable in the database. */
+/**
+ * Stops an endpoint for good; its past deliveries stay readable in the database, and those still
+ * waiting are canceled (no dispatcher would ever take them). Their events can be replayed to
+ * another endpoint.
+ */
 export async function deleteEndpoint(
   tx: WriteTx,
   scope: EndpointScope,
@@ -116,7 +120,13 @@ export async function deleteEndpoint(
     sql: `UPDATE webhook_endpoints SET deleted_at = ? WHERE id = ? AND ${SCOPE}`,
     args: [now, id, ...scopeArgs(scope)],
   });
-  return result.rowsAffected === 1;
+  if (result.rowsAffected !== 1) return false;
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL, completed_at = ?
+          WHERE endpoint_id = ? AND status = 'pending'`,
+    args: [now, id],
+  });
+  return true;
 }
 
 /**

@@ -12,7 +12,7 @@ import { eventCatalogue, modalities, surfaceAStatus } from "../../lib/payouts/st
 import { apiErrorNames, errorCatalogue } from "../errors.ts";
 
 /** Webhook endpoint statuses and their deliveries' statuses. */
-const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "canceled"] as const;
 
 const modalityCodes = modalities.map((m) => m.code);
 const paymentMethodNames = modalities.map((m) => m.name);
@@ -284,7 +284,12 @@ export function responseSchemas(config: Config) {
     id: text(),
     object: v.literal("webhook_delivery"),
     event_id: text(),
-    status: v.picklist(DELIVERY_STATUSES),
+    status: v.pipe(
+      v.picklist(DELIVERY_STATUSES),
+      v.description(
+        "canceled: it was still waiting when its endpoint was deleted; replay its event to another endpoint.",
+      ),
+    ),
     manual: v.pipe(v.boolean(), v.description("True for a replay.")),
     attempts: integer("Attempts made.", { min: 0 }),
     next_attempt_at: v.nullable(timestamp()),
