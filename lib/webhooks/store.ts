@@ -122,7 +122,8 @@ export async function deleteEndpoint(
   });
   if (result.rowsAffected !== 1) return false;
   await tx.execute({
-    sql: `UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL, completed_at = ?
+    sql:
+      `UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL, completed_at = ?
           WHERE endpoint_id = ? AND status = 'pending'`,
     args: [now, id],
   });
