@@ -165,6 +165,7 @@ async function main(): Promise<void> {
   const app = createLazyApp({
     databases,
     metrics,
+    workerStallMs: config.limits.WORKER_STALL_MS,
     log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
     load: async () => (await loadRuntime()).fetch,
   });

@@ -1088,3 +1088,13 @@ export const sandboxSeed = sqliteTable("__sandbox_seed", {
   /** Null while the holder seeds. */
   credentialsSealed: text("credentials_sealed"),
 }, (t) => [check("sandbox_seed_one_row", sql`${t.id} = 1`)]);
+
+/**
+ * What a failing writer writes to learn whether the storage takes writes again (readiness):
+ * one row of padding at a time, the older ones deleted by the same probe.
+ */
+export const writeProbes = sqliteTable("write_probes", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  probedAt: integer("probed_at").notNull(),
+  padding: blob("padding").notNull(),
+});

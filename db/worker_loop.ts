@@ -84,6 +84,7 @@ export class WorkerLoop {
 
   async #sweepOnce(): Promise<void> {
     const { name, metrics } = this.#options;
+    metrics?.workerSweepStarted(name);
     try {
       await this.#options.sweep();
       metrics?.workerSwept(name, true);

@@ -111,7 +111,57 @@ export interface WriterStats {
   groups: number;
   units: number;
   largestGroup: number;
+  /** Units and groups that failed on storage (full disk, I/O error, read-only), by reason. */
+  storageFailures: Record<StorageFailureReason, number>;
 }
+
+/** Why the storage refuses writes: the disk is full, or another storage error (I/O, read-only). */
+export type StorageFailureReason = "disk_full" | "writes_failing";
+
+/** The writer's recent commits fail: since when, why, and the last error's words. */
+export interface WriteFailure {
+  readonly reason: StorageFailureReason;
+  readonly since: number;
+  readonly message: string;
+}
+
+/** SQLite's primary codes of a storage that cannot take writes, and how each is reported. */
+const STORAGE_FAILURES: Readonly<Record<string, StorageFailureReason>> = {
+  SQLITE_FULL: "disk_full",
+  SQLITE_IOERR: "writes_failing",
+  SQLITE_READONLY: "writes_failing",
+  SQLITE_CANTOPEN: "writes_failing",
+  SQLITE_CORRUPT: "writes_failing",
+  SQLITE_NOTADB: "writes_failing",
+};
+
+/**
+ * Whether an error (or the cause it wraps) says the storage refuses writes, and which reason;
+ * null for any other failure (a constraint, a unit's own bug).
+ */
+export function storageFailureOf(error: unknown): StorageFailureReason | null {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") {
+      const primary = code.match(/^SQLITE_[A-Z]+/)?.[0];
+      if (primary && primary in STORAGE_FAILURES) return STORAGE_FAILURES[primary];
+    }
+    if (/database or disk is full/i.test(e.message)) return "disk_full";
+    if (/disk I\/O error|attempt to write a readonly database/i.test(e.message)) {
+      return "writes_failing";
+    }
+    e = e instanceof GroupBroken ? e.reason : e.cause;
+  }
+  return null;
+}
+
+/**
+ * How much a write probe writes: enough that a storage with no room left refuses it, as it
+ * refuses the writes of requests.
+ */
+const WRITE_PROBE_BYTES = 65_536;
+/** A failing writer is probed at most this often, however often readiness is asked. */
+const WRITE_PROBE_INTERVAL_MS = 1000;
 
 export class GroupCommitWriter {
   readonly #client: Client;
@@ -135,7 +185,18 @@ export class GroupCommitWriter {
   #running: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
-  readonly stats: WriterStats = { groups: 0, units: 0, largestGroup: 0 };
+  readonly stats: WriterStats = {
+    groups: 0,
+    units: 0,
+    largestGroup: 0,
+    storageFailures: { disk_full: 0, writes_failing: 0 },
+  };
+  #failure: WriteFailure | null = null;
+  /** Whether a unit of the running group wrote a row (a result with rows affected). */
+  #unitWrote = false;
+  #groupWrote = false;
+  #probe: Promise<void> | null = null;
+  #probedAt = -Infinity;
 
   constructor(client: Client, options: { unitsPerGroupMax: number }) {
     this.#client = client;
@@ -174,6 +235,51 @@ export class GroupCommitWriter {
     this.#commitListeners.push(listener);
   }
 
+  /**
+   * Null while writes commit; else since when and why they fail. Set by the first unit or group
+   * that fails on storage, cleared by the next group that commits a unit's written rows.
+   */
+  get failure(): WriteFailure | null {
+    return this.#failure;
+  }
+
+  /**
+   * While writes fail, tries one (at most once a second, shared by concurrent callers): a row of
+   * WRITE_PROBE_BYTES into write_probes, the older probes deleted. Its commit clears the failure,
+   * so readiness comes back by itself once the storage takes writes again. Never rejects.
+   */
+  probeWrites(): Promise<void> {
+    if (this.#failure === null) return Promise.resolve();
+    if (this.#probe) return this.#probe;
+    if (performance.now() - this.#probedAt < WRITE_PROBE_INTERVAL_MS) return Promise.resolve();
+    this.#probedAt = performance.now();
+    this.#probe = this.write(async (tx) => {
+      const inserted = await tx.execute({
+        sql: "INSERT INTO write_probes (probed_at, padding) VALUES (?, zeroblob(?))",
+        args: [Date.now(), WRITE_PROBE_BYTES],
+      });
+      await tx.execute({
+        sql: "DELETE FROM write_probes WHERE id < ?",
+        args: [inserted.lastInsertRowid ?? 0],
+      });
+    }).catch(() => {}).finally(() => {
+      this.#probe = null;
+    });
+    return this.#probe;
+  }
+
+  #storageFailed(error: unknown): void {
+    const reason = storageFailureOf(error);
+    if (reason === null) return;
+    this.stats.storageFailures[reason] += 1;
+    const message = error instanceof Error ? error.message : String(error);
+    this.#failure = {
+      reason,
+      since: this.#failure?.since ?? Date.now(),
+      message,
+    };
+  }
+
   /** Queues a unit; resolves with its value once its group is durable. */
   write<T>(unit: WriteUnit<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the writer is closed"));
@@ -203,8 +309,11 @@ export class GroupCommitWriter {
   /** A unit's statement: sent with whatever waits to ride with it. */
   async #execute(statement: InStatement): Promise<ResultSet> {
     const transaction = this.#transaction();
-    if (this.#pending.length === 0) return await transaction.execute(statement);
-    return (await this.#flush([{ statement, unit: this.#unit }])).at(-1)!;
+    const result = this.#pending.length === 0
+      ? await transaction.execute(statement)
+      : (await this.#flush([{ statement, unit: this.#unit }])).at(-1)!;
+    if (result.rowsAffected > 0) this.#unitWrote = true;
+    return result;
   }
 
   async #batch(statements: InStatement[]): Promise<ResultSet[]> {
@@ -252,6 +361,7 @@ export class GroupCommitWriter {
         if (owner === undefined || owner === this.#unit) throw error;
         // A unit that already returned: its savepoint is still open (its RELEASE came later).
         this.#outcomes[owner] = { error, failed: true };
+        this.#storageFailed(error);
         sent = [
           { statement: "ROLLBACK TO unit" },
           { statement: "RELEASE unit" },
@@ -349,9 +459,11 @@ export class GroupCommitWriter {
       await loadQueryLayer();
       transaction = await this.#begin();
     } catch (error) {
+      this.#storageFailed(error);
       for (const unit of group) unit.reject(new WriteGroupError(error));
       return;
     }
+    this.#groupWrote = false;
     this.#current = transaction;
     this.#changed = new Set();
     this.#flushes = 0;
@@ -362,16 +474,19 @@ export class GroupCommitWriter {
         await this.#bookkeeping("SAVEPOINT unit");
         const pendingAt = this.#pending.length;
         const flushesAt = this.#flushes;
+        this.#unitWrote = false;
         try {
           this.#outcomes[index] = { value: await unit.run(this.#tx), failed: false };
           // A check must pass while the unit's savepoint can still be rolled back.
           if (this.#pending.some((p) => p.check)) await this.#flush();
           await this.#bookkeeping("RELEASE unit");
+          if (this.#unitWrote) this.#groupWrote = true;
         } catch (error) {
           if (error instanceof GroupBroken) throw error;
           this.#outcomes[index] = error instanceof UnitAborted
             ? { value: error.refusal, failed: false }
             : { error, failed: true };
+          if (!(error instanceof UnitAborted)) this.#storageFailed(error);
           await this.#undo("unit", pendingAt, flushesAt);
         }
       }
@@ -380,6 +495,7 @@ export class GroupCommitWriter {
       else await transaction.commit();
     } catch (error) {
       // The group's transaction itself failed: nothing of it is durable, so nobody is told so.
+      this.#storageFailed(error);
       this.#current = null;
       this.#pending = [];
       await this.#rollbackGroup(transaction);
@@ -392,6 +508,8 @@ export class GroupCommitWriter {
     if (this.#changed.size > 0) {
       for (const listener of this.#commitListeners) listener(this.#changed);
     }
+    // Rows written and committed: the storage takes writes again.
+    if (this.#groupWrote) this.#failure = null;
     this.stats.groups += 1;
     this.stats.units += group.length;
     this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);

@@ -112,7 +112,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     timeoutMs: limits.BODY_TIMEOUT_MS,
     limit: (c) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit),
   }));
-  app.use(jsonBodiesOnly());
   app.use(utf8Bodies());
 
   if (limits.RATE_LIMIT_RPS > 0) {
@@ -175,6 +174,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));
+  // After the credential: a caller without one learns nothing but 401.
+  app.use("/api/*", jsonBodiesOnly());
   app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
   app.route("/api", fundRoutes(deps));
   app.route("/api/disbursements", apiDisbursementRoutes(deps));
@@ -193,6 +194,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   app.use("/v1/*", requireLineKey(deps));
+  app.use("/v1/*", jsonBodiesOnly());
   app.route("/v1/keys", keyRoutes(deps));
   app.route("/v1/ledgers", ledgerRoutes(deps));
   app.route("/v1/disbursements", disbursementRoutes(deps));

@@ -3,8 +3,9 @@
  * byte: a body holding an invalid sequence is refused (400), never decoded with U+FFFD in its
  * place, since a payee's name in a bank file must be what was sent, not a guess. The JSON APIs
  * (/api and /v1) take `application/json` only, with no parameter but `charset=utf-8` (415
- * otherwise), so a form or `text/plain` is never read as JSON. Both run after the body has
- * arrived whole (routes/body_timeout.ts) and before a route, an idempotency key or a write.
+ * otherwise, once the credential was checked), so a form or `text/plain` is never read as JSON.
+ * Both run after the body has arrived whole (routes/body_timeout.ts) and before a route, an
+ * idempotency key or a write.
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";

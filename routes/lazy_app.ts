@@ -24,18 +24,23 @@ export interface LazyAppOptions {
   readonly metrics: Metrics;
   /** Access log sink, as the whole app's. */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** WORKER_STALL_MS: a sweep running longer makes /readyz say worker_stalled. */
+  readonly workerStallMs: number;
   /** Imports and builds the whole app; called at the first request that needs it, once. */
   readonly load: () => Promise<FetchHandler>;
 }
 
 /** An answer of the health routes: what routes/ops.ts answers at the same paths. */
 type HealthAnswer = (
-  databases: LazyAppOptions["databases"],
+  options: LazyAppOptions,
 ) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
-  "/readyz": (databases) => serviceReadiness(databases),
+  "/readyz": (options) =>
+    serviceReadiness(options.databases, {
+      stalledWorkers: () => options.metrics.stalledWorkers(options.workerStallMs),
+    }),
 };
 
 /** The request id a request brings, when hono's requestId would keep it; else a new one. */
@@ -64,7 +69,7 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     options.metrics.requestStarted();
     let answered;
     try {
-      answered = await answer(options.databases);
+      answered = await answer(options);
     } finally {
       options.metrics.requestFinished();
     }

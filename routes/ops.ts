@@ -3,7 +3,7 @@
  * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
  */
 import { Hono } from "hono";
-import { serviceReadiness } from "../lib/admin/service.ts";
+import { NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -12,12 +12,16 @@ import { errorResponse } from "./errors.ts";
 
 export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const readinessOptions = {
+    stalledWorkers: () => metrics.stalledWorkers(deps.config.limits.WORKER_STALL_MS),
+  };
+  // Liveness: the process answers. Whether it should get traffic is /readyz's question.
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
-    const { status, body } = await serviceReadiness(deps.databases);
+    const { status, body } = await serviceReadiness(deps.databases, readinessOptions);
     return c.json(body, status);
   });
-  app.get("/metrics", (c) => {
+  app.get("/metrics", async (c) => {
     const required = deps.config.metricsToken;
     if (required !== null) {
       const token = bearerToken(c);
@@ -35,7 +39,27 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
       writers.map((db) =>
         [`environment="${db.environment}"`, pick(db.writer.stats)] as [string, number]
       );
+    const readiness = await serviceReadiness(deps.databases, readinessOptions);
+    const failing = new Set(readiness.body.reasons ?? []);
     const text = metrics.render({
+      readiness_not_ready: {
+        help: "1 while /readyz answers 503 for this reason, else 0.",
+        samples: NOT_READY_REASONS.map((reason) => [
+          `reason="${reason}"`,
+          failing.has(reason) ? 1 : 0,
+        ]),
+      },
+      db_storage_failures: {
+        help: "Write units and groups that failed on storage since start, by reason.",
+        samples: writers.flatMap((db) =>
+          (["disk_full", "writes_failing"] as const).map((reason) =>
+            [
+              `environment="${db.environment}",reason="${reason}"`,
+              db.writer.stats.storageFailures[reason],
+            ] as [string, number]
+          )
+        ),
+      },
       db_write_groups_committed: {
         help: "Group commits of the writer.",
         samples: perWriter((s) => s.groups),

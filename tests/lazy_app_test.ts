@@ -25,6 +25,7 @@ function lazyAndWhole(f: HttpFixture, load?: () => Promise<FetchHandler>) {
   const lazy = createLazyApp({
     databases: f.deps.databases,
     metrics,
+    workerStallMs: f.deps.config.limits.WORKER_STALL_MS,
     log,
     load: load ?? (() => {
       loads.push(loads.length + 1);

@@ -1,37 +1,93 @@
 /** What an operator asks of the running service besides its commands: is each database ready. */
 import { type Database, migrationsPending } from "../../db/client.ts";
 
-/** Whether the database answers with every migration applied (DESIGN 13), and what it says. */
+/** Why the service says it is not ready; each has its own /metrics sample. */
+export const NOT_READY_REASONS = [
+  "writes_failing",
+  "disk_full",
+  "migrations_pending",
+  "worker_stalled",
+] as const;
+export type NotReadyReason = (typeof NOT_READY_REASONS)[number];
+
+/**
+ * Whether the database answers with every migration applied and takes writes, and what it says.
+ * While its writer's recent commits fail (a full disk, an I/O error, a read-only file), a probe
+ * write is tried first: readiness comes back by itself once the storage takes writes again.
+ */
 export async function databaseReadiness(
   database: Database,
-): Promise<{ ready: boolean; check: string }> {
+): Promise<{ ready: boolean; check: string; reason: NotReadyReason | null }> {
   try {
     await database.readClient.execute("SELECT 1");
     const pending = await migrationsPending(database);
-    return pending === 0
-      ? { ready: true, check: "ok" }
-      : { ready: false, check: `${pending} migrations not applied` };
+    if (pending > 0) {
+      return {
+        ready: false,
+        check: `${pending} migrations not applied`,
+        reason: "migrations_pending",
+      };
+    }
   } catch (error) {
     return {
       ready: false,
       check: `database unreachable: ${error instanceof Error ? error.message : error}`,
+      reason: "writes_failing",
     };
   }
+  await database.writer.probeWrites();
+  const failure = database.writer.failure;
+  if (failure === null) return { ready: true, check: "ok", reason: null };
+  return {
+    ready: false,
+    check: `${failure.reason}: writes fail since ${
+      new Date(failure.since).toISOString()
+    }: ${failure.message}`,
+    reason: failure.reason,
+  };
 }
 
-/** /readyz's answer: ready when every database is, with each one's check by environment. */
+export interface ReadinessOptions {
+  /** The worker loops whose sweep has run longer than WORKER_STALL_MS. */
+  readonly stalledWorkers?: () => readonly string[];
+}
+
+/** What /readyz answers: 200 ready, or 503 with every reason found. */
+export interface Readiness {
+  readonly status: 200 | 503;
+  readonly body: {
+    status: "ready" | "not_ready";
+    reason?: NotReadyReason;
+    reasons?: NotReadyReason[];
+    databases: Record<string, string>;
+    stalled_workers?: string[];
+  };
+}
+
+/** /readyz's answer: ready when every database is and no worker loop is stuck. */
 export async function serviceReadiness(
   databases: Readonly<Record<string, Database>>,
-): Promise<{ status: 200 | 503; body: { status: string; databases: Record<string, string> } }> {
+  options: ReadinessOptions = {},
+): Promise<Readiness> {
   const checks: Record<string, string> = {};
-  let ready = true;
+  const reasons = new Set<NotReadyReason>();
   for (const [environment, database] of Object.entries(databases)) {
     const readiness = await databaseReadiness(database);
     checks[environment] = readiness.check;
-    ready &&= readiness.ready;
+    if (readiness.reason !== null) reasons.add(readiness.reason);
   }
+  const stalled = [...(options.stalledWorkers?.() ?? [])];
+  if (stalled.length > 0) reasons.add("worker_stalled");
+  if (reasons.size === 0) return { status: 200, body: { status: "ready", databases: checks } };
+  const ordered = NOT_READY_REASONS.filter((reason) => reasons.has(reason));
   return {
-    status: ready ? 200 : 503,
-    body: { status: ready ? "ready" : "not_ready", databases: checks },
+    status: 503,
+    body: {
+      status: "not_ready",
+      reason: ordered[0],
+      reasons: ordered,
+      databases: checks,
+      ...(stalled.length > 0 ? { stalled_workers: stalled } : {}),
+    },
   };
 }

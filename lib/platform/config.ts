@@ -53,6 +53,8 @@ export const configDefaults = {
   BACKUP_INTERVAL_MINUTES: 0,
   /** Scheduled backups kept in BACKUP_DIR (and BACKUP_COPY_DIR), newest first. */
   BACKUP_KEEP: 7,
+  /** A worker loop's sweep running longer than this makes /readyz say worker_stalled. */
+  WORKER_STALL_MS: 300_000,
 } as const;
 
 /** What a numeric setting must be: a whole number within these bounds. */
@@ -99,6 +101,7 @@ const numericRules = {
   BANK_FILE_APPROVAL_LIMIT_CENTS: count(0),
   BACKUP_INTERVAL_MINUTES: count(0),
   BACKUP_KEEP: count(1),
+  WORKER_STALL_MS: count(1000),
 } as const;
 
 type NumericName = keyof typeof numericRules;

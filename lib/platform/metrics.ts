@@ -8,6 +8,8 @@ export class Metrics {
   readonly #sweeps = new Map<string, number>();
   readonly #sweepErrors = new Map<string, number>();
   readonly #jobFailures = new Map<string, number>();
+  /** When each worker loop's sweep in flight began (performance.now()); absent between sweeps. */
+  readonly #sweepingSince = new Map<string, number>();
   #inFlight = 0;
   #lastFinishedAt = -Infinity;
 
@@ -41,8 +43,22 @@ export class Metrics {
     this.#durationSumMs.set(surface, (this.#durationSumMs.get(surface) ?? 0) + durationMs);
   }
 
+  /** A worker loop began a sweep. */
+  workerSweepStarted(worker: string): void {
+    this.#sweepingSince.set(worker, performance.now());
+  }
+
+  /** The worker loops whose sweep in flight began more than `stallMs` ago: they are stuck. */
+  stalledWorkers(stallMs: number): string[] {
+    const now = performance.now();
+    return [...this.#sweepingSince].filter(([, since]) => now - since > stallMs).map(([name]) =>
+      name
+    ).sort();
+  }
+
   /** Counts one sweep of a worker loop, and whether it failed. */
   workerSwept(worker: string, succeeded: boolean): void {
+    this.#sweepingSince.delete(worker);
     const key = `worker="${worker}"`;
     this.#sweeps.set(key, (this.#sweeps.get(key) ?? 0) + 1);
     this.#sweepErrors.set(key, (this.#sweepErrors.get(key) ?? 0) + (succeeded ? 0 : 1));
