@@ -3,7 +3,7 @@
  * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
  */
 import { Hono } from "hono";
-import { NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
+import { moneyInFlightGauges, NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -41,6 +41,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
       );
     const readiness = await serviceReadiness(deps.databases, readinessOptions);
     const failing = new Set(readiness.body.reasons ?? []);
+    const inFlight = await moneyInFlightGauges(deps.databases);
     const text = metrics.render({
       readiness_not_ready: {
         help: "1 while /readyz answers 503 for this reason, else 0.",
@@ -59,6 +60,14 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
             ] as [string, number]
           )
         ),
+      },
+      rail_exceptions_open: {
+        help: "Rail outcomes a payout could not take, waiting for an operator.",
+        samples: inFlight.map((g) => [`environment="${g.environment}"`, g.railExceptionsOpen]),
+      },
+      funding_shortfall_cents: {
+        help: "What lines owe of cleared ACH fundings the bank took back (their new payouts wait).",
+        samples: inFlight.map((g) => [`environment="${g.environment}"`, g.fundingShortfallCents]),
       },
       db_write_groups_committed: {
         help: "Group commits of the writer.",

@@ -22,6 +22,7 @@ import { runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { Correction } from "../lib/ach/nacha.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
+import { clearAchFunding } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { applyMove } from "../lib/payouts/store.ts";
 import { testSecretBox } from "./helpers.ts";
@@ -330,7 +331,7 @@ Deno.test("a late return after completion: the payout stays completed and its mo
   });
 });
 
-Deno.test("a returned funding debit returns the funding; one returned after it settled is reported", async () => {
+Deno.test("a returned funding debit returns the funding; one returned after it settled goes back from available", async () => {
   await withImports(async (f) => {
     const debit = await f.debit(500_000);
     const before = await readLineBalances(f.database.readClient, LINE);
@@ -353,17 +354,22 @@ Deno.test("a returned funding debit returns the funding; one returned after it s
     assert.deepEqual(after, { ...before, pending_funding: 0, bank: before.bank + 500_000 });
     assert.deepEqual(await verifyLedger(f.database.readClient), []);
 
+    // Returned after it cleared (issue 28, case 5): the money goes back to the bank from available.
     const settled = await f.debit(200_000, "completed");
-    const snapshot = await f.snapshot();
-    const late = await f.import([returnOf(settled, "R01")], "RETURNS-late.txt");
+    await f.database.writer.write((tx) => clearAchFunding(tx, settled.fundingId, NOW));
+    const cleared = await readLineBalances(f.database.readClient, LINE);
+    const late = await f.import([returnOf(settled, "R10")], "RETURNS-late.txt");
     assert.ok(late.ok);
-    assert.deepEqual(late.value.notApplied, [{
-      trace: settled.trace,
-      reason: "late_debit_return",
-    }]);
-    const { imports: _a, ...unchanged } = await f.snapshot() as Record<string, unknown>;
-    const { imports: _b, ...expected } = snapshot as Record<string, unknown>;
-    assert.deepEqual(unchanged, expected);
+    assert.deepEqual([late.value.applied, late.value.notApplied], [1, []]);
+    assert.deepEqual(await readLineBalances(f.database.readClient, LINE), {
+      ...cleared,
+      available: cleared.available - 200_000,
+      bank: cleared.bank + 200_000,
+    });
+    assert.deepEqual(
+      await f.rows("SELECT status FROM fundings WHERE id = ?", settled.fundingId),
+      [{ status: "Returned" }],
+    );
   });
 });
 
@@ -688,7 +694,12 @@ Deno.test("which imported entry applies, and how: every rule in its order", () =
     ],
     ["R01 on a credit", { ...returned, code: "R01" }, sent, "r01_on_credit"],
     ["R01 on a debit", { ...returned, code: "R01" }, debit, "debit_return"],
-    ["a debit after it settled", returned, { ...debit, status: "completed" }, "late_debit_return"],
+    [
+      "a debit after it settled",
+      returned,
+      { ...debit, status: "completed" },
+      "debit_return_after_clear",
+    ],
     ["a credit before settlement", returned, sent, "return"],
     ["a credit after settlement", returned, {
       ...sent,

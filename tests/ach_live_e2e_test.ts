@@ -376,6 +376,7 @@ async function endToEnd(f: HttpFixture, sshd: TestSshd): Promise<void> {
     fees_payee: 0,
     fees_service: 0,
     bank: -450_000,
+    funding_shortfall: 0,
   });
   assert.deepEqual(await verifyLedger(live.readClient), []);
   const tieOut = (date: string) => lineTieOut(live.readClient, acme.autoLineId, date);

@@ -119,6 +119,7 @@ interface ModelBalances {
   fees_payee: number;
   fees_service: number;
   bank: number;
+  funding_shortfall: number;
 }
 
 /** Balances as the documented rules say they must be, from payout and funding states alone. */
@@ -139,6 +140,7 @@ async function modelBalances(
     fees_payee: 0,
     fees_service: 0,
     bank: 0,
+    funding_shortfall: 0,
   };
   const fundings = await database.readClient.execute({
     sql: "SELECT amount_cents, status, payment_method FROM fundings WHERE line_id = ?",

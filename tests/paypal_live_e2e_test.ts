@@ -174,6 +174,7 @@ async function endToEnd(f: HttpFixture, server: PaypalContractServer): Promise<v
       fees_payee: 0,
       fees_service: 0,
       bank: -75_000,
+      funding_shortfall: 0,
     });
     assert.deepEqual(await verifyLedger(live.readClient), []);
     assert.deepEqual(await lineTieOut(live.readClient, acme.autoLineId, "2026-01-05"), {

@@ -31,8 +31,8 @@ export type NotAppliedReason =
   | "payout_not_completed"
   /** R01 (insufficient funds) is not a reason a credit comes back. */
   | "r01_on_credit"
-  /** A debit returned after its funding cleared: an operator must recover the money. */
-  | "late_debit_return"
+  /** A debit returned after it settled whose funding is not a cleared one (returned already, say). */
+  | "funding_not_cleared"
   /** A notice of change of the company's own funding account: its bank settings must change. */
   | "company_account_correction"
   /** The entry could not be read, or its corrected data does not fit its change code. */
@@ -46,6 +46,11 @@ export type ImportAction =
   | "late_return"
   /** A funding debit returned before its settlement: the funding is returned. */
   | "debit_return"
+  /**
+   * A funding debit returned after it cleared (R05, R07, R10, R29 may come 60 days later): the
+   * money goes back from available, the rest owed by the line.
+   */
+  | "debit_return_after_clear"
   /** A notice of change: later entries to the account use the corrected details. */
   | "correction";
 
@@ -121,10 +126,7 @@ export function decideImportedEntry(
     return refuse("r01_on_credit", "R01 (insufficient funds) does not apply to a credit");
   }
   if (sent.direction === "debit") {
-    return sent.status === "sent" ? ok("debit_return") : refuse(
-      "late_debit_return",
-      "the funding debit was returned after it settled: recover the money from the company",
-    );
+    return ok(sent.status === "sent" ? "debit_return" : "debit_return_after_clear");
   }
   return ok(sent.status === "sent" ? "return" : "late_return");
 }

@@ -20,6 +20,7 @@ import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
+import { returnClearedAchFunding } from "../funding/store.ts";
 import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } from "./nacha.ts";
 import {
   ACH_IMPORT_BYTES_MAX,
@@ -266,6 +267,13 @@ async function applyEntry(
       );
       // The entry was read as sent in this unit, so the pipeline cannot refuse it.
       if (!settled.ok) throw new Error(`return of ${sent.reference}: ${settled.message}`);
+      return ok(undefined);
+    }
+    case "debit_return_after_clear": {
+      const returned = await returnClearedAchFunding(tx, sent.fundingId!, now);
+      if (!returned.ok) return refuse("funding_not_cleared", returned.message);
+      await tx.db.update(railBatchEntries).set({ returnCode: entry.code })
+        .where(eq(railBatchEntries.id, sent.id));
       return ok(undefined);
     }
     case "late_return": {

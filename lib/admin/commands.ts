@@ -16,6 +16,7 @@ import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
 import {
   findFunding,
   type ManualFundingMove,
+  manualFundingReturnBlocker,
   recordManualFundingMove,
 } from "../funding/service.ts";
 import {
@@ -236,6 +237,11 @@ function fundingCommand(
       if (!funding) {
         return refuse("funding_not_found", `no funding ${f.funding} in ${environment.value}`);
       }
+      // Refused now, not when a second admin approves.
+      const blocker = move === "funding:return"
+        ? await manualFundingReturnBlocker(database, funding.id)
+        : null;
+      if (blocker !== null) return refuse("funding_in_file", blocker, { field: "funding" });
       if (environment.value === "live") {
         const requested = await requestApproval(ctx.operatorDeps, {
           operator: ctx.actor.operator!,

@@ -91,3 +91,30 @@ export async function serviceReadiness(
     },
   };
 }
+
+/**
+ * What /metrics shows of money in flight per environment: open rail exceptions, and what lines owe
+ * of cleared ACH fundings the bank took back. A database that cannot answer shows nothing.
+ */
+export async function moneyInFlightGauges(
+  databases: Readonly<Record<string, Database>>,
+): Promise<{ environment: string; railExceptionsOpen: number; fundingShortfallCents: number }[]> {
+  const gauges = [];
+  for (const database of Object.values(databases)) {
+    try {
+      const { rows } = await database.readClient.execute(
+        `SELECT (SELECT count(*) FROM rail_exceptions WHERE status = 'open') AS exceptions,
+                (SELECT coalesce(-sum(balance_cents), 0) FROM ledger_accounts
+                  WHERE code = 'funding_shortfall' AND balance_cents < 0) AS owed`,
+      );
+      gauges.push({
+        environment: database.environment,
+        railExceptionsOpen: Number(rows[0].exceptions),
+        fundingShortfallCents: Number(rows[0].owed),
+      });
+    } catch {
+      // Readiness reports an unreachable database; the other gauges still render.
+    }
+  }
+  return gauges;
+}

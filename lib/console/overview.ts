@@ -41,6 +41,17 @@ export interface Attention {
   readonly fundingWaiting: number;
   readonly largeDisbursementsWaiting: number;
   readonly tieOutDifferences: TieOutDifference[];
+  /** Rail outcomes a payout could not take, waiting for an operator (rails:resolve-exception). */
+  readonly railExceptions: number;
+  /** Lines owing a cleared ACH funding the bank took back: their new payouts wait. */
+  readonly fundingShortfalls: FundingShortfall[];
+}
+
+export interface FundingShortfall {
+  readonly companyName: string;
+  readonly lineId: string;
+  readonly lineCode: string;
+  readonly owedCents: number;
 }
 
 export interface Overview {
@@ -96,6 +107,7 @@ export async function readOverview(
         fundingWaiting,
         largeDisbursementsWaiting,
         tieOutDifferences,
+        railExceptions,
       ] = await Promise.all([
         count(
           client,
@@ -128,6 +140,11 @@ export async function readOverview(
           companies,
         ),
         tieOutDifferencesOf(database, lines, options.realNow),
+        count(
+          client,
+          `SELECT count(*) AS n FROM rail_exceptions WHERE status = 'open' AND ${jobs.sql}`,
+          jobs.args,
+        ),
       ]);
       return {
         failedDeliveries,
@@ -136,6 +153,15 @@ export async function readOverview(
         fundingWaiting,
         largeDisbursementsWaiting,
         tieOutDifferences,
+        railExceptions,
+        fundingShortfalls: lines.filter((line) => line.balances.funding_shortfall < 0).map((
+          line,
+        ) => ({
+          companyName: line.companyName,
+          lineId: line.lineId,
+          lineCode: line.lineCode,
+          owedCents: -line.balances.funding_shortfall,
+        })),
       };
     })(),
   ]);

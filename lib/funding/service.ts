@@ -7,7 +7,7 @@ import { readBankSettings } from "../ach/bank_store.ts";
 import type { CutoffSchedule } from "../ach/cutoffs.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import { ok, type Result } from "../platform/result.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import {
   addFunds,
@@ -18,6 +18,7 @@ import {
   listFundings,
   listReleasedBy,
   loadFunding,
+  manualReturnBlocker,
   receiveWire,
   returnAchFunding,
 } from "./store.ts";
@@ -106,10 +107,22 @@ export async function recordManualFundingMove(
 ): Promise<
   Result<
     { before: FundingRecord; after: FundingRecord },
-    "funding_not_found" | "funding_not_pending" | "funding_wrong_method"
+    "funding_not_found" | "funding_not_pending" | "funding_wrong_method" | "funding_in_file"
   >
 > {
+  if (move === "funding:return") {
+    const blocker = await manualReturnBlocker(tx, fundingId);
+    if (blocker !== null) return refuse("funding_in_file", blocker, { field: "funding" });
+  }
   const before = await loadFunding(tx, fundingId);
   const moved = await manualFundingMoves[move](tx, fundingId, now);
   return moved.ok ? ok({ before: before!, after: moved.value }) : moved;
+}
+
+/** Why a funding's return may not be recorded by hand now (its debit is in a file), or null. */
+export function manualFundingReturnBlocker(
+  database: Database,
+  fundingId: string,
+): Promise<string | null> {
+  return manualReturnBlocker(database.readClient, fundingId);
 }

@@ -13,7 +13,8 @@ import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { LedgerTransactionKind } from "../ledger/postings.ts";
-import { postTransaction } from "../ledger/store.ts";
+import type { Transfer } from "../ledger/types.ts";
+import { postTransaction, readLineBalances } from "../ledger/store.ts";
 import {
   findDisbursementForFunding,
   releasePendingFunds,
@@ -295,6 +296,7 @@ async function creditAvailable(
   now: number,
 ): Promise<void> {
   await moveFunding(tx, funding, { kind, from, to: "available", status: "Completed" }, now);
+  await coverFundingShortfall(tx, funding, now);
   await releasePendingFunds(tx, funding.companyId, funding.lineId, now, {
     fundingId: funding.id,
     disbursementId: funding.disbursementId,
@@ -363,6 +365,113 @@ export async function returnAchFunding(
   } as const;
   await moveFunding(tx, funding.value, move, now);
   return ok((await loadFunding(tx, fundingId))!);
+}
+
+/**
+ * An ACH funding whose debit the bank took back after it cleared (an unauthorized or revoked
+ * debit: R05, R07, R10, R29 come up to 60 days later): its amount goes back to the bank from
+ * available as far as available holds (it never goes below zero), and the rest is owed in
+ * `funding_shortfall`, which the line's next credits cover first; until then its new payouts wait.
+ * Answers the funding and what is owed of it.
+ */
+export async function returnClearedAchFunding(
+  tx: WriteTx,
+  fundingId: string,
+  now: number,
+): Promise<
+  Result<
+    { funding: FundingRecord; shortfallCents: number },
+    "funding_not_found" | "funding_not_cleared"
+  >
+> {
+  const funding = await loadFunding(tx, fundingId);
+  if (!funding) return refuse("funding_not_found", `no funding ${fundingId}`);
+  if (funding.paymentMethod !== "ACH" || funding.status !== "Completed") {
+    return refuse(
+      "funding_not_cleared",
+      `funding ${fundingId} is a ${funding.paymentMethod} funding ${funding.status}: only a cleared ACH funding is returned after clearing`,
+    );
+  }
+  const available = (await readLineBalances(tx, funding.lineId)).available;
+  const fromAvailable = Math.min(available, funding.amountCents);
+  const shortfallCents = funding.amountCents - fromAvailable;
+  const transfers: Transfer[] = [];
+  if (fromAvailable > 0) {
+    transfers.push({ from: "available", to: "bank", amountCents: fromAvailable });
+  }
+  if (shortfallCents > 0) {
+    transfers.push({ from: "funding_shortfall", to: "bank", amountCents: shortfallCents });
+  }
+  const posted = await postTransaction(tx, {
+    companyId: funding.companyId,
+    lineId: funding.lineId,
+    kind: "funding.ach_returned_after_clear",
+    fundingId: funding.id,
+    transfers,
+    postedAt: now,
+  });
+  // What available holds was read in this unit, and funding_shortfall may go below zero.
+  if (!posted.ok) throw new Error(`funding ${funding.id} refused by the ledger: ${posted.message}`);
+  await tx.execute({
+    sql: "UPDATE fundings SET status = 'Returned' WHERE id = ?",
+    args: [funding.id],
+  });
+  if (shortfallCents > 0) {
+    console.error(JSON.stringify({
+      level: "error",
+      msg:
+        "a cleared ACH funding was returned and available did not cover it: the line owes the rest, and its new payouts wait until a credit covers it",
+      company_id: funding.companyId,
+      line_id: funding.lineId,
+      funding_id: funding.id,
+      shortfall_cents: shortfallCents,
+    }));
+  }
+  return ok({ funding: (await loadFunding(tx, fundingId))!, shortfallCents });
+}
+
+/** A credit of the line pays back what it owes in funding_shortfall first, as far as available goes. */
+async function coverFundingShortfall(
+  tx: WriteTx,
+  line: Pick<FundingRecord, "companyId" | "lineId">,
+  now: number,
+): Promise<void> {
+  const balances = await readLineBalances(tx, line.lineId);
+  const covered = Math.min(-balances.funding_shortfall, balances.available);
+  if (covered <= 0) return;
+  const posted = await postTransaction(tx, {
+    companyId: line.companyId,
+    lineId: line.lineId,
+    kind: "funding.shortfall_covered",
+    transfers: [{ from: "available", to: "funding_shortfall", amountCents: covered }],
+    postedAt: now,
+  });
+  if (!posted.ok) throw new Error(`shortfall cover refused by the ledger: ${posted.message}`);
+}
+
+/**
+ * Why an operator may not record a funding's return by hand: its debit is in an ACH file, so the
+ * bank's return file returns it (applied when imported). Null when nothing stands in the way.
+ */
+export async function manualReturnBlocker(
+  reader: SqlExecutor,
+  fundingId: string,
+): Promise<string | null> {
+  const { rows } = await reader.execute({
+    sql: `SELECT e.status, e.batch_id, b.status AS batch_status FROM rail_batch_entries e
+            LEFT JOIN rail_batches b ON b.id = e.batch_id
+          WHERE e.funding_id = ? AND e.status IN ('batched', 'sent')
+          ORDER BY e.created_at DESC LIMIT 1`,
+    args: [fundingId],
+  });
+  if (!rows[0]) return null;
+  return `funding ${fundingId}'s debit is in ACH file ${rows[0].batch_id} (${
+    rows[0].batch_status
+  }): a return of it comes in the bank's return file and is applied when imported; ${
+    rows[0].status === "batched"
+      ? "void the file first if the bank must not collect it"
+      : "the file was sent, so the bank collects it unless it returns it"
+  }`;
 }
 
 /** A disbursement a funding's credit released from pending_funds, and when. */

@@ -10,13 +10,17 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
  * for money the bank paid that the ledger had released, `check.paid_short` for the part of a
  * check the bank paid for less than it was written for. `rail.paid_exception` is a rail's payment
  * of an entry whose payout no longer held the money (canceled while in flight), let stand by an
- * operator (lib/rails/exceptions.ts).
+ * operator (lib/rails/exceptions.ts). `funding.ach_returned_after_clear` is an ACH funding's debit
+ * the bank took back after it cleared (from available, the rest owed in `funding_shortfall`), and
+ * `funding.shortfall_covered` a later credit paying that back.
  */
 export const ledgerTransactionKinds = [
   "funding.ach_initiated",
   "funding.ach_cleared",
   "funding.ach_returned",
   "funding.wire_received",
+  "funding.ach_returned_after_clear",
+  "funding.shortfall_covered",
   "payout.hold",
   "payout.release_funds",
   "payout.select",

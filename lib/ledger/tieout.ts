@@ -34,6 +34,8 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "funding.wire_received": "funded",
   "funding.ach_cleared": "within_held",
   "funding.ach_returned": "returned_funding",
+  "funding.ach_returned_after_clear": "returned_funding",
+  "funding.shortfall_covered": "returned_funding",
   "payout.hold": "within_held",
   "payout.release_funds": "within_held",
   "payout.select": "within_held",

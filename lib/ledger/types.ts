@@ -14,6 +14,12 @@ export const ledgerAccountCodes = [
   "fees_payee",
   "fees_service",
   "bank",
+  /**
+   * What the line owes: an ACH funding debit the bank took back after it had cleared, beyond what
+   * available held (a receivable, so it reads below zero while owed). New payouts of the line wait
+   * until later credits cover it.
+   */
+  "funding_shortfall",
 ] as const;
 
 export type LedgerAccountCode = (typeof ledgerAccountCodes)[number];

@@ -540,7 +540,18 @@ export async function createDisbursement<R = undefined>(
   );
   const totalHold = holds.reduce((sum, hold) => sum + hold, 0);
   const available = accounts.balances.available;
-  const waits = totalHold > available;
+  // A funding the bank took back after it cleared is owed first: new payouts wait until covered.
+  const owed = -accounts.balances.funding_shortfall;
+  if (owed > 0 && !input.largeDisbursement) {
+    return refuse(
+      "insufficient_funds",
+      `the line owes ${
+        formatDollars(owed)
+      } of an ACH funding the bank returned after it cleared; new payouts wait until a credit of the line covers it`,
+      { details: { available_cents: available, needed_cents: totalHold, owed_cents: owed } },
+    );
+  }
+  const waits = owed > 0 || totalHold > available;
   if (waits && !input.largeDisbursement) {
     return refuse(
       "insufficient_funds",

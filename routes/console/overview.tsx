@@ -145,6 +145,22 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
         ),
       }
       : null,
+    a.railExceptions > 0
+      ? {
+        href: consoleUrl(c, "/console/rail-exceptions"),
+        text: counted(
+          a.railExceptions,
+          "rail outcome its payout could not take",
+          "rail outcomes their payouts could not take",
+        ),
+      }
+      : null,
+    ...a.fundingShortfalls.map((s) => ({
+      href: consoleUrl(c, "/console/ledger", { line: s.lineId }),
+      text: `${s.companyName} · ${s.lineCode} owes ${
+        formatDollars(s.owedCents)
+      } of a returned ACH funding: its new payouts wait until a credit covers it`,
+    })),
     ...a.tieOutDifferences.map((d) => ({
       href: consoleUrl(c, "/console/ledger", { line: d.lineId, date: d.date }),
       text: `Tie-out of ${d.companyName} · ${d.lineCode} on ${d.date} is off by ${
@@ -156,7 +172,8 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
     return (
       <EmptyState>
         Nothing needs attention: no failed deliveries, parked jobs or failed notifications, no
-        funding or large disbursement waiting, and every tie-out is zero.
+        funding or large disbursement waiting, no rail exception or funding owed, and every tie-out
+        is zero.
       </EmptyState>
     );
   }
