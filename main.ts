@@ -135,9 +135,17 @@ async function main(): Promise<void> {
   }
 
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
+  // The audit chain's key, outside the database: set before anything appends an audit row (the
+  // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21).
+  const auditKey = config.auditKey ?? secrets.encryptionKey;
+  const useAuditKey = async () => {
+    const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
+    useAuditKeys(auditKeysFrom(auditKey));
+  };
   let credentials: SandboxCredentials | null = null;
   if (dev) {
     // The seed (and the operator password hashing it needs) is for dev mode only.
+    await useAuditKey();
     const { loadOrSeedSandbox, SandboxSeedError } = await import("./lib/sandbox/seed.ts");
     try {
       credentials = await loadOrSeedSandbox(databases, config, { clock: systemClock, secretBox });
@@ -161,7 +169,9 @@ async function main(): Promise<void> {
   // at the first request other than health and readiness, or when the workers start.
   let runtime: Promise<Runtime> | undefined;
   const loadRuntime = () =>
-    runtime ??= buildRuntime({ config, databases, secretBox, metrics, jwtSecret, adminToken });
+    runtime ??= useAuditKey().then(() =>
+      buildRuntime({ config, databases, secretBox, metrics, jwtSecret, adminToken })
+    );
   const app = createLazyApp({
     databases,
     metrics,
@@ -196,13 +206,18 @@ async function main(): Promise<void> {
     return started;
   });
   // Scheduled backups, when asked for: their module is loaded only then.
+  // Each one also leaves a signed audit checkpoint beside its copy.
   const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
-    ? new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
-      ...config.backup,
-      intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
-      keep: config.limits.BACKUP_KEEP,
-      busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
-    }, systemClock)
+    ? await useAuditKey().then(async () => {
+      const { takeAuditCheckpoint } = await import("./lib/audit/service.ts");
+      return new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
+        ...config.backup,
+        intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
+        keep: config.limits.BACKUP_KEEP,
+        busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
+        auditCheckpoint: (now) => takeAuditCheckpoint(databases, now),
+      }, systemClock);
+    })
     : null;
   backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
 

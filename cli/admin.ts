@@ -33,6 +33,7 @@ import { isDevDataDir, readDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
 import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
+import { auditKeysFrom, useAuditKeys } from "../lib/audit/anchor.ts";
 import type { Result } from "../lib/platform/result.ts";
 
 /** The header the admin endpoint reads the session from (routes/admin.ts). */
@@ -201,7 +202,7 @@ async function readPrompts(prompts: readonly Prompt[]): Promise<Record<string, s
  * The key that seals secrets (TOTP secrets, approvals): ENCRYPTION_KEY, or in a dev-mode data
  * directory the one `deno task dev` generated there. The CLI never generates one.
  */
-async function secretBoxOf(config: Config): Promise<SecretBox> {
+async function sealingKeyOf(config: Config): Promise<string> {
   const key = config.encryptionKey ??
     (config.dev ? (await readDevSecrets(config.dataDir))?.encryptionKey ?? null : null);
   if (key === null) {
@@ -211,7 +212,7 @@ async function secretBoxOf(config: Config): Promise<SecretBox> {
         : "ENCRYPTION_KEY is required outside dev mode (32 bytes, base64)",
     ]);
   }
-  return await SecretBox.fromBase64Key(key);
+  return key;
 }
 
 async function runLocally(
@@ -375,7 +376,10 @@ async function main(): Promise<number> {
   let secretBox: SecretBox;
   try {
     sessionPath = await chosenSessionFile(config, as);
-    secretBox = await secretBoxOf(config);
+    const sealingKey = await sealingKeyOf(config);
+    secretBox = await SecretBox.fromBase64Key(sealingKey);
+    // The audit chain's key, as the service derives it.
+    useAuditKeys(auditKeysFrom(config.auditKey ?? sealingKey));
   } catch (error) {
     if (error instanceof UsageError) return fail("usage", error.message, 2);
     if (error instanceof ConfigError) return fail("invalid_configuration", error.message, 2);

@@ -267,6 +267,15 @@ Deno.test("the restore drill of the README runs as written: restore, then login 
     await createDatabases(dataDir, { dev: false });
     const password = "the first admin's password";
     const secret = await firstAdmin(dataDir, "a@ops.test", password);
+    // The checkpoint a scheduled backup takes just before its copy.
+    const checkpoint = await cli(
+      { DATA_DIR: dataDir, ...KEYS },
+      "",
+      "audit:checkpoint",
+      "--out",
+      `${work}/copies`,
+    );
+    assert.equal(checkpoint.code, 0, checkpoint.stderr);
     const backup = await cli(
       { DATA_DIR: dataDir, ...KEYS },
       "",
@@ -295,8 +304,9 @@ Deno.test("the restore drill of the README runs as written: restore, then login 
       live: "balanced",
       test: "balanced",
     }]);
-    const audit = await cli(env, "", "audit:verify");
+    const audit = await cli(env, "", "audit:verify", "--checkpoints", `${work}/copies`, "--json");
     assert.equal(audit.code, 0, audit.stderr);
+    assert.equal(JSON.parse(audit.stdout).checkpoints, 1);
     assert.equal((await snapshot(drill)).some((path) => path.includes("secrets.json")), false);
   });
 });

@@ -767,6 +767,11 @@ Deno.test("every core command answers in snake_case keys, and an environment-spe
     const audit = await run(alice, "audit:list", { environment: "test" });
     assert.deepEqual(audit.environments, ["test"]);
     await run(alice, "audit:verify", {});
+    const dir = await Deno.makeTempDir({ prefix: "disbursement-checkpoints-" });
+    await run(alice, "audit:checkpoint", { out: dir });
+    assert.equal((await run(bruno, "audit:verify", { checkpoints: dir })).checkpoints, 1);
+    await Deno.remove(dir, { recursive: true });
+    assert.match((await run(bruno, "audit:public-key", {})).public_key, /^ed25519:/);
 
     assert.deepEqual([...ran].sort(), Object.keys(coreCommands).sort(), "every core command ran");
   });

@@ -16,8 +16,9 @@ import { newKeySecret } from "../lib/platform/keys.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, enrollmentCodeOf, makeOperator } from "./operator_helpers.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
+import { testAuditKeys } from "./helpers.ts";
 
-Deno.test("canonical JSON and the row hash: key order does not matter, every column does", async () => {
+Deno.test("canonical JSON and the row hash: key order does not matter, every column and the key do", async () => {
   assert.equal(
     canonicalJson({ b: 1, a: [{ d: null, c: "x" }] }),
     '{"a":[{"c":"x","d":null}],"b":1}',
@@ -39,10 +40,18 @@ Deno.test("canonical JSON and the row hash: key order does not matter, every col
     after: '{"name":"Acme"}',
     prevHash: AUDIT_GENESIS_HASH,
   };
-  // SHA-256 of the canonical text, computed independently of the code under test.
+  // HMAC-SHA256 of the canonical text under the chain key, computed independently of the code.
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new Uint8Array(testAuditKeys.chainKey),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   const expected = new Uint8Array(
-    await crypto.subtle.digest(
-      "SHA-256",
+    await crypto.subtle.sign(
+      "HMAC",
+      key,
       new TextEncoder().encode(
         '{"action":"company:create","after":"{\\"name\\":\\"Acme\\"}","at":0,"before":null,' +
           '"company_id":null,"environment":"live","id":"aud_1","object_id":"123456789",' +
@@ -51,28 +60,30 @@ Deno.test("canonical JSON and the row hash: key order does not matter, every col
       ),
     ),
   );
-  const hash = auditRowHash(row);
+  const chainKey = testAuditKeys.chainKey;
+  const hash = auditRowHash(row, chainKey);
   assert.equal(hash, Array.from(expected, (b) => b.toString(16).padStart(2, "0")).join(""));
   for (const [column, value] of Object.entries({ seq: 2, at: 1, origin: "http", after: null })) {
-    assert.notEqual(auditRowHash({ ...row, [column]: value }), hash, column);
+    assert.notEqual(auditRowHash({ ...row, [column]: value }, chainKey), hash, column);
   }
+  assert.notEqual(auditRowHash(row, new Uint8Array(32)), hash, "another key, another hash");
 
   const first = { ...row, hash };
-  assert.equal(checkChainLink(first, null), null);
+  assert.equal(checkChainLink(first, null, chainKey), null);
   const second = { ...row, seq: 2, id: "aud_2", prevHash: hash };
-  const secondRow = { ...second, hash: auditRowHash(second) };
-  assert.equal(checkChainLink(secondRow, { seq: 1, hash }), null);
-  assert.deepEqual(checkChainLink({ ...secondRow, after: "{}" }, { seq: 1, hash }), {
+  const secondRow = { ...second, hash: auditRowHash(second, chainKey) };
+  assert.equal(checkChainLink(secondRow, { seq: 1, hash }, chainKey), null);
+  assert.deepEqual(checkChainLink({ ...secondRow, after: "{}" }, { seq: 1, hash }, chainKey), {
     seq: 2,
     id: "aud_2",
     reason: "its content does not match its hash: the row was altered",
   });
-  assert.deepEqual(checkChainLink(secondRow, null), {
+  assert.deepEqual(checkChainLink(secondRow, null, chainKey), {
     seq: 2,
     id: "aud_2",
     reason: "row 1 is missing: the chain jumps from 0 to 2",
   });
-  assert.deepEqual(checkChainLink(secondRow, { seq: 1, hash: "f".repeat(64) }), {
+  assert.deepEqual(checkChainLink(secondRow, { seq: 1, hash: "f".repeat(64) }, chainKey), {
     seq: 2,
     id: "aud_2",
     reason: "its prev_hash is not the hash of the row before it",

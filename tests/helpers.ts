@@ -2,9 +2,14 @@
 import { type Database, openDatabase } from "../db/client.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
+import { auditKeysFrom, useAuditKeys } from "../lib/audit/anchor.ts";
 
 /** The sealing key of tests that open databases without a service (bank details, bank files). */
 export const testSecretBox = await SecretBox.fromBase64Key(btoa("e".repeat(32)));
+
+/** The audit keys of tests in this process, as a service derives them from its ENCRYPTION_KEY. */
+export const testAuditKeys = auditKeysFrom(btoa("e".repeat(32)));
+useAuditKeys(testAuditKeys);
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-test-" });

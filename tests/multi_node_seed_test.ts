@@ -10,6 +10,7 @@ import type { Database } from "../db/client.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { systemClock } from "../lib/platform/clock.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
+import { auditKeysFrom, useAuditKeys } from "../lib/audit/anchor.ts";
 import {
   loadOrSeedSandbox,
   SANDBOX_SEED_LEASE_MS,
@@ -53,13 +54,16 @@ async function seededCounts(primary: Primary): Promise<Record<Environment, unkno
 /** What one seed writes: three lines funded in test, the operator in live. */
 const ONE_SEED = {
   test: { companies: 2, users: 3, lines: 3, fundings: 3, operators: 0 },
-  live: { companies: 2, users: 3, lines: 3, fundings: 0, operators: 1 },
+  live: { companies: 2, users: 3, lines: 3, fundings: 0, operators: 4 },
 };
 
 function withoutBaseUrl(credentials: SandboxCredentials): Omit<SandboxCredentials, "base_url"> {
   const { base_url: _, ...rest } = credentials;
   return rest;
 }
+
+// The seed appends audit rows, chained with the key a node derives from its ENCRYPTION_KEY.
+useAuditKeys(auditKeysFrom(btoa("k".repeat(32))));
 
 /** An in-process node: its own database handles on the primary and its own DATA_DIR. */
 async function openNode(primary: Primary) {

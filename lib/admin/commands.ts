@@ -47,6 +47,7 @@ import {
   type Flags,
   needsDatabases,
   objectReach,
+  pathFlag,
   type Prompt,
   type Reach,
   reads,
@@ -67,8 +68,12 @@ import {
   type AuditedChange,
   auditedDatabases,
   listAudit,
+  readAuditCheckpoints,
+  takeAuditCheckpoint,
   verifyAudit,
+  writeAuditCheckpoint,
 } from "../audit/service.ts";
+import { type AuditCheckpoint, currentAuditKeys, publicKeyText } from "../audit/anchor.ts";
 import { type ApprovalKind, authorizeCommand } from "../operators/rules.ts";
 import { changeOwnCredentials, enroll } from "../operators/enrollment.ts";
 import { findOperatorByEmail } from "../operators/store.ts";
@@ -1210,32 +1215,79 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     },
   },
   "audit:verify": {
-    summary: "check the audit log's hash chains; exit 1 naming the first bad row",
-    flags: { environment: "test or live (default: both)" },
+    summary:
+      "check the audit log's keyed chains, and with --checkpoints against signed checkpoints; exit 1 naming the first bad row",
+    flags: {
+      environment: "test or live (default: both)",
+      checkpoints: "a directory of signed checkpoints (the backup copy destination)",
+    },
+    optional: ["checkpoints"],
     role: "viewer",
     reach: readsEverything,
     run: async (ctx, f) => {
       const named = environmentsFlag(f);
       if (!named.ok) return named;
       const environments = named.value;
-      const report = await verifyAudit(ctx.databases, environments);
+      let checkpoints: AuditCheckpoint[] = [];
+      if (f.checkpoints !== undefined) {
+        const dir = pathFlag(ctx, f, "checkpoints");
+        if (!dir.ok) return dir;
+        const read = await readAuditCheckpoints(dir.value).catch((error: Error) => error);
+        if (read instanceof Error) {
+          return refuse(
+            "invalid_input",
+            `--checkpoints ${JSON.stringify(dir.value)}: ${read.message}`,
+            {
+              field: "checkpoints",
+            },
+          );
+        }
+        if (read.refused.length > 0) {
+          return refuse(
+            "audit_checkpoint_forged",
+            `not signed by this installation's audit key: ${read.refused.join(", ")}`,
+          );
+        }
+        checkpoints = read.checkpoints;
+      }
+      const report = await verifyAudit(ctx.databases, environments, checkpoints);
       const broken = environments.filter((environment) => report[environment].broken !== null);
       if (broken.length > 0) {
         const first = broken.map((environment) => {
           const bad = report[environment].broken!;
-          return `${environment} row ${bad.seq} (${bad.id}): ${bad.reason}`;
+          return `${environment} row ${bad.seq}${bad.id ? ` (${bad.id})` : ""}: ${bad.reason}`;
         });
         return refuse("audit_chain_broken", `the audit chain is broken at ${first.join("; ")}`, {
           details: report,
         });
       }
-      return ok(Object.fromEntries(
-        environments.map((environment) => [
+      return ok(Object.fromEntries([
+        ...environments.map((environment) => [
           environment,
           `${report[environment].rows} rows, chain intact`,
         ]),
-      ));
+        ...(f.checkpoints === undefined ? [] : [["checkpoints", checkpoints.length]]),
+      ]));
     },
+  },
+  "audit:checkpoint": {
+    summary: "write a signed checkpoint of both audit chains into a directory (backups do it too)",
+    flags: { out: "the directory, e.g. the backup copy destination" },
+    role: "admin",
+    reach: readsEverything,
+    run: async (ctx, f) => {
+      const dir = pathFlag(ctx, f, "out");
+      if (!dir.ok) return dir;
+      const checkpoint = await takeAuditCheckpoint(ctx.databases, ctx.now);
+      return ok({ file: await writeAuditCheckpoint(dir.value, checkpoint), ...checkpoint.chains });
+    },
+  },
+  "audit:public-key": {
+    summary: "print the ed25519 public key that verifies this installation's audit checkpoints",
+    flags: {},
+    role: "viewer",
+    reach: readsEverything,
+    run: () => Promise.resolve(ok({ public_key: publicKeyText(currentAuditKeys().publicKey) })),
   },
   "approvals:list": {
     summary: "list approvals, newest first (pending by default)",

@@ -1,8 +1,8 @@
 /**
- * The audit log's rules, pure: what a row holds, its canonical text and hash chain, and the
+ * The audit log's rules, pure: what a row holds, its canonical text and keyed hash chain, and the
  * masking that keeps secrets out of before and after.
  */
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 
 /** The first row of a database's chain chains from this fixed value. */
 export const AUDIT_GENESIS_HASH = "0".repeat(64);
@@ -40,8 +40,11 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** The SHA-256 (hex) of a row: its previous row's hash and every other column, canonically. */
-export function auditRowHash(row: Omit<AuditRow, "hash">): string {
+/**
+ * The HMAC-SHA256 (hex) of a row under the chain key: its previous row's hash and every other
+ * column, canonically. Without the key, kept outside the database, nobody can re-chain rows.
+ */
+export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array): string {
   const content = canonicalJson({
     seq: row.seq,
     id: row.id,
@@ -58,7 +61,7 @@ export function auditRowHash(row: Omit<AuditRow, "hash">): string {
     after: row.after,
     prev_hash: row.prevHash,
   });
-  return createHash("sha256").update(content).digest("hex");
+  return createHmac("sha256", chainKey).update(content).digest("hex");
 }
 
 /** What is wrong with the first bad row of a chain, or null when the chain holds. */
@@ -75,6 +78,7 @@ export interface ChainBreak {
 export function checkChainLink(
   row: AuditRow,
   previous: { seq: number; hash: string } | null,
+  chainKey: Uint8Array,
 ): ChainBreak | null {
   const expectedSeq = previous === null ? 1 : previous.seq + 1;
   if (row.seq !== expectedSeq) {
@@ -94,7 +98,7 @@ export function checkChainLink(
       reason: "its prev_hash is not the hash of the row before it",
     };
   }
-  if (auditRowHash(row) !== row.hash) {
+  if (auditRowHash(row, chainKey) !== row.hash) {
     return {
       seq: row.seq,
       id: row.id,

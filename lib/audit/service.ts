@@ -7,7 +7,21 @@ import type { Database } from "../../db/client.ts";
 import type { GroupCommitWriter, WriteTx, WriteUnit } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { AuditRow, ChainBreak } from "./rules.ts";
-import { appendAudit, type AuditActor, type AuditFilter, listAuditRows } from "./store.ts";
+import {
+  appendAudit,
+  type AuditActor,
+  type AuditFilter,
+  auditRowsAfter,
+  lastAuditRows,
+  listAuditRows,
+} from "./store.ts";
+import {
+  type AuditCheckpoint,
+  checkpointFileName,
+  checkpointSigned,
+  currentAuditKeys,
+  signCheckpoint,
+} from "./anchor.ts";
 import { verifyAuditChain } from "./verify.ts";
 
 type Databases = Readonly<Record<Environment, Database>>;
@@ -122,10 +136,117 @@ export async function listAudit(
 export async function verifyAudit(
   databases: Databases,
   environments: readonly Environment[],
+  checkpoints: readonly AuditCheckpoint[] = [],
 ): Promise<Record<string, { rows: number; broken: ChainBreak | null }>> {
   const report: Record<string, { rows: number; broken: ChainBreak | null }> = {};
+  const { chainKey } = currentAuditKeys();
   for (const environment of environments) {
-    report[environment] = await verifyAuditChain(databases[environment].readClient);
+    const client = databases[environment].readClient;
+    const chain = await verifyAuditChain(client, chainKey);
+    report[environment] = chain.broken === null
+      ? {
+        rows: chain.rows,
+        broken: await checkAgainstCheckpoints(client, environment, checkpoints),
+      }
+      : chain;
   }
   return report;
+}
+
+/**
+ * The first way a chain differs from what signed checkpoints saw: a row a checkpoint named that
+ * is gone (a deleted tail) or holds another hash (a rewrite, even by someone with the key).
+ */
+async function checkAgainstCheckpoints(
+  client: Database["readClient"],
+  environment: Environment,
+  checkpoints: readonly AuditCheckpoint[],
+): Promise<ChainBreak | null> {
+  const last = (await lastAuditRows(client, 1))[0] ?? null;
+  for (const checkpoint of checkpoints) {
+    const head = checkpoint.chains[environment];
+    if (head === null) continue;
+    const [row] = await auditRowsAfter(client, head.seq - 1, 1);
+    if (!row || row.seq !== head.seq) {
+      return {
+        seq: head.seq,
+        id: "",
+        reason:
+          `the checkpoint of ${checkpoint.created_at} saw row ${head.seq}, but the log ends ` +
+          `at row ${last?.seq ?? 0}: its tail was deleted`,
+      };
+    }
+    if (row.hash !== head.hash) {
+      return {
+        seq: row.seq,
+        id: row.id,
+        reason: `its hash differs from the one the checkpoint of ${checkpoint.created_at} ` +
+          "signed: the log was rewritten",
+      };
+    }
+  }
+  return null;
+}
+
+/** A signed checkpoint of both chains' last rows now. */
+export async function takeAuditCheckpoint(
+  databases: Databases,
+  now: number,
+): Promise<AuditCheckpoint> {
+  const head = async (environment: Environment) => {
+    const [row] = await lastAuditRows(databases[environment].readClient, 1);
+    return row ? { seq: row.seq, hash: row.hash } : null;
+  };
+  return signCheckpoint(
+    currentAuditKeys(),
+    { live: await head("live"), test: await head("test") },
+    now,
+  );
+}
+
+/** Writes a checkpoint into `dir` (mode 0600, whole or absent) and returns its path. */
+export async function writeAuditCheckpoint(
+  dir: string,
+  checkpoint: AuditCheckpoint,
+): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  const path = `${dir}/${checkpointFileName(Date.parse(checkpoint.created_at))}`;
+  await Deno.writeTextFile(`${path}.partial`, JSON.stringify(checkpoint, null, 2) + "\n", {
+    mode: 0o600,
+  });
+  await Deno.rename(`${path}.partial`, path);
+  return path;
+}
+
+/** Checkpoint files a directory may hold at most, read by one verification. */
+export const AUDIT_CHECKPOINTS_READ_MAX = 10_000;
+
+/**
+ * The checkpoints of a directory, oldest first; a file that is not one signed by this
+ * installation's key is named in `refused`.
+ */
+export async function readAuditCheckpoints(
+  dir: string,
+): Promise<{ checkpoints: AuditCheckpoint[]; refused: string[] }> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && /^audit-checkpoint-.*\.json$/.test(entry.name)) names.push(entry.name);
+    if (names.length > AUDIT_CHECKPOINTS_READ_MAX) {
+      throw new Error(`${dir} holds over ${AUDIT_CHECKPOINTS_READ_MAX} checkpoints`);
+    }
+  }
+  const keys = currentAuditKeys();
+  const checkpoints: AuditCheckpoint[] = [];
+  const refused: string[] = [];
+  for (const name of names.sort()) {
+    let parsed: AuditCheckpoint | null = null;
+    try {
+      parsed = JSON.parse(await Deno.readTextFile(`${dir}/${name}`)) as AuditCheckpoint;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== null && checkpointSigned(keys, parsed)) checkpoints.push(parsed);
+    else refused.push(name);
+  }
+  return { checkpoints, refused };
 }

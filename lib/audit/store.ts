@@ -7,6 +7,7 @@ import { columnsOf, rowMapper } from "../../db/rows.ts";
 import { auditLog } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
+import { currentAuditKeys } from "./anchor.ts";
 import {
   AUDIT_GENESIS_HASH,
   type AuditEnvironment,
@@ -90,7 +91,7 @@ export async function appendAudit(
     after: jsonOrNull(entry.after),
     prevHash: previous ? String(previous.hash) : AUDIT_GENESIS_HASH,
   };
-  const row: AuditRow = { ...unhashed, hash: auditRowHash(unhashed) };
+  const row: AuditRow = { ...unhashed, hash: auditRowHash(unhashed, currentAuditKeys().chainKey) };
   await tx.execute({
     sql: `INSERT INTO audit_log (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     args: [
@@ -112,6 +113,15 @@ export async function appendAudit(
     ],
   });
   return row;
+}
+
+/** The last `limit` rows of the chain, newest first. */
+export async function lastAuditRows(client: Client, limit: number): Promise<AuditRow[]> {
+  const { rows } = await client.execute({
+    sql: `SELECT ${COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT ?`,
+    args: [limit],
+  });
+  return rows.map(toAuditRow);
 }
 
 /** Rows in chain order after `afterSeq`, at most `limit`. */

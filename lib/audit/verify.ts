@@ -14,14 +14,17 @@ export interface ChainReport {
 }
 
 /** Checks every row of the chain in order; stops at the first bad one. */
-export async function verifyAuditChain(client: Client): Promise<ChainReport> {
+export async function verifyAuditChain(
+  client: Client,
+  chainKey: Uint8Array,
+): Promise<ChainReport> {
   let previous: { seq: number; hash: string } | null = null;
   let checked = 0;
   for (;;) {
     const page = await auditRowsAfter(client, previous?.seq ?? 0, AUDIT_VERIFY_PAGE_ROWS);
     for (const row of page) {
       checked++;
-      const broken = checkChainLink(row, previous);
+      const broken = checkChainLink(row, previous, chainKey);
       if (broken) return { rows: checked, broken };
       previous = { seq: row.seq, hash: row.hash };
     }

@@ -14,6 +14,8 @@ import { sha256Hasher, sha256Line } from "./archive.ts";
 import { putObject } from "./s3.ts";
 import { backupFileName, backupsBeyond, backupTakenAt, isBackupDue } from "./schedule.ts";
 import { type BackupTaken, takeBackup } from "./service.ts";
+import type { AuditCheckpoint } from "../audit/anchor.ts";
+import { writeAuditCheckpoint } from "../audit/service.ts";
 
 export const BACKUP_WORKER = "backups";
 /** Scratch directories of scheduled backups start so, and only those are swept away. */
@@ -23,6 +25,12 @@ export interface ScheduledBackupSettings extends BackupConfig {
   readonly intervalMinutes: number;
   readonly keep: number;
   readonly busyTimeoutMs: number;
+  /**
+   * A signed checkpoint of the audit chains, taken just before each backup and written beside its
+   * copy (or beside the backup when there is no copy destination), where a rewrite of the
+   * database cannot reach it.
+   */
+  readonly auditCheckpoint?: (now: number) => Promise<AuditCheckpoint>;
 }
 
 export interface ScheduledBackupOutcome {
@@ -59,6 +67,8 @@ export class ScheduledBackups {
     const now = this.#clock.now();
     if (!isBackupDue(newest, now, intervalMinutes)) return { taken: null, deleted: [] };
 
+    // Taken before the copy, so the backup holds every row the checkpoint names.
+    const checkpoint = await this.#settings.auditCheckpoint?.(now);
     const name = backupFileName(now);
     const taken = await takeBackup(this.#urls, {
       out: `${dir}/${name}`,
@@ -78,6 +88,13 @@ export class ScheduledBackups {
     });
 
     const failures: string[] = [];
+    if (checkpoint) {
+      try {
+        await writeAuditCheckpoint(copyDir ?? dir, checkpoint);
+      } catch (error) {
+        failures.push(`audit checkpoint: ${error instanceof Error ? error.message : error}`);
+      }
+    }
     if (copyDir !== null) {
       try {
         await Deno.mkdir(copyDir, { recursive: true, mode: 0o700 });

@@ -186,6 +186,8 @@ export interface Config {
   readonly databaseAuthToken: string | null;
   readonly jwtSecret: string | null;
   readonly encryptionKey: string | null;
+  /** The key of the audit log's chain and checkpoints (32 bytes, base64); null: ENCRYPTION_KEY's. */
+  readonly auditKey: string | null;
   readonly logFormat: "json" | "off";
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; unset, /metrics is open. */
   readonly metricsToken: string | null;
@@ -352,6 +354,7 @@ export function loadConfig(
     databaseAuthToken: text("DATABASE_AUTH_TOKEN", anyText, null),
     jwtSecret: text("JWT_SECRET", secret32, null),
     encryptionKey: text("ENCRYPTION_KEY", encryptionKey, null),
+    auditKey: text("AUDIT_KEY", encryptionKey, null),
     logFormat,
     metricsToken: text("METRICS_TOKEN", metricsToken, null),
     sandboxInbox: dev || env.SANDBOX_INBOX === "1",

@@ -1,0 +1,123 @@
+/**
+ * What anchors the audit log outside its database: the HMAC key of the chain, and the ed25519 key
+ * that signs checkpoints, both derived from AUDIT_KEY (or ENCRYPTION_KEY) and never stored in the
+ * database. Someone who can write the database but lacks the key cannot re-chain rows; a signed
+ * checkpoint kept elsewhere (the backup copy destination) names each chain's last row at its
+ * time, so a rewrite with the key, or a deleted tail, still shows.
+ */
+import { Buffer } from "node:buffer";
+import {
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  sign,
+  verify,
+} from "node:crypto";
+import { canonicalJson } from "./rules.ts";
+
+/** The keys of the audit log, derived once at the composition root. */
+export interface AuditKeys {
+  /** HMAC-SHA256 key of each row's hash. */
+  readonly chainKey: Uint8Array;
+  readonly signingKey: KeyObject;
+  readonly publicKey: KeyObject;
+}
+
+/** PKCS #8 DER of an ed25519 private key, before its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+
+const derive = (material: Uint8Array, purpose: string): Uint8Array =>
+  createHmac("sha256", material).update(purpose).digest();
+
+/** The audit keys from AUDIT_KEY, or ENCRYPTION_KEY when there is none (base64 of 32 bytes). */
+export function auditKeysFrom(base64Key: string): AuditKeys {
+  const material = Buffer.from(base64Key, "base64");
+  if (material.length !== 32) throw new Error("the audit key must be 32 bytes in base64");
+  const seed = derive(material, "disbursements audit checkpoint ed25519 v1");
+  const signingKey = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: "der",
+    type: "pkcs8",
+  });
+  return {
+    chainKey: derive(material, "disbursements audit chain v1"),
+    signingKey,
+    publicKey: createPublicKey(signingKey),
+  };
+}
+
+/** The checkpoint public key as text: `ed25519:` and the base64 of its 32 raw bytes. */
+export function publicKeyText(publicKey: KeyObject): string {
+  const spki = publicKey.export({ format: "der", type: "spki" }) as Buffer;
+  return `ed25519:${spki.subarray(spki.length - 32).toString("base64")}`;
+}
+
+/** The last row of each chain when a checkpoint was taken. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** A signed checkpoint, as written to a file. */
+export interface AuditCheckpoint {
+  readonly format: "audit-checkpoint/1";
+  readonly created_at: string;
+  readonly chains: { readonly live: ChainHead | null; readonly test: ChainHead | null };
+  readonly public_key: string;
+  readonly signature: string;
+}
+
+type Unsigned = Omit<AuditCheckpoint, "signature">;
+
+/** A checkpoint of the chains' heads, signed. */
+export function signCheckpoint(
+  keys: AuditKeys,
+  chains: AuditCheckpoint["chains"],
+  now: number,
+): AuditCheckpoint {
+  const body: Unsigned = {
+    format: "audit-checkpoint/1",
+    created_at: new Date(now).toISOString(),
+    chains,
+    public_key: publicKeyText(keys.publicKey),
+  };
+  const signature = sign(null, Buffer.from(canonicalJson(body)), keys.signingKey);
+  return { ...body, signature: signature.toString("base64") };
+}
+
+/** Whether a checkpoint was signed by this installation's key (its own public key is not trusted). */
+export function checkpointSigned(keys: AuditKeys, checkpoint: AuditCheckpoint): boolean {
+  const { signature, ...body } = checkpoint;
+  if (typeof signature !== "string" || body.format !== "audit-checkpoint/1") return false;
+  return verify(
+    null,
+    Buffer.from(canonicalJson(body)),
+    keys.publicKey,
+    Buffer.from(signature, "base64"),
+  );
+}
+
+/** The file name of a checkpoint taken at `now`: sorts by time. */
+export function checkpointFileName(now: number): string {
+  return `audit-checkpoint-${
+    new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")
+  }.json`;
+}
+
+/**
+ * The keys every audit row is chained with in this process, set once at the composition root
+ * (the service's start, the CLI): appending or verifying before that is a programmer error.
+ */
+let processKeys: AuditKeys | null = null;
+
+export function useAuditKeys(keys: AuditKeys): void {
+  processKeys = keys;
+}
+
+export function currentAuditKeys(): AuditKeys {
+  if (processKeys === null) {
+    throw new Error("the audit keys are not set: the composition root sets them (useAuditKeys)");
+  }
+  return processKeys;
+}
