@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { SANDBOX_CHECK_ACCOUNT_NUMBER } from "../lib/checks/account.ts";
 import { api, asBeacon } from "./api_helpers.ts";
 import { acmeChecks } from "./checks_http_helpers.ts";
-import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const DAY_SECONDS = 86_400;
 
@@ -204,5 +204,42 @@ Deno.test("GET /api/check-files and /api/check-files/{id}: metadata only, the co
     assert.deepEqual([badKind.status, badKind.body.details[0].Field], [400, "kind"]);
     const badCursor = await json(f, "GET", "/api/check-files?starting_after=rbt_nope");
     assert.deepEqual([badCursor.status, badCursor.body.details[0].Field], [400, "starting_after"]);
+  });
+});
+
+Deno.test("a check for a /v1 disbursement prints its claim_id as memo and claim, not the internal id", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000_00);
+    const v1 = (path: string, body: unknown) =>
+      f.app.request(path, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      });
+    const payee = await v1("/v1/payees", {
+      id: "success+check",
+      name: "Pat Doe",
+      email: "pat@example.test",
+      address: { line1: "12 Elm Street", city: "Austin", state: "TX", postal_code: "73301" },
+    });
+    assert.ok(payee.status === 201 || payee.status === 200, await payee.clone().text());
+    const created = await v1("/v1/disbursements", {
+      amount: 125,
+      claim_id: "CLM-V1-CHK",
+      payee: { id: "success+check" },
+      modalities: ["check"],
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const { id } = await created.json() as { id: string };
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 60 });
+    const checks = await json(f, "GET", "/api/checks");
+    assert.deepEqual(
+      checks.body.data.map((c: Record<string, unknown>) => [c.payee_name, c.memo]),
+      [["Pat Doe", "CLM-V1-CHK"]],
+    );
+    assert.notEqual(checks.body.data[0].memo, id);
   });
 });

@@ -82,10 +82,14 @@ export interface CheckRailDeps {
 /** The postage a postal check goes with when neither the company nor the payee chose one. */
 export const POSTAGE_DEFAULT = "FC";
 
-/** What a check prints of its payout: the payee, the claim id, the postage. */
+/**
+ * What a check prints of its payout: the payee, the company's claim (a /v1 disbursement's
+ * claim_id, else the disbursement_uuid or simple_payment_uuid; never an internal id), the postage.
+ */
 async function checkFacts(tx: WriteTx, payoutId: string) {
   const { rows } = await tx.execute({
-    sql: `SELECT p.payment_method_id, p.method_details, p.payment_method_settings, d.external_uuid,
+    sql: `SELECT p.payment_method_id, p.method_details, p.payment_method_settings,
+            coalesce(d.claim_id, d.external_uuid) AS claim,
             coalesce(nullif(trim(coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')), ''),
                      py.name, p.payee_uuid) AS payee_name
           FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
@@ -111,7 +115,7 @@ async function checkFacts(tx: WriteTx, payoutId: string) {
   return {
     kind,
     payeeName: String(row.payee_name),
-    memo: row.external_uuid === null ? null : String(row.external_uuid),
+    memo: row.claim === null ? null : String(row.claim),
     postageCode: kind === "postal" ? postage : null,
   };
 }
