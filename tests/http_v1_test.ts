@@ -265,7 +265,7 @@ Deno.test("POST /v1/disbursements: every bad field is a 400 naming it; refusals 
       [
         JSON.stringify({ ...valid, amount: -5 }),
         "amount",
-        "amount must be dollars with at most two decimals and no exponent, got -5",
+        "amount must be positive: at least $0.01, got -5",
       ],
       [
         JSON.stringify({ ...valid, amount: 1000000.01 }),
@@ -591,7 +591,15 @@ Deno.test("GET /v1/events lists the line's events newest first, by type; GET /v1
     const one = await call(f, "GET", `/v1/events/${created.data[0].id}`);
     assert.equal(one.status, 200);
     const event = await one.json() as Record<string, unknown>;
-    assert.deepEqual(Object.keys(event), ["id", "object", "type", "created", "data", "signature"]);
+    assert.deepEqual(Object.keys(event), [
+      "id",
+      "object",
+      "type",
+      "created",
+      "data",
+      "signature",
+      "sequence",
+    ]);
     assert.equal(event.type, "disbursement.created");
     assert.equal(
       (await call(f, "GET", `/v1/events/${created.data[0].id}`, undefined, {

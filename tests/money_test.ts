@@ -19,8 +19,10 @@ Deno.test("parseDollars: exact cents from the JSON source text, limits included"
   const refused: [string, string][] = [
     ["10.005", "must be dollars with at most two decimals and no exponent, got 10.005"],
     ["1e2", "must be dollars with at most two decimals and no exponent, got 1e2"],
-    ["-5", "must be dollars with at most two decimals and no exponent, got -5"],
-    ["-0", "must be dollars with at most two decimals and no exponent, got -0"],
+    ["-5", "must be positive: at least $0.01, got -5"],
+    ["-0.5", "must be positive: at least $0.01, got -0.5"],
+    ["-0", "must be positive: at least $0.01, got -0"],
+    ["-1e2", "must be dollars with at most two decimals and no exponent, got -1e2"],
     ["01.00", "must be dollars with at most two decimals and no exponent, got 01.00"],
     ["0", "must be at least $0.01"],
     ["0.00", "must be at least $0.01"],

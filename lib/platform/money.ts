@@ -8,9 +8,11 @@ export function centsToDollars(cents: number): number {
 }
 
 const DOLLARS = /^(0|[1-9]\d{0,12})(?:\.(\d{1,2}))?$/;
+/** A negative decimal number: refused for its sign, which is what the caller needs to hear. */
+const NEGATIVE = /^-(0|[1-9]\d*)(?:\.\d+)?$/;
 
 /**
- * Cents from the source text of a JSON number of dollars (DESIGN 2 and 14): at most two
+ * Cents from the source text of a JSON number of dollars (docs/contract.md §2): at most two
  * decimals, no sign, no exponent, within the configured bounds. `10.005` and `1e2` are refused
  * rather than rounded, because a rounded amount is not the amount the caller sent.
  */
@@ -18,6 +20,14 @@ export function parseDollars(
   source: string,
   bounds: { minCents: number; maxCents: number },
 ): Result<number, "amount_invalid"> {
+  if (NEGATIVE.test(source)) {
+    return refuse(
+      "amount_invalid",
+      bounds.minCents > 0
+        ? `must be positive: at least ${formatDollars(bounds.minCents)}, got ${source}`
+        : `must not be negative, got ${source}`,
+    );
+  }
   const match = DOLLARS.exec(source);
   if (!match) {
     return refuse(
