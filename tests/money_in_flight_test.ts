@@ -288,3 +288,57 @@ Deno.test("case 1: a canceled payout's queued check is voided with the cancel an
     assert.equal(register[1].issue_file_id, null);
   });
 });
+
+Deno.test("console: an open rail exception is in the attention list and on its page; a viewer sees no button, an admin resolves it (audited)", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-3",
+      large_disbursement: false,
+      payees: [payee("p-x", 20)],
+    });
+    const payoutId = await payoutOf(f, "payee_uuid = ?", "p-x");
+    const batchId = await retryAtRail(f, payoutId, "built");
+    const entryId = String((await sql(f, "SELECT id FROM rail_batch_entries"))[0].id);
+    await sql(
+      f,
+      `INSERT INTO rail_exceptions (id, company_id, rail, entry_id, batch_id, payout_id, reference,
+         outcome, amount_cents, payout_status, reason, status, created_at)
+       VALUES ('rex_1', ?, 'ach', ?, ?, ?, ?, 'failed', 2000, 'canceled', 'came back', 'open', ?)`,
+      f.cast.acme.id,
+      entryId,
+      batchId!,
+      payoutId,
+      `${payoutId}-2`,
+      f.clock.now(),
+    );
+    const { browser: viewer } = await consoleAs(f, { email: "vi@ops.test", role: "viewer" });
+    const overview = await viewer.get("/console?env=test");
+    assert.match(textOf(overview.html), /1 rail outcome its payout could not take/);
+    const list = await viewer.get("/console/rail-exceptions?env=test");
+    assert.equal(list.status, 200);
+    assert.match(textOf(list.html), /came back/);
+    assert.doesNotMatch(list.html, /no_ledger_effect"/);
+
+    const { browser: admin } = await consoleAs(f, { email: "ad@ops.test", role: "admin" });
+    const page = await admin.get("/console/rail-exceptions?env=test");
+    assert.match(page.html, /action="\/console\/rail-exceptions\/rex_1\/no_ledger_effect"/);
+    assert.doesNotMatch(page.html, /payment_stands"/, "a return has no payment to let stand");
+    const resolved = await admin.post("/console/rail-exceptions/rex_1/no_ledger_effect", {
+      env: "test",
+    });
+    assert.equal(resolved.status, 303);
+    assert.deepEqual(
+      (await sql(f, "SELECT status, resolution FROM rail_exceptions")).map((r) => [
+        r.status,
+        r.resolution,
+      ]),
+      [["resolved", "no_ledger_effect"]],
+    );
+    assert.deepEqual(
+      (await sql(f, "SELECT action FROM audit_log WHERE action = 'rails:resolve-exception'"))
+        .length,
+      1,
+    );
+  }, NO_LIMIT);
+});

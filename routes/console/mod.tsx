@@ -20,6 +20,7 @@ import { ledgerConsoleRoutes } from "./ledger.tsx";
 import { disbursementsConsoleRoutes } from "./disbursements.tsx";
 import { fundingConsoleRoutes } from "./funding.tsx";
 import { auditConsoleRoutes } from "./audit.tsx";
+import { railExceptionsConsoleRoutes } from "./rail_exceptions.tsx";
 import { approvalsConsoleRoutes } from "./approvals.tsx";
 import { overviewConsoleRoutes } from "./overview.tsx";
 import { payoutsConsoleRoutes } from "./payouts.tsx";
@@ -70,6 +71,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", fundingConsoleRoutes(deps));
   app.route("/", auditConsoleRoutes(deps));
   app.route("/", approvalsConsoleRoutes(deps));
+  app.route("/", railExceptionsConsoleRoutes(deps));
   app.route("/", overviewConsoleRoutes(deps));
   app.route("/payouts", payoutsConsoleRoutes(deps));
   app.route("/payouts", payoutDetailConsoleRoutes(deps));
