@@ -24,6 +24,9 @@ import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import { testSecretBox } from "../helpers.ts";
 import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
 import { SimCheckBank } from "./check_bank.ts";
+import { SimPaypal } from "./paypal_provider.ts";
+import type { ContractItem } from "../paypal_contract_server.ts";
+import { receiveWebhook } from "../../lib/paypal/service.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
 import { Prng } from "./prng.ts";
 import { SIM_START_FUNDS_CENTS, SIM_TIN, SimulatedCrash, type Template, World } from "./world.ts";
@@ -54,8 +57,6 @@ export interface SimOptions {
  * each names the bug it would hit. `--open-bugs` generates them.
  */
 export const OPEN_BUGS = {
-  voidAfterDownload:
-    "ach:void of a downloaded file re-queues its entries: a hand upload then pays twice",
   debitReturnAfterClearing:
     "a funding debit returned after it cleared is only logged: the ledger keeps money the bank took back",
   manualReturnOfSentDebit:
@@ -100,6 +101,14 @@ const FATES: BankFates = {
   debitReturnLate: 5,
 };
 
+/** PayPal's item webhook event names by the item state they tell of. */
+const PAYPAL_EVENTS: Readonly<Record<string, string>> = {
+  SUCCESS: "SUCCEEDED",
+  UNCLAIMED: "UNCLAIMED",
+  FAILED: "FAILED",
+  REFUNDED: "REFUNDED",
+};
+
 const ACCOUNTS = ["000123456789", "000987654321", "004455667788", "12345678901"];
 const ROUTING = "021000021";
 const MINUTE = 60;
@@ -119,8 +128,10 @@ export async function runSeed(
     : { ...FATES, debitReturnLate: 0 };
   const bank = new SimAchBank(seed, fates);
   const world = await World.open(template, bank, new SimCheckBank(seed));
-  const sim = new Sim(world, prng, options);
+  const paypal = new SimPaypal(seed, template.paypal);
+  const sim = new Sim(world, prng, paypal, options);
   bank.now = () => sim.domainNowCached;
+  paypal.now = () => sim.domainNowCached;
   try {
     await sim.refreshNow();
     const steps = options.steps ?? 40;
@@ -135,6 +146,7 @@ export async function runSeed(
       `unexpected error: ${error instanceof Error ? error.stack ?? error.message : error}`,
     );
   } finally {
+    paypal.detach();
     await world.close(options.keep);
   }
 }
@@ -152,12 +164,14 @@ export class Sim {
   constructor(
     readonly world: World,
     readonly prng: Prng,
+    readonly paypal: SimPaypal,
     readonly options: SimOptions,
   ) {}
 
   view(): Ledgerless {
     return {
       world: this.world,
+      paypal: this.paypal,
       payouts: this.payouts,
       wiredCents: this.wiredCents,
       openBugs: this.options.openBugs ?? [],
@@ -233,7 +247,7 @@ export class Sim {
           return {
             payeeUuid: `P${i}`,
             amountCents: this.prng.int(100, 250_000),
-            allowedPaymentMethodIds: [1, 2],
+            allowedPaymentMethodIds: [1, 2, 7],
             permissionRequiredFrom: [],
             payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
           };
@@ -289,7 +303,7 @@ export class Sim {
             {
               payeeExternalId: payeeId,
               amountCents,
-              modalities: ["ach", "check"],
+              modalities: ["ach", "check", "paypal"],
               claimId: `CLM-${payeeId}`,
               metadata: {},
             },
@@ -309,6 +323,10 @@ export class Sim {
       case "choose": {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
+        if (this.prng.chance(0.25)) {
+          d.push(this.#name(payout), "paypal");
+          return await this.#choose(payout, "paypal", { email: "payee@sim.test" });
+        }
         if (this.prng.chance(0.3)) {
           d.push(this.#name(payout), "check");
           return await this.#choose(payout, "check", {
@@ -464,7 +482,7 @@ export class Sim {
 
   async #choose(
     payout: SimPayout,
-    method: "ach" | "check",
+    method: "ach" | "check" | "paypal",
     form: Record<string, string>,
   ): Promise<string> {
     const w = this.world;
@@ -548,6 +566,8 @@ export class Sim {
       // Event by event: a job may hand the bank a file whose answer falls due before the next
       // job, and the bank's file must arrive at its own time. So each move runs what is due at
       // one moment (and what that schedules for the same moment), never past the next event.
+      // What a provider takes during this move, it takes at the move's moment.
+      this.domainNowCached = now + nextStep * 1000;
       now = (await advanceSandboxClock(
         w.test,
         w.ids.companyId,
@@ -592,6 +612,16 @@ export class Sim {
         delivered++;
       }
       w.checkBank.present(now);
+      for (const item of this.paypal.apply(now)) {
+        if (!this.paypal.webhookArrives(item)) continue;
+        try {
+          await this.#paypalWebhook(item);
+        } catch (error) {
+          // Unanswered, PayPal posts it again a little later.
+          this.paypal.redeliver(item, now + 60_000);
+          throw error;
+        }
+      }
       for (let paid = w.checkBank.nextDue(now); paid; paid = w.checkBank.nextDue(now)) {
         try {
           await this.#deliverPaidItems(paid.fileName, paid.content, now);
@@ -607,6 +637,7 @@ export class Sim {
         w.bank.pending[0]?.at ?? Infinity,
         w.checkBank.pending[0]?.at ?? Infinity,
         w.checkBank.nextPresentment(now),
+        this.paypal.pending[0]?.at ?? Infinity,
         await this.#nextJobAfter(now),
       );
       nextStep = Math.max(1, Math.ceil((stop - now) / 1000));
@@ -673,6 +704,25 @@ export class Sim {
     await Deno.writeTextFile(path, content);
     const answer = await w.cli("ach:import", { file: path });
     if (!answer.ok) throw new InvariantViolation(`ach:import refused: ${answer.message}`);
+  }
+
+  /** PayPal posts its webhook of an item's new state; the service verifies it with PayPal. */
+  async #paypalWebhook(item: ContractItem): Promise<void> {
+    const w = this.world;
+    const eventType = `PAYMENT.PAYOUTS-ITEM.${PAYPAL_EVENTS[item.transaction_status]}`;
+    const { body, headers } = this.paypal.server.signedItemWebhook(eventType, item);
+    const received = await receiveWebhook({ database: w.test, secretBox: testSecretBox }, {
+      companyId: w.ids.companyId,
+      headers: {
+        authAlgo: headers["PAYPAL-AUTH-ALGO"],
+        certUrl: headers["PAYPAL-CERT-URL"],
+        transmissionId: headers["PAYPAL-TRANSMISSION-ID"],
+        transmissionSig: headers["PAYPAL-TRANSMISSION-SIG"],
+        transmissionTime: headers["PAYPAL-TRANSMISSION-TIME"],
+      },
+      body: JSON.stringify(body),
+    }, w.clock.now());
+    if (!received.ok) throw new InvariantViolation(`PayPal webhook refused: ${received.message}`);
   }
 
   /** The check bank's paid items, imported by the inbound poll's path or checks:import-paid. */
@@ -747,10 +797,6 @@ export class Sim {
         outcomes.push(answer.ok ? "voided" : `void refused ${answer.code}`);
         continue;
       }
-      if (action === "download_void" && !this.#open("voidAfterDownload")) {
-        outcomes.push(`held back: ${OPEN_BUGS.voidAfterDownload}`);
-        continue;
-      }
       const out = `${w.dir}/download-${id}.ach`;
       const downloaded = await w.cli("ach:download", { file: id, out });
       if (!downloaded.ok) {
@@ -799,7 +845,8 @@ export class Sim {
       await checkStep(this.view(), this.records);
       if (
         files === "nothing to do" && w.bank.pending.length === 0 &&
-        w.checkBank.pending.length === 0 && !(await this.#unsettled())
+        w.checkBank.pending.length === 0 && this.paypal.pending.length === 0 &&
+        !(await this.#unsettled())
       ) {
         break;
       }

@@ -30,6 +30,8 @@ import type { PayoutRuntime } from "../../lib/payouts/jobs.ts";
 import { FakeClock } from "../../lib/platform/clock.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import { testSecretBox } from "../helpers.ts";
+import { PaypalContractServer } from "../paypal_contract_server.ts";
+import { configurePaypal } from "../paypal_helpers.ts";
 import type { SimAchBank } from "./bank.ts";
 import type { SimCheckBank } from "./check_bank.ts";
 
@@ -62,6 +64,8 @@ export interface TemplateIds {
 
 export interface Template extends TemplateIds {
   readonly dir: string;
+  /** PayPal for every seed: the contract server the company's PayPal settings name. */
+  readonly paypal: PaypalContractServer;
 }
 
 const DB_OPTIONS = { busyTimeoutMs: 5000, unitsPerGroupMax: 512, readCacheEntries: 1000 };
@@ -85,6 +89,7 @@ async function tempRoot(): Promise<string | undefined> {
  */
 export async function createTemplate(): Promise<Template> {
   const dir = await Deno.makeTempDir({ prefix: "sim-template-", dir: await tempRoot() });
+  const paypal = await PaypalContractServer.start();
   const databases: Databases = { test: await openAt(dir, "test"), live: await openAt(dir, "live") };
   const unwrap = <T>(result: { ok: true; value: T } | { ok: false; message: string }): T => {
     if (!result.ok) throw new Error(`simulation template: ${result.message}`);
@@ -122,7 +127,8 @@ export async function createTemplate(): Promise<Template> {
         ),
       );
     });
-    return { dir, companyId: company.id, lineId: line.id, userId: user.id };
+    await configurePaypal(databases.test, paypal, company.id, SIM_START);
+    return { dir, companyId: company.id, lineId: line.id, userId: user.id, paypal };
   } finally {
     await databases.test.close();
     await databases.live.close();
@@ -130,6 +136,7 @@ export async function createTemplate(): Promise<Template> {
 }
 
 export async function removeTemplate(template: Template): Promise<void> {
+  await template.paypal.close();
   await Deno.remove(template.dir, { recursive: true });
 }
 
@@ -200,6 +207,7 @@ export class World {
     this.handlers = jobHandlersOf("test", SIM_SETTINGS, this.databases.test, testSecretBox, {
       achTransport: this.bank,
       checkTransport: this.checkBank,
+      paypalTimeoutMs: 5_000,
     });
     this.scheduler = new Scheduler(
       { test: this.databases.test, live: this.databases.live },
