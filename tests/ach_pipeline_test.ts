@@ -461,9 +461,7 @@ Deno.test("the cutoff's claim is set-based: 300 entries get consecutive traces a
     await m.fund(100_000_000);
     const count = 300;
     await chooseAch(m, Array.from({ length: count }, () => 1_000));
-    const started = performance.now();
     await m.advance(30 * MINUTE_SECONDS);
-    const elapsed = performance.now() - started;
     const [file] = await files(m);
     assert.deepEqual([file.entry_count, file.credit_total_cents, file.status], [
       count,
@@ -476,7 +474,6 @@ Deno.test("the cutoff's claim is set-based: 300 entries get consecutive traces a
       "SELECT count(DISTINCT trace_number) AS n, min(trace_number) AS lo, max(trace_number) AS hi FROM rail_batch_entries",
     );
     assert.deepEqual(traces, [{ n: count, lo: `${ODFI}0000001`, hi: `${ODFI}0000300` }]);
-    assert.ok(elapsed < 20_000, `the cutoff, file and sends took ${elapsed} ms`);
   });
 });
 

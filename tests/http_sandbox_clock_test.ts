@@ -24,8 +24,9 @@ Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clear
       object: "sandbox_clock",
       now: new Date(f.clock.now() + 172_800_000).toISOString(),
       advanced_seconds: 172_800,
-      // The debit's cutoff found, its file built and transmitted, the sandbox bank's returns.
-      jobs_run: 4,
+      // The debit's cutoff found, its file built and transmitted, its window's close (nothing
+      // left to void), the sandbox bank's returns.
+      jobs_run: 5,
     });
     const third = await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 86400}');
     assert.equal((await third.json() as { jobs_run: number }).jobs_run, 1);

@@ -177,7 +177,11 @@ Deno.test({
         {},
       );
       assert.match(chunked, /^HTTP\/1\.1 401 /, chunked);
-      const sized = await fetch(`${base}/api/authenticate`, { method: "POST", body: "{}" });
+      const sized = await fetch(`${base}/api/authenticate`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       assert.equal(sized.status, 401);
       await sized.body?.cancel();
       // A client that sends part of its body, and one that leaves before the answer.
