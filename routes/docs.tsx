@@ -122,6 +122,11 @@ function IndexPage(props: { sandboxInbox: boolean }) {
   );
 }
 
+/** A catalogue text with its `code` spans as <code>, so no backtick reaches the page. */
+function withCode(text: string) {
+  return text.split("`").map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part));
+}
+
 function ErrorsPage() {
   const codes = Object.entries(errorCatalogue) as [ErrorCode, typeof errorCatalogue[ErrorCode]][];
   return (
@@ -166,9 +171,9 @@ function ErrorsPage() {
           <h2>
             <code>{code}</code> — {entry.status}
           </h2>
-          <p>{entry.meaning}</p>
+          <p>{withCode(entry.meaning)}</p>
           <p>
-            <strong>What to do:</strong> {entry.remedy}
+            <strong>What to do:</strong> {withCode(entry.remedy)}
           </p>
         </section>
       ))}

@@ -109,9 +109,9 @@ export const errorCatalogue = {
   rail_not_configured: {
     status: 400,
     meaning:
-      "None of a payee's allowed methods can be paid in live: the message names the methods and `details`/`errors` the field (`payees.{i}.allowed_payment_method_ids`, `allowed_payment_method_ids` or `modalities`). Live pays ACH only, and only once the company's bank settings are stored; the test environment pays every method. Nothing was written.",
+      "None of a payee's allowed methods can be paid in live: the message names the methods and `details`/`errors` the field (`payees.{i}.allowed_payment_method_ids`, `allowed_payment_method_ids` or `modalities`). Live pays ACH and checks once the company's bank settings are stored (checks: with a check account), PayPal and Venmo once its PayPal settings are; virtual cards and instant deposit have no live rail; the test environment pays every method. Nothing was written.",
     remedy:
-      "Allow ACH (payment method 1, modality ach) and have an operator store the company's bank settings (`deno task admin bank:set`); a payee offered several methods sees only the payable ones.",
+      "Allow a method whose rail the company has (ACH, check, PayPal, Venmo) and have an operator store its settings (`deno task admin bank:set`, `paypal:set`); a payee offered several methods sees only the payable ones.",
   },
   ach_not_configured: {
     status: 400,
@@ -181,7 +181,7 @@ export const errorCatalogue = {
   document_already_used: {
     status: 409,
     meaning:
-      "A one-time document was already signed, or is given to two payees of this request; `details`/`errors` name the later payee's field.",
+      "A one-time document goes to one payee only: it was already given to a payee (by an earlier create), or this request gives it to two payees; `details`/`errors` name the later payee's field.",
     remedy: "Upload another one-time document for each further payee.",
   },
   funding_uuid_reused: {

@@ -52,7 +52,9 @@ Deno.test("/docs/errors has an anchor for every catalogued code, and a /v1 probl
     const anchors = ids(html);
     for (const [code, entry] of Object.entries(errorCatalogue)) {
       assert.ok(anchors.has(code), `${code} has an anchor`);
-      assert.ok(html.includes(entry.meaning.replaceAll("'", "&#39;")), `${code} is explained`);
+      const shown = entry.meaning.replaceAll("'", "&#39;").split("`")
+        .map((part, i) => (i % 2 === 1 ? `<code>${part}</code>` : part)).join("");
+      assert.ok(html.includes(shown), `${code} is explained`);
     }
     const problem = await f.app.request("/v1/disbursements/dsb_missing", {
       headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
@@ -193,3 +195,30 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (/\.tsx?$/.test(entry.name)) yield path;
   }
 }
+
+Deno.test("/docs/errors shows code as code: no literal backticks", async () => {
+  await withHttpFixture(async (f) => {
+    const page = await (await f.app.request("/docs/errors")).text();
+    assert.doesNotMatch(page, /`/);
+    assert.match(page, /<code>application\/json<\/code>/);
+  });
+});
+
+Deno.test("/openapi.json descriptions keep __proto__ and its kin in code spans (Markdown would bold them)", async () => {
+  await withHttpFixture(async (f) => {
+    const doc = await (await f.app.request("/openapi.json")).json();
+    const bare: string[] = [];
+    const walk = (node: unknown) => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (node === null || typeof node !== "object") return;
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === "description" || key === "summary") && typeof value === "string") {
+          const outsideCode = value.split("`").filter((_, i) => i % 2 === 0).join(" ");
+          bare.push(...(outsideCode.match(/__\w+__/g) ?? []));
+        } else walk(value);
+      }
+    };
+    walk(doc);
+    assert.deepEqual(bare, []);
+  });
+});

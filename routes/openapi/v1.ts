@@ -89,7 +89,7 @@ export function openApiDocument(config: Config): JsonObject {
         "surfaces (names, addresses, memos, descriptions, claim and other caller ids, party fields, " +
         "metadata keys and values) must not hold control characters (tab aside), bidirectional " +
         "overrides (U+202A–U+202E, U+2066–U+2069) or lone surrogates: a 400 names the field. Metadata " +
-        "keys __proto__, constructor and prototype are refused by name.",
+        "keys `__proto__`, `constructor` and `prototype` are refused by name.",
     },
     servers: [{ url: config.baseUrl }],
     security: [{ lineKey: [] }],
