@@ -201,10 +201,11 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
     assert.deepEqual(JSON.parse(fees.stdout), {
       company: "Acme Mutual",
       payment_method_id: 1,
-      payor_fee_cents: 150,
-      payee_fee_cents: 0,
-      service_fee_cents: 25,
-    });
+      currency: "USD",
+      payor_fee: 1.5,
+      payee_fee: 0,
+      service_fee: 0.25,
+    }, "dollars, as the flags take them");
     const rotated = JSON.parse(
       (await admin(dataDir, "key:rotate", "--key", line.key_test, "--json")).stdout,
     );

@@ -9,7 +9,7 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { Databases } from "../identity/admin.ts";
 import { tieOutCsv, tieOutFundingsJson, tieOutJson } from "../ledger/tieout.ts";
-import { formatDollars, parseDollars } from "../platform/money.ts";
+import { centsToDollars, formatDollars, parseDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { findEventById, queueDeliveries } from "../webhooks/event_store.ts";
@@ -687,9 +687,11 @@ export const coreCommands: Readonly<Record<string, Command>> = {
         ? ok({
           company: r.value.company.name,
           payment_method_id: r.value.paymentMethodId,
-          payor_fee_cents: payor,
-          payee_fee_cents: payee,
-          service_fee_cents: service,
+          // Dollars, as the flags take them and the API shows money.
+          currency: "USD",
+          payor_fee: centsToDollars(payor),
+          payee_fee: centsToDollars(payee),
+          service_fee: centsToDollars(service),
         })
         : r;
     },
