@@ -6419,10 +6419,13 @@ export interface components {
     ApiDisbursement: {
       disbursement_uuid: string;
       payor_email: string | null;
-      /** @description Without party_type and Company_name. */
+      /** @description The create's answer leaves out party_type and Company_name, as the specification shows; GET /api/disbursements/{disbursement_uuid} shows them as sent. */
       authorization_parties: {
         party_uuid: string;
+        /** @constant */
+        party_type?: "INDIVIDUAL";
         title: string | null;
+        Company_name?: string | null;
         email: string | null;
         first_name: string | null;
         last_name: string | null;

@@ -690,3 +690,28 @@ Deno.test("a one-time document given to two payees of one create is a 409 naming
     ]);
   });
 });
+
+Deno.test("an authorization party keeps its Company_name: the create's answer leaves it out as the specification shows, GET shows it", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "CLM-PARTY",
+      large_disbursement: false,
+      authorization_parties: parties,
+      payees: [payee("p-1", 10, { permission_required_from: ["lienholder"] })],
+    });
+    assert.equal(created.status, 201);
+    const answer = await created.json() as { authorization_parties: Record<string, unknown>[] };
+    assert.deepEqual(
+      answer.authorization_parties.map((p) => ["Company_name" in p, "party_type" in p]),
+      [[false, false], [false, false]],
+    );
+    const read = await (await api(f, "GET", "/api/disbursements/CLM-PARTY")).json() as {
+      authorization_parties: Record<string, unknown>[];
+    };
+    assert.deepEqual(
+      read.authorization_parties.map((p) => [p.party_uuid, p.party_type, p.Company_name]),
+      [["lienholder", "INDIVIDUAL", "First Bank"], ["co-owner", "INDIVIDUAL", ""]],
+    );
+  });
+});

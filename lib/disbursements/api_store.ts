@@ -112,7 +112,8 @@ export async function loadApiDisbursement(
       args: [companyId, uuid],
     }),
     executor.execute({
-      sql: `SELECT party_uuid, title, email, first_name, last_name, phone FROM authorization_parties
+      sql: `SELECT party_uuid, party_type, title, company_name AS Company_name, email, first_name,
+                   last_name, phone FROM authorization_parties
           WHERE disbursement_id = ${ofDisbursement} ORDER BY rowid`,
       args: [companyId, uuid],
     }),

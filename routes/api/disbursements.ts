@@ -47,12 +47,18 @@ function payeeRecord(fields: Record<string, unknown>, status: keyof typeof surfa
   };
 }
 
-/** The disbursement record (seed 2.4): parties without party_type and Company_name. */
-function disbursementRecord(d: ApiDisbursement) {
+/**
+ * The disbursement record of the specification. The create's answer shows parties without
+ * party_type and Company_name, as the specification does; a read shows every field the company
+ * sent, so a party's Company_name is never lost to it.
+ */
+function disbursementRecord(d: ApiDisbursement, parties: "as_created" | "whole") {
   return {
     disbursement_uuid: d.uuid,
     payor_email: d.payorEmail,
-    authorization_parties: d.parties,
+    authorization_parties: parties === "whole"
+      ? d.parties
+      : d.parties.map(({ party_type: _type, Company_name: _company, ...shown }) => shown),
     payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
     created_at: seedTimestamp(d.createdAt),
   };
@@ -161,7 +167,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
         const { disbursement } = created.value;
         return {
           status: created.value.created ? 201 : 200,
-          body: disbursementRecord(disbursement),
+          body: disbursementRecord(disbursement, "as_created"),
         };
       },
     );
@@ -178,7 +184,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
     const uuid = c.req.param("disbursement_uuid");
     const found = await findApiDisbursement(principal.database, principal.companyId, uuid);
     if (!found) return errorResponse(c, notFound(`disbursement ${JSON.stringify(uuid)}`));
-    return c.json(disbursementRecord(found));
+    return c.json(disbursementRecord(found, "whole"));
   });
 
   app.get("/:disbursement_uuid/payees/:payee_uuid", async (c) => {

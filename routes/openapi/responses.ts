@@ -495,13 +495,17 @@ export function responseSchemas(config: Config) {
     authorization_parties: v.pipe(
       v.array(v.strictObject({
         party_uuid: text(),
+        party_type: v.optional(v.literal("INDIVIDUAL")),
         title: maybeText(),
+        Company_name: v.optional(v.nullable(v.string())),
         email: maybeText(),
         first_name: maybeText(),
         last_name: maybeText(),
         phone: maybeText(),
       })),
-      v.description("Without party_type and Company_name."),
+      v.description(
+        "The create's answer leaves out party_type and Company_name, as the specification shows; GET /api/disbursements/{disbursement_uuid} shows them as sent.",
+      ),
     ),
     payees: v.array(ApiPayee),
     created_at: seedTime,
