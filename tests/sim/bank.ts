@@ -31,6 +31,10 @@ export interface BankEntry {
   /** Credit: paid to a payee; debit: collected from the company's funding account. */
   readonly credit: boolean;
   returned: boolean;
+  /** When the bank's return is sent: before the settlement time, or after it (a late return). */
+  returnTiming: "early" | "late" | null;
+  /** Notices of change the bank sent for it (the same one may come twice). */
+  notices: number;
 }
 
 /** A file the bank sends back (returns, notices of change), due at a domain time. */
@@ -142,6 +146,8 @@ export class SimAchBank implements AchTransport {
           effectiveDate,
           credit: transactionCode === 22 || transactionCode === 32,
           returned: false,
+          returnTiming: null,
+          notices: 0,
         };
         this.entries.push(entry);
         this.#decideFate(entry);
@@ -168,11 +174,13 @@ export class SimAchBank implements AchTransport {
     const day3 = nextBankingDay(day2);
     switch (fate) {
       case "returnEarly":
+        entry.returnTiming = "early";
         this.#schedule("return", bankTime(this.#prng.pick([day1, day2]), "09:00", this.#timeZone), [
           entry,
         ], this.#prng.pick(["R03", "R02", "R04", "R16", "R09"]));
         break;
       case "returnLate":
+        entry.returnTiming = "late";
         this.#schedule("return", bankTime(day3, "10:00", this.#timeZone), [entry], "R06");
         break;
       case "notice": {
@@ -243,6 +251,12 @@ export class SimAchBank implements AchTransport {
   nextDue(until: number): BankDelivery | null {
     if (this.pending.length === 0 || this.pending[0].at > until) return null;
     const delivery = this.pending.shift()!;
+    if (delivery.kind === "correction") {
+      for (const trace of delivery.traces) {
+        const entry = this.entries.findLast((e) => e.trace === trace);
+        if (entry) entry.notices++;
+      }
+    }
     if (delivery.kind === "return") {
       for (const trace of delivery.traces) {
         const entry = this.entries.findLast((e) => e.trace === trace && !e.returned);
@@ -260,19 +274,12 @@ export class SimAchBank implements AchTransport {
     this.pending.sort((a, b) => a.at - b.at);
   }
 
-  /** Whether a delivery returns a funding debit. */
-  returnsDebit(delivery: BankDelivery): boolean {
-    return delivery.kind === "return" &&
-      this.entries.some((e) => delivery.traces.includes(e.trace) && !e.credit);
-  }
-
-  /** Takes back a delivery taken off the queue: its entries were not returned after all. */
-  withdraw(delivery: BankDelivery): void {
-    this.delivered.pop();
-    if (delivery.kind !== "return") return;
-    for (const trace of delivery.traces) {
-      const entry = this.entries.findLast((e) => e.trace === trace && e.returned);
-      if (entry) entry.returned = false;
+  /** A return the harness holds back arrives late, whatever the bank meant. */
+  heldBack(delivery: BankDelivery): void {
+    for (const entry of this.entries) {
+      if (delivery.traces.includes(entry.trace) && entry.returnTiming === "early") {
+        entry.returnTiming = "late";
+      }
     }
   }
 

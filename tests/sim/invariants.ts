@@ -64,11 +64,12 @@ interface PayoutState {
   readonly lateReturned: boolean;
   /** A failed payout's automatic retry is in a batch or sent: money in flight again. */
   readonly retryInFlight: boolean;
+  readonly paymentMethodId: number | null;
 }
 
 async function payoutStates(view: Ledgerless): Promise<Map<string, PayoutState>> {
   const { rows } = await view.world.test.readClient.execute(
-    `SELECT p.id, p.status, p.failure_reason,
+    `SELECT p.id, p.status, p.failure_reason, p.payment_method_id,
        EXISTS (SELECT 1 FROM payout_transitions t WHERE t.payout_id = p.id
          AND t.from_status = 'completed') AS late_returned,
        EXISTS (SELECT 1 FROM rail_batch_entries e WHERE e.payout_id = p.id
@@ -80,6 +81,7 @@ async function payoutStates(view: Ledgerless): Promise<Map<string, PayoutState>>
     failureReason: row.failure_reason === null ? null : String(row.failure_reason),
     lateReturned: Number(row.late_returned) === 1,
     retryInFlight: Number(row.retry_in_flight) === 1,
+    paymentMethodId: row.payment_method_id === null ? null : Number(row.payment_method_id),
   }]));
 }
 
@@ -122,6 +124,23 @@ async function excepted(world: World): Promise<Set<string>> {
 /** After every step: paid at most once, only in a paying state; ledger sound; nothing parked. */
 export async function checkStep(view: Ledgerless, _records: readonly StepRecord[]): Promise<void> {
   const { world } = view;
+  // The same notice of change twice tells the payee once.
+  const told = await world.test.readClient.execute(
+    `SELECT payout_id, count(*) AS times FROM notifications
+     WHERE subject LIKE '%your bank details were updated' AND channel = 'email'
+     GROUP BY payout_id`,
+  );
+  for (const row of told.rows) {
+    const tail = String(row.payout_id).slice(-15);
+    const noticed = world.bank.entries.filter((e) => e.individualId === tail && e.notices > 0)
+      .length;
+    if (Number(row.times) > noticed) {
+      fail(
+        `payout ${row.payout_id} was told ${row.times} times that its details changed; ` +
+          `its bank sent notices for ${noticed} entries`,
+      );
+    }
+  }
   const problems = await verifyLedger(world.test.readClient);
   if (problems.length > 0) fail(`ledger:verify: ${JSON.stringify(problems)}`);
   const parked = await world.test.readClient.execute(
@@ -152,6 +171,16 @@ export async function checkStep(view: Ledgerless, _records: readonly StepRecord[
           (state.failureReason ? ` (${state.failureReason})` : "") +
           `\n${await storyOf(world, payout.id)}`,
       );
+    }
+    if (state.lateReturned && state.paymentMethodId === 1) {
+      // The entry that completed is the payout's last; earlier ones failed it before.
+      const last = world.bank.entries.findLast((e) => e.individualId === payout.id.slice(-15));
+      if (last?.returned && last.returnTiming === "early") {
+        fail(
+          `${name} took a return the bank sent before the settlement time as a late return: ` +
+            `it shows completed and is not offered again\n${await storyOf(world, payout.id)}`,
+        );
+      }
     }
     if (net === 1 && state.lateReturned) {
       fail(`${name} shows its money back but the bank paid it\n${await storyOf(world, payout.id)}`);

@@ -13,10 +13,12 @@ import {
   createV1Disbursement,
   upsertV1Payee,
 } from "../../lib/disbursements/service.ts";
-import { fundLine } from "../../lib/funding/service.ts";
+import { fundLine, recordManualFundingMove } from "../../lib/funding/service.ts";
 import { cancelPayoutAsOperator, reofferAsOperator } from "../../lib/console/payout_actions.ts";
 import { importAchFile } from "../../lib/ach/imports.ts";
+import { markAchFileSent, resolveAchFile, voidAchFile } from "../../lib/ach/files_service.ts";
 import { importPaidItems } from "../../lib/checks/paid_import.ts";
+import { voidCheckAudited } from "../../lib/checks/voids.ts";
 import { resolveBatch } from "../../lib/rails/batches_service.ts";
 import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/portal/service.ts";
 import { portalText } from "../../lib/portal/portal_text.ts";
@@ -57,10 +59,10 @@ export interface SimOptions {
  * each names the bug it would hit. `--open-bugs` generates them.
  */
 export const OPEN_BUGS = {
-  debitReturnAfterClearing:
-    "a funding debit returned after it cleared is only logged: the ledger keeps money the bank took back",
-  manualReturnOfSentDebit:
-    "funding:return of a debit already in a file is accepted and dropped later",
+  cliRealTimeInSandbox:
+    "ach:void, ach:resolve and ach:mark-sent act at the real time in the test environment, not the company's sandbox clock: a voided file's entries go to a cutoff in the sandbox's past, are sent in a file dated before their payee chose, settle at once, and a return the bank sends before that settlement is read as a late return",
+  checkVoidAfterPayment:
+    "a void of a check the bank paid but has not reported yet re-offers the payout at once: the payee may be paid again before the paid item lands in the exceptions",
   returnForInDoubtFile:
     "a return for an entry of an in-doubt file is not applied, and never is once the file is resolved as transmitted: the payout shows completed, unpaid",
 } as const;
@@ -123,9 +125,7 @@ export async function runSeed(
   options: SimOptions = {},
 ): Promise<SeedResult> {
   const prng = new Prng(seed);
-  const fates = options.openBugs?.includes("debitReturnAfterClearing")
-    ? FATES
-    : { ...FATES, debitReturnLate: 0 };
+  const fates = FATES;
   const bank = new SimAchBank(seed, fates);
   const world = await World.open(template, bank, new SimCheckBank(seed));
   const paypal = new SimPaypal(seed, template.paypal);
@@ -133,6 +133,17 @@ export async function runSeed(
   bank.now = () => sim.domainNowCached;
   paypal.now = () => sim.domainNowCached;
   try {
+    if (prng.chance(0.25)) {
+      // An ODFI whose traces are about to wrap past 9,999,999 (a bank used for years).
+      await world.test.writer.write((tx) =>
+        tx.execute({
+          sql: `INSERT INTO ach_trace_sequences (odfi, next_sequence) VALUES (?, ?)
+                ON CONFLICT (odfi) DO UPDATE SET next_sequence = excluded.next_sequence`,
+          args: [world.bank.settings!.odfiRouting.slice(0, 8), 9_999_990],
+        })
+      );
+      sim.records.push({ index: -1, step: "traces start at 9999990", outcome: "set" });
+    }
     await sim.refreshNow();
     const steps = options.steps ?? 40;
     for (let i = 0; i < steps; i++) await sim.step(i);
@@ -401,16 +412,19 @@ export class Sim {
         if (this.achFundings.length === 0) return "no ACH funding";
         const funding = this.prng.pick(this.achFundings);
         d.push(`funding#${this.achFundings.indexOf(funding)}`);
-        const entry = await this.#fundingEntry(funding.id);
-        if (entry !== null && entry !== "queued" && !this.#open("manualReturnOfSentDebit")) {
-          return `held back: ${OPEN_BUGS.manualReturnOfSentDebit}`;
-        }
-        if (entry !== null && entry !== "queued") {
-          // The bank returned it: its books say so too.
-          this.world.bank.entries.filter((e) => e.individualId === funding.id.slice(-15))
-            .forEach((e) => e.returned = true);
-        }
-        const answer = await w.cli("funding:return", { funding: funding.id });
+        // The operator says the bank returned it: only true of a debit the bank never collected,
+        // so a return the service accepts for a collected debit shows as a ledger difference.
+        const answer = this.#open("cliRealTimeInSandbox")
+          ? await w.cli("funding:return", { funding: funding.id })
+          : await w.test.writer.write(async (tx) => {
+            const returned = await recordManualFundingMove(
+              tx,
+              "funding:return",
+              funding.id,
+              this.domainNowCached,
+            );
+            return returned.ok ? returned : tx.abort(returned);
+          });
         return answer.ok ? "returned" : `refused ${answer.code}`;
       }
       case "bank_answer": {
@@ -437,11 +451,37 @@ export class Sim {
           args: [payout.id],
         });
         if (rows.length === 0) return "no issued check";
-        const answer = await w.cli("checks:void", {
-          tin: SIM_TIN,
-          number: String(rows[0].check_number),
+        if (
+          !this.#open("checkVoidAfterPayment") &&
+          w.checkBank.checks.get(Number(rows[0].check_number))?.paid
+        ) {
+          return `held back: ${OPEN_BUGS.checkVoidAfterPayment}`;
+        }
+        const request = {
+          companyId,
+          checkNumber: Number(rows[0].check_number),
           reason: "payee asked for another method",
-        });
+          voidedBy: "cli (no operator)",
+        };
+        const answer = this.#open("cliRealTimeInSandbox")
+          ? await w.cli("checks:void", {
+            tin: SIM_TIN,
+            number: String(request.checkNumber),
+            reason: request.reason,
+          })
+          : await w.test.writer.write(async (tx) => {
+            const voided = await voidCheckAudited(
+              tx,
+              "test",
+              {
+                operator: null,
+                origin: "cli",
+              },
+              request,
+              this.domainNowCached,
+            );
+            return voided.ok ? voided : tx.abort(voided);
+          });
         return answer.ok ? "voided" : `refused ${answer.code}`;
       }
       case "crash": {
@@ -468,16 +508,6 @@ export class Sim {
 
   #pickPayout(): SimPayout | null {
     return this.payouts.length === 0 ? null : this.prng.pick(this.payouts);
-  }
-
-  async #fundingEntry(fundingId: string): Promise<string | null> {
-    const { rows } = await this.world.test.readClient.execute({
-      sql: `SELECT e.status, b.status AS batch_status FROM rail_batch_entries e
-              LEFT JOIN rail_batches b ON b.id = e.batch_id
-            WHERE e.funding_id = ? ORDER BY e.rowid DESC LIMIT 1`,
-      args: [fundingId],
-    });
-    return rows[0] ? String(rows[0].status) : null;
   }
 
   async #choose(
@@ -582,24 +612,10 @@ export class Sim {
           !this.#open("returnForInDoubtFile") && await this.#answersFileInDoubt(delivery.traces)
         ) {
           held++;
-          if (w.bank.returnsDebit(delivery)) {
-            // Held back later, it would reach a cleared funding (open bug
-            // debitReturnAfterClearing): this bank lets the debit settle instead.
-            w.bank.withdraw(delivery);
-            continue;
-          }
-          // Held back (open bug returnForInDoubtFile): the bank sends it again an hour later.
+          // Held back (open bug returnForInDoubtFile): the bank sends it again an hour later,
+          // perhaps after the file's resolution settled it, when only a late return can apply.
           w.bank.postpone(delivery, now + 3_600_000);
-          continue;
-        }
-        if (
-          !this.#open("debitReturnAfterClearing") && w.bank.returnsDebit(delivery) &&
-          await this.#fundingCleared(delivery.traces)
-        ) {
-          // A funding that cleared on a stale date (a held or voided file's) meets open bug
-          // debitReturnAfterClearing: this bank lets the debit settle instead.
-          w.bank.withdraw(delivery);
-          held++;
+          w.bank.heldBack(delivery);
           continue;
         }
         try {
@@ -659,17 +675,6 @@ export class Sim {
     return rows[0]?.due === null || rows[0]?.due === undefined ? Infinity : Number(rows[0].due);
   }
 
-  /** Whether the funding a returned debit collected has already cleared in the service. */
-  async #fundingCleared(traces: readonly string[]): Promise<boolean> {
-    const { rows } = await this.world.test.readClient.execute({
-      sql: `SELECT 1 FROM rail_batch_entries e JOIN fundings f ON f.id = e.funding_id
-            WHERE e.trace_number IN (SELECT value FROM json_each(?)) AND f.status = 'Completed'
-            LIMIT 1`,
-      args: [JSON.stringify(traces)],
-    });
-    return rows.length > 0;
-  }
-
   /** Whether a trace the bank answers is in a file the service still holds in doubt. */
   async #answersFileInDoubt(traces: readonly string[]): Promise<boolean> {
     const { rows } = await this.world.test.readClient.execute({
@@ -684,7 +689,8 @@ export class Sim {
   /** A file from the bank, imported by the inbound poll's path or by an operator's ach:import. */
   async #deliver(fileName: string, content: string, now: number): Promise<void> {
     const w = this.world;
-    if (this.prng.chance(0.5)) {
+    // The CLI's import acts at the real time (open bug cliRealTimeInSandbox).
+    if (this.prng.chance(0.5) || !this.#open("cliRealTimeInSandbox")) {
       const imported = await importAchFile({
         database: w.test,
         environment: "test",
@@ -725,10 +731,43 @@ export class Sim {
     if (!received.ok) throw new InvariantViolation(`PayPal webhook refused: ${received.message}`);
   }
 
+  /**
+   * An operator's action on an ACH file: `deno task admin <command>`, or, while open bug
+   * cliRealTimeInSandbox holds, the same service function at the company's sandbox time (the
+   * CLI acts at the real time, which a sandbox clock has left behind).
+   */
+  async #fileAction(
+    command: "ach:void" | "ach:resolve" | "ach:mark-sent",
+    fileId: string,
+    as?: "transmitted" | "voided",
+  ): Promise<{ ok: true } | { ok: false; code: string }> {
+    const w = this.world;
+    if (this.#open("cliRealTimeInSandbox")) {
+      return await w.cli(command, { file: fileId, ...(as ? { as } : {}) });
+    }
+    const deps = {
+      database: w.test,
+      environment: "test" as const,
+      secretBox: testSecretBox,
+      runtime: w.runtime,
+      liveDatabase: w.databases.live,
+    };
+    const actor = { operator: null, origin: "cli" };
+    const now = this.domainNowCached;
+    switch (command) {
+      case "ach:void":
+        return await voidAchFile(deps, actor, fileId, now);
+      case "ach:mark-sent":
+        return await markAchFileSent(deps, actor, fileId, now);
+      case "ach:resolve":
+        return await resolveAchFile(deps, actor, fileId, as!, now);
+    }
+  }
+
   /** The check bank's paid items, imported by the inbound poll's path or checks:import-paid. */
   async #deliverPaidItems(fileName: string, content: string, now: number): Promise<void> {
     const w = this.world;
-    if (this.prng.chance(0.5)) {
+    if (this.prng.chance(0.5) || !this.#open("cliRealTimeInSandbox")) {
       const imported = await importPaidItems({
         database: w.test,
         environment: "test",
@@ -778,7 +817,7 @@ export class Sim {
           { operator: null, origin: "console" },
           id,
           as,
-          w.clock.now(),
+          this.domainNowCached,
         );
         outcomes.push(answer.ok ? "resolved" : `resolve refused ${answer.code}`);
         continue;
@@ -786,14 +825,14 @@ export class Sim {
       if (row.status === "in_doubt") {
         const as = w.bank.has(fileName) ? "transmitted" : "voided";
         d.push(`resolve ${name} as ${as}`);
-        const answer = await w.cli("ach:resolve", { file: id, as });
+        const answer = await this.#fileAction("ach:resolve", id, as);
         outcomes.push(answer.ok ? "resolved" : `resolve refused ${answer.code}`);
         continue;
       }
       const action = all ? "void" : this.prng.pick(["send", "void", "download_void"]);
       d.push(`${action} ${name}`);
       if (action === "void") {
-        const answer = await w.cli("ach:void", { file: id });
+        const answer = await this.#fileAction("ach:void", id);
         outcomes.push(answer.ok ? "voided" : `void refused ${answer.code}`);
         continue;
       }
@@ -808,13 +847,13 @@ export class Sim {
       if (action === "download_void") {
         // The operator uploaded it by hand, then voided it.
         w.bank.take(fileName, content);
-        const answer = await w.cli("ach:void", { file: id });
+        const answer = await this.#fileAction("ach:void", id);
         outcomes.push(answer.ok ? "downloaded, uploaded, voided" : `void refused ${answer.code}`);
         continue;
       }
       // Marked sent as the operator uploads it: a file the service refuses to mark is not one
       // for the operator to upload (it goes by the service's own transport).
-      const answer = await w.cli("ach:mark-sent", { file: id });
+      const answer = await this.#fileAction("ach:mark-sent", id);
       if (answer.ok) w.bank.take(fileName, content);
       outcomes.push(answer.ok ? "sent by hand" : `mark-sent refused ${answer.code}`);
     }
