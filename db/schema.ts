@@ -265,6 +265,8 @@ export const ledgerTransactions = sqliteTable("ledger_transactions", {
   index("ledger_transactions_line_posted").on(t.lineId, t.postedAt),
   // The console's payout detail lists the payout's transactions.
   index("ledger_transactions_payout").on(t.payoutId),
+  // Whether an ACH funding's debit was counted as sent is read when its file goes.
+  index("ledger_transactions_funding").on(t.fundingId),
 ]);
 
 export const ledgerEntries = sqliteTable("ledger_entries", {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Database } from "../db/client.ts";
 import { type AchImportDeps, importAchFile } from "../lib/ach/imports.ts";
 import { buildReturnFile, type Correction, type ReturnToWrite } from "../lib/ach/nacha.ts";
-import { addFunds, receiveWire } from "../lib/funding/store.ts";
+import { addFunds, receiveWire, recordAchDebitSent } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { readFeeSchedule } from "../lib/payouts/fee_store.ts";
 import { feesFor } from "../lib/payouts/fees.ts";
@@ -312,6 +312,8 @@ async function importFixture(database: Database, environment: Environment): Prom
           transactionCode: 27,
         });
       }
+      // Its file went to the bank: the funding is pending in the ledger from now.
+      await database.writer.write((tx) => recordAchDebitSent(tx, fundingId, NOW));
       return { fundingId, entryId, trace, amountCents };
     },
     import: (entries, fileName = "RETURNS.txt") =>

@@ -113,3 +113,17 @@ Deno.test("case 5: a manual funding:return of a debit already in a file is refus
     }]);
   });
 });
+
+Deno.test("case 5: the tie-out counts an ACH funding as funded on the day its debit goes to the bank, not the day it was requested", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.advance(8 * 3600); // Monday 18:00 New York: after the day's last cutoff
+    await m.fund(70_000, "ACH");
+    const tieOut = (date: string) => lineTieOut(m.database.readClient, m.lineId, date);
+    const monday = (await tieOut("2026-01-05"))!;
+    assert.deepEqual([monday.funded, monday.closing, monday.difference], [0, 0, 0]);
+    await m.advance(16 * 3600 + 30 * 60); // Tuesday 10:30 New York: the debit's file goes
+    const tuesday = (await tieOut("2026-01-06"))!;
+    assert.deepEqual([tuesday.funded, tuesday.closing, tuesday.difference], [70_000, 70_000, 0]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});

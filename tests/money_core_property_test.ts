@@ -143,7 +143,10 @@ async function modelBalances(
     funding_shortfall: 0,
   };
   const fundings = await database.readClient.execute({
-    sql: "SELECT amount_cents, status, payment_method FROM fundings WHERE line_id = ?",
+    // An ACH funding is pending once its debit went to the bank (a transmitted file).
+    sql: `SELECT amount_cents, status, payment_method, EXISTS (SELECT 1 FROM rail_batch_entries e
+            WHERE e.funding_id = f.id AND e.status IN ('sent', 'completed', 'failed')) AS debit_sent
+          FROM fundings f WHERE line_id = ?`,
     args: [lineId],
   });
   for (const f of fundings.rows) {
@@ -151,7 +154,7 @@ async function modelBalances(
     if (f.status === "Completed") {
       model.available += cents;
       model.bank -= cents;
-    } else if (f.status === "Pending" && f.payment_method === "ACH") {
+    } else if (f.status === "Pending" && f.payment_method === "ACH" && Number(f.debit_sent) === 1) {
       model.pending_funding += cents;
       model.bank -= cents;
     }

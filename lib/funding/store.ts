@@ -192,11 +192,7 @@ export async function addFunds(
   });
   const funding = (await loadFunding(tx, id))!;
   if (ach) {
-    await moveFunding(tx, funding, {
-      kind: "funding.ach_initiated",
-      from: "bank",
-      to: "pending_funding",
-    }, now);
+    // Its money counts as on its way only once its debit goes to the bank (recordAchDebitSent).
     await queueAchEntry(tx, {
       companyId: input.companyId,
       payoutId: null,
@@ -337,6 +333,49 @@ export async function receiveWire(
   return ok((await loadFunding(tx, fundingId))!);
 }
 
+/**
+ * What the line's ACH fundings requested and not yet sent to the bank amount to: the company sees
+ * them pending with the ones in flight, though the ledger counts them only once their debit goes.
+ */
+export async function achRequestedCents(reader: SqlExecutor, lineId: string): Promise<number> {
+  const { rows } = await reader.execute({
+    sql: `SELECT coalesce(sum(f.amount_cents), 0) AS cents FROM fundings f
+          WHERE f.line_id = ? AND f.payment_method = 'ACH' AND f.status = 'Pending'
+            AND NOT EXISTS (SELECT 1 FROM ledger_transactions t
+              WHERE t.funding_id = f.id AND t.kind = 'funding.ach_initiated')`,
+    args: [lineId],
+  });
+  return Number(rows[0].cents);
+}
+
+/** Whether the funding's debit went to the bank: its amount was posted to pending_funding. */
+async function achDebitInitiated(tx: WriteTx, fundingId: string): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql: `SELECT 1 FROM ledger_transactions WHERE funding_id = ? AND kind = 'funding.ach_initiated'
+          LIMIT 1`,
+    args: [fundingId],
+  });
+  return rows.length > 0;
+}
+
+/**
+ * An ACH funding's debit went to the bank (its file was transmitted): from now its amount is
+ * funded and pending (bank → pending_funding), as the tie-out counts it. Once per funding.
+ */
+export async function recordAchDebitSent(
+  tx: WriteTx,
+  fundingId: string,
+  now: number,
+): Promise<void> {
+  const funding = await loadFunding(tx, fundingId);
+  if (funding?.status !== "Pending" || await achDebitInitiated(tx, fundingId)) return;
+  await moveFunding(tx, funding, {
+    kind: "funding.ach_initiated",
+    from: "bank",
+    to: "pending_funding",
+  }, now);
+}
+
 /** An ACH funding whose debit's return window closed without a return: pending_funding → available. */
 export async function clearAchFunding(
   tx: WriteTx,
@@ -345,11 +384,16 @@ export async function clearAchFunding(
 ): Promise<Result<FundingRecord, TransitionRefusal>> {
   const funding = await pendingFunding(tx, fundingId, "ACH");
   if (!funding.ok) return funding;
+  // A debit settles only after it was sent; this posts what its sending did not (never twice).
+  await recordAchDebitSent(tx, fundingId, now);
   await creditAvailable(tx, funding.value, "funding.ach_cleared", "pending_funding", now);
   return ok((await loadFunding(tx, fundingId))!);
 }
 
-/** An ACH funding whose debit the bank returned before it cleared: pending_funding → bank. */
+/**
+ * An ACH funding whose debit the bank returned before it cleared: pending_funding → bank. One whose
+ * debit never went to the bank (only queued) posted nothing: it is returned and its debit voided.
+ */
 export async function returnAchFunding(
   tx: WriteTx,
   fundingId: string,
@@ -357,13 +401,25 @@ export async function returnAchFunding(
 ): Promise<Result<FundingRecord, TransitionRefusal>> {
   const funding = await pendingFunding(tx, fundingId, "ACH");
   if (!funding.ok) return funding;
-  const move = {
-    kind: "funding.ach_returned",
-    from: "pending_funding",
-    to: "bank",
-    status: "Returned",
-  } as const;
-  await moveFunding(tx, funding.value, move, now);
+  if (await achDebitInitiated(tx, fundingId)) {
+    const move = {
+      kind: "funding.ach_returned",
+      from: "pending_funding",
+      to: "bank",
+      status: "Returned",
+    } as const;
+    await moveFunding(tx, funding.value, move, now);
+  } else {
+    await tx.execute({
+      sql: "UPDATE fundings SET status = 'Returned', completed_at = ? WHERE id = ?",
+      args: [now, fundingId],
+    });
+    await tx.execute({
+      sql: `UPDATE rail_batch_entries SET status = 'voided'
+            WHERE funding_id = ? AND status = 'queued' AND batch_id IS NULL`,
+      args: [fundingId],
+    });
+  }
   return ok((await loadFunding(tx, fundingId))!);
 }
 

@@ -30,7 +30,12 @@ import {
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { Environment } from "../platform/config.ts";
 import { readFeeSchedule } from "./fee_store.ts";
-import { clearAchFunding, loadFunding, returnAchFunding } from "../funding/store.ts";
+import {
+  clearAchFunding,
+  loadFunding,
+  recordAchDebitSent,
+  returnAchFunding,
+} from "../funding/store.ts";
 import { screenBeforeSubmission } from "../sanctions/service.ts";
 import {
   type NotificationSettings,
@@ -560,8 +565,8 @@ async function settleFundingDebit(
 export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
   return {
     async sent(tx, entry, now) {
-      // A funding's debit moves nothing until it settles.
-      if (entry.payoutId === null) return;
+      // A funding's debit reached the bank: its amount is funded and pending until it settles.
+      if (entry.payoutId === null) return await recordAchDebitSent(tx, entry.fundingId!, now);
       const payout = await loadPayout(tx, entry.payoutId);
       if (!awaitsReference(payout, entry.reference)) {
         logUnwantedAcceptance(payout, entry.reference, entry.reference);

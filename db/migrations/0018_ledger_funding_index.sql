@@ -1,0 +1,1 @@
+CREATE INDEX `ledger_transactions_funding` ON `ledger_transactions` (`funding_id`);
