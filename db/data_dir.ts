@@ -1,6 +1,6 @@
 /**
  * Files the running service keeps in DATA_DIR: the writer lock (one process writes a database
- * file at a time, DESIGN 14), the admin token and the service file the operator CLI reads to
+ * file at a time, contract §12), the admin token and the service file the operator CLI reads to
  * reach a running service's loopback admin endpoint; and whether the databases are there at all.
  */
 import { DatabaseSync } from "node:sqlite";

@@ -1,6 +1,6 @@
 /**
  * The client of an embedded (`file:`) database, over Deno's built-in `node:sqlite` (SQLite 3.53,
- * past the WAL-reset fix) with its prepared statements kept and reused (DESIGN 2: decided by
+ * past the WAL-reset fix) with its prepared statements kept and reused (contract §2: decided by
  * benchmark). `@libsql/client` prepares every statement afresh and builds each row with
  * Object.defineProperty per column; measured here, a kept `node:sqlite` statement costs 2–5 times
  * less than the `libsql` driver's and up to 10 times less than `@libsql/client`'s. This

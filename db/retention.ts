@@ -1,5 +1,5 @@
 /**
- * Rows kept only for a while. Idempotency records go once their 24 hours are over (DESIGN 7:
+ * Rows kept only for a while. Idempotency records go once their 24 hours are over (contract §7:
  * purged after, never before). Scheduled jobs go 30 days after they ran: the payout's timeline and
  * events are its record, and a job is one row per reminder, offer and rail outcome, so keeping
  * them would grow the database with every payout. A parked job (done with an error) stays for an

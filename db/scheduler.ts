@@ -308,7 +308,7 @@ function logJob(
 }
 
 /**
- * DESIGN 10: a test-environment webhook retry is due at its real-time schedule or when the
+ * contract §10: a test-environment webhook retry is due at its real-time schedule or when the
  * sandbox clock passes it, whichever comes first, so pending retries the new sandbox time has
  * passed become due now.
  */

@@ -486,7 +486,7 @@ export const notifications = sqliteTable("notifications", {
   index("notifications_payout").on(t.payoutId),
 ]);
 
-/** Resend requests per payee, on real time, for the hourly allowance of DESIGN 11. */
+/** Resend requests per payee, on real time, for the hourly allowance of contract §11. */
 export const notificationResends = sqliteTable("notification_resends", {
   id: text("id").primaryKey(),
   payoutId: text("payout_id").notNull().references(() => payouts.id),

@@ -12,7 +12,7 @@ import type { LineIdentity, LineRef, StoredKey } from "../lib/identity/service.t
 export interface AppDeps {
   readonly config: Config;
   readonly databases: Readonly<Record<Environment, Database>>;
-  /** Real time: token expiry and key grace run on it (DESIGN 10). */
+  /** Real time: token expiry and key grace run on it (contract §10). */
   readonly clock: Clock;
   /** HS256 key for Surface A access tokens, at least 32 bytes. */
   readonly jwtSecret: Uint8Array;

@@ -1,5 +1,5 @@
 /**
- * Signed documents by expiring signed link (DESIGN 9): no token, the link itself is the proof.
+ * Signed documents by expiring signed link (contract §9): no token, the link itself is the proof.
  * An expired, altered or foreign link is a 404 so a link reveals nothing about what exists.
  */
 import { Hono } from "hono";

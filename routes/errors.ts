@@ -27,7 +27,7 @@ export interface ErrorSpec {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Surface A error names by status (DESIGN 6); 409/422 may carry a more specific one. */
+/** Surface A error names by status (contract §6); 409/422 may carry a more specific one. */
 const apiNames: Partial<Record<ContentfulStatusCode, string>> = {
   400: "VALIDATION_ERROR",
   401: "AUTHENTICATION_FAILURE",

@@ -1,5 +1,5 @@
 /**
- * The HTTP side of DESIGN 7's idempotency: the Idempotency-Key header and the request's
+ * The HTTP side of the idempotency of contract §7: the Idempotency-Key header and the request's
  * fingerprint in, the answer of lib/idempotency/service.ts out. The service runs the use case,
  * looks the key up and stores the answer in one write unit. Validation happens before this is
  * called: a refused request stores nothing.

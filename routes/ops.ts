@@ -1,5 +1,5 @@
 /**
- * Liveness, readiness (DESIGN 13) and Prometheus metrics (DESIGN 12). With METRICS_TOKEN set,
+ * Liveness, readiness (contract §13) and Prometheus metrics (contract §12). With METRICS_TOKEN set,
  * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
  */
 import { Hono } from "hono";

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The sandbox inbox (DESIGN 13): what the test environment "sent" by e-mail and SMS, newest
+ * The sandbox inbox (contract §13): what the test environment "sent" by e-mail and SMS, newest
  * first, with links and codes, so a developer can act as the payee without a real mailbox.
  */
 import { Hono } from "hono";

@@ -27,7 +27,7 @@ Deno.test("defaults apply when the environment is empty (dev mode needs no secre
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.limits));
 });
 
-Deno.test("every limit of DESIGN 11 is configurable", () => {
+Deno.test("every limit of contract §11 is configurable", () => {
   const config = loadConfig({
     ...secrets,
     RATE_LIMIT_RPS: "0",

@@ -71,7 +71,7 @@ Deno.test("simple payment: 201 record, held at once, offered with a link; same b
       unknown
     >;
     assert.equal(fetched.status, "PendingPaymentMethodSelection");
-    // DESIGN 14: portal links live 30 days (the offer itself lives 90).
+    // contract §9: portal links live 30 days (the offer itself lives 90).
     assert.deepEqual(fetched.link, { state: "sent", expires_at: "2026-02-04 15:00:00" });
     const { rows } = await f.deps.databases.test.readClient.execute(
       "SELECT subject FROM notifications WHERE recipient = 'sam@example.test'",

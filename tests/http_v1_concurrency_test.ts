@@ -1,4 +1,4 @@
-/** Surface B under concurrency: idempotent creates never hold twice (DESIGN 7). */
+/** Surface B under concurrency: idempotent creates never hold twice (contract §7). */
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { verifyLedger } from "../lib/ledger/reports.ts";

@@ -13,7 +13,7 @@ import { ok, refuse, type Result } from "../lib/platform/result.ts";
 import { type HttpFixture, openHttpFixture } from "./http_fixture.ts";
 import type { Context } from "hono";
 
-Deno.test("decideIdempotency: every case of DESIGN 7 and 14", () => {
+Deno.test("decideIdempotency: every case of contract §7", () => {
   const now = 1_000_000;
   const record = (
     status: "in_progress" | "complete",

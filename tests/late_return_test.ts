@@ -1,5 +1,5 @@
 /**
- * Money that comes back after a payout completed (issue 16, item 17; DESIGN 15): the payout stays
+ * Money that comes back after a payout completed (issue 16, item 17; contract §4): the payout stays
  * completed, the ledger posts the money back to available as `payout.late_return`, the timeline
  * and the events say so, nothing is offered again, and the tie-out reports it as `returned`.
  */

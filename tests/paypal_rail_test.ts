@@ -386,7 +386,7 @@ Deno.test("REFUNDED after SUCCESS is a late return: the payout stays completed a
   });
 });
 
-Deno.test("a test company without PayPal settings keeps the sandbox rail (per payout, DESIGN 10)", async () => {
+Deno.test("a test company without PayPal settings keeps the sandbox rail (per payout, contract §10)", async () => {
   await withPaypal(async ({ m, server }) => {
     await m.database.writer.write((tx) => tx.execute("DELETE FROM paypal_settings"));
     await m.fund(1_000_000);

@@ -8,7 +8,7 @@ import { fundAcmeAuto, type HttpFixture } from "./http_fixture.ts";
 
 import type { InboxMessage } from "../routes/sandbox.tsx";
 
-/** An ACH choice with the sandbox account that settles (DESIGN 10). */
+/** An ACH choice with the sandbox account that settles (contract §10). */
 export const settlingAchForm = {
   method: "ach",
   routing_number: "011000015",

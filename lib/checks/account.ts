@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { isValidRoutingNumber } from "../portal/method_details.ts";
 
-/** DESIGN/issue 19: an issued check goes stale after this many days unless configured. */
+/** An issued check goes stale after this many days unless configured. */
 export const STALE_DAYS_DEFAULT = 180;
 export const STALE_DAYS_MIN = 1;
 export const STALE_DAYS_MAX = 3650;

@@ -70,9 +70,11 @@ export const CHECK_SEND_ENTRIES_PER_UNIT_MAX = 500;
 const VOIDS_PER_UNIT_MAX = 500;
 
 const DAY_MS = 86_400_000;
-/** The sandbox bank reports a postal check paid this long after its file was sent (DESIGN 14). */
+/**
+ * The sandbox bank reports a postal check paid this long after its file was sent (contract §10).
+ */
 export const SANDBOX_POSTAL_PAID_AFTER_MS = 5 * DAY_MS;
-/** ... and a digital check after one business day (DESIGN 10). */
+/** ... and a digital check after one business day (contract §10). */
 export const SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS = 1;
 /** The reason a check the post office returned is voided with, and its payout fails with. */
 export const RETURNED_UNDELIVERABLE = "returned_undeliverable";

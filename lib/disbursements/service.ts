@@ -1,9 +1,9 @@
 /**
  * Disbursement use cases of both surfaces: Surface A disbursements, their payees and Simple
- * Payments (DESIGN 6), and /v1 payees and disbursements (DESIGN 7). Each write is one use case run
- * in the caller's write unit (the idempotency service opens it); a use case that refuses aborts,
- * so nothing it wrote before the refusal is kept. Reads of committed data are the query functions
- * at the end of each section.
+ * Payments (contract §6), and /v1 payees and disbursements (contract §7). Each write is one use
+ * case run in the caller's write unit (the idempotency service opens it); a use case that refuses
+ * aborts, so nothing it wrote before the refusal is kept. Reads of committed data are the query
+ * functions at the end of each section.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -162,7 +162,7 @@ export async function createApiDisbursement(
 
 /**
  * Why the payees' custom documents cannot be given, naming the field at fault, or null. A
- * one-time document is for one payee (docs/contract.md §6): given to two payees of the request,
+ * one-time document is for one payee (contract §6): given to two payees of the request,
  * the second is named; given to a payee before (the payout that holds it), any new one is named,
  * whether or not it needs a signature.
  */
@@ -267,7 +267,7 @@ export async function cancelApiPayee(
 }
 
 /**
- * Sends the payee's notification again (DESIGN 11): only while there is one to act on, and at
+ * Sends the payee's notification again (contract §11): only while there is one to act on, and at
  * most `resendsPerHourMax` per payee in any hour (real time, like every rate limit). A payee not
  * told yet (its first notice is a job the create scheduled) gets that first notice now, once, and
  * nothing more: the job then finds it sent.

@@ -1,6 +1,6 @@
 /**
  * A payout made through Surface A (a disbursement's payee or a Simple Payment) as /v1 shows it.
- * /v1 endpoints of a line receive the events of every payout of that line (DESIGN 14), so the id
+ * /v1 endpoints of a line receive the events of every payout of that line (contract §8), so the id
  * those events carry, the payout's own, must read through /v1 with the same line key. A /v1
  * disbursement is one payout with a claim id: here the claim id is the company's own reference
  * (the claim id when one was given, else the disbursement_uuid or simple_payment_uuid), and the

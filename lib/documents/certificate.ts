@@ -1,5 +1,5 @@
 /**
- * E-signature certificates (DESIGN 9): signing appends a page to the original PDF naming the
+ * E-signature certificates (contract §9): signing appends a page to the original PDF naming the
  * signer, the time, the IP address, the user agent and the SHA-256 of the original, so the signed
  * copy proves what was signed and by whom. A document is kept only when pdf-lib opens it without
  * a password and finds a page, the same parse signing needs; one that still cannot be stamped

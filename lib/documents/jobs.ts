@@ -1,5 +1,5 @@
 /**
- * The operator's record of a stored document that cannot be stamped (DESIGN 9): signing it is
+ * The operator's record of a stored document that cannot be stamped (contract §9): signing it is
  * refused, and one `document.check` job per document is parked with the reason, so
  * `jobs:list --parked` shows it beside other stuck work. `jobs:retry` runs the check again: once
  * the document is restored it stamps, and the record clears; still damaged, it parks again.

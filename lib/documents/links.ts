@@ -1,5 +1,5 @@
 /**
- * Expiring signed links to signed documents (DESIGN 9): the link carries its environment, the
+ * Expiring signed links to signed documents (contract §9): the link carries its environment, the
  * signed copy's id and an expiry, authenticated by HMAC-SHA256, so it can be handed to whoever the
  * company chooses without a token, and stops working when it expires.
  */

@@ -1,7 +1,7 @@
 /**
- * Documents a company uploads for its payees (DESIGN 6), and the signed copies their links
- * serve (DESIGN 9). Only a PDF that can be shown and signed is kept (pdfProblem); one-time use is
- * for custom documents only.
+ * Documents a company uploads for its payees (contract §6), and the signed copies their links
+ * serve (contract §9). Only a PDF that can be shown and signed is kept (pdfProblem); one-time use
+ * is for custom documents only.
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";

@@ -1,5 +1,5 @@
 /**
- * Fundings of a business line (DESIGN 5, 6 and 14). An ACH funding sits in pending_funding while
+ * Fundings of a business line (contract §5 and §6). An ACH funding sits in pending_funding while
  * its debit of the company's funding account goes to the bank in the next ACH file (lib/ach): it
  * becomes available when the debit's return window closes, or goes back to the bank when the
  * debit is returned. A wire is available when

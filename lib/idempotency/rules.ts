@@ -1,5 +1,5 @@
 /**
- * Idempotent POSTs (DESIGN 7 and 14). The fingerprint is method + path + canonical body; the
+ * Idempotent POSTs (contract §7). The fingerprint is method + path + canonical body; the
  * decision for a key is a pure function of the stored record, the fingerprint and the time.
  */
 import { sha256Hex } from "../platform/keys.ts";

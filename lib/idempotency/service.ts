@@ -1,9 +1,9 @@
 /**
- * An idempotent request as ONE write unit (DESIGN 7): the key's record is looked up, the use case
- * run and the answer to replay stored together, so a crash leaves all or nothing and a duplicate
- * queued behind the first finds the stored answer. The lookup is sent with the use case's first
- * statements (no round trip of its own on a libSQL server); a key that may not run fails the unit
- * there, so nothing the use case sent is kept. A use case that aborts has its writes undone
+ * An idempotent request as ONE write unit (contract §7): the key's record is looked up, the use
+ * case run and the answer to replay stored together, so a crash leaves all or nothing and a
+ * duplicate queued behind the first finds the stored answer. The lookup is sent with the use case's
+ * first statements (no round trip of its own on a libSQL server); a key that may not run fails the
+ * unit there, so nothing the use case sent is kept. A use case that aborts has its writes undone
  * while the answer to its refusal is still stored. While the first runs, this process holds its
  * key in memory (at most the lease): a duplicate is told so at once instead of waiting.
  *

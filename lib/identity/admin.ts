@@ -308,7 +308,7 @@ async function locateKey(
   return rows.length > 0 ? { rows, kind } : null;
 }
 
-/** Replaces a key; the old one keeps working for `graceSeconds` (DESIGN 3: 24 hours). */
+/** Replaces a key; the old one keeps working for `graceSeconds` (contract §3: 24 hours). */
 export async function rotateKey(
   databases: Databases,
   input: { key: string },

@@ -1,5 +1,5 @@
 /**
- * Who is calling (DESIGN 3): a user's HTTP Basic credentials, the company a CompanyApiKey names,
+ * Who is calling (contract §3): a user's HTTP Basic credentials, the company a CompanyApiKey names,
  * a line key, membership, and a line key's rotation. Lookups read committed data; the rotation
  * runs in the caller's write unit.
  */
@@ -47,7 +47,7 @@ export async function authenticateUser(
 
 /**
  * At authenticate, with a CompanyApiKey: the company the Basic TIN names must be the key's, so
- * that a multi-company user's two credentials never disagree silently (docs/contract.md §3).
+ * that a multi-company user's two credentials never disagree silently (contract §3).
  */
 export function tinAgreesWithCompanyKey(
   tinCompanyId: string,

@@ -1,5 +1,5 @@
 /**
- * Daily tie-out of a business line (DESIGN 5 and 14): what the company holds with the service at
+ * Daily tie-out of a business line (contract §5): what the company holds with the service at
  * the start and end of a UTC day, and the day's movements by category. The difference must be 0;
  * anything else means a movement the categories do not explain.
  */

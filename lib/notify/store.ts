@@ -1,8 +1,8 @@
 /**
- * Payee notifications (DESIGN 9): each notice issues a fresh portal link (unguessable, stored only
- * as a hash, expiring) that replaces the payee's earlier links, and queues one message per channel
- * of the payee's delivery options. The test environment "sends" at once into the sandbox inbox;
- * live messages wait in the outbox for a mail/SMS provider.
+ * Payee notifications (contract §9): each notice issues a fresh portal link (unguessable, stored
+ * only as a hash, expiring) that replaces the payee's earlier links, and queues one message per
+ * channel of the payee's delivery options. The test environment "sends" at once into the sandbox
+ * inbox; live messages wait in the outbox for a mail/SMS provider.
  */
 import { columnsOf, json, nullable, renamed, rowMapper } from "../../db/rows.ts";
 import { companies, notificationResends, payees, payouts } from "../../db/schema.ts";
@@ -14,16 +14,18 @@ import { type Language, languageOf, type RenderedMessage, renderMessage } from "
 import type { SqlExecutor } from "../ledger/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
-/** 43 base62 characters carry 256 bits, above DESIGN 9's 32 random bytes. */
+/** 43 base62 characters carry 256 bits, above the 32 random bytes contract §9 asks for. */
 const PORTAL_TOKEN_LENGTH = 43;
 const HOUR_MS = 3_600_000;
 
 export interface NotificationSettings {
   readonly environment: Environment;
   readonly baseUrl: string;
-  /** How long a portal link works (DESIGN 14: default 30 days); an expired one offers a new one. */
+  /**
+   * How long a portal link works (contract §9: default 30 days); an expired one offers a new one.
+   */
   readonly linkTtlMs: number;
-  /** DESIGN 11: resends a payee may get in any hour (RESEND_PER_HOUR_MAX). */
+  /** contract §11: resends a payee may get in any hour (RESEND_PER_HOUR_MAX). */
   readonly resendsPerHourMax: number;
 }
 

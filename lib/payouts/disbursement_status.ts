@@ -1,6 +1,6 @@
 /**
- * A disbursement's status, derived from its payees' (DESIGN 14): Completed when every payee is
- * terminal, else the least advanced payee state. Two choices where DESIGN is silent: a
+ * A disbursement's status, derived from its payees' (contract §4): Completed when every payee is
+ * terminal, else the least advanced payee state. Two choices where the contract is silent: a
  * disbursement whose payees were all canceled is Canceled (nothing was paid), and a failed payee
  * stands after modality_offered and before modality_selected, where its payee or the company must
  * act again (a re-offer or a retry), so one failure shows unless another payee has yet to choose.

@@ -1,4 +1,4 @@
-/** Fees per payment method (DESIGN 5 and 14); absent methods cost nothing. */
+/** Fees per payment method (contract §5); absent methods cost nothing. */
 import type { MethodFees } from "./transition.ts";
 
 export type FeeSchedule = ReadonlyMap<number, MethodFees>;

@@ -6,7 +6,7 @@
 
 const DAY_MS = 86_400_000;
 
-/** Reminders go out this long before an offer expires (DESIGN 14: reminders before). */
+/** Reminders go out this long before an offer expires (contract §4: reminders before). */
 export const OFFER_REMINDERS_BEFORE_MS: readonly number[] = [7 * DAY_MS, DAY_MS];
 
 /** A company's automatic retry policy (companies.retry_max and retry_reasons). */

@@ -35,9 +35,9 @@ import type { JobHandlers } from "../../db/scheduler.ts";
 export interface RuntimeSettings {
   readonly offerTtlDays: number;
   readonly baseUrl: string;
-  /** DESIGN 14: portal links expire after this many days (default 30). */
+  /** contract §9: portal links expire after this many days (default 30). */
   readonly portalLinkTtlDays?: number;
-  /** DESIGN 11: resends a payee may get in any hour (default 5). */
+  /** contract §11: resends a payee may get in any hour (default 5). */
   readonly resendsPerHourMax?: number;
   /** A live bank file over this total waits for a second admin (default $100,000.00). */
   readonly bankFileApprovalLimitCents?: number;

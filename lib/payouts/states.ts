@@ -1,4 +1,4 @@
-/** Payout states, payment methods and the event catalogue (DESIGN 4 and 8). */
+/** Payout states, payment methods and the event catalogue (contract §4 and §8). */
 
 export const payoutStatuses = [
   "pending_funds",

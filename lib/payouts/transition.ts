@@ -1,7 +1,7 @@
 /**
  * The payout state machine: one transition table decides every move. A move returns the next
  * state, the ledger transfers and the events it causes, or a coded refusal with no side effect.
- * Money (DESIGN 5 and 14): a payout holds its amount plus payor and service fees in `reserved`
+ * Money (contract §5): a payout holds its amount plus payor and service fees in `reserved`
  * until sent; sending moves the hold to `in_transit`; completion pays the payee the amount less the
  * payee fee and the fees to their accounts; a failure brings the hold back to `reserved`; a cancel
  * releases it to `available`. Completed and canceled are terminal: money that comes back after
@@ -299,7 +299,7 @@ export type LateReturnRefusal = "payout_not_completed" | "already_returned";
 
 /**
  * Money of a completed payout that the bank sent back later (a live ACH return after the return
- * window closed, a PayPal refund; DESIGN 15). It is no move, since completed is terminal: the
+ * window closed, a PayPal refund; contract §4). It is no move, since completed is terminal: the
  * payout stays completed, and what completion paid to the bank, the amount less the payee fee,
  * goes from the bank to available for the company to use again. The fees stay charged: the rail
  * did its work. Nothing is offered again (an operator decides). A payout comes back once.

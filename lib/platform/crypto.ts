@@ -79,7 +79,7 @@ export class SecretBox {
   }
 }
 
-/** A webhook signing secret: `whsec_` + base64 of 32 random bytes (DESIGN 8). */
+/** A webhook signing secret: `whsec_` + base64 of 32 random bytes (contract §8). */
 export function newWebhookSecret(): string {
   return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
 }

@@ -1,5 +1,5 @@
 /**
- * Credential formats (DESIGN 3). Secrets are random (>= 32 bytes of entropy), shown once, kept
+ * Credential formats (contract §3). Secrets are random (>= 32 bytes of entropy), shown once, kept
  * only as SHA-256 and compared in constant time.
  */
 import type { Environment } from "./config.ts";

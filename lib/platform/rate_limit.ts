@@ -1,9 +1,10 @@
 /**
- * Per-credential rate limit (DESIGN 11): a token bucket per credential that refills `ratePerSecond`
- * tokens a second up to the same capacity. Memory is bounded: past `credentialsMax` buckets the
- * least recently used one is forgotten (it would have refilled anyway). The buckets live in this
- * process: several nodes on one libSQL server each allow RATE_LIMIT_RPS, so a credential spread
- * over N nodes gets up to N times the rate (a shared limit belongs in front of the nodes).
+ * Per-credential rate limit (contract §11): a token bucket per credential that refills
+ * `ratePerSecond` tokens a second up to the same capacity. Memory is bounded: past `credentialsMax`
+ * buckets the least recently used one is forgotten (it would have refilled anyway). The buckets
+ * live in this process: several nodes on one libSQL server each allow RATE_LIMIT_RPS, so a
+ * credential spread over N nodes gets up to N times the rate (a shared limit belongs in front of
+ * the nodes).
  */
 export interface RateDecision {
   readonly allowed: boolean;

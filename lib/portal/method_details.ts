@@ -1,5 +1,5 @@
 /**
- * What a payee enters for each payment method (DESIGN 9), checked before anything is stored:
+ * What a payee enters for each payment method (contract §9), checked before anything is stored:
  * ABA routing checksum, card Luhn check, US postal address with a postage CODE, Venmo phone,
  * PayPal e-mail. Each refusal names the form field and says how to fix it, in the texts given.
  */
@@ -115,7 +115,7 @@ export interface CheckedDetails {
   readonly lastFour: string | null;
   /**
    * A bank account number, to be sealed at rest; null for every other method. A card number is
-   * never kept: the rail sees it once and the payout keeps a token and the last four (DESIGN 14).
+   * never kept: the rail sees it once and the payout keeps a token and the last four (contract §9).
    */
   readonly secret: string | null;
   /** Non-secret details kept as they are (routing number, address, handle). */

@@ -1,5 +1,5 @@
 /**
- * The payee portal's use cases (DESIGN 9): a link found by its token, the one-time code, the
+ * The payee portal's use cases (contract §9): a link found by its token, the one-time code, the
  * payee's signatures, asking authorization parties, a party's endorsement or decline, the
  * choice of a method, and a fresh link on request. Each write is one write unit opened here; a
  * use case that refuses aborts it, except a wrong code, whose counting must commit. Signed copies

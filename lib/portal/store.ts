@@ -1,5 +1,5 @@
 /**
- * The payee portal on the database (DESIGN 9): portal links and their one-time codes, the
+ * The payee portal on the database (contract §9): portal links and their one-time codes, the
  * documents a payee or party must sign, endorsements by authorization parties, and the payee's
  * choice of method. Every write runs in the caller's write unit; moves go through applyMove.
  */
@@ -34,7 +34,7 @@ import { type PayoutRuntime, scheduleOfferExpiry } from "../payouts/jobs.ts";
 import { applyMove, recordPayoutEvent } from "../payouts/store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
-/** DESIGN 9: a code lives 10 minutes; three wrong codes lock the link for 15 minutes. */
+/** contract §9: a code lives 10 minutes; three wrong codes lock the link for 15 minutes. */
 export const CODE_TTL_MS = 10 * 60_000;
 export const CODE_ATTEMPTS_MAX = 3;
 export const CODE_LOCK_MS = 15 * 60_000;
@@ -560,7 +560,7 @@ const toPayoutStatus = rowMapper({ status: payout.status });
 /**
  * A party endorses or declines. The company sees either as an event; when the last party
  * endorses, the payout is offered and the payee is told with a fresh link. A decline leaves the
- * payout awaiting endorsement until the company cancels or replaces the party (DESIGN 14).
+ * payout awaiting endorsement until the company cancels or replaces the party (contract §9).
  */
 export async function decideEndorsement(
   tx: WriteTx,

@@ -1,5 +1,5 @@
 /**
- * The deterministic sandbox rails of DESIGN 10 and 14: test payees and test details pick a
+ * The deterministic sandbox rails of contract §10: test payees and test details pick a
  * scenario at selection, and the sandbox rail answers each submission from it, with the outcome
  * and its time on the sandbox clock. Like a bank, it keeps what it received by reference
  * (lib/rails/sandbox_store.ts) and answers a repeated reference with its first answer.

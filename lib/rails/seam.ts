@@ -9,7 +9,7 @@
 import type { ModalityCode } from "../payouts/states.ts";
 import type { BatchRail } from "./batch.ts";
 
-/** How a sandbox payout will behave, fixed at selection from test details (DESIGN 10 and 14). */
+/** How a sandbox payout will behave, fixed at selection from test details (contract §10). */
 export type SandboxScenario =
   | "settles"
   | "returns_r03"

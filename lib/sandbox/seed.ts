@@ -1,9 +1,10 @@
 /**
- * The sandbox bootstrap of DESIGN 13: on an empty database, two companies (Acme Mutual with lines
- * auto and home, Beacon Casualty with line default), one user each and one user of both, every
- * test line funded with $1,000,000.00 as a received wire, and four operators (two admins, a clerk
- * and a viewer; no TOTP in dev mode). The credentials are written to DATA_DIR/sandbox-credentials.json (mode 0600) because
- * keys and passwords are stored hashed and cannot be shown again.
+ * The sandbox bootstrap of contract §13: on an empty database, two companies (Acme Mutual with
+ * lines auto and home, Beacon Casualty with line default), one user each and one user of both,
+ * every test line funded with $1,000,000.00 as a received wire, and four operators (two admins, a
+ * clerk and a viewer; no TOTP in dev mode). The credentials are written to
+ * DATA_DIR/sandbox-credentials.json (mode 0600) because keys and passwords are stored hashed and
+ * cannot be shown again.
  */
 import type { Clock } from "../platform/clock.ts";
 import type { Config } from "../platform/config.ts";

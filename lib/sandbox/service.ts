@@ -1,5 +1,5 @@
 /**
- * The test environment's sandbox (DESIGN 10 and 13): each company's sandbox clock, which moves
+ * The test environment's sandbox (contract §10 and §13): each company's sandbox clock, which moves
  * only forward and runs what falls due, and the inbox of the messages it "sent".
  */
 import { desc } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * Which webhook URLs may be registered and reached (DESIGN 8): live endpoints must be https to a
+ * Which webhook URLs may be registered and reached (contract §8): live endpoints must be https to a
  * global unicast address. Every block of the IANA IPv4 and IPv6 special-purpose address registries
  * is refused, written in any form (the URL parser turns `2130706433` and `0x7f.1` into 127.0.0.1
  * before this check), and so is every IPv6 address outside 2000::/3. The NAT64, 6to4 and Teredo

@@ -1,8 +1,8 @@
 /**
  * Replays an operator asks for (issue 20): one delivery again, or every failed delivery of one
  * endpoint since a time. A replay is a new manual delivery of the same event to the same endpoint,
- * attempted once and never rescheduled (DESIGN 8), so the failed rows stay as they were. Each runs
- * in the caller's write unit.
+ * attempted once and never rescheduled (contract §8), so the failed rows stay as they were. Each
+ * runs in the caller's write unit.
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";

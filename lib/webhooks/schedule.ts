@@ -1,7 +1,7 @@
 /**
- * When a failed delivery is tried again (DESIGN 8): roughly 5 s, 30 s, 2 min, 10 min, 30 min, 1 h,
- * 3 h, 6 h, 12 h, each with ±10 % jitter so many endpoints do not retry in step; never later than
- * 24 hours after the event. A Retry-After answer is honoured within the schedule's bounds.
+ * When a failed delivery is tried again (contract §8): roughly 5 s, 30 s, 2 min, 10 min, 30 min, 1
+ * h, 3 h, 6 h, 12 h, each with ±10 % jitter so many endpoints do not retry in step; never later
+ * than 24 hours after the event. A Retry-After answer is honoured within the schedule's bounds.
  */
 export const RETRY_DELAYS_MS = [
   5_000,

@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints and the event log as the companies manage them (DESIGN 8): register (the
+ * Webhook endpoints and the event log as the companies manage them (contract §8): register (the
  * signing secret is shown once), rotate the secret, delete, list deliveries, and replay an event.
  * Delivering is the dispatcher's work. Writes are use cases run in the caller's write unit, except
  * `deleteEndpointOf` and `enableEndpointOf`, which open their own.

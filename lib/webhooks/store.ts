@@ -132,7 +132,7 @@ export async function deleteEndpoint(
 
 /**
  * Replaces an endpoint's signing secret; the previous one keeps signing beside it until
- * `previousExpiresAt` (DESIGN 14: 24 hours). Returns false when the endpoint is not in scope.
+ * `previousExpiresAt` (contract §8: 24 hours). Returns false when the endpoint is not in scope.
  */
 export async function rotateEndpointSecret(
   tx: WriteTx,

@@ -1,5 +1,5 @@
 /**
- * Surface A disbursements (seed 2.3-2.5, DESIGN 6): create with many payees and authorization
+ * Surface A disbursements (seed 2.3-2.5, contract §6): create with many payees and authorization
  * parties, get, get a payee, cancel a payee. Field names are the seed's, `Company_name` included.
  */
 import { Hono } from "hono";

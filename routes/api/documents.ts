@@ -1,7 +1,8 @@
 /**
- * Surface A documents (seed 2.7, DESIGN 6): upload a PDF, read its record and its content. Only a
- * PDF that can be shown and signed is kept (`%PDF-` at byte 0, readable by pdf-lib, not encrypted,
- * at least one page), names are unique per company, and another company's document is a 404.
+ * Surface A documents (seed 2.7, contract §6): upload a PDF, read its record and its content. Only
+ * a PDF that can be shown and signed is kept (`%PDF-` at byte 0, readable by pdf-lib, not
+ * encrypted, at least one page), names are unique per company, and another company's document is a
+ * 404.
  */
 import { Hono } from "hono";
 import {
@@ -19,7 +20,7 @@ import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
 import { invalidInput, parseJsonBody } from "../validation.ts";
 import { seedTimestamp } from "./format.ts";
 
-/** doc_type_id categories of DESIGN 6. */
+/** doc_type_id categories of contract §6. */
 export const documentTypes: Readonly<Record<number, string>> = {
   1: "After Payee Authentication",
   2: "ACH Authorization",

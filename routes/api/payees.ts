@@ -1,5 +1,5 @@
 /**
- * Surface A operations on one payee of a disbursement (DESIGN 6): resend the notification, the
+ * Surface A operations on one payee of a disbursement (contract §6): resend the notification, the
  * payee transaction, and the signed documents.
  */
 import { Hono } from "hono";

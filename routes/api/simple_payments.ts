@@ -1,7 +1,7 @@
 /**
- * Simple Payments (DESIGN 6 extension): one recipient, a memo, a link to choose how to be paid.
- * Same rules as a disbursement of one payee: held at once or refused, the same uuid with the same
- * body replays, another body with it is a 409. Events carry PaymentType SIMPLE_PAYMENT.
+ * Simple Payments (an extension, contract §6): one recipient, a memo, a link to choose how to be
+ * paid. Same rules as a disbursement of one payee: held at once or refused, the same uuid with the
+ * same body replays, another body with it is a 409. Events carry PaymentType SIMPLE_PAYMENT.
  */
 import { Hono } from "hono";
 import {

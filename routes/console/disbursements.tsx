@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 /**
  * Disbursements (issue 20): the disbursements of the operator's companies with their derived
- * status (DESIGN 14: completed when every payee is, else the least advanced payee), and one
+ * status (contract §4: completed when every payee is, else the least advanced payee), and one
  * disbursement with each payee's status and method (by its last four only). Reads only: the
  * payee's actions are on its payout's page.
  */

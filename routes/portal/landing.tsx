@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * `payee_url` (DESIGN 14): a non-secret landing page for a /v1 disbursement. It shows nothing
+ * `payee_url` (contract §9): a non-secret landing page for a /v1 disbursement. It shows nothing
  * about the payment; its one button sends the payee a fresh portal link on the channel the
  * company has on file, within the hourly resend allowance. The answer is the same whether or not
  * the id exists, so the page cannot be used to discover payments: for the same reason its

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The payee portal (DESIGN 9): a link → a one-time code → documents to sign → endorsements →
+ * The payee portal (contract §9): a link → a one-time code → documents to sign → endorsements →
  * the choice of a method → confirmation and a status page that follows the payout. Routes only
  * read the form, call lib/portal/service.ts and render; every POST carries the session's CSRF
  * token, and every refusal renders the same form again with the reason, having stored nothing

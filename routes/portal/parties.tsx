@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Authorization parties in the portal (DESIGN 9, step 3): the payee's list of parties to ask, and
- * a party's own page to approve or decline.
+ * Authorization parties in the portal (contract §9, step 3): the payee's list of parties to ask,
+ * and a party's own page to approve or decline.
  */
 import type { PortalDocument, PortalParty, PortalPayout } from "../../lib/portal/service.ts";
 import type { FieldProblem } from "../../lib/portal/method_details.ts";

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The portal's first step (DESIGN 9, step 1): a one-time code to the link holder's channels
+ * The portal's first step (contract §9, step 1): a one-time code to the link holder's channels
  * (shown masked) before the payment is shown; a lock after too many wrong codes.
  */
 import type { PortalLink, PortalParty, PortalPayout } from "../../lib/portal/service.ts";

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Portal pages (DESIGN 9): server-rendered, no script, one column that fits a phone, every input
+ * Portal pages (contract §9): server-rendered, no script, one column that fits a phone, every input
  * labelled, errors announced and tied to their fields. hono/jsx escapes every value it renders.
  */
 import type { Child } from "hono/jsx";

@@ -1,4 +1,4 @@
-/** Surface B disbursements: create, get, list, cancel (DESIGN 7). */
+/** Surface B disbursements: create, get, list, cancel (contract §7). */
 import { Hono } from "hono";
 import {
   cancelV1Disbursement,
