@@ -678,6 +678,12 @@ Deno.test("which imported entry applies, and how: every rule in its order", () =
       { ...sent, status: "voided", payoutStatus: "modality_selected" },
       "entry_voided",
     ],
+    // The bank returned what it was sent for a payout canceled meanwhile: the entry is returned,
+    // and the outcome goes to the rail exceptions queue (the payout cannot take it).
+    ["a sent entry of a canceled payout", returned, {
+      ...sent,
+      payoutStatus: "canceled",
+    }, "return"],
     ["a queued entry", returned, { ...sent, status: "queued" }, "entry_not_sent"],
     ["a batched entry", returned, { ...sent, status: "batched" }, "entry_not_sent"],
     [

@@ -106,3 +106,42 @@ Deno.test("case 2: an R03 at 09:00 fails its payout even when a second runner ru
     },
   });
 });
+
+Deno.test("a return for a canceled payout's sent entry, and one naming an entry of a voided file, go to the rail exceptions queue; nothing else moves", async () => {
+  await withImports(async (f) => {
+    const canceled = await f.credit();
+    // A cancel the previous rules let through while the entry was in the bank's hands.
+    await f.database.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE payouts SET status = 'canceled' WHERE id = ?",
+        args: [canceled.payoutId],
+      })
+    );
+    const voided = await f.credit({ stage: "selected", entryStatus: "voided" });
+    const imported = await f.import([returnOf(canceled, "R02"), returnOf(voided, "R03")]);
+    assert.ok(imported.ok);
+    assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, [
+      { trace: voided.trace, reason: "entry_voided" },
+    ]]);
+    assert.deepEqual(
+      await f.rows(
+        "SELECT payout_id, outcome, return_code, status FROM rail_exceptions ORDER BY rowid",
+      ),
+      [
+        { payout_id: canceled.payoutId, outcome: "failed", return_code: "R02", status: "open" },
+        { payout_id: voided.payoutId, outcome: "failed", return_code: "R03", status: "open" },
+      ],
+    );
+    assert.deepEqual(
+      await f.rows(
+        "SELECT status, return_code FROM rail_batch_entries WHERE id = ?",
+        canceled.entryId,
+      ),
+      [{ status: "failed", return_code: "R02" }],
+      "returned: the settlement will not complete it",
+    );
+    assert.deepEqual(await f.rows("SELECT status FROM payouts WHERE id = ?", canceled.payoutId), [
+      { status: "canceled" },
+    ]);
+  });
+});

@@ -94,7 +94,8 @@ export function decideImportedEntry(
       `the entry was for ${sent.amountCents} cents, the return is for ${imported.amountCents}`,
     );
   }
-  if (sent.payoutStatus === "canceled") {
+  // An entry still sent takes its return even so: the outcome entry point keeps it for an operator.
+  if (sent.payoutStatus === "canceled" && sent.status !== "sent") {
     return refuse("payout_canceled", "the entry's payout was canceled");
   }
   if (sent.status === "voided") {

@@ -21,6 +21,7 @@ import { ok, refuse, type Result } from "../platform/result.ts";
 import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { returnClearedAchFunding } from "../funding/store.ts";
+import { recordEntryException } from "../rails/exceptions.ts";
 import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } from "./nacha.ts";
 import {
   ACH_IMPORT_BYTES_MAX,
@@ -149,6 +150,20 @@ async function applyImport(
     });
     if (sent) companies.add(sent.companyId);
     const decided = decideImportedEntry(entry, sent);
+    if (!decided.ok && decided.code === "entry_voided" && entry.kind === "return") {
+      // The bank returned an entry of a file that was voided: it processed that file after all.
+      await recordEntryException(
+        tx,
+        sent!.id,
+        {
+          kind: "failed",
+          reason: entry.code,
+          returnCode: entry.code,
+        },
+        "the bank returned an entry of a voided file: it may have paid the file's other entries too",
+        now,
+      );
+    }
     const done = decided.ok
       ? await applyEntry(tx, deps, { entry, sent: sent!, action: decided.value, importId }, now)
       : decided;

@@ -17,6 +17,7 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { recordLateReturn } from "../payouts/store.ts";
+import { recordEntryException } from "../rails/exceptions.ts";
 import {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
@@ -172,7 +173,18 @@ export async function applyItemAnswer(
       const returned = await recordLateReturn(tx, item.payoutId, "refunded", now);
       // Told twice (a poll and a webhook): the money came back once.
       if (!returned.ok && returned.code !== "already_returned") {
-        throw new Error(`PayPal refund of ${item.payoutId}: ${returned.message}`);
+        // A refund of a payout that did not complete (canceled while its item flew): an operator decides.
+        await recordEntryException(
+          tx,
+          item.entryId,
+          {
+            kind: "failed",
+            reason: "refunded",
+            returnCode: answer.transaction_status,
+          },
+          returned.message,
+          now,
+        );
       }
       return;
     }

@@ -86,6 +86,44 @@ const exceptionColumns = columnsOf(railExceptions);
 const toRailException = rowMapper(exceptionColumns);
 const EXCEPTION_COLUMNS = toRailException.columns.join(", ");
 
+/**
+ * Keeps in the queue an outcome a rail reported of the entry `entryId` that nothing may apply (a
+ * return naming an entry of a voided file, a refund of a payout that did not complete), with
+ * the entry's batch and its payout's status as they are now.
+ */
+export async function recordEntryException(
+  tx: WriteTx,
+  entryId: string,
+  outcome: EntryOutcome,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const { rows } = await tx.execute({
+    sql: `SELECT e.id, e.company_id, e.rail, e.batch_id, e.payout_id, e.funding_id, e.direction,
+            e.reference, e.amount_cents, p.status AS payout_status
+          FROM rail_batch_entries e LEFT JOIN payouts p ON p.id = e.payout_id WHERE e.id = ?`,
+    args: [entryId],
+  });
+  const row = rows[0];
+  if (!row) throw new Error(`recordEntryException: no batch entry ${entryId}`);
+  await recordRailException(tx, {
+    entry: {
+      id: String(row.id),
+      companyId: String(row.company_id),
+      rail: String(row.rail),
+      payoutId: row.payout_id === null ? null : String(row.payout_id),
+      fundingId: row.funding_id === null ? null : String(row.funding_id),
+      direction: row.direction === "debit" ? "debit" : "credit",
+      reference: String(row.reference),
+      amountCents: Number(row.amount_cents),
+    },
+    outcome,
+    batchId: row.batch_id === null ? null : String(row.batch_id),
+    payoutStatus: row.payout_status === null ? null : String(row.payout_status),
+    reason,
+  }, now);
+}
+
 /** The exception with this id, or null. */
 export async function findRailException(
   reader: SqlReader,
