@@ -1079,6 +1079,27 @@ export const paypalNotices = sqliteTable("paypal_notices", {
 });
 
 /**
+ * Payment approval rules of a company in this database's environment: a payout whose amount is
+ * over a rule's threshold waits in pending_approval until someone of the company approves it.
+ * A rule may be narrowed to one line and to one payment method (among the payout's allowed
+ * ones); one rule per company, line and method.
+ */
+export const paymentApprovalRules = sqliteTable("payment_approval_rules", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  /** The business line it applies to; '' for every line (a key column cannot be null). */
+  lineId: text("line_id").notNull().default(""),
+  /** The payment method id it applies to; 0 for every method. */
+  paymentMethodId: integer("payment_method_id").notNull().default(0),
+  /** A payout whose amount is over this waits for approval. */
+  thresholdCents: integer("threshold_cents").notNull(),
+  createdBy: text("created_by"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("payment_approval_rules_scope").on(t.companyId, t.lineId, t.paymentMethodId),
+]);
+
+/**
  * The sandbox seed of a shared primary (dev mode): one row, the lock one seeding node takes in one
  * write (its lease frees it if the node dies), then the credentials it sealed with ENCRYPTION_KEY
  * for every other node to open (lib/sandbox/seed_store.ts).

@@ -25,6 +25,9 @@ const moves: PayoutMove[] = [
   { kind: "reoffer", holdCents: 10_300 },
   { kind: "cancel" },
   { kind: "expire_offer" },
+  { kind: "hold_for_approval" },
+  { kind: "approve_payment" },
+  { kind: "reject_payment" },
 ];
 
 /** A payout in `status` as the machine leaves it there: amount $100.00, hold per state. */
@@ -54,6 +57,17 @@ const legal: Partial<Record<PayoutStatus, Partial<Record<PayoutMove["kind"], Exp
   created: {
     request_endorsement: ["awaiting_endorsement", [], ["pending_authorization"]],
     offer: ["modality_offered", [], ["offered"]],
+    cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+    hold_for_approval: ["pending_approval", [], ["pending_approval"]],
+  },
+  // Held by a payment approval rule before the payee is told.
+  pending_approval: {
+    approve_payment: ["created", [], ["payment_approved"]],
+    reject_payment: [
+      "canceled",
+      [["reserved", "available", 10_300]],
+      ["payment_rejected", "canceled"],
+    ],
     cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
   },
   awaiting_endorsement: {

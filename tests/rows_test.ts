@@ -368,6 +368,9 @@ const stepsOfMove: Record<MoveKind, PayoutMove[]> = {
   expire_offer: [{ kind: "expire_offer" }],
   hold_for_review: [{ kind: "hold_for_review" }],
   clear_review: [{ kind: "clear_review" }],
+  hold_for_approval: [{ kind: "hold_for_approval" }],
+  approve_payment: [{ kind: "approve_payment" }],
+  reject_payment: [{ kind: "reject_payment" }],
   reject_review: [{ kind: "reject_review" }],
 };
 
@@ -398,6 +401,7 @@ Deno.test("every move that posts has a ledger kind the tie-out classifies, in a 
     "payout.complete",
     "payout.expire_offer",
     "payout.fail",
+    "payout.reject_payment",
     "payout.release_funds",
     "payout.reoffer",
     "payout.retry",

@@ -62,6 +62,7 @@ import { outboxCommands } from "./commands_outbox.ts";
 import { checkCommands } from "./commands_checks.ts";
 import { railCommands } from "./commands_rails.ts";
 import { paypalCommands } from "./commands_paypal.ts";
+import { paymentCommands } from "./commands_payments.ts";
 import {
   AUDIT_LISTED_DEFAULT,
   AUDIT_LISTED_MAX,
@@ -1344,6 +1345,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...paypalCommands,
   ...backupCommands,
   ...outboxCommands,
+  ...paymentCommands,
 };
 
 /** Optional flags of every table: every other flag of a command is required unless it says so. */

@@ -30,6 +30,7 @@ export const ledgerTransactionKinds = [
   "payout.reoffer",
   "payout.complete",
   "payout.cancel",
+  "payout.reject_payment",
   "payout.expire_offer",
   "payout.late_return",
   "check.paid_exception",

@@ -45,6 +45,7 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "payout.reoffer": "within_held",
   "payout.complete": "paid_out",
   "payout.cancel": "within_held",
+  "payout.reject_payment": "within_held",
   "payout.expire_offer": "within_held",
   "payout.late_return": "returned",
   "check.paid_exception": "paid_out",

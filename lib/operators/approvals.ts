@@ -9,6 +9,7 @@ import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit, type AuditActor } from "../audit/store.ts";
 import { type ManualFundingMove, recordManualFundingMove } from "../funding/service.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
+import { deleteRule, putRule, ruleOfScope } from "../payouts/approval_rules.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
@@ -184,6 +185,39 @@ const promoteAdmin: ApprovedAction = async (tx, approval, { actor, now }) => {
   return ok({ operator_id: raised.id, email: raised.email, role: raised.role });
 };
 
+/** A live payment approval rule set or removed once a second admin approves. */
+const changePaymentRule: ApprovedAction = async (tx, approval, { actor, now }) => {
+  const payload = approval.payload as unknown as PaymentRuleChange;
+  const scope = {
+    companyId: approval.companyId!,
+    lineId: payload.line_id,
+    paymentMethodId: payload.payment_method_id,
+  };
+  const before = await ruleOfScope(tx, scope);
+  const after = payload.threshold_cents === null
+    ? (await deleteRule(tx, scope), null)
+    : await putRule(tx, scope, payload.threshold_cents, approval.requestedBy, now);
+  await appendAudit(tx, "live", actor, {
+    at: now,
+    action: payload.threshold_cents === null ? "payment-rule:remove" : "payment-rule:set",
+    objectType: "payment_approval_rule",
+    objectId: `${scope.companyId} ${scope.lineId ?? "every line"} ${
+      scope.paymentMethodId ?? "every method"
+    }`,
+    companyId: scope.companyId,
+    before,
+    after: { rule: after, approval_id: approval.id, requested_by: approval.requestedBy },
+  });
+  return ok({ company_id: scope.companyId, rule: after });
+};
+
+/** The payload of a live payment rule change: the scope, and the new threshold (null: removed). */
+export interface PaymentRuleChange {
+  readonly line_id: string | null;
+  readonly payment_method_id: number | null;
+  readonly threshold_cents: number | null;
+}
+
 /** What each kind runs once approved; bank settings and files (lib/ach) and PayPal settings (lib/paypal) bring their own. */
 const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "wire.receive": fundingAction("wire:receive"),
@@ -196,6 +230,7 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   },
   "operator.reset_admin": resetAdmin,
   "operator.promote_admin": promoteAdmin,
+  "payment_rule.change": changePaymentRule,
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,

@@ -143,6 +143,7 @@ export const APPROVAL_KINDS = {
   "operator.create_admin": "create an operator with the admin role",
   "operator.reset_admin": "clear an admin's password and TOTP and send them a new enrollment",
   "operator.promote_admin": "raise an operator to the admin role",
+  "payment_rule.change": "set or remove a company's live payment approval rule",
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",
   "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",

@@ -11,6 +11,7 @@ import type { PayoutStatus } from "./states.ts";
 const ADVANCEMENT: readonly PayoutStatus[] = [
   "pending_funds",
   "created",
+  "pending_approval",
   "awaiting_endorsement",
   "modality_offered",
   "failed",

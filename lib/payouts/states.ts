@@ -3,6 +3,7 @@
 export const payoutStatuses = [
   "pending_funds",
   "created",
+  "pending_approval",
   "awaiting_endorsement",
   "modality_offered",
   "modality_selected",
@@ -18,6 +19,8 @@ export type PayoutStatus = (typeof payoutStatuses)[number];
 /** Surface A payee status name and id of each state. */
 export const surfaceAStatus: Readonly<Record<PayoutStatus, { name: string; id: number }>> = {
   created: { name: "Created", id: 1 },
+  // A payment approval rule holds it before the payee is told: an extension of the seed's ids.
+  pending_approval: { name: "PendingApproval", id: 11 },
   awaiting_endorsement: { name: "PendingAuthorizationPartiesPermission", id: 2 },
   modality_offered: { name: "PendingPaymentMethodSelection", id: 3 },
   modality_selected: { name: "PaymentMethodSelected", id: 4 },
@@ -33,6 +36,7 @@ export const surfaceAStatus: Readonly<Record<PayoutStatus, { name: string; id: n
 export const surfaceBStatus: Readonly<Record<PayoutStatus, string>> = {
   pending_funds: "created",
   created: "created",
+  pending_approval: "pending_approval",
   awaiting_endorsement: "created",
   modality_offered: "modality_offered",
   modality_selected: "modality_selected",
@@ -76,7 +80,8 @@ export function modalityOf(codeOrId: string | number): (typeof modalities)[numbe
 /**
  * Surface A EventTypeId and EventTypeName with the Surface B type (null where /v1 has none).
  * `returned` (12) is an extension: money of a completed payout came back (a late ACH return, a
- * refund); the payout stays completed.
+ * refund); the payout stays completed. 13-15 are extensions too: a payment approval rule held
+ * the payout before its offer, and someone of the company approved or rejected it.
  */
 export const eventCatalogue = {
   created: { id: 1, name: "DISBURSEMENT.CREATED", type: "disbursement.created" },
@@ -99,6 +104,13 @@ export const eventCatalogue = {
   payee_updated: { id: 10, name: "PAYEE.UPDATED", type: "payee.updated" },
   party_declined: { id: 11, name: "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED", type: null },
   returned: { id: 12, name: "DISBURSEMENT.RETURNED", type: "disbursement.returned" },
+  pending_approval: {
+    id: 13,
+    name: "DISBURSEMENT.PENDING_APPROVAL",
+    type: "disbursement.pending_approval",
+  },
+  payment_approved: { id: 14, name: "DISBURSEMENT.APPROVED", type: "disbursement.approved" },
+  payment_rejected: { id: 15, name: "DISBURSEMENT.REJECTED", type: "disbursement.rejected" },
 } as const;
 
 export type EventKey = keyof typeof eventCatalogue;

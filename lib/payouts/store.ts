@@ -30,6 +30,7 @@ import {
 } from "../ledger/store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { type PaymentApprovalRule, ruleHolding, rulesOfCompany } from "./approval_rules.ts";
 import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
 import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
 import { moneyInFlight, voidQueuedEntry } from "../rails/batch.ts";
@@ -593,6 +594,7 @@ export async function createDisbursement<R = undefined>(
   });
   const created: PayoutRow[] = [];
   let readBack: R | undefined;
+  let rules: readonly PaymentApprovalRule[] = [];
   for (const [index, spec] of input.payouts.entries()) {
     const payoutId = newId("po");
     const payee = spec.payee ?? {};
@@ -661,8 +663,9 @@ export async function createDisbursement<R = undefined>(
     recordTransition(tx, payoutId, null, status, null, now);
     const readBackNow = options.readBack !== undefined && index === input.payouts.length - 1 &&
       !input.payouts.some((p) => (p.permissionRequiredFrom ?? []).length > 0);
-    // The payout as written, and what its event is written from, in one round trip.
-    const [written, context, read] = await Promise.all([
+    // The payout as written, and what its event is written from (with the company's approval
+    // rules, once), in one round trip.
+    const [written, context, read, companyRules] = await Promise.all([
       loadPayout(tx, payoutId),
       readEventContext(tx, {
         payoutId,
@@ -671,11 +674,13 @@ export async function createDisbursement<R = undefined>(
         lineId: input.lineId,
       }, now),
       readBackNow ? options.readBack!(disbursementId) : undefined,
+      index === 0 && !waits ? rulesOfCompany(tx, input.companyId) : undefined,
     ]);
     if (readBackNow) readBack = read;
+    rules = companyRules ?? rules;
     const payout = written!;
     await writeEvents(tx, payout, ["created"], null, now, holdTransactionId, context);
-    created.push(waits ? payout : await afterCreated(tx, payout, now));
+    created.push(waits ? payout : await afterCreated(tx, payout, rules, now));
   }
   if (options.readBack !== undefined && readBack === undefined) {
     readBack = await options.readBack(disbursementId);
@@ -683,8 +688,34 @@ export async function createDisbursement<R = undefined>(
   return ok({ disbursementId, payouts: created, readBack });
 }
 
-/** A payout that reached `created`: endorsements are requested, or the payee offer is scheduled. */
-async function afterCreated(tx: WriteTx, payout: PayoutRow, now: number): Promise<PayoutRow> {
+/**
+ * A payout that reached `created`: one a payment approval rule of its company holds waits in
+ * pending_approval; any other goes on.
+ */
+async function afterCreated(
+  tx: WriteTx,
+  payout: PayoutRow,
+  rules: readonly PaymentApprovalRule[],
+  now: number,
+): Promise<PayoutRow> {
+  const holding = ruleHolding(rules, payout);
+  if (holding === null) return await continueCreated(tx, payout, now);
+  const held = await applyMove(tx, payout.id, { kind: "hold_for_approval" }, now, {
+    detail: `over the approval threshold of ${holding.thresholdCents} cents`,
+  });
+  if (!held.ok) throw new Error(`hold_for_approval refused after create: ${held.message}`);
+  return held.value;
+}
+
+/**
+ * A created payout going on (at once, or once approved): endorsements are requested, or the payee
+ * offer is scheduled.
+ */
+export async function continueCreated(
+  tx: WriteTx,
+  payout: PayoutRow,
+  now: number,
+): Promise<PayoutRow> {
   if (payout.permissionRequiredFrom.length > 0) {
     for (const partyUuid of payout.permissionRequiredFrom) {
       await tx.execute({
@@ -840,7 +871,7 @@ export async function releasePendingFunds(
         holdCents: holds[index],
       }, now);
       if (!moved.ok) throw new Error(`release_funds refused after the check: ${moved.message}`);
-      await afterCreated(tx, moved.value, now);
+      await afterCreated(tx, moved.value, await rulesOfCompany(tx, moved.value.companyId), now);
     }
     await tx.execute({
       sql: "UPDATE disbursements SET released_by_funding_id = ?, released_at = ? WHERE id = ?",

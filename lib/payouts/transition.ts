@@ -85,7 +85,13 @@ export type PayoutMove =
   /** An operator cleared the review: the payout may be submitted again. */
   | { readonly kind: "clear_review" }
   /** An operator rejected the review: the payout fails with `sanctions_review`. */
-  | { readonly kind: "reject_review" };
+  | { readonly kind: "reject_review" }
+  /** A payment approval rule of the company holds the payout before its payee is told. */
+  | { readonly kind: "hold_for_approval" }
+  /** Someone of the company approved it: it goes on as a created payout. */
+  | { readonly kind: "approve_payment" }
+  /** Someone of the company rejected it: it is canceled and its hold goes back. */
+  | { readonly kind: "reject_payment" };
 
 export type MoveKind = PayoutMove["kind"];
 
@@ -118,6 +124,7 @@ export type InFlightRule = "rail" | "queued_only" | "before_rail";
 const CANCELABLE: readonly PayoutStatus[] = [
   "pending_funds",
   "created",
+  "pending_approval",
   "awaiting_endorsement",
   "modality_offered",
   "in_review",
@@ -157,6 +164,9 @@ export const transitionTable: Readonly<
   },
   clear_review: { from: ["in_review"], to: "modality_selected", inFlight: "before_rail" },
   reject_review: { from: ["in_review"], to: "failed", inFlight: "before_rail" },
+  hold_for_approval: { from: ["created"], to: "pending_approval", inFlight: "before_rail" },
+  approve_payment: { from: ["pending_approval"], to: "created", inFlight: "before_rail" },
+  reject_payment: { from: ["pending_approval"], to: "canceled", inFlight: "before_rail" },
 };
 
 /** Whether the store must read the payout's money in flight before this move. */
@@ -288,6 +298,13 @@ export function transition(
       return outcome(held, [], []);
     case "reject_review":
       return outcome(held, [], ["failed"]);
+    case "hold_for_approval":
+      // The hold stays in reserved while the company decides.
+      return outcome(held, [], ["pending_approval"]);
+    case "approve_payment":
+      return outcome(held, [], ["payment_approved"]);
+    case "reject_payment":
+      return outcome(0, move("reserved", "available", held), ["payment_rejected", "canceled"]);
     case "cancel":
     case "expire_offer":
       // From pending_funds nothing was held; otherwise the hold is in reserved.

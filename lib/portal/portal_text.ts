@@ -270,6 +270,7 @@ const english = {
     labels: {
       pending_funds: "Waiting for the company's funds",
       created: "Created",
+      pending_approval: "Waiting for the company's approval",
       awaiting_endorsement: "Waiting for approvals",
       modality_offered: "Waiting for you to choose how to be paid",
       modality_selected: "Payment method chosen",
@@ -585,6 +586,7 @@ const spanish: PortalText = {
     labels: {
       pending_funds: "En espera de los fondos de la compañía",
       created: "Creado",
+      pending_approval: "En espera de la aprobación de la compañía",
       awaiting_endorsement: "En espera de aprobaciones",
       modality_offered: "En espera de que elija cómo recibir su pago",
       modality_selected: "Forma de pago elegida",

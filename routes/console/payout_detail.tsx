@@ -3,7 +3,8 @@
  * Payout detail (issue 20): the timeline, ledger entries, events with their deliveries,
  * notifications with their status, portal link status, the chosen method (last four only),
  * endorsements and signed documents; and the actions the operator's role and the payout's state
- * allow: cancel and resend (clerk), re-offer after a failure (admin). A payout of another company
+ * allow: cancel and resend (clerk), approve or reject a payment an approval rule holds (clerk),
+ * re-offer after a failure (admin). A payout of another company
  * answers 404, as a missing one does.
  */
 import { Hono } from "hono";
@@ -15,6 +16,7 @@ import {
   resendAsOperator,
 } from "../../lib/console/payout_actions.ts";
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
+import { decidePayment } from "../../lib/payouts/payment_approvals.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import { modalityOf } from "../../lib/payouts/states.ts";
 import type { AppDeps } from "../context.ts";
@@ -46,6 +48,8 @@ const DONE: Readonly<Record<string, string>> = {
   canceled: "The payout was canceled and its held money went back to available.",
   resent: "The payee's notification was sent again.",
   reoffered: "The payout will be offered to the payee again in a moment.",
+  approved: "The payment was approved: its payee is offered it now.",
+  rejected: "The payment was rejected: the payout is canceled and its held money went back.",
 };
 
 const PAYOUT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -93,7 +97,31 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
   const allowed = payoutActions(payout);
   const clerk = hasRole(c, "clerk");
   const admin = hasRole(c, "admin");
+  const pending = payout.status === "pending_approval";
   const actions = [
+    pending && clerk
+      ? (
+        <ActionForm
+          c={c}
+          payoutId={payout.id}
+          action="approve"
+          label="Approve payment"
+          confirm="Approve this payment? Its payee is offered it now."
+        />
+      )
+      : null,
+    pending && clerk
+      ? (
+        <ActionForm
+          c={c}
+          payoutId={payout.id}
+          action="reject"
+          label="Reject payment"
+          confirm="Reject this payment? The payout is canceled and its hold released."
+          danger
+        />
+      )
+      : null,
     allowed.cancel && clerk
       ? (
         <ActionForm
@@ -420,6 +448,29 @@ export function payoutDetailConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         deps.clock.now(),
       ), "resent"),
   );
+  // The same use case as the CLI's payouts:approve and payouts:reject, with its audit row.
+  for (
+    const [action, approve, done] of [["approve", true, "approved"], [
+      "reject",
+      false,
+      "rejected",
+    ]] as const
+  ) {
+    app.post(
+      `/:id/${action}`,
+      requireRole("clerk"),
+      act(
+        (c, id) =>
+          decidePayment(
+            c.get("database"),
+            consoleActor(c),
+            { payoutId: id, approve },
+            deps.clock.now(),
+          ),
+        done,
+      ),
+    );
+  }
   app.post(
     "/:id/reoffer",
     requireRole("admin"),

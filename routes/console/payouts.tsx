@@ -61,6 +61,7 @@ const searchSchema = v.object({
 export const STATUS_LABELS: Readonly<Record<string, string>> = {
   pending_funds: "Pending funds",
   created: "Created",
+  pending_approval: "Pending approval",
   awaiting_endorsement: "Awaiting endorsement",
   modality_offered: "Offered",
   modality_selected: "Method selected",

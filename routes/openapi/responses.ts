@@ -8,7 +8,12 @@
 import * as v from "valibot";
 import type { Config } from "../../lib/platform/config.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
-import { eventCatalogue, modalities, surfaceAStatus } from "../../lib/payouts/states.ts";
+import {
+  eventCatalogue,
+  modalities,
+  surfaceAStatus,
+  surfaceBStatus,
+} from "../../lib/payouts/states.ts";
 import { apiErrorNames, errorCatalogue } from "../errors.ts";
 
 /** Webhook endpoint statuses and their deliveries' statuses. */
@@ -16,15 +21,8 @@ const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "canceled"] as cons
 
 const modalityCodes = modalities.map((m) => m.code);
 const paymentMethodNames = modalities.map((m) => m.name);
-const surfaceBStatuses = [
-  "created",
-  "modality_offered",
-  "modality_selected",
-  "funds_sent",
-  "completed",
-  "failed",
-  "canceled",
-] as const;
+/** Every /v1 status, from the one table of states (in_review and pending_approval included). */
+const surfaceBStatuses = [...new Set(Object.values(surfaceBStatus))] as [string, ...string[]];
 const surfaceAStatusNames = Object.values(surfaceAStatus).map((s) => s.name);
 const v1EventTypes = Object.values(eventCatalogue).flatMap((e) => (e.type ? [e.type] : []));
 const apiEventNames = Object.values(eventCatalogue).map((e) => e.name);
