@@ -26,6 +26,8 @@ export const companies = sqliteTable("companies", {
   retryMax: integer("retry_max").notNull().default(1),
   /** JSON array of failure reasons that an automatic retry may follow. */
   retryReasons: text("retry_reasons").notNull().default('["rail_unavailable"]'),
+  /** Days a payee may wait (for their choice or an endorsement) before the payout needs action. */
+  payeeWaitDays: integer("payee_wait_days").notNull().default(7),
   createdAt: createdAt(),
 }, (t) => [check("companies_tin_digits", sql`length(${t.tin}) = 9`)]);
 

@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { moneyInFlightGauges, NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
+import { needsActionGauges } from "../lib/console/needs_action.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -42,6 +43,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
     const readiness = await serviceReadiness(deps.databases, readinessOptions);
     const failing = new Set(readiness.body.reasons ?? []);
     const inFlight = await moneyInFlightGauges(deps.databases);
+    const needsAction = await needsActionGauges(deps.databases, deps.clock.now());
     const text = metrics.render({
       readiness_not_ready: {
         help: "1 while /readyz answers 503 for this reason, else 0.",
@@ -68,6 +70,14 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
       funding_shortfall_cents: {
         help: "What lines owe of cleared ACH fundings the bank took back (their new payouts wait).",
         samples: inFlight.map((g) => [`environment="${g.environment}"`, g.fundingShortfallCents]),
+      },
+      needs_action: {
+        help:
+          "Items of the console's Needs action queue, by kind (failed payouts, failing endpoints, files in doubt ...).",
+        samples: needsAction.map((g) => [
+          `environment="${g.environment}",kind="${g.kind}"`,
+          g.count,
+        ]),
       },
       db_write_groups_committed: {
         help: "Group commits of the writer.",

@@ -687,6 +687,10 @@ Deno.test("every core command answers in snake_case keys, and an environment-spe
     await run(alice, "company:list", {});
     await run(alice, "fees:set", { tin: f.cast.acme.tin, method: "1", payor: "1.50" });
     await run(alice, "retry:set", { tin: f.cast.acme.tin, max: "1", reasons: "rail_unavailable" });
+    assert.deepEqual(await run(alice, "payee-wait:set", { tin: f.cast.acme.tin, days: "10" }), {
+      tin: f.cast.acme.tin,
+      payee_wait_days: 10,
+    });
 
     const wire = await pendingLiveWire();
     const asked = await run(alice, "wire:receive", { funding: wire });

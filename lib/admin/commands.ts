@@ -452,6 +452,8 @@ function signedIn(ctx: CommandContext): AuditActor & { operator: { id: string; e
   return { operator: ctx.actor.operator, origin: ctx.actor.origin };
 }
 
+/** The longest a company may let its payees wait before the console's queue lists them. */
+const PAYEE_WAIT_DAYS_MAX = 365;
 const APPROVAL_STATUSES = ["pending_approval", "approved", "rejected", "expired"] as const;
 
 /** A time flag: an ISO 8601 date or date-time. */
@@ -744,6 +746,43 @@ export const coreCommands: Readonly<Record<string, Command>> = {
         }
       }
       return ok({ tin: f.tin, retry_max: Number(f.max), retry_reasons: reasons });
+    },
+  },
+  "payee-wait:set": {
+    summary:
+      "set the days a payee may wait (to choose, or for an endorsement) before the payout needs action (both environments)",
+    flags: { tin: "the company's TIN", days: "whole days, 1-365" },
+    role: "admin",
+    reach: tinReach(BOTH),
+    audit: (f, reach) => ({
+      action: "payee-wait:set",
+      objectType: "company",
+      objectId: f.tin,
+      companyId: reach.objectId ?? null,
+      snapshot: (tx) =>
+        rowsIn(tx, "SELECT id, payee_wait_days FROM companies WHERE tin = ?", [f.tin]),
+    }),
+    run: async (ctx, f) => {
+      const days = /^\d{1,3}$/.test(f.days) ? Number(f.days) : 0;
+      if (days < 1 || days > PAYEE_WAIT_DAYS_MAX) {
+        return refuse(
+          "invalid_input",
+          `--days ${JSON.stringify(f.days)}: a whole number from 1 to ${PAYEE_WAIT_DAYS_MAX}`,
+          { field: "days" },
+        );
+      }
+      for (const database of [ctx.databases.live, ctx.databases.test]) {
+        const updated = await database.writer.write((tx) =>
+          tx.execute({
+            sql: "UPDATE companies SET payee_wait_days = ? WHERE tin = ?",
+            args: [days, f.tin],
+          })
+        );
+        if (updated.rowsAffected === 0) {
+          return refuse("company_not_found", `no company with TIN ${f.tin}`);
+        }
+      }
+      return ok({ tin: f.tin, payee_wait_days: days });
     },
   },
   "wire:receive": fundingCommand(

@@ -6,12 +6,9 @@
  */
 import type { Client, InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
-import { isLedgerTransactionKind } from "../ledger/postings.ts";
-import { computeTieOut, type DayMovement, heldAccounts } from "../ledger/tieout.ts";
-import type { LedgerAccountCode } from "../ledger/types.ts";
 import type { PayoutStatus } from "../payouts/states.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
+import { type NeedsAction, readNeedsAction } from "./needs_action.ts";
 import { scopeCondition } from "./paging.ts";
 
 const DAY_MS = 86_400_000;
@@ -25,33 +22,11 @@ export interface ChartDay {
   readonly payouts: number;
 }
 
-export interface TieOutDifference {
-  readonly companyName: string;
-  readonly lineId: string;
-  readonly lineCode: string;
-  /** The UTC day (YYYY-MM-DD). */
-  readonly date: string;
-  readonly differenceCents: number;
-}
-
 export interface Attention {
-  readonly failedDeliveries: number;
-  readonly parkedJobs: number;
-  readonly failedNotifications: number;
   readonly fundingWaiting: number;
   readonly largeDisbursementsWaiting: number;
-  readonly tieOutDifferences: TieOutDifference[];
-  /** Rail outcomes a payout could not take, waiting for an operator (rails:resolve-exception). */
-  readonly railExceptions: number;
-  /** Lines owing a cleared ACH funding the bank took back: their new payouts wait. */
-  readonly fundingShortfalls: FundingShortfall[];
-}
-
-export interface FundingShortfall {
-  readonly companyName: string;
-  readonly lineId: string;
-  readonly lineCode: string;
-  readonly owedCents: number;
+  /** The counts of the Needs action queue (its items are on its own page). */
+  readonly needsAction: NeedsAction;
 }
 
 export interface Overview {
@@ -74,7 +49,7 @@ async function count(client: Client, sql: string, args: InValue[]): Promise<numb
 export async function readOverview(
   database: Database,
   companyIds: readonly string[] | null,
-  options: { todayStart: number; realNow: number },
+  options: { todayStart: number; realNow: number; live: Client },
 ): Promise<Overview> {
   const client = database.readClient;
   const lines = await balancesPerLine(client, companyIds);
@@ -97,35 +72,7 @@ export async function readOverview(
     chartDays(database, companyIds, chartStart, options.todayStart),
     (async (): Promise<Attention> => {
       const companiesIn = inCompanies("company_id");
-      const deliveries = scoped("w.company_id");
-      const jobs = scoped("company_id");
-      const notifications = scoped("company_id");
-      const [
-        failedDeliveries,
-        parkedJobs,
-        failedNotifications,
-        fundingWaiting,
-        largeDisbursementsWaiting,
-        tieOutDifferences,
-        railExceptions,
-      ] = await Promise.all([
-        count(
-          client,
-          `SELECT count(*) AS n FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-            WHERE d.status = 'failed' AND ${deliveries.sql}`,
-          deliveries.args,
-        ),
-        count(
-          client,
-          `SELECT count(*) AS n FROM scheduled_jobs
-            WHERE done_at IS NOT NULL AND error IS NOT NULL AND ${jobs.sql}`,
-          jobs.args,
-        ),
-        count(
-          client,
-          `SELECT count(*) AS n FROM notifications WHERE status = 'failed' AND ${notifications.sql}`,
-          notifications.args,
-        ),
+      const [fundingWaiting, largeDisbursementsWaiting, needsAction] = await Promise.all([
         count(
           client,
           `SELECT count(*) AS n FROM fundings WHERE status = 'Pending' AND ${companiesIn.sql}`,
@@ -139,30 +86,13 @@ export async function readOverview(
               AND d.large_disbursement = 1`,
           companies,
         ),
-        tieOutDifferencesOf(database, lines, options.realNow),
-        count(
-          client,
-          `SELECT count(*) AS n FROM rail_exceptions WHERE status = 'open' AND ${jobs.sql}`,
-          jobs.args,
-        ),
+        readNeedsAction(database, companyIds, {
+          realNow: options.realNow,
+          live: options.live,
+          itemsMax: 0,
+        }),
       ]);
-      return {
-        failedDeliveries,
-        parkedJobs,
-        failedNotifications,
-        fundingWaiting,
-        largeDisbursementsWaiting,
-        tieOutDifferences,
-        railExceptions,
-        fundingShortfalls: lines.filter((line) => line.balances.funding_shortfall < 0).map((
-          line,
-        ) => ({
-          companyName: line.companyName,
-          lineId: line.lineId,
-          lineCode: line.lineCode,
-          owedCents: -line.balances.funding_shortfall,
-        })),
-      };
+      return { fundingWaiting, largeDisbursementsWaiting, needsAction };
     })(),
   ]);
 
@@ -239,76 +169,4 @@ async function chartDays(
   const days = new Map(finished);
   for (const [day, sent] of await read(todayStart, null)) days.set(day, sent);
   return days;
-}
-
-/** Differences of finished days, per database, by line and date; at most this many kept. */
-const FINISHED_TIE_OUTS_MAX = 10_000;
-const finishedTieOuts = new WeakMap<Database, Map<string, number>>();
-
-/**
- * A line's tie-out difference of one UTC day. It depends only on that day's movements (closing −
- * opening is the sum of its held entries), so only the day's entries are read, through the
- * line's posted_at index.
- */
-async function dayDifference(database: Database, lineId: string, start: number): Promise<number> {
-  const { rows } = await database.readClient.execute({
-    sql: `SELECT t.kind, a.code, sum(e.amount_cents) AS cents
-          FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
-            JOIN ledger_accounts a ON a.id = e.account_id
-          WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
-          GROUP BY t.kind, a.code`,
-    args: [lineId, start, start + DAY_MS],
-  });
-  const movements: DayMovement[] = rows
-    .filter((row) => isLedgerTransactionKind(String(row.kind)))
-    .map((row) => ({
-      kind: String(row.kind) as DayMovement["kind"],
-      account: String(row.code) as LedgerAccountCode,
-      cents: Number(row.cents),
-    }));
-  const heldChange = movements.filter((m) => heldAccounts.includes(m.account))
-    .reduce((sum, m) => sum + m.cents, 0);
-  return computeTieOut(new Date(start).toISOString().slice(0, 10), 0, heldChange, movements)
-    .difference;
-}
-
-/**
- * Lines whose tie-out of yesterday or today (UTC days on each company's clock: the sandbox clock
- * in test) is not zero. Yesterday is read once and kept: entries are posted at the time they
- * happen on a clock that only moves forward, so no later entry lands on a finished day.
- */
-async function tieOutDifferencesOf(
-  database: Database,
-  lines: readonly LineBalanceRow[],
-  realNow: number,
-): Promise<TieOutDifference[]> {
-  let finished = finishedTieOuts.get(database);
-  if (!finished) {
-    finished = new Map();
-    finishedTieOuts.set(database, finished);
-  }
-  const kept = finished;
-  const perLine = await Promise.all(lines.map(async (line) => {
-    const now = await domainNow(database, line.companyId, realNow);
-    const todayStart = Math.floor(now / DAY_MS) * DAY_MS;
-    const yesterdayStart = todayStart - DAY_MS;
-    const yesterdayKey = `${line.lineId}|${yesterdayStart}`;
-    let yesterday = kept.get(yesterdayKey);
-    if (yesterday === undefined) {
-      yesterday = await dayDifference(database, line.lineId, yesterdayStart);
-      if (kept.size >= FINISHED_TIE_OUTS_MAX) kept.delete(kept.keys().next().value!);
-      kept.set(yesterdayKey, yesterday);
-    }
-    const today = await dayDifference(database, line.lineId, todayStart);
-    return ([[yesterdayStart, yesterday], [todayStart, today]] as const)
-      .filter(([, difference]) => difference !== 0)
-      .map(([start, difference]) => ({
-        companyName: line.companyName,
-        lineId: line.lineId,
-        lineCode: line.lineCode,
-        date: new Date(start).toISOString().slice(0, 10),
-        differenceCents: difference,
-      }));
-  }));
-  return perLine.flat();
 }

@@ -26,6 +26,7 @@ export interface ConsolePage {
 
 export const CONSOLE_PAGES: readonly ConsolePage[] = [
   { key: "overview", href: "/console", label: "Overview" },
+  { key: "needs-action", href: "/console/needs-action", label: "Needs action" },
   { key: "payouts", href: "/console/payouts", label: "Payouts" },
   { key: "disbursements", href: "/console/disbursements", label: "Disbursements" },
   { key: "ledger", href: "/console/ledger", label: "Ledger" },

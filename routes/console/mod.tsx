@@ -21,6 +21,7 @@ import { disbursementsConsoleRoutes } from "./disbursements.tsx";
 import { fundingConsoleRoutes } from "./funding.tsx";
 import { auditConsoleRoutes } from "./audit.tsx";
 import { railExceptionsConsoleRoutes } from "./rail_exceptions.tsx";
+import { needsActionConsoleRoutes } from "./needs_action.tsx";
 import { approvalsConsoleRoutes } from "./approvals.tsx";
 import { overviewConsoleRoutes } from "./overview.tsx";
 import { payoutsConsoleRoutes } from "./payouts.tsx";
@@ -72,6 +73,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", auditConsoleRoutes(deps));
   app.route("/", approvalsConsoleRoutes(deps));
   app.route("/", railExceptionsConsoleRoutes(deps));
+  app.route("/", needsActionConsoleRoutes(deps));
   app.route("/", overviewConsoleRoutes(deps));
   app.route("/payouts", payoutsConsoleRoutes(deps));
   app.route("/payouts", payoutDetailConsoleRoutes(deps));

@@ -10,6 +10,7 @@ import { dayIn, formatDate, startOfDayIn } from "../../lib/platform/format.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
 import type { AppDeps } from "../context.ts";
 import { ConsoleLayout, consoleUrl, EmptyState, Money } from "./kit.tsx";
+import { moneyItems, summaryItems } from "./needs_action.tsx";
 import { STATUS_LABELS } from "./payouts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
@@ -111,24 +112,7 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
   const { c } = props;
   const a = props.overview.attention;
   const items = [
-    a.failedDeliveries > 0
-      ? {
-        href: consoleUrl(c, "/console/webhooks", { status: "failed" }),
-        text: counted(a.failedDeliveries, "failed webhook delivery", "failed webhook deliveries"),
-      }
-      : null,
-    a.parkedJobs > 0
-      ? {
-        href: consoleUrl(c, "/console/jobs"),
-        text: counted(a.parkedJobs, "parked job", "parked jobs"),
-      }
-      : null,
-    a.failedNotifications > 0
-      ? {
-        href: consoleUrl(c, "/console/jobs/notifications"),
-        text: counted(a.failedNotifications, "failed notification", "failed notifications"),
-      }
-      : null,
+    ...summaryItems(c, a.needsAction),
     a.fundingWaiting > 0
       ? {
         href: consoleUrl(c, "/console/funding", { status: "Pending" }),
@@ -145,35 +129,13 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
         ),
       }
       : null,
-    a.railExceptions > 0
-      ? {
-        href: consoleUrl(c, "/console/rail-exceptions"),
-        text: counted(
-          a.railExceptions,
-          "rail outcome its payout could not take",
-          "rail outcomes their payouts could not take",
-        ),
-      }
-      : null,
-    ...a.fundingShortfalls.map((s) => ({
-      href: consoleUrl(c, "/console/ledger", { line: s.lineId }),
-      text: `${s.companyName} · ${s.lineCode} owes ${
-        formatDollars(s.owedCents)
-      } of a returned ACH funding: its new payouts wait until a credit covers it`,
-    })),
-    ...a.tieOutDifferences.map((d) => ({
-      href: consoleUrl(c, "/console/ledger", { line: d.lineId, date: d.date }),
-      text: `Tie-out of ${d.companyName} · ${d.lineCode} on ${d.date} is off by ${
-        formatDollars(d.differenceCents)
-      }`,
-    })),
+    ...moneyItems(c, a.needsAction),
   ].filter((item) => item !== null);
   if (items.length === 0) {
     return (
       <EmptyState>
-        Nothing needs attention: no failed deliveries, parked jobs or failed notifications, no
-        funding or large disbursement waiting, no rail exception or funding owed, and every tie-out
-        is zero.
+        Nothing needs attention: nothing in the Needs action queue, no funding or large disbursement
+        waiting, and every tie-out is zero.
       </EmptyState>
     );
   }
@@ -186,6 +148,15 @@ function AttentionList(props: { c: ConsoleContext; overview: Overview }) {
           </li>
         ))}
       </ul>
+      {a.needsAction.total > 0
+        ? (
+          <p>
+            <a href={consoleUrl(c, "/console/needs-action")}>
+              The Needs action queue, item by item
+            </a>
+          </p>
+        )
+        : null}
     </div>
   );
 }
@@ -199,6 +170,7 @@ export function overviewConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     const overview = await readOverview(c.get("database"), companiesInScope(c), {
       todayStart,
       realNow,
+      live: deps.databases.live.readClient,
     });
     const changedToday = payoutStatuses.filter((s) => overview.statusToday[s]);
     return c.html(

@@ -1,0 +1,1 @@
+ALTER TABLE `companies` ADD `payee_wait_days` integer DEFAULT 7 NOT NULL;
