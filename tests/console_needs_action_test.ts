@@ -65,6 +65,22 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
       claimId: "CLM-3",
       amount: 50,
     });
+    // Over the company's threshold of $1,500.00: the payment waits for approval.
+    await database.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO payment_approval_rules (id, company_id, threshold_cents, created_at)
+              VALUES ('par_1', ?, 150000, ?)`,
+        args: [acme.companyId, f.clock.now()],
+      })
+    );
+    await createPayout(f, {
+      key: f.cast.acmeAutoKeyTest,
+      payeeId: "una",
+      email: "una@example.test",
+      name: "Una Upton",
+      claimId: "CLM-4",
+      amount: 2000,
+    });
     const now = f.clock.now();
     await database.writer.write(async (tx) => {
       for (
@@ -122,6 +138,7 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     const overview = textOf((await browser.get("/console?env=test")).html);
     assert.match(overview, /1 payout failed or returned/);
     assert.match(overview, /1 payee waiting too long to choose/);
+    assert.match(overview, /1 payment waiting for approval/);
     assert.match(overview, /1 webhook endpoint failing/);
     assert.match(overview, /1 bank file in doubt/);
     assert.match(overview, /1 bank file held, not sent/);
@@ -130,13 +147,14 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     const page = await browser.get("/console/needs-action?env=test");
     assert.equal(page.status, 200);
     const text = textOf(page.html);
-    assert.match(text, /6 things need action/);
+    assert.match(text, /7 things need action/);
     assert.match(
       text,
       /Rita Rivers failed, offered again to the payee R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. \$1,250\.00/,
     );
     assert.match(page.html, new RegExp(`href="/console/payouts/${returned.payoutId}\\?env=test"`));
     assert.match(text, /Sam Stone offered and not chosen for more than 7 days/);
+    assert.match(text, /Una Upton over the company's approval threshold: approve or reject it/);
     assert.doesNotMatch(text, /Tia Tran/);
     assert.match(
       text,

@@ -23,6 +23,7 @@ export const NEEDS_ACTION_ITEMS_MAX = 50;
 
 export const needsActionKinds = [
   "failed_payouts",
+  "payments_awaiting_approval",
   "payees_waiting",
   "endorsements",
   "failing_endpoints",
@@ -193,6 +194,21 @@ export async function readNeedsAction(
         (row) => row.status === "failed" ? "failed" : "failed, offered again to the payee",
         true,
       ),
+    ),
+    group(
+      "payments_awaiting_approval",
+      client,
+      {
+        sql: `SELECT count(*) AS n FROM payouts p
+              WHERE p.status = 'pending_approval' AND ${payouts.sql}`,
+        args: payouts.args,
+      },
+      {
+        sql: `SELECT ${payoutColumns} FROM payouts p JOIN companies c ON c.id = p.company_id
+              WHERE p.status = 'pending_approval' AND ${payouts.sql} ORDER BY p.updated_at, p.id`,
+        args: payouts.args,
+      },
+      payoutItem(() => "over the company's approval threshold: approve or reject it"),
     ),
     group(
       "payees_waiting",

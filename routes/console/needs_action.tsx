@@ -30,6 +30,11 @@ export const NEEDS_ACTION_LABELS: Readonly<Record<NeedsActionKind, KindLabel>> =
     many: "payouts failed or returned",
     page: null,
   },
+  payments_awaiting_approval: {
+    one: "payment waiting for approval",
+    many: "payments waiting for approval",
+    page: null,
+  },
   payees_waiting: {
     one: "payee waiting too long to choose",
     many: "payees waiting too long to choose",
@@ -182,10 +187,10 @@ export function needsActionConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         {open.length === 0
           ? (
             <EmptyState>
-              Nothing needs action: no failed or returned payout, no payee or endorsement waiting
-              too long, no failing endpoint, no bank file in doubt, held or past its window, no
-              parked job, failed notification, review, exception or approval, no funding owed, and
-              every tie-out is zero.
+              Nothing needs action: no failed or returned payout, no payment waiting for approval,
+              no payee or endorsement waiting too long, no failing endpoint, no bank file in doubt,
+              held or past its window, no parked job, failed notification, review, exception or
+              approval, no funding owed, and every tie-out is zero.
             </EmptyState>
           )
           : (
