@@ -128,7 +128,7 @@ export class SimAchBank implements AchTransport {
       for (const { record } of batch.entries) {
         const text = record.text;
         const transactionCode = Number(field(text, 2, 3));
-        // Offsets of a balanced batch are not ours to pay or collect.
+        // Only payments and collections (prenotes and the like carry other codes).
         if (
           transactionCode !== 22 && transactionCode !== 32 && transactionCode !== 27 &&
           transactionCode !== 37
@@ -149,6 +149,8 @@ export class SimAchBank implements AchTransport {
           returnTiming: null,
           notices: 0,
         };
+        // A balanced batch's offset moves the company's own settlement account: no payment.
+        if (entry.individualId === "OFFSET") continue;
         this.entries.push(entry);
         this.#decideFate(entry);
       }

@@ -40,6 +40,8 @@ export class SimCheckBank implements CheckTransport {
   readonly filesTaken: string[] = [];
   readonly pending: PaidItemsDelivery[] = [];
   readonly answers: UploadMode[] = [];
+  /** Payees present a check at most this long after its issue (null: whenever they draw). */
+  presentWithinMs: number | null = null;
   #sequence = 0;
 
   constructor(seed: number) {
@@ -91,7 +93,10 @@ export class SimCheckBank implements CheckTransport {
       }
       if (this.checks.has(number)) continue;
       // Most payees deposit within days; some never do.
-      const presentAt = this.#prng.chance(0.9) ? at + this.#prng.int(1, 9) * DAY_MS : null;
+      const drawn = this.#prng.chance(0.9) ? at + this.#prng.int(1, 9) * DAY_MS : null;
+      const presentAt = drawn !== null && this.presentWithinMs !== null
+        ? Math.min(drawn, at + this.presentWithinMs)
+        : drawn;
       this.checks.set(number, {
         number,
         amountCents,

@@ -27,6 +27,8 @@ import { testSecretBox } from "../helpers.ts";
 import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
 import { SimCheckBank } from "./check_bank.ts";
 import { SimPaypal } from "./paypal_provider.ts";
+import { validSettingsJson } from "../bank_helpers.ts";
+import { liveCheckAccountJson } from "../checks_helpers.ts";
 import type { ContractItem } from "../paypal_contract_server.ts";
 import { receiveWebhook } from "../../lib/paypal/service.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
@@ -116,6 +118,8 @@ const ROUTING = "021000021";
 const MINUTE = 60;
 const HOUR = 3_600;
 const DAY = 86_400;
+/** Days after which a check of the company's own check account goes stale. */
+const STALE_DAYS = 8;
 const CLOCK_JUMPS = [10, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 7 * HOUR, DAY, 2 * DAY, 4 * DAY];
 
 /** Runs one seed from the template; never throws for a finding (it is in the result). */
@@ -133,6 +137,7 @@ export async function runSeed(
   bank.now = () => sim.domainNowCached;
   paypal.now = () => sim.domainNowCached;
   try {
+    if (prng.chance(0.3)) await sim.storeBankSettings();
     if (prng.chance(0.25)) {
       // An ODFI whose traces are about to wrap past 9,999,999 (a bank used for years).
       await world.test.writer.write((tx) =>
@@ -258,7 +263,7 @@ export class Sim {
           return {
             payeeUuid: `P${i}`,
             amountCents: this.prng.int(100, 250_000),
-            allowedPaymentMethodIds: [1, 2, 7],
+            allowedPaymentMethodIds: [1, 2, 6, 7],
             permissionRequiredFrom: [],
             payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
           };
@@ -314,7 +319,7 @@ export class Sim {
             {
               payeeExternalId: payeeId,
               amountCents,
-              modalities: ["ach", "check", "paypal"],
+              modalities: ["ach", "check", "venmo", "paypal"],
               claimId: `CLM-${payeeId}`,
               metadata: {},
             },
@@ -335,6 +340,10 @@ export class Sim {
         const payout = this.#pickPayout();
         if (!payout) return "no payout";
         if (this.prng.chance(0.25)) {
+          if (this.prng.chance(0.4)) {
+            d.push(this.#name(payout), "venmo");
+            return await this.#choose(payout, "venmo", { phone: "(555) 555-0123" });
+          }
           d.push(this.#name(payout), "paypal");
           return await this.#choose(payout, "paypal", { email: "payee@sim.test" });
         }
@@ -497,6 +506,32 @@ export class Sim {
     throw new Error(`unknown step ${kind}`);
   }
 
+  /**
+   * The company's own bank settings, saved by `bank:set` (at once in test): its cutoffs, a
+   * balanced file, and a check account whose checks go stale after STALE_DAYS days.
+   */
+  async storeBankSettings(): Promise<void> {
+    const path = `${this.world.dir}/bank.json`;
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({
+        ...validSettingsJson(),
+        check_account: { ...liveCheckAccountJson(), stale_days: STALE_DAYS },
+      }),
+    );
+    const saved = await this.world.cli("bank:set", { tin: SIM_TIN, file: path });
+    if (!saved.ok) throw new Error(`bank:set refused the simulation's settings: ${saved.message}`);
+    // Payees deposit before the check goes stale (open bug checkVoidAfterPayment otherwise).
+    if (!this.#open("checkVoidAfterPayment")) {
+      this.world.checkBank.presentWithinMs = (STALE_DAYS - 1) * DAY * 1000;
+    }
+    this.records.push({
+      index: -1,
+      step: `bank:set (stale after ${STALE_DAYS} days)`,
+      outcome: "saved",
+    });
+  }
+
   /** Whether the run generates the interleavings of this open bug. */
   #open(bug: OpenBug): boolean {
     return this.options.openBugs?.includes(bug) ?? false;
@@ -512,7 +547,7 @@ export class Sim {
 
   async #choose(
     payout: SimPayout,
-    method: "ach" | "check" | "paypal",
+    method: "ach" | "check" | "paypal" | "venmo",
     form: Record<string, string>,
   ): Promise<string> {
     const w = this.world;
