@@ -11,29 +11,27 @@ import { runDueJobs } from "../db/scheduler.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { postTransaction, readLineBalances } from "../lib/ledger/store.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
-import { listRailExceptions, resolveRailException } from "../lib/rails/exceptions.ts";
+import {
+  listRailExceptions,
+  recordEntryException,
+  resolveRailException,
+} from "../lib/rails/exceptions.ts";
+import { addFunds, receiveWire } from "../lib/funding/store.ts";
+import { createDisbursement } from "../lib/payouts/store.ts";
+import { createApp } from "../routes/app.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { insertAchFile } from "./ach_file_rows.ts";
 import { chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { checkFilesOf, chooseCheck, positivePayText, registerOf } from "./checks_helpers.ts";
 import { withCheckFixture } from "./checks_helpers.ts";
 import { consoleAs, textOf } from "./console_helpers.ts";
+import { v1 } from "./portal_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { DAY_SECONDS, MONEY_SETTINGS } from "./money_core_helpers.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
-
-function v1(f: HttpFixture, method: string, path: string, body?: unknown) {
-  return f.app.request(path, {
-    method,
-    headers: {
-      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
-      "Content-Type": "application/json",
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 async function sql(f: HttpFixture, statement: string, ...args: (string | number)[]) {
   return (await f.deps.databases.test.writer.write((tx) => tx.execute({ sql: statement, args })))
@@ -340,5 +338,117 @@ Deno.test("console: an open rail exception is in the attention list and on its p
         .length,
       1,
     );
+  }, NO_LIMIT);
+});
+
+Deno.test("rails:resolve-exception in live waits for a second admin before posting; payouts:recall records one request for a transmitted entry", async () => {
+  await withHttpFixture(async (f) => {
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const now = f.clock.now();
+    const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
+    const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
+    const live = f.deps.databases.live;
+    const scope = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const payoutId = await live.writer.write(async (tx) => {
+      const wire = await addFunds(
+        tx,
+        {
+          ...scope,
+          paymentMethod: "WireTransfer",
+          amountCents: 50_000,
+          description: "wire",
+          largeDisbursement: false,
+          requestFingerprint: "w",
+        },
+        "live",
+        now,
+      );
+      assert.ok(wire.ok);
+      assert.ok((await receiveWire(tx, wire.value.funding.id, now)).ok);
+      const created = await createDisbursement(tx, {
+        ...scope,
+        kind: "disbursement",
+        externalUuid: "CLM-L",
+        requestFingerprint: "x",
+        largeDisbursement: false,
+        payouts: [{ payeeUuid: "p", amountCents: 20_000, allowedPaymentMethodIds: [1] }],
+      }, now);
+      assert.ok(created.ok);
+      return created.value.payouts[0].id;
+    });
+    const batchId = await insertAchFile(live, {
+      companyId: f.cast.acme.id,
+      status: "transmitted",
+      effectiveDate: "2026-01-06",
+      createdAt: now,
+      transmittedAt: now,
+      entries: [{
+        payoutId,
+        amountCents: 20_000,
+        trace: "021000020000009",
+        lastFour: "6789",
+        status: "sent",
+      }],
+    });
+    await live.writer.write(async (tx) => {
+      await tx.execute({
+        sql: "UPDATE payouts SET submission_count = 1, status = 'canceled' WHERE id = ?",
+        args: [payoutId],
+      });
+      await tx.execute({
+        sql: "UPDATE rail_batch_entries SET reference = ? WHERE payout_id = ?",
+        args: [`${payoutId}-1`, payoutId],
+      });
+    });
+    const entryId = String(
+      (await live.readClient.execute("SELECT id FROM rail_batch_entries")).rows[0].id,
+    );
+    await live.writer.write((tx) =>
+      recordEntryException(tx, entryId, { kind: "completed" }, "the bank paid it", now)
+    );
+    const [exception] = await listRailExceptions(
+      live.readClient,
+      { status: "open", companyIds: null },
+      10,
+    );
+    const available = async () =>
+      (await readLineBalances(live.readClient, f.cast.acme.autoLineId)).available;
+    const before = await available();
+
+    const requested = await adminCall(app, alice.token)("rails:resolve-exception", {
+      exception: exception.id,
+      resolution: "payment_stands",
+    });
+    assert.equal(requested.status, 200, JSON.stringify(requested.body));
+    assert.deepEqual(
+      [
+        requested.body.result.status,
+        requested.body.result.kind,
+        requested.body.result.exception_id,
+      ],
+      ["pending_approval", "rail_exception.resolve", exception.id],
+    );
+    assert.equal(await available(), before, "nothing posts until approved");
+    const approved = await adminCall(app, bruno.token)("approvals:approve", {
+      id: requested.body.result.approval_id,
+    });
+    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    assert.equal(await available(), before - 20_000);
+
+    // The payout's entry is transmitted: a recall request is recorded once.
+    await live.writer.write((tx) =>
+      tx.execute({ sql: "UPDATE payouts SET status = 'funds_sent' WHERE id = ?", args: [payoutId] })
+    );
+    const recall = await adminCall(app, alice.token)("payouts:recall", {
+      payout: payoutId,
+      reason: "claim reopened",
+    });
+    assert.equal(recall.status, 200, JSON.stringify(recall.body));
+    assert.equal(recall.body.result.batch_id, batchId);
+    const twice = await adminCall(app, alice.token)("payouts:recall", {
+      payout: payoutId,
+      reason: "claim reopened",
+    });
+    assert.deepEqual([twice.status, twice.body.error.code], [409, "recall_requested"]);
   }, NO_LIMIT);
 });

@@ -141,6 +141,37 @@ export function tinReach(writes: readonly Environment[], hidden?: (flags: Flags)
   };
 }
 
+/** A read whose --tin, when given, narrows it to that company (hidden as missing outside the scope). */
+export async function optionalTinReach(
+  request: CommandRequest,
+  flags: Flags,
+): Promise<Result<Reach>> {
+  if (flags.tin === undefined) return ok({ writes: [], companies: [] });
+  const companyId = await companyIdByTin(request, flags.tin);
+  return ok({
+    writes: [],
+    companies: companyId === null ? [] : [companyId],
+    hidden: refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" }),
+  });
+}
+
+/** What a live command answers once it asked a second admin: the approval, and what it is about. */
+export function approvalAnswer(
+  requested: Result<{ id: string; status: string; summary: string; expires_at: string }>,
+  about: Record<string, unknown>,
+): Result<Record<string, unknown>> {
+  return requested.ok
+    ? ok({
+      environment: "live",
+      approval_id: requested.value.id,
+      status: requested.value.status,
+      ...about,
+      summary: requested.value.summary,
+      expires_at: requested.value.expires_at,
+    })
+    : requested;
+}
+
 /** Plain rows of a query in the unit, for audit snapshots. */
 export async function rowsIn(tx: WriteTx, sql: string, args: (string | number | null)[]) {
   const { rows } = await tx.execute({ sql, args });

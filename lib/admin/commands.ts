@@ -36,6 +36,7 @@ import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
 import type { AuditActor } from "../audit/store.ts";
 import {
+  approvalAnswer,
   BOTH,
   changesOperators,
   type Command,
@@ -262,17 +263,7 @@ function fundingCommand(
           }`,
           payload: { funding: fundingAuditView(funding) },
         }, ctx.now);
-        return requested.ok
-          ? ok({
-            environment: "live",
-            approval_id: requested.value.id,
-            status: requested.value.status,
-            kind,
-            funding_id: funding.id,
-            summary: requested.value.summary,
-            expires_at: requested.value.expires_at,
-          })
-          : requested;
+        return approvalAnswer(requested, { kind, funding_id: funding.id });
       }
       const done = await database.writer.write(
         async (tx): ReturnType<typeof recordManualFundingMove> => {
@@ -358,17 +349,10 @@ const lateReturnCommand: Command = {
         } back to available`,
         payload: { reason: f.reason, payout: payoutAuditView(payout) },
       }, ctx.now);
-      return requested.ok
-        ? ok({
-          environment: "live",
-          approval_id: requested.value.id,
-          status: requested.value.status,
-          kind: "payout.late_return",
-          payout_id: payout.id,
-          summary: requested.value.summary,
-          expires_at: requested.value.expires_at,
-        })
-        : requested;
+      return approvalAnswer(requested, {
+        kind: "payout.late_return",
+        payout_id: payout.id,
+      });
     }
     // The sandbox posts at the company's sandbox time, as its other postings, for its tie-out.
     const now = await domainNow(database, payout.companyId, ctx.now);

@@ -21,11 +21,13 @@ import { recordRecallRequest } from "../rails/recalls.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { loadPayout } from "../payouts/store.ts";
 import {
+  approvalAnswer,
   type Command,
   companyIdByTin,
   environmentFlag,
   type Flags,
   objectReach,
+  optionalTinReach,
 } from "./command_kit.ts";
 
 const ENVIRONMENT_FLAG = "live (default) or test";
@@ -46,15 +48,7 @@ export const railCommands: Readonly<Record<string, Command>> = {
     },
     optional: ["tin"],
     role: "viewer",
-    reach: async (request, f) => {
-      if (f.tin === undefined) return ok({ writes: [], companies: [] });
-      const companyId = await companyIdByTin(request, f.tin);
-      return ok({
-        writes: [],
-        companies: companyId === null ? [] : [companyId],
-        hidden: refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" }),
-      });
-    },
+    reach: optionalTinReach,
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
@@ -138,17 +132,10 @@ export const railCommands: Readonly<Record<string, Command>> = {
           } from available to the bank`,
           payload: { resolution: checked.value, note: input.note },
         }, ctx.now);
-        return requested.ok
-          ? ok({
-            environment: "live",
-            approval_id: requested.value.id,
-            status: requested.value.status,
-            kind: "rail_exception.resolve",
-            exception_id: found.id,
-            summary: requested.value.summary,
-            expires_at: requested.value.expires_at,
-          })
-          : requested;
+        return approvalAnswer(requested, {
+          kind: "rail_exception.resolve",
+          exception_id: found.id,
+        });
       }
       const now = await domainNow(database, found.companyId, ctx.now);
       const resolved = await database.writer.write(
