@@ -1,6 +1,6 @@
 /**
  * Prints the sandbox's credentials as shell assignments, so a walkthrough needs neither jq nor
- * copying by hand: `eval "$(deno run -R client/sandbox_env.ts)"` sets B (the base URL), TIN, CAK and
+ * copying by hand: `eval "$(deno run -R -E client/sandbox_env.ts)"` sets B (the base URL), TIN, CAK and
  * UAK (Acme Mutual's TIN, company key and test user key) and SK (the test key of its line `auto`).
  * Reads `$DATA_DIR/sandbox-credentials.json` (default `./data`), or the path given as argument.
  */
