@@ -99,6 +99,18 @@ Deno.test("a payout over the rule waits in pending_approval; a clerk approves on
         .status;
     assert.equal(await status(at.disbursementId), "created", "at the threshold it goes on");
     assert.equal(await status(over.disbursementId), "pending_approval");
+    await v1Call(f, f.cast.acmeAutoKeyTest, "POST", "/v1/payees", {
+      id: "p2",
+      email: "p2@e.test",
+      name: "P Two",
+    });
+    const answered = await v1Call(f, f.cast.acmeAutoKeyTest, "POST", "/v1/disbursements", {
+      amount: 1000.01,
+      claim_id: "CLM-ANSWER",
+      payee: { id: "p2" },
+      modalities: ["ach"],
+    });
+    assert.equal((await answered.json()).status, "pending_approval", "the create's own answer");
     const offers = async (payoutId: string) =>
       Number(
         (await f.deps.databases.test.readClient.execute({
@@ -112,7 +124,8 @@ Deno.test("a payout over the rule waits in pending_approval; a clerk approves on
     const listed = await adminCall(app, viewer.token)("payouts:pending-approval", {
       environment: "test",
     });
-    assert.deepEqual(listed.body.result.payouts.map((p: { id: string }) => p.id), [over.payoutId]);
+    const pendingIds = listed.body.result.payouts.map((p: { id: string }) => p.id);
+    assert.deepEqual([pendingIds.length, pendingIds[0]], [2, over.payoutId], "oldest first");
     const byViewer = await adminCall(app, viewer.token)("payouts:approve", {
       payout: over.payoutId,
       environment: "test",
