@@ -182,21 +182,30 @@ async function main(): Promise<void> {
 
   // Written before listening, so a CLI that sees the service ready also finds its address.
   writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: () => {
-      if (credentials) {
-        printSandboxBanner(
-          config.baseUrl,
-          credentials,
-          `${config.dataDir}/sandbox-credentials.json`,
-        );
-      } else {console.log(
-          JSON.stringify({ level: "info", msg: "listening", host: config.host, port: config.port }),
-        );}
-    },
-  }, app);
+  const onListen = () => {
+    if (credentials) {
+      printSandboxBanner(config.baseUrl, credentials, `${config.dataDir}/sandbox-credentials.json`);
+    } else {
+      console.log(
+        JSON.stringify({ level: "info", msg: "listening", host: config.host, port: config.port }),
+      );
+    }
+  };
+  const { limits } = config;
+  // Facing clients itself, the service bounds their headers and connections; HEADER_TIMEOUT_MS=0
+  // leaves both to a reverse proxy and serves with Deno's own (faster) server.
+  const server = limits.HEADER_TIMEOUT_MS > 0
+    ? (await import("./routes/guarded_server.ts")).serveGuarded({
+      hostname: config.host,
+      port: config.port,
+      headerTimeoutMs: limits.HEADER_TIMEOUT_MS,
+      connectionsPerAddressMax: limits.CONNECTIONS_PER_ADDRESS_MAX,
+      connectionsMax: limits.CONNECTIONS_MAX,
+      metrics,
+      log: (entry) => console.error(JSON.stringify(entry)),
+      onListen,
+    }, app)
+    : Deno.serve({ hostname: config.host, port: config.port, onListen }, app);
 
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
   const workers = elapsed(WORKERS_START_DELAY_MS).then(loadRuntime).then((started) => {

@@ -18,6 +18,16 @@ export const configDefaults = {
   BODY_LIMIT_BYTES: MIB,
   DOCUMENT_BODY_LIMIT_BYTES: 14 * MIB,
   BODY_TIMEOUT_MS: 30_000,
+  /**
+   * How long a request's headers may take to arrive whole (then 408, connection closed); 0 serves
+   * with Deno's own server, which has no such limit and no connection limits: only behind a
+   * reverse proxy that enforces both.
+   */
+  HEADER_TIMEOUT_MS: 10_000,
+  /** Open connections one client address may hold (0: no limit). */
+  CONNECTIONS_PER_ADDRESS_MAX: 256,
+  /** Open connections in all (0: no limit); keep it under the process's open-file limit. */
+  CONNECTIONS_MAX: 8192,
   DOCUMENT_SIZE_MAX_BYTES: 10 * MIB,
   PAYEES_PER_DISBURSEMENT_MAX: 500,
   PARTIES_PER_DISBURSEMENT_MAX: 20,
@@ -72,6 +82,9 @@ const numericRules = {
   BODY_LIMIT_BYTES: count(1024),
   DOCUMENT_BODY_LIMIT_BYTES: count(1024),
   BODY_TIMEOUT_MS: count(100),
+  HEADER_TIMEOUT_MS: count(0),
+  CONNECTIONS_PER_ADDRESS_MAX: count(0),
+  CONNECTIONS_MAX: count(0),
   DOCUMENT_SIZE_MAX_BYTES: count(1024),
   PAYEES_PER_DISBURSEMENT_MAX: count(1),
   PARTIES_PER_DISBURSEMENT_MAX: count(0),
@@ -409,6 +422,11 @@ export function loadConfig(
         "(or name the channels you send with LIVE_NOTIFICATIONS=email, sms or off; the others " +
         "stay pending)"
       ),
+    );
+  }
+  if (numbers.HEADER_TIMEOUT_MS > 0 && numbers.HEADER_TIMEOUT_MS < 100) {
+    problems.push(
+      `HEADER_TIMEOUT_MS=${numbers.HEADER_TIMEOUT_MS}: must be 0 (Deno's own server, behind a proxy) or at least 100`,
     );
   }
   if (numbers.AMOUNT_MIN_CENTS > numbers.AMOUNT_MAX_CENTS) {

@@ -10,6 +10,8 @@ export class Metrics {
   readonly #jobFailures = new Map<string, number>();
   /** When each worker loop's sweep in flight began (performance.now()); absent between sweeps. */
   readonly #sweepingSince = new Map<string, number>();
+  readonly #connectionsRefused = new Map<string, number>();
+  #headerTimeouts = 0;
   #inFlight = 0;
   #lastFinishedAt = -Infinity;
 
@@ -64,6 +66,17 @@ export class Metrics {
     this.#sweepErrors.set(key, (this.#sweepErrors.get(key) ?? 0) + (succeeded ? 0 : 1));
   }
 
+  /** Counts a connection closed at once because a connection limit was reached. */
+  connectionRefused(limit: "per_address" | "total"): void {
+    const key = `limit="${limit}"`;
+    this.#connectionsRefused.set(key, (this.#connectionsRefused.get(key) ?? 0) + 1);
+  }
+
+  /** Counts a request closed because its headers were not complete in HEADER_TIMEOUT_MS. */
+  headerTimedOut(): void {
+    this.#headerTimeouts += 1;
+  }
+
   /** Counts one failed scheduled job by kind and what became of it (retried or parked). */
   jobFailed(kind: string, outcome: "retried" | "parked"): void {
     const key = `kind="${kind}",outcome="${outcome}"`;
@@ -83,6 +96,14 @@ export class Metrics {
       ...[...this.#durationSumMs].map(([surface, ms]) =>
         `http_request_duration_ms_sum{surface="${surface}"} ${ms.toFixed(3)}`
       ),
+      ...counter(
+        "http_connections_refused_total",
+        "Connections closed on arrival because a connection limit was reached, by limit.",
+        this.#connectionsRefused,
+      ),
+      "# HELP http_header_timeouts_total Requests closed because their headers were not complete within HEADER_TIMEOUT_MS.",
+      "# TYPE http_header_timeouts_total counter",
+      `http_header_timeouts_total ${this.#headerTimeouts}`,
       ...counter("worker_sweeps_total", "Sweeps run by each worker loop.", this.#sweeps),
       ...counter(
         "worker_sweep_errors_total",
