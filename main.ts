@@ -5,7 +5,7 @@
  */
 import { Metrics } from "./lib/platform/metrics.ts";
 import { type Database, DatabaseStartError, openEnvironmentDatabases } from "./db/client.ts";
-import { acquireWriterLock, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
+import { acquireWriterLock, nodeIdOf, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets, markDevDataDir } from "./db/dev_secrets.ts";
 import { filePathOf } from "./db/embedded_client.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
@@ -170,7 +170,15 @@ async function main(): Promise<void> {
   let runtime: Promise<Runtime> | undefined;
   const loadRuntime = () =>
     runtime ??= useAuditKey().then(() =>
-      buildRuntime({ config, databases, secretBox, metrics, jwtSecret, adminToken })
+      buildRuntime({
+        config,
+        databases,
+        secretBox,
+        metrics,
+        jwtSecret,
+        adminToken,
+        nodeId: nodeIdOf(config.dataDir),
+      })
     );
   const app = createLazyApp({
     databases,
@@ -208,7 +216,9 @@ async function main(): Promise<void> {
     : Deno.serve({ hostname: config.host, port: config.port, onListen }, app);
 
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
-  const workers = elapsed(WORKERS_START_DELAY_MS).then(loadRuntime).then((started) => {
+  const workers = elapsed(WORKERS_START_DELAY_MS).then(loadRuntime).then(async (started) => {
+    // This process holds the DATA_DIR lock: the claims its node held before a crash are dead.
+    await started.scheduler.takeOverOwnClaims();
     started.scheduler.start(SCHEDULER_INTERVAL_MS);
     started.dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
     started.notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
@@ -272,6 +282,8 @@ async function buildRuntime(deps: {
   metrics: Metrics;
   jwtSecret: Uint8Array;
   adminToken: string;
+  /** This DATA_DIR's node, in whose name the scheduler claims jobs. */
+  nodeId: string;
 }): Promise<Runtime> {
   const { config, databases, secretBox, metrics, jwtSecret, adminToken } = deps;
   const [
@@ -295,7 +307,10 @@ async function buildRuntime(deps: {
     import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
   ]);
   const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
-  const scheduler = new Scheduler(databases, jobHandlers, systemClock, { metrics });
+  const scheduler = new Scheduler(databases, jobHandlers, systemClock, {
+    metrics,
+    leaseHolder: deps.nodeId,
+  });
   const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {
     batchSize: WEBHOOK_BATCH_SIZE,

@@ -67,6 +67,23 @@ export function writeAdminToken(dataDir: string): string {
   return token;
 }
 
+/**
+ * The id of the node that runs on this DATA_DIR, made once and kept: the scheduler's claims are
+ * held in its name, so that a restart on the same DATA_DIR (which holds its lock) takes over the
+ * claims its stopped process left, and another node's stay theirs.
+ */
+export function nodeIdOf(dataDir: string): string {
+  const path = `${dataDir}/node-id`;
+  try {
+    return Deno.readTextFileSync(path).trim();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const id = `node_${randomBase62(22)}`;
+  Deno.writeTextFileSync(path, id + "\n", { mode: 0o600 });
+  return id;
+}
+
 export async function readAdminToken(dataDir: string): Promise<string> {
   return (await Deno.readTextFile(`${dataDir}/admin-token`)).trim();
 }

@@ -26,6 +26,7 @@ import {
   finishClaimedJob,
   markJobDone,
   parkJob,
+  releaseHolderClaims,
   scheduleJobRetry,
 } from "./scheduler_store.ts";
 import { WorkerLoop } from "./worker_loop.ts";
@@ -115,6 +116,8 @@ export interface JobRunOptions {
   readonly clock?: Clock;
   /** Counts failed jobs by kind and outcome. */
   readonly metrics?: Metrics;
+  /** The node whose runs hold the claims (its DATA_DIR's node id); none by default. */
+  readonly leaseHolder?: string;
 }
 
 /** What a run needs to know about the run that found the job. */
@@ -125,6 +128,7 @@ interface RunContext {
   readonly until: number;
   readonly clock: Clock;
   readonly metrics: Metrics | undefined;
+  readonly leaseHolder: string | null;
 }
 
 /**
@@ -148,6 +152,7 @@ export async function runDueJobs(
     until,
     clock: options.clock ?? systemClock,
     metrics: options.metrics,
+    leaseHolder: options.leaseHolder ?? null,
   };
   let ran = 0;
   let heldSince = performance.now();
@@ -211,7 +216,8 @@ async function runExternalJob(
   let claim: { taken: true } | { taken: false; request: unknown };
   try {
     claim = await run.database.writer.write(async (tx) => {
-      if (!(await claimJob(tx, job.id, realNow, leaseUntil))) return { taken: true };
+      const claim = { realNow, leaseUntil, holder: run.leaseHolder };
+      if (!(await claimJob(tx, job.id, claim))) return { taken: true };
       const request = await handler.prepare(tx, job);
       if (request === null) {
         // Nothing to call: the job is done in its claiming unit.
@@ -363,8 +369,31 @@ export class Scheduler {
     private readonly databases: Readonly<Record<Environment, Database>>,
     private readonly handlers: Readonly<Record<Environment, JobHandlers>>,
     private readonly clock: Clock,
-    private readonly options: { readonly metrics?: Metrics } = {},
+    private readonly options: { readonly metrics?: Metrics; readonly leaseHolder?: string } = {},
   ) {}
+
+  /**
+   * Ends the claims this node held when its process stopped (a crash in the middle of a cutoff or
+   * a transmission), so that their jobs run again at the first sweep, not after their leases. Only
+   * a node holding its DATA_DIR's lock calls this: no run of it is alive then.
+   */
+  async takeOverOwnClaims(): Promise<number> {
+    const holder = this.options.leaseHolder;
+    if (holder === undefined) return 0;
+    let taken = 0;
+    for (const database of Object.values(this.databases)) {
+      taken += await database.writer.write((tx) => releaseHolderClaims(tx, holder));
+    }
+    if (taken > 0) {
+      console.error(JSON.stringify({
+        level: "warn",
+        msg: "claims of this node's stopped process taken over: their jobs run again now",
+        node_id: holder,
+        jobs: taken,
+      }));
+    }
+    return taken;
+  }
 
   /**
    * Runs every company's due jobs at its own domain time, and purges expired rows each
@@ -396,6 +425,7 @@ export class Scheduler {
             perBatch: JOBS_PER_BATCH_MAX,
             clock: this.clock,
             metrics: this.options.metrics,
+            leaseHolder: this.options.leaseHolder,
           });
         }
       }

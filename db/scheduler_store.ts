@@ -146,21 +146,34 @@ export async function markJobDone(tx: WriteTx, jobId: string, doneAt: number): P
 }
 
 /**
- * Claims a job that calls out until `leaseUntil` (real time), counting the run; false when it is
- * done or another run holds an unexpired claim.
+ * Claims a job that calls out until `leaseUntil` (real time) for `holder` (the node's id, or null),
+ * counting the run; false when it is done or another run holds an unexpired claim.
  */
 export async function claimJob(
   tx: WriteTx,
   jobId: string,
-  realNow: number,
-  leaseUntil: number,
+  claim: { readonly realNow: number; readonly leaseUntil: number; readonly holder: string | null },
 ): Promise<boolean> {
   const result = await tx.execute({
-    sql: `UPDATE scheduled_jobs SET lease_until = ?, attempts = attempts + 1
+    sql: `UPDATE scheduled_jobs SET lease_until = ?, lease_holder = ?, attempts = attempts + 1
           WHERE id = ? AND done_at IS NULL AND (lease_until IS NULL OR lease_until <= ?)`,
-    args: [leaseUntil, jobId, realNow],
+    args: [claim.leaseUntil, claim.holder, jobId, claim.realNow],
   });
   return result.rowsAffected === 1;
+}
+
+/**
+ * Ends the claims `holder` still holds: its process stopped in the middle of them (the node holds
+ * its DATA_DIR's lock again, so no run of it is alive). The jobs run again at once instead of
+ * after their leases. Answers how many.
+ */
+export async function releaseHolderClaims(tx: WriteTx, holder: string): Promise<number> {
+  const result = await tx.execute({
+    sql: `UPDATE scheduled_jobs SET lease_until = NULL, lease_holder = NULL
+          WHERE lease_holder = ? AND done_at IS NULL AND lease_until IS NOT NULL`,
+    args: [holder],
+  });
+  return result.rowsAffected;
 }
 
 /** Marks a claimed job done; false when the claim is no longer this run's. */

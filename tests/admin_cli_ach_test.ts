@@ -123,6 +123,9 @@ Deno.test("ach:files and ach:show: metadata and masked entries of the named envi
       file_id_modifier: "A",
       transmitted_at: null,
       approval_id: null,
+      // Why it waits and each transmission attempt's answer: none yet.
+      error: null,
+      attempts: [],
     });
 
     const byTin = await run(f, cast.viewer, "ach:files", { environment: "test", tin: "111111111" });

@@ -57,7 +57,7 @@ export async function storeCheckSettings(
 }
 
 /** A loaded (empty) sanctions list: live screens every payee before submission. */
-async function loadEmptySanctionsList(m: MoneyFixture): Promise<void> {
+export async function loadEmptySanctionsList(m: MoneyFixture): Promise<void> {
   await m.database.writer.write((tx) =>
     tx.execute({
       sql: `INSERT INTO sanctions_lists (id, sha256, entry_count, file_name, loaded_by, loaded_at,

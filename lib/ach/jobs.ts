@@ -81,6 +81,21 @@ export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
 export const CLAIM_ENTRIES_PER_UNIT_MAX = 200;
 export const SEND_ENTRIES_PER_UNIT_MAX = 100;
 
+/** A cutoff that finds another run building its file comes back this much later. */
+const CUTOFF_BUSY_RETRY_MS = 5_000;
+
+/** Whether another run of the company's cutoff holds its claim (it is building a file). */
+async function anotherCutoffRunning(tx: WriteTx, job: RunningJob): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql: `SELECT 1 FROM scheduled_jobs
+          WHERE company_id = ? AND kind = 'rail.cutoff' AND id <> ? AND done_at IS NULL
+            AND lease_until IS NOT NULL
+          LIMIT 1`,
+    args: [job.companyId, job.id],
+  });
+  return rows.length > 0;
+}
+
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
 
@@ -115,17 +130,26 @@ async function claimFile(
     await scheduleCutoff(tx, job.companyId, next.at, next, now);
     return null;
   }
+  const entriesMax = deps.batchEntriesMax ?? BATCH_ENTRIES_MAX;
   const scope = {
     companyId: job.companyId,
     maxCents: slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
-    limit: BATCH_ENTRIES_MAX,
+    limit: entriesMax,
   };
   const odfi = settings.odfiRouting.slice(0, 8);
   const unfinished = await findUnfinishedBatch(tx, job.companyId, slot.at);
+  if (unfinished && await anotherCutoffRunning(tx, job)) {
+    // Another run (on this node or another) is building that file right now: it is not
+    // interrupted. This run comes back shortly for what is left of the same cutoff.
+    await scheduleCutoff(tx, job.companyId, now + CUTOFF_BUSY_RETRY_MS, slot, now);
+    return null;
+  }
   if (unfinished) {
-    // Entries queued since the interrupted claim saw this job pending: the next cutoff takes them.
+    // Entries queued since the interrupted claim saw this job pending: the rest of a full file
+    // stays in this cutoff, others wait for the next one.
     if ((await measureQueue(tx, scope)).queued > 0) {
-      await scheduleCutoff(tx, job.companyId, now, null, now);
+      const full = unfinished.entryCount >= entriesMax;
+      await scheduleCutoff(tx, job.companyId, now, full ? slot : null, now);
     }
     const sofar = await claimedSoFar(tx, unfinished.id);
     return {
@@ -198,7 +222,7 @@ async function claimFile(
   if (queue.queued > queue.count) {
     // A full file: the rest go into the next file of the same cutoff (its slot travels with the
     // job, so another node's run builds it for this cutoff too); otherwise the next cutoff.
-    const full = queue.count === BATCH_ENTRIES_MAX;
+    const full = queue.count === entriesMax;
     await scheduleCutoff(tx, job.companyId, full ? slot.at : now, full ? slot : null, now);
   }
   return {

@@ -100,6 +100,8 @@ export interface AchRailDeps {
   readonly transport: AchTransport;
   /** The sandbox bank behind the transport in test; null in live. */
   readonly sandboxBank: AchSandboxBank | null;
+  /** Entries one file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
+  readonly batchEntriesMax?: number;
   readonly policy: RailPolicy;
 }
 

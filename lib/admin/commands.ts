@@ -62,6 +62,7 @@ import { backupCommands } from "./commands_backup.ts";
 import { outboxCommands } from "./commands_outbox.ts";
 import { checkCommands } from "./commands_checks.ts";
 import { railCommands } from "./commands_rails.ts";
+import { batchCommands } from "./commands_batches.ts";
 import { paypalCommands } from "./commands_paypal.ts";
 import { paymentCommands } from "./commands_payments.ts";
 import {
@@ -1365,6 +1366,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...achCommands,
   ...checkCommands,
   ...railCommands,
+  ...batchCommands,
   ...paypalCommands,
   ...backupCommands,
   ...outboxCommands,

@@ -34,6 +34,7 @@ import {
   findAchFile,
   listAchFiles,
 } from "../ach/views.ts";
+import { withTransmissions } from "./commands_batches.ts";
 import {
   type Command,
   type CommandContext,
@@ -230,7 +231,10 @@ export const achCommands: Readonly<Record<string, Command>> = {
       );
       return ok({
         environment: environment.value,
-        files: page!.data.map((file) => fileView(file, environment.value)),
+        files: await withTransmissions(
+          ctx.databases[environment.value].readClient,
+          page!.data.map((file) => fileView(file, environment.value)),
+        ),
         has_more: page!.hasMore,
       });
     },
@@ -243,7 +247,11 @@ export const achCommands: Readonly<Record<string, Command>> = {
     run: async (ctx, f) => {
       const named = await namedFile(ctx, f);
       if (!named.ok) return named;
-      return ok(detailView(named.value.file, named.value.environment));
+      const [shown] = await withTransmissions(
+        ctx.databases[named.value.environment].readClient,
+        [detailView(named.value.file, named.value.environment)],
+      );
+      return ok(shown);
     },
   },
   "ach:download": {

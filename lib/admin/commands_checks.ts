@@ -38,6 +38,7 @@ import {
   listCheckFiles,
 } from "../checks/views.ts";
 import { voidCheckAudited } from "../checks/voids.ts";
+import { withTransmissions } from "./commands_batches.ts";
 import {
   type Command,
   type CommandContext,
@@ -350,7 +351,10 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       );
       return ok({
         environment: environment.value,
-        files: page!.data.map((file) => fileView(file, environment.value)),
+        files: await withTransmissions(
+          ctx.databases[environment.value].readClient,
+          page!.data.map((file) => fileView(file, environment.value)),
+        ),
         has_more: page!.hasMore,
       });
     },

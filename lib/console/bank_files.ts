@@ -10,6 +10,7 @@ import {
   achFileStatuses,
   findAchFile,
 } from "../ach/views.ts";
+import { type AttemptView, transmissionsOf } from "../rails/batch_views.ts";
 import {
   allOf,
   orderAndPage,
@@ -89,10 +90,12 @@ export async function findConsoleAchFile(
   client: Client,
   id: string,
   companyIds: readonly string[] | null,
-): Promise<AchFileDetail | null> {
+): Promise<(AchFileDetail & { error: string | null; attempts: AttemptView[] }) | null> {
   const file = await findAchFile(client, id);
   if (!file) return null;
-  return companyIds === null || companyIds.includes(file.companyId) ? file : null;
+  if (companyIds !== null && !companyIds.includes(file.companyId)) return null;
+  const transmissions = (await transmissionsOf(client, [id])).get(id);
+  return { ...file, error: transmissions?.error ?? null, attempts: transmissions?.attempts ?? [] };
 }
 
 export const achImportSorts: Sortable = { imported: "i.imported_at", returns: "i.return_count" };

@@ -525,8 +525,8 @@ const railLabel = (rail: string) => RAIL_LABELS[rail] ?? `${rail} batch`;
 /** The page that shows a batch of this rail. */
 function batchPage(rail: string, id: string): { path: string; query?: Record<string, string> } {
   if (rail === "ach") return { path: `/console/bank-files/ach/${id}` };
-  if (rail.startsWith("check")) return { path: "/console/bank-files/check-files" };
-  return { path: "/console/bank-files" };
+  // Any other rail's batch: its page shows its attempts, and resolves it when in doubt.
+  return { path: `/console/bank-files/batches/${id}` };
 }
 
 export interface TieOutDifference {

@@ -70,6 +70,8 @@ export interface RailDeps {
   readonly checkTransport?: CheckTransport;
   /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
   readonly paypalTimeoutMs?: number;
+  /** Entries one ACH file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
+  readonly batchEntriesMax?: number;
 }
 
 /**
@@ -146,6 +148,7 @@ export function jobHandlersOf(
     readonly achTransport?: AchTransport;
     readonly checkTransport?: CheckTransport;
     readonly paypalTimeoutMs?: number;
+    readonly batchEntriesMax?: number;
   } = {},
 ): JobHandlers {
   const runtime = payoutRuntime(environment, settings);

@@ -3,7 +3,10 @@
  * Bank files (issue 20): the ACH files of the operator's companies (metadata and totals, never
  * the content) and one file's entries by account last four; the imported return and
  * notice-of-change files with what they did not apply; the check register and its positive-pay
- * and print files. Reads only: file actions stay with the CLI's ach:* and checks:* commands.
+ * and print files; and the batches of every rail that need an operator (in doubt, or held), each
+ * with its transmission attempts and their answers. An admin resolves an in-doubt batch here
+ * (the CLI's rails:resolve: at once in test, a second admin in live); the other file actions stay
+ * with the CLI's ach:* and checks:* commands.
  */
 import { Hono } from "hono";
 import {
@@ -19,22 +22,43 @@ import {
   listConsoleCheckFiles,
   listConsoleChecks,
 } from "../../lib/console/bank_files.ts";
+import { FILE_HELD_AFTER_MS } from "../../lib/console/needs_action.ts";
+import {
+  type AttemptView,
+  findRailBatch,
+  listBatchesNeedingAttention,
+  RAIL_BATCHES_LISTED_MAX,
+} from "../../lib/rails/batch_views.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   consoleUrl,
+  CsrfField,
+  type FieldProblem,
+  FormProblems,
   listParams,
   Money,
   notFoundPage,
   Pager,
+  requireRole,
   SelectField,
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, findInScope, ListTable, queryChoice, Tabs } from "./page_parts.tsx";
-import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
+import {
+  ActionButton,
+  DoneNotice,
+  doneRedirect,
+  FilterForm,
+  findInScope,
+  ListTable,
+  queryChoice,
+  rowCommand,
+  Tabs,
+} from "./page_parts.tsx";
+import { companiesInScope, type ConsoleContext, type ConsoleEnv, hasRole } from "./session.ts";
 
-type Tab = "ach" | "imports" | "checks" | "check-files";
+type Tab = "ach" | "imports" | "checks" | "check-files" | "batches";
 
 function BankTabs(props: { c: ConsoleContext; current: Tab }) {
   const tab = (href: string, label: string, key: Tab) => ({
@@ -51,6 +75,7 @@ function BankTabs(props: { c: ConsoleContext; current: Tab }) {
         tab("/console/bank-files/imports", "Returns imports", "imports"),
         tab("/console/bank-files/checks", "Checks", "checks"),
         tab("/console/bank-files/check-files", "Check files", "check-files"),
+        tab("/console/bank-files/batches", "In doubt or held", "batches"),
       ]}
     />
   );
@@ -82,8 +107,199 @@ function StatusFilter(props: {
   );
 }
 
-export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
+/** Every transmission attempt of a batch with the rail's answer (why it failed, or its reference). */
+function AttemptsTable(props: { c: ConsoleContext; attempts: readonly AttemptView[] }) {
+  return (
+    <ListTable
+      label="Transmission attempts"
+      rows={props.attempts}
+      empty="No transmission was attempted yet."
+      head={
+        <>
+          <th scope="col" class="num">Attempt</th>
+          <th scope="col">Started</th>
+          <th scope="col">Answered</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Answer</th>
+        </>
+      }
+      row={(attempt) => (
+        <tr>
+          <td class="num">{attempt.attempt}</td>
+          <td>
+            <When c={props.c} at={attempt.startedAt} />
+          </td>
+          <td>
+            <When c={props.c} at={attempt.answeredAt} />
+          </td>
+          <td>
+            <span class={toneOf(attempt.outcome ?? "")}>
+              {(attempt.outcome ?? "running").replaceAll("_", " ")}
+            </span>
+          </td>
+          <td>{attempt.detail ?? "—"}</td>
+        </tr>
+      )}
+    />
+  );
+}
+
+const BATCH_NOTICES = {
+  resolved: "Resolved: the batch follows what the bank said.",
+  approval_requested:
+    "Requested: a second admin approves the resolution on the Approvals page before anything moves.",
+};
+
+/** The batches of every rail that need an operator: in doubt first, then held. */
+async function batchesPage(c: ConsoleContext, now: number, problems: readonly FieldProblem[]) {
+  const batches = await listBatchesNeedingAttention(
+    c.get("database").readClient,
+    { companyIds: companiesInScope(c), now, heldAfterMs: FILE_HELD_AFTER_MS },
+    RAIL_BATCHES_LISTED_MAX,
+  );
+  const mayResolve = hasRole(c, "admin");
+  return (
+    <ConsoleLayout c={c} title="Bank files" active="bank-files">
+      <BankTabs c={c} current="batches" />
+      <DoneNotice c={c} notices={BATCH_NOTICES} />
+      <FormProblems problems={problems} />
+      <p class="hint">
+        In doubt: a transmission started and its answer was never kept, or a downloaded file was
+        voided before it was marked sent. Ask the bank (or PayPal) whether it has the batch, then
+        resolve it. Held: built and not sent (no transport, a release waiting, or the rail refused
+        it): its last answer says why.
+      </p>
+      <ListTable
+        label="Batches that need an operator"
+        rows={batches}
+        empty="No batch is in doubt or held."
+        head={
+          <>
+            <th scope="col">Batch</th>
+            <th scope="col">Rail</th>
+            <th scope="col">Status</th>
+            <th scope="col" class="num">Total</th>
+            <th scope="col">Built</th>
+            <th scope="col">Why</th>
+            {mayResolve ? <th scope="col">Resolve</th> : null}
+          </>
+        }
+        row={(batch) => (
+          <tr>
+            <td>
+              <a href={consoleUrl(c, `/console/bank-files/batches/${batch.id}`)}>{batch.id}</a>
+            </td>
+            <td>{batch.rail.replaceAll("_", " ")}</td>
+            <td>
+              <span class={toneOf(batch.status)}>{batch.status.replaceAll("_", " ")}</span>
+            </td>
+            <td class="num">
+              <Money cents={batch.totalCents} />
+            </td>
+            <td>
+              <When c={c} at={batch.createdAt} />
+            </td>
+            <td>{batch.error ?? batch.attempts.at(-1)?.detail ?? "—"}</td>
+            {mayResolve
+              ? (
+                <td>
+                  {batch.status === "in_doubt" ? <ResolveButtons c={c} batchId={batch.id} /> : null}
+                </td>
+              )
+              : null}
+          </tr>
+        )}
+      />
+    </ConsoleLayout>
+  );
+}
+
+function ResolveButtons(props: { c: ConsoleContext; batchId: string }) {
+  const { c, batchId } = props;
+  return (
+    <>
+      <ActionButton
+        action={`/console/bank-files/batches/${batchId}/transmitted`}
+        label="Bank has it"
+        ariaLabel={`Resolve batch ${batchId}: the bank has it`}
+        confirm="The bank confirmed it has this batch: record it as transmitted?"
+        csrf={<CsrfField c={c} />}
+      />
+      <ActionButton
+        action={`/console/bank-files/batches/${batchId}/not-received`}
+        label="Bank does not have it"
+        ariaLabel={`Resolve batch ${batchId}: the bank does not have it`}
+        confirm="The bank confirmed it does not have this batch: void it or send it again?"
+        danger
+        csrf={<CsrfField c={c} />}
+      />
+    </>
+  );
+}
+
+export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+
+  app.get("/bank-files/batches", async (c) => c.html(await batchesPage(c, deps.clock.now(), [])));
+
+  app.get("/bank-files/batches/:id", async (c) => {
+    const batch = await findInScope(c, c.req.param("id"), findRailBatch);
+    if (!batch) return notFoundPage(c, "This batch");
+    return c.html(
+      <ConsoleLayout c={c} title={`Batch ${batch.id}`} active="bank-files">
+        <BankTabs c={c} current="batches" />
+        <section class="card" aria-label="Batch">
+          <dl class="facts">
+            <dt>Rail</dt>
+            <dd>{batch.rail.replaceAll("_", " ")}</dd>
+            <dt>Status</dt>
+            <dd>
+              <span class={toneOf(batch.status)}>{batch.status.replaceAll("_", " ")}</span>
+            </dd>
+            <dt>Reference</dt>
+            <dd>{batch.railReference ?? "—"}</dd>
+            <dt>Entries</dt>
+            <dd>{batch.entryCount}</dd>
+            <dt>Total</dt>
+            <dd>
+              <Money cents={batch.totalCents} />
+            </dd>
+            <dt>Downloaded</dt>
+            <dd>
+              <When c={c} at={batch.downloadedAt} />
+            </dd>
+            <dt>Transmitted</dt>
+            <dd>
+              <When c={c} at={batch.transmittedAt} />
+            </dd>
+            <dt>Why it waits</dt>
+            <dd>{batch.error ?? "—"}</dd>
+          </dl>
+          {batch.status === "in_doubt" && hasRole(c, "admin")
+            ? <ResolveButtons c={c} batchId={batch.id} />
+            : null}
+        </section>
+        <h2>Transmission attempts</h2>
+        <AttemptsTable c={c} attempts={batch.attempts} />
+      </ConsoleLayout>,
+    );
+  });
+
+  for (const [path, as] of [["transmitted", "transmitted"], ["not-received", "not_received"]]) {
+    app.post(`/bank-files/batches/:id/${path}`, requireRole("admin"), (c) =>
+      rowCommand(c, deps, {
+        what: "This batch",
+        command: "rails:resolve",
+        flags: (id) => ({ file: id, as, environment: c.get("environment") }),
+        done: (resolved) =>
+          doneRedirect(
+            c,
+            "/console/bank-files/batches",
+            resolved.approval_id ? "approval_requested" : "resolved",
+          ),
+        page: (problems) => batchesPage(c, deps.clock.now(), problems),
+      }));
+  }
 
   app.get("/bank-files", async (c) => {
     const params = listParams(c, { sorts: Object.keys(achFileSorts), defaultSort: "created" });
@@ -197,8 +413,15 @@ export function bankFilesConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             <dd>
               <When c={c} at={file.transmittedAt} />
             </dd>
+            <dt>Why it waits</dt>
+            <dd>{file.error ?? "—"}</dd>
           </dl>
+          {file.status === "in_doubt" && hasRole(c, "admin")
+            ? <ResolveButtons c={c} batchId={file.id} />
+            : null}
         </section>
+        <h2>Transmission attempts</h2>
+        <AttemptsTable c={c} attempts={file.attempts} />
         <h2>Entries</h2>
         <ListTable
           label="File entries"

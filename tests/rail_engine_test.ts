@@ -1,0 +1,497 @@
+/**
+ * The one batch-rail engine's rules, on the rails that run on it (issue 28's cases 3, 4, 7 and 9):
+ * hand file flows (no download before a release; a downloaded file is possibly sent), the window
+ * of every held file, overflow that stays in its cutoff, real time in live, one in-doubt
+ * resolution for every rail with dual control in live, and a crashed cutoff that resumes within
+ * seconds of its node's restart.
+ */
+import assert from "node:assert/strict";
+import type { InStatement } from "@libsql/client";
+import type { Database } from "../db/client.ts";
+import { type JobHandlers, Scheduler } from "../db/scheduler.ts";
+import type { WriteUnit } from "../db/writer.ts";
+import { readAchFileContent, voidAchFile } from "../lib/ach/files_service.ts";
+import { readCheckFileContent } from "../lib/checks/files_service.ts";
+import { receiveWire } from "../lib/funding/store.ts";
+import { verifyLedger } from "../lib/ledger/reports.ts";
+import { approveApproval } from "../lib/operators/approvals.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { batchServiceDeps, jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import type { Environment } from "../lib/platform/config.ts";
+import { markInDoubt } from "../lib/rails/batch.ts";
+import { resolveBatch } from "../lib/rails/batches_service.ts";
+import type { AppDeps } from "../routes/context.ts";
+import { batches, FIRST_CUTOFF, quietly, rows, ScriptedBank, statuses } from "./ach_helpers.ts";
+import { chooseCheck, loadEmptySanctionsList, storeCheckSettings } from "./checks_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  MONEY_SETTINGS,
+  type MoneyFixture,
+  openMoneyFixture,
+  START,
+} from "./money_core_helpers.ts";
+import { makeOperator, operatorDepsOf } from "./operator_helpers.ts";
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+/** The 10:30 cutoff's window: 30 minutes. */
+const FIRST_WINDOW_ENDS = FIRST_CUTOFF + 30 * MINUTE_MS;
+/** Files over $100,000.00 wait for a second admin in live. */
+const OVER_LIMIT_CENTS = 15_000_000;
+
+type Actor = { operator: { id: string; email: string }; origin: string };
+
+interface LiveRail {
+  readonly m: MoneyFixture;
+  readonly bank: ScriptedBank;
+  readonly clock: FakeClock;
+  readonly handlers: JobHandlers;
+  readonly alice: Actor;
+  /** Bruno approves what Alice asked for. */
+  approve(approvalId: string): Promise<void>;
+  /** Runs what falls due until `at` (live: the time the jobs run). */
+  runUntil(at: number): Promise<void>;
+}
+
+/**
+ * A live company with bank settings (a check account, no SFTP: files wait for a download) and a
+ * loaded sanctions list, funded with $1,000,000.00; `scripted` hands ACH files to a scripted bank.
+ */
+async function withLiveRail(
+  fn: (f: LiveRail) => Promise<void>,
+  options: {
+    scripted?: boolean;
+    batchEntriesMax?: number;
+    wrapDatabase?: (database: Database) => Database;
+  } = {},
+): Promise<void> {
+  const clock = new FakeClock(START);
+  const bank = new ScriptedBank();
+  let handlers: JobHandlers = {};
+  const m = await openMoneyFixture({
+    environment: "live",
+    clock,
+    handlers: (database) =>
+      handlers = jobHandlersOf(
+        "live",
+        MONEY_SETTINGS,
+        options.wrapDatabase?.(database) ?? database,
+        testSecretBox,
+        {
+          achTransport: options.scripted ? bank : undefined,
+          batchEntriesMax: options.batchEntriesMax,
+        },
+      ),
+  });
+  try {
+    await storeCheckSettings(m, "live");
+    await loadEmptySanctionsList(m);
+    const funding = await m.fund(100_000_000);
+    await m.database.writer.write((tx) => receiveWire(tx, funding, m.now()));
+    const deps = {
+      databases: { test: m.database, live: m.database },
+      secretBox: testSecretBox,
+      config: { dev: false },
+    } as unknown as AppDeps;
+    const alice = await makeOperator(deps, { email: "alice@ops.test", role: "admin" }, START);
+    const bruno = await makeOperator(deps, { email: "bruno@ops.test", role: "admin" }, START);
+    const actor = (op: { id: string; email: string }) => ({
+      operator: { id: op.id, email: op.email },
+      origin: "cli",
+    });
+    await fn({
+      m,
+      bank,
+      clock,
+      handlers,
+      alice: actor(alice),
+      async approve(approvalId) {
+        const approved = await approveApproval(
+          operatorDepsOf(deps),
+          actor(bruno),
+          approvalId,
+          m.now(),
+        );
+        assert.ok(approved.ok, approved.ok ? "" : approved.message);
+        await m.settle();
+      },
+      async runUntil(at) {
+        clock.set(Math.max(clock.now(), at));
+        await m.advance((at - m.now()) / 1000);
+      },
+    });
+  } finally {
+    await m.close();
+  }
+}
+
+/** Live payouts that chose ACH with entered bank details, queued for the next cutoff. */
+async function chooseLiveAch(m: MoneyFixture, amounts: number[]): Promise<string[]> {
+  const created = await m.create(
+    amounts.map((amountCents, i) => ({
+      payeeUuid: `p${i}`,
+      amountCents,
+      allowedPaymentMethodIds: [1],
+    })),
+  );
+  if (!created.ok) throw new Error(created.message);
+  await m.settle();
+  const ids = created.value.payouts.map((payout) => payout.id);
+  for (const id of ids) {
+    const selected = await m.database.writer.write(async (tx) =>
+      selectMethod(tx, id, {
+        paymentMethodId: 1,
+        details: { accountNumber: "000123456789" },
+        kept: {
+          routing_number: "021000021",
+          account_type: "checking",
+          account_sealed: await testSecretBox.sealText("000123456789"),
+        },
+      }, m.now())
+    );
+    if (!selected.ok) throw new Error(selected.message);
+  }
+  await m.settle();
+  return ids;
+}
+
+const fileDeps = (m: MoneyFixture) => ({
+  database: m.database,
+  liveDatabase: m.database,
+  environment: "live" as const,
+  secretBox: testSecretBox,
+  runtime: payoutRuntime("live", MONEY_SETTINGS),
+});
+
+const entryStatuses = async (m: MoneyFixture) =>
+  (await rows(m, "SELECT reference, status FROM rail_batch_entries ORDER BY rowid")).map((row) =>
+    `${row.reference}:${row.status}`
+  );
+
+Deno.test("case 3: a live file awaiting its release cannot be downloaded, an ACH file or a positive-pay file, until a second admin approves", async () => {
+  await withLiveRail(async ({ m, alice, approve }) => {
+    await chooseLiveAch(m, [OVER_LIMIT_CENTS]);
+    const [check] = await chooseCheck(m, [OVER_LIMIT_CENTS]);
+    await m.advance(30 * 60);
+    const [ach] = (await batches(m)).filter((batch) => batch.rail === "ach");
+    assert.equal(ach.status, "built");
+    const refused = await readAchFileContent(fileDeps(m), String(ach.id), m.now());
+    assert.deepEqual(refused.ok ? null : [refused.code, refused.field], [
+      "ach_file_awaits_release",
+      "file",
+    ]);
+    const [positivePay] = (await batches(m)).filter((b) => b.rail === "check_positive_pay");
+    const checkRefused = await readCheckFileContent(fileDeps(m), String(positivePay.id), m.now());
+    assert.deepEqual(checkRefused.ok ? null : checkRefused.code, "check_file_awaits_release");
+    assert.deepEqual(
+      await rows(m, "SELECT count(*) AS n FROM rail_batches WHERE downloaded_at IS NOT NULL"),
+      [{ n: 0 }],
+      "a refused download is not a download",
+    );
+    assert.equal((await m.payout(check)).status, "modality_selected");
+
+    // Released by a second admin, the file can be downloaded (and from then on may be at the bank).
+    const requested = await resolveRelease(m, alice, String(ach.id));
+    await approve(requested);
+    const downloaded = await readAchFileContent(fileDeps(m), String(ach.id), m.now());
+    assert.ok(downloaded.ok);
+    assert.deepEqual(
+      await rows(m, "SELECT id FROM rail_batches WHERE downloaded_at IS NOT NULL"),
+      [{ id: ach.id }],
+    );
+  });
+});
+
+async function resolveRelease(m: MoneyFixture, actor: Actor, fileId: string): Promise<string> {
+  const { requestAchFileRelease } = await import("../lib/ach/files_service.ts");
+  const requested = await requestAchFileRelease(fileDeps(m), actor, fileId, m.now());
+  assert.ok(requested.ok && requested.value.approvalId !== null);
+  return requested.value.approvalId!;
+}
+
+Deno.test("case 3: a downloaded file that is voided goes in doubt: its entries are not queued again until a second admin resolves it as not received", async () => {
+  await withLiveRail(async ({ m, alice, approve }) => {
+    const ids = await chooseLiveAch(m, [60_000, 50_000]);
+    await m.advance(30 * 60);
+    const [file] = await batches(m);
+    assert.equal(file.status, "built");
+    const downloaded = await readAchFileContent(fileDeps(m), String(file.id), m.now());
+    assert.ok(downloaded.ok);
+
+    // Uploaded by hand, never marked sent, then voided alone: it may be at the bank.
+    const voided = await voidAchFile(fileDeps(m), alice, String(file.id), m.now());
+    assert.deepEqual(voided, {
+      ok: true,
+      value: { fileId: file.id, status: "in_doubt", approvalId: null },
+    });
+    assert.deepEqual(await entryStatuses(m), ids.map((id) => `${id}-1:batched`));
+    await m.advance(24 * 3_600);
+    assert.equal((await batches(m)).length, 1, "no cutoff sends the same payouts again");
+    assert.deepEqual(await statuses(m, ids), ["modality_selected", "modality_selected"]);
+
+    // The bank says it has nothing: a second admin confirms, and only then are they queued again.
+    const resolved = await resolveBatch(
+      batchServiceDeps(fileDeps(m)),
+      alice,
+      String(file.id),
+      "not_received",
+      m.now(),
+    );
+    assert.ok(resolved.ok && resolved.value.approvalId !== null);
+    assert.equal((await batches(m))[0].status, "in_doubt", "waits for the second admin");
+    await approve(resolved.value.approvalId!);
+    assert.equal((await batches(m))[0].status, "voided");
+    assert.deepEqual(await entryStatuses(m), [
+      `${ids[0]}-1:voided`,
+      `${ids[1]}-1:voided`,
+      `${ids[0]}-2:queued`,
+      `${ids[1]}-2:queued`,
+    ]);
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT action, operator_email FROM audit_log WHERE action LIKE 'ach:%' ORDER BY seq",
+      ),
+      [
+        { action: "ach:void", operator_email: "alice@ops.test" },
+        { action: "ach:resolve", operator_email: "bruno@ops.test" },
+      ],
+    );
+  });
+});
+
+Deno.test("case 4: a held file (no SFTP, never downloaded) is voided at the end of its window and its entries go in the next cutoff's file", async () => {
+  await withLiveRail(async ({ m, runUntil }) => {
+    const ids = await chooseLiveAch(m, [7_000]);
+    await m.advance(30 * 60);
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["built"]);
+    await quietly(() => m.advance(30 * 60));
+    const [voided] = await batches(m);
+    assert.equal(voided.status, "voided");
+    assert.match(String(voided.error), /window closed .*download and mark-sent/);
+    assert.deepEqual(await entryStatuses(m), [`${ids[0]}-1:voided`, `${ids[0]}-2:queued`]);
+    assert.deepEqual(
+      await rows(m, "SELECT action, origin FROM audit_log WHERE action = 'ach:void'"),
+      [{ action: "ach:void", origin: "system" }],
+    );
+    // The 16:00 cutoff builds the next file, effective the next banking day.
+    await quietly(() => runUntil(START + 6 * HOUR_MS + MINUTE_MS));
+    const files = await rows(
+      m,
+      "SELECT b.status, a.effective_date FROM rail_batches b JOIN ach_files a ON a.batch_id = b.id ORDER BY b.rowid",
+    );
+    assert.deepEqual(files.map((f) => [f.status, f.effective_date]).slice(0, 2), [
+      ["voided", "2026-01-05"],
+      ["built", "2026-01-06"],
+    ]);
+  });
+});
+
+Deno.test("case 4: a file over the approval limit never approved is voided at the end of its window, never sent", async () => {
+  await withLiveRail(async ({ m, bank, runUntil }) => {
+    const [id] = await chooseLiveAch(m, [OVER_LIMIT_CENTS]);
+    await runUntil(FIRST_CUTOFF);
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["built"]);
+    await quietly(() => runUntil(FIRST_WINDOW_ENDS));
+    const [voided] = await batches(m);
+    assert.equal(voided.status, "voided");
+    assert.match(String(voided.error), /its release was not approved/);
+    assert.equal(bank.received.length, 0);
+    assert.equal((await m.payout(id)).status, "modality_selected");
+  }, { scripted: true });
+});
+
+/** The database with a build read that waits for `gate` once, as a build still running. */
+function slowBuild(database: Database, gate: { opened: Promise<void>; reached: () => void }) {
+  let waited = false;
+  const readClient = new Proxy(database.readClient, {
+    get(target, property, receiver) {
+      if (property !== "execute") return Reflect.get(target, property, receiver);
+      return async (statement: InStatement) => {
+        const sql = typeof statement === "string" ? statement : statement.sql;
+        if (!waited && sql.includes("FROM rail_batch_entries e")) {
+          waited = true;
+          gate.reached();
+          await gate.opened;
+        }
+        return await target.execute(statement);
+      };
+    },
+  });
+  return { ...database, readClient, writer: database.writer, read: database.read };
+}
+
+Deno.test("case 4: overflow stays in its cutoff when another node runs the cutoff's next file while the first is still being built", async () => {
+  let open = () => {};
+  let reached = () => {};
+  const gate = {
+    opened: new Promise<void>((resolve) => open = resolve),
+    reached: () => reached(),
+  };
+  const buildStarted = new Promise<void>((resolve) => reached = resolve);
+  await withLiveRail(async ({ m, bank, clock, handlers }) => {
+    const ids = await chooseLiveAch(m, [1_000, 2_000, 3_000]);
+    clock.set(FIRST_CUTOFF);
+    const { runDueJobs } = await import("../db/scheduler.ts");
+    // Node A takes the cutoff: a full file of two, its build still running...
+    const nodeA = runDueJobs(m.database, m.companyId, FIRST_CUTOFF, handlers, { clock });
+    await buildStarted;
+    // ... while node B finds the overflow's job of the same cutoff due.
+    await runDueJobs(m.database, m.companyId, FIRST_CUTOFF, handlers, { clock });
+    open();
+    await nodeA;
+    clock.set(FIRST_CUTOFF + 10_000);
+    await runDueJobs(m.database, m.companyId, FIRST_CUTOFF + 10_000, handlers, { clock });
+    const files = await rows(
+      m,
+      `SELECT b.status, b.entry_count, b.cutoff_at, a.effective_date FROM rail_batches b
+         JOIN ach_files a ON a.batch_id = b.id ORDER BY b.rowid`,
+    );
+    assert.deepEqual(files, [
+      {
+        status: "transmitted",
+        entry_count: 2,
+        cutoff_at: FIRST_CUTOFF,
+        effective_date: "2026-01-05",
+      },
+      {
+        status: "transmitted",
+        entry_count: 1,
+        cutoff_at: FIRST_CUTOFF,
+        effective_date: "2026-01-05",
+      },
+    ]);
+    assert.equal(bank.received.length, 2);
+    assert.deepEqual(await statuses(m, ids), ["funds_sent", "funds_sent", "funds_sent"]);
+  }, { scripted: true, batchEntriesMax: 2, wrapDatabase: (database) => slowBuild(database, gate) });
+});
+
+Deno.test("case 7: five days late in live, the overdue cutoff sends no late file; its entries go in the next cutoff after the real time, stamped with it", async () => {
+  await withLiveRail(async ({ m, bank, runUntil }) => {
+    const ids = await chooseLiveAch(m, [4_000, 5_000]);
+    // The service was down: the clock is five days past the 10:30 cutoff when the jobs run.
+    const late = START + 5 * DAY_MS; // Saturday 2026-01-10, 10:00 in New York
+    await quietly(() => runUntil(late));
+    assert.deepEqual(await batches(m), [], "no file for a cutoff whose window closed");
+    assert.equal(bank.received.length, 0);
+    assert.deepEqual(await statuses(m, ids), ["modality_selected", "modality_selected"]);
+    const nextCutoff = Date.UTC(2026, 0, 12, 15, 30); // Monday 2026-01-12, 10:30 in New York
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT due_at FROM scheduled_jobs WHERE kind = 'rail.cutoff' AND done_at IS NULL",
+      ),
+      [{ due_at: nextCutoff }],
+    );
+    await runUntil(nextCutoff + MINUTE_MS);
+    const files = await rows(
+      m,
+      `SELECT b.status, b.created_at, b.transmitted_at, a.effective_date, a.bank_date
+         FROM rail_batches b JOIN ach_files a ON a.batch_id = b.id`,
+    );
+    assert.deepEqual(files, [{
+      status: "transmitted",
+      created_at: nextCutoff + MINUTE_MS,
+      transmitted_at: nextCutoff + MINUTE_MS,
+      effective_date: "2026-01-12",
+      bank_date: "2026-01-12",
+    }]);
+    assert.deepEqual(await statuses(m, ids), ["funds_sent", "funds_sent"]);
+  }, { scripted: true });
+});
+
+Deno.test("case 7: a built file whose transmission runs five days late is voided and its entries queued again, at the real time, never sent late", async () => {
+  await withLiveRail(async ({ m, bank, runUntil }) => {
+    const ids = await chooseLiveAch(m, [4_000]);
+    bank.answers.push({ kind: "not_uploaded", reason: "connection refused" });
+    await quietly(() => runUntil(FIRST_CUTOFF));
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["built"]);
+    // The retry falls due 5 s later, but the service runs it five days later.
+    const late = FIRST_CUTOFF + 5 * DAY_MS;
+    await quietly(() => runUntil(late));
+    const [voided] = await batches(m);
+    assert.equal(voided.status, "voided");
+    assert.equal(voided.transmitted_at, null);
+    assert.equal(bank.received.length, 1, "only the refused first attempt");
+    assert.deepEqual(await entryStatuses(m), [`${ids[0]}-1:voided`, `${ids[0]}-2:queued`]);
+    assert.deepEqual(
+      await rows(m, "SELECT at FROM audit_log WHERE action = 'ach:void'"),
+      [{ at: late }],
+      "stamped with the time it ran",
+    );
+    assert.deepEqual(
+      await rows(m, "SELECT attempt, outcome, detail FROM rail_batch_attempts ORDER BY attempt"),
+      [{ attempt: 1, outcome: "not_transmitted", detail: "connection refused" }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  }, { scripted: true });
+});
+
+Deno.test("case 9: an in-doubt check file is resolved through the one resolution of every rail, by a second admin in live", async () => {
+  await withLiveRail(async ({ m, alice, approve }) => {
+    const [id] = await chooseCheck(m, [4_000]);
+    await m.advance(3_600);
+    const [positivePay] = (await batches(m)).filter((b) => b.rail === "check_positive_pay");
+    await quietly(() => m.database.writer.write((tx) => markInDoubt(tx, String(positivePay.id))));
+    const requested = await resolveBatch(
+      batchServiceDeps(fileDeps(m)),
+      alice,
+      String(positivePay.id),
+      "transmitted",
+      m.now(),
+    );
+    assert.ok(requested.ok && requested.value.approvalId !== null, JSON.stringify(requested));
+    assert.equal((await m.payout(id)).status, "modality_selected");
+    await approve(requested.value.approvalId!);
+    const [resolved] = (await batches(m)).filter((b) => b.rail === "check_positive_pay");
+    assert.equal(resolved.status, "transmitted");
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    assert.deepEqual(
+      await rows(m, "SELECT operator_email FROM audit_log WHERE action = 'checks:resolve'"),
+      [{ operator_email: "bruno@ops.test" }],
+    );
+  });
+});
+
+Deno.test("case 9: a crashed cutoff resumes within seconds of its node's restart, not after the claim's lease", async () => {
+  await withLiveRail(async ({ m, bank, clock, handlers }) => {
+    const ids = await chooseLiveAch(m, [4_000, 5_000]);
+    const databases = { live: m.database } as Record<Environment, Database>;
+    const scheduler = (node: string) =>
+      new Scheduler(databases, { live: handlers } as Record<Environment, JobHandlers>, clock, {
+        leaseHolder: node,
+      });
+    // Node A claims the cutoff, and its process stops in the middle of the cutoff.
+    const writer = m.database.writer;
+    const write = writer.write.bind(writer);
+    let stopped = false;
+    writer.write = async <T>(unit: WriteUnit<T>): Promise<T> => {
+      if (stopped) throw new Error("the process stopped");
+      const result = await write(unit);
+      const { rows } = await m.database.readClient.execute("SELECT 1 FROM rail_batches");
+      if (rows.length > 0) stopped = true;
+      return result;
+    };
+    clock.set(FIRST_CUTOFF);
+    await quietly(() => assert.rejects(scheduler("node_a").sweep(), /the process stopped/));
+    writer.write = write;
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["built"]);
+
+    // Another node must wait for the claim's lease: a few seconds later, nothing moved.
+    assert.equal(await scheduler("node_b").takeOverOwnClaims(), 0);
+    clock.set(FIRST_CUTOFF + 2_000);
+    await scheduler("node_b").sweep();
+    assert.equal(bank.received.length, 0);
+
+    // Node A restarted on its DATA_DIR: its claims are its own dead ones, taken over at once.
+    const restarted = scheduler("node_a");
+    assert.equal(await quietly(() => restarted.takeOverOwnClaims()), 1);
+    clock.set(FIRST_CUTOFF + 4_000);
+    await restarted.sweep();
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["transmitted"]);
+    assert.equal(bank.received.length, 1);
+    assert.deepEqual(await statuses(m, ids), ["funds_sent", "funds_sent"]);
+  }, { scripted: true });
+});
