@@ -2860,6 +2860,9 @@ export interface paths {
               | "PAYEE.UPDATED"
               | "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED"
               | "DISBURSEMENT.RETURNED"
+              | "DISBURSEMENT.PENDING_APPROVAL"
+              | "DISBURSEMENT.APPROVED"
+              | "DISBURSEMENT.REJECTED"
             )[];
             description?: string | null;
           };
@@ -4311,7 +4314,10 @@ export interface paths {
             | "disbursement.failed"
             | "disbursement.canceled"
             | "payee.updated"
-            | "disbursement.returned";
+            | "disbursement.returned"
+            | "disbursement.pending_approval"
+            | "disbursement.approved"
+            | "disbursement.rejected";
         };
         header?: never;
         path?: never;
@@ -4667,6 +4673,9 @@ export interface paths {
               | "disbursement.canceled"
               | "payee.updated"
               | "disbursement.returned"
+              | "disbursement.pending_approval"
+              | "disbursement.approved"
+              | "disbursement.rejected"
             )[];
             description?: string | null;
           };
@@ -5694,8 +5703,10 @@ export interface components {
       /** @enum {string} */
       status:
         | "created"
+        | "pending_approval"
         | "modality_offered"
         | "modality_selected"
+        | "in_review"
         | "funds_sent"
         | "completed"
         | "failed"
@@ -5733,8 +5744,10 @@ export interface components {
         /** @enum {string} */
         status:
           | "created"
+          | "pending_approval"
           | "modality_offered"
           | "modality_selected"
+          | "in_review"
           | "funds_sent"
           | "completed"
           | "failed"
@@ -5853,7 +5866,10 @@ export interface components {
         | "disbursement.failed"
         | "disbursement.canceled"
         | "payee.updated"
-        | "disbursement.returned";
+        | "disbursement.returned"
+        | "disbursement.pending_approval"
+        | "disbursement.approved"
+        | "disbursement.rejected";
       /**
        * Format: date-time
        * @description When it happened (sandbox time in test).
@@ -5902,6 +5918,9 @@ export interface components {
         | "disbursement.canceled"
         | "payee.updated"
         | "disbursement.returned"
+        | "disbursement.pending_approval"
+        | "disbursement.approved"
+        | "disbursement.rejected"
       )[];
       description: string | null;
       /**
@@ -5943,6 +5962,9 @@ export interface components {
         | "disbursement.canceled"
         | "payee.updated"
         | "disbursement.returned"
+        | "disbursement.pending_approval"
+        | "disbursement.approved"
+        | "disbursement.rejected"
       )[];
       description: string | null;
       /**
@@ -5996,6 +6018,9 @@ export interface components {
         | "PAYEE.UPDATED"
         | "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED"
         | "DISBURSEMENT.RETURNED"
+        | "DISBURSEMENT.PENDING_APPROVAL"
+        | "DISBURSEMENT.APPROVED"
+        | "DISBURSEMENT.REJECTED"
       )[];
       description: string | null;
       /**
@@ -6038,6 +6063,9 @@ export interface components {
         | "PAYEE.UPDATED"
         | "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED"
         | "DISBURSEMENT.RETURNED"
+        | "DISBURSEMENT.PENDING_APPROVAL"
+        | "DISBURSEMENT.APPROVED"
+        | "DISBURSEMENT.REJECTED"
       )[];
       description: string | null;
       /**
@@ -6406,6 +6434,7 @@ export interface components {
       /** @enum {string} */
       status:
         | "Created"
+        | "PendingApproval"
         | "PendingAuthorizationPartiesPermission"
         | "PendingPaymentMethodSelection"
         | "PaymentMethodSelected"
@@ -6448,6 +6477,7 @@ export interface components {
       /** @enum {string} */
       status:
         | "Created"
+        | "PendingApproval"
         | "PendingAuthorizationPartiesPermission"
         | "PendingPaymentMethodSelection"
         | "PaymentMethodSelected"
@@ -6508,6 +6538,7 @@ export interface components {
         /** @enum {string} */
         status:
           | "Created"
+          | "PendingApproval"
           | "PendingAuthorizationPartiesPermission"
           | "PendingPaymentMethodSelection"
           | "PaymentMethodSelected"
@@ -6574,6 +6605,7 @@ export interface components {
       /** @enum {string} */
       status:
         | "Created"
+        | "PendingApproval"
         | "PendingAuthorizationPartiesPermission"
         | "PendingPaymentMethodSelection"
         | "PaymentMethodSelected"
@@ -6680,7 +6712,10 @@ export interface components {
         | "DISBURSEMENT.CANCELED"
         | "PAYEE.UPDATED"
         | "DISBURSEMENT.AUTHORIZATION_PARTY_DECLINED"
-        | "DISBURSEMENT.RETURNED";
+        | "DISBURSEMENT.RETURNED"
+        | "DISBURSEMENT.PENDING_APPROVAL"
+        | "DISBURSEMENT.APPROVED"
+        | "DISBURSEMENT.REJECTED";
       /** @description What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail's answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed"). */
       EventReason?: string;
       /** @enum {unknown} */
@@ -6751,7 +6786,10 @@ export interface components {
         | "disbursement.failed"
         | "disbursement.canceled"
         | "payee.updated"
-        | "disbursement.returned";
+        | "disbursement.returned"
+        | "disbursement.pending_approval"
+        | "disbursement.approved"
+        | "disbursement.rejected";
       /** Format: date-time */
       created: string;
       /** @description A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded). */

@@ -91,11 +91,19 @@ function Page(props: { title: string; children: Child }) {
   );
 }
 
+/** docs/contract.md, read at its first request (deno compile includes it). */
+let contractText: Promise<string> | undefined;
+
 function IndexPage(props: { sandboxInbox: boolean }) {
   const links: [string, string, string][] = [
     ["/docs", "API reference", "Every /api and /v1 operation, interactive."],
     ["/docs/errors", "Errors", "Every error code the API answers, what it means and what to do."],
     ["/docs/portal", "Portal help", "What a payee does, and the sandbox's test details."],
+    [
+      "/docs/contract.md",
+      "Contract",
+      "The rules the service keeps: states and their ids, events, fees, limits, signatures.",
+    ],
     ["/openapi.json", "OpenAPI document", "OpenAPI 3.1, for generated clients."],
     ["/healthz", "Health", "Liveness: 200 while the process runs."],
     ["/readyz", "Readiness", "200 once both databases answer."],
@@ -293,6 +301,12 @@ export function docsRoutes(deps: AppDeps): Hono<AppEnv> {
     )));
 
   app.get("/docs/errors", (c) => c.html(html(<ErrorsPage />)));
+  // The contract the document and the error pages cite, as the repository holds it (Markdown).
+  app.get("/docs/contract.md", async (c) => {
+    contractText ??= Deno.readTextFile(new URL("../docs/contract.md", import.meta.url));
+    c.header("Content-Type", "text/markdown; charset=utf-8");
+    return c.body(await contractText);
+  });
   app.get("/docs/portal", (c) => c.html(html(<PortalHelpPage />)));
 
   app.get("/docs/assets/:name", async (c) => {

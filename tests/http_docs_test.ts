@@ -222,3 +222,16 @@ Deno.test("/openapi.json descriptions keep __proto__ and its kin in code spans (
     assert.deepEqual(bare, []);
   });
 });
+
+Deno.test("/docs/contract.md serves the contract in the repository, and the index and the API reference link to it", async () => {
+  await withHttpFixture(async (f) => {
+    const res = await f.app.request("/docs/contract.md");
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("Content-Type"), "text/markdown; charset=utf-8");
+    const file = await Deno.readTextFile(new URL("../docs/contract.md", import.meta.url));
+    assert.equal(await res.text(), file);
+    assert.ok(hrefs(await (await f.app.request("/")).text()).includes("/docs/contract.md"));
+    const doc = await (await f.app.request("/openapi.json")).json();
+    assert.match(doc.info.description, /\/docs\/contract\.md/);
+  });
+});

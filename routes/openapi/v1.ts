@@ -82,7 +82,9 @@ export function openApiDocument(config: Config): JsonObject {
       title: "Disbursement service — Surface A (/api) and Surface B (/v1)",
       version: "1.0.0",
       description:
-        "Pay payees who pick how to be paid. Amounts are dollars with at most two decimals. Every POST " +
+        "Pay payees who pick how to be paid. The rules cited as contract §n (states and their ids, " +
+        "events, fees, limits, signatures) are in /docs/contract.md. Amounts are dollars with at " +
+        "most two decimals. Every POST " +
         "accepts Idempotency-Key. /v1 errors are RFC 9457 problem details whose `type` links to " +
         "/docs/errors; /api errors are the record {name, message, details[{Issue, Field, Location}]}. " +
         "A known path asked with another method is a 405 with an Allow header. Free text on both " +
