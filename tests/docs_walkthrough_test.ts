@@ -58,10 +58,12 @@ Deno.test("README walkthrough: both surfaces reach a completed payout, and the r
         `RECEIVER_PORT=${receiverPort} deno run -N -E client/receiver.ts > "${receiverLog}" &`,
       );
     assert.match(script, new RegExp(`client/receiver.ts > "${receiverLog}" &`));
-    // Deliveries follow the commits by a moment: wait for both completions, then stop it.
+    // Deliveries follow the commits by a moment (a refused first attempt is retried within
+    // seconds): wait for both creations and completions, at most a minute, then stop it.
     const tail = `
-for i in $(seq 1 150); do
-  grep -q 'DISBURSEMENT.COMPLETED' "${receiverLog}" && grep -q 'disbursement.completed' "${receiverLog}" && break
+for i in $(seq 1 300); do
+  grep -q 'DISBURSEMENT.COMPLETED' "${receiverLog}" && grep -q 'disbursement.completed' "${receiverLog}" &&
+    grep -q 'DISBURSEMENT.CREATED' "${receiverLog}" && grep -q 'disbursement.created' "${receiverLog}" && break
   sleep 0.2
 done
 kill %1
