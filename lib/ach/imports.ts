@@ -365,3 +365,86 @@ function logNotApplied(
     }));
   }
 }
+
+/** What a hand import would apply, for the second admin who decides it. */
+export interface AchImportPreview {
+  readonly sha256: string;
+  readonly duplicate: boolean;
+  readonly returns: number;
+  readonly corrections: number;
+  /** Entries that matched a payout or funding and would be applied. */
+  readonly applied: number;
+  readonly notApplied: AchImportReport["notApplied"];
+  /** The money the ledger would move, in cents (each transaction counted once). */
+  readonly movedCents: number;
+  /** The payouts and fundings it would change. */
+  readonly payouts: readonly string[];
+  readonly fundings: readonly string[];
+}
+
+/**
+ * Previews an import: applies it in a write unit that is then undone, so the preview is exactly
+ * what the import would do now (nothing is written, nothing is notified).
+ */
+export async function previewAchImport(
+  deps: AchImportDeps,
+  request: AchImportRequest,
+  now: number,
+): Promise<Result<AchImportPreview, "file_too_large" | "malformed_file">> {
+  const size = request.content.byteLength;
+  if (size > ACH_IMPORT_BYTES_MAX) {
+    return refuse(
+      "file_too_large",
+      `${request.fileName} is ${size} bytes; an imported ACH file is at most ${ACH_IMPORT_BYTES_MAX} bytes`,
+      { field: "file" },
+    );
+  }
+  const parsed = parseReturnFile(new TextDecoder().decode(request.content));
+  if (!parsed.ok) {
+    return refuse("malformed_file", `${request.fileName} is not a NACHA file: ${parsed.message}`, {
+      field: "file",
+    });
+  }
+  const sha256 = await sha256Hex(request.content);
+  const undone = await deps.database.writer.write(async (tx) => {
+    const { rows: [mark] } = await tx.execute(
+      "SELECT coalesce(max(id), 0) AS id FROM ledger_entries",
+    );
+    const { report } = await applyImport(tx, deps, { request, file: parsed.value, sha256 }, now);
+    const { rows } = await tx.execute({
+      sql: `SELECT t.payout_id, t.funding_id, e.amount_cents FROM ledger_entries e
+              JOIN ledger_transactions t ON t.id = e.transaction_id
+             WHERE e.id > ? AND e.amount_cents > 0`,
+      args: [Number(mark.id)],
+    });
+    const preview: AchImportPreview = {
+      sha256,
+      duplicate: report.duplicate,
+      returns: report.returns,
+      corrections: report.corrections,
+      applied: report.applied,
+      notApplied: report.notApplied,
+      movedCents: rows.reduce((sum, row) => sum + Number(row.amount_cents), 0),
+      payouts: [...new Set(rows.flatMap((row) => row.payout_id ? [String(row.payout_id)] : []))],
+      fundings: [...new Set(rows.flatMap((row) => row.funding_id ? [String(row.funding_id)] : []))],
+    };
+    return tx.abort(refuse("preview", "undone", { details: { preview } }));
+  });
+  return ok((undone as unknown as { details: { preview: AchImportPreview } }).details.preview);
+}
+
+/** Imports a file in the caller's unit (a staged hand import, once a second admin approves). */
+export async function importAchFileInUnit(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  request: AchImportRequest,
+  now: number,
+): Promise<Result<AchImportReport, "malformed_file">> {
+  const parsed = parseReturnFile(new TextDecoder().decode(request.content));
+  if (!parsed.ok) {
+    return refuse("malformed_file", `${request.fileName} is not a NACHA file: ${parsed.message}`);
+  }
+  const sha256 = await sha256Hex(request.content);
+  const { report } = await applyImport(tx, deps, { request, file: parsed.value, sha256 }, now);
+  return ok(report);
+}

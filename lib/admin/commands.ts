@@ -420,7 +420,9 @@ function approvalReach(request: CommandRequest, flags: Flags): Promise<Result<Re
     ok({
       writes: ["live"],
       // Operators are installation-wide: only an operator of every company decides on one.
-      companies: approval?.kind.startsWith("operator.")
+      // Operators and hand imports are installation-wide: only an operator of every company
+      // decides on them.
+      companies: approval?.kind.startsWith("operator.") || approval?.companyId === null
         ? "installation"
         : approval?.companyId
         ? [approval.companyId]
@@ -1467,6 +1469,7 @@ export async function runAdminCommand(
     databases: request.databases,
     secretBox: request.secretBox,
     dev: request.dev,
+    runtimeSettings: request.runtimeSettings,
   };
   if (command.public?.(flags)) {
     return await command.run({

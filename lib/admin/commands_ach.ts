@@ -21,7 +21,10 @@ import {
   resolveAchFile,
   voidAchFile,
 } from "../ach/files_service.ts";
-import { importAchFile } from "../ach/imports.ts";
+import { importAchFile, previewAchImport } from "../ach/imports.ts";
+import type { StagedAchImport } from "../ach/import_approval.ts";
+import { requestApproval } from "../operators/approvals.ts";
+import { formatDollars } from "../platform/money.ts";
 import {
   ACH_FILES_PAGE_SIZE_MAX,
   achFileCompany,
@@ -127,6 +130,67 @@ function fileDeps(ctx: CommandContext, environment: Environment): AchFileDeps {
     runtime: payoutRuntime(environment, ctx.runtimeSettings),
     liveDatabase: ctx.databases.live,
   };
+}
+
+/**
+ * A live file imported by hand takes two people: it is staged, sealed, in an approval showing what
+ * it would apply now, and imported when a second admin approves.
+ */
+async function stageLiveImport(
+  ctx: CommandContext,
+  deps: AchFileDeps,
+  fileName: string,
+  content: Uint8Array,
+): Promise<Result<Record<string, unknown>>> {
+  const previewed = await previewAchImport(deps, {
+    content,
+    fileName,
+    source: "cli",
+    importedBy: ctx.actor.operator?.id ?? null,
+  }, ctx.now);
+  if (!previewed.ok) return refuse(previewed.code, `${previewed.message} (${fileName}, in live)`);
+  const preview = previewed.value;
+  const staged: StagedAchImport = {
+    file_name: fileName,
+    sha256: preview.sha256,
+    content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(content)),
+  };
+  const shown = {
+    file_name: fileName,
+    sha256: preview.sha256,
+    duplicate: preview.duplicate,
+    returns: preview.returns,
+    corrections: preview.corrections,
+    entries_matched: preview.applied,
+    money_moved_cents: preview.movedCents,
+    payouts_affected: preview.payouts,
+    fundings_affected: preview.fundings,
+    not_applied: preview.notApplied,
+  };
+  const requested = await requestApproval(ctx.operatorDeps, {
+    operator: ctx.actor.operator!,
+    origin: ctx.actor.origin,
+  }, {
+    kind: "ach_import.apply",
+    environment: "live",
+    companyId: null,
+    objectId: preview.sha256,
+    summary: `ach:import ${fileName}: ${preview.applied} entries matched, ${
+      formatDollars(preview.movedCents)
+    } moved, ${preview.payouts.length} payouts and ${preview.fundings.length} fundings affected`,
+    payload: { ...staged, preview: shown },
+  }, ctx.now);
+  return requested.ok
+    ? ok({
+      environment: "live",
+      approval_id: requested.value.id,
+      status: requested.value.status,
+      kind: "ach_import.apply",
+      summary: requested.value.summary,
+      expires_at: requested.value.expires_at,
+      would_apply: shown,
+    })
+    : requested;
 }
 
 /** The file of --file in --environment as the command's operator may see it, or a refusal. */
@@ -348,7 +412,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
   ),
   "ach:import": {
     summary:
-      "import a return or notice-of-change file from the bank (a file imported before changes nothing); prints the report",
+      "import a return or notice-of-change file from the bank (a file imported before changes nothing); prints the report (live: staged with what it would apply, imported once a second admin approves)",
     flags: { file: "the file's path", environment: "live (default) or test" },
     paths: ["file"],
     role: "admin",
@@ -388,6 +452,9 @@ export const achCommands: Readonly<Record<string, Command>> = {
       if (!content.ok) return content;
       const fileName = path.value.split("/").pop() ?? path.value;
       const deps = fileDeps(ctx, environment.value);
+      if (environment.value === "live") {
+        return await stageLiveImport(ctx, deps, fileName, content.value);
+      }
       const imported = await importAchFile(deps, {
         content: content.value,
         fileName,

@@ -42,6 +42,7 @@ import { issueEnrollment } from "./enrollment.ts";
 import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
+import { achImportApprovedActions } from "../ach/import_approval.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 
 /** Approvals one listing shows at most. */
@@ -234,6 +235,7 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,
+  ...achImportApprovedActions,
 };
 
 export interface ApprovalRequest {

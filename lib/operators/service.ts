@@ -10,6 +10,7 @@ import { appendAudit, type AuditActor } from "../audit/store.ts";
 import { emailSchema } from "../identity/rules.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
+import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { newId, randomBase62, sha256Hex } from "../platform/keys.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.ts";
@@ -58,6 +59,8 @@ export interface OperatorDeps {
   readonly secretBox: SecretBox;
   /** Dev mode (`deno task dev`): there is no TOTP. */
   readonly dev: boolean;
+  /** The payout settings an approved action that moves payouts runs with (a staged import). */
+  readonly runtimeSettings?: RuntimeSettings;
 }
 
 /** An operator acting through a valid session. */
