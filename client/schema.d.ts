@@ -3944,6 +3944,11 @@ export interface paths {
               /** @description A US ZIP code: 12345 or 12345-6789. */
               postal_code: string;
             } | null;
+            /**
+             * @description Extension. A business payee's ACH credits go in a CCD batch, a person's in a PPD batch. Default individual.
+             * @enum {string}
+             */
+            type?: "individual" | "business";
           };
         };
       };
@@ -5789,6 +5794,11 @@ export interface components {
         state: string;
         postal_code: string;
       } | null;
+      /**
+       * @description Extension: a business payee's ACH credits go in a CCD batch.
+       * @enum {string}
+       */
+      type: "individual" | "business";
       line: string;
       livemode: boolean;
       /**

@@ -106,6 +106,8 @@ export const payees = sqliteTable("payees", {
   contactChannel: text("contact_channel", { enum: ["email", "sms"] }).notNull().default("email"),
   modalityDefaults: text("modality_defaults").notNull().default("[]"),
   address: text("address"),
+  /** A business's ACH credits go in a CCD batch, a person's in a PPD batch. */
+  type: text("type", { enum: ["individual", "business"] }).notNull().default("individual"),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [uniqueIndex("payees_line_external").on(t.companyId, t.lineId, t.externalId)]);

@@ -42,6 +42,7 @@ Deno.test("POST /v1/payees: 201 created, 200 unchanged, 200 updated with a payee
       contact_channel: "email",
       modality_defaults: [],
       address: null,
+      type: "individual",
       line: "auto",
       livemode: false,
       created,
@@ -746,5 +747,45 @@ Deno.test("POST /v1/payees: a phone in the usual formats is stored E.164, a lowe
       "SELECT count(*) AS n FROM events WHERE type = 'payee.updated'",
     );
     assert.equal(Number(rows[0].n), 0, "the same number written another way is no change");
+  }, NO_LIMIT);
+});
+
+Deno.test("a /v1 payee of type business is paid in a CCD batch, a person in a PPD one; type is shown and defaults to individual", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const business = await call(f, "POST", "/v1/payees", {
+      id: "success+ach",
+      name: "ACME GLASS LLC",
+      email: "ap@acmeglass.test",
+      type: "business",
+    });
+    assert.equal(business.status, 201);
+    assert.equal((await business.json() as { type: string }).type, "business");
+    const person = await call(f, "POST", "/v1/payees", { id: "pat", email: "pat@example.test" });
+    assert.equal((await person.json() as { type: string }).type, "individual");
+    const refused = await call(f, "POST", "/v1/payees", { id: "x", type: "company" });
+    assert.equal(refused.status, 400);
+    assert.equal(
+      (await refused.json() as { errors: { param: string }[] }).errors[0].param,
+      "type",
+    );
+
+    const created = await call(f, "POST", "/v1/disbursements", {
+      amount: 250,
+      claim_id: "CLM-GLASS",
+      payee: { id: "success+ach" },
+      modalities: ["ach"],
+    });
+    assert.equal(created.status, 201);
+    const { id } = await created.json() as { id: string };
+    // 10:00 New York: past the sandbox bank's 10:30 same-day cutoff, the file is built.
+    const advanced = await call(f, "POST", "/v1/sandbox/clock/advance", { seconds: 3600 });
+    assert.equal(advanced.status, 200);
+    const { rows } = await f.deps.databases.test.readClient.execute({
+      sql: `SELECT e.entry_class FROM rail_batch_entries e JOIN payouts p ON p.id = e.payout_id
+            JOIN disbursements d ON d.id = p.disbursement_id WHERE d.external_uuid = ?`,
+      args: [id],
+    });
+    assert.deepEqual(rows.map((row) => row.entry_class), ["CCD"]);
   }, NO_LIMIT);
 });

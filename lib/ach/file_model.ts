@@ -25,6 +25,8 @@ export interface FileEntry {
   readonly payoutId: string | null;
   readonly fundingId: string | null;
   readonly payeeTypeId: number | null;
+  /** A /v1 payee's type (null for a Surface A payee, whose payeeTypeId says it). */
+  readonly payeeType: "individual" | "business" | null;
   /** The payee's name as the company gave it. */
   readonly payeeName: string;
 }
@@ -50,9 +52,9 @@ const debitCode = (account: { accountType: string }): OriginationCode =>
 /** The entry class of a line: CCD for businesses and the company's own account, PPD for persons. */
 export function entryClassOf(entry: FileEntry): "PPD" | "CCD" {
   if (entry.direction === "debit") return "CCD";
-  return entry.payeeTypeId !== null && BUSINESS_PAYEE_TYPE_IDS.includes(entry.payeeTypeId)
-    ? "CCD"
-    : "PPD";
+  const business = entry.payeeType === "business" ||
+    (entry.payeeTypeId !== null && BUSINESS_PAYEE_TYPE_IDS.includes(entry.payeeTypeId));
+  return business ? "CCD" : "PPD";
 }
 
 /** The NACHA code of a line. */

@@ -318,7 +318,7 @@ export async function entriesForFile(
   const { rows } = await reader.execute({
     sql:
       `SELECT e.id, e.reference, e.direction, e.amount_cents, e.trace_number, e.payout_id, e.funding_id,
-              p.method_details, p.payee_type_id,
+              p.method_details, p.payee_type_id, py.type AS payee_type,
               coalesce(nullif(trim(coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')), ''),
                        py.name, p.payee_uuid, '') AS payee_name,
               coalesce(p.amount_cents - p.payee_fee_cents, f.amount_cents) AS expected_cents
@@ -340,6 +340,11 @@ export async function entriesForFile(
     fundingId: row.funding_id === null ? null : String(row.funding_id),
     methodDetails: row.method_details === null ? null : String(row.method_details),
     payeeTypeId: row.payee_type_id === null ? null : Number(row.payee_type_id),
+    payeeType: row.payee_type === "business"
+      ? "business"
+      : row.payee_type === "individual"
+      ? "individual"
+      : null,
     payeeName: String(row.payee_name),
     expectedCents: Number(row.expected_cents),
   }));

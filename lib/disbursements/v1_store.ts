@@ -20,6 +20,7 @@ export interface PayeeFields {
   readonly contactChannel: "email" | "sms";
   readonly modalityDefaults: string[];
   readonly address: Record<string, string> | null;
+  readonly type: "individual" | "business";
 }
 
 export interface PayeeRecord extends PayeeFields {
@@ -40,6 +41,7 @@ const toPayee: RowMapper<PayeeRecord> = rowMapper({
   contactChannel: payee.contactChannel,
   modalityDefaults: json<string[]>(payee.modalityDefaults, "array"),
   address: json<Record<string, string>, string | null>(payee.address, "object"),
+  type: payee.type,
   createdAt: payee.createdAt,
   updatedAt: payee.updatedAt,
 });
@@ -79,6 +81,7 @@ export async function upsertPayee(
     contactChannel: "email",
     modalityDefaults: [],
     address: null,
+    type: "individual",
     ...(existing ?? {}),
     ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)),
   };
@@ -90,13 +93,15 @@ export async function upsertPayee(
     fields.contactChannel,
     JSON.stringify(fields.modalityDefaults),
     fields.address === null ? null : JSON.stringify(fields.address),
+    fields.type,
   ];
   if (!existing) {
     const id = newId("payee");
     await tx.execute({
       sql:
         `INSERT INTO payees (id, company_id, line_id, external_id, name, email, phone, language, contact_channel,
-              modality_defaults, address, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              modality_defaults, address, type, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       args: [id, scope.companyId, scope.lineId, scope.externalId, ...stored, now, now],
     });
     return {
@@ -113,13 +118,14 @@ export async function upsertPayee(
     contact_channel: existing.contactChannel,
     modality_defaults: JSON.stringify(existing.modalityDefaults),
     address: existing.address === null ? null : JSON.stringify(existing.address),
+    type: existing.type,
   };
   const changed = Object.keys(before).filter((key, i) => before[key] !== stored[i]);
   if (changed.length === 0) return { payee: existing, created: false, changed };
   await tx.execute({
     sql:
       `UPDATE payees SET name = ?, email = ?, phone = ?, language = ?, contact_channel = ?, modality_defaults = ?,
-            address = ?, updated_at = ? WHERE id = ?`,
+            address = ?, type = ?, updated_at = ? WHERE id = ?`,
     args: [...stored, now, existing.id],
   });
   await recordEvent(tx, {

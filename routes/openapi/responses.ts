@@ -166,6 +166,10 @@ export function responseSchemas(config: Config) {
     contact_channel: v.picklist(["email", "sms"]),
     modality_defaults: v.array(v.picklist(modalityCodes)),
     address: v.nullable(PayeeAddress),
+    type: v.pipe(
+      v.picklist(["individual", "business"]),
+      v.description("Extension: a business payee's ACH credits go in a CCD batch."),
+    ),
     line: text(),
     livemode: v.boolean(),
     created: timestamp(),

@@ -34,6 +34,7 @@ export function payeeRoutes(deps: AppDeps): Hono<AppEnv> {
       contactChannel: input.contact_channel,
       modalityDefaults: input.modality_defaults,
       address: input.address === undefined ? undefined : input.address,
+      type: input.type,
     };
     return await respondIdempotently(
       c,

@@ -91,6 +91,13 @@ export function v1Schemas(config: Config) {
         state: stateCode("address.state"),
         postal_code: zipCode("address.postal_code"),
       }, "address must be an object"))),
+      type: v.optional(v.pipe(
+        v.picklist(["individual", "business"], "type must be individual or business"),
+        v.description(
+          "Extension. A business payee's ACH credits go in a CCD batch, a person's in a PPD " +
+            "batch. Default individual.",
+        ),
+      )),
     }),
     listQuery: v.object({
       limit: v.optional(
@@ -151,6 +158,7 @@ export function payeeView(p: PayeeRecord, principal: LinePrincipal) {
     contact_channel: p.contactChannel,
     modality_defaults: p.modalityDefaults,
     address: p.address,
+    type: p.type,
     line: principal.lineCode,
     livemode: principal.environment === "live",
     created: iso(p.createdAt),

@@ -1,0 +1,1 @@
+ALTER TABLE `payees` ADD `type` text DEFAULT 'individual' NOT NULL;
