@@ -8,18 +8,16 @@
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import { TransientJobError } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type {
-  BatchPayoutMoves,
-  BatchRail,
-  BatchRow,
-  NewBatchEntry,
-  TransmitAnswer,
-} from "../rails/batch.ts";
-import type { BatchAdapter, RailPolicy } from "../rails/engine.ts";
+import type { BatchPayoutMoves, BatchRail, BatchRow, NewBatchEntry } from "../rails/batch.ts";
+import {
+  bankFileAdapter,
+  type BatchAdapter,
+  type RailPolicy,
+  type UploadAnswer,
+} from "../rails/engine.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import type { BankSettings } from "./bank_settings.ts";
 import { hasAchRail, readBankSettings } from "./bank_store.ts";
@@ -36,7 +34,7 @@ import {
 } from "./files_store.ts";
 import { checkNachaFile } from "./nacha.ts";
 import { SANDBOX_RETURNS_JOB, sandboxBankUpload } from "./sandbox_bank.ts";
-import { uploadAchFile, type UploadAnswer } from "./transport.ts";
+import { uploadAchFile } from "./transport.ts";
 import { ACH_SETTLE_JOB, achJobHandlers, sendEntries } from "./jobs.ts";
 
 /** How a file reaches the bank. Throws when it is not known whether the bank has it. */
@@ -120,45 +118,26 @@ export async function achSettingsOf(
   return settings;
 }
 
-/** What a transmission hands the bank. */
-interface AchTransmission {
-  readonly batchId: string;
-  readonly file: AchFileRow;
-  readonly settings: BankSettings;
-}
-
-async function transmitFile(
+/** Opens and checks the kept file, then hands it to the bank by the rail's transport. */
+async function uploadFile(
   deps: AchRailDeps,
-  request: AchTransmission,
+  file: AchFileRow,
+  settings: BankSettings,
   attempt: number,
-): Promise<TransmitAnswer> {
-  const content = await openFileContent(deps.secretBox, request.file.contentSealed);
+): Promise<UploadAnswer> {
+  const content = await openFileContent(deps.secretBox, file.contentSealed);
   const checked = checkNachaFile(content);
   if (!checked.ok) {
-    throw new Error(`ACH file ${request.batchId} no longer reads: ${checked.message}`);
+    throw new Error(`ACH file ${file.batchId} no longer reads: ${checked.message}`);
   }
   const accountNumbers = checked.value.batches.flatMap((batch) =>
     batch.entries.map((entry) => entry.accountNumber)
   );
-  let answer: UploadAnswer;
-  try {
-    answer = await deps.transport.upload(request.settings, {
-      fileName: request.file.fileName,
-      content,
-      accountNumbers,
-    }, attempt);
-  } catch (error) {
-    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
-    throw new TransientJobError(
-      `the upload of ACH file ${request.batchId} ended without an answer: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
-  return answer.kind === "uploaded"
-    ? { kind: "transmitted", railReference: request.file.fileName }
-    : { kind: "not_transmitted", reason: answer.reason };
+  return await deps.transport.upload(settings, {
+    fileName: file.fileName,
+    content,
+    accountNumbers,
+  }, attempt);
 }
 
 /**
@@ -188,33 +167,27 @@ async function fileTransmitted(
 
 /** The ACH rail's part of the engine: NACHA files, its transport, what a transmission starts. */
 export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAdapter {
-  const adapter: BatchAdapter<AchTransmission> = {
+  return bankFileAdapter<AchFileRow, BankSettings>({
     rails: [ACH_RAIL],
     label: "ACH file",
     objectType: "ach_file",
     commandPrefix: "ach",
     jobs: ACH_BATCH_JOBS,
     notReceived: "void",
-    // A bank may already have picked a file up: a file is never handed over twice on its own.
-    retransmitsSafely: () => false,
-    async hold(tx, batch) {
-      const file = await loadAchFile(tx, batch.id);
-      if (!file) return null;
-      const settings = await achSettingsOf(deps, tx, batch.companyId);
-      return {
-        request: { batchId: batch.id, file, settings },
+    file: loadAchFile,
+    settings: (tx, companyId) => achSettingsOf(deps, tx, companyId),
+    judge: (_tx, file, settings) =>
+      Promise.resolve({
         uploads: deps.transport.uploads(settings),
         releaseCents: file.creditTotalCents + file.debitTotalCents,
         windowEndsAt: file.windowEndsAt,
         heldBy: null,
-      };
-    },
-    transmit: (request, attempt) => transmitFile(deps, request, attempt),
+      }),
+    upload: (file, settings, attempt) => uploadFile(deps, file, settings, attempt),
     transmitted: (tx, batch, at) => fileTransmitted(deps, moves, tx, batch, at),
     planCutoff: ensureCutoffPlanned,
     released: (tx, batch, approvalId) => setFileApproval(tx, batch.id, approvalId),
-  };
-  return adapter as BatchAdapter;
+  });
 }
 
 /** The ACH rail of one environment's database. */

@@ -14,11 +14,12 @@ import { createHash } from "node:crypto";
 import SftpClient from "ssh2-sftp-client";
 import type { SftpTarget } from "./bank_settings.ts";
 
-/** The answer of one upload. Throws when it is not known whether the bank has the file. */
-export type UploadAnswer =
-  | { readonly kind: "uploaded"; readonly remotePath: string }
-  /** Nothing reached the bank (connection refused, authentication failed before any write). */
-  | { readonly kind: "not_uploaded"; readonly reason: string };
+/**
+ * The answer of one upload (the engine's: not_uploaded when nothing reached the bank, a refused
+ * connection or login). An upload throws when it is not known whether the bank has the file.
+ */
+export type { UploadAnswer } from "../rails/engine.ts";
+import type { UploadAnswer } from "../rails/engine.ts";
 
 /** Connecting, authenticating and checking the host key must end within this. */
 export const SFTP_CONNECT_TIMEOUT_MS = 10_000;

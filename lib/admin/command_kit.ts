@@ -156,6 +156,22 @@ export async function optionalTinReach(
 }
 
 /** What a live command answers once it asked a second admin: the approval, and what it is about. */
+/**
+ * The companies a listing covers: the --tin company when named (refused when unknown), else the
+ * operator's scope (null: every company).
+ */
+export async function listedCompanies(
+  ctx: CommandContext,
+  flags: Flags,
+): Promise<Result<readonly string[] | null>> {
+  if (flags.tin === undefined) return ok(ctx.operator?.companyScope ?? null);
+  const companyId = await companyIdByTin(ctx, flags.tin);
+  if (companyId === null) {
+    return refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" });
+  }
+  return ok([companyId]);
+}
+
 export function approvalAnswer(
   requested: Result<{ id: string; status: string; summary: string; expires_at: string }>,
   about: Record<string, unknown>,

@@ -21,10 +21,11 @@ import {
 import type { SqlReader } from "../../db/writer.ts";
 import {
   type Command,
-  companyIdByTin,
   environmentFlag,
   type Flags,
+  listedCompanies,
   objectReach,
+  optionalTinReach,
 } from "./command_kit.ts";
 
 const ENVIRONMENT_FLAG = "live (default) or test";
@@ -99,15 +100,7 @@ export const batchCommands: Readonly<Record<string, Command>> = {
     },
     optional: ["tin", "status"],
     role: "viewer",
-    reach: async (request, f) => {
-      if (f.tin === undefined) return ok({ writes: [], companies: [] });
-      const companyId = await companyIdByTin(request, f.tin);
-      return ok({
-        writes: [],
-        companies: companyId === null ? [] : [companyId],
-        hidden: refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" }),
-      });
-    },
+    reach: optionalTinReach,
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
@@ -121,17 +114,11 @@ export const batchCommands: Readonly<Record<string, Command>> = {
           },
         );
       }
-      let companyIds = ctx.operator?.companyScope ?? null;
-      if (f.tin !== undefined) {
-        const companyId = await companyIdByTin(ctx, f.tin);
-        if (companyId === null) {
-          return refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
-        }
-        companyIds = [companyId];
-      }
+      const companyIds = await listedCompanies(ctx, f);
+      if (!companyIds.ok) return companyIds;
       const batches = await listRailBatches(
         ctx.databases[environment.value].readClient,
-        { status, companyIds },
+        { status, companyIds: companyIds.value },
         RAIL_BATCHES_LISTED_MAX,
       );
       return ok({

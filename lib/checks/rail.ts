@@ -11,19 +11,22 @@ import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { bankLocal } from "../ach/cutoffs.ts";
-import { TransientJobError } from "../../db/scheduler.ts";
 import {
   type BatchPayoutMoves,
   type BatchRail,
   insertQueuedEntry,
   type NewBatchEntry,
-  type TransmitAnswer,
 } from "../rails/batch.ts";
-import type { BatchAdapter, RailPolicy } from "../rails/engine.ts";
+import {
+  bankFileAdapter,
+  type BatchAdapter,
+  type RailPolicy,
+  type UploadAnswer,
+} from "../rails/engine.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { modalityOf } from "../payouts/states.ts";
 import { sha256Hex } from "../platform/keys.ts";
-import { uploadAchFile, type UploadAnswer } from "../ach/transport.ts";
+import { uploadAchFile } from "../ach/transport.ts";
 import { issueCheck } from "./register.ts";
 import { type CheckSettings, hasCheckRail, readCheckSettings } from "./settings_store.ts";
 import {
@@ -151,41 +154,9 @@ async function queueCheck(
   await ensureCheckCutoffPlanned(tx, entry.companyId, now);
 }
 
-/** What a transmission hands the bank. */
-interface CheckTransmission {
-  readonly batchId: string;
-  readonly file: CheckFileRow;
-  readonly settings: CheckSettings;
-}
-
-async function transmitFile(
-  deps: CheckRailDeps,
-  request: CheckTransmission,
-): Promise<TransmitAnswer> {
-  const content = await openCheckFile(deps.secretBox, request.file.contentSealed);
-  if (await sha256Hex(content) !== request.file.sha256) {
-    throw new Error(`check file ${request.batchId} no longer matches its SHA-256`);
-  }
-  let answer: UploadAnswer;
-  try {
-    answer = await deps.transport.upload(request.settings, request.file, content);
-  } catch (error) {
-    // Nobody knows whether the bank has it: the next run finds the file transmitting, in doubt.
-    throw new TransientJobError(
-      `the upload of check file ${request.batchId} ended without an answer: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
-  return answer.kind === "uploaded"
-    ? { kind: "transmitted", railReference: request.file.fileName }
-    : { kind: "not_transmitted", reason: answer.reason };
-}
-
 /** The check rail's part of the engine: positive-pay and print files, and their transport. */
 export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): BatchAdapter {
-  const adapter: BatchAdapter<CheckTransmission> = {
+  return bankFileAdapter<CheckFileRow, CheckSettings>({
     rails: [POSITIVE_PAY_RAIL, PRINT_RAIL],
     label: "check file",
     objectType: "check_file",
@@ -193,26 +164,25 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
     jobs: CHECK_BATCH_JOBS,
     // A check file keeps its check numbers: one the bank did not receive is transmitted again.
     notReceived: "transmit_again",
-    // A bank may already have picked a file up: a file is never handed over twice on its own.
-    retransmitsSafely: () => false,
-    async hold(tx, batch) {
-      const file = await loadCheckFile(tx, batch.id);
-      if (!file) return null;
-      const settings = await checkSettingsOf(deps, tx, batch.companyId);
-      return {
-        request: { batchId: batch.id, file, settings },
-        uploads: deps.transport.uploads(settings),
-        // A print file follows its positive-pay file: it needs no release of its own.
-        releaseCents: file.kind === "positive_pay" ? file.totalCents : null,
-        windowEndsAt: null,
-        heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
-      };
+    file: loadCheckFile,
+    settings: (tx, companyId) => checkSettingsOf(deps, tx, companyId),
+    judge: async (tx, file, settings) => ({
+      uploads: deps.transport.uploads(settings),
+      // A print file follows its positive-pay file: it needs no release of its own.
+      releaseCents: file.kind === "positive_pay" ? file.totalCents : null,
+      windowEndsAt: null,
+      heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
+    }),
+    async upload(file, settings) {
+      const content = await openCheckFile(deps.secretBox, file.contentSealed);
+      if (await sha256Hex(content) !== file.sha256) {
+        throw new Error(`check file ${file.batchId} no longer matches its SHA-256`);
+      }
+      return await deps.transport.upload(settings, file, content);
     },
-    transmit: (request) => transmitFile(deps, request),
     transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
     planCutoff: ensureCheckCutoffPlanned,
-  };
-  return adapter as BatchAdapter;
+  });
 }
 
 /** Why a print file waits: checks never exist on paper before the bank knows them. */

@@ -54,6 +54,14 @@ export interface BatchActionResult {
 const notFound = (batchId: string) =>
   refuse("batch_not_found", `no batch ${batchId}`, { field: "file" });
 
+/** A built batch is what the action takes (`what`: "can be voided", "is released", …). */
+const notBuilt = (adapter: BatchAdapter, batch: BatchRow, what: string) =>
+  refuse(
+    "batch_not_built",
+    `${adapter.label} ${batch.id} is ${batch.status}; only a built file ${what}`,
+    { field: "file", details: { status: batch.status } },
+  );
+
 /** A batch and its rail's adapter, or null when no rail of this environment has it. */
 async function found(
   deps: Pick<BatchServiceDeps, "rails" | "moves">,
@@ -178,11 +186,7 @@ export function voidBuiltBatch(
     const read = await found(deps, tx, batchId);
     if (!read) return tx.abort(notFound(batchId));
     if (read.batch.status !== "built") {
-      return tx.abort(refuse(
-        "batch_not_built",
-        `${read.adapter.label} ${batchId} is ${read.batch.status}; only a built file can be voided`,
-        { field: "file", details: { status: read.batch.status } },
-      ));
+      return tx.abort(notBuilt(read.adapter, read.batch, "can be voided"));
     }
     const voided = await voidOrDoubt(tx, read.engine, read.adapter, batchId, {
       actor,
@@ -207,13 +211,7 @@ export function markBatchSent(
     const read = await found(deps, tx, batchId);
     if (!read) return tx.abort(notFound(batchId));
     const { batch, adapter, engine } = read;
-    if (batch.status !== "built") {
-      return tx.abort(refuse(
-        "batch_not_built",
-        `${adapter.label} ${batchId} is ${batch.status}; only a built file can be marked sent`,
-        { field: "file", details: { status: batch.status } },
-      ));
-    }
+    if (batch.status !== "built") return tx.abort(notBuilt(adapter, batch, "can be marked sent"));
     const held = await adapter.hold(tx, batch);
     if (!held) return tx.abort(notFound(batchId));
     if (held.uploads) {
@@ -266,13 +264,7 @@ export async function requestBatchRelease(
     return { ...read, waits, releaseCents: held?.releaseCents ?? null };
   });
   if (!read) return notFound(batchId);
-  if (read.batch.status !== "built") {
-    return refuse(
-      "batch_not_built",
-      `${read.adapter.label} ${batchId} is ${read.batch.status}; only a built file is released`,
-      { field: "file", details: { status: read.batch.status } },
-    );
-  }
+  if (read.batch.status !== "built") return notBuilt(read.adapter, read.batch, "is released");
   if (!read.waits) {
     return refuse(
       "batch_awaits_release",
@@ -305,12 +297,7 @@ export async function releaseApprovedBatch(
   const read = await found(deps, tx, batchId);
   if (!read) return notFound(batchId);
   const { batch, adapter, engine } = read;
-  if (batch.status !== "built") {
-    return refuse(
-      "batch_not_built",
-      `${adapter.label} ${batchId} is ${batch.status}; only a built file is released`,
-    );
-  }
+  if (batch.status !== "built") return notBuilt(adapter, batch, "is released");
   await adapter.released?.(tx, batch, approvalId);
   await scheduleTransmission(tx, adapter.jobs, batch, now, 1);
   await appendAudit(tx, engine.policy.environment, actor, {

@@ -19,7 +19,12 @@
  */
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { railBatchAttempts, railBatches } from "../../db/schema.ts";
-import { externalJob, type JobHandler, type RunningJob } from "../../db/scheduler.ts";
+import {
+  externalJob,
+  type JobHandler,
+  type RunningJob,
+  TransientJobError,
+} from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { retryDelayMs } from "../../db/job_policy.ts";
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
@@ -174,6 +179,78 @@ export interface BatchAdapter<Request = unknown> {
   planCutoff(tx: WriteTx, companyId: string, now: number): Promise<void>;
   /** Keeps the approval a batch's release was given, when the rail shows it. */
   released?(tx: WriteTx, batch: BatchRow, approvalId: string): Promise<void>;
+}
+
+/** A bank's answer to an upload: it took the file, or nothing reached it. */
+export type UploadAnswer =
+  | { readonly kind: "uploaded"; readonly remotePath: string }
+  | { readonly kind: "not_uploaded"; readonly reason: string };
+
+/**
+ * What a rail of bank files (ACH, checks) brings to `bankFileAdapter`: its kept file and the
+ * settings it goes with, and its own upload of the file's content.
+ */
+export interface BankFileRail<File extends { readonly fileName: string }, Settings> extends
+  Pick<
+    BatchAdapter,
+    | "rails"
+    | "label"
+    | "objectType"
+    | "commandPrefix"
+    | "jobs"
+    | "notReceived"
+    | "transmitted"
+    | "planCutoff"
+    | "released"
+  > {
+  /** The batch's kept file, or null while its build is unfinished. */
+  file(tx: WriteTx, batchId: string): Promise<File | null>;
+  settings(tx: WriteTx, companyId: string): Promise<Settings>;
+  /** What the engine judges the file on (see `HeldBatch`). */
+  judge(tx: WriteTx, file: File, settings: Settings): Promise<Omit<HeldBatch<unknown>, "request">>;
+  /** Opens and checks the kept content, then hands it to the bank; throws when nobody knows. */
+  upload(file: File, settings: Settings, attempt: number): Promise<UploadAnswer>;
+}
+
+/**
+ * The adapter of a rail of bank files: a file a bank may already have picked up is never handed
+ * over twice on its own, and an upload that ended without an answer leaves it for the next run
+ * to find transmitting (in doubt).
+ */
+export function bankFileAdapter<File extends { readonly fileName: string }, Settings>(
+  rail: BankFileRail<File, Settings>,
+): BatchAdapter {
+  type Request = { readonly batchId: string; readonly file: File; readonly settings: Settings };
+  const adapter: BatchAdapter<Request> = {
+    ...rail,
+    retransmitsSafely: () => false,
+    async hold(tx, batch) {
+      const file = await rail.file(tx, batch.id);
+      if (!file) return null;
+      const settings = await rail.settings(tx, batch.companyId);
+      return {
+        request: { batchId: batch.id, file, settings },
+        ...await rail.judge(tx, file, settings),
+      };
+    },
+    async transmit(request, attempt) {
+      let answer: UploadAnswer;
+      try {
+        answer = await rail.upload(request.file, request.settings, attempt);
+      } catch (error) {
+        throw new TransientJobError(
+          `the upload of ${rail.label} ${request.batchId} ended without an answer: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      }
+      return answer.kind === "uploaded"
+        ? { kind: "transmitted", railReference: request.file.fileName }
+        : { kind: "not_transmitted", reason: answer.reason };
+    },
+  };
+  return adapter as BatchAdapter;
 }
 
 /** The actor of what the pipeline does by itself (a file voided when its window closed). */
