@@ -259,10 +259,27 @@ async function endToEnd(f: HttpFixture): Promise<void> {
       paidPath,
       "Check Number,Amount,Paid Date\n5001,100.00,2026-01-07\n5002,200.00,2026-01-07\n5004,300.00,2026-01-07\n",
     );
-    const imported = await asAlice("checks:import-paid", { tin: acme.tin, file: paidPath });
+    // Imported by hand in live, the file waits for a second admin, showing what it would apply.
+    const staged = await asAlice("checks:import-paid", { tin: acme.tin, file: paidPath });
     assert.deepEqual(
-      [imported.duplicate, imported.matched, imported.exceptions, imported.not_matched],
-      [false, 3, 0, []],
+      [
+        staged.status,
+        staged.would_apply.items_matched,
+        staged.would_apply.exceptions,
+        staged.would_apply.money_moved_cents > 0,
+        staged.would_apply.payouts_affected.length,
+      ],
+      ["pending_approval", 3, 0, true, 3],
+    );
+    f.clock.advance(30_000);
+    const approvedImport = await adminCall(app, await signInNow(bruno))("approvals:approve", {
+      id: staged.approval_id,
+    });
+    assert.equal(approvedImport.status, 200, JSON.stringify(approvedImport.body));
+    const imported = approvedImport.body.result.result;
+    assert.deepEqual(
+      [imported.duplicate, imported.matched, imported.exceptions],
+      [false, 3, 0],
     );
     await runUntil(f.clock.now());
     for (const id of Object.values(ids)) assert.equal(await status(id), "completed");
@@ -340,7 +357,7 @@ async function endToEnd(f: HttpFixture): Promise<void> {
       "checks:mark-sent alice@ops.test",
       "checks:mark-sent alice@ops.test",
       "checks:mark-sent alice@ops.test",
-      "checks:import-paid alice@ops.test",
+      "checks:import-paid bruno@ops.test",
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });

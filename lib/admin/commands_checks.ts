@@ -21,7 +21,10 @@ import {
   listChecks,
 } from "../checks/register.ts";
 import { markCheckFileSent, readCheckFileContent } from "../checks/files_service.ts";
-import { importPaidItems } from "../checks/paid_import.ts";
+import { importPaidItems, previewPaidItems } from "../checks/paid_import.ts";
+import type { StagedPaidImport } from "../checks/import_approval.ts";
+import { requestApproval } from "../operators/approvals.ts";
+import { formatDollars } from "../platform/money.ts";
 import { PAID_IMPORT_BYTES_MAX } from "../checks/paid_import_rules.ts";
 import { resolveCheckException } from "../checks/exceptions.ts";
 import {
@@ -205,6 +208,71 @@ const depsOf = (ctx: CommandContext, environment: Environment) => ({
   secretBox: ctx.secretBox,
   runtime: payoutRuntime(environment, ctx.runtimeSettings),
 });
+
+/**
+ * A live paid-items file imported by hand takes two people: staged, sealed, in an approval showing
+ * what it would apply now (items matched, money moved, payouts affected), imported once approved.
+ */
+async function stagePaidImport(
+  ctx: CommandContext,
+  companyId: string,
+  fileName: string,
+  content: Uint8Array,
+): Promise<Result<Record<string, unknown>>> {
+  const previewed = await previewPaidItems(depsOf(ctx, "live"), {
+    companyId,
+    content,
+    fileName,
+    source: "cli",
+    importedBy: ctx.actor.operator?.id ?? null,
+  }, ctx.now);
+  if (!previewed.ok) {
+    return refuse("invalid_input", `${previewed.message} (in live)`, {
+      field: previewed.field ?? "file",
+    });
+  }
+  const preview = previewed.value;
+  const staged: StagedPaidImport = {
+    file_name: fileName,
+    sha256: preview.sha256,
+    content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(content)),
+  };
+  const shown = {
+    file_name: fileName,
+    sha256: preview.sha256,
+    duplicate: preview.duplicate,
+    items: preview.items,
+    items_matched: preview.matched,
+    exceptions: preview.exceptions,
+    money_moved_cents: preview.movedCents,
+    payouts_affected: preview.payouts,
+  };
+  const requested = await requestApproval(ctx.operatorDeps, {
+    operator: ctx.actor.operator!,
+    origin: ctx.actor.origin,
+  }, {
+    kind: "check_paid_import.apply",
+    environment: "live",
+    companyId,
+    objectId: `${companyId} ${preview.sha256}`,
+    summary:
+      `checks:import-paid ${fileName}: ${preview.matched} of ${preview.items} items matched, ${
+        formatDollars(preview.movedCents)
+      } moved, ${preview.payouts.length} payouts affected`,
+    payload: { ...staged, preview: shown },
+  }, ctx.now);
+  return requested.ok
+    ? ok({
+      environment: "live",
+      approval_id: requested.value.id,
+      status: requested.value.status,
+      kind: "check_paid_import.apply",
+      summary: requested.value.summary,
+      expires_at: requested.value.expires_at,
+      would_apply: shown,
+    })
+    : requested;
+}
 
 /** What `checks:import-paid` reads of a file: one byte more than an import takes. */
 const IMPORT_READ_BYTES_MAX = PAID_IMPORT_BYTES_MAX + 1;
@@ -492,6 +560,9 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       const content = await readAtMost(path.value, IMPORT_READ_BYTES_MAX);
       if (!content.ok) return content;
       const fileName = path.value.split("/").pop() ?? path.value;
+      if (environment === "live") {
+        return await stagePaidImport(ctx, companyId, fileName, content.value);
+      }
       const imported = await importPaidItems(depsOf(ctx, environment), {
         companyId,
         content: content.value,

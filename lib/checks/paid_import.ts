@@ -67,12 +67,15 @@ export interface PaidImportReport {
 /** Whether a file the bank dropped in the inbound directory is a paid-items file: a `.csv`. */
 export const isPaidItemsFileName = (name: string): boolean => /\.csv$/i.test(name);
 
-/** Imports one paid-items file of a company; refuses a file it cannot read whole, writing nothing. */
-export async function importPaidItems(
-  deps: PaidImportDeps,
+/** The file read and checked before any unit: its items, its malformed lines and its SHA-256. */
+async function readPaidFile(
   request: PaidImportRequest,
-  now: number,
-): Promise<Result<PaidImportReport, PaidFileRefusal>> {
+): Promise<
+  Result<
+    { items: readonly PaidItem[]; malformed: ParsedPaidItems["malformed"]; sha256: string },
+    PaidFileRefusal
+  >
+> {
   const size = request.content.byteLength;
   if (size > PAID_IMPORT_BYTES_MAX) {
     return refuse(
@@ -95,15 +98,26 @@ export async function importPaidItems(
       field: parsed.field,
     });
   }
-  const sha256 = await sha256Hex(request.content);
+  return ok({
+    items: parsed.value.items,
+    malformed: parsed.value.malformed,
+    sha256: await sha256Hex(request.content),
+  });
+}
+
+type ParsedPaidItems = Extract<ReturnType<typeof parsePaidItems>, { ok: true }>["value"];
+
+/** Imports one paid-items file of a company; refuses a file it cannot read whole, writing nothing. */
+export async function importPaidItems(
+  deps: PaidImportDeps,
+  request: PaidImportRequest,
+  now: number,
+): Promise<Result<PaidImportReport, PaidFileRefusal>> {
+  const read = await readPaidFile(request);
+  if (!read.ok) return read;
+  const { items, malformed, sha256 } = read.value;
   const report = await deps.database.writer.write((tx) =>
-    applyImport(
-      tx,
-      deps,
-      { request, items: parsed.value.items, sha256 },
-      now,
-      parsed.value.malformed,
-    )
+    applyImport(tx, deps, { request, items, sha256 }, now, malformed)
   );
   if (!report.duplicate) logNotMatched(request, report);
   return ok(report);
@@ -248,4 +262,63 @@ function logNotMatched(request: PaidImportRequest, report: PaidImportReport): vo
       detail: item.message,
     }));
   }
+}
+
+/** What a hand import of paid items would do now: applied in a unit that is then undone. */
+export interface PaidImportPreview {
+  readonly sha256: string;
+  readonly duplicate: boolean;
+  readonly items: number;
+  readonly matched: number;
+  readonly exceptions: number;
+  /** The money the ledger would move, in cents. */
+  readonly movedCents: number;
+  readonly payouts: readonly string[];
+}
+
+/** Previews a paid-items import exactly as it would apply now; nothing is written. */
+export async function previewPaidItems(
+  deps: PaidImportDeps,
+  request: PaidImportRequest,
+  now: number,
+): Promise<Result<PaidImportPreview, PaidFileRefusal>> {
+  const read = await readPaidFile(request);
+  if (!read.ok) return read;
+  const { items, malformed, sha256 } = read.value;
+  const undone = await deps.database.writer.write(async (tx) => {
+    const { rows: [mark] } = await tx.execute(
+      "SELECT coalesce(max(id), 0) AS id FROM ledger_entries",
+    );
+    const report = await applyImport(tx, deps, { request, items, sha256 }, now, malformed);
+    const { rows } = await tx.execute({
+      sql: `SELECT t.payout_id, e.amount_cents FROM ledger_entries e
+              JOIN ledger_transactions t ON t.id = e.transaction_id
+             WHERE e.id > ? AND e.amount_cents > 0`,
+      args: [Number(mark.id)],
+    });
+    const preview: PaidImportPreview = {
+      sha256,
+      duplicate: report.duplicate,
+      items: report.items,
+      matched: report.matched,
+      exceptions: report.exceptions,
+      movedCents: rows.reduce((sum, row) => sum + Number(row.amount_cents), 0),
+      payouts: [...new Set(rows.flatMap((row) => row.payout_id ? [String(row.payout_id)] : []))],
+    };
+    return tx.abort(refuse("preview", "undone", { details: { preview } }));
+  });
+  return ok((undone as unknown as { details: { preview: PaidImportPreview } }).details.preview);
+}
+
+/** Imports paid items in the caller's unit (a staged hand import, once a second admin approves). */
+export async function importPaidItemsInUnit(
+  tx: WriteTx,
+  deps: PaidImportDeps,
+  request: PaidImportRequest,
+  now: number,
+): Promise<Result<PaidImportReport, PaidFileRefusal>> {
+  const read = await readPaidFile(request);
+  if (!read.ok) return read;
+  const { items, malformed, sha256 } = read.value;
+  return ok(await applyImport(tx, deps, { request, items, sha256 }, now, malformed));
 }

@@ -43,6 +43,7 @@ import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 import { achImportApprovedActions } from "../ach/import_approval.ts";
+import { paidImportApprovedActions } from "../checks/import_approval.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 
 /** Approvals one listing shows at most. */
@@ -236,6 +237,7 @@ const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,
   ...achImportApprovedActions,
+  ...paidImportApprovedActions,
 };
 
 export interface ApprovalRequest {

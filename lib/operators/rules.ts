@@ -145,6 +145,7 @@ export const APPROVAL_KINDS = {
   "operator.promote_admin": "raise an operator to the admin role",
   "payment_rule.change": "set or remove a company's live payment approval rule",
   "ach_import.apply": "apply a return or notice-of-change file imported by hand in live",
+  "check_paid_import.apply": "apply a paid-items file imported by hand in live",
   "bank_settings.change": "change a company's bank settings",
   "bank_file.release": "release a bank file whose total is over the approval limit",
   "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",
