@@ -368,7 +368,7 @@ export function checkBankSettings(
     );
   }
   if (s.sftp !== null) {
-    if (environment === "test") {
+    if (!ENVIRONMENT_BANKS[environment].filesLeaveMachine) {
       return invalid(
         "sftp",
         "sftp: test files never leave the machine, so the test environment takes no SFTP target (give null)",
@@ -473,6 +473,36 @@ function digitsOf(text: string): string {
   for (const unit of new TextEncoder().encode(text)) hash = Math.imul(hash ^ unit, 16777619);
   return String(hash >>> 0).padStart(10, "0").slice(-9);
 }
+
+/**
+ * What an environment's bank is, beyond a company's stored settings. The composition root
+ * (lib/payouts/runtime.ts) gives each environment the transports of the same bank; rail code asks
+ * its bank what it does, never which environment it runs in.
+ */
+export interface EnvironmentBank {
+  /**
+   * The settings of a company that stored none (the sandbox bank gives every company its own);
+   * null where a company has a bank only once its settings are stored.
+   */
+  readonly standInSettings: ((companyName: string, tin?: string) => BankSettings) | null;
+  /** Whether its files may leave the machine (an SFTP target, inbound polling). */
+  readonly filesLeaveMachine: boolean;
+}
+
+/** The sandbox bank: every company has it, and its files never leave the machine. */
+export const SANDBOX_BANK: EnvironmentBank = {
+  standInSettings: (companyName, tin) => sandboxBankSettings(companyName, tin),
+  filesLeaveMachine: false,
+};
+
+/** A company's own bank in live: only once its settings are stored. */
+export const COMPANY_BANK: EnvironmentBank = { standInSettings: null, filesLeaveMachine: true };
+
+/** Each environment's bank. */
+export const ENVIRONMENT_BANKS: Readonly<Record<"test" | "live", EnvironmentBank>> = {
+  test: SANDBOX_BANK,
+  live: COMPANY_BANK,
+};
 
 /**
  * The sandbox bank's settings: what every test-environment company has unless it sets its own.

@@ -1,12 +1,12 @@
 /**
  * Bank settings at rest: one sealed JSON document per company in each environment's database.
- * In test, a company without its own settings has the sandbox bank's.
+ * In test, a company without its own settings has the sandbox bank's (ENVIRONMENT_BANKS).
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { sha256Hex } from "../platform/keys.ts";
-import { type BankSettings, sandboxBankSettings } from "./bank_settings.ts";
+import { type BankSettings, ENVIRONMENT_BANKS } from "./bank_settings.ts";
 
 /** The stored document: BankSettings as JSON, and the version of its shape. */
 interface SealedDocument {
@@ -34,7 +34,10 @@ export async function readStoredBankSettings(
   return { ...document.settings, checkAccount: document.settings.checkAccount ?? null };
 }
 
-/** The company's settings in `environment`: stored ones, else (test only) the sandbox bank's. */
+/**
+ * The company's settings in `environment`: stored ones, else its bank's stand-in (the sandbox
+ * bank's), else none.
+ */
 export async function readBankSettings(
   reader: SqlReader,
   secretBox: SecretBox,
@@ -42,22 +45,26 @@ export async function readBankSettings(
   companyId: string,
 ): Promise<BankSettings | null> {
   const stored = await readStoredBankSettings(reader, secretBox, companyId);
-  if (stored !== null || environment === "live") return stored;
+  const standIn = ENVIRONMENT_BANKS[environment].standInSettings;
+  if (stored !== null || standIn === null) return stored;
   const { rows } = await reader.execute({
     sql: "SELECT name, tin FROM companies WHERE id = ?",
     args: [companyId],
   });
   if (!rows[0]) return null;
-  return sandboxBankSettings(String(rows[0].name), String(rows[0].tin));
+  return standIn(String(rows[0].name), String(rows[0].tin));
 }
 
-/** Whether the company has ACH in `environment`: always in test, with stored settings in live. */
+/**
+ * Whether the company has ACH in `environment`: always with a bank that stands in (the sandbox
+ * bank), else once its settings are stored.
+ */
 export async function hasAchRail(
   reader: SqlReader,
   environment: Environment,
   companyId: string,
 ): Promise<boolean> {
-  if (environment === "test") return true;
+  if (ENVIRONMENT_BANKS[environment].standInSettings !== null) return true;
   const { rows } = await reader.execute({
     sql: "SELECT 1 FROM bank_settings WHERE company_id = ?",
     args: [companyId],

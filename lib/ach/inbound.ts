@@ -13,7 +13,7 @@ import { findOpenJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import { releaseHeldSettlements } from "../rails/outcome_fence.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import type { SftpTarget } from "./bank_settings.ts";
+import { ENVIRONMENT_BANKS, type SftpTarget } from "./bank_settings.ts";
 import { readBankSettings } from "./bank_store.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
 import { fetchInboundFiles, markInboundFilesProcessed } from "./transport.ts";
@@ -65,8 +65,8 @@ export function inboundPollJob(deps: AchImportDeps): JobHandler {
   return externalJob<SftpTarget, void>({
     leaseMs: INBOUND_POLL_LEASE_MS,
     async prepare(tx, job) {
-      // Test-environment files never leave the machine, whatever is configured.
-      if (deps.environment !== "live") return null;
+      // The sandbox bank's files never leave the machine, whatever is configured.
+      if (!ENVIRONMENT_BANKS[deps.environment].filesLeaveMachine) return null;
       const settings = await readBankSettings(tx, deps.secretBox, deps.environment, job.companyId);
       // No SFTP target (any more): polling stops until bank:set configures one.
       return settings?.sftp ?? null;

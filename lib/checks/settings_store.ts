@@ -24,6 +24,21 @@ export interface CheckSettings {
   readonly sftp: SftpTarget | null;
 }
 
+/**
+ * What an environment's check bank is, beyond a company's stored check account: the sandbox check
+ * bank gives every company its account and prints digital checks without the MICR font (marked
+ * not negotiable); in live a company pays checks once its account is stored.
+ */
+interface EnvironmentCheckBank {
+  readonly standInAccount: ((companyName: string) => CheckAccount) | null;
+  readonly printsWithoutMicrFont: boolean;
+}
+
+const CHECK_BANKS: Readonly<Record<Environment, EnvironmentCheckBank>> = {
+  test: { standInAccount: sandboxCheckAccount, printsWithoutMicrFont: true },
+  live: { standInAccount: null, printsWithoutMicrFont: false },
+};
+
 /** The company's check settings in `environment`, or null when it has no check account. */
 export async function readCheckSettings(
   reader: SqlReader,
@@ -34,12 +49,13 @@ export async function readCheckSettings(
   const settings = await readBankSettings(reader, secretBox, environment, companyId);
   if (!settings) return null;
   let account = settings.checkAccount ?? null;
-  if (account === null && environment === "test") {
+  const standIn = CHECK_BANKS[environment].standInAccount;
+  if (account === null && standIn !== null) {
     const { rows } = await reader.execute({
       sql: "SELECT name FROM companies WHERE id = ?",
       args: [companyId],
     });
-    account = sandboxCheckAccount(String(rows[0]?.name ?? ""));
+    account = standIn(String(rows[0]?.name ?? ""));
   }
   if (account === null) return null;
   return {
@@ -57,7 +73,7 @@ export async function hasCheckRail(
   environment: Environment,
   companyId: string,
 ): Promise<boolean> {
-  if (environment === "test") return true;
+  if (CHECK_BANKS[environment].standInAccount !== null) return true;
   // The sealed document cannot be opened here (no key): its save marks whether it has an account.
   const { rows } = await reader.execute({
     sql: "SELECT has_check_account FROM bank_settings WHERE company_id = ?",
@@ -71,7 +87,7 @@ export function digitalChecksPrintable(
   environment: Environment,
   micrFont: Uint8Array | null,
 ): boolean {
-  return environment === "test" || micrFont !== null;
+  return CHECK_BANKS[environment].printsWithoutMicrFont || micrFont !== null;
 }
 
 /** Whether the company can pay digital checks: in live, a check account and a MICR font. */

@@ -47,6 +47,20 @@ function invalid(field: string, message: string) {
   });
 }
 
+/** PayPal's host of each environment, and the other one it must not be given. */
+const PAYPAL_HOSTS = {
+  test: {
+    other: PAYPAL_LIVE_BASE_URL,
+    otherName: "PayPal's live host",
+    uses: `the test environment uses ${PAYPAL_SANDBOX_BASE_URL}`,
+  },
+  live: {
+    other: PAYPAL_SANDBOX_BASE_URL,
+    otherName: "PayPal's sandbox host",
+    uses: `live uses ${PAYPAL_LIVE_BASE_URL}`,
+  },
+} as const;
+
 /** The base URL's rule in an environment: PayPal's host of that environment, or a loopback server. */
 function checkBaseUrl(raw: string, environment: "test" | "live"): Result<string, "invalid_input"> {
   const url = new URL(raw);
@@ -59,17 +73,9 @@ function checkBaseUrl(raw: string, environment: "test" | "live"): Result<string,
   if (url.protocol !== "https:") {
     return invalid("base_url", `base_url ${JSON.stringify(raw)}: PayPal is reached over https`);
   }
-  if (environment === "test" && base === PAYPAL_LIVE_BASE_URL) {
-    return invalid(
-      "base_url",
-      `base_url ${base} is PayPal's live host: the test environment uses ${PAYPAL_SANDBOX_BASE_URL}`,
-    );
-  }
-  if (environment === "live" && base === PAYPAL_SANDBOX_BASE_URL) {
-    return invalid(
-      "base_url",
-      `base_url ${base} is PayPal's sandbox host: live uses ${PAYPAL_LIVE_BASE_URL}`,
-    );
+  const hosts = PAYPAL_HOSTS[environment];
+  if (base === hosts.other) {
+    return invalid("base_url", `base_url ${base} is ${hosts.otherName}: ${hosts.uses}`);
   }
   return ok(base);
 }
