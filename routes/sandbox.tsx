@@ -22,6 +22,13 @@ export interface InboxMessage {
   sent_at: string;
 }
 
+const INBOX_CSS =
+  `body{font-family:system-ui,sans-serif;max-width:48rem;margin:1rem auto;padding:0 1rem;color:#111}
+article{border:1px solid #bbb;border-radius:.5rem;padding:.75rem 1rem;margin:.75rem 0}
+h2{font-size:1.05rem;margin:.2rem 0}.meta{color:#444;font-size:.9rem}pre{white-space:pre-wrap}
+.code{font-size:1.3rem;font-weight:700;letter-spacing:.1em}
+`;
+
 export function sandboxRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
@@ -51,6 +58,13 @@ export function sandboxRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/inbox.json", async (c) => c.json({ object: "list", data: await listInbox() }));
 
+  // A stylesheet of its own, not an inline <style>: the strict style-src 'self' refuses those.
+  app.get("/inbox.css", (c) => {
+    c.header("Content-Type", "text/css; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=3600");
+    return c.body(INBOX_CSS);
+  });
+
   app.get("/inbox", async (c) => {
     const messages = await listInbox();
     c.header("Cache-Control", "no-store");
@@ -60,12 +74,7 @@ export function sandboxRoutes(deps: AppDeps): Hono<AppEnv> {
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>Sandbox inbox</title>
-          <style>
-            {`body{font-family:system-ui,sans-serif;max-width:48rem;margin:1rem auto;padding:0 1rem;color:#111}
-article{border:1px solid #bbb;border-radius:.5rem;padding:.75rem 1rem;margin:.75rem 0}
-h2{font-size:1.05rem;margin:.2rem 0}.meta{color:#444;font-size:.9rem}pre{white-space:pre-wrap}
-.code{font-size:1.3rem;font-weight:700;letter-spacing:.1em}`}
-          </style>
+          <link rel="stylesheet" href="/sandbox/inbox.css" />
         </head>
         <body>
           <main>

@@ -201,10 +201,10 @@ export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 <span class="hint">{line.objectId ?? ""}</span>
               </td>
               <td>
-                <code style="word-break:break-all">{line.before ?? "—"}</code>
+                <code class="break-all">{line.before ?? "—"}</code>
               </td>
               <td>
-                <code style="word-break:break-all">{line.after ?? "—"}</code>
+                <code class="break-all">{line.after ?? "—"}</code>
               </td>
             </tr>
           )}

@@ -403,7 +403,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             </dd>
             <dt>SHA-256</dt>
             <dd>
-              <code style="word-break:break-all">{file.sha256}</code>
+              <code class="break-all">{file.sha256}</code>
             </dd>
             <dt>Window ends</dt>
             <dd>
@@ -506,7 +506,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <td class="num">{imported.appliedCount}</td>
               <td>
                 {imported.notApplied.length === 0 ? "—" : (
-                  <ul style="margin:0;padding-left:1rem">
+                  <ul class="tight-list">
                     {imported.notApplied.map((entry) => (
                       <li>{entry.trace ?? "?"}: {entry.reason ?? ""}</li>
                     ))}

@@ -76,7 +76,7 @@ async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem
       <FormProblems problems={problems} />
       {page.data.length > 0 && mayRetry && companiesInScope(c) === null
         ? (
-          <div class="actions" style="margin:0 0 1rem">
+          <div class="actions spaced">
             <ActionButton
               action="/console/jobs/retry-all"
               label="Retry every parked job"

@@ -103,6 +103,15 @@ dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
 svg.chart{max-width:100%;height:auto}
 footer{max-width:78rem;margin:0 auto;padding:1rem;color:#444;font-size:.85rem}
 @media (max-width:40rem){main{padding:.6rem}th,td{padding:.35rem .4rem}header.top .who{margin-left:0}}
+.pre-wrap{white-space:pre-wrap}
+.spaced{margin:0 0 1rem}
+.plain-list{padding:0}
+.plain-list>li{list-style:none}
+.tight-list{margin:0;padding-left:1rem}
+.break-all{word-break:break-all}
+caption.hint{text-align:left;padding:.4rem .6rem}
+main.narrow{max-width:28rem}
+.qr{max-width:14rem}
 `;
 
 /**

@@ -224,7 +224,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   : transaction.fundingId ?? "—"}
               </td>
               <td>
-                <ul style="margin:0;padding-left:1rem">
+                <ul class="tight-list">
                   {transaction.entries.map((entry) => (
                     <li>
                       {entry.account} <Money cents={entry.amountCents} />
@@ -309,7 +309,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 : null}
               <TableWrap label="Daily tie-out">
                 <table>
-                  <caption class="hint" style="text-align:left;padding:.4rem .6rem">
+                  <caption class="hint">
                     {chosen.company.name} /{" "}
                     {chosen.line.code}: closing = opening + funded − returned funding + returned −
                     disbursed − fees

@@ -32,7 +32,7 @@ function SentChart(props: { c: ConsoleContext; days: readonly ChartDay[] }) {
     formatDollars(totalCents)
   } sent in ${totalPayouts} payouts over ${days.length} days`;
   return (
-    <figure class="card" style="margin:0 0 1rem">
+    <figure class="card spaced">
       <figcaption>
         <strong>Sent per day, last {days.length} days:</strong>{" "}
         {summary}. Bars: amount; dots: count.
@@ -230,9 +230,9 @@ export function overviewConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         {changedToday.length === 0
           ? <EmptyState>No payout changed state today ({formatDate(realNow, zone)}).</EmptyState>
           : (
-            <ul class="actions" style="padding:0" aria-label="Payouts by status today">
+            <ul class="actions plain-list" aria-label="Payouts by status today">
               {changedToday.map((status) => (
-                <li style="list-style:none">
+                <li>
                   <a
                     class="badge"
                     href={consoleUrl(c, "/console/payouts", { status, sort: "updated" })}

@@ -97,7 +97,7 @@ export function Tabs(props: {
   tabs: readonly { href: string; label: string; current: boolean }[];
 }) {
   return (
-    <nav aria-label={props.label} class="actions" style="margin:0 0 1rem">
+    <nav aria-label={props.label} class="actions spaced">
       {props.tabs.map((tab) => (
         <a
           href={consoleUrl(props.c, tab.href)}
@@ -192,13 +192,11 @@ export function ListTable<T>(props: {
   return (
     <TableWrap label={props.label}>
       <table>
-        {props.caption === undefined
-          ? null
-          : (
-            <caption class="hint" style="text-align:left;padding:.4rem .6rem">
-              {props.caption}
-            </caption>
-          )}
+        {props.caption === undefined ? null : (
+          <caption class="hint">
+            {props.caption}
+          </caption>
+        )}
         <thead>
           <tr>{props.head}</tr>
         </thead>

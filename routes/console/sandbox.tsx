@@ -194,7 +194,7 @@ async function sandboxPage(
               {message.subject ? <strong>{message.subject}</strong> : null}
               <details>
                 <summary>Body</summary>
-                <pre style="white-space:pre-wrap">{message.body}</pre>
+                <pre class="pre-wrap">{message.body}</pre>
               </details>
             </td>
             <td>

@@ -52,7 +52,7 @@ function BarePage(props: { title: string; children: Child }) {
         <header class="top">
           <p class="brand">Disbursements console</p>
         </header>
-        <main id="main" style="max-width:28rem">
+        <main id="main" class="narrow">
           <h1>{props.title}</h1>
           {props.children}
         </main>
@@ -92,7 +92,7 @@ function SignInPage(props: {
             <div
               role="img"
               aria-label="QR code of your TOTP secret"
-              style="max-width:14rem"
+              class="qr"
               dangerouslySetInnerHTML={{ __html: renderSVG(enrollment.uri, { border: 2 }) }}
             />
             <p>
