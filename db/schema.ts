@@ -191,6 +191,13 @@ export const payouts = sqliteTable("payouts", {
   serviceFeeCents: integer("service_fee_cents").notNull().default(0),
   railReference: text("rail_reference"),
   failureReason: text("failure_reason"),
+  /**
+   * The last failure's time, method and account ending, kept after a re-offer clears the method
+   * (failure_reason keeps its code), so the console can say what failed and where.
+   */
+  lastFailedAt: integer("last_failed_at"),
+  lastFailureMethodId: integer("last_failure_method_id"),
+  lastFailureLastFour: text("last_failure_last_four"),
   retryCount: integer("retry_count").notNull().default(0),
   /**
    * Submissions to a rail so far (first sends, retries and sends after a re-offer): the next

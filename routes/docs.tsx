@@ -6,6 +6,7 @@
  * and the sandbox's test details). Nothing is loaded from another origin: the pages carry a CSP
  * that allows 'self' only.
  */
+import { failureReasons } from "../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
@@ -185,6 +186,36 @@ function ErrorsPage() {
           </p>
         </section>
       ))}
+      <h2 id="payout-failures">Why a payout failed</h2>
+      <p>
+        A failed payout's <code>failure_reason</code>{" "}
+        (and the console's "Last failure") is one of these codes, or the code its rail reported as
+        it is. The payee is told the meaning in their language; the next step is for the company.
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>code</th>
+            <th>from</th>
+            <th>meaning</th>
+            <th>next step</th>
+            <th lang="es">significado</th>
+          </tr>
+        </thead>
+        <tbody>
+          {failureReasons.map((reason) => (
+            <tr id={`failure-${reason.code}`}>
+              <td>
+                <code>{reason.code}</code>
+              </td>
+              <td>{reason.source}</td>
+              <td>{reason.text.en.meaning}</td>
+              <td>{reason.text.en.nextStep}</td>
+              <td lang="es">{reason.text.es.meaning}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </Page>
   );
 }

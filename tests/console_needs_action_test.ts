@@ -92,7 +92,9 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
           { kind: "reoffer", holdCents: 125_000 },
         ] as const
       ) {
-        const moved = await applyMove(tx, returned.payoutId, step, now);
+        const moved = await applyMove(tx, returned.payoutId, step, now, {
+          methodDetails: { last_four: "6789" },
+        });
         assert.equal(moved.ok, true, `${step.kind}: ${JSON.stringify(moved)}`);
       }
       assert.equal((await applyMove(tx, waiting.payoutId, { kind: "offer" }, now)).ok, true);
@@ -177,6 +179,30 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
       textOf((await browser.get("/console/needs-action?env=test")).html),
       /Sam Stone/,
     );
+
+    // The payout carries its last failure after the re-offer, and the list finds it as failed.
+    const detail = textOf((await browser.get(`/console/payouts/${returned.payoutId}`)).html);
+    assert.match(
+      detail,
+      /Status Offered Last failure R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. ACH ending in 6789, Jan 5, 2026, 15:00 UTC/,
+    );
+    const namesIn = (html: string) =>
+      [...html.matchAll(/href="\/console\/payouts\/po_[^"]*">([^<]+)<\/a>/g)].map((m) => m[1])
+        .sort();
+    assert.deepEqual(namesIn((await browser.get("/console/payouts?status=failed")).html), []);
+    const failedAnyTime = await browser.get("/console/payouts?attention=failed");
+    assert.deepEqual(namesIn(failedAnyTime.html), ["Rita Rivers"]);
+    assert.match(
+      textOf(failedAnyTime.html),
+      /Rita Rivers rita@example\.test CLM-1 ACH ending in 6789/,
+    );
+    assert.match(textOf(failedAnyTime.html), /Offered last failure R03/);
+    assert.deepEqual(
+      namesIn((await browser.get("/console/payouts?attention=now")).html),
+      ["Rita Rivers", "Una Upton"],
+      "Sam's wait is within the company's 10 days now",
+    );
+    assert.equal((await browser.get("/console/payouts?attention=later")).status, 400);
 
     const { browser: beacon } = await consoleAs(f, {
       email: "bo@ops.test",

@@ -180,7 +180,7 @@ Deno.test("console payout detail: timeline, ledger entries, events, notification
     const text = textOf(page.html);
     assert.match(text, /Payout to Rita Rivers/);
     assert.match(text, /Amount \$1,250\.00/);
-    assert.match(text, /ACHPayment ending in 6789/);
+    assert.match(text, /ACH ending in 6789/);
     assert.doesNotMatch(page.html, /000123456789/);
     assert.match(text, /Claim CLM-1001/);
     assert.match(text, /Timeline .*Created.*Offered.*Method selected/);

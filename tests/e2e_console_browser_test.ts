@@ -173,6 +173,38 @@ Deno.test({
         () => Promise.resolve(receiver.received.length > 0 ? true : null),
       );
 
+      // A dead endpoint (nothing listens on its port): its deliveries fail and wait for retries.
+      const deadUrl = `http://127.0.0.1:${freePort()}/dead-hook`;
+      const dead = await v1("POST", "/v1/webhooks", { url: deadUrl });
+      assert.equal(dead.status, 201);
+      secrets.push((await dead.json() as { secret: string }).secret);
+      // A returned ACH payout: the sandbox's fail+ach payee chooses ACH, the bank returns it (R03)
+      // two banking days later, and the payout is offered again.
+      assert.equal(
+        (await v1("POST", "/v1/payees", {
+          id: "fail+ach",
+          email: "fail+ach@example.test",
+          name: "Rex Return",
+        })).status,
+        201,
+      );
+      const returning = await v1("POST", "/v1/disbursements", {
+        amount: 300,
+        claim_id: "CLM-E2E-R03",
+        payee: { id: "fail+ach" },
+        modalities: ["ach"],
+      });
+      assert.equal(returning.status, 201);
+      const returned = await returning.json() as { id: string };
+      await waitFor("the return and the re-offer", async () => {
+        const res = await v1("GET", `/v1/disbursements/${returned.id}`);
+        const { status } = await res.json() as { status: string };
+        if (status === "modality_offered") return true;
+        const advanced = await v1("POST", "/v1/sandbox/clock/advance", { seconds: 86_400 });
+        await advanced.body?.cancel();
+        return null;
+      });
+
       // Preconditions that take hours to happen by themselves, set with the service stopped.
       await stopService(service);
       const db = new DatabaseSync(`${dataDir}/test.db`);
@@ -240,6 +272,35 @@ Deno.test({
       assert.match(await page.locator("footer").innerText(), /Times in America\/Chicago/);
       await shot(page, "02-overview");
       const before = await acmeAutoAvailable(page, baseUrl);
+
+      // The returned payout and the dead endpoint are in Needs action, with meaning and next step.
+      await page.getByRole("link", { name: "Needs action", exact: true }).first().click();
+      await page.getByRole("heading", { name: "Needs action" }).waitFor();
+      await shot(page, "02-needs-action");
+      const returnedRow = page.getByRole("row").filter({ hasText: "Rex Return" });
+      assert.match(
+        await returnedRow.innerText(),
+        /failed, offered again to the payee\s+R03: The bank returned the payment: no account matches the number, or the name does not match it\.\s+Next step: Offer the payment again so the payee can give other bank details\./,
+      );
+      assert.match(
+        await page.getByRole("row").filter({ hasText: deadUrl }).innerText(),
+        /failed or retrying/,
+      );
+      // Offered again, it is not "failed" now, and stays findable as failed or returned.
+      await page.goto(`${baseUrl}/console/payouts?env=test&status=failed`);
+      assert.equal(await page.getByRole("link", { name: "Rex Return" }).count(), 0);
+      await page.goto(`${baseUrl}/console/payouts?env=test`);
+      await page.getByLabel("Needing us").selectOption({ label: "Failed or returned, any time" });
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("link", { name: "Rex Return" }).waitFor();
+      await shot(page, "02-payouts-failed-any-time");
+      await page.getByRole("link", { name: "Rex Return" }).click();
+      assert.match(
+        await page.locator("dl.facts").first().innerText(),
+        // A test payee chose ACH without entering details: no account ending to show.
+        /Last failure\s+R03: The bank returned the payment[^]*\nACH, \w{3} \d+, \d{4}/,
+      );
+      await page.goto(`${baseUrl}/console?env=test`);
 
       // 2. Find the payout by its claim id and open it.
       await page.getByRole("link", { name: "Payouts", exact: true }).click();

@@ -3,6 +3,7 @@
  * per code, every code the routes answer with documented), the portal help, and the API reference
  * in real Chromium under its CSP, with nothing loaded from another origin.
  */
+import { failureReasons } from "../lib/payouts/failure_reasons.ts";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { errorCatalogue, type RefusalCode, refusalError, refusalStatus } from "../routes/errors.ts";
@@ -55,6 +56,13 @@ Deno.test("/docs/errors has an anchor for every catalogued code, and a /v1 probl
       const shown = entry.meaning.replaceAll("'", "&#39;").split("`")
         .map((part, i) => (i % 2 === 1 ? `<code>${part}</code>` : part)).join("");
       assert.ok(html.includes(shown), `${code} is explained`);
+    }
+    // Why a payout failed: every code of the one catalogue, with its meaning and next step.
+    for (const reason of failureReasons) {
+      assert.ok(anchors.has(`failure-${reason.code}`), `${reason.code} has an anchor`);
+      const escaped = (text: string) => text.replaceAll("'", "&#39;").replaceAll('"', "&quot;");
+      assert.ok(html.includes(escaped(reason.text.en.nextStep)), `${reason.code}'s next step`);
+      assert.ok(html.includes(escaped(reason.text.es.meaning)), `${reason.code} in Spanish`);
     }
     const problem = await f.app.request("/v1/disbursements/dsb_missing", {
       headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },

@@ -4,6 +4,7 @@
  * Accept-Language where no payout is known. The text tables are checked against each other.
  */
 import assert from "node:assert/strict";
+import { applyMove } from "../lib/payouts/store.ts";
 import { portalText } from "../lib/portal/portal_text.ts";
 import { acceptedLanguage } from "../routes/portal/language.ts";
 import { api, parties, payee } from "./api_helpers.ts";
@@ -21,6 +22,7 @@ import {
 } from "./portal_helpers.ts";
 
 const inboxOn = { SANDBOX_INBOX: "1" };
+const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
 const spanishBrowser = { "Accept-Language": "es-MX,es;q=0.9" };
 const englishBrowser = { "Accept-Language": "en-US" };
 
@@ -386,4 +388,38 @@ Deno.test("portal text: the Spanish table has the English table's entries, and t
   }
   assert.equal(spanish.status.time(Date.UTC(2026, 10, 23, 15, 4)), "23 nov 2026, 3:04 p.m. UTC");
   assert.equal(english.status.time(Date.UTC(2026, 10, 23, 15, 4)), "Nov 23, 2026, 3:04 PM UTC");
+});
+
+Deno.test("portal language: a payee offered again after a return reads why, from the failure catalogue, in their language", async () => {
+  await withHttpFixture(async (f) => {
+    const { email, linkPath } = await offeredPayee(f, "rex");
+    const { rows } = await f.deps.databases.test.readClient.execute(
+      "SELECT id FROM payouts WHERE payee_uuid = 'rex'",
+    );
+    const payoutId = String(rows[0].id);
+    await f.deps.databases.test.writer.write(async (tx) => {
+      for (
+        const step of [
+          { kind: "select", paymentMethodId: 1, fees: noFees },
+          { kind: "send" },
+          { kind: "fail", reason: "R03" },
+          { kind: "reoffer", holdCents: 25_000 },
+        ] as const
+      ) {
+        assert.equal((await applyMove(tx, payoutId, step, f.clock.now())).ok, true, step.kind);
+      }
+    });
+    const browser = new PortalBrowser(f, englishBrowser);
+    await verify(browser, linkPath, email);
+    await browser.get(linkPath);
+    assert.match(
+      browser.lastHtml,
+      /We could not pay you the way you chose before\. The bank returned the payment: no account matches the number, or the name does not match it\. Please choose again\./,
+    );
+    await browser.get(`${linkPath}?lang=es`);
+    assert.match(
+      browser.lastHtml,
+      /No pudimos pagarle de la forma que eligió\. El banco devolvió el pago: ninguna cuenta corresponde al número, o el nombre no coincide\. Elija otra vez, por favor\./,
+    );
+  }, inboxOn);
 });

@@ -85,6 +85,25 @@ const offsetOf = (column: string) =>
   `coalesce((SELECT s.offset_ms FROM sandbox_clocks s WHERE s.company_id = ${column}), 0)`;
 
 /**
+ * The payouts of the queue as one condition on `payouts p` (the Payouts list's "needs action
+ * now"): failed or re-offered after a failure, waiting for approval, or waiting for the payee or
+ * an endorsement longer than the company allows.
+ */
+export function payoutNeedsActionCondition(realNow: number): Query {
+  const waitedSince = `? + ${offsetOf("p.company_id")} - (SELECT w.payee_wait_days FROM companies w
+    WHERE w.id = p.company_id) * ${DAY_MS}`;
+  return {
+    sql: `(p.status IN ('failed', 'pending_approval')
+      OR (p.status = 'modality_offered'
+        AND (p.failure_reason IS NOT NULL OR p.updated_at < ${waitedSince}))
+      OR (p.status = 'awaiting_endorsement' AND EXISTS (SELECT 1 FROM endorsements e
+        WHERE e.payout_id = p.id AND (e.status = 'declined'
+          OR (e.status = 'pending' AND e.created_at < ${waitedSince})))))`,
+    args: [realNow, realNow],
+  };
+}
+
+/**
  * The queue of the companies in scope (null: all) in this database's environment. `live` reads
  * the approvals, kept in the live database; `itemsMax` 0 reads counts only.
  */

@@ -7,6 +7,7 @@ import type { Client, InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
 import { inScope } from "../operators/rules.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { payoutNeedsActionCondition } from "./needs_action.ts";
 import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
 import {
   allOf,
@@ -35,6 +36,10 @@ export interface PayoutFilter {
   readonly status?: PayoutStatus;
   readonly companyId?: string;
   readonly lineId?: string;
+  /** Only payouts that failed or came back at some time, re-offered or not since. */
+  readonly failedAnyTime?: boolean;
+  /** Only payouts of the Needs action queue at this real time (epoch ms). */
+  readonly needsActionAt?: number;
   /** Created at or after / before (epoch ms). */
   readonly createdFrom?: number;
   readonly createdBefore?: number;
@@ -56,6 +61,10 @@ export interface PayoutListRow {
   readonly disbursementId: string;
   readonly disbursementUuid: string;
   readonly claimId: string | null;
+  /** The chosen method, or after a re-offer the one that failed last. */
+  readonly methodId: number | null;
+  readonly methodLastFour: string | null;
+  readonly failureReason: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -76,6 +85,10 @@ export async function searchPayouts(
   if (filter.companyId) conditions.push({ sql: "p.company_id = ?", args: [filter.companyId] });
   if (filter.lineId) conditions.push({ sql: "p.line_id = ?", args: [filter.lineId] });
   if (filter.status) conditions.push({ sql: "p.status = ?", args: [filter.status] });
+  if (filter.failedAnyTime) conditions.push({ sql: "p.failure_reason IS NOT NULL", args: [] });
+  if (filter.needsActionAt !== undefined) {
+    conditions.push(payoutNeedsActionCondition(filter.needsActionAt));
+  }
   if (filter.createdFrom !== undefined) {
     conditions.push({ sql: "p.created_at >= ?", args: [filter.createdFrom] });
   }
@@ -114,7 +127,10 @@ export async function searchPayouts(
   const { rows } = await client.execute({
     sql: `SELECT p.id, p.status, p.amount_cents, p.first_name, p.last_name, p.email, p.company_id,
             c.name AS company_name, l.code AS line_code, p.disbursement_id,
-            d.external_uuid, d.claim_id, p.created_at, p.updated_at
+            d.external_uuid, d.claim_id, p.created_at, p.updated_at,
+            coalesce(p.payment_method_id, p.last_failure_method_id) AS method_id,
+            CASE WHEN p.payment_method_id IS NULL THEN p.last_failure_last_four
+              ELSE p.method_last_four END AS method_last_four, p.failure_reason
           FROM (SELECT p.* FROM payouts p WHERE ${where.sql} ${page.sql}) p
             JOIN disbursements d ON d.id = p.disbursement_id
             JOIN companies c ON c.id = p.company_id
@@ -138,6 +154,9 @@ export async function searchPayouts(
       disbursementId: String(row.disbursement_id),
       disbursementUuid: String(row.external_uuid),
       claimId: row.claim_id === null ? null : String(row.claim_id),
+      methodId: row.method_id === null ? null : Number(row.method_id),
+      methodLastFour: row.method_last_four === null ? null : String(row.method_last_four),
+      failureReason: row.failure_reason === null ? null : String(row.failure_reason),
       createdAt: Number(row.created_at),
       updatedAt: Number(row.updated_at),
     })),
@@ -242,6 +261,13 @@ export interface PayoutDetail {
   readonly methodLastFour: string | null;
   readonly allowedPaymentMethodIds: number[];
   readonly failureReason: string | null;
+  /** The last failure, kept after a re-offer: when, and the method and account ending that failed. */
+  readonly lastFailure: {
+    readonly code: string;
+    readonly at: number | null;
+    readonly methodId: number | null;
+    readonly lastFour: string | null;
+  } | null;
   readonly retryCount: number;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -402,6 +428,12 @@ export async function payoutDetail(
     methodLastFour: text(row.method_last_four),
     allowedPaymentMethodIds: JSON.parse(String(row.allowed_payment_method_ids)) as number[],
     failureReason: text(row.failure_reason),
+    lastFailure: row.failure_reason === null ? null : {
+      code: String(row.failure_reason),
+      at: num(row.last_failed_at),
+      methodId: num(row.last_failure_method_id),
+      lastFour: text(row.last_failure_last_four),
+    },
     retryCount: Number(row.retry_count),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

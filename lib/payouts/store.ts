@@ -345,6 +345,9 @@ export async function applyMove(
     if (!posted.ok) return posted;
     ledgerTransactionId = posted.value.transactionId;
   }
+  // The row's method and last four before this move are the failed ones (read by the UPDATE).
+  const failing = step.kind === "fail" || step.kind === "rail_refused" ||
+    step.kind === "reject_review";
   const failureReason = step.kind === "fail" || step.kind === "rail_refused"
     ? step.reason
     : step.kind === "reject_review"
@@ -355,6 +358,9 @@ export async function applyMove(
       `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
             payment_method_id = ?, method_details = ?, method_last_four = ?, failure_reason = ?,
             retry_count = ?, updated_at = ?,
+            last_failed_at = CASE WHEN ? THEN ? ELSE last_failed_at END,
+            last_failure_method_id = CASE WHEN ? THEN payment_method_id ELSE last_failure_method_id END,
+            last_failure_last_four = CASE WHEN ? THEN method_last_four ELSE last_failure_last_four END,
             rail_reference = coalesce(?, rail_reference)
           WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
     args: [
@@ -373,6 +379,10 @@ export async function applyMove(
       failureReason,
       payout.retryCount + (step.kind === "retry" ? 1 : 0),
       now,
+      failing,
+      now,
+      failing,
+      failing,
       options.railReference ?? null,
       payoutId,
     ],

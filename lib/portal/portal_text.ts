@@ -158,8 +158,8 @@ const english = {
   },
   choice: {
     title: "Choose how to be paid",
-    failedBefore: (reason: string) =>
-      `We could not pay you the way you chose before (${reason}). Please choose again.`,
+    failedBefore: (meaning: string) =>
+      `We could not pay you the way you chose before. ${meaning} Please choose again.`,
     documentsFrom: (company: string) => `Documents from ${company}:`,
     legend: "How do you want to be paid?",
     continue: "Continue",
@@ -460,8 +460,8 @@ const spanish: PortalText = {
   },
   choice: {
     title: "Elija cómo quiere recibir su pago",
-    failedBefore: (reason) =>
-      `No pudimos pagarle de la forma que eligió (${reason}). Elija otra vez, por favor.`,
+    failedBefore: (meaning) =>
+      `No pudimos pagarle de la forma que eligió. ${meaning} Elija otra vez, por favor.`,
     documentsFrom: (company) => `Documentos de ${company}:`,
     legend: "¿Cómo quiere recibir su pago?",
     continue: "Continuar",

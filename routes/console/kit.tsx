@@ -41,6 +41,24 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   { key: "sandbox", href: "/console/sandbox", label: "Sandbox", testOnly: true },
 ];
 
+/** Payment methods as the payments team says them, by method id. */
+export const METHOD_LABELS: Readonly<Record<number, string>> = {
+  1: "ACH",
+  2: "Check",
+  3: "Virtual card",
+  4: "Instant deposit",
+  5: "Digital check",
+  6: "Venmo",
+  7: "PayPal",
+};
+
+/** A method and the account's last four, when known: "ACH ending in 6789". */
+export function methodLabel(methodId: number | null, lastFour: string | null): string {
+  if (methodId === null) return "—";
+  const name = METHOD_LABELS[methodId] ?? `method ${methodId}`;
+  return lastFour ? `${name} ending in ${lastFour}` : name;
+}
+
 export const consoleCss = `
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
@@ -81,6 +99,9 @@ th a{color:inherit}
 form.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.5rem 1rem;align-items:end;background:#fff;border:1px solid #d0d5dd;border-radius:.45rem;padding:.75rem 1rem;margin:0 0 1rem}
 label{display:block;font-weight:600;margin:.5rem 0 .2rem}
 .hint{display:block;font-weight:400;color:#444;font-size:.85rem}
+.reason{display:block}
+.next-step{display:block;color:#444}
+ul.chips{padding:0;list-style:none}
 input[type=text],input[type=email],input[type=password],input[type=search],input[type=date],input[type=number],input[type=datetime-local],select,textarea{width:100%;font:inherit;padding:.45rem;border:1px solid #5b6472;border-radius:.3rem;background:#fff;color:#111}
 input[aria-invalid=true],select[aria-invalid=true],textarea[aria-invalid=true]{border:2px solid #a3001a}
 button,.button{display:inline-block;font:inherit;font-weight:600;padding:.45rem .9rem;border:1px solid #0a4aa8;border-radius:.3rem;background:#0a4aa8;color:#fff;cursor:pointer;text-decoration:none}

@@ -7,6 +7,7 @@
  * re-offer after a failure (admin). A payout of another company
  * answers 404, as a missing one does.
  */
+import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import {
@@ -18,13 +19,13 @@ import {
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
 import { decidePayment } from "../../lib/payouts/payment_approvals.ts";
 import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
-import { modalityOf } from "../../lib/payouts/states.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
   consoleUrl,
   CsrfField,
   EmptyState,
+  methodLabel,
   Money,
   notFoundPage,
   Notice,
@@ -63,11 +64,32 @@ function Section(props: { title: string; id: string; children: Child }) {
   );
 }
 
+/** The last failure with its plain meaning and next step, kept after a re-offer. */
+function LastFailure(
+  props: { c: ConsoleContext; failure: NonNullable<PayoutDetail["lastFailure"]> },
+) {
+  const { failure } = props;
+  const reason = explainFailure(failure.code);
+  return (
+    <>
+      <dt>Last failure</dt>
+      <dd class="reason">
+        <strong>{failure.code}</strong>: {reason.meaning}{" "}
+        <span class="next-step">Next step: {reason.nextStep}</span>
+        <span class="hint">
+          {methodLabel(failure.methodId, failure.lastFour)}
+          {failure.at !== null ? ", " : ""}
+          {failure.at !== null ? <When c={props.c} at={failure.at} /> : null}
+        </span>
+      </dd>
+    </>
+  );
+}
+
 /** The chosen method, never more than its last four digits. */
 function methodText(payout: PayoutDetail): string {
   if (payout.paymentMethodId === null) return "Not chosen yet";
-  const name = modalityOf(payout.paymentMethodId)?.name ?? `method ${payout.paymentMethodId}`;
-  return payout.methodLastFour ? `${name} ending in ${payout.methodLastFour}` : name;
+  return methodLabel(payout.paymentMethodId, payout.methodLastFour);
 }
 
 function ActionForm(
@@ -174,8 +196,8 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
             <dt>Status</dt>
             <dd>
               <StatusBadge status={payout.status} />
-              {payout.failureReason ? ` (${payout.failureReason})` : ""}
             </dd>
+            {payout.lastFailure ? <LastFailure c={c} failure={payout.lastFailure} /> : null}
             <dt>Held now</dt>
             <dd>
               <Money cents={payout.heldCents} />

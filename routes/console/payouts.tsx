@@ -4,6 +4,7 @@
  * line and creation date (days in the operator's time zone), sorted and paged on the server. Each
  * row links to the payout's detail.
  */
+import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { scopedCompanies } from "../../lib/console/companies.ts";
@@ -25,6 +26,7 @@ import {
   FormProblems,
   type FormValues,
   listParams,
+  methodLabel,
   Money,
   Pager,
   SelectField,
@@ -51,6 +53,9 @@ const searchSchema = v.object({
   payee: searchText,
   disbursement: searchText,
   status: v.optional(v.union([v.literal(""), v.picklist(payoutStatuses, "not a payout status")])),
+  attention: v.optional(
+    v.union([v.literal(""), v.picklist(["failed", "now"], "failed or now")]),
+  ),
   company: searchText,
   line: searchText,
   from: day,
@@ -84,6 +89,7 @@ export function StatusBadge(props: { status: string }) {
 /** The filter of a search's query, or the problems of its fields. */
 function readFilter(
   c: ConsoleContext,
+  realNow: number,
 ): { filter: PayoutFilter; values: FormValues; problems: FieldProblem[] } {
   const query = c.req.query();
   const values: Record<string, string> = {};
@@ -115,6 +121,8 @@ function readFilter(
       payee: input.payee || undefined,
       disbursement: input.disbursement || undefined,
       status,
+      failedAnyTime: input.attention === "failed" || undefined,
+      needsActionAt: input.attention === "now" ? realNow : undefined,
       companyId: input.company || undefined,
       lineId: input.line || undefined,
       // "To" includes its whole day.
@@ -131,6 +139,7 @@ const FIELD_LABELS: Readonly<Record<string, string>> = {
   payee: "Payee name or e-mail",
   disbursement: "Disbursement or payout id",
   status: "Status",
+  attention: "Needing us",
   company: "Company",
   line: "Line",
   from: "Created from",
@@ -138,13 +147,19 @@ const FIELD_LABELS: Readonly<Record<string, string>> = {
 };
 const labelOf = (field: string | null) => (field ? FIELD_LABELS[field] ?? field : "Search");
 
-export function payoutsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
+/** The choices of the "Needing us" filter. */
+const ATTENTION_OPTIONS = [
+  { value: "failed", label: "Failed or returned, any time" },
+  { value: "now", label: "Needs action now" },
+];
+
+export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   app.get("/", async (c) => {
     const database = c.get("database");
     const scope = companiesInScope(c);
     const params = listParams(c, { sorts: Object.keys(payoutSorts), defaultSort: "created" });
-    const { filter, values, problems } = readFilter(c);
+    const { filter, values, problems } = readFilter(c, deps.clock.now());
     const companies = await scopedCompanies(database.readClient, scope);
     const page = problems.length === 0
       ? await searchPayouts(database.readClient, scope, filter, params)
@@ -173,6 +188,14 @@ export function payoutsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             label="Status"
             any="Any status"
             options={payoutStatuses.map((s) => ({ value: s, label: STATUS_LABELS[s] }))}
+            values={values}
+            problems={problems}
+          />
+          <SelectField
+            name="attention"
+            label={FIELD_LABELS.attention}
+            any="Every payout"
+            options={ATTENTION_OPTIONS}
             values={values}
             problems={problems}
           />
@@ -233,6 +256,7 @@ export function payoutsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                     <tr>
                       <th scope="col">Payee</th>
                       <th scope="col">Claim</th>
+                      <th scope="col">Method</th>
                       <th scope="col">Company · line</th>
                       <SortHeader c={c} params={params} column="amount" label="Amount" numeric />
                       <SortHeader c={c} params={params} column="status" label="Status" />
@@ -251,13 +275,21 @@ export function payoutsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
                             ? <span class="hint">{row.email}</span>
                             : null}
                         </td>
-                        <td>{row.claimId ?? "—"}</td>
+                        <td>{row.claimId ?? row.disbursementUuid}</td>
+                        <td>{methodLabel(row.methodId, row.methodLastFour)}</td>
                         <td>{row.companyName} · {row.lineCode}</td>
                         <td class="num">
                           <Money cents={row.amountCents} />
                         </td>
                         <td>
                           <StatusBadge status={row.status} />
+                          {row.failureReason
+                            ? (
+                              <span class="hint" title={explainFailure(row.failureReason).meaning}>
+                                last failure {row.failureReason}
+                              </span>
+                            )
+                            : null}
                         </td>
                         <td>
                           <When c={c} at={row.createdAt} />

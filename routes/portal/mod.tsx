@@ -7,6 +7,7 @@
  * (a wrong code is counted). Each page is in the language `language.ts` chooses, with texts from
  * lib/portal/portal_text.ts.
  */
+import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { getConnInfo } from "hono/deno";
@@ -344,7 +345,13 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         <Page locale={locale} title={t.choice.title} company={payout.companyName}>
           <Problems t={t} problems={problems} />
           {failed && payout.failureReason
-            ? <p class="notice" role="status">{t.choice.failedBefore(payout.failureReason)}</p>
+            ? (
+              <p class="notice" role="status">
+                {t.choice.failedBefore(
+                  explainFailure(payout.failureReason, locale.language).meaning,
+                )}
+              </p>
+            )
             : null}
           <AmountCard t={t} payout={payout} />
           {readable.length > 0
