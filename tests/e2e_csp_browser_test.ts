@@ -7,10 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { chromium, type Page } from "playwright-core";
-import { freePort } from "../bench/service.ts";
 import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
-
-const mainPath = new URL("../main.ts", import.meta.url).pathname;
+import { startServiceProcess } from "./service_process.ts";
 const CHROMIUM = "/usr/bin/chromium";
 
 /** Every console page an admin can open without an object id, in the test environment. */
@@ -53,27 +51,12 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     const dataDir = await Deno.makeTempDir({ prefix: "disbursement-csp-e2e-" });
-    const port = freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-cron", mainPath, "--dev"],
-      env: { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_FORMAT: "off" },
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const browser = await (async () => {
-      for (let i = 0; i < 600; i++) {
-        const ready = await fetch(`${baseUrl}/readyz`)
-          .then((r) => r.body?.cancel().then(() => r.ok) ?? r.ok)
-          .catch(() => false);
-        if (ready) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    })();
+    const service = await startServiceProcess(dataDir, { dev: true });
+    const { baseUrl } = service;
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+    });
     try {
       const credentials = JSON.parse(
         await Deno.readTextFile(`${dataDir}/sandbox-credentials.json`),
@@ -163,8 +146,7 @@ Deno.test({
       assert.deepEqual(violations, [], violations.join("\n"));
     } finally {
       await browser.close();
-      child.kill("SIGTERM");
-      await child.status;
+      await service.stop();
       await Deno.remove(dataDir, { recursive: true });
     }
   },

@@ -28,6 +28,23 @@ async function quietly<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Fills the test database: SQLite's own limit on its pages, set at what it holds, makes every
+ * write that needs a page fail with SQLITE_FULL ("database or disk is full"), as a full disk does;
+ * payees are created until one fails with 500.
+ */
+async function fillTestDatabase(f: HttpFixture, app: ReturnType<typeof createApp>) {
+  await f.deps.databases.test.writer.write(async (tx) => {
+    const pages = Number((await tx.execute("PRAGMA page_count")).rows[0].page_count);
+    await tx.execute(`PRAGMA max_page_count = ${pages}`);
+  });
+  let status = 201;
+  for (let i = 0; i < 2000 && status !== 500; i++) {
+    status = (await quietly(() => v1(f, app, `full-${i}`))).status;
+  }
+  assert.equal(status, 500, "writes fail once the pages are used up");
+}
+
 const sample = (text: string, name: string) =>
   Object.fromEntries(
     [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\d+)$`, "gm"))].map((m) => [m[1], m[2]]),
@@ -42,18 +59,8 @@ Deno.test("a full disk: /readyz 503 disk_full while writes fail, /healthz 200, a
       databases: { test: "ok", live: "ok" },
     }]);
 
-    // SQLite's own limit on the database's pages: past it every write that needs a page fails
-    // with SQLITE_FULL ("database or disk is full"), as on a full disk.
     const writer = f.deps.databases.test.writer;
-    await writer.write(async (tx) => {
-      const pages = Number((await tx.execute("PRAGMA page_count")).rows[0].page_count);
-      await tx.execute(`PRAGMA max_page_count = ${pages}`);
-    });
-    let status = 201;
-    for (let i = 0; i < 2000 && status !== 500; i++) {
-      status = (await quietly(() => v1(f, app, `full-${i}`))).status;
-    }
-    assert.equal(status, 500, "writes fail once the pages are used up");
+    await fillTestDatabase(f, app);
 
     const full = await app.request("/readyz");
     assert.equal(full.status, 503);
@@ -99,14 +106,7 @@ Deno.test("a write that succeeds clears the failure at once", async () => {
   await withHttpFixture(async (f) => {
     const app = createApp({ ...f.deps, metrics: new Metrics() });
     const writer = f.deps.databases.test.writer;
-    await writer.write(async (tx) => {
-      const pages = Number((await tx.execute("PRAGMA page_count")).rows[0].page_count);
-      await tx.execute(`PRAGMA max_page_count = ${pages}`);
-    });
-    let status = 201;
-    for (let i = 0; i < 2000 && status !== 500; i++) {
-      status = (await quietly(() => v1(f, app, `full-${i}`))).status;
-    }
+    await fillTestDatabase(f, app);
     assert.equal(writer.failure?.reason, "disk_full");
     await writer.write((tx) => tx.execute("PRAGMA max_page_count = 1073741823"));
     assert.equal((await v1(f, app, "after")).status, 201);

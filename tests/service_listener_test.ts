@@ -3,39 +3,16 @@
  * after HEADER_TIMEOUT_MS (Deno.serve alone held such connections forever) while /healthz answers.
  */
 import assert from "node:assert/strict";
-import { freePort } from "../bench/service.ts";
 import { withTempDir } from "./helpers.ts";
-
-const root = new URL("..", import.meta.url).pathname;
+import { SERVICE_SECRETS, startServiceProcess } from "./service_process.ts";
 
 Deno.test("the running service closes 200 connections whose headers never finish within HEADER_TIMEOUT_MS", async () => {
   await withTempDir(async (dataDir) => {
-    const port = freePort();
-    const service = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-cron", `${root}main.ts`],
-      env: {
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        JWT_SECRET: "j".repeat(40),
-        ENCRYPTION_KEY: btoa("e".repeat(32)),
-        LIVE_NOTIFICATIONS: "off",
-        LOG_FORMAT: "off",
-        HEADER_TIMEOUT_MS: "1000",
-        CONNECTIONS_PER_ADDRESS_MAX: "1000",
-      },
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(service.stderr).text();
+    const service = await startServiceProcess(dataDir, {
+      env: { ...SERVICE_SECRETS, HEADER_TIMEOUT_MS: "1000", CONNECTIONS_PER_ADDRESS_MAX: "1000" },
+    });
+    const port = service.port;
     try {
-      let ready = false;
-      for (let i = 0; i < 300 && !ready; i++) {
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`)
-          .then((r) => r.body?.cancel().then(() => r.ok) ?? r.ok)
-          .catch(() => false);
-        if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.ok(ready, "the service became ready");
       const slow: Deno.Conn[] = [];
       for (let i = 0; i < 200; i++) {
         const conn = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -60,9 +37,7 @@ Deno.test("the running service closes 200 connections whose headers never finish
       for (const conn of slow) conn.close();
       assert.equal(closed.filter((c) => !c).length, 0, "connections still open after 3 s");
     } finally {
-      service.kill("SIGTERM");
-      await service.status;
-      await stderr;
+      await service.stop();
     }
   });
 });
