@@ -27,6 +27,7 @@ import {
   type BatchRow,
   holdBatch,
   loadBatch,
+  openBatch,
   sendTransmittedEntries,
   settleBatchEntry,
 } from "../rails/batch.ts";
@@ -204,20 +205,15 @@ async function claimFile(
   );
   const batchId = newId("rbt");
   const fileName = achFileName(settings.immediateOrigin, slot.bankDate, fileIdModifier);
-  await tx.execute({
-    sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
-            cutoff_at, rail_reference, created_at)
-          VALUES (?, ?, ?, 'built', ?, ?, ?, ?, ?)`,
-    args: [
-      batchId,
-      job.companyId,
-      ACH_RAIL,
-      queue.count,
-      queue.totalCents,
-      slot.at,
-      fileName,
-      now,
-    ],
+  await openBatch(tx, {
+    id: batchId,
+    companyId: job.companyId,
+    rail: ACH_RAIL,
+    entryCount: queue.count,
+    totalCents: queue.totalCents,
+    cutoffAt: slot.at,
+    railReference: fileName,
+    createdAt: now,
   });
   if (queue.queued > queue.count) {
     // A full file: the rest go into the next file of the same cutoff (its slot travels with the

@@ -21,6 +21,7 @@ import {
   type BatchRow,
   holdBatch,
   loadBatch,
+  openBatch,
   sendTransmittedEntries,
   settleBatchEntry,
 } from "../rails/batch.ts";
@@ -195,19 +196,14 @@ async function claimFile(
   });
   if (issueCount === 0 && Number(voids.rows[0].n) === 0) return null;
   const batchId = newId("rbt");
-  await tx.execute({
-    sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
-            cutoff_at, created_at)
-          VALUES (?, ?, ?, 'built', ?, ?, ?, ?)`,
-    args: [
-      batchId,
-      job.companyId,
-      POSITIVE_PAY_RAIL,
-      issueCount,
-      Number(queued.rows[0].total),
-      cutoffAt,
-      now,
-    ],
+  await openBatch(tx, {
+    id: batchId,
+    companyId: job.companyId,
+    rail: POSITIVE_PAY_RAIL,
+    entryCount: issueCount,
+    totalCents: Number(queued.rows[0].total),
+    cutoffAt,
+    createdAt: now,
   });
   await tx.execute({
     sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched' WHERE id IN (${QUEUED})`,
@@ -379,19 +375,14 @@ async function recordFiles(
   await insertCheckFile(tx, built.positivePay);
   if (built.print) {
     const print = built.print;
-    await tx.execute({
-      sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
-              cutoff_at, created_at)
-            VALUES (?, ?, ?, 'built', ?, ?, ?, ?)`,
-      args: [
-        print.batchId,
-        print.companyId,
-        PRINT_RAIL,
-        print.issueCount,
-        print.totalCents,
-        batch.cutoffAt,
-        print.createdAt,
-      ],
+    await openBatch(tx, {
+      id: print.batchId,
+      companyId: print.companyId,
+      rail: PRINT_RAIL,
+      entryCount: print.issueCount,
+      totalCents: print.totalCents,
+      cutoffAt: batch.cutoffAt,
+      createdAt: print.createdAt,
     });
     await insertCheckFile(tx, print);
     await tx.execute({

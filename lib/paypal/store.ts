@@ -6,7 +6,7 @@
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import { insertQueuedEntry, type NewBatchEntry } from "../rails/batch.ts";
+import { insertQueuedEntry, type NewBatchEntry, openBatch } from "../rails/batch.ts";
 import { newId } from "../platform/keys.ts";
 import { nextPaypalCutoff } from "./rules.ts";
 
@@ -96,11 +96,14 @@ export async function batchQueuedEntries(
   const entryCount = Number(rows[0].n);
   if (entryCount === 0) return null;
   const totalCents = Number(rows[0].total);
-  await tx.execute({
-    sql:
-      `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents, cutoff_at, created_at)
-          VALUES (?, ?, ?, 'built', ?, ?, ?, ?)`,
-    args: [batchId, companyId, PAYPAL_RAIL, entryCount, totalCents, now, now],
+  await openBatch(tx, {
+    id: batchId,
+    companyId,
+    rail: PAYPAL_RAIL,
+    entryCount,
+    totalCents,
+    cutoffAt: now,
+    createdAt: now,
   });
   await tx.execute({
     sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched'
@@ -246,11 +249,14 @@ export async function rebatchItem(
   now: number,
 ): Promise<string> {
   const batchId = newId("rb");
-  await tx.execute({
-    sql:
-      `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents, cutoff_at, created_at)
-          VALUES (?, ?, ?, 'built', 1, ?, ?, ?)`,
-    args: [batchId, item.companyId, PAYPAL_RAIL, amountCents, now, now],
+  await openBatch(tx, {
+    id: batchId,
+    companyId: item.companyId,
+    rail: PAYPAL_RAIL,
+    entryCount: 1,
+    totalCents: amountCents,
+    cutoffAt: now,
+    createdAt: now,
   });
   await tx.execute({
     sql: `UPDATE paypal_items SET batch_id = ?, payout_item_id = NULL, transaction_status = NULL,

@@ -178,6 +178,35 @@ export const toBatchEntry = (row: EntryRow): BatchEntry => ({
   amountCents: row.amountCents,
 });
 
+/** A new built batch, opened by a rail's cutoff (its entries are claimed into it afterwards). */
+export interface NewBatch {
+  readonly id: string;
+  readonly companyId: string;
+  /** rail_batches.rail: the kind of batch (ach, check_positive_pay, check_print, paypal). */
+  readonly rail: string;
+  readonly entryCount: number;
+  readonly totalCents: number;
+  readonly cutoffAt: number;
+  /** What the rail calls it from the start (an ACH file's name), else null until transmitted. */
+  readonly railReference?: string | null;
+  readonly createdAt: number;
+}
+
+/** Opens a built batch: the one way every rail's cutoff creates one. */
+export async function openBatch(tx: WriteTx, batch: NewBatch): Promise<void> {
+  await tx.db.insert(railBatches).values({
+    id: batch.id,
+    companyId: batch.companyId,
+    rail: batch.rail,
+    status: "built",
+    entryCount: batch.entryCount,
+    totalCents: batch.totalCents,
+    cutoffAt: batch.cutoffAt,
+    railReference: batch.railReference ?? null,
+    createdAt: batch.createdAt,
+  });
+}
+
 /** Inserts a queued entry; a reference already queued stays as it is. */
 export async function insertQueuedEntry(
   tx: WriteTx,
