@@ -20,6 +20,7 @@ import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { addFunds, receiveWire } from "../lib/funding/store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
+import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { createDisbursement } from "../lib/payouts/store.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -598,6 +599,7 @@ Deno.test("live: a file over the approval limit waits built until a second admin
       { operator: { id: "op_b", email: "b@example.test" }, origin: "cli" },
       requested.value.approvalId!,
       FIRST_CUTOFF + 60_000,
+      approvedActions,
     );
     assert.ok(approved.ok, JSON.stringify(approved));
     await run(FIRST_CUTOFF + 60_000);

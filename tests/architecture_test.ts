@@ -261,3 +261,17 @@ Deno.test("architecture: deliberate bad imports are each reported", () => {
     ],
   );
 });
+
+Deno.test("architecture: lib/operators, which decides approvals, imports no capability whose approved actions it runs (the registry is assembled in lib/admin)", async () => {
+  const files = await repositoryFiles();
+  const capabilities = /^lib\/(ach|checks|paypal|rails|funding|payouts)\//;
+  const found = [...files].flatMap(([path, source]) =>
+    path.startsWith("lib/operators/")
+      ? importsOf(path, source).filter((i) => !i.typeOnly && capabilities.test(i.target))
+        .map((i) => `${path} imports ${i.target}`)
+      : []
+  );
+  // Before: lib/operators/approvals.ts imported lib/ach, lib/paypal, lib/rails, lib/funding and
+  // lib/payouts for their actions, while those imported lib/operators: a circle.
+  assert.deepEqual(found, []);
+});

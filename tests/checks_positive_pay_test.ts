@@ -24,6 +24,7 @@ import { sha256Hex } from "../lib/platform/keys.ts";
 import { startTestSshd } from "./sshd_helpers.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
+import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { payoutRuntime } from "../lib/payouts/runtime.ts";
 import type { AppDeps } from "../routes/context.ts";
 import { MONEY_SETTINGS } from "./money_core_helpers.ts";
@@ -339,6 +340,7 @@ Deno.test("release: a live positive-pay file over the approval limit is not mark
       actor(bruno),
       requested.value.approvalId,
       now,
+      approvedActions,
     );
     assert.ok(approved.ok, approved.ok ? "" : approved.message);
     assert.ok((await markSent(m, "live", String(positivePay.batch_id))).ok);
@@ -388,6 +390,7 @@ Deno.test("in doubt: a check file whose upload was interrupted is resolved by a 
         actor(bruno),
         requested.value.approvalId,
         m.now(),
+        approvedActions,
       );
       assert.ok(approved.ok, approved.ok ? "" : approved.message);
       await m.settle();

@@ -9,6 +9,7 @@ import { addFunds } from "../lib/funding/store.ts";
 import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
+import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { APPROVAL_TTL_MS } from "../lib/operators/rules.ts";
 import { signIn } from "../lib/operators/service.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
@@ -182,8 +183,20 @@ Deno.test("a live wire recorded by hand waits for a second admin; two racing app
       origin: "test",
     });
     const raced = await Promise.all([
-      approveApproval(deps, as(bruno), asked.body.result.approval_id, f.clock.now()),
-      approveApproval(deps, as(chen), asked.body.result.approval_id, f.clock.now()),
+      approveApproval(
+        deps,
+        as(bruno),
+        asked.body.result.approval_id,
+        f.clock.now(),
+        approvedActions,
+      ),
+      approveApproval(
+        deps,
+        as(chen),
+        asked.body.result.approval_id,
+        f.clock.now(),
+        approvedActions,
+      ),
     ]);
     assert.deepEqual(
       raced.map((r) => r.ok ? "approved" : r.code).sort(),

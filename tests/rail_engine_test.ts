@@ -15,6 +15,7 @@ import { readCheckFileContent } from "../lib/checks/files_service.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
+import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { batchServiceDeps, jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -113,6 +114,7 @@ async function withLiveRail(
           actor(bruno),
           approvalId,
           m.now(),
+          approvedActions,
         );
         assert.ok(approved.ok, approved.ok ? "" : approved.message);
         await m.settle();

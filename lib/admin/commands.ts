@@ -78,6 +78,9 @@ import {
 } from "../audit/service.ts";
 import { type AuditCheckpoint, currentAuditKeys, publicKeyText } from "../audit/anchor.ts";
 import { type ApprovalKind, authorizeCommand } from "../operators/rules.ts";
+import { approvedActions } from "./approved_actions.ts";
+import { fundingAuditView } from "../funding/manual_approval.ts";
+import { payoutAuditView } from "../payouts/approval_actions.ts";
 import { changeOwnCredentials, enroll } from "../operators/enrollment.ts";
 import { findOperatorByEmail } from "../operators/store.ts";
 import {
@@ -99,9 +102,7 @@ import {
 import {
   approvalCompany,
   approveApproval,
-  fundingAuditView,
   listApprovals,
-  payoutAuditView,
   rejectApproval,
   requestApproval,
 } from "../operators/approvals.ts";
@@ -1344,7 +1345,8 @@ export const coreCommands: Readonly<Record<string, Command>> = {
     flags: { id: "the approval id (apr_…)" },
     role: "admin",
     reach: approvalReach,
-    run: async (ctx, f) => await approveApproval(ctx.operatorDeps, signedIn(ctx), f.id, ctx.now),
+    run: async (ctx, f) =>
+      await approveApproval(ctx.operatorDeps, signedIn(ctx), f.id, ctx.now, approvedActions),
   },
   "approvals:reject": {
     summary: "reject another admin's pending action: nothing of it happens",

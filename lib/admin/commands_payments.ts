@@ -16,7 +16,8 @@ import {
 } from "../payouts/approval_rules.ts";
 import { decidePayment, payoutsPendingApproval } from "../payouts/payment_approvals.ts";
 import { loadPayout } from "../payouts/store.ts";
-import { type PaymentRuleChange, requestApproval } from "../operators/approvals.ts";
+import { requestApproval } from "../operators/approvals.ts";
+import type { PaymentRuleChange } from "../payouts/approval_actions.ts";
 import {
   type Command,
   type CommandContext,

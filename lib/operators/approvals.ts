@@ -7,9 +7,6 @@
  */
 import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit, type AuditActor } from "../audit/store.ts";
-import { type ManualFundingMove, recordManualFundingMove } from "../funding/service.ts";
-import { loadPayout, recordLateReturn } from "../payouts/store.ts";
-import { deleteRule, putRule, ruleOfScope } from "../payouts/approval_rules.ts";
 import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
@@ -39,12 +36,6 @@ import {
   setRoleInUnit,
 } from "./service.ts";
 import { issueEnrollment } from "./enrollment.ts";
-import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
-import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
-import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
-import { achImportApprovedActions } from "../ach/import_approval.ts";
-import { paidImportApprovedActions } from "../checks/import_approval.ts";
-import { railExceptionResolved } from "../rails/exceptions.ts";
 
 /** Approvals one listing shows at most. */
 export const APPROVALS_LISTED_MAX = 100;
@@ -61,73 +52,6 @@ export type ApprovedAction = (
   approval: ApprovalRecord,
   context: ActionContext,
 ) => Promise<Result<Record<string, unknown>>>;
-
-function fundingAction(move: ManualFundingMove): ApprovedAction {
-  return async (tx, approval, { actor, now }) => {
-    const moved = await recordManualFundingMove(tx, move, approval.objectId, now);
-    if (!moved.ok) return moved;
-    const { before, after } = moved.value;
-    await appendAudit(tx, "live", actor, {
-      at: now,
-      action: move,
-      objectType: "funding",
-      objectId: after.id,
-      companyId: after.companyId,
-      before: fundingAuditView(before),
-      after: { ...fundingAuditView(after), approval_id: approval.id },
-    });
-    return ok({ funding_id: after.id, status: after.status });
-  };
-}
-
-/** Money of a completed live payout that came back, recorded once a second admin approves. */
-const lateReturnAction: ApprovedAction = async (tx, approval, { actor, now }) => {
-  const reason = String(approval.payload.reason);
-  const before = await loadPayout(tx, approval.objectId);
-  const returned = await recordLateReturn(tx, approval.objectId, reason, now);
-  if (!returned.ok) return returned;
-  const { payout, returnedCents, ledgerTransactionId } = returned.value;
-  await appendAudit(tx, "live", actor, {
-    at: now,
-    action: "payout:late-return",
-    objectType: "payout",
-    objectId: payout.id,
-    companyId: payout.companyId,
-    before: before && payoutAuditView(before),
-    after: {
-      ...payoutAuditView(payout),
-      reason,
-      returned_cents: returnedCents,
-      ledger_transaction_id: ledgerTransactionId,
-      approval_id: approval.id,
-    },
-  });
-  return ok({ payout_id: payout.id, status: payout.status, returned_cents: returnedCents });
-};
-
-/** A payout as an audit row shows it. */
-export function payoutAuditView(
-  payout: { id: string; status: string; amountCents: number; payeeFeeCents: number },
-) {
-  return {
-    id: payout.id,
-    status: payout.status,
-    amount_cents: payout.amountCents,
-    payee_fee_cents: payout.payeeFeeCents,
-  };
-}
-
-/** A funding as an audit row shows it. */
-export function fundingAuditView(
-  funding: { id: string; status: string; paymentMethod: string; amountCents: number },
-) {
-  return {
-    id: funding.id,
-    status: funding.status,
-    payment_method: funding.paymentMethod,
-    amount_cents: funding.amountCents,
-  };
-}
 
 /** The payload of a new admin waiting for approval: who, never any credential. */
 interface NewAdminPayload {
@@ -187,58 +111,15 @@ const promoteAdmin: ApprovedAction = async (tx, approval, { actor, now }) => {
   return ok({ operator_id: raised.id, email: raised.email, role: raised.role });
 };
 
-/** A live payment approval rule set or removed once a second admin approves. */
-const changePaymentRule: ApprovedAction = async (tx, approval, { actor, now }) => {
-  const payload = approval.payload as unknown as PaymentRuleChange;
-  const scope = {
-    companyId: approval.companyId!,
-    lineId: payload.line_id,
-    paymentMethodId: payload.payment_method_id,
-  };
-  const before = await ruleOfScope(tx, scope);
-  const after = payload.threshold_cents === null
-    ? (await deleteRule(tx, scope), null)
-    : await putRule(tx, scope, payload.threshold_cents, approval.requestedBy, now);
-  await appendAudit(tx, "live", actor, {
-    at: now,
-    action: payload.threshold_cents === null ? "payment-rule:remove" : "payment-rule:set",
-    objectType: "payment_approval_rule",
-    objectId: `${scope.companyId} ${scope.lineId ?? "every line"} ${
-      scope.paymentMethodId ?? "every method"
-    }`,
-    companyId: scope.companyId,
-    before,
-    after: { rule: after, approval_id: approval.id, requested_by: approval.requestedBy },
-  });
-  return ok({ company_id: scope.companyId, rule: after });
-};
-
-/** The payload of a live payment rule change: the scope, and the new threshold (null: removed). */
-export interface PaymentRuleChange {
-  readonly line_id: string | null;
-  readonly payment_method_id: number | null;
-  readonly threshold_cents: number | null;
-}
-
-/** What each kind runs once approved; bank settings and files (lib/ach) and PayPal settings (lib/paypal) bring their own. */
-const approvedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
-  "wire.receive": fundingAction("wire:receive"),
-  "funding.return": fundingAction("funding:return"),
-  "payout.late_return": lateReturnAction,
+/** What the operator kinds run once approved; the registry of every kind is assembled by the caller. */
+export const operatorApprovedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
   "operator.create_admin": createAdmin,
-  "rail_exception.resolve": async (tx, approval, { actor, now }) => {
-    const resolved = await railExceptionResolved(tx, actor, approval, now);
-    return resolved.ok ? ok(resolved.value) : resolved;
-  },
   "operator.reset_admin": resetAdmin,
   "operator.promote_admin": promoteAdmin,
-  "payment_rule.change": changePaymentRule,
-  ...bankSettingsApprovedActions,
-  ...bankFileApprovedActions,
-  ...paypalSettingsApprovedActions,
-  ...achImportApprovedActions,
-  ...paidImportApprovedActions,
 };
+
+/** Every approval kind's action, as the composition assembles them. */
+export type ApprovedActions = Partial<Record<ApprovalKind, ApprovedAction>>;
 
 export interface ApprovalRequest {
   readonly kind: ApprovalKind;
@@ -400,7 +281,7 @@ function notFound(id: string): Refusal<"approval_not_found"> {
 async function decide(
   deps: OperatorDeps,
   actor: AuditActor & { operator: { id: string; email: string } },
-  input: { id: string; approve: boolean; reason?: string },
+  input: { id: string; approve: boolean; reason?: string; actions: ApprovedActions },
   now: number,
 ): Promise<Result<ReturnType<typeof approvalView> & { result?: unknown }, string>> {
   const decided = await deps.databases.live.writer.write(
@@ -415,7 +296,7 @@ async function decide(
       }
       let result: Record<string, unknown> | undefined;
       if (input.approve) {
-        const action = approvedActions[approval.kind as ApprovalKind];
+        const action = input.actions[approval.kind as ApprovalKind];
         if (!action) {
           return tx.abort(refuse(
             "approval_kind_not_built",
@@ -455,14 +336,15 @@ async function decide(
   return ok(decided.value.result === undefined ? view : { ...view, result: decided.value.result });
 }
 
-/** A second admin approves: the action runs now, in the approval's unit. */
+/** A second admin approves: the action of its kind (from `actions`) runs now, in the approval's unit. */
 export function approveApproval(
   deps: OperatorDeps,
   actor: AuditActor & { operator: { id: string; email: string } },
   id: string,
   now: number,
+  actions: ApprovedActions,
 ): Promise<Result<ReturnType<typeof approvalView> & { result?: unknown }, string>> {
-  return decide(deps, actor, { id, approve: true }, now);
+  return decide(deps, actor, { id, approve: true, actions }, now);
 }
 
 /** A second admin rejects: nothing of the action happens. */
@@ -472,7 +354,7 @@ export function rejectApproval(
   input: { id: string; reason?: string },
   now: number,
 ): Promise<Result<ReturnType<typeof approvalView>, string>> {
-  return decide(deps, actor, { ...input, approve: false }, now);
+  return decide(deps, actor, { ...input, approve: false, actions: {} }, now);
 }
 
 /** Approvals newest first, of one status or all, within a company scope. */
