@@ -23,7 +23,18 @@ import {
   RowTypeError,
 } from "../db/rows.ts";
 import * as schema from "../db/schema.ts";
-import { addFunds, clearAchFunding, returnAchFunding } from "../lib/funding/store.ts";
+import {
+  addFunds,
+  clearAchFunding,
+  recordAchDebitSent,
+  returnAchFunding,
+  returnClearedAchFunding,
+} from "../lib/funding/store.ts";
+import {
+  listRailExceptions,
+  recordEntryException,
+  resolveRailException,
+} from "../lib/rails/exceptions.ts";
 import { isLedgerTransactionKind, ledgerTransactionKinds } from "../lib/ledger/postings.ts";
 import { heldAccounts, tieOutCategories, type TieOutCategory } from "../lib/ledger/tieout.ts";
 import type { LedgerAccountCode, Transfer } from "../lib/ledger/types.ts";
@@ -430,14 +441,40 @@ Deno.test("every kind the stores post lands in the tie-out in a category its ent
   await withLine(async (database) => {
     const cleared = await fund(database, "ACH", 50_000);
     const returned = await fund(database, "ACH", 7_000);
-    await fund(database, "WireTransfer", 10_000);
+    const takenBack = await fund(database, "ACH", 90_000);
     await database.writer.write(async (tx) => {
-      assert.ok((await clearAchFunding(tx, cleared, NOW)).ok);
+      for (const funding of [cleared, returned, takenBack]) {
+        await recordAchDebitSent(tx, funding, NOW);
+      }
+      assert.ok((await clearAchFunding(tx, takenBack, NOW)).ok);
       assert.ok((await returnAchFunding(tx, returned, NOW)).ok);
     });
     const payoutId = await createPayout(database);
+    await createPayout(database); // its hold stays: available no longer covers the return below
     await database.writer.write(async (tx) => {
       assert.ok((await applyMove(tx, payoutId, { kind: "cancel" }, NOW)).ok);
+      // Taken back after it cleared, beyond what available holds: the rest is owed.
+      const takenAfterClear = await returnClearedAchFunding(tx, takenBack, NOW);
+      assert.ok(takenAfterClear.ok && takenAfterClear.value.shortfallCents > 0);
+      await tx.execute({
+        sql: `INSERT INTO rail_batch_entries (id, company_id, rail, payout_id, direction, reference,
+                amount_cents, status, created_at) VALUES ('rbe_x', 'co_1', 'ach', ?, 'credit', 'r-1', 500, 'sent', ?)`,
+        args: [payoutId, NOW],
+      });
+      await recordEntryException(tx, "rbe_x", { kind: "completed" }, "paid after cancel", NOW);
+      // The next credit covers what is owed first.
+      assert.ok((await clearAchFunding(tx, cleared, NOW)).ok);
+    });
+    await fund(database, "WireTransfer", 10_000);
+    await database.writer.write(async (tx) => {
+      const [exception] = await listRailExceptions(tx, { status: "open", companyIds: null }, 1);
+      const resolved = await resolveRailException(tx, "test", { operator: null, origin: "cli" }, {
+        exceptionId: exception.id,
+        resolution: "payment_stands",
+        note: null,
+        companyIds: null,
+      }, NOW);
+      assert.ok(resolved.ok, resolved.ok ? "" : resolved.message);
     });
     const { rows } = await database.readClient.execute(
       `SELECT t.id, t.kind, a.code, e.amount_cents FROM ledger_transactions t
@@ -477,9 +514,12 @@ Deno.test("every kind the stores post lands in the tie-out in a category its ent
       "funding.ach_cleared",
       "funding.ach_initiated",
       "funding.ach_returned",
+      "funding.ach_returned_after_clear",
+      "funding.shortfall_covered",
       "funding.wire_received",
       "payout.cancel",
       "payout.hold",
+      "rail.paid_exception",
     ]);
   });
 });

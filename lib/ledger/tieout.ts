@@ -7,12 +7,16 @@ import { centsToDollars, formatDollars } from "../platform/money.ts";
 import type { LedgerTransactionKind } from "./postings.ts";
 import type { LedgerAccountCode } from "./types.ts";
 
-/** Accounts that hold the company's money with the service; closing is their sum. */
+/**
+ * Accounts that hold the company's money with the service; closing is their sum. What a line owes
+ * (`funding_shortfall`, below zero while owed) counts against it.
+ */
 export const heldAccounts: readonly LedgerAccountCode[] = [
   "available",
   "pending_funding",
   "reserved",
   "in_transit",
+  "funding_shortfall",
 ];
 
 /**
@@ -35,7 +39,7 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "funding.ach_cleared": "within_held",
   "funding.ach_returned": "returned_funding",
   "funding.ach_returned_after_clear": "returned_funding",
-  "funding.shortfall_covered": "returned_funding",
+  "funding.shortfall_covered": "within_held",
   "payout.hold": "within_held",
   "payout.release_funds": "within_held",
   "payout.select": "within_held",
