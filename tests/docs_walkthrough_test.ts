@@ -6,7 +6,7 @@
  * deliveries of both endpoints with each one's own secret.
  */
 import assert from "node:assert/strict";
-import { freePort } from "../bench/service.ts";
+import { freePort, startService } from "../bench/service.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -22,35 +22,12 @@ async function walkthroughScript(): Promise<string> {
   return blocks.join("\n");
 }
 
-async function waitReady(baseUrl: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${baseUrl}/readyz`);
-      await res.body?.cancel();
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the dev service did not become ready in 60 s");
-}
-
 Deno.test("README walkthrough: both surfaces reach a completed payout, and the receiver verifies every delivery", async () => {
-  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-walkthrough-" });
-  const port = freePort();
+  const service = await startService();
+  const dataDir = service.dataDir;
   const receiverPort = freePort();
   const receiverLog = `${dataDir}/receiver.log`;
-  const service = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-cron", "--unstable-lazy-dynamic-imports", "main.ts", "--dev"],
-    cwd: root,
-    env: { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_FORMAT: "off" },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
   try {
-    await waitReady(`http://127.0.0.1:${port}`);
     const script = (await walkthroughScript())
       .replaceAll("127.0.0.1:9000", `127.0.0.1:${receiverPort}`)
       .replace(
@@ -97,8 +74,6 @@ kill %1
       );
     }
   } finally {
-    service.kill("SIGTERM");
-    await service.status;
-    await Deno.remove(dataDir, { recursive: true });
+    await service.stop();
   }
 });

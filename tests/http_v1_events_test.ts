@@ -4,12 +4,16 @@
  * 127.0.0.1 that the dispatcher delivered to.
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { WebhookDispatcher } from "../lib/webhooks/dispatcher.ts";
+import { verifyEnvelopeSignature, verifySignature } from "../client/mod.ts";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 interface Delivered {
   readonly body: Record<string, unknown>;
+  readonly raw: string;
+  readonly header: string;
 }
 
 function receiver() {
@@ -17,9 +21,8 @@ function receiver() {
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
-      received.push({
-        body: JSON.parse(await request.text()),
-      });
+      const raw = await request.text();
+      received.push({ body: JSON.parse(raw), raw, header: request.headers.get("X-Signature")! });
       return new Response("ok");
     },
   );
@@ -223,6 +226,128 @@ Deno.test("a /v1 event about a Surface A payout carries an id GET /v1/disburseme
       // The list stays the /v1-created disbursements; the id reads them one by one.
       const list = await (await v1(f, "GET", "/v1/disbursements")).json() as { data: unknown[] };
       assert.deepEqual(list.data, []);
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+/** A /v1 webhook body as the contract writes it. */
+interface V1Body {
+  readonly id: string;
+  readonly type: string;
+  readonly created: string;
+  readonly data: Record<string, unknown>;
+  readonly signature: string;
+  readonly sequence: number | null;
+}
+
+/** HMAC-SHA256 hex under the 32 bytes a whsec_ secret encodes, written from the contract's words. */
+const hmacHex = (secret: string, message: string) =>
+  createHmac("sha256", Uint8Array.from(atob(secret.slice(6)), (c) => c.charCodeAt(0)))
+    .update(message).digest("hex");
+
+Deno.test("a /v1 body carries the envelope's signature, with X-Signature's timestamp, and each payout's sequence", async () => {
+  const r = receiver();
+  try {
+    await withHttpFixture(async (f) => {
+      await fundAcmeAuto(f, 100_000);
+      const endpoint = await (await v1(f, "POST", "/v1/webhooks", { url: r.url }))
+        .json() as { secret: string };
+      await v1(f, "POST", "/v1/payees", { id: "noaction", email: "pat@example.test" });
+      await v1(f, "POST", "/v1/payees", { id: "noaction", phone: "+15555550100" });
+      const created = await (await v1(f, "POST", "/v1/disbursements", {
+        amount: 12.5,
+        claim_id: "CLM-78",
+        payee: { id: "noaction" },
+        modalities: ["ach"],
+      })).json() as { id: string };
+      assert.equal((await v1(f, "POST", `/v1/disbursements/${created.id}/cancel`)).status, 200);
+      assert.equal(await dispatcherFor(f).sweep(), 3);
+
+      const bodies = r.received.map((d) => ({ ...d, body: d.body as unknown as V1Body }));
+      const byType = new Map(bodies.map((d) => [d.body.type as string, d]));
+      for (const d of bodies) {
+        assert.deepEqual(
+          Object.keys(d.body),
+          ["id", "type", "created", "data", "signature", "sequence"],
+          `${d.body.type}: the envelope, then signature and sequence`,
+        );
+        const [, ts, hex] = /^v1=t=(\d+),sha256=([0-9a-f]{64})$/.exec(d.body.signature)!;
+        assert.equal(d.header.split(",")[0], `v1=t=${ts}`, "the same timestamp as X-Signature");
+        const { id, type, created, data } = d.body;
+        assert.equal(
+          hex,
+          hmacHex(endpoint.secret, `${ts}.${JSON.stringify({ id, type, created, data })}`),
+        );
+        assert.ok(
+          await verifyEnvelopeSignature({
+            event: d.body,
+            secret: endpoint.secret,
+            nowSeconds: Number(ts),
+          }),
+          "the client's helper verifies it",
+        );
+        assert.ok(
+          await verifySignature({
+            header: d.header,
+            body: d.raw,
+            secret: endpoint.secret,
+            nowSeconds: Number(ts),
+          }),
+          "X-Signature still signs the whole raw body",
+        );
+        assert.equal(
+          await verifyEnvelopeSignature({
+            event: { ...d.body, data: { ...d.body.data, amount: 1 } },
+            secret: endpoint.secret,
+            nowSeconds: Number(ts),
+          }),
+          false,
+          "an altered envelope fails",
+        );
+      }
+      assert.equal(byType.get("payee.updated")!.body.sequence, null, "no payout: no sequence");
+      assert.equal(byType.get("disbursement.created")!.body.sequence, 1);
+      assert.equal(byType.get("disbursement.canceled")!.body.sequence, 2);
+
+      // The events API shows the same body, with the latest attempt's body signature.
+      const shown =
+        await (await v1(f, "GET", `/v1/events/${byType.get("disbursement.canceled")!.body.id}`))
+          .json();
+      assert.deepEqual(shown, { ...byType.get("disbursement.canceled")!.body, object: "event" });
+    });
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("a Surface A payload carries the payout's sequence in commit order", async () => {
+  const r = receiver();
+  try {
+    await withHttpFixture(async (f) => {
+      await fundAcmeAuto(f, 100_000);
+      assert.equal((await api(f, "POST", "/api/webhooks", { url: r.url })).status, 201);
+      const created = await api(f, "POST", "/api/disbursements", {
+        disbursement_uuid: "D-SEQ",
+        large_disbursement: false,
+        payees: [payee("noaction", 10), payee("other", 20)],
+      });
+      assert.equal(created.status, 201);
+      assert.equal(
+        (await api(f, "POST", "/api/disbursements/D-SEQ/payees/noaction/cancel")).status,
+        200,
+      );
+      assert.equal(await dispatcherFor(f).sweep(), 3);
+      const payloads = r.received.map((d) => JSON.parse(d.raw).webhookTrigger.payload);
+      const seen = payloads
+        .map((p) => [p.DisbursementPayeeUUID, p.EventTypeName, p.sequence])
+        .sort((a, b) => `${a[0]}${a[2]}`.localeCompare(`${b[0]}${b[2]}`));
+      assert.deepEqual(seen, [
+        ["noaction", "DISBURSEMENT.CREATED", 1],
+        ["noaction", "DISBURSEMENT.CANCELED", 2],
+        ["other", "DISBURSEMENT.CREATED", 1],
+      ]);
     });
   } finally {
     await r.stop();
