@@ -160,3 +160,26 @@ export async function findDisbursement(
     })),
   };
 }
+
+/**
+ * The disbursements of the scope the company knows by this id of its own (a claim id, a
+ * disbursement_uuid or simple_payment_uuid), at most `limit`; the console's address takes it.
+ */
+export async function disbursementIdsByOwnId(
+  client: Client,
+  ownId: string,
+  companyIds: readonly string[] | null,
+  limit: number,
+): Promise<string[]> {
+  const scope = scopeCondition("d.company_id", companyIds);
+  // The public uuid is unique per company and kind: that index answers it, company by company.
+  const { rows } = await client.execute({
+    sql: `SELECT d.id FROM disbursements d
+          WHERE (d.claim_id = ? OR (d.company_id IN (SELECT id FROM companies)
+            AND d.kind IN ('disbursement', 'simple_payment', 'v1') AND d.external_uuid = ?))
+            AND ${scope.sql}
+          ORDER BY d.created_at DESC, d.id LIMIT ?`,
+    args: [ownId, ownId, ...scope.args, limit],
+  });
+  return rows.map((row) => String(row.id));
+}

@@ -36,6 +36,12 @@ export interface PayoutFilter {
   readonly status?: PayoutStatus;
   readonly companyId?: string;
   readonly lineId?: string;
+  /**
+   * One search box: a name fragment or e-mail, an amount ($1,250.00), an account's last four, a
+   * claim id or the company's disbursement uuid, a payout or disbursement id, a check number or
+   * an ACH trace number; a payout matching any of them is found.
+   */
+  readonly text?: string;
   /** Only payouts that failed or came back at some time, re-offered or not since. */
   readonly failedAnyTime?: boolean;
   /** Only payouts of the Needs action queue at this real time (epoch ms). */
@@ -72,6 +78,55 @@ export interface PayoutListRow {
 /** `%` and `_` typed by the operator match themselves, not any text. */
 const likeText = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** An amount as typed: "1250", "1,250.00", "$12.5". */
+const AMOUNT_TYPED = /^\$?(\d{1,3}(,\d{3})+|\d+)(\.\d{1,2})?$/;
+
+function amountCentsOf(text: string): number | null {
+  if (!AMOUNT_TYPED.test(text)) return null;
+  const [whole, fraction = ""] = text.replace(/[$,]/g, "").split(".");
+  const cents = Number(whole) * 100 + Number(fraction.padEnd(2, "0"));
+  return Number.isSafeInteger(cents) ? cents : null;
+}
+
+/** The one search box's condition: any of the things a payout is known by. */
+function searchTextCondition(text: string): { sql: string; args: InValue[] } {
+  const like = likeText(text);
+  const parts: string[] = [
+    "p.id = ?",
+    "p.disbursement_id = ?",
+    `p.disbursement_id IN (SELECT d.id FROM disbursements d WHERE d.claim_id = ?
+      OR (d.company_id IN (SELECT id FROM companies)
+        AND d.kind IN ('disbursement', 'simple_payment', 'v1') AND d.external_uuid = ?))`,
+    "p.first_name LIKE ? ESCAPE '\\'",
+    "p.last_name LIKE ? ESCAPE '\\'",
+    "p.email LIKE ? ESCAPE '\\'",
+  ];
+  const args: InValue[] = [text, text, text, text, like, like, like];
+  if (text.includes(" ")) {
+    parts.push(
+      "(coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '')) LIKE ? ESCAPE '\\'",
+    );
+    args.push(like);
+  }
+  const cents = amountCentsOf(text);
+  if (cents !== null) {
+    parts.push("p.amount_cents = ?");
+    args.push(cents);
+  }
+  if (/^\d{4}$/.test(text)) {
+    parts.push("p.method_last_four = ?", "p.last_failure_last_four = ?");
+    args.push(text, text);
+  }
+  if (/^\d{1,15}$/.test(text)) {
+    parts.push(
+      "p.id IN (SELECT k.payout_id FROM checks k WHERE k.check_number = ?)",
+      "p.id IN (SELECT e.payout_id FROM rail_batch_entries e WHERE e.trace_number = ?)",
+    );
+    args.push(Number(text), text);
+  }
+  return { sql: `(${parts.join(" OR ")})`, args };
+}
+
 /** One page of payouts matching `filter` within the operator's companies. */
 export async function searchPayouts(
   client: Client,
@@ -85,6 +140,7 @@ export async function searchPayouts(
   if (filter.companyId) conditions.push({ sql: "p.company_id = ?", args: [filter.companyId] });
   if (filter.lineId) conditions.push({ sql: "p.line_id = ?", args: [filter.lineId] });
   if (filter.status) conditions.push({ sql: "p.status = ?", args: [filter.status] });
+  if (filter.text) conditions.push(searchTextCondition(filter.text));
   if (filter.failedAnyTime) conditions.push({ sql: "p.failure_reason IS NOT NULL", args: [] });
   if (filter.needsActionAt !== undefined) {
     conditions.push(payoutNeedsActionCondition(filter.needsActionAt));

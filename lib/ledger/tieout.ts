@@ -3,7 +3,8 @@
  * the start and end of a UTC day, and the day's movements by category. The difference must be 0;
  * anything else means a movement the categories do not explain.
  */
-import { centsToDollars, formatDollars } from "../platform/money.ts";
+import { centsToDollars } from "../platform/money.ts";
+import { csvDollars, csvText } from "../platform/csv.ts";
 import type { LedgerTransactionKind } from "./postings.ts";
 import type { LedgerAccountCode } from "./types.ts";
 
@@ -174,20 +175,6 @@ export function tieOutFundingsJson(tieOut: TieOut): Record<string, unknown>[] {
       released_at: new Date(r.releasedAt).toISOString(),
     })),
   }));
-}
-
-/** Dollars with two decimals and no symbol or separators (`-1.50`), from the one formatter. */
-function csvDollars(cents: number): string {
-  return formatDollars(cents).replace(/[$,]/g, "");
-}
-
-/**
- * A text cell (ids the company chose): quoted when it holds a separator, a quote or a line break
- * (RFC 4180), and kept from running as a spreadsheet formula with a leading apostrophe (OWASP).
- */
-function csvText(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 const FUNDINGS_HEADER = [

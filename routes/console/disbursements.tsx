@@ -7,6 +7,7 @@
  */
 import { Hono } from "hono";
 import {
+  disbursementIdsByOwnId,
   disbursementSorts,
   findDisbursement,
   listDisbursements,
@@ -131,7 +132,21 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
 
   app.get("/disbursements/:id", async (c) => {
     const found = await findInScope(c, c.req.param("id"), findDisbursement);
-    if (!found) return notFoundPage(c, "This disbursement");
+    if (!found) {
+      // The company's own id (a claim id, a disbursement_uuid) leads to its page, or to the list
+      // when several disbursements carry it.
+      const own = await disbursementIdsByOwnId(
+        c.get("database").readClient,
+        c.req.param("id"),
+        companiesInScope(c),
+        2,
+      );
+      if (own.length === 1) return c.redirect(consoleUrl(c, `/console/disbursements/${own[0]}`));
+      if (own.length > 1) {
+        return c.redirect(consoleUrl(c, "/console/disbursements", { q: c.req.param("id") }));
+      }
+      return notFoundPage(c, "This disbursement");
+    }
     const { disbursement, payees } = found;
     return c.html(
       <ConsoleLayout

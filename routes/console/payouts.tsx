@@ -11,10 +11,12 @@ import { scopedCompanies } from "../../lib/console/companies.ts";
 import {
   isPayoutStatus,
   type PayoutFilter,
+  type PayoutListRow,
   payoutSorts,
   searchPayouts,
 } from "../../lib/console/payouts.ts";
 import { payoutStatuses } from "../../lib/payouts/states.ts";
+import { csvDollars, csvText } from "../../lib/platform/csv.ts";
 import { startOfDayIn } from "../../lib/platform/format.ts";
 import type { AppDeps } from "../context.ts";
 import {
@@ -26,6 +28,7 @@ import {
   FormProblems,
   type FormValues,
   listParams,
+  METHOD_LABELS,
   methodLabel,
   Money,
   Pager,
@@ -49,6 +52,7 @@ const day = v.optional(v.union([
   v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD")),
 ]));
 const searchSchema = v.object({
+  q: searchText,
   claim: searchText,
   payee: searchText,
   disbursement: searchText,
@@ -117,6 +121,7 @@ function readFilter(
   const status = input.status && isPayoutStatus(input.status) ? input.status : undefined;
   return {
     filter: {
+      text: input.q || undefined,
       claimId: input.claim || undefined,
       payee: input.payee || undefined,
       disbursement: input.disbursement || undefined,
@@ -135,6 +140,7 @@ function readFilter(
 }
 
 const FIELD_LABELS: Readonly<Record<string, string>> = {
+  q: "Search",
   claim: "Claim id",
   payee: "Payee name or e-mail",
   disbursement: "Disbursement or payout id",
@@ -153,8 +159,89 @@ const ATTENTION_OPTIONS = [
   { value: "now", label: "Needs action now" },
 ];
 
+/** The export of the list as it is filtered and sorted now. */
+function exportUrl(c: ConsoleContext): string {
+  const query = new URLSearchParams(c.req.query());
+  query.delete("page");
+  query.set("env", c.get("environment"));
+  return `/console/payouts/export.csv?${query.toString()}`;
+}
+
+/** Rows read per query while an export streams, and the most one export carries. */
+const EXPORT_PAGE_ROWS = 500;
+const EXPORT_ROWS_MAX = 100_000;
+
+const EXPORT_HEADER = [
+  "payout_id",
+  "status",
+  "amount",
+  "payee",
+  "email",
+  "method",
+  "last_four",
+  "claim_or_uuid",
+  "disbursement_id",
+  "company",
+  "line",
+  "last_failure",
+  "created_at",
+  "updated_at",
+];
+
+function exportLine(row: PayoutListRow): string {
+  return [
+    csvText(row.id),
+    row.status,
+    csvDollars(row.amountCents),
+    csvText(row.payeeName),
+    csvText(row.email ?? ""),
+    row.methodId === null ? "" : csvText(METHOD_LABELS[row.methodId] ?? String(row.methodId)),
+    csvText(row.methodLastFour ?? ""),
+    csvText(row.claimId ?? row.disbursementUuid),
+    csvText(row.disbursementId),
+    csvText(row.companyName),
+    csvText(row.lineCode),
+    csvText(row.failureReason ?? ""),
+    new Date(row.createdAt).toISOString(),
+    new Date(row.updatedAt).toISOString(),
+  ].join(",") + "\r\n";
+}
+
 export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  // The list's rows as CSV, in the list's order, read a page at a time while it streams.
+  app.get("/export.csv", (c) => {
+    const database = c.get("database");
+    const scope = companiesInScope(c);
+    const params = listParams(c, { sorts: Object.keys(payoutSorts), defaultSort: "created" });
+    const { filter, problems } = readFilter(c, deps.clock.now());
+    if (problems.length > 0) {
+      return c.text(problems.map((p) => p.message).join("\n") + "\n", 400);
+    }
+    const encoder = new TextEncoder();
+    let offset = 0;
+    let done = false;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(EXPORT_HEADER.join(",") + "\r\n"));
+      },
+      async pull(controller) {
+        if (done) return controller.close();
+        const page = await searchPayouts(database.readClient, scope, filter, {
+          ...params,
+          limit: Math.min(EXPORT_PAGE_ROWS, EXPORT_ROWS_MAX - offset),
+          offset,
+        });
+        offset += page.data.length;
+        done = !page.hasMore || offset >= EXPORT_ROWS_MAX;
+        controller.enqueue(encoder.encode(page.data.map(exportLine).join("")));
+      },
+    });
+    return c.body(body, 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="payouts-${c.get("environment")}.csv"`,
+    });
+  });
   app.get("/", async (c) => {
     const database = c.get("database");
     const scope = companiesInScope(c);
@@ -169,6 +256,14 @@ export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       <ConsoleLayout c={c} title="Payouts" active="payouts">
         <form method="get" action="/console/payouts" class="filters" role="search">
           <input type="hidden" name="env" value={c.get("environment")} />
+          <Field
+            name="q"
+            label={FIELD_LABELS.q}
+            hint="name, e-mail, amount, last four, claim or uuid, id, check or trace number"
+            type="search"
+            values={values}
+            problems={problems}
+          />
           <Field name="claim" label={FIELD_LABELS.claim} values={values} problems={problems} />
           <Field
             name="payee"
@@ -233,6 +328,7 @@ export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           />
           <div class="actions">
             <button type="submit">Search</button>
+            <a href={exportUrl(c)} download>Export these payouts as CSV</a>
             {filtered ? <a href={consoleUrl(c, "/console/payouts")}>Clear</a> : null}
           </div>
         </form>
