@@ -1,7 +1,8 @@
 /**
  * The operator commands of payment approval rules: setting, removing and listing a company's
  * rules (a live change waits for a second admin), listing the payouts they hold, and approving or
- * rejecting one (any clerk or admin of its company; the console runs the same use case).
+ * rejecting one (any clerk or admin of its company); and the actions on one payout the console's
+ * payout page offers (cancel, resend, re-offer), which the console runs as these same commands.
  */
 import type { Environment } from "../platform/config.ts";
 import { formatDollars, parseDollars } from "../platform/money.ts";
@@ -16,6 +17,12 @@ import {
 } from "../payouts/approval_rules.ts";
 import { decidePayment, payoutsPendingApproval } from "../payouts/payment_approvals.ts";
 import { loadPayout } from "../payouts/store.ts";
+import { payoutRuntime } from "../payouts/runtime.ts";
+import {
+  cancelPayoutAsOperator,
+  reofferAsOperator,
+  resendAsOperator,
+} from "../console/payout_actions.ts";
 import { requestApproval } from "../operators/approvals.ts";
 import type { PaymentRuleChange } from "../payouts/approval_actions.ts";
 import {
@@ -191,7 +198,66 @@ async function decide(ctx: CommandContext, f: Flags, approve: boolean) {
     : decided;
 }
 
+/** A payout action the console offers on a payout's page, as a command of the same name. */
+function payoutActionCommand(
+  summary: string,
+  role: Command["role"],
+  action: (ctx: CommandContext, environment: Environment, payoutId: string) => Promise<
+    Result<Record<string, unknown>>
+  >,
+): Command {
+  return {
+    summary,
+    flags: { payout: "the payout id (po_…)", environment: "live (default) or test" },
+    role,
+    reach: decisionReach,
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const done = await action(ctx, environment.value, f.payout);
+      return done.ok
+        ? ok({ environment: environment.value, payout_id: f.payout, ...done.value })
+        : done;
+    },
+  };
+}
+
 export const paymentCommands: Readonly<Record<string, Command>> = {
+  "payouts:cancel": payoutActionCommand(
+    "cancel a payout (before a method is chosen, or after a failure): its hold goes back to available",
+    "clerk",
+    async (ctx, environment, id) => {
+      const canceled = await cancelPayoutAsOperator(
+        ctx.databases[environment],
+        ctx.actor,
+        id,
+        ctx.now,
+      );
+      return canceled.ok ? ok({ status: canceled.value.status }) : canceled;
+    },
+  ),
+  "payouts:resend": payoutActionCommand(
+    "send the payee's notification again (within the hourly allowance per payee)",
+    "clerk",
+    async (ctx, environment, id) => {
+      const resent = await resendAsOperator(
+        ctx.databases[environment],
+        payoutRuntime(environment, ctx.runtimeSettings),
+        ctx.actor,
+        id,
+        ctx.now,
+      );
+      return resent.ok ? ok({ channels: resent.value.channels }) : resent;
+    },
+  ),
+  "payouts:reoffer": payoutActionCommand(
+    "offer a failed payout's methods to its payee again, where the rules allow it",
+    "admin",
+    async (ctx, environment, id) => {
+      const reoffered = await reofferAsOperator(ctx.databases[environment], ctx.actor, id, ctx.now);
+      return reoffered.ok ? ok({ job_id: reoffered.value.jobId }) : reoffered;
+    },
+  ),
   "payment-rule:set": {
     summary:
       "hold a company's payouts over a threshold for approval (optionally one line, one method); live: once a second admin approves",

@@ -1,6 +1,7 @@
 /**
- * What an operator may do to one payout from the console (issue 20): cancel it, send the payee's
- * notification again, and offer a failed payout's methods to the payee again. Each is one write
+ * What an operator may do to one payout (issue 20): cancel it, send the payee's notification again,
+ * and offer a failed payout's methods to the payee again; the CLI's payouts:cancel, payouts:resend
+ * and payouts:reoffer, which the console's payout page runs as commands. Each is one write
  * unit that moves the payout through the one state machine (lib/payouts) exactly as the company's
  * own cancel and resend do, and appends its audit row in the same unit; a refusal writes nothing.
  */

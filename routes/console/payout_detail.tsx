@@ -10,15 +10,8 @@
 import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
-import {
-  cancelPayoutAsOperator,
-  payoutActions,
-  reofferAsOperator,
-  resendAsOperator,
-} from "../../lib/console/payout_actions.ts";
+import { payoutActions } from "../../lib/console/payout_actions.ts";
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
-import { decidePayment } from "../../lib/payouts/payment_approvals.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -38,10 +31,10 @@ import { ListTable } from "./page_parts.tsx";
 import { StatusBadge } from "./payouts.tsx";
 import {
   companiesInScope,
-  consoleActor,
   type ConsoleContext,
   type ConsoleEnv,
   hasRole,
+  runConsoleCommand,
 } from "./session.ts";
 
 /** What a finished action tells the operator on the page it returns to (`?done=`). */
@@ -450,56 +443,17 @@ export function payoutDetailConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     return c.redirect(consoleUrl(c, `/console/payouts/${id}`, { done }), 303);
   };
 
-  app.post(
-    "/:id/cancel",
-    requireRole("clerk"),
+  // Each action is the CLI's command of the same name, with its audit row: nothing of its own.
+  const command = (name: string, done: string) =>
     act(
-      (c, id) => cancelPayoutAsOperator(c.get("database"), consoleActor(c), id, deps.clock.now()),
-      "canceled",
-    ),
-  );
-  app.post(
-    "/:id/resend",
-    requireRole("clerk"),
-    act((c, id) =>
-      resendAsOperator(
-        c.get("database"),
-        payoutRuntime(c.get("environment"), runtimeSettingsOf(deps.config)),
-        consoleActor(c),
-        id,
-        deps.clock.now(),
-      ), "resent"),
-  );
-  // The same use case as the CLI's payouts:approve and payouts:reject, with its audit row.
-  for (
-    const [action, approve, done] of [["approve", true, "approved"], [
-      "reject",
-      false,
-      "rejected",
-    ]] as const
-  ) {
-    app.post(
-      `/:id/${action}`,
-      requireRole("clerk"),
-      act(
-        (c, id) =>
-          decidePayment(
-            c.get("database"),
-            consoleActor(c),
-            { payoutId: id, approve },
-            deps.clock.now(),
-          ),
-        done,
-      ),
+      (c, id) =>
+        runConsoleCommand(deps, c, name, { payout: id, environment: c.get("environment") }),
+      done,
     );
-  }
-  app.post(
-    "/:id/reoffer",
-    requireRole("admin"),
-    act(
-      (c, id) => reofferAsOperator(c.get("database"), consoleActor(c), id, deps.clock.now()),
-      "reoffered",
-    ),
-  );
+  app.post("/:id/cancel", requireRole("clerk"), command("payouts:cancel", "canceled"));
+  app.post("/:id/resend", requireRole("clerk"), command("payouts:resend", "resent"));
+  app.post("/:id/reoffer", requireRole("admin"), command("payouts:reoffer", "reoffered"));
+  app.post("/:id/approve", requireRole("clerk"), command("payouts:approve", "approved"));
+  app.post("/:id/reject", requireRole("clerk"), command("payouts:reject", "rejected"));
   return app;
 }
