@@ -139,6 +139,13 @@ Deno.test("case 1: cancel of a failed payout whose retry is in a built ACH file 
     const { browser } = await consoleAs(f, { email: "cleo@ops.test", role: "clerk" });
     const page = await browser.get(`/console/payouts/${apiPayout}?env=test`);
     assert.equal(page.status, 200);
+    assert.match(
+      textOf(page.html),
+      new RegExp(
+        `Money in flight: its ach entry is batched in batch ${apiFile}, so it cannot be canceled`,
+      ),
+    );
+    assert.doesNotMatch(page.html, /\/cancel"/, "no cancel offered while the money is in flight");
     const refusedConsole = await browser.post(`/console/payouts/${apiPayout}/cancel`, {
       env: "test",
     });

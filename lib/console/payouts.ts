@@ -6,6 +6,8 @@
 import type { Client, InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
 import { inScope } from "../operators/rules.ts";
+import { loadPayout, payoutMoneyInFlight } from "../payouts/store.ts";
+import type { MoneyInFlight } from "../payouts/transition.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { payoutNeedsActionCondition } from "./needs_action.ts";
 import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
@@ -345,6 +347,8 @@ export interface PayoutDetail {
     readonly signedAt: number;
     readonly sha256: string;
   }[];
+  /** The rail entry holding the payout's money in flight, if any (cancel and re-offer wait on it). */
+  readonly inFlight: MoneyInFlight | null;
 }
 
 const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
@@ -373,8 +377,8 @@ export async function payoutDetail(
   const row = rows[0];
   if (!row || !inScope(companyIds, String(row.company_id))) return null;
   const now = await domainNow(database, String(row.company_id), realNow);
-  const [transitions, ledger, events, notifications, links, endorsements, signed] = await Promise
-    .all([
+  const [transitions, ledger, events, notifications, links, endorsements, signed, inFlight] =
+    await Promise.all([
       client.execute({
         sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
               WHERE payout_id = ? ORDER BY id`,
@@ -419,6 +423,9 @@ export async function payoutDetail(
                 JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at`,
         args: [payoutId],
       }),
+      loadPayout(client, payoutId).then((payout) =>
+        payout === null ? null : payoutMoneyInFlight(client, payout)
+      ),
     ]);
   const ledgerLines = new Map<string, LedgerLine>();
   for (const entry of ledger.rows) {
@@ -537,5 +544,6 @@ export async function payoutDetail(
       signedAt: Number(s.signed_at),
       sha256: String(s.original_sha256),
     })),
+    inFlight,
   };
 }

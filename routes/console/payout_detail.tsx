@@ -12,6 +12,7 @@ import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { payoutActions } from "../../lib/console/payout_actions.ts";
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
+import { inFlightRemedy } from "../../lib/payouts/transition.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -109,7 +110,13 @@ function ActionForm(
 
 function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: string }) {
   const { c, payout } = props;
-  const allowed = payoutActions(payout);
+  const held = payout.inFlight !== null && payout.inFlight.stage !== "queued"
+    ? payout.inFlight
+    : null;
+  // Money in a built batch or later: cancel and re-offer would be refused, so they are not offered.
+  const allowed = held === null
+    ? payoutActions(payout)
+    : { ...payoutActions(payout), cancel: false, reoffer: false };
   const clerk = hasRole(c, "clerk");
   const admin = hasRole(c, "admin");
   const pending = payout.status === "pending_approval";
@@ -179,6 +186,15 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
       active="payouts"
     >
       {props.done && DONE[props.done] ? <Notice>{DONE[props.done]}</Notice> : null}
+      {held
+        ? (
+          <Notice>
+            Money in flight: its {held.rail} entry is {held.stage} in batch{" "}
+            {held.batchId}, so it cannot be canceled or offered again now;{" "}
+            {inFlightRemedy(held.stage)}.
+          </Notice>
+        )
+        : null}
       <div class="cards">
         <div class="card">
           <dl class="facts">
