@@ -575,3 +575,30 @@ Deno.test("one sweep to a 200, a 500 and a 410 endpoint records each attempt by 
     await Promise.all([ok.stop(), failing.stop(), gone.stop()]);
   }
 });
+
+Deno.test("an endpoint deleted while an attempt is in flight: the failed attempt is recorded and the delivery canceled, not rescheduled", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  let arrived!: () => void;
+  const inFlight = new Promise<void>((resolve) => arrived = resolve);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.text();
+    arrived();
+    await released;
+    return new Response("nope", { status: 500 });
+  });
+  try {
+    await withHttpFixture(async (f) => {
+      const endpoint = await register(f, `http://127.0.0.1:${server.addr.port}/hook`);
+      await emitEvent(f);
+      const sweeping = dispatcherFor(f).sweep();
+      await inFlight;
+      assert.equal((await call(f, "DELETE", `/v1/webhooks/${endpoint.id}`)).status, 200);
+      release();
+      assert.equal(await sweeping, 1);
+      assert.deepEqual(await delivery(f), { status: "canceled", attempts: 1, next: null });
+    });
+  } finally {
+    await server.shutdown();
+  }
+});
