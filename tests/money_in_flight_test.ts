@@ -422,6 +422,14 @@ Deno.test("rails:resolve-exception in live waits for a second admin before posti
       (await readLineBalances(live.readClient, f.cast.acme.autoLineId)).available;
     const before = await available();
 
+    const listed = await adminCall(app, alice.token)("rails:exceptions", { tin: f.cast.acme.tin });
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.deepEqual(
+      listed.body.result.exceptions.map((x: { id: string; outcome: string }) => [x.id, x.outcome]),
+      [[exception.id, "completed"]],
+    );
+    const unknown = await adminCall(app, alice.token)("rails:exceptions", { tin: "999999999" });
+    assert.equal(unknown.body.error.code, "company_not_found");
     const requested = await adminCall(app, alice.token)("rails:resolve-exception", {
       exception: exception.id,
       resolution: "payment_stands",

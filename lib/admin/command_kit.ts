@@ -155,7 +155,6 @@ export async function optionalTinReach(
   });
 }
 
-/** What a live command answers once it asked a second admin: the approval, and what it is about. */
 /**
  * The companies a listing covers: the --tin company when named (refused when unknown), else the
  * operator's scope (null: every company).
@@ -172,6 +171,7 @@ export async function listedCompanies(
   return ok([companyId]);
 }
 
+/** What a live command answers once it asked a second admin: the approval, and what it is about. */
 export function approvalAnswer(
   requested: Result<{ id: string; status: string; summary: string; expires_at: string }>,
   about: Record<string, unknown>,

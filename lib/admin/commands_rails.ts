@@ -23,9 +23,9 @@ import { loadPayout } from "../payouts/store.ts";
 import {
   approvalAnswer,
   type Command,
-  companyIdByTin,
   environmentFlag,
   type Flags,
+  listedCompanies,
   objectReach,
   optionalTinReach,
 } from "./command_kit.ts";
@@ -62,17 +62,11 @@ export const railCommands: Readonly<Record<string, Command>> = {
           },
         );
       }
-      let companyIds = ctx.operator?.companyScope ?? null;
-      if (f.tin !== undefined) {
-        const companyId = await companyIdByTin(ctx, f.tin);
-        if (companyId === null) {
-          return refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
-        }
-        companyIds = [companyId];
-      }
+      const companyIds = await listedCompanies(ctx, f);
+      if (!companyIds.ok) return companyIds;
       const exceptions = await listRailExceptions(
         ctx.databases[environment.value].readClient,
-        { status: status === "all" ? null : status, companyIds },
+        { status: status === "all" ? null : status, companyIds: companyIds.value },
         RAIL_EXCEPTIONS_LISTED_MAX,
       );
       return ok({
