@@ -541,8 +541,11 @@ const RAIL_LABELS: Readonly<Record<string, string>> = {
 };
 const railLabel = (rail: string) => RAIL_LABELS[rail] ?? `${rail} batch`;
 
-/** The page that shows a batch of this rail. */
-function batchPage(rail: string, id: string): { path: string; query?: Record<string, string> } {
+/** The console page that shows a file or batch of this rail. */
+export function batchPage(
+  rail: string,
+  id: string,
+): { path: string; query?: Record<string, string> } {
   if (rail === "ach") return { path: `/console/bank-files/ach/${id}` };
   // Any other rail's batch: its page shows its attempts, and resolves it when in doubt.
   return { path: `/console/bank-files/batches/${id}` };

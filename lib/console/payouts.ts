@@ -225,6 +225,23 @@ function payeeNameOf(first: unknown, last: unknown): string {
   return [first, last].filter((part) => part !== null && part !== "").join(" ");
 }
 
+/** A submission of the payout to a rail: the file or batch that carried it and what identifies it. */
+export interface PaperLine {
+  readonly rail: string;
+  readonly reference: string;
+  readonly status: string;
+  readonly amountCents: number;
+  readonly batchId: string | null;
+  readonly batchReference: string | null;
+  readonly batchStatus: string | null;
+  readonly traceNumber: string | null;
+  readonly accountLastFour: string | null;
+  readonly returnCode: string | null;
+  readonly effectiveDate: string | null;
+  readonly checkNumber: number | null;
+  readonly providerItemId: string | null;
+}
+
 /** One state the payout entered, when and why. */
 export interface TimelineStep {
   readonly from: string | null;
@@ -329,6 +346,11 @@ export interface PayoutDetail {
   readonly retryCount: number;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** The provider's or bank's reference of the last submission. */
+  readonly railReference: string | null;
+  readonly mailingAddress: string | null;
+  /** Each submission's place in a file or batch, and the check it printed. */
+  readonly paper: PaperLine[];
   readonly timeline: TimelineStep[];
   readonly ledger: LedgerLine[];
   readonly events: EventLine[];
@@ -377,7 +399,7 @@ export async function payoutDetail(
   const row = rows[0];
   if (!row || !inScope(companyIds, String(row.company_id))) return null;
   const now = await domainNow(database, String(row.company_id), realNow);
-  const [transitions, ledger, events, notifications, links, endorsements, signed, inFlight] =
+  const [transitions, ledger, events, notifications, links, endorsements, signed, inFlight, paper] =
     await Promise.all([
       client.execute({
         sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
@@ -426,6 +448,17 @@ export async function payoutDetail(
       loadPayout(client, payoutId).then((payout) =>
         payout === null ? null : payoutMoneyInFlight(client, payout)
       ),
+      client.execute({
+        sql: `SELECT e.rail, e.reference, e.status, e.amount_cents, e.batch_id, e.trace_number,
+                e.account_last_four, e.return_code, e.effective_date,
+                b.rail_reference AS batch_reference, b.status AS batch_status,
+                k.check_number, i.payout_item_id
+              FROM rail_batch_entries e LEFT JOIN rail_batches b ON b.id = e.batch_id
+                LEFT JOIN checks k ON k.reference = e.reference
+                LEFT JOIN paypal_items i ON i.entry_id = e.id
+              WHERE e.payout_id = ? ORDER BY e.created_at, e.rowid`,
+        args: [payoutId],
+      }),
     ]);
   const ledgerLines = new Map<string, LedgerLine>();
   for (const entry of ledger.rows) {
@@ -498,6 +531,24 @@ export async function payoutDetail(
       lastFour: text(row.last_failure_last_four),
     },
     retryCount: Number(row.retry_count),
+    railReference: text(row.rail_reference),
+    mailingAddress: [row.address_one, row.address_two, row.city, row.state, row.zip_code]
+      .filter((part) => part !== null && part !== "").join(", ") || null,
+    paper: paper.rows.map((e) => ({
+      rail: String(e.rail),
+      reference: String(e.reference),
+      status: String(e.status),
+      amountCents: Number(e.amount_cents),
+      batchId: text(e.batch_id),
+      batchReference: text(e.batch_reference),
+      batchStatus: text(e.batch_status),
+      traceNumber: text(e.trace_number),
+      accountLastFour: text(e.account_last_four),
+      returnCode: text(e.return_code),
+      effectiveDate: text(e.effective_date),
+      checkNumber: num(e.check_number),
+      providerItemId: text(e.payout_item_id),
+    })),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     timeline: transitions.rows.map((t) => ({

@@ -7,6 +7,7 @@
  * re-offer after a failure (admin). A payout of another company
  * answers 404, as a missing one does.
  */
+import { batchPage } from "../../lib/console/needs_action.ts";
 import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
@@ -57,6 +58,14 @@ function Section(props: { title: string; id: string; children: Child }) {
     </section>
   );
 }
+
+const RAIL_LABELS: Readonly<Record<string, string>> = {
+  ach: "ACH",
+  check: "Check",
+  check_positive_pay: "Positive pay",
+  check_print: "Check print",
+  paypal: "PayPal",
+};
 
 /** The last failure with its plain meaning and next step, kept after a re-offer. */
 function LastFailure(
@@ -268,6 +277,79 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
             </li>
           ))}
         </ol>
+      </Section>
+      <Section title="Files, batches and references" id="paper">
+        {payout.railReference || payout.mailingAddress
+          ? (
+            <dl class="facts">
+              {payout.railReference
+                ? (
+                  <>
+                    <dt>Rail reference</dt>
+                    <dd>
+                      <code>{payout.railReference}</code>
+                    </dd>
+                  </>
+                )
+                : null}
+              {payout.mailingAddress
+                ? (
+                  <>
+                    <dt>Mailing address</dt>
+                    <dd>{payout.mailingAddress}</dd>
+                  </>
+                )
+                : null}
+            </dl>
+          )
+          : null}
+        <ListTable
+          label="Files, batches and references"
+          rows={payout.paper}
+          empty="No submission of this payout is in a file or batch."
+          head={
+            <>
+              <th scope="col">Rail</th>
+              <th scope="col">File or batch</th>
+              <th scope="col">Trace, check or item</th>
+              <th scope="col">Entry</th>
+              <th scope="col" class="num">Amount</th>
+            </>
+          }
+          row={(line) => (
+            <tr>
+              <td>{RAIL_LABELS[line.rail] ?? line.rail}</td>
+              <td>
+                {line.batchId === null
+                  ? "queued for the next cutoff"
+                  : (
+                    <a href={consoleUrl(c, batchPage(line.rail, line.batchId).path)}>
+                      {line.batchReference ?? line.batchId}
+                    </a>
+                  )}
+                {line.batchStatus ? <span class="hint">{line.batchStatus}</span> : null}
+              </td>
+              <td>
+                {line.traceNumber ? `trace ${line.traceNumber}` : ""}
+                {line.checkNumber !== null ? `check ${line.checkNumber}` : ""}
+                {line.providerItemId ? `item ${line.providerItemId}` : ""}
+                {line.accountLastFour
+                  ? <span class="hint">account ending in {line.accountLastFour}</span>
+                  : null}
+              </td>
+              <td>
+                {line.status}
+                {line.returnCode ? ` (${line.returnCode})` : ""}
+                <span class="hint">
+                  <code>{line.reference}</code>
+                </span>
+              </td>
+              <td class="num">
+                <Money cents={line.amountCents} />
+              </td>
+            </tr>
+          )}
+        />
       </Section>
       <Section title="Ledger entries" id="ledger">
         <ListTable
