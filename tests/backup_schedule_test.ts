@@ -467,7 +467,10 @@ Deno.test("main.ts with BACKUP_INTERVAL_MINUTES takes a backup at start into DAT
       if (names.some((name) => name.endsWith(".tar.sha256"))) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    assert.equal(names.length, 2, names.join(", "));
+    // The audit chains' signed checkpoint is taken before each backup, beside it.
+    assert.equal(names.length, 3, names.join(", "));
+    assert.match(names[0], /^audit-checkpoint-\d{8}T\d{6}Z\.json$/);
+    names = names.slice(1);
     assert.match(names[0], /^backup-\d{8}T\d{6}Z\.tar$/);
     assert.equal(names[1], `${names[0]}.sha256`);
     const restored = await restoreBackup({
