@@ -10,12 +10,14 @@
  */
 import { Hono } from "hono";
 import {
+  achFileBalances,
   achFileSorts,
   achFileStatuses,
   achImportSorts,
   CHECK_STATES,
   checkFileSorts,
   checkSorts,
+  type FileBalance,
   findConsoleAchFile,
   listAchImports,
   listConsoleAchFiles,
@@ -105,6 +107,18 @@ function StatusFilter(props: {
       />
     </FilterForm>
   );
+}
+
+/** Green when the file's totals agree with its entries, red when they do not. */
+function BalanceBadge(props: { balance: FileBalance | undefined }) {
+  if (!props.balance) return <span>—</span>;
+  return props.balance.balanced
+    ? <span class="badge good">balanced</span>
+    : (
+      <span class="badge bad" title={props.balance.differences.join("; ")}>
+        does not balance
+      </span>
+    );
 }
 
 /** Every transmission attempt of a batch with the rail's answer (why it failed, or its reference). */
@@ -309,6 +323,10 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       { companyIds: companiesInScope(c), status },
       params,
     );
+    const balances = await achFileBalances(
+      c.get("database").readClient,
+      page.data.map((file) => file.id),
+    );
     return c.html(
       <ConsoleLayout c={c} title="Bank files" active="bank-files">
         <BankTabs c={c} current="ach" />
@@ -342,6 +360,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 numeric
               />
               <SortHeader c={c} params={params} column="status" label="Status" />
+              <th scope="col">Balances</th>
               <th scope="col">Transmitted</th>
             </>
           }
@@ -367,6 +386,9 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 {file.approvalId ? <span class="hint">waits for approval</span> : null}
               </td>
               <td>
+                <BalanceBadge balance={balances.get(file.id)} />
+              </td>
+              <td>
                 <When c={c} at={file.transmittedAt} />
               </td>
             </tr>
@@ -380,6 +402,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/bank-files/ach/:id", async (c) => {
     const file = await findInScope(c, c.req.param("id"), findConsoleAchFile);
     if (!file) return notFoundPage(c, "This ACH file");
+    const balance = (await achFileBalances(c.get("database").readClient, [file.id])).get(file.id);
     return c.html(
       <ConsoleLayout c={c} title={`ACH file ${file.fileName}`} active="bank-files">
         <BankTabs c={c} current="ach" />
@@ -400,6 +423,13 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <dt>Debits</dt>
             <dd>
               <Money cents={file.debitTotalCents} />
+            </dd>
+            <dt>Balances</dt>
+            <dd>
+              <BalanceBadge balance={balance} />
+              {balance && !balance.balanced
+                ? <span class="hint">{balance.differences.join("; ")}</span>
+                : null}
             </dd>
             <dt>SHA-256</dt>
             <dd>
@@ -613,6 +643,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <th scope="col" class="num">Issues / voids</th>
               <th scope="col" class="num">Total</th>
               <SortHeader c={c} params={params} column="status" label="Status" />
+              <th scope="col">Balances</th>
               <th scope="col">Transmitted</th>
             </>
           }
