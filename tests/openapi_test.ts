@@ -299,7 +299,7 @@ Deno.test("responses come from the valibot response schemas: no bare objects, in
   });
 });
 
-Deno.test("money amounts pass stock validators: no fractional multipleOf, and 1234.56 accepted by Ajv with default options", async () => {
+Deno.test("money amounts pass stock validators: no fractional multipleOf, and 1234.56 accepted by Ajv with default options", () => {
   const doc = openApiDocument(loadConfig({
     DATA_DIR: "/nonexistent",
     JWT_SECRET: "j".repeat(40),
