@@ -159,3 +159,23 @@ Deno.test("format: a day's start in a zone, across a daylight-saving change", ()
     "Jul 1, 2026, 14:00 GMT+2",
   );
 });
+
+Deno.test("console overview: in test, today and the chart follow the sandbox clock", async () => {
+  await withHttpFixture(async (f) => {
+    const advanced = await f.app.request("/v1/sandbox/clock/advance", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ seconds: 5 * 86_400 }),
+    });
+    assert.equal(advanced.status, 200, await advanced.text());
+    const { browser } = await consoleAs(f, { email: "vic@ops.test", role: "viewer" });
+    const text = textOf((await browser.get("/console?env=test")).html);
+    assert.match(text, /No payout changed state today \(Jan 10, 2026\)/);
+    assert.match(text, /Dec 12, 2025 Jan 10, 2026 The chart as a table/);
+    // Live runs on real time.
+    assert.doesNotMatch(textOf((await browser.get("/console?env=live")).html), /Jan 10, 2026/);
+  }, NO_LIMIT);
+});
