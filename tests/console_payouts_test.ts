@@ -212,6 +212,11 @@ Deno.test("console payout detail: a clerk cancels, the hold goes back to availab
     const after = await browser.get(canceled.location!);
     assert.match(textOf(after.html), /The payout was canceled and its held money went back/);
     assert.match(textOf(after.html), /Status Canceled/);
+    // The page says who canceled it, and when.
+    assert.match(
+      textOf(after.html),
+      /Who acted Jan 5, 2026, 15:02 UTC — canceled by cleo@ops\.test console 127\.0\.0\.1/,
+    );
     const balances = await lineBalances(f, acme.lineId);
     assert.deepEqual([balances.available, balances.reserved], [1_000_000 - 8_025, 8_025]);
     const { rows } = await f.deps.databases.test.readClient.execute(

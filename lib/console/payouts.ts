@@ -352,6 +352,13 @@ export interface PayoutDetail {
   /** Each submission's place in a file or batch, and the check it printed. */
   readonly paper: PaperLine[];
   readonly timeline: TimelineStep[];
+  /** What operators did to the payout (canceled, resent, approved, re-offered), from the audit log. */
+  readonly operatorActions: {
+    readonly at: number;
+    readonly action: string;
+    readonly operator: string;
+    readonly origin: string;
+  }[];
   readonly ledger: LedgerLine[];
   readonly events: EventLine[];
   readonly notifications: NotificationLine[];
@@ -399,57 +406,67 @@ export async function payoutDetail(
   const row = rows[0];
   if (!row || !inScope(companyIds, String(row.company_id))) return null;
   const now = await domainNow(database, String(row.company_id), realNow);
-  const [transitions, ledger, events, notifications, links, endorsements, signed, inFlight, paper] =
-    await Promise.all([
-      client.execute({
-        sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
+  const [
+    transitions,
+    ledger,
+    events,
+    notifications,
+    links,
+    endorsements,
+    signed,
+    inFlight,
+    paper,
+    audited,
+  ] = await Promise.all([
+    client.execute({
+      sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
               WHERE payout_id = ? ORDER BY id`,
-        args: [payoutId],
-      }),
-      client.execute({
-        sql: `SELECT t.id, t.kind, t.posted_at, a.code, e.amount_cents FROM ledger_transactions t
+      args: [payoutId],
+    }),
+    client.execute({
+      sql: `SELECT t.id, t.kind, t.posted_at, a.code, e.amount_cents FROM ledger_transactions t
                 JOIN ledger_entries e ON e.transaction_id = t.id
                 JOIN ledger_accounts a ON a.id = e.account_id
               WHERE t.payout_id = ? AND t.line_id = ? ORDER BY t.posted_at, t.rowid, e.id`,
-        args: [payoutId, String(row.line_id)],
-      }),
-      client.execute({
-        sql: `SELECT ev.id, ev.type, ev.event_type_id, ev.created_at, d.id AS delivery_id,
+      args: [payoutId, String(row.line_id)],
+    }),
+    client.execute({
+      sql: `SELECT ev.id, ev.type, ev.event_type_id, ev.created_at, d.id AS delivery_id,
                 w.url, d.status, d.attempt_count,
                 (SELECT a.status_code FROM delivery_attempts a WHERE a.delivery_id = d.id
                   ORDER BY a.id DESC LIMIT 1) AS last_status_code
               FROM events ev LEFT JOIN webhook_deliveries d ON d.event_id = ev.id
                 LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
               WHERE ev.payout_id = ? AND ev.company_id = ? ORDER BY ev.created_at, ev.id, d.id`,
-        args: [payoutId, String(row.company_id)],
-      }),
-      client.execute({
-        sql: `SELECT id, channel, recipient, subject, status, attempt_count, last_error, created_at,
+      args: [payoutId, String(row.company_id)],
+    }),
+    client.execute({
+      sql: `SELECT id, channel, recipient, subject, status, attempt_count, last_error, created_at,
                 sent_at FROM notifications WHERE payout_id = ? ORDER BY created_at, id`,
-        args: [payoutId],
-      }),
-      client.execute({
-        sql: `SELECT party_uuid, code_hash IS NOT NULL AS code_sent, verified_at, expires_at,
+      args: [payoutId],
+    }),
+    client.execute({
+      sql: `SELECT party_uuid, code_hash IS NOT NULL AS code_sent, verified_at, expires_at,
                 replaced_at, created_at FROM portal_links WHERE payout_id = ? ORDER BY created_at, id`,
-        args: [payoutId],
-      }),
-      client.execute({
-        sql: `SELECT e.party_uuid, e.status, e.typed_name, e.decided_at, a.first_name, a.last_name,
+      args: [payoutId],
+    }),
+    client.execute({
+      sql: `SELECT e.party_uuid, e.status, e.typed_name, e.decided_at, a.first_name, a.last_name,
                 a.company_name FROM endorsements e LEFT JOIN authorization_parties a
                 ON a.disbursement_id = ? AND a.party_uuid = e.party_uuid
               WHERE e.payout_id = ? ORDER BY e.created_at, e.party_uuid`,
-        args: [String(row.disbursement_id), payoutId],
-      }),
-      client.execute({
-        sql: `SELECT d.name, s.signed_by, s.signed_at, s.original_sha256 FROM signed_documents s
+      args: [String(row.disbursement_id), payoutId],
+    }),
+    client.execute({
+      sql: `SELECT d.name, s.signed_by, s.signed_at, s.original_sha256 FROM signed_documents s
                 JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at`,
-        args: [payoutId],
-      }),
-      loadPayout(client, payoutId).then((payout) =>
-        payout === null ? null : payoutMoneyInFlight(client, payout)
-      ),
-      client.execute({
-        sql: `SELECT e.rail, e.reference, e.status, e.amount_cents, e.batch_id, e.trace_number,
+      args: [payoutId],
+    }),
+    loadPayout(client, payoutId).then((payout) =>
+      payout === null ? null : payoutMoneyInFlight(client, payout)
+    ),
+    client.execute({
+      sql: `SELECT e.rail, e.reference, e.status, e.amount_cents, e.batch_id, e.trace_number,
                 e.account_last_four, e.return_code, e.effective_date,
                 b.rail_reference AS batch_reference, b.status AS batch_status,
                 k.check_number, i.payout_item_id
@@ -457,9 +474,14 @@ export async function payoutDetail(
                 LEFT JOIN checks k ON k.reference = e.reference
                 LEFT JOIN paypal_items i ON i.entry_id = e.id
               WHERE e.payout_id = ? ORDER BY e.created_at, e.rowid`,
-        args: [payoutId],
-      }),
-    ]);
+      args: [payoutId],
+    }),
+    client.execute({
+      sql: `SELECT at, action, operator_email, operator_id, origin FROM audit_log
+              WHERE object_id = ? AND object_type = 'payout' ORDER BY seq`,
+      args: [payoutId],
+    }),
+  ]);
   const ledgerLines = new Map<string, LedgerLine>();
   for (const entry of ledger.rows) {
     const id = String(entry.id);
@@ -551,6 +573,12 @@ export async function payoutDetail(
     })),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    operatorActions: audited.rows.map((a) => ({
+      at: Number(a.at),
+      action: String(a.action),
+      operator: String(a.operator_email ?? a.operator_id ?? "the service"),
+      origin: String(a.origin),
+    })),
     timeline: transitions.rows.map((t) => ({
       from: text(t.from_status),
       to: String(t.to_status),

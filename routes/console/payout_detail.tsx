@@ -59,6 +59,17 @@ function Section(props: { title: string; id: string; children: Child }) {
   );
 }
 
+/** Audited payout actions as the team says them. */
+const OPERATOR_ACTIONS: Readonly<Record<string, string>> = {
+  "payout:cancel": "canceled",
+  "payout:resend_notification": "resent the payee's link",
+  "payout:reoffer": "offered again",
+  "payout:approve": "approved",
+  "payout:reject": "rejected",
+  "payout:late-return": "recorded a late return",
+  "payouts:recall": "asked the bank to recall",
+};
+
 const RAIL_LABELS: Readonly<Record<string, string>> = {
   ach: "ACH",
   check: "Check",
@@ -277,6 +288,19 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
             </li>
           ))}
         </ol>
+      </Section>
+      <Section title="Who acted" id="operators">
+        {payout.operatorActions.length === 0 ? <p>No operator has acted on this payout.</p> : (
+          <ol>
+            {payout.operatorActions.map((a) => (
+              <li>
+                <When c={c} at={a.at} /> — {OPERATOR_ACTIONS[a.action] ?? a.action} by {a.operator}
+                {" "}
+                <span class="hint">{a.origin}</span>
+              </li>
+            ))}
+          </ol>
+        )}
       </Section>
       <Section title="Files, batches and references" id="paper">
         {payout.railReference || payout.mailingAddress
