@@ -6,36 +6,47 @@
 import assert from "node:assert/strict";
 import { insertAchFile } from "./ach_file_rows.ts";
 import { consoleAs, createPayout, fundLine, textOf } from "./console_helpers.ts";
-import { withHttpFixture } from "./http_fixture.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+
+/** Rita's payout of $1,250.00 as the one entry of a transmitted ACH file. */
+async function payoutInAchFile(
+  f: HttpFixture,
+  entry: { status?: "failed"; returnCode?: string },
+): Promise<{ acme: { companyId: string; lineId: string }; payoutId: string; fileId: string }> {
+  const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+  await fundLine(f, acme, 500_000);
+  const { payoutId } = await createPayout(f, {
+    key: f.cast.acmeAutoKeyTest,
+    payeeId: "rita",
+    email: "rita@example.test",
+    name: "Rita Rivers",
+    claimId: "CLM-1",
+    amount: 1250,
+  });
+  const fileId = await insertAchFile(f.deps.databases.test, {
+    companyId: acme.companyId,
+    status: "transmitted",
+    effectiveDate: "2026-01-06",
+    createdAt: f.clock.now(),
+    transmittedAt: f.clock.now(),
+    entries: [{
+      payoutId,
+      amountCents: 125_000,
+      trace: "091000010000042",
+      lastFour: "6789",
+      ...entry,
+    }],
+  });
+  return { acme, payoutId, fileId };
+}
 
 Deno.test("console: a payout links to its ACH file and check, and the file links back to the payout", async () => {
   await withHttpFixture(async (f) => {
-    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
-    await fundLine(f, acme, 500_000);
-    const { payoutId } = await createPayout(f, {
-      key: f.cast.acmeAutoKeyTest,
-      payeeId: "rita",
-      email: "rita@example.test",
-      name: "Rita Rivers",
-      claimId: "CLM-1",
-      amount: 1250,
+    const { acme, payoutId, fileId } = await payoutInAchFile(f, {
+      status: "failed",
+      returnCode: "R03",
     });
     const database = f.deps.databases.test;
-    const fileId = await insertAchFile(database, {
-      companyId: acme.companyId,
-      status: "transmitted",
-      effectiveDate: "2026-01-06",
-      createdAt: f.clock.now(),
-      transmittedAt: f.clock.now(),
-      entries: [{
-        payoutId,
-        amountCents: 125_000,
-        trace: "091000010000042",
-        lastFour: "6789",
-        status: "failed",
-        returnCode: "R03",
-      }],
-    });
     await database.writer.write(async (tx) => {
       await tx.execute({
         sql: `INSERT INTO rail_batch_entries (id, company_id, rail, payout_id, reference,
@@ -85,23 +96,8 @@ Deno.test("console: a payout links to its ACH file and check, and the file links
 
 Deno.test("console: an ACH file is badged balanced when its totals agree with its entries, and not after a hand edit of its row", async () => {
   await withHttpFixture(async (f) => {
-    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
-    await fundLine(f, acme, 500_000);
-    const { payoutId } = await createPayout(f, {
-      key: f.cast.acmeAutoKeyTest,
-      payeeId: "rita",
-      email: "rita@example.test",
-      claimId: "CLM-1",
-      amount: 1250,
-    });
+    const { fileId } = await payoutInAchFile(f, {});
     const database = f.deps.databases.test;
-    const fileId = await insertAchFile(database, {
-      companyId: acme.companyId,
-      status: "transmitted",
-      effectiveDate: "2026-01-06",
-      createdAt: f.clock.now(),
-      entries: [{ payoutId, amountCents: 125_000, trace: "091000010000042", lastFour: "6789" }],
-    });
     const { browser } = await consoleAs(f, { email: "vic@ops.test", role: "viewer" });
     const clean = textOf((await browser.get(`/console/bank-files?env=test`)).html);
     assert.match(clean, /\$1,250\.00 \/ \$0\.00 transmitted balanced/);
