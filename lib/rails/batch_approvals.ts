@@ -10,7 +10,7 @@ import { configDefaults } from "../platform/config.ts";
 import { batchPayoutMoves } from "../payouts/jobs.ts";
 import { payoutRuntime, railsOf } from "../payouts/runtime.ts";
 import type { OperatorDeps } from "../operators/service.ts";
-import { releaseApprovedBatch, resolveApprovedBatch } from "./batches_service.ts";
+import { type ApprovedBatchAction, runApprovedBatchAction } from "./batches_service.ts";
 
 /**
  * The live rails an approved action runs on. The payout moves of a resolution (sent, or queued
@@ -32,21 +32,17 @@ function liveRails(deps: OperatorDeps) {
   };
 }
 
-const release: ApprovedAction = (tx, approval, { deps, actor, now }) =>
-  releaseApprovedBatch(tx, liveRails(deps), actor, approval.objectId, approval.id, now);
-
-const resolve: ApprovedAction = (tx, approval, { deps, actor, now }) =>
-  resolveApprovedBatch(
-    tx,
-    liveRails(deps),
-    actor,
-    approval.objectId,
-    // `voided` is what ach:resolve asked before the rails shared one resolution.
-    approval.payload.as === "transmitted" ? "transmitted" : "not_received",
-    now,
-  );
+const approvedBatchAction =
+  (kind: ApprovedBatchAction["kind"]): ApprovedAction => (tx, approval, { deps, actor, now }) =>
+    runApprovedBatchAction(tx, liveRails(deps), actor, {
+      kind,
+      approvalId: approval.id,
+      batchId: approval.objectId,
+      // `voided` is what ach:resolve asked before the rails shared one resolution.
+      as: approval.payload.as === "transmitted" ? "transmitted" : "not_received",
+    }, now);
 
 export const bankFileApprovedActions: Partial<Record<ApprovalKind, ApprovedAction>> = {
-  "bank_file.release": release,
-  "bank_file.resolve": resolve,
+  "bank_file.release": approvedBatchAction("bank_file.release"),
+  "bank_file.resolve": approvedBatchAction("bank_file.resolve"),
 };

@@ -155,24 +155,6 @@ export async function resolveBatch(
 }
 
 /**
- * What an approved `bank_file.resolve` runs in the approval's unit: the batch is resolved with
- * the answer the first admin gave.
- */
-export async function resolveApprovedBatch(
-  tx: WriteTx,
-  deps: Pick<BatchServiceDeps, "rails" | "moves">,
-  actor: AuditActor,
-  batchId: string,
-  as: InDoubtAnswer,
-  now: number,
-): Promise<Result<Record<string, unknown>, BatchActionRefusal>> {
-  const read = await found(deps, tx, batchId);
-  if (!read) return notFound(batchId);
-  const resolved = await resolveInDoubt(tx, read.engine, read.adapter, actor, batchId, as, now);
-  return resolved.ok ? ok({ file_id: batchId, status: resolved.value.status }) : resolved;
-}
-
-/**
  * An operator voids a built batch: its entries are queued again under new references, unless it
  * was downloaded and never marked sent, when it goes in doubt (`rail:resolve` decides).
  */
@@ -282,23 +264,37 @@ export async function requestBatchRelease(
   }, now);
 }
 
+/** A second admin's approval of a batch action, as its approved action is given it. */
+export interface ApprovedBatchAction {
+  readonly kind: "bank_file.release" | "bank_file.resolve";
+  readonly approvalId: string;
+  readonly batchId: string;
+  /** A resolution's answer, as the first admin gave it. */
+  readonly as: InDoubtAnswer;
+}
+
 /**
- * What an approved `bank_file.release` runs in the approval's unit: the batch's transmission is
- * scheduled at once (a transport takes it; without one it may now be downloaded and marked sent).
+ * What an approved batch action runs in the approval's unit: a release schedules the batch's
+ * transmission at once (a transport takes it; without one it may now be downloaded and marked
+ * sent); a resolution resolves the batch with the first admin's answer.
  */
-export async function releaseApprovedBatch(
+export async function runApprovedBatchAction(
   tx: WriteTx,
   deps: Pick<BatchServiceDeps, "rails" | "moves">,
   actor: AuditActor,
-  batchId: string,
-  approvalId: string,
+  action: ApprovedBatchAction,
   now: number,
 ): Promise<Result<Record<string, unknown>, BatchActionRefusal>> {
+  const { batchId } = action;
   const read = await found(deps, tx, batchId);
   if (!read) return notFound(batchId);
   const { batch, adapter, engine } = read;
+  if (action.kind === "bank_file.resolve") {
+    const resolved = await resolveInDoubt(tx, engine, adapter, actor, batchId, action.as, now);
+    return resolved.ok ? ok({ file_id: batchId, status: resolved.value.status }) : resolved;
+  }
   if (batch.status !== "built") return notBuilt(adapter, batch, "is released");
-  await adapter.released?.(tx, batch, approvalId);
+  await adapter.released?.(tx, batch, action.approvalId);
   await scheduleTransmission(tx, adapter.jobs, batch, now, 1);
   await appendAudit(tx, engine.policy.environment, actor, {
     at: now,
