@@ -1,6 +1,9 @@
 /**
- * The operator commands, in one table: the CLI and the loopback admin endpoint both parse flags
- * and print help from it, so the two can never disagree. Each command declares the least role it
+ * The operator commands, in one table assembled from one table per capability (this file keeps
+ * companies, users, lines, keys, fees, fundings, jobs and reports; operators, the audit log,
+ * payments, bank, ACH files, checks, PayPal, backups and outboxes have their own files) and the
+ * runner: the CLI and the loopback admin endpoint both parse flags and print help from it, so the
+ * two can never disagree. Each command declares the least role it
  * needs, what it reaches (the environments it changes and the companies it acts on, for the
  * session, TOTP and company-scope checks) and how its changes are audited.
  */
@@ -34,11 +37,9 @@ import { findJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
-import type { AuditActor } from "../audit/store.ts";
 import {
   approvalAnswer,
   BOTH,
-  changesOperators,
   type Command,
   type CommandContext,
   type CommandRequest,
@@ -48,7 +49,6 @@ import {
   type Flags,
   needsDatabases,
   objectReach,
-  pathFlag,
   type Prompt,
   type Reach,
   reads,
@@ -65,47 +65,14 @@ import { railCommands } from "./commands_rails.ts";
 import { batchCommands } from "./commands_batches.ts";
 import { paypalCommands } from "./commands_paypal.ts";
 import { paymentCommands } from "./commands_payments.ts";
-import {
-  AUDIT_LISTED_DEFAULT,
-  AUDIT_LISTED_MAX,
-  type AuditedChange,
-  auditedDatabases,
-  listAudit,
-  readAuditCheckpoints,
-  takeAuditCheckpoint,
-  verifyAudit,
-  writeAuditCheckpoint,
-} from "../audit/service.ts";
-import { type AuditCheckpoint, currentAuditKeys, publicKeyText } from "../audit/anchor.ts";
-import { type ApprovalKind, authorizeCommand } from "../operators/rules.ts";
-import { approvedActions } from "./approved_actions.ts";
+import { operatorCommands } from "./commands_operators.ts";
+import { auditCommands } from "./commands_audit.ts";
+import { type AuditedChange, auditedDatabases } from "../audit/service.ts";
+import { authorizeCommand } from "../operators/rules.ts";
 import { fundingAuditView } from "../funding/manual_approval.ts";
 import { payoutAuditView } from "../payouts/approval_actions.ts";
-import { changeOwnCredentials, enroll } from "../operators/enrollment.ts";
-import { findOperatorByEmail } from "../operators/store.ts";
-import {
-  actorOf,
-  changeRole,
-  checkNewOperator,
-  createFirstAdmin,
-  createOperator,
-  disableOperator,
-  listOperators,
-  type OperatorDeps,
-  operatorView,
-  readSession,
-  resetOperator,
-  signIn,
-  signOut,
-  touchSession,
-} from "../operators/service.ts";
-import {
-  approvalCompany,
-  approveApproval,
-  listApprovals,
-  rejectApproval,
-  requestApproval,
-} from "../operators/approvals.ts";
+import { actorOf, type OperatorDeps, readSession, touchSession } from "../operators/service.ts";
+import { requestApproval } from "../operators/approvals.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { lateReturn } from "../payouts/transition.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
@@ -174,13 +141,6 @@ async function keyReach(request: CommandRequest, flags: Flags): Promise<Result<R
 async function keyEnvironments(request: CommandRequest, flags: Flags): Promise<Environment[]> {
   const reach = await keyReach(request, flags);
   return reach.ok ? [...reach.value.writes] : [];
-}
-
-/** The environments an --environment flag names: the one given, or both when it is left out. */
-function environmentsFlag(flags: Flags): Result<Environment[], "invalid_input"> {
-  if (flags.environment === undefined) return ok(["live", "test"]);
-  const one = environmentFlag(flags, "live");
-  return one.ok ? ok([one.value]) : one;
 }
 
 /** The line of a company named by TIN and line code. */
@@ -412,80 +372,11 @@ const userSnapshot = (email: string) => (tx: WriteTx) =>
     [email.toLowerCase()],
   );
 
-/** What deciding an approval reaches: live data, and its company. */
-function approvalReach(request: CommandRequest, flags: Flags): Promise<Result<Reach>> {
-  return approvalCompany(
-    { databases: request.databases, secretBox: request.secretBox, dev: request.dev },
-    flags.id,
-  ).then((approval) =>
-    ok({
-      writes: ["live"],
-      // Operators are installation-wide: only an operator of every company decides on one.
-      // Operators and hand imports are installation-wide: only an operator of every company
-      // decides on them.
-      companies: approval?.kind.startsWith("operator.") || approval?.companyId === null
-        ? "installation"
-        : approval?.companyId
-        ? [approval.companyId]
-        : [],
-      hidden: refuse("approval_not_found", `no approval ${flags.id}`, { field: "id" }),
-      objectId: flags.id,
-    })
-  );
-}
-
-/** The signed-in operator of a command that needs one (checked before it runs). */
-function signedIn(ctx: CommandContext): AuditActor & { operator: { id: string; email: string } } {
-  if (!ctx.actor.operator) throw new Error("this command runs with a signed-in operator only");
-  return { operator: ctx.actor.operator, origin: ctx.actor.origin };
-}
-
 /** The longest a company may let its payees wait before the console's queue lists them. */
 const PAYEE_WAIT_DAYS_MAX = 365;
-const APPROVAL_STATUSES = ["pending_approval", "approved", "rejected", "expired"] as const;
 
-/** A time flag: an ISO 8601 date or date-time. */
-function timeFlag(flags: Flags, name: string): Result<number | undefined, "invalid_input"> {
-  const raw = flags[name];
-  if (raw === undefined) return ok(undefined);
-  const at = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
-  if (Number.isNaN(at)) {
-    return refuse("invalid_input", `--${name} ${JSON.stringify(raw)}: a date or time in ISO 8601`, {
-      field: name,
-    });
-  }
-  return ok(at);
-}
-
-/** An operator change that waits for a second admin: the approval as the command answers it. */
-async function operatorApproval(
-  ctx: CommandContext,
-  request: {
-    kind: ApprovalKind;
-    objectId: string;
-    summary: string;
-    payload: Record<string, unknown>;
-  },
-): Promise<Result<Record<string, unknown>>> {
-  const requested = await requestApproval(ctx.operatorDeps, signedIn(ctx), {
-    ...request,
-    environment: "live",
-    companyId: null,
-  }, ctx.now);
-  return requested.ok
-    ? ok({
-      approval_id: requested.value.id,
-      status: requested.value.status,
-      kind: request.kind,
-      email: request.objectId,
-      summary: requested.value.summary,
-      expires_at: requested.value.expires_at,
-    })
-    : requested;
-}
-
-/** The core commands: companies, users, lines, keys, fees, fundings, jobs, reports, operators. */
-export const coreCommands: Readonly<Record<string, Command>> = {
+/** The commands of companies, users, lines, keys, fees, fundings, jobs and reports. */
+const identityAndOperationsCommands: Readonly<Record<string, Command>> = {
   "company:create": {
     summary: "create a company and print its CompanyApiKey (shown once)",
     flags: { name: "company name", tin: "9-digit TIN" },
@@ -978,389 +869,13 @@ export const coreCommands: Readonly<Record<string, Command>> = {
       });
     },
   },
-  "login": {
-    summary: "sign in as an operator (e-mail, password and TOTP code are prompted)",
-    flags: {},
-    role: "viewer",
-    public: () => true,
-    prompts: [
-      { name: "email", label: "E-mail", secret: false },
-      { name: "password", label: "Password", secret: true },
-      { name: "code", label: "TOTP code (empty in dev mode)", secret: false, optional: true },
-    ],
-    reach: changesOperators,
-    run: async (ctx) => {
-      const signedIn = await signIn(ctx.operatorDeps, ctx.origin, {
-        email: ctx.input.email ?? "",
-        password: ctx.input.password ?? "",
-        code: ctx.input.code ?? "",
-      }, ctx.now);
-      if (!signedIn.ok) return signedIn;
-      return ok({
-        session_token: signedIn.value.token,
-        email: signedIn.value.operator.email,
-        role: signedIn.value.operator.role,
-        totp_verified: signedIn.value.totpVerified,
-        expires_at: new Date(signedIn.value.expiresAt).toISOString(),
-      });
-    },
-  },
-  "logout": {
-    summary: "end the operator session",
-    flags: {},
-    role: "viewer",
-    public: () => true,
-    reach: changesOperators,
-    run: async (ctx) => {
-      if (ctx.sessionToken === null) return ok({ ended: false });
-      return ok(await signOut(ctx.operatorDeps, ctx.origin, ctx.sessionToken, ctx.now));
-    },
-  },
-  "operator:create": {
-    summary:
-      "create an operator, who enrols with a code sent to their e-mail (a new admin waits for a second admin, except the second of a new installation); --first: the first admin",
-    flags: {
-      email: "the operator's e-mail",
-      role: "viewer, clerk or admin",
-      companies: "limit to these companies: ids or TINs, comma-separated",
-      first: "the first admin, while no operator exists (needs no session)",
-    },
-    role: "admin",
-    public: (f) => f.first !== undefined,
-    prompts: [{
-      name: "password",
-      label: "Your password (empty: generate one)",
-      secret: true,
-      optional: true,
-      when: (f) => f.first !== undefined,
-    }],
-    reach: changesOperators,
-    run: async (ctx, f) => {
-      if (f.first !== undefined) {
-        if (f.role !== undefined && f.role !== "admin") {
-          return refuse("invalid_input", "--first creates an admin: leave --role out", {
-            field: "role",
-          });
-        }
-        if (f.companies !== undefined) {
-          return refuse("invalid_input", "--first creates an admin of every company", {
-            field: "companies",
-          });
-        }
-        const first = await createFirstAdmin(ctx.operatorDeps, ctx.origin, {
-          email: f.email,
-          password: ctx.input.password,
-        }, ctx.now);
-        return first.ok
-          ? ok({ ...operatorView(first.value.operator, ctx.now), ...first.value.shown })
-          : first;
-      }
-      if (f.role === undefined) {
-        return refuse("usage", "operator:create needs --role (viewer, clerk or admin)");
-      }
-      const created = await createOperator(ctx.operatorDeps, ctx.actor, {
-        email: f.email,
-        role: f.role,
-        companies: f.companies,
-      }, ctx.now);
-      if (created.ok) {
-        return ok({ ...operatorView(created.value.operator, ctx.now), ...created.value.delivery });
-      }
-      if (created.code !== "approval_required") return created;
-      // Any other new admin is dual-controlled: created, and sent their code, once approved.
-      const checked = await checkNewOperator(ctx.operatorDeps, {
-        email: f.email,
-        role: f.role,
-        companies: f.companies,
-      });
-      if (!checked.ok) return checked;
-      return await operatorApproval(ctx, {
-        kind: "operator.create_admin",
-        objectId: checked.value.email,
-        summary: `create admin ${checked.value.email}${
-          checked.value.companyScope === null ? "" : ` of ${checked.value.companyScope.join(", ")}`
-        }`,
-        payload: { email: checked.value.email, company_scope: checked.value.companyScope },
-      });
-    },
-  },
-  "operator:disable": {
-    summary: "disable an operator and end their sessions",
-    flags: { email: "the operator's e-mail" },
-    role: "admin",
-    reach: changesOperators,
-    run: async (ctx, f) => {
-      const disabled = await disableOperator(ctx.operatorDeps, ctx.actor, f.email, ctx.now);
-      return disabled.ok ? ok(operatorView(disabled.value, ctx.now)) : disabled;
-    },
-  },
-  "operator:reset": {
-    summary:
-      "clear an operator's password and TOTP and send them a new enrollment code; unlocks the account (an admin: once a second admin approves)",
-    flags: { email: "the operator's e-mail" },
-    role: "admin",
-    reach: changesOperators,
-    run: async (ctx, f) => {
-      const reset = await resetOperator(ctx.operatorDeps, ctx.actor, { email: f.email }, ctx.now);
-      if (reset.ok) {
-        return ok({ ...operatorView(reset.value.operator, ctx.now), ...reset.value.delivery });
-      }
-      if (reset.code !== "approval_required") return reset;
-      const target = await findOperatorByEmail(
-        ctx.databases.live.readClient,
-        f.email.trim().toLowerCase(),
-      );
-      return await operatorApproval(ctx, {
-        kind: "operator.reset_admin",
-        objectId: target!.email,
-        summary: `reset admin ${target!.email}: clear their password and TOTP, send a new code`,
-        payload: { operator_id: target!.id, email: target!.email },
-      });
-    },
-  },
-  "operator:role": {
-    summary: "change an operator's role (raising to admin: once a second admin approves)",
-    flags: { email: "the operator's e-mail", role: "viewer, clerk or admin" },
-    role: "admin",
-    reach: changesOperators,
-    run: async (ctx, f) => {
-      const changed = await changeRole(ctx.operatorDeps, ctx.actor, {
-        email: f.email,
-        role: f.role,
-      }, ctx.now);
-      if (changed.ok) return ok(operatorView(changed.value, ctx.now));
-      if (changed.code !== "approval_required") return changed;
-      const target = await findOperatorByEmail(
-        ctx.databases.live.readClient,
-        f.email.trim().toLowerCase(),
-      );
-      return await operatorApproval(ctx, {
-        kind: "operator.promote_admin",
-        objectId: target!.email,
-        summary: `raise ${target!.email} from ${target!.role} to admin`,
-        payload: { operator_id: target!.id, email: target!.email, from_role: target!.role },
-      });
-    },
-  },
-  "enroll": {
-    summary:
-      "set your own password and get your TOTP secret with the enrollment code sent to you (prompted)",
-    flags: {},
-    role: "viewer",
-    public: () => true,
-    prompts: [
-      { name: "code", label: "Enrollment code (enr_…)", secret: true },
-      { name: "password", label: "Your new password", secret: true },
-    ],
-    reach: changesOperators,
-    run: async (ctx) => {
-      const enrolled = await enroll(ctx.operatorDeps, ctx.origin, {
-        code: ctx.input.code ?? "",
-        password: ctx.input.password ?? "",
-      }, ctx.now);
-      return enrolled.ok
-        ? ok({
-          ...operatorView(enrolled.value.operator, ctx.now),
-          totp_uri: enrolled.value.totpUri,
-          next: "scan totp_uri in your authenticator app, then sign in with `login`",
-        })
-        : enrolled;
-    },
-  },
-  "operator:password": {
-    summary:
-      "change your own password (--totp: and your TOTP secret) with your current password and a TOTP code",
-    flags: { totp: "also replace your TOTP secret (the new one is shown once)" },
-    switches: ["totp"],
-    optional: ["totp"],
-    role: "viewer",
-    prompts: [
-      { name: "current", label: "Current password", secret: true },
-      { name: "code", label: "TOTP code (empty in dev mode)", secret: false, optional: true },
-      { name: "password", label: "New password", secret: true },
-    ],
-    reach: changesOperators,
-    run: async (ctx, f) => {
-      const changed = await changeOwnCredentials(ctx.operatorDeps, ctx.actor, ctx.operator!, {
-        currentPassword: ctx.input.current ?? "",
-        code: ctx.input.code ?? "",
-        newPassword: ctx.input.password ?? "",
-        newTotp: f.totp !== undefined,
-      }, ctx.now);
-      if (!changed.ok) return changed;
-      return ok({
-        email: ctx.operator!.email,
-        changed: changed.value.totpUri === null ? "password" : "password and TOTP secret",
-        ...(changed.value.totpUri === null ? {} : { totp_uri: changed.value.totpUri }),
-      });
-    },
-  },
-  "operator:list": {
-    summary: "list operators with their role, scope and state",
-    flags: {},
-    role: "admin",
-    reach: readsEverything,
-    run: async (ctx) => ok({ operators: await listOperators(ctx.operatorDeps, ctx.now) }),
-  },
-  "audit:list": {
-    summary: "read the audit log, newest first, with filters",
-    flags: {
-      operator: "an operator's e-mail or id",
-      action: "a command, e.g. wire:receive",
-      object: "an object id",
-      environment: "test or live (default: both)",
-      since: "from this time (ISO 8601)",
-      until: "before this time (ISO 8601)",
-      limit: `rows, at most ${AUDIT_LISTED_MAX} (default ${AUDIT_LISTED_DEFAULT})`,
-    },
-    role: "viewer",
-    reach: reads,
-    run: async (ctx, f) => {
-      const named = environmentsFlag(f);
-      if (!named.ok) return named;
-      const environments = named.value;
-      const since = timeFlag(f, "since");
-      if (!since.ok) return since;
-      const until = timeFlag(f, "until");
-      if (!until.ok) return until;
-      const limit = f.limit === undefined ? AUDIT_LISTED_DEFAULT : Number(f.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LISTED_MAX) {
-        return refuse(
-          "invalid_input",
-          `--limit ${JSON.stringify(f.limit)}: a whole number from 1 to ${AUDIT_LISTED_MAX}`,
-          { field: "limit" },
-        );
-      }
-      const rows = await listAudit(ctx.databases, {
-        environments,
-        operator: f.operator,
-        action: f.action,
-        objectId: f.object,
-        since: since.value,
-        until: until.value,
-        companyIds: ctx.operator?.companyScope ?? null,
-        limit,
-      });
-      return ok({ environments, rows });
-    },
-  },
-  "audit:verify": {
-    summary:
-      "check the audit log's keyed chains, and with --checkpoints against signed checkpoints; exit 1 naming the first bad row",
-    flags: {
-      environment: "test or live (default: both)",
-      checkpoints: "a directory of signed checkpoints (the backup copy destination)",
-    },
-    optional: ["checkpoints"],
-    role: "viewer",
-    reach: readsEverything,
-    run: async (ctx, f) => {
-      const named = environmentsFlag(f);
-      if (!named.ok) return named;
-      const environments = named.value;
-      let checkpoints: AuditCheckpoint[] = [];
-      if (f.checkpoints !== undefined) {
-        const dir = pathFlag(ctx, f, "checkpoints");
-        if (!dir.ok) return dir;
-        const read = await readAuditCheckpoints(dir.value).catch((error: Error) => error);
-        if (read instanceof Error) {
-          return refuse(
-            "invalid_input",
-            `--checkpoints ${JSON.stringify(dir.value)}: ${read.message}`,
-            {
-              field: "checkpoints",
-            },
-          );
-        }
-        if (read.refused.length > 0) {
-          return refuse(
-            "audit_checkpoint_forged",
-            `not signed by this installation's audit key: ${read.refused.join(", ")}`,
-          );
-        }
-        checkpoints = read.checkpoints;
-      }
-      const report = await verifyAudit(ctx.databases, environments, checkpoints);
-      const broken = environments.filter((environment) => report[environment].broken !== null);
-      if (broken.length > 0) {
-        const first = broken.map((environment) => {
-          const bad = report[environment].broken!;
-          return `${environment} row ${bad.seq}${bad.id ? ` (${bad.id})` : ""}: ${bad.reason}`;
-        });
-        return refuse("audit_chain_broken", `the audit chain is broken at ${first.join("; ")}`, {
-          details: report,
-        });
-      }
-      return ok(Object.fromEntries([
-        ...environments.map((environment) => [
-          environment,
-          `${report[environment].rows} rows, chain intact`,
-        ]),
-        ...(f.checkpoints === undefined ? [] : [["checkpoints", checkpoints.length]]),
-      ]));
-    },
-  },
-  "audit:checkpoint": {
-    summary: "write a signed checkpoint of both audit chains into a directory (backups do it too)",
-    flags: { out: "the directory, e.g. the backup copy destination" },
-    role: "admin",
-    reach: readsEverything,
-    run: async (ctx, f) => {
-      const dir = pathFlag(ctx, f, "out");
-      if (!dir.ok) return dir;
-      const checkpoint = await takeAuditCheckpoint(ctx.databases, ctx.now);
-      return ok({ file: await writeAuditCheckpoint(dir.value, checkpoint), ...checkpoint.chains });
-    },
-  },
-  "audit:public-key": {
-    summary: "print the ed25519 public key that verifies this installation's audit checkpoints",
-    flags: {},
-    role: "viewer",
-    reach: readsEverything,
-    run: () => Promise.resolve(ok({ public_key: publicKeyText(currentAuditKeys().publicKey) })),
-  },
-  "approvals:list": {
-    summary: "list approvals, newest first (pending by default)",
-    flags: { status: "pending_approval (default), approved, rejected, expired or all" },
-    role: "viewer",
-    reach: reads,
-    run: async (ctx, f) => {
-      const status = f.status ?? "pending_approval";
-      if (status !== "all" && !(APPROVAL_STATUSES as readonly string[]).includes(status)) {
-        return refuse(
-          "invalid_input",
-          `--status ${JSON.stringify(status)}: ${APPROVAL_STATUSES.join(", ")} or all`,
-          { field: "status" },
-        );
-      }
-      const listed = await listApprovals(ctx.operatorDeps, {
-        status: status === "all" ? null : status as typeof APPROVAL_STATUSES[number],
-        companyScope: ctx.operator?.companyScope ?? null,
-      }, ctx.now);
-      return ok({ approvals: listed.approvals, has_more: listed.hasMore });
-    },
-  },
-  "approvals:approve": {
-    summary: "approve another admin's pending action: it takes effect now",
-    flags: { id: "the approval id (apr_…)" },
-    role: "admin",
-    reach: approvalReach,
-    run: async (ctx, f) =>
-      await approveApproval(ctx.operatorDeps, signedIn(ctx), f.id, ctx.now, approvedActions),
-  },
-  "approvals:reject": {
-    summary: "reject another admin's pending action: nothing of it happens",
-    flags: { id: "the approval id (apr_…)", reason: "why, for the audit log" },
-    role: "admin",
-    reach: approvalReach,
-    run: async (ctx, f) =>
-      await rejectApproval(
-        ctx.operatorDeps,
-        signedIn(ctx),
-        { id: f.id, reason: f.reason },
-        ctx.now,
-      ),
-  },
+};
+
+/** The core commands: companies, users, lines, keys, fees, fundings, jobs, reports, operators, audit. */
+export const coreCommands: Readonly<Record<string, Command>> = {
+  ...identityAndOperationsCommands,
+  ...operatorCommands,
+  ...auditCommands,
 };
 
 /** Every command: the core table and one table per capability (bank, ACH files, checks, PayPal, backups, outboxes). */
