@@ -300,6 +300,29 @@ Deno.test({
         // A test payee chose ACH without entering details: no account ending to show.
         /Last failure\s+R03: The bank returned the payment[^]*\nACH, \w{3} \d+, \d{4}/,
       );
+      // On a phone: the tab bar shows there is more, and a long endpoint URL wraps.
+      await page.setViewportSize({ width: 390, height: 844 });
+      const nav = page.locator("nav.pages");
+      assert.ok(
+        await nav.evaluate((el) => el.scrollWidth > el.clientWidth),
+        "the tabs do not overflow a phone: nothing to hint",
+      );
+      assert.match(
+        // deno-lint-ignore no-explicit-any
+        await nav.evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundImage),
+        /radial-gradient/,
+      );
+      await page.goto(`${baseUrl}/console/webhooks?env=test`);
+      await page.getByRole("link", { name: deadUrl }).click();
+      await shot(page, "02-webhook-endpoint-phone");
+      assert.ok(
+        await page.evaluate(() =>
+          // deno-lint-ignore no-explicit-any
+          (globalThis as any).document.documentElement.scrollWidth <= 390
+        ),
+        "the endpoint page is wider than a phone",
+      );
+      await page.setViewportSize({ width: 1280, height: 900 });
       await page.goto(`${baseUrl}/console?env=test`);
 
       // 2. Find the payout by its claim id and open it.

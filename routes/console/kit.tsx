@@ -77,12 +77,13 @@ header.top form{margin:0}
 .env-switch{display:flex;border:1px solid #fff;border-radius:.3rem;overflow:hidden}
 .env-switch a{padding:.15rem .6rem;text-decoration:none}
 .env-switch a[aria-current]{background:#fff;color:#14213d;font-weight:700}
-nav.pages{background:#fff;border-bottom:1px solid #d0d5dd;overflow-x:auto}
+/* The tab bar scrolls on a small screen: a shadow at an edge says more tabs are that way. */
+nav.pages{border-bottom:1px solid #d0d5dd;overflow-x:auto;background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)),linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) 100% 0,radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.3),rgba(0,0,0,0)),radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) 100% 0;background-color:#fff;background-repeat:no-repeat;background-size:2.5rem 100%,2.5rem 100%,.9rem 100%,.9rem 100%;background-attachment:local,local,scroll,scroll}
 nav.pages ul{list-style:none;margin:0;padding:0 .5rem;display:flex;gap:.1rem;white-space:nowrap}
 nav.pages a{display:block;padding:.55rem .6rem;text-decoration:none;color:#222;border-bottom:3px solid transparent}
 nav.pages a[aria-current]{border-bottom-color:#0a4aa8;color:#0a4aa8;font-weight:600}
 main{max-width:78rem;margin:0 auto;padding:1rem}
-h1{font-size:1.4rem;margin:.25rem 0 1rem}
+h1{font-size:1.4rem;margin:.25rem 0 1rem;overflow-wrap:anywhere}
 h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border:1px solid #d0d5dd;border-radius:.45rem;padding:1rem;margin:0 0 1rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}
