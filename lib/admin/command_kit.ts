@@ -47,6 +47,11 @@ export interface CommandContext extends CommandRequest {
   readonly operatorDeps: OperatorDeps;
   readonly operator: SignedInOperator | null;
   readonly actor: AuditActor;
+  /**
+   * The real time; `now` is the domain time the command decides with (in test, its company's
+   * sandbox time), for what converts it itself.
+   */
+  readonly realNow: number;
   /** Given to a command that opens no database through the runner (`needsDatabases: false`). */
   readonly databaseSettings: DatabaseSettings;
 }

@@ -75,7 +75,7 @@ import { actorOf, type OperatorDeps, readSession, touchSession } from "../operat
 import { requestApproval } from "../operators/approvals.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { lateReturn } from "../payouts/transition.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
+import { domainNow, latestDomainNow } from "../sandbox/clock_store.ts";
 
 /**
  * The rows of a key given by its secret or id and of the key that replaced it (hints only, never
@@ -316,8 +316,7 @@ const lateReturnCommand: Command = {
         payout_id: payout.id,
       });
     }
-    // The sandbox posts at the company's sandbox time, as its other postings, for its tie-out.
-    const now = await domainNow(database, payout.companyId, ctx.now);
+    const now = ctx.now;
     const done = await database.writer.write(
       async (tx): ReturnType<typeof recordLateReturn> => {
         const returned = await recordLateReturn(tx, payout.id, f.reason, now);
@@ -709,7 +708,7 @@ const identityAndOperationsCommands: Readonly<Record<string, Command>> = {
         });
       }
       const deliveries = await database.writer.write((tx) =>
-        queueDeliveries(tx, event, { manual: true, surfaces: "all" }, ctx.now)
+        queueDeliveries(tx, event, { manual: true, surfaces: "all" }, ctx.realNow)
       );
       return ok({ environment: environment.value, event_id: event.id, deliveries });
     },
@@ -785,8 +784,8 @@ const identityAndOperationsCommands: Readonly<Record<string, Command>> = {
       }
       const database = ctx.databases[environment.value];
       const retried = all
-        ? ok(await retryAllParkedJobs(database, ctx.now))
-        : await retryParkedJob(database, f.job, ctx.now);
+        ? ok(await retryAllParkedJobs(database, ctx.realNow))
+        : await retryParkedJob(database, f.job, ctx.realNow);
       return retried.ok
         ? ok({ environment: environment.value, requeued: retried.value.requeued })
         : retried;
@@ -995,6 +994,7 @@ export async function runAdminCommand(
       operatorDeps,
       operator: null,
       actor: actorOf(null, request.origin),
+      realNow: request.now,
     }, flags);
   }
   const reach = await command.reach(request, flags);
@@ -1025,10 +1025,34 @@ export async function runAdminCommand(
   const databases = command.audit
     ? auditedDatabases(request.databases, actor, command.audit(flags, reach.value), request.now)
     : request.databases;
+  const now = await commandNow(request, reach.value);
   return await command.run(
-    { ...request, databases, databaseSettings, operatorDeps, operator, actor },
+    {
+      ...request,
+      now,
+      realNow: request.now,
+      databases,
+      databaseSettings,
+      operatorDeps,
+      operator,
+      actor,
+    },
     flags,
   );
+}
+
+/**
+ * The one "now" a command decides and dates with: the real time in live; in test, the sandbox
+ * time of the company it changes (of the furthest-ahead company when it changes several), so an
+ * operator's action lands where the sandbox's own jobs and moves are. Sessions and audit rows
+ * keep the real time.
+ */
+async function commandNow(request: CommandRequest, reach: Reach): Promise<number> {
+  if (!reach.writes.includes("test")) return request.now;
+  const database = request.databases.test;
+  return reach.companies !== "installation" && reach.companies.length === 1
+    ? await domainNow(database, reach.companies[0], request.now)
+    : await latestDomainNow(database, request.now);
 }
 
 /**
@@ -1074,6 +1098,7 @@ export async function runWithoutDatabases(
     operatorDeps: { databases, secretBox, dev: request.dev },
     operator: null,
     actor: actorOf(null, request.origin),
+    realNow: request.now,
   }, flags);
 }
 

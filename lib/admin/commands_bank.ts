@@ -12,7 +12,6 @@ import { ok, refuse, type Result } from "../platform/result.ts";
 import { maskedBankSettings } from "../ach/bank_settings.ts";
 import { readBankSettings, readStoredBankSettings } from "../ach/bank_store.ts";
 import { bankSealedSettings } from "../ach/bank_settings_approval.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
 import { SANCTIONS_FILE_BYTES_MAX } from "../sanctions/rules.ts";
 import {
   clearReview,
@@ -280,8 +279,7 @@ function reviewDecisionCommand(decision: "clear" | "reject"): Command {
           field: "review",
         });
       }
-      // The sandbox moves payouts at the company's sandbox time, as its other moves.
-      const now = await domainNow(database, review.companyId, ctx.now);
+      const now = ctx.now;
       const decided = await database.writer.write(
         async (tx): Promise<Result<ReviewDecision, ReviewRefusal>> => {
           const done = await decide(tx, f.review, {

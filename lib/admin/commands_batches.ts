@@ -7,7 +7,6 @@
  */
 import type { Environment } from "../platform/config.ts";
 import { ok, refuse } from "../platform/result.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
 import { batchServiceDeps, payoutRuntime } from "../payouts/runtime.ts";
 import { resolveBatch } from "../rails/batches_service.ts";
 import {
@@ -177,7 +176,7 @@ export const batchCommands: Readonly<Record<string, Command>> = {
         ctx.actor,
         batch.id,
         f.as,
-        await domainNow(database, batch.companyId, ctx.now),
+        ctx.now,
       );
       if (!resolved.ok) {
         return resolved.code === "batch_not_found"

@@ -100,7 +100,7 @@ const replayCommand: Command = {
     const database = ctx.databases[environment.value];
     if ("deliveryId" in target.value) {
       const deliveryId = target.value.deliveryId;
-      const done = await database.writer.write((tx) => replayDelivery(tx, deliveryId, ctx.now));
+      const done = await database.writer.write((tx) => replayDelivery(tx, deliveryId, ctx.realNow));
       return done.ok
         ? ok({
           environment: environment.value,
@@ -115,7 +115,7 @@ const replayCommand: Command = {
     if (!since.ok) return since;
     const endpointId = target.value.endpointId;
     const done = await database.writer.write((tx) =>
-      replayFailedDeliveries(tx, endpointId, since.value, ctx.now)
+      replayFailedDeliveries(tx, endpointId, since.value, ctx.realNow)
     );
     return done.ok
       ? ok({

@@ -188,7 +188,7 @@ async function decide(ctx: CommandContext, f: Flags, approve: boolean) {
     payoutId: f.payout,
     approve,
     reason: f.reason,
-  }, ctx.now);
+  }, ctx.realNow);
   return decided.ok
     ? ok({
       environment: environment.value,
@@ -231,7 +231,7 @@ export const paymentCommands: Readonly<Record<string, Command>> = {
         ctx.databases[environment],
         ctx.actor,
         id,
-        ctx.now,
+        ctx.realNow,
       );
       return canceled.ok ? ok({ status: canceled.value.status }) : canceled;
     },
@@ -245,7 +245,7 @@ export const paymentCommands: Readonly<Record<string, Command>> = {
         payoutRuntime(environment, ctx.runtimeSettings),
         ctx.actor,
         id,
-        ctx.now,
+        ctx.realNow,
       );
       return resent.ok ? ok({ channels: resent.value.channels }) : resent;
     },
@@ -254,7 +254,12 @@ export const paymentCommands: Readonly<Record<string, Command>> = {
     "offer a failed payout's methods to its payee again, where the rules allow it",
     "admin",
     async (ctx, environment, id) => {
-      const reoffered = await reofferAsOperator(ctx.databases[environment], ctx.actor, id, ctx.now);
+      const reoffered = await reofferAsOperator(
+        ctx.databases[environment],
+        ctx.actor,
+        id,
+        ctx.realNow,
+      );
       return reoffered.ok ? ok({ job_id: reoffered.value.jobId }) : reoffered;
     },
   ),

@@ -5,7 +5,6 @@
  * audited). Each takes --environment, live by default, and names the environment it acted on.
  */
 import { ok, refuse } from "../platform/result.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
 import { payoutRuntime } from "../payouts/runtime.ts";
 import { maskedPaypalSettings } from "../paypal/settings.ts";
 import { readPaypalSettings } from "../paypal/settings_store.ts";
@@ -94,8 +93,7 @@ const cancelUnclaimed: Command = {
         field: "payout",
       });
     }
-    // The sandbox moves payouts at the company's sandbox time, as its other moves.
-    const now = await domainNow(database, found.companyId, ctx.now);
+    const now = ctx.now;
     const canceled = await cancelUnclaimedItem(
       {
         database,

@@ -18,7 +18,6 @@ import {
   resolveRailException,
 } from "../rails/exceptions.ts";
 import { recordRecallRequest } from "../rails/recalls.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
 import { loadPayout } from "../payouts/store.ts";
 import {
   approvalAnswer,
@@ -131,7 +130,7 @@ export const railCommands: Readonly<Record<string, Command>> = {
           exception_id: found.id,
         });
       }
-      const now = await domainNow(database, found.companyId, ctx.now);
+      const now = ctx.now;
       const resolved = await database.writer.write(
         async (tx): ReturnType<typeof resolveRailException> => {
           const done = await resolveRailException(tx, environment.value, ctx.actor, input, now);
@@ -168,7 +167,7 @@ export const railCommands: Readonly<Record<string, Command>> = {
       if (!payout) {
         return refuse("payout_not_found", `no payout ${f.payout} in ${environment.value}`);
       }
-      const now = await domainNow(database, payout.companyId, ctx.now);
+      const now = ctx.now;
       const recorded: Result<Record<string, unknown>> = await database.writer.write(async (tx) => {
         const done = await recordRecallRequest(tx, environment.value, ctx.actor, {
           payoutId: payout.id,

@@ -13,12 +13,10 @@ import {
   createV1Disbursement,
   upsertV1Payee,
 } from "../../lib/disbursements/service.ts";
-import { fundLine, recordManualFundingMove } from "../../lib/funding/service.ts";
+import { fundLine } from "../../lib/funding/service.ts";
 import { cancelPayoutAsOperator, reofferAsOperator } from "../../lib/console/payout_actions.ts";
 import { importAchFile } from "../../lib/ach/imports.ts";
-import { markAchFileSent, resolveAchFile, voidAchFile } from "../../lib/ach/files_service.ts";
 import { importPaidItems } from "../../lib/checks/paid_import.ts";
-import { voidCheckAudited } from "../../lib/checks/voids.ts";
 import { resolveBatch } from "../../lib/rails/batches_service.ts";
 import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/portal/service.ts";
 import { portalText } from "../../lib/portal/portal_text.ts";
@@ -61,8 +59,6 @@ export interface SimOptions {
  * each names the bug it would hit. `--open-bugs` generates them.
  */
 export const OPEN_BUGS = {
-  cliRealTimeInSandbox:
-    "ach:void, ach:resolve and ach:mark-sent act at the real time in the test environment, not the company's sandbox clock: a voided file's entries go to a cutoff in the sandbox's past, are sent in a file dated before their payee chose, settle at once, and a return the bank sends before that settlement is read as a late return",
   checkVoidAfterPayment:
     "a void of a check the bank paid but has not reported yet re-offers the payout at once: the payee may be paid again before the paid item lands in the exceptions",
   returnForInDoubtFile:
@@ -423,17 +419,7 @@ export class Sim {
         d.push(`funding#${this.achFundings.indexOf(funding)}`);
         // The operator says the bank returned it: only true of a debit the bank never collected,
         // so a return the service accepts for a collected debit shows as a ledger difference.
-        const answer = this.#open("cliRealTimeInSandbox")
-          ? await w.cli("funding:return", { funding: funding.id })
-          : await w.test.writer.write(async (tx) => {
-            const returned = await recordManualFundingMove(
-              tx,
-              "funding:return",
-              funding.id,
-              this.domainNowCached,
-            );
-            return returned.ok ? returned : tx.abort(returned);
-          });
+        const answer = await w.cli("funding:return", { funding: funding.id });
         return answer.ok ? "returned" : `refused ${answer.code}`;
       }
       case "bank_answer": {
@@ -466,31 +452,11 @@ export class Sim {
         ) {
           return `held back: ${OPEN_BUGS.checkVoidAfterPayment}`;
         }
-        const request = {
-          companyId,
-          checkNumber: Number(rows[0].check_number),
+        const answer = await w.cli("checks:void", {
+          tin: SIM_TIN,
+          number: String(rows[0].check_number),
           reason: "payee asked for another method",
-          voidedBy: "cli (no operator)",
-        };
-        const answer = this.#open("cliRealTimeInSandbox")
-          ? await w.cli("checks:void", {
-            tin: SIM_TIN,
-            number: String(request.checkNumber),
-            reason: request.reason,
-          })
-          : await w.test.writer.write(async (tx) => {
-            const voided = await voidCheckAudited(
-              tx,
-              "test",
-              {
-                operator: null,
-                origin: "cli",
-              },
-              request,
-              this.domainNowCached,
-            );
-            return voided.ok ? voided : tx.abort(voided);
-          });
+        });
         return answer.ok ? "voided" : `refused ${answer.code}`;
       }
       case "crash": {
@@ -726,8 +692,7 @@ export class Sim {
   /** A file from the bank, imported by the inbound poll's path or by an operator's ach:import. */
   async #deliver(fileName: string, content: string, now: number): Promise<void> {
     const w = this.world;
-    // The CLI's import acts at the real time (open bug cliRealTimeInSandbox).
-    if (this.prng.chance(0.5) || !this.#open("cliRealTimeInSandbox")) {
+    if (this.prng.chance(0.5)) {
       const imported = await importAchFile({
         database: w.test,
         environment: "test",
@@ -768,43 +733,19 @@ export class Sim {
     if (!received.ok) throw new InvariantViolation(`PayPal webhook refused: ${received.message}`);
   }
 
-  /**
-   * An operator's action on an ACH file: `deno task admin <command>`, or, while open bug
-   * cliRealTimeInSandbox holds, the same service function at the company's sandbox time (the
-   * CLI acts at the real time, which a sandbox clock has left behind).
-   */
+  /** An operator's action on an ACH file: `deno task admin <command>` on the test environment. */
   async #fileAction(
     command: "ach:void" | "ach:resolve" | "ach:mark-sent",
     fileId: string,
     as?: "transmitted" | "voided",
   ): Promise<{ ok: true } | { ok: false; code: string }> {
-    const w = this.world;
-    if (this.#open("cliRealTimeInSandbox")) {
-      return await w.cli(command, { file: fileId, ...(as ? { as } : {}) });
-    }
-    const deps = {
-      database: w.test,
-      environment: "test" as const,
-      secretBox: testSecretBox,
-      runtime: w.runtime,
-      liveDatabase: w.databases.live,
-    };
-    const actor = { operator: null, origin: "cli" };
-    const now = this.domainNowCached;
-    switch (command) {
-      case "ach:void":
-        return await voidAchFile(deps, actor, fileId, now);
-      case "ach:mark-sent":
-        return await markAchFileSent(deps, actor, fileId, now);
-      case "ach:resolve":
-        return await resolveAchFile(deps, actor, fileId, as!, now);
-    }
+    return await this.world.cli(command, { file: fileId, ...(as ? { as } : {}) });
   }
 
   /** The check bank's paid items, imported by the inbound poll's path or checks:import-paid. */
   async #deliverPaidItems(fileName: string, content: string, now: number): Promise<void> {
     const w = this.world;
-    if (this.prng.chance(0.5) || !this.#open("cliRealTimeInSandbox")) {
+    if (this.prng.chance(0.5)) {
       const imported = await importPaidItems({
         database: w.test,
         environment: "test",
