@@ -7,6 +7,7 @@
 import type { Client, InValue } from "@libsql/client";
 import type { Database } from "../../db/client.ts";
 import type { PayoutStatus } from "../payouts/states.ts";
+import { latestDomainNow } from "../sandbox/clock_store.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
 import { type NeedsAction, readNeedsAction } from "./needs_action.ts";
 import { scopeCondition } from "./paging.ts";
@@ -35,6 +36,11 @@ export interface Overview {
   readonly statusToday: Partial<Record<PayoutStatus, number>>;
   readonly chart: ChartDay[];
   readonly attention: Attention;
+}
+
+/** The Overview's "now": the sandbox clock in test (the furthest any company's runs ahead). */
+export function overviewNow(database: Database, realNow: number): Promise<number> {
+  return latestDomainNow(database, realNow);
 }
 
 async function count(client: Client, sql: string, args: InValue[]): Promise<number> {

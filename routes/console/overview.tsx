@@ -3,9 +3,13 @@
  * Overview (issue 20): what needs attention first, then per company and line the balances, the
  * payouts that changed state today, and a 30-day chart of the amount sent and the payout count.
  */
-import { latestDomainNow } from "../../lib/sandbox/clock_store.ts";
 import { Hono } from "hono";
-import { type ChartDay, type Overview, readOverview } from "../../lib/console/overview.ts";
+import {
+  type ChartDay,
+  type Overview,
+  overviewNow,
+  readOverview,
+} from "../../lib/console/overview.ts";
 import { payoutStatuses } from "../../lib/payouts/states.ts";
 import { dayIn, formatDate, startOfDayIn } from "../../lib/platform/format.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
@@ -167,7 +171,7 @@ export function overviewConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/", async (c) => {
     const realNow = deps.clock.now();
     // "Today" and the chart follow the sandbox clock in test (the furthest a company's runs ahead).
-    const now = await latestDomainNow(c.get("database"), realNow);
+    const now = await overviewNow(c.get("database"), realNow);
     const zone = c.get("timeZone");
     const todayStart = startOfDayIn(dayIn(now, zone), zone)!;
     const overview = await readOverview(c.get("database"), companiesInScope(c), {
