@@ -9,6 +9,8 @@ import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
+import { importAchFile } from "../lib/ach/imports.ts";
+import { returnFile } from "./ach_import_helpers.ts";
 import {
   markAchFileSent,
   readAchFileContent,
@@ -395,6 +397,56 @@ Deno.test("an upload that ends without an answer leaves the file in doubt: never
     await m.advance(3 * DAY_SECONDS);
     assert.deepEqual(await statuses(m, ids), ["completed", "completed"]);
     assert.equal(bank.received.length, 1);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("a return naming an entry of an in-doubt file proves the bank has it: the file is resolved as transmitted and the return fails that payout; the other completes", async () => {
+  await withScriptedBank(async ({ m, bank, clock }) => {
+    await m.fund(1_000_000);
+    const [returnedId, paidId] = await chooseAch(m, [10_000, 20_000]);
+    bank.answers.push(new Error("the connection dropped during the put"));
+    await quietly(() => m.advance(30 * MINUTE_SECONDS));
+    clock.advance(BATCH_TRANSMIT_LEASE_MS);
+    await quietly(() => m.advance(MINUTE_SECONDS));
+    const [batch] = await batches(m);
+    assert.equal(batch.status, "in_doubt");
+    const [entry] = await rows(
+      m,
+      "SELECT trace_number, amount_cents FROM rail_batch_entries WHERE payout_id = ?",
+      returnedId,
+    );
+    const imported = await importAchFile(fileDeps(m), {
+      content: new TextEncoder().encode(returnFile([{
+        kind: "return",
+        code: "R03",
+        original: {
+          traceNumber: String(entry.trace_number),
+          transactionCode: 22,
+          routingNumber: "021000021",
+          accountNumber: "000123456789",
+          amountCents: Number(entry.amount_cents),
+          individualId: returnedId.slice(-15),
+          name: "PAT DOE",
+          entryClass: "PPD",
+        },
+      }])),
+      fileName: "returns.ach",
+      source: "sftp",
+      importedBy: null,
+    }, m.now());
+    assert.ok(imported.ok);
+    assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
+    assert.equal((await batches(m))[0].status, "transmitted");
+    assert.deepEqual(
+      (await auditRows(m)).map((a) => [a.action, a.origin]),
+      [["ach:resolve", "bank file naming the entry"]],
+    );
+    assert.equal((await m.payout(paidId)).status, "funds_sent");
+    assert.notEqual((await m.payout(returnedId)).status, "funds_sent");
+    await m.advance(3 * DAY_SECONDS);
+    assert.equal((await m.payout(paidId)).status, "completed");
+    assert.notEqual((await m.payout(returnedId)).status, "completed");
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });

@@ -18,7 +18,9 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
+import { batchPayoutMoves, type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
+import { batchAdapterOf } from "../rails/batch.ts";
+import { resolveInDoubt } from "../rails/engine.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { returnClearedAchFunding } from "../funding/store.ts";
 import { recordEntryException } from "../rails/exceptions.ts";
@@ -144,10 +146,14 @@ async function applyImport(
   const companies = new Set<string>();
   let applied = 0;
   for (const entry of file.entries) {
-    const sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, {
+    const named = {
       receivingDfi: entry.receivingDfi,
       amountCents: entry.kind === "return" ? entry.amountCents : null,
-    });
+    };
+    let sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, named);
+    if (sent && await resolvedByReturn(tx, deps, sent.id, now)) {
+      sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, named);
+    }
     if (sent) companies.add(sent.companyId);
     const decided = decideImportedEntry(entry, sent);
     if (!decided.ok && decided.code === "entry_voided" && entry.kind === "return") {
@@ -230,6 +236,43 @@ interface SentEntry extends SentEntryFacts {
  * A trace may name an older entry too, from before its sequence wrapped: the entry with the
  * return's receiving DFI and amount is the one, the newest when several are.
  */
+/**
+ * A return or notice naming an entry of an in-doubt file proves the bank has that file: the file
+ * is resolved as transmitted in the import's unit (audited as the bank's answer), so the entry is
+ * sent and its return applies as any other. Answers whether it resolved one.
+ */
+async function resolvedByReturn(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  entryId: string,
+  now: number,
+): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql: `SELECT b.id, b.rail FROM rail_batch_entries e JOIN rail_batches b ON b.id = e.batch_id
+          WHERE e.id = ? AND b.status = 'in_doubt'`,
+    args: [entryId],
+  });
+  if (!rows[0]) return false;
+  // Loaded here: the rails' composition imports this module, so a static import would cycle.
+  const { railsOf } = await import("../payouts/runtime.ts");
+  const of = batchAdapterOf(
+    railsOf(deps).batchRails(),
+    batchPayoutMoves(deps.runtime),
+    String(rows[0].rail),
+  );
+  if (!of) return false;
+  const resolved = await resolveInDoubt(
+    tx,
+    of.engine,
+    of.adapter,
+    { operator: null, origin: "bank file naming the entry" },
+    String(rows[0].id),
+    "transmitted",
+    now,
+  );
+  return resolved.ok;
+}
+
 async function findSentEntry(
   tx: WriteTx,
   trace: string,

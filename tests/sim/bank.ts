@@ -276,15 +276,6 @@ export class SimAchBank implements AchTransport {
     this.pending.sort((a, b) => a.at - b.at);
   }
 
-  /** A return the harness holds back arrives late, whatever the bank meant. */
-  heldBack(delivery: BankDelivery): void {
-    for (const entry of this.entries) {
-      if (delivery.traces.includes(entry.trace) && entry.returnTiming === "early") {
-        entry.returnTiming = "late";
-      }
-    }
-  }
-
   /** The bank's net movement by owner tail (a payout's or funding's id, last 15 characters). */
   netPaidByOwner(): Map<string, number> {
     const paid = new Map<string, number>();

@@ -61,8 +61,6 @@ export interface SimOptions {
 export const OPEN_BUGS = {
   checkVoidAfterPayment:
     "a void of a check the bank paid but has not reported yet re-offers the payout at once: the payee may be paid again before the paid item lands in the exceptions",
-  returnForInDoubtFile:
-    "a return for an entry of an in-doubt file is not applied, and never is once the file is resolved as transmitted: the payout shows completed, unpaid",
 } as const;
 
 /** The name of an open bug whose interleavings may be generated. */
@@ -597,7 +595,6 @@ export class Sim {
     let now = await this.refreshNow();
     const target = now + seconds * 1000;
     let delivered = 0;
-    let held = 0;
     let nextStep = 0;
     for (;;) {
       // Event by event: a job may hand the bank a file whose answer falls due before the next
@@ -615,16 +612,6 @@ export class Sim {
       )).now;
       this.domainNowCached = now;
       for (let delivery = w.bank.nextDue(now); delivery; delivery = w.bank.nextDue(now)) {
-        if (
-          !this.#open("returnForInDoubtFile") && await this.#answersFileInDoubt(delivery.traces)
-        ) {
-          held++;
-          // Held back (open bug returnForInDoubtFile): the bank sends it again an hour later,
-          // perhaps after the file's resolution settled it, when only a late return can apply.
-          w.bank.postpone(delivery, now + 3_600_000);
-          w.bank.heldBack(delivery);
-          continue;
-        }
         try {
           await this.#deliver(delivery.fileName, delivery.content, now);
         } catch (error) {
@@ -668,7 +655,6 @@ export class Sim {
     return [
       "advanced",
       ...(delivered > 0 ? [`${delivered} bank files`] : []),
-      ...(held > 0 ? [`${held} held back`] : []),
     ].join(", ");
   }
 
@@ -680,17 +666,6 @@ export class Sim {
       args: [this.world.ids.companyId, now],
     });
     return rows[0]?.due === null || rows[0]?.due === undefined ? Infinity : Number(rows[0].due);
-  }
-
-  /** Whether a trace the bank answers is in a file the service still holds in doubt. */
-  async #answersFileInDoubt(traces: readonly string[]): Promise<boolean> {
-    const { rows } = await this.world.test.readClient.execute({
-      sql: `SELECT 1 FROM rail_batch_entries e JOIN rail_batches b ON b.id = e.batch_id
-            WHERE e.trace_number IN (SELECT value FROM json_each(?))
-              AND b.status IN ('transmitting', 'in_doubt') LIMIT 1`,
-      args: [JSON.stringify(traces)],
-    });
-    return rows.length > 0;
   }
 
   /** A file from the bank, imported by the inbound poll's path or by an operator's ach:import. */
