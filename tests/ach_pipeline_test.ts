@@ -10,7 +10,7 @@ import type { Database } from "../db/client.ts";
 import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
-import { returnFile } from "./ach_import_helpers.ts";
+import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import {
   markAchFileSent,
   readAchFileContent,
@@ -413,24 +413,18 @@ Deno.test("a return naming an entry of an in-doubt file proves the bank has it: 
     assert.equal(batch.status, "in_doubt");
     const [entry] = await rows(
       m,
-      "SELECT trace_number, amount_cents FROM rail_batch_entries WHERE payout_id = ?",
+      "SELECT id, trace_number, amount_cents FROM rail_batch_entries WHERE payout_id = ?",
       returnedId,
     );
     const imported = await importAchFile(fileDeps(m), {
-      content: new TextEncoder().encode(returnFile([{
-        kind: "return",
-        code: "R03",
-        original: {
-          traceNumber: String(entry.trace_number),
-          transactionCode: 22,
-          routingNumber: "021000021",
-          accountNumber: "000123456789",
-          amountCents: Number(entry.amount_cents),
-          individualId: returnedId.slice(-15),
-          name: "PAT DOE",
-          entryClass: "PPD",
-        },
-      }])),
+      content: new TextEncoder().encode(returnFile([returnOf({
+        payoutId: returnedId,
+        entryId: String(entry.id),
+        trace: String(entry.trace_number),
+        account: "000123456789",
+        routing: "021000021",
+        sentCents: Number(entry.amount_cents),
+      }, "R03")])),
       fileName: "returns.ach",
       source: "sftp",
       importedBy: null,
