@@ -1042,13 +1042,13 @@ export async function runAdminCommand(
 }
 
 /**
- * The one "now" a command decides and dates with: the real time in live; in test, the sandbox
- * time of the company it changes (of the furthest-ahead company when it changes several), so an
- * operator's action lands where the sandbox's own jobs and moves are. Sessions and audit rows
- * keep the real time.
+ * The one "now" a command decides and dates with: the real time when it changes live (or both);
+ * when it changes only test, the sandbox time of the company it changes (of the furthest-ahead
+ * company when it changes several), so an operator's action lands where the sandbox's own jobs
+ * and moves are. Sessions and audit rows keep the real time.
  */
 async function commandNow(request: CommandRequest, reach: Reach): Promise<number> {
-  if (!reach.writes.includes("test")) return request.now;
+  if (reach.writes.length !== 1 || reach.writes[0] !== "test") return request.now;
   const database = request.databases.test;
   return reach.companies !== "installation" && reach.companies.length === 1
     ? await domainNow(database, reach.companies[0], request.now)
