@@ -14,6 +14,8 @@ import type { AuditActor } from "../audit/store.ts";
 import type { AuditedChange } from "../audit/service.ts";
 import type { Role } from "../operators/rules.ts";
 import type { OperatorDeps, SignedInOperator } from "../operators/service.ts";
+import { requestApproval } from "../operators/approvals.ts";
+import type { ApprovalKind } from "../operators/rules.ts";
 
 /** What the caller of a command gives: the CLI, or the admin endpoint for a running service. */
 export interface CommandRequest {
@@ -191,6 +193,46 @@ export function approvalAnswer(
       expires_at: requested.value.expires_at,
     })
     : requested;
+}
+
+/** A live file imported by hand, as a rail's preview shows it, to stage for a second admin. */
+export interface HandImport {
+  readonly kind: Extract<ApprovalKind, "ach_import.apply" | "check_paid_import.apply">;
+  readonly companyId: string | null;
+  readonly objectId: string;
+  readonly fileName: string;
+  readonly sha256: string;
+  readonly content: Uint8Array;
+  readonly summary: string;
+  /** What the file would apply now, shown to the approver and in the answer. */
+  readonly wouldApply: Record<string, unknown>;
+}
+
+/**
+ * Stages a live hand import: the file is sealed into an approval (payload `file_name`, `sha256`,
+ * `content_sealed`, `preview`) that a second admin decides; answers the approval and the preview.
+ */
+export async function stageHandImport(
+  ctx: CommandContext,
+  hand: HandImport,
+): Promise<Result<Record<string, unknown>>> {
+  const staged = {
+    file_name: hand.fileName,
+    sha256: hand.sha256,
+    content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(hand.content)),
+  };
+  const requested = await requestApproval(ctx.operatorDeps, {
+    operator: ctx.actor.operator!,
+    origin: ctx.actor.origin,
+  }, {
+    kind: hand.kind,
+    environment: "live",
+    companyId: hand.companyId,
+    objectId: hand.objectId,
+    summary: hand.summary,
+    payload: { ...staged, preview: hand.wouldApply },
+  }, ctx.now);
+  return approvalAnswer(requested, { kind: hand.kind, would_apply: hand.wouldApply });
 }
 
 /** Plain rows of a query in the unit, for audit snapshots. */

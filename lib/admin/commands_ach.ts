@@ -22,8 +22,6 @@ import {
   voidAchFile,
 } from "../ach/files_service.ts";
 import { importAchFile, previewAchImport } from "../ach/imports.ts";
-import type { StagedAchImport } from "../ach/import_approval.ts";
-import { requestApproval } from "../operators/approvals.ts";
 import { formatDollars } from "../platform/money.ts";
 import {
   ACH_FILES_PAGE_SIZE_MAX,
@@ -50,6 +48,7 @@ import {
   pathFlag,
   type Reach,
   readAtMost,
+  stageHandImport,
 } from "./command_kit.ts";
 
 /** What `ach:import` reads of a file: one byte more than an import takes, so a larger file is refused whole. */
@@ -150,47 +149,29 @@ async function stageLiveImport(
   }, ctx.now);
   if (!previewed.ok) return refuse(previewed.code, `${previewed.message} (${fileName}, in live)`);
   const preview = previewed.value;
-  const staged: StagedAchImport = {
-    file_name: fileName,
-    sha256: preview.sha256,
-    content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(content)),
-  };
-  const shown = {
-    file_name: fileName,
-    sha256: preview.sha256,
-    duplicate: preview.duplicate,
-    returns: preview.returns,
-    corrections: preview.corrections,
-    entries_matched: preview.applied,
-    money_moved_cents: preview.movedCents,
-    payouts_affected: preview.payouts,
-    fundings_affected: preview.fundings,
-    not_applied: preview.notApplied,
-  };
-  const requested = await requestApproval(ctx.operatorDeps, {
-    operator: ctx.actor.operator!,
-    origin: ctx.actor.origin,
-  }, {
+  return await stageHandImport(ctx, {
     kind: "ach_import.apply",
-    environment: "live",
     companyId: null,
     objectId: preview.sha256,
+    fileName,
+    sha256: preview.sha256,
+    content,
     summary: `ach:import ${fileName}: ${preview.applied} entries matched, ${
       formatDollars(preview.movedCents)
     } moved, ${preview.payouts.length} payouts and ${preview.fundings.length} fundings affected`,
-    payload: { ...staged, preview: shown },
-  }, ctx.now);
-  return requested.ok
-    ? ok({
-      environment: "live",
-      approval_id: requested.value.id,
-      status: requested.value.status,
-      kind: "ach_import.apply",
-      summary: requested.value.summary,
-      expires_at: requested.value.expires_at,
-      would_apply: shown,
-    })
-    : requested;
+    wouldApply: {
+      file_name: fileName,
+      sha256: preview.sha256,
+      duplicate: preview.duplicate,
+      returns: preview.returns,
+      corrections: preview.corrections,
+      entries_matched: preview.applied,
+      money_moved_cents: preview.movedCents,
+      payouts_affected: preview.payouts,
+      fundings_affected: preview.fundings,
+      not_applied: preview.notApplied,
+    },
+  });
 }
 
 /** The file of --file in --environment as the command's operator may see it, or a refusal. */

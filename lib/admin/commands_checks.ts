@@ -22,8 +22,6 @@ import {
 } from "../checks/register.ts";
 import { markCheckFileSent, readCheckFileContent } from "../checks/files_service.ts";
 import { importPaidItems, previewPaidItems } from "../checks/paid_import.ts";
-import type { StagedPaidImport } from "../checks/import_approval.ts";
-import { requestApproval } from "../operators/approvals.ts";
 import { formatDollars } from "../platform/money.ts";
 import { PAID_IMPORT_BYTES_MAX } from "../checks/paid_import_rules.ts";
 import { resolveCheckException } from "../checks/exceptions.ts";
@@ -54,6 +52,7 @@ import {
   pathFlag,
   type Reach,
   readAtMost,
+  stageHandImport,
 } from "./command_kit.ts";
 
 const ENVIRONMENT_FLAG = "live (default) or test";
@@ -232,46 +231,28 @@ async function stagePaidImport(
     });
   }
   const preview = previewed.value;
-  const staged: StagedPaidImport = {
-    file_name: fileName,
-    sha256: preview.sha256,
-    content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(content)),
-  };
-  const shown = {
-    file_name: fileName,
-    sha256: preview.sha256,
-    duplicate: preview.duplicate,
-    items: preview.items,
-    items_matched: preview.matched,
-    exceptions: preview.exceptions,
-    money_moved_cents: preview.movedCents,
-    payouts_affected: preview.payouts,
-  };
-  const requested = await requestApproval(ctx.operatorDeps, {
-    operator: ctx.actor.operator!,
-    origin: ctx.actor.origin,
-  }, {
+  return await stageHandImport(ctx, {
     kind: "check_paid_import.apply",
-    environment: "live",
     companyId,
     objectId: `${companyId} ${preview.sha256}`,
+    fileName,
+    sha256: preview.sha256,
+    content,
     summary:
       `checks:import-paid ${fileName}: ${preview.matched} of ${preview.items} items matched, ${
         formatDollars(preview.movedCents)
       } moved, ${preview.payouts.length} payouts affected`,
-    payload: { ...staged, preview: shown },
-  }, ctx.now);
-  return requested.ok
-    ? ok({
-      environment: "live",
-      approval_id: requested.value.id,
-      status: requested.value.status,
-      kind: "check_paid_import.apply",
-      summary: requested.value.summary,
-      expires_at: requested.value.expires_at,
-      would_apply: shown,
-    })
-    : requested;
+    wouldApply: {
+      file_name: fileName,
+      sha256: preview.sha256,
+      duplicate: preview.duplicate,
+      items: preview.items,
+      items_matched: preview.matched,
+      exceptions: preview.exceptions,
+      money_moved_cents: preview.movedCents,
+      payouts_affected: preview.payouts,
+    },
+  });
 }
 
 /** What `checks:import-paid` reads of a file: one byte more than an import takes. */
