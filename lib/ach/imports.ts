@@ -232,11 +232,6 @@ interface SentEntry extends SentEntryFacts {
 }
 
 /**
- * The entry this service sent under `trace` (of `companyId` when given), with its payout's state.
- * A trace may name an older entry too, from before its sequence wrapped: the entry with the
- * return's receiving DFI and amount is the one, the newest when several are.
- */
-/**
  * A return or notice naming an entry of an in-doubt file proves the bank has that file: the file
  * is resolved as transmitted in the import's unit (audited as the bank's answer), so the entry is
  * sent and its return applies as any other. Answers whether it resolved one.
@@ -273,6 +268,11 @@ async function resolvedByReturn(
   return resolved.ok;
 }
 
+/**
+ * The entry this service sent under `trace` (of `companyId` when given), with its payout's state.
+ * A trace may name an older entry too, from before its sequence wrapped: the entry with the
+ * return's receiving DFI and amount is the one, the newest when several are.
+ */
 async function findSentEntry(
   tx: WriteTx,
   trace: string,
