@@ -136,12 +136,17 @@ async function main(): Promise<void> {
 
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   // The audit chain's key, outside the database: set before anything appends an audit row (the
-  // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21).
+  // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21). A log
+  // written before the chain had a key gets its keyed marker first, once.
   const auditKey = config.auditKey ?? secrets.encryptionKey;
-  const useAuditKey = async () => {
-    const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
-    useAuditKeys(auditKeysFrom(auditKey));
-  };
+  let auditKeyInUse: Promise<void> | undefined;
+  const useAuditKey = () =>
+    auditKeyInUse ??= (async () => {
+      const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
+      useAuditKeys(auditKeysFrom(auditKey));
+      const { keyLegacyAuditChains } = await import("./lib/audit/service.ts");
+      await keyLegacyAuditChains(databases, "service start", Date.now());
+    })();
   let credentials: SandboxCredentials | null = null;
   if (dev) {
     // The seed (and the operator password hashing it needs) is for dev mode only.

@@ -34,6 +34,7 @@ import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts"
 import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import { auditKeysFrom, useAuditKeys } from "../lib/audit/anchor.ts";
+import { keyLegacyAuditChains } from "../lib/audit/service.ts";
 import type { Result } from "../lib/platform/result.ts";
 
 /** The header the admin endpoint reads the session from (routes/admin.ts). */
@@ -224,6 +225,8 @@ async function runLocally(
 ) {
   const databases = await openEnvironmentDatabases(config);
   try {
+    // The first run with the key on a log chained before it had one marks it keyed.
+    await keyLegacyAuditChains(databases, "cli", Date.now());
     return await runAdminCommand(
       {
         databases,

@@ -121,7 +121,8 @@ Deno.test("a chain re-hashed without the key is found: before, a script re-chain
     assert.deepEqual([verified.status, verified.body.error], [409, {
       code: "audit_chain_broken",
       message: `the audit chain is broken at test row 5 (${row5.id}): ` +
-        "its content does not match its hash: the row was altered",
+        "it is chained without the key after keyed rows: rows written since the key cannot be " +
+        "unkeyed",
     }]);
   });
 });

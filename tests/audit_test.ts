@@ -69,21 +69,22 @@ Deno.test("canonical JSON and the row hash: key order does not matter, every col
   assert.notEqual(auditRowHash(row, new Uint8Array(32)), hash, "another key, another hash");
 
   const first = { ...row, hash };
-  assert.equal(checkChainLink(first, null, chainKey), null);
+  const at1 = { seq: 1, id: "aud_1", hash, legacyRows: 0, keyed: true };
+  assert.deepEqual(checkChainLink(first, null, chainKey), { broken: null, position: at1 });
   const second = { ...row, seq: 2, id: "aud_2", prevHash: hash };
   const secondRow = { ...second, hash: auditRowHash(second, chainKey) };
-  assert.equal(checkChainLink(secondRow, { seq: 1, hash }, chainKey), null);
-  assert.deepEqual(checkChainLink({ ...secondRow, after: "{}" }, { seq: 1, hash }, chainKey), {
+  assert.equal(checkChainLink(secondRow, at1, chainKey).broken, null);
+  assert.deepEqual(checkChainLink({ ...secondRow, after: "{}" }, at1, chainKey).broken, {
     seq: 2,
     id: "aud_2",
     reason: "its content does not match its hash: the row was altered",
   });
-  assert.deepEqual(checkChainLink(secondRow, null, chainKey), {
+  assert.deepEqual(checkChainLink(secondRow, null, chainKey).broken, {
     seq: 2,
     id: "aud_2",
     reason: "row 1 is missing: the chain jumps from 0 to 2",
   });
-  assert.deepEqual(checkChainLink(secondRow, { seq: 1, hash: "f".repeat(64) }, chainKey), {
+  assert.deepEqual(checkChainLink(secondRow, { ...at1, hash: "f".repeat(64) }, chainKey).broken, {
     seq: 2,
     id: "aud_2",
     reason: "its prev_hash is not the hash of the row before it",

@@ -2,7 +2,7 @@
  * The audit log's rules, pure: what a row holds, its canonical text and keyed hash chain, and the
  * masking that keeps secrets out of before and after.
  */
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 
 /** The first row of a database's chain chains from this fixed value. */
 export const AUDIT_GENESIS_HASH = "0".repeat(64);
@@ -40,12 +40,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/**
- * The HMAC-SHA256 (hex) of a row under the chain key: its previous row's hash and every other
- * column, canonically. Without the key, kept outside the database, nobody can re-chain rows.
- */
-export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array): string {
-  const content = canonicalJson({
+function rowContent(row: Omit<AuditRow, "hash">): string {
+  return canonicalJson({
     seq: row.seq,
     id: row.id,
     at: row.at,
@@ -61,7 +57,42 @@ export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array):
     after: row.after,
     prev_hash: row.prevHash,
   });
-  return createHmac("sha256", chainKey).update(content).digest("hex");
+}
+
+/**
+ * The HMAC-SHA256 (hex) of a row under the chain key: its previous row's hash and every other
+ * column, canonically. Without the key, kept outside the database, nobody can re-chain rows.
+ */
+export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array): string {
+  return createHmac("sha256", chainKey).update(rowContent(row)).digest("hex");
+}
+
+/**
+ * The unkeyed SHA-256 (hex) that chained rows written before the chain had a key. Such rows are
+ * accepted only as the log's first rows, and only when the keyed marker below follows them.
+ */
+export function legacyAuditRowHash(row: Omit<AuditRow, "hash">): string {
+  return createHash("sha256").update(rowContent(row)).digest("hex");
+}
+
+/**
+ * The action of the keyed row appended once, at the first start with the key, after a log whose
+ * rows were chained unkeyed. Its `after` names how many rows came before it (`legacy_rows`); its
+ * prev_hash, under the key, pins the last of them.
+ */
+export const CHAIN_KEYED_ACTION = "audit.chain_keyed";
+
+/** What the chain-keyed marker records. */
+export function chainKeyedMarker(legacyRows: number, at: number) {
+  return {
+    at,
+    action: CHAIN_KEYED_ACTION,
+    objectType: "audit_log",
+    objectId: null,
+    companyId: null,
+    before: null,
+    after: { legacy_rows: legacyRows },
+  };
 }
 
 /** What is wrong with the first bad row of a chain, or null when the chain holds. */
@@ -71,41 +102,93 @@ export interface ChainBreak {
   readonly reason: string;
 }
 
+/** Where a walk of the chain stands after a good row. */
+export interface ChainPosition {
+  readonly seq: number;
+  readonly id: string;
+  readonly hash: string;
+  /** Rows chained unkeyed from the first row on (0 for a log that began keyed). */
+  readonly legacyRows: number;
+  /** Whether a keyed row has been seen: after one, an unkeyed row is a forgery. */
+  readonly keyed: boolean;
+}
+
+/** One row checked: the first bad row, or where the chain stands after it. */
+export type ChainStep =
+  | { readonly broken: ChainBreak; readonly position?: undefined }
+  | { readonly broken: null; readonly position: ChainPosition };
+
+function legacyRowsNamed(after: string | null): number | null {
+  if (after === null) return null;
+  try {
+    const value = (JSON.parse(after) as { legacy_rows?: unknown }).legacy_rows;
+    return typeof value === "number" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Checks one row against the row before it (null for the first): the sequence has no gap, the
- * row names the previous row's hash, and its own hash matches its content.
+ * Checks one row against the chain before it (null for the first): the sequence has no gap, the
+ * row names the previous row's hash, and its own hash matches its content under the key. Unkeyed
+ * rows (an upgraded log) pass only as a prefix, before any keyed row; the first keyed row after
+ * them must be the marker naming their count.
  */
 export function checkChainLink(
   row: AuditRow,
-  previous: { seq: number; hash: string } | null,
+  previous: ChainPosition | null,
   chainKey: Uint8Array,
-): ChainBreak | null {
+): ChainStep {
+  const fail = (reason: string): ChainStep => ({ broken: { seq: row.seq, id: row.id, reason } });
   const expectedSeq = previous === null ? 1 : previous.seq + 1;
   if (row.seq !== expectedSeq) {
-    return {
-      seq: row.seq,
-      id: row.id,
-      reason: `row ${expectedSeq} is missing: the chain jumps from ${
-        expectedSeq - 1
-      } to ${row.seq}`,
-    };
+    return fail(
+      `row ${expectedSeq} is missing: the chain jumps from ${expectedSeq - 1} to ${row.seq}`,
+    );
   }
   const expectedPrev = previous === null ? AUDIT_GENESIS_HASH : previous.hash;
   if (row.prevHash !== expectedPrev) {
-    return {
-      seq: row.seq,
-      id: row.id,
-      reason: "its prev_hash is not the hash of the row before it",
-    };
+    return fail("its prev_hash is not the hash of the row before it");
   }
-  if (auditRowHash(row, chainKey) !== row.hash) {
-    return {
-      seq: row.seq,
-      id: row.id,
-      reason: "its content does not match its hash: the row was altered",
-    };
+  const legacyRows = previous?.legacyRows ?? 0;
+  const keyed = previous?.keyed ?? false;
+  const at = { seq: row.seq, id: row.id, hash: row.hash };
+  if (auditRowHash(row, chainKey) === row.hash) {
+    if (legacyRows > 0 && !keyed) {
+      const named = legacyRowsNamed(row.after);
+      if (row.action !== CHAIN_KEYED_ACTION || named !== legacyRows) {
+        return fail(
+          `it follows ${legacyRows} rows chained without the key but is not the ` +
+            `${CHAIN_KEYED_ACTION} marker naming them`,
+        );
+      }
+    }
+    return { broken: null, position: { ...at, legacyRows, keyed: true } };
   }
-  return null;
+  if (legacyAuditRowHash(row) === row.hash) {
+    if (keyed) {
+      return fail(
+        "it is chained without the key after keyed rows: rows written since the key cannot be " +
+          "unkeyed",
+      );
+    }
+    return { broken: null, position: { ...at, legacyRows: legacyRows + 1, keyed: false } };
+  }
+  return fail("its content does not match its hash: the row was altered");
+}
+
+/**
+ * What is wrong with a chain that ended at `last`: rows chained without the key that no keyed
+ * marker follows could have been rewritten by anyone.
+ */
+export function checkChainEnd(last: ChainPosition | null): ChainBreak | null {
+  if (last === null || last.keyed || last.legacyRows === 0) return null;
+  return {
+    seq: last.seq,
+    id: last.id,
+    reason: `the log ends on ${last.legacyRows} rows chained without the key, and no ` +
+      `${CHAIN_KEYED_ACTION} marker follows them (start the service or the CLI with the key once)`,
+  };
 }
 
 /** What replaces a secret in an audit row. */

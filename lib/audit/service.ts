@@ -6,12 +6,19 @@
 import type { Database } from "../../db/client.ts";
 import type { GroupCommitWriter, WriteTx, WriteUnit } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
-import type { AuditRow, ChainBreak } from "./rules.ts";
+import {
+  type AuditRow,
+  auditRowHash,
+  type ChainBreak,
+  chainKeyedMarker,
+  legacyAuditRowHash,
+} from "./rules.ts";
 import {
   appendAudit,
   type AuditActor,
   type AuditFilter,
   auditRowsAfter,
+  lastAuditRowIn,
   lastAuditRows,
   listAuditRows,
 } from "./store.ts";
@@ -130,6 +137,38 @@ export async function listAudit(
   }
   rows.sort((a, b) => b.at - a.at || a.environment.localeCompare(b.environment) || b.seq - a.seq);
   return rows.slice(0, filter.limit).map(auditView);
+}
+
+/**
+ * Keys a log written before the chain had a key: when a database's last audit row is chained with
+ * the unkeyed SHA-256, appends the keyed `audit.chain_keyed` marker naming how many rows came
+ * before it, in one unit. Run at every start with the key; a log already keyed is left as it is.
+ * Returns the environments whose log it keyed.
+ */
+export async function keyLegacyAuditChains(
+  databases: Databases,
+  origin: string,
+  now: number,
+): Promise<Environment[]> {
+  const { chainKey } = currentAuditKeys();
+  const keyed: Environment[] = [];
+  for (const environment of ["live", "test"] as const) {
+    const marked = await databases[environment].writer.write(async (tx) => {
+      const last = await lastAuditRowIn(tx);
+      if (last === null || auditRowHash(last, chainKey) === last.hash) return false;
+      // A last row that matches neither hash is left for audit:verify to name.
+      if (legacyAuditRowHash(last) !== last.hash) return false;
+      await appendAudit(
+        tx,
+        environment,
+        { operator: null, origin },
+        chainKeyedMarker(last.seq, now),
+      );
+      return true;
+    });
+    if (marked) keyed.push(environment);
+  }
+  return keyed;
 }
 
 /** Each chain's row count and its first bad row, if any. */

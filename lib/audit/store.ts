@@ -124,6 +124,12 @@ export async function lastAuditRows(client: Client, limit: number): Promise<Audi
   return rows.map(toAuditRow);
 }
 
+/** The chain's last row as the unit sees it, or null for an empty log. */
+export async function lastAuditRowIn(tx: WriteTx): Promise<AuditRow | null> {
+  const { rows } = await tx.execute(`SELECT ${COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT 1`);
+  return rows[0] ? toAuditRow(rows[0]) : null;
+}
+
 /** Rows in chain order after `afterSeq`, at most `limit`. */
 export async function auditRowsAfter(
   client: Client,

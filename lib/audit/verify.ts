@@ -1,6 +1,6 @@
 /** Walks one database's audit chain from its first row and names the first row that breaks it. */
 import type { Client } from "@libsql/client";
-import { type ChainBreak, checkChainLink } from "./rules.ts";
+import { type ChainBreak, type ChainPosition, checkChainEnd, checkChainLink } from "./rules.ts";
 import { auditRowsAfter } from "./store.ts";
 
 /** Rows read per query while walking the chain. */
@@ -13,21 +13,26 @@ export interface ChainReport {
   readonly broken: ChainBreak | null;
 }
 
-/** Checks every row of the chain in order; stops at the first bad one. */
+/**
+ * Checks every row of the chain in order; stops at the first bad one. A chain that ends on rows
+ * chained without the key is broken at its last row.
+ */
 export async function verifyAuditChain(
   client: Client,
   chainKey: Uint8Array,
 ): Promise<ChainReport> {
-  let previous: { seq: number; hash: string } | null = null;
+  let previous: ChainPosition | null = null;
   let checked = 0;
   for (;;) {
     const page = await auditRowsAfter(client, previous?.seq ?? 0, AUDIT_VERIFY_PAGE_ROWS);
     for (const row of page) {
       checked++;
-      const broken = checkChainLink(row, previous, chainKey);
-      if (broken) return { rows: checked, broken };
-      previous = { seq: row.seq, hash: row.hash };
+      const step = checkChainLink(row, previous, chainKey);
+      if (step.broken) return { rows: checked, broken: step.broken };
+      previous = step.position;
     }
-    if (page.length < AUDIT_VERIFY_PAGE_ROWS) return { rows: checked, broken: null };
+    if (page.length < AUDIT_VERIFY_PAGE_ROWS) {
+      return { rows: checked, broken: checkChainEnd(previous) };
+    }
   }
 }
