@@ -300,6 +300,7 @@ async function buildRuntime(deps: {
     { CredentialCache },
     { jsonBearerProvider, SmsTransport },
     { createApp },
+    { catchUpPayeeIndex },
   ] = await Promise.all([
     import("./lib/payouts/runtime.ts"),
     import("./db/scheduler.ts"),
@@ -309,12 +310,15 @@ async function buildRuntime(deps: {
     import("./lib/identity/credential_cache.ts"),
     import("./lib/notify/sms.ts"),
     import("./routes/app.ts"),
+    import("./lib/console/payee_index.ts"),
     import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
   ]);
   const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
   const scheduler = new Scheduler(databases, jobHandlers, systemClock, {
     metrics,
     leaseHolder: deps.nodeId,
+    // The console's payee index catches up with new payouts (never on the create path).
+    upkeep: [{ name: "payee index", run: catchUpPayeeIndex }],
   });
   const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {

@@ -359,6 +359,15 @@ export async function advanceSandboxClock(
 /** The scheduler's name in worker logs and metrics. */
 export const SCHEDULER_WORKER = "scheduler";
 
+/**
+ * Work a sweep does on each database after its jobs, for no company in particular (an index that
+ * catches up): a step that fails is logged, and the next sweep runs it again.
+ */
+export interface UpkeepStep {
+  readonly name: string;
+  run(database: Database): Promise<unknown>;
+}
+
 /** The background sweep over both databases; one sweep at a time. */
 export class Scheduler {
   #loop: WorkerLoop | null = null;
@@ -369,7 +378,12 @@ export class Scheduler {
     private readonly databases: Readonly<Record<Environment, Database>>,
     private readonly handlers: Readonly<Record<Environment, JobHandlers>>,
     private readonly clock: Clock,
-    private readonly options: { readonly metrics?: Metrics; readonly leaseHolder?: string } = {},
+    private readonly options: {
+      readonly metrics?: Metrics;
+      readonly leaseHolder?: string;
+      /** Run on each database at every sweep, after its jobs. */
+      readonly upkeep?: readonly UpkeepStep[];
+    } = {},
   ) {}
 
   /**
@@ -396,8 +410,8 @@ export class Scheduler {
   }
 
   /**
-   * Runs every company's due jobs at its own domain time, and purges expired rows each
-   * PURGE_INTERVAL_MS; joins the sweep in flight. Rejects when storage fails.
+   * Runs every company's due jobs at its own domain time, then the upkeep steps, and purges
+   * expired rows each PURGE_INTERVAL_MS; joins the sweep in flight. Rejects when storage fails.
    */
   sweep(): Promise<void> {
     this.#sweeping ??= this.#sweepAll().finally(() => {
@@ -427,6 +441,19 @@ export class Scheduler {
             metrics: this.options.metrics,
             leaseHolder: this.options.leaseHolder,
           });
+        }
+      }
+      for (const step of this.options.upkeep ?? []) {
+        try {
+          await step.run(database);
+        } catch (error) {
+          console.error(JSON.stringify({
+            level: "error",
+            msg: "upkeep step failed",
+            step: step.name,
+            environment,
+            error: error instanceof Error ? error.message : String(error),
+          }));
         }
       }
     }

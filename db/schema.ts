@@ -154,7 +154,11 @@ export const authorizationParties = sqliteTable("authorization_parties", {
   phone: text("phone"),
 }, (t) => [uniqueIndex("authorization_parties_uuid").on(t.disbursementId, t.partyUuid)]);
 
-/** One payee's payment; its state is moved only by the payout state machine. */
+/**
+ * One payee's payment; its state is moved only by the payout state machine. Its rowid keys the
+ * console's payee index (`payee_search`, see payeeSearchProgress): a migration that rebuilds this
+ * table must keep its rowids or empty that index and its progress.
+ */
 export const payouts = sqliteTable("payouts", {
   id: text("id").primaryKey(),
   disbursementId: text("disbursement_id").notNull().references(() => disbursements.id),
@@ -217,6 +221,14 @@ export const payouts = sqliteTable("payouts", {
   index("payouts_updated").on(t.updatedAt),
   // The console's payout search sorted by amount (set at insert, never changed).
   index("payouts_amount").on(t.amountCents, t.id),
+  // The console's one search box by an account's last four (set after create, so a create does
+  // not write these).
+  index("payouts_method_last_four").on(t.methodLastFour).where(
+    sql`${t.methodLastFour} IS NOT NULL`,
+  ),
+  index("payouts_last_failure_last_four").on(t.lastFailureLastFour).where(
+    sql`${t.lastFailureLastFour} IS NOT NULL`,
+  ),
   check("payouts_amount_positive", sql`${t.amountCents} > 0`),
   check("payouts_held_non_negative", sql`${t.heldCents} >= 0`),
 ]);
@@ -1132,3 +1144,15 @@ export const writeProbes = sqliteTable("write_probes", {
   probedAt: integer("probed_at").notNull(),
   padding: blob("padding").notNull(),
 });
+
+/**
+ * How far the console's payee index has come: `payee_search` (an FTS5 trigram table of each
+ * payout's full name and e-mail, keyed by the payout's rowid, created by hand in the migration
+ * since drizzle has no virtual tables) holds every payout up to `indexed_rowid`. An upkeep step of
+ * the scheduler's sweep fills it in batches rather than a trigger, so a create does not pay for it;
+ * the search scans the payouts past it, so no payout is missing while the index catches up.
+ */
+export const payeeSearchProgress = sqliteTable("payee_search_progress", {
+  id: integer("id").primaryKey(),
+  indexedRowid: integer("indexed_rowid").notNull(),
+}, (t) => [check("payee_search_progress_one_row", sql`${t.id} = 1`)]);
