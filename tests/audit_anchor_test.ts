@@ -86,7 +86,7 @@ async function withAuditedFixture(
       f.clock.now(),
     );
     const call = adminCall(app, admin.token);
-    // Six test-chain rows: fees set for each of six methods.
+    // Seven test-chain rows: the admin's sign-in, then fees set for each of six methods.
     for (const method of ["1", "2", "3", "4", "5", "6"]) {
       const set = await call("fees:set", { tin: f.cast.acme.tin, method, payor: "1.00" });
       assert.equal(set.status, 200);
@@ -133,8 +133,8 @@ Deno.test("signed checkpoints find a rewrite made with the key and a deleted tai
       const written = await call("audit:checkpoint", { out: copies });
       assert.equal(written.status, 200, JSON.stringify(written.body));
       assert.deepEqual(written.body.result.test, {
-        seq: 6,
-        hash: (await rowsOf(f))[5].hash,
+        seq: 7,
+        hash: (await rowsOf(f))[6].hash,
       });
       const file = JSON.parse(await Deno.readTextFile(written.body.result.file));
       const key = await call("audit:public-key", {});
@@ -149,8 +149,8 @@ Deno.test("signed checkpoints find a rewrite made with the key and a deleted tai
       const rewritten = await call("audit:verify", { environment: "test", checkpoints: copies });
       assert.deepEqual([rewritten.status, rewritten.body.error.message], [
         409,
-        `the audit chain is broken at test row 6 (${
-          (await rowsOf(f))[5].id
+        `the audit chain is broken at test row 7 (${
+          (await rowsOf(f))[6].id
         }): its hash differs from the one the checkpoint of ${file.created_at} signed: the log was rewritten`,
       ]);
     });
@@ -164,20 +164,20 @@ Deno.test("a deleted tail is found against a checkpoint; a forged checkpoint is 
       // Before: deleting the last row left a chain that verified.
       await f.deps.databases.test.writer.write(async (tx) => {
         await tx.execute("DROP TRIGGER audit_log_no_delete");
-        await tx.execute("DELETE FROM audit_log WHERE seq = 6");
+        await tx.execute("DELETE FROM audit_log WHERE seq = 7");
       });
       assert.equal((await call("audit:verify", { environment: "test" })).status, 200);
       const cut = await call("audit:verify", { environment: "test", checkpoints: copies });
       assert.equal(cut.status, 409);
       assert.match(
         cut.body.error.message,
-        /^the audit chain is broken at test row 6: the checkpoint of \S+ saw row 6, but the log ends at row 5: its tail was deleted$/,
+        /^the audit chain is broken at test row 7: the checkpoint of \S+ saw row 7, but the log ends at row 6: its tail was deleted$/,
       );
 
       // A checkpoint made with another key is not trusted, whatever public key it names.
       const [name] = await Array.fromAsync(Deno.readDir(copies), (entry) => entry.name);
       const forged = JSON.parse(await Deno.readTextFile(`${copies}/${name}`));
-      forged.chains.test = { seq: 5, hash: (await rowsOf(f))[4].hash };
+      forged.chains.test = { seq: 6, hash: (await rowsOf(f))[5].hash };
       await Deno.writeTextFile(
         `${copies}/audit-checkpoint-29990101T000000Z.json`,
         JSON.stringify(forged),
@@ -216,7 +216,7 @@ Deno.test("each scheduled backup leaves a signed checkpoint in the copy destinat
         await Deno.readTextFile(`${dir}/copies/${names.find((n) => n.startsWith("audit-"))}`),
       );
       assert.equal(checkpoint.public_key, publicKeyText(testAuditKeys.publicKey));
-      assert.equal(checkpoint.chains.test.seq, 6);
+      assert.equal(checkpoint.chains.test.seq, 7);
     });
   });
 });

@@ -154,6 +154,18 @@ Deno.test("console funding and approvals: a live wire waits for a second admin, 
     assert.equal(audit.status, 200);
     assert.match(textOf(audit.html), /bo@ops\.test console 127\.0\.0\.1 approval:approve approval/);
     assert.ok(!textOf(audit.html).includes("approval:request"), "the filter keeps one action");
+    // Sign-ins are logged in both environments: the test log shows them too.
+    for (const env of ["live", "test"]) {
+      const signIns = await second.get(`/console/audit?env=${env}&action=login`);
+      assert.match(
+        textOf(signIns.html),
+        /bo@ops\.test console 127\.0\.0\.1 login operator_session/,
+      );
+      assert.match(
+        textOf(signIns.html),
+        /ada@ops\.test console 127\.0\.0\.1 login operator_session/,
+      );
+    }
     const verified = await second.get("/console/audit?env=live&verify=1");
     assert.match(textOf(verified.html), /Chain verified: \d+ rows, chain intact/);
     const badFilter = await second.get("/console/audit?env=live&since=yesterday");

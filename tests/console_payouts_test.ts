@@ -157,7 +157,10 @@ Deno.test("console payouts: an operator limited to Beacon never sees Acme's payo
     const cancel = await browser.post(`/console/payouts/${rita.payoutId}/cancel`, {});
     assert.equal(cancel.status, 404);
     assert.deepEqual(await lineBalances(f, acme.lineId), balances);
-    assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM audit_log"), 0);
+    assert.equal(
+      await countRows(f, "test", "SELECT count(*) AS n FROM audit_log WHERE action <> 'login'"),
+      0,
+    );
   }, NO_LIMIT);
 });
 
@@ -220,7 +223,7 @@ Deno.test("console payout detail: a clerk cancels, the hold goes back to availab
     const balances = await lineBalances(f, acme.lineId);
     assert.deepEqual([balances.available, balances.reserved], [1_000_000 - 8_025, 8_025]);
     const { rows } = await f.deps.databases.test.readClient.execute(
-      "SELECT action, object_id, operator_email, origin, before, after FROM audit_log",
+      "SELECT action, object_id, operator_email, origin, before, after FROM audit_log WHERE action <> 'login'",
     );
     assert.equal(rows.length, 1);
     assert.deepEqual(
@@ -247,7 +250,10 @@ Deno.test("console payout detail: a clerk cancels, the hold goes back to availab
     const again = await browser.post(`/console/payouts/${rita.payoutId}/cancel`, {});
     assert.equal(again.status, 409);
     assert.match(textOf(again.html), /can be canceled only before a method is selected/);
-    assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM audit_log"), 1);
+    assert.equal(
+      await countRows(f, "test", "SELECT count(*) AS n FROM audit_log WHERE action <> 'login'"),
+      1,
+    );
   }, NO_LIMIT);
 });
 
@@ -288,7 +294,10 @@ Deno.test("console payout detail: a viewer's cancel and a clerk's re-offer are r
     assert.match(textOf(reoffer.html), /cleo@ops\.test is a clerk: this needs the admin role/);
     assert.deepEqual(await lineBalances(f, acme.lineId), before);
     assert.equal(await countRows(f, "test", jobs), 0);
-    assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM audit_log"), 0);
+    assert.equal(
+      await countRows(f, "test", "SELECT count(*) AS n FROM audit_log WHERE action <> 'login'"),
+      0,
+    );
     assert.equal(
       await countRows(f, "test", "SELECT count(*) AS n FROM payouts WHERE status = 'failed'"),
       1,
@@ -322,7 +331,7 @@ Deno.test("console payout detail: a clerk resends the payee's notification (audi
     assert.equal(resent.status, 303);
     assert.equal(await countRows(f, "test", notifications, [sam.payoutId]), 1);
     const { rows } = await f.deps.databases.test.readClient.execute(
-      "SELECT action, after FROM audit_log",
+      "SELECT action, after FROM audit_log WHERE action <> 'login'",
     );
     assert.deepEqual(rows.map((r) => [r.action, JSON.parse(String(r.after)).channels]), [
       ["payout:resend_notification", ["email"]],

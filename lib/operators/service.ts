@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import type { Database } from "../../db/client.ts";
-import { appendAudit, type AuditActor } from "../audit/store.ts";
+import { appendAudit, type AuditActor, type AuditEntry } from "../audit/store.ts";
 import { emailSchema } from "../identity/rules.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
@@ -465,7 +465,8 @@ export async function signIn(
   const tokenHash = await sha256Hex(token);
   const times = newSessionTimes(now);
   const actor = { operator: { id: found.id, email: found.email }, origin };
-  return await live.writer.write(async (tx) => {
+  let recorded: AuditEntry | null = null;
+  const result = await live.writer.write(async (tx) => {
     const current = (await findOperatorById(tx, found.id))!;
     if (isLocked(current.lockedUntil, now)) {
       return lockedRefusal(current.email, current.lockedUntil!);
@@ -484,7 +485,7 @@ export async function signIn(
         ? afterFailedSignIn(current.failedAttempts, now)
         : { failedAttempts: current.failedAttempts, lockedUntil: current.lockedUntil };
       if (counts) await recordSignInFailure(tx, current.id, counters);
-      await appendAudit(tx, "live", actor, {
+      recorded = {
         at: now,
         action: "login:failed",
         objectType: "operator",
@@ -498,7 +499,8 @@ export async function signIn(
             ? null
             : new Date(counters.lockedUntil).toISOString(),
         },
-      });
+      };
+      await appendAudit(tx, "live", actor, recorded);
       // The counts must commit, so the refusal is returned, not aborted.
       return counters.lockedUntil !== null && counts
         ? lockedRefusal(current.email, counters.lockedUntil)
@@ -513,7 +515,7 @@ export async function signIn(
       totpVerified: step !== null,
       ...times,
     }, now);
-    await appendAudit(tx, "live", actor, {
+    recorded = {
       at: now,
       action: "login",
       objectType: "operator_session",
@@ -525,7 +527,8 @@ export async function signIn(
         totp_verified: step !== null,
         expires_at: new Date(times.expiresAt).toISOString(),
       },
-    });
+    };
+    await appendAudit(tx, "live", actor, recorded);
     return ok({
       token,
       operator: current,
@@ -533,6 +536,13 @@ export async function signIn(
       expiresAt: times.expiresAt,
     });
   });
+  // A session works in both environments, so the test log records its sign-in too (its own
+  // unit: the live row is the one committed with the session and the lockout counts).
+  const copy = recorded;
+  if (copy !== null) {
+    await deps.databases.test.writer.write((tx) => appendAudit(tx, "test", actor, copy));
+  }
+  return result;
 }
 
 function lockedRefusal(email: string, lockedUntil: number) {
