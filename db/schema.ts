@@ -1156,3 +1156,53 @@ export const payeeSearchProgress = sqliteTable("payee_search_progress", {
   id: integer("id").primaryKey(),
   indexedRowid: integer("indexed_rowid").notNull(),
 }, (t) => [check("payee_search_progress_one_row", sql`${t.id} = 1`)]);
+
+/** A company's Lithic settings in this environment (API key, base URL, webhook secret, card rules), sealed. */
+export const lithicSettings = sqliteTable("lithic_settings", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  settingsSealed: text("settings_sealed").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+  updatedBy: text("updated_by"),
+  updatedAt: integer("updated_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * A single-use virtual card Lithic issued for one submission of a virtual-card payout: its spend
+ * limit (the net amount), when it expires, and what came back of it (the unspent balance
+ * reclaimed at its close, posted once as a late return).
+ */
+export const virtualCards = sqliteTable(
+  "virtual_cards",
+  {
+    reference: text("reference").primaryKey(),
+    payoutId: text("payout_id").notNull().references(() => payouts.id),
+    companyId: text("company_id").notNull().references(() => companies.id),
+    cardToken: text("card_token").notNull(),
+    lastFour: text("last_four").notNull(),
+    spendLimitCents: integer("spend_limit_cents").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** Lithic's card state as last read from Lithic (OPEN, PAUSED, CLOSED, …). */
+    state: text("state").notNull(),
+    spentCents: integer("spent_cents"),
+    reclaimedCents: integer("reclaimed_cents"),
+    closedAt: integer("closed_at"),
+    checkedAt: integer("checked_at"),
+    createdAt: createdAt(),
+  },
+  (
+    t,
+  ) => [
+    uniqueIndex("virtual_cards_card").on(t.cardToken),
+    index("virtual_cards_payout").on(t.payoutId),
+  ],
+);
+
+/** Verified Lithic webhook notices, once per webhook-id; a job re-reads the card from Lithic. */
+export const lithicNotices = sqliteTable("lithic_notices", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  eventType: text("event_type").notNull(),
+  cardToken: text("card_token").notNull(),
+  receivedAt: integer("received_at").notNull(),
+});

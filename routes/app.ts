@@ -12,6 +12,7 @@ import { achFileRoutes } from "./api/ach.ts";
 import { checkRoutes } from "./api/checks.ts";
 import { consoleRoutes } from "./console/mod.tsx";
 import { paypalWebhookRoutes } from "./paypal.ts";
+import { lithicWebhookRoutes } from "./lithic.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
@@ -171,6 +172,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
   app.route("/console", consoleRoutes(deps));
   app.route("/rails/paypal", paypalWebhookRoutes(deps));
+  app.route("/rails/lithic", lithicWebhookRoutes(deps));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));

@@ -11,6 +11,7 @@ import { bankSettingsApprovedActions } from "../ach/bank_settings_approval.ts";
 import { achImportApprovedActions } from "../ach/import_approval.ts";
 import { paidImportApprovedActions } from "../checks/import_approval.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
+import { lithicSettingsApprovedActions } from "../cards/settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 import { ok } from "../platform/result.ts";
@@ -23,6 +24,7 @@ export const approvedActions: ApprovedActions = {
   ...bankSettingsApprovedActions,
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,
+  ...lithicSettingsApprovedActions,
   ...achImportApprovedActions,
   ...paidImportApprovedActions,
   "rail_exception.resolve": async (tx, approval, { actor, now }) => {

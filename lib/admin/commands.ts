@@ -64,6 +64,7 @@ import { checkCommands } from "./commands_checks.ts";
 import { railCommands } from "./commands_rails.ts";
 import { batchCommands } from "./commands_batches.ts";
 import { paypalCommands } from "./commands_paypal.ts";
+import { cardCommands } from "./commands_cards.ts";
 import { paymentCommands } from "./commands_payments.ts";
 import { operatorCommands } from "./commands_operators.ts";
 import { auditCommands } from "./commands_audit.ts";
@@ -886,6 +887,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...railCommands,
   ...batchCommands,
   ...paypalCommands,
+  ...cardCommands,
   ...backupCommands,
   ...outboxCommands,
   ...paymentCommands,

@@ -150,6 +150,7 @@ export const APPROVAL_KINDS = {
   "bank_file.release": "release a bank file whose total is over the approval limit",
   "bank_file.resolve": "mark an in-doubt bank file transmitted or voided after asking the bank",
   "paypal_settings.change": "change a company's PayPal Payouts settings",
+  "lithic_settings.change": "change a company's Lithic virtual card settings",
   "rail_exception.resolve": "let a rail's payment of an entry its payout no longer held stand",
 } as const;
 export type ApprovalKind = keyof typeof APPROVAL_KINDS;

@@ -141,6 +141,13 @@ const entries: readonly Entry[] = [
     meaning: "El emisor de la tarjeta rechazó el pago.",
     nextStep: "Vuelva a ofrecer el pago para que el beneficiario use otra tarjeta u otro método.",
   }],
+  ["card_not_issued", "card", {
+    meaning: "The card issuer did not issue the virtual card.",
+    nextStep: "Offer the payment again so the payee can choose another method.",
+  }, {
+    meaning: "El emisor no emitió la tarjeta virtual.",
+    nextStep: "Vuelva a ofrecer el pago para que el beneficiario elija otro método.",
+  }],
   ["account_not_found", "rail", {
     meaning: "No account matches the payee's details.",
     nextStep: ASK_NEW_ACCOUNT_EN,

@@ -333,7 +333,8 @@ function logUnwantedAcceptance(
  * second call after a crash return the rail's first answer instead of paying twice.
  */
 function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
-  return externalJob<{ rail: PayoutRail; submission: RailSubmission }, RailAnswer>({
+  type Submitted = { rail: PayoutRail; submission: RailSubmission };
+  return externalJob<Submitted, Submitted & { answer: RailAnswer }>({
     leaseMs: RAIL_SUBMIT_LEASE_MS,
     async prepare(tx, job) {
       const payout = await loadPayout(tx, job.subjectId);
@@ -356,8 +357,7 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       }
       const submission = railSubmission(payout, number, job.dueAt);
       const rail = rails.forModality(submission.modality);
-      if (rail.shape === "per_payout") return { rail, submission };
-      if (!await rail.configured(tx, payout.companyId)) {
+      if (rail.configured && !await rail.configured(tx, payout.companyId)) {
         // The sandbox stays a full replica: a test company without the provider's settings is paid by it.
         if (runtime.environment === "test") return { rail: rails.perPayout, submission };
         return await refuseSubmission(
@@ -365,6 +365,7 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
           `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,
         );
       }
+      if (rail.shape === "per_payout") return { rail, submission };
       await rail.queue(tx, {
         companyId: payout.companyId,
         payoutId: payout.id,
@@ -375,8 +376,12 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       }, job.dueAt);
       return null;
     },
-    call: ({ rail, submission }) => rail.submit(submission),
-    async record(tx, job, answer) {
+    call: async ({ rail, submission }) => ({
+      rail,
+      submission,
+      answer: await rail.submit(submission),
+    }),
+    async record(tx, job, { rail, submission, answer }) {
       const payout = await loadPayout(tx, job.subjectId);
       const number = submissionOf(job);
       if (!awaitsSubmission(payout, number)) {
@@ -394,6 +399,7 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
         return;
       }
       await moveOrThrow(recordSent(tx, payout, answer.railReference, job.dueAt), job);
+      await rail.accepted?.(tx, submission, answer, job.dueAt);
       // The sandbox decides at once; its outcome arrives as a job at the outcome's time.
       if (answer.outcome !== null) {
         await schedulePayoutJob(tx, {

@@ -3,14 +3,15 @@
  * in an environment. In test every method is payable (the sandbox rails pay them all). In live a
  * method is payable once its rail is configured for the company: ACH with bank settings, postal
  * checks with a check account in them, digital checks with that and a MICR font, PayPal and Venmo
- * with PayPal settings; virtual cards and instant deposit have no live rail. A create whose
- * allowed methods hold none of them is refused before anything is written, and the portal offers
- * the payee only the payable ones.
+ * with PayPal settings, virtual cards with Lithic settings; instant deposit has no live rail. A
+ * create whose allowed methods hold none of them is refused before anything is written, and the
+ * portal offers the payee only the payable ones.
  */
 import type { SqlReader } from "../../db/writer.ts";
 import { hasAchRail } from "../ach/bank_store.ts";
 import { digitalChecksPrintable, hasCheckRail } from "../checks/settings_store.ts";
 import { hasPaypalRail } from "../paypal/settings_store.ts";
+import { lithicSettingsStore } from "../cards/store.ts";
 import type { Environment } from "../platform/config.ts";
 import { type Refusal, refuse } from "../platform/result.ts";
 import { sanctionsListLoaded } from "../sanctions/service.ts";
@@ -23,6 +24,8 @@ export interface LiveRails {
   readonly digitalCheck: boolean;
   /** PayPal's Payouts API pays both PayPal and Venmo recipients. */
   readonly paypal: boolean;
+  /** Lithic issues virtual cards. */
+  readonly vcc: boolean;
 }
 
 /** The method ids live rails can pay, given which of them the company has configured. */
@@ -32,6 +35,7 @@ export function livePayableMethodIds(rails: LiveRails): ReadonlySet<number> {
     ...(rails.check ? ["check"] : []),
     ...(rails.digitalCheck ? ["digital_check"] : []),
     ...(rails.paypal ? ["paypal", "venmo"] : []),
+    ...(rails.vcc ? ["vcc"] : []),
   ];
   return new Set(codes.map((code) => modalityOf(code)!.id));
 }
@@ -59,6 +63,7 @@ export async function payableMethodIds(
     // A digital check is a check the payee prints: the same account, and a MICR font.
     digitalCheck: check && digitalChecksPrintable(environment, micrFont),
     paypal: await hasPaypalRail(reader, environment, companyId),
+    vcc: await lithicSettingsStore.has(reader, companyId),
   });
 }
 
@@ -103,7 +108,7 @@ export async function unpayableCreate(
   for (const { methodIds, field } of payees) {
     if (methodIds.some((id) => payable.has(id))) continue;
     const configured = payable.size === 0
-      ? "none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are)"
+      ? "none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are)"
       : `only ${[...payable].map(describe).join(", ")} can be paid`;
     return refuse(
       "rail_not_configured",

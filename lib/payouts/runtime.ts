@@ -24,6 +24,8 @@ import {
   sftpCheckTransport,
 } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
+import { cardRail } from "../cards/rail.ts";
+import { cardJobHandlers } from "../cards/jobs.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
@@ -70,6 +72,8 @@ export interface RailDeps {
   readonly checkTransport?: CheckTransport;
   /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
   readonly paypalTimeoutMs?: number;
+  /** How long a call to Lithic may take before it counts as unanswered (tests shorten it). */
+  readonly lithicTimeoutMs?: number;
   /** Entries one ACH file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
 }
@@ -78,9 +82,10 @@ export interface RailDeps {
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
  * in test and to the company's bank in live; postal and digital checks through positive-pay and
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
- * PayPal settings. The other methods (virtual card, instant deposit, and PayPal or Venmo of a
- * test company without settings) go to the sandbox rail in test, and in live to the unconfigured
- * rail, which refuses every payout with `rail_not_configured`.
+ * PayPal settings; virtual cards through Lithic for a company with Lithic settings. The other
+ * methods (instant deposit, and PayPal, Venmo or virtual card of a test company without settings)
+ * go to the sandbox rail in test, and in live to the unconfigured rail, which refuses every payout
+ * with `rail_not_configured`.
  */
 export function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -103,7 +108,7 @@ export function railsOf(deps: RailDeps): RailDirectory {
     digital_check: check,
     paypal,
     venmo: paypal,
-  });
+  }, { vcc: cardRail({ ...deps, policy }) });
 }
 
 /**
@@ -148,6 +153,7 @@ export function jobHandlersOf(
     readonly achTransport?: AchTransport;
     readonly checkTransport?: CheckTransport;
     readonly paypalTimeoutMs?: number;
+    readonly lithicTimeoutMs?: number;
     readonly batchEntriesMax?: number;
   } = {},
 ): JobHandlers {
@@ -155,6 +161,11 @@ export function jobHandlersOf(
   const deps = { environment, database, secretBox, runtime };
   return {
     ...payoutJobHandlers(runtime, railsOf({ ...deps, ...options })),
+    ...cardJobHandlers({
+      ...deps,
+      policy: railPolicyOf(environment, runtime),
+      lithicTimeoutMs: options.lithicTimeoutMs,
+    }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(deps),
     ...documentJobHandlers(),

@@ -418,6 +418,7 @@ export async function recordLateReturn(
   payoutId: string,
   reason: string,
   now: number,
+  options: { readonly returnedCents?: number } = {},
 ): Promise<Result<LateReturn, "payout_not_found" | LateReturnRefusal>> {
   const payout = await loadPayout(tx, payoutId);
   if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
@@ -427,7 +428,10 @@ export async function recordLateReturn(
       "SELECT 1 FROM payout_transitions WHERE payout_id = ? AND from_status = 'completed' LIMIT 1",
     args: [payoutId],
   });
-  const decided = lateReturn(payout, { returnedBefore: earlier.rows.length > 0 });
+  const decided = lateReturn(payout, {
+    returnedBefore: earlier.rows.length > 0,
+    returnedCents: options.returnedCents,
+  });
   if (!decided.ok) return decided;
   const posted = await postTransaction(tx, {
     companyId: payout.companyId,

@@ -312,18 +312,19 @@ export function transition(
   }
 }
 
-export type LateReturnRefusal = "payout_not_completed" | "already_returned";
+export type LateReturnRefusal = "payout_not_completed" | "already_returned" | "return_exceeds_paid";
 
 /**
  * Money of a completed payout that the bank sent back later (a live ACH return after the return
- * window closed, a PayPal refund; contract §4). It is no move, since completed is terminal: the
- * payout stays completed, and what completion paid to the bank, the amount less the payee fee,
- * goes from the bank to available for the company to use again. The fees stay charged: the rail
- * did its work. Nothing is offered again (an operator decides). A payout comes back once.
+ * window closed, a PayPal refund, a virtual card's unspent balance; contract §4). It is no move,
+ * since completed is terminal: the payout stays completed, and what completion paid to the bank,
+ * the amount less the payee fee (or `returnedCents` of it, when only part came back), goes from
+ * the bank to available for the company to use again. The fees stay charged: the rail did its
+ * work. Nothing is offered again (an operator decides). A payout comes back once.
  */
 export function lateReturn(
   payout: PayoutSnapshot,
-  options: { readonly returnedBefore: boolean },
+  options: { readonly returnedBefore: boolean; readonly returnedCents?: number },
 ): Result<{ transfers: Transfer[]; events: EventKey[] }, LateReturnRefusal> {
   if (payout.status !== "completed") {
     return refuse(
@@ -335,10 +336,16 @@ export function lateReturn(
   if (options.returnedBefore) {
     return refuse("already_returned", "the payout's money already came back after completion");
   }
-  return ok({
-    transfers: move("bank", "available", payout.amountCents - payout.payeeFeeCents),
-    events: ["returned"],
-  });
+  const paid = payout.amountCents - payout.payeeFeeCents;
+  const returned = options.returnedCents ?? paid;
+  if (!Number.isSafeInteger(returned) || returned <= 0 || returned > paid) {
+    return refuse(
+      "return_exceeds_paid",
+      `a late return brings back between 1 and ${paid} cents (what completion paid); got ${returned}`,
+      { details: { paid_cents: paid, returned_cents: returned } },
+    );
+  }
+  return ok({ transfers: move("bank", "available", returned), events: ["returned"] });
 }
 
 /** What a rail reported of a payout's entry: paid (settled, presented) or back (returned, voided). */

@@ -1,11 +1,11 @@
 /**
  * A company's PayPal Payouts settings (pure rules): the REST app's client id and secret, the API
- * host, and the id of the webhook PayPal signs its notices for. The test environment never talks
- * to PayPal's live host and live never to its sandbox host, so a settings file cannot move real
- * money from the sandbox nor pretend to pay in live.
+ * host (PayPal's of the environment, lib/rails/provider_base_url.ts), and the id of the webhook
+ * PayPal signs its notices for.
  */
 import * as v from "valibot";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import { checkProviderBaseUrl, type ProviderHosts } from "../rails/provider_base_url.ts";
 
 /** PayPal's hosts (developer.paypal.com, "REST API"): live and sandbox. */
 export const PAYPAL_LIVE_BASE_URL = "https://api-m.paypal.com";
@@ -39,46 +39,17 @@ const settingsInput = v.strictObject({
   webhook_id: credential("webhook_id"),
 });
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
 function invalid(field: string, message: string) {
   return refuse("invalid_input", message.startsWith(field) ? message : `${field}: ${message}`, {
     field,
   });
 }
 
-/** PayPal's host of each environment, and the other one it must not be given. */
-const PAYPAL_HOSTS = {
-  test: {
-    other: PAYPAL_LIVE_BASE_URL,
-    otherName: "PayPal's live host",
-    uses: `the test environment uses ${PAYPAL_SANDBOX_BASE_URL}`,
-  },
-  live: {
-    other: PAYPAL_SANDBOX_BASE_URL,
-    otherName: "PayPal's sandbox host",
-    uses: `live uses ${PAYPAL_LIVE_BASE_URL}`,
-  },
-} as const;
-
-/** The base URL's rule in an environment: PayPal's host of that environment, or a loopback server. */
-function checkBaseUrl(raw: string, environment: "test" | "live"): Result<string, "invalid_input"> {
-  const url = new URL(raw);
-  const base = `${url.protocol}//${url.host}`;
-  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
-    return invalid("base_url", `base_url ${JSON.stringify(raw)}: the host only, without a path`);
-  }
-  // A loopback server (the contract test server) speaks plain HTTP; nothing else may.
-  if (LOOPBACK_HOSTS.has(url.hostname)) return ok(base);
-  if (url.protocol !== "https:") {
-    return invalid("base_url", `base_url ${JSON.stringify(raw)}: PayPal is reached over https`);
-  }
-  const hosts = PAYPAL_HOSTS[environment];
-  if (base === hosts.other) {
-    return invalid("base_url", `base_url ${base} is ${hosts.otherName}: ${hosts.uses}`);
-  }
-  return ok(base);
-}
+const PAYPAL_HOSTS: ProviderHosts = {
+  name: "PayPal",
+  live: PAYPAL_LIVE_BASE_URL,
+  sandbox: PAYPAL_SANDBOX_BASE_URL,
+};
 
 /** Checks settings given as JSON (`paypal:set --file`), naming the first wrong field. */
 export function checkPaypalSettings(
@@ -92,7 +63,7 @@ export function checkPaypalSettings(
     return invalid(field, issue.message);
   }
   const s = parsed.output;
-  const baseUrl = checkBaseUrl(s.base_url, environment);
+  const baseUrl = checkProviderBaseUrl(s.base_url, environment, PAYPAL_HOSTS);
   if (!baseUrl.ok) return baseUrl;
   return ok({
     clientId: s.client_id,

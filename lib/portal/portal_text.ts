@@ -286,6 +286,12 @@ const english = {
     comeBack: "Come back to this page at any time to follow your payment.",
     time: (at: number) => formatTime("en-US", at),
   },
+  virtualCard: {
+    heading: "Your virtual card",
+    intro: (lastFour: string) =>
+      `Your card ending in ${lastFour} is shown below by the card issuer. Use it online or add it to your phone's wallet; it is good for one purchase up to the amount paid.`,
+    frameTitle: "Your virtual card, shown by the card issuer",
+  },
   digitalCheck: {
     heading: "Your check",
     ready: (number: number) => `Check number ${number} is ready.`,
@@ -601,6 +607,12 @@ const spanish: PortalText = {
     historyHeading: "Lo que ha pasado hasta ahora",
     comeBack: "Vuelva a esta página cuando quiera para seguir su pago.",
     time: (at) => formatTime("es-US", at),
+  },
+  virtualCard: {
+    heading: "Su tarjeta virtual",
+    intro: (lastFour) =>
+      `El emisor muestra abajo su tarjeta terminada en ${lastFour}. Úsela en línea o agréguela a la billetera de su teléfono; sirve para una compra hasta el monto pagado.`,
+    frameTitle: "Su tarjeta virtual, mostrada por el emisor",
   },
   digitalCheck: {
     heading: "Su cheque",

@@ -6,6 +6,7 @@
  * through the state machine. Two shapes fit behind the seam: a rail called once per payout
  * (`PayoutRail`, here) and a rail that takes payouts in batches (`BatchRail`, lib/rails/batch.ts).
  */
+import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { ModalityCode } from "../payouts/states.ts";
 import type { BatchRail } from "./batch.ts";
 
@@ -46,6 +47,8 @@ export type RailOutcome =
 export type RailRefusal =
   | "rail_not_configured"
   | "card_declined"
+  /** The card issuer refused to issue a virtual card. */
+  | "card_not_issued"
   | "account_not_found"
   /** Live has no sanctions list loaded, so no payout may be screened and none is sent. */
   | "sanctions_list_missing";
@@ -58,14 +61,31 @@ export type RailAnswer =
     readonly railReference: string;
     /** Known only to rails that decide at once (the sandbox); others report outcomes later. */
     readonly outcome: RailOutcome | null;
+    /** What the rail's `accepted` keeps of the payment (a card's token and expiry). */
+    readonly facts?: Readonly<Record<string, string | number>>;
   }
   | { readonly kind: "refused"; readonly reason: RailRefusal; readonly message: string };
+
+/** An accepted answer. */
+export type RailAcceptance = Extract<RailAnswer, { kind: "accepted" }>;
 
 /** A rail called once per payout. */
 export interface PayoutRail {
   readonly shape: "per_payout";
+  /**
+   * Whether the company has the rail's provider configured; absent, the rail pays every company
+   * (the sandbox). In test an unconfigured company is paid by the sandbox, in live it is refused.
+   */
+  configured?(reader: SqlReader, companyId: string): Promise<boolean>;
   /** Submits a payout; idempotent on `submission.reference`. Throws when the rail could not be reached. */
   submit(submission: RailSubmission): Promise<RailAnswer>;
+  /** In the unit that records an acceptance: what follows it (a card kept, its close planned). */
+  accepted?(
+    tx: WriteTx,
+    submission: RailSubmission,
+    answer: RailAcceptance,
+    now: number,
+  ): Promise<void>;
 }
 
 /** The rails of one environment: which rail takes a payout of each method. */
@@ -87,14 +107,18 @@ export function submissionReference(payoutId: string, submission: number): strin
   return `${payoutId}-${submission}`;
 }
 
-/** A directory with one per-payout rail for every method, and batch rails for some. */
+/**
+ * A directory with one per-payout rail for every method, batch rails for some, and providers'
+ * per-payout rails for others (Lithic's virtual cards).
+ */
 export function railDirectory(
   perPayout: PayoutRail,
   batchRails: Partial<Record<ModalityCode, BatchRail>> = {},
+  providerRails: Partial<Record<ModalityCode, PayoutRail>> = {},
 ): RailDirectory {
   const byName = new Map(Object.values(batchRails).map((rail) => [rail.name, rail]));
   return {
-    forModality: (modality) => batchRails[modality] ?? perPayout,
+    forModality: (modality) => batchRails[modality] ?? providerRails[modality] ?? perPayout,
     perPayout,
     batchRail: (name) => byName.get(name),
     batchRails: () => [...byName.values()],

@@ -53,6 +53,7 @@ export function failureInWords(code: string, methodId: number | null): string {
   }
   const words: Readonly<Record<string, string>> = {
     card_declined: `${title} declined: the card issuer refused the payment`,
+    card_not_issued: `${title} not issued: the card issuer refused to issue the card`,
     account_not_found: `${title} refused: no ${method} account matches the payee's details`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,
@@ -75,6 +76,7 @@ export function lateReturnInWords(code: string, methodId: number | null): string
     return `ACH returned ${code} after the payment completed${meaning ? `: ${meaning}` : ""}`;
   }
   if (code === "refunded") return `${title} refunded after the payment completed`;
+  if (code === "card_unspent") return `${title} closed with an unspent balance, which came back`;
   return `${title} returned after the payment completed (${code})`;
 }
 

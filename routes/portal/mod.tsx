@@ -40,6 +40,7 @@ import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
+import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
 import { PartyPage, PartyRow } from "./parties.tsx";
@@ -377,7 +378,21 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         v.realNow,
       )
       : null;
-    return c.html(statusPage(locale, payout, options.notice, digitalCheck), status);
+    // A virtual card is shown in its issuer's iframe: the page may frame the issuer's origin only.
+    const card = payout.paymentMethodId === modalityOf("vcc")?.id
+      ? await cardEmbedOf(
+        { database: v.database, secretBox: deps.secretBox },
+        payout.id,
+        v.realNow,
+      )
+      : null;
+    if (card) {
+      c.header(
+        "Content-Security-Policy",
+        `${portalSecurityHeaders["Content-Security-Policy"]}; frame-src ${card.origin}`,
+      );
+    }
+    return c.html(statusPage(locale, payout, options.notice, digitalCheck, card), status);
   };
 
   const statusPage = (
@@ -385,6 +400,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     payout: PortalPayout,
     notice?: string,
     digitalCheck: PayoutDigitalCheck | null = null,
+    card: CardEmbed | null = null,
   ) => {
     const t = locale.text;
     const summary = methodSummary(t, payout.methodDetails);
@@ -393,6 +409,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         {notice ? <p class="notice" role="status">{notice}</p> : null}
         <AmountCard t={t} payout={payout} />
         {digitalCheck ? <DigitalCheckCard t={t} check={digitalCheck} /> : null}
+        {card ? <VirtualCardFrame t={t} card={card} /> : null}
         {summary
           ? (
             <div class="card">
@@ -707,6 +724,25 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   );
 
   return app;
+}
+
+/** A virtual card on the status page: the issuer's iframe; its number never reaches this page. */
+function VirtualCardFrame(props: { t: PortalText; card: CardEmbed }) {
+  const t = props.t.virtualCard;
+  return (
+    <div class="card">
+      <h2>{t.heading}</h2>
+      <p>{t.intro(props.card.lastFour)}</p>
+      <iframe
+        class="virtual-card"
+        src={props.card.embedUrl}
+        title={t.frameTitle}
+        allow="clipboard-write"
+        sandbox="allow-scripts allow-same-origin"
+        referrerpolicy="no-referrer"
+      />
+    </div>
+  );
 }
 
 /** A digital check on the status page: its link once ready, else why it cannot be had. */

@@ -22,6 +22,7 @@ main{max-width:36rem;margin:0 auto;padding:1rem}
 h1{font-size:1.45rem;line-height:1.25;margin:.5rem 0 1rem}
 h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
 .card{background:#fff;border:1px solid #c9ced6;border-radius:.5rem;padding:1rem;margin:0 0 1rem}
+.virtual-card{width:100%;max-width:22rem;height:14rem;border:0}
 .amount{font-size:2rem;font-weight:700;margin:.25rem 0}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 .hint{display:block;font-weight:400;color:#444;font-size:.9rem}

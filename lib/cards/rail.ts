@@ -1,0 +1,118 @@
+/**
+ * The virtual card rail: a payout's submission asks Lithic for one single-use card (spend limit =
+ * the net amount, an expiry, merchant category limits when the company sets them) under the
+ * submission's reference as its idempotency key, so a submission asked again after a crash gets
+ * the same card. A card issued OPEN completes its payout (issued, its limit funded); the card is
+ * kept, and checked (lib/cards/jobs.ts) at its expiry, when Lithic's webhooks say it changed, and
+ * while it waits to open. Lithic is called outside every write unit.
+ */
+import { TransientJobError } from "../../db/scheduler.ts";
+import type { Database } from "../../db/client.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import type { RailPolicy } from "../rails/engine.ts";
+import type { PayoutRail, RailAnswer } from "../rails/seam.ts";
+import { LithicClient } from "./client.ts";
+import { cardRequest } from "./rules.ts";
+import { CARD_JOBS, insertVirtualCard, lithicSettingsStore } from "./store.ts";
+
+export interface CardRailDeps {
+  readonly database: Database;
+  readonly environment: Environment;
+  readonly secretBox: SecretBox;
+  readonly policy: RailPolicy;
+  /** How long one call to Lithic may take (LITHIC_TIMEOUT_MS unless a test shortens it). */
+  readonly lithicTimeoutMs?: number;
+}
+
+/** A card not OPEN at issue is read again this soon. */
+const OPEN_RECHECK_MS = 60_000;
+
+/** The virtual card rail of one environment's database. */
+export function cardRail(deps: CardRailDeps): PayoutRail {
+  return {
+    shape: "per_payout",
+    configured: (reader, companyId) => lithicSettingsStore.has(reader, companyId),
+    async submit(submission): Promise<RailAnswer> {
+      const settings = await lithicSettingsStore.read(
+        deps.database.readClient,
+        deps.secretBox,
+        submission.companyId,
+      );
+      if (!settings) {
+        return {
+          kind: "refused",
+          reason: "rail_not_configured",
+          message:
+            `no Lithic settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
+        };
+      }
+      const { request, expiresAt } = cardRequest(
+        submission.reference,
+        submission.amountCents,
+        submission.submittedAt,
+        settings.cardValidDays,
+      );
+      const lithic = new LithicClient(settings, deps.lithicTimeoutMs);
+      try {
+        const issued = await lithic.issueCard(request, submission.reference);
+        if (issued.kind === "refused") {
+          return {
+            kind: "refused",
+            reason: "card_not_issued",
+            message:
+              `Lithic refused the card of ${submission.reference}: ${issued.status} ${issued.message}`,
+          };
+        }
+        const card = issued.card;
+        if (settings.allowedMccs.length > 0) {
+          await lithic.limitMerchants(card.token, settings.allowedMccs);
+        }
+        return {
+          kind: "accepted",
+          railReference: card.token,
+          outcome: card.state === "OPEN" ? { kind: "complete", at: submission.submittedAt } : null,
+          facts: {
+            card_token: card.token,
+            last_four: card.lastFour,
+            state: card.state,
+            spend_limit_cents: card.spendLimitCents,
+            expires_at: expiresAt,
+          },
+        };
+      } catch (error) {
+        // Unanswered: the job asks again under the same key, and Lithic answers with the same card.
+        throw new TransientJobError(
+          `Lithic did not answer the card of ${submission.reference}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      }
+    },
+    async accepted(tx, submission, answer, now) {
+      const facts = answer.facts!;
+      const expiresAt = Number(facts.expires_at);
+      await insertVirtualCard(tx, {
+        reference: submission.reference,
+        payoutId: submission.payoutId,
+        companyId: submission.companyId,
+        cardToken: String(facts.card_token),
+        lastFour: String(facts.last_four),
+        spendLimitCents: Number(facts.spend_limit_cents),
+        expiresAt,
+        state: String(facts.state),
+      }, now);
+      const check = (dueAt: number) =>
+        scheduleJob(tx, {
+          companyId: submission.companyId,
+          kind: CARD_JOBS.check,
+          subjectId: String(facts.card_token),
+          dueAt,
+        }, now);
+      await check(expiresAt);
+      if (answer.outcome === null) await check(now + OPEN_RECHECK_MS);
+    },
+  };
+}

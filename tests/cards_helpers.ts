@@ -1,0 +1,103 @@
+/**
+ * The virtual card rail on the money fixture, pointed at the Lithic contract server: the
+ * company's Lithic settings name the server, the rail's calls give up after a short timeout, and
+ * leases run on a fake clock.
+ */
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
+import { checkLithicSettings } from "../lib/cards/settings.ts";
+import { lithicSettingsStore } from "../lib/cards/store.ts";
+import type { Database } from "../db/client.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  MONEY_SETTINGS,
+  type MoneyFixture,
+  openMoneyFixture,
+  START,
+} from "./money_core_helpers.ts";
+import { LithicContractServer } from "./lithic_contract_server.ts";
+
+/** How long the rail waits for the contract server before a call counts as unanswered. */
+export const TEST_LITHIC_TIMEOUT_MS = 300;
+export const VCC_METHOD = 3;
+
+export interface CardFixture {
+  readonly m: MoneyFixture;
+  readonly server: LithicContractServer;
+  readonly clock: FakeClock;
+}
+
+/** Saves the server's settings (with `extra` fields) for a company in a database. */
+export async function configureLithic(
+  database: Database,
+  server: LithicContractServer,
+  companyId: string,
+  now: number,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const settings = checkLithicSettings(server.settingsJson(extra), database.environment);
+  if (!settings.ok) throw new Error(settings.message);
+  await database.writer.write((tx) =>
+    lithicSettingsStore.save(tx, testSecretBox, companyId, settings.value, null, now)
+  );
+}
+
+/** The money fixture whose virtual card payouts go to a Lithic contract server. */
+export async function withLithic(
+  fn: (fixture: CardFixture) => Promise<void>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const server = await LithicContractServer.start();
+  const clock = new FakeClock(START);
+  const m = await openMoneyFixture({
+    clock,
+    handlers: (database) =>
+      jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox, {
+        lithicTimeoutMs: TEST_LITHIC_TIMEOUT_MS,
+      }),
+  });
+  try {
+    await configureLithic(m.database, server, m.companyId, START, extra);
+    await fn({ m, server, clock });
+  } finally {
+    await m.close();
+    await server.close();
+  }
+}
+
+/** One payout of `amountCents` whose payee chose a virtual card; returns its id once submitted. */
+export async function chooseCard(
+  m: MoneyFixture,
+  amountCents: number,
+  payeeUuid = "p0",
+): Promise<string> {
+  const created = await m.create({
+    payeeUuid,
+    amountCents,
+    allowedPaymentMethodIds: [VCC_METHOD, 1],
+  });
+  if (!created.ok) throw new Error(created.message);
+  await m.settle();
+  const payoutId = created.value.payouts[0].id;
+  const selected = await m.database.writer.write((tx) =>
+    selectMethod(tx, payoutId, {
+      paymentMethodId: VCC_METHOD,
+      details: {},
+      kept: { email: `${payeeUuid}@payee.test` },
+    }, m.now())
+  );
+  if (!selected.ok) throw new Error(selected.message);
+  await m.settle();
+  return payoutId;
+}
+
+export async function rows(m: MoneyFixture, sql: string, ...args: (string | number)[]) {
+  return (await m.database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
+}
+
+/** The payout's status and failure reason. */
+export async function statusOf(m: MoneyFixture, payoutId: string) {
+  const payout = await m.payout(payoutId);
+  return { status: payout.status, failure_reason: payout.failure_reason };
+}
