@@ -92,12 +92,4 @@ export async function chooseCard(
   return payoutId;
 }
 
-export async function rows(m: MoneyFixture, sql: string, ...args: (string | number)[]) {
-  return (await m.database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
-}
-
-/** The payout's status and failure reason. */
-export async function statusOf(m: MoneyFixture, payoutId: string) {
-  const payout = await m.payout(payoutId);
-  return { status: payout.status, failure_reason: payout.failure_reason };
-}
+export { rows, statusOf } from "./paypal_helpers.ts";
