@@ -88,6 +88,24 @@ export class ConsoleBrowser {
     return await this.#page(response);
   }
 
+  /** Posts a multipart form with one file, as a browser's file input sends it. */
+  async postFile(
+    path: string,
+    form: Record<string, string>,
+    file: { field: string; name: string; content: string } | null,
+  ): Promise<Page> {
+    const body = new FormData();
+    for (const [name, value] of Object.entries(form)) body.set(name, value);
+    if (!body.has("csrf") && this.csrf !== null) body.set("csrf", this.csrf);
+    if (file !== null) body.set(file.field, new File([file.content], file.name));
+    const response = await this.f.app.request(path, {
+      method: "POST",
+      headers: this.#cookieHeader(),
+      body,
+    }, LOOPBACK);
+    return await this.#page(response);
+  }
+
   /** Signs in through the form with the operator's password and the current TOTP code. */
   async signIn(operator: TestOperator, options: { code?: string } = {}): Promise<Page> {
     await this.get("/console/sign-in");

@@ -10,6 +10,7 @@
  * job for a payout that no longer needs it), then the service is started again on the same files.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { DatabaseSync } from "node:sqlite";
 import axe from "axe-core";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -412,6 +413,18 @@ Deno.test({
         assert.equal(response?.status(), 200, name);
         await shot(page, `13-${name}`);
       }
+      // An admin imports a paid-items file by hand; in test it is applied at once.
+      await page.goto(`${baseUrl}/console/bank-files/import?env=test`);
+      await page.getByLabel("Kind").selectOption("check_paid");
+      await page.getByLabel("Company (paid items only)").selectOption({ index: 1 });
+      await page.getByLabel("File", { exact: true }).setInputFiles({
+        name: "paid.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from("check_number,amount,paid_date\n987654,1.00,2026-01-08\n"),
+      });
+      await page.getByRole("button", { name: "Import" }).click();
+      await page.getByText("Imported in test.").waitFor();
+      await shot(page, "13-hand-import");
       await page.goto(`${baseUrl}/console/payouts?env=live`);
       await shot(page, "14-live-needs-totp");
 

@@ -30,6 +30,7 @@ const CONSOLE_PAGES = [
   "/console/bank-files/checks",
   "/console/bank-files/check-files",
   "/console/bank-files/imports",
+  "/console/bank-files/import",
   "/console/reviews",
   "/console/reviews/checks",
   "/console/rail-exceptions",

@@ -60,9 +60,10 @@ import {
 } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv, hasRole } from "./session.ts";
 
-type Tab = "ach" | "imports" | "checks" | "check-files" | "batches";
+type Tab = "ach" | "imports" | "checks" | "check-files" | "batches" | "import";
 
-function BankTabs(props: { c: ConsoleContext; current: Tab }) {
+/** The tabs of the bank files pages; an admin also sees the page that imports a file. */
+export function BankTabs(props: { c: ConsoleContext; current: Tab }) {
   const tab = (href: string, label: string, key: Tab) => ({
     href,
     label,
@@ -78,6 +79,9 @@ function BankTabs(props: { c: ConsoleContext; current: Tab }) {
         tab("/console/bank-files/checks", "Checks", "checks"),
         tab("/console/bank-files/check-files", "Check files", "check-files"),
         tab("/console/bank-files/batches", "In doubt or held", "batches"),
+        ...(hasRole(props.c, "admin")
+          ? [tab("/console/bank-files/import", "Import a file", "import")]
+          : []),
       ]}
     />
   );
@@ -507,7 +511,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           empty={
             <>
               No return or notice-of-change files were imported. They arrive from the bank by SFTP,
-              or an admin imports one with `deno task admin ach:import`.
+              or an admin imports one on "Import a file" or with `deno task admin ach:import`.
             </>
           }
           head={

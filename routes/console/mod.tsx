@@ -14,6 +14,7 @@ import { webhooksConsoleRoutes } from "./webhooks.tsx";
 import { jobsConsoleRoutes } from "./jobs.tsx";
 import { sandboxConsoleRoutes } from "./sandbox.tsx";
 import { bankFilesConsoleRoutes } from "./bank_files.tsx";
+import { handImportConsoleRoutes } from "./hand_imports.tsx";
 import { reviewsConsoleRoutes } from "./reviews.tsx";
 import { keysConsoleRoutes } from "./keys.tsx";
 import { ledgerConsoleRoutes } from "./ledger.tsx";
@@ -65,6 +66,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", jobsConsoleRoutes(deps));
   app.route("/", sandboxConsoleRoutes(deps));
   app.route("/", bankFilesConsoleRoutes(deps));
+  app.route("/", handImportConsoleRoutes(deps));
   app.route("/", reviewsConsoleRoutes(deps));
   app.route("/", keysConsoleRoutes(deps));
   app.route("/", ledgerConsoleRoutes(deps));
