@@ -20,7 +20,7 @@ import { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../db/client.ts";
 import type { ExternalJob, JobHandlers } from "../db/scheduler.ts";
 import { runDueJobs } from "../db/scheduler.ts";
-import { CUTOFF_LEASE_MS } from "../lib/ach/jobs.ts";
+import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import { configDefaults } from "../lib/platform/config.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";

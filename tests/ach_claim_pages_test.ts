@@ -9,7 +9,7 @@ import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { TransientJobError } from "../db/scheduler.ts";
 import type { WriteTx, WriteUnit } from "../db/writer.ts";
-import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS } from "../lib/ach/jobs.ts";
+import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { applyMove } from "../lib/payouts/store.ts";
 import { batches, chooseAch, quietly, rows, statuses, withScriptedBank } from "./ach_helpers.ts";

@@ -26,7 +26,7 @@ import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { createDisbursement } from "../lib/payouts/store.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
-import { CUTOFF_LEASE_MS } from "../lib/ach/jobs.ts";
+import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
 import { openFileContent } from "../lib/ach/files_store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";

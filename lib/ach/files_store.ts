@@ -1,16 +1,13 @@
 /**
- * The SQL of the ACH pipeline: claiming a company's queued entries into a file with set-based
- * statements (a catastrophe day's 10,000 entries in a handful of statements, so the one writer is
- * held briefly), trace sequences per ODFI, the file ID modifiers of a day, the ach_files rows,
+ * The SQL of the ACH pipeline: the traces of the entries a cutoff claims (set-based, a page in one
+ * statement, so the one writer is held briefly), trace sequences per ODFI, the file ID modifiers of a day, the ach_files rows,
  * and what a file's build reads of its entries' payouts and fundings.
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { columnsOf, rowMapper } from "../../db/rows.ts";
 import { achFiles } from "../../db/schema.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
 import { insertQueuedEntry, type NewBatchEntry } from "../rails/batch.ts";
-import { STALE_ENTRY } from "../rails/engine.ts";
-import type { CutoffSlot } from "./cutoffs.ts";
+import { ensureCutoffPlanned } from "../rails/cutoff.ts";
 import type { FileEntry } from "./file_model.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 
@@ -20,52 +17,29 @@ export const ACH_RAIL = "ach";
 /** The engine's jobs of ACH files: their transmission and the end of their window. */
 export const ACH_BATCH_JOBS = { transmit: "rail.transmit", windowClose: "rail.window_close" };
 
+/** The ACH rail's cutoff job (per company): claims the queue into a file at each cutoff. */
+export const ACH_CUTOFF_JOB = "rail.cutoff";
+
+/** The ACH rail's cutoff as the engine plans it. */
+const ACH_CUTOFF = { cutoffJob: ACH_CUTOFF_JOB, entryRail: ACH_RAIL };
+
 /**
  * Queues an entry (a payout's credit, a funding's debit) in the caller's unit, and makes sure a
  * cutoff will take it.
  */
 export async function queueAchEntry(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void> {
   await insertQueuedEntry(tx, ACH_RAIL, entry, now);
-  await ensureCutoffPlanned(tx, entry.companyId, now);
+  await ensureAchCutoffPlanned(tx, entry.companyId, now);
 }
 
 /**
  * Schedules the company's next ACH cutoff unless one is pending and not yet running. The cutoff's
  * time needs the company's bank settings, which are sealed, and a queueing unit may not hold the
- * key (a funding's request), so the job is first due now without a slot: it then finds its
- * cutoff and schedules itself there (lib/ach/jobs.ts).
+ * key (a funding's request), so the job is first due now without a cutoff: it then finds its
+ * cutoff and schedules itself there (lib/rails/cutoff.ts).
  */
-export async function ensureCutoffPlanned(
-  tx: WriteTx,
-  companyId: string,
-  now: number,
-): Promise<void> {
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs
-          WHERE company_id = ? AND done_at IS NULL AND kind = 'rail.cutoff' AND subject_id = ?
-            AND lease_until IS NULL
-          LIMIT 1`,
-    args: [companyId, ACH_RAIL],
-  });
-  if (rows.length > 0) return;
-  await scheduleCutoff(tx, companyId, now, null, now);
-}
-
-/** Schedules a cutoff job: at its slot, or (without one) due at once to find its slot. */
-export async function scheduleCutoff(
-  tx: WriteTx,
-  companyId: string,
-  dueAt: number,
-  slot: CutoffSlot | null,
-  now: number,
-): Promise<void> {
-  await scheduleJob(tx, {
-    companyId,
-    kind: "rail.cutoff",
-    subjectId: ACH_RAIL,
-    dueAt,
-    payload: slot === null ? {} : { slot },
-  }, now);
+export function ensureAchCutoffPlanned(tx: WriteTx, companyId: string, now: number): Promise<void> {
+  return ensureCutoffPlanned(tx, ACH_CUTOFF, companyId, now);
 }
 
 /** Traces carry a 7-digit sequence per ODFI; it starts again at 1 after 9,999,999. */
@@ -82,54 +56,6 @@ const DAY_MS = 86_400_000;
 
 /** Ranges a reservation tries before it gives up (each skips past a trace still in use). */
 const TRACE_RANGE_TRIES_MAX = 64;
-
-/**
- * Which queued entries a cutoff takes: the oldest first (in the order they were queued), at most
- * `limit`, none over `maxCents`.
- */
-interface ClaimScope {
-  readonly companyId: string;
-  readonly maxCents: number | null;
-  readonly limit: number;
-}
-
-const ELIGIBLE = `SELECT id, amount_cents, created_at, rowid AS queued_order
-  FROM rail_batch_entries
-  WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-    AND (? IS NULL OR amount_cents <= ?)
-  ORDER BY created_at, rowid LIMIT ?`;
-
-const eligibleArgs = (scope: ClaimScope) => [
-  scope.companyId,
-  ACH_RAIL,
-  scope.maxCents,
-  scope.maxCents,
-  scope.limit,
-];
-
-/**
- * How many queued entries a cutoff would take and their total (some may prove stale when claimed),
- * and how many wait in all.
- */
-export async function measureQueue(
-  tx: WriteTx,
-  scope: ClaimScope,
-): Promise<{ count: number; totalCents: number; queued: number }> {
-  const { rows } = await tx.execute({
-    sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM (${ELIGIBLE})`,
-    args: eligibleArgs(scope),
-  });
-  const queued = await tx.execute({
-    sql: `SELECT count(*) AS n FROM rail_batch_entries
-          WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL`,
-    args: [scope.companyId, ACH_RAIL],
-  });
-  return {
-    count: Number(rows[0].n),
-    totalCents: Number(rows[0].total),
-    queued: Number(queued.rows[0].n),
-  };
-}
 
 /**
  * Reserves `count` consecutive trace sequences of the ODFI and answers the first: the next ones,
@@ -189,82 +115,20 @@ async function lastTraceInUse(
 }
 
 /**
- * Claims the next page of the company's queue into the batch: of the oldest `scope.limit`
- * eligible entries, those whose payout or funding no longer waits for them (canceled, or queued
- * again under a newer reference) are voided, and the others go into the batch in queue order,
- * each with the next trace (the ODFI and `firstSequence` onwards) and the file's effective date.
- * Answers how many entries the page looked at and how many it claimed.
+ * Gives a claimed page of entries, in queue order, the next traces of the batch's reserved range
+ * (the ODFI and `firstSequence` onwards) and the file's effective date.
  */
-export async function claimQueuePage(
+export async function giveTraces(
   tx: WriteTx,
-  scope: ClaimScope,
-  claim: { batchId: string; odfi: string; firstSequence: number; effectiveDate: string },
-): Promise<{ seen: number; claimed: number }> {
-  const { rows } = await tx.execute({
-    sql: `SELECT e.id, ${STALE_ENTRY} AS stale
-          FROM (${ELIGIBLE}) AS q JOIN rail_batch_entries e ON e.id = q.id
-          ORDER BY q.created_at, q.queued_order`,
-    args: eligibleArgs(scope),
+  entryIds: readonly string[],
+  page: { odfi: string; firstSequence: number; effectiveDate: string },
+): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE rail_batch_entries SET effective_date = ?,
+            trace_number = ? || printf('%07d', ? + j.key)
+          FROM json_each(?) AS j WHERE rail_batch_entries.id = j.value`,
+    args: [page.effectiveDate, page.odfi, page.firstSequence, JSON.stringify(entryIds)],
   });
-  const stale = rows.filter((row) => Number(row.stale) === 1).map((row) => String(row.id));
-  const fresh = rows.filter((row) => Number(row.stale) !== 1).map((row) => String(row.id));
-  if (stale.length > 0) {
-    await tx.execute({
-      sql: `UPDATE rail_batch_entries SET status = 'voided'
-            WHERE id IN (SELECT value FROM json_each(?))`,
-      args: [JSON.stringify(stale)],
-    });
-  }
-  if (fresh.length > 0) {
-    await tx.execute({
-      sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched', effective_date = ?,
-              trace_number = ? || printf('%07d', ? + j.key)
-            FROM json_each(?) AS j WHERE rail_batch_entries.id = j.value`,
-      args: [
-        claim.batchId,
-        claim.effectiveDate,
-        claim.odfi,
-        claim.firstSequence,
-        JSON.stringify(fresh),
-      ],
-    });
-  }
-  return { seen: rows.length, claimed: fresh.length };
-}
-
-/** How many entries a batch holds so far, and the last trace sequence they took. */
-export async function claimedSoFar(
-  tx: WriteTx,
-  batchId: string,
-): Promise<{ count: number; lastSequence: number }> {
-  const { rows } = await tx.execute({
-    sql: `SELECT count(*) AS n, max(trace_number) AS last FROM rail_batch_entries
-          WHERE batch_id = ?`,
-    args: [batchId],
-  });
-  const last = rows[0].last === null ? null : String(rows[0].last);
-  return { count: Number(rows[0].n), lastSequence: last === null ? 0 : Number(last.slice(8)) };
-}
-
-/**
- * Ends a batch's claim: its count and total become what its entries say (entries that proved
- * stale were voided instead), and a batch left without entries goes, its file never built.
- * Answers how many entries it holds.
- */
-export async function closeClaim(tx: WriteTx, batchId: string): Promise<number> {
-  const { rows } = await tx.execute({
-    sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM rail_batch_entries
-          WHERE batch_id = ?`,
-    args: [batchId],
-  });
-  const entries = Number(rows[0].n);
-  await tx.execute(
-    entries === 0 ? { sql: "DELETE FROM rail_batches WHERE id = ?", args: [batchId] } : {
-      sql: "UPDATE rail_batches SET entry_count = ?, total_cents = ? WHERE id = ?",
-      args: [entries, Number(rows[0].total), batchId],
-    },
-  );
-  return entries;
 }
 
 /**
@@ -277,28 +141,6 @@ export async function countFilesNamed(tx: WriteTx, prefix: string): Promise<numb
     args: [ACH_RAIL, prefix],
   });
   return Number(rows[0].n);
-}
-
-/** A built ACH batch of this cutoff whose file was never recorded (its build was interrupted). */
-export async function findUnfinishedBatch(
-  tx: WriteTx,
-  companyId: string,
-  cutoffAt: number,
-): Promise<{ id: string; fileName: string; entryCount: number } | null> {
-  const { rows } = await tx.execute({
-    sql: `SELECT b.id, b.rail_reference, b.entry_count FROM rail_batches b
-          WHERE b.company_id = ? AND b.rail = ? AND b.cutoff_at = ? AND b.status = 'built'
-            AND b.error IS NULL AND NOT EXISTS (SELECT 1 FROM ach_files f WHERE f.batch_id = b.id)
-          LIMIT 1`,
-    args: [companyId, ACH_RAIL, cutoffAt],
-  });
-  return rows[0]
-    ? {
-      id: String(rows[0].id),
-      fileName: String(rows[0].rail_reference),
-      entryCount: Number(rows[0].entry_count),
-    }
-    : null;
 }
 
 /** What a file's build reads of one entry: the entry and its payout's or funding's details. */

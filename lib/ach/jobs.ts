@@ -1,55 +1,45 @@
 /**
- * The ACH rail's own jobs; its files' release, transmission, window and in-doubt resolution are
- * the rail engine's (lib/rails/engine.ts, through the adapter in rail.ts). `rail.cutoff` (per
- * company): measures the queue and opens the batch in one short unit, claims its entries and
- * their traces a page per unit, builds and checks the NACHA file outside every unit (in a worker
- * for a large one), and keeps it in a last unit; a crash anywhere between finds the batch again,
- * claims on and builds the same file. A cutoff run after its window closed (the service was
- * down) builds nothing: its entries wait for the next cutoff after now. `ach.send` (per file)
+ * The ACH rail's own jobs; its cutoff (the claim, a page per unit), its files' release,
+ * transmission, window and in-doubt resolution are the rail engine's (lib/rails/cutoff.ts and
+ * lib/rails/engine.ts). What ACH brings to the cutoff (`rail.cutoff`, per company): a file name
+ * and a range of traces reserved when the batch opens, each claimed entry's trace and effective
+ * date, and the NACHA file built and checked outside every unit (in a worker for a large one)
+ * with its entries' facts kept a page per unit. `ach.send` (per file)
  * sends a large file's entries a bounded number per unit; `ach.settle` (per file): at the end of
  * the return window, every entry still sent completes.
  */
-import {
-  externalJob,
-  type JobHandler,
-  type RunningJob,
-  yieldToEventLoop,
-} from "../../db/scheduler.ts";
+import { type JobHandler, type RunningJob, yieldToEventLoop } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { holdBehindOutcomeReaders } from "../rails/outcome_fence.ts";
 import { INBOUND_POLL_JOB } from "./inbound.ts";
 import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import { newId } from "../platform/keys.ts";
 import {
   BATCH_ENTRIES_MAX,
   type BatchPayoutMoves,
-  type BatchRow,
-  holdBatch,
-  loadBatch,
-  openBatch,
   sendTransmittedEntries,
   settleBatchEntry,
 } from "../rails/batch.ts";
-import { batchBuilt, plannedCutoff } from "../rails/engine.ts";
+import {
+  batchBuilding,
+  type CutoffClaim,
+  cutoffJobHandler,
+  type CutoffRail,
+} from "../rails/cutoff.ts";
 import { type BankSettings, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts";
 import { type CutoffSlot, nextCutoffSlot } from "./cutoffs.ts";
 import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 import {
   ACH_BATCH_JOBS,
+  ACH_CUTOFF_JOB,
   ACH_RAIL,
-  claimedSoFar,
-  claimQueuePage,
-  closeClaim,
   countFilesNamed,
-  findUnfinishedBatch,
+  giveTraces,
   insertAchFile,
   loadAchFile,
-  measureQueue,
   recordEntryFacts,
   recordSandboxAccounts,
   reserveTraceSequences,
-  scheduleCutoff,
   sentReferences,
   setFundingsExpectedAt,
 } from "./files_store.ts";
@@ -63,9 +53,6 @@ export const ACH_SETTLE_JOB = "ach.settle";
 /** The job that sends the entries of a large transmitted file, a bounded number per unit. */
 export const ACH_SEND_JOB = "ach.send";
 
-/** A cutoff's claim: its build (reads, unsealing, the file and its check) must fit in it. */
-export const CUTOFF_LEASE_MS = 5 * 60_000;
-
 /**
  * Entries one unit sends or completes; a larger file goes over several units, so the one writer
  * is never held for a whole catastrophe day's file. Each payout moved costs about 1 ms of the
@@ -74,36 +61,21 @@ export const CUTOFF_LEASE_MS = 5 * 60_000;
  * between units (db/scheduler.ts yields); units of 500 held it 0.4 to 0.5 s each.
  */
 export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
-
-/**
- * Entries one unit claims into a file: 200 hold the service's thread about 1.5 ms (a catastrophe
- * day's 10,000 in one unit held it 60 ms); smaller pages lengthen the cutoff for little gain.
- */
-export const CLAIM_ENTRIES_PER_UNIT_MAX = 200;
 export const SEND_ENTRIES_PER_UNIT_MAX = 100;
-
-/** A cutoff that finds another run building its file comes back this much later. */
-const CUTOFF_BUSY_RETRY_MS = 5_000;
-
-/** Whether another run of the company's cutoff holds its claim (it is building a file). */
-async function anotherCutoffRunning(tx: WriteTx, job: RunningJob): Promise<boolean> {
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs
-          WHERE company_id = ? AND kind = 'rail.cutoff' AND id <> ? AND done_at IS NULL
-            AND lease_until IS NOT NULL
-          LIMIT 1`,
-    args: [job.companyId, job.id],
-  });
-  return rows.length > 0;
-}
 
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
 
-function slotOf(job: RunningJob): CutoffSlot | null {
-  const slot = job.payload.slot;
-  return slot && typeof slot === "object" ? slot as CutoffSlot : null;
+/** What an ACH cutoff reserves for its file: its settings, its name and its traces. */
+interface FileReservation {
+  readonly settings: BankSettings;
+  readonly fileName: string;
+  readonly fileIdModifier: string;
+  /** The first trace sequence of the batch's reserved range. */
+  readonly firstSequence: number;
 }
+
+type AchClaim = CutoffClaim<CutoffSlot, FileReservation>;
 
 const scheduleOf = (settings: BankSettings) => ({
   timeZone: settings.timeZone,
@@ -111,172 +83,99 @@ const scheduleOf = (settings: BankSettings) => ({
   transmitWindowMinutes: settings.transmitWindowMinutes,
 });
 
-/**
- * The cutoff's claiming unit: without a slot, the job finds its cutoff and schedules itself
- * there. At the cutoff, the queued entries it may take (same-day: none over the same-day limit)
- * are measured and a new built batch reserves their traces and claims the first page of them,
- * set-based; an interrupted build's batch is taken up again instead. Null when there is nothing
- * to build.
- */
-async function claimFile(
-  deps: AchRailDeps,
-  tx: WriteTx,
-  job: RunningJob,
-): Promise<FileClaim | null> {
-  const settings = await achSettingsOf(deps, tx, job.companyId);
-  const now = deps.policy.jobTime(job);
-  const slot = slotOf(job);
-  if (slot === null) {
-    const next = plannedCutoff(job, now, (at) => nextCutoffSlot(scheduleOf(settings), at));
-    await scheduleCutoff(tx, job.companyId, next.at, next, now);
-    return null;
-  }
-  const entriesMax = deps.batchEntriesMax ?? BATCH_ENTRIES_MAX;
-  const scope = {
-    companyId: job.companyId,
-    maxCents: slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
-    limit: entriesMax,
-  };
-  const odfi = settings.odfiRouting.slice(0, 8);
-  const unfinished = await findUnfinishedBatch(tx, job.companyId, slot.at);
-  if (unfinished && await anotherCutoffRunning(tx, job)) {
-    // Another run (on this node or another) is building that file right now: it is not
-    // interrupted. This run comes back shortly for what is left of the same cutoff.
-    await scheduleCutoff(tx, job.companyId, now + CUTOFF_BUSY_RETRY_MS, slot, now);
-    return null;
-  }
-  if (unfinished) {
-    // Entries queued since the interrupted claim saw this job pending: the rest of a full file
-    // stays in this cutoff, others wait for the next one.
-    if ((await measureQueue(tx, scope)).queued > 0) {
-      const full = unfinished.entryCount >= entriesMax;
-      await scheduleCutoff(tx, job.companyId, now, full ? slot : null, now);
-    }
-    const sofar = await claimedSoFar(tx, unfinished.id);
-    return {
-      batchId: unfinished.id,
-      companyId: job.companyId,
-      slot,
-      settings,
-      fileName: unfinished.fileName,
-      fileIdModifier: unfinished.fileName.slice(-5, -4),
-      // Interrupted before its first page: its traces are reserved again (a gap is harmless).
-      firstSequence: sofar.count > 0 ? sofar.lastSequence + 1 : await reserveTraceSequences(
-        tx,
-        odfi,
-        unfinished.entryCount + OFFSET_TRACES_MAX,
-        now,
-      ),
-    };
-  }
-  if (now >= slot.windowEndsAt) {
-    // Run after its window closed (the service was down): a file now would go late with dates
-    // already past, so nothing is built and the entries wait for the next cutoff after now.
-    console.error(JSON.stringify({
-      level: "warn",
-      msg: "an ACH cutoff ran after its window closed: its entries wait for the next cutoff",
-      company_id: job.companyId,
-      cutoff_at: new Date(slot.at).toISOString(),
-    }));
-    await scheduleCutoff(tx, job.companyId, now, null, now);
-    return null;
-  }
-  const prefix = achFileNamePrefix(settings.immediateOrigin, slot.bankDate);
-  const fileIdModifier = fileIdModifierAt(await countFilesNamed(tx, prefix));
-  const queue = await measureQueue(tx, scope);
-  if (fileIdModifier === null || queue.count === 0) {
-    if (fileIdModifier === null) {
-      console.error(JSON.stringify({
-        level: "error",
-        msg: "every file ID modifier of the day is used: the entries wait for the next cutoff",
-        company_id: job.companyId,
-        bank_date: slot.bankDate,
-      }));
-    }
-    // Entries too large for a same-day cutoff wait for the next one that takes them.
-    if (queue.queued > 0) await scheduleCutoff(tx, job.companyId, now, null, now);
-    return null;
-  }
-  const firstSequence = await reserveTraceSequences(
-    tx,
-    odfi,
-    queue.count + OFFSET_TRACES_MAX,
-    now,
-  );
-  const batchId = newId("rbt");
-  const fileName = achFileName(settings.immediateOrigin, slot.bankDate, fileIdModifier);
-  await openBatch(tx, {
-    id: batchId,
-    companyId: job.companyId,
-    rail: ACH_RAIL,
-    entryCount: queue.count,
-    totalCents: queue.totalCents,
-    cutoffAt: slot.at,
-    railReference: fileName,
-    createdAt: now,
+const odfiOf = (settings: BankSettings) => settings.odfiRouting.slice(0, 8);
+
+/** The last trace sequence a batch's entries took, or 0 for none. */
+async function lastSequenceOf(tx: WriteTx, batchId: string): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: "SELECT max(trace_number) AS last FROM rail_batch_entries WHERE batch_id = ?",
+    args: [batchId],
   });
-  if (queue.queued > queue.count) {
-    // A full file: the rest go into the next file of the same cutoff (its slot travels with the
-    // job, so another node's run builds it for this cutoff too); otherwise the next cutoff.
-    const full = queue.count === entriesMax;
-    await scheduleCutoff(tx, job.companyId, full ? slot.at : now, full ? slot : null, now);
-  }
+  return rows[0].last === null ? 0 : Number(String(rows[0].last).slice(8));
+}
+
+/** What the ACH rail brings to the engine's cutoff: NACHA files, their names and traces. */
+function achCutoffRail(
+  deps: AchRailDeps,
+): CutoffRail<CutoffSlot, FileReservation, BuiltFile> {
   return {
-    batchId,
-    companyId: job.companyId,
-    slot,
-    settings,
-    fileName,
-    fileIdModifier,
-    firstSequence,
+    entryRail: ACH_RAIL,
+    batchRail: ACH_RAIL,
+    cutoffJob: ACH_CUTOFF_JOB,
+    label: "ACH file",
+    jobs: ACH_BATCH_JOBS,
+    entriesMax: deps.batchEntriesMax ?? BATCH_ENTRIES_MAX,
+    async cutoffs(tx, companyId) {
+      const schedule = scheduleOf(await achSettingsOf(deps, tx, companyId));
+      return (after) => nextCutoffSlot(schedule, after);
+    },
+    // A same-day cutoff takes no entry over the same-day limit: it waits for a next-day one.
+    entryMaxCents: (slot) => slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
+    pendingBesidesEntries: () => Promise.resolve(false),
+    async open(tx, { companyId, slot, count }, now) {
+      const settings = await achSettingsOf(deps, tx, companyId);
+      const prefix = achFileNamePrefix(settings.immediateOrigin, slot.bankDate);
+      const fileIdModifier = fileIdModifierAt(await countFilesNamed(tx, prefix));
+      if (fileIdModifier === null) {
+        console.error(JSON.stringify({
+          level: "error",
+          msg: "every file ID modifier of the day is used: the entries wait for the next cutoff",
+          company_id: companyId,
+          bank_date: slot.bankDate,
+        }));
+        return null;
+      }
+      const fileName = achFileName(settings.immediateOrigin, slot.bankDate, fileIdModifier);
+      const firstSequence = await reserveTraceSequences(
+        tx,
+        odfiOf(settings),
+        count + OFFSET_TRACES_MAX,
+        now,
+      );
+      return {
+        railReference: fileName,
+        reservation: { settings, fileName, fileIdModifier, firstSequence },
+      };
+    },
+    async resume(tx, batch, _slot, now) {
+      const settings = await achSettingsOf(deps, tx, batch.companyId);
+      const fileName = String(batch.railReference);
+      const base = { settings, fileName, fileIdModifier: fileName.slice(-5, -4) };
+      if (batch.claimed > 0) {
+        const last = await lastSequenceOf(tx, batch.id);
+        return { ...base, firstSequence: last - batch.claimed + 1 };
+      }
+      // Interrupted before its first page: its traces are reserved again (a gap is harmless).
+      const firstSequence = await reserveTraceSequences(
+        tx,
+        odfiOf(settings),
+        batch.entryCount + OFFSET_TRACES_MAX,
+        now,
+      );
+      return { ...base, firstSequence };
+    },
+    claimed: (tx, claim, entryIds, position) =>
+      giveTraces(tx, entryIds, {
+        odfi: odfiOf(claim.reservation.settings),
+        firstSequence: claim.reservation.firstSequence + position,
+        effectiveDate: claim.slot.effectiveDate,
+      }),
+    closing: () => Promise.resolve(false),
+    recorded: async (tx, batchId) => await loadAchFile(tx, batchId) !== null,
+    build: (claim, entries) => buildAndKeepFacts(deps, fileClaimOf(claim), entries),
+    record: (tx, claim, built) => recordFile(tx, claim, built),
   };
 }
 
-/**
- * The cutoff's entries, claimed a page per unit with the event loop given its turn between (a
- * catastrophe day's 10,000 in one unit held the service's thread 60 ms). Each page takes the
- * oldest eligible entries, up to what the batch was measured to hold, voids those that proved
- * stale and gives the others the next traces of the batch's reserved range; a run taken up after
- * a crash goes on from what the batch holds. Answers how many entries the batch holds once
- * claimed (none: the batch is gone), or null when it is no longer a build in progress (voided by
- * an operator, or recorded by another run).
- */
-async function claimEntries(deps: AchRailDeps, claim: FileClaim): Promise<number | null> {
-  for (;;) {
-    // The claiming unit just held the thread: requests go first, before every page.
-    await yieldToEventLoop();
-    const progress = await deps.database.writer.write((tx) => claimPage(tx, claim));
-    if (progress.done) return progress.entries;
-  }
-}
-
-async function claimPage(
-  tx: WriteTx,
-  claim: FileClaim,
-): Promise<{ done: false } | { done: true; entries: number | null }> {
-  const batch = await batchBuilding(tx, claim.batchId);
-  if (!batch) return { done: true, entries: null };
-  const sofar = await claimedSoFar(tx, claim.batchId);
-  const wanted = Math.min(CLAIM_ENTRIES_PER_UNIT_MAX, batch.entryCount - sofar.count);
-  if (wanted > 0) {
-    const page = await claimQueuePage(tx, {
-      companyId: claim.companyId,
-      maxCents: claim.slot.kind === "same_day" ? SAME_DAY_ENTRY_MAX_CENTS : null,
-      limit: wanted,
-    }, {
-      batchId: claim.batchId,
-      odfi: claim.settings.odfiRouting.slice(0, 8),
-      firstSequence: sofar.count > 0 ? sofar.lastSequence + 1 : claim.firstSequence,
-      effectiveDate: claim.slot.effectiveDate,
-    });
-    // Stale entries were voided: more of the queue may still fit.
-    if (page.seen === wanted && sofar.count + page.claimed < batch.entryCount) {
-      return { done: false };
-    }
-  }
-  const entries = await closeClaim(tx, claim.batchId);
-  return { done: true, entries: entries === 0 ? null : entries };
-}
+const fileClaimOf = (claim: AchClaim): FileClaim => ({
+  batchId: claim.batchId,
+  companyId: claim.companyId,
+  slot: claim.slot,
+  settings: claim.reservation.settings,
+  fileName: claim.reservation.fileName,
+  fileIdModifier: claim.reservation.fileIdModifier,
+  firstSequence: claim.reservation.firstSequence,
+});
 
 /**
  * Files of at least this many entries are built in a worker: reading, unsealing, writing and
@@ -324,23 +223,23 @@ async function buildClaimedFile(
 }
 
 /**
- * The cutoff's call, outside the claiming and recording units: its entries claimed, the file
- * built and checked, and the entries' facts (and the sandbox test accounts used) kept a
- * page per unit, each only while the batch is still this build's. A crash anywhere here leaves
- * the batch built without a file: the next run claims on and builds the same file again.
+ * The build, outside the claiming and recording units: the file built and checked, and the
+ * entries' facts (and the sandbox test accounts used) kept a page per unit, each only while the
+ * batch is still this build's. A crash anywhere here leaves the batch built without a file: the
+ * next run claims on and builds the same file again.
  */
-async function claimAndBuild(deps: AchRailDeps, claim: FileClaim): Promise<BuiltFile> {
-  const entries = await claimEntries(deps, claim);
-  // Voided, recorded or emptied meanwhile: the recording unit finds it so and does nothing.
-  if (entries === null) return { ok: false, batchId: claim.batchId, error: "no longer built" };
-  // Starting a worker holds the thread about 9 ms: not right after the last claiming unit.
-  await yieldToEventLoop();
+async function buildAndKeepFacts(
+  deps: AchRailDeps,
+  claim: FileClaim,
+  entries: number,
+): Promise<BuiltFile> {
   const built = await buildClaimedFile(deps, claim, entries);
   if (!built.ok) return built;
+  const rail = { recorded: async (tx: WriteTx, id: string) => await loadAchFile(tx, id) !== null };
   for (const page of built.pages) {
     await yieldToEventLoop();
     await deps.database.writer.write(async (tx) => {
-      if (!await batchBuilding(tx, claim.batchId)) return;
+      if (!await batchBuilding(tx, rail, claim.batchId)) return;
       await recordEntryFacts(tx, page.facts);
       if (page.sandboxAccounts !== null) await recordSandboxAccounts(tx, page.sandboxAccounts);
     });
@@ -348,40 +247,12 @@ async function claimAndBuild(deps: AchRailDeps, claim: FileClaim): Promise<Built
   return built;
 }
 
-/** The batch while it is a build in progress (built, not held, without its file), else null. */
-async function batchBuilding(tx: WriteTx, batchId: string): Promise<BatchRow | null> {
-  const batch = await loadBatch(tx, batchId);
-  const building = batch?.status === "built" && batch.error === null &&
-    !await loadAchFile(tx, batchId);
-  return building ? batch : null;
-}
-
-/** The recording unit: the file is kept and its transmission scheduled; a refused file is held. */
-async function recordFile(
-  deps: AchRailDeps,
-  tx: WriteTx,
-  job: RunningJob,
-  built: BuiltFile,
-): Promise<void> {
-  const batch = await batchBuilding(tx, built.batchId);
-  // Another run recorded or held it first, or an operator voided it meanwhile.
-  if (!batch) return;
-  if (!built.ok) {
-    await holdBatch(tx, built.batchId, built.error);
-    console.error(JSON.stringify({
-      level: "error",
-      msg:
-        "an ACH file was not released: it does not match the database (void it to queue its entries again)",
-      batch_id: built.batchId,
-      company_id: batch.companyId,
-      error: built.error,
-    }));
-    return;
-  }
+/** The recording unit's part of ACH: the file is kept; a file that failed its check is refused. */
+async function recordFile(tx: WriteTx, claim: AchClaim, built: BuiltFile): Promise<string | null> {
+  if (!built.ok) return built.error;
   await insertAchFile(tx, built.row);
-  await setFundingsExpectedAt(tx, built.batchId, built.settlesAt);
-  const now = deps.policy.jobTime(job);
-  await batchBuilt(tx, ACH_BATCH_JOBS, batch, built.row.windowEndsAt, now);
+  await setFundingsExpectedAt(tx, claim.batchId, built.settlesAt);
+  return null;
 }
 
 /** Sends a bounded number of a transmitted file's entries; the rest in the next `ach.send`. */
@@ -427,12 +298,11 @@ export function achJobHandlers(
   moves: BatchPayoutMoves,
 ): Readonly<Record<string, JobHandler>> {
   return {
-    "rail.cutoff": externalJob<FileClaim, BuiltFile>({
-      leaseMs: CUTOFF_LEASE_MS,
-      prepare: (tx, job) => claimFile(deps, tx, job),
-      call: (claim) => claimAndBuild(deps, claim),
-      record: (tx, job, built) => recordFile(deps, tx, job, built),
-    }),
+    [ACH_CUTOFF_JOB]: cutoffJobHandler(
+      { policy: deps.policy, moves },
+      achCutoffRail(deps),
+      deps.database.writer,
+    ),
     [ACH_SEND_JOB]: (tx, job) => sendEntries(tx, moves, job.companyId, job.subjectId, job.dueAt),
     [ACH_SETTLE_JOB]: (tx, job) => settleFile(moves, tx, job),
   };

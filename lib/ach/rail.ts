@@ -26,7 +26,7 @@ import {
   ACH_BATCH_JOBS,
   ACH_RAIL,
   type AchFileRow,
-  ensureCutoffPlanned,
+  ensureAchCutoffPlanned,
   loadAchFile,
   openFileContent,
   queueAchEntry,
@@ -185,7 +185,7 @@ export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAda
       }),
     upload: (file, settings, attempt) => uploadFile(deps, file, settings, attempt),
     transmitted: (tx, batch, at) => fileTransmitted(deps, moves, tx, batch, at),
-    planCutoff: ensureCutoffPlanned,
+    planCutoff: ensureAchCutoffPlanned,
     released: (tx, batch, approvalId) => setFileApproval(tx, batch.id, approvalId),
   });
 }

@@ -1,15 +1,15 @@
 /**
- * The check rail's own jobs; its files' release, transmission and in-doubt resolution are the
- * rail engine's (lib/rails/engine.ts, through the adapter in rail.ts). `check.cutoff` (per
- * company): at the company's cutoff (at once when the bank takes files whenever they come, as
- * the sandbox bank does) voids the queued entries whose payout no longer waits, claims the others
- * and the voids not yet told to the bank into a built positive-pay batch in one short unit, builds
- * the positive-pay CSV and the print file of its postal checks outside every unit, and keeps both
- * sealed in a second unit; a crash between the two finds the claimed batch again. A print file is
- * held until its positive-pay file was sent: checks never exist on paper before the bank knows
- * them. When a positive-pay file is sent its issues' payouts are sent (funds_sent) and its voids'
- * payouts fail (`check_voided`, `check_stale`) and are re-offered: only now can the bank no longer
- * honour the paper. `check.stale` (per check) and, with the sandbox bank, `check.sandbox_paid`.
+ * The check rail's own jobs; its cutoff (the claim, a page per unit), its files' release,
+ * transmission, window and in-doubt resolution are the rail engine's (lib/rails/cutoff.ts and
+ * lib/rails/engine.ts, through the adapters here and in rail.ts). What checks bring to the cutoff
+ * (`check.cutoff`, per company): at the company's cutoff (at once when the bank takes files
+ * whenever they come, as the sandbox bank does) the claimed entries' checks are the file's issues
+ * and the voids not yet told to the bank its voids; the positive-pay CSV and the print file of its
+ * postal checks are built outside every unit and kept sealed. A print file is held until its
+ * positive-pay file was sent: checks never exist on paper before the bank knows them. When a
+ * positive-pay file is sent its issues' payouts are sent (funds_sent) and its voids' payouts fail
+ * (`check_voided`, `check_stale`) and are re-offered: only now can the bank no longer honour the
+ * paper. `check.stale` (per check) and, with the sandbox bank, `check.sandbox_paid`.
  */
 import { externalJob, type JobHandler, type RunningJob } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -19,14 +19,18 @@ import { addBusinessDays } from "../platform/business_days.ts";
 import {
   type BatchPayoutMoves,
   type BatchRow,
-  holdBatch,
-  loadBatch,
   openBatch,
   sendTransmittedEntries,
   settleBatchEntry,
 } from "../rails/batch.ts";
-import { batchBuilt, scheduleTransmission, voidStaleQueued } from "../rails/engine.ts";
-import { bankLocal, nextCutoffSlot } from "../ach/cutoffs.ts";
+import { scheduleTransmission } from "../rails/engine.ts";
+import {
+  type CutoffClaim,
+  cutoffJobHandler,
+  type CutoffRail,
+  type CutoffSlot,
+} from "../rails/cutoff.ts";
+import { bankLocal, bankTime, nextCutoffSlot } from "../ach/cutoffs.ts";
 import {
   addressLinesOf,
   buildPrintFile,
@@ -55,16 +59,11 @@ import {
   ensureCheckCutoffPlanned,
   POSITIVE_PAY_RAIL,
   PRINT_RAIL,
-  scheduleCheckCutoff,
 } from "./schedule.ts";
 import type { CheckRailDeps } from "./rail.ts";
 
-/** A cutoff's claim: its build (reads, unsealing, the CSV and the PDF) must fit in it. */
-export const CHECK_CUTOFF_LEASE_MS = 5 * 60_000;
 /** Issues one positive-pay file takes at most: its print file must hold them all. */
 export const CHECK_FILE_ISSUES_MAX = PRINT_FILE_CHECKS_MAX;
-/** A cutoff that found another's build unfinished plans the next look this much later. */
-const CUTOFF_RETRY_MS = 60_000;
 /** Entries one unit sends; a larger file goes over several units. */
 export const CHECK_SEND_ENTRIES_PER_UNIT_MAX = 500;
 /** Voids one unit fails (their payouts re-offered); a larger file goes over several units. */
@@ -80,7 +79,7 @@ export const SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS = 1;
 /** The reason a check the post office returned is voided with, and its payout fails with. */
 export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
 
-/** What a cutoff's claim hands to its build. */
+/** What a cutoff's claim hands to the build. */
 interface FileClaim {
   readonly batchId: string;
   readonly companyId: string;
@@ -120,18 +119,6 @@ export async function checkSettingsOf(
   return settings;
 }
 
-/** The positive-pay batch of a company whose build was interrupted, or null. */
-async function unfinishedBatch(tx: WriteTx, companyId: string): Promise<string | null> {
-  const { rows } = await tx.execute({
-    sql: `SELECT b.id FROM rail_batches b
-          WHERE b.company_id = ? AND b.rail = ? AND b.status = 'built' AND b.error IS NULL
-            AND NOT EXISTS (SELECT 1 FROM check_files f WHERE f.batch_id = b.id)
-          LIMIT 1`,
-    args: [companyId, POSITIVE_PAY_RAIL],
-  });
-  return rows[0] ? String(rows[0].id) : null;
-}
-
 /**
  * A void goes to the bank after its issue: in the issue's own file, or once the issue's file was
  * sent (a void told first could be undone by the issue arriving after it).
@@ -139,93 +126,91 @@ async function unfinishedBatch(tx: WriteTx, companyId: string): Promise<string |
 const ISSUE_SENT = `EXISTS (SELECT 1 FROM rail_batches b
   WHERE b.id = c.issue_file_id AND b.status = 'transmitted')`;
 
-const QUEUED = `SELECT id FROM rail_batch_entries
-  WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-  ORDER BY created_at, id LIMIT ?`;
+/** The voids and stale checks a cutoff tells the bank: not yet told, their issue told before. */
+const VOIDS_TO_TELL = `c.company_id = ? AND c.status IN ('voided', 'stale')
+  AND c.void_file_id IS NULL`;
+
+type CheckClaim = CutoffClaim<CutoffSlot, CheckSettings>;
 
 /**
- * The cutoff's claiming unit: without a slot the job finds its cutoff (test: now) and runs
- * there. At the cutoff, the queued entries (their checks' issues) and the voids and stale checks
- * not yet told to the bank go into a new built positive-pay batch, set-based. Null when there is
- * nothing to tell the bank.
+ * A check file goes on the banking day of its cutoff, the issue date its checks carry: its window
+ * ends at the bank's midnight after the cutoff.
  */
-async function claimFile(
-  deps: CheckRailDeps,
-  tx: WriteTx,
-  job: RunningJob,
-): Promise<FileClaim | null> {
-  const settings = await checkSettingsOf(deps, tx, job.companyId);
-  const now = deps.policy.jobTime(job);
-  let cutoffAt = typeof job.payload.slot_at === "number" ? job.payload.slot_at : null;
-  if (cutoffAt === null) {
-    if (deps.transport.takesFilesAnyTime) {
-      cutoffAt = now;
-    } else {
-      // A check file has no window to miss: a late run still takes the cutoff after it fell due.
-      const slot = nextCutoffSlot(settings, job.dueAt);
-      await scheduleCheckCutoff(tx, job.companyId, slot.at, slot.at, now);
-      return null;
-    }
-  }
-  const unfinished = await unfinishedBatch(tx, job.companyId);
-  if (unfinished) {
-    // Entries queued since that claim (or while its build still runs) wait for a later cutoff.
-    const waiting = await tx.execute({
-      sql: QUEUED,
-      args: [job.companyId, CHECK_RAIL, 1],
-    });
-    if (waiting.rows.length > 0) {
-      await scheduleCheckCutoff(tx, job.companyId, now + CUTOFF_RETRY_MS, null, now);
-    }
-    return { batchId: unfinished, companyId: job.companyId, cutoffAt, builtAt: now, settings };
-  }
-  // A canceled payout's queued check is never listed in positive pay nor printed.
-  await voidStaleQueued(tx, job.companyId, CHECK_RAIL);
-  const queued = await tx.execute({
-    sql: `SELECT count(*) AS n, coalesce(sum(e.amount_cents), 0) AS total
-          FROM rail_batch_entries e WHERE e.id IN (${QUEUED})`,
-    args: [job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
-  });
-  const issueCount = Number(queued.rows[0].n);
-  const voids = await tx.execute({
-    sql: `SELECT count(*) AS n FROM checks c
-          WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
-            AND (${ISSUE_SENT} OR c.reference IN
-              (SELECT reference FROM rail_batch_entries WHERE id IN (${QUEUED})))`,
-    args: [job.companyId, job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
-  });
-  if (issueCount === 0 && Number(voids.rows[0].n) === 0) return null;
-  const batchId = newId("rbt");
-  await openBatch(tx, {
-    id: batchId,
-    companyId: job.companyId,
-    rail: POSITIVE_PAY_RAIL,
-    entryCount: issueCount,
-    totalCents: Number(queued.rows[0].total),
-    cutoffAt,
-    createdAt: now,
-  });
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched' WHERE id IN (${QUEUED})`,
-    args: [batchId, job.companyId, CHECK_RAIL, CHECK_FILE_ISSUES_MAX],
-  });
-  await tx.execute({
-    sql: `UPDATE checks SET issue_file_id = ? WHERE reference IN
-            (SELECT reference FROM rail_batch_entries WHERE batch_id = ?)`,
-    args: [batchId, batchId],
-  });
-  await tx.execute({
-    sql: `UPDATE checks AS c SET void_file_id = ?
-          WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND c.void_file_id IS NULL
-            AND (c.issue_file_id = ? OR ${ISSUE_SENT})`,
-    args: [batchId, job.companyId, batchId],
-  });
-  const left = await tx.execute({ sql: QUEUED, args: [job.companyId, CHECK_RAIL, 1] });
-  // A full file: the rest go into the next file of the same cutoff.
-  if (left.rows.length > 0) {
-    await scheduleCheckCutoff(tx, job.companyId, cutoffAt, cutoffAt, now);
-  }
-  return { batchId, companyId: job.companyId, cutoffAt, builtAt: now, settings };
+export function endOfBankDay(at: number, timeZone: string): number {
+  const date = bankLocal(at, timeZone).date;
+  const next = new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+  return bankTime(next, "00:00", timeZone);
+}
+
+const fileClaimOf = (claim: CheckClaim): FileClaim => ({
+  batchId: claim.batchId,
+  companyId: claim.companyId,
+  cutoffAt: claim.slot.at,
+  builtAt: claim.builtAt,
+  settings: claim.reservation,
+});
+
+/**
+ * What the check rail brings to the engine's cutoff (`check.cutoff`, per company): at the
+ * company's cutoffs (at once when the bank takes files whenever they come, as the sandbox bank
+ * does), the claimed entries' checks are the file's issues and the voids and stale checks not yet
+ * told to the bank its voids (a file of voids only is built too); the positive-pay CSV and the
+ * print file of its postal checks are built outside every unit and kept sealed.
+ */
+function checkCutoffRail(deps: CheckRailDeps): CutoffRail<CutoffSlot, CheckSettings, BuiltFile> {
+  return {
+    entryRail: CHECK_RAIL,
+    batchRail: POSITIVE_PAY_RAIL,
+    cutoffJob: CHECK_CUTOFF_JOB,
+    label: "check file",
+    jobs: CHECK_BATCH_JOBS,
+    entriesMax: deps.batchEntriesMax ?? CHECK_FILE_ISSUES_MAX,
+    async cutoffs(tx, companyId) {
+      const settings = await checkSettingsOf(deps, tx, companyId);
+      const slotAt = (at: number) => ({
+        at,
+        windowEndsAt: endOfBankDay(at, settings.timeZone),
+      });
+      return deps.transport.takesFilesAnyTime
+        ? slotAt
+        : (after) => slotAt(nextCutoffSlot(settings, after).at);
+    },
+    entryMaxCents: () => null,
+    async pendingBesidesEntries(tx, companyId) {
+      const { rows } = await tx.execute({
+        sql: `SELECT 1 FROM checks c WHERE ${VOIDS_TO_TELL} AND ${ISSUE_SENT} LIMIT 1`,
+        args: [companyId],
+      });
+      return rows.length > 0;
+    },
+    open: async (tx, { companyId }) => ({
+      railReference: null,
+      reservation: await checkSettingsOf(deps, tx, companyId),
+    }),
+    resume: (tx, batch) => checkSettingsOf(deps, tx, batch.companyId),
+    async claimed(tx, claim, entryIds) {
+      await tx.execute({
+        sql: `UPDATE checks SET issue_file_id = ? WHERE reference IN
+                (SELECT reference FROM rail_batch_entries WHERE id IN (SELECT value FROM json_each(?)))`,
+        args: [claim.batchId, JSON.stringify(entryIds)],
+      });
+    },
+    async closing(tx, claim) {
+      await tx.execute({
+        sql: `UPDATE checks AS c SET void_file_id = ?
+              WHERE ${VOIDS_TO_TELL} AND (c.issue_file_id = ? OR ${ISSUE_SENT})`,
+        args: [claim.batchId, claim.companyId, claim.batchId],
+      });
+      const { rows } = await tx.execute({
+        sql: "SELECT 1 FROM checks WHERE void_file_id = ? LIMIT 1",
+        args: [claim.batchId],
+      });
+      return rows.length > 0;
+    },
+    recorded: async (tx, batchId) => await loadCheckFile(tx, batchId) !== null,
+    build: (claim) => buildFiles(deps, fileClaimOf(claim)),
+    record: (tx, claim, built) => recordFiles(tx, claim, built),
+  };
 }
 
 async function fileChecks(deps: CheckRailDeps, batchId: string): Promise<FileCheck[]> {
@@ -352,25 +337,14 @@ async function buildFiles(deps: CheckRailDeps, claim: FileClaim): Promise<BuiltF
   };
 }
 
-/** The recording unit: the files are kept and the positive-pay file's transmission scheduled. */
+/** The recording unit's part of checks: the files are kept, the print file as a batch of its own. */
 async function recordFiles(
-  deps: CheckRailDeps,
   tx: WriteTx,
-  job: RunningJob,
+  claim: CheckClaim,
   built: BuiltFile,
-): Promise<void> {
-  const batch = await loadBatch(tx, built.batchId);
-  if (batch?.status !== "built" || await loadCheckFile(tx, built.batchId)) return;
+): Promise<string | null> {
   if (built.error !== null || built.positivePay === null) {
-    await holdBatch(tx, built.batchId, built.error ?? "the positive-pay file was not built");
-    console.error(JSON.stringify({
-      level: "error",
-      msg: "a check file was not released: it could not be built",
-      batch_id: built.batchId,
-      company_id: batch.companyId,
-      error: built.error,
-    }));
-    return;
+    return built.error ?? "the positive-pay file was not built";
   }
   await insertCheckFile(tx, built.positivePay);
   if (built.print) {
@@ -381,7 +355,7 @@ async function recordFiles(
       rail: PRINT_RAIL,
       entryCount: print.issueCount,
       totalCents: print.totalCents,
-      cutoffAt: batch.cutoffAt,
+      cutoffAt: claim.slot.at,
       createdAt: print.createdAt,
     });
     await insertCheckFile(tx, print);
@@ -390,7 +364,7 @@ async function recordFiles(
       args: [print.batchId, JSON.stringify(built.postalCheckIds)],
     });
   }
-  await batchBuilt(tx, CHECK_BATCH_JOBS, batch, null, deps.policy.jobTime(job));
+  return null;
 }
 
 /**
@@ -618,12 +592,11 @@ export function checkJobHandlers(
   moves: BatchPayoutMoves,
 ): Readonly<Record<string, JobHandler>> {
   return {
-    [CHECK_CUTOFF_JOB]: externalJob<FileClaim, BuiltFile>({
-      leaseMs: CHECK_CUTOFF_LEASE_MS,
-      prepare: (tx, job) => claimFile(deps, tx, job),
-      call: (claim) => buildFiles(deps, claim),
-      record: (tx, job, built) => recordFiles(deps, tx, job, built),
-    }),
+    [CHECK_CUTOFF_JOB]: cutoffJobHandler(
+      { policy: deps.policy, moves },
+      checkCutoffRail(deps),
+      deps.database.writer,
+    ),
     [CHECK_SEND_JOB]: (tx, job) =>
       sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
     [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),

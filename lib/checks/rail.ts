@@ -80,6 +80,8 @@ export interface CheckRailDeps {
   readonly runtime: PayoutRuntime;
   readonly policy: RailPolicy;
   readonly transport: CheckTransport;
+  /** Issues one positive-pay file takes at most (CHECK_FILE_ISSUES_MAX unless a test lowers it). */
+  readonly batchEntriesMax?: number;
 }
 
 /** The postage a postal check goes with when neither the company nor the payee chose one. */

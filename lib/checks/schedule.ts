@@ -4,7 +4,7 @@
  * table of an environment is keyed by kind, so two batch rails cannot share one.
  */
 import type { WriteTx } from "../../db/writer.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
+import { ensureCutoffPlanned } from "../rails/cutoff.ts";
 
 /** The rail name of check entries (postal and digital) in rail_batch_entries. */
 export const CHECK_RAIL = "check";
@@ -16,7 +16,7 @@ export const PRINT_RAIL = "check_print";
 export const CHECK_CUTOFF_JOB = "check.cutoff";
 /** Per file: hands a check file over (a print file only once its positive-pay file was sent). */
 export const CHECK_TRANSMIT_JOB = "check.transmit";
-/** The engine's jobs of check files: their transmission (check files have no window). */
+/** The engine's jobs of check files: their transmission and the end of their window. */
 export const CHECK_BATCH_JOBS = { transmit: CHECK_TRANSMIT_JOB, windowClose: "check.window_close" };
 /** Per file: sends the entries of a large transmitted positive-pay file, a bounded number per unit. */
 export const CHECK_SEND_JOB = "check.send";
@@ -25,40 +25,18 @@ export const CHECK_STALE_JOB = "check.stale";
 /** Per positive-pay file, test only: the sandbox bank reports its checks paid (or returned). */
 export const CHECK_SANDBOX_PAID_JOB = "check.sandbox_paid";
 
+/** The check rail's cutoff as the engine plans it. */
+const CHECK_CUTOFF = { cutoffJob: CHECK_CUTOFF_JOB, entryRail: CHECK_RAIL };
+
 /**
  * Makes sure a cutoff will take the company's new issues and voids: a cutoff job due now without
- * a slot finds its slot when it runs (the schedule is in the sealed bank settings), unless one is
+ * a cutoff finds it when it runs (the schedule is in the sealed bank settings), unless one is
  * pending and not running.
  */
-export async function ensureCheckCutoffPlanned(
+export function ensureCheckCutoffPlanned(
   tx: WriteTx,
   companyId: string,
   now: number,
 ): Promise<void> {
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs
-          WHERE company_id = ? AND done_at IS NULL AND kind = ? AND subject_id = ?
-            AND lease_until IS NULL
-          LIMIT 1`,
-    args: [companyId, CHECK_CUTOFF_JOB, CHECK_RAIL],
-  });
-  if (rows.length > 0) return;
-  await scheduleCheckCutoff(tx, companyId, now, null, now);
-}
-
-/** A cutoff job: at `slotAt` (it then builds), or without a slot, due now to find one. */
-export async function scheduleCheckCutoff(
-  tx: WriteTx,
-  companyId: string,
-  dueAt: number,
-  slotAt: number | null,
-  now: number,
-): Promise<void> {
-  await scheduleJob(tx, {
-    companyId,
-    kind: CHECK_CUTOFF_JOB,
-    subjectId: CHECK_RAIL,
-    dueAt,
-    payload: slotAt === null ? {} : { slot_at: slotAt },
-  }, now);
+  return ensureCutoffPlanned(tx, CHECK_CUTOFF, companyId, now);
 }

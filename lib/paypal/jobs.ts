@@ -28,13 +28,8 @@ import {
   settleBatchEntry,
   type TransmitAnswer,
 } from "../rails/batch.ts";
-import {
-  type BatchAdapter,
-  batchBuilt,
-  type RailPolicy,
-  scheduleTransmission,
-  voidStaleQueued,
-} from "../rails/engine.ts";
+import { type BatchAdapter, type RailPolicy, scheduleTransmission } from "../rails/engine.ts";
+import { cutoffJobHandler, type CutoffRail, type CutoffSlot } from "../rails/cutoff.ts";
 import { type PayoutItemAnswer, type PayoutItemRequest, PaypalClient } from "./client.ts";
 import {
   type EntryState,
@@ -43,15 +38,17 @@ import {
   PAYPAL_FUNDS_RETRY_MS,
   PAYPAL_RESUBMIT_AGE_MAX_MS,
   paypalAmountValue,
+  paypalCutoff,
   pollDelayMs,
 } from "./rules.ts";
 import type { PaypalSettings } from "./settings.ts";
 import { readPaypalSettings } from "./settings_store.ts";
 import {
+  batchHasItems,
   batchHasOpenItems,
-  batchQueuedEntries,
   entryAmount,
   findItemByReference,
+  insertBatchItems,
   type ItemRecord,
   itemsToSend,
   type ItemToSend,
@@ -74,6 +71,8 @@ export interface PaypalRailDeps {
   /** How long one call to PayPal may take (PAYPAL_CALL_TIMEOUT_MS unless a test shortens it). */
   readonly paypalTimeoutMs?: number;
   readonly policy: RailPolicy;
+  /** Items one batch takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
+  readonly batchEntriesMax?: number;
 }
 
 /** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
@@ -302,6 +301,35 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
   return adapter as BatchAdapter;
 }
 
+/**
+ * What the PayPal rail brings to the engine's cutoff (`paypal.cutoff`, per company, every five
+ * minutes while items wait): nothing to reserve nor to build; the recording unit keeps one PayPal
+ * item per entry, PayPal or Venmo by the payout's method.
+ */
+function paypalCutoffRail(deps: PaypalRailDeps): CutoffRail<CutoffSlot, null, null> {
+  return {
+    entryRail: PAYPAL_RAIL,
+    batchRail: PAYPAL_RAIL,
+    cutoffJob: PAYPAL_JOBS.cutoff,
+    label: "PayPal batch",
+    jobs: PAYPAL_BATCH_JOBS,
+    entriesMax: deps.batchEntriesMax ?? BATCH_ENTRIES_MAX,
+    cutoffs: () => Promise.resolve(paypalCutoff),
+    entryMaxCents: () => null,
+    pendingBesidesEntries: () => Promise.resolve(false),
+    open: () => Promise.resolve({ railReference: null, reservation: null }),
+    resume: () => Promise.resolve(null),
+    claimed: () => Promise.resolve(),
+    closing: () => Promise.resolve(false),
+    recorded: batchHasItems,
+    build: () => Promise.resolve(null),
+    async record(tx, claim, _built, now) {
+      await insertBatchItems(tx, claim.batchId, now);
+      return null;
+    },
+  };
+}
+
 /** What a poll hands to its call. */
 interface Poll {
   readonly batchId: string;
@@ -343,22 +371,11 @@ export function paypalJobHandlers(
 ): Readonly<Record<string, JobHandler>> {
   const client = (settings: PaypalSettings) => new PaypalClient(settings, deps.paypalTimeoutMs);
   return {
-    [PAYPAL_JOBS.cutoff]: async (tx, job) => {
-      const now = deps.policy.jobTime(job);
-      await voidStaleQueued(tx, job.companyId, PAYPAL_RAIL);
-      for (;;) {
-        const built = await batchQueuedEntries(tx, job.companyId, BATCH_ENTRIES_MAX, now);
-        if (built === null) return;
-        await batchBuilt(
-          tx,
-          PAYPAL_BATCH_JOBS,
-          { companyId: job.companyId, id: built.batchId },
-          null,
-          now,
-        );
-        if (built.entryCount < BATCH_ENTRIES_MAX) return;
-      }
-    },
+    [PAYPAL_JOBS.cutoff]: cutoffJobHandler(
+      { policy: deps.policy, moves },
+      paypalCutoffRail(deps),
+      deps.database.writer,
+    ),
     [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; items: readonly PayoutItemAnswer[] }>({
       leaseMs: PAYPAL_CALL_LEASE_MS,
       prepare: (tx, job) => preparePoll(tx, deps, job),

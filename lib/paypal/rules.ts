@@ -34,9 +34,21 @@ export const UNCLAIMED_CANCELED = "unclaimed_canceled";
 /** The failure reason of an item nobody claimed in 30 days (PayPal returned the money). */
 export const UNCLAIMED_RETURNED = "unclaimed_returned";
 
+/**
+ * A PayPal batch goes within this long of its cutoff: one not sent by then (its release not
+ * approved, PayPal refusing it) is voided and its items go in the next cutoff's batch.
+ */
+export const PAYPAL_TRANSMIT_WINDOW_MS = 86_400_000;
+
 /** The next cutoff time at or after `now`: the next five-minute boundary. */
 export function nextPaypalCutoff(now: number): number {
   return Math.ceil(now / PAYPAL_BATCH_INTERVAL_MS) * PAYPAL_BATCH_INTERVAL_MS;
+}
+
+/** The cutoff at or after `now`, with its window. */
+export function paypalCutoff(now: number): { at: number; windowEndsAt: number } {
+  const at = nextPaypalCutoff(now);
+  return { at, windowEndsAt: at + PAYPAL_TRANSMIT_WINDOW_MS };
 }
 
 /** How long after its `attempt`-th poll (1 or more) an open batch is polled again. */

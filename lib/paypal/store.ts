@@ -5,10 +5,10 @@
  * notices (paypal_notices).
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
 import { insertQueuedEntry, type NewBatchEntry, openBatch } from "../rails/batch.ts";
 import { newId } from "../platform/keys.ts";
-import { nextPaypalCutoff } from "./rules.ts";
+import { ensureCutoffPlanned } from "../rails/cutoff.ts";
+import { paypalCutoff } from "./rules.ts";
 
 /** The rail's name in rail_batches.rail and rail_batch_entries.rail. */
 export const PAYPAL_RAIL = "paypal";
@@ -27,7 +27,7 @@ export const PAYPAL_JOBS = {
   retryItem: "paypal.retry_item",
 } as const;
 
-/** The engine's jobs of PayPal batches: their transmission (a PayPal batch has no window). */
+/** The engine's jobs of PayPal batches: their transmission and the end of their window. */
 export const PAYPAL_BATCH_JOBS = {
   transmit: PAYPAL_JOBS.transmit,
   windowClose: "paypal.window_close",
@@ -43,19 +43,12 @@ export async function queuePaypalEntry(
   await planPaypalCutoff(tx, entry.companyId, now);
 }
 
+/** The PayPal rail's cutoff as the engine plans it. */
+const PAYPAL_CUTOFF = { cutoffJob: PAYPAL_JOBS.cutoff, entryRail: PAYPAL_RAIL };
+
 /** Makes sure the company's next five-minute cutoff will take its queued entries. */
-export async function planPaypalCutoff(
-  tx: WriteTx,
-  companyId: string,
-  now: number,
-): Promise<void> {
-  if (await pendingJob(tx, companyId, PAYPAL_JOBS.cutoff, PAYPAL_RAIL)) return;
-  await scheduleJob(tx, {
-    companyId,
-    kind: PAYPAL_JOBS.cutoff,
-    subjectId: PAYPAL_RAIL,
-    dueAt: nextPaypalCutoff(now),
-  }, now);
+export function planPaypalCutoff(tx: WriteTx, companyId: string, now: number): Promise<void> {
+  return ensureCutoffPlanned(tx, PAYPAL_CUTOFF, companyId, now, paypalCutoff(now));
 }
 
 /** Whether a job of this kind and subject waits to run (and is not running). */
@@ -74,44 +67,8 @@ export async function pendingJob(
   return rows.length > 0;
 }
 
-/**
- * Gathers the company's queued entries (at most `limit`, oldest first) into a new built batch
- * whose items are PayPal or Venmo by the payout's method; the cutoff voided the stale ones
- * first. Null when none is left.
- */
-export async function batchQueuedEntries(
-  tx: WriteTx,
-  companyId: string,
-  limit: number,
-  now: number,
-): Promise<{ batchId: string; entryCount: number; totalCents: number } | null> {
-  const batchId = newId("rb");
-  const { rows } = await tx.execute({
-    sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM (
-            SELECT amount_cents FROM rail_batch_entries
-            WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-            ORDER BY created_at, id LIMIT ?)`,
-    args: [companyId, PAYPAL_RAIL, limit],
-  });
-  const entryCount = Number(rows[0].n);
-  if (entryCount === 0) return null;
-  const totalCents = Number(rows[0].total);
-  await openBatch(tx, {
-    id: batchId,
-    companyId,
-    rail: PAYPAL_RAIL,
-    entryCount,
-    totalCents,
-    cutoffAt: now,
-    createdAt: now,
-  });
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET batch_id = ?, status = 'batched'
-          WHERE id IN (SELECT id FROM rail_batch_entries
-                       WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL
-                       ORDER BY created_at, id LIMIT ?)`,
-    args: [batchId, companyId, PAYPAL_RAIL, limit],
-  });
+/** Keeps one PayPal item per entry of a claimed batch, PayPal or Venmo by the payout's method. */
+export async function insertBatchItems(tx: WriteTx, batchId: string, now: number): Promise<void> {
   await tx.execute({
     sql: `INSERT INTO paypal_items (entry_id, company_id, batch_id, recipient_wallet, created_at)
           SELECT e.id, e.company_id, e.batch_id,
@@ -120,7 +77,15 @@ export async function batchQueuedEntries(
           WHERE e.batch_id = ?`,
     args: [now, batchId],
   });
-  return { batchId, entryCount, totalCents };
+}
+
+/** Whether a batch's items were kept (its cutoff's claim ended). */
+export async function batchHasItems(reader: SqlReader, batchId: string): Promise<boolean> {
+  const { rows } = await reader.execute({
+    sql: "SELECT 1 FROM paypal_items WHERE batch_id = ? LIMIT 1",
+    args: [batchId],
+  });
+  return rows.length > 0;
 }
 
 /** What a batch's creation sends of one item. */

@@ -89,21 +89,6 @@ export const STALE_ENTRY = `(
   OR (e.funding_id IS NOT NULL AND NOT EXISTS (
     SELECT 1 FROM fundings f WHERE f.id = e.funding_id AND f.status = 'Pending')))`;
 
-/** Voids the company's queued entries of a rail that proved stale; answers how many. */
-export async function voidStaleQueued(
-  tx: WriteTx,
-  companyId: string,
-  entryRail: string,
-): Promise<number> {
-  const result = await tx.execute({
-    sql: `UPDATE rail_batch_entries AS e SET status = 'voided'
-          WHERE e.company_id = ? AND e.rail = ? AND e.status = 'queued' AND e.batch_id IS NULL
-            AND ${STALE_ENTRY}`,
-    args: [companyId, entryRail],
-  });
-  return result.rowsAffected;
-}
-
 /** Whether a second admin approved the release of this batch (the one lookup of every rail). */
 export async function releaseApproved(reader: SqlReader, batchId: string): Promise<boolean> {
   const { rows } = await reader.execute({
