@@ -390,6 +390,8 @@ export const webhookEndpoints = sqliteTable("webhook_endpoints", {
   disabledReason: text("disabled_reason"),
   /** Start of an unbroken run of failed attempts (null after any success): the circuit breaker. */
   failingSince: integer("failing_since"),
+  /** Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) beside the HMAC. */
+  ed25519Signatures: integer("ed25519_signatures", { mode: "boolean" }).notNull().default(false),
   deletedAt: integer("deleted_at"),
   createdAt: createdAt(),
 }, (t) => [index("webhook_endpoints_company").on(t.companyId)]);
@@ -1206,3 +1208,128 @@ export const lithicNotices = sqliteTable("lithic_notices", {
   cardToken: text("card_token").notNull(),
   receivedAt: integer("received_at").notNull(),
 });
+
+/**
+ * Every imported bank statement file (BAI2 or camt.053), once per company by SHA-256: a file
+ * imported again changes nothing.
+ */
+export const statementImports = sqliteTable("statement_imports", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  sha256: text("sha256").notNull(),
+  format: text("format", { enum: ["bai2", "camt.053"] }).notNull(),
+  source: text("source", { enum: ["sftp", "cli", "sandbox_bank"] }).notNull(),
+  fileName: text("file_name").notNull(),
+  /** The bank's own identifier of the file (BAI2 file id, camt.053 message id). */
+  bankFileId: text("bank_file_id").notNull(),
+  dayCount: integer("day_count").notNull(),
+  lineCount: integer("line_count").notNull(),
+  matchedCount: integer("matched_count").notNull(),
+  exceptionCount: integer("exception_count").notNull(),
+  /** JSON: the accounts the file reported and this import did not read, each with why. */
+  report: text("report").notNull(),
+  importedBy: text("imported_by"),
+  importedAt: integer("imported_at").notNull(),
+}, (t) => [uniqueIndex("statement_imports_sha").on(t.companyId, t.sha256)]);
+
+/**
+ * One account's day as a statement reported it, reconciled once: a later file reporting the same
+ * account and day again is not read for it. The account number is kept only as an HMAC key and
+ * its last four.
+ */
+export const statementDays = sqliteTable("statement_days", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  importId: text("import_id").notNull().references(() => statementImports.id),
+  accountKey: text("account_key").notNull(),
+  accountLastFour: text("account_last_four").notNull(),
+  /** What the account is to the company: settlement (ACH and wires), check, or both. */
+  accountRole: text("account_role", { enum: ["settlement", "check", "settlement_check", "other"] })
+    .notNull(),
+  statementDate: text("statement_date").notNull(),
+  openingCents: integer("opening_cents"),
+  closingCents: integer("closing_cents"),
+  creditCents: integer("credit_cents").notNull(),
+  debitCents: integer("debit_cents").notNull(),
+  /** The net of what the service expected on the day (credits less debits). */
+  expectedNetCents: integer("expected_net_cents").notNull(),
+  lineCount: integer("line_count").notNull(),
+  matchedCount: integer("matched_count").notNull(),
+  exceptionCount: integer("exception_count").notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("statement_days_account_date").on(t.companyId, t.accountKey, t.statementDate),
+  index("statement_days_company_date").on(t.companyId, t.statementDate),
+]);
+
+/** A statement's transaction line, with what it matched and why (null: an exception). */
+export const statementLines = sqliteTable("statement_lines", {
+  id: text("id").primaryKey(),
+  dayId: text("day_id").notNull().references(() => statementDays.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  /** The line of the file it was read from. */
+  fileLine: integer("file_line").notNull(),
+  direction: text("direction", { enum: ["credit", "debit"] }).notNull(),
+  amountCents: integer("amount_cents").notNull(),
+  typeCode: text("type_code").notNull(),
+  kind: text("kind").notNull(),
+  bankReference: text("bank_reference"),
+  customerReference: text("customer_reference"),
+  text: text("text").notNull(),
+  matchKind: text("match_kind"),
+  matchSubjectId: text("match_subject_id"),
+  matchReason: text("match_reason"),
+}, (t) => [index("statement_lines_day").on(t.dayId)]);
+
+/**
+ * A difference between the bank and the service: a line the bank reported that nothing expected
+ * (`bank`), or a move the service expected that the bank did not report (`service`). It stays open
+ * until an operator resolves it with a note, and, when the ledger must follow the bank, an
+ * adjusting entry (in live, decided by a second admin).
+ */
+export const reconExceptions = sqliteTable("recon_exceptions", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  dayId: text("day_id").notNull().references(() => statementDays.id),
+  statementDate: text("statement_date").notNull(),
+  accountLastFour: text("account_last_four").notNull(),
+  side: text("side", { enum: ["bank", "service"] }).notNull(),
+  /** The line's kind (bank side) or the expected move's kind (service side). */
+  kind: text("kind").notNull(),
+  lineId: text("line_id").references(() => statementLines.id),
+  subjectId: text("subject_id"),
+  direction: text("direction", { enum: ["credit", "debit"] }).notNull(),
+  amountCents: integer("amount_cents").notNull(),
+  reason: text("reason").notNull(),
+  status: text("status", { enum: ["open", "resolved"] }).notNull(),
+  note: text("note"),
+  ledgerTransactionId: text("ledger_transaction_id"),
+  resolvedBy: text("resolved_by"),
+  resolvedAt: integer("resolved_at"),
+  createdAt: createdAt(),
+}, (t) => [
+  index("recon_exceptions_status").on(t.status, t.createdAt),
+  index("recon_exceptions_company_status").on(t.companyId, t.status),
+]);
+
+/**
+ * The signed daily trial balance of a business line: one statement per line and bank day, its
+ * canonical JSON body (opening, movements by kind and closing of every account), chained by the
+ * previous day's hash and signed with an ed25519 key kept outside the database.
+ */
+export const ledgerStatements = sqliteTable("ledger_statements", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  lineId: text("line_id").notNull().references(() => businessLines.id),
+  statementDate: text("statement_date").notNull(),
+  /** 1 for the line's first statement. */
+  seq: integer("seq").notNull(),
+  body: text("body").notNull(),
+  prevHash: text("prev_hash").notNull(),
+  hash: text("hash").notNull(),
+  signature: text("signature").notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("ledger_statements_line_date").on(t.lineId, t.statementDate),
+  uniqueIndex("ledger_statements_line_seq").on(t.lineId, t.seq),
+]);

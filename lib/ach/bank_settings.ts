@@ -100,7 +100,15 @@ export interface BankSettings {
    * stored before checks existed have none (undefined reads as null).
    */
   readonly checkAccount?: CheckAccount | null;
+  /**
+   * The account numbers the bank's statements cover (BAI2 or camt.053, lib/reconciliation).
+   * Absent: the settlement account and the check account.
+   */
+  readonly statementAccounts?: readonly string[];
 }
+
+/** A company's statement accounts may be at most this many. */
+export const STATEMENT_ACCOUNTS_MAX = 10;
 
 /** Printable ASCII, what every alphanumeric NACHA field may hold. */
 const PRINTABLE_ASCII = /^[\x20-\x7E]*$/;
@@ -300,6 +308,20 @@ const bankSettingsInput = v.strictObject({
   ),
   sftp: v.optional(v.nullable(sftpTarget), null),
   check_account: v.optional(v.nullable(checkAccountInput), null),
+  statement_accounts: v.optional(
+    v.nullable(v.pipe(
+      v.array(
+        v.pipe(
+          v.string("statement_accounts: account numbers as strings of 4 to 17 digits"),
+          v.regex(/^\d{4,17}$/, "statement_accounts: account numbers of 4 to 17 digits"),
+        ),
+        "statement_accounts must be a list of account numbers",
+      ),
+      v.minLength(1, "statement_accounts: at least one account (or null)"),
+      v.maxLength(STATEMENT_ACCOUNTS_MAX, `statement_accounts: at most ${STATEMENT_ACCOUNTS_MAX}`),
+    )),
+    null,
+  ),
 }, (issue) => `bank settings: ${issueWords(issue)}`);
 
 /** What an unknown or missing key issue says. */
@@ -415,6 +437,7 @@ export function checkBankSettings(
       inboundDir: s.sftp.inbound_dir,
     },
     checkAccount: s.check_account === null ? null : checkAccountOf(s.check_account),
+    ...(s.statement_accounts === null ? {} : { statementAccounts: s.statement_accounts }),
   });
 }
 
@@ -451,6 +474,7 @@ export function bankSettingsJson(settings: BankSettings): Record<string, unknown
       inbound_dir: settings.sftp.inboundDir,
     },
     check_account: settings.checkAccount ? checkAccountJson(settings.checkAccount) : null,
+    ...(settings.statementAccounts ? { statement_accounts: [...settings.statementAccounts] } : {}),
   };
 }
 
@@ -570,5 +594,26 @@ export function maskedBankSettings(settings: BankSettings): Record<string, unkno
       inbound_dir: sftp.inboundDir,
     },
     check_account: settings.checkAccount ? maskedCheckAccount(settings.checkAccount) : null,
+    ...(settings.statementAccounts
+      ? { statement_accounts: settings.statementAccounts.map(maskedAccountNumber) }
+      : {}),
   };
+}
+
+/** The account numbers the company's bank statements cover, each with what it is to the company. */
+export function statementAccountsOf(
+  settings: BankSettings,
+): { accountNumber: string; role: "settlement" | "check" | "settlement_check" | "other" }[] {
+  const settlement = settings.settlementAccount.accountNumber;
+  const check = settings.checkAccount?.accountNumber ?? null;
+  const numbers = settings.statementAccounts ??
+    [settlement, ...(check !== null && check !== settlement ? [check] : [])];
+  return [...new Set(numbers)].map((accountNumber) => ({
+    accountNumber,
+    role: accountNumber === settlement
+      ? (accountNumber === check ? "settlement_check" : "settlement")
+      : accountNumber === check
+      ? "check"
+      : "other",
+  }));
 }

@@ -1,8 +1,8 @@
 /**
  * Polling the live SFTP inbound directory for return and notice-of-change files: a job per company
  * with an SFTP target, every ACH_INBOUND_POLL_MINUTES, that downloads new files, imports each
- * (lib/ach/imports.ts; a `.csv` file is the bank's paid checks, lib/checks/paid_import.ts) and
- * moves it to `processed/`.
+ * (lib/ach/imports.ts; a `.csv` file is the bank's paid checks, lib/checks/paid_import.ts; a
+ * `.bai`, `.bai2` or `.xml` file its statement, lib/reconciliation) and moves it to `processed/`.
  *
  * A file imported, or imported before (a duplicate), is moved; so is a file the import refuses
  * whole (not NACHA, too large), after its refusal is logged, since reading it again cannot help:
@@ -18,6 +18,7 @@ import { readBankSettings } from "./bank_store.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
 import { fetchInboundFiles, markInboundFilesProcessed } from "./transport.ts";
 import { importPaidItems, isPaidItemsFileName } from "../checks/paid_import.ts";
+import { importStatement, isStatementFileName } from "../reconciliation/service.ts";
 
 export const INBOUND_POLL_JOB = "ach.poll_inbound";
 
@@ -140,6 +141,36 @@ export async function pollInbound(
             ...facts,
             code: paid.code,
             detail: paid.message,
+          });
+        }
+        done.push(file.name);
+        continue;
+      }
+      // The bank's prior-day statements (BAI2, camt.053) come beside them too.
+      if (isStatementFileName(file.name)) {
+        const statement = await importStatement(deps, {
+          companyId,
+          content: file.content,
+          fileName: file.name,
+          source: "sftp",
+          importedBy: null,
+        }, now);
+        if (statement.ok) {
+          const report = statement.value;
+          log("info", report.duplicate ? "statement imported before" : "statement imported", {
+            ...facts,
+            import_id: report.importId,
+            sha256: report.sha256,
+            days: report.days.length,
+            matched: report.matched,
+            exceptions: report.exceptions,
+            not_read: report.skipped.length,
+          });
+        } else {
+          log("error", "an inbound statement was refused whole and is moved to processed/", {
+            ...facts,
+            code: statement.code,
+            detail: statement.message,
           });
         }
         done.push(file.name);

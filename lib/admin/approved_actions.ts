@@ -14,6 +14,7 @@ import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 import { lithicSettingsApprovedActions } from "../cards/settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
+import { reconciliationApprovedActions } from "../reconciliation/approvals.ts";
 import { ok } from "../platform/result.ts";
 
 /** Every approval kind's action. */
@@ -27,6 +28,7 @@ export const approvedActions: ApprovedActions = {
   ...lithicSettingsApprovedActions,
   ...achImportApprovedActions,
   ...paidImportApprovedActions,
+  ...reconciliationApprovedActions,
   "rail_exception.resolve": async (tx, approval, { actor, now }) => {
     const resolved = await railExceptionResolved(tx, actor, approval, now);
     return resolved.ok ? ok(resolved.value) : resolved;

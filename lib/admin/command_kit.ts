@@ -197,7 +197,10 @@ export function approvalAnswer(
 
 /** A live file imported by hand, as a rail's preview shows it, to stage for a second admin. */
 export interface HandImport {
-  readonly kind: Extract<ApprovalKind, "ach_import.apply" | "check_paid_import.apply">;
+  readonly kind: Extract<
+    ApprovalKind,
+    "ach_import.apply" | "check_paid_import.apply" | "statement_import.apply"
+  >;
   readonly companyId: string | null;
   readonly objectId: string;
   readonly fileName: string;

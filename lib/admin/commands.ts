@@ -57,6 +57,7 @@ import {
   tinReach,
 } from "./command_kit.ts";
 import { achCommands } from "./commands_ach.ts";
+import { reconCommands } from "./commands_recon.ts";
 import { bankCommands } from "./commands_bank.ts";
 import { backupCommands } from "./commands_backup.ts";
 import { outboxCommands } from "./commands_outbox.ts";
@@ -891,6 +892,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...backupCommands,
   ...outboxCommands,
   ...paymentCommands,
+  ...reconCommands,
 };
 
 /** Optional flags of every table: every other flag of a command is required unless it says so. */

@@ -10,6 +10,7 @@ import { isLedgerTransactionKind } from "../ledger/postings.ts";
 import { computeTieOut, type DayMovement, heldAccounts } from "../ledger/tieout.ts";
 import type { LedgerAccountCode } from "../ledger/types.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { reconNeedsActionSource } from "../reconciliation/needs_action_source.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
 import { scopeCondition } from "./paging.ts";
 
@@ -38,6 +39,7 @@ export const needsActionKinds = [
   "approvals",
   "funding_shortfalls",
   "tie_out_differences",
+  "recon_exceptions",
 ] as const;
 
 export type NeedsActionKind = (typeof needsActionKinds)[number];
@@ -69,6 +71,19 @@ export interface NeedsAction {
   readonly groups: NeedsActionGroup[];
   readonly total: number;
 }
+
+/** A kind of the queue another capability keeps: it reads its count and oldest items in scope. */
+export interface NeedsActionSource {
+  readonly kind: NeedsActionKind;
+  read(
+    client: Client,
+    companyIds: readonly string[] | null,
+    itemsMax: number,
+  ): Promise<NeedsActionGroup>;
+}
+
+/** The sources the queue reads beside its own kinds. */
+const NEEDS_ACTION_SOURCES: readonly NeedsActionSource[] = [reconNeedsActionSource];
 
 interface Query {
   readonly sql: string;
@@ -527,6 +542,7 @@ export async function readNeedsAction(
         { kind: "tie_out_differences", count: differences.length, items: differences },
       ];
     })(),
+    ...NEEDS_ACTION_SOURCES.map((source) => source.read(client, companyIds, itemsMax)),
   ]);
   const all = groups.flat();
   return { groups: all, total: all.reduce((sum, g) => sum + g.count, 0) };

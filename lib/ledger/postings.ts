@@ -12,7 +12,9 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
  * of an entry whose payout no longer held the money (canceled while in flight), let stand by an
  * operator (lib/rails/exceptions.ts). `funding.ach_returned_after_clear` is an ACH funding's debit
  * the bank took back after it cleared (from available, the rest owed in `funding_shortfall`), and
- * `funding.shortfall_covered` a later credit paying that back.
+ * `funding.shortfall_covered` a later credit paying that back. `recon.adjustment_in` and
+ * `recon.adjustment_out` are adjusting entries an operator posts when resolving a reconciliation
+ * exception (lib/reconciliation): the bank holds more (in) or less (out) than the ledger said.
  */
 export const ledgerTransactionKinds = [
   "funding.ach_initiated",
@@ -36,6 +38,8 @@ export const ledgerTransactionKinds = [
   "check.paid_exception",
   "check.paid_short",
   "rail.paid_exception",
+  "recon.adjustment_in",
+  "recon.adjustment_out",
 ] as const;
 
 export type LedgerTransactionKind = (typeof ledgerTransactionKinds)[number];

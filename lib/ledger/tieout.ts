@@ -56,6 +56,8 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "check.paid_exception": "paid_out",
   "check.paid_short": "returned",
   "rail.paid_exception": "paid_out",
+  "recon.adjustment_in": "funded",
+  "recon.adjustment_out": "paid_out",
 };
 
 export interface DayMovement {

@@ -93,6 +93,11 @@ export const NEEDS_ACTION_LABELS: Readonly<Record<NeedsActionKind, KindLabel>> =
     many: "tie-outs not zero",
     page: null,
   },
+  recon_exceptions: {
+    one: "bank statement difference open",
+    many: "bank statement differences open",
+    page: null,
+  },
 };
 
 const counted = (n: number, label: KindLabel) => `${n} ${n === 1 ? label.one : label.many}`;

@@ -1,0 +1,317 @@
+/**
+ * Statement imports reconcile each account's day: a day on which the bank did what the service
+ * expects reconciles to zero exceptions; each injected difference is caught on its side, with its
+ * reason; a file is imported once by SHA-256 and an account's day once.
+ */
+import assert from "node:assert/strict";
+import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
+import { importStatement } from "../lib/reconciliation/service.ts";
+import type { StatementAccount } from "../lib/reconciliation/statement.ts";
+import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
+import { COMPANY, type ImportFixture, NOW, returnOf, withImports } from "./ach_import_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+
+const DAY = "2026-11-24";
+const SETTLEMENT = "000900000002";
+const CHECKS = "000900000003";
+const WIRE_CENTS = 10_000_000;
+
+type Line = [typeCode: string, cents: number, customerReference: string | null, text: string];
+
+function account(
+  number: string,
+  opening: number,
+  lines: Line[],
+): Omit<StatementAccount, "line" | "date"> {
+  const read = lines.map(([typeCode, amountCents, customerReference, text]) => ({
+    line: 0,
+    direction: Number(typeCode) < 400 ? "credit" as const : "debit" as const,
+    amountCents,
+    typeCode,
+    kind: kindOfBaiTypeCode(Number(typeCode)),
+    bankReference: null,
+    customerReference,
+    text,
+  }));
+  const net = read.reduce(
+    (s, l) => s + (l.direction === "credit" ? l.amountCents : -l.amountCents),
+    0,
+  );
+  return { accountNumber: number, openingCents: opening, closingCents: opening + net, lines: read };
+}
+
+const statement = (accounts: Omit<StatementAccount, "line" | "date">[], fileId = "1") =>
+  new TextEncoder().encode(writeBai2({
+    senderId: "021000021",
+    receiverId: "ACME",
+    createdDate: "2026-11-25",
+    createdTime: "0200",
+    fileId,
+    asOfDate: DAY,
+  }, accounts));
+
+interface Day {
+  readonly returnTrace: string;
+  readonly returnCents: number;
+}
+
+/** The day's moves as the service recorded them: an ACH file, a return, a paid check, a wire. */
+async function serviceDay(f: ImportFixture): Promise<Day> {
+  await f.database.writer.write((tx) =>
+    tx.execute({
+      sql: `INSERT INTO ach_files (batch_id, company_id, immediate_origin, immediate_destination,
+              bank_date, file_id_modifier, effective_date, cutoff_kind, window_ends_at,
+              content_sealed, sha256, byte_size, entry_hash, credit_total_cents, debit_total_cents,
+              entry_count, file_name, created_at)
+            VALUES (?, ?, '1123456789', '021000021', ?, 'A', ?, 'next_day', ?, 'x', 'x', 0, '0',
+              125000, 50000, 2, 'ACME-20261124-A.ach', ?)`,
+      args: [f.batchId, COMPANY, DAY, DAY, NOW, NOW],
+    })
+  );
+  const returned = await f.credit({ amountCents: 7_500 });
+  const imported = await f.import([returnOf(returned, "R03")]);
+  assert.ok(imported.ok && imported.value.applied === 1);
+  const paid = await f.credit({ amountCents: 12_550, stage: "selected" });
+  await f.database.writer.write((tx) =>
+    tx.execute({
+      sql: `INSERT INTO checks (id, company_id, check_number, payout_id, reference, kind,
+              amount_cents, payee_name, status, issue_date, issued_at, paid_date,
+              paid_amount_cents, paid_at, created_at)
+            VALUES ('chk_1', ?, 1001, ?, 'chk-ref', 'postal', 12500, 'Pat Doe', 'paid', ?, ?, ?,
+              12500, ?, ?)`,
+      args: [COMPANY, paid.payoutId, DAY, NOW, DAY, NOW, NOW],
+    })
+  );
+  return { returnTrace: returned.trace, returnCents: returned.sentCents };
+}
+
+const deps = (f: ImportFixture) => ({
+  database: f.database,
+  environment: "test" as const,
+  secretBox: testSecretBox,
+});
+
+const importFile = (f: ImportFixture, content: Uint8Array, fileName = "prior_day.bai") =>
+  importStatement(deps(f), {
+    companyId: COMPANY,
+    content,
+    fileName,
+    source: "cli",
+    importedBy: null,
+  }, NOW + 86_400_000);
+
+Deno.test("a day on which the bank did what the service expected reconciles to zero exceptions", async () => {
+  await withImports(async (f) => {
+    const day = await serviceDay(f);
+    const file = statement([
+      account(SETTLEMENT, 0, [
+        ["466", 125_000, null, "ACH SETTLEMENT ACME-20261124-A"],
+        ["166", 50_000, null, "ACH SETTLEMENT"],
+        ["168", day.returnCents, day.returnTrace, "ACH RETURN R03"],
+        ["195", WIRE_CENTS, null, "INCOMING WIRE"],
+      ]),
+      account(CHECKS, 1_000_000, [["475", 12_500, "0000001001", "CHECK PAID"]]),
+    ]);
+    const imported = await importFile(f, file);
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    assert.deepEqual(
+      imported.value.days.map((
+        d,
+      ) => [d.accountLastFour, d.role, d.date, d.lines, d.matched, d.exceptions]),
+      [["0002", "settlement", DAY, 4, 4, 0], ["0003", "check", DAY, 1, 1, 0]],
+    );
+    assert.deepEqual([imported.value.matched, imported.value.exceptions, imported.value.skipped], [
+      5,
+      0,
+      [],
+    ]);
+    const lines = await f.rows(
+      "SELECT file_line, match_kind, match_reason FROM statement_lines ORDER BY file_line",
+    );
+    assert.deepEqual(lines, [
+      {
+        file_line: 4,
+        match_kind: "ach_credit_file",
+        match_reason:
+          `ACH file ${f.batchId} (ACME-20261124-A.ach): its credits total of $1,250.00 settled on its effective date`,
+      },
+      {
+        file_line: 5,
+        match_kind: "ach_debit_file",
+        match_reason:
+          `ACH file ${f.batchId} (ACME-20261124-A.ach): its funding debits total of $500.00 settled on its effective date`,
+      },
+      {
+        file_line: 6,
+        match_kind: "ach_return",
+        match_reason: `ACH return of trace ${day.returnTrace} for $74.50`,
+      },
+      {
+        file_line: 7,
+        match_kind: "wire",
+        match_reason: `incoming wire of $100,000.00 for wire funding ${
+          String((await f.rows("SELECT id FROM fundings"))[0].id)
+        }`,
+      },
+      {
+        file_line: 10,
+        match_kind: "check_paid",
+        match_reason: "check 1001 paid for $125.00, as written",
+      },
+    ]);
+    assert.deepEqual(await f.rows("SELECT count(*) AS n FROM recon_exceptions"), [{ n: 0 }]);
+
+    // The same file again changes nothing; another file reporting the same days is not read for them.
+    const again = await importFile(f, file);
+    assert.ok(again.ok);
+    assert.deepEqual([again.value.duplicate, again.value.importId], [
+      true,
+      imported.value.importId,
+    ]);
+    const restated = await importFile(f, statement([account(CHECKS, 0, [])], "2"), "restated.bai");
+    assert.ok(restated.ok);
+    assert.deepEqual(restated.value.skipped, [{
+      accountLastFour: "0003",
+      date: DAY,
+      reason: `reconciled already from import ${imported.value.importId}`,
+    }]);
+    assert.deepEqual(await f.rows("SELECT count(*) AS n FROM statement_days"), [{ n: 2 }]);
+  });
+});
+
+Deno.test("injected differences of each kind are caught, each on its side with its reason", async () => {
+  await withImports(async (f) => {
+    const day = await serviceDay(f);
+    const file = statement([
+      account(SETTLEMENT, 0, [
+        ["466", 125_001, null, "ACH SETTLEMENT"], // the file's credits, a cent off
+        ["166", 50_000, null, "ACH SETTLEMENT"],
+        // the return is missing, and so is the wire
+        ["699", 2_500, null, "SERVICE FEE"], // a debit nothing expected
+      ]),
+      account(CHECKS, 0, [["475", 12_600, "1001", "CHECK PAID"]]), // paid for another amount
+      account("000777777777", 0, []), // not one of the company's statement accounts
+    ]);
+    const imported = await importFile(f, file);
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    assert.deepEqual([imported.value.matched, imported.value.exceptions], [1, 7]);
+    assert.deepEqual(imported.value.skipped, [{
+      accountLastFour: "7777",
+      date: DAY,
+      reason: "not a statement account of the company's bank settings",
+    }]);
+    const fundingId = String((await f.rows("SELECT id FROM fundings"))[0].id);
+    const returnEntry = String(
+      (await f.rows("SELECT id FROM rail_batch_entries WHERE trace_number = ?", day.returnTrace))[0]
+        .id,
+    );
+    assert.deepEqual(
+      await f.rows(
+        `SELECT account_last_four, side, kind, subject_id, direction, amount_cents, reason, status
+           FROM recon_exceptions ORDER BY account_last_four, side, amount_cents`,
+      ),
+      [
+        {
+          account_last_four: "0002",
+          side: "bank",
+          kind: "other",
+          subject_id: null,
+          direction: "debit",
+          amount_cents: 2_500,
+          reason:
+            "the bank reported a debit of $25.00 (other, type 699) the service did not expect",
+          status: "open",
+        },
+        {
+          account_last_four: "0002",
+          side: "bank",
+          kind: "ach",
+          subject_id: null,
+          direction: "debit",
+          amount_cents: 125_001,
+          reason:
+            "the bank reported a debit of $1,250.01 (ach, type 466) the service did not expect",
+          status: "open",
+        },
+        {
+          account_last_four: "0002",
+          side: "service",
+          kind: "ach_return",
+          subject_id: returnEntry,
+          direction: "credit",
+          amount_cents: 7_450,
+          reason: `the bank reported no credit of $74.50 for the R03 return of payout ${
+            String(
+              (await f.rows("SELECT payout_id FROM rail_batch_entries WHERE id = ?", returnEntry))[
+                0
+              ].payout_id,
+            )
+          } (trace ${day.returnTrace})`,
+          status: "open",
+        },
+        {
+          account_last_four: "0002",
+          side: "service",
+          kind: "ach_credit_file",
+          subject_id: f.batchId,
+          direction: "debit",
+          amount_cents: 125_000,
+          reason:
+            `the bank reported no debit of $1,250.00 for ACH file ${f.batchId} (ACME-20261124-A.ach)`,
+          status: "open",
+        },
+        {
+          account_last_four: "0002",
+          side: "service",
+          kind: "wire",
+          subject_id: fundingId,
+          direction: "credit",
+          amount_cents: WIRE_CENTS,
+          reason: `the bank reported no credit of $100,000.00 for wire funding ${fundingId}`,
+          status: "open",
+        },
+        {
+          account_last_four: "0003",
+          side: "bank",
+          kind: "check_paid",
+          subject_id: null,
+          direction: "debit",
+          amount_cents: 12_600,
+          reason:
+            "the bank reported a debit of $126.00 (check_paid, type 475) the service did not expect: check 1001 was written for $125.00",
+          status: "open",
+        },
+        {
+          account_last_four: "0003",
+          side: "service",
+          kind: "check_paid",
+          subject_id: "chk_1",
+          direction: "debit",
+          amount_cents: 12_500,
+          reason: "the bank reported no debit of $125.00 for check 1001",
+          status: "open",
+        },
+      ],
+    );
+  });
+});
+
+Deno.test("a malformed statement is refused whole with its line and reason; nothing is written", async () => {
+  await withImports(async (f) => {
+    const good = new TextDecoder().decode(
+      statement([account(SETTLEMENT, 0, [["195", 100, null, "WIRE"]])]),
+    );
+    const bad = good.replace("49,200,3/", "49,201,3/");
+    assert.notEqual(bad, good);
+    const refused = await importFile(f, new TextEncoder().encode(bad), "bad.bai");
+    assert.deepEqual(refused, {
+      ok: false,
+      code: "malformed_statement",
+      message:
+        "bad.bai line 5: the account control total is 201, the records add up to 200; nothing was imported",
+      field: "file",
+      details: { line: 5, reason: "the account control total is 201, the records add up to 200" },
+    });
+    assert.deepEqual(await f.rows("SELECT count(*) AS n FROM statement_imports"), [{ n: 0 }]);
+  });
+});
