@@ -25,6 +25,8 @@ Deno.test("console: an unsigned visitor is sent to the sign-in page, which comes
     assert.match(signIn.html, /<label for="email">E-mail/);
     assert.match(signIn.html, /autocomplete="one-time-code"/);
     assert.equal(hiddenValue(signIn.html, "next"), "/console/payouts");
+    // Its script tells the server the browser's time zone before the first signed-in page.
+    assert.match(signIn.html, /<script src="\/console\/assets\/console.js" defer><\/script>/);
     assert.equal(signIn.headers.get("X-Frame-Options"), "DENY");
     assert.match(signIn.headers.get("Content-Security-Policy")!, /frame-ancestors 'none'/);
   });

@@ -47,6 +47,11 @@ function BarePage(props: { title: string; children: Child }) {
         <meta name="referrer" content="no-referrer" />
         <title>{`${props.title} · Console`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
+        {
+          /* Tells the server the browser's time zone before the first signed-in page, which would
+            otherwise reload itself to show times in it (and could be read mid-reload). */
+        }
+        <script src="/console/assets/console.js" defer></script>
       </head>
       <body>
         <header class="top">
