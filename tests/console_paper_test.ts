@@ -93,34 +93,3 @@ Deno.test("console: a payout links to its ACH file and check, and the file links
     assert.match(filePage.html, new RegExp(`href="/console/payouts/${payoutId}\\?env=test"`));
   }, { RATE_LIMIT_RPS: "0" });
 });
-
-Deno.test("console: an ACH file is badged balanced when its totals agree with its entries, and not after a hand edit of its row", async () => {
-  await withHttpFixture(async (f) => {
-    const { fileId } = await payoutInAchFile(f, {});
-    const database = f.deps.databases.test;
-    const { browser } = await consoleAs(f, { email: "vic@ops.test", role: "viewer" });
-    const clean = textOf((await browser.get(`/console/bank-files?env=test`)).html);
-    assert.match(clean, /\$1,250\.00 \/ \$0\.00 transmitted balanced/);
-    assert.match(
-      textOf((await browser.get(`/console/bank-files/ach/${fileId}?env=test`)).html),
-      /Balances balanced/,
-    );
-
-    await database.writer.write((tx) =>
-      tx.execute({
-        sql: "UPDATE ach_files SET credit_total_cents = 125100 WHERE batch_id = ?",
-        args: [fileId],
-      })
-    );
-    const edited = await browser.get(`/console/bank-files?env=test`);
-    assert.match(textOf(edited.html), /transmitted does not balance/);
-    assert.match(
-      edited.html,
-      /<span class="badge bad" title="credits: the file says \$1,251\.00, its entries \$1,250\.00">/,
-    );
-    assert.match(
-      textOf((await browser.get(`/console/bank-files/ach/${fileId}?env=test`)).html),
-      /Balances does not balance credits: the file says \$1,251\.00, its entries \$1,250\.00/,
-    );
-  }, { RATE_LIMIT_RPS: "0" });
-});

@@ -4,7 +4,6 @@
  * imported return and notice-of-change files. Reads only; file actions run as the CLI's ach:*.
  */
 import type { Client, InValue } from "@libsql/client";
-import { formatDollars } from "../platform/money.ts";
 import {
   type AchFileDetail,
   type AchFileStatus,
@@ -263,53 +262,52 @@ export async function listConsoleCheckFiles(
   );
 }
 
-/** Whether a file's own totals agree with the entries it carries, and where they do not. */
-export interface FileBalance {
-  readonly balanced: boolean;
-  /** Each total that disagrees, as "credits: the file says $X, its entries $Y". */
-  readonly differences: string[];
+export const paypalBatchSorts: Sortable = {
+  created: "b.created_at",
+  total: "b.total_cents",
+  status: "b.status",
+};
+
+export interface PaypalBatchRow {
+  readonly id: string;
+  readonly companyName: string;
+  readonly status: string;
+  readonly railReference: string | null;
+  readonly entryCount: number;
+  readonly totalCents: number;
+  readonly createdAt: number;
+  readonly transmittedAt: number | null;
 }
 
-/**
- * The balance of each ACH file: its header's credit and debit totals and entry count (and the
- * batch's total and count) against the sums of its entries as recorded. A file row edited by
- * hand, or an entry lost, shows here.
- */
-export async function achFileBalances(
+/** A page of the scope's PayPal payout batches (Venmo's too), metadata only. */
+export async function listConsolePaypalBatches(
   client: Client,
-  fileIds: readonly string[],
-): Promise<Map<string, FileBalance>> {
-  if (fileIds.length === 0) return new Map();
+  companyIds: readonly string[] | null,
+  window: PageWindow,
+): Promise<Page<PaypalBatchRow>> {
+  const where = allOf([
+    { sql: "b.rail = 'paypal'", args: [] },
+    scopeCondition("b.company_id", companyIds),
+  ]);
+  const order = orderAndPage(window, paypalBatchSorts, "b.rowid");
   const { rows } = await client.execute({
-    sql: `SELECT f.batch_id, f.credit_total_cents, f.debit_total_cents, f.entry_count,
-            b.total_cents, b.entry_count AS batch_entry_count,
-            coalesce(sum(CASE WHEN e.direction = 'credit' THEN e.amount_cents END), 0) AS credits,
-            coalesce(sum(CASE WHEN e.direction = 'debit' THEN e.amount_cents END), 0) AS debits,
-            count(e.id) AS entries
-          FROM ach_files f JOIN rail_batches b ON b.id = f.batch_id
-            LEFT JOIN rail_batch_entries e ON e.batch_id = f.batch_id
-          WHERE f.batch_id IN (${fileIds.map(() => "?").join(", ")})
-          GROUP BY f.batch_id`,
-    args: [...fileIds],
+    sql: `SELECT b.id, c.name AS company_name, b.status, b.rail_reference, b.entry_count,
+            b.total_cents, b.created_at, b.transmitted_at
+          FROM rail_batches b JOIN companies c ON c.id = b.company_id
+          WHERE ${where.sql} ${order.sql}`,
+    args: [...where.args, ...order.args],
   });
-  const dollars = (cents: unknown) => formatDollars(Number(cents));
-  return new Map(rows.map((row) => {
-    const differences: string[] = [];
-    const compare = (what: string, said: unknown, sum: unknown, show: (v: unknown) => string) => {
-      if (Number(said) !== Number(sum)) {
-        differences.push(`${what}: the file says ${show(said)}, its entries ${show(sum)}`);
-      }
-    };
-    compare("credits", row.credit_total_cents, row.credits, dollars);
-    compare("debits", row.debit_total_cents, row.debits, dollars);
-    compare(
-      "total",
-      row.total_cents,
-      Number(row.credits) + Number(row.debits),
-      dollars,
-    );
-    compare("entries", row.entry_count, row.entries, String);
-    compare("batch entries", row.batch_entry_count, row.entries, String);
-    return [String(row.batch_id), { balanced: differences.length === 0, differences }];
-  }));
+  return pageOf(
+    window,
+    rows.map((row) => ({
+      id: String(row.id),
+      companyName: String(row.company_name),
+      status: String(row.status),
+      railReference: row.rail_reference === null ? null : String(row.rail_reference),
+      entryCount: Number(row.entry_count),
+      totalCents: Number(row.total_cents),
+      createdAt: Number(row.created_at),
+      transmittedAt: row.transmitted_at === null ? null : Number(row.transmitted_at),
+    })),
+  );
 }

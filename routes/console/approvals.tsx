@@ -16,6 +16,7 @@ import {
 } from "../../lib/console/approvals.ts";
 import type { ApprovalStatus } from "../../lib/operators/rules.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -36,6 +37,7 @@ import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   ID_PATTERN,
   ListTable,
@@ -77,11 +79,31 @@ function StatusBadge(props: { status: ApprovalStatus }) {
   return <span class={tone}>{STATUS_LABELS[props.status]}</span>;
 }
 
-async function approvalsList(c: ConsoleContext, deps: AppDeps) {
-  const params = listParams(c, { sorts: Object.keys(approvalSorts), defaultSort: "requested" });
-  const status: ApprovalStatus | null = c.req.query("status") === "all"
+/** The status the list shows: the one asked for, every one for "all", or those waiting. */
+const statusAsked = (c: ConsoleContext): ApprovalStatus | null =>
+  c.req.query("status") === "all"
     ? null
     : queryChoice(c, "status", APPROVAL_STATES) ?? "pending_approval";
+
+const APPROVAL_COLUMNS: readonly CsvColumn<ApprovalRow>[] = [
+  ["approval_id", (a) => csvCell.text(a.id)],
+  ["requested_at", (a) => csvCell.time(a.requestedAt)],
+  ["kind", (a) => csvCell.text(a.kind)],
+  ["environment", (a) => csvCell.text(a.environment)],
+  ["what", (a) => csvCell.text(a.summary)],
+  ["object_id", (a) => csvCell.text(a.objectId)],
+  ["company", (a) => csvCell.text(a.companyName ?? "every company")],
+  ["requested_by", (a) => csvCell.text(a.requestedBy)],
+  ["status", (a) => csvCell.text(STATUS_LABELS[a.status])],
+  ["expires_at", (a) => csvCell.time(a.expiresAt)],
+  ["decided_by", (a) => csvCell.text(a.decidedBy)],
+  ["decided_at", (a) => csvCell.time(a.decidedAt)],
+  ["reason", (a) => csvCell.text(a.reason)],
+];
+
+async function approvalsList(c: ConsoleContext, deps: AppDeps) {
+  const params = listParams(c, { sorts: Object.keys(approvalSorts), defaultSort: "requested" });
+  const status = statusAsked(c);
   const page = await listConsoleApprovals(
     deps.databases.live.readClient,
     { companyIds: companiesInScope(c), status },
@@ -106,6 +128,9 @@ async function approvalsList(c: ConsoleContext, deps: AppDeps) {
           values={{ status: status ?? "all" }}
         />
       </FilterForm>
+      {page.data.length > 0
+        ? <ExportLink c={c} path="/console/approvals/export.csv" what="these approvals" />
+        : null}
       <ListTable
         label="Approvals"
         rows={page.data}
@@ -259,6 +284,17 @@ function approvalPage(
 export function approvalsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   app.get("/approvals", async (c) => c.html(await approvalsList(c, deps)));
+  app.get("/approvals/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(approvalSorts), defaultSort: "requested" });
+    const filter = { companyIds: companiesInScope(c), status: statusAsked(c) };
+    const now = deps.clock.now();
+    return csvExport(c, {
+      name: "approvals",
+      columns: APPROVAL_COLUMNS,
+      read: (window) =>
+        listConsoleApprovals(deps.databases.live.readClient, filter, { ...params, ...window }, now),
+    });
+  });
   app.get("/approvals/:id", async (c) => {
     const approval = await approvalOf(c, deps, c.req.param("id"));
     if (!approval) return notFoundPage(c, "This approval");

@@ -7,9 +7,15 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { type AuditFilter, auditSorts, listAuditLines } from "../../lib/console/audit.ts";
+import {
+  type AuditFilter,
+  type AuditLine,
+  auditSorts,
+  listAuditLines,
+} from "../../lib/console/audit.ts";
 import type { AppDeps } from "../context.ts";
-import { ListTable } from "./page_parts.tsx";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
+import { ExportLink, ListTable } from "./page_parts.tsx";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -108,8 +114,34 @@ async function verification(c: ConsoleContext, deps: AppDeps) {
   );
 }
 
+const AUDIT_COLUMNS: readonly CsvColumn<AuditLine>[] = [
+  ["seq", (line) => csvCell.count(line.seq)],
+  ["at", (line) => csvCell.time(line.at)],
+  ["operator", (line) => csvCell.text(line.operator)],
+  ["origin", (line) => csvCell.text(line.origin)],
+  ["action", (line) => csvCell.text(line.action)],
+  ["object_type", (line) => csvCell.text(line.objectType)],
+  ["object_id", (line) => csvCell.text(line.objectId)],
+  ["company_id", (line) => csvCell.text(line.companyId)],
+  ["before", (line) => csvCell.text(line.before)],
+  ["after", (line) => csvCell.text(line.after)],
+];
+
 export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  app.get("/audit/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(auditSorts), defaultSort: "seq" });
+    const { filter, problems } = filterOf(c);
+    if (problems.length > 0) {
+      return c.text(problems.map((p) => p.message).join("\n") + "\n", 400);
+    }
+    return csvExport(c, {
+      name: "audit",
+      columns: AUDIT_COLUMNS,
+      read: (window) =>
+        listAuditLines(c.get("database").readClient, filter, { ...params, ...window }),
+    });
+  });
   app.get("/audit", async (c) => {
     const params = listParams(c, { sorts: Object.keys(auditSorts), defaultSort: "seq" });
     const { filter, problems, values } = filterOf(c);
@@ -165,6 +197,9 @@ export function auditConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <button type="submit" class="secondary">Filter</button>
           </div>
         </form>
+        {page.data.length > 0
+          ? <ExportLink c={c} path="/console/audit/export.csv" what="these audit rows" />
+          : null}
         <ListTable
           label="Audit rows"
           rows={page.data}

@@ -10,20 +10,30 @@
  */
 import { Hono } from "hono";
 import {
-  achFileBalances,
+  type AchFileRow,
   achFileSorts,
   achFileStatuses,
   achImportSorts,
   CHECK_STATES,
+  type CheckFileRow,
   checkFileSorts,
+  type CheckRow,
   checkSorts,
-  type FileBalance,
   findConsoleAchFile,
   listAchImports,
   listConsoleAchFiles,
   listConsoleCheckFiles,
   listConsoleChecks,
+  listConsolePaypalBatches,
+  type PaypalBatchRow,
+  paypalBatchSorts,
 } from "../../lib/console/bank_files.ts";
+import {
+  type Balanced,
+  type FileBalance,
+  fileBalances,
+  withFileBalances,
+} from "../../lib/console/file_balances.ts";
 import { FILE_HELD_AFTER_MS } from "../../lib/console/needs_action.ts";
 import {
   type AttemptView,
@@ -32,6 +42,7 @@ import {
   RAIL_BATCHES_LISTED_MAX,
 } from "../../lib/rails/batch_views.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -51,6 +62,7 @@ import {
   ActionButton,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   findInScope,
   ListTable,
@@ -60,7 +72,7 @@ import {
 } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv, hasRole } from "./session.ts";
 
-type Tab = "ach" | "imports" | "checks" | "check-files" | "batches" | "import";
+type Tab = "ach" | "imports" | "checks" | "check-files" | "paypal" | "batches" | "import";
 
 /** The tabs of the bank files pages; an admin also sees the page that imports a file. */
 export function BankTabs(props: { c: ConsoleContext; current: Tab }) {
@@ -78,6 +90,7 @@ export function BankTabs(props: { c: ConsoleContext; current: Tab }) {
         tab("/console/bank-files/imports", "Returns imports", "imports"),
         tab("/console/bank-files/checks", "Checks", "checks"),
         tab("/console/bank-files/check-files", "Check files", "check-files"),
+        tab("/console/bank-files/paypal", "PayPal batches", "paypal"),
         tab("/console/bank-files/batches", "In doubt or held", "batches"),
         ...(hasRole(props.c, "admin")
           ? [tab("/console/bank-files/import", "Import a file", "import")]
@@ -113,7 +126,7 @@ function StatusFilter(props: {
   );
 }
 
-/** Green when the file's totals agree with its entries, red when they do not. */
+/** Green when the file's totals agree with its entries and the ledger, red when they do not. */
 function BalanceBadge(props: { balance: FileBalance | undefined }) {
   if (!props.balance) return <span>—</span>;
   return props.balance.balanced
@@ -124,6 +137,31 @@ function BalanceBadge(props: { balance: FileBalance | undefined }) {
       </span>
     );
 }
+
+/** A file's balance on its own page: the badge, and what disagrees. */
+function BalanceFact(props: { balance: FileBalance | undefined }) {
+  return (
+    <>
+      <dt>Balances</dt>
+      <dd>
+        <BalanceBadge balance={props.balance} />
+        {props.balance && !props.balance.balanced
+          ? <span class="hint">{props.balance.differences.join("; ")}</span>
+          : null}
+      </dd>
+    </>
+  );
+}
+
+/** A file's balance as an export's cell. */
+const balanceCell = (balance: FileBalance | undefined) =>
+  csvCell.text(
+    balance === undefined
+      ? ""
+      : balance.balanced
+      ? "balanced"
+      : `does not balance: ${balance.differences.join("; ")}`,
+  );
 
 /** Every transmission attempt of a batch with the rail's answer (why it failed, or its reference). */
 function AttemptsTable(props: { c: ConsoleContext; attempts: readonly AttemptView[] }) {
@@ -263,6 +301,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/bank-files/batches/:id", async (c) => {
     const batch = await findInScope(c, c.req.param("id"), findRailBatch);
     if (!batch) return notFoundPage(c, "This batch");
+    const balance = (await fileBalances(c.get("database").readClient, [batch.id])).get(batch.id);
     return c.html(
       <ConsoleLayout c={c} title={`Batch ${batch.id}`} active="bank-files">
         <BankTabs c={c} current="batches" />
@@ -282,6 +321,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <dd>
               <Money cents={batch.totalCents} />
             </dd>
+            <BalanceFact balance={balance} />
             <dt>Downloaded</dt>
             <dd>
               <When c={c} at={batch.downloadedAt} />
@@ -327,7 +367,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       { companyIds: companiesInScope(c), status },
       params,
     );
-    const balances = await achFileBalances(
+    const balances = await fileBalances(
       c.get("database").readClient,
       page.data.map((file) => file.id),
     );
@@ -340,6 +380,9 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           statuses={achFileStatuses}
           chosen={status}
         />
+        {page.data.length > 0
+          ? <ExportLink c={c} path="/console/bank-files/export.csv" what="these files" />
+          : null}
         <ListTable
           label="ACH files"
           rows={page.data}
@@ -406,7 +449,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.get("/bank-files/ach/:id", async (c) => {
     const file = await findInScope(c, c.req.param("id"), findConsoleAchFile);
     if (!file) return notFoundPage(c, "This ACH file");
-    const balance = (await achFileBalances(c.get("database").readClient, [file.id])).get(file.id);
+    const balance = (await fileBalances(c.get("database").readClient, [file.id])).get(file.id);
     return c.html(
       <ConsoleLayout c={c} title={`ACH file ${file.fileName}`} active="bank-files">
         <BankTabs c={c} current="ach" />
@@ -428,13 +471,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <dd>
               <Money cents={file.debitTotalCents} />
             </dd>
-            <dt>Balances</dt>
-            <dd>
-              <BalanceBadge balance={balance} />
-              {balance && !balance.balanced
-                ? <span class="hint">{balance.differences.join("; ")}</span>
-                : null}
-            </dd>
+            <BalanceFact balance={balance} />
             <dt>SHA-256</dt>
             <dd>
               <code class="break-all">{file.sha256}</code>
@@ -572,6 +609,9 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           statuses={CHECK_STATES}
           chosen={status}
         />
+        {page.data.length > 0
+          ? <ExportLink c={c} path="/console/bank-files/checks/export.csv" what="these checks" />
+          : null}
         <ListTable
           label="Checks"
           rows={page.data}
@@ -626,9 +666,22 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       companiesInScope(c),
       params,
     );
+    const balances = await fileBalances(
+      c.get("database").readClient,
+      page.data.map((file) => file.id),
+    );
     return c.html(
       <ConsoleLayout c={c} title="Bank files" active="bank-files">
         <BankTabs c={c} current="check-files" />
+        {page.data.length > 0
+          ? (
+            <ExportLink
+              c={c}
+              path="/console/bank-files/check-files/export.csv"
+              what="these files"
+            />
+          )
+          : null}
         <ListTable
           label="Check files"
           rows={page.data}
@@ -667,6 +720,9 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
               </td>
               <td>
+                <BalanceBadge balance={balances.get(file.id)} />
+              </td>
+              <td>
                 <When c={c} at={file.transmittedAt} />
               </td>
             </tr>
@@ -676,5 +732,191 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       </ConsoleLayout>,
     );
   });
+
+  app.get("/bank-files/paypal", async (c) => {
+    const params = listParams(c, { sorts: Object.keys(paypalBatchSorts), defaultSort: "created" });
+    const page = await listConsolePaypalBatches(
+      c.get("database").readClient,
+      companiesInScope(c),
+      params,
+    );
+    const balances = await fileBalances(
+      c.get("database").readClient,
+      page.data.map((batch) => batch.id),
+    );
+    return c.html(
+      <ConsoleLayout c={c} title="Bank files" active="bank-files">
+        <BankTabs c={c} current="paypal" />
+        {page.data.length > 0
+          ? (
+            <ExportLink
+              c={c}
+              path="/console/bank-files/paypal/export.csv"
+              what="these batches"
+            />
+          )
+          : null}
+        <ListTable
+          label="PayPal batches"
+          rows={page.data}
+          empty={
+            <>
+              No PayPal batches. The PayPal and Venmo payouts chosen by payees are sent together at
+              each PayPal cutoff, as one batch.
+            </>
+          }
+          head={
+            <>
+              <SortHeader c={c} params={params} column="created" label="Built" />
+              <th scope="col">Batch</th>
+              <th scope="col">Company</th>
+              <th scope="col" class="num">Items</th>
+              <SortHeader c={c} params={params} column="total" label="Total" numeric />
+              <SortHeader c={c} params={params} column="status" label="Status" />
+              <th scope="col">Balances</th>
+              <th scope="col">Transmitted</th>
+            </>
+          }
+          row={(batch) => (
+            <tr>
+              <td>
+                <When c={c} at={batch.createdAt} />
+              </td>
+              <td>
+                <a href={consoleUrl(c, `/console/bank-files/batches/${batch.id}`)}>
+                  {batch.railReference ?? batch.id}
+                </a>
+              </td>
+              <td>{batch.companyName}</td>
+              <td class="num">{batch.entryCount}</td>
+              <td class="num">
+                <Money cents={batch.totalCents} />
+              </td>
+              <td>
+                <span class={toneOf(batch.status)}>{batch.status.replace("_", " ")}</span>
+              </td>
+              <td>
+                <BalanceBadge balance={balances.get(batch.id)} />
+              </td>
+              <td>
+                <When c={c} at={batch.transmittedAt} />
+              </td>
+            </tr>
+          )}
+        />
+        <Pager c={c} params={params} hasMore={page.hasMore} />
+      </ConsoleLayout>,
+    );
+  });
+
+  // The lists as CSV, each as filtered and sorted on its page.
+  app.get("/bank-files/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(achFileSorts), defaultSort: "created" });
+    const filter = {
+      companyIds: companiesInScope(c),
+      status: queryChoice(c, "status", achFileStatuses),
+    };
+    const client = c.get("database").readClient;
+    return csvExport(c, {
+      name: "ach-files",
+      columns: ACH_FILE_COLUMNS,
+      read: (window) =>
+        withFileBalances(client, listConsoleAchFiles(client, filter, { ...params, ...window })),
+    });
+  });
+  app.get("/bank-files/checks/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(checkSorts), defaultSort: "issued" });
+    const filter = {
+      companyIds: companiesInScope(c),
+      status: queryChoice(c, "status", CHECK_STATES),
+    };
+    return csvExport(c, {
+      name: "checks",
+      columns: CHECK_COLUMNS,
+      read: (window) =>
+        listConsoleChecks(c.get("database").readClient, filter, { ...params, ...window }),
+    });
+  });
+  app.get("/bank-files/check-files/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(checkFileSorts), defaultSort: "created" });
+    const client = c.get("database").readClient;
+    return csvExport(c, {
+      name: "check-files",
+      columns: CHECK_FILE_COLUMNS,
+      read: (window) =>
+        withFileBalances(
+          client,
+          listConsoleCheckFiles(client, companiesInScope(c), { ...params, ...window }),
+        ),
+    });
+  });
+  app.get("/bank-files/paypal/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(paypalBatchSorts), defaultSort: "created" });
+    const client = c.get("database").readClient;
+    return csvExport(c, {
+      name: "paypal-batches",
+      columns: PAYPAL_BATCH_COLUMNS,
+      read: (window) =>
+        withFileBalances(
+          client,
+          listConsolePaypalBatches(client, companiesInScope(c), { ...params, ...window }),
+        ),
+    });
+  });
   return app;
 }
+
+const ACH_FILE_COLUMNS: readonly CsvColumn<Balanced<AchFileRow>>[] = [
+  ["file_id", (f) => csvCell.text(f.id)],
+  ["file_name", (f) => csvCell.text(f.fileName)],
+  ["company", (f) => csvCell.text(f.companyName)],
+  ["cutoff", (f) => csvCell.text(f.cutoffKind)],
+  ["effective_date", (f) => csvCell.text(f.effectiveDate)],
+  ["entries", (f) => csvCell.count(f.entryCount)],
+  ["credits", (f) => csvCell.money(f.creditTotalCents)],
+  ["debits", (f) => csvCell.money(f.debitTotalCents)],
+  ["status", (f) => csvCell.text(f.status)],
+  ["balances", (f) => balanceCell(f.balance)],
+  ["built_at", (f) => csvCell.time(f.createdAt)],
+  ["transmitted_at", (f) => csvCell.time(f.transmittedAt)],
+];
+
+const CHECK_COLUMNS: readonly CsvColumn<CheckRow>[] = [
+  ["check_number", (k) => csvCell.count(k.checkNumber)],
+  ["issue_date", (k) => csvCell.text(k.issueDate)],
+  ["payee", (k) => csvCell.text(k.payeeName)],
+  ["company", (k) => csvCell.text(k.companyName)],
+  ["kind", (k) => csvCell.text(k.kind)],
+  ["amount", (k) => csvCell.money(k.amountCents)],
+  ["status", (k) => csvCell.text(k.status)],
+  ["paid_date", (k) => csvCell.text(k.paidDate)],
+  ["paid_amount", (k) => csvCell.money(k.paidAmountCents)],
+  ["void_reason", (k) => csvCell.text(k.voidReason)],
+  ["payout_id", (k) => csvCell.text(k.payoutId)],
+];
+
+const CHECK_FILE_COLUMNS: readonly CsvColumn<Balanced<CheckFileRow>>[] = [
+  ["file_id", (f) => csvCell.text(f.id)],
+  ["file_name", (f) => csvCell.text(f.fileName)],
+  ["company", (f) => csvCell.text(f.companyName)],
+  ["kind", (f) => csvCell.text(f.kind)],
+  ["issues", (f) => csvCell.count(f.issueCount)],
+  ["voids", (f) => csvCell.count(f.voidCount)],
+  ["total", (f) => csvCell.money(f.totalCents)],
+  ["status", (f) => csvCell.text(f.status)],
+  ["balances", (f) => balanceCell(f.balance)],
+  ["built_at", (f) => csvCell.time(f.createdAt)],
+  ["transmitted_at", (f) => csvCell.time(f.transmittedAt)],
+];
+
+const PAYPAL_BATCH_COLUMNS: readonly CsvColumn<Balanced<PaypalBatchRow>>[] = [
+  ["batch_id", (b) => csvCell.text(b.id)],
+  ["reference", (b) => csvCell.text(b.railReference)],
+  ["company", (b) => csvCell.text(b.companyName)],
+  ["items", (b) => csvCell.count(b.entryCount)],
+  ["total", (b) => csvCell.money(b.totalCents)],
+  ["status", (b) => csvCell.text(b.status)],
+  ["balances", (b) => balanceCell(b.balance)],
+  ["built_at", (b) => csvCell.time(b.createdAt)],
+  ["transmitted_at", (b) => csvCell.time(b.transmittedAt)],
+];

@@ -13,6 +13,14 @@ import {
 import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
 import type { AppDeps } from "../context.ts";
+import {
+  CSV_EXPORT_ROWS_MAX,
+  csvCell,
+  type CsvColumn,
+  csvExport,
+  wholeList,
+} from "./csv_export.ts";
+import { ExportLink } from "./page_parts.tsx";
 import { ConsoleLayout, consoleUrl, EmptyState, Money, When } from "./kit.tsx";
 import { companiesInScope, type ConsoleContext, type ConsoleEnv } from "./session.ts";
 
@@ -179,8 +187,49 @@ function ItemRow(props: { c: ConsoleContext; item: NeedsActionItem }) {
   );
 }
 
+/** One item of the queue with its kind, as the export lists it. */
+interface KindItem {
+  readonly kind: NeedsActionKind;
+  readonly item: NeedsActionItem;
+}
+
+const reasonOf = (item: NeedsActionItem) => item.code ? explainFailure(item.code) : null;
+
+const ITEM_COLUMNS: readonly CsvColumn<KindItem>[] = [
+  ["kind", ({ kind }) => csvCell.text(NEEDS_ACTION_LABELS[kind].one)],
+  ["company", ({ item }) => csvCell.text(item.companyName)],
+  ["what", ({ item }) => csvCell.text(item.subject)],
+  ["why", ({ item }) => csvCell.text(item.detail)],
+  ["code", ({ item }) => csvCell.text(item.code)],
+  ["meaning", ({ item }) => csvCell.text(reasonOf(item)?.meaning)],
+  ["next_step", ({ item }) => csvCell.text(reasonOf(item)?.nextStep)],
+  ["amount", ({ item }) => csvCell.money(item.amountCents)],
+  ["since", ({ item }) => csvCell.time(item.since)],
+  [
+    "where",
+    ({ item }) => {
+      const query = new URLSearchParams(item.query ?? {}).toString();
+      return csvCell.text(query ? `${item.path}?${query}` : item.path);
+    },
+  ],
+];
+
 export function needsActionConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  // Every item of every kind, not the page's first of each.
+  app.get("/needs-action/export.csv", async (c) => {
+    const queue = await readNeedsAction(c.get("database"), companiesInScope(c), {
+      realNow: deps.clock.now(),
+      live: deps.databases.live.readClient,
+      itemsMax: CSV_EXPORT_ROWS_MAX,
+    });
+    const rows = queue.groups.flatMap((g) => g.items.map((item) => ({ kind: g.kind, item })));
+    return csvExport(c, {
+      name: "needs-action",
+      columns: ITEM_COLUMNS,
+      read: wholeList(rows),
+    });
+  });
   app.get("/needs-action", async (c) => {
     const queue = await readNeedsAction(c.get("database"), companiesInScope(c), {
       realNow: deps.clock.now(),
@@ -204,6 +253,7 @@ export function needsActionConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 {queue.total} {queue.total === 1 ? "thing needs" : "things need"}{" "}
                 action. Each links to where it is resolved.
               </p>
+              <ExportLink c={c} path="/console/needs-action/export.csv" what="every item" />
               <ul class="actions chips" aria-label="Kinds">
                 {open.map((g) => (
                   <li>

@@ -25,6 +25,7 @@ import {
   refusalStatus,
 } from "./kit.tsx";
 import { issuePath } from "../validation.ts";
+import { csvExportUrl } from "./csv_export.ts";
 
 /** An id of ours in a path (`wd_…`, `job_…`): letters, digits and _ only, bounded. */
 export const ID_PATTERN = /^[A-Za-z0-9_]{1,80}$/;
@@ -172,6 +173,15 @@ export function FilterForm(props: { c: ConsoleContext; action: string; children:
         <button type="submit" class="secondary">Show</button>
       </div>
     </form>
+  );
+}
+
+/** A link to the CSV of the list on this page as it is filtered and sorted, every page of it. */
+export function ExportLink(props: { c: ConsoleContext; path: string; what: string }) {
+  return (
+    <p class="actions">
+      <a href={csvExportUrl(props.c, props.path)} download>Export {props.what} as CSV</a>
+    </p>
   );
 }
 

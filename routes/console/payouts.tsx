@@ -16,9 +16,9 @@ import {
   searchPayouts,
 } from "../../lib/console/payouts.ts";
 import { payoutStatuses } from "../../lib/payouts/states.ts";
-import { csvDollars, csvText } from "../../lib/platform/csv.ts";
 import { startOfDayIn } from "../../lib/platform/format.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport, csvExportUrl } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -159,87 +159,45 @@ const ATTENTION_OPTIONS = [
   { value: "now", label: "Needs action now" },
 ];
 
-/** The export of the list as it is filtered and sorted now. */
-function exportUrl(c: ConsoleContext): string {
-  const query = new URLSearchParams(c.req.query());
-  query.delete("page");
-  query.set("env", c.get("environment"));
-  return `/console/payouts/export.csv?${query.toString()}`;
-}
-
-/** Rows read per query while an export streams, and the most one export carries. */
-const EXPORT_PAGE_ROWS = 500;
-const EXPORT_ROWS_MAX = 100_000;
-
-const EXPORT_HEADER = [
-  "payout_id",
-  "status",
-  "amount",
-  "payee",
-  "email",
-  "method",
-  "last_four",
-  "claim_or_uuid",
-  "disbursement_id",
-  "company",
-  "line",
-  "last_failure",
-  "created_at",
-  "updated_at",
+/** The columns of the Payouts export, in the order of the list's table. */
+const EXPORT_COLUMNS: readonly CsvColumn<PayoutListRow>[] = [
+  ["payout_id", (row) => csvCell.text(row.id)],
+  ["status", (row) => csvCell.text(row.status)],
+  ["amount", (row) => csvCell.money(row.amountCents)],
+  ["payee", (row) => csvCell.text(row.payeeName)],
+  ["email", (row) => csvCell.text(row.email)],
+  [
+    "method",
+    (row) =>
+      row.methodId === null
+        ? ""
+        : csvCell.text(METHOD_LABELS[row.methodId] ?? String(row.methodId)),
+  ],
+  ["last_four", (row) => csvCell.text(row.methodLastFour)],
+  ["claim_or_uuid", (row) => csvCell.text(row.claimId ?? row.disbursementUuid)],
+  ["disbursement_id", (row) => csvCell.text(row.disbursementId)],
+  ["company", (row) => csvCell.text(row.companyName)],
+  ["line", (row) => csvCell.text(row.lineCode)],
+  ["last_failure", (row) => csvCell.text(row.failureReason)],
+  ["created_at", (row) => csvCell.time(row.createdAt)],
+  ["updated_at", (row) => csvCell.time(row.updatedAt)],
 ];
-
-function exportLine(row: PayoutListRow): string {
-  return [
-    csvText(row.id),
-    row.status,
-    csvDollars(row.amountCents),
-    csvText(row.payeeName),
-    csvText(row.email ?? ""),
-    row.methodId === null ? "" : csvText(METHOD_LABELS[row.methodId] ?? String(row.methodId)),
-    csvText(row.methodLastFour ?? ""),
-    csvText(row.claimId ?? row.disbursementUuid),
-    csvText(row.disbursementId),
-    csvText(row.companyName),
-    csvText(row.lineCode),
-    csvText(row.failureReason ?? ""),
-    new Date(row.createdAt).toISOString(),
-    new Date(row.updatedAt).toISOString(),
-  ].join(",") + "\r\n";
-}
 
 export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   // The list's rows as CSV, in the list's order, read a page at a time while it streams.
   app.get("/export.csv", (c) => {
-    const database = c.get("database");
     const scope = companiesInScope(c);
     const params = listParams(c, { sorts: Object.keys(payoutSorts), defaultSort: "created" });
     const { filter, problems } = readFilter(c, deps.clock.now());
     if (problems.length > 0) {
       return c.text(problems.map((p) => p.message).join("\n") + "\n", 400);
     }
-    const encoder = new TextEncoder();
-    let offset = 0;
-    let done = false;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(encoder.encode(EXPORT_HEADER.join(",") + "\r\n"));
-      },
-      async pull(controller) {
-        if (done) return controller.close();
-        const page = await searchPayouts(database.readClient, scope, filter, {
-          ...params,
-          limit: Math.min(EXPORT_PAGE_ROWS, EXPORT_ROWS_MAX - offset),
-          offset,
-        });
-        offset += page.data.length;
-        done = !page.hasMore || offset >= EXPORT_ROWS_MAX;
-        controller.enqueue(encoder.encode(page.data.map(exportLine).join("")));
-      },
-    });
-    return c.body(body, 200, {
-      "Content-Type": "text/csv; charset=utf-8",
-      "Content-Disposition": `attachment; filename="payouts-${c.get("environment")}.csv"`,
+    return csvExport(c, {
+      name: "payouts",
+      columns: EXPORT_COLUMNS,
+      read: (window) =>
+        searchPayouts(c.get("database").readClient, scope, filter, { ...params, ...window }),
     });
   });
   app.get("/", async (c) => {
@@ -328,7 +286,9 @@ export function payoutsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           />
           <div class="actions">
             <button type="submit">Search</button>
-            <a href={exportUrl(c)} download>Export these payouts as CSV</a>
+            <a href={csvExportUrl(c, "/console/payouts/export.csv")} download>
+              Export these payouts as CSV
+            </a>
             {filtered ? <a href={consoleUrl(c, "/console/payouts")}>Clear</a> : null}
           </div>
         </form>

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import {
   DELIVERY_STATUSES,
+  type DeliveryRow,
   deliverySorts,
   type EndpointRow,
   findDeliveryEndpoint,
@@ -17,6 +18,7 @@ import {
   listEndpointsInScope,
 } from "../../lib/console/webhooks.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport, wholeList } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -38,6 +40,7 @@ import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   findInScope,
   ID_PATTERN,
@@ -87,6 +90,9 @@ async function endpointList(c: ConsoleContext) {
   const endpoints = await listEndpointsInScope(c.get("database").readClient, companiesInScope(c));
   return (
     <ConsoleLayout c={c} title="Webhooks" active="webhooks">
+      {endpoints.length > 0
+        ? <ExportLink c={c} path="/console/webhooks/export.csv" what="these endpoints" />
+        : null}
       <ListTable
         label="Webhook endpoints"
         rows={endpoints}
@@ -128,6 +134,40 @@ async function endpointList(c: ConsoleContext) {
 
 const SORTS = Object.keys(deliverySorts);
 
+const ENDPOINT_COLUMNS: readonly CsvColumn<EndpointRow>[] = [
+  ["endpoint_id", (e) => csvCell.text(e.id)],
+  ["company", (e) => csvCell.text(e.companyName)],
+  ["receives", (e) => csvCell.text(receives(e))],
+  ["url", (e) => csvCell.text(e.url)],
+  ["description", (e) => csvCell.text(e.description)],
+  [
+    "state",
+    (e) =>
+      csvCell.text(
+        e.disabledAt !== null ? "disabled" : e.failingSince !== null ? "failing" : "active",
+      ),
+  ],
+  ["disabled_reason", (e) => csvCell.text(e.disabledReason)],
+  ["failing_since", (e) => csvCell.time(e.failingSince)],
+  ["failed_deliveries", (e) => csvCell.count(e.failedCount)],
+  ["created_at", (e) => csvCell.time(e.createdAt)],
+];
+
+const DELIVERY_COLUMNS: readonly CsvColumn<DeliveryRow>[] = [
+  ["delivery_id", (d) => csvCell.text(d.id)],
+  ["event_id", (d) => csvCell.text(d.eventId)],
+  ["event", (d) => csvCell.text(d.eventType)],
+  ["status", (d) => csvCell.text(d.status)],
+  ["manual", (d) => d.manual ? "yes" : "no"],
+  ["attempts", (d) => csvCell.count(d.attemptCount)],
+  ["last_http_status", (d) => csvCell.count(d.lastStatusCode)],
+  ["last_duration_ms", (d) => csvCell.count(d.lastDurationMs)],
+  ["last_error", (d) => csvCell.text(d.lastError)],
+  ["next_attempt_at", (d) => csvCell.time(d.nextAttemptAt)],
+  ["created_at", (d) => csvCell.time(d.createdAt)],
+  ["completed_at", (d) => csvCell.time(d.completedAt)],
+];
+
 async function endpointPage(
   c: ConsoleContext,
   deps: AppDeps,
@@ -142,6 +182,7 @@ async function endpointPage(
     params,
   );
   const mayReplay = hasRole(c, "clerk") && endpoint.disabledAt === null;
+  const exportPath = `/console/webhooks/${endpoint.id}/deliveries.csv`;
   const defaultSince = new Date(deps.clock.now() - 86_400_000).toISOString().slice(0, 16);
   return (
     <ConsoleLayout c={c} title={`Webhook endpoint ${endpoint.url}`} active="webhooks">
@@ -196,6 +237,7 @@ async function endpointPage(
           values={{ status: status ?? "" }}
         />
       </FilterForm>
+      {page.data.length > 0 ? <ExportLink c={c} path={exportPath} what="these deliveries" /> : null}
       <ListTable
         label="Deliveries"
         rows={page.data}
@@ -283,6 +325,33 @@ export function webhooksConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const endpointOf = (c: ConsoleContext, id: string) => findInScope(c, id, findEndpointInScope);
 
   app.get("/webhooks", async (c) => c.html(await endpointList(c)));
+  app.get("/webhooks/export.csv", async (c) => {
+    const endpoints = await listEndpointsInScope(
+      c.get("database").readClient,
+      companiesInScope(c),
+    );
+    return csvExport(c, {
+      name: "webhook-endpoints",
+      columns: ENDPOINT_COLUMNS,
+      read: wholeList(endpoints),
+    });
+  });
+  app.get("/webhooks/:id/deliveries.csv", async (c) => {
+    const endpoint = await endpointOf(c, c.req.param("id"));
+    if (!endpoint) return notFoundPage(c, "This webhook endpoint");
+    const params = listParams(c, { sorts: SORTS, defaultSort: "created" });
+    const status = queryChoice(c, "status", DELIVERY_STATUSES);
+    return csvExport(c, {
+      name: `webhook-deliveries-${endpoint.id}`,
+      columns: DELIVERY_COLUMNS,
+      read: (window) =>
+        listEndpointDeliveries(
+          c.get("database").readClient,
+          { endpointId: endpoint.id, status },
+          { ...params, ...window },
+        ),
+    });
+  });
 
   app.get("/webhooks/:id", async (c) => {
     const endpoint = await endpointOf(c, c.req.param("id"));
