@@ -305,9 +305,12 @@ function PortalHelpPage() {
 export function docsRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const html = (page: Child) => "<!doctype html>" + String(page);
+  // Mounted at the root, this runs around every route: a route's own policy (the portal's) stays.
   app.use(async (c, next) => {
     await next();
-    c.header("Content-Security-Policy", DOCS_CSP);
+    if (!c.res.headers.has("Content-Security-Policy")) {
+      c.header("Content-Security-Policy", DOCS_CSP);
+    }
     c.header("X-Content-Type-Options", "nosniff");
     c.header("Referrer-Policy", "no-referrer");
   });

@@ -51,6 +51,8 @@ export class LithicContractServer {
   readonly cards = new Map<string, ContractCard>();
   readonly transactions: ContractTransaction[] = [];
   readonly authRules: { token: string; card_tokens: string[]; parameters: unknown }[] = [];
+  /** Lithic's clock, which judges an embed request's expiration (a test may give its fake clock). */
+  now: () => number = Date.now;
   /** Embed pages served, with the card they showed. */
   readonly embedsServed: string[] = [];
   readonly #idempotency = new Map<string, { body: string; card: ContractCard }>();
@@ -286,7 +288,7 @@ export class LithicContractServer {
     ));
     if (expected !== hmac) return this.#error(401, "The embed request's hmac does not match");
     const params = JSON.parse(json) as { token: string; expiration?: string };
-    if (params.expiration && Date.parse(params.expiration) < Date.now()) {
+    if (params.expiration && Date.parse(params.expiration) < this.now()) {
       return this.#error(401, "The embed request expired");
     }
     const card = this.cards.get(params.token);

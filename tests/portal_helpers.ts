@@ -72,6 +72,11 @@ export class PortalBrowser {
     );
   }
 
+  /** The cookies the pages set, as name and value (to hand a session to a real browser). */
+  cookies(): [string, string][] {
+    return [...this.#cookies];
+  }
+
   /** The CSRF token of the latest page that had a form with one. */
   csrf(): string {
     return this.#csrf;

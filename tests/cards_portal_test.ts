@@ -1,0 +1,139 @@
+/**
+ * The payee sees their virtual card in Lithic's hosted iframe, and the portal never receives its
+ * number: over HTTP (the status page carries the signed embed URL and frames the issuer's origin
+ * only), and in real Chromium (the iframe shows the number, loaded from the contract server;
+ * nothing the portal's origin sent or received holds it). Test environment, a company with Lithic
+ * settings pointing at the contract server.
+ */
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { api } from "./api_helpers.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+import { configureLithic } from "./cards_helpers.ts";
+import { LithicContractServer } from "./lithic_contract_server.ts";
+import type { ContractCard } from "./lithic_contract_server.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const INBOX = { SANDBOX_INBOX: "1" };
+
+/** A payee of Acme (test) who chose a virtual card in the portal and whose card was issued. */
+async function paidByCard(
+  f: HttpFixture,
+  server: LithicContractServer,
+): Promise<{ browser: PortalBrowser; linkPath: string; card: ContractCard }> {
+  await configureLithic(f.deps.databases.test, server, f.cast.acme.id, f.clock.now());
+  server.now = () => f.clock.now();
+  const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [3] });
+  const browser = new PortalBrowser(f);
+  await verify(browser, linkPath, email);
+  await browser.get(`${linkPath}/method?method=vcc`);
+  const chosen = await browser.post(`${linkPath}/method`, { method: "vcc", email });
+  assert.equal(chosen.status, 303, browser.lastHtml);
+  await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+  const [card] = [...server.cards.values()];
+  assert.ok(card, "Lithic issued no card");
+  assert.equal(card.spend_limit, 25_000);
+  return { browser, linkPath, card };
+}
+
+Deno.test("portal: a paid virtual card is shown in Lithic's signed iframe; the page frames that origin only and never holds the number", async () => {
+  const server = await LithicContractServer.start();
+  try {
+    await withHttpFixture(async (f) => {
+      const { browser, linkPath, card } = await paidByCard(f, server);
+      const page = await browser.get(linkPath);
+      assert.equal(page.status, 200);
+      assert.match(browser.lastHtml, /<h1>Paid<\/h1>/);
+      assert.match(browser.lastHtml, new RegExp(`card ending in ${card.last_four}`));
+      const src = /<iframe[^>]* src="([^"]+)"/.exec(browser.lastHtml)?.[1]?.replaceAll(
+        "&amp;",
+        "&",
+      );
+      assert.ok(src, browser.lastHtml);
+      const url = new URL(src);
+      assert.equal(url.origin, server.baseUrl);
+      assert.equal(url.pathname, "/v1/embed/card");
+      const request = JSON.parse(atob(url.searchParams.get("embed_request")!));
+      assert.equal(request.token, card.token);
+      assert.match(
+        page.headers.get("Content-Security-Policy")!,
+        new RegExp(`frame-src ${server.baseUrl}$`),
+      );
+      assert.ok(!browser.lastHtml.includes(server.panOf(card)));
+      assert.ok(!browser.lastHtml.includes(card.cvv_hidden));
+      // The signed URL works at Lithic; one tampered with does not.
+      const shown = await fetch(src);
+      assert.equal(shown.status, 200);
+      assert.match(await shown.text(), new RegExp(server.panOf(card).slice(0, 4)));
+      url.searchParams.set("hmac", "forged");
+      const forged = await fetch(url);
+      assert.equal(forged.status, 401);
+      await forged.body?.cancel();
+    }, INBOX);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name:
+    "browser: the payee's Chromium shows the card number inside Lithic's iframe; the portal's origin never sends or receives it",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const server = await LithicContractServer.start();
+    try {
+      await withHttpFixture(async (f) => {
+        const { browser: portal, linkPath, card } = await paidByCard(f, server);
+        const http = Deno.serve(
+          { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+          f.app.fetch,
+        );
+        const origin = `http://127.0.0.1:${http.addr.port}`;
+        const chrome = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        });
+        try {
+          const context = await chrome.newContext();
+          await context.addCookies(
+            portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
+          );
+          const page = await context.newPage();
+          const pan = server.panOf(card);
+          const portalTraffic: string[] = [];
+          page.on("request", (request) => {
+            if (request.url().startsWith(origin)) {
+              portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
+            }
+          });
+          page.on("response", async (response) => {
+            if (!response.url().startsWith(origin)) return;
+            portalTraffic.push(await response.text().catch(() => ""));
+          });
+          await page.goto(`${origin}${linkPath}`);
+          const frame = page.frameLocator("iframe.virtual-card");
+          const shown = await frame.locator("#pan").textContent({ timeout: 15_000 });
+          assert.equal(shown?.replaceAll(" ", ""), pan);
+          // The portal's own document cannot see into the issuer's frame, and holds no number.
+          assert.ok(!(await page.content()).includes(pan));
+          assert.ok(!(await page.content()).includes(card.cvv_hidden));
+          assert.ok(portalTraffic.length > 0);
+          for (const seen of portalTraffic) {
+            assert.ok(
+              !seen.replaceAll(" ", "").includes(pan),
+              "the portal's origin saw the number",
+            );
+          }
+          assert.ok(server.embedsServed.includes(card.token));
+        } finally {
+          await chrome.close();
+          await http.shutdown();
+        }
+      }, INBOX);
+    } finally {
+      await server.close();
+    }
+  },
+});
