@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import { runDueJobs } from "../db/scheduler.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
+import { importPaidItems } from "../lib/checks/paid_import.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
 import { signIn } from "../lib/operators/service.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { createApp } from "../routes/app.ts";
@@ -35,7 +37,8 @@ const MONDAY_10_00 = Date.UTC(2026, 0, 5, 15, 0);
 /** The bank's cutoffs: 10:30 and 16:00 in New York. */
 const MONDAY_10_31 = Date.UTC(2026, 0, 5, 15, 31);
 const MONDAY_16_01 = Date.UTC(2026, 0, 5, 21, 1);
-const TUESDAY_10_31 = Date.UTC(2026, 0, 6, 15, 31);
+const TUESDAY_16_05 = Date.UTC(2026, 0, 6, 21, 5);
+const WEDNESDAY_10_31 = Date.UTC(2026, 0, 7, 15, 31);
 const WEDNESDAY_11_00 = Date.UTC(2026, 0, 7, 16, 0);
 const SDN_CSV = '7001,"KARIMOV, Rustam","individual","SDGT",-0-,-0-\r\n\x1a';
 
@@ -237,6 +240,23 @@ async function endToEnd(f: HttpFixture): Promise<void> {
     );
     await asAlice("checks:mark-sent", { file: String(positivePay2.id) });
     await runUntil(f.clock.now());
+    // The payee may have deposited 5003 before the void reached the bank.
+    assert.equal(await status(ids.voided), "funds_sent");
+    // Tuesday's paid-items file, dropped in the inbound directory, reports nothing paid: a
+    // business day after the void was sent, it covers it.
+    f.clock.set(TUESDAY_16_05);
+    const covered = await importPaidItems({
+      database: live,
+      environment: "live",
+      runtime: payoutRuntime("live", runtimeSettingsOf(f.deps.config)),
+    }, {
+      companyId: acme.id,
+      content: new TextEncoder().encode("check_number,amount,paid_date\n"),
+      fileName: "paid-2026-01-06.csv",
+      source: "sftp",
+      importedBy: null,
+    }, f.clock.now());
+    assert.ok(covered.ok);
     assert.deepEqual(
       await rows("SELECT status, failure_reason FROM payouts WHERE id = ?", ids.voided),
       [{ status: "modality_offered", failure_reason: "check_voided" }],
@@ -245,7 +265,7 @@ async function endToEnd(f: HttpFixture): Promise<void> {
     // 7. Re-offered, the payee chooses a postal check again: a new number, 5004.
     await choose(ids.voided, 2);
     await runUntil(f.clock.now());
-    await runUntil(TUESDAY_10_31);
+    await runUntil(WEDNESDAY_10_31);
     const [print3, positivePay3] = await files();
     assert.deepEqual([positivePay3.issue_count, print3.issue_count], [1, 1]);
     await asAlice("checks:mark-sent", { file: String(positivePay3.id) });

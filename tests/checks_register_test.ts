@@ -1,10 +1,12 @@
 /**
  * The check register and the check rail (issue 19): numbers consecutive and never reused under
  * 200 concurrent submissions, voids and stale checks told to the bank in the next positive-pay
- * file and their payouts re-offered only once that file was sent, the sandbox's timeline.
+ * file and their payouts re-offered only once that file was sent and the bank's paid items a
+ * business day later covered it, the sandbox's timeline.
  */
 import assert from "node:assert/strict";
 import { runDueJobs } from "../db/scheduler.ts";
+import { importPaidItems } from "../lib/checks/paid_import.ts";
 import {
   type CheckRecord,
   issueCheck,
@@ -12,7 +14,7 @@ import {
   type VoidRefusal,
 } from "../lib/checks/register.ts";
 import type { Result } from "../lib/platform/result.ts";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
 import { DAY_SECONDS, MONEY_SETTINGS, type MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import {
@@ -45,6 +47,23 @@ const voidNumber = (
     }, m.now());
     return voided.ok ? voided : tx.abort(voided);
   });
+
+/** A business day later, the bank's paid-items file reports nothing paid: it covers the voids sent. */
+async function paidItemsCoverVoids(m: MoneyFixture): Promise<void> {
+  await m.advance(DAY_SECONDS);
+  const imported = await importPaidItems({
+    database: m.database,
+    environment: "live",
+    runtime: payoutRuntime("live", MONEY_SETTINGS),
+  }, {
+    companyId: m.companyId,
+    content: new TextEncoder().encode("check_number,amount,paid_date\n"),
+    fileName: "paid.csv",
+    source: "sftp",
+    importedBy: null,
+  }, m.now());
+  assert.ok(imported.ok);
+}
 
 const transitions = async (m: MoneyFixture, id: string) =>
   (await rows(
@@ -205,6 +224,8 @@ Deno.test("numbers: a voided check's number is never given again; a raised first
     const voided = await voidNumber(m, 1001);
     assert.ok(voided.ok);
     await m.settle();
+    assert.equal((await m.payout(id)).status, "funds_sent", "until the sandbox bank's paid items");
+    await m.advance(DAY_SECONDS);
     assert.equal((await m.payout(id)).status, "modality_offered");
     assert.ok((await m.select(id, POSTAL_CHECK, { zip: "10001" })).ok);
     await m.settle();
@@ -243,7 +264,7 @@ Deno.test("voids: a paid check is refused (check_paid), a voided one answers as 
   });
 });
 
-Deno.test("live voids: the void goes in the next positive-pay file; the payout stays funds_sent until that file is marked sent, then fails check_voided and is re-offered", async () => {
+Deno.test("live voids: the void goes in the next positive-pay file; the payout stays funds_sent until that file is marked sent and the bank's paid items a business day later cover it, then fails check_voided and is re-offered", async () => {
   await withCheckFixture("live", async ({ m }) => {
     const [id] = await chooseCheck(m, [25_000]);
     assert.equal((await m.payout(id)).status, "modality_selected", "waits for the cutoff");
@@ -279,6 +300,8 @@ Deno.test("live voids: the void goes in the next positive-pay file; the payout s
     );
     assert.equal((await m.payout(id)).status, "funds_sent", "until the void's file was sent");
     assert.ok((await markSent(m, "live", String(voidFile.batch_id))).ok);
+    assert.equal((await m.payout(id)).status, "funds_sent", "the bank may have paid it first");
+    await paidItemsCoverVoids(m);
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_voided"]);
     assert.deepEqual(await transitions(m, id), [
@@ -300,7 +323,7 @@ Deno.test("live voids: the void goes in the next positive-pay file; the payout s
   });
 });
 
-Deno.test("live stale: an issued check past its stale days goes stale, is voided in the next positive-pay file, and its payout fails check_stale only once that file is sent", async () => {
+Deno.test("live stale: an issued check past its stale days goes stale, is voided in the next positive-pay file, and its payout fails check_stale only once that file is sent and the bank's paid items cover it", async () => {
   await withCheckFixture("live", async ({ m }) => {
     const [id] = await chooseCheck(m, [3_000]);
     await m.advance(HOUR_SECONDS);
@@ -322,6 +345,8 @@ Deno.test("live stale: an issued check past its stale days goes stale, is voided
     ]);
     assert.equal((await m.payout(id)).status, "funds_sent");
     assert.ok((await markSent(m, "live", String(staleFile.batch_id))).ok);
+    assert.equal((await m.payout(id)).status, "funds_sent");
+    await paidItemsCoverVoids(m);
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_stale"]);
   });
@@ -346,6 +371,7 @@ Deno.test("live voids wait for their issue: a check voided while its issue's fil
       "built",
     ]);
     assert.ok((await markSent(m, "live", String(voidFile.batch_id))).ok);
+    await paidItemsCoverVoids(m);
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_voided"]);
   });

@@ -1,14 +1,17 @@
 /**
  * Paid-item exceptions (issue 19): a paid item that did not match its check cleanly stays open
  * until an operator resolves it, audited in the same unit. Two resolutions:
- * - `payment_stands`: the bank's payment is final, so the ledger records it. A check paid for
- *   another amount completes its payout (still issued and sent) and the difference is posted: more
- *   than written is `check.paid_exception` (available to the bank), less is `check.paid_short`
- *   (the bank to available). A voided, stale, unknown or twice-paid check was money the ledger had
- *   released, so the whole paid amount goes from available to the bank (`check.paid_exception`);
- *   when available cannot cover it the resolution is refused and nothing is written (fund the line
- *   first). A check paid before its positive-pay file was sent completes once that file is sent.
- * - `bank_reversed`: the bank took the payment back; nothing is posted, the check stays as it is.
+ * - `payment_stands`: the bank's payment is final, so the ledger records it. While the payout still
+ *   holds its money for the check (its entry sent: the check issued, or voided or stale and paid
+ *   before the void reached the bank), the payment completes the payout, the check is paid, and a
+ *   difference from the amount written is posted: more is `check.paid_exception` (available to the
+ *   bank), less is `check.paid_short` (the bank to available). Before the check's positive-pay file
+ *   is sent the resolution is refused (resolve it once it is). Any other paid check (voided once
+ *   its payout was offered again, unknown or paid twice) was money the ledger had released, so the
+ *   whole paid amount goes from available to the bank (`check.paid_exception`); when available
+ *   cannot cover it the resolution is refused and nothing is written (fund the line first).
+ * - `bank_reversed`: the bank took the payment back; nothing is posted, the check stays as it is,
+ *   and a void the bank's paid items covered already fails its payout now (lib/checks/voids.ts).
  */
 import { and, eq } from "drizzle-orm";
 import { checkExceptions, railBatchEntries } from "../../db/schema.ts";
@@ -23,13 +26,13 @@ import { settleRailBatchEntry } from "../payouts/jobs.ts";
 import { loadPayout } from "../payouts/store.ts";
 import type { PaidImportDeps } from "./paid_import.ts";
 import {
-  type CheckExceptionKind,
   exceptionLedgerEffect,
   type ExceptionResolution,
   exceptionResolutions,
   RESOLUTION_NOTE_LENGTH_MAX,
 } from "./paid_import_rules.ts";
 import { type CheckRecord, loadCheck } from "./register.ts";
+import { confirmVoids } from "./voids.ts";
 
 export type CheckExceptionRow = typeof checkExceptions.$inferSelect;
 
@@ -41,22 +44,45 @@ export interface LedgerEffect {
   readonly amountCents: number;
 }
 
+/** The exceptions whose payment is the payout's own while the payout still holds its money. */
+const PAYOUT_PAYMENT_KINDS: readonly string[] = ["amount_mismatch", "not_sent", "voided", "stale"];
+
+/** A check as an exception's resolution reads it, with the status of its submission's entry. */
+export interface ExceptionCheck {
+  readonly status: string;
+  readonly amountCents: number;
+  /** The rail entry of the check's submission: `sent` while its payout holds the money in flight. */
+  readonly entryStatus: string | null;
+}
+
+/**
+ * Whether the bank's payment, if it stands, is the payout's own payment: the payout still holds
+ * its money for this check (its entry is sent), whether the check is issued, or was voided or went
+ * stale and the bank paid it before the void reached it. It then completes the payout.
+ */
+export function paymentCompletesPayout(
+  exception: { readonly kind: string },
+  check: ExceptionCheck | null,
+): boolean {
+  return check !== null && check.status !== "paid" && check.entryStatus === "sent" &&
+    PAYOUT_PAYMENT_KINDS.includes(exception.kind);
+}
+
 /**
  * The ledger effect of `payment_stands` for an exception, given its check as it is now (null: the
- * register never gave the number): null when nothing would be posted (a not-sent check completes
- * its payout, which posts as every completion does).
+ * register never gave the number): a payment that completes its payout posts only the difference
+ * from the amount written (completion posts the rest, as every completion does); any other was
+ * money the ledger had released, all of it from available. Null when nothing would be posted.
  */
 export function ledgerEffectOf(
   exception: { readonly kind: string; readonly paidAmountCents: number },
-  check: { readonly status: string; readonly amountCents: number } | null,
+  check: ExceptionCheck | null,
 ): LedgerEffect | null {
-  const kind = exception.kind as CheckExceptionKind;
-  if (kind === "not_sent" && check?.status === "issued") return null;
-  const stillIssued = kind === "amount_mismatch" && check?.status === "issued";
+  const completes = paymentCompletesPayout(exception, check);
   const cents = exceptionLedgerEffect(
-    stillIssued ? "amount_mismatch" : "unknown",
+    completes ? "amount_mismatch" : "unknown",
     exception.paidAmountCents,
-    stillIssued ? check!.amountCents : null,
+    completes ? check!.amountCents : null,
   );
   if (cents === 0) return null;
   return cents > 0
@@ -151,6 +177,13 @@ export function resolveCheckException(
         resolvedBy: resolved.resolvedBy,
         resolvedAt: now,
       }).where(and(eq(checkExceptions.id, exception.id), eq(checkExceptions.status, "open")));
+      if (resolution === "bank_reversed") {
+        const { rows } = await tx.execute({
+          sql: "SELECT max(imported_at) AS at FROM check_paid_imports WHERE company_id = ?",
+          args: [exception.companyId],
+        });
+        await confirmVoids(tx, deps.runtime, exception.companyId, Number(rows[0].at), now);
+      }
       await appendAudit(tx, deps.environment, actor, {
         at: now,
         action: "checks:resolve-exception",
@@ -180,6 +213,13 @@ const auditFacts = (row: CheckExceptionRow) => ({
   ledger_transaction_id: row.ledgerTransactionId,
 });
 
+/** The status of the rail entry a check's submission queued, or null when there is none. */
+async function entryStatusOf(tx: WriteTx, reference: string): Promise<string | null> {
+  const [entry] = await tx.db.select({ status: railBatchEntries.status }).from(railBatchEntries)
+    .where(eq(railBatchEntries.reference, reference));
+  return entry?.status ?? null;
+}
+
 async function paymentStands(
   tx: WriteTx,
   deps: PaidImportDeps,
@@ -193,35 +233,36 @@ async function paymentStands(
   >
 > {
   let completedPayoutId: string | null = null;
-  const completesCheck = check?.status === "issued" &&
-    (exception.kind === "amount_mismatch" || exception.kind === "not_sent");
-  if (completesCheck) {
-    const [entry] = await tx.db.select({ status: railBatchEntries.status }).from(railBatchEntries)
-      .where(eq(railBatchEntries.reference, check.reference));
-    if (entry?.status !== "sent") {
-      return refuse(
-        "check_not_sent",
-        `check ${check.checkNumber}'s positive-pay file is not sent yet; resolve the exception once it is (its payout then completes)`,
-        { field: "exception" },
-      );
-    }
+  const entryStatus = check ? await entryStatusOf(tx, check.reference) : null;
+  const facts = check && { status: check.status, amountCents: check.amountCents, entryStatus };
+  if (
+    check !== null && check.status !== "paid" && PAYOUT_PAYMENT_KINDS.includes(exception.kind) &&
+    (entryStatus === "queued" || entryStatus === "batched")
+  ) {
+    return refuse(
+      "check_not_sent",
+      `check ${check.checkNumber}'s positive-pay file is not sent yet; resolve the exception once it is (its payout then completes)`,
+      { field: "exception" },
+    );
+  }
+  if (paymentCompletesPayout(exception, facts)) {
     await tx.execute({
       sql: `UPDATE checks SET status = 'paid', paid_date = ?, paid_amount_cents = ?, paid_at = ?
-            WHERE id = ? AND status = 'issued'`,
-      args: [exception.paidDate, exception.paidAmountCents, now, check.id],
+            WHERE id = ? AND status <> 'paid'`,
+      args: [exception.paidDate, exception.paidAmountCents, now, check!.id],
     });
     const settled = await settleRailBatchEntry(
       tx,
       deps.runtime,
-      check.reference,
+      check!.reference,
       { kind: "completed" },
       now,
     );
-    if (!settled.ok) throw new Error(`paid check ${check.checkNumber}: ${settled.message}`);
-    completedPayoutId = check.payoutId;
+    if (!settled.ok) throw new Error(`paid check ${check!.checkNumber}: ${settled.message}`);
+    completedPayoutId = check!.payoutId;
   }
   // The check as it was before this unit: a completed mismatch posts its difference.
-  const effect = ledgerEffectOf(exception, check);
+  const effect = ledgerEffectOf(exception, facts);
   if (effect === null) return ok({ ledgerTransactionId: null, completedPayoutId });
   const payout = check ? await loadPayout(tx, check.payoutId) : null;
   const lineId = payout?.lineId ?? (await resolveLine(tx, exception.companyId, null))?.id;

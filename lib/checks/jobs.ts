@@ -8,8 +8,10 @@
  * postal checks are built outside every unit and kept sealed. A print file is held until its
  * positive-pay file was sent: checks never exist on paper before the bank knows them. When a
  * positive-pay file is sent its issues' payouts are sent (funds_sent) and its voids' payouts fail
- * (`check_voided`, `check_stale`) and are re-offered: only now can the bank no longer honour the
- * paper. `check.stale` (per check) and, with the sandbox bank, `check.sandbox_paid`.
+ * (`check_voided`, `check_stale`) and are re-offered once the bank can no longer honour the paper.
+ * Only a void the bank could never have paid fails its payout then; the others wait for the
+ * bank's paid items (lib/checks/voids.ts). `check.stale` (per check), `check.confirm_voids` (per
+ * company) and, with the sandbox bank, `check.sandbox_paid`.
  */
 import { externalJob, type JobHandler, type RunningJob } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -48,9 +50,16 @@ import {
 } from "./files_store.ts";
 import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./register.ts";
 import { importPaidItems } from "./paid_import.ts";
+import {
+  confirmVoids,
+  RETURNED_UNDELIVERABLE,
+  VOID_NEVER_PAYABLE,
+  voidFailureReason,
+} from "./voids.ts";
 import { tellPayeeDigitalCheckReady } from "./digital.ts";
 import {
   CHECK_BATCH_JOBS,
+  CHECK_CONFIRM_VOIDS_JOB,
   CHECK_CUTOFF_JOB,
   CHECK_RAIL,
   CHECK_SANDBOX_PAID_JOB,
@@ -76,8 +85,6 @@ const DAY_MS = 86_400_000;
 export const SANDBOX_POSTAL_PAID_AFTER_MS = 5 * DAY_MS;
 /** ... and a digital check after one business day (contract §10). */
 export const SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS = 1;
-/** The reason a check the post office returned is voided with, and its payout fails with. */
-export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
 
 /** What a cutoff's claim hands to the build. */
 interface FileClaim {
@@ -383,16 +390,11 @@ export async function printReleasable(
   return rows[0]?.status === "transmitted";
 }
 
-/** The payout failure a void told to the bank stands for. */
-export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReason">): string {
-  if (check.status === "stale") return "check_stale";
-  return check.voidReason === RETURNED_UNDELIVERABLE ? RETURNED_UNDELIVERABLE : "check_voided";
-}
-
 /**
  * A check file reached the bank (or an admin marked it sent): a positive-pay file's issues are
- * sent (their payouts funds_sent), then its voids fail their payouts and re-offer them, and its
- * print file is released; the sandbox bank plans its paid items. In the caller's unit.
+ * sent (their payouts funds_sent), then its voids the bank could never have paid fail their
+ * payouts and re-offer them (the others wait for the bank's paid items), and its print file is
+ * released; the sandbox bank plans its paid items. In the caller's unit.
  */
 export async function checkFileTransmitted(
   tx: WriteTx,
@@ -424,8 +426,9 @@ async function sendFile(
   if (sent === CHECK_SEND_ENTRIES_PER_UNIT_MAX) return void await again();
   const { rows } = await tx.execute({
     sql: `SELECT c.id FROM checks c
-          WHERE c.void_file_id = ? AND EXISTS (SELECT 1 FROM rail_batch_entries e
-            WHERE e.reference = c.reference AND e.status = 'sent')
+          WHERE c.void_file_id = ? AND ${VOID_NEVER_PAYABLE}
+            AND EXISTS (SELECT 1 FROM rail_batch_entries e
+              WHERE e.reference = c.reference AND e.status = 'sent')
           ORDER BY c.check_number LIMIT ?`,
     args: [fileId, VOIDS_PER_UNIT_MAX],
   });
@@ -523,7 +526,7 @@ interface SandboxPaidItems {
 
 /**
  * `check.sandbox_paid` (test only), claiming unit: the postal or digital checks of a positive-pay
- * file still issued. A postal check to the sandbox's undeliverable ZIP was returned by the post
+ * file still issued (and, a business day after a file of voids, the day's report). A postal check to the sandbox's undeliverable ZIP was returned by the post
  * office: it is voided here, and its payout fails `returned_undeliverable` once the void's file
  * was sent. The others are paid for their amount: the bank's paid-items file, written here,
  * goes through the same import as a bank's (`importPaidItems`).
@@ -540,7 +543,14 @@ async function sandboxPaidItems(
           ORDER BY c.check_number`,
     args: [job.subjectId, kind],
   });
-  if (rows.length === 0) return null;
+  // A file carrying voids the bank might have met with a payment gets its report a business day
+  // later, empty when nothing was paid: the report those voids' payouts wait for.
+  const reportsVoids = kind === "digital" && (await tx.execute({
+        sql:
+          `SELECT 1 FROM checks c WHERE c.void_file_id = ? AND NOT ${VOID_NEVER_PAYABLE} LIMIT 1`,
+        args: [job.subjectId],
+      })).rows.length > 0;
+  if (rows.length === 0 && !reportsVoids) return null;
   const settings = await checkSettingsOf(deps, tx, job.companyId);
   const paidDate = bankLocal(job.dueAt, settings.timeZone).date;
   const lines = ["check_number,amount,paid_date"];
@@ -562,7 +572,7 @@ async function sandboxPaidItems(
       `${check.checkNumber},${formatPositivePayAmount(check.amountCents, "dollars")},${paidDate}`,
     );
   }
-  if (lines.length === 1) return null;
+  if (lines.length === 1 && !reportsVoids) return null;
   return {
     companyId: job.companyId,
     fileName: `sandbox_paid_${paidDate.replaceAll("-", "")}_${job.subjectId}_${kind}.csv`,
@@ -600,6 +610,10 @@ export function checkJobHandlers(
     [CHECK_SEND_JOB]: (tx, job) =>
       sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
     [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),
+    [CHECK_CONFIRM_VOIDS_JOB]: async (tx, job) => {
+      const reportedAt = Number(job.payload.reported_at);
+      await confirmVoids(tx, deps.runtime, job.companyId, reportedAt, job.dueAt);
+    },
     [CHECK_SANDBOX_PAID_JOB]: externalJob<SandboxPaidItems, void>({
       // Writing and importing one file: well within a minute.
       leaseMs: 60_000,

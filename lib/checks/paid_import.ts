@@ -5,8 +5,9 @@
  * to the register by its check number, in file order, so a number paid twice in one file is an
  * exception the second time: a clean match completes its payout through the payout state machine
  * (the batch entry settles completed); anything else is recorded in check_exceptions, open, for
- * an operator to resolve (lib/checks/exceptions.ts). The file is read and checked before the
- * unit; a file without one of its columns is refused whole and nothing is written.
+ * an operator to resolve (lib/checks/exceptions.ts). Then the voids the file covers, whose checks
+ * it did not report paid, fail their payouts (lib/checks/voids.ts). The file is read and checked
+ * before the unit; a file without one of its columns is refused whole and nothing is written.
  */
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
@@ -26,6 +27,7 @@ import {
 } from "./paid_import_rules.ts";
 import { recordCheckPaid } from "./paid.ts";
 import { findCheckByNumber } from "./register.ts";
+import { confirmVoids } from "./voids.ts";
 
 export type PaidImportSource = (typeof checkPaidImports.$inferSelect)["source"];
 
@@ -146,7 +148,14 @@ async function applyImport(
     importedAt: now,
   }).onConflictDoNothing({ target: [checkPaidImports.companyId, checkPaidImports.sha256] })
     .returning({ id: checkPaidImports.id });
-  if (claimed.length === 0) return await duplicateOf(tx, request.companyId, sha256);
+  if (claimed.length === 0) {
+    // An empty file is the same every day the bank paid nothing, and each one is news: the bank
+    // paid none of the voids it covers.
+    if (items.length === 0 && malformed.length === 0) {
+      await confirmVoids(tx, deps.runtime, request.companyId, now, now);
+    }
+    return await duplicateOf(tx, request.companyId, sha256);
+  }
 
   const notMatched: PaidItemNotMatched[] = malformed.map((row) => ({
     line: row.line,
@@ -202,6 +211,8 @@ async function applyImport(
     });
   }
   notMatched.sort((a, b) => a.line - b.line);
+  // Its items applied first: a void whose check the file reports paid waits for its exception.
+  await confirmVoids(tx, deps.runtime, request.companyId, now, now);
   await tx.db.update(checkPaidImports).set({
     matchedCount: matched,
     exceptionCount: exceptions,

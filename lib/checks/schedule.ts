@@ -22,6 +22,8 @@ export const CHECK_BATCH_JOBS = { transmit: CHECK_TRANSMIT_JOB, windowClose: "ch
 export const CHECK_SEND_JOB = "check.send";
 /** Per check: an issued check goes stale after its account's stale days. */
 export const CHECK_STALE_JOB = "check.stale";
+/** Per company: fails the payouts of voids a paid-items file covered, past one unit's bound. */
+export const CHECK_CONFIRM_VOIDS_JOB = "check.confirm_voids";
 /** Per positive-pay file, test only: the sandbox bank reports its checks paid (or returned). */
 export const CHECK_SANDBOX_PAID_JOB = "check.sandbox_paid";
 

@@ -168,6 +168,7 @@ export interface CheckExceptionSummary {
 
 const EXCEPTION_SQL = `SELECT x.id, x.company_id, co.tin, x.import_id, i.file_name, x.check_number,
     x.check_id, k.status AS check_status, k.amount_cents AS issued_amount_cents, k.payout_id,
+    (SELECT e.status FROM rail_batch_entries e WHERE e.reference = k.reference) AS entry_status,
     x.kind, x.paid_amount_cents, x.paid_date, x.status, x.resolution, x.ledger_transaction_id,
     x.resolved_by, x.resolved_at, x.created_at
   FROM check_exceptions x JOIN companies co ON co.id = x.company_id
@@ -206,7 +207,11 @@ function toException(row: Readonly<Record<string, unknown>>): CheckExceptionSumm
     ledgerEffect: status === "open"
       ? ledgerEffectOf(
         { kind, paidAmountCents },
-        checkStatus === null ? null : { status: checkStatus, amountCents: issuedAmountCents! },
+        checkStatus === null ? null : {
+          status: checkStatus,
+          amountCents: issuedAmountCents!,
+          entryStatus: nullableText("entry_status"),
+        },
       )
       : null,
   };

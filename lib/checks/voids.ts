@@ -2,20 +2,148 @@
  * Voiding a check on purpose (issue 19): an operator (`checks:void`, clerk or admin) or a user of
  * the company (`POST /api/checks/{number}/void`) voids an issued check with a reason, audited in
  * the same unit. The register (lib/checks/register.ts) queues the void for the next positive-pay
- * file; the payout fails `check_voided` and is re-offered only once that file was sent. A paid
- * check is refused and nothing is written; a check voided or stale already is answered as it is.
+ * file. A paid check is refused and nothing is written; a check voided or stale already is
+ * answered as it is.
+ *
+ * A void (or a stale check) whose issue reached the bank in an earlier file may have been paid
+ * before the void reached the bank, and the bank tells of payments only in its paid-items files.
+ * So once the void's file was sent the payout still holds its money (funds_sent, its entry sent)
+ * and waits for a paid-items file imported a business day or more after that (`confirmVoids`):
+ * only then does it fail `check_voided` (`check_stale`) and is offered again. A paid item of the
+ * check goes to the exceptions queue instead, and the payout waits for its resolution. A void the
+ * bank could never have paid (told with its issue in one file, or a check the post office
+ * returned) fails its payout as soon as its file was sent.
  */
+import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit, type AuditActor } from "../audit/store.ts";
 import type { Environment } from "../platform/config.ts";
+import { addBusinessDays } from "../platform/business_days.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
 import {
   type CheckRecord,
   findCheckByNumber,
+  loadCheck,
   VOID_REASON_LENGTH_MAX,
   voidCheck,
   type VoidRefusal,
 } from "./register.ts";
+import { CHECK_CONFIRM_VOIDS_JOB } from "./schedule.ts";
+
+/** The reason a check the post office returned is voided with, and its payout fails with. */
+export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
+/** Voids one unit confirms (their payouts re-offered); more go on in `check.confirm_voids`. */
+export const VOIDS_CONFIRMED_PER_UNIT_MAX = 500;
+/**
+ * A paid-items file imported this many business days after a void reached the bank covers it:
+ * the bank reports each banking day's payments the next banking morning, so any payment made
+ * before the void arrived was reported by then.
+ */
+export const VOID_COVERED_AFTER_BUSINESS_DAYS = 1;
+
+/** The payout failure a void told to the bank stands for. */
+export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReason">): string {
+  if (check.status === "stale") return "check_stale";
+  return check.voidReason === RETURNED_UNDELIVERABLE ? RETURNED_UNDELIVERABLE : "check_voided";
+}
+
+/**
+ * The voids (SQL, of checks `c`) the bank could never have paid: told with their issue in one
+ * file, or of a check the post office returned to the company.
+ */
+export const VOID_NEVER_PAYABLE = `(c.issue_file_id = c.void_file_id
+  OR (c.status = 'voided' AND c.void_reason = '${RETURNED_UNDELIVERABLE}'))`;
+
+/** From when a paid-items file covers a void that reached the bank at `sentAt`. */
+export const voidCoveredFrom = (sentAt: number): number =>
+  addBusinessDays(sentAt, VOID_COVERED_AFTER_BUSINESS_DAYS);
+
+/** The voids told to the bank whose payouts still hold their money, oldest file first. */
+const AWAITING_CONFIRMATION = `SELECT c.id, b.transmitted_at FROM checks c
+  JOIN rail_batches b ON b.id = c.void_file_id
+  JOIN rail_batch_entries e ON e.reference = c.reference
+  WHERE c.company_id = ? AND c.status IN ('voided', 'stale') AND b.status = 'transmitted'
+    AND e.status = 'sent'
+    AND NOT EXISTS (SELECT 1 FROM check_exceptions x WHERE x.check_id = c.id AND x.status = 'open')
+  ORDER BY b.transmitted_at, c.check_number LIMIT ?`;
+
+/**
+ * The bank's paid items reported at `reportedAt` show no payment of the voids they cover: their
+ * payouts fail (`check_voided`, `check_stale`) and are offered again, at most
+ * VOIDS_CONFIRMED_PER_UNIT_MAX in the caller's unit, the rest in `check.confirm_voids`. A void
+ * whose check has an open paid-item exception waits for its resolution. Answers how many.
+ */
+export async function confirmVoids(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  companyId: string,
+  reportedAt: number,
+  now: number,
+): Promise<number> {
+  const { rows } = await tx.execute({
+    sql: AWAITING_CONFIRMATION,
+    args: [companyId, VOIDS_CONFIRMED_PER_UNIT_MAX + 1],
+  });
+  let confirmed = 0;
+  for (const row of rows) {
+    if (voidCoveredFrom(Number(row.transmitted_at)) > reportedAt) break;
+    if (confirmed === VOIDS_CONFIRMED_PER_UNIT_MAX) {
+      await scheduleJob(tx, {
+        companyId,
+        kind: CHECK_CONFIRM_VOIDS_JOB,
+        subjectId: companyId,
+        dueAt: now,
+        payload: { reported_at: reportedAt },
+      }, now);
+      break;
+    }
+    const check = (await loadCheck(tx, String(row.id)))!;
+    const failed = await settleRailBatchEntry(
+      tx,
+      runtime,
+      check.reference,
+      { kind: "failed", reason: voidFailureReason(check) },
+      now,
+    );
+    if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
+    confirmed++;
+  }
+  return confirmed;
+}
+
+/** Why a payout waits on its voided check, or null when it does not. */
+export interface VoidAwaitingPaidItems {
+  readonly checkNumber: number;
+  /** A paid-items file imported from then on covers the void. */
+  readonly coveredFrom: number;
+  /** The check has an open paid-item exception: its resolution decides. */
+  readonly exceptionOpen: boolean;
+}
+
+/** The void of the payout's current check that waits for the bank's paid items, if any. */
+export async function voidAwaitingPaidItems(
+  reader: Pick<WriteTx, "execute">,
+  reference: string,
+): Promise<VoidAwaitingPaidItems | null> {
+  const { rows } = await reader.execute({
+    sql: `SELECT c.check_number, b.transmitted_at,
+            EXISTS (SELECT 1 FROM check_exceptions x WHERE x.check_id = c.id
+              AND x.status = 'open') AS exception_open
+          FROM checks c JOIN rail_batches b ON b.id = c.void_file_id
+            JOIN rail_batch_entries e ON e.reference = c.reference
+          WHERE c.reference = ? AND c.status IN ('voided', 'stale')
+            AND b.status = 'transmitted' AND e.status = 'sent'`,
+    args: [reference],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    checkNumber: Number(row.check_number),
+    coveredFrom: voidCoveredFrom(Number(row.transmitted_at)),
+    exceptionOpen: Number(row.exception_open) === 1,
+  };
+}
 
 export interface VoidRequest {
   readonly companyId: string;

@@ -8,6 +8,8 @@ import type { Database } from "../../db/client.ts";
 import { inScope } from "../operators/rules.ts";
 import { loadPayout, payoutMoneyInFlight } from "../payouts/store.ts";
 import type { MoneyInFlight } from "../payouts/transition.ts";
+import { submissionReference } from "../rails/seam.ts";
+import { type VoidAwaitingPaidItems, voidAwaitingPaidItems } from "../checks/voids.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { payoutNeedsActionCondition } from "./needs_action.ts";
 import { type PayoutStatus, payoutStatuses } from "../payouts/states.ts";
@@ -475,6 +477,8 @@ export interface PayoutDetail {
   }[];
   /** The rail entry holding the payout's money in flight, if any (cancel and re-offer wait on it). */
   readonly inFlight: MoneyInFlight | null;
+  /** Its check was voided and the void sent: the payout waits for the bank's paid items. */
+  readonly voidAwaitingPaidItems: VoidAwaitingPaidItems | null;
 }
 
 const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
@@ -559,8 +563,14 @@ export async function payoutDetail(
                 JOIN documents d ON d.id = s.document_id WHERE s.payout_id = ? ORDER BY s.signed_at`,
       args: [payoutId],
     }),
-    loadPayout(client, payoutId).then((payout) =>
-      payout === null ? null : payoutMoneyInFlight(client, payout)
+    loadPayout(client, payoutId).then(async (payout) =>
+      payout === null ? [null, null] as const : [
+        await payoutMoneyInFlight(client, payout),
+        await voidAwaitingPaidItems(
+          client,
+          submissionReference(payout.id, payout.submissionCount),
+        ),
+      ] as const
     ),
     client.execute({
       sql: `SELECT e.rail, e.reference, e.status, e.amount_cents, e.batch_id, e.trace_number,
@@ -720,6 +730,7 @@ export async function payoutDetail(
       signedAt: Number(s.signed_at),
       sha256: String(s.original_sha256),
     })),
-    inFlight,
+    inFlight: inFlight[0],
+    voidAwaitingPaidItems: inFlight[1],
   };
 }

@@ -206,7 +206,23 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
       active="payouts"
     >
       {props.done && DONE[props.done] ? <Notice>{DONE[props.done]}</Notice> : null}
-      {held
+      {payout.voidAwaitingPaidItems
+        ? (
+          <Notice>
+            Check {payout.voidAwaitingPaidItems.checkNumber}{" "}
+            was voided and the void reached the bank, but the payee may have deposited it first.
+            {" "}
+            {payout.voidAwaitingPaidItems.exceptionOpen
+              ? "The bank reported it paid: resolve its paid-item exception (Check exceptions); the payout is not offered again."
+              : (
+                <>
+                  The payout is offered again once a paid-items file imported from{" "}
+                  <When c={c} at={payout.voidAwaitingPaidItems.coveredFrom} /> shows it unpaid.
+                </>
+              )}
+          </Notice>
+        )
+        : held
         ? (
           <Notice>
             Money in flight: its {held.rail} entry is {held.stage} in batch{" "}

@@ -286,7 +286,7 @@ export function apiOpenApi(config: Config) {
     "/api/checks/{number}/void": {
       post: {
         summary:
-          "Void an issued check, with a reason; audited. The void goes in the next positive-pay file, and the payout fails (check_voided) and is re-offered once that file was sent",
+          "Void an issued check, with a reason; audited. The void goes in the next positive-pay file, and the payout fails (check_voided) and is re-offered once that file was sent and the bank's paid items a business day later show the check unpaid",
         description:
           "Any user of the company may void its checks. A check voided or stale already is answered as it is. A paid check cannot be voided: 400 naming `number`, and nothing is written. Idempotency-Key applies.",
         parameters: [pathParam("number", "The check number."), companyApiKey, idempotency],

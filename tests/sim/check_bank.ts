@@ -2,8 +2,9 @@
  * The simulated check bank: the service's check transport in the simulation. It reads each
  * positive-pay file it is handed (issues and voids, in the company's template), keeps its own
  * register of what it may pay, and pays a check when its payee presents it (days later, drawn by
- * its own PRNG) only if the check was issued to it and not voided before. Each banking morning's
- * paid checks come back as a paid-items CSV the harness delivers.
+ * its own PRNG) only if the check was issued to it and not voided before. Every banking morning
+ * from its first file, the checks paid since the last morning come back as a paid-items CSV the
+ * harness delivers (only its header when nothing was paid, as banks send every day).
  */
 import type { CheckTransport } from "../../lib/checks/rail.ts";
 import type { CheckSettings } from "../../lib/checks/settings_store.ts";
@@ -20,6 +21,8 @@ export interface BankCheck {
   /** When the payee presents it; null: never (the check is lost). */
   presentAt: number | null;
   paid: boolean;
+  /** When it was paid (its presentment), once paid. */
+  paidAt: number | null;
   /** Presented after a void reached the bank: refused. */
   refused: boolean;
 }
@@ -38,10 +41,13 @@ export class SimCheckBank implements CheckTransport {
   readonly #timeZone = "America/New_York";
   readonly checks = new Map<number, BankCheck>();
   readonly filesTaken: string[] = [];
+  /** Reports whose import failed (a crash), delivered again before the next morning's. */
   readonly pending: PaidItemsDelivery[] = [];
+  /** Paid checks not reported yet, in the order they were paid. */
+  readonly #unreported: BankCheck[] = [];
+  /** The morning of the last report (or of the first file's day); null before any file. */
+  #lastMorning: number | null = null;
   readonly answers: UploadMode[] = [];
-  /** Payees present a check at most this long after its issue (null: whenever they draw). */
-  presentWithinMs: number | null = null;
   #sequence = 0;
 
   constructor(seed: number) {
@@ -63,6 +69,11 @@ export class SimCheckBank implements CheckTransport {
     this.filesTaken.push(file.fileName);
     if (file.kind === "positive_pay") {
       this.#readPositivePay(settings, new TextDecoder().decode(content), file.createdAt);
+      this.#lastMorning ??= bankTime(
+        bankLocal(file.createdAt, this.#timeZone).date,
+        "07:00",
+        this.#timeZone,
+      );
     }
     if (mode === "doubt_taken") {
       return Promise.reject(new Error("the simulated check bank hung up (file taken)"));
@@ -93,24 +104,21 @@ export class SimCheckBank implements CheckTransport {
       }
       if (this.checks.has(number)) continue;
       // Most payees deposit within days; some never do.
-      const drawn = this.#prng.chance(0.9) ? at + this.#prng.int(1, 9) * DAY_MS : null;
-      const presentAt = drawn !== null && this.presentWithinMs !== null
-        ? Math.min(drawn, at + this.presentWithinMs)
-        : drawn;
+      const presentAt = this.#prng.chance(0.9) ? at + this.#prng.int(1, 9) * DAY_MS : null;
       this.checks.set(number, {
         number,
         amountCents,
         voided: false,
         presentAt,
         paid: false,
+        paidAt: null,
         refused: false,
       });
     }
   }
 
-  /** Presents the checks due by `now`; the ones paid go in that banking day's paid-items file. */
+  /** Presents the checks due by `now`; the ones paid go in the next morning's report. */
   present(now: number): void {
-    const paid: BankCheck[] = [];
     for (const check of this.checks.values()) {
       if (check.presentAt === null || check.presentAt > now || check.paid || check.refused) {
         continue;
@@ -118,22 +126,10 @@ export class SimCheckBank implements CheckTransport {
       if (check.voided) check.refused = true;
       else {
         check.paid = true;
-        paid.push(check);
+        check.paidAt = check.presentAt;
+        this.#unreported.push(check);
       }
     }
-    if (paid.length === 0) return;
-    const day = bankLocal(now, this.#timeZone).date;
-    const rows = paid.map((check) =>
-      `${check.number},${Math.floor(check.amountCents / 100)}.${
-        String(check.amountCents % 100).padStart(2, "0")
-      },${day}`
-    );
-    this.pending.push({
-      at: bankTime(nextBankingDay(day), "07:00", this.#timeZone),
-      fileName: `SIM_PAID_${this.#sequence++}.csv`,
-      content: ["check_number,amount,paid_date", ...rows].join("\n") + "\n",
-    });
-    this.pending.sort((a, b) => a.at - b.at);
   }
 
   /** The next moment a check is presented after `now`, or Infinity. */
@@ -147,9 +143,44 @@ export class SimCheckBank implements CheckTransport {
     return next;
   }
 
+  /** The next banking morning's report after the last one, or null before the first file. */
+  #nextMorning(): number | null {
+    if (this.#lastMorning === null) return null;
+    const day = nextBankingDay(bankLocal(this.#lastMorning, this.#timeZone).date);
+    return bankTime(day, "07:00", this.#timeZone);
+  }
+
+  /** When the next report with paid items is due (empty ones go with whatever comes next). */
+  nextReportAt(): number {
+    if (this.pending.length > 0) return this.pending[0].at;
+    return this.#unreported.length > 0 ? this.#nextMorning() ?? Infinity : Infinity;
+  }
+
+  /** Whether the bank still owes a report of a payment. */
+  owesReports(): boolean {
+    return this.pending.length > 0 || this.#unreported.length > 0;
+  }
+
+  /** The next report due by `until`: one failed before, else the next morning's. */
   nextDue(until: number): PaidItemsDelivery | null {
-    if (this.pending.length === 0 || this.pending[0].at > until) return null;
-    return this.pending.shift()!;
+    if (this.pending.length > 0 && this.pending[0].at <= until) return this.pending.shift()!;
+    const morning = this.#nextMorning();
+    if (morning === null || morning > until) return null;
+    this.#lastMorning = morning;
+    const paid: BankCheck[] = [];
+    while (this.#unreported.length > 0 && this.#unreported[0].paidAt! < morning) {
+      paid.push(this.#unreported.shift()!);
+    }
+    const rows = paid.map((check) =>
+      `${check.number},${Math.floor(check.amountCents / 100)}.${
+        String(check.amountCents % 100).padStart(2, "0")
+      },${bankLocal(check.paidAt!, this.#timeZone).date}`
+    );
+    return {
+      at: morning,
+      fileName: `SIM_PAID_${this.#sequence++}.csv`,
+      content: ["check_number,amount,paid_date", ...rows].join("\n") + "\n",
+    };
   }
 
   postpone(delivery: PaidItemsDelivery, at: number): void {

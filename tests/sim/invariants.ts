@@ -190,7 +190,8 @@ export async function checkStep(view: Ledgerless, _records: readonly StepRecord[
 
 /**
  * Why a payout that is neither terminal nor waiting for its payee's choice still waits, or null:
- * a held file, or a check issued that its payee has not deposited yet.
+ * a held file, a check issued that its payee has not deposited yet, or a void that waits for the
+ * bank's paid items.
  */
 async function heldBatchOf(view: Ledgerless, payoutId: string): Promise<string | null> {
   const { rows } = await view.world.test.readClient.execute({
@@ -198,8 +199,11 @@ async function heldBatchOf(view: Ledgerless, payoutId: string): Promise<string |
             JOIN rail_batches b ON b.id = e.batch_id
           WHERE e.payout_id = ? AND b.status IN ('built', 'in_doubt')
           UNION ALL SELECT 'check outstanding' FROM checks WHERE payout_id = ? AND status = 'issued'
+          UNION ALL SELECT 'void waits for the bank''s paid items' FROM checks c
+            JOIN rail_batch_entries e ON e.reference = c.reference
+          WHERE c.payout_id = ? AND c.status IN ('voided', 'stale') AND e.status = 'sent'
           LIMIT 1`,
-    args: [payoutId, payoutId],
+    args: [payoutId, payoutId, payoutId],
   });
   return rows[0] ? String(rows[0].reason) : null;
 }

@@ -51,11 +51,8 @@ let failures = 0;
 try {
   for (let seed = from; seed < from + count; seed++) {
     const result = await runSeed(template, seed, { steps, openBugs, keep: values.keep });
-    if (single !== null) console.log(describe(result, { steps, openBugs }));
-    else if (!result.ok) {
-      failures++;
-      console.log(describe(result, { steps, openBugs }));
-    }
+    if (!result.ok) failures++;
+    if (single !== null || !result.ok) console.log(describe(result, { steps, openBugs }));
     const done = seed - from + 1;
     if (single === null && done % 100 === 0) {
       const minutes = (performance.now() - started) / 60_000;

@@ -58,13 +58,10 @@ export interface SimOptions {
  * Interleavings the harness holds back until their fixes land (issue "Money in flight", Why):
  * each names the bug it would hit. `--open-bugs` generates them.
  */
-export const OPEN_BUGS = {
-  checkVoidAfterPayment:
-    "a void of a check the bank paid but has not reported yet re-offers the payout at once: the payee may be paid again before the paid item lands in the exceptions",
-} as const;
+export const OPEN_BUGS: Readonly<Record<string, string>> = {};
 
 /** The name of an open bug whose interleavings may be generated. */
-export type OpenBug = keyof typeof OPEN_BUGS;
+export type OpenBug = string;
 
 export interface StepRecord {
   readonly index: number;
@@ -445,15 +442,6 @@ export class Sim {
           args: [payout.id],
         });
         if (rows.length === 0) return "no issued check";
-        // Paid already, or issued in a file in doubt (the bank may pay it before the void
-        // reaches it): both meet open bug checkVoidAfterPayment.
-        if (
-          !this.#open("checkVoidAfterPayment") &&
-          (w.checkBank.checks.get(Number(rows[0].check_number))?.paid ||
-            ["in_doubt", "transmitting"].includes(String(rows[0].issue_file)))
-        ) {
-          return `held back: ${OPEN_BUGS.checkVoidAfterPayment}`;
-        }
         const answer = await w.cli("checks:void", {
           tin: SIM_TIN,
           number: String(rows[0].check_number),
@@ -489,22 +477,11 @@ export class Sim {
     );
     const saved = await this.world.cli("bank:set", { tin: SIM_TIN, file: path });
     if (!saved.ok) throw new Error(`bank:set refused the simulation's settings: ${saved.message}`);
-    // Payees deposit early enough for the bank's paid items (next banking morning, a long
-    // weekend at most 4 days on) to arrive before the check goes stale: a later deposit meets
-    // open bug checkVoidAfterPayment.
-    if (!this.#open("checkVoidAfterPayment")) {
-      this.world.checkBank.presentWithinMs = (STALE_DAYS - 5) * DAY * 1000;
-    }
     this.records.push({
       index: -1,
       step: `bank:set (stale after ${STALE_DAYS} days)`,
       outcome: "saved",
     });
-  }
-
-  /** Whether the run generates the interleavings of this open bug. */
-  #open(bug: OpenBug): boolean {
-    return this.options.openBugs?.includes(bug) ?? false;
   }
 
   #name(payout: SimPayout): string {
@@ -645,7 +622,7 @@ export class Sim {
       const stop = Math.min(
         target,
         w.bank.pending[0]?.at ?? Infinity,
-        w.checkBank.pending[0]?.at ?? Infinity,
+        w.checkBank.nextReportAt(),
         w.checkBank.nextPresentment(now),
         this.paypal.pending[0]?.at ?? Infinity,
         await this.#nextJobAfter(now),
@@ -841,7 +818,7 @@ export class Sim {
       await checkStep(this.view(), this.records);
       if (
         files === "nothing to do" && w.bank.pending.length === 0 &&
-        w.checkBank.pending.length === 0 && this.paypal.pending.length === 0 &&
+        !w.checkBank.owesReports() && this.paypal.pending.length === 0 &&
         !(await this.#unsettled())
       ) {
         break;
