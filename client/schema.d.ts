@@ -1348,6 +1348,8 @@ export interface paths {
           "application/json": {
             disbursement_uuid: string;
             large_disbursement: boolean;
+            /** @description Extension: the date this payment must be paid by (prompt-payment rules). Absent, the company's default applies (new companies: 30 days after create). A payee who has not chosen by then gets the company's offer-expiry action at 00:00 UTC that day: by default a check mailed to the address on file. */
+            pay_by?: string;
             payees: {
               payee_type_id: number;
               /** @description US dollars with at most two decimals, $0.01 to $1,000,000.00. */
@@ -2863,6 +2865,8 @@ export interface paths {
               | "DISBURSEMENT.PENDING_APPROVAL"
               | "DISBURSEMENT.APPROVED"
               | "DISBURSEMENT.REJECTED"
+              | "DISBURSEMENT.FALLBACK_AT_DEADLINE"
+              | "DISBURSEMENT.ESCHEATED"
             )[];
             description?: string | null;
           };
@@ -3582,6 +3586,8 @@ export interface paths {
             metadata?: {
               [key: string]: string;
             };
+            /** @description Extension: the date this payment must be paid by (prompt-payment rules). Absent, the company's default applies (new companies: 30 days after create). A payee who has not chosen by then gets the company's offer-expiry action at 00:00 UTC that day: by default a check mailed to the address on file. */
+            pay_by?: string;
           };
         };
       };
@@ -4322,7 +4328,9 @@ export interface paths {
             | "disbursement.returned"
             | "disbursement.pending_approval"
             | "disbursement.approved"
-            | "disbursement.rejected";
+            | "disbursement.rejected"
+            | "disbursement.fallback_at_deadline"
+            | "disbursement.escheated";
         };
         header?: never;
         path?: never;
@@ -4681,6 +4689,8 @@ export interface paths {
               | "disbursement.pending_approval"
               | "disbursement.approved"
               | "disbursement.rejected"
+              | "disbursement.fallback_at_deadline"
+              | "disbursement.escheated"
             )[];
             description?: string | null;
           };
@@ -5715,7 +5725,8 @@ export interface components {
         | "funds_sent"
         | "completed"
         | "failed"
-        | "canceled";
+        | "canceled"
+        | "escheated";
       /** @description US dollars, at most two decimals. */
       amount: number;
       /** @constant */
@@ -5735,6 +5746,7 @@ export interface components {
       metadata: {
         [key: string]: string;
       };
+      pay_by: string | null;
       /** @description The line code of the key. */
       line: string;
       livemode: boolean;
@@ -5756,7 +5768,8 @@ export interface components {
           | "funds_sent"
           | "completed"
           | "failed"
-          | "canceled";
+          | "canceled"
+          | "escheated";
         /**
          * Format: date-time
          * @description UTC, ISO 8601.
@@ -5879,7 +5892,9 @@ export interface components {
         | "disbursement.returned"
         | "disbursement.pending_approval"
         | "disbursement.approved"
-        | "disbursement.rejected";
+        | "disbursement.rejected"
+        | "disbursement.fallback_at_deadline"
+        | "disbursement.escheated";
       /**
        * Format: date-time
        * @description When it happened (sandbox time in test).
@@ -5931,6 +5946,8 @@ export interface components {
         | "disbursement.pending_approval"
         | "disbursement.approved"
         | "disbursement.rejected"
+        | "disbursement.fallback_at_deadline"
+        | "disbursement.escheated"
       )[];
       description: string | null;
       /**
@@ -5975,6 +5992,8 @@ export interface components {
         | "disbursement.pending_approval"
         | "disbursement.approved"
         | "disbursement.rejected"
+        | "disbursement.fallback_at_deadline"
+        | "disbursement.escheated"
       )[];
       description: string | null;
       /**
@@ -6031,6 +6050,8 @@ export interface components {
         | "DISBURSEMENT.PENDING_APPROVAL"
         | "DISBURSEMENT.APPROVED"
         | "DISBURSEMENT.REJECTED"
+        | "DISBURSEMENT.FALLBACK_AT_DEADLINE"
+        | "DISBURSEMENT.ESCHEATED"
       )[];
       description: string | null;
       /**
@@ -6076,6 +6097,8 @@ export interface components {
         | "DISBURSEMENT.PENDING_APPROVAL"
         | "DISBURSEMENT.APPROVED"
         | "DISBURSEMENT.REJECTED"
+        | "DISBURSEMENT.FALLBACK_AT_DEADLINE"
+        | "DISBURSEMENT.ESCHEATED"
       )[];
       description: string | null;
       /**
@@ -6453,7 +6476,8 @@ export interface components {
         | "Completed"
         | "Failed"
         | "Canceled"
-        | "PendingFunds";
+        | "PendingFunds"
+        | "Escheated";
     };
     ApiDisbursement: {
       disbursement_uuid: string;
@@ -6471,6 +6495,7 @@ export interface components {
         phone: string | null;
       }[];
       payees: components["schemas"]["ApiPayee"][];
+      pay_by: string | null;
       /** @description UTC, YYYY-MM-DD HH:MM:SS */
       created_at: string;
     };
@@ -6496,7 +6521,8 @@ export interface components {
         | "Completed"
         | "Failed"
         | "Canceled"
-        | "PendingFunds";
+        | "PendingFunds"
+        | "Escheated";
       /** @description A whole number. */
       status_id: number;
       /** @description US dollars, at most two decimals. */
@@ -6557,7 +6583,8 @@ export interface components {
           | "Completed"
           | "Failed"
           | "Canceled"
-          | "PendingFunds";
+          | "PendingFunds"
+          | "Escheated";
         /** @description A whole number. */
         status_id: number;
         /** @description UTC, YYYY-MM-DD HH:MM:SS */
@@ -6624,7 +6651,8 @@ export interface components {
         | "Completed"
         | "Failed"
         | "Canceled"
-        | "PendingFunds";
+        | "PendingFunds"
+        | "Escheated";
       /** @description A whole number. */
       status_id: number;
       link: {
@@ -6707,7 +6735,7 @@ export interface components {
         | null;
       /** Format: date-time */
       EventDateTime?: string;
-      /** @description 1-11 as the seed; 12 DISBURSEMENT.RETURNED (extension): money of a completed payout came back, the payee stays Completed. */
+      /** @description 1-11 as the seed; 12 DISBURSEMENT.RETURNED (extension): money of a completed payout came back, the payee stays Completed. 13-15 (extensions): payment approval. 16 DISBURSEMENT.FALLBACK_AT_DEADLINE (extension): the pay_by deadline chose a mailed check for the payee. 17 DISBURSEMENT.ESCHEATED (extension): remitted to a state as unclaimed property. */
       EventTypeId?: number;
       /** @enum {unknown} */
       EventTypeName?:
@@ -6725,8 +6753,10 @@ export interface components {
         | "DISBURSEMENT.RETURNED"
         | "DISBURSEMENT.PENDING_APPROVAL"
         | "DISBURSEMENT.APPROVED"
-        | "DISBURSEMENT.REJECTED";
-      /** @description What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail's answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed"). */
+        | "DISBURSEMENT.REJECTED"
+        | "DISBURSEMENT.FALLBACK_AT_DEADLINE"
+        | "DISBURSEMENT.ESCHEATED";
+      /** @description What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail's answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed"); on events 16 and 17 "Fallback at deadline: …" and "Remitted to the state as unclaimed property: …". */
       EventReason?: string;
       /** @enum {unknown} */
       PaymentType?: "DISBURSEMENT" | "SIMPLE_PAYMENT";
@@ -6799,10 +6829,12 @@ export interface components {
         | "disbursement.returned"
         | "disbursement.pending_approval"
         | "disbursement.approved"
-        | "disbursement.rejected";
+        | "disbursement.rejected"
+        | "disbursement.fallback_at_deadline"
+        | "disbursement.escheated";
       /** Format: date-time */
       created: string;
-      /** @description A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded). */
+      /** @description A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded). disbursement.fallback_at_deadline (extension): the pay_by deadline chose a mailed check for a payee who had not chosen (status modality_selected, modality check, reason fallback at deadline: …). disbursement.escheated (extension): remitted to a state as unclaimed property (status escheated). */
       data: Record<string, never>;
       /** @description v1=t=<unix>,sha256=<hex> where hex = HMAC-SHA256(key, `<unix>.<JSON of {id, type, created, data}>`): those four fields in that order, serialized without spaces (JSON.stringify). <unix> is the X-Signature header's; one sha256= per valid secret during a rotation. The key is the 32 bytes the whsec_ secret encodes. X-Signature still signs the whole raw body. */
       signature: string;

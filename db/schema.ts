@@ -28,6 +28,19 @@ export const companies = sqliteTable("companies", {
   retryReasons: text("retry_reasons").notNull().default('["rail_unavailable"]'),
   /** Days a payee may wait (for their choice or an endorsement) before the payout needs action. */
   payeeWaitDays: integer("payee_wait_days").notNull().default(7),
+  /**
+   * What happens when a payee's offer expires unchosen: `cancel` gives the hold back, `fallback`
+   * mails a check, `hold` keeps it owed. The column's default keeps rows that predate the setting
+   * on cancel; company:create writes fallback for a new company.
+   */
+  offerExpiryAction: text("offer_expiry_action", { enum: ["cancel", "fallback", "hold"] })
+    .notNull().default("cancel"),
+  /** Days from create to a payout's pay_by when the request gives none; null: no deadline. */
+  payByDays: integer("pay_by_days"),
+  /** The holder's state of incorporation: where unclaimed property without a US address is owed. */
+  holderState: text("holder_state"),
+  /** Sandbox only: every dormancy period is this many days instead (null: the table's). */
+  sandboxDormancyDays: integer("sandbox_dormancy_days"),
   createdAt: createdAt(),
 }, (t) => [check("companies_tin_digits", sql`length(${t.tin}) = 9`)]);
 
@@ -208,6 +221,15 @@ export const payouts = sqliteTable("payouts", {
    * submission's number, so `payout id + number` is a reference no other submission shares.
    */
   submissionCount: integer("submission_count").notNull().default(0),
+  /** The date (YYYY-MM-DD) the payout must be paid by; its offer falls back at 00:00 UTC that day. */
+  payBy: text("pay_by"),
+  /** When the deadline chose the company's fallback method for the payee. */
+  fellBackAt: integer("fell_back_at"),
+  /** When an offer fell due unchosen (canceled, kept owed or fallen back): still owed to its payee. */
+  offerExpiredAt: integer("offer_expired_at"),
+  /** Remitted as unclaimed property: to which state, and when. */
+  escheatedState: text("escheated_state"),
+  escheatedAt: integer("escheated_at"),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [
@@ -1333,3 +1355,41 @@ export const ledgerStatements = sqliteTable("ledger_statements", {
   uniqueIndex("ledger_statements_line_date").on(t.lineId, t.statementDate),
   uniqueIndex("ledger_statements_line_seq").on(t.lineId, t.seq),
 ]);
+/** An admin's dormancy period for one state and NAUPA property type, over the built-in table. */
+export const unclaimedDormancy = sqliteTable("unclaimed_dormancy", {
+  companyId: text("company_id").notNull().references(() => companies.id),
+  state: text("state").notNull(),
+  propertyType: text("property_type").notNull(),
+  days: integer("days").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.companyId, t.state, t.propertyType] }),
+  check("unclaimed_dormancy_days_positive", sql`${t.days} > 0`),
+]);
+
+/** A due-diligence notice to the owner of a still-owed payout, and what came of it. */
+export const unclaimedNotices = sqliteTable("unclaimed_notices", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  /** `email` (with the portal link) or `letter` (printed PDF to the address on file). */
+  channel: text("channel", { enum: ["email", "letter"] }).notNull(),
+  outcome: text("outcome", { enum: ["sent", "no_address", "responded"] }).notNull(),
+  sentAt: integer("sent_at").notNull(),
+  respondedAt: integer("responded_at"),
+}, (t) => [index("unclaimed_notices_payout").on(t.payoutId)]);
+
+/** A NAUPA report written for one state and year, and its remittance once filed. */
+export const unclaimedReports = sqliteTable("unclaimed_reports", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  state: text("state").notNull(),
+  reportYear: integer("report_year").notNull(),
+  /** JSON array of the payout ids the file reports. */
+  payoutIds: text("payout_ids").notNull(),
+  totalCents: integer("total_cents").notNull(),
+  sha256: text("sha256").notNull(),
+  status: text("status", { enum: ["written", "remitted"] }).notNull(),
+  createdAt: createdAt(),
+  remittedAt: integer("remitted_at"),
+}, (t) => [index("unclaimed_reports_company").on(t.companyId, t.state, t.reportYear)]);

@@ -311,6 +311,7 @@ export const refusalStatus = {
   rate_limited: 429,
   contact_missing: 400,
   modalities_missing: 400,
+  invalid_pay_by: 400,
   url_not_allowed: 400,
   key_not_found: 409,
   key_not_active: 409,
@@ -327,6 +328,7 @@ const wireCodes = {
   document_not_found: "validation_error",
   document_not_custom: "validation_error",
   modalities_missing: "validation_error",
+  invalid_pay_by: "validation_error",
   disbursement_not_found: "validation_error",
   disbursement_other_line: "validation_error",
 } as const satisfies Partial<Record<RefusalCode, ErrorCode>>;

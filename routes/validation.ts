@@ -2,6 +2,7 @@
  * Edge validation: a JSON body parsed and checked with a valibot schema, every issue turned into
  * the surface's error with the dotted field path. A validator's raw output is never returned.
  */
+import { dateStart } from "../lib/obligations/deadline.ts";
 import type { Context } from "hono";
 import * as v from "valibot";
 import { centsToDollars, formatDollars, parseDollars } from "../lib/platform/money.ts";
@@ -140,6 +141,20 @@ export function phoneNumber(name: string) {
     v.description(
       "A phone number in any usual format: (512) 555-0100, 512-555-0100, +1 512 555 0100, +44 20 7946 0958. " +
         "Stored and returned in E.164 (+15125550100); without a country code it is a US number.",
+    ),
+  );
+}
+
+/**
+ * A pay_by date (extension, both surfaces): a calendar date YYYY-MM-DD. Whether it is after today
+ * is the service's rule (it knows the sandbox clock).
+ */
+export function payByDate(name: string) {
+  return v.pipe(
+    v.string(`${name} must be a string`),
+    v.check((text) => dateStart(text) !== null, `${name} must be a date YYYY-MM-DD`),
+    v.description(
+      "Extension: the date this payment must be paid by (prompt-payment rules). Absent, the company's default applies (new companies: 30 days after create). A payee who has not chosen by then gets the company's offer-expiry action at 00:00 UTC that day: by default a check mailed to the address on file.",
     ),
   );
 }

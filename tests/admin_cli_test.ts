@@ -283,6 +283,37 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
         .code,
       2,
     );
+    // A company made by company:create falls back to a mailed check 30 days after create.
+    const deadlines = await admin(
+      dataDir,
+      "obligations:set",
+      "--tin",
+      "123456789",
+      "--offer-expiry",
+      "hold",
+      "--holder-state",
+      "de",
+      "--json",
+    );
+    assert.deepEqual(JSON.parse(deadlines.stdout), {
+      tin: "123456789",
+      offer_expiry: "hold",
+      pay_by_days: 30,
+      holder_state: "DE",
+      sandbox_dormancy_days: null,
+    });
+    const badDays = await admin(
+      dataDir,
+      "obligations:set",
+      "--tin",
+      "123456789",
+      "--pay-by-days",
+      "0",
+    );
+    assert.deepEqual(
+      [badDays.code, badDays.stderr.trim()],
+      [2, "error: --pay-by-days: a whole number of days from 1 to 365, or none"],
+    );
     const noWire = await admin(dataDir, "wire:receive", "--funding", "fund_missing");
     assert.equal(noWire.code, 1);
     assert.equal(noWire.stderr.trim(), "error: no funding fund_missing in live");

@@ -45,6 +45,8 @@ const PURE_MODULES = [
   "lib/ledger/tieout.ts",
   "lib/ledger/types.ts",
   "lib/notify/messages.ts",
+  "lib/obligations/deadline.ts",
+  "lib/obligations/settings.ts",
   "lib/operators/rules.ts",
   "lib/payouts/disbursement_status.ts",
   "lib/payouts/fees.ts",

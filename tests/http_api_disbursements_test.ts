@@ -31,9 +31,12 @@ Deno.test("three payees, one needing two parties: statuses per payee, holds, rec
       "payor_email",
       "authorization_parties",
       "payees",
+      "pay_by",
       "created_at",
     ]);
     assert.equal(record.payor_email, "alice@acme.test");
+    // An extension; the fixture's companies predate the deadline setting, so there is no default.
+    assert.equal((record as Record<string, unknown>).pay_by, null);
     assert.equal(record.created_at, "2026-01-05 15:00:00");
     assert.deepEqual(record.authorization_parties[0], {
       party_uuid: "lienholder",

@@ -168,6 +168,8 @@ Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanc
       modalities: ["ach", "instant_deposit"],
       modality: null,
       metadata: { adjuster: "A-9" },
+      // The fixture's companies predate the deadline setting: no default pay_by.
+      pay_by: null,
       line: "auto",
       livemode: false,
       created,

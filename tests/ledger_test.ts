@@ -90,6 +90,7 @@ Deno.test("postTransaction writes balanced entries and materialized balances", a
       fees_service: 0,
       bank: -10_000,
       funding_shortfall: 0,
+      unclaimed_remitted: 0,
     });
     assert.deepEqual(await entryCounts(database), { transactions: 2, entries: 4 });
   });

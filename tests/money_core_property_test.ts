@@ -120,6 +120,8 @@ interface ModelBalances {
   fees_service: number;
   bank: number;
   funding_shortfall: number;
+  /** Remitted as unclaimed property: no operation of this model escheats. */
+  unclaimed_remitted: number;
 }
 
 /** Balances as the documented rules say they must be, from payout and funding states alone. */
@@ -141,6 +143,7 @@ async function modelBalances(
     fees_service: 0,
     bank: 0,
     funding_shortfall: 0,
+    unclaimed_remitted: 0,
   };
   const fundings = await database.readClient.execute({
     // An ACH funding is pending once its debit went to the bank (a transmitted file).

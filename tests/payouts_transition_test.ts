@@ -11,6 +11,7 @@ import {
 } from "../lib/payouts/transition.ts";
 
 const fees = { payorFeeCents: 150, payeeFeeCents: 50, serviceFeeCents: 25 };
+const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
 const moves: PayoutMove[] = [
   { kind: "release_funds", holdCents: 10_300 },
   { kind: "request_endorsement" },
@@ -28,6 +29,10 @@ const moves: PayoutMove[] = [
   { kind: "hold_for_approval" },
   { kind: "approve_payment" },
   { kind: "reject_payment" },
+  { kind: "fallback", paymentMethodId: 2, fees },
+  { kind: "rechoose", paymentMethodId: 1, fees: noFees },
+  { kind: "hold_owed" },
+  { kind: "escheat" },
 ];
 
 /** A payout in `status` as the machine leaves it there: amount $100.00, hold per state. */
@@ -43,6 +48,10 @@ function payoutIn(status: PayoutStatus): PayoutSnapshot {
     amountCents: 10_000,
     heldCents,
     ...(selected ? fees : { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 }),
+    // A selected payout here was chosen by the deadline's fallback (its check not yet sent).
+    fellBack: status === "modality_selected",
+    // A canceled payout here is one whose offer expired unchosen (still owed).
+    expiredUnchosen: status === "canceled",
   };
 }
 
@@ -79,10 +88,24 @@ const legal: Partial<Record<PayoutStatus, Partial<Record<PayoutMove["kind"], Exp
     select: ["modality_selected", [["reserved", "available", 125]], ["selected"]],
     cancel: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
     expire_offer: ["canceled", [["reserved", "available", 10_300]], ["canceled"]],
+    fallback: [
+      "modality_selected",
+      [["reserved", "available", 125]],
+      ["selected", "fallback_at_deadline"],
+    ],
+    hold_owed: ["modality_offered", [], []],
+    // The amount owed is remitted; the fees held beside it go back to available.
+    escheat: [
+      "escheated",
+      [["reserved", "unclaimed_remitted", 10_000], ["reserved", "available", 300]],
+      ["escheated"],
+    ],
   },
   modality_selected: {
     rail_refused: ["failed", [], ["failed"]],
     send: ["funds_sent", [["reserved", "in_transit", 10_175]], ["processing"]],
+    // The payee's choice replaces the fallback check: no fees here, so the fees' hold goes back.
+    rechoose: ["modality_selected", [["reserved", "available", 175]], ["selected"]],
   },
   // Held by sanctions screening (its review moves are tested in sanctions_test.ts).
   in_review: {
@@ -101,6 +124,15 @@ const legal: Partial<Record<PayoutStatus, Partial<Record<PayoutMove["kind"], Exp
     retry: ["funds_sent", [["reserved", "in_transit", 10_175]], ["processing"]],
     reoffer: ["modality_offered", [["available", "reserved", 125]], ["offered"]],
     cancel: ["canceled", [["reserved", "available", 10_175]], ["canceled"]],
+    escheat: [
+      "escheated",
+      [["reserved", "unclaimed_remitted", 10_000], ["reserved", "available", 175]],
+      ["escheated"],
+    ],
+  },
+  // An offer that expired canceled gave its hold back: remitting takes the amount from available.
+  canceled: {
+    escheat: ["escheated", [["available", "unclaimed_remitted", 10_000]], ["escheated"]],
   },
 };
 
@@ -145,11 +177,20 @@ Deno.test("retry refused by the company's policy; a payee fee not below the amou
   assert.ok(!tooHigh.ok && tooHigh.code === "fee_exceeds_amount");
 });
 
-Deno.test("completed and canceled are terminal: no move leaves them", () => {
+Deno.test("completed and canceled are terminal: no move leaves them but an expired offer's escheat", () => {
+  const companyCanceled = { ...payoutIn("canceled"), expiredUnchosen: false };
   for (const status of ["completed", "canceled"] as const) {
     for (const step of moves) {
+      if (status === "canceled" && step.kind === "escheat") continue;
       assert.equal(transition(payoutIn(status), step).ok, false, `${status} × ${step.kind}`);
     }
+  }
+  for (const step of moves) {
+    assert.equal(
+      transition(companyCanceled, step).ok,
+      false,
+      `canceled by the company × ${step.kind}`,
+    );
   }
 });
 
@@ -184,12 +225,12 @@ for (const status of payoutStatuses) {
   }
 }
 
-Deno.test("money in flight: only cancel, re-offer and the screening hold read the entry; a payout without one voids nothing", () => {
+Deno.test("money in flight: only cancel, re-offer, the screening hold, a rechoose and an escheat read the entry; a payout without one voids nothing", () => {
   assert.deepEqual(
     Object.keys(transitionTable).filter((kind) =>
       moveConsultsMoneyInFlight(kind as PayoutMove["kind"])
     ),
-    ["reoffer", "cancel", "hold_for_review"],
+    ["reoffer", "cancel", "hold_for_review", "rechoose", "escheat"],
   );
   const canceled = transition(payoutIn("failed"), { kind: "cancel" });
   assert.ok(canceled.ok && !canceled.value.voidsQueuedEntry);
@@ -216,4 +257,29 @@ Deno.test("a rail's outcome: only a payout with its funds sent takes it; a compl
     }
   }
   assert.deepEqual(decideEntryOutcome("funds_sent", "failed"), { kind: "move", move: "fail" });
+});
+
+Deno.test("rechoose replaces only a fallback: a payee's own choice stands", () => {
+  const chosen = { ...payoutIn("modality_selected"), fellBack: false };
+  assert.deepEqual(transition(chosen, { kind: "rechoose", paymentMethodId: 1, fees: noFees }), {
+    ok: false,
+    code: "not_a_fallback",
+    message:
+      "the payee chose this payout's method already; only a deadline's fallback can be replaced",
+    details: { status: "modality_selected" },
+  });
+});
+
+Deno.test("rechoose is refused once the fallback check is in a built file", () => {
+  const batched = {
+    ...payoutIn("modality_selected"),
+    inFlight: { stage: "batched" as const, rail: "check", batchId: "bat_1" },
+  };
+  const refused = transition(batched, { kind: "rechoose", paymentMethodId: 1, fees: noFees });
+  assert.equal(refused.ok, false);
+  if (!refused.ok) assert.equal(refused.code, "payout_in_flight");
+  const queued = { ...batched, inFlight: { ...batched.inFlight, stage: "queued" as const } };
+  const replaced = transition(queued, { kind: "rechoose", paymentMethodId: 1, fees: noFees });
+  assert.ok(replaced.ok);
+  if (replaced.ok) assert.equal(replaced.value.voidsQueuedEntry, true);
 });

@@ -347,7 +347,8 @@ function fits(category: TieOutCategory, from: LedgerAccountCode, to: LedgerAccou
     case "returned":
       return from === "bank" && held(to);
     case "paid_out":
-      return held(from) && !held(to);
+      // Money leaves the held accounts; what an escheat held beyond the amount goes back.
+      return held(from) && (!held(to) || (from === "reserved" && to === "available"));
   }
 }
 
@@ -383,6 +384,18 @@ const stepsOfMove: Record<MoveKind, PayoutMove[]> = {
   approve_payment: [{ kind: "approve_payment" }],
   reject_payment: [{ kind: "reject_payment" }],
   reject_review: [{ kind: "reject_review" }],
+  fallback: [{
+    kind: "fallback",
+    paymentMethodId: 2,
+    fees: { payorFeeCents: 200, payeeFeeCents: 0, serviceFeeCents: 100 },
+  }],
+  rechoose: [{
+    kind: "rechoose",
+    paymentMethodId: 1,
+    fees: { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 },
+  }],
+  hold_owed: [{ kind: "hold_owed" }],
+  escheat: [{ kind: "escheat" }],
 };
 
 Deno.test("every move that posts has a ledger kind the tie-out classifies, in a category its transfers fit", () => {
@@ -395,6 +408,8 @@ Deno.test("every move that posts has a ledger kind the tie-out classifies, in a 
       payorFeeCents: 100,
       payeeFeeCents: 50,
       serviceFeeCents: 100,
+      fellBack: true,
+      expiredUnchosen: true,
     };
     for (const step of Object.values(stepsOfMove).flat()) {
       const moved = transition(snapshot, step);
@@ -410,8 +425,11 @@ Deno.test("every move that posts has a ledger kind the tie-out classifies, in a 
   assert.deepEqual([...posted].sort(), [
     "payout.cancel",
     "payout.complete",
+    "payout.escheat",
     "payout.expire_offer",
     "payout.fail",
+    "payout.fallback",
+    "payout.rechoose",
     "payout.reject_payment",
     "payout.release_funds",
     "payout.reoffer",

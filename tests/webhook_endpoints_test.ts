@@ -103,6 +103,8 @@ Deno.test("POST /v1/webhooks shows the secret once and stores it sealed; get, de
         "disbursement.pending_approval",
         "disbursement.approved",
         "disbursement.rejected",
+        "disbursement.fallback_at_deadline",
+        "disbursement.escheated",
       ],
       description: "claims system",
       status: "enabled",
@@ -175,7 +177,7 @@ Deno.test("POST /v1/webhooks refuses bad URLs and events, in the live environmen
         { url: "https://example.com", events: ["disbursement.exploded"] },
         undefined,
         "events.0",
-        "each event must be one of disbursement.created, disbursement.modality_offered, disbursement.modality_selected, disbursement.funds_sent, disbursement.completed, disbursement.failed, disbursement.canceled, payee.updated, disbursement.returned, disbursement.pending_approval, disbursement.approved, disbursement.rejected",
+        "each event must be one of disbursement.created, disbursement.modality_offered, disbursement.modality_selected, disbursement.funds_sent, disbursement.completed, disbursement.failed, disbursement.canceled, payee.updated, disbursement.returned, disbursement.pending_approval, disbursement.approved, disbursement.rejected, disbursement.fallback_at_deadline, disbursement.escheated",
       ],
       [{}, undefined, "url", "url is required"],
     ];

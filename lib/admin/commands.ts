@@ -69,6 +69,7 @@ import { cardCommands } from "./commands_cards.ts";
 import { paymentCommands } from "./commands_payments.ts";
 import { operatorCommands } from "./commands_operators.ts";
 import { auditCommands } from "./commands_audit.ts";
+import { obligationCommands } from "./commands_obligations.ts";
 import { type AuditedChange, auditedDatabases } from "../audit/service.ts";
 import { authorizeCommand } from "../operators/rules.ts";
 import { fundingAuditView } from "../funding/manual_approval.ts";
@@ -893,6 +894,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...outboxCommands,
   ...paymentCommands,
   ...reconCommands,
+  ...obligationCommands,
 };
 
 /** Optional flags of every table: every other flag of a command is required unless it says so. */

@@ -11,6 +11,7 @@ import { computeTieOut, type DayMovement, heldAccounts } from "../ledger/tieout.
 import type { LedgerAccountCode } from "../ledger/types.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { reconNeedsActionSource } from "../reconciliation/needs_action_source.ts";
+import { deadlineNoFallbackSource } from "../obligations/needs_action_source.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
 import { scopeCondition } from "./paging.ts";
 
@@ -40,6 +41,7 @@ export const needsActionKinds = [
   "funding_shortfalls",
   "tie_out_differences",
   "recon_exceptions",
+  "deadlines_not_fallen_back",
 ] as const;
 
 export type NeedsActionKind = (typeof needsActionKinds)[number];
@@ -83,7 +85,10 @@ export interface NeedsActionSource {
 }
 
 /** The sources the queue reads beside its own kinds. */
-const NEEDS_ACTION_SOURCES: readonly NeedsActionSource[] = [reconNeedsActionSource];
+const NEEDS_ACTION_SOURCES: readonly NeedsActionSource[] = [
+  reconNeedsActionSource,
+  deadlineNoFallbackSource,
+];
 
 interface Query {
   readonly sql: string;

@@ -121,7 +121,7 @@ export async function loadApiDisbursement(
       sql:
         `SELECT id, status, payment_method_id, payee_type_id, amount_cents, payee_uuid, email, first_name, last_name,
             address_one, address_two, city, state, zip_code, phone, delivery_options, allowed_payment_method_ids,
-            permission_required_from, field_values, custom_document_uuids
+            permission_required_from, field_values, custom_document_uuids, pay_by
           FROM payouts WHERE disbursement_id = ${ofDisbursement} AND (? IS NULL OR payee_uuid = ?)
           ORDER BY rowid`,
       args: [companyId, uuid, payeeUuid ?? null, payeeUuid ?? null],

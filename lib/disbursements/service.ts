@@ -24,6 +24,7 @@ import {
 } from "../payouts/states.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { unpayableCreate } from "../payouts/payable.ts";
+import { payByProblem } from "../obligations/deadline.ts";
 import {
   type ApiDisbursement,
   type ApiPayoutRow,
@@ -63,10 +64,17 @@ export type {
 };
 
 type CreateRefusal =
+  | "invalid_pay_by"
   | "insufficient_funds"
   | "amount_below_payee_fee"
   | "rail_not_configured"
   | "sanctions_list_missing";
+
+/** A requested pay_by that is not after today (domain time) or too far ahead, or null. */
+function payByRefusal(payBy: string | null | undefined, now: number) {
+  const problem = payBy ? payByProblem(payBy, now) : null;
+  return problem === null ? null : refuse("invalid_pay_by", problem, { field: "pay_by" });
+}
 
 // --- Surface A disbursements -------------------------------------------------------------------
 
@@ -78,6 +86,8 @@ export interface ApiDisbursementRequest {
   readonly fingerprint: string;
   readonly disbursementUuid: string;
   readonly largeDisbursement: boolean;
+  /** The date every payee must be paid by (extension); absent, the company's default. */
+  readonly payBy?: string | null;
   readonly payouts: readonly NewPayout[];
   readonly parties: readonly PartyInput[];
 }
@@ -121,6 +131,8 @@ export async function createApiDisbursement(
       { field: "disbursement_uuid" },
     ));
   }
+  const lateDate = payByRefusal(request.payBy, now);
+  if (lateDate) return tx.abort(lateDate);
   const unpayable = await unpayableCreate(
     tx,
     database.environment,
@@ -144,6 +156,7 @@ export async function createApiDisbursement(
       requestFingerprint: request.fingerprint,
       largeDisbursement: request.largeDisbursement,
       payorUserId: request.payorUserId,
+      payBy: request.payBy,
       payouts: request.payouts,
     },
     now,
@@ -476,6 +489,8 @@ export interface V1DisbursementRequest {
   readonly modalities?: readonly string[];
   readonly claimId: string | null;
   readonly metadata: Record<string, string>;
+  /** The date it must be paid by (extension); absent, the company's default. */
+  readonly payBy?: string | null;
 }
 
 /**
@@ -505,6 +520,8 @@ export async function createV1Disbursement(
       { field: "payee.id" },
     ));
   }
+  const lateDate = payByRefusal(request.payBy, now);
+  if (lateDate) return tx.abort(lateDate);
   const modalities = [...new Set(request.modalities ?? payee.modalityDefaults)];
   if (modalities.length === 0) {
     return tx.abort(refuse(
@@ -529,6 +546,7 @@ export async function createV1Disbursement(
       largeDisbursement: false,
       claimId: request.claimId,
       metadata: request.metadata,
+      payBy: request.payBy,
       payouts: [{
         payeeUuid: payee.externalId,
         payeeId: payee.id,

@@ -21,7 +21,7 @@ export async function loadApiPayoutAsV1(
             'metadata', json(d.metadata), 'createdAt', p.created_at,
             'payoutId', p.id, 'status', p.status, 'amountCents', p.amount_cents,
             'allowedPaymentMethodIds', json(p.allowed_payment_method_ids),
-            'paymentMethodId', p.payment_method_id, 'payeeExternalId', NULL,
+            'paymentMethodId', p.payment_method_id, 'payeeExternalId', NULL, 'payBy', p.pay_by,
             'timeline', (SELECT json_group_array(json_object('status', t.to_status, 'at', t.at, 'detail', t.detail))
               FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t)
           ) AS disbursement

@@ -155,6 +155,8 @@ export interface V1Disbursement {
   readonly paymentMethodId: number | null;
   /** Null for a payout made through Surface A: its payee is no /v1 payee. */
   readonly payeeExternalId: string | null;
+  /** The date (YYYY-MM-DD) it must be paid by, or null. */
+  readonly payBy: string | null;
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 
@@ -166,7 +168,7 @@ const V1_JSON = `json_object(
     'id', d.id, 'claimId', d.claim_id, 'metadata', json(d.metadata), 'createdAt', d.created_at,
     'payoutId', p.id, 'status', p.status, 'amountCents', p.amount_cents,
     'allowedPaymentMethodIds', json(p.allowed_payment_method_ids),
-    'paymentMethodId', p.payment_method_id, 'payeeExternalId', p.payee_uuid,
+    'paymentMethodId', p.payment_method_id, 'payeeExternalId', p.payee_uuid, 'payBy', p.pay_by,
     'timeline', (SELECT json_group_array(json_object('status', t.to_status, 'at', t.at, 'detail', t.detail))
       FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t)
   ) AS disbursement`;

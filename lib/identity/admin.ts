@@ -4,6 +4,11 @@
  * ids (live first, then test); if the test write fails, the live write is undone, so a rerun
  * starts from a clean state. User and line keys live only in their environment's database.
  */
+import {
+  type DeadlineSettings,
+  NEW_COMPANY_OFFER_EXPIRY_ACTION,
+  NEW_COMPANY_PAY_BY_DAYS,
+} from "../obligations/deadline.ts";
 import { and, eq } from "drizzle-orm";
 import * as v from "valibot";
 import type { Environment } from "../platform/config.ts";
@@ -106,11 +111,19 @@ async function companyByTin(database: Database, tin: string): Promise<CompanyRec
   return row;
 }
 
-/** Creates a company with its company API key (`cak_…`, shown once). */
+/**
+ * Creates a company with its company API key (`cak_…`, shown once). A new company's offers fall
+ * back to a mailed check at a pay_by 30 days after create unless `deadlines` says otherwise (the
+ * sandbox seed keeps its companies on today's cancel after the offer's time).
+ */
 export async function createCompany(
   databases: Databases,
   input: { name: unknown; tin: unknown },
   now: number,
+  deadlines: DeadlineSettings = {
+    offerExpiryAction: NEW_COMPANY_OFFER_EXPIRY_ACTION,
+    payByDays: NEW_COMPANY_PAY_BY_DAYS,
+  },
 ): Promise<AdminResult<{ company: CompanyRecord; companyApiKey: string }>> {
   const name = validate(companyNameSchema, input.name, "name");
   if (!name.ok) return name;
@@ -131,7 +144,7 @@ export async function createCompany(
     companyId: company.id,
   };
   await writeMirrored(databases, async (tx) => {
-    await tx.db.insert(companies).values({ ...company, createdAt: now });
+    await tx.db.insert(companies).values({ ...company, ...deadlines, createdAt: now });
     await insertKey(tx, key, now);
   }, async (tx) => {
     await tx.db.delete(apiKeys).where(eq(apiKeys.id, key.id));

@@ -15,6 +15,9 @@ import { type LedgerAccountCode, nonNegativeAccounts, type Transfer } from "./ty
  * `funding.shortfall_covered` a later credit paying that back. `recon.adjustment_in` and
  * `recon.adjustment_out` are adjusting entries an operator posts when resolving a reconciliation
  * exception (lib/reconciliation): the bank holds more (in) or less (out) than the ledger said.
+ * `payout.escheat` remits a still-owed
+ * payout's money to a state (unclaimed property), from reserved, or from available when an
+ * expired offer had given it back.
  */
 export const ledgerTransactionKinds = [
   "funding.ach_initiated",
@@ -35,6 +38,9 @@ export const ledgerTransactionKinds = [
   "payout.reject_payment",
   "payout.expire_offer",
   "payout.late_return",
+  "payout.fallback",
+  "payout.rechoose",
+  "payout.escheat",
   "check.paid_exception",
   "check.paid_short",
   "rail.paid_exception",

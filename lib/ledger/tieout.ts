@@ -53,6 +53,9 @@ export const tieOutCategories: Readonly<Record<LedgerTransactionKind, TieOutCate
   "payout.reject_payment": "within_held",
   "payout.expire_offer": "within_held",
   "payout.late_return": "returned",
+  "payout.fallback": "within_held",
+  "payout.rechoose": "within_held",
+  "payout.escheat": "paid_out",
   "check.paid_exception": "paid_out",
   "check.paid_short": "returned",
   "rail.paid_exception": "paid_out",
@@ -121,7 +124,10 @@ export function computeTieOut(
   // 0 − sum, not −sum: a day without returned funding reads 0, not −0.
   const returnedFunding = 0 - sum((m) => category(m) === "returned_funding" && held(m));
   const returned = sum((m) => category(m) === "returned" && held(m));
-  const disbursed = sum((m) => category(m) === "paid_out" && m.account === "bank");
+  // Money remitted to a state as unclaimed property left the company for its owner: disbursed too.
+  const disbursed = sum((m) =>
+    category(m) === "paid_out" && (m.account === "bank" || m.account === "unclaimed_remitted")
+  );
   const fees = sum((m) => category(m) === "paid_out" && m.account.startsWith("fees_"));
   return {
     date,

@@ -20,6 +20,11 @@ export const ledgerAccountCodes = [
    * until later credits cover it.
    */
   "funding_shortfall",
+  /**
+   * Money remitted to a state as unclaimed property: it left the company's hands for the owner,
+   * who claims it from that state (external, like `bank`).
+   */
+  "unclaimed_remitted",
 ] as const;
 
 export type LedgerAccountCode = (typeof ledgerAccountCodes)[number];

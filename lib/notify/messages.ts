@@ -12,7 +12,11 @@ export type MessageKind =
   | "code"
   | "party_request"
   | "details_updated"
-  | "digital_check";
+  | "digital_check"
+  | "deadline"
+  | "deadline_fallback"
+  | "fallback"
+  | "unclaimed_notice";
 
 export type Language = "en" | "es";
 
@@ -27,6 +31,8 @@ export interface MessageFacts {
   readonly payeeName?: string;
   /** A digital check's number. */
   readonly checkNumber?: number;
+  /** The date the payment is due by (YYYY-MM-DD), in deadline reminders. */
+  readonly payBy?: string;
 }
 
 export interface RenderedMessage {
@@ -105,6 +111,37 @@ const english: Record<MessageKind, Template> = {
     }\n\nYour check number ${f.checkNumber} for ${f.amount} from ${f.company} is ready. Print it, or deposit it with your bank's mobile app:\n${f.link}\n\nThe link works for a limited time; your payment page always has a fresh one. This check is yours alone; do not share the link.`,
     sms: `${f.company}: your check ${f.checkNumber} for ${f.amount} is ready: ${f.link}`,
   }),
+  deadline: (f) => ({
+    subject: `${f.company}: please choose how to be paid by ${f.payBy}`,
+    email: `${
+      hello(f, "Hello")
+    }\n\n${f.company} is paying you ${f.amount} and must pay it by ${f.payBy}. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms: `${f.company} must pay you ${f.amount} by ${f.payBy}. Choose how to be paid: ${f.link}`,
+  }),
+  deadline_fallback: (f) => ({
+    subject: `${f.company}: choose how to be paid by ${f.payBy}, or we mail a check`,
+    email: `${
+      hello(f, "Hello")
+    }\n\n${f.company} is paying you ${f.amount} and must pay it by ${f.payBy}. If you have not chosen by then, a check is mailed to your address on file. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms:
+      `${f.company} must pay you ${f.amount} by ${f.payBy}; after that a check is mailed. Choose: ${f.link}`,
+  }),
+  fallback: (f) => ({
+    subject: `${f.company}: a check for ${f.amount} is being mailed to you`,
+    email: `${
+      hello(f, "Hello")
+    }\n\nYou did not choose how to be paid ${f.amount}, so ${f.company} is mailing you a check to your address on file. Until it is mailed you can still choose another way:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms:
+      `${f.company} is mailing you a check for ${f.amount}. Until it is mailed you can choose another way: ${f.link}`,
+  }),
+  unclaimed_notice: (f) => ({
+    subject: `${f.company}: money owed to you will go to the state`,
+    email: `${
+      hello(f, "Hello")
+    }\n\n${f.company} still owes you ${f.amount}. Unless you claim it, the law requires ${f.company} to send it to the state as unclaimed property. Choose how you want to be paid:\n${f.link}\n\nThis link is personal; do not share it.`,
+    sms:
+      `${f.company} still owes you ${f.amount}; unclaimed, it goes to the state. Claim it: ${f.link}`,
+  }),
 };
 
 const spanish: Record<MessageKind, Template> = {
@@ -169,6 +206,37 @@ const spanish: Record<MessageKind, Template> = {
       hello(f, "Hola")
     }\n\nSu cheque número ${f.checkNumber} de ${f.amount} de ${f.company} está listo. Imprímalo o deposítelo con la aplicación de su banco:\n${f.link}\n\nEl enlace funciona por un tiempo limitado; su página de pago siempre tiene uno nuevo. Este cheque es solo suyo; no comparta el enlace.`,
     sms: `${f.company}: su cheque ${f.checkNumber} de ${f.amount} está listo: ${f.link}`,
+  }),
+  deadline: (f) => ({
+    subject: `${f.company}: elija cómo cobrar antes del ${f.payBy}`,
+    email: `${
+      hello(f, "Hola")
+    }\n\n${f.company} le paga ${f.amount} y debe pagarlo antes del ${f.payBy}. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms: `${f.company} debe pagarle ${f.amount} antes del ${f.payBy}. Elija cómo cobrar: ${f.link}`,
+  }),
+  deadline_fallback: (f) => ({
+    subject: `${f.company}: elija cómo cobrar antes del ${f.payBy} o le enviamos un cheque`,
+    email: `${
+      hello(f, "Hola")
+    }\n\n${f.company} le paga ${f.amount} y debe pagarlo antes del ${f.payBy}. Si no ha elegido para entonces, se le enviará un cheque por correo a su dirección registrada. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms:
+      `${f.company} debe pagarle ${f.amount} antes del ${f.payBy}; luego se envía un cheque. Elija: ${f.link}`,
+  }),
+  fallback: (f) => ({
+    subject: `${f.company}: le enviamos un cheque de ${f.amount}`,
+    email: `${
+      hello(f, "Hola")
+    }\n\nNo eligió cómo recibir ${f.amount}, así que ${f.company} le envía un cheque a su dirección registrada. Hasta que se envíe puede elegir otra forma:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms:
+      `${f.company} le envía un cheque de ${f.amount}. Hasta que se envíe puede elegir otra forma: ${f.link}`,
+  }),
+  unclaimed_notice: (f) => ({
+    subject: `${f.company}: el dinero que se le debe irá al estado`,
+    email: `${
+      hello(f, "Hola")
+    }\n\n${f.company} todavía le debe ${f.amount}. Si no lo reclama, la ley obliga a ${f.company} a entregarlo al estado como bienes no reclamados. Elija cómo quiere recibirlo:\n${f.link}\n\nEste enlace es personal; no lo comparta.`,
+    sms:
+      `${f.company} todavía le debe ${f.amount}; si no lo reclama, irá al estado. Reclámelo: ${f.link}`,
   }),
 };
 

@@ -29,7 +29,16 @@ export interface NotificationSettings {
   readonly resendsPerHourMax: number;
 }
 
-export type NotificationReason = "offer" | "endorsement" | "reoffer" | "resend" | "endorsed";
+export type NotificationReason =
+  | "offer"
+  | "endorsement"
+  | "reoffer"
+  | "resend"
+  | "endorsed"
+  | "deadline"
+  | "deadline_fallback"
+  | "fallback"
+  | "unclaimed_notice";
 
 export interface PayeeNotice {
   readonly portalUrl: string;
@@ -171,14 +180,26 @@ export async function notifyPayee(
   payoutId: string,
   reason: NotificationReason,
   now: number,
+  options: {
+    /** Every channel the payee has an address for, whatever they asked for (an escalation). */
+    readonly everyChannel?: boolean;
+    readonly payBy?: string;
+  } = {},
 ): Promise<PayeeNotice> {
   const contact = await payoutContact(tx, payoutId);
   const portalUrl = await issuePortalLink(tx, settings, payoutId, null, now);
+  const recipient = options.everyChannel
+    ? { ...contact.recipient, channels: { email: true, sms: true } }
+    : contact.recipient;
   const channels = await queueMessages(tx, settings.environment, {
     companyId: contact.companyId,
     payoutId,
-    recipient: contact.recipient,
-    rendered: renderMessage(reason, contact.language, { ...contact, link: portalUrl }),
+    recipient,
+    rendered: renderMessage(reason, contact.language, {
+      ...contact,
+      link: portalUrl,
+      payBy: options.payBy,
+    }),
     links: [portalUrl],
   }, now);
   return { portalUrl, channels };

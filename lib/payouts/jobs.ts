@@ -52,6 +52,15 @@ import {
   payoutHasMailingAddress,
   type PayoutRow,
 } from "./store.ts";
+import {
+  DEADLINE_REMINDERS_BEFORE_MS,
+  expiryDecision,
+  offerDeadline,
+  reminderEscalates,
+  utcDate,
+} from "../obligations/deadline.ts";
+import { readObligationSettings } from "../obligations/store.ts";
+import { fallBackAtDeadline } from "../obligations/fallback.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -104,7 +113,8 @@ function schedulePayoutJob(
 /**
  * Every offer (first or renewed) gets its own reminders and expiry, one pending job at a time: each
  * reminder schedules the next step when it runs, so an offer keeps one scheduled row instead of
- * three. A renewed offer makes older ones moot.
+ * three. A renewed offer makes older ones moot. An offer whose payout has a pay_by still ahead
+ * falls due then, with the deadline's escalating reminders; any other after the offer's time.
  */
 export async function scheduleOfferExpiry(
   tx: WriteTx,
@@ -112,7 +122,8 @@ export async function scheduleOfferExpiry(
   payout: PayoutRow,
   now: number,
 ): Promise<void> {
-  await scheduleNextOfferStep(tx, payout, now, now + runtime.offerTtlMs, now);
+  const deadline = offerDeadline(payout.payBy, now, runtime.offerTtlMs);
+  await scheduleNextOfferStep(tx, payout, now, deadline.expiresAt, now, deadline.payBy);
 }
 
 /** The offer's first reminder or its expiry due after `after`. */
@@ -122,15 +133,51 @@ async function scheduleNextOfferStep(
   offeredAt: number,
   expiresAt: number,
   after: number,
+  payBy: boolean,
 ): Promise<void> {
-  const step = nextOfferStep(expiresAt, after);
+  const step = payBy
+    ? nextOfferStep(expiresAt, after, DEADLINE_REMINDERS_BEFORE_MS)
+    : nextOfferStep(expiresAt, after);
   await schedulePayoutJob(tx, {
     companyId: payout.companyId,
     kind: step.kind === "remind" ? "payout.remind_offer" : "payout.expire_offer",
     subjectId: payout.id,
     dueAt: step.dueAt,
-    payload: { offered_at: offeredAt, expires_at: expiresAt },
+    payload: { offered_at: offeredAt, expires_at: expiresAt, ...(payBy ? { pay_by: true } : {}) },
   }, after);
+}
+
+/**
+ * An offer that fell due unchosen, as the company's setting decides: canceled (its hold back to
+ * available), kept owed, or fallen back to a mailed check whose submission is scheduled here.
+ */
+async function expireOffer(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  payout: PayoutRow,
+  now: number,
+): Promise<Result<PayoutRow, MoveRefusal>> {
+  const settings = await readObligationSettings(tx, payout.companyId);
+  const decided = expiryDecision(settings.offerExpiryAction, {
+    fellBackBefore: payout.fellBackAt !== null,
+  });
+  if (decided === "cancel") {
+    return await applyMove(tx, payout.id, { kind: "expire_offer" }, now, {
+      detail: "the payee did not choose in time",
+    });
+  }
+  if (decided === "hold") {
+    return await applyMove(tx, payout.id, { kind: "hold_owed" }, now, {
+      detail: "the payee did not choose in time: kept as still owed (unclaimed property)",
+    });
+  }
+  const fallback = await fallBackAtDeadline(tx, payout, now);
+  if (!fallback.ok) return fallback;
+  if (fallback.value.kind === "fell_back") {
+    await requestSubmission(tx, fallback.value.payout, now);
+    await notifyPayee(tx, runtime.notifications, payout.id, "fallback", now);
+  }
+  return ok(fallback.value.payout);
 }
 
 /** Whether `offeredAt` is the payout's latest offer (a re-offer since makes older jobs moot). */
@@ -192,11 +239,14 @@ export async function selectMethod(
   const schedule = await readFeeSchedule(tx, payout.companyId);
   const number = selection.details.accountNumber ?? selection.details.cardNumber;
   const marker = testPayeeMarker(payout.payeeId ? payout.payeeUuid : payout.email);
+  // A payee who chooses after the deadline's fallback, before its check left, replaces it.
+  const overFallback = payout.status === "modality_selected" &&
+    payout.methodDetails.fallback === true;
   const selected = await applyMove(
     tx,
     payoutId,
     {
-      kind: "select",
+      kind: overFallback ? "rechoose" : "select",
       paymentMethodId: selection.paymentMethodId,
       fees: feesFor(schedule, selection.paymentMethodId),
     },
@@ -664,22 +714,44 @@ export function payoutJobHandlers(
       if (payout?.status !== "modality_offered") return;
       // Only the latest offer's expiry counts: a re-offer after this one was made renewed it.
       if (!await isLatestOffer(tx, job.subjectId, Number(job.payload.offered_at))) return;
-      await moveOrThrow(
-        applyMove(tx, job.subjectId, { kind: "expire_offer" }, job.dueAt, {
-          detail: "the payee did not choose in time",
-        }),
-        job,
-      );
+      await moveOrThrow(expireOffer(tx, runtime, payout, job.dueAt), job);
     },
     "payout.remind_offer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);
       if (payout?.status !== "modality_offered") return;
       const offeredAt = Number(job.payload.offered_at);
       if (!await isLatestOffer(tx, job.subjectId, offeredAt)) return;
-      await notifyPayee(tx, runtime.notifications, job.subjectId, "resend", job.dueAt);
+      const expiresAt = job.payload.expires_at;
+      if (job.payload.pay_by === true && typeof expiresAt === "number") {
+        // A pay_by deadline's reminder names the date; near it, it goes on every channel.
+        const settings = await readObligationSettings(tx, payout.companyId);
+        const falls = expiryDecision(settings.offerExpiryAction, {
+          fellBackBefore: payout.fellBackAt !== null,
+        }) === "fallback";
+        await notifyPayee(
+          tx,
+          runtime.notifications,
+          job.subjectId,
+          falls ? "deadline_fallback" : "deadline",
+          job.dueAt,
+          {
+            everyChannel: reminderEscalates(expiresAt, job.dueAt),
+            payBy: utcDate(expiresAt),
+          },
+        );
+      } else {
+        await notifyPayee(tx, runtime.notifications, job.subjectId, "resend", job.dueAt);
+      }
       // Reminders scheduled before offers were chained carry no expiry: theirs is already pending.
-      if (typeof job.payload.expires_at !== "number") return;
-      await scheduleNextOfferStep(tx, payout, offeredAt, job.payload.expires_at, job.dueAt);
+      if (typeof expiresAt !== "number") return;
+      await scheduleNextOfferStep(
+        tx,
+        payout,
+        offeredAt,
+        expiresAt,
+        job.dueAt,
+        job.payload.pay_by === true,
+      );
     },
     "payout.submit": submitJob(runtime, rails),
     "payout.complete": (tx, job) =>

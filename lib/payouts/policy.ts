@@ -57,9 +57,16 @@ export type OfferStep =
   | { readonly kind: "remind"; readonly dueAt: number }
   | { readonly kind: "expire"; readonly dueAt: number };
 
-/** The offer's first reminder due after `after`, or its expiry when every reminder has passed. */
-export function nextOfferStep(expiresAt: number, after: number): OfferStep {
-  const reminderAt = OFFER_REMINDERS_BEFORE_MS.map((before) => expiresAt - before)
+/**
+ * The offer's first reminder due after `after`, or its expiry when every reminder has passed.
+ * `remindersBeforeMs` are the offer's reminders (a pay_by deadline has its own, more of them).
+ */
+export function nextOfferStep(
+  expiresAt: number,
+  after: number,
+  remindersBeforeMs: readonly number[] = OFFER_REMINDERS_BEFORE_MS,
+): OfferStep {
+  const reminderAt = remindersBeforeMs.map((before) => expiresAt - before)
     .find((dueAt) => dueAt > after);
   return reminderAt === undefined
     ? { kind: "expire", dueAt: expiresAt }

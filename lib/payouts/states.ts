@@ -12,6 +12,7 @@ export const payoutStatuses = [
   "completed",
   "failed",
   "canceled",
+  "escheated",
 ] as const;
 
 export type PayoutStatus = (typeof payoutStatuses)[number];
@@ -30,6 +31,8 @@ export const surfaceAStatus: Readonly<Record<PayoutStatus, { name: string; id: n
   failed: { name: "Failed", id: 7 },
   canceled: { name: "Canceled", id: 8 },
   pending_funds: { name: "PendingFunds", id: 9 },
+  // Remitted to a state as unclaimed property: an extension of the seed's ids.
+  escheated: { name: "Escheated", id: 12 },
 };
 
 /** Surface B status of each state; Surface B shows pending_funds and awaiting_endorsement as created. */
@@ -45,6 +48,7 @@ export const surfaceBStatus: Readonly<Record<PayoutStatus, string>> = {
   completed: "completed",
   failed: "failed",
   canceled: "canceled",
+  escheated: "escheated",
 };
 
 /**
@@ -81,7 +85,9 @@ export function modalityOf(codeOrId: string | number): (typeof modalities)[numbe
  * Surface A EventTypeId and EventTypeName with the Surface B type (null where /v1 has none).
  * `returned` (12) is an extension: money of a completed payout came back (a late ACH return, a
  * refund); the payout stays completed. 13-15 are extensions too: a payment approval rule held
- * the payout before its offer, and someone of the company approved or rejected it.
+ * the payout before its offer, and someone of the company approved or rejected it. 16 and 17 are
+ * insurer obligations: the pay_by deadline chose the company's fallback method (a mailed check)
+ * for a payee who had not chosen, and the payout was remitted to a state as unclaimed property.
  */
 export const eventCatalogue = {
   created: { id: 1, name: "DISBURSEMENT.CREATED", type: "disbursement.created" },
@@ -111,6 +117,12 @@ export const eventCatalogue = {
   },
   payment_approved: { id: 14, name: "DISBURSEMENT.APPROVED", type: "disbursement.approved" },
   payment_rejected: { id: 15, name: "DISBURSEMENT.REJECTED", type: "disbursement.rejected" },
+  fallback_at_deadline: {
+    id: 16,
+    name: "DISBURSEMENT.FALLBACK_AT_DEADLINE",
+    type: "disbursement.fallback_at_deadline",
+  },
+  escheated: { id: 17, name: "DISBURSEMENT.ESCHEATED", type: "disbursement.escheated" },
 } as const;
 
 export type EventKey = keyof typeof eventCatalogue;

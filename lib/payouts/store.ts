@@ -33,6 +33,8 @@ import type { WriteTx } from "../../db/writer.ts";
 import { type PaymentApprovalRule, ruleHolding, rulesOfCompany } from "./approval_rules.ts";
 import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
 import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
+import { type DeadlineSettings, payByFor } from "../obligations/deadline.ts";
+import { readObligationSettings } from "../obligations/store.ts";
 import { moneyInFlight, voidQueuedEntry } from "../rails/batch.ts";
 import { submissionReference } from "../rails/seam.ts";
 import { voidUnsentCheck } from "../checks/register.ts";
@@ -53,6 +55,12 @@ export interface PayoutRow extends PayoutSnapshot {
   /** Submissions to a rail so far: the next one's idempotency reference ends in this plus one. */
   readonly submissionCount: number;
   readonly failureReason: string | null;
+  /** The date (YYYY-MM-DD) it must be paid by, or null: the offer's own expiry applies. */
+  readonly payBy: string | null;
+  /** When the deadline's fallback chose a method for the payee (kept after later moves). */
+  readonly fellBackAt: number | null;
+  /** When an offer of it fell due unchosen, or null. */
+  readonly offerExpiredAt: number | null;
   readonly createdAt: number;
 }
 
@@ -81,6 +89,9 @@ const toPayout: RowMapper<PayoutRow> = rowMapper({
   retryCount: payout.retryCount,
   submissionCount: payout.submissionCount,
   failureReason: payout.failureReason,
+  payBy: payout.payBy,
+  fellBackAt: payout.fellBackAt,
+  offerExpiredAt: payout.offerExpiredAt,
   createdAt: payout.createdAt,
 });
 
@@ -280,7 +291,8 @@ export type MoveRefusal =
   | "fee_exceeds_amount"
   | "insufficient_funds"
   | "negative_balance"
-  | "payout_in_flight";
+  | "payout_in_flight"
+  | "not_a_fallback";
 
 export interface MoveOptions {
   /** Why, for the timeline and the failure reason (rail codes such as R03). */
@@ -291,9 +303,16 @@ export interface MoveOptions {
   readonly railReference?: string;
 }
 
+/** The moves that choose the payout's method (the payee's, or the deadline's fallback). */
+function chosenMethod(step: PayoutMove): number | null {
+  return step.kind === "select" || step.kind === "fallback" || step.kind === "rechoose"
+    ? step.paymentMethodId
+    : null;
+}
+
 /** A selection brings its last four digits; a re-offer forgets the failed method's. */
 function lastFourAfter(step: PayoutMove, options: MoveOptions, payout: PayoutRow): string | null {
-  if (step.kind === "select") {
+  if (chosenMethod(step) !== null) {
     const lastFour = options.methodDetails?.last_four;
     return typeof lastFour === "string" ? lastFour : null;
   }
@@ -325,7 +344,12 @@ export async function applyMove(
   const inFlight = moveConsultsMoneyInFlight(step.kind)
     ? await payoutMoneyInFlight(tx, payout)
     : null;
-  const moved = transition({ ...payout, inFlight }, step);
+  const moved = transition({
+    ...payout,
+    inFlight,
+    fellBack: payout.methodDetails.fallback === true,
+    expiredUnchosen: payout.offerExpiredAt !== null,
+  }, step);
   if (!moved.ok) return moved;
   const outcome = moved.value;
   if (outcome.voidsQueuedEntry) {
@@ -361,7 +385,9 @@ export async function applyMove(
             last_failed_at = CASE WHEN ? THEN ? ELSE last_failed_at END,
             last_failure_method_id = CASE WHEN ? THEN payment_method_id ELSE last_failure_method_id END,
             last_failure_last_four = CASE WHEN ? THEN method_last_four ELSE last_failure_last_four END,
-            rail_reference = coalesce(?, rail_reference)
+            rail_reference = coalesce(?, rail_reference),
+            fell_back_at = CASE WHEN ? THEN ? ELSE fell_back_at END,
+            offer_expired_at = CASE WHEN ? THEN ? ELSE offer_expired_at END
           WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
     args: [
       outcome.status,
@@ -369,12 +395,10 @@ export async function applyMove(
       outcome.fees.payorFeeCents,
       outcome.fees.payeeFeeCents,
       outcome.fees.serviceFeeCents,
-      step.kind === "select"
-        ? step.paymentMethodId
-        : step.kind === "reoffer"
-        ? null
-        : payout.paymentMethodId,
-      JSON.stringify(step.kind === "select" ? options.methodDetails ?? {} : payout.methodDetails),
+      chosenMethod(step) ?? (step.kind === "reoffer" ? null : payout.paymentMethodId),
+      JSON.stringify(
+        chosenMethod(step) !== null ? options.methodDetails ?? {} : payout.methodDetails,
+      ),
       lastFourAfter(step, options, payout),
       failureReason,
       payout.retryCount + (step.kind === "retry" ? 1 : 0),
@@ -384,6 +408,10 @@ export async function applyMove(
       failing,
       failing,
       options.railReference ?? null,
+      step.kind === "fallback",
+      now,
+      step.kind === "hold_owed" || step.kind === "expire_offer" || step.kind === "fallback",
+      now,
       payoutId,
     ],
   });
@@ -487,11 +515,13 @@ export interface NewDisbursement {
   readonly payorUserId?: string | null;
   readonly memo?: string | null;
   readonly metadata?: Record<string, string>;
+  /** The date (YYYY-MM-DD) every payout must be paid by; absent, the company's default applies. */
+  readonly payBy?: string | null;
   readonly payouts: readonly NewPayout[];
 }
 
-/** What a create reads before it writes: the company's fees and the line's accounts. */
-export type CreateReads = readonly [FeeSchedule, LineAccounts];
+/** What a create reads before it writes: the company's fees, the line's accounts, its deadlines. */
+export type CreateReads = readonly [FeeSchedule, LineAccounts, DeadlineSettings];
 
 /** Reads what a create needs before it writes (to ride with the caller's own reads). */
 export function readCreateReads(
@@ -499,7 +529,11 @@ export function readCreateReads(
   companyId: string,
   lineId: string,
 ): Promise<CreateReads> {
-  return Promise.all([readFeeSchedule(tx, companyId), readLineAccounts(tx, lineId)]);
+  return Promise.all([
+    readFeeSchedule(tx, companyId),
+    readLineAccounts(tx, lineId),
+    readObligationSettings(tx, companyId),
+  ]);
 }
 
 /** What a caller of createDisbursement read already, and what it reads of the result. */
@@ -531,8 +565,9 @@ export async function createDisbursement<R = undefined>(
   >
 > {
   // One round trip for both (the balance is read even when a fee refuses the create).
-  const [schedule, accountsRead] = options.reads ??
+  const [schedule, accountsRead, deadlines] = options.reads ??
     await readCreateReads(tx, input.companyId, input.lineId);
+  const payBy = payByFor(input.payBy, deadlines, now);
   let accounts: LineAccounts = accountsRead;
   for (const [index, payout] of input.payouts.entries()) {
     const methodId = payout.allowedPaymentMethodIds.find((id) =>
@@ -618,8 +653,9 @@ export async function createDisbursement<R = undefined>(
         `INSERT INTO payouts (id, disbursement_id, company_id, line_id, payee_uuid, payee_id, payee_type_id,
               first_name, last_name, email, phone, address_one, address_two, city, state, zip_code,
               delivery_options, allowed_payment_method_ids, permission_required_from, field_values,
-              payment_method_settings, custom_document_uuids, amount_cents, held_cents, status, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              payment_method_settings, custom_document_uuids, amount_cents, held_cents, status, pay_by,
+              created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       args: [
         payoutId,
         disbursementId,
@@ -646,6 +682,7 @@ export async function createDisbursement<R = undefined>(
         spec.amountCents,
         waits ? 0 : holds[index],
         status,
+        payBy,
         now,
         now,
       ],

@@ -51,6 +51,10 @@ export interface PayoutSnapshot {
    * moves whose `inFlight` rule is `queued_only`; absent means none.
    */
   readonly inFlight?: MoneyInFlight | null;
+  /** The method was chosen by the pay_by deadline's fallback, not by the payee. */
+  readonly fellBack?: boolean;
+  /** An offer of it fell due unchosen: a canceled payout still owes its payee (unclaimed property). */
+  readonly expiredUnchosen?: boolean;
 }
 
 export interface MethodFees {
@@ -91,7 +95,25 @@ export type PayoutMove =
   /** Someone of the company approved it: it goes on as a created payout. */
   | { readonly kind: "approve_payment" }
   /** Someone of the company rejected it: it is canceled and its hold goes back. */
-  | { readonly kind: "reject_payment" };
+  | { readonly kind: "reject_payment" }
+  /**
+   * The pay_by deadline passed unchosen: the company's fallback method (a mailed check) is chosen
+   * for the payee, its hold following that method's fees as a selection's does.
+   */
+  | { readonly kind: "fallback"; readonly paymentMethodId: number; readonly fees: MethodFees }
+  /**
+   * The payee chose a method after the deadline's fallback, before the check left: the payee's
+   * choice replaces it (the queued check is voided in the same unit).
+   */
+  | { readonly kind: "rechoose"; readonly paymentMethodId: number; readonly fees: MethodFees }
+  /** The offer expired under the company's `hold`: it stays offered and owed, the hold kept. */
+  | { readonly kind: "hold_owed" }
+  /**
+   * Remitted to a state as unclaimed property: the amount owed goes to `unclaimed_remitted`, from
+   * reserved (the rest of the hold back to available), or from available where an expired
+   * offer had given it back.
+   */
+  | { readonly kind: "escheat" };
 
 export type MoveKind = PayoutMove["kind"];
 
@@ -111,7 +133,8 @@ export type TransitionRefusal =
   | "not_cancelable"
   | "retry_not_allowed"
   | "fee_exceeds_amount"
-  | "payout_in_flight";
+  | "payout_in_flight"
+  | "not_a_fallback";
 
 /**
  * What a move does while the payout's money is in flight on a rail: `rail`, the rail's own moves,
@@ -167,6 +190,16 @@ export const transitionTable: Readonly<
   hold_for_approval: { from: ["created"], to: "pending_approval", inFlight: "before_rail" },
   approve_payment: { from: ["pending_approval"], to: "created", inFlight: "before_rail" },
   reject_payment: { from: ["pending_approval"], to: "canceled", inFlight: "before_rail" },
+  fallback: { from: ["modality_offered"], to: "modality_selected", inFlight: "before_rail" },
+  // Only while the fallback check's entry is queued: once in a built file the check is on its way.
+  rechoose: { from: ["modality_selected"], to: "modality_selected", inFlight: "queued_only" },
+  hold_owed: { from: ["modality_offered"], to: "modality_offered", inFlight: "before_rail" },
+  // From canceled only when its offer expired unchosen: a payout the company canceled stays so.
+  escheat: {
+    from: ["modality_offered", "failed", "canceled"],
+    to: "escheated",
+    inFlight: "queued_only",
+  },
 };
 
 /** Whether the store must read the payout's money in flight before this move. */
@@ -191,7 +224,9 @@ export function transition(
   step: PayoutMove,
 ): Result<TransitionOutcome, TransitionRefusal> {
   const rule = transitionTable[step.kind];
-  if (!rule.from.includes(payout.status)) {
+  const canceledByCompany = step.kind === "escheat" && payout.status === "canceled" &&
+    !payout.expiredUnchosen;
+  if (!rule.from.includes(payout.status) || canceledByCompany) {
     if (step.kind === "cancel") {
       return refuse("not_cancelable", `a payout in ${payout.status} cannot be canceled`, {
         details: { status: payout.status },
@@ -234,6 +269,23 @@ export function transition(
       voidsQueuedEntry: flight !== null && rule.inFlight !== "rail",
     });
   const held = payout.heldCents;
+  /** A method chosen (by the payee, or by the deadline's fallback): the hold follows its fees. */
+  const select = (
+    chosen: { readonly fees: MethodFees },
+    events: EventKey[],
+  ): Result<TransitionOutcome, TransitionRefusal> => {
+    if (chosen.fees.payeeFeeCents >= payout.amountCents) {
+      return refuse(
+        "fee_exceeds_amount",
+        `the payee fee ${chosen.fees.payeeFeeCents} is not below the amount ${payout.amountCents}`,
+      );
+    }
+    const hold = payout.amountCents + chosen.fees.payorFeeCents + chosen.fees.serviceFeeCents;
+    const adjust = hold < held
+      ? move("reserved", "available", held - hold)
+      : move("available", "reserved", hold - held);
+    return outcome(hold, adjust, events, chosen.fees);
+  };
 
   switch (step.kind) {
     case "release_funds":
@@ -243,19 +295,30 @@ export function transition(
     case "endorsements_complete":
     case "offer":
       return outcome(held, [], ["offered"]);
-    case "select": {
-      if (step.fees.payeeFeeCents >= payout.amountCents) {
+    case "rechoose":
+      if (!payout.fellBack) {
         return refuse(
-          "fee_exceeds_amount",
-          `the payee fee ${step.fees.payeeFeeCents} is not below the amount ${payout.amountCents}`,
+          "not_a_fallback",
+          "the payee chose this payout's method already; only a deadline's fallback can be replaced",
+          { details: { status: payout.status } },
         );
       }
-      const hold = payout.amountCents + step.fees.payorFeeCents + step.fees.serviceFeeCents;
-      const adjust = hold < held
-        ? move("reserved", "available", held - hold)
-        : move("available", "reserved", hold - held);
-      return outcome(hold, adjust, ["selected"], step.fees);
+      return select(step, ["selected"]);
+    case "fallback":
+      return select(step, ["selected", "fallback_at_deadline"]);
+    case "hold_owed":
+      return outcome(held, [], []);
+    case "escheat": {
+      // A canceled payout gave its hold back to available when its offer expired.
+      const source = payout.status === "canceled" ? "available" : "reserved";
+      const rest = source === "reserved" ? held - payout.amountCents : 0;
+      return outcome(0, [
+        ...move(source, "unclaimed_remitted", payout.amountCents),
+        ...move("reserved", "available", rest),
+      ], ["escheated"]);
     }
+    case "select":
+      return select(step, ["selected"]);
     case "rail_refused":
     case "fail":
       return outcome(held, step.kind === "fail" ? move("in_transit", "reserved", held) : [], [

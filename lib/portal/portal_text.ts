@@ -100,6 +100,9 @@ const english = {
     canceledTitle: "This payment was canceled",
     canceled: (company: string) =>
       `${company} canceled this payment. Contact them if you have questions.`,
+    escheatedTitle: "This payment went to the state",
+    escheated: (company: string, state: string) =>
+      `Nobody claimed this payment, so ${company} sent it to the state of ${state} as unclaimed property, as the law requires. Claim it from ${state}'s unclaimed property program; it keeps it for you.`,
     confirmed: "Thank you. Your choice is confirmed.",
   },
   sign: {
@@ -279,6 +282,7 @@ const english = {
       completed: "Paid",
       failed: "Payment failed",
       canceled: "Canceled",
+      escheated: "Sent to the state as unclaimed property",
     } satisfies Record<PayoutStatus, string>,
     howPaid: "How you are paid:",
     fee: (fee: string, net: string) => `Fee ${fee}; you receive ${net}.`,
@@ -407,6 +411,9 @@ const spanish: PortalText = {
     canceledTitle: "Este pago fue cancelado",
     canceled: (company) =>
       `${company} canceló este pago. Si tiene preguntas, comuníquese con la compañía.`,
+    escheatedTitle: "Este pago se entregó al estado",
+    escheated: (company, state) =>
+      `Nadie reclamó este pago, así que ${company} lo entregó al estado de ${state} como bienes no reclamados, como exige la ley. Reclámelo al programa de bienes no reclamados de ${state}; lo guarda para usted.`,
     confirmed: "Gracias. Su elección quedó confirmada.",
   },
   sign: {
@@ -601,6 +608,7 @@ const spanish: PortalText = {
       completed: "Pagado",
       failed: "No se pudo hacer el pago",
       canceled: "Cancelado",
+      escheated: "Entregado al estado como bienes no reclamados",
     },
     howPaid: "Cómo recibe su pago:",
     fee: (fee, net) => `Cargo de ${fee}; usted recibe ${net}.`,

@@ -419,6 +419,16 @@ export async function decideAsParty(
   });
 }
 
+/**
+ * Whether the payee may choose a method now: while offered, and after the pay_by deadline's
+ * fallback chose a mailed check for them, until that check leaves (the state machine refuses
+ * the choice once the check is in a built file).
+ */
+export function choosableNow(payout: Pick<PortalPayout, "status" | "methodDetails">): boolean {
+  return payout.status === "modality_offered" ||
+    (payout.status === "modality_selected" && String(payout.methodDetails?.fallback) === "true");
+}
+
 /** The method `code` names when the payee may choose it now on this link; null otherwise. */
 export function offeredMethod(
   link: PortalLink,
@@ -427,7 +437,7 @@ export function offeredMethod(
 ): { id: number; code: ModalityCode } | null {
   const modality = code ? modalityOf(code) : undefined;
   return modality && payout.allowedPaymentMethodIds.includes(modality.id) &&
-      link.partyUuid === null && payout.status === "modality_offered"
+      link.partyUuid === null && choosableNow(payout)
     ? modality
     : null;
 }

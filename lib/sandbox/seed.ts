@@ -80,7 +80,10 @@ async function seed(
   credentials.multi_company_user.api_key_test = multi.apiKeyTest;
   credentials.multi_company_user.api_key_live = multi.apiKeyLive;
   for (const spec of seedCompanies) {
-    const { company, companyApiKey } = unwrap(await createCompany(databases, spec, now));
+    // The seeded companies keep the documented sandbox behaviour: an unchosen offer cancels.
+    const { company, companyApiKey } = unwrap(
+      await createCompany(databases, spec, now, { offerExpiryAction: "cancel", payByDays: null }),
+    );
     const user = unwrap(await createUser(databases, { email: spec.user }, now));
     unwrap(await addMembership(databases, { email: spec.user, tin: spec.tin }, now));
     unwrap(await addMembership(databases, { email: multiCompanyUser, tin: spec.tin }, now));

@@ -92,6 +92,12 @@ export function surfaceAEventReason(
 ): string | null {
   const partyEvent = event.eventTypeId === 3 || event.eventTypeId === 11;
   if (partyEvent || payout.status === null) return event.reason;
+  if (event.eventTypeId === eventCatalogue.fallback_at_deadline.id) {
+    return "Fallback at deadline: the payee did not choose by the pay_by date; a check is mailed to the address on file";
+  }
+  if (event.eventTypeId === eventCatalogue.escheated.id) {
+    return "Remitted to the state as unclaimed property: the payee claims it from the state";
+  }
   if (event.eventTypeId === eventCatalogue.returned.id && payout.failureCode !== null) {
     return lateReturnInWords(payout.failureCode, payout.methodId);
   }

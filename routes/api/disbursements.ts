@@ -60,6 +60,8 @@ function disbursementRecord(d: ApiDisbursement, parties: "as_created" | "whole")
       ? d.parties
       : d.parties.map(({ party_type: _type, Company_name: _company, ...shown }) => shown),
     payees: d.payouts.map((p) => payeeRecord(p.fields, p.status)),
+    // Extension: the date every payee must be paid by (prompt-payment rules), or null.
+    pay_by: (d.payouts[0]?.fields.pay_by ?? null) as string | null,
     created_at: seedTimestamp(d.createdAt),
   };
 }
@@ -120,6 +122,7 @@ export function apiDisbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       fingerprint,
       disbursementUuid: input.disbursement_uuid,
       largeDisbursement: input.large_disbursement,
+      payBy: input.pay_by ?? null,
       payouts: input.payees.map((p) => ({
         payeeUuid: p.payee_uuid,
         amountCents: p.amount,

@@ -13,6 +13,7 @@ import {
   freeText,
   jsonDollars,
   jsonInteger,
+  payByDate,
   phoneNumber,
   requiredObject,
   stateCode,
@@ -195,6 +196,7 @@ export function apiSchemas(config: Config) {
   const createBody = requiredObject({
     disbursement_uuid: identifier("disbursement_uuid"),
     large_disbursement: v.boolean("large_disbursement must be true or false"),
+    pay_by: v.optional(payByDate("pay_by")),
     payees: v.pipe(
       v.array(payee, "payees must be an array"),
       v.minLength(1, "payees needs at least one payee"),

@@ -106,6 +106,11 @@ export const NEEDS_ACTION_LABELS: Readonly<Record<NeedsActionKind, KindLabel>> =
     many: "bank statement differences open",
     page: null,
   },
+  deadlines_not_fallen_back: {
+    one: "payment past its pay_by with no fallback check",
+    many: "payments past their pay_by with no fallback check",
+    page: null,
+  },
 };
 
 const counted = (n: number, label: KindLabel) => `${n} ${n === 1 ? label.one : label.many}`;

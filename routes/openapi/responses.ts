@@ -134,6 +134,9 @@ export function responseSchemas(config: Config) {
       v.description("The payee's choice; null before it."),
     ),
     metadata: v.record(v.string(), v.string()),
+    pay_by: maybeText(
+      "Extension: the date (YYYY-MM-DD) it must be paid by; at 00:00 UTC that day an unchosen offer gets the company's offer-expiry action. null: no deadline, the offer's own expiry applies.",
+    ),
     line: text("The line code of the key."),
     livemode: v.boolean(),
     created: timestamp(),
@@ -510,6 +513,9 @@ export function responseSchemas(config: Config) {
       ),
     ),
     payees: v.array(ApiPayee),
+    pay_by: maybeText(
+      "Extension: the date (YYYY-MM-DD) every payee must be paid by; at 00:00 UTC that day an unchosen offer gets the company's offer-expiry action. null: no deadline, the offer's own expiry applies.",
+    ),
     created_at: seedTime,
   });
   const Resent = v.strictObject({

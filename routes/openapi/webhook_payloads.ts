@@ -97,13 +97,13 @@ const surfaceAPayload: JsonObject = {
       minimum: 1,
       maximum: 12,
       description:
-        "1-11 as the seed; 12 DISBURSEMENT.RETURNED (extension): money of a completed payout came back, the payee stays Completed.",
+        "1-11 as the seed; 12 DISBURSEMENT.RETURNED (extension): money of a completed payout came back, the payee stays Completed. 13-15 (extensions): payment approval. 16 DISBURSEMENT.FALLBACK_AT_DEADLINE (extension): the pay_by deadline chose a mailed check for the payee. 17 DISBURSEMENT.ESCHEATED (extension): remitted to a state as unclaimed property.",
     },
     EventTypeName: { enum: apiEventNames },
     EventReason: {
       type: "string",
       description:
-        'What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail\'s answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed").',
+        'What happened, in words: "Payee status changed to Processing"; on DISBURSEMENT.FAILED the rail\'s answer with its code ("ACH returned R03: no account / unable to locate account", "Instant deposit declined: the card issuer refused the payment (card_declined)"); the party and its decision on events 3 and 11; on DISBURSEMENT.RETURNED what came back ("ACH returned R10 after the payment completed: …", "PayPal refunded after the payment completed"); on events 16 and 17 "Fallback at deadline: …" and "Remitted to the state as unclaimed property: …".',
     },
     PaymentType: { enum: ["DISBURSEMENT", "SIMPLE_PAYMENT"] },
     DisbursementUUID: maybe("string", SIMPLE_OR_NO_PAYOUT),
@@ -169,7 +169,7 @@ export const webhookPayloadSchemas: JsonObject = {
       data: {
         type: "object",
         description:
-          "A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded).",
+          "A disbursement's: id (dsb_…, or po_… for a payout made through /api), object, status, amount, currency, claim_id, payee ({id}, or null for a payout made through /api), modality (null before a choice), reason; disbursement.modality_selected: disbursement_id, claim_id, modality, amount, payee; payee.updated: id, object, changed. disbursement.returned (extension): status stays completed, reason is the return's code (R10, refunded). disbursement.fallback_at_deadline (extension): the pay_by deadline chose a mailed check for a payee who had not chosen (status modality_selected, modality check, reason fallback at deadline: …). disbursement.escheated (extension): remitted to a state as unclaimed property (status escheated).",
       },
       signature: {
         type: "string",

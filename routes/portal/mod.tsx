@@ -16,6 +16,7 @@ import { formatDollars } from "../../lib/platform/money.ts";
 import {
   askParty,
   checkCode,
+  choosableNow,
   chooseMethod,
   decideAsParty,
   documentsFor,
@@ -338,7 +339,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         status,
       );
     }
-    if (payout.status === "modality_offered") {
+    if (choosableNow(payout)) {
       const failed = payout.timeline.some((step) => step.status === "failed");
       const readable = (await documentsFor(v.database, payout.id, "payee"))
         .filter((d) => !d.isSignRequired);

@@ -27,6 +27,7 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       modalities: input.modalities,
       claimId: input.claim_id,
       metadata: input.metadata,
+      payBy: input.pay_by ?? null,
     };
     return await respondIdempotently(
       c,

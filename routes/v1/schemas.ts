@@ -8,6 +8,7 @@ import type { LinePrincipal } from "../context.ts";
 import {
   freeText,
   jsonDollars,
+  payByDate,
   phoneNumber,
   requiredObject,
   stateCode,
@@ -71,6 +72,7 @@ export function v1Schemas(config: Config) {
         v.transform((codes) => [...new Set(codes)]),
       )),
       metadata: v.optional(metadata, {}),
+      pay_by: v.optional(payByDate("pay_by")),
     }),
     upsertPayee: requiredObject({
       id: externalIdSchema("id", limits.STRING_LENGTH_MAX),
@@ -137,6 +139,8 @@ export function disbursementView(d: V1Disbursement, principal: LinePrincipal, ba
     modalities: d.allowedPaymentMethodIds.map((id) => modalityOf(id)!.code),
     modality: d.paymentMethodId === null ? null : modalityOf(d.paymentMethodId)!.code,
     metadata: d.metadata,
+    // Extension: the date it must be paid by (prompt-payment rules), or null.
+    pay_by: d.payBy,
     line: principal.lineCode,
     livemode: principal.environment === "live",
     created: iso(d.createdAt),
