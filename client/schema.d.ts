@@ -2869,6 +2869,8 @@ export interface paths {
               | "DISBURSEMENT.ESCHEATED"
             )[];
             description?: string | null;
+            /** @description Default false. True: deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`), which a receiver verifies with the public key and cannot forge. */
+            ed25519_signatures?: boolean;
           };
         };
       };
@@ -2974,6 +2976,81 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/webhooks/keys/ed25519": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The ed25519 public key `v1a,` webhook signatures verify with (one per environment) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description The company's key (cak_…); needed only by a user of several companies. An unknown or revoked key, or one of a company the user does not belong to, is 403. */
+          CompanyApiKey?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The public key. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookPublicKey"];
+          };
+        };
+        /** @description AUTHENTICATION_FAILURE: no token, or an expired or unknown one. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description NOT_AUTHORIZED: the CompanyApiKey is unknown, revoked, or names a company the user does not belong to. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description RATE_LIMIT_REACHED: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+        /** @description INTERNAL_SERVER_ERROR: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["ApiError"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -4693,6 +4770,8 @@ export interface paths {
               | "disbursement.escheated"
             )[];
             description?: string | null;
+            /** @description Default false. True: deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`), which a receiver verifies with the public key and cannot forge. */
+            ed25519_signatures?: boolean;
           };
         };
       };
@@ -4789,6 +4868,69 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webhooks/keys/ed25519": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The ed25519 public key `v1a,` webhook signatures verify with (one per environment) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The public key. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": components["schemas"]["WebhookPublicKey"];
+          };
+        };
+        /** @description authentication_failed: the key is missing, unknown, rotated past its grace period, or revoked. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description rate_limited: more than the credential's requests per second: see Retry-After. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+        /** @description internal_error: quote the X-Request-Id when reporting it. */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/problem+json": components["schemas"]["Problem"];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -5960,6 +6102,8 @@ export interface components {
       disabled_reason: string | null;
       /** @description Start of an unbroken run of failed attempts (null after any success). After 1 hour the endpoint gets one attempt at a time, at most one per 5 minutes. */
       failing_since: string | null;
+      /** @description Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) in webhook-signature; verify it with GET …/webhooks/keys/ed25519. */
+      ed25519_signatures: boolean;
       livemode: boolean;
       /**
        * Format: date-time
@@ -6006,6 +6150,8 @@ export interface components {
       disabled_reason: string | null;
       /** @description Start of an unbroken run of failed attempts (null after any success). After 1 hour the endpoint gets one attempt at a time, at most one per 5 minutes. */
       failing_since: string | null;
+      /** @description Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) in webhook-signature; verify it with GET …/webhooks/keys/ed25519. */
+      ed25519_signatures: boolean;
       livemode: boolean;
       /**
        * Format: date-time
@@ -6064,6 +6210,8 @@ export interface components {
       disabled_reason: string | null;
       /** @description Start of an unbroken run of failed attempts (null after any success). After 1 hour the endpoint gets one attempt at a time, at most one per 5 minutes. */
       failing_since: string | null;
+      /** @description Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) in webhook-signature; verify it with GET …/webhooks/keys/ed25519. */
+      ed25519_signatures: boolean;
       livemode: boolean;
       /**
        * Format: date-time
@@ -6111,6 +6259,8 @@ export interface components {
       disabled_reason: string | null;
       /** @description Start of an unbroken run of failed attempts (null after any success). After 1 hour the endpoint gets one attempt at a time, at most one per 5 minutes. */
       failing_since: string | null;
+      /** @description Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) in webhook-signature; verify it with GET …/webhooks/keys/ed25519. */
+      ed25519_signatures: boolean;
       livemode: boolean;
       /**
        * Format: date-time
@@ -6145,6 +6295,15 @@ export interface components {
        * @description Until then the previous secret signs beside it.
        */
       previous_secret_expires_at: string;
+    };
+    WebhookPublicKey: {
+      /** @constant */
+      object: "webhook_public_key";
+      /** @description whpk_… and the base64 of the 32-byte ed25519 public key. */
+      public_key: string;
+      /** @constant */
+      algorithm: "ed25519";
+      livemode: boolean;
     };
     WebhookDeliveryList: {
       /** @constant */

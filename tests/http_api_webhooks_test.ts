@@ -40,6 +40,7 @@ Deno.test("Surface A webhook URLs: register with the secret shown once, list, ge
       disabled_at: null,
       disabled_reason: null,
       failing_since: null,
+      ed25519_signatures: false,
       livemode: false,
       created: "2026-01-05T15:00:00.000Z",
       secret: "whsec",

@@ -111,6 +111,7 @@ Deno.test("POST /v1/webhooks shows the secret once and stores it sealed; get, de
       disabled_at: null,
       disabled_reason: null,
       failing_since: null,
+      ed25519_signatures: false,
       line: "auto",
       livemode: false,
       created: new Date(f.clock.now()).toISOString(),

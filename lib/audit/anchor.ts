@@ -30,27 +30,52 @@ const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "he
 const derive = (material: Uint8Array, purpose: string): Uint8Array =>
   createHmac("sha256", material).update(purpose).digest();
 
-/** The audit keys from AUDIT_KEY, or ENCRYPTION_KEY when there is none (base64 of 32 bytes). */
-export function auditKeysFrom(base64Key: string): AuditKeys {
-  const material = Buffer.from(base64Key, "base64");
-  if (material.length !== 32) throw new Error("the audit key must be 32 bytes in base64");
-  const seed = derive(material, "disbursements audit checkpoint ed25519 v1");
+/** An ed25519 key pair, the private half never stored. */
+export interface Ed25519Keys {
+  readonly signingKey: KeyObject;
+  readonly publicKey: KeyObject;
+}
+
+/** The ed25519 key pair of a 32-byte seed (RFC 8410). */
+export function ed25519KeysOfSeed(seed: Uint8Array): Ed25519Keys {
+  if (seed.length !== 32) throw new Error("an ed25519 seed is 32 bytes");
   const signingKey = createPrivateKey({
     key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
     format: "der",
     type: "pkcs8",
   });
+  return { signingKey, publicKey: createPublicKey(signingKey) };
+}
+
+/**
+ * An ed25519 key pair derived from key material kept outside the database (base64 of 32 bytes)
+ * for one purpose: each purpose has its own key, and none is ever stored.
+ */
+export function ed25519KeysFrom(base64Key: string, purpose: string): Ed25519Keys {
+  const material = Buffer.from(base64Key, "base64");
+  if (material.length !== 32) throw new Error("the key must be 32 bytes in base64");
+  return ed25519KeysOfSeed(derive(material, purpose));
+}
+
+/** The raw 32 bytes of an ed25519 public key. */
+export function rawPublicKey(publicKey: KeyObject): Uint8Array {
+  const spki = publicKey.export({ format: "der", type: "spki" }) as Buffer;
+  return new Uint8Array(spki.subarray(spki.length - 32));
+}
+
+/** The audit keys from AUDIT_KEY, or ENCRYPTION_KEY when there is none (base64 of 32 bytes). */
+export function auditKeysFrom(base64Key: string): AuditKeys {
+  const material = Buffer.from(base64Key, "base64");
+  if (material.length !== 32) throw new Error("the audit key must be 32 bytes in base64");
   return {
     chainKey: derive(material, "disbursements audit chain v1"),
-    signingKey,
-    publicKey: createPublicKey(signingKey),
+    ...ed25519KeysFrom(base64Key, "disbursements audit checkpoint ed25519 v1"),
   };
 }
 
 /** The checkpoint public key as text: `ed25519:` and the base64 of its 32 raw bytes. */
 export function publicKeyText(publicKey: KeyObject): string {
-  const spki = publicKey.export({ format: "der", type: "spki" }) as Buffer;
-  return `ed25519:${spki.subarray(spki.length - 32).toString("base64")}`;
+  return `ed25519:${Buffer.from(rawPublicKey(publicKey)).toString("base64")}`;
 }
 
 /** The last row of each chain when a checkpoint was taken. */

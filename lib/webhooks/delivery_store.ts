@@ -80,6 +80,8 @@ export interface ClaimedDelivery {
   readonly url: string;
   readonly surface: "api" | "v1";
   readonly sealedSecrets: string[];
+  /** The endpoint asks for the ed25519 signature (`v1a,`) beside the HMAC ones. */
+  readonly ed25519: boolean;
   readonly manual: boolean;
   readonly attemptCount: number;
   readonly createdAt: number;
@@ -107,6 +109,7 @@ export async function claimDeliveries(
   const { rows } = await tx.execute({
     sql: `SELECT d.id, d.endpoint_id, d.manual, d.attempt_count, d.created_at AS delivery_created,
             e.url, e.surface, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
+            e.ed25519_signatures,
             ev.id AS event_id, ev.line_id, ev.type, ev.event_type_id, ev.reason, ev.data, ev.created_at AS event_created,
             c.name AS company_name, c.tin, ${eventSequenceSql("ev")} AS sequence,
             (SELECT json_group_object(code, id) FROM ledger_accounts WHERE line_id = ev.line_id) AS ledger_accounts,
@@ -135,6 +138,7 @@ export async function claimDeliveries(
           ? [String(row.previous_secret_ciphertext)]
           : []),
       ],
+      ed25519: Number(row.ed25519_signatures) === 1,
       manual: Number(row.manual) === 1,
       attemptCount: Number(row.attempt_count),
       createdAt: Number(row.delivery_created),

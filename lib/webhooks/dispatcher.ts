@@ -14,6 +14,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import type { Environment } from "../platform/config.ts";
 import { surfaceAEnvelope, surfaceBEnvelope } from "./payloads.ts";
 import { signDelivery, signEnvelope } from "./signing.ts";
+import { webhookSigningKeys } from "./ed25519_key.ts";
 import { checkEndpointUrl, type HostResolver, resolveEndpointHost } from "./endpoint_url.ts";
 import { circuitAt } from "./circuit.ts";
 import {
@@ -611,6 +612,9 @@ export class WebhookDispatcher {
       body,
       secrets,
       timestampSeconds,
+      ed25519Key: delivery.ed25519
+        ? (await webhookSigningKeys(this.secretBox, environment)).signingKey
+        : null,
     });
     const started = performance.now();
     // A /v1 attempt keeps its body's signature (the events API shows it beside the same envelope).

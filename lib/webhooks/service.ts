@@ -26,6 +26,7 @@ import {
 } from "./store.ts";
 
 export type { DeliveryRecord, EndpointRecord, EndpointScope, StoredEvent };
+export { webhookPublicKey } from "./ed25519_key.ts";
 
 const endpointNotFound = (id: string) =>
   refuse("not_found", `no webhook endpoint ${JSON.stringify(id)} for this key`);
@@ -49,6 +50,8 @@ export interface EndpointRegistration {
   readonly url: Result<URL, "url_not_allowed">;
   readonly events: string[];
   readonly description: string | null;
+  /** Deliveries also carry the ed25519 signature (`v1a,`). */
+  readonly ed25519Signatures: boolean;
 }
 
 /** Registers an endpoint with a new signing secret, kept sealed and returned once. */
@@ -67,6 +70,7 @@ export async function registerEndpoint(
     events: registration.events,
     description: registration.description,
     sealedSecret: await options.secretBox.sealText(secret),
+    ed25519Signatures: registration.ed25519Signatures,
   }, options.now);
   return ok({ endpoint, secret });
 }

@@ -6,8 +6,12 @@
  * - the `signature` of a /v1 body: the same form over `<unix>.<JSON of {id, type, created, data}>`,
  *   with the header's `<unix>`;
  * - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` over
- *   `<id>.<unix>.<raw body>`, space-separated per secret.
+ *   `<id>.<unix>.<raw body>`, space-separated per secret; for an endpoint that asks for it, also
+ *   the asymmetric `v1a,<base64>`: the ed25519 signature of the same text, which a receiver checks
+ *   with the service's public key (`whpk_`) and cannot forge.
  */
+import { Buffer } from "node:buffer";
+import { type KeyObject, sign } from "node:crypto";
 
 /** Receivers should refuse signatures older (or newer) than this. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -87,9 +91,26 @@ export function signEnvelope(
   );
 }
 
-/** The headers of one delivery attempt, signed with every valid secret. */
+/** The Standard Webhooks asymmetric signature (`v1a,<base64>`) of `<id>.<ts>.<body>`. */
+export function signEd25519(
+  input: { eventId: string; body: string; timestampSeconds: number; signingKey: KeyObject },
+): string {
+  const text = `${input.eventId}.${input.timestampSeconds}.${input.body}`;
+  return `v1a,${sign(null, Buffer.from(text), input.signingKey).toString("base64")}`;
+}
+
+/**
+ * The headers of one delivery attempt, signed with every valid secret, and with the ed25519 key
+ * when the endpoint asks for the asymmetric signature too.
+ */
 export async function signDelivery(
-  input: { eventId: string; body: string; secrets: readonly string[]; timestampSeconds: number },
+  input: {
+    eventId: string;
+    body: string;
+    secrets: readonly string[];
+    timestampSeconds: number;
+    ed25519Key?: KeyObject | null;
+  },
 ): Promise<Record<string, string>> {
   const ts = String(input.timestampSeconds);
   const keys = input.secrets.map(secretKeyBytes);
@@ -98,6 +119,9 @@ export async function signDelivery(
       `v1,${base64(await hmac(key, `${input.eventId}.${ts}.${input.body}`))}`
     ),
   );
+  if (input.ed25519Key) {
+    standard.push(signEd25519({ ...input, signingKey: input.ed25519Key }));
+  }
   return {
     "X-Signature": await signatureOf(keys, ts, input.body),
     "webhook-id": input.eventId,

@@ -22,6 +22,8 @@ export interface EndpointRecord {
   readonly disabledReason: string | null;
   /** Start of its unbroken run of failed attempts; null after any success. */
   readonly failingSince: number | null;
+  /** Deliveries carry the ed25519 signature (`v1a,`) beside the HMAC ones. */
+  readonly ed25519Signatures: boolean;
   readonly createdAt: number;
 }
 
@@ -41,6 +43,7 @@ const toEndpoint: RowMapper<EndpointRecord> = rowMapper({
   disabledAt: endpoint.disabledAt,
   disabledReason: endpoint.disabledReason,
   failingSince: endpoint.failingSince,
+  ed25519Signatures: endpoint.ed25519Signatures,
   createdAt: endpoint.createdAt,
 });
 const ENDPOINT_COLUMNS = toEndpoint.columns.join(", ");
@@ -57,14 +60,15 @@ export async function createEndpoint(
     events: string[];
     description: string | null;
     sealedSecret: string;
+    ed25519Signatures: boolean;
   },
   now: number,
 ): Promise<EndpointRecord> {
   const id = newId("we");
   await tx.execute({
-    sql:
-      `INSERT INTO webhook_endpoints (id, company_id, line_id, surface, url, events, description, secret_ciphertext, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    sql: `INSERT INTO webhook_endpoints (id, company_id, line_id, surface, url, events, description,
+            secret_ciphertext, ed25519_signatures, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     args: [
       id,
       scope.companyId,
@@ -74,6 +78,7 @@ export async function createEndpoint(
       JSON.stringify(endpoint.events),
       endpoint.description,
       endpoint.sealedSecret,
+      endpoint.ed25519Signatures ? 1 : 0,
       now,
     ],
   });

@@ -118,6 +118,11 @@ export function webhookPaths(o: WebhookPathOptions) {
                 description: "Default: all; repeated events count once.",
               },
               description: { type: ["string", "null"] },
+              ed25519_signatures: {
+                type: "boolean",
+                description:
+                  "Default false. True: deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`), which a receiver verifies with the public key and cannot forge.",
+              },
             },
           }),
         },
@@ -127,6 +132,14 @@ export function webhookPaths(o: WebhookPathOptions) {
         summary: "The webhook endpoints",
         parameters: o.parameters,
         responses: { 200: ok("Endpoints.", o.endpointList), ...o.readErrors },
+      },
+    },
+    [`${o.prefix}/webhooks/keys/ed25519`]: {
+      get: {
+        summary:
+          "The ed25519 public key `v1a,` webhook signatures verify with (one per environment)",
+        parameters: o.parameters,
+        responses: { 200: ok("The public key.", "WebhookPublicKey"), ...o.readErrors },
       },
     },
     [`${o.prefix}/webhooks/{id}`]: {

@@ -261,6 +261,12 @@ export function responseSchemas(config: Config) {
     events: v.array(v.picklist(events)),
     description: v.nullable(v.string()),
     ...endpointHealth,
+    ed25519_signatures: v.pipe(
+      v.boolean(),
+      v.description(
+        "Deliveries also carry the Standard Webhooks ed25519 signature (`v1a,`) in webhook-signature; verify it with GET …/webhooks/keys/ed25519.",
+      ),
+    ),
     livemode: v.boolean(),
     created: timestamp(),
   });
@@ -278,6 +284,12 @@ export function responseSchemas(config: Config) {
     id: text(),
     object: v.literal("webhook_endpoint"),
     deleted: v.literal(true),
+  });
+  const PublicKey = v.strictObject({
+    object: v.literal("webhook_public_key"),
+    public_key: text("whpk_… and the base64 of the 32-byte ed25519 public key."),
+    algorithm: v.literal("ed25519"),
+    livemode: v.boolean(),
   });
   const EndpointSecret = v.strictObject({
     id: text(),
@@ -618,6 +630,7 @@ export function responseSchemas(config: Config) {
     ApiWebhookEndpointList: listOf(ApiWebhookEndpoint, "Always false: every endpoint is listed."),
     WebhookEndpointDeleted: EndpointDeleted,
     WebhookEndpointSecret: EndpointSecret,
+    WebhookPublicKey: PublicKey,
     WebhookDeliveryList: deliveries,
     ApiKey,
     SandboxClock,

@@ -16,6 +16,7 @@ import {
   judgeEndpointUrl,
   registerEndpoint,
   rotateSigningSecret,
+  webhookPublicKey,
 } from "../../lib/webhooks/service.ts";
 import { eventCatalogue } from "../../lib/payouts/states.ts";
 import type { Context } from "hono";
@@ -63,6 +64,7 @@ const endpointView = (
   disabled_at: iso(endpoint.disabledAt),
   disabled_reason: endpoint.disabledReason,
   failing_since: iso(endpoint.failingSince),
+  ed25519_signatures: endpoint.ed25519Signatures,
   ...(owner.lineCode ? { line: owner.lineCode } : {}),
   livemode: owner.environment === "live",
   created: new Date(endpoint.createdAt).toISOString(),
@@ -89,6 +91,7 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       [],
     ),
     description: v.optional(v.nullable(freeText("description", lengthMax)), null),
+    ed25519_signatures: v.optional(v.boolean("ed25519_signatures must be true or false"), false),
   });
   app.post("/", async (c) => {
     const principal = surface.owner(c);
@@ -104,6 +107,7 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       url: await judgeEndpointUrl(body.value.url, principal.environment, deps.resolveHost),
       events: body.value.events,
       description: body.value.description,
+      ed25519Signatures: body.value.ed25519_signatures,
     };
     return await respondIdempotently(
       c,
@@ -170,6 +174,17 @@ export function webhookRoutes(deps: AppDeps, surface: EndpointOwner): Hono<AppEn
       object: "list",
       data: endpoints.map((endpoint) => endpointView(endpoint, principal, eventNames)),
       has_more: false,
+    });
+  });
+
+  // The key an endpoint's `v1a,` signatures verify with: one per environment.
+  app.get("/keys/ed25519", async (c) => {
+    const principal = surface.owner(c);
+    return c.json({
+      object: "webhook_public_key",
+      public_key: await webhookPublicKey(deps.secretBox, principal.environment),
+      algorithm: "ed25519",
+      livemode: principal.environment === "live",
     });
   });
 
