@@ -234,7 +234,9 @@ Deno.test("CLI on a stopped service: every command, --json output, refusals and 
       "line,date,currency,opening,funded,returned_funding,returned,disbursed,fees,closing,difference\n" +
         "auto,2026-01-05,USD,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00\n" +
         "\n" +
-        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n",
+        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n" +
+        "\n" +
+        "transaction_id,kind,payout_id,claim_or_uuid,posted_at,disbursed,fees,returned\n",
     );
     assert.equal(
       (await admin(

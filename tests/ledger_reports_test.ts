@@ -38,6 +38,14 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
 
     // The ACH funding was returned before its debit went to the bank: it never counted as funded.
     const monday = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-05"))!;
+    const payoutId = paid.value.payouts[0].id;
+    const { rows: [completion] } = await m.database.readClient.execute({
+      sql: "SELECT id, posted_at FROM ledger_transactions WHERE payout_id = ? AND kind = ?",
+      args: [payoutId, "payout.complete"],
+    });
+    const postedAt = Number(completion.posted_at);
+    const claimOrUuid = monday.payouts[0]?.claimOrUuid ?? null;
+    assert.ok(claimOrUuid, "the payout line names its disbursement");
     assert.deepEqual(monday, {
       date: "2026-01-05",
       opening: 0,
@@ -49,13 +57,29 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
       closing: 1_000_000 - 40_250,
       difference: 0,
       fundings: [],
+      // The day's one payout paid out: its line sums to the day's disbursed and fees.
+      payouts: [{
+        transactionId: String(completion.id),
+        kind: "payout.complete",
+        payoutId,
+        claimOrUuid,
+        postedAt,
+        disbursedCents: 39_900,
+        feesCents: 350,
+        returnedCents: 0,
+      }],
     });
     assert.equal(
       tieOutCsv("auto", monday),
       "line,date,currency,opening,funded,returned_funding,returned,disbursed,fees,closing,difference\n" +
         "auto,2026-01-05,USD,0.00,10000.00,0.00,0.00,399.00,3.50,9597.50,0.00\n" +
         "\n" +
-        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n",
+        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n" +
+        "\n" +
+        "transaction_id,kind,payout_id,claim_or_uuid,posted_at,disbursed,fees,returned\n" +
+        `${completion.id},payout.complete,${payoutId},${claimOrUuid},${
+          new Date(postedAt).toISOString()
+        },399.00,3.50,0.00\n`,
     );
     assert.deepEqual(tieOutJson(monday), {
       date: "2026-01-05",
@@ -223,6 +247,7 @@ Deno.test("computeTieOut: money back from a completed payout is `returned`, adde
     closing: 19_400,
     difference: 0,
     fundings: [],
+    payouts: [],
   });
   const short = computeTieOut("2026-01-06", 0, 150, []);
   assert.equal(short.difference, -150);
@@ -283,7 +308,9 @@ Deno.test("the tie-out lists the day's large-disbursement fundings and what each
       tieOutCsv("auto", day).split("\n").slice(2).join("\n"),
       "\n" +
         "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n" +
-        `'=W-1,WireTransfer,500.00,true,"CLM,77",wire_received,"CLM,77",2026-01-05T15:00:00.000Z\n`,
+        `'=W-1,WireTransfer,500.00,true,"CLM,77",wire_received,"CLM,77",2026-01-05T15:00:00.000Z\n` +
+        "\n" +
+        "transaction_id,kind,payout_id,claim_or_uuid,posted_at,disbursed,fees,returned\n",
     );
     const nextDay = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-06"))!;
     assert.deepEqual(nextDay.fundings, [], "nothing of the wire moved on the next day");

@@ -16,13 +16,15 @@ import {
   ledgerEntries,
   ledgerTransactions,
 } from "../../db/schema.ts";
-import { ledgerTransactionKinds } from "./postings.ts";
+import { type LedgerTransactionKind, ledgerTransactionKinds } from "./postings.ts";
 import {
   computeTieOut,
   heldAccounts,
   type TieOut,
   type TieOutFunding,
+  type TieOutPayoutLine,
   type TieOutRelease,
+  tieOutCategories,
   utcDayBounds,
 } from "./tieout.ts";
 import type { SqlExecutor } from "./store.ts";
@@ -133,7 +135,53 @@ export async function lineTieOut(
     await heldBefore(executor, lineId, day.end),
     rows.map(toMovement),
     await dayFundings(executor, lineId, day),
+    await dayPayoutLines(executor, lineId, day),
   );
+}
+
+/**
+ * The line's transactions in [start, end) that change the tie-out's disbursed, fees or returned
+ * (every kind outside funding and moves between held accounts), one line each, in posting order.
+ */
+async function dayPayoutLines(
+  executor: SqlExecutor,
+  lineId: string,
+  day: { start: number; end: number },
+): Promise<TieOutPayoutLine[]> {
+  const kinds = Object.entries(tieOutCategories)
+    .filter(([, category]) => category === "paid_out" || category === "returned")
+    .map(([kind]) => kind);
+  const held = heldAccounts.map((code) => `'${code}'`).join(", ");
+  const { rows } = await executor.execute({
+    sql: `SELECT t.id, t.kind, t.payout_id, t.posted_at,
+            coalesce(d.claim_id, d.external_uuid) AS claim_or_uuid,
+            sum(CASE WHEN a.code = 'bank' THEN e.amount_cents ELSE 0 END) AS bank,
+            sum(CASE WHEN substr(a.code, 1, 5) = 'fees_' THEN e.amount_cents ELSE 0 END)
+              AS fees,
+            sum(CASE WHEN a.code IN (${held}) THEN e.amount_cents ELSE 0 END) AS held
+          FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+            JOIN ledger_accounts a ON a.id = e.account_id
+            LEFT JOIN payouts p ON p.id = t.payout_id
+            LEFT JOIN disbursements d ON d.id = p.disbursement_id
+          WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
+            AND t.kind IN (${placeholders(kinds)})
+          GROUP BY t.id ORDER BY t.posted_at, t.rowid`,
+    args: [lineId, day.start, day.end, ...kinds],
+  });
+  return rows.map((row) => {
+    const kind = String(row.kind) as LedgerTransactionKind;
+    const paidOut = tieOutCategories[kind] === "paid_out";
+    return {
+      transactionId: String(row.id),
+      kind,
+      payoutId: row.payout_id === null ? null : String(row.payout_id),
+      claimOrUuid: row.claim_or_uuid === null ? null : String(row.claim_or_uuid),
+      postedAt: Number(row.posted_at),
+      disbursedCents: paidOut ? Number(row.bank) : 0,
+      feesCents: paidOut ? Number(row.fees) : 0,
+      returnedCents: paidOut ? 0 : Number(row.held),
+    };
+  });
 }
 
 export interface LedgerProblem {

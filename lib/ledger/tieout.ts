@@ -93,7 +93,24 @@ export interface TieOutFunding {
   readonly released: readonly TieOutRelease[];
 }
 
-/** A day's totals, in cents, and its large-disbursement fundings. */
+/**
+ * One transaction of the day that changed a total: a payout (or check or rail exception) paid to
+ * the bank and the fee accounts, or money of a completed payout that came back. The lines of a
+ * day sum to its disbursed, fees and returned.
+ */
+export interface TieOutPayoutLine {
+  readonly transactionId: string;
+  readonly kind: LedgerTransactionKind;
+  readonly payoutId: string | null;
+  /** The claim id, else the company's disbursement uuid. */
+  readonly claimOrUuid: string | null;
+  readonly postedAt: number;
+  readonly disbursedCents: number;
+  readonly feesCents: number;
+  readonly returnedCents: number;
+}
+
+/** A day's totals, in cents, its large-disbursement fundings and its payout lines. */
 export interface TieOut {
   readonly date: string;
   readonly opening: number;
@@ -106,6 +123,7 @@ export interface TieOut {
   readonly closing: number;
   readonly difference: number;
   readonly fundings: readonly TieOutFunding[];
+  readonly payouts: readonly TieOutPayoutLine[];
 }
 
 /** Computes the tie-out from opening and closing held balances and the day's movements. */
@@ -115,6 +133,7 @@ export function computeTieOut(
   closingCents: number,
   movements: readonly DayMovement[],
   fundings: readonly TieOutFunding[] = [],
+  payouts: readonly TieOutPayoutLine[] = [],
 ): TieOut {
   const sum = (keep: (m: DayMovement) => boolean) =>
     movements.filter(keep).reduce((t, m) => t + m.cents, 0);
@@ -141,6 +160,7 @@ export function computeTieOut(
     difference: openingCents + funded - returnedFunding + returned - disbursed - fees -
       closingCents,
     fundings,
+    payouts,
   };
 }
 
@@ -196,10 +216,22 @@ const FUNDINGS_HEADER = [
   "released_at",
 ];
 
+const PAYOUTS_HEADER = [
+  "transaction_id",
+  "kind",
+  "payout_id",
+  "claim_or_uuid",
+  "posted_at",
+  "disbursed",
+  "fees",
+  "returned",
+];
+
 /**
  * The tie-out as CSV, amounts in US dollars with two decimals: the totals under the same names as
  * the JSON, then, after a blank line, a section of the day's large-disbursement fundings, one row
- * per disbursement each released (one row with empty release cells when it released none).
+ * per disbursement each released (one row with empty release cells when it released none), then,
+ * after another, the day's payout lines (what each paid out or got back), which sum to the totals.
  */
 export function tieOutCsv(line: string, tieOut: TieOut): string {
   const amounts = namedAmounts(tieOut);
@@ -228,8 +260,28 @@ export function tieOutCsv(line: string, tieOut: TieOut): string {
       ].join(",")
     );
   });
-  return [header.join(","), row.join(","), "", FUNDINGS_HEADER.join(","), ...fundingRows]
-    .join("\n") + "\n";
+  const payoutRows = tieOut.payouts.map((p) =>
+    [
+      csvText(p.transactionId),
+      p.kind,
+      csvText(p.payoutId ?? ""),
+      csvText(p.claimOrUuid ?? ""),
+      new Date(p.postedAt).toISOString(),
+      csvDollars(p.disbursedCents),
+      csvDollars(p.feesCents),
+      csvDollars(p.returnedCents),
+    ].join(",")
+  );
+  return [
+    header.join(","),
+    row.join(","),
+    "",
+    FUNDINGS_HEADER.join(","),
+    ...fundingRows,
+    "",
+    PAYOUTS_HEADER.join(","),
+    ...payoutRows,
+  ].join("\n") + "\n";
 }
 
 /** The UTC day [start, end) of a YYYY-MM-DD date, or null when the text is not a real date. */

@@ -7,9 +7,16 @@
  */
 import { Hono } from "hono";
 import { FUNDING_STATUSES, fundingSorts, listConsoleFundings } from "../../lib/console/funding.ts";
+import { overviewNow } from "../../lib/console/overview.ts";
+import {
+  ARRIVED_SHOWN_MS,
+  type ExpectedPayment,
+  expectedPayments,
+} from "../../lib/console/reconciliation.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
+  consoleUrl,
   CsrfField,
   type FieldProblem,
   FormProblems,
@@ -40,7 +47,92 @@ const NOTICES = {
     "Requested: a second admin approves it on the Approvals page before anything moves.",
 };
 
-async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[]) {
+/**
+ * Money announced and not arrived (a wire awaited, an ACH funding in flight), with the large
+ * disbursement it names and what of it waits; then what arrived lately, matched to its funding.
+ */
+function ExpectedPayments(props: { c: ConsoleContext; payments: readonly ExpectedPayment[] }) {
+  const { c } = props;
+  return (
+    <section aria-labelledby="expected-title">
+      <h2 id="expected-title">Expected payments</h2>
+      <ListTable
+        label="Expected payments"
+        rows={props.payments}
+        empty="No payment is expected: no wire is awaited and no ACH funding is in flight."
+        caption={`Awaited first, soonest expected first; then what arrived in the last ${
+          ARRIVED_SHOWN_MS / 86_400_000
+        } days.`}
+        head={
+          <>
+            <th scope="col">Funding</th>
+            <th scope="col">Company · line</th>
+            <th scope="col">Method</th>
+            <th scope="col" class="num">Amount</th>
+            <th scope="col">For</th>
+            <th scope="col">Expected</th>
+            <th scope="col">Arrived</th>
+          </>
+        }
+        row={(payment) => (
+          <tr>
+            <td>
+              {payment.fundingUuid ?? payment.fundingId}
+              <span class="hint">
+                announced <When c={c} at={payment.createdAt} />
+              </span>
+            </td>
+            <td>{payment.companyName} · {payment.lineCode}</td>
+            <td>{payment.method === "WireTransfer" ? "wire" : "ACH"}</td>
+            <td class="num">
+              <Money cents={payment.amountCents} />
+            </td>
+            <td>
+              {payment.disbursement
+                ? (
+                  <>
+                    <a href={consoleUrl(c, `/console/disbursements/${payment.disbursement.id}`)}>
+                      {payment.disbursement.claimOrUuid}
+                    </a>
+                    {payment.disbursement.waitingCents > 0
+                      ? (
+                        <span class="hint">
+                          <Money cents={payment.disbursement.waitingCents} /> waiting for funds
+                        </span>
+                      )
+                      : null}
+                  </>
+                )
+                : "the line's balance"}
+            </td>
+            <td>
+              {payment.status === "Pending"
+                ? (payment.expectedAt === null
+                  ? <span class="badge">awaited</span>
+                  : <When c={c} at={payment.expectedAt} />)
+                : "—"}
+            </td>
+            <td>
+              {payment.status === "Completed"
+                ? (
+                  <span class="badge good">
+                    arrived <When c={c} at={payment.arrivedAt} />
+                  </span>
+                )
+                : "—"}
+            </td>
+          </tr>
+        )}
+      />
+    </section>
+  );
+}
+
+async function fundingPage(
+  c: ConsoleContext,
+  problems: readonly FieldProblem[],
+  realNow: number,
+) {
   const database = c.get("database");
   const params = listParams(c, { sorts: Object.keys(fundingSorts), defaultSort: "created" });
   const status = queryChoice(c, "status", FUNDING_STATUSES);
@@ -51,10 +143,17 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
     params,
   );
   const mayRecord = hasRole(c, "admin");
+  const expected = await expectedPayments(
+    database.readClient,
+    companiesInScope(c),
+    await overviewNow(database, realNow),
+  );
   return (
     <ConsoleLayout c={c} title="Funding" active="funding">
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={problems} />
+      <ExpectedPayments c={c} payments={expected} />
+      <h2>Fundings</h2>
       <FilterForm c={c} action="/console/funding">
         <SelectField
           name="company"
@@ -164,7 +263,7 @@ async function fundingPage(c: ConsoleContext, problems: readonly FieldProblem[])
 
 export function fundingConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
-  app.get("/funding", async (c) => c.html(await fundingPage(c, [])));
+  app.get("/funding", async (c) => c.html(await fundingPage(c, [], deps.clock.now())));
 
   for (const [path, command] of [["receive-wire", "wire:receive"], ["return", "funding:return"]]) {
     app.post(`/funding/:id/${path}`, requireRole("admin"), (c) =>
@@ -178,7 +277,7 @@ export function fundingConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             "/console/funding",
             "approval_id" in recorded ? "approval_requested" : command,
           ),
-        page: (problems) => fundingPage(c, problems),
+        page: (problems) => fundingPage(c, problems, deps.clock.now()),
       }));
   }
   return app;

@@ -14,7 +14,9 @@ import {
   tieOutRun,
   transactionSorts,
 } from "../../lib/console/ledger.ts";
+import { dayReconciliation } from "../../lib/console/reconciliation.ts";
 import { ledgerTransactionKinds } from "../../lib/ledger/postings.ts";
+import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { tieOutCsv } from "../../lib/ledger/tieout.ts";
 import { companyNow } from "../../lib/sandbox/service.ts";
 import type { AppDeps } from "../context.ts";
@@ -331,7 +333,16 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                   <tbody>
                     {run.map((day) => (
                       <tr class={day.difference !== 0 ? "attention" : undefined}>
-                        <td>{day.date}</td>
+                        <td>
+                          <a
+                            href={consoleUrl(c, "/console/ledger/day", {
+                              line: chosen.line.id,
+                              date: day.date,
+                            })}
+                          >
+                            {day.date}
+                          </a>
+                        </td>
                         <td class="num">
                           <Money cents={day.opening} />
                         </td>
@@ -380,6 +391,252 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           )}
       </ConsoleLayout>,
       problems.length > 0 ? 400 : 200,
+    );
+  });
+
+  // One line's day: its tie-out and payout lines, the files cut, the returns and the checks paid.
+  app.get("/ledger/day", async (c) => {
+    const database = c.get("database");
+    const companies = await scopedCompanies(database.readClient, companiesInScope(c));
+    const chosen = chosenLine(companies, c.req.query("line"));
+    if (!chosen) return notFoundPage(c, "This line");
+    const date = c.req.query("date") ?? "";
+    const day = await dayReconciliation(
+      database.readClient,
+      { companyId: chosen.company.id, lineId: chosen.line.id },
+      date,
+    );
+    if (!day) return notFoundPage(c, "A day with that date");
+    const t = day.tieOut;
+    return c.html(
+      <ConsoleLayout
+        c={c}
+        title={`${chosen.company.name} / ${chosen.line.code} on ${date}`}
+        active="ledger"
+      >
+        <LedgerTabs c={c} current="tie-out" />
+        <p>
+          <a href={consoleUrl(c, "/console/ledger/tie-out", { line: chosen.line.id, date })}>
+            Tie-out of the days before
+          </a>{" "}
+          ·{" "}
+          <a
+            href={consoleUrl(c, "/console/ledger/tie-out.csv", { line: chosen.line.id, date })}
+            download
+          >
+            This day as CSV (totals, fundings and payout lines)
+          </a>
+        </p>
+        <section class="card" aria-label="Tie-out">
+          <dl class="facts">
+            <dt>Opening</dt>
+            <dd>
+              <Money cents={t.opening} />
+            </dd>
+            <dt>Funded</dt>
+            <dd>
+              <Money cents={t.funded} />
+            </dd>
+            <dt>Returned funding</dt>
+            <dd>
+              <Money cents={t.returnedFunding} />
+            </dd>
+            <dt>Returned</dt>
+            <dd>
+              <Money cents={t.returned} />
+            </dd>
+            <dt>Disbursed</dt>
+            <dd>
+              <Money cents={t.disbursed} />
+            </dd>
+            <dt>Fees</dt>
+            <dd>
+              <Money cents={t.fees} />
+            </dd>
+            <dt>Closing</dt>
+            <dd>
+              <Money cents={t.closing} />
+            </dd>
+            <dt>Difference</dt>
+            <dd>
+              {t.difference === 0
+                ? <span class="badge good">ties out</span>
+                : (
+                  <strong class="badge bad">
+                    <Money cents={t.difference} /> does not tie out
+                  </strong>
+                )}
+            </dd>
+          </dl>
+        </section>
+        <h2>Files and batches cut this day</h2>
+        <ListTable
+          label="Files and batches"
+          rows={day.files}
+          empty="No bank file or batch of the company was cut this day."
+          caption="A file carries every line of the company."
+          head={
+            <>
+              <th scope="col">Cutoff</th>
+              <th scope="col">Rail</th>
+              <th scope="col">File or batch</th>
+              <th scope="col" class="num">Entries</th>
+              <th scope="col" class="num">Total</th>
+              <th scope="col">Status</th>
+              <th scope="col">Balances</th>
+            </>
+          }
+          row={(file) => (
+            <tr>
+              <td>
+                <When c={c} at={file.cutoffAt} />
+              </td>
+              <td>{file.rail.replaceAll("_", " ")}</td>
+              <td>
+                <a
+                  href={consoleUrl(
+                    c,
+                    file.rail === "ach"
+                      ? `/console/bank-files/ach/${file.id}`
+                      : `/console/bank-files/batches/${file.id}`,
+                  )}
+                >
+                  {file.reference ?? file.id}
+                </a>
+              </td>
+              <td class="num">{file.entryCount}</td>
+              <td class="num">
+                <Money cents={file.totalCents} />
+              </td>
+              <td>{file.status.replaceAll("_", " ")}</td>
+              <td>
+                {file.balance === undefined
+                  ? "—"
+                  : file.balance.balanced
+                  ? <span class="badge good">balanced</span>
+                  : (
+                    <span class="badge bad" title={file.balance.differences.join("; ")}>
+                      does not balance
+                    </span>
+                  )}
+              </td>
+            </tr>
+          )}
+        />
+        <h2>Paid out and returned, payout by payout</h2>
+        <ListTable
+          label="Payout lines"
+          rows={t.payouts}
+          empty="Nothing was paid out or came back on this line this day."
+          caption="These lines sum to the day's disbursed, fees and returned."
+          head={
+            <>
+              <th scope="col">Posted</th>
+              <th scope="col">Payout</th>
+              <th scope="col">Claim or uuid</th>
+              <th scope="col">Kind</th>
+              <th scope="col" class="num">Disbursed</th>
+              <th scope="col" class="num">Fees</th>
+              <th scope="col" class="num">Returned</th>
+            </>
+          }
+          row={(line) => (
+            <tr>
+              <td>
+                <When c={c} at={line.postedAt} />
+              </td>
+              <td>
+                {line.payoutId
+                  ? (
+                    <a href={consoleUrl(c, `/console/payouts/${line.payoutId}`)}>
+                      {line.payoutId}
+                    </a>
+                  )
+                  : "—"}
+              </td>
+              <td>{line.claimOrUuid ?? "—"}</td>
+              <td>{line.kind}</td>
+              <td class="num">
+                <Money cents={line.disbursedCents} />
+              </td>
+              <td class="num">
+                <Money cents={line.feesCents} />
+              </td>
+              <td class="num">
+                <Money cents={line.returnedCents} />
+              </td>
+            </tr>
+          )}
+        />
+        <h2>Failed or returned this day</h2>
+        <ListTable
+          label="Failed or returned"
+          rows={day.returns}
+          empty="No payout of this line failed or came back this day."
+          head={
+            <>
+              <th scope="col">When</th>
+              <th scope="col">Payee</th>
+              <th scope="col" class="num">Amount</th>
+              <th scope="col">Why</th>
+            </>
+          }
+          row={(failed) => (
+            <tr>
+              <td>
+                <When c={c} at={failed.at} />
+              </td>
+              <td>
+                <a href={consoleUrl(c, `/console/payouts/${failed.payoutId}`)}>
+                  {failed.payeeName}
+                </a>
+              </td>
+              <td class="num">
+                <Money cents={failed.amountCents} />
+              </td>
+              <td>
+                {failed.code === null
+                  ? "—"
+                  : `${failed.code}: ${explainFailure(failed.code).meaning}`}
+              </td>
+            </tr>
+          )}
+        />
+        <h2>Checks paid this day</h2>
+        <ListTable
+          label="Checks paid"
+          rows={day.paidChecks}
+          empty="No check of this line was paid this day."
+          head={
+            <>
+              <th scope="col" class="num">No.</th>
+              <th scope="col">Payee</th>
+              <th scope="col" class="num">Amount</th>
+              <th scope="col" class="num">Paid</th>
+              <th scope="col">When</th>
+            </>
+          }
+          row={(check) => (
+            <tr>
+              <td class="num">{check.checkNumber}</td>
+              <td>
+                <a href={consoleUrl(c, `/console/payouts/${check.payoutId}`)}>
+                  {check.payeeName}
+                </a>
+              </td>
+              <td class="num">
+                <Money cents={check.amountCents} />
+              </td>
+              <td class="num">
+                {check.paidAmountCents === null ? "—" : <Money cents={check.paidAmountCents} />}
+              </td>
+              <td>
+                <When c={c} at={check.paidAt} />
+              </td>
+            </tr>
+          )}
+        />
+      </ConsoleLayout>,
     );
   });
 
