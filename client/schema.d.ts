@@ -3912,7 +3912,7 @@ export interface paths {
             "application/problem+json": components["schemas"]["Problem"];
           };
         };
-        /** @description not_cancelable: a modality was selected, the funds were sent, or the payout ended; payout_in_flight: a failed payout's retry is in a built bank file or later (an entry only queued is removed with the cancel); idempotency_request_in_progress. */
+        /** @description not_cancelable: a modality was selected, the funds were sent, or the payout ended; payout_in_flight: a failed payout's retry is in a built bank file or later (an entry only queued is removed with the cancel), or with a provider paid per payout that has not answered yet; idempotency_request_in_progress. */
         409: {
           headers: {
             [name: string]: unknown;

@@ -142,7 +142,7 @@ Deno.test("case 1: cancel of a failed payout whose retry is in a built ACH file 
     assert.match(
       textOf(page.html),
       new RegExp(
-        `Money in flight: its ach entry is batched in batch ${apiFile}, so it cannot be canceled`,
+        `Money in flight, so it cannot be canceled or offered again now: its ach entry is batched in batch ${apiFile}`,
       ),
     );
     assert.doesNotMatch(page.html, /\/cancel"/, "no cancel offered while the money is in flight");

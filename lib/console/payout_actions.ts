@@ -13,7 +13,7 @@ import { type PayoutRuntime, sendFirstNotice } from "../payouts/jobs.ts";
 import { mayTryAgainAfter } from "../payouts/policy.ts";
 import { resendableStatuses, surfaceBStatus } from "../payouts/states.ts";
 import { applyMove, loadPayout, payoutMoneyInFlight, type PayoutRow } from "../payouts/store.ts";
-import { inFlightRemedy, transitionTable } from "../payouts/transition.ts";
+import { describeInFlight, transitionTable } from "../payouts/transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 
@@ -160,9 +160,7 @@ export async function reofferAsOperator(
     if (inFlight !== null && inFlight.stage !== "queued") {
       return tx.abort(refuse(
         "payout_in_flight",
-        `payout ${payoutId} is not offered again: its ${inFlight.rail} entry is ${inFlight.stage} in batch ${inFlight.batchId}; ${
-          inFlightRemedy(inFlight.stage)
-        }`,
+        `payout ${payoutId} is not offered again: ${describeInFlight(inFlight)}`,
       ));
     }
     // A second job for the same payout finds it offered already and does nothing.

@@ -51,6 +51,7 @@ import {
   type MoveRefusal,
   payoutHasMailingAddress,
   type PayoutRow,
+  SUBMISSION_CALLING,
 } from "./store.ts";
 import {
   DEADLINE_REMINDERS_BEFORE_MS,
@@ -377,6 +378,20 @@ function logUnwantedAcceptance(
 }
 
 /**
+ * Marks the claimed job as handing its payout to a per-payout rail, in the claiming unit: until
+ * the answer is recorded (or, after a failed call, until a retry records one) the submission is
+ * money in flight, and cancel and re-offer are refused (`payoutMoneyInFlight`).
+ */
+async function handOver<T>(tx: WriteTx, job: DueJob, request: T): Promise<T> {
+  await tx.execute({
+    sql: `UPDATE scheduled_jobs SET payload = json_set(payload, '$.${SUBMISSION_CALLING}', 1)
+          WHERE id = ?`,
+    args: [job.id],
+  });
+  return request;
+}
+
+/**
  * Submits a payout to its environment's rail: the claiming unit builds the submission (or queues
  * it for a batch rail's cutoff), the rail is called outside every unit, and the answer is
  * recorded through the state machine. Its reference (payout id + submission number) makes a
@@ -409,13 +424,15 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       const rail = rails.forModality(submission.modality);
       if (rail.configured && !await rail.configured(tx, payout.companyId)) {
         // The sandbox stays a full replica: a test company without the provider's settings is paid by it.
-        if (runtime.environment === "test") return { rail: rails.perPayout, submission };
+        if (runtime.environment === "test") {
+          return await handOver(tx, job, { rail: rails.perPayout, submission });
+        }
         return await refuseSubmission(
           "rail_not_configured",
           `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,
         );
       }
-      if (rail.shape === "per_payout") return { rail, submission };
+      if (rail.shape === "per_payout") return await handOver(tx, job, { rail, submission });
       await rail.queue(tx, {
         companyId: payout.companyId,
         payoutId: payout.id,

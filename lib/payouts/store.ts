@@ -7,7 +7,13 @@ import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { type FeeSchedule, feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
-import { eventCatalogue, type EventKey, type PayoutStatus, surfaceAStatus } from "./states.ts";
+import {
+  eventCatalogue,
+  type EventKey,
+  modalityOf,
+  type PayoutStatus,
+  surfaceAStatus,
+} from "./states.ts";
 import {
   lateReturn,
   type LateReturnRefusal,
@@ -321,13 +327,32 @@ function lastFourAfter(step: PayoutMove, options: MoveOptions, payout: PayoutRow
   return typeof kept === "string" ? kept : null;
 }
 
-/** The rail entry of the payout's current submission while it holds the money in flight, or null. */
-export function payoutMoneyInFlight(
+/** The mark a `payout.submit` job carries from the unit that hands its payout to a provider. */
+export const SUBMISSION_CALLING = "calling";
+
+/**
+ * The rail entry of the payout's current submission while it holds the money in flight, or null.
+ * A per-payout rail has no entry: its submission is in flight from the unit that hands it to the
+ * provider (its `payout.submit` job marked calling) until the answer is recorded; a call that
+ * failed leaves it so until a retry asks again (the provider may have it).
+ */
+export async function payoutMoneyInFlight(
   tx: Pick<WriteTx, "execute">,
-  payout: Pick<PayoutRow, "id" | "submissionCount">,
+  payout: Pick<PayoutRow, "id" | "submissionCount" | "paymentMethodId">,
 ): Promise<MoneyInFlight | null> {
-  if (payout.submissionCount === 0) return Promise.resolve(null);
-  return moneyInFlight(tx, submissionReference(payout.id, payout.submissionCount));
+  if (payout.submissionCount === 0) return null;
+  const entry = await moneyInFlight(tx, submissionReference(payout.id, payout.submissionCount));
+  if (entry !== null) return entry;
+  const { rows } = await tx.execute({
+    sql: `SELECT 1 FROM scheduled_jobs
+          WHERE done_at IS NULL AND kind = 'payout.submit' AND subject_id = ?
+            AND json_extract(payload, '$.submission') = ? AND json_extract(payload, '$.calling') = 1
+          LIMIT 1`,
+    args: [payout.id, payout.submissionCount],
+  });
+  if (rows.length === 0) return null;
+  const method = payout.paymentMethodId === null ? null : modalityOf(payout.paymentMethodId);
+  return { stage: "transmitting", rail: method?.code ?? "payout", batchId: null };
 }
 
 /** Applies one move: state machine, ledger, payout row, timeline and events. */

@@ -16,7 +16,10 @@
  * `rail` moves are the rail's own (sending, its outcome) and go whatever the entry's stage;
  * `queued_only` moves (cancel, re-offer, expiry, review) go while the entry is only queued, and
  * the entry is voided in the same unit (`voidsQueuedEntry`); once it is in a built batch or later
- * they are refused with `payout_in_flight`, naming the batch: the bank may pay it.
+ * they are refused with `payout_in_flight`, naming the batch: the bank may pay it. A per-payout
+ * rail's submission (a provider called once per payout) is in flight from the moment its job
+ * claims it until the provider's answer is recorded (`transmitting`, with no batch): the provider
+ * may pay it, and the answer is applied once, by the submission.
  */
 import type { Transfer } from "../ledger/types.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -29,11 +32,11 @@ import type { EventKey, PayoutStatus } from "./states.ts";
  */
 export type MoneyInFlightStage = "queued" | "batched" | "transmitting" | "transmitted";
 
-/** A payout's rail entry that holds its money in flight. */
+/** A payout's rail entry (or per-payout submission) that holds its money in flight. */
 export interface MoneyInFlight {
   readonly stage: MoneyInFlightStage;
   readonly rail: string;
-  /** The batch that carries the entry; null while it is only queued. */
+  /** The batch that carries the entry; null while it is only queued, or for a per-payout rail. */
   readonly batchId: string | null;
 }
 
@@ -206,6 +209,19 @@ export const transitionTable: Readonly<
 export const moveConsultsMoneyInFlight = (kind: MoveKind): boolean =>
   transitionTable[kind].inFlight === "queued_only";
 
+/**
+ * Where a payout's money is in flight and what to do about it, in a sentence: a batch entry with
+ * its batch and stage, or a per-payout submission waiting for its provider's answer.
+ */
+export function describeInFlight(flight: MoneyInFlight): string {
+  if (flight.batchId === null && flight.stage === "transmitting") {
+    return `its ${flight.rail} submission is with the provider and has no answer yet; wait for the answer, which is applied once (the submission asks again with the same reference)`;
+  }
+  return `its ${flight.rail} entry is ${flight.stage} in batch ${flight.batchId}; ${
+    inFlightRemedy(flight.stage)
+  }`;
+}
+
 /** What an operator can do about a payout whose money is in flight at `stage`. */
 export function inFlightRemedy(stage: MoneyInFlightStage): string {
   return stage === "transmitted"
@@ -240,9 +256,7 @@ export function transition(
   if (flight !== null && rule.inFlight !== "rail" && flight.stage !== "queued") {
     return refuse(
       "payout_in_flight",
-      `${step.kind} is refused: the payout's money is in flight, its ${flight.rail} entry is ${flight.stage} in batch ${flight.batchId}; ${
-        inFlightRemedy(flight.stage)
-      }`,
+      `${step.kind} is refused: the payout's money is in flight, ${describeInFlight(flight)}`,
       {
         details: {
           status: payout.status,

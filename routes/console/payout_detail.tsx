@@ -13,7 +13,7 @@ import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { payoutActions } from "../../lib/console/payout_actions.ts";
 import { type PayoutDetail, payoutDetail } from "../../lib/console/payouts.ts";
-import { inFlightRemedy } from "../../lib/payouts/transition.ts";
+import { describeInFlight } from "../../lib/payouts/transition.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -225,9 +225,8 @@ function DetailPage(props: { c: ConsoleContext; payout: PayoutDetail; done?: str
         : held
         ? (
           <Notice>
-            Money in flight: its {held.rail} entry is {held.stage} in batch{" "}
-            {held.batchId}, so it cannot be canceled or offered again now;{" "}
-            {inFlightRemedy(held.stage)}.
+            Money in flight, so it cannot be canceled or offered again now:{" "}
+            {describeInFlight(held)}.
           </Notice>
         )
         : null}

@@ -175,7 +175,7 @@ export function openApiDocument(config: Config): JsonObject {
               404: problem("not_found: no such disbursement."),
               ...writeErrors,
               409: problem(
-                "not_cancelable: a modality was selected, the funds were sent, or the payout ended; payout_in_flight: a failed payout's retry is in a built bank file or later (an entry only queued is removed with the cancel); idempotency_request_in_progress.",
+                "not_cancelable: a modality was selected, the funds were sent, or the payout ended; payout_in_flight: a failed payout's retry is in a built bank file or later (an entry only queued is removed with the cancel), or with a provider paid per payout that has not answered yet; idempotency_request_in_progress.",
               ),
             },
           },
