@@ -1393,3 +1393,34 @@ export const unclaimedReports = sqliteTable("unclaimed_reports", {
   createdAt: createdAt(),
   remittedAt: integer("remitted_at"),
 }, (t) => [index("unclaimed_reports_company").on(t.companyId, t.state, t.reportYear)]);
+
+/**
+ * A company's Lob settings in this environment (API key, base URL, webhook secret, Lob's bank
+ * account and return address), sealed; `provider_mails` (1: Lob mails its postal checks, 0: the
+ * company prints them) is kept beside them so a create can read the choice without the key.
+ */
+export const lobSettings = sqliteTable("lob_settings", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  settingsSealed: text("settings_sealed").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+  providerMails: integer("provider_mails").notNull().default(1),
+  updatedBy: text("updated_by"),
+  updatedAt: integer("updated_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * What became of a check Lob mails: its Lob id once known, and each tracking event once (from a
+ * verified webhook or the polling fallback, keyed by Lob's event or tracking-event id).
+ */
+export const checkMailEvents = sqliteTable("check_mail_events", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  checkId: text("check_id").notNull(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  lobCheckId: text("lob_check_id").notNull(),
+  /** Lob's event type (`check.in_transit`, `check.returned_to_sender`, `check.deleted`, …). */
+  type: text("type").notNull(),
+  at: integer("at").notNull(),
+  receivedAt: integer("received_at").notNull(),
+}, (t) => [index("check_mail_events_check").on(t.checkId, t.at)]);

@@ -13,6 +13,7 @@ import { checkRoutes } from "./api/checks.ts";
 import { consoleRoutes } from "./console/mod.tsx";
 import { paypalWebhookRoutes } from "./paypal.ts";
 import { lithicWebhookRoutes } from "./lithic.ts";
+import { lobWebhookRoutes } from "./lob.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
@@ -173,6 +174,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/console", consoleRoutes(deps));
   app.route("/rails/paypal", paypalWebhookRoutes(deps));
   app.route("/rails/lithic", lithicWebhookRoutes(deps));
+  app.route("/rails/lob", lobWebhookRoutes(deps));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));

@@ -113,6 +113,13 @@ export const errorCatalogue = {
     remedy:
       "Allow a method whose rail the company has (ACH, check, PayPal, Venmo, virtual card) and have an operator store its settings (`deno task admin bank:set`, `paypal:set`, `lithic:set`); a payee offered several methods sees only the payable ones.",
   },
+  postage_not_mailable: {
+    status: 400,
+    meaning:
+      "The company's postal checks are mailed by Lob, which mails checks First-Class only (FC, or PRS as certified mail with return receipt): the `check_postage_type` given (named in the message, the field in `details`/`errors`) cannot be mailed. Nothing was written.",
+    remedy:
+      "Send FC or PRS, or leave check_postage_type out so the payee picks among the codes Lob mails.",
+  },
   ach_not_configured: {
     status: 400,
     meaning:
@@ -317,6 +324,7 @@ export const refusalStatus = {
   key_not_active: 409,
   key_already_rotated: 409,
   rail_not_configured: 400,
+  postage_not_mailable: 400,
   ach_not_configured: 400,
   sanctions_list_missing: 409,
 } as const satisfies Record<string, ContentfulStatusCode>;

@@ -12,6 +12,7 @@ import { achImportApprovedActions } from "../ach/import_approval.ts";
 import { paidImportApprovedActions } from "../checks/import_approval.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 import { lithicSettingsApprovedActions } from "../cards/settings_approval.ts";
+import { lobSettingsApprovedActions } from "../lob/settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 import { reconciliationApprovedActions } from "../reconciliation/approvals.ts";
@@ -26,6 +27,7 @@ export const approvedActions: ApprovedActions = {
   ...bankFileApprovedActions,
   ...paypalSettingsApprovedActions,
   ...lithicSettingsApprovedActions,
+  ...lobSettingsApprovedActions,
   ...achImportApprovedActions,
   ...paidImportApprovedActions,
   ...reconciliationApprovedActions,

@@ -66,6 +66,7 @@ import { railCommands } from "./commands_rails.ts";
 import { batchCommands } from "./commands_batches.ts";
 import { paypalCommands } from "./commands_paypal.ts";
 import { cardCommands } from "./commands_cards.ts";
+import { lobCommands } from "./commands_lob.ts";
 import { paymentCommands } from "./commands_payments.ts";
 import { operatorCommands } from "./commands_operators.ts";
 import { auditCommands } from "./commands_audit.ts";
@@ -890,6 +891,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...batchCommands,
   ...paypalCommands,
   ...cardCommands,
+  ...lobCommands,
   ...backupCommands,
   ...outboxCommands,
   ...paymentCommands,

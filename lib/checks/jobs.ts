@@ -406,6 +406,7 @@ export async function checkFileTransmitted(
   if (batch.rail === POSITIVE_PAY_RAIL) {
     await sendFile(tx, deps, moves, batch.companyId, batch.id, at);
   }
+  if (batch.rail === PRINT_RAIL) await deps.transport.printed?.(tx, batch, at);
 }
 
 /**

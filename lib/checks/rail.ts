@@ -14,6 +14,7 @@ import { bankLocal } from "../ach/cutoffs.ts";
 import {
   type BatchPayoutMoves,
   type BatchRail,
+  type BatchRow,
   insertQueuedEntry,
   type NewBatchEntry,
 } from "../rails/batch.ts";
@@ -49,12 +50,14 @@ import {
 export interface CheckTransport {
   /** The bank takes files whenever they come: a cutoff runs at once, not at the bank's cutoffs. */
   readonly takesFilesAnyTime: boolean;
-  /** Whether files of these settings are uploaded (else they wait for an admin's download). */
-  uploads(settings: CheckSettings): boolean;
+  /** Whether this file is uploaded (else it waits for an admin's download). */
+  uploads(settings: CheckSettings, file: Pick<CheckFileRow, "kind">): boolean;
   /** Hands a file over. */
   upload(settings: CheckSettings, file: CheckFileRow, content: Uint8Array): Promise<UploadAnswer>;
   /** What the bank does once it has a positive-pay file (the sandbox bank plans its paid items). */
   sent?(tx: WriteTx, companyId: string, fileId: string, at: number): Promise<void>;
+  /** What follows a print file handed over (a mail provider's tracking), in that unit. */
+  printed?(tx: WriteTx, batch: BatchRow, at: number): Promise<void>;
 }
 
 /** Test: the sandbox check bank takes every file at once and pays its checks later. */
@@ -169,7 +172,7 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
     file: loadCheckFile,
     settings: (tx, companyId) => checkSettingsOf(deps, tx, companyId),
     judge: async (tx, file, settings) => ({
-      uploads: deps.transport.uploads(settings),
+      uploads: deps.transport.uploads(settings, file),
       // A print file follows its positive-pay file: it needs no release of its own.
       releaseCents: file.kind === "positive_pay" ? file.totalCents : null,
       windowEndsAt: null,

@@ -12,6 +12,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import type { Cutoff, SftpTarget } from "../ach/bank_settings.ts";
 import { readBankSettings } from "../ach/bank_store.ts";
 import { type CheckAccount, sandboxCheckAccount } from "./account.ts";
+import { lobMails } from "../lob/store.ts";
 
 /** What the check rail needs of a company's bank settings. */
 export interface CheckSettings {
@@ -22,6 +23,8 @@ export interface CheckSettings {
   readonly transmitWindowMinutes: number;
   /** Live: where files go; null: they wait for an admin's download and mark-sent. */
   readonly sftp: SftpTarget | null;
+  /** Whether a mail provider (Lob) mails the postal checks instead of the company printing them. */
+  readonly providerMails: boolean;
 }
 
 /**
@@ -64,6 +67,7 @@ export async function readCheckSettings(
     cutoffs: settings.cutoffs,
     transmitWindowMinutes: settings.transmitWindowMinutes,
     sftp: settings.sftp,
+    providerMails: await lobMails(reader, companyId),
   };
 }
 

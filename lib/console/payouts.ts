@@ -519,10 +519,17 @@ export async function payoutDetail(
     paper,
     audited,
   ] = await Promise.all([
+    // The mail provider's tracking of its check (Lob) is shown among the payout's own steps.
     client.execute({
-      sql: `SELECT from_status, to_status, detail, at FROM payout_transitions
-              WHERE payout_id = ? ORDER BY id`,
-      args: [payoutId],
+      sql: `SELECT from_status, to_status, detail, at FROM (
+              SELECT from_status, to_status, detail, at, 0 AS source, id AS n
+                FROM payout_transitions WHERE payout_id = ?
+              UNION ALL
+              SELECT NULL, 'mail', replace(substr(type, 7), '_', ' ') || ' (Lob ' || lob_check_id || ')',
+                  at, 1, rowid
+                FROM check_mail_events WHERE payout_id = ?)
+            ORDER BY at, source, n`,
+      args: [payoutId, payoutId],
     }),
     client.execute({
       sql: `SELECT t.id, t.kind, t.posted_at, a.code, e.amount_cents FROM ledger_transactions t

@@ -23,7 +23,7 @@ import {
   surfaceBStatus,
 } from "../payouts/states.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
-import { unpayableCreate } from "../payouts/payable.ts";
+import { unmailablePostage, unpayableCreate } from "../payouts/payable.ts";
 import { payByProblem } from "../obligations/deadline.ts";
 import {
   type ApiDisbursement,
@@ -52,6 +52,12 @@ import {
   type V1Disbursement,
 } from "./v1_store.ts";
 import { loadApiPayoutAsV1 } from "./v1_api_payout.ts";
+/** The company's `check_postage_type` of a payout's settings, or null. */
+const postageOf = (settings: unknown): string | null => {
+  const value = (settings as { check_postage_type?: unknown } | null | undefined)
+    ?.check_postage_type;
+  return typeof value === "string" ? value : null;
+};
 
 export type {
   ApiDisbursement,
@@ -144,6 +150,16 @@ export async function createApiDisbursement(
     micrFont,
   );
   if (unpayable) return tx.abort(unpayable);
+  const unmailable = await unmailablePostage(
+    tx,
+    companyId,
+    request.payouts.map((payout, i) => ({
+      methodIds: payout.allowedPaymentMethodIds,
+      postage: postageOf(payout.paymentMethodSettings),
+      field: `payees.${i}.payment_method_settings.check_postage_type`,
+    })),
+  );
+  if (unmailable) return tx.abort(unmailable);
   const documents = await customDocumentRefusal(tx, companyId, request.payouts);
   if (documents) return tx.abort(documents);
   const created = await createDisbursement(

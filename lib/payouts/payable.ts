@@ -12,6 +12,8 @@ import { hasAchRail } from "../ach/bank_store.ts";
 import { digitalChecksPrintable, hasCheckRail } from "../checks/settings_store.ts";
 import { hasPaypalRail } from "../paypal/settings_store.ts";
 import { lithicSettingsStore } from "../cards/store.ts";
+import { lobMails } from "../lob/store.ts";
+import { lobPostageOf } from "../lob/rules.ts";
 import type { Environment } from "../platform/config.ts";
 import { type Refusal, refuse } from "../platform/result.ts";
 import { sanctionsListLoaded } from "../sanctions/service.ts";
@@ -123,6 +125,34 @@ export async function unpayableCreate(
       "sanctions_list_missing",
       "no sanctions (OFAC SDN) list is loaded in live, so payees cannot be screened: an operator loads it with `deno task admin ofac:load --file <sdn.csv>`",
     );
+  }
+  return null;
+}
+
+/** A payee's postal-check postage fixed by the company, and the field that gave it. */
+export interface FixedPostage {
+  readonly methodIds: readonly number[];
+  /** The company's `check_postage_type`, or null when the payee picks. */
+  readonly postage: string | null;
+  readonly field: string;
+}
+
+/**
+ * Why a create's fixed postage cannot be mailed, or null: a company whose postal checks Lob mails
+ * can only fix a postage code Lob mails checks with (`postage_not_mailable`, naming the code and
+ * the field). Checked before anything is written, in both environments.
+ */
+export async function unmailablePostage(
+  reader: SqlReader,
+  companyId: string,
+  payees: readonly FixedPostage[],
+): Promise<Refusal<"postage_not_mailable"> | null> {
+  const postalCheck = modalityOf("check")!.id;
+  const fixed = payees.filter((p) => p.postage !== null && p.methodIds.includes(postalCheck));
+  if (fixed.length === 0 || !(await lobMails(reader, companyId))) return null;
+  for (const payee of fixed) {
+    const mailable = lobPostageOf(payee.postage!);
+    if (!mailable.ok) return { ...mailable, field: payee.field };
   }
   return null;
 }

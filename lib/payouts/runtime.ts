@@ -26,6 +26,7 @@ import {
 import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
+import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
@@ -74,6 +75,8 @@ export interface RailDeps {
   readonly paypalTimeoutMs?: number;
   /** How long a call to Lithic may take before it counts as unanswered (tests shorten it). */
   readonly lithicTimeoutMs?: number;
+  /** How long a call to Lob may take before it counts as unanswered (tests shorten it). */
+  readonly lobTimeoutMs?: number;
   /** Entries one ACH file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
 }
@@ -96,10 +99,14 @@ export function railsOf(deps: RailDeps): RailDirectory {
     transport: deps.achTransport ?? (test ? sandboxBankTransport : sftpTransport),
     sandboxBank: test ? achSandboxBank : null,
   });
+  // A company whose Lob settings say so has its print files mailed by Lob, in either environment.
   const check = checkRail({
     ...deps,
     policy,
-    transport: deps.checkTransport ?? (test ? sandboxCheckBank : sftpCheckTransport),
+    transport: lobMailingTransport(
+      deps.checkTransport ?? (test ? sandboxCheckBank : sftpCheckTransport),
+      { database: deps.database, secretBox: deps.secretBox, timeoutMs: deps.lobTimeoutMs },
+    ),
   });
   const paypal = paypalRail({ ...deps, policy });
   return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
@@ -154,6 +161,7 @@ export function jobHandlersOf(
     readonly checkTransport?: CheckTransport;
     readonly paypalTimeoutMs?: number;
     readonly lithicTimeoutMs?: number;
+    readonly lobTimeoutMs?: number;
     readonly batchEntriesMax?: number;
   } = {},
 ): JobHandlers {
@@ -165,6 +173,11 @@ export function jobHandlersOf(
       ...deps,
       policy: railPolicyOf(environment, runtime),
       lithicTimeoutMs: options.lithicTimeoutMs,
+    }),
+    ...lobTrackJob({
+      ...deps,
+      timeoutMs: options.lobTimeoutMs,
+      jobTime: railPolicyOf(environment, runtime).jobTime,
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(deps),

@@ -165,12 +165,17 @@ const digitsOnly = (value: string) => value.replace(/[\s-]/g, "");
 /**
  * Checks the form of one method; `text` gives the problems in the payee's language.
  * `fixedPostage` is the company's `check_postage_type` when it set one (the payee then cannot
- * pick).
+ * pick); `postageCodes` narrows what may be picked (a mail provider's codes).
  */
 export function checkMethodDetails(
   modality: ModalityCode,
   form: Readonly<Record<string, string>>,
-  options: { text: PortalText["methodProblems"]; fixedPostage?: string | null },
+  options: {
+    text: PortalText["methodProblems"];
+    fixedPostage?: string | null;
+    /** The postage codes the company's checks can go with (default: every code). */
+    postageCodes?: readonly string[];
+  },
 ): { ok: true; value: CheckedDetails } | { ok: false; problems: FieldProblem[] } {
   const { text } = options;
   const problems: FieldProblem[] = [];
@@ -240,7 +245,7 @@ export function checkMethodDetails(
         problems.push({ field: "address_two", message: text.addressTwoTooLong });
       }
       const postage = options.fixedPostage ?? (field("postage") || "FC");
-      if (!(postageCodes as readonly string[]).includes(postage)) {
+      if (!(options.postageCodes ?? postageCodes as readonly string[]).includes(postage)) {
         problems.push({ field: "postage", message: text.postage });
       }
       return result({

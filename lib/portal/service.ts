@@ -6,6 +6,8 @@
  * are stamped before the unit (PDF work is CPU, not database). Form problems come back in the
  * page's language, as `form_invalid` with the fields at fault.
  */
+import { lobMails } from "../lob/store.ts";
+import { LOB_POSTAGE_CODES } from "../lob/rules.ts";
 import type { Database } from "../../db/client.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
@@ -472,6 +474,10 @@ export async function chooseMethod(
   const checked = checkMethodDetails(modality.code, form, {
     text: t.methodProblems,
     fixedPostage: payout.fixedPostage,
+    // A company whose checks Lob mails takes only the postage Lob mails checks with.
+    postageCodes: modality.code === "check" && await lobMails(database.readClient, link.companyId)
+      ? LOB_POSTAGE_CODES
+      : undefined,
   });
   const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
   if (modality.code === "ach") {
