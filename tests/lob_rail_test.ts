@@ -307,7 +307,7 @@ Deno.test("tracking from Lob's webhooks: kept once and on the timeline; a replay
 
 Deno.test("polling finds what no webhook told: tracking events, and a check canceled at Lob before mailing is voided in the register", async () => {
   await withLobFixture("test", async (m, server) => {
-    await chooseCheck(m, [10_000, 20_000]);
+    const [, canceled] = await chooseCheck(m, [10_000, 20_000]);
     const [one, two] = [...server.checks.values()];
     server.track(one.id, "In Transit", m.now());
     server.track(one.id, "In Local Area", m.now() + 1000);
@@ -327,9 +327,16 @@ Deno.test("polling finds what no webhook told: tracking events, and a check canc
       await rows(m, "SELECT status, void_reason FROM checks ORDER BY check_number"),
       [
         { status: "issued", void_reason: null },
-        { status: "voided", void_reason: "canceled at Lob before mailing" },
+        { status: "voided", void_reason: "canceled at the mail provider before mailing" },
       ],
     );
+    // No paper existed: once the void reached the bank the payout fails and is offered again.
+    await m.advance(60);
+    const offered = await m.payout(canceled);
+    assert.deepEqual([offered.status, offered.failure_reason], [
+      "modality_offered",
+      "check_voided",
+    ]);
   });
 });
 

@@ -33,6 +33,8 @@ import { CHECK_CONFIRM_VOIDS_JOB } from "./schedule.ts";
 
 /** The reason a check the post office returned is voided with, and its payout fails with. */
 export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
+/** The reason a check its mail provider canceled before printing is voided with. */
+export const CANCELED_BEFORE_MAILING = "canceled at the mail provider before mailing";
 /** Voids one unit confirms (their payouts re-offered); more go on in `check.confirm_voids`. */
 export const VOIDS_CONFIRMED_PER_UNIT_MAX = 500;
 /**
@@ -50,10 +52,11 @@ export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReaso
 
 /**
  * The voids (SQL, of checks `c`) the bank could never have paid: told with their issue in one
- * file, or of a check the post office returned to the company.
+ * file, of a check the post office returned to the company, or of one never printed.
  */
 export const VOID_NEVER_PAYABLE = `(c.issue_file_id = c.void_file_id
-  OR (c.status = 'voided' AND c.void_reason = '${RETURNED_UNDELIVERABLE}'))`;
+  OR (c.status = 'voided'
+    AND c.void_reason IN ('${RETURNED_UNDELIVERABLE}', '${CANCELED_BEFORE_MAILING}')))`;
 
 /** From when a paid-items file covers a void that reached the bank at `sentAt`. */
 export const voidCoveredFrom = (sentAt: number): number =>

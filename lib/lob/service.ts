@@ -10,13 +10,11 @@ import type { WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { loadCheck, voidCheck } from "../checks/register.ts";
-import { RETURNED_UNDELIVERABLE } from "../checks/jobs.ts";
+import { CANCELED_BEFORE_MAILING, RETURNED_UNDELIVERABLE } from "../checks/voids.ts";
 import { LOB_CHECK_EVENTS, lobSigned, type LobWebhookHeaders } from "./rules.ts";
 import { lobSettingsStore, recordMailEvent } from "./store.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 
-/** The reason a check Lob canceled before mailing is voided with. */
-export const CANCELED_BEFORE_MAILING = "canceled at Lob before mailing";
 /** A webhook body larger than this is not one of Lob's events. */
 export const LOB_WEBHOOK_BYTES_MAX = 256 * 1024;
 
