@@ -230,7 +230,8 @@ async function main(): Promise<void> {
     return started;
   });
   // Scheduled backups, when asked for: their module is loaded only then.
-  // Each one also leaves a signed audit checkpoint beside its copy.
+  // Each one also leaves a signed audit checkpoint beside its copy, and the ledger's signed
+  // statements of the days that closed since the last one.
   const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
     ? await useAuditKey().then(async () => {
       const { takeAuditCheckpoint } = await import("./lib/audit/service.ts");
@@ -240,6 +241,18 @@ async function main(): Promise<void> {
         keep: config.limits.BACKUP_KEEP,
         busyTimeoutMs: config.limits.DB_BUSY_TIMEOUT_MS,
         auditCheckpoint: (now) => takeAuditCheckpoint(databases, now),
+        ledgerStatements: async (now) => {
+          const { closeLedgerDays } = await import("./lib/ledger/statements.ts");
+          const { currentAuditKeys } = await import("./lib/audit/anchor.ts");
+          const keys = currentAuditKeys().ledgerStatements;
+          return await Promise.all((["live", "test"] as const).map(async (environment) => ({
+            environment,
+            statements: await closeLedgerDays(
+              { database: databases[environment], environment, secretBox, keys },
+              now,
+            ),
+          })));
+        },
       }, systemClock);
     })
     : null;

@@ -43,6 +43,7 @@ const PURE_MODULES = [
   "lib/idempotency/rules.ts",
   "lib/ledger/postings.ts",
   "lib/ledger/tieout.ts",
+  "lib/ledger/trial_balance.ts",
   "lib/ledger/types.ts",
   "lib/notify/messages.ts",
   "lib/obligations/deadline.ts",

@@ -58,6 +58,7 @@ import {
 } from "./command_kit.ts";
 import { achCommands } from "./commands_ach.ts";
 import { reconCommands } from "./commands_recon.ts";
+import { statementCommands } from "./commands_statements.ts";
 import { bankCommands } from "./commands_bank.ts";
 import { backupCommands } from "./commands_backup.ts";
 import { outboxCommands } from "./commands_outbox.ts";
@@ -896,6 +897,7 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...outboxCommands,
   ...paymentCommands,
   ...reconCommands,
+  ...statementCommands,
   ...obligationCommands,
 };
 

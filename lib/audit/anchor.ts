@@ -22,6 +22,8 @@ export interface AuditKeys {
   readonly chainKey: Uint8Array;
   readonly signingKey: KeyObject;
   readonly publicKey: KeyObject;
+  /** The key pair that signs the ledger's daily statements (lib/ledger/trial_balance.ts). */
+  readonly ledgerStatements: Ed25519Keys;
 }
 
 /** PKCS #8 DER of an ed25519 private key, before its 32-byte seed (RFC 8410). */
@@ -70,6 +72,7 @@ export function auditKeysFrom(base64Key: string): AuditKeys {
   return {
     chainKey: derive(material, "disbursements audit chain v1"),
     ...ed25519KeysFrom(base64Key, "disbursements audit checkpoint ed25519 v1"),
+    ledgerStatements: ed25519KeysFrom(base64Key, "disbursements ledger statement ed25519 v1"),
   };
 }
 

@@ -16,6 +16,7 @@ import { backupFileName, backupsBeyond, backupTakenAt, isBackupDue } from "./sch
 import { type BackupTaken, takeBackup } from "./service.ts";
 import type { AuditCheckpoint } from "../audit/anchor.ts";
 import { writeAuditCheckpoint } from "../audit/service.ts";
+import { type StoredStatement, writeLedgerStatementFiles } from "../ledger/statements.ts";
 
 export const BACKUP_WORKER = "backups";
 /** Scratch directories of scheduled backups start so, and only those are swept away. */
@@ -31,6 +32,14 @@ export interface ScheduledBackupSettings extends BackupConfig {
    * database cannot reach it.
    */
   readonly auditCheckpoint?: (now: number) => Promise<AuditCheckpoint>;
+  /**
+   * Closes the ledger days that ended (signed daily statements, lib/ledger/statements.ts) just
+   * before each backup; the statements closed are written beside the checkpoint, under
+   * `ledger-statements/<environment>/`.
+   */
+  readonly ledgerStatements?: (
+    now: number,
+  ) => Promise<readonly { environment: Environment; statements: readonly StoredStatement[] }[]>;
 }
 
 export interface ScheduledBackupOutcome {
@@ -68,6 +77,7 @@ export class ScheduledBackups {
     if (!isBackupDue(newest, now, intervalMinutes)) return { taken: null, deleted: [] };
 
     // Taken before the copy, so the backup holds every row the checkpoint names.
+    const closed = await this.#settings.ledgerStatements?.(now) ?? [];
     const checkpoint = await this.#settings.auditCheckpoint?.(now);
     const name = backupFileName(now);
     const taken = await takeBackup(this.#urls, {
@@ -94,6 +104,17 @@ export class ScheduledBackups {
       } catch (error) {
         failures.push(`audit checkpoint: ${error instanceof Error ? error.message : error}`);
       }
+    }
+    try {
+      for (const { environment, statements } of closed) {
+        await writeLedgerStatementFiles(
+          `${copyDir ?? dir}/ledger-statements`,
+          environment,
+          statements,
+        );
+      }
+    } catch (error) {
+      failures.push(`ledger statements: ${error instanceof Error ? error.message : error}`);
     }
     if (copyDir !== null) {
       try {
