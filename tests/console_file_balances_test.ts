@@ -90,10 +90,21 @@ Deno.test("console: every file of a clean day is badged balanced; a hand-edited 
     );
     assert.match(await text(`/console/bank-files/ach/${achFile}?env=test`), /Balances balanced/);
     const checkFiles = await text("/console/bank-files/check-files?env=test");
-    assert.match(checkFiles, /print 1 \/ 0 \$200\.00 transmitted balanced/);
-    assert.match(checkFiles, /positive pay 2 \/ 0 \$500\.00 transmitted balanced/);
+    assert.match(checkFiles, /print file 1 \/ 0 \$200\.00 transmitted balanced/);
+    assert.match(checkFiles, /positive-pay file 2 \/ 0 \$500\.00 transmitted balanced/);
     assert.doesNotMatch(checkFiles, /does not balance/);
-    assert.match(await text(`/console/bank-files/batches/${print}?env=test`), /Balances balanced/);
+    // One vocabulary and one time order for a check file: named as the CLI's checks:files names
+    // it, built before it was transmitted, on its list and its own page.
+    const printPage = await text(`/console/bank-files/batches/${print}?env=test`);
+    assert.match(
+      printPage,
+      /Rail print file Status transmitted Reference CHECKS_\S+\.pdf Entries 1 Total \$200\.00 Balances balanced Built (\w{3} \d+, 2026, \d\d:\d\d UTC) Downloaded — Transmitted (\w{3} \d+, 2026, \d\d:\d\d UTC)/,
+    );
+    const { rows: [printed] } = await f.deps.databases.test.readClient.execute({
+      sql: "SELECT created_at, transmitted_at FROM rail_batches WHERE id = ?",
+      args: [print],
+    });
+    assert.ok(Number(printed.created_at) <= Number(printed.transmitted_at), "built, then sent");
 
     const database = f.deps.databases.test;
     await database.writer.write(async (tx) => {

@@ -74,7 +74,7 @@ Deno.test("console day: a line's tie-out, files, payout lines and returns of one
       text,
       /Opening \$0\.00 Funded \$5,000\.00 Returned funding \$0\.00 Returned \$0\.00 Disbursed \$80\.25 Fees \$0\.00 Closing \$4,919\.75 Difference ties out/,
     );
-    assert.match(text, /ach ACH_DAY\.txt 0 \$0\.00 transmitted balanced/);
+    assert.match(text, /ACH file ACH_DAY\.txt 0 \$0\.00 transmitted balanced/);
     assert.match(
       text,
       new RegExp(`${sam.payoutId} CLM-2 payout\\.complete \\$80\\.25 \\$0\\.00 \\$0\\.00`),

@@ -13,6 +13,7 @@ import { domainNow } from "../sandbox/clock_store.ts";
 import { reconNeedsActionSource } from "../reconciliation/needs_action_source.ts";
 import { deadlineNoFallbackSource } from "../obligations/needs_action_source.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
+import { fileName } from "./file_words.ts";
 import { scopeCondition } from "./paging.ts";
 
 const DAY_MS = 86_400_000;
@@ -192,7 +193,7 @@ export async function readNeedsAction(
     (row: Record<string, unknown>): NeedsActionItem => ({
       companyName: String(row.company_name),
       ...batchPage(String(row.rail), String(row.id)),
-      subject: `${railLabel(String(row.rail))} ${
+      subject: `${fileName(String(row.rail))} ${
         text(row.rail_reference) ?? row.id
       } (${row.entry_count} entries)`,
       detail: detail(row),
@@ -487,7 +488,7 @@ export async function readNeedsAction(
       (row) => ({
         companyName: String(row.company_name),
         path: "/console/rail-exceptions",
-        subject: `${railLabel(String(row.rail))} ${
+        subject: `${fileName(String(row.rail))} ${
           row.outcome === "completed" ? "payment" : "return"
         }${row.return_code ? ` ${row.return_code}` : ""}`,
         detail: `its payout could not take it (${row.reason}): resolve it`,
@@ -552,15 +553,6 @@ export async function readNeedsAction(
   const all = groups.flat();
   return { groups: all, total: all.reduce((sum, g) => sum + g.count, 0) };
 }
-
-const RAIL_LABELS: Readonly<Record<string, string>> = {
-  ach: "ACH file",
-  check: "check file",
-  check_positive_pay: "positive-pay file",
-  check_print: "print file",
-  paypal: "PayPal batch",
-};
-const railLabel = (rail: string) => RAIL_LABELS[rail] ?? `${rail} batch`;
 
 /** The console page that shows a file or batch of this rail. */
 export function batchPage(

@@ -28,6 +28,7 @@ import {
   type PaypalBatchRow,
   paypalBatchSorts,
 } from "../../lib/console/bank_files.ts";
+import { checkFileKindName, fileName, fileState } from "../../lib/console/file_words.ts";
 import {
   type Balanced,
   type FileBalance,
@@ -119,7 +120,7 @@ function StatusFilter(props: {
         name="status"
         label="Status"
         any="Any status"
-        options={props.statuses.map((s) => ({ value: s, label: s.replaceAll("_", " ") }))}
+        options={props.statuses.map((s) => ({ value: s, label: fileState(s) }))}
         values={{ status: props.chosen ?? "" }}
       />
     </FilterForm>
@@ -245,9 +246,9 @@ async function batchesPage(c: ConsoleContext, now: number, problems: readonly Fi
             <td>
               <a href={consoleUrl(c, `/console/bank-files/batches/${batch.id}`)}>{batch.id}</a>
             </td>
-            <td>{batch.rail.replaceAll("_", " ")}</td>
+            <td>{fileName(batch.rail)}</td>
             <td>
-              <span class={toneOf(batch.status)}>{batch.status.replaceAll("_", " ")}</span>
+              <span class={toneOf(batch.status)}>{fileState(batch.status)}</span>
             </td>
             <td class="num">
               <Money cents={batch.totalCents} />
@@ -308,10 +309,10 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         <section class="card" aria-label="Batch">
           <dl class="facts">
             <dt>Rail</dt>
-            <dd>{batch.rail.replaceAll("_", " ")}</dd>
+            <dd>{fileName(batch.rail)}</dd>
             <dt>Status</dt>
             <dd>
-              <span class={toneOf(batch.status)}>{batch.status.replaceAll("_", " ")}</span>
+              <span class={toneOf(batch.status)}>{fileState(batch.status)}</span>
             </dd>
             <dt>Reference</dt>
             <dd>{batch.railReference ?? "—"}</dd>
@@ -322,6 +323,10 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <Money cents={batch.totalCents} />
             </dd>
             <BalanceFact balance={balance} />
+            <dt>Built</dt>
+            <dd>
+              <When c={c} at={batch.createdAt} />
+            </dd>
             <dt>Downloaded</dt>
             <dd>
               <When c={c} at={batch.downloadedAt} />
@@ -429,7 +434,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 <Money cents={file.creditTotalCents} /> / <Money cents={file.debitTotalCents} />
               </td>
               <td>
-                <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
+                <span class={toneOf(file.status)}>{fileState(file.status)}</span>
                 {file.approvalId ? <span class="hint">waits for approval</span> : null}
               </td>
               <td>
@@ -459,7 +464,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             <dd>{file.id}</dd>
             <dt>Status</dt>
             <dd>
-              <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
+              <span class={toneOf(file.status)}>{fileState(file.status)}</span>
             </dd>
             <dt>Effective date</dt>
             <dd>{file.effectiveDate} ({file.cutoffKind.replace("_", " ")})</dd>
@@ -711,13 +716,13 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               </td>
               <td>{file.fileName}</td>
               <td>{file.companyName}</td>
-              <td>{file.kind.replace("_", " ")}</td>
+              <td>{checkFileKindName(file.kind)}</td>
               <td class="num">{file.issueCount} / {file.voidCount}</td>
               <td class="num">
                 <Money cents={file.totalCents} />
               </td>
               <td>
-                <span class={toneOf(file.status)}>{file.status.replace("_", " ")}</span>
+                <span class={toneOf(file.status)}>{fileState(file.status)}</span>
               </td>
               <td>
                 <BalanceBadge balance={balances.get(file.id)} />
@@ -793,7 +798,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 <Money cents={batch.totalCents} />
               </td>
               <td>
-                <span class={toneOf(batch.status)}>{batch.status.replace("_", " ")}</span>
+                <span class={toneOf(batch.status)}>{fileState(batch.status)}</span>
               </td>
               <td>
                 <BalanceBadge balance={balances.get(batch.id)} />

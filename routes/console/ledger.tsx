@@ -14,6 +14,7 @@ import {
   tieOutRun,
   transactionSorts,
 } from "../../lib/console/ledger.ts";
+import { fileName, fileState } from "../../lib/console/file_words.ts";
 import { dayReconciliation } from "../../lib/console/reconciliation.ts";
 import { ledgerTransactionKinds } from "../../lib/ledger/postings.ts";
 import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
@@ -491,7 +492,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <td>
                 <When c={c} at={file.cutoffAt} />
               </td>
-              <td>{file.rail.replaceAll("_", " ")}</td>
+              <td>{fileName(file.rail)}</td>
               <td>
                 <a
                   href={consoleUrl(
@@ -508,7 +509,7 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <td class="num">
                 <Money cents={file.totalCents} />
               </td>
-              <td>{file.status.replaceAll("_", " ")}</td>
+              <td>{fileState(file.status)}</td>
               <td>
                 {file.balance === undefined
                   ? "—"

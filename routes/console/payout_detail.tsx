@@ -73,8 +73,6 @@ const OPERATOR_ACTIONS: Readonly<Record<string, string>> = {
 const RAIL_LABELS: Readonly<Record<string, string>> = {
   ach: "ACH",
   check: "Check",
-  check_positive_pay: "Positive pay",
-  check_print: "Check print",
   paypal: "PayPal",
 };
 
