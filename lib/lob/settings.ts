@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import { settingsInputRefusal } from "../platform/settings_input.ts";
 
 /** Lob's API host, the same for test and live keys (docs.lob.com, "Authentication"). */
 export const LOB_HOST = "https://api.lob.com";
@@ -61,14 +62,7 @@ export function checkLobSettings(
   environment: "test" | "live",
 ): Result<LobSettings, "invalid_input"> {
   const parsed = v.safeParse(settingsInput, input);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const field = issue.path?.map((item) => String(item.key)).join(".") || "settings";
-    const message = issue.message.startsWith(field.split(".")[0])
-      ? issue.message
-      : `${field}: ${issue.message}`;
-    return refuse("invalid_input", message, { field });
-  }
+  if (!parsed.success) return settingsInputRefusal(parsed.issues);
   const s = parsed.output;
   // One host serves both: the key's prefix is what keeps test mail unprinted and live mail real.
   const prefix = environment === "live" ? "live_" : "test_";
