@@ -34,8 +34,9 @@ const NOTIFICATION_BATCH_SIZE = 50;
 const NOTIFICATION_CONCURRENCY = 4;
 const NOTIFICATION_SEND_TIMEOUT_MS = 20_000;
 /**
- * When the workers' modules are imported after listening: a cold start answers its first health
- * checks before it pays for them. Each loop's first sweep comes one interval after it starts.
+ * How long after the app has loaded the worker loops start: the first API requests a fresh
+ * process gets do not wait behind their first claims. Each loop's first sweep comes one interval
+ * after it starts.
  */
 const WORKERS_START_DELAY_MS = 500;
 /** Files and directories the service creates are readable by its own user only. */
@@ -170,8 +171,8 @@ async function main(): Promise<void> {
   const metrics = new Metrics();
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   warnOfUnsentLiveNotifications(config);
-  // The surfaces and the workers (nearly every module) are imported once, when first needed:
-  // at the first request other than health and readiness, or when the workers start.
+  // The surfaces and the workers (nearly every module) are imported once, in the background
+  // from here on: /readyz says 200 only when they answer.
   let runtime: Promise<Runtime> | undefined;
   const loadRuntime = () =>
     runtime ??= useAuditKey().then(() =>
@@ -184,7 +185,11 @@ async function main(): Promise<void> {
         adminToken,
         nodeId: nodeIdOf(config.dataDir),
       })
-    );
+    ).catch((error) => {
+      // The next request or /readyz tries again.
+      runtime = undefined;
+      throw error;
+    });
   const app = createLazyApp({
     databases,
     metrics,
@@ -221,7 +226,8 @@ async function main(): Promise<void> {
     : Deno.serve({ hostname: config.host, port: config.port, onListen }, app);
 
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
-  const workers = elapsed(WORKERS_START_DELAY_MS).then(loadRuntime).then(async (started) => {
+  const workers = loadRuntime().then(async (started) => {
+    await elapsed(WORKERS_START_DELAY_MS);
     // This process holds the DATA_DIR lock: the claims its node held before a crash are dead.
     await started.scheduler.takeOverOwnClaims();
     started.scheduler.start(SCHEDULER_INTERVAL_MS);

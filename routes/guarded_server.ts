@@ -44,6 +44,11 @@ function checkingIntervalMs(headerTimeoutMs: number): number {
   return Math.min(1000, Math.max(50, Math.floor(headerTimeoutMs / 10)));
 }
 
+/** Ends a connection once what was written to it has gone out. */
+function closeConnection(socket: Socket): void {
+  socket.end(() => socket.destroy());
+}
+
 /** Serves `handler` on a Node HTTP server with the header timeout and the connection limits. */
 export function serveGuarded(options: GuardedServerOptions, handler: FetchHandler): ServiceServer {
   const byAddress = new Map<string, number>();
@@ -52,12 +57,27 @@ export function serveGuarded(options: GuardedServerOptions, handler: FetchHandle
   const refusingAddresses = new Set<string>();
   let refusingTotal = false;
 
+  // Each open connection and how many of its requests are being answered. Node's own
+  // closeIdleConnections missed keep-alive connections that had answered (a SIGTERM then waited
+  // for the client to hang up), so shutdown closes the idle ones itself.
+  const answering = new Map<Socket, number>();
+  let closing = false;
   const server = createServer({
     headersTimeout: options.headerTimeoutMs,
     // The body has its own deadline (BODY_TIMEOUT_MS, answered in each surface's format).
     requestTimeout: 0,
     connectionsCheckingInterval: checkingIntervalMs(options.headerTimeoutMs),
-  }, (req, res) => void answer(req, res, handler));
+  }, (req, res) => {
+    const socket = req.socket;
+    answering.set(socket, (answering.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const requests = answering.get(socket);
+      if (requests === undefined) return;
+      answering.set(socket, requests - 1);
+      if (closing && requests === 1) closeConnection(socket);
+    });
+    void answer(req, res, handler);
+  });
 
   server.on("connection", (socket: Socket) => {
     const address = socket.remoteAddress ?? "unknown";
@@ -95,7 +115,9 @@ export function serveGuarded(options: GuardedServerOptions, handler: FetchHandle
     }
     open += 1;
     byAddress.set(address, fromAddress + 1);
+    answering.set(socket, 0);
     socket.once("close", () => {
+      answering.delete(socket);
       open -= 1;
       const left = (byAddress.get(address) ?? 1) - 1;
       if (left === 0) byAddress.delete(address);
@@ -134,10 +156,11 @@ export function serveGuarded(options: GuardedServerOptions, handler: FetchHandle
     addr,
     shutdown: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         // Keep-alive connections waiting for their next request are closed now, not at their
-        // timeout; those answering finish first.
-        server.closeIdleConnections();
+        // timeout; those answering finish first, then close.
+        for (const [socket, requests] of answering) if (requests === 0) closeConnection(socket);
       }),
   };
 }

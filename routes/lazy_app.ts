@@ -1,9 +1,10 @@
 /**
- * The app the service serves, loaded lazily for a fast cold start (issue 21). Until a request
- * needs more, health and readiness are answered from the open databases alone: nothing of the
- * surfaces (hono, the routes, their services and stores) is imported. The first other request
- * imports and builds the whole app (createApp's) once, and from then on the whole app answers
- * every request, health and readiness included, exactly as in tests.
+ * The app the service serves while it starts (issue 21, issue 33). The whole app (createApp's:
+ * hono, the routes, their services and stores) is imported and built at once, in the background,
+ * while this answers: /healthz at once, and /readyz 503 `starting` until the whole app can answer
+ * the API, so a load balancer that trusts /readyz never sends a request to a process that would
+ * still have to load its routes. A request that comes before then waits for the same load. From
+ * then on the whole app answers every request, health and readiness included, exactly as in tests.
  */
 import type { Database } from "../db/client.ts";
 import { serviceReadiness } from "../lib/admin/service.ts";
@@ -26,21 +27,33 @@ export interface LazyAppOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** WORKER_STALL_MS: a sweep running longer makes /readyz say worker_stalled. */
   readonly workerStallMs: number;
-  /** Imports and builds the whole app; called at the first request that needs it, once. */
+  /** Imports and builds the whole app: called at once, and again after a load that failed. */
   readonly load: () => Promise<FetchHandler>;
 }
 
-/** An answer of the health routes: what routes/ops.ts answers at the same paths. */
+/** An answer of the health routes while the whole app loads (routes/ops.ts answers them after). */
 type HealthAnswer = (
   options: LazyAppOptions,
 ) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
-  "/readyz": (options) =>
-    serviceReadiness(options.databases, {
+  // Not ready while the whole app loads, whatever the databases say; they are reported too.
+  "/readyz": async (options) => {
+    const { body } = await serviceReadiness(options.databases, {
       stalledWorkers: () => options.metrics.stalledWorkers(options.workerStallMs),
-    }),
+    });
+    return {
+      status: 503,
+      body: {
+        status: "not_ready",
+        reason: "starting",
+        reasons: ["starting", ...(body.reasons ?? [])],
+        databases: body.databases,
+        ...(body.stalled_workers ? { stalled_workers: body.stalled_workers } : {}),
+      },
+    };
+  },
 };
 
 /** The request id a request brings, when hono's requestId would keep it; else a new one. */
@@ -57,11 +70,19 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     loading ??= options.load().then(
       (fetch) => (whole = fetch),
       (error) => {
-        // The next request tries again.
+        console.error(JSON.stringify({
+          time: new Date().toISOString(),
+          level: "error",
+          msg: "the app failed to load",
+          error: error instanceof Error ? error.stack ?? error.message : String(error),
+        }));
+        // The next request, or the next /readyz, tries again.
         loading = null;
         throw error;
       },
     );
+  // Loaded at once: readiness waits for it, and a failure here is logged and tried again.
+  load().catch(() => {});
 
   const answerHealth = async (request: Request, path: string, answer: HealthAnswer) => {
     const started = performance.now();
@@ -94,18 +115,13 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     const path = new URL(request.url).pathname;
     const health = healthAnswers[path];
     if (health && (request.method === "GET" || request.method === "HEAD")) {
+      load().catch(() => {});
       return await answerHealth(request, path, health);
     }
     let fetch;
     try {
       fetch = await load();
-    } catch (error) {
-      console.error(JSON.stringify({
-        time: new Date().toISOString(),
-        level: "error",
-        msg: "the app failed to load",
-        error: error instanceof Error ? error.stack ?? error.message : String(error),
-      }));
+    } catch {
       const failed = errorBody(surfaceOf(path), {
         status: 500,
         code: "internal_error",

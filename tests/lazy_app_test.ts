@@ -1,7 +1,8 @@
 /**
- * The app as the service serves it for a fast cold start (routes/lazy_app.ts): health and
- * readiness answer as the whole app does without loading it, the first other request loads the
- * whole app once, and from then on the whole app answers everything.
+ * The app as the service serves it while it starts (routes/lazy_app.ts): the whole app loads at
+ * once, in the background; meanwhile /healthz answers as the whole app does and /readyz says 503
+ * `starting`; requests that come meanwhile wait for the one load; from then on the whole app
+ * answers everything, readiness included.
  */
 import assert from "node:assert/strict";
 import { Metrics } from "../lib/platform/metrics.ts";
@@ -14,61 +15,81 @@ const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {
   completed: Promise.resolve(),
 };
 
-/** The whole app and the lazy one in front of it, sharing metrics and the access log. */
-function lazyAndWhole(f: HttpFixture, load?: () => Promise<FetchHandler>) {
+/** A load the test finishes when it wants: each call waits for the next `finish`. */
+function heldLoads(whole: FetchHandler) {
+  const waiting: ((fetch: FetchHandler) => void)[] = [];
+  return {
+    load: () => new Promise<FetchHandler>((resolve) => waiting.push(resolve)),
+    finish: () => waiting.splice(0).forEach((resolve) => resolve(whole)),
+    get calls() {
+      return waiting.length;
+    },
+  };
+}
+
+/** The whole app and the starting one in front of it, sharing metrics and the access log. */
+function lazyAndWhole(f: HttpFixture, load?: (whole: FetchHandler) => () => Promise<FetchHandler>) {
   const logs: Record<string, unknown>[] = [];
   const metrics = new Metrics();
   const log = (entry: Record<string, unknown>) => logs.push(entry);
   const whole = createApp({ ...f.deps, metrics, log });
   const served: string[] = [];
-  const loads: number[] = [];
+  const counted: FetchHandler = (request, connection) => {
+    served.push(`${request.method} ${new URL(request.url).pathname}`);
+    return whole.fetch(request, connection);
+  };
+  const held = heldLoads(counted);
   const lazy = createLazyApp({
     databases: f.deps.databases,
     metrics,
     workerStallMs: f.deps.config.limits.WORKER_STALL_MS,
     log,
-    load: load ?? (() => {
-      loads.push(loads.length + 1);
-      return Promise.resolve((request: Request, connection: Deno.ServeHandlerInfo) => {
-        served.push(`${request.method} ${new URL(request.url).pathname}`);
-        return whole.fetch(request, connection);
-      });
-    }),
+    load: load ? load(counted) : held.load,
   });
   const ask = (path: string, init?: RequestInit) =>
     lazy(new Request(`http://localhost${path}`, init), info);
-  return { whole, ask, logs, metrics, served, loads };
+  return { whole, ask, logs, metrics, served, held };
 }
 
 const requestCounts = (metrics: Metrics) =>
   metrics.render({}).split("\n").filter((line) => line.startsWith("http_requests_total{"));
 
-Deno.test("before the whole app loads, health and readiness answer as it does, logged and counted alike", async () => {
+const starting = {
+  status: "not_ready",
+  reason: "starting",
+  reasons: ["starting"],
+  databases: { test: "ok", live: "ok" },
+};
+
+Deno.test("while the whole app loads, /healthz answers as it does and /readyz 503 starting, logged and counted alike", async () => {
   await withHttpFixture(async (f) => {
-    const { whole, ask, logs, metrics, loads } = lazyAndWhole(f);
-    for (const path of ["/healthz", "/readyz"]) {
-      for (const method of ["GET", "HEAD"]) {
-        const light = await ask(path, { method });
-        const full = await whole.request(path, { method }, info);
-        assert.deepEqual(
-          [light.status, light.headers.get("Content-Type"), await light.text()],
-          [full.status, full.headers.get("Content-Type"), await full.text()],
-          `${method} ${path}`,
-        );
-        assert.match(light.headers.get("X-Request-Id")!, /^[0-9a-f-]{36}$/);
-      }
+    const { whole, ask, logs, metrics, served, held } = lazyAndWhole(f);
+    assert.equal(held.calls, 1, "the load starts with the app, before any request");
+    for (const method of ["GET", "HEAD"]) {
+      const light = await ask("/healthz", { method });
+      const full = await whole.request("/healthz", { method }, info);
+      assert.deepEqual(
+        [light.status, light.headers.get("Content-Type"), await light.text()],
+        [full.status, full.headers.get("Content-Type"), await full.text()],
+        `${method} /healthz`,
+      );
+      assert.match(light.headers.get("X-Request-Id")!, /^[0-9a-f-]{36}$/);
     }
-    assert.equal(
-      await (await ask("/readyz")).text(),
-      '{"status":"ready","databases":{"test":"ok","live":"ok"}}',
+    const notReady = await ask("/readyz");
+    assert.deepEqual(
+      [notReady.status, notReady.headers.get("Content-Type"), await notReady.json()],
+      [503, "application/json", starting],
     );
-    assert.deepEqual(loads, [], "nothing of the surfaces loaded");
+    const head = await ask("/readyz", { method: "HEAD" });
+    assert.deepEqual([head.status, await head.text()], [503, ""]);
+    assert.deepEqual(served, [], "nothing answered by the whole app yet");
+    assert.equal(held.calls, 1, "one load however often readiness is asked");
     const kept = await ask("/healthz", { headers: { "X-Request-Id": "probe-7" } });
     await kept.body?.cancel();
     assert.equal(kept.headers.get("X-Request-Id"), "probe-7", "a caller's request id is kept");
 
-    // Every answer has one access log line of the same shape, the light ones as the whole app's.
-    assert.equal(logs.length, 10);
+    // Every answer has one access log line of the same shape as the whole app's.
+    assert.equal(logs.length, 7);
     const shape = (entry: Record<string, unknown>) => ({
       ...entry,
       time: typeof entry.time,
@@ -78,74 +99,83 @@ Deno.test("before the whole app loads, health and readiness answer as it does, l
     assert.deepEqual(shape(logs[0]), shape(logs[1]), "GET /healthz: light, then whole");
     assert.deepEqual(shape(logs[4]), {
       time: "string",
-      level: "info",
+      level: "error",
       msg: "request",
       request_id: "string",
       method: "GET",
       path: "/readyz",
-      status: 200,
+      status: 503,
       duration_ms: "number",
     });
-    assert.deepEqual(shape(logs[4]), shape(logs[5]));
-    assert.equal(logs[9].request_id, "probe-7");
+    assert.equal(logs[6].request_id, "probe-7");
     assert.deepEqual(requestCounts(metrics), [
-      'http_requests_total{surface="other",status="200"} 10',
+      'http_requests_total{surface="other",status="200"} 5',
+      'http_requests_total{surface="other",status="503"} 2',
     ]);
+
+    held.finish();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const ready = await ask("/readyz");
+    assert.deepEqual([ready.status, await ready.json()], [200, {
+      status: "ready",
+      databases: { test: "ok", live: "ok" },
+    }]);
+    assert.deepEqual(served, ["GET /readyz"], "once loaded, the whole app answers readiness");
   });
 });
 
-Deno.test("the first other request loads the whole app once; then it answers everything, health too", async () => {
+Deno.test("a request that comes while the app loads waits for the one load; then the whole app answers everything", async () => {
   await withHttpFixture(async (f) => {
-    const { whole, ask, served, loads } = lazyAndWhole(f);
+    const { whole, ask, served, held } = lazyAndWhole(f);
     const balance = "/v1/ledgers/auto/balance";
     const headers = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
-    const answers = await Promise.all([ask(balance, { headers }), ask(balance, { headers })]);
-    assert.deepEqual(loads, [1], "two requests at once, one load");
+    const asked = Promise.all([ask(balance, { headers }), ask(balance, { headers })]);
+    assert.equal(held.calls, 1, "two requests at once, one load");
+    held.finish();
+    const answers = await asked;
     const expected = await (await whole.request(balance, { headers }, info)).json();
     for (const answer of answers) {
       assert.equal(answer.status, 200);
       assert.deepEqual(await answer.json(), expected);
     }
-    const ready = await ask("/readyz");
-    assert.equal(ready.status, 200);
-    await ready.body?.cancel();
     const wrongMethod = await ask("/readyz", { method: "POST" });
     assert.deepEqual([wrongMethod.status, wrongMethod.headers.get("Allow")], [405, "GET, HEAD"]);
     await wrongMethod.body?.cancel();
-    assert.deepEqual(served, [`GET ${balance}`, `GET ${balance}`, "GET /readyz", "POST /readyz"]);
-    assert.deepEqual(loads, [1]);
-  });
-});
-
-Deno.test("a method health does not answer loads the whole app, which answers 405 with Allow", async () => {
-  await withHttpFixture(async (f) => {
-    const { ask, served, loads } = lazyAndWhole(f);
     const posted = await ask("/healthz", { method: "POST" });
     assert.deepEqual([posted.status, posted.headers.get("Allow")], [405, "GET, HEAD"]);
     await posted.body?.cancel();
-    assert.deepEqual([loads, served], [[1], ["POST /healthz"]]);
+    assert.deepEqual(served, [
+      `GET ${balance}`,
+      `GET ${balance}`,
+      "POST /readyz",
+      "POST /healthz",
+    ]);
   });
 });
 
-Deno.test("a load that fails answers 500 in the surface's format, logged, and the next request loads again", async () => {
+Deno.test("a load that fails is logged; a request then answers 500 in the surface's format, and readiness or the next request loads again", async () => {
   await withHttpFixture(async (f) => {
     let attempts = 0;
-    const whole = createApp(f.deps);
-    const { ask } = lazyAndWhole(f, () => {
-      attempts++;
-      return attempts === 1
-        ? Promise.reject(new Error("a module failed to load"))
-        : Promise.resolve(whole.fetch);
-    });
     const errors: string[] = [];
     const originalError = console.error;
     console.error = (line: string) => errors.push(line);
     let failed;
+    let notReady;
+    let lazy;
     try {
-      failed = await ask("/v1/ledgers/auto/balance");
+      lazy = lazyAndWhole(f, (whole) => () => {
+        attempts++;
+        return attempts <= 2
+          ? Promise.reject(new Error("a module failed to load"))
+          : Promise.resolve(whole);
+      });
+      // The load at start fails; readiness says starting and loads again, which fails too.
+      notReady = await lazy.ask("/readyz");
+      failed = await lazy.ask("/v1/ledgers/auto/balance");
     } finally {
       console.error = originalError;
     }
+    assert.deepEqual([notReady.status, await notReady.json()], [503, starting]);
     assert.deepEqual([failed.status, failed.headers.get("Content-Type"), await failed.json()], [
       500,
       "application/problem+json",
@@ -157,15 +187,18 @@ Deno.test("a load that fails answers 500 in the surface's format, logged, and th
         code: "internal_error",
       },
     ]);
-    assert.equal(errors.length, 1);
+    assert.equal(errors.length, 2, "each failed load logged once");
     const logged = JSON.parse(errors[0]);
     assert.deepEqual([logged.level, logged.msg], ["error", "the app failed to load"]);
     assert.match(logged.error, /a module failed to load/);
-    const again = await ask("/v1/ledgers/auto/balance", {
+    const again = await lazy.ask("/v1/ledgers/auto/balance", {
       headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
     });
     assert.equal(again.status, 200);
     await again.body?.cancel();
-    assert.equal(attempts, 2);
+    assert.equal(attempts, 3);
+    const ready = await lazy.ask("/readyz");
+    assert.equal(ready.status, 200);
+    await ready.body?.cancel();
   });
 });

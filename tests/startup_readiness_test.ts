@@ -1,0 +1,105 @@
+/**
+ * Ready means ready, through the real start (`main.ts` as `deno task start` runs it): from its
+ * first answer until its routes have loaded, the service says 503 `starting` at /readyz while
+ * /healthz answers 200; the request sent right after its first /readyz 200 is answered by the
+ * API itself; and a SIGTERM stops it at once even while a client keeps its connection open.
+ */
+import assert from "node:assert/strict";
+import { freePort } from "../bench/service.ts";
+
+const START_TIMEOUT_MS = 60_000;
+/** Readiness is asked this often, so the start's few hundred milliseconds are seen. */
+const POLL_INTERVAL_MS = 2;
+const STOP_TIMEOUT_MS = 5_000;
+
+const environments: { name: string; env: Record<string, string> }[] = [
+  { name: "the Node listener (HEADER_TIMEOUT_MS > 0)", env: {} },
+  { name: "Deno.serve (HEADER_TIMEOUT_MS=0)", env: { HEADER_TIMEOUT_MS: "0" } },
+];
+
+for (const { name, env } of environments) {
+  Deno.test(`${name}: /readyz is 503 starting until the API answers; SIGTERM stops it with a client connected`, async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: "disbursement-readiness-" });
+    const port = freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const start = () =>
+      new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          "--unstable-cron",
+          "--unstable-lazy-dynamic-imports",
+          new URL("../main.ts", import.meta.url).pathname,
+        ],
+        env: {
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          DATA_DIR: dataDir,
+          JWT_SECRET: "j".repeat(40),
+          ENCRYPTION_KEY: btoa("e".repeat(32)),
+          LIVE_NOTIFICATIONS: "off",
+          LOG_FORMAT: "off",
+          ...env,
+        },
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+    // The first start creates and migrates the databases; the second is the one watched.
+    for (const watched of [false, true]) {
+      const child = start();
+      const stderr = new Response(child.stderr).text();
+      try {
+        const answers: string[] = [];
+        const deadline = Date.now() + START_TIMEOUT_MS;
+        for (;;) {
+          const answer = await fetch(`${base}/readyz`)
+            .then(async (res) => `${res.status} ${await res.text()}`)
+            .catch(() => null);
+          if (answer !== null) answers.push(answer);
+          if (answer?.startsWith("200 ")) break;
+          if (Date.now() > deadline) assert.fail(`not ready within 60 s: ${await stderr}`);
+          await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+        }
+        const api = await fetch(`${base}/v1/ledgers/x/balance`);
+        assert.equal(api.status, 401, "the API answers right after the first /readyz 200");
+        assert.equal(api.headers.get("Content-Type"), "application/problem+json");
+        await api.body?.cancel();
+        if (watched) {
+          const distinct = [...new Set(answers)];
+          assert.deepEqual(distinct, [
+            '503 {"status":"not_ready","reason":"starting","reasons":["starting"],' +
+            '"databases":{"test":"ok","live":"ok"}}',
+            '200 {"status":"ready","databases":{"test":"ok","live":"ok"}}',
+          ]);
+          assert.ok(answers.length >= 2);
+        }
+        // A probe that reads only the status, as load balancers do; its connection stays open
+        // (kept alive by fetch): the stop does not wait for it.
+        const probe = await fetch(`${base}/readyz`);
+        await probe.body?.cancel();
+        assert.equal(probe.status, 200);
+        const asked = performance.now();
+        child.kill("SIGTERM");
+        const stopped = await Promise.race([
+          child.status,
+          new Promise<null>((resolve) => setTimeout(() => resolve(null), STOP_TIMEOUT_MS)),
+        ]);
+        assert.ok(
+          stopped !== null,
+          `SIGTERM did not stop the service within ${STOP_TIMEOUT_MS} ms`,
+        );
+        if (stopped.code !== 0) assert.fail(`exited with ${stopped.code}: ${await stderr}`);
+        assert.ok(performance.now() - asked < STOP_TIMEOUT_MS);
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // Already stopped.
+        }
+        await child.status;
+        await stderr;
+      }
+    }
+    await Deno.remove(dataDir, { recursive: true });
+  });
+}
