@@ -80,7 +80,7 @@ function invalid(body: Record<string, unknown>): string | null {
     if (typeof to[field] !== "string" || to[field] === "") return `to.${field} is required`;
   }
   if (!/^\d{5}(-\d{4})?$/.test(String(to.address_zip))) return "to.address_zip must be a ZIP";
-  if (to.address_zip === "00000") return "address not deliverable";
+  if (!/^[A-Z]{2}$/.test(String(to.address_state))) return "to.address_state must be a state code";
   if (body.from !== LOB_FROM_ADDRESS) return "from must be an address id of this account";
   if (body.bank_account !== LOB_BANK_ACCOUNT) return "bank_account must be a verified bank account";
   const amount = body.amount;

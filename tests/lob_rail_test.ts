@@ -39,6 +39,7 @@ import {
 import { testSecretBox } from "./helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
 
 const DAY_S = 86_400;
 
@@ -104,10 +105,14 @@ Deno.test("Lob client against the contract server: create, the idempotency answe
     assert.equal(server.creates.at(-1)!.body.extra_service, "certified_return_receipt");
 
     const refused = await client.createCheck(
-      request({ checkId: "chk_register_3", address: { ...request().address, zip: "00000" } }),
+      request({ checkId: "chk_register_3", address: { ...request().address, state: "Texas" } }),
       "chk_register_3",
     );
-    assert.deepEqual(refused, { kind: "refused", status: 422, message: "address not deliverable" });
+    assert.deepEqual(refused, {
+      kind: "refused",
+      status: 422,
+      message: "to.address_state must be a state code",
+    });
 
     server.failNext(500);
     await assert.rejects(client.createCheck(request({ checkId: "x" }), "x"), /Lob answered 500/);
@@ -211,6 +216,19 @@ Deno.test("in test, a company whose checks Lob mails: the print file goes to Lob
       ["completed", "completed"],
     );
     assert.equal(server.checks.size, 2, "no check was mailed twice");
+  });
+});
+
+Deno.test("the sandbox keeps its outcomes through the same adapter: a check Lob mails to the undeliverable ZIP is returned, its payout fails returned_undeliverable and is offered again", async () => {
+  await withLobFixture("test", async (m, server) => {
+    const [payout] = await chooseCheck(m, [10_000], { details: { zip: "00000" } });
+    assert.equal(server.checks.size, 1, "Lob mailed it");
+    await m.advance(6 * DAY_S);
+    const returned = await m.payout(payout);
+    assert.deepEqual(
+      [returned.status, returned.failure_reason],
+      ["modality_offered", "returned_undeliverable"],
+    );
   });
 });
 
@@ -410,4 +428,42 @@ Deno.test("HTTP: Lob's webhook route answers 404 without settings, 400 for a for
       await lob.close();
     }
   });
+});
+
+Deno.test("portal: a payee of a company whose checks Lob mails is offered FC and PRS only, and a Priority pick is refused", async () => {
+  await withHttpFixture(async (f) => {
+    const lob = startLobContractServer();
+    try {
+      await f.deps.databases.test.writer.write((tx) =>
+        lobSettingsStore.save(
+          tx,
+          testSecretBox,
+          f.cast.acme.id,
+          settingsFor(lob, "test"),
+          null,
+          f.clock.now(),
+        )
+      );
+      const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [2] });
+      const browser = new PortalBrowser(f);
+      await verify(browser, linkPath, email);
+      await browser.get(`${linkPath}/method?method=check`);
+      const offered = [...browser.lastHtml.matchAll(/id="postage-([A-Z]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(offered, ["FC", "PRS"]);
+      const form = {
+        method: "check",
+        address_one: "1 Main St",
+        city: "Austin",
+        state: "TX",
+        zip_code: "73301",
+      };
+      const refused = await browser.post(`${linkPath}/method`, { ...form, postage: "PR" });
+      assert.equal(refused.status, 422);
+      assert.match(browser.lastHtml, /Choose a delivery speed from the list\./);
+      const chosen = await browser.post(`${linkPath}/method`, { ...form, postage: "PRS" });
+      assert.equal(chosen.status, 303, browser.lastHtml);
+    } finally {
+      await lob.close();
+    }
+  }, { SANDBOX_INBOX: "1" });
 });

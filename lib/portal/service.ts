@@ -123,7 +123,12 @@ export async function portalPayout(
     payout.allowedPaymentMethodIds,
     micrFont,
   );
-  return { ...payout, allowedPaymentMethodIds: payable };
+  const mailed = await lobMails(database.readClient, link.companyId);
+  return {
+    ...payout,
+    allowedPaymentMethodIds: payable,
+    postageCodes: mailed ? LOB_POSTAGE_CODES : null,
+  };
 }
 
 /** The party a party's link belongs to, or null. */

@@ -305,6 +305,8 @@ export interface PortalPayout {
   readonly methodDetails: Readonly<Record<string, string>> | null;
   /** The company's `check_postage_type`, which the payee cannot change. */
   readonly fixedPostage: string | null;
+  /** The postage codes the payee may pick (a mail provider's), or null for every code. */
+  readonly postageCodes?: readonly string[] | null;
   readonly failureReason: string | null;
   readonly memo: string | null;
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];

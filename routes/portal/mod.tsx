@@ -643,6 +643,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             values={values}
             problems={problems}
             fixedPostage={payout.fixedPostage}
+            postageCodes={payout.postageCodes}
           />
           {modality === "ach"
             ? (

@@ -269,6 +269,8 @@ export function MethodFields(
     values: Readonly<Record<string, string>>;
     problems: readonly FieldProblem[];
     fixedPostage: string | null;
+    /** The codes the payee may pick; absent or null: every code. */
+    postageCodes?: readonly string[] | null;
     t: PortalText;
   },
 ) {
@@ -384,7 +386,9 @@ export function MethodFields(
                 {problems.some((p) => p.field === "postage")
                   ? <p class="error">{problems.find((p) => p.field === "postage")!.message}</p>
                   : null}
-                {postageCodes.map((code) => (
+                {postageCodes.filter((code) => props.postageCodes?.includes(code) ?? true).map((
+                  code,
+                ) => (
                   <label class="option" for={`postage-${code}`}>
                     <input
                       type="radio"
