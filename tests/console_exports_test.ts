@@ -233,3 +233,122 @@ Deno.test("console exports: endpoints, an endpoint's deliveries, Needs action, a
     assert.equal(refused.html, "From: a date, YYYY-MM-DD\n");
   }, NO_LIMIT);
 });
+
+Deno.test("console exports: disbursements, fundings, ledger transactions, parked jobs and failed notifications, as each list is filtered; never a notification's body", async () => {
+  await withHttpFixture(async (f) => {
+    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const database = f.deps.databases.test;
+    await fundLine(f, acme, 500_000);
+    const rita = await createPayout(f, {
+      key: f.cast.acmeAutoKeyTest,
+      payeeId: "rita",
+      email: "rita@example.test",
+      name: "Rita Rivers",
+      claimId: "CLM-1",
+      amount: 1250,
+    });
+    const now = f.clock.now();
+    await database.writer.write(async (tx) => {
+      await tx.execute({
+        sql: `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, payload,
+                done_at, error, attempts, created_at)
+              VALUES ('job_parked', ?, 'payout.offer', ?, ?, '{}', ?, '=1+1', 5, ?)`,
+        args: [acme.companyId, rita.payoutId, now, now, now],
+      });
+      await tx.execute({
+        sql: `INSERT INTO notifications (id, company_id, payout_id, channel, recipient, subject,
+                body, links, status, attempt_count, last_error, created_at)
+              VALUES ('ntf_failed', ?, ?, 'email', 'rita@example.test', 'Your payment',
+                'secret link inside', '[]', 'failed', 6, '550 mailbox unavailable', ?)`,
+        args: [acme.companyId, rita.payoutId, now],
+      });
+    });
+    const { browser } = await consoleAs(f, { email: "vic@ops.test", role: "viewer" });
+    const csv = async (path: string) => {
+      const response = await browser.get(path);
+      assert.equal(response.status, 200, path);
+      assert.equal(response.headers.get("Content-Type"), "text/csv; charset=utf-8");
+      return parseCsv(response.html);
+    };
+    const at = new Date(now).toISOString();
+
+    assert.match(
+      (await browser.get("/console/disbursements?env=test&q=CLM-1")).html,
+      /href="\/console\/disbursements\/export\.csv\?env=test&amp;q=CLM-1" download/,
+    );
+    const disbursements = await csv("/console/disbursements/export.csv?env=test&q=CLM-1");
+    assert.deepEqual(disbursements[0], [
+      "disbursement_id",
+      "uuid",
+      "claim_id",
+      "kind",
+      "company",
+      "line",
+      "payees",
+      "total",
+      "status",
+      "large_disbursement",
+      "created_at",
+    ]);
+    assert.deepEqual(
+      disbursements.slice(1).map((row) => row.slice(2)),
+      [["CLM-1", "v1", "Acme Mutual", "auto", "1", "1250.00", disbursements[1][8], "false", at]],
+    );
+    assert.deepEqual(await csv("/console/disbursements/export.csv?env=test&q=CLM-404"), [
+      disbursements[0],
+    ]);
+
+    const fundings = await csv("/console/funding/export.csv?env=test&status=Completed");
+    assert.deepEqual(
+      fundings.map((row) => [row[2], row[4], row[5], row[6]]),
+      [["company", "method", "amount", "status"], [
+        "Acme Mutual",
+        "WireTransfer",
+        "5000.00",
+        "Completed",
+      ]],
+    );
+    assert.deepEqual(await csv("/console/funding/export.csv?env=test&status=Returned"), [
+      fundings[0],
+    ]);
+
+    const held = await csv(
+      `/console/ledger/transactions/export.csv?env=test&line=${acme.lineId}&kind=payout.hold`,
+    );
+    assert.deepEqual(held.map((row) => [row[2], row[5], row[7]]), [
+      ["kind", "payout_id", "entries"],
+      ["payout.hold", rita.payoutId, "available -1250.00; reserved 1250.00"],
+    ]);
+
+    assert.deepEqual(await csv("/console/jobs/export.csv?env=test"), [
+      ["job_id", "kind", "subject_id", "company", "attempts", "error", "due_at", "parked_at"],
+      ["job_parked", "payout.offer", rita.payoutId, "Acme Mutual", "5", "'=1+1", at, at],
+    ]);
+    const failed = await browser.get("/console/jobs/notifications/export.csv?env=test");
+    assert.doesNotMatch(failed.html, /secret link inside/);
+    assert.deepEqual(parseCsv(failed.html), [
+      [
+        "notification_id",
+        "company",
+        "payout_id",
+        "channel",
+        "recipient",
+        "subject",
+        "attempts",
+        "last_error",
+        "created_at",
+      ],
+      [
+        "ntf_failed",
+        "Acme Mutual",
+        rita.payoutId,
+        "email",
+        "rita@example.test",
+        "Your payment",
+        "6",
+        "550 mailbox unavailable",
+        at,
+      ],
+    ]);
+  }, NO_LIMIT);
+});

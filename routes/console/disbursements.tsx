@@ -8,12 +8,14 @@
 import { Hono } from "hono";
 import {
   disbursementIdsByOwnId,
+  type DisbursementRow,
   disbursementSorts,
   findDisbursement,
   listDisbursements,
 } from "../../lib/console/disbursements.ts";
 import { modalityOf } from "../../lib/payouts/states.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -26,7 +28,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { companyFilter, findInScope, ListTable, TableWrap } from "./page_parts.tsx";
+import { companyFilter, ExportLink, findInScope, ListTable, TableWrap } from "./page_parts.tsx";
 import { companiesInScope, type ConsoleEnv } from "./session.ts";
 
 const KIND_LABELS = { disbursement: "disbursement", simple_payment: "simple payment", v1: "/v1" };
@@ -46,8 +48,35 @@ function StatusBadge(props: { status: string }) {
 /** What a search box takes: an id, a uuid or a claim id, exactly. */
 const SEARCH_LENGTH_MAX = 255;
 
+const DISBURSEMENT_COLUMNS: readonly CsvColumn<DisbursementRow>[] = [
+  ["disbursement_id", (d) => csvCell.text(d.id)],
+  ["uuid", (d) => csvCell.text(d.externalUuid)],
+  ["claim_id", (d) => csvCell.text(d.claimId)],
+  ["kind", (d) => csvCell.text(d.kind)],
+  ["company", (d) => csvCell.text(d.companyName)],
+  ["line", (d) => csvCell.text(d.lineCode)],
+  ["payees", (d) => csvCell.count(d.payeeCount)],
+  ["total", (d) => csvCell.money(d.totalCents)],
+  ["status", (d) => csvCell.text(d.status)],
+  ["large_disbursement", (d) => d.largeDisbursement ? "true" : "false"],
+  ["created_at", (d) => csvCell.time(d.createdAt)],
+];
+
 export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+
+  app.get("/disbursements/export.csv", async (c) => {
+    const client = c.get("database").readClient;
+    const params = listParams(c, { sorts: Object.keys(disbursementSorts), defaultSort: "created" });
+    const { companyId } = await companyFilter(c);
+    const search = (c.req.query("q") ?? "").trim().slice(0, SEARCH_LENGTH_MAX);
+    const filter = { companyIds: companiesInScope(c), companyId, search: search || undefined };
+    return csvExport(c, {
+      name: "disbursements",
+      columns: DISBURSEMENT_COLUMNS,
+      read: (window) => listDisbursements(client, filter, { ...params, ...window }),
+    });
+  });
 
   app.get("/disbursements", async (c) => {
     const client = c.get("database").readClient;
@@ -81,6 +110,9 @@ export function disbursementsConsoleRoutes(_deps: AppDeps): Hono<ConsoleEnv> {
             <button type="submit" class="secondary">Search</button>
           </div>
         </form>
+        {page.data.length > 0
+          ? <ExportLink c={c} path="/console/disbursements/export.csv" what="these disbursements" />
+          : null}
         <ListTable
           label="Disbursements"
           rows={page.data}

@@ -6,7 +6,12 @@
  * second admin (dual control); either way audited.
  */
 import { Hono } from "hono";
-import { FUNDING_STATUSES, fundingSorts, listConsoleFundings } from "../../lib/console/funding.ts";
+import {
+  FUNDING_STATUSES,
+  type FundingRow,
+  fundingSorts,
+  listConsoleFundings,
+} from "../../lib/console/funding.ts";
 import { overviewNow } from "../../lib/console/overview.ts";
 import {
   ARRIVED_SHOWN_MS,
@@ -14,6 +19,7 @@ import {
   expectedPayments,
 } from "../../lib/console/reconciliation.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -33,6 +39,7 @@ import {
   companyFilter,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   ListTable,
   queryChoice,
@@ -170,6 +177,9 @@ async function fundingPage(
           values={{ status: status ?? "" }}
         />
       </FilterForm>
+      {page.data.length > 0
+        ? <ExportLink c={c} path="/console/funding/export.csv" what="these fundings" />
+        : null}
       <ListTable
         label="Fundings"
         rows={page.data}
@@ -261,8 +271,37 @@ async function fundingPage(
   );
 }
 
+const FUNDING_COLUMNS: readonly CsvColumn<FundingRow>[] = [
+  ["funding_id", (f) => csvCell.text(f.id)],
+  ["funding_uuid", (f) => csvCell.text(f.fundingUuid)],
+  ["company", (f) => csvCell.text(f.companyName)],
+  ["line", (f) => csvCell.text(f.lineCode)],
+  ["method", (f) => csvCell.text(f.paymentMethod)],
+  ["amount", (f) => csvCell.money(f.amountCents)],
+  ["status", (f) => csvCell.text(f.status)],
+  ["large_disbursement", (f) => f.largeDisbursement ? "true" : "false"],
+  ["expected_available_at", (f) => csvCell.time(f.expectedAvailableAt)],
+  ["completed_at", (f) => csvCell.time(f.completedAt)],
+  ["created_at", (f) => csvCell.time(f.createdAt)],
+];
+
 export function fundingConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  app.get("/funding/export.csv", async (c) => {
+    const params = listParams(c, { sorts: Object.keys(fundingSorts), defaultSort: "created" });
+    const { companyId } = await companyFilter(c);
+    const filter = {
+      companyIds: companiesInScope(c),
+      companyId,
+      status: queryChoice(c, "status", FUNDING_STATUSES),
+    };
+    return csvExport(c, {
+      name: "fundings",
+      columns: FUNDING_COLUMNS,
+      read: (window) =>
+        listConsoleFundings(c.get("database").readClient, filter, { ...params, ...window }),
+    });
+  });
   app.get("/funding", async (c) => c.html(await fundingPage(c, [], deps.clock.now())));
 
   for (const [path, command] of [["receive-wire", "wire:receive"], ["return", "funding:return"]]) {

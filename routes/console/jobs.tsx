@@ -7,12 +7,15 @@
  */
 import { Hono } from "hono";
 import {
+  type FailedNotificationRow,
   failedNotificationSorts,
   listFailedNotifications,
   listParkedJobs,
+  type ParkedJobRow,
   parkedJobSorts,
 } from "../../lib/console/jobs.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   CsrfField,
@@ -28,6 +31,7 @@ import {
   ActionButton,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   ListTable,
   refusalProblems,
   rowCommand,
@@ -85,6 +89,9 @@ async function parkedJobsPage(c: ConsoleContext, problems: readonly FieldProblem
             />
           </div>
         )
+        : null}
+      {page.data.length > 0
+        ? <ExportLink c={c} path="/console/jobs/export.csv" what="these jobs" />
         : null}
       <ListTable
         label="Parked jobs"
@@ -161,6 +168,15 @@ async function notificationsPage(c: ConsoleContext, problems: readonly FieldProb
       <JobTabs c={c} current="notifications" />
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={problems} />
+      {page.data.length > 0
+        ? (
+          <ExportLink
+            c={c}
+            path="/console/jobs/notifications/export.csv"
+            what="these notifications"
+          />
+        )
+        : null}
       <ListTable
         label="Failed notifications"
         rows={page.data}
@@ -216,9 +232,60 @@ async function notificationsPage(c: ConsoleContext, problems: readonly FieldProb
   );
 }
 
+const PARKED_JOB_COLUMNS: readonly CsvColumn<ParkedJobRow>[] = [
+  ["job_id", (j) => csvCell.text(j.id)],
+  ["kind", (j) => csvCell.text(j.kind)],
+  ["subject_id", (j) => csvCell.text(j.subjectId)],
+  ["company", (j) => csvCell.text(j.companyName)],
+  ["attempts", (j) => csvCell.count(j.attempts)],
+  ["error", (j) => csvCell.text(j.error)],
+  ["due_at", (j) => csvCell.time(j.dueAt)],
+  ["parked_at", (j) => csvCell.time(j.parkedAt)],
+];
+
+/** Never a notification's body or link: they carry the payee's secret portal link. */
+const NOTIFICATION_COLUMNS: readonly CsvColumn<FailedNotificationRow>[] = [
+  ["notification_id", (n) => csvCell.text(n.id)],
+  ["company", (n) => csvCell.text(n.companyName)],
+  ["payout_id", (n) => csvCell.text(n.payoutId)],
+  ["channel", (n) => csvCell.text(n.channel)],
+  ["recipient", (n) => csvCell.text(n.recipient)],
+  ["subject", (n) => csvCell.text(n.subject)],
+  ["attempts", (n) => csvCell.count(n.attemptCount)],
+  ["last_error", (n) => csvCell.text(n.lastError)],
+  ["created_at", (n) => csvCell.time(n.createdAt)],
+];
+
 export function jobsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   app.get("/jobs", async (c) => c.html(await parkedJobsPage(c, [])));
+  app.get("/jobs/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(parkedJobSorts), defaultSort: "parked" });
+    return csvExport(c, {
+      name: "parked-jobs",
+      columns: PARKED_JOB_COLUMNS,
+      read: (window) =>
+        listParkedJobs(c.get("database").readClient, companiesInScope(c), {
+          ...params,
+          ...window,
+        }),
+    });
+  });
+  app.get("/jobs/notifications/export.csv", (c) => {
+    const params = listParams(c, {
+      sorts: Object.keys(failedNotificationSorts),
+      defaultSort: "created",
+    });
+    return csvExport(c, {
+      name: "failed-notifications",
+      columns: NOTIFICATION_COLUMNS,
+      read: (window) =>
+        listFailedNotifications(c.get("database").readClient, companiesInScope(c), {
+          ...params,
+          ...window,
+        }),
+    });
+  });
   app.get("/jobs/notifications", async (c) => c.html(await notificationsPage(c, [])));
 
   app.post("/jobs/retry-all", requireRole("clerk"), async (c) => {

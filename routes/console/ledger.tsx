@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { scopedCompanies, type ScopedCompany } from "../../lib/console/companies.ts";
 import {
   balancesPerLine,
+  type LedgerTransactionRow,
   listTransactions,
   TIE_OUT_DAYS_MAX,
   tieOutDates,
@@ -21,6 +22,7 @@ import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { tieOutCsv } from "../../lib/ledger/tieout.ts";
 import { companyNow } from "../../lib/sandbox/service.ts";
 import type { AppDeps } from "../context.ts";
+import { csvCell, type CsvColumn, csvExport } from "./csv_export.ts";
 import {
   ConsoleLayout,
   consoleUrl,
@@ -36,7 +38,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { FilterForm, ListTable, queryChoice, TableWrap, Tabs } from "./page_parts.tsx";
+import { ExportLink, FilterForm, ListTable, queryChoice, TableWrap, Tabs } from "./page_parts.tsx";
 import {
   companiesInScope,
   type ConsoleContext,
@@ -101,6 +103,24 @@ async function verification(c: ConsoleContext, deps: AppDeps) {
   );
 }
 
+/** A transaction's entries in one cell: `account amount` pairs, as the list shows them. */
+const TRANSACTION_COLUMNS: readonly CsvColumn<LedgerTransactionRow>[] = [
+  ["transaction_id", (t) => csvCell.text(t.id)],
+  ["posted_at", (t) => csvCell.time(t.postedAt)],
+  ["kind", (t) => csvCell.text(t.kind)],
+  ["company", (t) => csvCell.text(t.companyName)],
+  ["line", (t) => csvCell.text(t.lineCode)],
+  ["payout_id", (t) => csvCell.text(t.payoutId)],
+  ["funding_id", (t) => csvCell.text(t.fundingId)],
+  [
+    "entries",
+    (t) =>
+      csvCell.text(
+        t.entries.map((e) => `${e.account} ${csvCell.money(e.amountCents)}`).join("; "),
+      ),
+  ],
+];
+
 export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
 
@@ -159,6 +179,23 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     );
   });
 
+  app.get("/ledger/transactions/export.csv", async (c) => {
+    const client = c.get("database").readClient;
+    const companies = await scopedCompanies(client, companiesInScope(c));
+    const line = chosenLine(companies, c.req.query("line"));
+    const filter = {
+      companyIds: companiesInScope(c),
+      lineId: line?.line.id,
+      kind: queryChoice(c, "kind", ledgerTransactionKinds),
+    };
+    const params = listParams(c, { sorts: Object.keys(transactionSorts), defaultSort: "posted" });
+    return csvExport(c, {
+      name: "ledger-transactions",
+      columns: TRANSACTION_COLUMNS,
+      read: (window) => listTransactions(client, filter, { ...params, ...window }),
+    });
+  });
+
   app.get("/ledger/transactions", async (c) => {
     const client = c.get("database").readClient;
     const companies = await scopedCompanies(client, companiesInScope(c));
@@ -189,6 +226,15 @@ export function ledgerConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
             values={{ kind: kind ?? "" }}
           />
         </FilterForm>
+        {page.data.length > 0
+          ? (
+            <ExportLink
+              c={c}
+              path="/console/ledger/transactions/export.csv"
+              what="these transactions"
+            />
+          )
+          : null}
         <ListTable
           label="Ledger transactions"
           rows={page.data}
