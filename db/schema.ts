@@ -1424,3 +1424,42 @@ export const checkMailEvents = sqliteTable("check_mail_events", {
   at: integer("at").notNull(),
   receivedAt: integer("received_at").notNull(),
 }, (t) => [index("check_mail_events_check").on(t.checkId, t.at)]);
+
+/** A company's Increase settings for instant deposit in this environment, sealed. */
+export const increaseSettings = sqliteTable("increase_settings", {
+  companyId: text("company_id").primaryKey().references(() => companies.id),
+  settingsSealed: text("settings_sealed").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+  updatedBy: text("updated_by"),
+  updatedAt: integer("updated_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * A push to a payee's debit card through Increase for one submission of an instant deposit
+ * payout: the card token, its $0 validation, the transfer and the network route it took.
+ */
+export const instantTransfers = sqliteTable("instant_transfers", {
+  reference: text("reference").primaryKey(),
+  payoutId: text("payout_id").notNull().references(() => payouts.id),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  cardTokenId: text("card_token_id").notNull(),
+  validationId: text("validation_id").notNull(),
+  transferId: text("transfer_id").notNull(),
+  /** The card network the push took (visa, mastercard, pulse). */
+  route: text("route").notNull(),
+  /** Increase's status as last read from Increase. */
+  status: text("status").notNull(),
+  checks: integer("checks").notNull().default(0),
+  checkedAt: integer("checked_at"),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("instant_transfers_transfer").on(t.transferId)]);
+
+/** Verified Increase webhook events, once per event id; a job re-reads the transfer from Increase. */
+export const increaseNotices = sqliteTable("increase_notices", {
+  id: text("id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  category: text("category").notNull(),
+  objectId: text("object_id").notNull(),
+  receivedAt: integer("received_at").notNull(),
+});

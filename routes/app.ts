@@ -14,6 +14,7 @@ import { consoleRoutes } from "./console/mod.tsx";
 import { paypalWebhookRoutes } from "./paypal.ts";
 import { lithicWebhookRoutes } from "./lithic.ts";
 import { lobWebhookRoutes } from "./lob.ts";
+import { increaseWebhookRoutes } from "./increase.ts";
 import { authenticateRoutes } from "./api/authenticate.ts";
 import { bodySizeLimit } from "./body_limit.ts";
 import { bodyArrival } from "./body_timeout.ts";
@@ -175,6 +176,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/rails/paypal", paypalWebhookRoutes(deps));
   app.route("/rails/lithic", lithicWebhookRoutes(deps));
   app.route("/rails/lob", lobWebhookRoutes(deps));
+  app.route("/rails/increase", increaseWebhookRoutes(deps));
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));

@@ -282,6 +282,12 @@ function PortalHelpPage() {
             </td>
           </tr>
           <tr>
+            <th>Debit card no network can push to</th>
+            <td>
+              <code>{t.cardNotPushable}</code> (instant deposit: not eligible, chosen again)
+            </td>
+          </tr>
+          <tr>
             <th>Check ZIP returned undeliverable</th>
             <td>
               <code>{t.checkUndeliverableZip}</code>

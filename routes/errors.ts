@@ -109,9 +109,9 @@ export const errorCatalogue = {
   rail_not_configured: {
     status: 400,
     meaning:
-      "None of a payee's allowed methods can be paid in live: the message names the methods and `details`/`errors` the field (`payees.{i}.allowed_payment_method_ids`, `allowed_payment_method_ids` or `modalities`). Live pays ACH and checks once the company's bank settings are stored (checks: with a check account), PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are; instant deposit has no live rail; the test environment pays every method. Nothing was written.",
+      "None of a payee's allowed methods can be paid in live: the message names the methods and `details`/`errors` the field (`payees.{i}.allowed_payment_method_ids`, `allowed_payment_method_ids` or `modalities`). Live pays ACH and checks once the company's bank settings are stored (checks: with a check account), PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are, instant deposit once its Increase settings are; the test environment pays every method. Nothing was written.",
     remedy:
-      "Allow a method whose rail the company has (ACH, check, PayPal, Venmo, virtual card) and have an operator store its settings (`deno task admin bank:set`, `paypal:set`, `lithic:set`); a payee offered several methods sees only the payable ones.",
+      "Allow a method whose rail the company has (ACH, check, PayPal, Venmo, virtual card, instant deposit) and have an operator store its settings (`deno task admin bank:set`, `paypal:set`, `lithic:set`, `increase:set`); a payee offered several methods sees only the payable ones.",
   },
   postage_not_mailable: {
     status: 400,

@@ -194,6 +194,7 @@ async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<v
       fees_service: 0,
       bank: -94_000,
       funding_shortfall: 0,
+      unclaimed_remitted: 0,
     });
     assert.deepEqual(await verifyLedger(live.readClient), []);
     const tieOut = (await lineTieOut(live.readClient, acme.autoLineId, "2026-01-05"))!;

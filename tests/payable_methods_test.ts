@@ -58,12 +58,20 @@ const largeLive = (allowed: number[]) => ({
   ],
 });
 
-const NO_LIVE_RAILS = { ach: false, check: false, digitalCheck: false, paypal: false, vcc: false };
+const NO_LIVE_RAILS = {
+  ach: false,
+  check: false,
+  digitalCheck: false,
+  paypal: false,
+  vcc: false,
+  instantDeposit: false,
+};
 
 Deno.test("payable methods: live pays ACH only, and only with bank settings; test pays everything", () => {
   assert.deepEqual([...livePayableMethodIds(NO_LIVE_RAILS)], []);
   assert.deepEqual([...livePayableMethodIds({ ...NO_LIVE_RAILS, ach: true })], [1]);
   assert.deepEqual([...livePayableMethodIds({ ...NO_LIVE_RAILS, vcc: true })], [3]);
+  assert.deepEqual([...livePayableMethodIds({ ...NO_LIVE_RAILS, instantDeposit: true })], [4]);
 });
 
 Deno.test("POST /api/disbursements in live: no payable method is a 400 naming the methods and the field; nothing is written", async () => {
@@ -71,7 +79,7 @@ Deno.test("POST /api/disbursements in live: no payable method is a 400 naming th
     const noBank = await api(f, "POST", "/api/disbursements", largeLive([1, 2]), asAliceLive(f));
     assert.equal(noBank.status, 400);
     const noBankMessage =
-      "no rail is configured in live for the allowed methods ach (1): none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are)";
+      "no rail is configured in live for the allowed methods ach (1): none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are, instant deposit once its Increase settings are)";
     assert.deepEqual(await noBank.json(), {
       name: "VALIDATION_ERROR",
       message: noBankMessage,

@@ -13,6 +13,7 @@ import { paidImportApprovedActions } from "../checks/import_approval.ts";
 import { paypalSettingsApprovedActions } from "../paypal/settings_approval.ts";
 import { lithicSettingsApprovedActions } from "../cards/settings_approval.ts";
 import { lobSettingsApprovedActions } from "../lob/settings_approval.ts";
+import { increaseSettingsApprovedActions } from "../instant/settings_approval.ts";
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 import { reconciliationApprovedActions } from "../reconciliation/approvals.ts";
@@ -28,6 +29,7 @@ export const approvedActions: ApprovedActions = {
   ...paypalSettingsApprovedActions,
   ...lithicSettingsApprovedActions,
   ...lobSettingsApprovedActions,
+  ...increaseSettingsApprovedActions,
   ...achImportApprovedActions,
   ...paidImportApprovedActions,
   ...reconciliationApprovedActions,

@@ -66,8 +66,8 @@ import { checkCommands } from "./commands_checks.ts";
 import { railCommands } from "./commands_rails.ts";
 import { batchCommands } from "./commands_batches.ts";
 import { paypalCommands } from "./commands_paypal.ts";
-import { cardCommands } from "./commands_cards.ts";
 import { lobCommands } from "./commands_lob.ts";
+import { providerSettingsCommands } from "./commands_providers.ts";
 import { paymentCommands } from "./commands_payments.ts";
 import { operatorCommands } from "./commands_operators.ts";
 import { auditCommands } from "./commands_audit.ts";
@@ -891,8 +891,8 @@ export const adminCommands: Readonly<Record<string, Command>> = {
   ...railCommands,
   ...batchCommands,
   ...paypalCommands,
-  ...cardCommands,
   ...lobCommands,
+  ...providerSettingsCommands,
   ...backupCommands,
   ...outboxCommands,
   ...paymentCommands,

@@ -152,6 +152,7 @@ export const APPROVAL_KINDS = {
   "paypal_settings.change": "change a company's PayPal Payouts settings",
   "lithic_settings.change": "change a company's Lithic virtual card settings",
   "lob_settings.change": "change a company's Lob settings (who mails its checks)",
+  "increase_settings.change": "change a company's Increase instant deposit settings",
   "rail_exception.resolve": "let a rail's payment of an entry its payout no longer held stand",
   "statement_import.apply": "import a bank statement file imported by hand in live",
   "recon_exception.adjust": "resolve a reconciliation exception with an adjusting ledger entry",

@@ -141,6 +141,14 @@ const entries: readonly Entry[] = [
     meaning: "El emisor de la tarjeta rechazó el pago.",
     nextStep: "Vuelva a ofrecer el pago para que el beneficiario use otra tarjeta u otro método.",
   }],
+  ["card_not_eligible", "card", {
+    meaning: "The payee's card cannot receive instant payments.",
+    nextStep: "Offer the payment again so the payee can use another debit card or method.",
+  }, {
+    meaning: "La tarjeta del beneficiario no puede recibir pagos instantáneos.",
+    nextStep:
+      "Vuelva a ofrecer el pago para que el beneficiario use otra tarjeta de débito u otro método.",
+  }],
   ["card_not_issued", "card", {
     meaning: "The card issuer did not issue the virtual card.",
     nextStep: "Offer the payment again so the payee can choose another method.",

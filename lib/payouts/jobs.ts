@@ -313,6 +313,9 @@ function railSubmission(payout: PayoutRow, submission: number, at: number): Rail
     attempt: payout.retryCount + (payout.status === "failed" ? 1 : 0),
     submittedAt: at,
     scenario: (payout.methodDetails.scenario as SandboxScenario | undefined) ?? "settles",
+    details: Object.fromEntries(
+      Object.entries(payout.methodDetails).filter(([, value]) => typeof value === "string"),
+    ) as Record<string, string>,
   };
 }
 
@@ -686,6 +689,43 @@ export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
       return submissionReference(payout.id, await countSubmission(tx, payout.id));
     },
   };
+}
+
+/**
+ * A per-payout provider's report of a submission it accepted (a push's final status): the payout
+ * completes, or fails and is retried or re-offered, through the same decision as a batch entry's.
+ * A report its payout can no longer take (canceled, submitted again) moves nothing and is logged
+ * for an operator to recall the payment.
+ */
+export async function settleSubmission(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  reference: string,
+  outcome: EntryOutcome,
+  now: number,
+): Promise<void> {
+  const payoutId = reference.slice(0, reference.lastIndexOf("-"));
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) throw new Error(`submission ${reference}: no payout ${payoutId}`);
+  const current = submissionReference(payout.id, payout.submissionCount) === reference;
+  const decided = current
+    ? decideEntryOutcome(payout.status, outcome.kind)
+    : { kind: "exception" as const, reason: "the payout was submitted again since" };
+  if (decided.kind === "applied_before") return;
+  if (decided.kind === "exception") {
+    logUnwantedAcceptance(payout, reference, `${outcome.kind}: ${decided.reason}`);
+    return;
+  }
+  const moved = outcome.kind === "completed"
+    ? await applyMove(tx, payoutId, { kind: "complete" }, now)
+    : await applyMove(tx, payoutId, { kind: "fail", reason: outcome.reason }, now, {
+      detail: outcome.reason,
+    });
+  if (!moved.ok) throw new Error(`submission ${reference}: ${moved.message}`);
+  if (outcome.kind === "failed") {
+    const handled = await handleFailure(tx, runtime, payoutId, outcome.reason, now);
+    if (!handled.ok) throw new Error(`submission ${reference}: ${handled.message}`);
+  }
 }
 
 /**

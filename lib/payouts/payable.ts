@@ -3,8 +3,8 @@
  * in an environment. In test every method is payable (the sandbox rails pay them all). In live a
  * method is payable once its rail is configured for the company: ACH with bank settings, postal
  * checks with a check account in them, digital checks with that and a MICR font, PayPal and Venmo
- * with PayPal settings, virtual cards with Lithic settings; instant deposit has no live rail. A
- * create whose allowed methods hold none of them is refused before anything is written, and the
+ * with PayPal settings, virtual cards with Lithic settings, instant deposit with Increase
+ * settings. A create whose allowed methods hold none of them is refused before anything is written, and the
  * portal offers the payee only the payable ones.
  */
 import type { SqlReader } from "../../db/writer.ts";
@@ -14,6 +14,7 @@ import { hasPaypalRail } from "../paypal/settings_store.ts";
 import { lithicSettingsStore } from "../cards/store.ts";
 import { lobMails } from "../lob/store.ts";
 import { lobPostageOf } from "../lob/rules.ts";
+import { increaseSettingsStore } from "../instant/store.ts";
 import type { Environment } from "../platform/config.ts";
 import { type Refusal, refuse } from "../platform/result.ts";
 import { sanctionsListLoaded } from "../sanctions/service.ts";
@@ -28,6 +29,8 @@ export interface LiveRails {
   readonly paypal: boolean;
   /** Lithic issues virtual cards. */
   readonly vcc: boolean;
+  /** Increase pushes instant deposits to debit cards. */
+  readonly instantDeposit: boolean;
 }
 
 /** The method ids live rails can pay, given which of them the company has configured. */
@@ -38,6 +41,7 @@ export function livePayableMethodIds(rails: LiveRails): ReadonlySet<number> {
     ...(rails.digitalCheck ? ["digital_check"] : []),
     ...(rails.paypal ? ["paypal", "venmo"] : []),
     ...(rails.vcc ? ["vcc"] : []),
+    ...(rails.instantDeposit ? ["instant_deposit"] : []),
   ];
   return new Set(codes.map((code) => modalityOf(code)!.id));
 }
@@ -66,6 +70,7 @@ export async function payableMethodIds(
     digitalCheck: check && digitalChecksPrintable(environment, micrFont),
     paypal: await hasPaypalRail(reader, environment, companyId),
     vcc: await lithicSettingsStore.has(reader, companyId),
+    instantDeposit: await increaseSettingsStore.has(reader, companyId),
   });
 }
 
@@ -110,7 +115,7 @@ export async function unpayableCreate(
   for (const { methodIds, field } of payees) {
     if (methodIds.some((id) => payable.has(id))) continue;
     const configured = payable.size === 0
-      ? "none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are)"
+      ? "none is configured for this company (live pays ACH and checks once its bank settings are stored, PayPal and Venmo once its PayPal settings are, virtual cards once its Lithic settings are, instant deposit once its Increase settings are)"
       : `only ${[...payable].map(describe).join(", ")} can be paid`;
     return refuse(
       "rail_not_configured",

@@ -27,6 +27,8 @@ import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
+import { instantRail } from "../instant/rail.ts";
+import { instantJobHandlers } from "../instant/jobs.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
@@ -77,6 +79,8 @@ export interface RailDeps {
   readonly lithicTimeoutMs?: number;
   /** How long a call to Lob may take before it counts as unanswered (tests shorten it). */
   readonly lobTimeoutMs?: number;
+  /** How long a call to Increase may take before it counts as unanswered (tests shorten it). */
+  readonly increaseTimeoutMs?: number;
   /** Entries one ACH file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
 }
@@ -85,10 +89,9 @@ export interface RailDeps {
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
  * in test and to the company's bank in live; postal and digital checks through positive-pay and
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
- * PayPal settings; virtual cards through Lithic for a company with Lithic settings. The other
- * methods (instant deposit, and PayPal, Venmo or virtual card of a test company without settings)
- * go to the sandbox rail in test, and in live to the unconfigured rail, which refuses every payout
- * with `rail_not_configured`.
+ * PayPal settings; virtual cards through Lithic and instant deposit through Increase for a
+ * company with their settings. A test company without a provider's settings is paid by the
+ * sandbox rail; in live the unconfigured rail refuses such a payout with `rail_not_configured`.
  */
 export function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -115,7 +118,10 @@ export function railsOf(deps: RailDeps): RailDirectory {
     digital_check: check,
     paypal,
     venmo: paypal,
-  }, { vcc: cardRail({ ...deps, policy }) });
+  }, {
+    vcc: cardRail({ ...deps, policy }),
+    instant_deposit: instantRail({ ...deps, policy }),
+  });
 }
 
 /**
@@ -162,6 +168,7 @@ export function jobHandlersOf(
     readonly paypalTimeoutMs?: number;
     readonly lithicTimeoutMs?: number;
     readonly lobTimeoutMs?: number;
+    readonly increaseTimeoutMs?: number;
     readonly batchEntriesMax?: number;
   } = {},
 ): JobHandlers {
@@ -178,6 +185,11 @@ export function jobHandlersOf(
       ...deps,
       timeoutMs: options.lobTimeoutMs,
       jobTime: railPolicyOf(environment, runtime).jobTime,
+    }),
+    ...instantJobHandlers({
+      ...deps,
+      policy: railPolicyOf(environment, runtime),
+      increaseTimeoutMs: options.increaseTimeoutMs,
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(deps),

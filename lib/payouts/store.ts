@@ -451,6 +451,22 @@ export async function applyMove(
   return ok(updated);
 }
 
+/**
+ * Adds one fact the rail learned to the payout's method details (the network an instant deposit
+ * took), shown on both surfaces with the rest of them.
+ */
+export async function recordMethodDetail(
+  tx: WriteTx,
+  payoutId: string,
+  name: string,
+  value: string,
+): Promise<void> {
+  await tx.execute({
+    sql: "UPDATE payouts SET method_details = json_set(method_details, ?, ?) WHERE id = ?",
+    args: [`$.${name}`, value, payoutId],
+  });
+}
+
 /** What a late return did: the payout (still completed), the cents back in available, the posting. */
 export interface LateReturn {
   readonly payout: PayoutRow;

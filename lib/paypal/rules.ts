@@ -3,6 +3,7 @@
  * as a webhook body says) does to its payout, when open batches are asked again, how a batch is
  * timed, and how old a batch may be and still be sent again.
  */
+import { decimalAmount } from "../platform/money.ts";
 
 /** Items wait for a batch this long at most: a company's cutoff runs every five minutes. */
 export const PAYPAL_BATCH_INTERVAL_MS = 5 * 60_000;
@@ -107,10 +108,7 @@ export function itemOpen(status: string | null): boolean {
   return status === null || WAITING.has(status);
 }
 
-/** PayPal's amount value of cents: 123450 → "1234.50" (integer arithmetic, no locale). */
+/** PayPal's amount value of cents: 123450 → "1234.50". */
 export function paypalAmountValue(cents: number): string {
-  if (!Number.isSafeInteger(cents) || cents <= 0) {
-    throw new Error(`a PayPal item amount must be positive whole cents, got ${cents}`);
-  }
-  return `${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+  return decimalAmount(cents, "a PayPal item amount");
 }

@@ -56,3 +56,14 @@ export function formatDollars(cents: number): string {
   const fraction = String(magnitude % 100).padStart(2, "0");
   return `${cents < 0 ? "-" : ""}$${whole}.${fraction}`;
 }
+
+/**
+ * A provider's decimal amount of positive cents: 123450 → "1234.50" (integer arithmetic, no
+ * locale); `what` names the amount in the error of anything else.
+ */
+export function decimalAmount(cents: number, what: string): string {
+  if (!Number.isSafeInteger(cents) || cents <= 0) {
+    throw new Error(`${what} must be positive whole cents, got ${cents}`);
+  }
+  return `${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+}

@@ -86,6 +86,7 @@ export type RequiredField =
   | "routing_number"
   | "account_number"
   | "card_number"
+  | "cardholder_name"
   | "address_one"
   | "city"
   | "zip_code"
@@ -175,6 +176,8 @@ export function checkMethodDetails(
     fixedPostage?: string | null;
     /** The postage codes the company's checks can go with (default: every code). */
     postageCodes?: readonly string[];
+    /** The card was typed at the provider's hosted page: the form carries its token, not a number. */
+    hostedCard?: boolean;
   },
 ): { ok: true; value: CheckedDetails } | { ok: false; problems: FieldProblem[] } {
   const { text } = options;
@@ -218,6 +221,30 @@ export function checkMethodDetails(
       });
     }
     case "instant_deposit": {
+      if (options.hostedCard) {
+        const token = field("card_token_id");
+        if (!/^[A-Za-z0-9_]{1,128}$/.test(token)) {
+          problems.push({ field: "card_token_id", message: text.cardNotEntered });
+        }
+        const name = required("cardholder_name");
+        const zip = required("zip_code");
+        if (zip && !/^\d{5}$/.test(zip)) {
+          problems.push({ field: "zip_code", message: text.zipCode });
+        }
+        const lastFour = field("card_last_four");
+        const known = /^\d{4}$/.test(lastFour);
+        return result({
+          lastFour: known ? lastFour : null,
+          secret: null,
+          public: {
+            card_token_id: token,
+            cardholder_name: name,
+            zip,
+            ...(known ? { last_four: lastFour } : {}),
+          },
+          railHints: { zip },
+        });
+      }
       const card = digitsOnly(required("card_number"));
       if (card && !passesLuhn(card)) {
         problems.push({ field: "card_number", message: text.cardInvalid });

@@ -196,6 +196,11 @@ const english = {
     savings: "Savings",
     cardNumber: "Debit card number",
     cardHint: "We keep only the last four digits",
+    cardHosted:
+      "You type your card at our card partner's secure page; its number never reaches us. Then you come back here.",
+    cardHostedLink: "Enter your debit card securely",
+    cardEntered: "Your card is entered. Confirm the name on it and its billing ZIP code.",
+    cardholderName: "Name on the card",
     street: "Street address",
     streetTwo: "Apartment, suite (optional)",
     city: "City",
@@ -229,6 +234,10 @@ const english = {
         missing: "Enter the debit card number.",
         tooLong: "The debit card number is too long.",
       },
+      cardholder_name: {
+        missing: "Enter the name on the card.",
+        tooLong: "The name on the card is too long.",
+      },
       address_one: {
         missing: "Enter the street address.",
         tooLong: "The street address is too long.",
@@ -251,6 +260,7 @@ const english = {
     accountMismatch: "The two account numbers do not match.",
     accountType: "Choose checking or savings.",
     cardInvalid: "This card number is not valid: check the digits on the front of your card.",
+    cardNotEntered: "Enter your card at our card partner first.",
     state: "Choose the state.",
     zipCode: "A ZIP code has 5 digits (or ZIP+4).",
     addressTwoTooLong: "The second address line is too long.",
@@ -509,6 +519,12 @@ const spanish: PortalText = {
     checking: "Cheques",
     savings: "Ahorros",
     cardNumber: "Número de la tarjeta de débito",
+    cardHosted:
+      "Escriba su tarjeta en la página segura de nuestro socio de tarjetas; su número nunca nos llega. Luego vuelva aquí.",
+    cardHostedLink: "Ingresar su tarjeta de débito de forma segura",
+    cardEntered:
+      "Su tarjeta está ingresada. Confirme el nombre que figura en ella y el código postal de facturación.",
+    cardholderName: "Nombre que figura en la tarjeta",
     cardHint: "Solo guardamos los últimos cuatro dígitos",
     street: "Dirección (calle y número)",
     streetTwo: "Apartamento, unidad o suite (opcional)",
@@ -543,6 +559,10 @@ const spanish: PortalText = {
         missing: "Escriba el número de la tarjeta de débito.",
         tooLong: "El número de la tarjeta de débito es demasiado largo.",
       },
+      cardholder_name: {
+        missing: "Escriba el nombre que figura en la tarjeta.",
+        tooLong: "El nombre de la tarjeta es demasiado largo.",
+      },
       address_one: {
         missing: "Escriba la dirección.",
         tooLong: "La dirección es demasiado larga.",
@@ -575,6 +595,7 @@ const spanish: PortalText = {
     accountType: "Elija cuenta de cheques o de ahorros.",
     cardInvalid:
       "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+    cardNotEntered: "Primero ingrese su tarjeta en la página de nuestro socio de tarjetas.",
     state: "Elija el estado.",
     zipCode: "El código postal debe tener 5 dígitos (o ZIP+4).",
     addressTwoTooLong: "La segunda línea de la dirección es demasiado larga.",

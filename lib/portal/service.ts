@@ -26,6 +26,7 @@ import {
   isPlausibleEmail,
   normalizeUsPhone,
 } from "./method_details.ts";
+import { takesHostedCards } from "../instant/service.ts";
 import type { PortalText } from "./portal_text.ts";
 import {
   decideEndorsement,
@@ -476,6 +477,8 @@ export async function chooseMethod(
   if (!offeredMethod(link, payout, modality.code)) {
     return refuse("not_offered", `${modality.code} cannot be chosen on this link now`);
   }
+  const hostedCard = modality.code === "instant_deposit" &&
+    await takesHostedCards(database, link.companyId);
   const checked = checkMethodDetails(modality.code, form, {
     text: t.methodProblems,
     fixedPostage: payout.fixedPostage,
@@ -483,6 +486,7 @@ export async function chooseMethod(
     postageCodes: modality.code === "check" && await lobMails(database.readClient, link.companyId)
       ? LOB_POSTAGE_CODES
       : undefined,
+    hostedCard,
   });
   const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
   if (modality.code === "ach") {
@@ -510,7 +514,10 @@ export async function chooseMethod(
   if (details.secret !== null) {
     kept.account_sealed = await deps.secretBox.sealText(details.secret);
   }
-  if (modality.code === "instant_deposit") kept.card_token = `tok_${randomBase62(24)}`;
+  // The sandbox issues its own token for a test card; a provider's hosted page gave its own.
+  if (modality.code === "instant_deposit" && !hostedCard) {
+    kept.card_token = `tok_${randomBase62(24)}`;
+  }
   return await database.writer.write(async (tx) => {
     const stored = await storeSignatures(tx, payout.id, signatures.value);
     if (!stored.ok) return tx.abort(stored);

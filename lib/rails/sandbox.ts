@@ -20,6 +20,8 @@ export const sandboxTestDetails = {
   achTransientOnce: "000222222227",
   cardSucceeds: "4000056655665556",
   cardDeclined: "4000000000000002",
+  /** An instant deposit card no network route can push to (`card_not_eligible`). */
+  cardNotPushable: "4000000000000101",
   checkUndeliverableZip: "00000",
 } as const;
 
@@ -73,6 +75,9 @@ export function sandboxScenario(
   ) {
     return "declined";
   }
+  if (modality === "instant_deposit" && details.cardNumber === t.cardNotPushable) {
+    return "not_pushable";
+  }
   if (modality === "check" && details.zip === t.checkUndeliverableZip) return "undeliverable";
   return "settles";
 }
@@ -107,6 +112,12 @@ export function sandboxAnswer(submission: RailSubmission): RailAnswer {
         kind: "refused",
         reason: "card_declined",
         message: "the card issuer declined the payment",
+      };
+    case "not_pushable":
+      return {
+        kind: "refused",
+        reason: "card_not_eligible",
+        message: "no card network route takes a push to this card",
       };
     case "account_not_found":
       return {

@@ -16,6 +16,7 @@ export type SandboxScenario =
   | "returns_r03"
   | "transient_once"
   | "declined"
+  | "not_pushable"
   | "account_not_found"
   | "undeliverable";
 
@@ -36,6 +37,8 @@ export interface RailSubmission {
   readonly submittedAt: number;
   /** The sandbox's test scenario of the selection; a live rail ignores it. */
   readonly scenario: SandboxScenario;
+  /** What the payout keeps of the payee's choice (non-secret fields, tokens): a card token, a name. */
+  readonly details: Readonly<Record<string, string>>;
 }
 
 /** What a rail says will become of a payout it accepted; the sandbox knows at once. */
@@ -49,6 +52,8 @@ export type RailRefusal =
   | "card_declined"
   /** The card issuer refused to issue a virtual card. */
   | "card_not_issued"
+  /** No card network route takes a push to the payee's card. */
+  | "card_not_eligible"
   | "account_not_found"
   /** Live has no sanctions list loaded, so no payout may be screened and none is sent. */
   | "sanctions_list_missing";

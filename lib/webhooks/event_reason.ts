@@ -54,6 +54,7 @@ export function failureInWords(code: string, methodId: number | null): string {
   const words: Readonly<Record<string, string>> = {
     card_declined: `${title} declined: the card issuer refused the payment`,
     card_not_issued: `${title} not issued: the card issuer refused to issue the card`,
+    card_not_eligible: `${title} not sent: the payee's card cannot receive instant payments`,
     account_not_found: `${title} refused: no ${method} account matches the payee's details`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,

@@ -42,6 +42,7 @@ import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts"
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
+import { hostedCardPage, takesHostedCards } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
 import { PartyPage, PartyRow } from "./parties.tsx";
@@ -629,6 +630,10 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     status: 200 | 409 | 422,
   ) => {
     const achDocuments = modality === "ach" ? await documentsFor(v.database, payout.id, "ach") : [];
+    const hostedCardLink = modality === "instant_deposit" &&
+        await takesHostedCards(v.database, v.link.companyId)
+      ? `${v.base}/card`
+      : null;
     const { t } = v;
     return c.html(
       <Page locale={v.locale} title={t.methods[modality]} company={payout.companyName}>
@@ -644,6 +649,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             problems={problems}
             fixedPostage={payout.fixedPostage}
             postageCodes={payout.postageCodes}
+            hostedCardLink={hostedCardLink}
           />
           {modality === "ach"
             ? (
@@ -684,6 +690,44 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const modality = offeredMethod(v.link, payout, c.req.query("method"));
     if (!modality) return await render(c, v, {});
     return await methodPage(c, v, payout, modality.code, {}, [], 200);
+  });
+
+  // The payee types the card at the provider's hosted page, which sends them back with its token.
+  app.get("/:token/card", async (c) => {
+    const v = await visit(c);
+    if (v instanceof Response) return v;
+    if (!verified(v)) return await render(c, v, {});
+    const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
+    if (!offeredMethod(v.link, payout, "instant_deposit")) return await render(c, v, {});
+    const page = await hostedCardPage(
+      { database: v.database, secretBox: deps.secretBox },
+      v.link.companyId,
+      { returnUrl: `${deps.config.baseUrl}${v.base}/card/return`, state: v.csrf },
+    );
+    if (page === null) return await render(c, v, {});
+    return c.redirect(page, 303);
+  });
+
+  app.get("/:token/card/return", async (c) => {
+    const v = await visit(c);
+    if (v instanceof Response) return v;
+    if (!verified(v)) return await render(c, v, {});
+    const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
+    const modality = offeredMethod(v.link, payout, "instant_deposit");
+    // A return that is not this session's (its state differs) is a fresh start.
+    if (!modality || c.req.query("state") !== v.csrf) return await render(c, v, {});
+    return await methodPage(
+      c,
+      v,
+      payout,
+      modality.code,
+      {
+        card_token_id: c.req.query("card_token_id") ?? "",
+        card_last_four: c.req.query("last4") ?? "",
+      },
+      [],
+      200,
+    );
   });
 
   app.post(

@@ -263,6 +263,56 @@ export function MethodChoice(
 }
 
 /** The fields of one method's form. */
+/**
+ * A debit card typed at the provider's hosted page: before, a link there; after, its token (and
+ * last four) as hidden fields, with the name on the card and its ZIP for the $0 validation.
+ */
+function HostedCardFields(
+  props: {
+    values: Readonly<Record<string, string>>;
+    problems: readonly FieldProblem[];
+    t: PortalText;
+    hostedCardLink: string;
+  },
+) {
+  const { values, problems, t } = props;
+  const field = t.fields;
+  const missing = problems.find((p) => p.field === "card_token_id");
+  if (!values.card_token_id) {
+    return (
+      <>
+        {missing ? <p class="error">{missing.message}</p> : null}
+        <p>{field.cardHosted}</p>
+        <p>
+          <a href={props.hostedCardLink}>{field.cardHostedLink}</a>
+        </p>
+      </>
+    );
+  }
+  return (
+    <>
+      <input type="hidden" name="card_token_id" value={values.card_token_id} />
+      <input type="hidden" name="card_last_four" value={values.card_last_four ?? ""} />
+      <p>{field.cardEntered}</p>
+      <Field
+        name="cardholder_name"
+        label={field.cardholderName}
+        autocomplete="cc-name"
+        value={values.cardholder_name}
+        problems={problems}
+      />
+      <Field
+        name="zip_code"
+        label={field.zipCode}
+        inputmode="numeric"
+        autocomplete="postal-code"
+        value={values.zip_code}
+        problems={problems}
+      />
+    </>
+  );
+}
+
 export function MethodFields(
   props: {
     modality: ModalityCode;
@@ -272,10 +322,15 @@ export function MethodFields(
     /** The codes the payee may pick; absent or null: every code. */
     postageCodes?: readonly string[] | null;
     t: PortalText;
+    /** Where the payee types the card at the provider's hosted page; null: the sandbox's test card. */
+    hostedCardLink?: string | null;
   },
 ) {
   const { values, problems, t } = props;
   const field = t.fields;
+  if (props.modality === "instant_deposit" && props.hostedCardLink) {
+    return <HostedCardFields {...props} hostedCardLink={props.hostedCardLink} />;
+  }
   switch (props.modality) {
     case "ach":
       return (

@@ -1,0 +1,88 @@
+/**
+ * The instant deposit rail's job: `instant.check` reads a push from Increase (polling with
+ * backoff, and at once when a verified webhook names it) and acts on its status, never on a
+ * webhook's body (lib/instant/rules.ts): complete completes the payout, declined or canceled fails
+ * it `card_declined` and offers it again, anything else waits. Increase is called outside every
+ * write unit.
+ */
+import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import { settleSubmission } from "../payouts/jobs.ts";
+import { IncreaseClient, type IncreasePush, IncreaseUnanswered } from "./client.ts";
+import type { InstantRailDeps } from "./rail.ts";
+import { pushAction, pushRecheckMs } from "./rules.ts";
+import type { IncreaseSettings } from "./settings.ts";
+import {
+  findInstantTransfer,
+  increaseSettingsStore,
+  INSTANT_JOBS,
+  type InstantTransferRow,
+  recordTransferStatus,
+} from "./store.ts";
+
+const PUSH_CHECK_LEASE_MS = 60_000;
+
+interface PushCheck {
+  readonly transfer: InstantTransferRow;
+  readonly settings: IncreaseSettings;
+}
+
+/** The handlers of the instant deposit rail's jobs. */
+export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<string, JobHandler>> {
+  return {
+    [INSTANT_JOBS.check]: externalJob<PushCheck, { check: PushCheck; push: IncreasePush }>({
+      leaseMs: PUSH_CHECK_LEASE_MS,
+      async prepare(tx, job) {
+        const transfer = await findInstantTransfer(tx, job.subjectId);
+        if (!transfer) throw new Error(`${INSTANT_JOBS.check}: no push ${job.subjectId}`);
+        // Settled before (a webhook and a poll both asked): nothing is left to read.
+        if (pushAction(transfer.status).kind !== "wait") return null;
+        const settings = await increaseSettingsStore.read(tx, deps.secretBox, transfer.companyId);
+        if (!settings) {
+          throw new Error(`company ${transfer.companyId} has pushes but no Increase settings`);
+        }
+        return { transfer, settings };
+      },
+      async call(check) {
+        let read;
+        try {
+          read = await new IncreaseClient(check.settings, deps.increaseTimeoutMs)
+            .push(check.transfer.transferId);
+        } catch (error) {
+          if (!(error instanceof IncreaseUnanswered)) throw error;
+          throw new TransientJobError(error.message, { cause: error });
+        }
+        if (read.kind !== "ok") {
+          throw new Error(`push ${check.transfer.transferId}: ${read.status} ${read.detail}`);
+        }
+        return { check, push: read.value };
+      },
+      async record(tx, job, { check, push }) {
+        const now = deps.policy.jobTime(job);
+        const { transfer } = check;
+        await recordTransferStatus(tx, transfer.transferId, push.status, now);
+        const action = pushAction(push.status);
+        if (action.kind === "wait") {
+          await scheduleJob(tx, {
+            companyId: transfer.companyId,
+            kind: INSTANT_JOBS.check,
+            subjectId: transfer.transferId,
+            dueAt: now + pushRecheckMs(transfer.checks + 1),
+          }, now);
+          return;
+        }
+        await settleSubmission(
+          tx,
+          deps.runtime,
+          transfer.reference,
+          action.kind === "complete" ? { kind: "completed" } : {
+            kind: "failed",
+            reason: action.reason,
+            returnCode: push.decline?.reason ?? push.status,
+          },
+          now,
+        );
+      },
+    }),
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * The instant deposit rail: a push to the payee's debit card through Increase. The payee typed the
+ * card at the tokenization provider's hosted page, so the payout keeps only Increase's card token,
+ * the cardholder's name and ZIP. A submission, outside every write unit: the token's capabilities
+ * must offer a domestic push route (else `card_not_eligible`); a $0 card validation with the name
+ * and ZIP must be accepted without a mismatch (else `card_declined`); then one card push transfer
+ * under the submission's reference as Idempotency-Key. A push is final: a decline re-offers the
+ * payout, a call left unanswered is asked again under the same keys, and Increase answers with
+ * the validation and the transfer it already has, so nothing is pushed twice. What the push
+ * becomes comes by webhooks and polling (lib/instant/jobs.ts).
+ */
+import { TransientJobError } from "../../db/scheduler.ts";
+import type { Database } from "../../db/client.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { Environment } from "../platform/config.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { decimalAmount } from "../platform/money.ts";
+import type { PayoutRuntime } from "../payouts/jobs.ts";
+import { recordMethodDetail } from "../payouts/store.ts";
+import type { RailPolicy } from "../rails/engine.ts";
+import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
+import { IncreaseClient, IncreaseUnanswered, type IncreaseValidation } from "./client.ts";
+import { pushAction, pushRecheckMs, pushRoutes, splitName, validationVerdict } from "./rules.ts";
+import { increaseSettingsStore, insertInstantTransfer, INSTANT_JOBS } from "./store.ts";
+
+export interface InstantRailDeps {
+  readonly database: Database;
+  readonly environment: Environment;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+  readonly policy: RailPolicy;
+  /** How long one call to Increase may take (INCREASE_TIMEOUT_MS unless a test shortens it). */
+  readonly increaseTimeoutMs?: number;
+  /** How long a submission waits for its validation's answer before asking again later. */
+  readonly validationWaitMs?: number;
+}
+
+/** A validation still pending is read again this often while the submission waits. */
+const VALIDATION_POLL_MS = 250;
+const VALIDATION_WAIT_MS = 10_000;
+
+/** The validation's final answer, read again while pending, at most `waitMs`. */
+async function settledValidation(
+  increase: IncreaseClient,
+  validation: IncreaseValidation,
+  waitMs: number,
+): Promise<IncreaseValidation | null> {
+  const deadline = Date.now() + waitMs;
+  let current = validation;
+  while (validationVerdict(current).kind === "pending") {
+    if (Date.now() >= deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, VALIDATION_POLL_MS));
+    const read = await increase.validation(current.id);
+    if (read.kind !== "ok") {
+      throw new Error(`validation ${current.id}: ${read.status} ${read.detail}`);
+    }
+    current = read.value;
+  }
+  return current;
+}
+
+async function push(
+  deps: InstantRailDeps,
+  submission: RailSubmission,
+): Promise<RailAnswer> {
+  const settings = await increaseSettingsStore.read(
+    deps.database.readClient,
+    deps.secretBox,
+    submission.companyId,
+  );
+  if (!settings) {
+    return {
+      kind: "refused",
+      reason: "rail_not_configured",
+      message:
+        `no Increase settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
+    };
+  }
+  const { card_token_id: cardTokenId, cardholder_name: name, zip } = submission.details;
+  if (!cardTokenId || !name || !zip) {
+    throw new Error(
+      `payout ${submission.payoutId} chose instant deposit without a card token, name and ZIP`,
+    );
+  }
+  const increase = new IncreaseClient(settings, deps.increaseTimeoutMs);
+  const refused = (reason: "card_not_eligible" | "card_declined", message: string): RailAnswer => ({
+    kind: "refused",
+    reason,
+    message,
+  });
+  const capabilities = await increase.capabilities(cardTokenId);
+  if (capabilities.kind !== "ok") {
+    return refused("card_not_eligible", `Increase refused the card token: ${capabilities.detail}`);
+  }
+  const routes = pushRoutes(capabilities.value);
+  if (routes.length === 0) {
+    return refused("card_not_eligible", "no card network route takes a domestic push to this card");
+  }
+  const { first, last } = splitName(name);
+  const created = await increase.createValidation(
+    { cardTokenId, firstName: first, lastName: last, postalCode: zip },
+    `${submission.reference}-validation`,
+  );
+  if (created.kind !== "ok") {
+    return refused("card_declined", `Increase refused the validation: ${created.detail}`);
+  }
+  const validation = await settledValidation(
+    increase,
+    created.value,
+    deps.validationWaitMs ?? VALIDATION_WAIT_MS,
+  );
+  if (validation === null) {
+    throw new IncreaseUnanswered(`validation ${created.value.id} is still pending`);
+  }
+  const verdict = validationVerdict(validation);
+  if (verdict.kind === "invalid") return refused("card_declined", verdict.why);
+  const pushed = await increase.createPush(
+    {
+      cardTokenId,
+      amount: decimalAmount(submission.amountCents, "a push amount"),
+      recipientName: name,
+    },
+    submission.reference,
+  );
+  if (pushed.kind !== "ok") {
+    return refused("card_declined", `Increase refused the push: ${pushed.detail}`);
+  }
+  const transfer = pushed.value;
+  const action = pushAction(transfer.status);
+  if (action.kind === "fail") {
+    return refused(
+      "card_declined",
+      `the push was ${transfer.status}: ${transfer.decline?.reason ?? ""}`,
+    );
+  }
+  return {
+    kind: "accepted",
+    railReference: transfer.id,
+    outcome: action.kind === "complete" ? { kind: "complete", at: submission.submittedAt } : null,
+    facts: {
+      transfer_id: transfer.id,
+      validation_id: validation.id,
+      card_token_id: cardTokenId,
+      route: transfer.route,
+      status: transfer.status,
+    },
+  };
+}
+
+/** The instant deposit rail of one environment's database. */
+export function instantRail(deps: InstantRailDeps): PayoutRail {
+  return {
+    shape: "per_payout",
+    configured: (reader, companyId) => increaseSettingsStore.has(reader, companyId),
+    async submit(submission) {
+      try {
+        return await push(deps, submission);
+      } catch (error) {
+        if (!(error instanceof IncreaseUnanswered)) throw error;
+        // Asked again under the same keys, Increase answers with what it already has.
+        throw new TransientJobError(
+          `Increase did not answer for ${submission.reference}: ${error.message}`,
+          { cause: error },
+        );
+      }
+    },
+    async accepted(tx, submission, answer, now) {
+      const facts = answer.facts!;
+      await insertInstantTransfer(tx, {
+        reference: submission.reference,
+        payoutId: submission.payoutId,
+        companyId: submission.companyId,
+        cardTokenId: String(facts.card_token_id),
+        validationId: String(facts.validation_id),
+        transferId: String(facts.transfer_id),
+        route: String(facts.route),
+        status: String(facts.status),
+      }, now);
+      await recordMethodDetail(tx, submission.payoutId, "network", String(facts.route));
+      if (answer.outcome !== null) return;
+      await scheduleJob(tx, {
+        companyId: submission.companyId,
+        kind: INSTANT_JOBS.check,
+        subjectId: String(facts.transfer_id),
+        dueAt: now + pushRecheckMs(1),
+      }, now);
+    },
+  };
+}

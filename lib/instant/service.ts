@@ -1,0 +1,115 @@
+/**
+ * The instant deposit use cases Increase's webhooks and the payee portal reach: recording a
+ * verified event (and queueing the check that reads its push from Increase), and where the portal
+ * sends a payee to type their card (the tokenization provider's hosted page, which hands the card
+ * to Increase's vault; the number never reaches this service).
+ */
+import type { Database } from "../../db/client.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
+import { domainNow } from "../sandbox/clock_store.ts";
+import { increaseSigned } from "./client.ts";
+import {
+  findInstantTransfer,
+  increaseSettingsStore,
+  insertIncreaseNotice,
+  INSTANT_JOBS,
+} from "./store.ts";
+
+export type IncreaseWebhookRefusal =
+  | "increase_not_configured"
+  | "webhook_not_verified"
+  | "invalid_input";
+
+/**
+ * An event Increase posted for a company in one environment: its `Increase-Webhook-Signature` is
+ * checked with that configuration's secret before anything is written (forged: refused, nothing
+ * written); a verified event naming one of our pushes records its notice once per event id (a
+ * replay records nothing) and queues the check that asks Increase for the push.
+ */
+export async function receiveIncreaseWebhook(
+  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  request: { readonly companyId: string; readonly signature: string | null; readonly body: string },
+  realNow: number,
+): Promise<Result<{ recorded: boolean; eventId: string | null }, IncreaseWebhookRefusal>> {
+  const settings = await increaseSettingsStore.read(
+    deps.database.readClient,
+    deps.secretBox,
+    request.companyId,
+  );
+  if (!settings) {
+    return refuse(
+      "increase_not_configured",
+      `no Increase configuration for company ${request.companyId} in ${deps.database.environment}`,
+    );
+  }
+  if (!await increaseSigned(settings.webhookSecret, request.signature, request.body, realNow)) {
+    return refuse(
+      "webhook_not_verified",
+      "the webhook's Increase-Webhook-Signature does not verify with this configuration's secret (or it is too old); nothing was recorded",
+    );
+  }
+  let event: Record<string, unknown>;
+  try {
+    event = JSON.parse(request.body);
+  } catch {
+    return refuse("invalid_input", "the body is not JSON", { field: "body" });
+  }
+  const eventId = typeof event.id === "string" ? event.id : null;
+  const objectId = typeof event.associated_object_id === "string"
+    ? event.associated_object_id
+    : null;
+  const category = typeof event.category === "string" ? event.category : "";
+  if (eventId === null || objectId === null || !category.startsWith("card_push_transfer.")) {
+    return ok({ recorded: false, eventId });
+  }
+  const transfer = await findInstantTransfer(deps.database.readClient, objectId);
+  if (transfer?.companyId !== request.companyId) return ok({ recorded: false, eventId });
+  const now = await domainNow(deps.database, request.companyId, realNow);
+  const recorded = await deps.database.writer.write(async (tx) => {
+    const fresh = await insertIncreaseNotice(tx, {
+      id: eventId,
+      companyId: request.companyId,
+      category,
+      objectId,
+    }, now);
+    if (fresh) {
+      await scheduleJob(tx, {
+        companyId: request.companyId,
+        kind: INSTANT_JOBS.check,
+        subjectId: objectId,
+        dueAt: now,
+      }, now);
+    }
+    return fresh;
+  });
+  return ok({ recorded, eventId });
+}
+
+/** Whether this company's payees type their card at a provider's hosted page (Increase settings). */
+export function takesHostedCards(database: Database, companyId: string): Promise<boolean> {
+  return increaseSettingsStore.has(database.readClient, companyId);
+}
+
+/**
+ * The hosted card page a payee of this company types their card at, with where it sends them back
+ * (`returnUrl`) and the state that ties the return to their session; null when the company has
+ * no Increase settings in this environment (the sandbox then takes a test card number).
+ */
+export async function hostedCardPage(
+  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  companyId: string,
+  back: { readonly returnUrl: string; readonly state: string },
+): Promise<string | null> {
+  const settings = await increaseSettingsStore.read(
+    deps.database.readClient,
+    deps.secretBox,
+    companyId,
+  );
+  if (!settings) return null;
+  const page = new URL(settings.cardPageUrl);
+  page.searchParams.set("return_url", back.returnUrl);
+  page.searchParams.set("state", back.state);
+  return page.href;
+}

@@ -1,0 +1,312 @@
+/**
+ * A contract test server for Increase's API (instant deposit), written from Increase's API
+ * reference and its official TypeScript SDK's types: a local HTTP server (127.0.0.1, a free port)
+ * implementing GET /card_tokens/{id}/capabilities, POST and GET /card_validations, POST and GET
+ * /card_push_transfers (each POST under `Idempotency-Key`: the same key and body answer the first
+ * object, another body is 409 idempotency_key_already_used_error), with Increase's error body
+ * ({status, type, title, detail}) and Bearer authentication. Beside the API it plays the card
+ * tokenization provider: GET /hosted/card is a hosted card page (the payee types the number there;
+ * the form posts to this server, which keeps the number as Increase's vault would and sends the
+ * browser back to `return_url` with `state`, `card_token_id` and `last4`). A test scripts the
+ * rest: a card's capabilities and validation answer, a push's status, a 5xx, a call that never
+ * answers, a call taken before its answer is lost, and events signed as Increase signs them.
+ */
+import { increaseSignature } from "../lib/instant/client.ts";
+
+interface TokenRecord {
+  readonly id: string;
+  readonly pan: string;
+  pushable: boolean;
+  validation: "match" | "name_no_match" | "declined";
+}
+
+interface ContractValidation {
+  readonly id: string;
+  readonly card_token_id: string;
+  status: string;
+  readonly route: string;
+  acceptance: Record<string, string> | null;
+  decline: { reason: string } | null;
+  readonly cardholder_first_name: string;
+  readonly cardholder_last_name: string;
+  readonly cardholder_postal_code: string;
+}
+
+export interface ContractPush {
+  readonly id: string;
+  status: string;
+  readonly route: string;
+  readonly card_token_id: string;
+  readonly presentment_amount: { readonly currency: string; readonly value: string };
+  readonly recipient_name: string;
+  readonly idempotency_key: string | null;
+  decline: { reason: string } | null;
+}
+
+export type Disruption = "5xx" | "hang" | "take_then_hang";
+
+export class IncreaseContractServer {
+  readonly apiKey = "contract_increase_key_0001";
+  readonly webhookSecret = "whsec_contract_increase_secret";
+  readonly requests: string[] = [];
+  readonly tokens = new Map<string, TokenRecord>();
+  readonly validations = new Map<string, ContractValidation>();
+  readonly pushes = new Map<string, ContractPush>();
+  /** Every body any request to this server carried, to show what the portal's browser sent. */
+  readonly bodies: string[] = [];
+  readonly #idempotency = new Map<string, { body: string; answer: unknown }>();
+  readonly #script: { method: string; path: RegExp; disruption: Disruption }[] = [];
+  readonly #hanging = new Set<() => void>();
+  #sequence = 0;
+  #server: Deno.HttpServer | null = null;
+  baseUrl = "";
+
+  static async start(): Promise<IncreaseContractServer> {
+    const server = new IncreaseContractServer();
+    const listening = Promise.withResolvers<void>();
+    server.#server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen: ({ port }) => {
+        server.baseUrl = `http://127.0.0.1:${port}`;
+        listening.resolve();
+      },
+    }, (request) => server.#handle(request));
+    await listening.promise;
+    return server;
+  }
+
+  /** The settings JSON that points the rail at this server. */
+  settingsJson(): Record<string, unknown> {
+    return {
+      api_key: this.apiKey,
+      base_url: this.baseUrl,
+      webhook_secret: this.webhookSecret,
+      account_id: "account_in71c4amph0vgo2qllky",
+      source_account_number_id: "account_number_v18nkfqm6afpsrvy82b2",
+      card_page_url: `${this.baseUrl}/hosted/card`,
+      merchant: {
+        name: "Acme Mutual",
+        name_prefix: "ACME",
+        category_code: "6300",
+        address_line1: "1 Main Street",
+        city: "Austin",
+        state: "TX",
+        postal_code: "73301",
+      },
+    };
+  }
+
+  /** A card token as the vault would make of a card number typed at the hosted page. */
+  tokenize(pan: string): TokenRecord {
+    const token: TokenRecord = {
+      id: `outbound_card_token_${this.#next()}`,
+      pan,
+      pushable: true,
+      validation: "match",
+    };
+    this.tokens.set(token.id, token);
+    return token;
+  }
+
+  disruptNext(method: string, path: RegExp, disruption: Disruption): void {
+    this.#script.push({ method, path, disruption });
+  }
+
+  /** The pushes made to a card token (one per payment Increase would make). */
+  pushesTo(cardTokenId: string): ContractPush[] {
+    return [...this.pushes.values()].filter((p) => p.card_token_id === cardTokenId);
+  }
+
+  /** An event about a push, and the headers Increase signs it with (`secret`: forges it). */
+  async signedEvent(
+    push: ContractPush,
+    options: { at: Date; secret?: string },
+  ): Promise<{ body: string; headers: Record<string, string> }> {
+    const body = JSON.stringify({
+      id: `event_${this.#next()}`,
+      associated_object_id: push.id,
+      associated_object_type: "card_push_transfer",
+      category: "card_push_transfer.updated",
+      created_at: options.at.toISOString(),
+      type: "event",
+    });
+    return {
+      body,
+      headers: {
+        "content-type": "application/json",
+        "Increase-Webhook-Signature": await increaseSignature(
+          options.secret ?? this.webhookSecret,
+          body,
+          options.at,
+        ),
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const release of this.#hanging) release();
+    await this.#server?.shutdown();
+  }
+
+  #next(): number {
+    return ++this.#sequence;
+  }
+
+  #error(status: number, type: string, detail: string): Response {
+    return Response.json({ status, type, title: type.replaceAll("_", " "), detail }, { status });
+  }
+
+  #hang(): Promise<Response> {
+    const { promise, resolve } = Promise.withResolvers<Response>();
+    this.#hanging.add(() => resolve(this.#error(500, "internal_server_error", "shut down")));
+    return promise;
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    this.requests.push(`${request.method} ${url.pathname}`);
+    const body = request.method === "POST" ? await request.text() : "";
+    this.bodies.push(`${url.search} ${body}`);
+    if (url.pathname === "/hosted/card") return this.#hostedPage(request, url, body);
+    if (request.headers.get("authorization") !== `Bearer ${this.apiKey}`) {
+      return this.#error(401, "insufficient_permissions_error", "invalid API key");
+    }
+    const scripted = this.#script.findIndex((s) =>
+      s.method === request.method && s.path.test(url.pathname)
+    );
+    const disruption = scripted >= 0 ? this.#script.splice(scripted, 1)[0].disruption : null;
+    if (disruption === "hang") return await this.#hang();
+    if (disruption === "5xx") return this.#error(500, "internal_server_error", "try again");
+    const answer = this.#route(request.method, url.pathname, body, request.headers);
+    return disruption === "take_then_hang" ? await this.#hang() : answer;
+  }
+
+  #route(method: string, path: string, body: string, headers: Headers): Response {
+    const capabilities = /^\/card_tokens\/([^/]+)\/capabilities$/.exec(path);
+    if (method === "GET" && capabilities) {
+      const token = this.tokens.get(capabilities[1]);
+      if (!token) return this.#error(404, "object_not_found_error", "no such card token");
+      const support = token.pushable ? "supported" : "not_supported";
+      return Response.json({
+        routes: [
+          {
+            route: "visa",
+            domestic_push_transfers: support,
+            cross_border_push_transfers: "not_supported",
+          },
+          {
+            route: "mastercard",
+            domestic_push_transfers: "not_supported",
+            cross_border_push_transfers: "not_supported",
+          },
+        ],
+        type: "card_token_capabilities",
+      });
+    }
+    if (method === "POST" && (path === "/card_validations" || path === "/card_push_transfers")) {
+      const key = headers.get("idempotency-key");
+      if (key !== null) {
+        const before = this.#idempotency.get(`${path} ${key}`);
+        if (before) {
+          return before.body === body ? Response.json(before.answer) : this.#error(
+            409,
+            "idempotency_key_already_used_error",
+            `key ${key} was used for another request`,
+          );
+        }
+      }
+      const made = path === "/card_validations"
+        ? this.#validate(JSON.parse(body), key)
+        : this.#push(JSON.parse(body), key);
+      if (made instanceof Response) return made;
+      if (key !== null) this.#idempotency.set(`${path} ${key}`, { body, answer: made });
+      return Response.json(made);
+    }
+    const read = /^\/(card_validations|card_push_transfers)\/([^/]+)$/.exec(path);
+    if (method === "GET" && read) {
+      const found = read[1] === "card_validations"
+        ? this.validations.get(read[2])
+        : this.pushes.get(read[2]);
+      return found
+        ? Response.json(found)
+        : this.#error(404, "object_not_found_error", `no ${read[2]}`);
+    }
+    return this.#error(404, "not_found_error", `no route ${method} ${path}`);
+  }
+
+  #validate(params: Record<string, string>, key: string | null): ContractValidation | Response {
+    const token = this.tokens.get(params.card_token_id);
+    if (!token) {
+      return this.#error(400, "invalid_parameters_error", "card_token_id is not a card token");
+    }
+    const validation: ContractValidation = {
+      id: `outbound_card_validation_${this.#next()}`,
+      card_token_id: token.id,
+      status: token.validation === "declined" ? "declined" : "complete",
+      route: "visa",
+      acceptance: token.validation === "declined" ? null : {
+        cardholder_full_name_result: token.validation === "name_no_match" ? "no_match" : "match",
+        cardholder_postal_code_result: "match",
+      },
+      decline: token.validation === "declined" ? { reason: "do_not_honor" } : null,
+      cardholder_first_name: params.cardholder_first_name,
+      cardholder_last_name: params.cardholder_last_name,
+      cardholder_postal_code: params.cardholder_postal_code,
+      ...(key ? { idempotency_key: key } : {}),
+    };
+    this.validations.set(validation.id, validation);
+    return validation;
+  }
+
+  #push(params: Record<string, unknown>, key: string | null): ContractPush | Response {
+    const token = this.tokens.get(String(params.card_token_id));
+    if (!token) {
+      return this.#error(400, "invalid_parameters_error", "card_token_id is not a card token");
+    }
+    if (params.business_application_identifier !== "funds_disbursement") {
+      return this.#error(400, "invalid_parameters_error", "business_application_identifier");
+    }
+    const push: ContractPush = {
+      id: `outbound_card_push_transfer_${this.#next()}`,
+      status: "pending_submission",
+      route: "visa",
+      card_token_id: token.id,
+      presentment_amount: params.presentment_amount as ContractPush["presentment_amount"],
+      recipient_name: String(params.recipient_name),
+      idempotency_key: key,
+      decline: null,
+    };
+    this.pushes.set(push.id, push);
+    return push;
+  }
+
+  /** The hosted card page: a form (GET) whose submission (POST) tokenizes and sends the browser back. */
+  #hostedPage(request: Request, url: URL, body: string): Response {
+    if (request.method === "GET") {
+      const returnUrl = url.searchParams.get("return_url") ?? "";
+      const state = url.searchParams.get("state") ?? "";
+      const escape = (s: string) =>
+        s.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
+      return new Response(
+        `<!doctype html><html><body><h1>Card partner</h1><form method="post" action="/hosted/card">` +
+          `<input type="hidden" name="return_url" value="${escape(returnUrl)}">` +
+          `<input type="hidden" name="state" value="${escape(state)}">` +
+          `<label for="pan">Card number</label><input id="pan" name="pan" autocomplete="cc-number">` +
+          `<label for="exp">Expiry</label><input id="exp" name="exp">` +
+          `<label for="cvv">CVV</label><input id="cvv" name="cvv">` +
+          `<button type="submit">Save card</button></form></body></html>`,
+        { headers: { "content-type": "text/html; charset=utf-8" } },
+      );
+    }
+    const form = new URLSearchParams(body);
+    const pan = (form.get("pan") ?? "").replace(/\D/g, "");
+    if (pan.length < 12) return this.#error(400, "invalid_parameters_error", "card number");
+    const token = this.tokenize(pan);
+    const back = new URL(form.get("return_url") ?? "");
+    back.searchParams.set("state", form.get("state") ?? "");
+    back.searchParams.set("card_token_id", token.id);
+    back.searchParams.set("last4", pan.slice(-4));
+    return Response.redirect(back.href, 303);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * End to end in live (issue 34): a company whose Increase settings a second admin approved,
+ * pointed at the Increase contract server. Before them a create allowing only instant deposit is
+ * refused. It funds its line by wire; one payee's card is validated and pushed, a forged webhook
+ * is refused and changes nothing, Increase's signed webhook completes the push (its replay records
+ * nothing); another payee's card fails its $0 validation, so the payout fails `card_declined` and
+ * is offered again, nothing pushed. Checked: what Increase was asked, the payouts, the network in
+ * the payout's details, the ledger, the tie-out, the events and the audit log.
+ */
+import assert from "node:assert/strict";
+import { runDueJobs } from "../db/scheduler.ts";
+import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
+import { readLineBalances } from "../lib/ledger/store.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { createApp } from "../routes/app.ts";
+import { api, payee } from "./api_helpers.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { IncreaseContractServer } from "./increase_contract_server.ts";
+
+const SDN_CSV = '7001,"KARIMOV, Rustam","individual","SDGT",-0-,-0-\r\n\x1a';
+
+Deno.test("end to end in live: Increase settings approved by a second admin, a card validated and pushed, a forged webhook refused, Increase's webhook completing it, a declined validation re-offered", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    await withHttpFixture((f) => endToEnd(f, server));
+  } finally {
+    await server.close();
+  }
+});
+
+async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise<void> {
+  const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+  const live = f.deps.databases.live;
+  const acme = f.cast.acme;
+  const asLive = { key: f.cast.alice.keyLive, tin: acme.tin };
+  const rows = async (sql: string, ...args: (string | number)[]) =>
+    (await live.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
+  const run = () =>
+    runDueJobs(live, acme.id, f.clock.now(), f.deps.jobHandlers.live, { clock: f.clock });
+  const now = f.clock.now();
+  const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
+  const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
+  const asAlice = adminCall(app, alice.token);
+  const asBruno = adminCall(app, bruno.token);
+  const dir = await Deno.makeTempDir({ prefix: "increase-e2e-" });
+  try {
+    const sdnPath = `${dir}/sdn.csv`;
+    await Deno.writeTextFile(sdnPath, SDN_CSV);
+    assert.equal((await asAlice("ofac:load", { file: sdnPath })).status, 200);
+
+    // 0. Without Increase settings, live does not offer instant deposit.
+    const refused = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "D-INSTANT-0",
+      large_disbursement: false,
+      line: "auto",
+      payees: [payee("P-INSTANT-0", 10, { allowed_payment_method_ids: [4] })],
+    }, asLive);
+    assert.equal(refused.status, 400);
+    assert.match(
+      await refused.text(),
+      /no rail is configured in live for the allowed methods instant_deposit/,
+    );
+
+    // 1. Increase settings: requested by one admin, saved once another approves.
+    const settingsPath = `${dir}/acme-increase.json`;
+    await Deno.writeTextFile(settingsPath, JSON.stringify(server.settingsJson()));
+    const requested = await asAlice("increase:set", { tin: acme.tin, file: settingsPath });
+    assert.equal(requested.status, 200, JSON.stringify(requested.body));
+    assert.equal(requested.body.result.kind, "increase_settings.change");
+    assert.deepEqual(await rows("SELECT count(*) AS n FROM increase_settings"), [{ n: 0 }]);
+    const approved = await asBruno("approvals:approve", { id: requested.body.result.approval_id });
+    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    const shown = await asAlice("increase:show", { tin: acme.tin });
+    assert.equal(shown.status, 200, JSON.stringify(shown.body));
+    assert.equal(shown.body.result.settings.api_key, `…${server.apiKey.slice(-4)}`);
+    assert.equal(shown.body.result.settings.webhook_secret, "(sealed)");
+    assert.ok(!JSON.stringify(shown.body).includes(server.apiKey));
+
+    // 2. A $1,000.00 wire, recorded by Alice and approved by Bruno.
+    const funded = await api(f, "POST", "/api/funds", {
+      payment_method: "WireTransfer",
+      amount: 1000,
+      description: "wire",
+      large_disbursement: false,
+      line: "auto",
+    }, asLive);
+    assert.equal(funded.status, 201, await funded.clone().text());
+    const wire = await asAlice("wire:receive", {
+      funding: (await funded.json()).funding_uuid as string,
+    });
+    assert.equal(
+      (await asBruno("approvals:approve", { id: wire.body.result.approval_id })).status,
+      200,
+    );
+
+    // 3. Two payees choose instant deposit with cards typed at the hosted page.
+    f.clock.set(f.clock.now() + 60_000);
+    const created = await api(f, "POST", "/api/disbursements", {
+      disbursement_uuid: "D-INSTANT-1",
+      large_disbursement: false,
+      line: "auto",
+      payees: [
+        payee("P-INSTANT-1", 250, { allowed_payment_method_ids: [4] }),
+        payee("P-INSTANT-2", 100, { allowed_payment_method_ids: [4, 1] }),
+      ],
+    }, asLive);
+    assert.equal(created.status, 201, await created.clone().text());
+    await run();
+    const idOf = async (uuid: string) =>
+      String((await rows("SELECT id FROM payouts WHERE payee_uuid = ?", uuid))[0].id);
+    const [paid, declined] = [await idOf("P-INSTANT-1"), await idOf("P-INSTANT-2")];
+    const good = server.tokenize("4000123412341234");
+    const bad = server.tokenize("4000999988887777");
+    bad.validation = "declined";
+    const choose = (payoutId: string, cardTokenId: string) =>
+      live.writer.write((tx) =>
+        selectMethod(tx, payoutId, {
+          paymentMethodId: 4,
+          details: {},
+          kept: { card_token_id: cardTokenId, cardholder_name: "Pat Doe", zip: "73301" },
+        }, f.clock.now())
+      );
+    assert.ok((await choose(paid, good.id)).ok);
+    assert.ok((await choose(declined, bad.id)).ok);
+    await run();
+    const status = async (payoutId: string) =>
+      (await rows("SELECT status, failure_reason FROM payouts WHERE id = ?", payoutId))[0];
+    assert.deepEqual(await status(paid), { status: "funds_sent", failure_reason: null });
+    assert.deepEqual(await status(declined), {
+      status: "modality_offered",
+      failure_reason: "card_declined",
+    });
+    const [push] = server.pushesTo(good.id);
+    assert.deepEqual([push.idempotency_key, push.presentment_amount.value], [
+      `${paid}-1`,
+      "250.00",
+    ]);
+    assert.equal(server.pushesTo(bad.id).length, 0);
+    const [details] = await rows("SELECT method_details FROM payouts WHERE id = ?", paid);
+    assert.equal(JSON.parse(String(details.method_details)).network, "visa");
+
+    // 4. A forged webhook is refused; nothing is written.
+    push.status = "complete";
+    const post = (event: { body: string; headers: Record<string, string> }) =>
+      app.request(`/rails/increase/${acme.id}/live/webhook`, {
+        method: "POST",
+        headers: event.headers,
+        body: event.body,
+      });
+    const forged = await post(
+      await server.signedEvent(push, { at: new Date(f.clock.now()), secret: "whsec_forged" }),
+    );
+    assert.equal(forged.status, 400);
+    assert.equal((await forged.json()).error.code, "webhook_not_verified");
+    assert.deepEqual(await rows("SELECT count(*) AS n FROM increase_notices"), [{ n: 0 }]);
+
+    // 5. Increase's webhook: verified, recorded once; the check reads the push from Increase.
+    const event = await server.signedEvent(push, { at: new Date(f.clock.now()) });
+    const verified = await post(event);
+    assert.equal(verified.status, 200, await verified.clone().text());
+    assert.equal((await post(event)).status, 200, "Increase's retry of the same event");
+    assert.equal((await rows("SELECT count(*) AS n FROM increase_notices"))[0].n, 1);
+    await run();
+    assert.deepEqual(await status(paid), { status: "completed", failure_reason: null });
+    assert.ok(server.requests.includes(`GET /card_push_transfers/${push.id}`));
+
+    // The ledger: $1,000.00 funded, $250.00 pushed, $100.00 held for the re-offered payee.
+    assert.deepEqual(await readLineBalances(live.readClient, acme.autoLineId), {
+      available: 65_000,
+      pending_funding: 0,
+      reserved: 10_000,
+      in_transit: 0,
+      fees_payor: 0,
+      fees_payee: 0,
+      fees_service: 0,
+      bank: -75_000,
+      funding_shortfall: 0,
+      unclaimed_remitted: 0,
+    });
+    assert.deepEqual(await verifyLedger(live.readClient), []);
+    const day = new Date(f.clock.now()).toISOString().slice(0, 10);
+    const tieOut = (await lineTieOut(live.readClient, acme.autoLineId, day))!;
+    assert.deepEqual(
+      [tieOut.funded, tieOut.disbursed, tieOut.returned, tieOut.closing, tieOut.difference],
+      [100_000, 25_000, 0, 75_000, 0],
+    );
+
+    const events = async (payoutId: string) =>
+      (await rows(
+        "SELECT event_type_id FROM events WHERE payout_id = ? ORDER BY created_at, rowid",
+        payoutId,
+      )).map((row) => Number(row.event_type_id));
+    assert.equal((await events(paid)).at(-1), 7);
+    assert.ok((await events(declined)).includes(8));
+
+    assert.deepEqual(
+      (await rows("SELECT action, operator_email, object_type FROM audit_log ORDER BY seq"))
+        .filter((row) => row.action !== "login" && row.action !== "operator:create")
+        .slice(0, 4),
+      [
+        { action: "ofac:load", operator_email: "alice@ops.test", object_type: "sanctions_list" },
+        { action: "approval:request", operator_email: "alice@ops.test", object_type: "approval" },
+        {
+          action: "increase:set",
+          operator_email: "bruno@ops.test",
+          object_type: "increase_settings",
+        },
+        { action: "approval:approve", operator_email: "bruno@ops.test", object_type: "approval" },
+      ],
+    );
+    assert.ok(
+      !JSON.stringify(await rows("SELECT before, after FROM audit_log")).includes(server.apiKey),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The payee types their debit card at the tokenization provider's hosted page and never at the
+ * portal: over HTTP (the method page links to the hosted page, which sends the payee back with a
+ * card token; the payee then gives the name and ZIP on the card), and in real Chromium against the
+ * contract server's hosted page (nothing the portal's origin sent or received holds the number).
+ * Test environment, a company with Increase settings pointing at the contract server. The sandbox
+ * card no network can push to is refused as `card_not_eligible`.
+ */
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { freePort } from "../bench/service.ts";
+import { sandboxAnswer, sandboxScenario, sandboxTestDetails } from "../lib/rails/sandbox.ts";
+import { api } from "./api_helpers.ts";
+import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+import { configureIncrease } from "./instant_helpers.ts";
+import { IncreaseContractServer } from "./increase_contract_server.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const PAN = "4000123412341234";
+
+async function offered(f: HttpFixture, server: IncreaseContractServer) {
+  await configureIncrease(f.deps.databases.test, server, f.cast.acme.id, f.clock.now());
+  const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
+  const browser = new PortalBrowser(f);
+  await verify(browser, linkPath, email);
+  return { browser, linkPath };
+}
+
+Deno.test("portal: instant deposit sends the payee to the hosted card page and back with a token; the name and ZIP complete the choice; the push goes out", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    await withHttpFixture(async (f) => {
+      const { browser, linkPath } = await offered(f, server);
+      await browser.get(`${linkPath}/method?method=instant_deposit`);
+      assert.match(browser.lastHtml, new RegExp(`href="${linkPath}/card"`));
+      assert.doesNotMatch(browser.lastHtml, /name="card_number"/);
+      const toPage = await browser.get(`${linkPath}/card`);
+      assert.equal(toPage.status, 303);
+      const page = new URL(toPage.headers.get("Location")!);
+      assert.equal(`${page.origin}${page.pathname}`, `${server.baseUrl}/hosted/card`);
+      assert.equal(
+        page.searchParams.get("return_url"),
+        `${f.deps.config.baseUrl}${linkPath}/card/return`,
+      );
+      // The payee's browser posts the card to the provider, which sends it back with a token.
+      const typed = await fetch(`${server.baseUrl}/hosted/card`, {
+        method: "POST",
+        redirect: "manual",
+        body: new URLSearchParams({
+          pan: PAN,
+          exp: "12/30",
+          cvv: "123",
+          return_url: page.searchParams.get("return_url")!,
+          state: page.searchParams.get("state")!,
+        }),
+      });
+      const back = new URL(typed.headers.get("Location")!);
+      await typed.body?.cancel();
+      assert.ok(!back.href.includes(PAN));
+      const returned = await browser.get(`${back.pathname}${back.search}`);
+      assert.equal(returned.status, 200);
+      const tokenId = back.searchParams.get("card_token_id")!;
+      assert.match(browser.lastHtml, new RegExp(`name="card_token_id" value="${tokenId}"`));
+      const chosen = await browser.post(`${linkPath}/method`, {
+        method: "instant_deposit",
+        card_token_id: tokenId,
+        card_last_four: "1234",
+        cardholder_name: "Pat Doe",
+        zip_code: "73301",
+      });
+      assert.equal(chosen.status, 303, browser.lastHtml);
+      await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+      assert.equal(server.pushesTo(tokenId).length, 1);
+      const status = await browser.get(linkPath);
+      assert.equal(status.status, 200);
+      assert.match(browser.lastHtml, /Debit card ending in 1234/, browser.lastHtml);
+      const [stored] = (await f.deps.databases.test.readClient.execute(
+        "SELECT status, method_details FROM payouts",
+      )).rows;
+      assert.equal(stored.status, "funds_sent");
+      assert.ok(!String(stored.method_details).includes(PAN));
+      assert.equal(JSON.parse(String(stored.method_details)).network, "visa");
+
+      // A return that is not this session's is a fresh start, and no token is taken from it.
+      await browser.get(`${linkPath}/card/return?state=other&card_token_id=x`);
+      assert.doesNotMatch(browser.lastHtml, /name="card_token_id"/);
+    }, { SANDBOX_INBOX: "1" });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("sandbox: card 4000000000000101 cannot take an instant deposit (card_not_eligible); 4000000000000002 is declined", () => {
+  const t = sandboxTestDetails;
+  const answer = (cardNumber: string) =>
+    sandboxAnswer({
+      reference: "po_x-1",
+      companyId: "co_x",
+      payoutId: "po_x",
+      modality: "instant_deposit",
+      amountCents: 100,
+      attempt: 0,
+      submittedAt: 0,
+      scenario: sandboxScenario("instant_deposit", { cardNumber }, null),
+      details: {},
+    });
+  assert.deepEqual(answer(t.cardNotPushable), {
+    kind: "refused",
+    reason: "card_not_eligible",
+    message: "no card network route takes a push to this card",
+  });
+  assert.equal((answer(t.cardDeclined) as { reason: string }).reason, "card_declined");
+  assert.equal(answer(t.cardSucceeds).kind, "accepted");
+});
+
+Deno.test({
+  name:
+    "browser: the payee types the card in Chromium at the contract server's hosted page; the portal's origin never sends or receives the number",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const server = await IncreaseContractServer.start();
+    const port = freePort();
+    try {
+      await withHttpFixture(async (f) => {
+        const { browser: portal, linkPath } = await offered(f, server);
+        const http = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, f.app.fetch);
+        const origin = `http://127.0.0.1:${port}`;
+        const chrome = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        });
+        try {
+          const context = await chrome.newContext();
+          await context.addCookies(
+            portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
+          );
+          const page = await context.newPage();
+          const portalTraffic: string[] = [];
+          page.on("request", (request) => {
+            if (request.url().startsWith(origin)) {
+              portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
+            }
+          });
+          page.on("response", async (response) => {
+            if (response.url().startsWith(origin)) {
+              portalTraffic.push(await response.text().catch(() => ""));
+            }
+          });
+          await page.goto(`${origin}${linkPath}/method?method=instant_deposit`);
+          await page.getByRole("link", { name: "Enter your debit card securely" }).click();
+          await page.waitForURL(`${server.baseUrl}/hosted/card**`);
+          await page.getByLabel("Card number").fill(PAN);
+          await page.getByLabel("Expiry").fill("12/30");
+          await page.getByLabel("CVV").fill("123");
+          await page.getByRole("button", { name: "Save card" }).click();
+          await page.waitForURL(`${origin}${linkPath}/card/return**`);
+          await page.getByLabel("Name on the card").fill("Pat Doe");
+          await page.getByLabel("ZIP code").fill("73301");
+          await page.getByRole("button", { name: /Confirm/ }).click();
+          await page.waitForURL(`${origin}${linkPath}?confirmed=1`);
+          const [token] = server.tokens.values();
+          assert.equal(token.pan, PAN);
+          assert.ok(portalTraffic.length > 0);
+          for (const seen of portalTraffic) {
+            assert.ok(!seen.includes(PAN), "the portal's origin saw the card number");
+          }
+        } finally {
+          await chrome.close();
+          await http.shutdown();
+        }
+      }, { SANDBOX_INBOX: "1", BASE_URL: `http://127.0.0.1:${port}` });
+    } finally {
+      await server.close();
+    }
+  },
+});
