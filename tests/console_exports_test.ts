@@ -4,39 +4,10 @@
  * apostrophe, RFC 4180 quoting, dollars without symbol, UTC ISO times), linked from its page.
  */
 import assert from "node:assert/strict";
-import { consoleAs, createPayout, fundLine } from "./console_helpers.ts";
+import { consoleAs, createPayout, fundLine, parseCsv } from "./console_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
-
-/** RFC 4180 rows of a CSV text (quoted cells with doubled quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-      i++;
-    } else cell += ch;
-  }
-  return rows;
-}
 
 Deno.test("console exports: endpoints, an endpoint's deliveries, Needs action, approvals and the audit log as CSV, formula-safe", async () => {
   await withHttpFixture(async (f) => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { applyMove } from "../lib/payouts/store.ts";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
-import { consoleAs, createPayout, textOf } from "./console_helpers.ts";
+import { consoleAs, createPayout, parseCsv, textOf } from "./console_helpers.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
 const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
@@ -16,35 +16,6 @@ const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
 /** The payees a Payouts page lists, in its order. */
 const namesIn = (html: string) =>
   [...html.matchAll(/href="\/console\/payouts\/po_[^"]*">([^<]+)<\/a>/g)].map((m) => m[1]);
-
-/** RFC 4180 rows of a CSV text (quoted cells with doubled quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-      i++;
-    } else cell += ch;
-  }
-  return rows;
-}
 
 Deno.test("console lists: one search box finds a payout by anything it is known by; the CSV export round-trips the filtered rows; a disbursement opens by the company's own id", async () => {
   await withHttpFixture(async (f) => {
