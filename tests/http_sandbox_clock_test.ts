@@ -25,11 +25,12 @@ Deno.test("POST /v1/sandbox/clock/advance runs what falls due: ACH funding clear
       now: new Date(f.clock.now() + 172_800_000).toISOString(),
       advanced_seconds: 172_800,
       // The debit's cutoff found, its file built and transmitted, its window's close (nothing
-      // left to void), the sandbox bank's returns.
-      jobs_run: 5,
+      // left to void), the sandbox bank's returns, and its statements of the two days that closed.
+      jobs_run: 7,
     });
     const third = await advance(f, f.cast.acmeAutoKeyTest, '{"seconds": 86400}');
-    assert.equal((await third.json() as { jobs_run: number }).jobs_run, 1);
+    // The funding clears, and the sandbox bank states the day that closed.
+    assert.equal((await third.json() as { jobs_run: number }).jobs_run, 2);
     assert.deepEqual(await balance().then((b) => [b.available, b.pending]), [2_500, 0]);
   });
 });

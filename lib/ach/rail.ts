@@ -35,6 +35,7 @@ import {
 import { checkNachaFile } from "./nacha.ts";
 import { SANDBOX_RETURNS_JOB, sandboxBankUpload } from "./sandbox_bank.ts";
 import { uploadAchFile } from "./transport.ts";
+import { planSandboxStatements } from "../reconciliation/sandbox_statements.ts";
 import { ACH_SETTLE_JOB, achJobHandlers, sendEntries } from "./jobs.ts";
 
 /** How a file reaches the bank. Throws when it is not known whether the bank has it. */
@@ -77,7 +78,10 @@ export interface AchSandboxBank {
   plan(tx: WriteTx, file: AchFileRow, timeZone: string, at: number): Promise<void>;
 }
 
-/** The sandbox bank's returns, planned when a test file is transmitted. */
+/**
+ * The sandbox bank's returns, planned when a test file is transmitted, and its daily statements
+ * from that day on (lib/reconciliation/sandbox_statements.ts).
+ */
 export const achSandboxBank: AchSandboxBank = {
   testAccounts: true,
   async plan(tx, file, timeZone, at) {
@@ -87,6 +91,7 @@ export const achSandboxBank: AchSandboxBank = {
       subjectId: file.batchId,
       dueAt: Math.max(at, sandboxReturnsAt(file.effectiveDate, timeZone)),
     }, at);
+    await planSandboxStatements(tx, file.companyId, timeZone, at);
   },
 };
 

@@ -30,6 +30,10 @@ import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { instantRail } from "../instant/rail.ts";
 import { instantJobHandlers } from "../instant/jobs.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
+import {
+  SANDBOX_STATEMENT_JOB,
+  sandboxStatementJob,
+} from "../reconciliation/sandbox_statements.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
@@ -192,6 +196,7 @@ export function jobHandlersOf(
       increaseTimeoutMs: options.increaseTimeoutMs,
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
+    [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(deps),
     ...documentJobHandlers(),
   };
