@@ -2,7 +2,9 @@
  * The simulated check bank: the service's check transport in the simulation. It reads each
  * positive-pay file it is handed (issues and voids, in the company's template), keeps its own
  * register of what it may pay, and pays a check when its payee presents it (days later, drawn by
- * its own PRNG) only if the check was issued to it and not voided before. Every banking morning
+ * its own PRNG) only if the check was issued to it and not voided before. Now and then it errs as
+ * banks do: it pays a check for another amount than written (a misread encoding), or honours the
+ * same check a second time days later (deposited twice). Every banking morning
  * from its first file, the checks paid since the last morning come back as a paid-items CSV the
  * harness delivers (only its header when nothing was paid, as banks send every day).
  */
@@ -21,10 +23,19 @@ export interface BankCheck {
   /** When the payee presents it; null: never (the check is lost). */
   presentAt: number | null;
   paid: boolean;
-  /** When it was paid (its presentment), once paid. */
-  paidAt: number | null;
+  /** Every payment of the check: once, or twice when the bank honoured it again. */
+  readonly payments: Payment[];
+  /** When the payee deposits it a second time and the bank pays it again; null: never. */
+  presentAgainAt: number | null;
   /** Presented after a void reached the bank: refused. */
   refused: boolean;
+}
+
+/** One payment the bank made of a check, for what it paid. */
+export interface Payment {
+  readonly number: number;
+  readonly at: number;
+  readonly cents: number;
 }
 
 export interface PaidItemsDelivery {
@@ -34,6 +45,9 @@ export interface PaidItemsDelivery {
 }
 
 const DAY_MS = 86_400_000;
+/** Chances of the bank's errors per check it pays: another amount, a second payment. */
+const WRONG_AMOUNT_CHANCE = 0.04;
+const PAID_TWICE_CHANCE = 0.03;
 
 export class SimCheckBank implements CheckTransport {
   readonly takesFilesAnyTime = true;
@@ -43,8 +57,8 @@ export class SimCheckBank implements CheckTransport {
   readonly filesTaken: string[] = [];
   /** Reports whose import failed (a crash), delivered again before the next morning's. */
   readonly pending: PaidItemsDelivery[] = [];
-  /** Paid checks not reported yet, in the order they were paid. */
-  readonly #unreported: BankCheck[] = [];
+  /** Payments not reported yet, in the order they were made. */
+  readonly #unreported: Payment[] = [];
   /** The morning of the last report (or of the first file's day); null before any file. */
   #lastMorning: number | null = null;
   readonly answers: UploadMode[] = [];
@@ -111,7 +125,8 @@ export class SimCheckBank implements CheckTransport {
         voided: false,
         presentAt,
         paid: false,
-        paidAt: null,
+        payments: [],
+        presentAgainAt: null,
         refused: false,
       });
     }
@@ -120,16 +135,33 @@ export class SimCheckBank implements CheckTransport {
   /** Presents the checks due by `now`; the ones paid go in the next morning's report. */
   present(now: number): void {
     for (const check of this.checks.values()) {
+      if (check.presentAgainAt !== null && check.presentAgainAt <= now) {
+        this.#pay(check, check.presentAgainAt, check.amountCents);
+        check.presentAgainAt = null;
+      }
       if (check.presentAt === null || check.presentAt > now || check.paid || check.refused) {
         continue;
       }
       if (check.voided) check.refused = true;
       else {
         check.paid = true;
-        check.paidAt = check.presentAt;
-        this.#unreported.push(check);
+        const wrong = this.#prng.chance(WRONG_AMOUNT_CHANCE);
+        const cents = wrong
+          ? Math.max(1, check.amountCents + this.#prng.pick([-1_000, -100, 100, 1_000]))
+          : check.amountCents;
+        this.#pay(check, check.presentAt, cents);
+        if (this.#prng.chance(PAID_TWICE_CHANCE)) {
+          check.presentAgainAt = check.presentAt + this.#prng.int(1, 5) * DAY_MS;
+        }
       }
     }
+  }
+
+  #pay(check: BankCheck, at: number, cents: number): void {
+    const payment = { number: check.number, at, cents };
+    check.payments.push(payment);
+    this.#unreported.push(payment);
+    this.#unreported.sort((a, b) => a.at - b.at);
   }
 
   /** The next moment a check is presented after `now`, or Infinity. */
@@ -138,6 +170,9 @@ export class SimCheckBank implements CheckTransport {
     for (const check of this.checks.values()) {
       if (check.presentAt !== null && check.presentAt > now && !check.paid && !check.refused) {
         next = Math.min(next, check.presentAt);
+      }
+      if (check.presentAgainAt !== null && check.presentAgainAt > now) {
+        next = Math.min(next, check.presentAgainAt);
       }
     }
     return next;
@@ -167,14 +202,14 @@ export class SimCheckBank implements CheckTransport {
     const morning = this.#nextMorning();
     if (morning === null || morning > until) return null;
     this.#lastMorning = morning;
-    const paid: BankCheck[] = [];
-    while (this.#unreported.length > 0 && this.#unreported[0].paidAt! < morning) {
+    const paid: Payment[] = [];
+    while (this.#unreported.length > 0 && this.#unreported[0].at < morning) {
       paid.push(this.#unreported.shift()!);
     }
-    const rows = paid.map((check) =>
-      `${check.number},${Math.floor(check.amountCents / 100)}.${
-        String(check.amountCents % 100).padStart(2, "0")
-      },${bankLocal(check.paidAt!, this.#timeZone).date}`
+    const rows = paid.map((payment) =>
+      `${payment.number},${Math.floor(payment.cents / 100)}.${
+        String(payment.cents % 100).padStart(2, "0")
+      },${bankLocal(payment.at, this.#timeZone).date}`
     );
     return {
       at: morning,

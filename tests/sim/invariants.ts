@@ -88,7 +88,8 @@ async function payoutStates(view: Ledgerless): Promise<Map<string, PayoutState>>
 /**
  * What the banks paid to each payout, net of what came back: ACH credits not returned (by the
  * entry's individual id, the payout id's tail) and checks the check bank paid (by number, through
- * the register's number -> payout).
+ * the register's number -> payout; a check the bank paid twice by its own error counts once: the
+ * second payment is the bank's, caught as an exception, not the service paying again).
  */
 async function bankPaid(world: World, paypal: SimPaypal): Promise<Map<string, number>> {
   const paid = new Map<string, number>();
@@ -267,7 +268,7 @@ export async function checkFinal(view: Ledgerless): Promise<void> {
     bankNet += entry.credit ? entry.amountCents : -entry.amountCents;
   }
   for (const check of world.checkBank.checks.values()) {
-    if (check.paid) bankNet += check.amountCents;
+    for (const payment of check.payments) bankNet += payment.cents;
   }
   for (const { cents } of view.paypal.paidByPayout().values()) bankNet += cents;
   const { rows } = await world.test.readClient.execute({

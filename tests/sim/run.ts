@@ -6,7 +6,7 @@
  * through one PRNG, so `runSeed(seed)` replays exactly; ids may differ from run to run, decisions
  * do not.
  */
-import { advanceSandboxClock } from "../../db/scheduler.ts";
+import { advanceSandboxClock, runDueJobs } from "../../db/scheduler.ts";
 import { cancelApiPayee, createApiDisbursement } from "../../lib/disbursements/service.ts";
 import {
   cancelV1Disbursement,
@@ -222,6 +222,7 @@ export class Sim {
       operator_files: 4,
       crash: 3,
       check_void: 2,
+      race: 2,
     });
     let outcome: string;
     const description: string[] = [kind];
@@ -449,6 +450,21 @@ export class Sim {
         });
         return answer.ok ? "voided" : `refused ${answer.code}`;
       }
+      case "race": {
+        // Two job runners drain the same due jobs at once (issue case 2): at each moment of the
+        // advance a second runner runs beside the one the clock's move starts. The banks take
+        // every file while they race, so which runner hands a file over first decides nothing
+        // the seed's later steps depend on.
+        const seconds = this.prng.pick(CLOCK_JUMPS);
+        d.push(String(seconds));
+        const scripted = [w.bank.answers.splice(0), w.checkBank.answers.splice(0)] as const;
+        try {
+          return `${await this.advance(seconds, 2)}, raced`;
+        } finally {
+          w.bank.answers.push(...scripted[0]);
+          w.checkBank.answers.push(...scripted[1]);
+        }
+      }
       case "crash": {
         const units = this.prng.int(0, 12);
         d.push(String(units));
@@ -565,9 +581,10 @@ export class Sim {
 
   /**
    * Moves the sandbox clock `seconds` ahead, stopping at each moment the bank sends a file so
-   * the file arrives when the bank sent it (before what falls due after it).
+   * the file arrives when the bank sent it (before what falls due after it). With two runners a
+   * second one drains the same due jobs beside the clock's own at each moment.
    */
-  async advance(seconds: number): Promise<string> {
+  async advance(seconds: number, runners: 1 | 2 = 1): Promise<string> {
     const w = this.world;
     let now = await this.refreshNow();
     const target = now + seconds * 1000;
@@ -579,14 +596,22 @@ export class Sim {
       // one moment (and what that schedules for the same moment), never past the next event.
       // What a provider takes during this move, it takes at the move's moment.
       this.domainNowCached = now + nextStep * 1000;
-      now = (await advanceSandboxClock(
-        w.test,
-        w.ids.companyId,
-        nextStep,
-        w.clock.now(),
-        w.handlers,
-        { clock: w.clock },
-      )).now;
+      const [moved] = await Promise.all([
+        advanceSandboxClock(
+          w.test,
+          w.ids.companyId,
+          nextStep,
+          w.clock.now(),
+          w.handlers,
+          { clock: w.clock },
+        ),
+        runners === 2
+          ? runDueJobs(w.test, w.ids.companyId, this.domainNowCached, w.handlers, {
+            clock: w.clock,
+          })
+          : 0,
+      ]);
+      now = moved.now;
       this.domainNowCached = now;
       for (let delivery = w.bank.nextDue(now); delivery; delivery = w.bank.nextDue(now)) {
         try {
@@ -741,7 +766,10 @@ export class Sim {
     for (const row of all ? rows : [this.prng.pick(rows)]) {
       const id = String(row.id);
       const fileName = String(row.file_name);
-      const name = `file ${fileName.slice(-14)}`;
+      // A check file's name ends with its batch id, which is random: the step names its day.
+      const name = row.rail === "check"
+        ? `file ${fileName.replace(/_rbt_\w+/, "")}`
+        : `file ${fileName.slice(-14)}`;
       if (row.rail === "check") {
         if (row.status !== "in_doubt") continue;
         const as = w.checkBank.has(fileName) ? "transmitted" : "not_received";
@@ -845,10 +873,15 @@ export class Sim {
     }
   }
 
-  /** Whether money is still on its way: a file not settled, or a payout in flight. */
+  /**
+   * Whether money is still on its way: a file not settled, a payout in flight, or an exception an
+   * operator has yet to resolve.
+   */
   async #unsettled(): Promise<boolean> {
     const { rows } = await this.world.test.readClient.execute(
-      `SELECT 1 FROM rail_batches WHERE status IN ('built', 'transmitting', 'in_doubt')
+      `SELECT 1 FROM rail_exceptions WHERE status = 'open'
+       UNION ALL SELECT 1 FROM check_exceptions WHERE status = 'open'
+       UNION ALL SELECT 1 FROM rail_batches WHERE status IN ('built', 'transmitting', 'in_doubt')
        UNION ALL SELECT 1 FROM payouts p WHERE status IN ('modality_selected', 'funds_sent')
          AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.payout_id = p.id AND c.status = 'issued')
        LIMIT 1`,
