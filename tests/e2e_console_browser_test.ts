@@ -414,6 +414,16 @@ Deno.test({
         assert.equal(response?.status(), 200, name);
         await shot(page, `13-${name}`);
       }
+      // A line's day, from its date in the tie-out; the PayPal batches with their balance.
+      await page.goto(`${baseUrl}/console/ledger/tie-out?env=test`);
+      await page.getByRole("table", { name: /Acme Mutual \/ auto/ }).getByRole("link").first()
+        .click();
+      await page.getByRole("heading", { name: /^Acme Mutual \/ auto on \d{4}-\d{2}-\d{2}$/ })
+        .waitFor();
+      await shot(page, "13-ledger-day");
+      await page.goto(`${baseUrl}/console/bank-files/paypal?env=test`);
+      await page.getByRole("heading", { name: "Bank files" }).waitFor();
+      await shot(page, "13-paypal-batches");
       // An admin imports a paid-items file by hand; in test it is applied at once.
       await page.goto(`${baseUrl}/console/bank-files/import?env=test`);
       await page.getByLabel("Kind").selectOption("check_paid");

@@ -29,6 +29,7 @@ const CONSOLE_PAGES = [
   "/console/bank-files/batches",
   "/console/bank-files/checks",
   "/console/bank-files/check-files",
+  "/console/bank-files/paypal",
   "/console/bank-files/imports",
   "/console/bank-files/import",
   "/console/reviews",
