@@ -5,7 +5,8 @@
  * the merchant category codes a card may be spent at (none: any).
  */
 import * as v from "valibot";
-import { ok, refuse, type Result } from "../platform/result.ts";
+import { ok, type Result } from "../platform/result.ts";
+import { settingsInputRefusal } from "../platform/settings_input.ts";
 import { checkProviderBaseUrl, type ProviderHosts } from "../rails/provider_base_url.ts";
 
 /** Lithic's hosts (docs.lithic.com, "Environments"). */
@@ -76,14 +77,7 @@ export function checkLithicSettings(
   environment: "test" | "live",
 ): Result<LithicSettings, "invalid_input"> {
   const parsed = v.safeParse(settingsInput, input);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const field = issue.path?.map((item) => String(item.key)).join(".") || "settings";
-    const message = issue.message.startsWith(field.split(".")[0])
-      ? issue.message
-      : `${field}: ${issue.message}`;
-    return refuse("invalid_input", message, { field });
-  }
+  if (!parsed.success) return settingsInputRefusal(parsed.issues);
   const s = parsed.output;
   const baseUrl = checkProviderBaseUrl(s.base_url, environment, LITHIC_HOSTS);
   if (!baseUrl.ok) return baseUrl;
