@@ -17,6 +17,7 @@ import { increaseSettingsApprovedActions } from "../instant/settings_approval.ts
 import { bankFileApprovedActions } from "../rails/batch_approvals.ts";
 import { railExceptionResolved } from "../rails/exceptions.ts";
 import { reconciliationApprovedActions } from "../reconciliation/approvals.ts";
+import { unclaimedApprovedActions } from "../obligations/approvals.ts";
 import { ok } from "../platform/result.ts";
 
 /** Every approval kind's action. */
@@ -33,6 +34,7 @@ export const approvedActions: ApprovedActions = {
   ...achImportApprovedActions,
   ...paidImportApprovedActions,
   ...reconciliationApprovedActions,
+  ...unclaimedApprovedActions,
   "rail_exception.resolve": async (tx, approval, { actor, now }) => {
     const resolved = await railExceptionResolved(tx, actor, approval, now);
     return resolved.ok ? ok(resolved.value) : resolved;

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { offerExpiryActions, PAY_BY_DAYS_MAX, PAY_BY_DAYS_MIN } from "./deadline.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import { PROPERTY_TYPES, type PropertyType, US_STATES } from "./unclaimed_rules.ts";
 
 /** The sandbox's dormancy may be shortened to this many days at least (a day is the clock's unit). */
 export const SANDBOX_DORMANCY_DAYS_MIN = 1;
@@ -78,4 +79,63 @@ export function parseSettingsChange(
     );
   }
   return ok(change);
+}
+
+/** A state's dormancy is at most twenty years. */
+export const DORMANCY_DAYS_MAX = 7300;
+
+const propertyTypes = Object.keys(PROPERTY_TYPES) as PropertyType[];
+const stateFlag = v.pipe(
+  v.string(),
+  v.toUpperCase(),
+  v.check((state) => US_STATES.has(state), "--state: a two-letter US state code such as TX"),
+);
+
+/** The first issue of a parse, as the refusal naming its flag. */
+function firstIssue(issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]) {
+  const issue = issues[0];
+  return refuse("invalid_input", issue.message, { field: v.getDotPath(issue) ?? "flags" });
+}
+
+const dormancyFlags = v.object({
+  state: stateFlag,
+  "property-type": v.picklist(propertyTypes, `--property-type: one of ${propertyTypes.join(", ")}`),
+  days: v.pipe(
+    v.string(),
+    v.regex(/^\d{1,4}$/, `--days: a whole number from 1 to ${DORMANCY_DAYS_MAX}`),
+    v.transform(Number),
+    v.minValue(1, `--days: a whole number from 1 to ${DORMANCY_DAYS_MAX}`),
+    v.maxValue(DORMANCY_DAYS_MAX, `--days: a whole number from 1 to ${DORMANCY_DAYS_MAX}`),
+  ),
+});
+
+/** A dormancy an admin sets: a state, a property type and its days. */
+export function parseDormancyChange(
+  flags: Readonly<Record<string, string | undefined>>,
+): Result<{ state: string; propertyType: PropertyType; days: number }, "invalid_input"> {
+  const parsed = v.safeParse(dormancyFlags, flags);
+  if (!parsed.success) return firstIssue(parsed.issues);
+  return ok({
+    state: parsed.output.state,
+    propertyType: parsed.output["property-type"],
+    days: parsed.output.days,
+  });
+}
+
+const reportFlags = v.object({
+  state: stateFlag,
+  "report-year": v.pipe(
+    v.string(),
+    v.regex(/^20\d\d$/, "--report-year: a year such as 2026"),
+    v.transform(Number),
+  ),
+});
+
+/** The state and year of a report. */
+export function parseReportRequest(
+  flags: Readonly<Record<string, string | undefined>>,
+): Result<{ state: string; reportYear: number }, "invalid_input"> {
+  const parsed = v.safeParse(reportFlags, flags);
+  if (!parsed.success) return firstIssue(parsed.issues);
+  return ok({ state: parsed.output.state, reportYear: parsed.output["report-year"] });
 }

@@ -49,21 +49,11 @@ const filled = (value: unknown): string | null =>
   typeof value === "string" && value.trim() !== "" ? value.trim() : null;
 
 /**
- * The payout's mailing address on file: the one its record holds (a Surface A payee's, or the
- * one the payee entered with a check), else its /v1 payee's; null when neither is whole.
+ * The mailing address on file of a payout row (with its /v1 payee's `payee_address`): the one the
+ * payee entered with a check, else the payout's own (a Surface A payee's), else its /v1 payee's;
+ * null when none is whole.
  */
-export async function addressOnFile(
-  tx: Pick<WriteTx, "execute">,
-  payoutId: string,
-): Promise<AddressOnFile | null> {
-  const { rows } = await tx.execute({
-    sql: `SELECT p.address_one, p.address_two, p.city, p.state, p.zip_code, p.method_details,
-            y.address AS payee_address
-          FROM payouts p LEFT JOIN payees y ON y.id = p.payee_id WHERE p.id = ?`,
-    args: [payoutId],
-  });
-  const row = rows[0];
-  if (!row) return null;
+export function addressFrom(row: Readonly<Record<string, unknown>>): AddressOnFile | null {
   const details = JSON.parse(String(row.method_details ?? "{}")) as Record<string, unknown>;
   const payee = JSON.parse(String(row.payee_address ?? "null")) as Record<string, unknown> | null;
   const candidates = [
@@ -87,6 +77,19 @@ export async function addressOnFile(
   return null;
 }
 
+/** The payout's mailing address on file, or null. */
+export async function addressOnFile(
+  tx: Pick<WriteTx, "execute">,
+  payoutId: string,
+): Promise<AddressOnFile | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT p.address_one, p.address_two, p.city, p.state, p.zip_code, p.method_details,
+            y.address AS payee_address
+          FROM payouts p LEFT JOIN payees y ON y.id = p.payee_id WHERE p.id = ?`,
+    args: [payoutId],
+  });
+  return rows[0] ? addressFrom(rows[0]) : null;
+}
 /** Writes the settings a change names (the others keep their value), in the caller's unit. */
 export async function updateObligationSettings(
   tx: WriteTx,

@@ -156,6 +156,8 @@ export const APPROVAL_KINDS = {
   "rail_exception.resolve": "let a rail's payment of an entry its payout no longer held stand",
   "statement_import.apply": "import a bank statement file imported by hand in live",
   "recon_exception.adjust": "resolve a reconciliation exception with an adjusting ledger entry",
+  "unclaimed_report.remit":
+    "remit a filed unclaimed-property report: its payouts leave the ledger for the state",
 } as const;
 export type ApprovalKind = keyof typeof APPROVAL_KINDS;
 

@@ -62,6 +62,7 @@ import {
 } from "../obligations/deadline.ts";
 import { readObligationSettings } from "../obligations/store.ts";
 import { fallBackAtDeadline } from "../obligations/fallback.ts";
+import { ensureSweep } from "../obligations/unclaimed.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -162,6 +163,8 @@ async function expireOffer(
   const decided = expiryDecision(settings.offerExpiryAction, {
     fellBackBefore: payout.fellBackAt !== null,
   });
+  // Whatever it becomes, the payout is still owed: due diligence follows it from today.
+  await ensureSweep(tx, payout.companyId, now, now);
   if (decided === "cancel") {
     return await applyMove(tx, payout.id, { kind: "expire_offer" }, now, {
       detail: "the payee did not choose in time",

@@ -4,6 +4,7 @@
  * the sandbox's per-payout rails for the other methods in test and the unconfigured live rail for
  * them in live, the bank's imports, and the operator's document checks.
  */
+import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
@@ -199,6 +200,7 @@ export function jobHandlersOf(
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(deps),
     ...documentJobHandlers(),
+    ...unclaimedJobHandlers({ environment, notifications: runtime.notifications }),
   };
 }
 

@@ -309,6 +309,8 @@ export interface PortalPayout {
   readonly postageCodes?: readonly string[] | null;
   readonly failureReason: string | null;
   readonly memo: string | null;
+  /** The state it was remitted to as unclaimed property, once escheated. */
+  readonly escheatedState: string | null;
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 
@@ -328,6 +330,7 @@ const toPortalPayoutRow = rowMapper({
   settings: json<Record<string, unknown>>(payout.paymentMethodSettings, "object"),
   failureReason: payout.failureReason,
   memo: columnsOf(disbursements).memo,
+  escheatedState: payout.escheatedState,
 });
 const transition = columnsOf(payoutTransitions);
 const toTimelineStep = rowMapper({
@@ -343,7 +346,8 @@ export async function readPortalPayout(
   const { rows } = await executor.execute({
     sql: `SELECT p.id, p.status, p.amount_cents, p.payee_fee_cents, p.first_name, p.last_name,
                  p.email, p.phone, p.allowed_payment_method_ids, p.payment_method_id, p.method_details,
-                 p.payment_method_settings, p.failure_reason, d.memo, c.name AS company_name
+                 p.payment_method_settings, p.failure_reason, p.escheated_state, d.memo,
+                 c.name AS company_name
             FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
             JOIN companies c ON c.id = p.company_id WHERE p.id = ?`,
     args: [payoutId],

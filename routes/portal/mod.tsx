@@ -292,6 +292,14 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         status,
       );
     }
+    if (payout.status === "escheated") {
+      return c.html(
+        <Page locale={locale} title={t.payment.escheatedTitle} company={payout.companyName}>
+          <p>{t.payment.escheated(payout.companyName, payout.escheatedState ?? "")}</p>
+        </Page>,
+        status,
+      );
+    }
     if (payout.status === "canceled") {
       return c.html(
         <Page locale={locale} title={t.payment.canceledTitle} company={payout.companyName}>
