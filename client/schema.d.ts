@@ -5791,6 +5791,7 @@ export interface components {
         | "contact_missing"
         | "url_not_allowed"
         | "rail_not_configured"
+        | "postage_not_mailable"
         | "ach_not_configured"
         | "authentication_failed"
         | "not_authorized"
