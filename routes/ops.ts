@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { moneyInFlightGauges, NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
 import { needsActionGauges } from "../lib/console/needs_action.ts";
+import { reconGauges } from "../lib/reconciliation/views.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -44,6 +45,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
     const failing = new Set(readiness.body.reasons ?? []);
     const inFlight = await moneyInFlightGauges(deps.databases);
     const needsAction = await needsActionGauges(deps.databases, deps.clock.now());
+    const recon = await reconGauges(deps.databases, deps.clock.now());
     const text = metrics.render({
       readiness_not_ready: {
         help: "1 while /readyz answers 503 for this reason, else 0.",
@@ -70,6 +72,18 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
       funding_shortfall_cents: {
         help: "What lines owe of cleared ACH fundings the bank took back (their new payouts wait).",
         samples: inFlight.map((g) => [`environment="${g.environment}"`, g.fundingShortfallCents]),
+      },
+      recon_exceptions_open: {
+        help:
+          "Reconciliation exceptions open: bank lines nothing expected (side bank), expected moves the bank did not report (side service).",
+        samples: recon.map((g) => [`environment="${g.environment}",side="${g.side}"`, g.open]),
+      },
+      recon_exception_oldest_age_seconds: {
+        help: "How long the oldest open reconciliation exception of each side has waited.",
+        samples: recon.map((g) => [
+          `environment="${g.environment}",side="${g.side}"`,
+          g.oldestAgeSeconds,
+        ]),
       },
       needs_action: {
         help:

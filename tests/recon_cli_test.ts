@@ -142,10 +142,10 @@ Deno.test("test: recon:import reconciles at once, recon:exceptions lists the dif
         count: 1,
         items: [{
           companyName: "Acme Mutual",
-          path: "/console/needs-action",
+          path: "/console/reconciliation",
           subject: `account ••••0002 on ${date} (${exception.id})`,
           detail:
-            "the bank reported a debit of $25.00 (other, type 699) the service did not expect: resolve it with recon:resolve",
+            "the bank reported a debit of $25.00 (other, type 699) the service did not expect: resolve it",
           amountCents: 2_500,
           since: Date.parse(exception.created_at),
         }],

@@ -34,9 +34,9 @@ async function readOpenExceptions(
     count,
     items: rows.map((row) => ({
       companyName: String(row.company_name),
-      path: "/console/needs-action",
+      path: "/console/reconciliation",
       subject: `account ••••${row.account_last_four} on ${row.statement_date} (${row.id})`,
-      detail: `${row.reason}: resolve it with recon:resolve`,
+      detail: `${row.reason}: resolve it`,
       amountCents: Number(row.amount_cents),
       since: Number(row.created_at),
     })),

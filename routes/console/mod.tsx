@@ -22,6 +22,7 @@ import { disbursementsConsoleRoutes } from "./disbursements.tsx";
 import { fundingConsoleRoutes } from "./funding.tsx";
 import { auditConsoleRoutes } from "./audit.tsx";
 import { railExceptionsConsoleRoutes } from "./rail_exceptions.tsx";
+import { reconciliationConsoleRoutes } from "./reconciliation.tsx";
 import { needsActionConsoleRoutes } from "./needs_action.tsx";
 import { approvalsConsoleRoutes } from "./approvals.tsx";
 import { overviewConsoleRoutes } from "./overview.tsx";
@@ -75,6 +76,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", auditConsoleRoutes(deps));
   app.route("/", approvalsConsoleRoutes(deps));
   app.route("/", railExceptionsConsoleRoutes(deps));
+  app.route("/", reconciliationConsoleRoutes(deps));
   app.route("/", needsActionConsoleRoutes(deps));
   app.route("/", overviewConsoleRoutes(deps));
   app.route("/payouts", payoutsConsoleRoutes(deps));

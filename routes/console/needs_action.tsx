@@ -104,7 +104,7 @@ export const NEEDS_ACTION_LABELS: Readonly<Record<NeedsActionKind, KindLabel>> =
   recon_exceptions: {
     one: "bank statement difference open",
     many: "bank statement differences open",
-    page: null,
+    page: "/console/reconciliation",
   },
   deadlines_not_fallen_back: {
     one: "payment past its pay_by with no fallback check",
