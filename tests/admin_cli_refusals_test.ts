@@ -263,7 +263,9 @@ Deno.test("environment-specific commands name the environment they acted on, or 
         // The ACH funding was returned before its debit went to the bank: never funded.
         "auto,1970-01-01,USD,0.00,0.00,0.00,0.00,0.00,0.00,0.00,0.00\n" +
         "\n" +
-        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n",
+        "funding_uuid,payment_method,amount,large_disbursement,disbursement_uuid,movements,released_disbursement_uuid,released_at\n" +
+        "\n" +
+        "transaction_id,kind,payout_id,claim_or_uuid,posted_at,disbursed,fees,returned\n",
     );
   });
 });
