@@ -21,7 +21,7 @@ import { batchServiceDeps, jobHandlersOf, payoutRuntime } from "../lib/payouts/r
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
-import { resolveBatch } from "../lib/rails/batches_service.ts";
+import { requestBatchRelease, resolveBatch } from "../lib/rails/batches_service.ts";
 import type { AppDeps } from "../routes/context.ts";
 import { batches, FIRST_CUTOFF, quietly, rows, ScriptedBank, statuses } from "./ach_helpers.ts";
 import { chooseCheck, loadEmptySanctionsList, storeCheckSettings } from "./checks_helpers.ts";
@@ -33,6 +33,8 @@ import {
   START,
 } from "./money_core_helpers.ts";
 import { makeOperator, operatorDepsOf } from "./operator_helpers.ts";
+import { choosePaypal, configurePaypal } from "./paypal_helpers.ts";
+import { PaypalContractServer } from "./paypal_contract_server.ts";
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -496,4 +498,208 @@ Deno.test("case 9: a crashed cutoff resumes within seconds of its node's restart
     assert.equal(bank.received.length, 1);
     assert.deepEqual(await statuses(m, ids), ["funds_sent", "funds_sent"]);
   }, { scripted: true });
+});
+
+/**
+ * The database whose first write through its writer (a cutoff's first claim page) waits for
+ * `gate` once, as a claim still running.
+ */
+function slowClaim(database: Database, gate: { opened: Promise<void>; reached: () => void }) {
+  let waited = false;
+  const writer = new Proxy(database.writer, {
+    get(target, property, receiver) {
+      if (property !== "write") return Reflect.get(target, property, receiver);
+      return async <T>(unit: WriteUnit<T>): Promise<T> => {
+        if (!waited) {
+          waited = true;
+          gate.reached();
+          await gate.opened;
+        }
+        return await target.write(unit);
+      };
+    },
+  });
+  return { ...database, writer };
+}
+
+/** A gate a test opens, and the promise that its first waiter reached it. */
+function claimGate() {
+  let open = () => {};
+  let reached = () => {};
+  const gate = {
+    opened: new Promise<void>((resolve) => open = resolve),
+    reached: () => reached(),
+  };
+  const claimStarted = new Promise<void>((resolve) => reached = resolve);
+  return { gate, open: () => open(), claimStarted };
+}
+
+/** Live PayPal settings for the fixture's company, on a contract server. */
+async function withLivePaypal(
+  m: MoneyFixture,
+  fn: (server: PaypalContractServer) => Promise<void>,
+): Promise<void> {
+  const server = await PaypalContractServer.start();
+  try {
+    await configurePaypal(m.database, server, m.companyId, m.now());
+    // Off the five-minute boundary: the payouts wait for the next cutoff.
+    await m.advance(60);
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** The next five-minute PayPal cutoff after START + 60 s. */
+const PAYPAL_CUTOFF = START + 5 * MINUTE_MS;
+
+const batchesOf = (m: MoneyFixture, rail: string) =>
+  rows(
+    m,
+    "SELECT status, entry_count, cutoff_at, error FROM rail_batches WHERE rail = ? ORDER BY rowid",
+    rail,
+  );
+
+Deno.test("case 4, every rail: overflow of a check cutoff stays in its cutoff when another node runs the cutoff's next file while the first is still being claimed", async () => {
+  const { gate, open, claimStarted } = claimGate();
+  await withLiveRail(async ({ m, clock, handlers }) => {
+    await chooseCheck(m, [1_000, 2_000, 3_000]);
+    clock.set(FIRST_CUTOFF);
+    const { runDueJobs } = await import("../db/scheduler.ts");
+    // Node A takes the cutoff: a full file of two, its claim still running...
+    const nodeA = runDueJobs(m.database, m.companyId, FIRST_CUTOFF, handlers, { clock });
+    await claimStarted;
+    // ... while node B finds the overflow's job of the same cutoff due.
+    await runDueJobs(m.database, m.companyId, FIRST_CUTOFF, handlers, { clock });
+    open();
+    await nodeA;
+    clock.set(FIRST_CUTOFF + 10_000);
+    await runDueJobs(m.database, m.companyId, FIRST_CUTOFF + 10_000, handlers, { clock });
+    assert.deepEqual(
+      (await batchesOf(m, "check_positive_pay")).map((b) => [b.entry_count, b.cutoff_at]),
+      [[2, FIRST_CUTOFF], [1, FIRST_CUTOFF]],
+    );
+    assert.deepEqual(
+      (await rows(m, "SELECT status FROM rail_batch_entries ORDER BY rowid")).map((e) => e.status),
+      ["batched", "batched", "batched"],
+    );
+  }, { batchEntriesMax: 2, wrapDatabase: (database) => slowClaim(database, gate) });
+});
+
+Deno.test("case 4, every rail: overflow of a PayPal cutoff stays in its cutoff when another node runs the cutoff's next batch while the first is still being claimed", async () => {
+  const { gate, open, claimStarted } = claimGate();
+  await withLiveRail(async ({ m, clock, handlers }) => {
+    await withLivePaypal(m, async (server) => {
+      const ids = [];
+      for (const [i, amount] of [1_000, 2_000, 3_000].entries()) {
+        ids.push(await choosePaypal(m, "paypal", amount, `p${i}`));
+      }
+      clock.set(PAYPAL_CUTOFF);
+      const { runDueJobs } = await import("../db/scheduler.ts");
+      const nodeA = runDueJobs(m.database, m.companyId, PAYPAL_CUTOFF, handlers, { clock });
+      await claimStarted;
+      await runDueJobs(m.database, m.companyId, PAYPAL_CUTOFF, handlers, { clock });
+      open();
+      await nodeA;
+      clock.set(PAYPAL_CUTOFF + 10_000);
+      await runDueJobs(m.database, m.companyId, PAYPAL_CUTOFF + 10_000, handlers, { clock });
+      assert.deepEqual(
+        (await batchesOf(m, "paypal")).map((b) => [b.status, b.entry_count, b.cutoff_at]),
+        [["transmitted", 2, PAYPAL_CUTOFF], ["transmitted", 1, PAYPAL_CUTOFF]],
+      );
+      assert.equal(server.batches.size, 2);
+      assert.deepEqual(await statuses(m, ids), ["funds_sent", "funds_sent", "funds_sent"]);
+    });
+  }, { batchEntriesMax: 2, wrapDatabase: (database) => slowClaim(database, gate) });
+});
+
+Deno.test("case 4, every rail: a positive-pay file never marked sent is voided at its window's end (the bank's midnight), with its print file; its unsent check is voided and the payout's check issued again, with a new number, in the next day's file", async () => {
+  await withLiveRail(async ({ m, runUntil }) => {
+    const [id] = await chooseCheck(m, [7_000]);
+    await runUntil(FIRST_CUTOFF + MINUTE_MS);
+    assert.deepEqual((await batches(m)).map((b) => [b.rail, b.status]), [
+      ["check_positive_pay", "built"],
+      ["check_print", "built"],
+    ]);
+    const midnight = Date.UTC(2026, 0, 6, 5, 0); // 2026-01-06 00:00 in New York
+    await quietly(() => runUntil(midnight - MINUTE_MS));
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["built", "built"]);
+    await quietly(() => runUntil(midnight));
+    const [positivePay, print] = await batches(m);
+    assert.deepEqual([positivePay.status, print.status], ["voided", "voided"]);
+    assert.match(String(positivePay.error), /window closed .*download and mark-sent/);
+    assert.deepEqual(await entryStatuses(m), [`${id}-1:voided`, `${id}-2:queued`]);
+    assert.deepEqual(
+      await rows(m, "SELECT check_number, status, void_reason, reference FROM checks ORDER BY 1"),
+      [
+        { check_number: 5001, status: "voided", void_reason: "file_voided", reference: `${id}-1` },
+        { check_number: 5002, status: "issued", void_reason: null, reference: `${id}-2` },
+      ],
+    );
+    assert.equal((await m.payout(id)).status, "modality_selected");
+    // Tuesday's 10:30 cutoff tells the bank of the new check only: the old one it never heard of.
+    await quietly(() => runUntil(Date.UTC(2026, 0, 6, 15, 31)));
+    const files = await rows(
+      m,
+      `SELECT f.kind, f.issue_count, f.void_count, b.status FROM check_files f
+         JOIN rail_batches b ON b.id = f.batch_id ORDER BY b.rowid`,
+    );
+    assert.deepEqual(files.slice(2), [
+      { kind: "positive_pay", issue_count: 1, void_count: 0, status: "built" },
+      { kind: "print", issue_count: 1, void_count: 0, status: "built" },
+    ]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("PayPal release, as for bank files: in live a batch over the approval limit waits for a second admin, then goes; a batch within it goes at its cutoff", async () => {
+  await withLiveRail(async ({ m, alice, approve, runUntil }) => {
+    await withLivePaypal(m, async (server) => {
+      const over = await choosePaypal(m, "paypal", OVER_LIMIT_CENTS, "p0");
+      await runUntil(PAYPAL_CUTOFF);
+      const [waiting] = await rows(m, "SELECT id, status FROM rail_batches WHERE rail = 'paypal'");
+      assert.equal(waiting.status, "built");
+      assert.equal(server.batches.size, 0, "nothing reaches PayPal before the release");
+      const requested = await requestBatchRelease(
+        batchServiceDeps(fileDeps(m)),
+        alice,
+        String(waiting.id),
+        m.now(),
+      );
+      assert.ok(requested.ok && requested.value.approvalId !== null, JSON.stringify(requested));
+      assert.equal(server.batches.size, 0, "one admin alone releases nothing");
+      await approve(requested.value.approvalId!);
+      assert.deepEqual(await batchesOf(m, "paypal").then((b) => b.map((x) => x.status)), [
+        "transmitted",
+      ]);
+      assert.equal(server.batches.size, 1);
+      assert.equal((await m.payout(over)).status, "funds_sent");
+
+      const within = await choosePaypal(m, "paypal", 5_000, "p1");
+      await runUntil(PAYPAL_CUTOFF + 5 * MINUTE_MS);
+      assert.equal(server.batches.size, 2);
+      assert.equal((await m.payout(within)).status, "funds_sent");
+    });
+  });
+});
+
+Deno.test("case 4, every rail: a PayPal batch never released is voided a day after its cutoff, never sent; its item goes in the next cutoff's batch under a new reference", async () => {
+  await withLiveRail(async ({ m, runUntil }) => {
+    await withLivePaypal(m, async (server) => {
+      const id = await choosePaypal(m, "paypal", OVER_LIMIT_CENTS);
+      await runUntil(PAYPAL_CUTOFF);
+      await quietly(() => runUntil(PAYPAL_CUTOFF + DAY_MS));
+      const [voided, next] = await batchesOf(m, "paypal");
+      assert.equal(voided.status, "voided");
+      assert.match(String(voided.error), /its release was not approved/);
+      assert.deepEqual([next.status, next.cutoff_at], ["built", PAYPAL_CUTOFF + DAY_MS]);
+      assert.deepEqual(await entryStatuses(m), [`${id}-1:voided`, `${id}-2:batched`]);
+      assert.equal(server.batches.size, 0);
+      assert.equal((await m.payout(id)).status, "modality_selected");
+      assert.deepEqual(
+        await rows(m, "SELECT origin FROM audit_log WHERE action = 'paypal:void'"),
+        [{ origin: "system" }],
+      );
+    });
+  });
 });

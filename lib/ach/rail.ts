@@ -26,7 +26,6 @@ import {
   ACH_BATCH_JOBS,
   ACH_RAIL,
   type AchFileRow,
-  ensureAchCutoffPlanned,
   loadAchFile,
   openFileContent,
   queueAchEntry,
@@ -190,7 +189,7 @@ export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAda
       }),
     upload: (file, settings, attempt) => uploadFile(deps, file, settings, attempt),
     transmitted: (tx, batch, at) => fileTransmitted(deps, moves, tx, batch, at),
-    planCutoff: ensureAchCutoffPlanned,
+    requeue: queueAchEntry,
     released: (tx, batch, approvalId) => setFileApproval(tx, batch.id, approvalId),
   });
 }

@@ -8,7 +8,7 @@
 import type { Environment } from "../platform/config.ts";
 import { ok, refuse } from "../platform/result.ts";
 import { batchServiceDeps, payoutRuntime } from "../payouts/runtime.ts";
-import { resolveBatch } from "../rails/batches_service.ts";
+import { requestBatchRelease, resolveBatch } from "../rails/batches_service.ts";
 import {
   type AttemptView,
   findRailBatch,
@@ -20,6 +20,7 @@ import {
 import type { SqlReader } from "../../db/writer.ts";
 import {
   type Command,
+  type CommandContext,
   environmentFlag,
   type Flags,
   listedCompanies,
@@ -82,6 +83,16 @@ export function railBatchView(batch: RailBatchView, environment: Environment) {
   };
 }
 
+/** What the rails' batch actions run on, for the command's environment. */
+const batchDepsOf = (ctx: CommandContext, environment: Environment) =>
+  batchServiceDeps({
+    environment,
+    database: ctx.databases[environment],
+    liveDatabase: ctx.databases.live,
+    secretBox: ctx.secretBox,
+    runtime: payoutRuntime(environment, ctx.runtimeSettings),
+  });
+
 const batchReach = objectReach(
   (request, environment, f) => findRailBatch(request.databases[environment].readClient, f.file),
   batchNotFound,
@@ -142,6 +153,31 @@ export const batchCommands: Readonly<Record<string, Command>> = {
       return ok(railBatchView(batch, environment.value));
     },
   },
+  "rails:release": {
+    summary:
+      "ask a second admin to release a built live batch of any rail (ACH file, positive-pay file, PayPal batch) over BANK_FILE_APPROVAL_LIMIT_CENTS (approvals:approve sends it)",
+    flags: { file: "the batch id (rbt_…, rb_…)" },
+    role: "admin",
+    reach: batchReach,
+    run: async (ctx, f) => {
+      const batch = await findRailBatch(ctx.databases.live.readClient, f.file);
+      if (!batch) return batchNotFound(f, "live");
+      const released = await requestBatchRelease(
+        batchDepsOf(ctx, "live"),
+        ctx.actor,
+        batch.id,
+        ctx.now,
+      );
+      if (!released.ok) return released;
+      return ok({
+        environment: "live",
+        file_id: batch.id,
+        rail: batch.rail,
+        status: released.value.status,
+        approval_id: released.value.approvalId,
+      });
+    },
+  },
   "rails:resolve": {
     summary:
       "resolve an in-doubt batch of any rail (ACH file, check file, PayPal batch) after asking the bank or provider: --as transmitted or not_received (live: a second admin approves)",
@@ -166,13 +202,7 @@ export const batchCommands: Readonly<Record<string, Command>> = {
       const batch = await findRailBatch(database.readClient, f.file);
       if (!batch) return batchNotFound(f, environment.value);
       const resolved = await resolveBatch(
-        batchServiceDeps({
-          environment: environment.value,
-          database,
-          liveDatabase: ctx.databases.live,
-          secretBox: ctx.secretBox,
-          runtime: payoutRuntime(environment.value, ctx.runtimeSettings),
-        }),
+        batchDepsOf(ctx, environment.value),
         ctx.actor,
         batch.id,
         f.as,

@@ -24,6 +24,7 @@ import {
   openBatch,
   sendTransmittedEntries,
   settleBatchEntry,
+  voidBatch,
 } from "../rails/batch.ts";
 import { scheduleTransmission } from "../rails/engine.ts";
 import {
@@ -85,6 +86,8 @@ const DAY_MS = 86_400_000;
 export const SANDBOX_POSTAL_PAID_AFTER_MS = 5 * DAY_MS;
 /** ... and a digital check after one business day (contract §10). */
 export const SANDBOX_DIGITAL_PAID_AFTER_BUSINESS_DAYS = 1;
+/** The reason the checks of a file voided before the bank had it are voided with. */
+export const FILE_VOIDED = "file_voided";
 
 /** What a cutoff's claim hands to the build. */
 interface FileClaim {
@@ -407,6 +410,39 @@ export async function checkFileTransmitted(
     await sendFile(tx, deps, moves, batch.companyId, batch.id, at);
   }
   if (batch.rail === PRINT_RAIL) await deps.transport.printed?.(tx, batch, at);
+}
+
+/**
+ * A positive-pay file was voided before the bank had it (its window closed, an operator voided it,
+ * or the bank did not receive it): its issues' checks were never told, so they are voided here
+ * without a void for the bank (their payouts' checks are issued again with new numbers); its
+ * voids of checks issued before go in the next file; its print file, held until it was sent, is
+ * voided with it. In the caller's unit.
+ */
+export async function checkFileVoided(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  batch: BatchRow,
+  now: number,
+): Promise<void> {
+  if (batch.rail !== POSITIVE_PAY_RAIL) return;
+  await tx.execute({
+    sql: `UPDATE checks SET status = 'voided', voided_at = ?, void_reason = ?, voided_by = 'system'
+          WHERE issue_file_id = ? AND status = 'issued'`,
+    args: [now, FILE_VOIDED, batch.id],
+  });
+  const told = await tx.execute({
+    sql: `UPDATE checks SET void_file_id = NULL
+          WHERE void_file_id = ? AND coalesce(issue_file_id, '') <> ?`,
+    args: [batch.id, batch.id],
+  });
+  if (told.rowsAffected > 0) await ensureCheckCutoffPlanned(tx, batch.companyId, now);
+  const print = await printFileOf(tx, batch.id);
+  if (print?.status === "built") {
+    await voidBatch(tx, moves, print.batchId, "its positive-pay file was voided", () => {
+      throw new Error(`print file ${print.batchId} carries no entries of its own`);
+    });
+  }
 }
 
 /**

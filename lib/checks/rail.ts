@@ -32,8 +32,10 @@ import { issueCheck } from "./register.ts";
 import { type CheckSettings, hasCheckRail, readCheckSettings } from "./settings_store.ts";
 import {
   checkFileTransmitted,
+  checkFileVoided,
   checkJobHandlers,
   checkSettingsOf,
+  endOfBankDay,
   planSandboxPaidItems,
   printReleasable,
 } from "./jobs.ts";
@@ -171,11 +173,13 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
     notReceived: "transmit_again",
     file: loadCheckFile,
     settings: (tx, companyId) => checkSettingsOf(deps, tx, companyId),
-    judge: async (tx, file, settings) => ({
+    judge: async (tx, file, settings, batch) => ({
       uploads: deps.transport.uploads(settings, file),
-      // A print file follows its positive-pay file: it needs no release of its own.
+      // A print file follows its positive-pay file: it needs no release nor window of its own.
       releaseCents: file.kind === "positive_pay" ? file.totalCents : null,
-      windowEndsAt: null,
+      windowEndsAt: file.kind === "positive_pay"
+        ? endOfBankDay(batch.cutoffAt, settings.timeZone)
+        : null,
       heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
     }),
     async upload(file, settings) {
@@ -186,7 +190,9 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
       return await deps.transport.upload(settings, file, content);
     },
     transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
-    planCutoff: ensureCheckCutoffPlanned,
+    // A check of a voided file is issued again, with a new number, under the entry's new reference.
+    requeue: (tx, entry, now) => queueCheck(deps, tx, entry, now),
+    voided: (tx, batch, now) => checkFileVoided(tx, moves, batch, now),
   });
 }
 

@@ -37,6 +37,7 @@ import {
   itemAction,
   PAYPAL_FUNDS_RETRY_MS,
   PAYPAL_RESUBMIT_AGE_MAX_MS,
+  PAYPAL_TRANSMIT_WINDOW_MS,
   paypalAmountValue,
   paypalCutoff,
   pollDelayMs,
@@ -44,6 +45,7 @@ import {
 import type { PaypalSettings } from "./settings.ts";
 import { readPaypalSettings } from "./settings_store.ts";
 import {
+  batchCarriesEntries,
   batchHasItems,
   batchHasOpenItems,
   entryAmount,
@@ -58,7 +60,7 @@ import {
   PAYPAL_JOBS,
   PAYPAL_RAIL,
   pendingJob,
-  planPaypalCutoff,
+  queuePaypalEntry,
   rebatchItem,
   recordItemState,
 } from "./store.ts";
@@ -282,6 +284,10 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
     async hold(tx, batch) {
       // Read before the batch is claimed: an item PayPal could not be sent leaves it built.
       const items = (await itemsToSend(tx, batch.id)).map(itemRequest);
+      // A cutoff's batch carries its entries; an item sent again after a shortfall rides a batch
+      // of its own, its entry sent and released with its first batch: it has neither a release
+      // nor a window of its own, it goes until PayPal takes it.
+      const cutoffBatch = await batchCarriesEntries(tx, batch.id);
       return {
         request: {
           batchId: batch.id,
@@ -289,14 +295,14 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
           items,
         },
         uploads: true,
-        releaseCents: null,
-        windowEndsAt: null,
+        releaseCents: cutoffBatch ? batch.totalCents : null,
+        windowEndsAt: cutoffBatch ? batch.cutoffAt + PAYPAL_TRANSMIT_WINDOW_MS : null,
         heldBy: null,
       };
     },
     transmit: (request) => createBatch(deps, request),
     transmitted: (tx, batch, at) => batchTransmitted(moves, tx, batch, at),
-    planCutoff: (tx, companyId, now) => planPaypalCutoff(tx, companyId, now),
+    requeue: queuePaypalEntry,
   };
   return adapter as BatchAdapter;
 }

@@ -79,6 +79,15 @@ export async function insertBatchItems(tx: WriteTx, batchId: string, now: number
   });
 }
 
+/** Whether entries ride the batch (a cutoff's batch, not an item sent again on its own). */
+export async function batchCarriesEntries(reader: SqlReader, batchId: string): Promise<boolean> {
+  const { rows } = await reader.execute({
+    sql: "SELECT 1 FROM rail_batch_entries WHERE batch_id = ? LIMIT 1",
+    args: [batchId],
+  });
+  return rows.length > 0;
+}
+
 /** Whether a batch's items were kept (its cutoff's claim ended). */
 export async function batchHasItems(reader: SqlReader, batchId: string): Promise<boolean> {
   const { rows } = await reader.execute({

@@ -338,16 +338,16 @@ export async function sendTransmittedEntries(
 
 /**
  * A built (or in-doubt, once the rail said it has nothing) batch is voided: its entries are voided
- * and queued again under new references for the rail's next cutoff, each whose payout or funding
- * still waits. Returns the entries queued again.
+ * and queued again under new references by the rail's `requeue` (its queue, which plans its
+ * cutoff), each whose payout or funding still waits. Returns the entries queued again.
  */
 export async function voidBatch(
   tx: WriteTx,
   moves: BatchPayoutMoves,
   batchId: string,
   reason: string,
-  now: number,
-): Promise<BatchEntry[]> {
+  requeue: (entry: NewBatchEntry) => Promise<void>,
+): Promise<NewBatchEntry[]> {
   const batch = await loadBatch(tx, batchId);
   if (!batch || !["built", "transmitting", "in_doubt"].includes(batch.status)) {
     throw new Error(`batch ${batchId} is ${batch?.status ?? "missing"}; it cannot be voided`);
@@ -356,12 +356,13 @@ export async function voidBatch(
   const entries = await batchEntries(tx, batchId, "batched");
   await tx.db.update(railBatchEntries).set({ status: "voided" })
     .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")));
-  const requeued: BatchEntry[] = [];
+  const requeued: NewBatchEntry[] = [];
   for (const entry of entries) {
     const reference = await moves.nextReference(tx, entry);
     if (reference === null) continue;
-    const next = { ...entry, reference };
-    await insertQueuedEntry(tx, batch.rail, next, now);
+    const { id: _id, rail: _rail, ...queued } = entry;
+    const next = { ...queued, reference };
+    await requeue(next);
     requeued.push(next);
   }
   return requeued;

@@ -39,6 +39,7 @@ import {
   loadBatch,
   markInDoubt,
   markTransmitted,
+  type NewBatchEntry,
   transmissionFailed,
   type TransmitAnswer,
   voidBatch,
@@ -160,8 +161,10 @@ export interface BatchAdapter<Request = unknown> {
   transmit(request: Request, attempt: number): Promise<TransmitAnswer>;
   /** In the unit that records a transmission: what follows it (entries sent, outcomes planned). */
   transmitted(tx: WriteTx, batch: BatchRow, at: number): Promise<void>;
-  /** Makes sure a cutoff takes entries queued again. */
-  planCutoff(tx: WriteTx, companyId: string, now: number): Promise<void>;
+  /** Queues an entry of a voided batch again under its new reference (the rail's queue). */
+  requeue(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void>;
+  /** In the unit that voids a batch: what else of the rail it undoes (a check file's checks). */
+  voided?(tx: WriteTx, batch: BatchRow, now: number): Promise<void>;
   /** Keeps the approval a batch's release was given, when the rail shows it. */
   released?(tx: WriteTx, batch: BatchRow, approvalId: string): Promise<void>;
 }
@@ -185,14 +188,20 @@ export interface BankFileRail<File extends { readonly fileName: string }, Settin
     | "jobs"
     | "notReceived"
     | "transmitted"
-    | "planCutoff"
+    | "requeue"
+    | "voided"
     | "released"
   > {
   /** The batch's kept file, or null while its build is unfinished. */
   file(tx: WriteTx, batchId: string): Promise<File | null>;
   settings(tx: WriteTx, companyId: string): Promise<Settings>;
   /** What the engine judges the file on (see `HeldBatch`). */
-  judge(tx: WriteTx, file: File, settings: Settings): Promise<Omit<HeldBatch<unknown>, "request">>;
+  judge(
+    tx: WriteTx,
+    file: File,
+    settings: Settings,
+    batch: BatchRow,
+  ): Promise<Omit<HeldBatch<unknown>, "request">>;
   /** Opens and checks the kept content, then hands it to the bank; throws when nobody knows. */
   upload(file: File, settings: Settings, attempt: number): Promise<UploadAnswer>;
 }
@@ -215,7 +224,7 @@ export function bankFileAdapter<File extends { readonly fileName: string }, Sett
       const settings = await rail.settings(tx, batch.companyId);
       return {
         request: { batchId: batch.id, file, settings },
-        ...await rail.judge(tx, file, settings),
+        ...await rail.judge(tx, file, settings, batch),
       };
     },
     async transmit(request, attempt) {
@@ -394,10 +403,32 @@ export async function voidOrDoubt(
     });
     return { status: "in_doubt", requeued: 0 };
   }
-  const requeued = await voidBatch(tx, engine.moves, batchId, audit.reason, now);
-  await record({ status: "voided", entries_queued_again: requeued.length });
-  if (requeued.length > 0) await adapter.planCutoff(tx, batch.companyId, now);
-  return { status: "voided", requeued: requeued.length };
+  const requeued = await voidAndRequeue(tx, engine, adapter, batch, audit.reason, now);
+  await record({ status: "voided", entries_queued_again: requeued });
+  return { status: "voided", requeued };
+}
+
+/**
+ * Voids a batch the rail does not have: its entries go to the rail's queue again under new
+ * references, and the rail undoes what else it kept of it. Answers how many were queued again.
+ */
+async function voidAndRequeue(
+  tx: WriteTx,
+  engine: EngineDeps,
+  adapter: BatchAdapter,
+  batch: BatchRow,
+  reason: string,
+  now: number,
+): Promise<number> {
+  const requeued = await voidBatch(
+    tx,
+    engine.moves,
+    batch.id,
+    reason,
+    (entry) => adapter.requeue(tx, entry, now),
+  );
+  await adapter.voided?.(tx, batch, now);
+  return requeued.length;
 }
 
 /** What the engine runs on: its environment's policy and the payout moves of its entries. */
@@ -593,8 +624,7 @@ export async function resolveInDoubt(
     await recordTransmitted(tx, adapter, batchId, batch.railReference ?? batchId, now);
     status = "transmitted";
   } else if (adapter.notReceived === "void") {
-    const requeued = await voidBatch(tx, engine.moves, batchId, "the bank did not receive it", now);
-    if (requeued.length > 0) await adapter.planCutoff(tx, batch.companyId, now);
+    await voidAndRequeue(tx, engine, adapter, batch, "the bank did not receive it", now);
     status = "voided";
   } else {
     // The operator asked the bank: it does not have the file, so it is no longer possibly sent.
