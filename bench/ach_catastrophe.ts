@@ -11,7 +11,8 @@
  *   writes it (polled every POLL_INTERVAL_MS): the file is built and checked (from the cutoff
  *   job's claim to the file's row), transmitted to the sandbox bank (to the batch's
  *   `transmitted`), and its 10,000 payouts moved to funds_sent (to its last entry sent). A
- *   request counts in the phase it was sent in; the issue's target is the build phase's.
+ *   request counts in the phase it was sent in; the target (issue 33) holds for the whole cutoff
+ *   and for each phase: claim, build, transmit and send.
  *
  * Run alone with `deno run -A bench/ach_catastrophe.ts`; `deno task bench` runs it too.
  */
@@ -30,8 +31,8 @@ const PAYEES = 10_000;
 const PAYEES_PER_DISBURSEMENT = 500;
 const PAYEE_AMOUNT_DOLLARS = 10;
 /** The targets of the issue. */
-const BUILD_MS_MAX = 2000;
-const P99_RATIO_MAX = 2;
+export const BUILD_MS_MAX = 2000;
+export const P99_RATIO_MAX = 2;
 /** Clock advances while the payees' choices reach the queue; each runs every job that fell due. */
 const QUEUE_ADVANCES_MAX = 10;
 /** How often the cutoff's progress is read from the service's database. */
@@ -428,8 +429,17 @@ const loadLine = (load: SteadyLoad) =>
   })`;
 
 /** The figures as printed, each with its target and whether it is met. */
+/** The API's p99 through the whole cutoff, and through its worst phase, against idle. */
+export function cutoffP99Ratios(result: AchCatastrophe): { whole: number; worstPhase: number } {
+  const ratio = (load: SteadyLoad) => load.p99Ms / result.idle.p99Ms;
+  return {
+    whole: ratio(result.cutoff),
+    worstPhase: Math.max(...result.phases.map((phase) => ratio(phase.load))),
+  };
+}
+
 export function describeAchCatastrophe(result: AchCatastrophe): string {
-  const met = (ok: boolean) => (ok ? "met" : "NOT MET");
+  const met = (ok: boolean) => (ok ? "PASS" : "FAIL");
   const ratio = (load: SteadyLoad) => load.p99Ms / result.idle.p99Ms;
   const building = result.phases.find((phase) => phase.name === "built and checked");
   return [
@@ -446,17 +456,15 @@ export function describeAchCatastrophe(result: AchCatastrophe): string {
       result.cutoffMs.toFixed(0)
     } ms (its clock advance answered after ${result.cutoffRequestMs.toFixed(0)} ms), ${
       loadLine(result.cutoff)
-    } = ${ratio(result.cutoff).toFixed(2)}x idle`,
+    } = ${ratio(result.cutoff).toFixed(2)}x idle (target <= ${P99_RATIO_MAX}x: ${
+      met(ratio(result.cutoff) <= P99_RATIO_MAX)
+    })`,
     ...result.phases.map((phase) =>
       `    ${phase.name}: ${phase.ms.toFixed(0)} ms, ${loadLine(phase.load)} = ${
         ratio(phase.load).toFixed(2)
-      }x idle${
-        phase === building
-          ? ` (target <= ${P99_RATIO_MAX}x: ${met(ratio(phase.load) <= P99_RATIO_MAX)})`
-          : ""
-      }`
+      }x idle (target <= ${P99_RATIO_MAX}x: ${met(ratio(phase.load) <= P99_RATIO_MAX)})`
     ),
-    ...(building ? [] : ["    the build phase was not seen: target NOT MET"]),
+    ...(building ? [] : ["    the build phase was not seen: FAIL"]),
   ].join("\n");
 }
 

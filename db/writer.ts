@@ -425,20 +425,15 @@ export class GroupCommitWriter {
     // A macrotask, not a microtask, so requests that arrived meanwhile join this group; and
     // setImmediate, not setTimeout(0), which is clamped to 4 ms once timers nest. The global one:
     // importing node:timers would load Deno's Node layer at every start, not at the first write.
+    // One group per turn: what waits (requests to read and answer, timers) runs between groups,
+    // so a queue of long background units never holds the event loop for more than one group.
     setImmediate(() => {
       this.#scheduled = false;
-      this.#running = this.#drain().finally(() => {
+      this.#running = this.#commit(this.#queue.splice(0, this.#unitsPerGroupMax)).finally(() => {
         this.#running = null;
         if (this.#queue.length > 0) this.#schedule();
       });
     });
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const group = this.#queue.splice(0, this.#unitsPerGroupMax);
-      await this.#commit(group);
-    }
   }
 
   /** The group's transaction: a new one (embedded), or the kept stream with BEGIN to send. */

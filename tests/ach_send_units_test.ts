@@ -86,7 +86,7 @@ Deno.test("a run of unit jobs that each hold the thread answers requests between
 Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per unit, in as many units as it takes", async () => {
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
-    const count = 2 * SEND_ENTRIES_PER_UNIT_MAX + 50;
+    const count = 2 * SEND_ENTRIES_PER_UNIT_MAX + Math.ceil(SEND_ENTRIES_PER_UNIT_MAX / 2);
     const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
     const before = await m.balances();
     const [{ held }] = await rows(m, "SELECT sum(held_cents) AS held FROM payouts");

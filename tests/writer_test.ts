@@ -226,3 +226,24 @@ Deno.test("the writer connection runs with synchronous=FULL and WAL", async () =
     await database.close();
   });
 });
+
+Deno.test("the event loop gets its turn between groups: what waited runs before the next group starts", async () => {
+  await withTempDir(async (dir) => {
+    const { database } = await probeTable(dir);
+    const order: string[] = [];
+    let second: Promise<unknown> | undefined;
+    await database.writer.write(async (tx) => {
+      order.push("first group");
+      // Queued while a group runs: it goes in the next group, after what waits on the loop.
+      second = database.writer.write(async (tx) => {
+        order.push("second group");
+        await tx.execute(insert("second"));
+      });
+      setImmediate(() => order.push("a waiting task"));
+      await tx.execute(insert("first"));
+    });
+    await second;
+    assert.deepEqual(order, ["first group", "a waiting task", "second group"]);
+    await database.close();
+  });
+});
