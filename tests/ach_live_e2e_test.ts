@@ -377,10 +377,16 @@ async function endToEnd(f: HttpFixture, sshd: TestSshd): Promise<void> {
     fees_service: 0,
     bank: -450_000,
     funding_shortfall: 0,
+    unclaimed_remitted: 0,
   });
   assert.deepEqual(await verifyLedger(live.readClient), []);
   const tieOut = (date: string) => lineTieOut(live.readClient, acme.autoLineId, date);
-  assert.deepEqual(await tieOut("2026-01-05"), {
+  // The totals of a day; its payout lines are checked apart.
+  const totals = async (date: string) => {
+    const { payouts: _lines, ...day } = (await tieOut(date))!;
+    return day;
+  };
+  assert.deepEqual(await totals("2026-01-05"), {
     date: "2026-01-05",
     opening: 0,
     funded: 500_000,
@@ -392,7 +398,14 @@ async function endToEnd(f: HttpFixture, sshd: TestSshd): Promise<void> {
     difference: 0,
     fundings: [],
   });
-  assert.deepEqual(await tieOut("2026-01-12"), {
+  // The completed payouts' lines sum to the day's disbursed.
+  const paid = (await tieOut("2026-01-12"))!.payouts;
+  assert.deepEqual(
+    [...new Set(paid.map((line) => line.kind))],
+    ["payout.complete"],
+  );
+  assert.equal(paid.reduce((sum, line) => sum + line.disbursedCents, 0), 50_000);
+  assert.deepEqual(await totals("2026-01-12"), {
     date: "2026-01-12",
     opening: 500_000,
     funded: 0,

@@ -105,7 +105,16 @@ Deno.test("a late ACH return: the payout stays completed, amount less the payee 
     await m.advance(90 * DAY_SECONDS);
     assert.equal((await m.payout(payoutId)).status, "completed");
 
-    const day = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-11"))!;
+    const { payouts: lines, ...day } = (await lineTieOut(
+      m.database.readClient,
+      m.lineId,
+      "2026-01-11",
+    ))!;
+    // The late return is the day's one payout line: what it brought back is the day's returned.
+    assert.deepEqual(
+      lines.map((line) => [line.kind, line.payoutId, line.disbursedCents, line.returnedCents]),
+      [["payout.late_return", payoutId, 0, 9_950]],
+    );
     assert.deepEqual(day, {
       date: "2026-01-11",
       opening: 89_825,
