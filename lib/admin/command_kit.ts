@@ -8,6 +8,7 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { RuntimeSettings } from "../payouts/runtime.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
+import { sha256Hex } from "../platform/keys.ts";
 import type { Databases } from "../identity/admin.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { AuditActor } from "../audit/store.ts";
@@ -176,6 +177,38 @@ export async function listedCompanies(
     return refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" });
   }
   return ok([companyId]);
+}
+
+/** The --status of an exceptions listing: open (by default), resolved or all. */
+export function exceptionStatusFlag(
+  flags: Flags,
+): Result<"open" | "resolved" | "all", "invalid_input"> {
+  const status = flags.status ?? "open";
+  if (status === "open" || status === "resolved" || status === "all") return ok(status);
+  return refuse("invalid_input", `--status ${JSON.stringify(status)}: open, resolved or all`, {
+    field: "status",
+  });
+}
+
+/**
+ * The reach of a file imported for the --tin company (at most `readBytesMax` bytes read): its
+ * --environment and company; the file's SHA-256 names the import in the audit log (unreadable: the
+ * run refuses it).
+ */
+export function companyFileImportReach(readBytesMax: number) {
+  return async (request: CommandRequest, flags: Flags): Promise<Result<Reach>> => {
+    const named = environmentReach(flags, true);
+    if (!named.ok) return named;
+    const companyId = await companyIdByTin(request, flags.tin);
+    const path = pathFlag(request, flags, "file");
+    const content = path.ok ? await readAtMost(path.value, readBytesMax) : null;
+    return ok({
+      writes: named.value.writes,
+      companies: companyId === null ? [] : [companyId],
+      hidden: refuse("company_not_found", `no company with TIN ${flags.tin}`, { field: "tin" }),
+      objectId: content?.ok ? await sha256Hex(content.value) : null,
+    });
+  };
 }
 
 /** What a live command answers once it asked a second admin: the approval, and what it is about. */

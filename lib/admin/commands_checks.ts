@@ -44,9 +44,11 @@ import {
   type Command,
   type CommandContext,
   type CommandRequest,
+  companyFileImportReach,
   companyIdByTin,
   environmentFlag,
   environmentReach,
+  exceptionStatusFlag,
   type Flags,
   objectReach,
   pathFlag,
@@ -501,20 +503,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     flags: { tin: "the company's TIN", file: "the CSV's path", environment: ENVIRONMENT_FLAG },
     paths: ["file"],
     role: "admin",
-    reach: async (request, f) => {
-      const named = environmentReach(f, true);
-      if (!named.ok) return named;
-      const companyId = await companyIdByTin(request, f.tin);
-      // The file's SHA-256 names the import in the audit log (unreadable: the run refuses it).
-      const path = pathFlag(request, f, "file");
-      const content = path.ok ? await readAtMost(path.value, IMPORT_READ_BYTES_MAX) : null;
-      return ok({
-        writes: named.value.writes,
-        companies: companyId === null ? [] : [companyId],
-        hidden: companyNotFound(f),
-        objectId: content?.ok ? await sha256Hex(content.value) : null,
-      });
-    },
+    reach: companyFileImportReach(IMPORT_READ_BYTES_MAX),
     audit: (_f, reach) => ({
       action: "checks:import-paid",
       objectType: "check_paid_import",
@@ -601,16 +590,9 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const status = f.status ?? "open";
-      if (status !== "open" && status !== "resolved" && status !== "all") {
-        return refuse(
-          "invalid_input",
-          `--status ${JSON.stringify(status)}: open, resolved or all`,
-          {
-            field: "status",
-          },
-        );
-      }
+      const asked = exceptionStatusFlag(f);
+      if (!asked.ok) return asked;
+      const status = asked.value;
       const limit = wholeFlag(f, "limit", 1, CHECK_FILES_PAGE_SIZE_MAX);
       if (!limit.ok) return limit;
       let companyIds = ctx.operator?.companyScope ?? null;

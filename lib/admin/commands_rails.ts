@@ -23,6 +23,7 @@ import {
   approvalAnswer,
   type Command,
   environmentFlag,
+  exceptionStatusFlag,
   type Flags,
   listedCompanies,
   objectReach,
@@ -51,16 +52,9 @@ export const railCommands: Readonly<Record<string, Command>> = {
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const status = f.status ?? "open";
-      if (status !== "open" && status !== "resolved" && status !== "all") {
-        return refuse(
-          "invalid_input",
-          `--status ${JSON.stringify(status)}: open, resolved or all`,
-          {
-            field: "status",
-          },
-        );
-      }
+      const asked = exceptionStatusFlag(f);
+      if (!asked.ok) return asked;
+      const status = asked.value;
       const companyIds = await listedCompanies(ctx, f);
       if (!companyIds.ok) return companyIds;
       const exceptions = await listRailExceptions(

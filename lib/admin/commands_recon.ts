@@ -6,7 +6,6 @@
  * default) and names the environment it acted on.
  */
 import type { Environment } from "../platform/config.ts";
-import { sha256Hex } from "../platform/keys.ts";
 import { centsToDollars } from "../platform/money.ts";
 import { ok, refuse } from "../platform/result.ts";
 import { requestApproval } from "../operators/approvals.ts";
@@ -30,10 +29,12 @@ import {
   approvalAnswer,
   type Command,
   type CommandContext,
+  companyFileImportReach,
   companyIdByTin,
   environmentFlag,
-  environmentReach,
+  exceptionStatusFlag,
   type Flags,
+  listedCompanies,
   objectReach,
   optionalTinReach,
   pathFlag,
@@ -116,20 +117,7 @@ export const reconCommands: Readonly<Record<string, Command>> = {
     },
     paths: ["file"],
     role: "admin",
-    reach: async (request, f) => {
-      const named = environmentReach(f, true);
-      if (!named.ok) return named;
-      const companyId = await companyIdByTin(request, f.tin);
-      // The file's SHA-256 names the import in the audit log (unreadable: the run refuses it).
-      const path = pathFlag(request, f, "file");
-      const content = path.ok ? await readAtMost(path.value, IMPORT_READ_BYTES_MAX) : null;
-      return ok({
-        writes: named.value.writes,
-        companies: companyId === null ? [] : [companyId],
-        hidden: companyNotFound(f),
-        objectId: content?.ok ? await sha256Hex(content.value) : null,
-      });
-    },
+    reach: companyFileImportReach(IMPORT_READ_BYTES_MAX),
     audit: (_f, reach) => ({
       action: "recon:import",
       objectType: "statement_import",
@@ -216,16 +204,9 @@ export const reconCommands: Readonly<Record<string, Command>> = {
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const status = f.status ?? "open";
-      if (status !== "open" && status !== "resolved" && status !== "all") {
-        return refuse(
-          "invalid_input",
-          `--status ${JSON.stringify(status)}: open, resolved or all`,
-          {
-            field: "status",
-          },
-        );
-      }
+      const asked = exceptionStatusFlag(f);
+      if (!asked.ok) return asked;
+      const status = asked.value;
       const limit = f.limit === undefined ? RECON_EXCEPTIONS_PAGE_MAX : Number(f.limit);
       if (!/^\d+$/.test(f.limit ?? "1") || limit < 1 || limit > RECON_EXCEPTIONS_PAGE_MAX) {
         return refuse(
@@ -236,14 +217,10 @@ export const reconCommands: Readonly<Record<string, Command>> = {
           { field: "limit" },
         );
       }
-      let companyIds = ctx.operator?.companyScope ?? null;
-      if (f.tin !== undefined) {
-        const companyId = await companyIdByTin(ctx, f.tin);
-        if (companyId === null) return companyNotFound(f);
-        companyIds = [companyId];
-      }
+      const companyIds = await listedCompanies(ctx, f);
+      if (!companyIds.ok) return companyIds;
       const found = await listReconExceptions(ctx.databases[environment.value].readClient, {
-        companyIds,
+        companyIds: companyIds.value,
         status,
         limit,
       });

@@ -245,10 +245,25 @@ function detail(record: LogicalRecord): StatementLine {
   };
 }
 
-function expectTotal(record: LogicalRecord, what: string, stated: number, computed: number): void {
-  if (stated !== computed) {
-    throw new Malformed(record.line, `${what} is ${stated}, the records add up to ${computed}`);
-  }
+/**
+ * A trailer (49, 98, 99): its fields in order, each what its records add up to. The control total
+ * is an amount with its sign; the counts are whole numbers.
+ */
+function checkTrailer(
+  trailer: LogicalRecord,
+  owner: "account" | "group" | "file",
+  computed: readonly (readonly [field: string, value: number])[],
+): void {
+  const fields = slashFields(trailer);
+  computed.forEach(([field, value], i) => {
+    const stated = field === "control total"
+      ? amount(trailer, `${owner} control total`, fields[i])
+      : count(trailer, field, fields[i]);
+    if (stated !== value) {
+      const what = field === "control total" ? `the ${owner} ${field}` : `the ${owner}'s ${field}`;
+      throw new Malformed(trailer.line, `${what} is ${stated}, the records add up to ${value}`);
+    }
+  });
 }
 
 /** Reads a BAI2 file; the first fault refuses it whole with its line and reason. */
@@ -333,20 +348,11 @@ function readRecords(records: LogicalRecord[]): BankStatement {
           );
         }
         if (inner.code === "49") {
-          const fields = slashFields(inner);
           account.physicalRecords += inner.physicalRecords;
-          expectTotal(
-            inner,
-            "the account control total",
-            amount(inner, "account control total", fields[0]),
-            account.controlCents,
-          );
-          expectTotal(
-            inner,
-            "the account's number of records",
-            count(inner, "number of records", fields[1]),
-            account.physicalRecords,
-          );
+          checkTrailer(inner, "account", [
+            ["control total", account.controlCents],
+            ["number of records", account.physicalRecords],
+          ]);
           break;
         }
         if (inner.code !== "16") {
@@ -402,52 +408,24 @@ function readRecords(records: LogicalRecord[]): BankStatement {
       at++;
     }
     const trailer = records[at];
-    const fields = slashFields(trailer);
     groupPhysical += trailer.physicalRecords;
-    expectTotal(
-      trailer,
-      "the group control total",
-      amount(trailer, "group control total", fields[0]),
-      groupControl,
-    );
-    expectTotal(
-      trailer,
-      "the group's number of accounts",
-      count(trailer, "number of accounts", fields[1]),
-      groupAccounts,
-    );
-    expectTotal(
-      trailer,
-      "the group's number of records",
-      count(trailer, "number of records", fields[2]),
-      groupPhysical,
-    );
+    checkTrailer(trailer, "group", [
+      ["control total", groupControl],
+      ["number of accounts", groupAccounts],
+      ["number of records", groupPhysical],
+    ]);
     fileControl += groupControl;
     filePhysical += groupPhysical;
     groups++;
     at++;
   }
   const trailer = records[at];
-  const fields = slashFields(trailer);
   filePhysical += trailer.physicalRecords;
-  expectTotal(
-    trailer,
-    "the file control total",
-    amount(trailer, "file control total", fields[0]),
-    fileControl,
-  );
-  expectTotal(
-    trailer,
-    "the file's number of groups",
-    count(trailer, "number of groups", fields[1]),
-    groups,
-  );
-  expectTotal(
-    trailer,
-    "the file's number of records",
-    count(trailer, "number of records", fields[2]),
-    filePhysical,
-  );
+  checkTrailer(trailer, "file", [
+    ["control total", fileControl],
+    ["number of groups", groups],
+    ["number of records", filePhysical],
+  ]);
   if (records[at + 1]) {
     throw new Malformed(records[at + 1].line, "a record follows the 99 file trailer");
   }

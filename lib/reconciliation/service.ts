@@ -102,23 +102,26 @@ export function readStatement(
   return ok(read.statement);
 }
 
+/** The file read (or refused whole) and its SHA-256, what every import path starts with. */
+async function readAndHash(
+  request: StatementImportRequest,
+): Promise<Result<{ statement: BankStatement; sha256: string }, StatementImportRefusal>> {
+  const read = readStatement(request);
+  if (!read.ok) return read;
+  return ok({ statement: read.value, sha256: await sha256Hex(request.content) });
+}
+
 /** Imports and reconciles one statement file in one unit. */
 export async function importStatement(
   deps: StatementImportDeps,
   request: StatementImportRequest,
   now: number,
 ): Promise<Result<StatementImportReport, StatementImportRefusal>> {
-  const read = readStatement(request);
+  const read = await readAndHash(request);
   if (!read.ok) return read;
-  const sha256 = await sha256Hex(request.content);
   return await deps.database.writer.write(
     async (tx): Promise<Result<StatementImportReport, StatementImportRefusal>> => {
-      const applied = await applyStatement(
-        tx,
-        deps,
-        { request, statement: read.value, sha256 },
-        now,
-      );
+      const applied = await applyStatement(tx, deps, { request, ...read.value }, now);
       return applied.ok ? applied : tx.abort(applied);
     },
   );
@@ -130,11 +133,10 @@ export async function previewStatement(
   request: StatementImportRequest,
   now: number,
 ): Promise<Result<StatementImportReport, StatementImportRefusal>> {
-  const read = readStatement(request);
+  const read = await readAndHash(request);
   if (!read.ok) return read;
-  const sha256 = await sha256Hex(request.content);
   const undone = await deps.database.writer.write(async (tx): Promise<Result<null, string>> => {
-    const applied = await applyStatement(tx, deps, { request, statement: read.value, sha256 }, now);
+    const applied = await applyStatement(tx, deps, { request, ...read.value }, now);
     return tx.abort(
       applied.ok ? refuse("preview", "undone", { details: { preview: applied.value } }) : applied,
     );
@@ -151,10 +153,9 @@ export async function importStatementInUnit(
   request: StatementImportRequest,
   now: number,
 ): Promise<Result<StatementImportReport, StatementImportRefusal>> {
-  const read = readStatement(request);
+  const read = await readAndHash(request);
   if (!read.ok) return read;
-  const sha256 = await sha256Hex(request.content);
-  return await applyStatement(tx, deps, { request, statement: read.value, sha256 }, now);
+  return await applyStatement(tx, deps, { request, ...read.value }, now);
 }
 
 async function duplicateOf(
