@@ -1436,17 +1436,19 @@ export const increaseSettings = sqliteTable("increase_settings", {
 });
 
 /**
- * A push to a payee's debit card through Increase for one submission of an instant deposit
- * payout: the card token, its $0 validation, the transfer and the network route it took.
+ * What Increase made of one submission of an instant deposit payout: a push to the payee's debit
+ * card (its card token and $0 validation) or a Real-Time Payments transfer to their bank account,
+ * the transfer and the network it took.
  */
 export const instantTransfers = sqliteTable("instant_transfers", {
   reference: text("reference").primaryKey(),
   payoutId: text("payout_id").notNull().references(() => payouts.id),
   companyId: text("company_id").notNull().references(() => companies.id),
-  cardTokenId: text("card_token_id").notNull(),
-  validationId: text("validation_id").notNull(),
+  /** A push's card token and validation; null for a bank payment. */
+  cardTokenId: text("card_token_id"),
+  validationId: text("validation_id"),
   transferId: text("transfer_id").notNull(),
-  /** The card network the push took (visa, mastercard, pulse). */
+  /** The network it took: a card route (visa, mastercard, pulse), or rtp for a bank payment. */
   route: text("route").notNull(),
   /** Increase's status as last read from Increase. */
   status: text("status").notNull(),

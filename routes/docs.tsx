@@ -288,6 +288,12 @@ function PortalHelpPage() {
             </td>
           </tr>
           <tr>
+            <th>Bank that cannot take an instant bank payment</th>
+            <td>
+              <code>{t.rtpUnreachableRouting}</code> (instant deposit to a bank account: refused)
+            </td>
+          </tr>
+          <tr>
             <th>Check ZIP returned undeliverable</th>
             <td>
               <code>{t.checkUndeliverableZip}</code>

@@ -2,7 +2,8 @@
  * A contract test server for Increase's API (instant deposit), written from Increase's API
  * reference and its official TypeScript SDK's types: a local HTTP server (127.0.0.1, a free port)
  * implementing GET /card_tokens/{id}/capabilities, POST and GET /card_validations, POST and GET
- * /card_push_transfers (each POST under `Idempotency-Key`: the same key and body answer the first
+ * /card_push_transfers, GET /routing_numbers and POST and GET /real_time_payments_transfers (each
+ * POST under `Idempotency-Key`: the same key and body answer the first
  * object, another body is 409 idempotency_key_already_used_error), with Increase's error body
  * ({status, type, title, detail}) and Bearer authentication. Beside the API it plays the card
  * tokenization provider: GET /hosted/card is a hosted card page (the payee types the number there;
@@ -43,6 +44,20 @@ export interface ContractPush {
   decline: { reason: string } | null;
 }
 
+/** A Real-Time Payments transfer as Increase reports it. */
+export interface ContractRtpTransfer {
+  readonly id: string;
+  status: string;
+  readonly amount: number;
+  readonly account_number: string;
+  readonly routing_number: string;
+  readonly creditor_name: string;
+  readonly source_account_number_id: string;
+  readonly unstructured_remittance_information: string;
+  readonly idempotency_key: string | null;
+  rejection: { reject_reason_code: string } | null;
+}
+
 export type Disruption = "5xx" | "hang" | "take_then_hang";
 
 export class IncreaseContractServer {
@@ -52,6 +67,9 @@ export class IncreaseContractServer {
   readonly tokens = new Map<string, TokenRecord>();
   readonly validations = new Map<string, ContractValidation>();
   readonly pushes = new Map<string, ContractPush>();
+  readonly rtpTransfers = new Map<string, ContractRtpTransfer>();
+  /** Routing numbers whose bank takes Real-Time Payments; any other valid one does not. */
+  readonly rtpBanks = new Set(["021000021", "011000015"]);
   /** Every body any request to this server carried, to show what the portal's browser sent. */
   readonly bodies: string[] = [];
   readonly #idempotency = new Map<string, { body: string; answer: unknown }>();
@@ -178,11 +196,17 @@ export class IncreaseContractServer {
     const disruption = scripted >= 0 ? this.#script.splice(scripted, 1)[0].disruption : null;
     if (disruption === "hang") return await this.#hang();
     if (disruption === "5xx") return this.#error(500, "internal_server_error", "try again");
-    const answer = this.#route(request.method, url.pathname, body, request.headers);
+    const answer = this.#route(request.method, url.pathname, body, request.headers, url.search);
     return disruption === "take_then_hang" ? await this.#hang() : answer;
   }
 
-  #route(method: string, path: string, body: string, headers: Headers): Response {
+  #route(
+    method: string,
+    path: string,
+    body: string,
+    headers: Headers,
+    query: string,
+  ): Response {
     const capabilities = /^\/card_tokens\/([^/]+)\/capabilities$/.exec(path);
     if (method === "GET" && capabilities) {
       const token = this.tokens.get(capabilities[1]);
@@ -204,7 +228,28 @@ export class IncreaseContractServer {
         type: "card_token_capabilities",
       });
     }
-    if (method === "POST" && (path === "/card_validations" || path === "/card_push_transfers")) {
+    if (method === "GET" && path === "/routing_numbers") {
+      const routing = new URLSearchParams(query).get("routing_number") ?? "";
+      const known = /^\d{9}$/.test(routing);
+      return Response.json({
+        data: known
+          ? [{
+            name: `Bank ${routing}`,
+            routing_number: routing,
+            ach_transfers: "supported",
+            fednow_transfers: "not_supported",
+            real_time_payments_transfers: this.rtpBanks.has(routing)
+              ? "supported"
+              : "not_supported",
+            wire_transfers: "supported",
+            type: "routing_number",
+          }]
+          : [],
+        next_cursor: null,
+      });
+    }
+    const creates = ["/card_validations", "/card_push_transfers", "/real_time_payments_transfers"];
+    if (method === "POST" && creates.includes(path)) {
       const key = headers.get("idempotency-key");
       if (key !== null) {
         const before = this.#idempotency.get(`${path} ${key}`);
@@ -218,21 +263,69 @@ export class IncreaseContractServer {
       }
       const made = path === "/card_validations"
         ? this.#validate(JSON.parse(body), key)
-        : this.#push(JSON.parse(body), key);
+        : path === "/card_push_transfers"
+        ? this.#push(JSON.parse(body), key)
+        : this.#sendRtp(JSON.parse(body), key);
       if (made instanceof Response) return made;
       if (key !== null) this.#idempotency.set(`${path} ${key}`, { body, answer: made });
       return Response.json(made);
     }
-    const read = /^\/(card_validations|card_push_transfers)\/([^/]+)$/.exec(path);
+    const read = /^\/(card_validations|card_push_transfers|real_time_payments_transfers)\/([^/]+)$/
+      .exec(path);
     if (method === "GET" && read) {
       const found = read[1] === "card_validations"
         ? this.validations.get(read[2])
-        : this.pushes.get(read[2]);
+        : read[1] === "card_push_transfers"
+        ? this.pushes.get(read[2])
+        : this.rtpTransfers.get(read[2]);
       return found
         ? Response.json(found)
         : this.#error(404, "object_not_found_error", `no ${read[2]}`);
     }
     return this.#error(404, "not_found_error", `no route ${method} ${path}`);
+  }
+
+  #sendRtp(params: Record<string, unknown>, key: string | null): ContractRtpTransfer | Response {
+    const amount = params.amount;
+    if (typeof amount !== "number" || !Number.isInteger(amount) || amount <= 0) {
+      return this.#error(400, "invalid_parameters_error", "amount must be positive cents");
+    }
+    const transfer: ContractRtpTransfer = {
+      id: `real_time_payments_transfer_${this.#next()}`,
+      status: "pending_submission",
+      amount,
+      account_number: String(params.account_number),
+      routing_number: String(params.routing_number),
+      creditor_name: String(params.creditor_name),
+      source_account_number_id: String(params.source_account_number_id),
+      unstructured_remittance_information: String(params.unstructured_remittance_information),
+      idempotency_key: key,
+      rejection: null,
+    };
+    this.rtpTransfers.set(transfer.id, transfer);
+    return transfer;
+  }
+
+  /** An event about a Real-Time Payments transfer, signed as Increase signs it. */
+  async signedRtpEvent(
+    transfer: ContractRtpTransfer,
+    at: Date,
+  ): Promise<{ body: string; headers: Record<string, string> }> {
+    const body = JSON.stringify({
+      id: `event_${this.#next()}`,
+      associated_object_id: transfer.id,
+      associated_object_type: "real_time_payments_transfer",
+      category: "real_time_payments_transfer.updated",
+      created_at: at.toISOString(),
+      type: "event",
+    });
+    return {
+      body,
+      headers: {
+        "content-type": "application/json",
+        "Increase-Webhook-Signature": await increaseSignature(this.webhookSecret, body, at),
+      },
+    };
   }
 
   #validate(params: Record<string, string>, key: string | null): ContractValidation | Response {

@@ -62,6 +62,41 @@ export async function withIncrease(fn: (fixture: InstantFixture) => Promise<void
 }
 
 /**
+ * One payout of `amountCents` whose payee chose an instant bank payment to account `accountNumber`
+ * at `routingNumber` (kept sealed, as the portal keeps it); returns its id once submitted.
+ */
+export async function chooseInstantBank(
+  m: MoneyFixture,
+  amountCents: number,
+  routingNumber: string,
+  accountNumber = "000123456789",
+): Promise<string> {
+  const created = await m.create({
+    payeeUuid: "p0",
+    amountCents,
+    allowedPaymentMethodIds: [INSTANT_METHOD, 1],
+  });
+  if (!created.ok) throw new Error(created.message);
+  await m.settle();
+  const payoutId = created.value.payouts[0].id;
+  const selected = await m.database.writer.write(async (tx) =>
+    selectMethod(tx, payoutId, {
+      paymentMethodId: INSTANT_METHOD,
+      details: { accountNumber, routingNumber },
+      kept: {
+        instant_to: "bank",
+        routing_number: routingNumber,
+        account_holder: "Pat Doe",
+        account_sealed: await testSecretBox.sealText(accountNumber),
+      },
+    }, m.now())
+  );
+  if (!selected.ok) throw new Error(selected.message);
+  await m.settle();
+  return payoutId;
+}
+
+/**
  * One payout of `amountCents` whose payee typed a card at the hosted page (the vault's token) and
  * gave the name and ZIP on it; returns its id once its submission ran.
  */

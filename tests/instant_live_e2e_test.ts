@@ -216,3 +216,133 @@ async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+Deno.test("end to end in live: an instant bank payment over RTP completes by Increase's webhook; a rejected one fails rtp_rejected and is offered again", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    await withHttpFixture(async (f) => {
+      const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+      const live = f.deps.databases.live;
+      const acme = f.cast.acme;
+      const rows = async (sql: string, ...args: (string | number)[]) =>
+        (await live.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
+      const run = () =>
+        runDueJobs(live, acme.id, f.clock.now(), f.deps.jobHandlers.live, { clock: f.clock });
+      const alice = await makeOperator(
+        f.deps,
+        { email: "alice@ops.test", role: "admin" },
+        f.clock.now(),
+      );
+      const bruno = await makeOperator(
+        f.deps,
+        { email: "bruno@ops.test", role: "admin" },
+        f.clock.now(),
+      );
+      const asAlice = adminCall(app, alice.token);
+      const asBruno = adminCall(app, bruno.token);
+      const dir = await Deno.makeTempDir({ prefix: "increase-rtp-e2e-" });
+      try {
+        await Deno.writeTextFile(`${dir}/sdn.csv`, SDN_CSV);
+        assert.equal((await asAlice("ofac:load", { file: `${dir}/sdn.csv` })).status, 200);
+        await Deno.writeTextFile(`${dir}/increase.json`, JSON.stringify(server.settingsJson()));
+        const requested = await asAlice("increase:set", {
+          tin: acme.tin,
+          file: `${dir}/increase.json`,
+        });
+        await asBruno("approvals:approve", { id: requested.body.result.approval_id });
+        const funded = await api(f, "POST", "/api/funds", {
+          payment_method: "WireTransfer",
+          amount: 1000,
+          description: "wire",
+          large_disbursement: false,
+          line: "auto",
+        }, { key: f.cast.alice.keyLive, tin: acme.tin });
+        const wire = await asAlice("wire:receive", {
+          funding: (await funded.json()).funding_uuid as string,
+        });
+        await asBruno("approvals:approve", { id: wire.body.result.approval_id });
+        const created = await api(f, "POST", "/api/disbursements", {
+          disbursement_uuid: "D-RTP-1",
+          large_disbursement: false,
+          line: "auto",
+          payees: [
+            payee("P-RTP-1", 250, { allowed_payment_method_ids: [4] }),
+            payee("P-RTP-2", 100, { allowed_payment_method_ids: [4, 1] }),
+          ],
+        }, { key: f.cast.alice.keyLive, tin: acme.tin });
+        assert.equal(created.status, 201, await created.clone().text());
+        await run();
+        const idOf = async (uuid: string) =>
+          String((await rows("SELECT id FROM payouts WHERE payee_uuid = ?", uuid))[0].id);
+        const [paid, rejected] = [await idOf("P-RTP-1"), await idOf("P-RTP-2")];
+        for (const payoutId of [paid, rejected]) {
+          const sealed = await f.deps.secretBox.sealText("000123456789");
+          const chosen = await live.writer.write((tx) =>
+            selectMethod(tx, payoutId, {
+              paymentMethodId: 4,
+              details: { accountNumber: "000123456789", routingNumber: "021000021" },
+              kept: {
+                instant_to: "bank",
+                routing_number: "021000021",
+                account_holder: "Pat Doe",
+                account_sealed: sealed,
+              },
+            }, f.clock.now())
+          );
+          assert.ok(chosen.ok);
+        }
+        await run();
+        const transferOf = (payoutId: string) =>
+          [...server.rtpTransfers.values()].find((t) => t.idempotency_key === `${payoutId}-1`)!;
+        transferOf(paid).status = "complete";
+        transferOf(rejected).status = "rejected";
+        transferOf(rejected).rejection = { reject_reason_code: "account_closed" };
+        for (const payoutId of [paid, rejected]) {
+          const event = await server.signedRtpEvent(transferOf(payoutId), new Date(f.clock.now()));
+          const posted = await app.request(`/rails/increase/${acme.id}/live/webhook`, {
+            method: "POST",
+            headers: event.headers,
+            body: event.body,
+          });
+          assert.equal(posted.status, 200, await posted.clone().text());
+        }
+        await run();
+        const status = async (payoutId: string) =>
+          (await rows("SELECT status, failure_reason FROM payouts WHERE id = ?", payoutId))[0];
+        assert.deepEqual(await status(paid), { status: "completed", failure_reason: null });
+        assert.deepEqual(await status(rejected), {
+          status: "modality_offered",
+          failure_reason: "rtp_rejected",
+        });
+        const balances = await readLineBalances(live.readClient, acme.autoLineId);
+        assert.deepEqual(
+          [balances.available, balances.reserved, balances.in_transit, balances.bank],
+          [65_000, 10_000, 0, -75_000],
+        );
+        assert.deepEqual(await verifyLedger(live.readClient), []);
+        const day = new Date(f.clock.now()).toISOString().slice(0, 10);
+        const tieOut = (await lineTieOut(live.readClient, acme.autoLineId, day))!;
+        assert.deepEqual([tieOut.disbursed, tieOut.difference], [25_000, 0]);
+        const [{ method_details: details }] = await rows(
+          "SELECT method_details FROM payouts WHERE id = ?",
+          paid,
+        );
+        assert.equal(JSON.parse(String(details)).network, "rtp");
+        assert.ok(!String(details).includes("000123456789"));
+        const events = (await rows(
+          "SELECT event_type_id FROM events WHERE payout_id = ? ORDER BY created_at, rowid",
+          rejected,
+        )).map((row) => Number(row.event_type_id));
+        assert.ok(events.includes(8));
+        assert.equal(
+          (await rows("SELECT count(*) AS n FROM audit_log WHERE action = 'increase:set'"))[0].n,
+          1,
+        );
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  } finally {
+    await server.close();
+  }
+});

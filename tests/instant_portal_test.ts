@@ -176,3 +176,61 @@ Deno.test({
     }
   },
 });
+
+const bankForm = (routing: string) => ({
+  method: "instant_deposit",
+  instant_to: "bank",
+  account_holder: "Pat Doe",
+  routing_number: routing,
+  account_number: "000123456789",
+  account_number_confirm: "000123456789",
+});
+
+Deno.test("portal: an instant bank payment is offered only to a bank Increase's routing lookup says takes RTP; a reachable one is paid over RTP", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    await withHttpFixture(async (f) => {
+      const { browser, linkPath } = await offered(f, server);
+      await browser.get(`${linkPath}/method?method=instant_deposit&to=bank`);
+      assert.match(browser.lastHtml, /name="instant_to" value="bank"/);
+      const refused = await browser.post(`${linkPath}/method`, bankForm("091000019"));
+      assert.equal(refused.status, 422);
+      assert.match(browser.lastHtml, /Your bank cannot receive instant payments/);
+      assert.equal(server.rtpTransfers.size, 0);
+      const chosen = await browser.post(`${linkPath}/method`, bankForm("021000021"));
+      assert.equal(chosen.status, 303, browser.lastHtml);
+      await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+      const [transfer] = server.rtpTransfers.values();
+      assert.deepEqual([transfer.amount, transfer.routing_number], [25_000, "021000021"]);
+      await browser.get(linkPath);
+      assert.match(browser.lastHtml, /Instant payment to the bank account ending in 6789/);
+      const [stored] = (await f.deps.databases.test.readClient.execute(
+        "SELECT method_details FROM payouts",
+      )).rows;
+      assert.ok(!String(stored.method_details).includes("000123456789"));
+    }, { SANDBOX_INBOX: "1" });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("sandbox: routing number 091000019 cannot take an instant bank payment (the choice is refused); another bank is paid", async () => {
+  await withHttpFixture(async (f) => {
+    const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
+    const browser = new PortalBrowser(f);
+    await verify(browser, linkPath, email);
+    await browser.get(`${linkPath}/method?method=instant_deposit&to=bank`);
+    const refused = await browser.post(
+      `${linkPath}/method`,
+      bankForm(sandboxTestDetails.rtpUnreachableRouting),
+    );
+    assert.equal(refused.status, 422);
+    assert.match(browser.lastHtml, /Your bank cannot receive instant payments/);
+    assert.equal((await browser.post(`${linkPath}/method`, bankForm("021000021"))).status, 303);
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    const [stored] = (await f.deps.databases.test.readClient.execute(
+      "SELECT status FROM payouts",
+    )).rows;
+    assert.equal(stored.status, "completed");
+  }, { SANDBOX_INBOX: "1" });
+});

@@ -12,7 +12,7 @@ import { increaseSignature, increaseSigned } from "../lib/instant/client.ts";
 import { receiveIncreaseWebhook } from "../lib/instant/service.ts";
 import { pushAction, pushRoutes, validationVerdict } from "../lib/instant/rules.ts";
 import { rows, statusOf } from "./paypal_helpers.ts";
-import { chooseInstant, withIncrease } from "./instant_helpers.ts";
+import { chooseInstant, chooseInstantBank, withIncrease } from "./instant_helpers.ts";
 
 const AMOUNT = 12_345;
 const FUNDED = 1_000_000;
@@ -219,5 +219,67 @@ Deno.test("push to card: a forged webhook (another secret, an old signature) is 
     assert.deepEqual(await rows(m, "SELECT * FROM increase_notices"), []);
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM scheduled_jobs"), jobsBefore);
     assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+  });
+});
+
+Deno.test("instant bank payment: the routing lookup says the bank takes RTP; one transfer under the reference as Idempotency-Key; Increase's webhook completes it", async () => {
+  await withIncrease(async ({ m, server, clock }) => {
+    await m.fund(FUNDED);
+    const payoutId = await chooseInstantBank(m, AMOUNT, "021000021");
+    const [transfer] = server.rtpTransfers.values();
+    assert.deepEqual(
+      [
+        transfer.amount,
+        transfer.account_number,
+        transfer.routing_number,
+        transfer.creditor_name,
+        transfer.idempotency_key,
+      ],
+      [AMOUNT, "000123456789", "021000021", "Pat Doe", `${payoutId}-1`],
+    );
+    assert.ok(server.requests.includes("GET /routing_numbers"));
+    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+    assert.equal(JSON.parse(String((await m.payout(payoutId)).method_details)).network, "rtp");
+    transfer.status = "complete";
+    const event = await server.signedRtpEvent(transfer, new Date(clock.now()));
+    const received = await receiveIncreaseWebhook(
+      { database: m.database, secretBox: testSecretBox },
+      {
+        companyId: m.companyId,
+        signature: event.headers["Increase-Webhook-Signature"],
+        body: event.body,
+      },
+      clock.now(),
+    );
+    assert.ok(received.ok && received.value.recorded);
+    await m.settle();
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    assert.equal((await m.balances()).available, FUNDED - AMOUNT);
+  });
+});
+
+Deno.test("instant bank payment: a bank the routing lookup says cannot take RTP is refused before any transfer (bank_not_reachable), and a rejected transfer fails rtp_rejected; both re-offer", async () => {
+  await withIncrease(async ({ m, server }) => {
+    await m.fund(FUNDED);
+    const unreachable = await chooseInstantBank(m, AMOUNT, "091000019");
+    assert.deepEqual(await statusOf(m, unreachable), {
+      status: "modality_offered",
+      failure_reason: "bank_not_reachable",
+    });
+    assert.equal(server.rtpTransfers.size, 0);
+  });
+  await withIncrease(async ({ m, server }) => {
+    await m.fund(FUNDED);
+    const rejected = await chooseInstantBank(m, AMOUNT, "021000021");
+    const [transfer] = server.rtpTransfers.values();
+    transfer.status = "rejected";
+    transfer.rejection = { reject_reason_code: "account_closed" };
+    await m.advance(30);
+    assert.deepEqual(await statusOf(m, rejected), {
+      status: "modality_offered",
+      failure_reason: "rtp_rejected",
+    });
+    const balances = await m.balances();
+    assert.deepEqual([balances.in_transit, balances.available + balances.reserved], [0, FUNDED]);
   });
 });

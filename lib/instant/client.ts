@@ -39,6 +39,15 @@ export class IncreaseUnanswered extends Error {
   }
 }
 
+/** A Real-Time Payments transfer as Increase reports it. */
+export interface IncreaseRtpTransfer {
+  readonly id: string;
+  readonly status: string;
+  readonly amount: number;
+  readonly routing_number: string;
+  readonly rejection: { readonly reject_reason_code: string } | null;
+}
+
 export type IncreaseAnswer<T> =
   | { readonly kind: "ok"; readonly value: T }
   | {
@@ -164,6 +173,44 @@ export class IncreaseClient {
 
   push(id: string): Promise<IncreaseAnswer<IncreasePush>> {
     return this.#call("GET", `/card_push_transfers/${encodeURIComponent(id)}`);
+  }
+
+  /** Whether the bank of `routingNumber` takes Real-Time Payments transfers (Increase's routing lookup). */
+  async rtpReachable(routingNumber: string): Promise<boolean> {
+    const found = await this.#call<{ data: { real_time_payments_transfers: string }[] }>(
+      "GET",
+      `/routing_numbers?routing_number=${encodeURIComponent(routingNumber)}`,
+    );
+    if (found.kind !== "ok") return false;
+    return found.value.data.some((bank) => bank.real_time_payments_transfers === "supported");
+  }
+
+  /** Sends `amountCents` over Real-Time Payments; the same key answers the same transfer. */
+  createRtp(
+    params: {
+      amountCents: number;
+      creditorName: string;
+      accountNumber: string;
+      routingNumber: string;
+      remittance: string;
+    },
+    idempotencyKey: string,
+  ): Promise<IncreaseAnswer<IncreaseRtpTransfer>> {
+    return this.#call("POST", "/real_time_payments_transfers", {
+      idempotencyKey,
+      body: {
+        amount: params.amountCents,
+        creditor_name: params.creditorName,
+        account_number: params.accountNumber,
+        routing_number: params.routingNumber,
+        source_account_number_id: this.settings.sourceAccountNumberId,
+        unstructured_remittance_information: params.remittance,
+      },
+    });
+  }
+
+  rtp(id: string): Promise<IncreaseAnswer<IncreaseRtpTransfer>> {
+    return this.#call("GET", `/real_time_payments_transfers/${encodeURIComponent(id)}`);
   }
 }
 

@@ -8,9 +8,14 @@
 import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { settleSubmission } from "../payouts/jobs.ts";
-import { IncreaseClient, type IncreasePush, IncreaseUnanswered } from "./client.ts";
+import {
+  IncreaseClient,
+  type IncreasePush,
+  type IncreaseRtpTransfer,
+  IncreaseUnanswered,
+} from "./client.ts";
 import type { InstantRailDeps } from "./rail.ts";
-import { pushAction, pushRecheckMs } from "./rules.ts";
+import { networkOf, pushAction, pushRecheckMs } from "./rules.ts";
 import type { IncreaseSettings } from "./settings.ts";
 import {
   findInstantTransfer,
@@ -22,6 +27,16 @@ import {
 
 const PUSH_CHECK_LEASE_MS = 60_000;
 
+/** A push or a Real-Time Payments transfer, as the check reads either. */
+type TransferState = IncreasePush | IncreaseRtpTransfer;
+
+/** Increase's reason for a failed transfer, kept as its return code. */
+function failureCode(transfer: TransferState): string {
+  if ("decline" in transfer && transfer.decline) return transfer.decline.reason;
+  if ("rejection" in transfer && transfer.rejection) return transfer.rejection.reject_reason_code;
+  return transfer.status;
+}
+
 interface PushCheck {
   readonly transfer: InstantTransferRow;
   readonly settings: IncreaseSettings;
@@ -30,13 +45,13 @@ interface PushCheck {
 /** The handlers of the instant deposit rail's jobs. */
 export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<string, JobHandler>> {
   return {
-    [INSTANT_JOBS.check]: externalJob<PushCheck, { check: PushCheck; push: IncreasePush }>({
+    [INSTANT_JOBS.check]: externalJob<PushCheck, { check: PushCheck; push: TransferState }>({
       leaseMs: PUSH_CHECK_LEASE_MS,
       async prepare(tx, job) {
         const transfer = await findInstantTransfer(tx, job.subjectId);
         if (!transfer) throw new Error(`${INSTANT_JOBS.check}: no push ${job.subjectId}`);
         // Settled before (a webhook and a poll both asked): nothing is left to read.
-        if (pushAction(transfer.status).kind !== "wait") return null;
+        if (pushAction(transfer.status, networkOf(transfer.route)).kind !== "wait") return null;
         const settings = await increaseSettingsStore.read(tx, deps.secretBox, transfer.companyId);
         if (!settings) {
           throw new Error(`company ${transfer.companyId} has pushes but no Increase settings`);
@@ -46,8 +61,10 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
       async call(check) {
         let read;
         try {
-          read = await new IncreaseClient(check.settings, deps.increaseTimeoutMs)
-            .push(check.transfer.transferId);
+          const increase = new IncreaseClient(check.settings, deps.increaseTimeoutMs);
+          read = networkOf(check.transfer.route) === "rtp"
+            ? await increase.rtp(check.transfer.transferId)
+            : await increase.push(check.transfer.transferId);
         } catch (error) {
           if (!(error instanceof IncreaseUnanswered)) throw error;
           throw new TransientJobError(error.message, { cause: error });
@@ -61,7 +78,7 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
         const now = deps.policy.jobTime(job);
         const { transfer } = check;
         await recordTransferStatus(tx, transfer.transferId, push.status, now);
-        const action = pushAction(push.status);
+        const action = pushAction(push.status, networkOf(transfer.route));
         if (action.kind === "wait") {
           await scheduleJob(tx, {
             companyId: transfer.companyId,
@@ -78,7 +95,7 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
           action.kind === "complete" ? { kind: "completed" } : {
             kind: "failed",
             reason: action.reason,
-            returnCode: push.decline?.reason ?? push.status,
+            returnCode: failureCode(push),
           },
           now,
         );

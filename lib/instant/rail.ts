@@ -76,13 +76,14 @@ async function push(
         `no Increase settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
     };
   }
+  const increase = new IncreaseClient(settings, deps.increaseTimeoutMs);
+  if (submission.details.instant_to === "bank") return await payBank(deps, increase, submission);
   const { card_token_id: cardTokenId, cardholder_name: name, zip } = submission.details;
   if (!cardTokenId || !name || !zip) {
     throw new Error(
       `payout ${submission.payoutId} chose instant deposit without a card token, name and ZIP`,
     );
   }
-  const increase = new IncreaseClient(settings, deps.increaseTimeoutMs);
   const refused = (reason: "card_not_eligible" | "card_declined", message: string): RailAnswer => ({
     kind: "refused",
     reason,
@@ -147,6 +148,63 @@ async function push(
   };
 }
 
+/**
+ * An instant bank payment: the routing lookup must say the payee's bank takes Real-Time Payments
+ * (else `bank_not_reachable`), then one transfer under the submission's reference as
+ * Idempotency-Key to the account the payout keeps sealed.
+ */
+async function payBank(
+  deps: InstantRailDeps,
+  increase: IncreaseClient,
+  submission: RailSubmission,
+): Promise<RailAnswer> {
+  const { routing_number: routing, account_holder: holder, account_sealed: sealed } =
+    submission.details;
+  if (!routing || !holder || !sealed) {
+    throw new Error(
+      `payout ${submission.payoutId} chose an instant bank payment without an account`,
+    );
+  }
+  if (!await increase.rtpReachable(routing)) {
+    return {
+      kind: "refused",
+      reason: "bank_not_reachable",
+      message: `the bank of routing number ${routing} does not take Real-Time Payments transfers`,
+    };
+  }
+  const sent = await increase.createRtp({
+    amountCents: submission.amountCents,
+    creditorName: holder,
+    accountNumber: await deps.secretBox.openText(sealed),
+    routingNumber: routing,
+    remittance: `Payment ${submission.reference}`,
+  }, submission.reference);
+  if (sent.kind !== "ok") {
+    return {
+      kind: "refused",
+      reason: "bank_not_reachable",
+      message: `Increase refused the Real-Time Payments transfer: ${sent.detail}`,
+    };
+  }
+  const transfer = sent.value;
+  const action = pushAction(transfer.status, "rtp");
+  if (action.kind === "fail") {
+    return {
+      kind: "refused",
+      reason: "bank_not_reachable",
+      message: `the transfer was ${transfer.status}: ${
+        transfer.rejection?.reject_reason_code ?? ""
+      }`,
+    };
+  }
+  return {
+    kind: "accepted",
+    railReference: transfer.id,
+    outcome: action.kind === "complete" ? { kind: "complete", at: submission.submittedAt } : null,
+    facts: { transfer_id: transfer.id, route: "rtp", status: transfer.status },
+  };
+}
+
 /** The instant deposit rail of one environment's database. */
 export function instantRail(deps: InstantRailDeps): PayoutRail {
   return {
@@ -170,8 +228,8 @@ export function instantRail(deps: InstantRailDeps): PayoutRail {
         reference: submission.reference,
         payoutId: submission.payoutId,
         companyId: submission.companyId,
-        cardTokenId: String(facts.card_token_id),
-        validationId: String(facts.validation_id),
+        cardTokenId: facts.card_token_id === undefined ? null : String(facts.card_token_id),
+        validationId: facts.validation_id === undefined ? null : String(facts.validation_id),
         transferId: String(facts.transfer_id),
         route: String(facts.route),
         status: String(facts.status),

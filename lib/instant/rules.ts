@@ -11,12 +11,20 @@
  * | pending_submission, submitted,                  | polling)                                 |
  * | requires_attention                              |                                          |
  * | declined, canceled                              | failed `card_declined`, offered again    |
+ *
+ * A Real-Time Payments transfer (an instant bank payment) goes the same way: complete completes,
+ * rejected or canceled fails the payout `rtp_rejected` (the network's reason code kept as the
+ * return code), anything else waits.
  */
 
 /** The failure reason of a card that cannot take a push (no push route supports it). */
 export const CARD_NOT_ELIGIBLE = "card_not_eligible";
 /** The failure reason of a declined validation or push. */
 export const CARD_DECLINED = "card_declined";
+/** The failure reason of a bank the routing lookup says cannot take a Real-Time Payments transfer. */
+export const BANK_NOT_REACHABLE = "bank_not_reachable";
+/** The failure reason of a Real-Time Payments transfer the network or the payee's bank rejected. */
+export const RTP_REJECTED = "rtp_rejected";
 
 /** A card token's capabilities as Increase reports them (GET /card_tokens/{id}/capabilities). */
 export interface CardCapabilities {
@@ -84,12 +92,15 @@ const WAITING = new Set([
   "requires_attention",
 ]);
 
-/** The table above. */
-export function pushAction(status: string): PushAction {
+/** The table above, for a push to a card (`card`) or a Real-Time Payments transfer (`rtp`). */
+export function pushAction(status: string, network: "card" | "rtp" = "card"): PushAction {
   if (status === "complete") return { kind: "complete" };
   if (WAITING.has(status)) return { kind: "wait" };
-  return { kind: "fail", reason: CARD_DECLINED };
+  return { kind: "fail", reason: network === "rtp" ? RTP_REJECTED : CARD_DECLINED };
 }
+
+/** The network a kept transfer took, as `pushAction` reads it. */
+export const networkOf = (route: string): "card" | "rtp" => route === "rtp" ? "rtp" : "card";
 
 /** How long after its `n`-th check (1 or more) a push still pending is checked again. */
 export function pushRecheckMs(n: number): number {

@@ -9,7 +9,8 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
-import { increaseSigned } from "./client.ts";
+import { IncreaseClient, increaseSigned, IncreaseUnanswered } from "./client.ts";
+import { sandboxTestDetails } from "../rails/sandbox.ts";
 import {
   findInstantTransfer,
   increaseSettingsStore,
@@ -61,7 +62,9 @@ export async function receiveIncreaseWebhook(
     ? event.associated_object_id
     : null;
   const category = typeof event.category === "string" ? event.category : "";
-  if (eventId === null || objectId === null || !category.startsWith("card_push_transfer.")) {
+  const ours = category.startsWith("card_push_transfer.") ||
+    category.startsWith("real_time_payments_transfer.");
+  if (eventId === null || objectId === null || !ours) {
     return ok({ recorded: false, eventId });
   }
   const transfer = await findInstantTransfer(deps.database.readClient, objectId);
@@ -85,6 +88,39 @@ export async function receiveIncreaseWebhook(
     return fresh;
   });
   return ok({ recorded, eventId });
+}
+
+/** How long the portal waits for Increase's routing lookup while the payee waits. */
+const ROUTING_LOOKUP_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether the bank of `routingNumber` takes instant bank payments for this company's payees:
+ * Increase's routing lookup for a company with Increase settings, the sandbox's answer for a test
+ * company without them (every bank but routing number 091000019); null when Increase did not
+ * answer now.
+ */
+export async function instantBankReachable(
+  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  companyId: string,
+  routingNumber: string,
+): Promise<boolean | null> {
+  const settings = await increaseSettingsStore.read(
+    deps.database.readClient,
+    deps.secretBox,
+    companyId,
+  );
+  if (!settings) {
+    return deps.database.environment === "test" &&
+      routingNumber !== sandboxTestDetails.rtpUnreachableRouting;
+  }
+  try {
+    return await new IncreaseClient(settings, ROUTING_LOOKUP_TIMEOUT_MS).rtpReachable(
+      routingNumber,
+    );
+  } catch (error) {
+    if (error instanceof IncreaseUnanswered) return null;
+    throw error;
+  }
 }
 
 /** Whether this company's payees type their card at a provider's hosted page (Increase settings). */

@@ -50,8 +50,8 @@ export async function insertInstantTransfer(
     reference: string;
     payoutId: string;
     companyId: string;
-    cardTokenId: string;
-    validationId: string;
+    cardTokenId: string | null;
+    validationId: string | null;
     transferId: string;
     route: string;
     status: string;

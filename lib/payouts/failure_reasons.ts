@@ -149,6 +149,21 @@ const entries: readonly Entry[] = [
     nextStep:
       "Vuelva a ofrecer el pago para que el beneficiario use otra tarjeta de débito u otro método.",
   }],
+  ["bank_not_reachable", "rail", {
+    meaning: "The payee's bank cannot receive instant bank payments.",
+    nextStep: "Offer the payment again so the payee can choose a debit card or another method.",
+  }, {
+    meaning: "El banco del beneficiario no puede recibir pagos bancarios instantáneos.",
+    nextStep:
+      "Vuelva a ofrecer el pago para que el beneficiario elija una tarjeta de débito u otro método.",
+  }],
+  ["rtp_rejected", "rail", {
+    meaning: "The payee's bank or the instant payment network rejected the payment.",
+    nextStep: ASK_NEW_ACCOUNT_EN,
+  }, {
+    meaning: "El banco del beneficiario o la red de pagos instantáneos rechazó el pago.",
+    nextStep: ASK_NEW_ACCOUNT_ES,
+  }],
   ["card_not_issued", "card", {
     meaning: "The card issuer did not issue the virtual card.",
     nextStep: "Offer the payment again so the payee can choose another method.",

@@ -197,7 +197,12 @@ async function isLatestOffer(tx: WriteTx, payoutId: string, offeredAt: number): 
 export interface MethodSelection {
   readonly paymentMethodId: number;
   /** Entered details the rail looks at; of the numbers only the last four digits are kept. */
-  readonly details: { accountNumber?: string; cardNumber?: string; zip?: string };
+  readonly details: {
+    accountNumber?: string;
+    cardNumber?: string;
+    routingNumber?: string;
+    zip?: string;
+  };
   /** What the payout keeps of the details: non-secret fields and sealed values only. */
   readonly kept?: Readonly<Record<string, string>>;
 }

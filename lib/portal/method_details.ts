@@ -87,6 +87,7 @@ export type RequiredField =
   | "account_number"
   | "card_number"
   | "cardholder_name"
+  | "account_holder"
   | "address_one"
   | "city"
   | "zip_code"
@@ -100,6 +101,8 @@ export type RequiredField =
  */
 export interface MethodFacts {
   readonly last_four?: string;
+  /** `bank`: an instant deposit paid to a bank account rather than a debit card. */
+  readonly instant_to?: string;
   readonly account_type?: string;
   readonly address_one?: string;
   readonly city?: string;
@@ -122,7 +125,12 @@ export interface CheckedDetails {
   /** Non-secret details kept as they are (routing number, address, handle). */
   readonly public: Record<string, string>;
   /** What the sandbox rails look at. */
-  readonly railHints: { accountNumber?: string; cardNumber?: string; zip?: string };
+  readonly railHints: {
+    accountNumber?: string;
+    cardNumber?: string;
+    routingNumber?: string;
+    zip?: string;
+  };
 }
 
 /** ABA routing number: nine digits whose weighted sum (3, 7, 1, …) is a multiple of ten. */
@@ -221,6 +229,26 @@ export function checkMethodDetails(
       });
     }
     case "instant_deposit": {
+      if (field("instant_to") === "bank") {
+        const routing = digitsOnly(required("routing_number"));
+        const account = digitsOnly(required("account_number"));
+        const confirm = digitsOnly(field("account_number_confirm"));
+        const holder = required("account_holder");
+        if (routing && !isValidRoutingNumber(routing)) {
+          problems.push({ field: "routing_number", message: text.routingInvalid });
+        }
+        if (account && !/^\d{4,17}$/.test(account)) {
+          problems.push({ field: "account_number", message: text.accountDigits });
+        } else if (account && confirm !== account) {
+          problems.push({ field: "account_number_confirm", message: text.accountMismatch });
+        }
+        return result({
+          lastFour: account.slice(-4),
+          secret: account,
+          public: { instant_to: "bank", routing_number: routing, account_holder: holder },
+          railHints: { accountNumber: account, routingNumber: routing },
+        });
+      }
       if (options.hostedCard) {
         const token = field("card_token_id");
         if (!/^[A-Za-z0-9_]{1,128}$/.test(token)) {

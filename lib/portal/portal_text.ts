@@ -201,6 +201,9 @@ const english = {
     cardHostedLink: "Enter your debit card securely",
     cardEntered: "Your card is entered. Confirm the name on it and its billing ZIP code.",
     cardholderName: "Name on the card",
+    instantBankLink: "Or get it instantly in your bank account",
+    instantCardLink: "Or get it on your debit card",
+    accountHolder: "Name on the account",
     street: "Street address",
     streetTwo: "Apartment, suite (optional)",
     city: "City",
@@ -238,6 +241,10 @@ const english = {
         missing: "Enter the name on the card.",
         tooLong: "The name on the card is too long.",
       },
+      account_holder: {
+        missing: "Enter the name on the account.",
+        tooLong: "The name on the account is too long.",
+      },
       address_one: {
         missing: "Enter the street address.",
         tooLong: "The street address is too long.",
@@ -261,6 +268,9 @@ const english = {
     accountType: "Choose checking or savings.",
     cardInvalid: "This card number is not valid: check the digits on the front of your card.",
     cardNotEntered: "Enter your card at our card partner first.",
+    bankNotReachable:
+      "Your bank cannot receive instant payments. Choose a debit card or another way to be paid.",
+    bankLookupFailed: "We could not check your bank just now. Try again in a minute.",
     state: "Choose the state.",
     zipCode: "A ZIP code has 5 digits (or ZIP+4).",
     addressTwoTooLong: "The second address line is too long.",
@@ -271,7 +281,10 @@ const english = {
   methodSummary: {
     ach: (f: MethodFacts) =>
       `${f.account_type === "savings" ? "Savings" : "Checking"} account ending in ${f.last_four}`,
-    instant_deposit: (f: MethodFacts) => `Debit card ending in ${f.last_four}`,
+    instant_deposit: (f: MethodFacts) =>
+      f.instant_to === "bank"
+        ? `Instant payment to the bank account ending in ${f.last_four}`
+        : `Debit card ending in ${f.last_four}`,
     check: (f: MethodFacts) =>
       `Check mailed to ${f.address_one}, ${f.city}, ${f.state} ${f.zip_code} (${f.postage})`,
     venmo: (f: MethodFacts) => `Venmo account of ${f.phone}`,
@@ -525,6 +538,9 @@ const spanish: PortalText = {
     cardEntered:
       "Su tarjeta está ingresada. Confirme el nombre que figura en ella y el código postal de facturación.",
     cardholderName: "Nombre que figura en la tarjeta",
+    instantBankLink: "O recíbalo al instante en su cuenta bancaria",
+    instantCardLink: "O recíbalo en su tarjeta de débito",
+    accountHolder: "Nombre del titular de la cuenta",
     cardHint: "Solo guardamos los últimos cuatro dígitos",
     street: "Dirección (calle y número)",
     streetTwo: "Apartamento, unidad o suite (opcional)",
@@ -563,6 +579,10 @@ const spanish: PortalText = {
         missing: "Escriba el nombre que figura en la tarjeta.",
         tooLong: "El nombre de la tarjeta es demasiado largo.",
       },
+      account_holder: {
+        missing: "Escriba el nombre del titular de la cuenta.",
+        tooLong: "El nombre del titular de la cuenta es demasiado largo.",
+      },
       address_one: {
         missing: "Escriba la dirección.",
         tooLong: "La dirección es demasiado larga.",
@@ -596,6 +616,9 @@ const spanish: PortalText = {
     cardInvalid:
       "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
     cardNotEntered: "Primero ingrese su tarjeta en la página de nuestro socio de tarjetas.",
+    bankNotReachable:
+      "Su banco no puede recibir pagos instantáneos. Elija una tarjeta de débito u otra forma de cobro.",
+    bankLookupFailed: "No pudimos consultar su banco ahora. Inténtelo de nuevo en un minuto.",
     state: "Elija el estado.",
     zipCode: "El código postal debe tener 5 dígitos (o ZIP+4).",
     addressTwoTooLong: "La segunda línea de la dirección es demasiado larga.",
@@ -608,7 +631,10 @@ const spanish: PortalText = {
       `Cuenta de ${
         f.account_type === "savings" ? "ahorros" : "cheques"
       } que termina en ${f.last_four}`,
-    instant_deposit: (f) => `Tarjeta de débito que termina en ${f.last_four}`,
+    instant_deposit: (f) =>
+      f.instant_to === "bank"
+        ? `Pago instantáneo a la cuenta bancaria que termina en ${f.last_four}`
+        : `Tarjeta de débito que termina en ${f.last_four}`,
     check: (f) =>
       `Cheque enviado por correo a ${f.address_one}, ${f.city}, ${f.state} ${f.zip_code} (${f.postage})`,
     venmo: (f) => `Cuenta de Venmo con el teléfono ${f.phone}`,

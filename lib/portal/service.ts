@@ -26,7 +26,7 @@ import {
   isPlausibleEmail,
   normalizeUsPhone,
 } from "./method_details.ts";
-import { takesHostedCards } from "../instant/service.ts";
+import { instantBankReachable, takesHostedCards } from "../instant/service.ts";
 import type { PortalText } from "./portal_text.ts";
 import {
   decideEndorsement,
@@ -489,6 +489,22 @@ export async function chooseMethod(
     hostedCard,
   });
   const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
+  // An instant bank payment is offered only to a bank the routing lookup says can take it.
+  if (checked.ok && modality.code === "instant_deposit" && form.instant_to === "bank") {
+    const reachable = await instantBankReachable(
+      { database, secretBox: deps.secretBox },
+      link.companyId,
+      String(checked.value.public.routing_number),
+    );
+    if (reachable !== true) {
+      problems.push({
+        field: "routing_number",
+        message: reachable === false
+          ? t.methodProblems.bankNotReachable
+          : t.methodProblems.bankLookupFailed,
+      });
+    }
+  }
   if (modality.code === "ach") {
     const nameProblem = typedNameProblem(t, { field: "typed_name", value: form.typed_name });
     if (nameProblem) problems.push(nameProblem);
@@ -515,7 +531,7 @@ export async function chooseMethod(
     kept.account_sealed = await deps.secretBox.sealText(details.secret);
   }
   // The sandbox issues its own token for a test card; a provider's hosted page gave its own.
-  if (modality.code === "instant_deposit" && !hostedCard) {
+  if (modality.code === "instant_deposit" && !hostedCard && form.instant_to !== "bank") {
     kept.card_token = `tok_${randomBase62(24)}`;
   }
   return await database.writer.write(async (tx) => {

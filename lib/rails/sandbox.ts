@@ -22,6 +22,8 @@ export const sandboxTestDetails = {
   cardDeclined: "4000000000000002",
   /** An instant deposit card no network route can push to (`card_not_eligible`). */
   cardNotPushable: "4000000000000101",
+  /** A bank whose routing number cannot take an instant bank payment (`bank_not_reachable`). */
+  rtpUnreachableRouting: "091000019",
   checkUndeliverableZip: "00000",
 } as const;
 
@@ -63,7 +65,7 @@ export function testPayeeMarker(
 /** The scenario of a selection in the sandbox, from the payee marker and the entered details. */
 export function sandboxScenario(
   modality: ModalityCode,
-  details: { accountNumber?: string; cardNumber?: string; zip?: string },
+  details: { accountNumber?: string; cardNumber?: string; routingNumber?: string; zip?: string },
   marker: ReturnType<typeof testPayeeMarker>,
 ): SandboxScenario {
   if (marker?.kind === "fail") return failScenario[modality];
@@ -77,6 +79,9 @@ export function sandboxScenario(
   }
   if (modality === "instant_deposit" && details.cardNumber === t.cardNotPushable) {
     return "not_pushable";
+  }
+  if (modality === "instant_deposit" && details.routingNumber === t.rtpUnreachableRouting) {
+    return "bank_not_reachable";
   }
   if (modality === "check" && details.zip === t.checkUndeliverableZip) return "undeliverable";
   return "settles";
@@ -118,6 +123,12 @@ export function sandboxAnswer(submission: RailSubmission): RailAnswer {
         kind: "refused",
         reason: "card_not_eligible",
         message: "no card network route takes a push to this card",
+      };
+    case "bank_not_reachable":
+      return {
+        kind: "refused",
+        reason: "bank_not_reachable",
+        message: "the payee's bank does not take instant bank payments",
       };
     case "account_not_found":
       return {

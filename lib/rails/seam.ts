@@ -17,6 +17,7 @@ export type SandboxScenario =
   | "transient_once"
   | "declined"
   | "not_pushable"
+  | "bank_not_reachable"
   | "account_not_found"
   | "undeliverable";
 
@@ -54,6 +55,8 @@ export type RailRefusal =
   | "card_not_issued"
   /** No card network route takes a push to the payee's card. */
   | "card_not_eligible"
+  /** The payee's bank cannot receive an instant bank payment (the provider's routing lookup). */
+  | "bank_not_reachable"
   | "account_not_found"
   /** Live has no sanctions list loaded, so no payout may be screened and none is sent. */
   | "sanctions_list_missing";

@@ -55,6 +55,8 @@ export function failureInWords(code: string, methodId: number | null): string {
     card_declined: `${title} declined: the card issuer refused the payment`,
     card_not_issued: `${title} not issued: the card issuer refused to issue the card`,
     card_not_eligible: `${title} not sent: the payee's card cannot receive instant payments`,
+    bank_not_reachable: `${title} not sent: the payee's bank cannot receive instant payments`,
+    rtp_rejected: `${title} rejected by the payee's bank or the instant payment network`,
     account_not_found: `${title} refused: no ${method} account matches the payee's details`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,

@@ -658,6 +658,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             fixedPostage={payout.fixedPostage}
             postageCodes={payout.postageCodes}
             hostedCardLink={hostedCardLink}
+            instantLink={`${v.base}/method?method=instant_deposit`}
           />
           {modality === "ach"
             ? (
@@ -697,7 +698,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
     const modality = offeredMethod(v.link, payout, c.req.query("method"));
     if (!modality) return await render(c, v, {});
-    return await methodPage(c, v, payout, modality.code, {}, [], 200);
+    const values: Record<string, string> =
+      modality.code === "instant_deposit" && c.req.query("to") === "bank"
+        ? { instant_to: "bank" }
+        : {};
+    return await methodPage(c, v, payout, modality.code, values, [], 200);
   });
 
   // The payee types the card at the provider's hosted page, which sends them back with its token.

@@ -313,6 +313,50 @@ function HostedCardFields(
   );
 }
 
+/** An instant bank payment: the account its payment goes to over Real-Time Payments. */
+function InstantBankFields(
+  props: {
+    values: Readonly<Record<string, string>>;
+    problems: readonly FieldProblem[];
+    t: PortalText;
+  },
+) {
+  const { values, problems, t } = props;
+  const field = t.fields;
+  return (
+    <>
+      <input type="hidden" name="instant_to" value="bank" />
+      <Field
+        name="account_holder"
+        label={field.accountHolder}
+        autocomplete="name"
+        value={values.account_holder}
+        problems={problems}
+      />
+      <Field
+        name="routing_number"
+        label={field.routingNumber}
+        hint={field.routingHint}
+        inputmode="numeric"
+        value={values.routing_number}
+        problems={problems}
+      />
+      <Field
+        name="account_number"
+        label={field.accountNumber}
+        inputmode="numeric"
+        problems={problems}
+      />
+      <Field
+        name="account_number_confirm"
+        label={field.accountNumberAgain}
+        inputmode="numeric"
+        problems={problems}
+      />
+    </>
+  );
+}
+
 export function MethodFields(
   props: {
     modality: ModalityCode;
@@ -324,12 +368,43 @@ export function MethodFields(
     t: PortalText;
     /** Where the payee types the card at the provider's hosted page; null: the sandbox's test card. */
     hostedCardLink?: string | null;
+    /** The instant deposit page, to switch between a debit card and a bank account. */
+    instantLink?: string;
   },
 ) {
   const { values, problems, t } = props;
   const field = t.fields;
-  if (props.modality === "instant_deposit" && props.hostedCardLink) {
-    return <HostedCardFields {...props} hostedCardLink={props.hostedCardLink} />;
+  if (props.modality === "instant_deposit") {
+    const link = props.instantLink ?? "";
+    if (values.instant_to === "bank") {
+      return (
+        <>
+          <InstantBankFields values={values} problems={problems} t={t} />
+          <p>
+            <a href={link}>{field.instantCardLink}</a>
+          </p>
+        </>
+      );
+    }
+    return (
+      <>
+        {props.hostedCardLink
+          ? <HostedCardFields {...props} hostedCardLink={props.hostedCardLink} />
+          : (
+            <Field
+              name="card_number"
+              label={field.cardNumber}
+              hint={field.cardHint}
+              inputmode="numeric"
+              autocomplete="cc-number"
+              problems={problems}
+            />
+          )}
+        <p>
+          <a href={`${link}&to=bank`}>{field.instantBankLink}</a>
+        </p>
+      </>
+    );
   }
   switch (props.modality) {
     case "ach":
@@ -371,17 +446,6 @@ export function MethodFields(
             ))}
           </fieldset>
         </>
-      );
-    case "instant_deposit":
-      return (
-        <Field
-          name="card_number"
-          label={field.cardNumber}
-          hint={field.cardHint}
-          inputmode="numeric"
-          autocomplete="cc-number"
-          problems={problems}
-        />
       );
     case "check": {
       const stateProblem = problems.find((p) => p.field === "state");
