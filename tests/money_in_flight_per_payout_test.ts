@@ -15,15 +15,11 @@ import { api, payee } from "./api_helpers.ts";
 import { consoleAs, textOf } from "./console_helpers.ts";
 import { v1 } from "./portal_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { payoutOf, payoutOnEachSurface, sql } from "./money_in_flight_helpers.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
 const INSTANT_DEPOSIT = 4;
 const LEASE_MS = 120_000;
-
-async function sql(f: HttpFixture, statement: string, ...args: (string | number | null)[]) {
-  return (await f.deps.databases.test.writer.write((tx) => tx.execute({ sql: statement, args })))
-    .rows;
-}
 
 /**
  * The payout failed on instant deposit (a transient rail error) and its retry, its second
@@ -63,30 +59,14 @@ async function retryWithProvider(
   );
 }
 
-const payoutOf = async (f: HttpFixture, where: string, arg: string) =>
-  String((await sql(f, `SELECT id FROM payouts WHERE ${where}`, arg))[0].id);
-
 const REFUSED =
   "cancel is refused: the payout's money is in flight, its instant_deposit submission is with the provider and has no answer yet; wait for the answer, which is applied once (the submission asks again with the same reference)";
 
 for (const run of ["claimed", "retrying"] as const) {
   Deno.test(`per-payout rail, ${run}: cancel and re-offer of a failed payout whose retry is with the provider are refused 409 payout_in_flight on /v1, /api, the CLI and the console; nothing moves`, async () => {
     await withHttpFixture(async (f) => {
-      await fundAcmeAuto(f, 100_000);
-      await v1(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
-      const created = await (await v1(f, "POST", "/v1/disbursements", {
-        amount: 100,
-        claim_id: "C-1",
-        payee: { id: "noaction" },
-        modalities: ["ach"],
-      })).json() as { id: string };
-      const v1Payout = await payoutOf(f, "disbursement_id = ?", created.id);
-      await api(f, "POST", "/api/disbursements", {
-        disbursement_uuid: "CLM-1",
-        large_disbursement: false,
-        payees: [payee("p-a", 20)],
-      });
-      const apiPayout = await payoutOf(f, "payee_uuid = ?", "p-a");
+      const { v1Disbursement, v1Payout, apiPayout } = await payoutOnEachSurface(f);
+      const created = { id: v1Disbursement };
       await retryWithProvider(f, v1Payout, run);
       await retryWithProvider(f, apiPayout, run);
       const before = await readLineBalances(

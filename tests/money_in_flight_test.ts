@@ -30,13 +30,9 @@ import { v1 } from "./portal_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { DAY_SECONDS, MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { payoutOf, payoutOnEachSurface, sql } from "./money_in_flight_helpers.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
-
-async function sql(f: HttpFixture, statement: string, ...args: (string | number)[]) {
-  return (await f.deps.databases.test.writer.write((tx) => tx.execute({ sql: statement, args })))
-    .rows;
-}
 
 /**
  * The payout failed (R03) and its automatic retry, its second submission, waits on the ACH rail:
@@ -94,26 +90,10 @@ async function retryAtRail(
 
 let traces = 0;
 
-const payoutOf = async (f: HttpFixture, where: string, arg: string) =>
-  String((await sql(f, `SELECT id FROM payouts WHERE ${where}`, arg))[0].id);
-
 Deno.test("case 1: cancel of a failed payout whose retry is in a built ACH file is refused 409 payout_in_flight on /v1, /api and the console, naming the file; nothing moves", async () => {
   await withHttpFixture(async (f) => {
-    await fundAcmeAuto(f, 100_000);
-    await v1(f, "POST", "/v1/payees", { id: "noaction", email: "n@example.test" });
-    const created = await (await v1(f, "POST", "/v1/disbursements", {
-      amount: 100,
-      claim_id: "C-1",
-      payee: { id: "noaction" },
-      modalities: ["ach"],
-    })).json() as { id: string };
-    const v1Payout = await payoutOf(f, "disbursement_id = ?", created.id);
-    await api(f, "POST", "/api/disbursements", {
-      disbursement_uuid: "CLM-1",
-      large_disbursement: false,
-      payees: [payee("p-a", 20)],
-    });
-    const apiPayout = await payoutOf(f, "payee_uuid = ?", "p-a");
+    const { v1Disbursement, v1Payout, apiPayout } = await payoutOnEachSurface(f);
+    const created = { id: v1Disbursement };
     const v1File = await retryAtRail(f, v1Payout, "built");
     const apiFile = await retryAtRail(f, apiPayout, "built");
     const before = await readLineBalances(f.deps.databases.test.readClient, f.cast.acme.autoLineId);

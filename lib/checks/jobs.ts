@@ -23,7 +23,6 @@ import {
   type BatchRow,
   openBatch,
   sendTransmittedEntries,
-  settleBatchEntry,
   voidBatch,
 } from "../rails/batch.ts";
 import { scheduleTransmission } from "../rails/engine.ts";
@@ -53,9 +52,9 @@ import { type CheckRecord, loadCheck, markCheckStale, voidCheck } from "./regist
 import { importPaidItems } from "./paid_import.ts";
 import {
   confirmVoids,
+  failPayoutOfVoid,
   RETURNED_UNDELIVERABLE,
   VOID_NEVER_PAYABLE,
-  voidFailureReason,
 } from "./voids.ts";
 import { tellPayeeDigitalCheckReady } from "./digital.ts";
 import {
@@ -469,17 +468,7 @@ async function sendFile(
           ORDER BY c.check_number LIMIT ?`,
     args: [fileId, VOIDS_PER_UNIT_MAX],
   });
-  for (const row of rows) {
-    const check = (await loadCheck(tx, String(row.id)))!;
-    const failed = await settleBatchEntry(
-      tx,
-      moves,
-      check.reference,
-      { kind: "failed", reason: voidFailureReason(check) },
-      at,
-    );
-    if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
-  }
+  for (const row of rows) await failPayoutOfVoid(tx, moves, String(row.id), at);
   if (rows.length === VOIDS_PER_UNIT_MAX) return void await again();
   const waiting = await tx.execute({
     sql: `SELECT 1 FROM checks WHERE issue_file_id = ? AND status IN ('voided', 'stale')

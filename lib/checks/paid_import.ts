@@ -1,7 +1,8 @@
 /**
  * Imports of paid-items files (issue 19) for one company: from the CLI (`checks:import-paid`), the
  * live SFTP inbound directory, the sandbox bank, or the console. One import is one write unit; a
- * file imported before (same SHA-256 for the company) changes nothing. Each paid item is matched
+ * file imported before (same SHA-256 for the company) changes nothing, except that an empty one
+ * (the bank paid nothing) again covers the voids it may. Each paid item is matched
  * to the register by its check number, in file order, so a number paid twice in one file is an
  * exception the second time: a clean match completes its payout through the payout state machine
  * (the batch entry settles completed); anything else is recorded in check_exceptions, open, for

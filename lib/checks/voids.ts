@@ -20,7 +20,8 @@ import { appendAudit, type AuditActor } from "../audit/store.ts";
 import type { Environment } from "../platform/config.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
+import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
+import { type BatchPayoutMoves, settleBatchEntry } from "../rails/batch.ts";
 import {
   type CheckRecord,
   findCheckByNumber,
@@ -101,18 +102,28 @@ export async function confirmVoids(
       }, now);
       break;
     }
-    const check = (await loadCheck(tx, String(row.id)))!;
-    const failed = await settleRailBatchEntry(
-      tx,
-      runtime,
-      check.reference,
-      { kind: "failed", reason: voidFailureReason(check) },
-      now,
-    );
-    if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
+    await failPayoutOfVoid(tx, batchPayoutMoves(runtime), String(row.id), now);
     confirmed++;
   }
   return confirmed;
+}
+
+/** The void of check `checkId` stands: its entry fails, and so its payout (then re-offered). */
+export async function failPayoutOfVoid(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  checkId: string,
+  at: number,
+): Promise<void> {
+  const check = (await loadCheck(tx, checkId))!;
+  const failed = await settleBatchEntry(
+    tx,
+    moves,
+    check.reference,
+    { kind: "failed", reason: voidFailureReason(check) },
+    at,
+  );
+  if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
 }
 
 /** Why a payout waits on its voided check, or null when it does not. */
