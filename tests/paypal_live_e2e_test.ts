@@ -175,9 +175,15 @@ async function endToEnd(f: HttpFixture, server: PaypalContractServer): Promise<v
       fees_service: 0,
       bank: -75_000,
       funding_shortfall: 0,
+      unclaimed_remitted: 0,
     });
     assert.deepEqual(await verifyLedger(live.readClient), []);
-    assert.deepEqual(await lineTieOut(live.readClient, acme.autoLineId, "2026-01-05"), {
+    const { payouts: paidLines, ...day } =
+      (await lineTieOut(live.readClient, acme.autoLineId, "2026-01-05"))!;
+    // Each payout paid through PayPal is a line; together they are the day's disbursed.
+    assert.ok(paidLines.every((line) => line.kind === "payout.complete"));
+    assert.equal(paidLines.reduce((sum, line) => sum + line.disbursedCents, 0), 25_000);
+    assert.deepEqual(day, {
       date: "2026-01-05",
       opening: 0,
       funded: 100_000,
