@@ -11,6 +11,7 @@ import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { withTempDir } from "./helpers.ts";
 import { lastMessage, pathOf, PortalBrowser, v1, verify } from "./portal_helpers.ts";
 import { readNaupaStrictly } from "./naupa_reader.ts";
+import { consoleAs, textOf } from "./console_helpers.ts";
 
 Deno.test("test: obligations:set, then a payee who never chooses is listed, reported, remitted and told on the portal to claim from the state", async () => {
   await withHttpFixture(async (f) => {
@@ -68,6 +69,15 @@ Deno.test("test: obligations:set, then a payee who never chooses is listed, repo
       ["IL", "IN01", 120, 1, 2026, "modality_offered"],
     );
     assert.deepEqual(item.notices.map((n: { channel: string }) => n.channel), ["email", "letter"]);
+    // The console shows the same list.
+    const viewer = (await consoleAs(f, { email: "vic@ops.test", role: "viewer" })).browser;
+    const page = textOf((await viewer.get("/console/unclaimed?env=test")).html);
+    assert.match(
+      page,
+      new RegExp(
+        `IL .*${item.dormant_on}.*${item.payout_id}.*Pat Doe.*\\$120\\.00.*IN01.*email sent.*letter sent.*2026`,
+      ),
+    );
     const notice = await lastMessage(f, "pat@example.test", /go to the state/);
 
     await withTempDir(async (dir) => {

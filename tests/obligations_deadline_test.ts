@@ -4,59 +4,20 @@
  * chooses before the check leaves, no address on file, and the company's cancel and hold.
  */
 import assert from "node:assert/strict";
-import { createDisbursement } from "../lib/payouts/store.ts";
 import { readObligationSettings } from "../lib/obligations/store.ts";
 import { readNeedsAction } from "../lib/console/needs_action.ts";
 import type { OfferExpiryAction } from "../lib/obligations/deadline.ts";
 import { DAY_SECONDS, type MoneyFixture, START } from "./money_core_helpers.ts";
 import { rows, withCheckFixture } from "./checks_helpers.ts";
+import { configure, owe } from "./obligations_helpers.ts";
 
 /** START is 2026-01-05 15:00 UTC; 30 days on, pay_by is 2026-02-04, due at its 00:00 UTC. */
 const PAY_BY = "2026-02-04";
 const DEADLINE = Date.UTC(2026, 1, 4);
 const TO_DEADLINE_SECONDS = (DEADLINE - START) / 1000;
 
-const ADDRESS = { address_one: "9 Elm St", city: "Springfield", state: "IL", zip_code: "62701" };
-
 async function setDeadlines(m: MoneyFixture, action: OfferExpiryAction, days: number | null) {
-  await m.database.writer.write((tx) =>
-    tx.execute({
-      sql: "UPDATE companies SET offer_expiry_action = ?, pay_by_days = ? WHERE id = ?",
-      args: [action, days, m.companyId],
-    })
-  );
-}
-
-/** A payout offering ACH and a check, to a payee who does nothing, with or without an address. */
-async function owe(
-  m: MoneyFixture,
-  payeeUuid: string,
-  options: { address?: boolean; payBy?: string } = {},
-): Promise<string> {
-  const created = await m.database.writer.write((tx) =>
-    createDisbursement(tx, {
-      companyId: m.companyId,
-      lineId: m.lineId,
-      kind: "disbursement",
-      externalUuid: `D-${payeeUuid}`,
-      requestFingerprint: payeeUuid,
-      largeDisbursement: false,
-      payBy: options.payBy,
-      payouts: [{
-        payeeUuid,
-        amountCents: 50_000,
-        allowedPaymentMethodIds: [1, 2],
-        payee: {
-          email: `${payeeUuid}@example.test`,
-          phone: "+15125550100",
-          ...(options.address === false ? {} : ADDRESS),
-        },
-      }],
-    }, m.now())
-  );
-  if (!created.ok) throw new Error(created.message);
-  await m.settle();
-  return created.value.payouts[0].id;
+  await configure(m, { offer_expiry_action: action, pay_by_days: days });
 }
 
 const eventIds = async (m: MoneyFixture, payoutId: string) =>
@@ -158,7 +119,7 @@ Deno.test("deadline: reminders escalate, the unchosen payout falls back to a mai
 Deno.test("deadline: without an address on file the offer stays open and owed (needs action); the payee may still choose", async () => {
   await withCheckFixture("test", async ({ m }) => {
     await setDeadlines(m, "fallback", 30);
-    const id = await owe(m, "nowhere", { address: false });
+    const id = await owe(m, "nowhere", { payee: {} });
     await m.advance(TO_DEADLINE_SECONDS);
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.fell_back_at, payout.offer_expired_at], [

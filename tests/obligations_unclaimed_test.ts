@@ -7,7 +7,6 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createDisbursement } from "../lib/payouts/store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import {
   cutoffOf,
@@ -23,9 +22,10 @@ import {
   writeUnclaimedReport,
 } from "../lib/obligations/unclaimed.ts";
 import type { Result } from "../lib/platform/result.ts";
-import { DAY_SECONDS, type MoneyFixture, START } from "./money_core_helpers.ts";
+import { DAY_SECONDS, START } from "./money_core_helpers.ts";
 import { liveCheckAccountJson, rows, withCheckFixture } from "./checks_helpers.ts";
 import { readNaupaStrictly } from "./naupa_reader.ts";
+import { ADDRESS, configure, owe } from "./obligations_helpers.ts";
 
 const DAY = 86_400_000;
 
@@ -51,50 +51,6 @@ Deno.test("rules: owed to the owner's state, else the holder's; dormancy default
   assert.equal(noticeAt({ owedSince, amountCents: 5_000 }, owedSince + DAY), owedSince);
 });
 
-const ADDRESS = { address_one: "9 Elm St", city: "Springfield", state: "IL", zip_code: "62701" };
-
-async function configure(m: MoneyFixture, settings: Record<string, string | number | null>) {
-  const columns = Object.keys(settings);
-  await m.database.writer.write((tx) =>
-    tx.execute({
-      sql: `UPDATE companies SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
-      args: [...Object.values(settings), m.companyId],
-    })
-  );
-}
-
-async function owe(
-  m: MoneyFixture,
-  payeeUuid: string,
-  amountCents: number,
-  payee: Record<string, string> = ADDRESS,
-): Promise<string> {
-  const created = await m.database.writer.write((tx) =>
-    createDisbursement(tx, {
-      companyId: m.companyId,
-      lineId: m.lineId,
-      kind: "disbursement",
-      externalUuid: `D-${payeeUuid}`,
-      requestFingerprint: payeeUuid,
-      largeDisbursement: false,
-      payouts: [{
-        payeeUuid,
-        amountCents,
-        allowedPaymentMethodIds: [1, 2],
-        payee: {
-          email: `${payeeUuid}@example.test`,
-          first_name: "Pat",
-          last_name: "Doe",
-          ...payee,
-        },
-      }],
-    }, m.now())
-  );
-  if (!created.ok) throw new Error(created.message);
-  await m.settle();
-  return created.value.payouts[0].id;
-}
-
 const unwrap = <T>(result: Result<T>): T => {
   if (!result.ok) throw new Error(result.message);
   return result.value;
@@ -110,7 +66,7 @@ Deno.test("sandbox: a payout nobody chooses goes through deadline, fallback chec
       sandbox_dormancy_days: 2,
     });
     const before = await m.balances();
-    const id = await owe(m, "nobody", 50_000);
+    const id = await owe(m, "nobody");
     const status = async () => String((await m.payout(id)).status);
 
     // The deadline: the fallback check is issued, filed with the sandbox bank and on its way.
@@ -213,9 +169,9 @@ Deno.test("an owner who answers the notice leaves the report; one who answers af
       holder_state: "DE",
       sandbox_dormancy_days: 1,
     });
-    const answers = await owe(m, "answers", 20_000);
-    const late = await owe(m, "late", 30_000);
-    const foreign = await owe(m, "abroad", 40_000, {});
+    const answers = await owe(m, "answers", { amountCents: 20_000 });
+    const late = await owe(m, "late", { amountCents: 30_000 });
+    const foreign = await owe(m, "abroad", { amountCents: 40_000, payee: {} });
     await m.advance(91 * DAY_SECONDS);
     const owed = await listUnclaimed(m.database, m.companyId);
     // By state, then dormant date, then payout id (the two in IL are owed from the same instant).
@@ -272,12 +228,10 @@ Deno.test("property: every owed item is in exactly one state's report for its ye
           await configure(m, { holder_state: "DE", sandbox_dormancy_days: 1 });
           for (const [n, spec] of specs.entries()) {
             await configure(m, { offer_expiry_action: spec.action });
-            await owe(
-              m,
-              `p${n}`,
-              spec.cents,
-              spec.state === "none" ? {} : { ...ADDRESS, state: spec.state },
-            );
+            await owe(m, `p${n}`, {
+              amountCents: spec.cents,
+              payee: spec.state === "none" ? {} : { ...ADDRESS, state: spec.state },
+            });
             // Each falls due under its own action; the next is created a day later.
             await m.advance(91 * DAY_SECONDS);
           }

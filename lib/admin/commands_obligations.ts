@@ -4,6 +4,7 @@
  * itself: what is owed by state and date, the NAUPA report of one state and year, and its
  * remittance once filed (a second admin approves it in live).
  */
+import type { AuditedChange } from "../audit/service.ts";
 import type { Environment } from "../platform/config.ts";
 import { centsToDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -21,6 +22,7 @@ import {
   objectReach,
   optionalTinReach,
   pathFlag,
+  type Reach,
   rowsIn,
   tinReach,
 } from "./command_kit.ts";
@@ -60,6 +62,15 @@ const itemView = (item: UnclaimedItem) => ({
   report_year: item.reportYear,
   notice_due: item.noticeAt === null ? null : day(item.noticeAt),
   notices: item.notices.map((n) => ({ channel: n.channel, outcome: n.outcome, at: iso(n.sentAt) })),
+});
+
+/** The audit of a change to the company a --tin names: `sql` (its one argument, the TIN) snapshots it. */
+const companyAudit = (action: string, sql: string) => (f: Flags, reach: Reach): AuditedChange => ({
+  action,
+  objectType: "company",
+  objectId: f.tin,
+  companyId: reach.objectId ?? null,
+  snapshot: (tx) => rowsIn(tx, sql, [f.tin]),
 });
 
 const reportNotFound = (f: Flags, environment: Environment) =>
@@ -118,19 +129,11 @@ export const obligationCommands: Readonly<Record<string, Command>> = {
     optional: ["offer-expiry", "pay-by-days", "holder-state", "sandbox-dormancy-days"],
     role: "admin",
     reach: tinReach(BOTH),
-    audit: (f, reach) => ({
-      action: "obligations:set",
-      objectType: "company",
-      objectId: f.tin,
-      companyId: reach.objectId ?? null,
-      snapshot: (tx) =>
-        rowsIn(
-          tx,
-          `SELECT id, offer_expiry_action, pay_by_days, holder_state, sandbox_dormancy_days
-             FROM companies WHERE tin = ?`,
-          [f.tin],
-        ),
-    }),
+    audit: companyAudit(
+      "obligations:set",
+      `SELECT id, offer_expiry_action, pay_by_days, holder_state, sandbox_dormancy_days
+         FROM companies WHERE tin = ?`,
+    ),
     run: async (ctx, f) => {
       const change = parseSettingsChange(f);
       if (!change.ok) return change;
@@ -175,19 +178,11 @@ export const obligationCommands: Readonly<Record<string, Command>> = {
     },
     role: "admin",
     reach: tinReach(BOTH),
-    audit: (f, reach) => ({
-      action: "unclaimed:dormancy-set",
-      objectType: "company",
-      objectId: f.tin,
-      companyId: reach.objectId ?? null,
-      snapshot: (tx) =>
-        rowsIn(
-          tx,
-          `SELECT d.state, d.property_type, d.days FROM unclaimed_dormancy d
-             JOIN companies c ON c.id = d.company_id WHERE c.tin = ? ORDER BY d.state, d.property_type`,
-          [f.tin],
-        ),
-    }),
+    audit: companyAudit(
+      "unclaimed:dormancy-set",
+      `SELECT d.state, d.property_type, d.days FROM unclaimed_dormancy d
+         JOIN companies c ON c.id = d.company_id WHERE c.tin = ? ORDER BY d.state, d.property_type`,
+    ),
     run: async (ctx, f) => {
       const entry = parseDormancyChange(f);
       if (!entry.ok) return entry;

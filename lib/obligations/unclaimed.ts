@@ -105,6 +105,9 @@ function dormancyOf(
   return { days: dormancyDays(built.years), source: built.source };
 }
 
+/** Text in code-unit order: the same on every machine, whatever its locale. */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Unclaimed items as the CLI and the console list them, by state then dormant date. */
 export async function listUnclaimed(
   database: Database,
@@ -114,9 +117,28 @@ export async function listUnclaimed(
   const items = await unclaimedItems(database.readClient, database.environment, companyId);
   return items.filter((item) => options.state === undefined || item.state === options.state)
     .sort((a, b) =>
-      (a.state ?? "~").localeCompare(b.state ?? "~") || a.dormantAt - b.dormantAt ||
-      a.payoutId.localeCompare(b.payoutId)
+      byText(a.state ?? "~", b.state ?? "~") || a.dormantAt - b.dormantAt ||
+      byText(a.payoutId, b.payoutId)
     );
+}
+
+/** Unclaimed items of the companies in scope (null: every company), for the console. */
+export async function listUnclaimedInScope(
+  database: Database,
+  companyIds: readonly string[] | null,
+): Promise<UnclaimedItem[]> {
+  const { rows } = await database.readClient.execute(
+    companyIds === null ? "SELECT id FROM companies ORDER BY name, id" : {
+      sql: `SELECT id FROM companies WHERE id IN (${
+        companyIds.map(() => "?").join(", ")
+      }) ORDER BY name, id`,
+      args: [...companyIds],
+    },
+  );
+  const listed = await Promise.all(
+    rows.map((row) => listUnclaimed(database, String(row.id))),
+  );
+  return listed.flat();
 }
 
 /** What one due-diligence sweep did. */

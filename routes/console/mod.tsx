@@ -28,6 +28,7 @@ import { approvalsConsoleRoutes } from "./approvals.tsx";
 import { overviewConsoleRoutes } from "./overview.tsx";
 import { payoutsConsoleRoutes } from "./payouts.tsx";
 import { payoutDetailConsoleRoutes } from "./payout_detail.tsx";
+import { unclaimedConsoleRoutes } from "./unclaimed.tsx";
 
 /** Strict headers on every console page: no framing, no referrer, scripts and styles of our own. */
 const consoleSecurityHeaders: Readonly<Record<string, string>> = {
@@ -77,6 +78,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/", approvalsConsoleRoutes(deps));
   app.route("/", railExceptionsConsoleRoutes(deps));
   app.route("/", reconciliationConsoleRoutes(deps));
+  app.route("/", unclaimedConsoleRoutes(deps));
   app.route("/", needsActionConsoleRoutes(deps));
   app.route("/", overviewConsoleRoutes(deps));
   app.route("/payouts", payoutsConsoleRoutes(deps));
