@@ -346,6 +346,7 @@ async function endToEnd(f: HttpFixture): Promise<void> {
       fees_service: 0,
       bank: -40_000,
       funding_shortfall: 0,
+      unclaimed_remitted: 0,
     });
     assert.deepEqual(await verifyLedger(live.readClient), []);
     const tieOut = async (date: string) => {

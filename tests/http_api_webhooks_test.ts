@@ -48,8 +48,8 @@ Deno.test("Surface A webhook URLs: register with the secret shown once, list, ge
     const all = await api(f, "POST", "/api/webhooks", { url: "http://localhost:7000/all" });
     assert.equal(
       ((await all.json()) as { events: string[] }).events.length,
-      15,
-      "every EventTypeName by default: the seed's 11, DISBURSEMENT.RETURNED and the approval's three",
+      17,
+      "every EventTypeName by default: the seed's 11, DISBURSEMENT.RETURNED, the approval's three, DISBURSEMENT.FALLBACK_AT_DEADLINE and DISBURSEMENT.ESCHEATED",
     );
     const listed = await (await api(f, "GET", "/api/webhooks")).json() as {
       data: { id: string; secret?: string }[];
