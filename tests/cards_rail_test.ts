@@ -103,7 +103,7 @@ Deno.test("virtual card: Lithic's idempotency answer — the same key and body g
   try {
     const settings = checkLithicSettings(server.settingsJson(), "test");
     assert.ok(settings.ok);
-    const lithic = new LithicClient(settings.value, 2_000);
+    const lithic = await LithicClient.open(settings.value, 2_000);
     const { request } = cardRequest("po_x-1", 5_000, Date.UTC(2026, 0, 5), 30);
     const first = await lithic.issueCard(request, "po_x-1");
     const again = await lithic.issueCard(request, "po_x-1");

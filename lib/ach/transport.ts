@@ -11,7 +11,6 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import SftpClient from "ssh2-sftp-client";
 import type { SftpTarget } from "./bank_settings.ts";
 
 /**
@@ -65,6 +64,9 @@ class NameTaken extends Error {}
 
 /** An SFTP session with the target, host key checked; always ended by `withSession`. */
 async function connect(target: SftpTarget): Promise<SftpSession> {
+  // Imported at the first connection: the SFTP library (ssh2 and its pure-JS crypto) cost a fifth
+  // of every start's route loading, and only live files sent by SFTP need it.
+  const { default: SftpClient } = await import("ssh2-sftp-client");
   // Silent global listeners: the library's defaults print plain lines, and failures reach the caller.
   const session = new SftpClient("ach", {
     error: () => {},

@@ -6,7 +6,8 @@
  * call is made outside write units. A refusal Lithic answered is a value; no answer (a timeout,
  * a 5xx, a 429) throws, and the caller asks again under the same key.
  */
-import Lithic, { APIError } from "lithic";
+import type Lithic from "lithic";
+import type { APIError } from "lithic";
 import { Webhook } from "standardwebhooks";
 import type { LithicSettings } from "./settings.ts";
 import type { CardRequest, CardTransaction } from "./rules.ts";
@@ -35,17 +36,19 @@ const cardOf = (card: Lithic.Card): LithicCard => ({
   spendLimitCents: card.spend_limit,
 });
 
-/** A 4xx other than 408, 409 and 429 is Lithic's answer; anything else leaves it unknown. */
-function answered(error: unknown): error is APIError {
-  return error instanceof APIError && typeof error.status === "number" &&
-    error.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status);
-}
+/**
+ * The SDK, imported at the first client: it is a sixth of the routes' loading at every start, and
+ * only companies with Lithic settings use it.
+ */
+let lithicSdk: Promise<typeof import("lithic")> | undefined;
 
 export class LithicClient {
   readonly #sdk: Lithic;
+  readonly #apiError: typeof APIError;
 
-  constructor(settings: LithicSettings, timeoutMs = LITHIC_TIMEOUT_MS) {
-    this.#sdk = new Lithic({
+  private constructor(sdk: typeof import("lithic"), settings: LithicSettings, timeoutMs: number) {
+    this.#apiError = sdk.APIError;
+    this.#sdk = new sdk.default({
       apiKey: settings.apiKey,
       baseURL: settings.baseUrl,
       webhookSecret: settings.webhookSecret,
@@ -55,13 +58,27 @@ export class LithicClient {
     });
   }
 
+  /** A client for one company's settings. */
+  static async open(
+    settings: LithicSettings,
+    timeoutMs = LITHIC_TIMEOUT_MS,
+  ): Promise<LithicClient> {
+    return new LithicClient(await (lithicSdk ??= import("lithic")), settings, timeoutMs);
+  }
+
+  /** A 4xx other than 408, 409 and 429 is Lithic's answer; anything else leaves it unknown. */
+  #answered(error: unknown): error is APIError {
+    return error instanceof this.#apiError && typeof error.status === "number" &&
+      error.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status);
+  }
+
   /** Issues a card; the same `idempotencyKey` again answers the same card. */
   async issueCard(request: CardRequest, idempotencyKey: string): Promise<IssueAnswer> {
     try {
       const card = await this.#sdk.cards.create({ ...request, "Idempotency-Key": idempotencyKey });
       return { kind: "issued", card: cardOf(card) };
     } catch (error) {
-      if (answered(error)) {
+      if (this.#answered(error)) {
         return { kind: "refused", status: error.status!, message: error.message };
       }
       throw error;

@@ -54,7 +54,7 @@ async function payoutSide(tx: WriteTx, card: VirtualCardRow): Promise<PayoutSide
 }
 
 async function readCard(check: CardCheck, timeoutMs?: number): Promise<CardRead> {
-  const lithic = new LithicClient(check.settings, timeoutMs);
+  const lithic = await LithicClient.open(check.settings, timeoutMs);
   const { card } = check;
   try {
     let read = await lithic.card(card.cardToken);

@@ -54,7 +54,7 @@ export function cardRail(deps: CardRailDeps): PayoutRail {
         submission.submittedAt,
         settings.cardValidDays,
       );
-      const lithic = new LithicClient(settings, deps.lithicTimeoutMs);
+      const lithic = await LithicClient.open(settings, deps.lithicTimeoutMs);
       try {
         const issued = await lithic.issueCard(request, submission.reference);
         if (issued.kind === "refused") {

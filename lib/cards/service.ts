@@ -114,7 +114,10 @@ export async function cardEmbedOf(
   const settings = await lithicSettingsStore.read(reader, deps.secretBox, card.companyId);
   if (!settings) return null;
   return {
-    embedUrl: new LithicClient(settings).embedUrl(card.cardToken, realNow + CARD_EMBED_TTL_MS),
+    embedUrl: (await LithicClient.open(settings)).embedUrl(
+      card.cardToken,
+      realNow + CARD_EMBED_TTL_MS,
+    ),
     origin: new URL(settings.baseUrl).origin,
     lastFour: card.lastFour,
   };
