@@ -4,9 +4,13 @@
  * (@lob/lob-typescript-sdk: CheckEditable, Check, TrackingEventNormal, MailType): HTTP Basic with
  * the secret key as user, POST /v1/checks (its required fields checked, `Idempotency-Key`
  * answering the first check again), GET /v1/checks with `metadata[…]` filters, GET and DELETE
- * /v1/checks/{id}, errors as `{error: {message, status_code}}`. Tests add tracking events, make it
- * fail or stall, and sign webhooks as Lob does (`Lob-Signature`: hex HMAC-SHA256 of
- * `<Lob-Signature-Timestamp>.<body>`).
+ * /v1/checks/{id}, errors as `{error: {message, status_code, code}}`. A cancel (DELETE) succeeds
+ * only before the check's `send_date` ("Completely removes a check from production. This can only
+ * be done if the check has a send_date and the send_date has not yet passed"); after it, the
+ * default error answers (422 here). With deliverability strictness on, a create to an address the
+ * tests marked undeliverable is refused 422 `failed_deliverability_strictness`. Tests add tracking
+ * events, pass a check's send date, make the server fail or stall, and sign webhooks as Lob does
+ * (`Lob-Signature`: hex HMAC-SHA256 of `<Lob-Signature-Timestamp>.<body>`).
  */
 import { createHmac } from "node:crypto";
 
@@ -24,7 +28,12 @@ export interface StoredCheck {
   readonly body: Record<string, unknown>;
   readonly trackingEvents: { id: string; name: string; time: string; type: "normal" }[];
   deleted: boolean;
+  /** When Lob sends it to production (real time): a cancel is refused from then on. */
+  sendDate: number;
 }
+
+/** A check is sent to production this long after it is created, unless a test says otherwise. */
+export const LOB_SEND_DELAY_MS = 3_600_000;
 
 export interface LobContractServer {
   readonly baseUrl: string;
@@ -35,6 +44,14 @@ export interface LobContractServer {
   failNext(status: number | "stall", count?: number): void;
   /** The next create is made, then its answer stalls past any timeout (a crash after Lob acted). */
   loseNextCreateAnswer(): void;
+  /** Deletes answered to each DELETE, in order (status and body). */
+  readonly cancels: { lobCheckId: string; status: number }[];
+  /** ZIP codes whose addresses Lob finds undeliverable (creates to them are refused). */
+  readonly undeliverableZips: Set<string>;
+  /** The check's send date passes: it is in production and can no longer be canceled. */
+  passSendDate(lobCheckId: string): void;
+  /** The next DELETE is made, then its answer stalls past any timeout. */
+  loseNextCancelAnswer(): void;
   /** Adds a tracking event to a check ("In Transit", "Returned to Sender", …). */
   track(lobCheckId: string, name: string, at: number): void;
   /** A webhook of `type` about a check, signed as Lob signs it (or with `secret`). */
@@ -46,8 +63,8 @@ export interface LobContractServer {
   close(): Promise<void>;
 }
 
-function error(status: number, message: string): Response {
-  return Response.json({ error: { message, status_code: status } }, { status });
+function error(status: number, message: string, code = "invalid"): Response {
+  return Response.json({ error: { message, status_code: status, code } }, { status });
 }
 
 function checkObject(check: StoredCheck): Record<string, unknown> {
@@ -67,7 +84,7 @@ function checkObject(check: StoredCheck): Record<string, unknown> {
     metadata: b.metadata ?? {},
     tracking_events: check.trackingEvents,
     deleted: check.deleted,
-    send_date: "2026-01-06T00:00:00.000Z",
+    send_date: new Date(check.sendDate).toISOString(),
     date_created: "2026-01-05T15:00:00.000Z",
   };
 }
@@ -108,6 +125,9 @@ export function startLobContractServer(apiKey = LOB_TEST_KEY): LobContractServer
   const checks = new Map<string, StoredCheck>();
   const byKey = new Map<string, string>();
   const creates: LobContractServer["creates"] = [];
+  const cancels: LobContractServer["cancels"] = [];
+  const undeliverableZips = new Set<string>();
+  let loseCancelAnswer = false;
   const failures: (number | "stall")[] = [];
   let sequence = 0;
   let loseCreateAnswer = false;
@@ -125,6 +145,7 @@ export function startLobContractServer(apiKey = LOB_TEST_KEY): LobContractServer
       return error(
         401,
         "Your API key is not valid. Please sign up on lob.com to get a valid api key.",
+        "unauthorized",
       );
     }
     const url = new URL(request.url);
@@ -138,8 +159,22 @@ export function startLobContractServer(apiKey = LOB_TEST_KEY): LobContractServer
       }
       const problem = invalid(body);
       if (problem) return error(422, problem);
+      const zip = String((body.to as Record<string, unknown>).address_zip);
+      if (undeliverableZips.has(zip)) {
+        return error(
+          422,
+          "The address you've provided is undeliverable",
+          "failed_deliverability_strictness",
+        );
+      }
       const id = `chk_${(++sequence).toString(16).padStart(14, "0")}`;
-      const check: StoredCheck = { id, body, trackingEvents: [], deleted: false };
+      const check: StoredCheck = {
+        id,
+        body,
+        trackingEvents: [],
+        deleted: false,
+        sendDate: Date.now() + LOB_SEND_DELAY_MS,
+      };
       checks.set(id, check);
       if (key !== null) byKey.set(key, id);
       if (loseCreateAnswer) {
@@ -167,14 +202,26 @@ export function startLobContractServer(apiKey = LOB_TEST_KEY): LobContractServer
     const one = /^\/v1\/checks\/(chk_[0-9a-f]+)$/.exec(path);
     if (one) {
       const check = checks.get(one[1]);
-      if (!check) return error(404, "check not found");
+      if (!check) return error(404, "check not found", "not_found");
       if (request.method === "GET") return Response.json(checkObject(check));
       if (request.method === "DELETE") {
+        if (!check.deleted && Date.now() >= check.sendDate) {
+          cancels.push({ lobCheckId: check.id, status: 422 });
+          return error(
+            422,
+            `${check.id} cannot be canceled: its send_date has passed and it is in production`,
+          );
+        }
         check.deleted = true;
+        cancels.push({ lobCheckId: check.id, status: 200 });
+        if (loseCancelAnswer) {
+          loseCancelAnswer = false;
+          await stall();
+        }
         return Response.json({ id: check.id, deleted: true });
       }
     }
-    return error(404, `no route ${request.method} ${path}`);
+    return error(404, `no route ${request.method} ${path}`, "not_found");
   };
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handle);
@@ -182,6 +229,14 @@ export function startLobContractServer(apiKey = LOB_TEST_KEY): LobContractServer
     baseUrl: `http://127.0.0.1:${server.addr.port}`,
     checks,
     creates,
+    cancels,
+    undeliverableZips,
+    passSendDate(lobCheckId) {
+      checks.get(lobCheckId)!.sendDate = Date.now() - 1;
+    },
+    loseNextCancelAnswer() {
+      loseCancelAnswer = true;
+    },
     failNext(status, count = 1) {
       for (let i = 0; i < count; i++) failures.push(status);
     },

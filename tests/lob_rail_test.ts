@@ -6,12 +6,19 @@
  * tracking from verified webhooks (kept once, a replay records nothing, a forged one is refused
  * and writes nothing) and from polling; returned to sender failing the payout
  * `returned_undeliverable` and offering it again; canceled before mailing voided in the register;
- * a postage Lob cannot mail refused at create.
+ * a postage Lob cannot mail refused at create; a check we void canceled at Lob (before its send
+ * date: the payout offered again once the void reached the bank; after it: a normal void that
+ * waits for paid items; an unanswered cancel asked again; a replay changes nothing); a check Lob
+ * refuses for its address voided alone while the rest of its file is mailed.
  */
 import assert from "node:assert/strict";
 import { type LobCheckRequest, LobClient } from "../lib/lob/client.ts";
 import { LOB_TRACK_JOB } from "../lib/lob/mailer.ts";
 import { receiveLobWebhook } from "../lib/lob/service.ts";
+import { LOB_CANCEL_JOB } from "../lib/lob/cancel_plan.ts";
+import { voidAwaitingPaidItems, voidCheckAudited } from "../lib/checks/voids.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
+import type { AuditActor } from "../lib/audit/store.ts";
 import { checkLobSettings, type LobSettings } from "../lib/lob/settings.ts";
 import { lobSettingsStore } from "../lib/lob/store.ts";
 import { lobPostageOf } from "../lib/lob/rules.ts";
@@ -32,6 +39,7 @@ import { MONEY_SETTINGS, type MoneyFixture, openMoneyFixture } from "./money_cor
 import {
   chooseCheck,
   loadEmptySanctionsList,
+  POSTAL_CHECK,
   registerOf,
   rows,
   storeCheckSettings,
@@ -111,6 +119,7 @@ Deno.test("Lob client against the contract server: create, the idempotency answe
     assert.deepEqual(refused, {
       kind: "refused",
       status: 422,
+      code: "invalid",
       message: "to.address_state must be a state code",
     });
 
@@ -466,4 +475,189 @@ Deno.test("portal: a payee of a company whose checks Lob mails is offered FC and
       await lob.close();
     }
   }, { SANDBOX_INBOX: "1" });
+});
+
+const ops: AuditActor = { operator: { id: "op_admin", email: "admin@ops.test" }, origin: "cli" };
+
+/** An operator voids the check of number `checkNumber`, as `checks:void` does. */
+async function operatorVoid(m: MoneyFixture, checkNumber: number): Promise<void> {
+  const voided = await m.database.writer.write((tx) =>
+    voidCheckAudited(tx, "test", ops, {
+      companyId: m.companyId,
+      checkNumber,
+      reason: "payee asked for another method",
+      voidedBy: "admin@ops.test",
+    }, m.now())
+  );
+  assert.ok(voided.ok, voided.ok ? "" : voided.message);
+}
+
+const mailEventsOf = (m: MoneyFixture) =>
+  rows(m, "SELECT id, type FROM check_mail_events ORDER BY at, id");
+
+Deno.test("a check we void before Lob mails it is canceled at Lob; the void is one the bank could never pay, so the payout fails check_voided and is offered again once the void reached the bank", async () => {
+  await withLobFixture("test", async (m, server) => {
+    const [payout] = await chooseCheck(m, [10_000]);
+    const [lobCheck] = [...server.checks.values()];
+    const [{ check_number: number }] = await registerOf(m);
+    assert.equal((await m.payout(payout)).status, "funds_sent");
+    const before = await m.balances();
+
+    await operatorVoid(m, Number(number));
+    await m.advance(60);
+    assert.deepEqual(server.cancels, [{ lobCheckId: lobCheck.id, status: 200 }]);
+    assert.equal(lobCheck.deleted, true);
+    assert.deepEqual(await mailEventsOf(m), [
+      { id: `${lobCheck.id}:deleted`, type: "check.deleted" },
+    ]);
+    assert.deepEqual(
+      await rows(m, "SELECT status, void_reason, void_file_id IS NOT NULL AS told FROM checks"),
+      [{ status: "voided", void_reason: "payee asked for another method", told: 1 }],
+    );
+    const offered = await m.payout(payout);
+    assert.deepEqual([offered.status, offered.failure_reason], [
+      "modality_offered",
+      "check_voided",
+    ]);
+    assert.deepEqual((await m.events(payout)).slice(-2), ["failed", "offered"]);
+    const after = await m.balances();
+    assert.equal(after.in_transit, before.in_transit - 10_000, "the money left in_transit");
+
+    // Replay: the job again (and Lob's own word of it) cancels nothing twice and writes nothing.
+    const events = await m.events(payout);
+    const [{ id: checkId }] = await rows(m, "SELECT id FROM checks");
+    await m.database.writer.write((tx) =>
+      scheduleJob(tx, {
+        companyId: m.companyId,
+        kind: LOB_CANCEL_JOB,
+        subjectId: String(checkId),
+        dueAt: m.now(),
+      }, m.now())
+    );
+    await m.settle();
+    assert.equal(server.cancels.length, 1, "no second DELETE: Lob's check was read first");
+    assert.equal((await mailEventsOf(m)).length, 1);
+    assert.deepEqual(await m.events(payout), events);
+    assert.deepEqual(await m.balances(), after);
+  });
+});
+
+Deno.test("too late to cancel: Lob refuses the cancel past the send date; the void stays a normal void protected by positive pay and the payout waits for the bank's paid items", async () => {
+  await withLobFixture("test", async (m, server) => {
+    const [payout] = await chooseCheck(m, [10_000]);
+    const [lobCheck] = [...server.checks.values()];
+    server.passSendDate(lobCheck.id);
+    const [{ check_number: number }] = await registerOf(m);
+
+    await operatorVoid(m, Number(number));
+    await m.advance(60);
+    assert.deepEqual(server.cancels, [{ lobCheckId: lobCheck.id, status: 422 }]);
+    assert.equal(lobCheck.deleted, false, "Lob mails it");
+    assert.deepEqual(await mailEventsOf(m), [
+      { id: `${lobCheck.id}:cancel_refused`, type: "check.cancel_refused" },
+    ]);
+    const [check] = await rows(
+      m,
+      "SELECT status, reference, void_file_id IS NOT NULL AS told FROM checks",
+    );
+    assert.deepEqual([check.status, check.told], ["voided", 1], "listed void to the bank");
+    const waiting = await m.payout(payout);
+    assert.deepEqual([waiting.status, waiting.failure_reason], ["funds_sent", null]);
+    const awaiting = await voidAwaitingPaidItems(m.database.readClient, String(check.reference));
+    assert.equal(awaiting?.checkNumber, Number(number), "it waits for the bank's paid items");
+  });
+});
+
+Deno.test("a cancel whose answer Lob never gave is asked again: the retry reads the check at Lob, finds it canceled and sends no second DELETE", async () => {
+  await withLobFixture("test", async (m, server) => {
+    const [payout] = await chooseCheck(m, [10_000]);
+    const [lobCheck] = [...server.checks.values()];
+    const [{ check_number: number }] = await registerOf(m);
+    server.loseNextCancelAnswer();
+    await operatorVoid(m, Number(number));
+    await m.settle();
+    const [job] = await rows(
+      m,
+      "SELECT attempts, done_at FROM scheduled_jobs WHERE kind = ?",
+      LOB_CANCEL_JOB,
+    );
+    assert.deepEqual(job, { attempts: 1, done_at: null }, "no answer: asked again later");
+    assert.equal(lobCheck.deleted, true, "Lob did cancel it");
+    assert.equal((await mailEventsOf(m)).length, 0, "nothing recorded without an answer");
+
+    await m.advance(600);
+    assert.equal(server.cancels.length, 1, "one DELETE");
+    assert.deepEqual((await mailEventsOf(m)).map((e) => e.type), ["check.deleted"]);
+    const offered = await m.payout(payout);
+    assert.deepEqual([offered.status, offered.failure_reason], [
+      "modality_offered",
+      "check_voided",
+    ]);
+  });
+});
+
+Deno.test("a print file of three checks, one refused by Lob for its address: that check is voided in the register (never payable) and its payout fails address_not_mailable and is offered again; the other two are mailed", async () => {
+  await withLobFixture("test", async (m, server) => {
+    server.undeliverableZips.add("73399");
+    const created = await m.create(
+      [10_000, 20_000, 30_000].map((amountCents, i) => ({
+        payeeUuid: `p${i}`,
+        amountCents,
+        allowedPaymentMethodIds: [POSTAL_CHECK],
+      })),
+    );
+    assert.ok(created.ok);
+    await m.settle();
+    const ids = created.value.payouts.map((payout) => payout.id);
+    const zips = ["73301", "73399", "73344"];
+    for (const [i, id] of ids.entries()) {
+      const selected = await m.select(id, POSTAL_CHECK, { zip: zips[i] });
+      assert.ok(selected.ok, selected.ok ? "" : selected.message);
+    }
+    const before = await m.balances();
+    await m.settle();
+    const [first, refused, third] = ids;
+
+    const register = await rows(
+      m,
+      `SELECT payout_id, status, void_reason, voided_by FROM checks ORDER BY check_number`,
+    );
+    assert.deepEqual(register, [
+      { payout_id: first, status: "issued", void_reason: null, voided_by: null },
+      {
+        payout_id: refused,
+        status: "voided",
+        void_reason: "refused by the mail provider: The address you've provided is undeliverable",
+        voided_by: "system",
+      },
+      { payout_id: third, status: "issued", void_reason: null, voided_by: null },
+    ]);
+    assert.deepEqual(lobChecksOf(server).map((c) => c.amount), [100, 300], "two mailed");
+    const [print] = await rows(m, "SELECT status FROM rail_batches WHERE rail = 'check_print'");
+    assert.deepEqual(print, { status: "transmitted" }, "the file went on with the others");
+    assert.deepEqual(server.cancels, [], "nothing to cancel: Lob never made it");
+
+    // The void reaches the bank in the next positive-pay file; no paper existed, so the payout
+    // fails at once then.
+    await m.advance(60);
+    const [{ told }] = await rows(
+      m,
+      "SELECT void_file_id IS NOT NULL AS told FROM checks WHERE payout_id = ?",
+      refused,
+    );
+    assert.equal(told, 1);
+    const failed = await m.payout(refused);
+    assert.deepEqual([failed.status, failed.failure_reason], [
+      "modality_offered",
+      "address_not_mailable",
+    ]);
+    assert.deepEqual((await m.events(refused)).slice(-2), ["failed", "offered"]);
+    for (const id of [first, third]) {
+      assert.equal((await m.payout(id)).status, "funds_sent");
+      assert.notDeepEqual((await m.events(id)).slice(-1), ["failed"]);
+    }
+    const after = await m.balances();
+    assert.equal(after.in_transit, before.in_transit + 40_000, "two checks in flight");
+    assert.equal(after.available, before.available, "the offered payout still holds its money");
+  });
 });

@@ -12,6 +12,7 @@ import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { CHECK_NUMBER_MAX } from "./account.ts";
 import { CHECK_STALE_JOB, ensureCheckCutoffPlanned } from "./schedule.ts";
+import { planLobCancel } from "../lob/cancel_plan.ts";
 
 export type CheckRecord = typeof checks.$inferSelect;
 export type CheckStatus = CheckRecord["status"];
@@ -263,6 +264,8 @@ export async function voidCheck(
     args: [now, input.reason, input.operator, check.id],
   });
   await ensureCheckCutoffPlanned(tx, check.companyId, now);
+  // A check its mail provider may still hold is stopped there too, before it is mailed.
+  await planLobCancel(tx, check, now);
   return ok(voided);
 }
 
@@ -278,10 +281,16 @@ export async function markCheckStale(
   });
   if (changed.rowsAffected === 0) return false;
   const { rows } = await tx.execute({
-    sql: "SELECT company_id FROM checks WHERE id = ?",
+    sql: "SELECT company_id, print_file_id FROM checks WHERE id = ?",
     args: [checkId],
   });
-  await ensureCheckCutoffPlanned(tx, String(rows[0].company_id), now);
+  const companyId = String(rows[0].company_id);
+  await ensureCheckCutoffPlanned(tx, companyId, now);
+  await planLobCancel(tx, {
+    id: checkId,
+    companyId,
+    printFileId: rows[0].print_file_id === null ? null : String(rows[0].print_file_id),
+  }, now);
   return true;
 }
 

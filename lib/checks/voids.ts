@@ -11,8 +11,9 @@
  * and waits for a paid-items file imported a business day or more after that (`confirmVoids`):
  * only then does it fail `check_voided` (`check_stale`) and is offered again. A paid item of the
  * check goes to the exceptions queue instead, and the payout waits for its resolution. A void the
- * bank could never have paid (told with its issue in one file, or a check the post office
- * returned) fails its payout as soon as its file was sent.
+ * bank could never have paid (told with its issue in one file, a check the post office returned,
+ * one its mail provider refused or canceled before mailing) fails its payout as soon as its file
+ * was sent.
  */
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
@@ -36,6 +37,10 @@ import { CHECK_CONFIRM_VOIDS_JOB } from "./schedule.ts";
 export const RETURNED_UNDELIVERABLE = "returned_undeliverable";
 /** The reason a check its mail provider canceled before printing is voided with. */
 export const CANCELED_BEFORE_MAILING = "canceled at the mail provider before mailing";
+/** How the reason of a check its mail provider refused to mail begins (the provider's words follow). */
+export const REFUSED_BY_MAIL_PROVIDER = "refused by the mail provider";
+/** The payout failure of a check the mail provider refused for its address: the payee can fix it. */
+export const ADDRESS_NOT_MAILABLE = "address_not_mailable";
 /** Voids one unit confirms (their payouts re-offered); more go on in `check.confirm_voids`. */
 export const VOIDS_CONFIRMED_PER_UNIT_MAX = 500;
 /**
@@ -48,16 +53,22 @@ export const VOID_COVERED_AFTER_BUSINESS_DAYS = 1;
 /** The payout failure a void told to the bank stands for. */
 export function voidFailureReason(check: Pick<CheckRecord, "status" | "voidReason">): string {
   if (check.status === "stale") return "check_stale";
+  if (check.voidReason?.startsWith(`${REFUSED_BY_MAIL_PROVIDER}:`)) return ADDRESS_NOT_MAILABLE;
   return check.voidReason === RETURNED_UNDELIVERABLE ? RETURNED_UNDELIVERABLE : "check_voided";
 }
 
 /**
  * The voids (SQL, of checks `c`) the bank could never have paid: told with their issue in one
- * file, of a check the post office returned to the company, or of one never printed.
+ * file, of a check the post office returned to the company, or of one never printed (its mail
+ * provider refused it, or canceled it before mailing, on its own or when we asked).
  */
 export const VOID_NEVER_PAYABLE = `(c.issue_file_id = c.void_file_id
   OR (c.status = 'voided'
-    AND c.void_reason IN ('${RETURNED_UNDELIVERABLE}', '${CANCELED_BEFORE_MAILING}')))`;
+    AND c.void_reason IN ('${RETURNED_UNDELIVERABLE}', '${CANCELED_BEFORE_MAILING}'))
+  OR (c.status = 'voided' AND c.voided_by = 'system'
+    AND c.void_reason LIKE '${REFUSED_BY_MAIL_PROVIDER}:%')
+  OR EXISTS (SELECT 1 FROM check_mail_events m WHERE m.check_id = c.id
+    AND m.type = 'check.deleted'))`;
 
 /** From when a paid-items file covers a void that reached the bank at `sentAt`. */
 export const voidCoveredFrom = (sentAt: number): number =>
@@ -124,6 +135,31 @@ export async function failPayoutOfVoid(
     at,
   );
   if (!failed.ok) throw new Error(`check ${check.checkNumber}: ${failed.message}`);
+}
+
+/**
+ * A void already told to the bank whose check turned out never printed (its mail provider canceled
+ * it when we asked): its payout, which waited for the bank's paid items, fails at once and is
+ * offered again, in the caller's unit. Answers whether it did.
+ */
+export async function failVoidNeverPaid(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  checkId: string,
+  now: number,
+): Promise<boolean> {
+  const { rows } = await tx.execute({
+    sql: `SELECT c.id FROM checks c JOIN rail_batches b ON b.id = c.void_file_id
+            JOIN rail_batch_entries e ON e.reference = c.reference
+          WHERE c.id = ? AND c.status IN ('voided', 'stale') AND b.status = 'transmitted'
+            AND e.status = 'sent' AND ${VOID_NEVER_PAYABLE}
+            AND NOT EXISTS (SELECT 1 FROM check_exceptions x WHERE x.check_id = c.id
+              AND x.status = 'open')`,
+    args: [checkId],
+  });
+  if (rows.length === 0) return false;
+  await failPayoutOfVoid(tx, batchPayoutMoves(runtime), checkId, now);
+  return true;
 }
 
 /** Why a payout waits on its voided check, or null when it does not. */

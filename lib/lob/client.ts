@@ -1,7 +1,7 @@
 /**
  * Lob's Print & Mail API for checks, over plain fetch, for one company's settings: create a check
  * under an idempotency key, find the check we created for one of ours (by its metadata), read
- * one. Every call is made outside write units. A refusal Lob answered is a value; no answer (a
+ * one, cancel one before its send date. Every call is made outside write units. A refusal Lob answered is a value; no answer (a
  * timeout, a 5xx, a 429) throws, and the caller asks again under the same key.
  */
 import type { LobSettings } from "./settings.ts";
@@ -47,9 +47,28 @@ export interface LobCheckRequest {
   readonly postage: LobPostage;
 }
 
-export type CreateAnswer =
-  | { readonly kind: "created"; readonly check: LobCheck }
-  | { readonly kind: "refused"; readonly status: number; readonly message: string };
+/** Lob's refusal of a call: its status, its error `code` (null when it gave none) and message. */
+export interface LobRefusal {
+  readonly kind: "refused";
+  readonly status: number;
+  readonly code: string | null;
+  readonly message: string;
+}
+
+export type CreateAnswer = { readonly kind: "created"; readonly check: LobCheck } | LobRefusal;
+
+/** A cancel Lob made (the check is out of production), or its refusal (past its send date). */
+export type CancelAnswer = { readonly kind: "canceled" } | LobRefusal;
+
+function refusalOf(status: number, body: Record<string, unknown>): LobRefusal {
+  const error = (body.error ?? {}) as { message?: unknown; code?: unknown };
+  return {
+    kind: "refused",
+    status,
+    code: typeof error.code === "string" ? error.code : null,
+    message: typeof error.message === "string" ? error.message : `Lob answered ${status}`,
+  };
+}
 
 /** Dollars as Lob takes them, from integer cents (never through a float's arithmetic). */
 export function lobAmount(cents: number): number {
@@ -149,12 +168,22 @@ export class LobClient {
       idempotencyKey,
     });
     if (status >= 200 && status < 300) return { kind: "created", check: checkOf(body) };
-    const error = (body.error ?? {}) as { message?: unknown };
-    return {
-      kind: "refused",
-      status,
-      message: typeof error.message === "string" ? error.message : `Lob answered ${status}`,
-    };
+    return refusalOf(status, body);
+  }
+
+  /**
+   * Cancels a check (`DELETE /v1/checks/{id}`), which Lob does only before its send date. A key
+   * Lob does not take (401, 403) or a check it does not know (404) throws: that is no answer
+   * about the check.
+   */
+  async cancelCheck(lobCheckId: string): Promise<CancelAnswer> {
+    const path = `/v1/checks/${encodeURIComponent(lobCheckId)}`;
+    const { status, body } = await this.#call("DELETE", path);
+    if (status === 200 && body.deleted === true) return { kind: "canceled" };
+    if ([401, 403, 404].includes(status) || status < 400) {
+      throw new Error(`Lob answered ${status} to DELETE ${path}`);
+    }
+    return refusalOf(status, body);
   }
 
   /** The check Lob mails for one of ours (by the metadata we gave it), or null. */

@@ -19,9 +19,9 @@ import type { CheckFileRow } from "../checks/files_store.ts";
 import type { BatchRow } from "../rails/batch.ts";
 import type { JobTime } from "../rails/engine.ts";
 import { type LobCheckRequest, LobClient } from "./client.ts";
-import { eventTypeOfTracking, LOB_CHECK_EVENTS, lobPostageOf } from "./rules.ts";
+import { eventTypeOfTracking, LOB_CHECK_EVENTS, lobPostageOf, refusedForAddress } from "./rules.ts";
 import { lobMails, lobSettingsStore } from "./store.ts";
-import { applyMailEvent } from "./service.ts";
+import { applyMailEvent, voidRefusedCheck } from "./service.ts";
 
 /** The job that polls one mailed check at Lob. */
 export const LOB_TRACK_JOB = "lob.track";
@@ -41,6 +41,12 @@ export interface LobMailerDeps {
 /** What the polling job needs besides: the time its environment's jobs decide with. */
 export interface LobTrackDeps extends LobMailerDeps {
   readonly jobTime: JobTime;
+}
+
+/** A check Lob refused for its payee's address, in Lob's words. */
+interface AddressRefusal {
+  readonly checkId: string;
+  readonly message: string;
 }
 
 /** The mail requests of a print file's checks still issued. */
@@ -90,12 +96,15 @@ async function mailRequests(
 
 /**
  * Hands a print file to Lob: each check still issued is found at Lob or created there. A check
- * Lob refuses stops the file (nothing of it is lost: the next run skips the checks Lob has); an
- * operator reads the reason on the file and voids that check.
+ * Lob refuses for its payee's address is left out, and voided in the unit that records the file
+ * handed over (its payout fails `address_not_mailable` and is offered again once the void reached
+ * the bank), while the file goes on with the others. Any other refusal stops the file (nothing of it is lost: the next run skips
+ * the checks Lob has); an operator reads the reason on the file.
  */
 async function mailPrintFile(
   deps: LobMailerDeps,
   file: CheckFileRow,
+  refusals: Map<string, AddressRefusal[]>,
 ): ReturnType<CheckTransport["upload"]> {
   const settings = await lobSettingsStore.read(
     deps.database.readClient,
@@ -107,6 +116,7 @@ async function mailPrintFile(
   if (typeof requests === "string") return { kind: "not_uploaded", reason: requests };
   const client = new LobClient(settings, deps.timeoutMs);
   let mailed = 0;
+  const refused: AddressRefusal[] = [];
   for (const request of requests) {
     const found = await client.findCheck(request.checkId);
     if (found !== null) {
@@ -114,6 +124,10 @@ async function mailPrintFile(
       continue;
     }
     const created = await client.createCheck(request, request.checkId);
+    if (created.kind === "refused" && refusedForAddress(created)) {
+      refused.push({ checkId: request.checkId, message: created.message });
+      continue;
+    }
     if (created.kind === "refused") {
       return {
         kind: "not_uploaded",
@@ -122,7 +136,11 @@ async function mailPrintFile(
     }
     mailed++;
   }
-  return { kind: "uploaded", remotePath: `lob:${mailed} checks` };
+  refusals.set(file.batchId, refused);
+  return {
+    kind: "uploaded",
+    remotePath: `lob:${mailed} checks${refused.length > 0 ? `, ${refused.length} refused` : ""}`,
+  };
 }
 
 /**
@@ -130,6 +148,10 @@ async function mailPrintFile(
  * other file goes through `base` (the bank's SFTP, an admin's download, the sandbox bank).
  */
 export function lobMailingTransport(base: CheckTransport, deps: LobMailerDeps): CheckTransport {
+  // Lob's refusals of a file's checks, from its hand-over to the unit that records it. Lost in a
+  // crash between them, they come back: the file is then in doubt, and sent again Lob refuses the
+  // same checks again.
+  const refusals = new Map<string, AddressRefusal[]>();
   const mailedByLob = (settings: { providerMails: boolean }, file: Pick<CheckFileRow, "kind">) =>
     file.kind === "print" && settings.providerMails;
   return {
@@ -137,12 +159,17 @@ export function lobMailingTransport(base: CheckTransport, deps: LobMailerDeps): 
     uploads: (settings, file) => mailedByLob(settings, file) || base.uploads(settings, file),
     upload: (settings, file, content) =>
       mailedByLob(settings, file)
-        ? mailPrintFile(deps, file)
+        ? mailPrintFile(deps, file, refusals)
         : base.upload(settings, file, content),
     sent: base.sent,
     printed: async (tx, batch, at) => {
       await base.printed?.(tx, batch, at);
-      if (await lobMails(tx, batch.companyId)) await planTracking(tx, batch, at);
+      if (!(await lobMails(tx, batch.companyId))) return;
+      for (const refused of refusals.get(batch.id) ?? []) {
+        await voidRefusedCheck(tx, batch.companyId, refused, at);
+      }
+      refusals.delete(batch.id);
+      await planTracking(tx, batch, at);
     },
   };
 }

@@ -46,6 +46,21 @@ export function lobPostageOf(code: string): Result<LobPostage, "postage_not_mail
   );
 }
 
+/** Lob's error code for an address its deliverability check finds undeliverable. */
+export const LOB_UNDELIVERABLE_CODE = "failed_deliverability_strictness";
+
+/**
+ * Whether Lob refused a check for its payee's address (undeliverable, or a `to` field it does not
+ * take): only that check is voided and its payee asked again. Any other refusal (the bank
+ * account, the return address, the key) is the company's settings and stops the whole file.
+ */
+export function refusedForAddress(
+  refusal: { readonly status: number; readonly code: string | null; readonly message: string },
+): boolean {
+  if (refusal.status !== 422) return false;
+  return refusal.code === LOB_UNDELIVERABLE_CODE || /^to\.\w+/.test(refusal.message);
+}
+
 /** What one of Lob's check events does here. */
 export type MailEventEffect =
   /** A step of the mail piece, shown on the payout's timeline. */
@@ -68,6 +83,8 @@ export const LOB_CHECK_EVENTS: Readonly<Record<string, MailEventEffect>> = {
   "check.delivered": "track",
   "check.returned_to_sender": "returned",
   "check.deleted": "canceled",
+  /** Ours: Lob refused our cancel (the check was already in production); it will be mailed. */
+  "check.cancel_refused": "track",
   "check.rendered_pdf": "ignore",
   "check.rendered_thumbnails": "ignore",
 };

@@ -3,14 +3,19 @@
  * write unit per event: each event is kept once (a replay records nothing), shown on the payout's
  * timeline; returned to sender voids the check (its payout fails `returned_undeliverable` and is
  * offered again once the void reached the bank, as the sandbox's undeliverable check does);
- * canceled at Lob before mailing voids it in the register.
+ * canceled at Lob before mailing voids it in the register. A check Lob refused to make for its
+ * payee's address is voided too (`voidRefusedCheck`).
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { loadCheck, voidCheck } from "../checks/register.ts";
-import { CANCELED_BEFORE_MAILING, RETURNED_UNDELIVERABLE } from "../checks/voids.ts";
+import { loadCheck, VOID_REASON_LENGTH_MAX, voidCheck } from "../checks/register.ts";
+import {
+  CANCELED_BEFORE_MAILING,
+  REFUSED_BY_MAIL_PROVIDER,
+  RETURNED_UNDELIVERABLE,
+} from "../checks/voids.ts";
 import { LOB_CHECK_EVENTS, lobSigned, type LobWebhookHeaders } from "./rules.ts";
 import { lobSettingsStore, recordMailEvent } from "./store.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
@@ -62,6 +67,29 @@ export async function applyMailEvent(
     if (!voided.ok) throw new Error(`check ${check.checkNumber}: ${voided.message}`);
   }
   return "recorded";
+}
+
+/**
+ * Lob refused to make a check for its payee's address: the check is voided in the register with
+ * Lob's words (a void the bank could never pay: nothing was printed), in the caller's unit. Once
+ * the void reached the bank its payout fails `address_not_mailable` and is offered again, so the
+ * payee can give an address Lob mails to. A check voided before is left as it is.
+ */
+export async function voidRefusedCheck(
+  tx: WriteTx,
+  companyId: string,
+  refused: { readonly checkId: string; readonly message: string },
+  now: number,
+): Promise<void> {
+  const check = await loadCheck(tx, refused.checkId);
+  if (!check || check.companyId !== companyId || check.status !== "issued") return;
+  const voided = await voidCheck(tx, {
+    companyId,
+    checkNumber: check.checkNumber,
+    reason: `${REFUSED_BY_MAIL_PROVIDER}: ${refused.message}`.slice(0, VOID_REASON_LENGTH_MAX),
+    operator: "system",
+  }, now);
+  if (!voided.ok) throw new Error(`check ${check.checkNumber}: ${voided.message}`);
 }
 
 export type LobWebhookRefusal = "lob_not_configured" | "webhook_not_verified" | "invalid_input";

@@ -185,6 +185,14 @@ const entries: readonly Entry[] = [
     meaning: "El correo devolvió el cheque: no se pudo entregar en la dirección.",
     nextStep: "Confirme la dirección postal con el beneficiario y vuelva a ofrecer el pago.",
   }],
+  ["address_not_mailable", "check", {
+    meaning: "The mail provider would not mail the check to the payee's address.",
+    nextStep: "Offer the payment again so the payee can give an address that mail reaches.",
+  }, {
+    meaning: "El proveedor de correo no quiso enviar el cheque a la dirección del beneficiario.",
+    nextStep:
+      "Vuelva a ofrecer el pago para que el beneficiario indique una dirección a la que llegue el correo.",
+  }],
   ["check_voided", "check", {
     meaning: "The check was voided before it was cashed.",
     nextStep: "Offer the payment again so the payee can choose how to be paid.",

@@ -28,6 +28,7 @@ import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
+import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
 import { instantJobHandlers } from "../instant/jobs.ts";
 import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
@@ -187,6 +188,11 @@ export function jobHandlersOf(
       lithicTimeoutMs: options.lithicTimeoutMs,
     }),
     ...lobTrackJob({
+      ...deps,
+      timeoutMs: options.lobTimeoutMs,
+      jobTime: railPolicyOf(environment, runtime).jobTime,
+    }),
+    ...lobCancelJob({
       ...deps,
       timeoutMs: options.lobTimeoutMs,
       jobTime: railPolicyOf(environment, runtime).jobTime,

@@ -59,6 +59,7 @@ export function failureInWords(code: string, methodId: number | null): string {
     rtp_rejected: `${title} rejected by the payee's bank or the instant payment network`,
     account_not_found: `${title} refused: no ${method} account matches the payee's details`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
+    address_not_mailable: `${title} not mailed: the mail provider refused the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,
     rail_not_configured: `${title} not sent: no live ${method} rail is configured`,
     sanctions: `${title} stopped: held by sanctions screening`,
