@@ -568,7 +568,7 @@ Deno.test("too late to cancel: Lob refuses the cancel past the send date; the vo
   });
 });
 
-Deno.test("a cancel whose answer Lob never gave is asked again: the retry reads the check at Lob, finds it canceled and sends no second DELETE", async () => {
+Deno.test("a cancel whose answer Lob never gave is asked again: the retry reads the check at Lob, finds it canceled and sends no second DELETE; the void, told to the bank meanwhile, then fails the payout at once", async () => {
   await withLobFixture("test", async (m, server) => {
     const [payout] = await chooseCheck(m, [10_000]);
     const [lobCheck] = [...server.checks.values()];
@@ -584,6 +584,9 @@ Deno.test("a cancel whose answer Lob never gave is asked again: the retry reads 
     assert.deepEqual(job, { attempts: 1, done_at: null }, "no answer: asked again later");
     assert.equal(lobCheck.deleted, true, "Lob did cancel it");
     assert.equal((await mailEventsOf(m)).length, 0, "nothing recorded without an answer");
+    const [{ told }] = await rows(m, "SELECT void_file_id IS NOT NULL AS told FROM checks");
+    assert.equal(told, 1, "the void reached the bank meanwhile");
+    assert.equal((await m.payout(payout)).status, "funds_sent", "it waits: paper may exist");
 
     await m.advance(600);
     assert.equal(server.cancels.length, 1, "one DELETE");
