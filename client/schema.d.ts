@@ -5890,6 +5890,7 @@ export interface components {
         [key: string]: string;
       };
       pay_by: string | null;
+      network: string | null;
       /** @description The line code of the key. */
       line: string;
       livemode: boolean;

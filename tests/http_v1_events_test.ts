@@ -213,6 +213,7 @@ Deno.test("a /v1 event about a Surface A payout carries an id GET /v1/disburseme
         modality: null,
         metadata: {},
         pay_by: null,
+        network: null,
         line: "auto",
         livemode: false,
         created: "2026-01-05T15:00:00.000Z",

@@ -170,6 +170,7 @@ Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanc
       metadata: { adjuster: "A-9" },
       // The fixture's companies predate the deadline setting: no default pay_by.
       pay_by: null,
+      network: null,
       line: "auto",
       livemode: false,
       created,

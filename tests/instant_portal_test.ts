@@ -12,7 +12,7 @@ import { freePort } from "../bench/service.ts";
 import { sandboxAnswer, sandboxScenario, sandboxTestDetails } from "../lib/rails/sandbox.ts";
 import { api } from "./api_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+import { offeredPayee, PortalBrowser, v1, verify } from "./portal_helpers.ts";
 import { configureIncrease } from "./instant_helpers.ts";
 import { IncreaseContractServer } from "./increase_contract_server.ts";
 
@@ -81,6 +81,12 @@ Deno.test("portal: instant deposit sends the payee to the hosted card page and b
       assert.equal(stored.status, "funds_sent");
       assert.ok(!String(stored.method_details).includes(PAN));
       assert.equal(JSON.parse(String(stored.method_details)).network, "visa");
+      // /v1 shows it as instant_deposit with the network it went over.
+      const [{ id: payoutId }] = (await f.deps.databases.test.readClient.execute(
+        "SELECT id FROM payouts",
+      )).rows;
+      const shown = await (await v1(f, "GET", `/v1/disbursements/${payoutId}`)).json();
+      assert.deepEqual([shown.modality, shown.network], ["instant_deposit", "visa"]);
 
       // A return that is not this session's is a fresh start, and no token is taken from it.
       await browser.get(`${linkPath}/card/return?state=other&card_token_id=x`);

@@ -22,6 +22,7 @@ export async function loadApiPayoutAsV1(
             'payoutId', p.id, 'status', p.status, 'amountCents', p.amount_cents,
             'allowedPaymentMethodIds', json(p.allowed_payment_method_ids),
             'paymentMethodId', p.payment_method_id, 'payeeExternalId', NULL, 'payBy', p.pay_by,
+            'network', json_extract(p.method_details, '$.network'),
             'timeline', (SELECT json_group_array(json_object('status', t.to_status, 'at', t.at, 'detail', t.detail))
               FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t)
           ) AS disbursement

@@ -157,6 +157,8 @@ export interface V1Disbursement {
   readonly payeeExternalId: string | null;
   /** The date (YYYY-MM-DD) it must be paid by, or null. */
   readonly payBy: string | null;
+  /** The network an instant deposit went over (a card route, or rtp), or null. */
+  readonly network: string | null;
   readonly timeline: { status: PayoutStatus; at: number; detail: string | null }[];
 }
 
@@ -169,6 +171,7 @@ const V1_JSON = `json_object(
     'payoutId', p.id, 'status', p.status, 'amountCents', p.amount_cents,
     'allowedPaymentMethodIds', json(p.allowed_payment_method_ids),
     'paymentMethodId', p.payment_method_id, 'payeeExternalId', p.payee_uuid, 'payBy', p.pay_by,
+    'network', json_extract(p.method_details, '$.network'),
     'timeline', (SELECT json_group_array(json_object('status', t.to_status, 'at', t.at, 'detail', t.detail))
       FROM (SELECT to_status, at, detail FROM payout_transitions WHERE payout_id = p.id ORDER BY id) t)
   ) AS disbursement`;

@@ -137,6 +137,9 @@ export function responseSchemas(config: Config) {
     pay_by: maybeText(
       "Extension: the date (YYYY-MM-DD) it must be paid by; at 00:00 UTC that day an unchosen offer gets the company's offer-expiry action. null: no deadline, the offer's own expiry applies.",
     ),
+    network: maybeText(
+      "Extension: the network an instant_deposit went over (visa, mastercard or pulse for a debit card; rtp for a bank account); null for other methods and before it is sent.",
+    ),
     line: text("The line code of the key."),
     livemode: v.boolean(),
     created: timestamp(),

@@ -141,6 +141,7 @@ export function disbursementView(d: V1Disbursement, principal: LinePrincipal, ba
     metadata: d.metadata,
     // Extension: the date it must be paid by (prompt-payment rules), or null.
     pay_by: d.payBy,
+    network: d.network,
     line: principal.lineCode,
     livemode: principal.environment === "live",
     created: iso(d.createdAt),
