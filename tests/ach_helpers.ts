@@ -78,10 +78,9 @@ export async function withScriptedBank(
     handlers: (database: Database) =>
       jobHandlersOf(
         "test",
-        MONEY_SETTINGS,
+        { ...MONEY_SETTINGS, rails: { achTransport: bank } },
         options.wrapDatabase?.(database) ?? database,
         testSecretBox,
-        { achTransport: bank },
       ),
   });
   try {

@@ -12,7 +12,7 @@ import { addFunds, receiveWire, recordAchDebitSent } from "../lib/funding/store.
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { readFeeSchedule } from "../lib/payouts/fee_store.ts";
 import { feesFor } from "../lib/payouts/fees.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { newId } from "../lib/platform/keys.ts";
@@ -133,12 +133,13 @@ async function importFixture(database: Database, environment: Environment): Prom
       args: [batchId, COMPANY, NOW, NOW, NOW],
     })
   );
-  const deps: AchImportDeps = {
-    database,
-    environment,
+  const deps: AchImportDeps = batchServiceDeps({
+    environment: environment,
+    database: database,
+    liveDatabase: database,
     secretBox: testSecretBox,
-    runtime: payoutRuntime(environment, MONEY_SETTINGS),
-  };
+    runtimeSettings: MONEY_SETTINGS,
+  });
   let sequence = 0;
   const rows = async (sql: string, ...args: (string | number)[]) =>
     (await database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));

@@ -29,7 +29,7 @@ import { FakeClock } from "../lib/platform/clock.ts";
 import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
 import { openFileContent } from "../lib/ach/files_store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
-import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
@@ -50,13 +50,15 @@ import {
 const MINUTE_SECONDS = 60;
 const ODFI = "02100002";
 
-const fileDeps = (m: MoneyFixture) => ({
-  database: m.database,
+const fileDeps = (
+  m: MoneyFixture,
+) => (batchServiceDeps({
   environment: "test" as const,
-  secretBox: testSecretBox,
-  runtime: payoutRuntime("test", MONEY_SETTINGS),
+  database: m.database,
   liveDatabase: m.database,
-});
+  secretBox: testSecretBox,
+  runtimeSettings: MONEY_SETTINGS,
+}));
 
 const OPERATOR = { operator: { id: "op_1", email: "ops@example.test" }, origin: "cli" };
 
@@ -550,9 +552,12 @@ Deno.test("live: a file over the approval limit waits built until a second admin
   const database = await openTempDatabase(dir, "live");
   const clock = new FakeClock(START);
   const bank = new ScriptedBank();
-  const handlers = jobHandlersOf("live", MONEY_SETTINGS, database, testSecretBox, {
-    achTransport: bank,
-  });
+  const handlers = jobHandlersOf(
+    "live",
+    { ...MONEY_SETTINGS, rails: { achTransport: bank } },
+    database,
+    testSecretBox,
+  );
   const run = (until: number) => runDueJobs(database, "co_live", until, handlers, { clock });
   try {
     const payoutId = await database.writer.write(async (tx) => {
@@ -628,13 +633,13 @@ Deno.test("live: a file over the approval limit waits built until a second admin
     assert.equal(built.status, "built");
     assert.equal(bank.received.length, 0, "it waits for its release");
 
-    const deps = {
-      database,
+    const deps = batchServiceDeps({
       environment: "live" as const,
-      secretBox: testSecretBox,
-      runtime: payoutRuntime("live", MONEY_SETTINGS),
+      database: database,
       liveDatabase: database,
-    };
+      secretBox: testSecretBox,
+      runtimeSettings: MONEY_SETTINGS,
+    });
     const requester = { operator: { id: "op_a", email: "a@example.test" }, origin: "cli" };
     const requested = await requestAchFileRelease(deps, requester, String(built.id), FIRST_CUTOFF);
     assert.ok(requested.ok && requested.value.approvalId !== null);

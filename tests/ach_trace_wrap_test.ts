@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { TRACE_REUSE_AFTER_DAYS } from "../lib/ach/files_store.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
@@ -73,24 +73,29 @@ Deno.test("case 6: a trace past its reuse horizon names a new entry, and a retur
     );
     assert.deepEqual(named.map((r) => r.payout_id), [old, fresh]);
 
-    const imported = await importAchFile({
-      database: m.database,
-      environment: "test",
-      secretBox: testSecretBox,
-      runtime: payoutRuntime("test", MONEY_SETTINGS),
-    }, {
-      content: new TextEncoder().encode(returnFile([returnOf({
-        payoutId: fresh,
-        entryId: "",
-        trace: trace(1),
-        account: "000444555666",
-        routing: "021000021",
-        sentCents: 25_000,
-      }, "R03")])),
-      fileName: "RETURNS.txt",
-      source: "cli",
-      importedBy: null,
-    }, m.now());
+    const imported = await importAchFile(
+      batchServiceDeps({
+        environment: "test",
+        database: m.database,
+        liveDatabase: m.database,
+        secretBox: testSecretBox,
+        runtimeSettings: MONEY_SETTINGS,
+      }),
+      {
+        content: new TextEncoder().encode(returnFile([returnOf({
+          payoutId: fresh,
+          entryId: "",
+          trace: trace(1),
+          account: "000444555666",
+          routing: "021000021",
+          sentCents: 25_000,
+        }, "R03")])),
+        fileName: "RETURNS.txt",
+        source: "cli",
+        importedBy: null,
+      },
+      m.now(),
+    );
     assert.ok(imported.ok);
     assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
     assert.deepEqual(await statuses(m, [old, fresh]), ["funds_sent", "modality_offered"]);

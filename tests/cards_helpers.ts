@@ -53,9 +53,12 @@ export async function withLithic(
   const m = await openMoneyFixture({
     clock,
     handlers: (database) =>
-      jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox, {
-        lithicTimeoutMs: TEST_LITHIC_TIMEOUT_MS,
-      }),
+      jobHandlersOf(
+        "test",
+        { ...MONEY_SETTINGS, rails: { lithicTimeoutMs: TEST_LITHIC_TIMEOUT_MS } },
+        database,
+        testSecretBox,
+      ),
   });
   try {
     await configureLithic(m.database, server, m.companyId, START, extra);

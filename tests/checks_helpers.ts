@@ -8,7 +8,7 @@ import { checkBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { openCheckFile } from "../lib/checks/files_store.ts";
 import { receiveWire } from "../lib/funding/store.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { markCheckFileSent } from "../lib/checks/files_service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
@@ -173,12 +173,13 @@ export async function positivePayText(m: MoneyFixture, fileId: string): Promise<
 /** An admin's mark-sent of a built check file (the service's own checks and audit). */
 export async function markSent(m: MoneyFixture, environment: Environment, fileId: string) {
   const marked = await markCheckFileSent(
-    {
+    batchServiceDeps({
+      environment: environment,
       database: m.database,
-      environment,
+      liveDatabase: m.database,
       secretBox: testSecretBox,
-      runtime: payoutRuntime(environment, MONEY_SETTINGS),
-    },
+      runtimeSettings: MONEY_SETTINGS,
+    }),
     { operator: { id: "op_admin", email: "admin@example.test" }, origin: "cli" },
     fileId,
     m.now(),

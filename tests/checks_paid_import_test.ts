@@ -13,7 +13,7 @@ import { listCheckExceptions } from "../lib/checks/views.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
 import { pollInbound } from "../lib/ach/inbound.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, payoutRuntime } from "../lib/payouts/runtime.ts";
 import type { AuditActor } from "../lib/audit/store.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
@@ -424,7 +424,18 @@ Deno.test("paid items from the bank's SFTP inbound directory: a .csv is imported
         "check_number,amount,paid_date\n5001,125.00,2026-01-08\n",
       );
       await quietly(() =>
-        pollInbound({ ...depsOf(m), secretBox: testSecretBox }, sshd.target, m.companyId, m.now())
+        pollInbound(
+          batchServiceDeps({
+            environment: "live",
+            database: m.database,
+            liveDatabase: m.database,
+            secretBox: testSecretBox,
+            runtimeSettings: MONEY_SETTINGS,
+          }),
+          sshd.target,
+          m.companyId,
+          m.now(),
+        )
       );
       assert.equal(await payoutStatus(m, id), "completed");
       assert.deepEqual(

@@ -9,7 +9,7 @@ import { routingCheckDigit } from "../lib/ach/sandbox_bank.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
 import { recordManualFundingMove } from "../lib/funding/service.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { chooseAch, rows, withScriptedBank } from "./ach_helpers.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
@@ -33,28 +33,33 @@ Deno.test("case 5: a funding debit returned after it cleared goes back from avai
       fundingId,
     );
     const dfi = String(debit.receiving_dfi);
-    const imported = await importAchFile({
-      database: m.database,
-      environment: "test",
-      secretBox: testSecretBox,
-      runtime: payoutRuntime("test", MONEY_SETTINGS),
-    }, {
-      content: new TextEncoder().encode(returnFile([
-        returnOf(
-          {
-            fundingId,
-            entryId: String(debit.id),
-            trace: String(debit.trace_number),
-            amountCents: 500_000,
-          },
-          "R10",
-          { routing: dfi + routingCheckDigit(dfi) },
-        ),
-      ])),
-      fileName: "RETURNS-R10.txt",
-      source: "cli",
-      importedBy: null,
-    }, m.now());
+    const imported = await importAchFile(
+      batchServiceDeps({
+        environment: "test",
+        database: m.database,
+        liveDatabase: m.database,
+        secretBox: testSecretBox,
+        runtimeSettings: MONEY_SETTINGS,
+      }),
+      {
+        content: new TextEncoder().encode(returnFile([
+          returnOf(
+            {
+              fundingId,
+              entryId: String(debit.id),
+              trace: String(debit.trace_number),
+              amountCents: 500_000,
+            },
+            "R10",
+            { routing: dfi + routingCheckDigit(dfi) },
+          ),
+        ])),
+        fileName: "RETURNS-R10.txt",
+        source: "cli",
+        importedBy: null,
+      },
+      m.now(),
+    );
     assert.ok(imported.ok);
     assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
     assert.deepEqual(await m.balances(), {

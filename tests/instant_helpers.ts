@@ -48,9 +48,12 @@ export async function withIncrease(fn: (fixture: InstantFixture) => Promise<void
   const m = await openMoneyFixture({
     clock,
     handlers: (database) =>
-      jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox, {
-        increaseTimeoutMs: TEST_INCREASE_TIMEOUT_MS,
-      }),
+      jobHandlersOf(
+        "test",
+        { ...MONEY_SETTINGS, rails: { increaseTimeoutMs: TEST_INCREASE_TIMEOUT_MS } },
+        database,
+        testSecretBox,
+      ),
   });
   try {
     await configureIncrease(m.database, server, m.companyId, START);

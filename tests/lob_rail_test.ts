@@ -22,7 +22,7 @@ import type { AuditActor } from "../lib/audit/store.ts";
 import { checkLobSettings, type LobSettings } from "../lib/lob/settings.ts";
 import { lobSettingsStore } from "../lib/lob/store.ts";
 import { lobPostageOf } from "../lib/lob/rules.ts";
-import { batchServiceDeps, jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { resolveBatch } from "../lib/rails/batches_service.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import type { Environment } from "../lib/platform/config.ts";
@@ -159,7 +159,12 @@ async function withLobFixture(
   const m = await openMoneyFixture({
     environment,
     handlers: (database) =>
-      jobHandlersOf(environment, MONEY_SETTINGS, database, testSecretBox, { lobTimeoutMs: 500 }),
+      jobHandlersOf(
+        environment,
+        { ...MONEY_SETTINGS, rails: { lobTimeoutMs: 500 } },
+        database,
+        testSecretBox,
+      ),
   });
   try {
     if (environment === "live") {
@@ -257,7 +262,7 @@ Deno.test("duplicate submission after a crash: Lob made the check but its answer
         database: m.database,
         liveDatabase: m.database,
         secretBox: testSecretBox,
-        runtime: payoutRuntime("test", MONEY_SETTINGS),
+        runtimeSettings: MONEY_SETTINGS,
       }),
       { operator: { id: "op_admin", email: "admin@example.test" }, origin: "cli" },
       String(print.id),

@@ -48,9 +48,12 @@ export async function withPaypal(fn: (fixture: PaypalFixture) => Promise<void>):
   const m = await openMoneyFixture({
     clock,
     handlers: (database) =>
-      jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox, {
-        paypalTimeoutMs: TEST_PAYPAL_TIMEOUT_MS,
-      }),
+      jobHandlersOf(
+        "test",
+        { ...MONEY_SETTINGS, rails: { paypalTimeoutMs: TEST_PAYPAL_TIMEOUT_MS } },
+        database,
+        testSecretBox,
+      ),
   });
   try {
     await configurePaypal(m.database, server, m.companyId, START);

@@ -17,7 +17,7 @@ import { verifyLedger } from "../lib/ledger/reports.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { batchServiceDeps, jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
@@ -79,13 +79,15 @@ async function withLiveRail(
     handlers: (database) =>
       handlers = jobHandlersOf(
         "live",
-        MONEY_SETTINGS,
+        {
+          ...MONEY_SETTINGS,
+          rails: {
+            achTransport: options.scripted ? bank : undefined,
+            batchEntriesMax: options.batchEntriesMax,
+          },
+        },
         options.wrapDatabase?.(database) ?? database,
         testSecretBox,
-        {
-          achTransport: options.scripted ? bank : undefined,
-          batchEntriesMax: options.batchEntriesMax,
-        },
       ),
   });
   try {
@@ -161,13 +163,15 @@ async function chooseLiveAch(m: MoneyFixture, amounts: number[]): Promise<string
   return ids;
 }
 
-const fileDeps = (m: MoneyFixture) => ({
+const fileDeps = (
+  m: MoneyFixture,
+) => (batchServiceDeps({
+  environment: "live" as const,
   database: m.database,
   liveDatabase: m.database,
-  environment: "live" as const,
   secretBox: testSecretBox,
-  runtime: payoutRuntime("live", MONEY_SETTINGS),
-});
+  runtimeSettings: MONEY_SETTINGS,
+}));
 
 const entryStatuses = async (m: MoneyFixture) =>
   (await rows(m, "SELECT reference, status FROM rail_batch_entries ORDER BY rowid")).map((row) =>
@@ -237,7 +241,7 @@ Deno.test("case 3: a downloaded file that is voided goes in doubt: its entries a
 
     // The bank says it has nothing: a second admin confirms, and only then are they queued again.
     const resolved = await resolveBatch(
-      batchServiceDeps(fileDeps(m)),
+      fileDeps(m),
       alice,
       String(file.id),
       "not_received",
@@ -440,7 +444,7 @@ Deno.test("case 9: an in-doubt check file is resolved through the one resolution
     const [positivePay] = (await batches(m)).filter((b) => b.rail === "check_positive_pay");
     await quietly(() => m.database.writer.write((tx) => markInDoubt(tx, String(positivePay.id))));
     const requested = await resolveBatch(
-      batchServiceDeps(fileDeps(m)),
+      fileDeps(m),
       alice,
       String(positivePay.id),
       "transmitted",
@@ -661,7 +665,7 @@ Deno.test("PayPal release, as for bank files: in live a batch over the approval 
       assert.equal(waiting.status, "built");
       assert.equal(server.batches.size, 0, "nothing reaches PayPal before the release");
       const requested = await requestBatchRelease(
-        batchServiceDeps(fileDeps(m)),
+        fileDeps(m),
         alice,
         String(waiting.id),
         m.now(),

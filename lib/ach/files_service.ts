@@ -5,15 +5,12 @@
  * in-doubt file after asking the bank, ask for the release of a file over the approval limit, and
  * read a file's content for a download (refused until its release is approved).
  */
-import type { Database } from "../../db/client.ts";
 import type { AuditActor } from "../audit/store.ts";
 import type { Environment } from "../platform/config.ts";
-import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import type { PayoutRuntime } from "../payouts/jobs.ts";
-import { batchServiceDeps } from "../payouts/runtime.ts";
 import {
   type BatchActionResult,
+  type BatchServiceDeps,
   markBatchSent,
   recordBatchDownload,
   requestBatchRelease,
@@ -23,13 +20,9 @@ import {
 import { ACH_RAIL, loadAchFile, openFileContent } from "./files_store.ts";
 import { loadBatch } from "../rails/batch.ts";
 
-export interface AchFileDeps {
-  readonly database: Database;
+/** The environment's batch rails and databases, as the composition root gives them. */
+export interface AchFileDeps extends BatchServiceDeps {
   readonly environment: Environment;
-  readonly secretBox: SecretBox;
-  readonly runtime: PayoutRuntime;
-  /** The database holding approvals and operators (for dual control). */
-  readonly liveDatabase: Database;
 }
 
 /** Why an operator's file action was refused. */
@@ -84,7 +77,7 @@ export function markAchFileSent(
   fileId: string,
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  return onAchFile(deps, fileId, () => markBatchSent(batchServiceDeps(deps), actor, fileId, now));
+  return onAchFile(deps, fileId, () => markBatchSent(deps, actor, fileId, now));
 }
 
 /**
@@ -97,7 +90,7 @@ export function voidAchFile(
   fileId: string,
   now: number,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  return onAchFile(deps, fileId, () => voidBuiltBatch(batchServiceDeps(deps), actor, fileId, now));
+  return onAchFile(deps, fileId, () => voidBuiltBatch(deps, actor, fileId, now));
 }
 
 /** `ach:resolve`: an in-doubt file was (not) received by the bank; live waits for a second admin. */
@@ -112,7 +105,7 @@ export function resolveAchFile(
   return onAchFile(
     deps,
     fileId,
-    () => resolveBatch(batchServiceDeps(deps), actor, fileId, answer, now),
+    () => resolveBatch(deps, actor, fileId, answer, now),
   );
 }
 
@@ -129,7 +122,7 @@ export function requestAchFileRelease(
   return onAchFile(
     deps,
     fileId,
-    () => requestBatchRelease(batchServiceDeps(deps), actor, fileId, now),
+    () => requestBatchRelease(deps, actor, fileId, now),
   );
 }
 
@@ -149,7 +142,7 @@ export async function readAchFileContent(
 > {
   const file = await loadAchFile(deps.database.readClient, fileId);
   if (!file) return notFound(fileId);
-  const downloaded = await recordBatchDownload(batchServiceDeps(deps), fileId, now);
+  const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) {
     return downloaded.code === "batch_awaits_release"
       ? { ...downloaded, code: "ach_file_awaits_release" }

@@ -6,7 +6,7 @@
 import { appendAudit } from "../audit/store.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
 import type { ApprovalKind } from "../operators/rules.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { composeRails } from "../payouts/runtime.ts";
 import { ok } from "../platform/result.ts";
 import { importAchFileInUnit } from "./imports.ts";
 
@@ -23,13 +23,15 @@ const applyStagedImport: ApprovedAction = async (tx, approval, { deps, actor, no
     throw new Error("a staged import is approved without runtime settings");
   }
   const content = new TextEncoder().encode(await deps.secretBox.openText(staged.content_sealed));
+  const rails = composeRails("live", deps.runtimeSettings, deps.databases.live, deps.secretBox);
   const imported = await importAchFileInUnit(
     tx,
     {
       database: deps.databases.live,
       environment: "live",
       secretBox: deps.secretBox,
-      runtime: payoutRuntime("live", deps.runtimeSettings),
+      runtime: rails.runtime,
+      rails: rails.batch.rails,
     },
     { content, fileName: staged.file_name, source: "cli", importedBy: approval.requestedBy },
     now,

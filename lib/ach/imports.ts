@@ -19,7 +19,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { batchPayoutMoves, type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
-import { batchAdapterOf } from "../rails/batch.ts";
+import { batchAdapterOf, type BatchRail } from "../rails/batch.ts";
 import { resolveInDoubt } from "../rails/engine.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { returnClearedAchFunding } from "../funding/store.ts";
@@ -64,6 +64,8 @@ export interface AchImportDeps {
   readonly environment: Environment;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
+  /** The environment's batch rails, from the composition root: an in-doubt file is resolved on them. */
+  readonly rails: readonly BatchRail[];
 }
 
 /** An entry not applied, as the import's row and its log line keep it. */
@@ -248,11 +250,8 @@ async function resolvedByReturn(
     args: [entryId],
   });
   if (!rows[0]) return false;
-  // Loaded here: the rails' composition imports this module, so a static import would cycle.
-  const { railsOf } = await import("../payouts/runtime.ts");
   const of = batchAdapterOf(
-    railsOf(deps).batchRails(),
-    batchPayoutMoves(deps.runtime),
+    { rails: deps.rails, moves: batchPayoutMoves(deps.runtime) },
     String(rows[0].rail),
   );
   if (!of) return false;

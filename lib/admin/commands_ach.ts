@@ -10,7 +10,7 @@
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { batchServiceDeps } from "../payouts/runtime.ts";
 import { appendAudit } from "../audit/store.ts";
 import {
   type AchFileActionResult,
@@ -120,15 +120,18 @@ const fileChangeReach = objectReach(
   (f) => f.file,
 );
 
-/** What the file services need: the environment's database, its payout runtime, the live database. */
-function fileDeps(ctx: CommandContext, environment: Environment): AchFileDeps {
-  return {
-    database: ctx.databases[environment],
+/**
+ * What the file services and imports need: the environment's rails from the composition root, its
+ * database and the live one.
+ */
+function fileDeps(ctx: CommandContext, environment: Environment) {
+  return batchServiceDeps({
     environment,
-    secretBox: ctx.secretBox,
-    runtime: payoutRuntime(environment, ctx.runtimeSettings),
+    database: ctx.databases[environment],
     liveDatabase: ctx.databases.live,
-  };
+    secretBox: ctx.secretBox,
+    runtimeSettings: ctx.runtimeSettings,
+  });
 }
 
 /**
@@ -137,7 +140,7 @@ function fileDeps(ctx: CommandContext, environment: Environment): AchFileDeps {
  */
 async function stageLiveImport(
   ctx: CommandContext,
-  deps: AchFileDeps,
+  deps: ReturnType<typeof fileDeps>,
   fileName: string,
   content: Uint8Array,
 ): Promise<Result<Record<string, unknown>>> {

@@ -7,7 +7,7 @@
  */
 import type { Environment } from "../platform/config.ts";
 import { ok, refuse } from "../platform/result.ts";
-import { batchServiceDeps, payoutRuntime } from "../payouts/runtime.ts";
+import { batchServiceDeps } from "../payouts/runtime.ts";
 import { requestBatchRelease, resolveBatch } from "../rails/batches_service.ts";
 import {
   type AttemptView,
@@ -90,7 +90,7 @@ const batchDepsOf = (ctx: CommandContext, environment: Environment) =>
     database: ctx.databases[environment],
     liveDatabase: ctx.databases.live,
     secretBox: ctx.secretBox,
-    runtime: payoutRuntime(environment, ctx.runtimeSettings),
+    runtimeSettings: ctx.runtimeSettings,
   });
 
 const batchReach = objectReach(

@@ -11,7 +11,7 @@ import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { centsToDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { batchServiceDeps } from "../payouts/runtime.ts";
 import { appendAudit } from "../audit/store.ts";
 import {
   CHECK_LIST_LIMIT_MAX,
@@ -202,13 +202,14 @@ const fileChangeReach = objectReach(
   (f) => f.file,
 );
 
-const depsOf = (ctx: CommandContext, environment: Environment) => ({
-  database: ctx.databases[environment],
-  liveDatabase: ctx.databases.live,
-  environment,
-  secretBox: ctx.secretBox,
-  runtime: payoutRuntime(environment, ctx.runtimeSettings),
-});
+const depsOf = (ctx: CommandContext, environment: Environment) =>
+  batchServiceDeps({
+    environment,
+    database: ctx.databases[environment],
+    liveDatabase: ctx.databases.live,
+    secretBox: ctx.secretBox,
+    runtimeSettings: ctx.runtimeSettings,
+  });
 
 /**
  * A live paid-items file imported by hand takes two people: staged, sealed, in an approval showing

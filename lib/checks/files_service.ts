@@ -6,15 +6,12 @@
  * marked sent nor handed out before its positive-pay file was sent: checks never exist on paper
  * before the bank knows them; a file whose release waits is not handed out either.
  */
-import type { Database } from "../../db/client.ts";
 import type { AuditActor } from "../audit/store.ts";
 import type { Environment } from "../platform/config.ts";
-import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import type { PayoutRuntime } from "../payouts/jobs.ts";
-import { batchServiceDeps } from "../payouts/runtime.ts";
 import {
   type BatchActionResult,
+  type BatchServiceDeps,
   markBatchSent,
   recordBatchDownload,
   requestBatchRelease,
@@ -27,13 +24,9 @@ import { printHeldBy } from "./rail.ts";
 
 export type { InDoubtAnswer } from "../rails/engine.ts";
 
-export interface CheckFileDeps {
-  readonly database: Database;
+/** The environment's batch rails and databases, as the composition root gives them. */
+export interface CheckFileDeps extends BatchServiceDeps {
   readonly environment: Environment;
-  readonly secretBox: SecretBox;
-  readonly runtime: PayoutRuntime;
-  /** The database holding approvals and operators (dual control); the environment's by default. */
-  readonly liveDatabase?: Database;
 }
 
 export type CheckFileRefusal =
@@ -56,9 +49,6 @@ const CHECK_CODES: Readonly<Record<string, CheckFileRefusal>> = {
   batch_awaits_release: "check_file_awaits_release",
   batch_held: "positive_pay_not_sent",
 };
-
-const serviceDeps = (deps: CheckFileDeps) =>
-  batchServiceDeps({ ...deps, liveDatabase: deps.liveDatabase ?? deps.database });
 
 /** An engine action on a check file, answered in the check rail's codes. */
 async function onCheckFile(
@@ -90,7 +80,7 @@ export function markCheckFileSent(
   fileId: string,
   now: number,
 ): Promise<Result<{ fileId: string; status: string }, CheckFileRefusal>> {
-  return onCheckFile(deps, fileId, () => markBatchSent(serviceDeps(deps), actor, fileId, now));
+  return onCheckFile(deps, fileId, () => markBatchSent(deps, actor, fileId, now));
 }
 
 /**
@@ -111,7 +101,7 @@ export async function readCheckFileContent(
       details: { positive_pay_file_id: file.positivePayFileId },
     });
   }
-  const downloaded = await recordBatchDownload(serviceDeps(deps), fileId, now);
+  const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) return { ...downloaded, code: CHECK_CODES[downloaded.code] };
   return ok({ file, content: await openCheckFile(deps.secretBox, file.contentSealed) });
 }
@@ -121,7 +111,7 @@ export async function readCheckFileContent(
  * admin (`bank_file.release`, as ACH files do); this asks for it.
  */
 export async function requestCheckFileRelease(
-  deps: CheckFileDeps & { readonly liveDatabase: Database },
+  deps: CheckFileDeps,
   actor: AuditActor,
   fileId: string,
   now: number,
@@ -129,7 +119,7 @@ export async function requestCheckFileRelease(
   const requested = await onCheckFile(
     deps,
     fileId,
-    () => requestBatchRelease(serviceDeps(deps), actor, fileId, now),
+    () => requestBatchRelease(deps, actor, fileId, now),
   );
   return requested.ok
     ? ok({ ...requested.value, approvalId: requested.value.approvalId! })
@@ -141,7 +131,7 @@ export async function requestCheckFileRelease(
  * live once a second admin approves (`bank_file.resolve`, as for every rail).
  */
 export function resolveCheckFile(
-  deps: CheckFileDeps & { readonly liveDatabase: Database },
+  deps: CheckFileDeps,
   actor: AuditActor,
   fileId: string,
   as: InDoubtAnswer,
@@ -149,5 +139,5 @@ export function resolveCheckFile(
 ): Promise<
   Result<{ fileId: string; status: string; approvalId: string | null }, CheckFileRefusal>
 > {
-  return onCheckFile(deps, fileId, () => resolveBatch(serviceDeps(deps), actor, fileId, as, now));
+  return onCheckFile(deps, fileId, () => resolveBatch(deps, actor, fileId, as, now));
 }

@@ -21,10 +21,10 @@ import {
   computeTieOut,
   heldAccounts,
   type TieOut,
+  tieOutCategories,
   type TieOutFunding,
   type TieOutPayoutLine,
   type TieOutRelease,
-  tieOutCategories,
   utcDayBounds,
 } from "./tieout.ts";
 import type { SqlExecutor } from "./store.ts";

@@ -18,6 +18,7 @@ import {
 } from "../ach/rail.ts";
 import { domainJobTime, type RailPolicy, realJobTime } from "../rails/engine.ts";
 import type { BatchServiceDeps } from "../rails/batches_service.ts";
+import type { BatchRailSet } from "../rails/batch.ts";
 import {
   checkRail,
   type CheckTransport,
@@ -54,6 +55,8 @@ export interface RuntimeSettings {
   readonly bankFileApprovalLimitCents?: number;
   /** The MICR font CHECK_MICR_FONT named, read at start (default none). */
   readonly micrFont?: Uint8Array | null;
+  /** What replaces an environment's bank or a provider's limits in its rails (tests, the simulation). */
+  readonly rails?: RailOptions;
 }
 
 /** The runtime settings a configuration gives. */
@@ -69,14 +72,10 @@ export function runtimeSettingsOf(config: Config): RuntimeSettings {
 }
 
 /**
- * What an environment's rails are built on; `achTransport` and `checkTransport` replace the
- * environment's bank (tests, the simulation).
+ * What the composition takes instead of an environment's own: `achTransport` and `checkTransport`
+ * replace its bank (tests, the simulation), the timeouts and the file size are shortened by tests.
  */
-export interface RailDeps {
-  readonly environment: Environment;
-  readonly database: Database;
-  readonly secretBox: SecretBox;
-  readonly runtime: PayoutRuntime;
+export interface RailOptions {
   readonly achTransport?: AchTransport;
   readonly checkTransport?: CheckTransport;
   /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
@@ -87,8 +86,45 @@ export interface RailDeps {
   readonly lobTimeoutMs?: number;
   /** How long a call to Increase may take before it counts as unanswered (tests shorten it). */
   readonly increaseTimeoutMs?: number;
-  /** Entries one ACH file takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
+  /** Entries one batch takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
+}
+
+/** What an environment's rails are built on. */
+interface RailDeps extends RailOptions {
+  readonly environment: Environment;
+  readonly database: Database;
+  readonly secretBox: SecretBox;
+  readonly runtime: PayoutRuntime;
+}
+
+/** An environment's rails as the composition root built them. */
+export interface EnvironmentRails {
+  readonly runtime: PayoutRuntime;
+  /** The rail of each method. */
+  readonly directory: RailDirectory;
+  /** Its batch rails, with the payout moves of their entries. */
+  readonly batch: BatchRailSet;
+}
+
+/**
+ * The composition root of an environment's rails, the one place they are built: its jobs, the
+ * operators' batch actions (CLI and console), the approved releases and resolutions, and an
+ * import that finds a file in doubt all run on what this builds from the same settings.
+ */
+export function composeRails(
+  environment: Environment,
+  settings: RuntimeSettings,
+  database: Database,
+  secretBox: SecretBox,
+): EnvironmentRails {
+  const runtime = payoutRuntime(environment, settings);
+  const directory = railsOf({ environment, database, secretBox, runtime, ...settings.rails });
+  return {
+    runtime,
+    directory,
+    batch: { rails: directory.batchRails(), moves: batchPayoutMoves(runtime) },
+  };
 }
 
 /**
@@ -99,7 +135,7 @@ export interface RailDeps {
  * company with their settings. A test company without a provider's settings is paid by the
  * sandbox rail; in live the unconfigured rail refuses such a payout with `rail_not_configured`.
  */
-export function railsOf(deps: RailDeps): RailDirectory {
+function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
   const policy = railPolicyOf(deps.environment, deps.runtime);
   const ach = achRail({
@@ -145,43 +181,43 @@ export function railPolicyOf(environment: Environment, runtime: PayoutRuntime): 
   };
 }
 
-/** What operators' batch actions run on, for an environment's database. */
+/** What operators' batch actions (and an ACH import) run on, for an environment's database. */
 export function batchServiceDeps(deps: {
   readonly environment: Environment;
   readonly database: Database;
   readonly liveDatabase: Database;
   readonly secretBox: SecretBox;
-  readonly runtime: PayoutRuntime;
-}): BatchServiceDeps {
+  readonly runtimeSettings: RuntimeSettings;
+}): BatchServiceDeps & { readonly environment: Environment; readonly runtime: PayoutRuntime } {
+  const { runtime, batch } = composeRails(
+    deps.environment,
+    deps.runtimeSettings,
+    deps.database,
+    deps.secretBox,
+  );
   return {
+    environment: deps.environment,
     database: deps.database,
     liveDatabase: deps.liveDatabase,
     secretBox: deps.secretBox,
-    rails: railsOf(deps).batchRails(),
-    moves: batchPayoutMoves(deps.runtime),
+    runtime,
+    ...batch,
   };
 }
 
-/** The job handlers of an environment's database, on its rails. */
+/** The job handlers of an environment's database, on the rails `composeRails` builds. */
 export function jobHandlersOf(
   environment: Environment,
   settings: RuntimeSettings,
   database: Database,
   secretBox: SecretBox,
-  options: {
-    readonly achTransport?: AchTransport;
-    readonly checkTransport?: CheckTransport;
-    readonly paypalTimeoutMs?: number;
-    readonly lithicTimeoutMs?: number;
-    readonly lobTimeoutMs?: number;
-    readonly increaseTimeoutMs?: number;
-    readonly batchEntriesMax?: number;
-  } = {},
 ): JobHandlers {
-  const runtime = payoutRuntime(environment, settings);
+  const { runtime, directory, batch } = composeRails(environment, settings, database, secretBox);
+  const options = settings.rails ?? {};
   const deps = { environment, database, secretBox, runtime };
+  const importDeps = { ...deps, rails: batch.rails };
   return {
-    ...payoutJobHandlers(runtime, railsOf({ ...deps, ...options })),
+    ...payoutJobHandlers(runtime, directory),
     ...cardJobHandlers({
       ...deps,
       policy: railPolicyOf(environment, runtime),
@@ -202,9 +238,9 @@ export function jobHandlersOf(
       policy: railPolicyOf(environment, runtime),
       increaseTimeoutMs: options.increaseTimeoutMs,
     }),
-    [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(deps),
+    [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(importDeps),
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
-    [INBOUND_POLL_JOB]: inboundPollJob(deps),
+    [INBOUND_POLL_JOB]: inboundPollJob(importDeps),
     ...documentJobHandlers(),
     ...unclaimedJobHandlers({ environment, notifications: runtime.notifications }),
   };

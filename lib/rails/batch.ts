@@ -138,10 +138,18 @@ export function batchRailJobHandlers(
   return handlers;
 }
 
+/**
+ * An environment's batch rails as the composition root built them, with the payout moves of their
+ * entries: what the jobs, the operators' batch actions and an import's in-doubt resolution run on.
+ */
+export interface BatchRailSet {
+  readonly rails: readonly BatchRail[];
+  readonly moves: BatchPayoutMoves;
+}
+
 /** The adapter of the batches of `rail` (rail_batches.rail), with the engine it runs on. */
 export function batchAdapterOf(
-  rails: readonly BatchRail[],
-  moves: BatchPayoutMoves,
+  { rails, moves }: BatchRailSet,
   rail: string,
 ): { adapter: BatchAdapter; engine: EngineDeps } | null {
   for (const batchRail of rails) {

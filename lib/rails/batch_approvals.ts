@@ -7,29 +7,21 @@
 import type { ApprovalKind } from "../operators/rules.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
 import { configDefaults } from "../platform/config.ts";
-import { batchPayoutMoves } from "../payouts/jobs.ts";
-import { payoutRuntime, railsOf } from "../payouts/runtime.ts";
+import { composeRails } from "../payouts/runtime.ts";
 import type { OperatorDeps } from "../operators/service.ts";
 import { type ApprovedBatchAction, runApprovedBatchAction } from "./batches_service.ts";
 
 /**
- * The live rails an approved action runs on. The payout moves of a resolution (sent, or queued
- * again) need no notification settings: the runtime is the live one with the defaults.
+ * The live rails an approved action runs on, from the composition root with the settings the
+ * approval runs with. The payout moves of a resolution (sent, or queued again) need no
+ * notification settings: without them, the defaults.
  */
 function liveRails(deps: OperatorDeps) {
-  const runtime = payoutRuntime("live", {
+  const settings = deps.runtimeSettings ?? {
     offerTtlDays: configDefaults.OFFER_TTL_DAYS,
     baseUrl: "",
-  });
-  return {
-    rails: railsOf({
-      environment: "live",
-      database: deps.databases.live,
-      secretBox: deps.secretBox,
-      runtime,
-    }).batchRails(),
-    moves: batchPayoutMoves(runtime),
   };
+  return composeRails("live", settings, deps.databases.live, deps.secretBox).batch;
 }
 
 const approvedBatchAction =

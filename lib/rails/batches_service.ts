@@ -13,13 +13,7 @@ import { appendAudit, type AuditActor } from "../audit/store.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { requestApproval } from "../operators/approvals.ts";
-import {
-  batchAdapterOf,
-  type BatchPayoutMoves,
-  type BatchRail,
-  type BatchRow,
-  loadBatch,
-} from "./batch.ts";
+import { batchAdapterOf, type BatchRailSet, type BatchRow, loadBatch } from "./batch.ts";
 import {
   awaitsRelease,
   type BatchActionRefusal,
@@ -33,15 +27,13 @@ import {
   voidOrDoubt,
 } from "./engine.ts";
 
-export interface BatchServiceDeps {
+/** The environment's batch rails (as the composition root built them) and its databases. */
+export interface BatchServiceDeps extends BatchRailSet {
   /** The environment's database. */
   readonly database: Database;
   /** The database holding approvals and operators (dual control). */
   readonly liveDatabase: Database;
   readonly secretBox: SecretBox;
-  /** The environment's batch rails, as the composition root built them. */
-  readonly rails: readonly BatchRail[];
-  readonly moves: BatchPayoutMoves;
 }
 
 /** What an action did: the batch's status after it, or the approval it waits for. */
@@ -64,13 +56,13 @@ const notBuilt = (adapter: BatchAdapter, batch: BatchRow, what: string) =>
 
 /** A batch and its rail's adapter, or null when no rail of this environment has it. */
 async function found(
-  deps: Pick<BatchServiceDeps, "rails" | "moves">,
+  deps: BatchRailSet,
   reader: Pick<WriteTx, "db">,
   batchId: string,
 ): Promise<{ batch: BatchRow; adapter: BatchAdapter; engine: EngineDeps } | null> {
   const batch = await loadBatch(reader, batchId);
   if (!batch) return null;
-  const of = batchAdapterOf(deps.rails, deps.moves, batch.rail);
+  const of = batchAdapterOf(deps, batch.rail);
   return of ? { batch, ...of } : null;
 }
 
@@ -280,7 +272,7 @@ export interface ApprovedBatchAction {
  */
 export async function runApprovedBatchAction(
   tx: WriteTx,
-  deps: Pick<BatchServiceDeps, "rails" | "moves">,
+  deps: BatchRailSet,
   actor: AuditActor,
   action: ApprovedBatchAction,
   now: number,

@@ -17,7 +17,6 @@ import { fundLine } from "../../lib/funding/service.ts";
 import { cancelPayoutAsOperator, reofferAsOperator } from "../../lib/console/payout_actions.ts";
 import { importAchFile } from "../../lib/ach/imports.ts";
 import { importPaidItems } from "../../lib/checks/paid_import.ts";
-import { resolveBatch } from "../../lib/rails/batches_service.ts";
 import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/portal/service.ts";
 import { portalText } from "../../lib/portal/portal_text.ts";
 import { domainNow } from "../../lib/sandbox/clock_store.ts";
@@ -674,12 +673,7 @@ export class Sim {
   async #deliver(fileName: string, content: string, now: number): Promise<void> {
     const w = this.world;
     if (this.prng.chance(0.5)) {
-      const imported = await importAchFile({
-        database: w.test,
-        environment: "test",
-        secretBox: testSecretBox,
-        runtime: w.runtime,
-      }, {
+      const imported = await importAchFile(w.railDeps(), {
         content: new TextEncoder().encode(content),
         fileName,
         source: "sftp",
@@ -774,13 +768,7 @@ export class Sim {
         if (row.status !== "in_doubt") continue;
         const as = w.checkBank.has(fileName) ? "transmitted" : "not_received";
         d.push(`resolve check ${name} as ${as}`);
-        const answer = await resolveBatch(
-          w.batchDeps(),
-          { operator: null, origin: "console" },
-          id,
-          as,
-          this.domainNowCached,
-        );
+        const answer = await w.cli("rails:resolve", { file: id, as });
         outcomes.push(answer.ok ? "resolved" : `resolve refused ${answer.code}`);
         continue;
       }

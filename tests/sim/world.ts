@@ -22,10 +22,8 @@ import {
   batchServiceDeps,
   jobHandlersOf,
   payoutRuntime,
-  railsOf,
   type RuntimeSettings,
 } from "../../lib/payouts/runtime.ts";
-import type { BatchServiceDeps } from "../../lib/rails/batches_service.ts";
 import type { PayoutRuntime } from "../../lib/payouts/jobs.ts";
 import { FakeClock } from "../../lib/platform/clock.ts";
 import type { Environment } from "../../lib/platform/config.ts";
@@ -175,12 +173,20 @@ export class World {
   scheduler!: Scheduler;
   restarts = 0;
 
+  /** The settings the service runs with: its rails composed on this world's banks. */
+  readonly settings: RuntimeSettings;
+
   private constructor(
     readonly dir: string,
     readonly ids: TemplateIds,
     readonly bank: SimAchBank,
     readonly checkBank: SimCheckBank,
-  ) {}
+  ) {
+    this.settings = {
+      ...SIM_SETTINGS,
+      rails: { achTransport: bank, checkTransport: checkBank, paypalTimeoutMs: 5_000 },
+    };
+  }
 
   /** A copy of the template, opened as a started service would open it. */
   static async open(
@@ -204,11 +210,7 @@ export class World {
   async #start(): Promise<void> {
     this.databases = { test: await openAt(this.dir, "test"), live: await openAt(this.dir, "live") };
     this.crash.install(this.databases.test);
-    this.handlers = jobHandlersOf("test", SIM_SETTINGS, this.databases.test, testSecretBox, {
-      achTransport: this.bank,
-      checkTransport: this.checkBank,
-      paypalTimeoutMs: 5_000,
-    });
+    this.handlers = jobHandlersOf("test", this.settings, this.databases.test, testSecretBox);
     this.scheduler = new Scheduler(
       { test: this.databases.test, live: this.databases.live },
       { test: this.handlers, live: {} },
@@ -238,23 +240,15 @@ export class World {
     await this.#start();
   }
 
-  /**
-   * What an operator's batch action runs on: the engine with this world's banks (the operator
-   * commands build the environment's own, the sandbox banks).
-   */
-  batchDeps(): BatchServiceDeps {
-    const deps = {
-      environment: "test" as const,
+  /** What the service's own paths (an import of a bank's file) run on: its composed rails. */
+  railDeps() {
+    return batchServiceDeps({
+      environment: "test",
       database: this.test,
       liveDatabase: this.databases.live,
       secretBox: testSecretBox,
-      runtime: this.runtime,
-    };
-    return {
-      ...batchServiceDeps(deps),
-      rails: railsOf({ ...deps, achTransport: this.bank, checkTransport: this.checkBank })
-        .batchRails(),
-    };
+      runtimeSettings: this.settings,
+    });
   }
 
   /** An operator's CLI command on the test environment (dev mode: no session needed). */
@@ -265,7 +259,7 @@ export class World {
         now: this.clock.now(),
         keyGraceSeconds: 86_400,
         secretBox: testSecretBox,
-        runtimeSettings: SIM_SETTINGS,
+        runtimeSettings: this.settings,
         dev: true,
         origin: "cli",
         sessionToken: null,
