@@ -195,6 +195,16 @@ function fetchRequest(req: IncomingMessage): Request {
   });
 }
 
+/**
+ * A JSON answer is whole when the handler returns it (the app builds it from a string, and every
+ * list is paged): it is read at once. Anything else (documents, exports) is streamed as it comes.
+ */
+function isWholeBody(response: Response): boolean {
+  const type = response.headers.get("content-type") ?? "";
+  return (type.startsWith("application/json") || type.startsWith("application/problem+json")) &&
+    !response.headers.has("content-length");
+}
+
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
@@ -226,6 +236,21 @@ async function answer(
     if (name !== "set-cookie") headers.push([name, value]);
   });
   for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  if (response.body !== null && isWholeBody(response)) {
+    // Sent in one write with its length: streamed chunk by chunk, a small JSON answer cost
+    // several times its handler's work (issue 33).
+    let bytes: Uint8Array;
+    try {
+      bytes = await response.bytes();
+    } catch {
+      res.destroy();
+      return;
+    }
+    headers.push(["content-length", String(bytes.byteLength)]);
+    res.writeHead(response.status, response.statusText || undefined, headers.flat());
+    res.end(bytes);
+    return;
+  }
   res.writeHead(response.status, response.statusText || undefined, headers.flat());
   if (response.body === null) {
     res.end();

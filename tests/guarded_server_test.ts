@@ -171,3 +171,45 @@ Deno.test("a request reaches the app as Deno.serve hands it: URL, repeated heade
     },
   );
 });
+
+Deno.test("a JSON answer goes out whole with its Content-Length; any other body streams as it comes", async () => {
+  const json = JSON.stringify({ object: "disbursement", id: "dsb_1" });
+  await withServer(
+    (request) => {
+      if (new URL(request.url).pathname === "/json") {
+        return new Response(json, { headers: { "Content-Type": "application/json" } });
+      }
+      const encoder = new TextEncoder();
+      return new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(encoder.encode("a,b\n"));
+            controller.enqueue(encoder.encode("1,2\n"));
+            controller.close();
+          },
+        }),
+        { headers: { "Content-Type": "text/csv" } },
+      );
+    },
+    {},
+    async (port) => {
+      const ask = async (path: string) => {
+        const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+        await conn.write(
+          encoder.encode(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        );
+        const text = await readUntilClosed(conn, 5_000);
+        conn.close();
+        return text ?? "";
+      };
+      const whole = await ask("/json");
+      assert.match(whole, new RegExp(`\r\ncontent-length: ${json.length}\r\n`, "i"));
+      assert.doesNotMatch(whole, /transfer-encoding/i);
+      assert.ok(whole.endsWith(`\r\n\r\n${json}`), whole);
+      const streamed = await ask("/csv");
+      assert.match(streamed, /\r\ntransfer-encoding: chunked\r\n/i);
+      assert.match(streamed, /a,b\n/);
+      assert.match(streamed, /1,2\n/);
+    },
+  );
+});
