@@ -8,18 +8,15 @@
  * payouts, the ledger, the tie-out, the events and the audit log.
  */
 import assert from "node:assert/strict";
-import { runDueJobs } from "../db/scheduler.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { createApp } from "../routes/app.ts";
 import { api, payee } from "./api_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { approvedSettings, fundByWire, withLiveRun } from "./live_provider_helpers.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
 
 const MONDAY_15_00 = Date.UTC(2026, 0, 5, 15, 0);
-const SDN_CSV = '7001,"KARIMOV, Rustam","individual","SDGT",-0-,-0-\r\n\x1a';
 
 Deno.test("end to end in live: Lithic settings approved by a second admin, a card issued and completed, a refused card re-offered, a forged webhook refused, the unspent balance back once", async () => {
   const server = await LithicContractServer.start();
@@ -31,27 +28,14 @@ Deno.test("end to end in live: Lithic settings approved by a second admin, a car
 });
 
 async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<void> {
-  const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
-  const live = f.deps.databases.live;
-  const acme = f.cast.acme;
-  const asLive = { key: f.cast.alice.keyLive, tin: acme.tin };
-  const rows = async (sql: string, ...args: (string | number)[]) =>
-    (await live.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
-  const runUntil = async (at: number) => {
-    f.clock.set(at);
-    return await runDueJobs(live, acme.id, at, f.deps.jobHandlers.live, { clock: f.clock });
-  };
   server.now = () => f.clock.now();
-  const now = f.clock.now();
-  const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
-  const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
-  const asAlice = adminCall(app, alice.token);
-  const asBruno = adminCall(app, bruno.token);
-  const dir = await Deno.makeTempDir({ prefix: "lithic-e2e-" });
-  try {
-    const sdnPath = `${dir}/sdn.csv`;
-    await Deno.writeTextFile(sdnPath, SDN_CSV);
-    assert.equal((await asAlice("ofac:load", { file: sdnPath })).status, 200);
+  await withLiveRun(f, async (r) => {
+    const { app, acme, asLive, asAlice, rows } = r;
+    const live = f.deps.databases.live;
+    const runUntil = (at: number) => {
+      f.clock.set(at);
+      return r.run();
+    };
 
     // 0. Without Lithic settings, live does not offer virtual cards.
     const refused = await api(f, "POST", "/api/disbursements", {
@@ -64,15 +48,11 @@ async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<v
     assert.match(await refused.text(), /no rail is configured in live for the allowed methods vcc/);
 
     // 1. Lithic settings: requested by one admin, saved once another approves.
-    const settingsPath = `${dir}/acme-lithic.json`;
-    await Deno.writeTextFile(settingsPath, JSON.stringify(server.settingsJson()));
-    const requested = await asAlice("lithic:set", { tin: acme.tin, file: settingsPath });
-    assert.equal(requested.status, 200, JSON.stringify(requested.body));
-    assert.equal(requested.body.result.status, "pending_approval");
-    assert.equal(requested.body.result.kind, "lithic_settings.change");
-    assert.deepEqual(await rows("SELECT count(*) AS n FROM lithic_settings"), [{ n: 0 }]);
-    const approved = await asBruno("approvals:approve", { id: requested.body.result.approval_id });
-    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    const requested = await approvedSettings(r, "lithic:set", server.settingsJson());
+    assert.deepEqual([requested.kind, requested.status], [
+      "lithic_settings.change",
+      "pending_approval",
+    ]);
     const shown = await asAlice("lithic:show", { tin: acme.tin });
     assert.equal(shown.status, 200, JSON.stringify(shown.body));
     assert.deepEqual(shown.body.result.settings, {
@@ -86,18 +66,7 @@ async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<v
     assert.ok(!JSON.stringify(shown.body).includes(server.webhookSecret));
 
     // 2. A $1,000.00 wire, recorded by Alice and approved by Bruno.
-    const funded = await api(f, "POST", "/api/funds", {
-      payment_method: "WireTransfer",
-      amount: 1000,
-      description: "wire",
-      large_disbursement: false,
-      line: "auto",
-    }, asLive);
-    assert.equal(funded.status, 201, await funded.clone().text());
-    const fundingId = (await funded.json()).funding_uuid as string;
-    const wire = await asAlice("wire:receive", { funding: fundingId });
-    const wireApproved = await asBruno("approvals:approve", { id: wire.body.result.approval_id });
-    assert.equal(wireApproved.status, 200, JSON.stringify(wireApproved.body));
+    await fundByWire(r, 1000);
 
     // 3. Two payees choose a virtual card: $250.00 is issued, $100.00 Lithic refuses.
     f.clock.set(MONDAY_15_00 + 60_000);
@@ -228,7 +197,5 @@ async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<v
     assert.ok(
       !JSON.stringify(await rows("SELECT before, after FROM audit_log")).includes(server.apiKey),
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 }

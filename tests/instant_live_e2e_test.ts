@@ -8,17 +8,13 @@
  * the payout's details, the ledger, the tie-out, the events and the audit log.
  */
 import assert from "node:assert/strict";
-import { runDueJobs } from "../db/scheduler.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { createApp } from "../routes/app.ts";
 import { api, payee } from "./api_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
+import { approvedSettings, fundByWire, withLiveRun } from "./live_provider_helpers.ts";
 import { IncreaseContractServer } from "./increase_contract_server.ts";
-
-const SDN_CSV = '7001,"KARIMOV, Rustam","individual","SDGT",-0-,-0-\r\n\x1a';
 
 Deno.test("end to end in live: Increase settings approved by a second admin, a card validated and pushed, a forged webhook refused, Increase's webhook completing it, a declined validation re-offered", async () => {
   const server = await IncreaseContractServer.start();
@@ -30,24 +26,9 @@ Deno.test("end to end in live: Increase settings approved by a second admin, a c
 });
 
 async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise<void> {
-  const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
-  const live = f.deps.databases.live;
-  const acme = f.cast.acme;
-  const asLive = { key: f.cast.alice.keyLive, tin: acme.tin };
-  const rows = async (sql: string, ...args: (string | number)[]) =>
-    (await live.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
-  const run = () =>
-    runDueJobs(live, acme.id, f.clock.now(), f.deps.jobHandlers.live, { clock: f.clock });
-  const now = f.clock.now();
-  const alice = await makeOperator(f.deps, { email: "alice@ops.test", role: "admin" }, now);
-  const bruno = await makeOperator(f.deps, { email: "bruno@ops.test", role: "admin" }, now);
-  const asAlice = adminCall(app, alice.token);
-  const asBruno = adminCall(app, bruno.token);
-  const dir = await Deno.makeTempDir({ prefix: "increase-e2e-" });
-  try {
-    const sdnPath = `${dir}/sdn.csv`;
-    await Deno.writeTextFile(sdnPath, SDN_CSV);
-    assert.equal((await asAlice("ofac:load", { file: sdnPath })).status, 200);
+  await withLiveRun(f, async (r) => {
+    const { app, acme, asLive, asAlice, rows, run } = r;
+    const live = f.deps.databases.live;
 
     // 0. Without Increase settings, live does not offer instant deposit.
     const refused = await api(f, "POST", "/api/disbursements", {
@@ -63,14 +44,8 @@ async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise
     );
 
     // 1. Increase settings: requested by one admin, saved once another approves.
-    const settingsPath = `${dir}/acme-increase.json`;
-    await Deno.writeTextFile(settingsPath, JSON.stringify(server.settingsJson()));
-    const requested = await asAlice("increase:set", { tin: acme.tin, file: settingsPath });
-    assert.equal(requested.status, 200, JSON.stringify(requested.body));
-    assert.equal(requested.body.result.kind, "increase_settings.change");
-    assert.deepEqual(await rows("SELECT count(*) AS n FROM increase_settings"), [{ n: 0 }]);
-    const approved = await asBruno("approvals:approve", { id: requested.body.result.approval_id });
-    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    const requested = await approvedSettings(r, "increase:set", server.settingsJson());
+    assert.equal(requested.kind, "increase_settings.change");
     const shown = await asAlice("increase:show", { tin: acme.tin });
     assert.equal(shown.status, 200, JSON.stringify(shown.body));
     assert.equal(shown.body.result.settings.api_key, `…${server.apiKey.slice(-4)}`);
@@ -78,21 +53,7 @@ async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise
     assert.ok(!JSON.stringify(shown.body).includes(server.apiKey));
 
     // 2. A $1,000.00 wire, recorded by Alice and approved by Bruno.
-    const funded = await api(f, "POST", "/api/funds", {
-      payment_method: "WireTransfer",
-      amount: 1000,
-      description: "wire",
-      large_disbursement: false,
-      line: "auto",
-    }, asLive);
-    assert.equal(funded.status, 201, await funded.clone().text());
-    const wire = await asAlice("wire:receive", {
-      funding: (await funded.json()).funding_uuid as string,
-    });
-    assert.equal(
-      (await asBruno("approvals:approve", { id: wire.body.result.approval_id })).status,
-      200,
-    );
+    await fundByWire(r, 1000);
 
     // 3. Two payees choose instant deposit with cards typed at the hosted page.
     f.clock.set(f.clock.now() + 60_000);
@@ -212,55 +173,18 @@ async function endToEnd(f: HttpFixture, server: IncreaseContractServer): Promise
     assert.ok(
       !JSON.stringify(await rows("SELECT before, after FROM audit_log")).includes(server.apiKey),
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 }
 
 Deno.test("end to end in live: an instant bank payment over RTP completes by Increase's webhook; a rejected one fails rtp_rejected and is offered again", async () => {
   const server = await IncreaseContractServer.start();
   try {
-    await withHttpFixture(async (f) => {
-      const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
-      const live = f.deps.databases.live;
-      const acme = f.cast.acme;
-      const rows = async (sql: string, ...args: (string | number)[]) =>
-        (await live.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
-      const run = () =>
-        runDueJobs(live, acme.id, f.clock.now(), f.deps.jobHandlers.live, { clock: f.clock });
-      const alice = await makeOperator(
-        f.deps,
-        { email: "alice@ops.test", role: "admin" },
-        f.clock.now(),
-      );
-      const bruno = await makeOperator(
-        f.deps,
-        { email: "bruno@ops.test", role: "admin" },
-        f.clock.now(),
-      );
-      const asAlice = adminCall(app, alice.token);
-      const asBruno = adminCall(app, bruno.token);
-      const dir = await Deno.makeTempDir({ prefix: "increase-rtp-e2e-" });
-      try {
-        await Deno.writeTextFile(`${dir}/sdn.csv`, SDN_CSV);
-        assert.equal((await asAlice("ofac:load", { file: `${dir}/sdn.csv` })).status, 200);
-        await Deno.writeTextFile(`${dir}/increase.json`, JSON.stringify(server.settingsJson()));
-        const requested = await asAlice("increase:set", {
-          tin: acme.tin,
-          file: `${dir}/increase.json`,
-        });
-        await asBruno("approvals:approve", { id: requested.body.result.approval_id });
-        const funded = await api(f, "POST", "/api/funds", {
-          payment_method: "WireTransfer",
-          amount: 1000,
-          description: "wire",
-          large_disbursement: false,
-          line: "auto",
-        }, { key: f.cast.alice.keyLive, tin: acme.tin });
-        const wire = await asAlice("wire:receive", {
-          funding: (await funded.json()).funding_uuid as string,
-        });
-        await asBruno("approvals:approve", { id: wire.body.result.approval_id });
+    await withHttpFixture((f) =>
+      withLiveRun(f, async (r) => {
+        const { app, acme, rows, run } = r;
+        const live = f.deps.databases.live;
+        await approvedSettings(r, "increase:set", server.settingsJson());
+        await fundByWire(r, 1000);
         const created = await api(f, "POST", "/api/disbursements", {
           disbursement_uuid: "D-RTP-1",
           large_disbursement: false,
@@ -269,7 +193,7 @@ Deno.test("end to end in live: an instant bank payment over RTP completes by Inc
             payee("P-RTP-1", 250, { allowed_payment_method_ids: [4] }),
             payee("P-RTP-2", 100, { allowed_payment_method_ids: [4, 1] }),
           ],
-        }, { key: f.cast.alice.keyLive, tin: acme.tin });
+        }, r.asLive);
         assert.equal(created.status, 201, await created.clone().text());
         await run();
         const idOf = async (uuid: string) =>
@@ -338,10 +262,8 @@ Deno.test("end to end in live: an instant bank payment over RTP completes by Inc
           (await rows("SELECT count(*) AS n FROM audit_log WHERE action = 'increase:set'"))[0].n,
           1,
         );
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
-    });
+      })
+    );
   } finally {
     await server.close();
   }

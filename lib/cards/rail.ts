@@ -12,7 +12,9 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { RailPolicy } from "../rails/engine.ts";
-import type { PayoutRail, RailAnswer } from "../rails/seam.ts";
+import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
+import { submitWithSettings } from "../rails/sealed_settings_store.ts";
+import type { LithicSettings } from "./settings.ts";
 import { LithicClient } from "./client.ts";
 import { cardRequest } from "./rules.ts";
 import { CARD_JOBS, insertVirtualCard, lithicSettingsStore } from "./store.ts";
@@ -29,68 +31,72 @@ export interface CardRailDeps {
 /** A card not OPEN at issue is read again this soon. */
 const OPEN_RECHECK_MS = 60_000;
 
+/** Asks Lithic for the submission's card with the company's settings. */
+async function issue(
+  deps: CardRailDeps,
+  submission: RailSubmission,
+  settings: LithicSettings,
+): Promise<RailAnswer> {
+  const { request, expiresAt } = cardRequest(
+    submission.reference,
+    submission.amountCents,
+    submission.submittedAt,
+    settings.cardValidDays,
+  );
+  const lithic = await LithicClient.open(settings, deps.lithicTimeoutMs);
+  try {
+    const issued = await lithic.issueCard(request, submission.reference);
+    if (issued.kind === "refused") {
+      return {
+        kind: "refused",
+        reason: "card_not_issued",
+        message:
+          `Lithic refused the card of ${submission.reference}: ${issued.status} ${issued.message}`,
+      };
+    }
+    const card = issued.card;
+    if (settings.allowedMccs.length > 0) {
+      await lithic.limitMerchants(card.token, settings.allowedMccs);
+    }
+    return {
+      kind: "accepted",
+      railReference: card.token,
+      outcome: card.state === "OPEN" ? { kind: "complete", at: submission.submittedAt } : null,
+      facts: {
+        card_token: card.token,
+        last_four: card.lastFour,
+        state: card.state,
+        spend_limit_cents: card.spendLimitCents,
+        expires_at: expiresAt,
+      },
+    };
+  } catch (error) {
+    // Unanswered: the job asks again under the same key, and Lithic answers with the same card.
+    throw new TransientJobError(
+      `Lithic did not answer the card of ${submission.reference}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+}
+
 /** The virtual card rail of one environment's database. */
 export function cardRail(deps: CardRailDeps): PayoutRail {
   return {
     shape: "per_payout",
     configured: (reader, companyId) => lithicSettingsStore.has(reader, companyId),
-    async submit(submission): Promise<RailAnswer> {
-      const settings = await lithicSettingsStore.read(
-        deps.database.readClient,
-        deps.secretBox,
-        submission.companyId,
-      );
-      if (!settings) {
-        return {
-          kind: "refused",
-          reason: "rail_not_configured",
-          message:
-            `no Lithic settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
-        };
-      }
-      const { request, expiresAt } = cardRequest(
-        submission.reference,
-        submission.amountCents,
-        submission.submittedAt,
-        settings.cardValidDays,
-      );
-      const lithic = await LithicClient.open(settings, deps.lithicTimeoutMs);
-      try {
-        const issued = await lithic.issueCard(request, submission.reference);
-        if (issued.kind === "refused") {
-          return {
-            kind: "refused",
-            reason: "card_not_issued",
-            message:
-              `Lithic refused the card of ${submission.reference}: ${issued.status} ${issued.message}`,
-          };
-        }
-        const card = issued.card;
-        if (settings.allowedMccs.length > 0) {
-          await lithic.limitMerchants(card.token, settings.allowedMccs);
-        }
-        return {
-          kind: "accepted",
-          railReference: card.token,
-          outcome: card.state === "OPEN" ? { kind: "complete", at: submission.submittedAt } : null,
-          facts: {
-            card_token: card.token,
-            last_four: card.lastFour,
-            state: card.state,
-            spend_limit_cents: card.spendLimitCents,
-            expires_at: expiresAt,
-          },
-        };
-      } catch (error) {
-        // Unanswered: the job asks again under the same key, and Lithic answers with the same card.
-        throw new TransientJobError(
-          `Lithic did not answer the card of ${submission.reference}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-          { cause: error },
-        );
-      }
-    },
+    submit: (submission) =>
+      submitWithSettings(
+        lithicSettingsStore,
+        {
+          name: "Lithic",
+          reader: deps.database.readClient,
+          secretBox: deps.secretBox,
+        },
+        submission,
+        (settings) => issue(deps, submission, settings),
+      ),
     async accepted(tx, submission, answer, now) {
       const facts = answer.facts!;
       const expiresAt = Number(facts.expires_at);

@@ -19,6 +19,8 @@ import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { recordMethodDetail } from "../payouts/store.ts";
 import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
+import { submitWithSettings } from "../rails/sealed_settings_store.ts";
+import type { IncreaseSettings } from "./settings.ts";
 import { IncreaseClient, IncreaseUnanswered, type IncreaseValidation } from "./client.ts";
 import { pushAction, pushRecheckMs, pushRoutes, splitName, validationVerdict } from "./rules.ts";
 import { increaseSettingsStore, insertInstantTransfer, INSTANT_JOBS } from "./store.ts";
@@ -62,20 +64,8 @@ async function settledValidation(
 async function push(
   deps: InstantRailDeps,
   submission: RailSubmission,
+  settings: IncreaseSettings,
 ): Promise<RailAnswer> {
-  const settings = await increaseSettingsStore.read(
-    deps.database.readClient,
-    deps.secretBox,
-    submission.companyId,
-  );
-  if (!settings) {
-    return {
-      kind: "refused",
-      reason: "rail_not_configured",
-      message:
-        `no Increase settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
-    };
-  }
   const increase = new IncreaseClient(settings, deps.increaseTimeoutMs);
   if (submission.details.instant_to === "bank") return await payBank(deps, increase, submission);
   const { card_token_id: cardTokenId, cardholder_name: name, zip } = submission.details;
@@ -212,7 +202,16 @@ export function instantRail(deps: InstantRailDeps): PayoutRail {
     configured: (reader, companyId) => increaseSettingsStore.has(reader, companyId),
     async submit(submission) {
       try {
-        return await push(deps, submission);
+        return await submitWithSettings(
+          increaseSettingsStore,
+          {
+            name: "Increase",
+            reader: deps.database.readClient,
+            secretBox: deps.secretBox,
+          },
+          submission,
+          (settings) => push(deps, submission, settings),
+        );
       } catch (error) {
         if (!(error instanceof IncreaseUnanswered)) throw error;
         // Asked again under the same keys, Increase answers with what it already has.

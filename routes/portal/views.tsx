@@ -313,26 +313,18 @@ function HostedCardFields(
   );
 }
 
-/** An instant bank payment: the account its payment goes to over Real-Time Payments. */
-function InstantBankFields(
+/** A bank account's routing number and its number typed twice (ACH and instant bank payments). */
+function BankAccountFields(
   props: {
     values: Readonly<Record<string, string>>;
     problems: readonly FieldProblem[];
     t: PortalText;
   },
 ) {
-  const { values, problems, t } = props;
-  const field = t.fields;
+  const { values, problems } = props;
+  const field = props.t.fields;
   return (
     <>
-      <input type="hidden" name="instant_to" value="bank" />
-      <Field
-        name="account_holder"
-        label={field.accountHolder}
-        autocomplete="name"
-        value={values.account_holder}
-        problems={problems}
-      />
       <Field
         name="routing_number"
         label={field.routingNumber}
@@ -353,6 +345,31 @@ function InstantBankFields(
         inputmode="numeric"
         problems={problems}
       />
+    </>
+  );
+}
+
+/** An instant bank payment: the account its payment goes to over Real-Time Payments. */
+function InstantBankFields(
+  props: {
+    values: Readonly<Record<string, string>>;
+    problems: readonly FieldProblem[];
+    t: PortalText;
+  },
+) {
+  const { values, problems, t } = props;
+  const field = t.fields;
+  return (
+    <>
+      <input type="hidden" name="instant_to" value="bank" />
+      <Field
+        name="account_holder"
+        label={field.accountHolder}
+        autocomplete="name"
+        value={values.account_holder}
+        problems={problems}
+      />
+      <BankAccountFields values={values} problems={problems} t={t} />
     </>
   );
 }
@@ -410,26 +427,7 @@ export function MethodFields(
     case "ach":
       return (
         <>
-          <Field
-            name="routing_number"
-            label={field.routingNumber}
-            hint={field.routingHint}
-            inputmode="numeric"
-            value={values.routing_number}
-            problems={problems}
-          />
-          <Field
-            name="account_number"
-            label={field.accountNumber}
-            inputmode="numeric"
-            problems={problems}
-          />
-          <Field
-            name="account_number_confirm"
-            label={field.accountNumberAgain}
-            inputmode="numeric"
-            problems={problems}
-          />
+          <BankAccountFields values={values} problems={problems} t={t} />
           <fieldset>
             <legend>{field.accountType}</legend>
             {(["checking", "savings"] as const).map((type) => (
