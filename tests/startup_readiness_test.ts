@@ -44,62 +44,65 @@ for (const { name, env } of environments) {
         stdout: "null",
         stderr: "piped",
       }).spawn();
-    // The first start creates and migrates the databases; the second is the one watched.
-    for (const watched of [false, true]) {
-      const child = start();
-      const stderr = new Response(child.stderr).text();
-      try {
-        const answers: string[] = [];
-        const deadline = Date.now() + START_TIMEOUT_MS;
-        for (;;) {
-          const answer = await fetch(`${base}/readyz`)
-            .then(async (res) => `${res.status} ${await res.text()}`)
-            .catch(() => null);
-          if (answer !== null) answers.push(answer);
-          if (answer?.startsWith("200 ")) break;
-          if (Date.now() > deadline) assert.fail(`not ready within 60 s: ${await stderr}`);
-          await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
-        }
-        const api = await fetch(`${base}/v1/ledgers/x/balance`);
-        assert.equal(api.status, 401, "the API answers right after the first /readyz 200");
-        assert.equal(api.headers.get("Content-Type"), "application/problem+json");
-        await api.body?.cancel();
-        if (watched) {
-          const distinct = [...new Set(answers)];
-          assert.deepEqual(distinct, [
-            '503 {"status":"not_ready","reason":"starting","reasons":["starting"],' +
-            '"databases":{"test":"ok","live":"ok"}}',
-            '200 {"status":"ready","databases":{"test":"ok","live":"ok"}}',
-          ]);
-          assert.ok(answers.length >= 2);
-        }
-        // A probe that reads only the status, as load balancers do; its connection stays open
-        // (kept alive by fetch): the stop does not wait for it.
-        const probe = await fetch(`${base}/readyz`);
-        await probe.body?.cancel();
-        assert.equal(probe.status, 200);
-        const asked = performance.now();
-        child.kill("SIGTERM");
-        const stopped = await Promise.race([
-          child.status,
-          new Promise<null>((resolve) => setTimeout(() => resolve(null), STOP_TIMEOUT_MS)),
-        ]);
-        assert.ok(
-          stopped !== null,
-          `SIGTERM did not stop the service within ${STOP_TIMEOUT_MS} ms`,
-        );
-        if (stopped.code !== 0) assert.fail(`exited with ${stopped.code}: ${await stderr}`);
-        assert.ok(performance.now() - asked < STOP_TIMEOUT_MS);
-      } finally {
+    try {
+      // The first start creates and migrates the databases; the second is the one watched.
+      for (const watched of [false, true]) {
+        const child = start();
+        const stderr = new Response(child.stderr).text();
         try {
-          child.kill("SIGKILL");
-        } catch {
-          // Already stopped.
+          const answers: string[] = [];
+          const deadline = Date.now() + START_TIMEOUT_MS;
+          for (;;) {
+            const answer = await fetch(`${base}/readyz`)
+              .then(async (res) => `${res.status} ${await res.text()}`)
+              .catch(() => null);
+            if (answer !== null) answers.push(answer);
+            if (answer?.startsWith("200 ")) break;
+            if (Date.now() > deadline) assert.fail(`not ready within 60 s: ${await stderr}`);
+            await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+          }
+          const api = await fetch(`${base}/v1/ledgers/x/balance`);
+          assert.equal(api.status, 401, "the API answers right after the first /readyz 200");
+          assert.equal(api.headers.get("Content-Type"), "application/problem+json");
+          await api.body?.cancel();
+          if (watched) {
+            const distinct = [...new Set(answers)];
+            assert.deepEqual(distinct, [
+              '503 {"status":"not_ready","reason":"starting","reasons":["starting"],' +
+              '"databases":{"test":"ok","live":"ok"}}',
+              '200 {"status":"ready","databases":{"test":"ok","live":"ok"}}',
+            ]);
+            assert.ok(answers.length >= 2);
+          }
+          // A probe that reads only the status, as load balancers do; its connection stays open
+          // (kept alive by fetch): the stop does not wait for it.
+          const probe = await fetch(`${base}/readyz`);
+          await probe.body?.cancel();
+          assert.equal(probe.status, 200);
+          const asked = performance.now();
+          child.kill("SIGTERM");
+          const stopped = await Promise.race([
+            child.status,
+            new Promise<null>((resolve) => setTimeout(() => resolve(null), STOP_TIMEOUT_MS)),
+          ]);
+          assert.ok(
+            stopped !== null,
+            `SIGTERM did not stop the service within ${STOP_TIMEOUT_MS} ms`,
+          );
+          if (stopped.code !== 0) assert.fail(`exited with ${stopped.code}: ${await stderr}`);
+          assert.ok(performance.now() - asked < STOP_TIMEOUT_MS);
+        } finally {
+          try {
+            child.kill("SIGKILL");
+          } catch {
+            // Already stopped.
+          }
+          await child.status;
+          await stderr;
         }
-        await child.status;
-        await stderr;
       }
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
     }
-    await Deno.remove(dataDir, { recursive: true });
   });
 }
