@@ -20,8 +20,14 @@ export const ACH_BATCH_JOBS = { transmit: "rail.transmit", windowClose: "rail.wi
 /** The ACH rail's cutoff job (per company): claims the queue into a file at each cutoff. */
 export const ACH_CUTOFF_JOB = "rail.cutoff";
 
-/** The ACH rail's cutoff as the engine plans it. */
-const ACH_CUTOFF = { cutoffJob: ACH_CUTOFF_JOB, entryRail: ACH_RAIL };
+/** The ACH rail's cutoff as the engine plans and runs it. */
+export const ACH_CUTOFF = {
+  cutoffJob: ACH_CUTOFF_JOB,
+  entryRail: ACH_RAIL,
+  batchRail: ACH_RAIL,
+  label: "ACH file",
+  jobs: ACH_BATCH_JOBS,
+};
 
 /**
  * Queues an entry (a payout's credit, a funding's debit) in the caller's unit, and makes sure a

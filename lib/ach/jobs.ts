@@ -30,9 +30,7 @@ import { type BankSettings, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts"
 import { type CutoffSlot, nextCutoffSlot } from "./cutoffs.ts";
 import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
 import {
-  ACH_BATCH_JOBS,
-  ACH_CUTOFF_JOB,
-  ACH_RAIL,
+  ACH_CUTOFF,
   countFilesNamed,
   giveTraces,
   insertAchFile,
@@ -101,11 +99,7 @@ function achCutoffRail(
   deps: AchRailDeps,
 ): CutoffRail<CutoffSlot, FileReservation, BuiltFile> {
   return {
-    entryRail: ACH_RAIL,
-    batchRail: ACH_RAIL,
-    cutoffJob: ACH_CUTOFF_JOB,
-    label: "ACH file",
-    jobs: ACH_BATCH_JOBS,
+    ...ACH_CUTOFF,
     entriesMax: deps.batchEntriesMax ?? BATCH_ENTRIES_MAX,
     async cutoffs(tx, companyId) {
       const schedule = scheduleOf(await achSettingsOf(deps, tx, companyId));
@@ -300,7 +294,7 @@ export function achJobHandlers(
   moves: BatchPayoutMoves,
 ): Readonly<Record<string, JobHandler>> {
   return {
-    [ACH_CUTOFF_JOB]: cutoffJobHandler(
+    [ACH_CUTOFF.cutoffJob]: cutoffJobHandler(
       { policy: deps.policy, moves },
       achCutoffRail(deps),
       deps.database.writer,

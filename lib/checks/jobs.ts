@@ -60,8 +60,8 @@ import { tellPayeeDigitalCheckReady } from "./digital.ts";
 import {
   CHECK_BATCH_JOBS,
   CHECK_CONFIRM_VOIDS_JOB,
+  CHECK_CUTOFF,
   CHECK_CUTOFF_JOB,
-  CHECK_RAIL,
   CHECK_SANDBOX_PAID_JOB,
   CHECK_SEND_JOB,
   CHECK_STALE_JOB,
@@ -168,11 +168,7 @@ const fileClaimOf = (claim: CheckClaim): FileClaim => ({
  */
 function checkCutoffRail(deps: CheckRailDeps): CutoffRail<CutoffSlot, CheckSettings, BuiltFile> {
   return {
-    entryRail: CHECK_RAIL,
-    batchRail: POSITIVE_PAY_RAIL,
-    cutoffJob: CHECK_CUTOFF_JOB,
-    label: "check file",
-    jobs: CHECK_BATCH_JOBS,
+    ...CHECK_CUTOFF,
     entriesMax: deps.batchEntriesMax ?? CHECK_FILE_ISSUES_MAX,
     async cutoffs(tx, companyId) {
       const settings = await checkSettingsOf(deps, tx, companyId);

@@ -27,8 +27,14 @@ export const CHECK_CONFIRM_VOIDS_JOB = "check.confirm_voids";
 /** Per positive-pay file, test only: the sandbox bank reports its checks paid (or returned). */
 export const CHECK_SANDBOX_PAID_JOB = "check.sandbox_paid";
 
-/** The check rail's cutoff as the engine plans it. */
-const CHECK_CUTOFF = { cutoffJob: CHECK_CUTOFF_JOB, entryRail: CHECK_RAIL };
+/** The check rail's cutoff as the engine plans and runs it: entries of checks, positive-pay files. */
+export const CHECK_CUTOFF = {
+  cutoffJob: CHECK_CUTOFF_JOB,
+  entryRail: CHECK_RAIL,
+  batchRail: POSITIVE_PAY_RAIL,
+  label: "check file",
+  jobs: CHECK_BATCH_JOBS,
+};
 
 /**
  * Makes sure a cutoff will take the company's new issues and voids: a cutoff job due now without

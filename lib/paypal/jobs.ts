@@ -57,6 +57,7 @@ import {
   loadOpenNotice,
   markNoticeProcessed,
   PAYPAL_BATCH_JOBS,
+  PAYPAL_CUTOFF,
   PAYPAL_JOBS,
   PAYPAL_RAIL,
   pendingJob,
@@ -314,11 +315,7 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
  */
 function paypalCutoffRail(deps: PaypalRailDeps): CutoffRail<CutoffSlot, null, null> {
   return {
-    entryRail: PAYPAL_RAIL,
-    batchRail: PAYPAL_RAIL,
-    cutoffJob: PAYPAL_JOBS.cutoff,
-    label: "PayPal batch",
-    jobs: PAYPAL_BATCH_JOBS,
+    ...PAYPAL_CUTOFF,
     entriesMax: deps.batchEntriesMax ?? BATCH_ENTRIES_MAX,
     cutoffs: () => Promise.resolve(paypalCutoff),
     entryMaxCents: () => null,

@@ -43,8 +43,14 @@ export async function queuePaypalEntry(
   await planPaypalCutoff(tx, entry.companyId, now);
 }
 
-/** The PayPal rail's cutoff as the engine plans it. */
-const PAYPAL_CUTOFF = { cutoffJob: PAYPAL_JOBS.cutoff, entryRail: PAYPAL_RAIL };
+/** The PayPal rail's cutoff as the engine plans and runs it. */
+export const PAYPAL_CUTOFF = {
+  cutoffJob: PAYPAL_JOBS.cutoff,
+  entryRail: PAYPAL_RAIL,
+  batchRail: PAYPAL_RAIL,
+  label: "PayPal batch",
+  jobs: PAYPAL_BATCH_JOBS,
+};
 
 /** Makes sure the company's next five-minute cutoff will take its queued entries. */
 export function planPaypalCutoff(tx: WriteTx, companyId: string, now: number): Promise<void> {
