@@ -10,6 +10,8 @@ import assert from "node:assert/strict";
 import { testSecretBox } from "./helpers.ts";
 import { increaseSignature, increaseSigned } from "../lib/instant/client.ts";
 import { receiveIncreaseWebhook } from "../lib/instant/service.ts";
+import { checkIncreaseSettings } from "../lib/instant/settings.ts";
+import { IncreaseContractServer } from "./increase_contract_server.ts";
 import { pushAction, pushRoutes, validationVerdict } from "../lib/instant/rules.ts";
 import { rows, statusOf } from "./paypal_helpers.ts";
 import { chooseInstant, chooseInstantBank, withIncrease } from "./instant_helpers.ts";
@@ -282,4 +284,29 @@ Deno.test("instant bank payment: a bank the routing lookup says cannot take RTP 
     const balances = await m.balances();
     assert.deepEqual([balances.in_transit, balances.available + balances.reserved], [0, FUNDED]);
   });
+});
+
+Deno.test("Increase settings: Increase's live host only in live, an https card page, and the first wrong field named", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    const base = server.settingsJson();
+    assert.equal(checkIncreaseSettings(base, "live").ok, true);
+    const sandboxInLive = checkIncreaseSettings(
+      { ...base, base_url: "https://sandbox.increase.com" },
+      "live",
+    );
+    assert.equal(!sandboxInLive.ok && sandboxInLive.field, "base_url");
+    const plainPage = checkIncreaseSettings(
+      { ...base, card_page_url: "http://cards.example.com/page" },
+      "live",
+    );
+    assert.equal(!plainPage.ok && plainPage.field, "card_page_url");
+    const badState = checkIncreaseSettings({
+      ...base,
+      merchant: { ...(base.merchant as Record<string, string>), state: "Texas" },
+    }, "live");
+    assert.equal(!badState.ok && badState.field, "merchant.state");
+  } finally {
+    await server.close();
+  }
 });

@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { checkProviderBaseUrl, type ProviderHosts } from "../rails/provider_base_url.ts";
+import { settingsInputRefusal } from "../platform/settings_input.ts";
 
 /** Increase's hosts (increase.com/documentation, "Sandbox"). */
 export const INCREASE_HOSTS: ProviderHosts = {
@@ -79,12 +80,7 @@ export function checkIncreaseSettings(
   environment: "test" | "live",
 ): Result<IncreaseSettings, "invalid_input"> {
   const parsed = v.safeParse(settingsInput, input);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const field = issue.path?.map((item) => String(item.key)).join(".") || "settings";
-    const message = issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`;
-    return refuse("invalid_input", message, { field });
-  }
+  if (!parsed.success) return settingsInputRefusal(parsed.issues);
   const s = parsed.output;
   const baseUrl = checkProviderBaseUrl(s.base_url, environment, INCREASE_HOSTS);
   if (!baseUrl.ok) return baseUrl;
