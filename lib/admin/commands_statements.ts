@@ -38,6 +38,7 @@ export const statementCommands: Readonly<Record<string, Command>> = {
     },
     switches: ["verify"],
     optional: ["verify", "out"],
+    paths: ["out"],
     role: "admin",
     reach: (_request, f) => {
       const environments = environmentsOf(f);
