@@ -12,7 +12,6 @@
  */
 import type { PDFFont, PDFPage } from "pdf-lib";
 import { formatDollars } from "../platform/money.ts";
-import { amountInWords } from "./words.ts";
 
 /** pdf-lib is loaded when a file is built, not at every start of the service. */
 const loadPdfLib = () => import("pdf-lib");
@@ -124,8 +123,11 @@ export async function buildPrintFile(input: PrintFileInput): Promise<Uint8Array>
     bold: await pdf.embedFont(StandardFonts.HelveticaBold),
     micr: await embedMicrFont(pdf, input.micrFontBytes),
   };
+  // to-words comes with the first print file, as pdf-lib does: not with every start's routes.
+  const { amountInWords } = await import("./words.ts");
   for (const check of input.checks) {
-    drawCheck(pdf.addPage([PAGE_WIDTH, PAGE_HEIGHT]), check, input.payer, fonts);
+    const page = pdf.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
+    drawCheck(page, check, input.payer, fonts, amountInWords(check.amountCents));
   }
   return await pdf.save();
 }
@@ -148,7 +150,13 @@ async function embedMicrFont(
   return await pdf.embedFont(bytes, { subset: false });
 }
 
-function drawCheck(page: PDFPage, check: PrintableCheck, payer: CheckPayer, fonts: Fonts): void {
+function drawCheck(
+  page: PDFPage,
+  check: PrintableCheck,
+  payer: CheckPayer,
+  fonts: Fonts,
+  words: string,
+): void {
   const text = (
     value: string,
     x: number,
@@ -200,7 +208,6 @@ function drawCheck(page: PDFPage, check: PrintableCheck, payer: CheckPayer, font
 
   // The amount in words, filled to the line's end so nothing can be added after it.
   const wordsY = payeeY - 28;
-  const words = amountInWords(check.amountCents);
   const wordsWidthMax = right - MARGIN;
   let wordsSize = 10;
   while (wordsSize > 6 && fonts.regular.widthOfTextAtSize(words, wordsSize) > wordsWidthMax - 20) {
