@@ -268,6 +268,9 @@ Deno.test("payee search: each page is the one a case-insensitive substring match
       "zzz",
       "A",
       "e5",
+      // Longer than the index is asked for: a superset is looked up, LIKE decides.
+      "payee4321@example.test",
+      "Stone1001",
     ];
     const windows: PageWindow[] = [
       FIRST_PAGE,

@@ -101,8 +101,26 @@ export const PAYEE_FRAGMENT_INDEXED_MIN = 3;
  */
 export const PAYEE_MATCHES_SORTED_MAX = 5_000;
 
-/** The fragment as one FTS5 phrase: every character literal, a `"` doubled. */
-const payeePhrase = (fragment: string) => `"${fragment.replaceAll('"', '""')}"`;
+/**
+ * Characters of a fragment the index is asked for at most. Each trigram of the phrase reads its
+ * whole list of payouts, and the long ones typed are e-mails whose common parts (`@example.`)
+ * every payout holds: asking for fewer, rarer ones finds a superset that LIKE then narrows.
+ */
+export const PAYEE_PHRASE_LENGTH_MAX = 8;
+
+/**
+ * The part of a fragment the index is asked for, as one FTS5 phrase (every character literal, a
+ * `"` doubled): the end of what comes before an `@` (a name or an e-mail's own part), at most
+ * PAYEE_PHRASE_LENGTH_MAX characters; the whole fragment when that part is too short.
+ */
+function payeePhrase(fragment: string): string {
+  const at = fragment.indexOf("@");
+  const own = [...(at < 0 ? fragment : fragment.slice(0, at))];
+  const part = own.length >= PAYEE_FRAGMENT_INDEXED_MIN
+    ? own.slice(-PAYEE_PHRASE_LENGTH_MAX).join("")
+    : fragment;
+  return `"${part.replaceAll('"', '""')}"`;
+}
 
 /**
  * Rowids of the payouts whose name or e-mail may hold the fragment: the index's matches and every
