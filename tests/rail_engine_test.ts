@@ -16,12 +16,13 @@ import { receiveWire } from "../lib/funding/store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { approvedActions } from "../lib/admin/approved_actions.ts";
+import { runAdminCommand } from "../lib/admin/commands.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
-import { requestBatchRelease, resolveBatch } from "../lib/rails/batches_service.ts";
+import { resolveBatch } from "../lib/rails/batches_service.ts";
 import type { AppDeps } from "../routes/context.ts";
 import { batches, FIRST_CUTOFF, quietly, rows, ScriptedBank, statuses } from "./ach_helpers.ts";
 import { chooseCheck, loadEmptySanctionsList, storeCheckSettings } from "./checks_helpers.ts";
@@ -52,6 +53,8 @@ interface LiveRail {
   readonly clock: FakeClock;
   readonly handlers: JobHandlers;
   readonly alice: Actor;
+  /** Alice's session, for the commands she runs. */
+  readonly aliceToken: string;
   /** Bruno approves what Alice asked for. */
   approve(approvalId: string): Promise<void>;
   /** Runs what falls due until `at` (live: the time the jobs run). */
@@ -112,6 +115,7 @@ async function withLiveRail(
       clock,
       handlers,
       alice: actor(alice),
+      aliceToken: String(alice.token),
       async approve(approvalId) {
         const approved = await approveApproval(
           operatorDepsOf(deps),
@@ -656,23 +660,34 @@ Deno.test("case 4, every rail: a positive-pay file never marked sent is voided a
   });
 });
 
-Deno.test("PayPal release, as for bank files: in live a batch over the approval limit waits for a second admin, then goes; a batch within it goes at its cutoff", async () => {
-  await withLiveRail(async ({ m, alice, approve, runUntil }) => {
+Deno.test("PayPal release, as for bank files: in live a batch over the approval limit waits for a second admin (rails:release asks), then goes; a batch within it goes at its cutoff", async () => {
+  await withLiveRail(async ({ m, aliceToken, approve, runUntil }) => {
     await withLivePaypal(m, async (server) => {
       const over = await choosePaypal(m, "paypal", OVER_LIMIT_CENTS, "p0");
       await runUntil(PAYPAL_CUTOFF);
       const [waiting] = await rows(m, "SELECT id, status FROM rail_batches WHERE rail = 'paypal'");
       assert.equal(waiting.status, "built");
       assert.equal(server.batches.size, 0, "nothing reaches PayPal before the release");
-      const requested = await requestBatchRelease(
-        fileDeps(m),
-        alice,
-        String(waiting.id),
-        m.now(),
+      // The one command of every rail's batches asks for it.
+      const requested = await runAdminCommand(
+        {
+          databases: { test: m.database, live: m.database },
+          now: m.now(),
+          keyGraceSeconds: 86_400,
+          secretBox: testSecretBox,
+          runtimeSettings: MONEY_SETTINGS,
+          dev: false,
+          origin: "cli",
+          sessionToken: aliceToken,
+          input: {},
+        },
+        "rails:release",
+        { file: String(waiting.id) },
       );
-      assert.ok(requested.ok && requested.value.approvalId !== null, JSON.stringify(requested));
+      assert.ok(requested.ok, requested.ok ? "" : requested.message);
+      assert.deepEqual([requested.value.rail, requested.value.status], ["paypal", "built"]);
       assert.equal(server.batches.size, 0, "one admin alone releases nothing");
-      await approve(requested.value.approvalId!);
+      await approve(String(requested.value.approval_id));
       assert.deepEqual(await batchesOf(m, "paypal").then((b) => b.map((x) => x.status)), [
         "transmitted",
       ]);
