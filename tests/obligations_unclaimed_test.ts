@@ -275,3 +275,24 @@ Deno.test("property: every owed item is in exactly one state's report for its ye
     { numRuns: 8 },
   );
 });
+
+Deno.test("due diligence: a payout owed later whose notice falls due sooner is noticed at once, not at the pending sweep of an older one", async () => {
+  await withCheckFixture("test", async ({ m }) => {
+    await configure(m, { offer_expiry_action: "hold", holder_state: "DE", pay_by_days: 1 });
+    // Illinois keeps its three years: the first payout's notice is years away.
+    const slow = await owe(m, "slow");
+    await m.advance(2 * DAY_SECONDS);
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO unclaimed_dormancy (company_id, state, property_type, days, updated_at)
+              VALUES (?, 'TX', 'IN01', 30, ?)`,
+        args: [m.companyId, m.now()],
+      })
+    );
+    const quick = await owe(m, "quick", { payee: { ...ADDRESS, state: "TX" } });
+    await m.advance(2 * DAY_SECONDS);
+    const owed = await listUnclaimed(m.database, m.companyId);
+    const noticed = (id: string) => owed.find((i) => i.payoutId === id)!.notices.length;
+    assert.deepEqual([noticed(slow), noticed(quick)], [0, 2]);
+  });
+});

@@ -224,7 +224,10 @@ async function ownerChose(tx: Reader, payoutId: string): Promise<boolean> {
     !["modality_offered", "canceled", "escheated"].includes(String(rows[0].status));
 }
 
-/** Makes sure the company's due-diligence sweep is pending (due at `dueAt` when none is). */
+/**
+ * Makes sure the company's due-diligence sweep runs by `dueAt`: a pending one due later does not
+ * do (it stays, and finds nothing new when it runs).
+ */
 export async function ensureSweep(
   tx: WriteTx,
   companyId: string,
@@ -233,8 +236,8 @@ export async function ensureSweep(
 ): Promise<void> {
   const { rows } = await tx.execute({
     sql: `SELECT 1 FROM scheduled_jobs WHERE company_id = ? AND kind = ? AND done_at IS NULL
-            AND lease_until IS NULL LIMIT 1`,
-    args: [companyId, UNCLAIMED_SWEEP_JOB],
+            AND lease_until IS NULL AND due_at <= ? LIMIT 1`,
+    args: [companyId, UNCLAIMED_SWEEP_JOB, dueAt],
   });
   if (rows.length > 0) return;
   await scheduleJob(tx, { companyId, kind: UNCLAIMED_SWEEP_JOB, subjectId: companyId, dueAt }, now);
