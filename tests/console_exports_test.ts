@@ -4,24 +4,15 @@
  * apostrophe, RFC 4180 quoting, dollars without symbol, UTC ISO times), linked from its page.
  */
 import assert from "node:assert/strict";
-import { consoleAs, createPayout, fundLine, parseCsv } from "./console_helpers.ts";
+import { acmeWithRita, consoleAs, parseCsv } from "./console_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
 
 Deno.test("console exports: endpoints, an endpoint's deliveries, Needs action, approvals and the audit log as CSV, formula-safe", async () => {
   await withHttpFixture(async (f) => {
-    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const { acme } = await acmeWithRita(f);
     const database = f.deps.databases.test;
-    await fundLine(f, acme, 500_000);
-    await createPayout(f, {
-      key: f.cast.acmeAutoKeyTest,
-      payeeId: "rita",
-      email: "rita@example.test",
-      name: "Rita Rivers",
-      claimId: "CLM-1",
-      amount: 1250,
-    });
     const now = f.clock.now();
     await database.writer.write(async (tx) => {
       await tx.execute({
@@ -207,17 +198,8 @@ Deno.test("console exports: endpoints, an endpoint's deliveries, Needs action, a
 
 Deno.test("console exports: disbursements, fundings, ledger transactions, parked jobs and failed notifications, as each list is filtered; never a notification's body", async () => {
   await withHttpFixture(async (f) => {
-    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const { acme, rita } = await acmeWithRita(f);
     const database = f.deps.databases.test;
-    await fundLine(f, acme, 500_000);
-    const rita = await createPayout(f, {
-      key: f.cast.acmeAutoKeyTest,
-      payeeId: "rita",
-      email: "rita@example.test",
-      name: "Rita Rivers",
-      claimId: "CLM-1",
-      amount: 1250,
-    });
     const now = f.clock.now();
     await database.writer.write(async (tx) => {
       await tx.execute({

@@ -253,3 +253,21 @@ export function parseCsv(text: string): string[][] {
   }
   return rows;
 }
+
+/** Acme's test `auto` line funded with $5,000.00, and Rita Rivers's $1,250.00 payout (CLM-1) on it. */
+export async function acmeWithRita(f: HttpFixture): Promise<{
+  acme: { companyId: string; lineId: string };
+  rita: Awaited<ReturnType<typeof createPayout>>;
+}> {
+  const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+  await fundLine(f, acme, 500_000);
+  const rita = await createPayout(f, {
+    key: f.cast.acmeAutoKeyTest,
+    payeeId: "rita",
+    email: "rita@example.test",
+    name: "Rita Rivers",
+    claimId: "CLM-1",
+    amount: 1250,
+  });
+  return { acme, rita };
+}

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { applyMove } from "../lib/payouts/store.ts";
 import type { PayoutMove } from "../lib/payouts/transition.ts";
 import { api } from "./api_helpers.ts";
-import { consoleAs, createPayout, fundLine, textOf } from "./console_helpers.ts";
+import { acmeWithRita, consoleAs, createPayout, textOf } from "./console_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 
 const NO_LIMIT = { RATE_LIMIT_RPS: "0" };
@@ -17,17 +17,8 @@ const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
 
 Deno.test("console day: a line's tie-out, files, payout lines and returns of one day; the CSV's payout lines sum to its totals", async () => {
   await withHttpFixture(async (f) => {
-    const acme = { companyId: f.cast.acme.id, lineId: f.cast.acme.autoLineId };
+    const { acme, rita } = await acmeWithRita(f);
     const database = f.deps.databases.test;
-    await fundLine(f, acme, 500_000);
-    const rita = await createPayout(f, {
-      key: f.cast.acmeAutoKeyTest,
-      payeeId: "rita",
-      email: "rita@example.test",
-      name: "Rita Rivers",
-      claimId: "CLM-1",
-      amount: 1250,
-    });
     const sam = await createPayout(f, {
       key: f.cast.acmeAutoKeyTest,
       payeeId: "sam",
