@@ -12,6 +12,7 @@ import { type JobHandlers, Scheduler } from "../db/scheduler.ts";
 import type { WriteUnit } from "../db/writer.ts";
 import { readAchFileContent, voidAchFile } from "../lib/ach/files_service.ts";
 import { readCheckFileContent } from "../lib/checks/files_service.ts";
+import { voidCheckAudited } from "../lib/checks/voids.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
@@ -720,5 +721,49 @@ Deno.test("case 4, every rail: a PayPal batch never released is voided a day aft
         [{ origin: "system" }],
       );
     });
+  });
+});
+
+Deno.test("case 4, every rail: a check an operator voided while its positive-pay file waited is not issued again when the window voids that file; its payout fails check_voided and is offered again", async () => {
+  await withLiveRail(async ({ m, alice, runUntil }) => {
+    const [id] = await chooseCheck(m, [7_000]);
+    await runUntil(FIRST_CUTOFF + MINUTE_MS);
+    const voided = await m.database.writer.write((tx) =>
+      voidCheckAudited(tx, "live", alice, {
+        companyId: m.companyId,
+        checkNumber: 5001,
+        reason: "payee asked to stop it",
+        voidedBy: alice.operator.email,
+      }, m.now())
+    );
+    assert.ok(voided.ok, voided.ok ? "" : voided.message);
+    const midnight = Date.UTC(2026, 0, 6, 5, 0); // 2026-01-06 00:00 in New York
+    await quietly(() => runUntil(midnight));
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["voided", "voided"]);
+    assert.deepEqual(await entryStatuses(m), [`${id}-1:failed`]);
+    assert.deepEqual(
+      await rows(m, "SELECT check_number, status, void_reason FROM checks ORDER BY 1"),
+      [{ check_number: 5001, status: "voided", void_reason: "payee asked to stop it" }],
+    );
+    const payout = await m.payout(id);
+    assert.deepEqual([payout.status, payout.failure_reason], ["modality_offered", "check_voided"]);
+    const b = await m.balances();
+    assert.deepEqual(
+      [b.reserved, b.in_transit],
+      [7_000, 0],
+      "the hold waits for the payee's new choice",
+    );
+    // Tuesday's cutoff has nothing of this payout to tell the bank.
+    await quietly(() => runUntil(Date.UTC(2026, 0, 6, 15, 31)));
+    assert.deepEqual(await entryStatuses(m), [`${id}-1:failed`]);
+    assert.deepEqual(
+      await rows(m, "SELECT kind, issue_count, void_count FROM check_files ORDER BY rowid"),
+      [{ kind: "positive_pay", issue_count: 1, void_count: 0 }, {
+        kind: "print",
+        issue_count: 1,
+        void_count: 0,
+      }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });

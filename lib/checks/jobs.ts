@@ -434,8 +434,11 @@ export async function checkFileVoided(
   if (told.rowsAffected > 0) await ensureCheckCutoffPlanned(tx, batch.companyId, now);
   const print = await printFileOf(tx, batch.id);
   if (print?.status === "built") {
-    await voidBatch(tx, moves, print.batchId, "its positive-pay file was voided", () => {
-      throw new Error(`print file ${print.batchId} carries no entries of its own`);
+    await voidBatch(tx, moves, print.batchId, "its positive-pay file was voided", {
+      requeue: () => {
+        throw new Error(`print file ${print.batchId} carries no entries of its own`);
+      },
+      now,
     });
   }
 }

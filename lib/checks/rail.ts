@@ -28,7 +28,8 @@ import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { modalityOf } from "../payouts/states.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { uploadAchFile } from "../ach/transport.ts";
-import { issueCheck } from "./register.ts";
+import { findCheckByReference, issueCheck } from "./register.ts";
+import { voidFailureReason } from "./voids.ts";
 import { type CheckSettings, hasCheckRail, readCheckSettings } from "./settings_store.ts";
 import {
   checkFileTransmitted,
@@ -192,6 +193,11 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
     transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
     // A check of a voided file is issued again, with a new number, under the entry's new reference.
     requeue: (tx, entry, now) => queueCheck(deps, tx, entry, now),
+    // A check voided (or gone stale) while its file waited is not issued again: its payout fails.
+    stoppedBy: async (tx, entry) => {
+      const check = await findCheckByReference(tx, entry.reference);
+      return check && ["voided", "stale"].includes(check.status) ? voidFailureReason(check) : null;
+    },
     voided: (tx, batch, now) => checkFileVoided(tx, moves, batch, now),
   });
 }

@@ -348,7 +348,7 @@ async function recordRefused(
   tx: WriteTx,
   runtime: PayoutRuntime,
   payout: PayoutRow,
-  answer: Extract<RailAnswer, { kind: "refused" }>,
+  answer: { readonly reason: string; readonly message: string },
   now: number,
 ): Promise<Result<PayoutRow, MoveRefusal>> {
   if (answer.reason === "rail_not_configured" || answer.reason === "sanctions_list_missing") {
@@ -685,6 +685,15 @@ export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
         const handled = await handleFailure(tx, runtime, entry.payoutId, outcome.reason, now);
         if (!handled.ok) throw new Error(`batch entry ${entry.reference}: ${handled.message}`);
       }
+    },
+    async stopped(tx, entry, reason, now) {
+      const payout = await loadPayout(tx, entry.payoutId!);
+      if (!awaitsReference(payout, entry.reference)) return;
+      const failed = await recordRefused(tx, runtime, payout!, {
+        reason,
+        message: `the rail stopped ${entry.reference} before its batch was sent: ${reason}`,
+      }, now);
+      if (!failed.ok) throw new Error(`batch entry ${entry.reference}: ${failed.message}`);
     },
     async nextReference(tx, entry) {
       if (entry.payoutId === null) {

@@ -170,6 +170,11 @@ export interface BatchPayoutMoves {
    * null when it no longer waits (canceled meanwhile).
    */
   nextReference(tx: WriteTx, entry: BatchEntry): Promise<string | null>;
+  /**
+   * The rail stopped the entry before its voided batch reached anyone (a check an operator voided
+   * while its file waited): its payout fails for `reason` instead of being queued again.
+   */
+  stopped(tx: WriteTx, entry: BatchEntry, reason: string, now: number): Promise<void>;
 }
 
 type EntryRow = typeof railBatchEntries.$inferSelect;
@@ -344,17 +349,26 @@ export async function sendTransmittedEntries(
   return entries.length;
 }
 
+/** What becomes of the entries of a voided batch, from the rail. */
+export interface VoidedEntries {
+  /** Queues an entry again under its new reference (the rail's queue, which plans its cutoff). */
+  requeue(entry: NewBatchEntry): Promise<void>;
+  /** Why the rail stopped the entry itself (its payout fails instead), or null to queue it again. */
+  stoppedBy?(entry: BatchEntry): Promise<string | null>;
+  readonly now: number;
+}
+
 /**
  * A built (or in-doubt, once the rail said it has nothing) batch is voided: its entries are voided
- * and queued again under new references by the rail's `requeue` (its queue, which plans its
- * cutoff), each whose payout or funding still waits. Returns the entries queued again.
+ * and queued again under new references, each whose payout or funding still waits, except those
+ * the rail stopped itself, whose payouts fail. Returns the entries queued again.
  */
 export async function voidBatch(
   tx: WriteTx,
   moves: BatchPayoutMoves,
   batchId: string,
   reason: string,
-  requeue: (entry: NewBatchEntry) => Promise<void>,
+  voided: VoidedEntries,
 ): Promise<NewBatchEntry[]> {
   const batch = await loadBatch(tx, batchId);
   if (!batch || !["built", "transmitting", "in_doubt"].includes(batch.status)) {
@@ -366,11 +380,18 @@ export async function voidBatch(
     .where(and(eq(railBatchEntries.batchId, batchId), eq(railBatchEntries.status, "batched")));
   const requeued: NewBatchEntry[] = [];
   for (const entry of entries) {
+    const stoppedBy = await voided.stoppedBy?.(entry) ?? null;
+    if (stoppedBy !== null) {
+      await tx.db.update(railBatchEntries).set({ status: "failed", settledAt: voided.now })
+        .where(eq(railBatchEntries.id, entry.id));
+      await moves.stopped(tx, entry, stoppedBy, voided.now);
+      continue;
+    }
     const reference = await moves.nextReference(tx, entry);
     if (reference === null) continue;
     const { id: _id, rail: _rail, ...queued } = entry;
     const next = { ...queued, reference };
-    await requeue(next);
+    await voided.requeue(next);
     requeued.push(next);
   }
   return requeued;

@@ -34,6 +34,7 @@ import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import {
   BATCH_TRANSMIT_LEASE_MS,
+  type BatchEntry,
   type BatchPayoutMoves,
   type BatchRow,
   loadBatch,
@@ -163,6 +164,11 @@ export interface BatchAdapter<Request = unknown> {
   transmitted(tx: WriteTx, batch: BatchRow, at: number): Promise<void>;
   /** Queues an entry of a voided batch again under its new reference (the rail's queue). */
   requeue(tx: WriteTx, entry: NewBatchEntry, now: number): Promise<void>;
+  /**
+   * Why the rail already stopped an entry of a batch being voided (an operator voided its check
+   * while the file waited), so that its payout fails instead of being queued again; else null.
+   */
+  stoppedBy?(tx: WriteTx, entry: BatchEntry): Promise<string | null>;
   /** In the unit that voids a batch: what else of the rail it undoes (a check file's checks). */
   voided?(tx: WriteTx, batch: BatchRow, now: number): Promise<void>;
   /** Keeps the approval a batch's release was given, when the rail shows it. */
@@ -189,6 +195,7 @@ export interface BankFileRail<File extends { readonly fileName: string }, Settin
     | "notReceived"
     | "transmitted"
     | "requeue"
+    | "stoppedBy"
     | "voided"
     | "released"
   > {
@@ -420,13 +427,11 @@ async function voidAndRequeue(
   reason: string,
   now: number,
 ): Promise<number> {
-  const requeued = await voidBatch(
-    tx,
-    engine.moves,
-    batch.id,
-    reason,
-    (entry) => adapter.requeue(tx, entry, now),
-  );
+  const requeued = await voidBatch(tx, engine.moves, batch.id, reason, {
+    requeue: (entry) => adapter.requeue(tx, entry, now),
+    ...(adapter.stoppedBy ? { stoppedBy: (entry) => adapter.stoppedBy!(tx, entry) } : {}),
+    now,
+  });
   await adapter.voided?.(tx, batch, now);
   return requeued.length;
 }
