@@ -320,6 +320,8 @@ async function buildRuntime(deps: {
     { jsonBearerProvider, SmsTransport },
     { createApp },
     { catchUpPayeeIndex },
+    { ledgerDayClosing },
+    { currentAuditKeys },
   ] = await Promise.all([
     import("./lib/payouts/runtime.ts"),
     import("./db/scheduler.ts"),
@@ -330,6 +332,8 @@ async function buildRuntime(deps: {
     import("./lib/notify/sms.ts"),
     import("./routes/app.ts"),
     import("./lib/console/payee_index.ts"),
+    import("./lib/ledger/statements.ts"),
+    import("./lib/audit/anchor.ts"),
     import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
   ]);
   const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
@@ -337,7 +341,11 @@ async function buildRuntime(deps: {
     metrics,
     leaseHolder: deps.nodeId,
     // The console's payee index catches up with new payouts (never on the create path).
-    upkeep: [{ name: "payee index", run: catchUpPayeeIndex }],
+    // Each line's bank days close shortly after their midnight, backups or not.
+    upkeep: [
+      { name: "payee index", run: catchUpPayeeIndex },
+      ledgerDayClosing({ secretBox, keys: currentAuditKeys().ledgerStatements }, systemClock),
+    ],
   });
   const documentLinks = new DocumentLinkSigner(jwtSecret);
   const dispatcher = new WebhookDispatcher(databases, secretBox, systemClock, {

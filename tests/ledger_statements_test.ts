@@ -9,6 +9,7 @@ import { ed25519KeysFrom, publicKeyText } from "../lib/audit/anchor.ts";
 import { postTransaction } from "../lib/ledger/store.ts";
 import {
   closeLedgerDays,
+  ledgerDayClosing,
   verifyLedgerStatements,
   writeLedgerStatementFiles,
 } from "../lib/ledger/statements.ts";
@@ -17,6 +18,7 @@ import {
   statementHash,
   statementSigned,
 } from "../lib/ledger/trial_balance.ts";
+import { Scheduler } from "../db/scheduler.ts";
 import { createApp } from "../routes/app.ts";
 import { openTempDatabase, testAuditKeys, testSecretBox, withTempDir } from "./helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
@@ -248,5 +250,39 @@ Deno.test("ledger:statements closes and lists, --verify checks, ledger:public-ke
       broken.body.error.message,
       "test line auto on 2026-01-05: the ledger entries of 2026-01-05 were rewritten: available moved 5000 cents by funding.wire_received, the entries give 15000",
     );
+  });
+});
+
+Deno.test("the scheduler closes a line's day shortly after its midnight, once, with no backup and no command", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 5_000);
+    const scheduler = new Scheduler(
+      f.deps.databases,
+      f.deps.jobHandlers,
+      f.clock,
+      { upkeep: [ledgerDayClosing({ secretBox: f.deps.secretBox, keys }, f.clock)] },
+    );
+    const statements = async () =>
+      (await f.deps.databases.test.readClient.execute(
+        "SELECT line_id, statement_date, seq FROM ledger_statements ORDER BY seq",
+      )).rows.map((r) => [r.line_id, r.statement_date, r.seq]);
+    await scheduler.sweep();
+    assert.deepEqual(await statements(), [], "the day is open");
+    const advanced = await f.app.request("/v1/sandbox/clock/advance", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ seconds: 86_400 }),
+    });
+    assert.equal(advanced.status, 200);
+    await scheduler.sweep();
+    await scheduler.sweep();
+    assert.deepEqual(await statements(), [[f.cast.acme.autoLineId, "2026-01-05", 1]]);
+    assert.deepEqual(await verifyLedgerStatements(f.deps.databases.test, keys.publicKey), {
+      checked: 1,
+      problems: [],
+    });
   });
 });

@@ -5,11 +5,13 @@
  * bank settings' time zone, New York by default), from the day of its first entry.
  */
 import type { Database } from "../../db/client.ts";
+import type { UpkeepStep } from "../../db/scheduler.ts";
 import type { SqlReader } from "../../db/writer.ts";
 import { bankLocal, bankTime } from "../ach/cutoffs.ts";
 import { TIME_ZONE_DEFAULT } from "../ach/bank_settings.ts";
 import { readBankSettings } from "../ach/bank_store.ts";
 import type { Ed25519Keys } from "../audit/anchor.ts";
+import type { Clock } from "../platform/clock.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { newId } from "../platform/keys.ts";
@@ -107,6 +109,36 @@ const dayWindow = (date: string, timeZone: string) => ({
   end: bankTime(nextDate(date), "00:00", timeZone),
 });
 
+/** A line's next day to state (after its last statement, or its first entry's), or null. */
+async function nextDay(
+  reader: SqlReader,
+  deps: LedgerStatementDeps,
+  line: { id: string; companyId: string },
+) {
+  const { rows: [last] } = await reader.execute({
+    sql: `SELECT statement_date, seq, hash, body FROM ledger_statements
+           WHERE line_id = ? ORDER BY seq DESC LIMIT 1`,
+    args: [line.id],
+  });
+  const timeZone = last
+    ? (JSON.parse(String(last.body)) as LedgerStatementBody).time_zone
+    : (await readBankSettings(reader, deps.secretBox, deps.environment, line.companyId))
+      ?.timeZone ?? TIME_ZONE_DEFAULT;
+  let date: string;
+  if (last) {
+    date = nextDate(String(last.statement_date));
+  } else {
+    const { rows: [first] } = await reader.execute({
+      sql: "SELECT min(posted_at) AS at FROM ledger_transactions WHERE line_id = ?",
+      args: [line.id],
+    });
+    // A line with no entry yet has no day to state.
+    if (first.at === null) return null;
+    date = bankLocal(Number(first.at), timeZone).date;
+  }
+  return { last, date, timeZone, window: dayWindow(date, timeZone) };
+}
+
 /**
  * Writes the statements of every line's days that closed since its last one (each day in a unit of
  * its own, the reads that decide it inside); returns those written. A day closes on its company's
@@ -119,31 +151,15 @@ export async function closeLedgerDays(
   const written: StoredStatement[] = [];
   for (const line of await lines(deps.database.readClient)) {
     const now = await domainNow(deps.database, line.companyId, realNow);
+    // A committed read spares a write unit for each line whose day is still open (the scheduler
+    // asks at every sweep); the unit decides again.
+    const due = await nextDay(deps.database.readClient, deps, line);
+    if (due === null || due.window.end > now) continue;
     for (let day = 0; day < LEDGER_STATEMENT_DAYS_PER_RUN_MAX; day++) {
       const statement = await deps.database.writer.write(async (tx) => {
-        const { rows: [last] } = await tx.execute({
-          sql: `SELECT statement_date, seq, hash, body FROM ledger_statements
-                 WHERE line_id = ? ORDER BY seq DESC LIMIT 1`,
-          args: [line.id],
-        });
-        const timeZone = last
-          ? (JSON.parse(String(last.body)) as LedgerStatementBody).time_zone
-          : (await readBankSettings(tx, deps.secretBox, deps.environment, line.companyId))
-            ?.timeZone ?? TIME_ZONE_DEFAULT;
-        let date: string;
-        if (last) {
-          date = nextDate(String(last.statement_date));
-        } else {
-          const { rows: [first] } = await tx.execute({
-            sql: "SELECT min(posted_at) AS at FROM ledger_transactions WHERE line_id = ?",
-            args: [line.id],
-          });
-          // A line with no entry yet has no day to state.
-          if (first.at === null) return null;
-          date = bankLocal(Number(first.at), timeZone).date;
-        }
-        const window = dayWindow(date, timeZone);
-        if (window.end > now) return null;
+        const next = await nextDay(tx, deps, line);
+        if (next === null || next.window.end > now) return null;
+        const { last, date, timeZone, window } = next;
         const body = statementBody({
           companyId: line.companyId,
           lineId: line.id,
@@ -187,6 +203,21 @@ export async function closeLedgerDays(
     }
   }
   return written;
+}
+
+/**
+ * The scheduler's upkeep step that closes each line's days shortly after its bank day's midnight,
+ * with no backup and no command: every sweep asks, and a day closed once is never closed again.
+ */
+export function ledgerDayClosing(
+  deps: Omit<LedgerStatementDeps, "database" | "environment">,
+  clock: Clock,
+): UpkeepStep {
+  return {
+    name: "ledger days",
+    run: (database) =>
+      closeLedgerDays({ ...deps, database, environment: database.environment }, clock.now()),
+  };
 }
 
 /** The first thing wrong with a line's statements: its day and why. */
