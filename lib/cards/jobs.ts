@@ -3,11 +3,12 @@
  * verified webhook names it, and while it waits to open) and acts on what Lithic says, never on
  * a webhook's body (lib/cards/rules.ts): a card that opened completes its payout, a card past its
  * expiry is closed, and a closed card whose transactions settled gives back its unspent balance
- * as a late return of that amount, once. Lithic is called outside every write unit.
+ * as a late return of that amount, once (owed to the payee as unclaimed property). Lithic is called outside every write unit.
  */
 import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import { ensureSweep } from "../obligations/unclaimed.ts";
 import { applyMove, loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { submissionReference } from "../rails/seam.ts";
 import { type LithicCard, LithicClient } from "./client.ts";
@@ -103,6 +104,8 @@ async function applyCardRead(tx: WriteTx, read: CardRead, now: number): Promise<
         returnedCents: action.unspentCents,
       });
       if (!returned.ok) throw new Error(`card ${card.cardToken}: ${returned.message}`);
+      // The balance is still the payee's: unclaimed property from now, with its due diligence.
+      await ensureSweep(tx, card.companyId, now, now);
       return;
     }
     case "close":

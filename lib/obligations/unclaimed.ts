@@ -12,7 +12,8 @@ import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
-import { applyMove, type MoveRefusal } from "../payouts/store.ts";
+import { postTransaction } from "../ledger/store.ts";
+import { applyMove, loadPayout, type MoveRefusal, recordPayoutEvent } from "../payouts/store.ts";
 import { readObligationSettings } from "./store.ts";
 import { type DueDiligenceLetter, printLetters } from "./letters.ts";
 import { naupaDate, type NaupaProperty, type NaupaTotals, writeNaupaReport } from "./naupa.ts";
@@ -217,10 +218,11 @@ async function recordResponses(
 /** Whether the owner of a payout that left the owed ones chose a method (not a cancel, not a remit). */
 async function ownerChose(tx: Reader, payoutId: string): Promise<boolean> {
   const { rows } = await tx.execute({
-    sql: "SELECT status FROM payouts WHERE id = ?",
+    sql: "SELECT status, escheated_at FROM payouts WHERE id = ?",
     args: [payoutId],
   });
-  return rows[0] !== undefined &&
+  // A returned card balance leaves the owed ones, its payout still completed, only by its remittance.
+  return rows[0] !== undefined && rows[0].escheated_at === null &&
     !["modality_offered", "canceled", "escheated"].includes(String(rows[0].status));
 }
 
@@ -352,7 +354,8 @@ export interface Remittance {
 /**
  * Records a report as filed and remits it, in the caller's unit: every payout it names moves to
  * `escheated` (its amount to `unclaimed_remitted`, from reserved or, where its expired offer gave
- * it back, from available), with its event. Refused with nothing moved when a payout of it is no
+ * it back, from available), with its event; a returned card balance goes from available and its
+ * payout stays completed. Refused with nothing moved when a payout of it is no
  * longer owed (its owner chose since: write the report again) or the report was remitted before.
  */
 export async function remitUnclaimedReport(
@@ -370,8 +373,8 @@ export async function remitUnclaimedReport(
       field: "report",
     });
   }
-  const owed = new Set(
-    (await unclaimedItems(tx, environment, report.companyId)).map((item) => item.payoutId),
+  const owed = new Map(
+    (await unclaimedItems(tx, environment, report.companyId)).map((item) => [item.payoutId, item]),
   );
   const gone = report.payoutIds.filter((payoutId) => !owed.has(payoutId));
   if (gone.length > 0) {
@@ -384,9 +387,10 @@ export async function remitUnclaimedReport(
     );
   }
   for (const payoutId of report.payoutIds) {
-    const moved = await applyMove(tx, payoutId, { kind: "escheat" }, now, {
-      detail: `remitted to ${report.state} as unclaimed property (report ${report.id})`,
-    });
+    const detail = `remitted to ${report.state} as unclaimed property (report ${report.id})`;
+    const moved = owed.get(payoutId)!.kind === "card_balance"
+      ? await remitReturnedBalance(tx, owed.get(payoutId)!, detail, now)
+      : await applyMove(tx, payoutId, { kind: "escheat" }, now, { detail });
     // All or none: a payout the ledger refuses (available short) undoes the ones before it.
     if (!moved.ok) return tx.abort(moved);
     await recordEscheated(tx, payoutId, report.state, now);
@@ -397,6 +401,38 @@ export async function remitUnclaimedReport(
     escheated: report.payoutIds.length,
     totalCents: report.totalCents,
   });
+}
+
+/**
+ * Remits a completed payout's returned card balance, in the caller's unit: the balance goes from
+ * available (where the late return put it) to `unclaimed_remitted` as `payout.escheat`, with the
+ * payout's `escheated` event. The payout stays completed: it paid, and only the balance its
+ * payee never spent was owed (the payout's `escheated_state` records where it went).
+ */
+async function remitReturnedBalance(
+  tx: WriteTx,
+  item: UnclaimedItem,
+  detail: string,
+  now: number,
+): Promise<Result<unknown, "insufficient_funds" | "negative_balance">> {
+  const payout = (await loadPayout(tx, item.payoutId))!;
+  const posted = await postTransaction(tx, {
+    companyId: payout.companyId,
+    lineId: payout.lineId,
+    kind: "payout.escheat",
+    payoutId: payout.id,
+    transfers: [{ from: "available", to: "unclaimed_remitted", amountCents: item.amountCents }],
+    postedAt: now,
+  });
+  if (!posted.ok) return posted;
+  await recordPayoutEvent(
+    tx,
+    payout.id,
+    "escheated",
+    `the card balance that came back ${detail}`,
+    now,
+  );
+  return posted;
 }
 
 /** Sets a state's dormancy for a property type, in the caller's unit. */

@@ -14,10 +14,18 @@ type Reader = Pick<WriteTx, "execute">;
 /** Owed payouts one read takes at most (a report of more is written in several). */
 export const OWED_ITEMS_MAX = 5_000;
 
+/**
+ * What is owed of a payout: its whole amount (an offer never taken) or, for a completed payout
+ * whose virtual card expired unspent, the balance that came back.
+ */
+export type OwedKind = "payout" | "card_balance";
+
 /** A payout still owed, as stored. */
 export interface OwedPayout {
   readonly payoutId: string;
+  readonly kind: OwedKind;
   readonly status: string;
+  /** What is owed: the payout's amount, or the card balance that came back. */
   readonly amountCents: number;
   readonly createdAt: number;
   /** The last owner-generated activity (or what started the obligation). */
@@ -41,20 +49,13 @@ const text = (
  * address for the fallback, a fallback check that came back and was offered again), or canceled
  * by their offer's expiry (the hold given back: `offer_expired_at` is the cancel's own time). A
  * payee who chose since is no longer here. The dormancy clock runs from the latest of the
- * payout's creation, the payee's last portal sign-in and the last check issued to them.
+ * payout's creation, the payee's last portal sign-in and the last check issued to them. A
+ * completed payout whose virtual card's unspent balance came back (a late return, the money back
+ * in available) is owed that balance until it is remitted; its clock runs from the return.
  */
 export async function owedPayouts(reader: Reader, companyId: string): Promise<OwedPayout[]> {
   const { rows } = await reader.execute({
-    sql: `SELECT p.id, p.status, p.amount_cents, p.created_at, p.first_name, p.last_name, p.email,
-            p.address_one, p.address_two, p.city, p.state, p.zip_code, p.method_details,
-            p.permission_required_from, p.disbursement_id, y.name AS payee_name,
-            y.address AS payee_address, d.kind AS disbursement_kind,
-            coalesce(d.claim_id, d.external_uuid) AS claim,
-            (SELECT max(l.verified_at) FROM portal_links l
-              WHERE l.payout_id = p.id AND l.party_uuid IS NULL) AS verified_at,
-            (SELECT max(c.issued_at) FROM checks c WHERE c.payout_id = p.id) AS check_issued_at,
-            (SELECT c.check_number FROM checks c WHERE c.payout_id = p.id
-              ORDER BY c.issued_at DESC LIMIT 1) AS check_number
+    sql: `SELECT ${OWED_COLUMNS}
           FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
             LEFT JOIN payees y ON y.id = p.payee_id
           WHERE p.company_id = ? AND p.offer_expired_at IS NOT NULL
@@ -64,34 +65,75 @@ export async function owedPayouts(reader: Reader, companyId: string): Promise<Ow
     args: [companyId, OWED_ITEMS_MAX],
   });
   const parties = await partiesOf(reader, companyId);
-  return rows.map((row) => {
-    const [first, ...rest] = text(row.payee_name).split(" ");
-    const ownerFirst = text(row.first_name) || (row.payee_name ? first : "");
-    const ownerLast = text(row.last_name) || (row.payee_name ? rest.join(" ") : "") ||
-      text(row.email ?? row.payee_uuid);
-    const required = JSON.parse(text(row.permission_required_from) || "[]") as string[];
-    return {
-      payoutId: String(row.id),
-      status: String(row.status),
-      amountCents: Number(row.amount_cents),
-      createdAt: Number(row.created_at),
-      owedSince: Math.max(
-        Number(row.created_at),
-        Number(row.verified_at ?? 0),
-        Number(row.check_issued_at ?? 0),
-      ),
-      ownerFirst,
-      ownerLast,
-      email: row.email === null ? null : String(row.email),
-      address: addressFrom(row),
-      propertyType: propertyTypeOf(String(row.disbursement_kind) as "disbursement"),
-      claim: row.claim === null ? null : String(row.claim),
-      checkNumber: row.check_number === null ? null : Number(row.check_number),
-      additionalOwners: (parties.get(String(row.disbursement_id)) ?? [])
-        .filter((party) => required.includes(party.uuid)),
-    };
-  });
+  const returned = await returnedCardBalances(reader, companyId);
+  return [
+    ...rows.map((row) => owedOf(row, "payout", parties)),
+    ...returned.map((row) => owedOf(row, "card_balance", parties)),
+  ];
 }
+
+/**
+ * Completed payouts of the company whose card's unspent balance came back and is not remitted
+ * yet: what is owed is the balance, since the card's close (the return).
+ */
+async function returnedCardBalances(reader: Reader, companyId: string) {
+  const { rows } = await reader.execute({
+    sql: `SELECT ${OWED_COLUMNS}, v.reclaimed_cents AS owed_cents, v.closed_at AS returned_at
+          FROM virtual_cards v JOIN payouts p ON p.id = v.payout_id
+            JOIN disbursements d ON d.id = p.disbursement_id
+            LEFT JOIN payees y ON y.id = p.payee_id
+          WHERE v.company_id = ? AND v.reclaimed_cents > 0 AND p.status = 'completed'
+            AND p.escheated_at IS NULL
+          ORDER BY v.closed_at, p.id LIMIT ?`,
+    args: [companyId, OWED_ITEMS_MAX],
+  });
+  return rows;
+}
+
+function owedOf(
+  row: Record<string, unknown>,
+  kind: OwedKind,
+  parties: Map<string, { uuid: string; last: string; first: string; relationship: string }[]>,
+): OwedPayout {
+  const [first, ...rest] = text(row.payee_name).split(" ");
+  const ownerFirst = text(row.first_name) || (row.payee_name ? first : "");
+  const ownerLast = text(row.last_name) || (row.payee_name ? rest.join(" ") : "") ||
+    text(row.email ?? row.payee_uuid);
+  const required = JSON.parse(text(row.permission_required_from) || "[]") as string[];
+  return {
+    payoutId: String(row.id),
+    kind,
+    status: String(row.status),
+    amountCents: Number(kind === "card_balance" ? row.owed_cents : row.amount_cents),
+    createdAt: Number(row.created_at),
+    owedSince: Math.max(
+      Number(row.created_at),
+      Number(row.verified_at ?? 0),
+      Number(row.check_issued_at ?? 0),
+      Number(row.returned_at ?? 0),
+    ),
+    ownerFirst,
+    ownerLast,
+    email: row.email === null ? null : String(row.email),
+    address: addressFrom(row),
+    propertyType: propertyTypeOf(String(row.disbursement_kind) as "disbursement"),
+    claim: row.claim === null ? null : String(row.claim),
+    checkNumber: row.check_number === null ? null : Number(row.check_number),
+    additionalOwners: (parties.get(String(row.disbursement_id)) ?? [])
+      .filter((party) => required.includes(party.uuid)),
+  };
+}
+
+/** What an owed item needs of its payout, its owner and its checks. */
+const OWED_COLUMNS = `p.id, p.status, p.amount_cents, p.created_at, p.first_name, p.last_name,
+  p.email, p.address_one, p.address_two, p.city, p.state, p.zip_code, p.method_details,
+  p.permission_required_from, p.disbursement_id, y.name AS payee_name, y.address AS payee_address,
+  d.kind AS disbursement_kind, coalesce(d.claim_id, d.external_uuid) AS claim,
+  (SELECT max(l.verified_at) FROM portal_links l
+    WHERE l.payout_id = p.id AND l.party_uuid IS NULL) AS verified_at,
+  (SELECT max(c.issued_at) FROM checks c WHERE c.payout_id = p.id) AS check_issued_at,
+  (SELECT c.check_number FROM checks c WHERE c.payout_id = p.id
+    ORDER BY c.issued_at DESC LIMIT 1) AS check_number`;
 
 /** The authorization parties of the company's disbursements, by disbursement. */
 async function partiesOf(reader: Reader, companyId: string) {
