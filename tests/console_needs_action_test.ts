@@ -184,7 +184,7 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     const detail = textOf((await browser.get(`/console/payouts/${returned.payoutId}`)).html);
     assert.match(
       detail,
-      /Status Offered Last failure R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. ACH ending in 6789, Jan 5, 2026, 15:00 UTC/,
+      /Status Waiting for the payee's choice Last failure R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. ACH ending in 6789, Jan 5, 2026, 15:00 UTC/,
     );
     const namesIn = (html: string) =>
       [...html.matchAll(/href="\/console\/payouts\/po_[^"]*">([^<]+)<\/a>/g)].map((m) => m[1])
@@ -196,7 +196,7 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
       textOf(failedAnyTime.html),
       /Rita Rivers rita@example\.test CLM-1 ACH ending in 6789/,
     );
-    assert.match(textOf(failedAnyTime.html), /Offered last failure R03/);
+    assert.match(textOf(failedAnyTime.html), /Waiting for the payee's choice last failure R03/);
     assert.deepEqual(
       namesIn((await browser.get("/console/payouts?attention=now")).html),
       ["Rita Rivers", "Una Upton"],

@@ -186,7 +186,7 @@ Deno.test("console payout detail: timeline, ledger entries, events, notification
     assert.match(text, /ACH ending in 6789/);
     assert.doesNotMatch(page.html, /000123456789/);
     assert.match(text, /Claim CLM-1001/);
-    assert.match(text, /Timeline .*Created.*Offered.*Method selected/);
+    assert.match(text, /Timeline .*Created.*Waiting for the payee's choice.*Method selected/);
     assert.match(text, /payout\.hold available -\$1,250\.00 reserved \$1,250\.00/);
     assert.match(text, /disbursement\.created/);
     // A viewer sees no action.

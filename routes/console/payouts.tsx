@@ -15,7 +15,7 @@ import {
   payoutSorts,
   searchPayouts,
 } from "../../lib/console/payouts.ts";
-import { payoutStatuses } from "../../lib/payouts/states.ts";
+import { type PayoutStatus, payoutStatuses } from "../../lib/payouts/states.ts";
 import { startOfDayIn } from "../../lib/platform/format.ts";
 import type { AppDeps } from "../context.ts";
 import { csvCell, type CsvColumn, csvExport, csvExportUrl } from "./csv_export.ts";
@@ -66,19 +66,20 @@ const searchSchema = v.object({
   to: day,
 });
 
-/** Labels of the states as the payments team says them. */
-export const STATUS_LABELS: Readonly<Record<string, string>> = {
+/** Labels of the states as the payments team says them (every state has one: the compiler checks). */
+export const STATUS_LABELS: Readonly<Record<PayoutStatus, string>> = {
   pending_funds: "Pending funds",
   created: "Created",
   pending_approval: "Pending approval",
   awaiting_endorsement: "Awaiting endorsement",
-  modality_offered: "Offered",
+  modality_offered: "Waiting for the payee's choice",
   modality_selected: "Method selected",
   in_review: "In review",
   funds_sent: "Funds sent",
   completed: "Completed",
   failed: "Failed",
   canceled: "Canceled",
+  escheated: "Remitted to a state",
 };
 
 export function StatusBadge(props: { status: string }) {
@@ -87,7 +88,11 @@ export function StatusBadge(props: { status: string }) {
     : props.status === "completed"
     ? "badge good"
     : "badge";
-  return <span class={tone}>{STATUS_LABELS[props.status] ?? props.status}</span>;
+  return (
+    <span class={tone}>
+      {isPayoutStatus(props.status) ? STATUS_LABELS[props.status] : props.status}
+    </span>
+  );
 }
 
 /** The filter of a search's query, or the problems of its fields. */
