@@ -25,6 +25,42 @@ function fail(message: string): never {
   throw new InvariantViolation(message);
 }
 
+/**
+ * The sandbox bank's statements reconcile: no exception is left open but the difference the seed
+ * injected, if it did, and that one exactly (the day it went into, a debit of its amount).
+ */
+async function checkReconciled(world: World): Promise<void> {
+  const { rows } = await world.test.readClient.execute(
+    `SELECT company_id, statement_date, side, kind, direction, amount_cents, reason
+       FROM recon_exceptions WHERE status = 'open' ORDER BY rowid`,
+  );
+  const open = rows.map((r) => ({
+    company: String(r.company_id),
+    date: String(r.statement_date),
+    side: String(r.side),
+    kind: String(r.kind),
+    direction: String(r.direction),
+    cents: Number(r.amount_cents),
+    reason: String(r.reason),
+  }));
+  const fee = world.injectedFee;
+  const expected = fee === null || fee.date === null ? [] : [{
+    company: world.ids.companyId,
+    date: fee.date,
+    side: "bank",
+    kind: "other",
+    direction: "debit",
+    cents: fee.amountCents,
+  }];
+  const found = open.map(({ reason: _, ...exception }) => exception);
+  if (JSON.stringify(found) !== JSON.stringify(expected)) {
+    fail(
+      `reconciliation exceptions open after the drain: ${JSON.stringify(open)}; expected ` +
+        JSON.stringify(expected),
+    );
+  }
+}
+
 /** A payout's transitions, rail entries and their files, for a finding's report. */
 export async function storyOf(world: World, payoutId: string): Promise<string> {
   const transitions = await world.test.readClient.execute({
@@ -223,6 +259,7 @@ export async function checkFinal(view: Ledgerless): Promise<void> {
   if (open.rows.length > 0) {
     fail(`exceptions left open after the drain: ${JSON.stringify(open.rows.map((r) => r.id))}`);
   }
+  await checkReconciled(world);
   for (const [index, payout] of view.payouts.entries()) {
     const state = states.get(payout.id)!;
     const net = paid.get(payout.id.slice(-15)) ?? 0;

@@ -123,7 +123,20 @@ export async function runSeed(
   const bank = new SimAchBank(seed, fates);
   const world = await World.open(template, bank, new SimCheckBank(seed));
   const paypal = new SimPaypal(seed, template.paypal);
+  // A chance of its own, so that the seeds' other decisions stay what they were.
+  const differences = new Prng(seed ^ 0x5eed_f00d);
+  if (differences.chance(0.2)) {
+    world.injectedFee = { amountCents: differences.int(1, 5_000), date: null };
+  }
   const sim = new Sim(world, prng, paypal, options);
+  if (world.injectedFee !== null) {
+    sim.records.push({
+      index: -1,
+      step:
+        `the sandbox bank adds a fee of ${world.injectedFee.amountCents} cents to its first day`,
+      outcome: "injected",
+    });
+  }
   bank.now = () => sim.domainNowCached;
   paypal.now = () => sim.domainNowCached;
   try {

@@ -18,6 +18,11 @@ import {
 } from "../../lib/identity/admin.ts";
 import { runAdminCommand } from "../../lib/admin/commands.ts";
 import { readBankSettings } from "../../lib/ach/bank_store.ts";
+import { statementAccountsOf } from "../../lib/ach/bank_settings.ts";
+import {
+  SANDBOX_STATEMENT_JOB,
+  sandboxStatementJob,
+} from "../../lib/reconciliation/sandbox_statements.ts";
 import {
   batchServiceDeps,
   jobHandlersOf,
@@ -163,6 +168,16 @@ class CrashSwitch {
   }
 }
 
+/**
+ * A fee the sandbox bank adds to the first account of the first day it states, one the service
+ * never expected: reconciliation must show exactly that exception. `date` is that day, once
+ * stated.
+ */
+export interface InjectedFee {
+  readonly amountCents: number;
+  date: string | null;
+}
+
 /** One seed's service, restartable from its files. */
 export class World {
   readonly clock = new FakeClock(SIM_START);
@@ -172,6 +187,8 @@ export class World {
   handlers!: JobHandlers;
   scheduler!: Scheduler;
   restarts = 0;
+  /** The seed's injected difference, if it has one (set before the first step). */
+  injectedFee: InjectedFee | null = null;
 
   /** The settings the service runs with: its rails composed on this world's banks. */
   readonly settings: RuntimeSettings;
@@ -210,7 +227,31 @@ export class World {
   async #start(): Promise<void> {
     this.databases = { test: await openAt(this.dir, "test"), live: await openAt(this.dir, "live") };
     this.crash.install(this.databases.test);
-    this.handlers = jobHandlersOf("test", this.settings, this.databases.test, testSecretBox);
+    const database = this.databases.test;
+    this.handlers = {
+      ...jobHandlersOf("test", this.settings, database, testSecretBox),
+      [SANDBOX_STATEMENT_JOB]: async (tx, job) => {
+        const fee = this.injectedFee;
+        const settings = await readBankSettings(tx, testSecretBox, "test", job.companyId);
+        const day = String(job.payload.date);
+        // A unit that crashed runs again for the same day: the fee goes into that day alone.
+        if (fee !== null && settings !== null) fee.date ??= day;
+        const lines = fee === null || settings === null || fee.date !== day ? [] : [{
+          accountNumber: statementAccountsOf(settings)[0].accountNumber,
+          typeCode: "699",
+          amountCents: fee.amountCents,
+          text: "SIM BANK FEE",
+        }];
+        const statement = sandboxStatementJob({
+          database,
+          environment: "test",
+          secretBox: testSecretBox,
+          inject: () => lines,
+        });
+        if (typeof statement !== "function") throw new Error("the statement job runs in a unit");
+        await statement(tx, job);
+      },
+    };
     this.scheduler = new Scheduler(
       { test: this.databases.test, live: this.databases.live },
       { test: this.handlers, live: {} },
