@@ -21,7 +21,7 @@ import {
 import { Scheduler } from "../db/scheduler.ts";
 import { createApp } from "../routes/app.ts";
 import { openTempDatabase, testAuditKeys, testSecretBox, withTempDir } from "./helpers.ts";
-import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
+import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 
 /** Noon in New York on 2026-11-23, 24 and 25 (a line's days are its company's bank days). */
@@ -77,6 +77,19 @@ async function withLine(
       await database.close();
     }
   });
+}
+
+/** Acme's sandbox clock moves a day on: in test, its days close on it. */
+async function advanceAcmeDay(f: HttpFixture) {
+  const advanced = await f.app.request("/v1/sandbox/clock/advance", {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+      "Content-Type": "application/json",
+    },
+    body: JSON.stringify({ seconds: 86_400 }),
+  });
+  assert.equal(advanced.status, 200);
 }
 
 Deno.test("each closed day is stated once, chained and signed; the open day waits", async () => {
@@ -212,16 +225,7 @@ Deno.test("ledger:statements closes and lists, --verify checks, ledger:public-ke
     const open = await call("ledger:statements", { environment: "test" });
     assert.equal(open.status, 200, JSON.stringify(open.body));
     assert.deepEqual(open.body.result, { test: { closed: [], statements: 0 } }, "the day is open");
-    // The company's sandbox clock moves a day on: in test, its days close on it.
-    const advanced = await f.app.request("/v1/sandbox/clock/advance", {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
-        "Content-Type": "application/json",
-      },
-      body: JSON.stringify({ seconds: 86_400 }),
-    });
-    assert.equal(advanced.status, 200);
+    await advanceAcmeDay(f);
     const closed = await call("ledger:statements", { environment: "test" });
     assert.equal(closed.status, 200, JSON.stringify(closed.body));
     const [day] = closed.body.result.test.closed;
@@ -268,15 +272,7 @@ Deno.test("the scheduler closes a line's day shortly after its midnight, once, w
       )).rows.map((r) => [r.line_id, r.statement_date, r.seq]);
     await scheduler.sweep();
     assert.deepEqual(await statements(), [], "the day is open");
-    const advanced = await f.app.request("/v1/sandbox/clock/advance", {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
-        "Content-Type": "application/json",
-      },
-      body: JSON.stringify({ seconds: 86_400 }),
-    });
-    assert.equal(advanced.status, 200);
+    await advanceAcmeDay(f);
     await scheduler.sweep();
     await scheduler.sweep();
     assert.deepEqual(await statements(), [[f.cast.acme.autoLineId, "2026-01-05", 1]]);
