@@ -21,6 +21,7 @@ const CONSOLE_PAGES = [
   "/console/ledger",
   "/console/ledger/transactions",
   "/console/ledger/tie-out",
+  "/console/reconciliation",
   "/console/webhooks",
   "/console/jobs",
   "/console/jobs/notifications",

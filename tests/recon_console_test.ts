@@ -67,6 +67,10 @@ Deno.test("the Reconciliation page shows each day's badge, exports the days, and
       /the bank reported a debit of \$25\.00 \(other, type 699\) the service did not expect/,
     );
     assert.match(text, /an admin resolves it/);
+    assert.match(
+      page.html,
+      /<a[^>]*href="\/console\/reconciliation\?env=test"[^>]*aria-current="page"/,
+    );
     const overview = await viewer.get("/console/needs-action?env=test");
     assert.match(textOf(overview.html), /1 bank statement difference open/);
 

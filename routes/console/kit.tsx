@@ -30,6 +30,7 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   { key: "payouts", href: "/console/payouts", label: "Payouts" },
   { key: "disbursements", href: "/console/disbursements", label: "Disbursements" },
   { key: "ledger", href: "/console/ledger", label: "Ledger" },
+  { key: "reconciliation", href: "/console/reconciliation", label: "Reconciliation" },
   { key: "unclaimed", href: "/console/unclaimed", label: "Unclaimed" },
   { key: "funding", href: "/console/funding", label: "Funding" },
   { key: "webhooks", href: "/console/webhooks", label: "Webhooks" },

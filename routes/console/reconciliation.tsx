@@ -94,7 +94,7 @@ async function reconciliationPage(c: ConsoleContext, shown: { problems: readonly
   });
   const admin = hasRole(c, "admin");
   return (
-    <ConsoleLayout c={c} title="Reconciliation" active="">
+    <ConsoleLayout c={c} title="Reconciliation" active="reconciliation">
       <DoneNotice c={c} notices={NOTICES} />
       <FormProblems problems={shown.problems} />
       <p>
