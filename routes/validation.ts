@@ -145,6 +145,13 @@ export function phoneNumber(name: string) {
   );
 }
 
+/** A real calendar date written YYYY-MM-DD (2026-02-30 is not one). */
+export function isCalendarDate(value: string): boolean {
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(ms) &&
+    new Date(ms).toISOString().startsWith(value);
+}
+
 /**
  * A pay_by date (extension, both surfaces): a calendar date YYYY-MM-DD. Whether it is after today
  * is the service's rule (it knows the sandbox clock).

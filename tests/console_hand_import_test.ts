@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { returnFile } from "./ach_import_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
-import { consoleAs, countRows, textOf } from "./console_helpers.ts";
+import { consoleAs, countRows, parseCsv, textOf } from "./console_helpers.ts";
 
 const PAID_ITEMS = "check_number,amount,paid_date\n9999,100.00,2026-01-08\n";
 
@@ -88,6 +88,25 @@ Deno.test("console import in test: imported at once; refusals keep the form (no 
     assert.match(textOf(ach.html), /Imported in test\. File returns\.ach/);
     assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM ach_imports"), 1);
     assert.equal(await countRows(f, "live", "SELECT count(*) AS n FROM approvals"), 0);
+    // The imports list exports what it shows.
+    const imports = await ada.get("/console/bank-files/imports?env=test");
+    assert.match(imports.html, /href="\/console\/bank-files\/imports\/export\.csv\?env=test"/);
+    const exported = parseCsv(
+      (await ada.get("/console/bank-files/imports/export.csv?env=test")).html,
+    );
+    assert.deepEqual(exported[0], [
+      "imported_at",
+      "file_name",
+      "source",
+      "company",
+      "returns",
+      "notices_of_change",
+      "applied",
+      "not_applied",
+    ]);
+    assert.deepEqual(exported.slice(1).map((row) => row.slice(1)), [
+      ["returns.ach", "cli", "", "0", "0", "0", ""],
+    ]);
 
     const paid = await ada.postFile("/console/bank-files/import", {
       env: "test",

@@ -172,6 +172,9 @@ Deno.test("console funding and approvals: a live wire waits for a second admin, 
     assert.equal(badFilter.status, 400);
     assert.match(badFilter.html, /From: a date, YYYY-MM-DD/);
     assert.match(badFilter.html, /name="since" value="yesterday"/);
+    const noSuchDay = await second.get("/console/audit?env=live&since=2026-02-30");
+    assert.equal(noSuchDay.status, 400);
+    assert.match(noSuchDay.html, /From: not a real date/);
   });
 });
 

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { consoleAs, countRows, textOf } from "./console_helpers.ts";
+import { consoleAs, countRows, parseCsv, textOf } from "./console_helpers.ts";
 import { seedConsoleData } from "./console_pages_helpers.ts";
 
 /** A /v1 payout held for sanctions review, as screening leaves it: in_review with an open review. */
@@ -252,6 +252,26 @@ Deno.test("console reviews: a sanctions hold shown with its match; a clerk canno
       textOf(list.html),
       /Ivan Sanktionov .* Acme Mutual \$125\.00 SANKTIONOV, Ivan \(SANDBOX\) open/,
     );
+    assert.match(list.html, /href="\/console\/reviews\/export\.csv\?env=test"/);
+    const exported = await clerk.get("/console/reviews/export.csv?env=test");
+    assert.equal(exported.headers.get("Content-Type"), "text/csv; charset=utf-8");
+    const reviewRows = parseCsv(exported.html);
+    assert.deepEqual(reviewRows[0], [
+      "held_at",
+      "payout",
+      "payee",
+      "company",
+      "amount",
+      "matched",
+      "status",
+      "decided_by",
+      "decided_at",
+      "reason",
+    ]);
+    assert.deepEqual(
+      reviewRows.slice(1).map((row) => [row[2], row[3], row[4], row[5], row[6], row[7]]),
+      [["Ivan Sanktionov", "Acme Mutual", "125.00", "SANKTIONOV, Ivan (SANDBOX)", "open", ""]],
+    );
     const page = await clerk.get(`/console/reviews/${reviewId}?env=test`);
     assert.match(
       textOf(page.html),
@@ -405,6 +425,34 @@ Deno.test("console reviews: an admin resolves a check paid-item exception (bank 
       textOf(list.html),
       /No\. 9001 paid-2026-01-05\.csv unknown — \$42\.00 2026-01-05 open/,
     );
+    const exported = await clerk.get("/console/reviews/checks/export.csv?env=test");
+    assert.equal(exported.headers.get("Content-Type"), "text/csv; charset=utf-8");
+    assert.deepEqual(parseCsv(exported.html), [
+      [
+        "reported_at",
+        "check_number",
+        "exception",
+        "issued",
+        "paid",
+        "paid_on",
+        "payout",
+        "file",
+        "status",
+        "resolution",
+      ],
+      [
+        new Date(now).toISOString(),
+        "9001",
+        "unknown",
+        "",
+        "42.00",
+        "2026-01-05",
+        "",
+        "paid-2026-01-05.csv",
+        "open",
+        "",
+      ],
+    ]);
     const page = await clerk.get("/console/reviews/checks/cex_console?env=test");
     assert.match(textOf(page.html), /If the payment stands \$42\.00 from available to bank/);
     assert.ok(!page.html.includes(">Resolve</button>"));

@@ -25,7 +25,7 @@ import { chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { checkFilesOf, chooseCheck, positivePayText, registerOf } from "./checks_helpers.ts";
 import { withCheckFixture } from "./checks_helpers.ts";
-import { consoleAs, textOf } from "./console_helpers.ts";
+import { consoleAs, parseCsv, textOf } from "./console_helpers.ts";
 import { v1 } from "./portal_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -285,6 +285,7 @@ Deno.test("console: an open rail exception is in the attention list and on its p
     const payoutId = await payoutOf(f, "payee_uuid = ?", "p-x");
     const batchId = await retryAtRail(f, payoutId, "built");
     const entryId = String((await sql(f, "SELECT id FROM rail_batch_entries"))[0].id);
+    const reportedAt = f.clock.now();
     await sql(
       f,
       `INSERT INTO rail_exceptions (id, company_id, rail, entry_id, batch_id, payout_id, reference,
@@ -295,7 +296,7 @@ Deno.test("console: an open rail exception is in the attention list and on its p
       batchId!,
       payoutId,
       `${payoutId}-2`,
-      f.clock.now(),
+      reportedAt,
     );
     const { browser: viewer } = await consoleAs(f, { email: "vi@ops.test", role: "viewer" });
     const overview = await viewer.get("/console?env=test");
@@ -304,6 +305,36 @@ Deno.test("console: an open rail exception is in the attention list and on its p
     assert.equal(list.status, 200);
     assert.match(textOf(list.html), /came back/);
     assert.doesNotMatch(list.html, /no_ledger_effect"/);
+    assert.match(list.html, /href="\/console\/rail-exceptions\/export\.csv\?env=test"/);
+    const exported = await viewer.get("/console/rail-exceptions/export.csv?env=test");
+    assert.equal(exported.status, 200);
+    assert.equal(exported.headers.get("Content-Type"), "text/csv; charset=utf-8");
+    assert.deepEqual(parseCsv(exported.html), [
+      [
+        "reported_at",
+        "rail",
+        "batch",
+        "reference",
+        "payout",
+        "outcome",
+        "amount",
+        "why",
+        "status",
+        "resolution",
+      ],
+      [
+        new Date(reportedAt).toISOString(),
+        "ach",
+        batchId!,
+        `${payoutId}-2`,
+        payoutId,
+        "came back",
+        "20.00",
+        "came back",
+        "open",
+        "",
+      ],
+    ]);
 
     const { browser: admin } = await consoleAs(f, { email: "ad@ops.test", role: "admin" });
     const page = await admin.get("/console/rail-exceptions?env=test");

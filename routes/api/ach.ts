@@ -20,14 +20,7 @@ import { centsToDollars } from "../../lib/platform/money.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
-import { invalidInput, parseQuery } from "../validation.ts";
-
-/** A real calendar date written YYYY-MM-DD (2026-02-30 is not one). */
-function isCalendarDate(value: string): boolean {
-  const ms = Date.parse(`${value}T00:00:00Z`);
-  return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(ms) &&
-    new Date(ms).toISOString().startsWith(value);
-}
+import { invalidInput, isCalendarDate, parseQuery } from "../validation.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

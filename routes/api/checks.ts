@@ -30,7 +30,7 @@ import { centsToDollars } from "../../lib/platform/money.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
-import { invalidInput, parseJsonBody, parseQuery } from "../validation.ts";
+import { invalidInput, isCalendarDate, parseJsonBody, parseQuery } from "../validation.ts";
 import { companyTarget } from "./request.ts";
 import { apiSchemas } from "./schemas.ts";
 
@@ -39,13 +39,6 @@ export const CHECKS_PAGE_SIZE_DEFAULT = 10;
 export const CHECKS_PAGE_SIZE_MAX = CHECK_LIST_LIMIT_MAX;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** A real calendar date written YYYY-MM-DD (2026-02-30 is not one). */
-function isCalendarDate(value: string): boolean {
-  const ms = Date.parse(`${value}T00:00:00Z`);
-  return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(ms) &&
-    new Date(ms).toISOString().startsWith(value);
-}
 
 const CHECK_NUMBER = /^[1-9]\d{0,8}$/;
 

@@ -29,7 +29,7 @@ import {
   SortHeader,
   When,
 } from "./kit.tsx";
-import { issuePath } from "../validation.ts";
+import { isCalendarDate, issuePath } from "../validation.ts";
 import {
   companiesInScope,
   type ConsoleContext,
@@ -49,10 +49,7 @@ const optionalDate = (label: string) =>
       v.pipe(
         v.string(),
         v.regex(/^\d{4}-\d{2}-\d{2}$/, `${label}: a date, YYYY-MM-DD`),
-        v.check(
-          (text) => !Number.isNaN(Date.parse(`${text}T00:00:00Z`)),
-          `${label}: not a real date`,
-        ),
+        v.check(isCalendarDate, `${label}: not a real date`),
       ),
     ], `${label}: a date, YYYY-MM-DD`),
     "",

@@ -13,6 +13,7 @@ import {
   type AchFileRow,
   achFileSorts,
   achFileStatuses,
+  type AchImportRow,
   achImportSorts,
   CHECK_STATES,
   type CheckFileRow,
@@ -547,6 +548,9 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     return c.html(
       <ConsoleLayout c={c} title="Bank files" active="bank-files">
         <BankTabs c={c} current="imports" />
+        {page.data.length > 0
+          ? <ExportLink c={c} path="/console/bank-files/imports/export.csv" what="these imports" />
+          : null}
         <ListTable
           label="Returns imports"
           rows={page.data}
@@ -842,6 +846,18 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
         listConsoleChecks(c.get("database").readClient, filter, { ...params, ...window }),
     });
   });
+  app.get("/bank-files/imports/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(achImportSorts), defaultSort: "imported" });
+    return csvExport(c, {
+      name: "returns-imports",
+      columns: ACH_IMPORT_COLUMNS,
+      read: (window) =>
+        listAchImports(c.get("database").readClient, companiesInScope(c), {
+          ...params,
+          ...window,
+        }),
+    });
+  });
   app.get("/bank-files/check-files/export.csv", (c) => {
     const params = listParams(c, { sorts: Object.keys(checkFileSorts), defaultSort: "created" });
     const client = c.get("database").readClient;
@@ -898,6 +914,20 @@ const CHECK_COLUMNS: readonly CsvColumn<CheckRow>[] = [
   ["paid_amount", (k) => csvCell.money(k.paidAmountCents)],
   ["void_reason", (k) => csvCell.text(k.voidReason)],
   ["payout_id", (k) => csvCell.text(k.payoutId)],
+];
+
+const ACH_IMPORT_COLUMNS: readonly CsvColumn<AchImportRow>[] = [
+  ["imported_at", (i) => csvCell.time(i.importedAt)],
+  ["file_name", (i) => csvCell.text(i.fileName)],
+  ["source", (i) => csvCell.text(i.source)],
+  ["company", (i) => csvCell.text(i.companyName)],
+  ["returns", (i) => csvCell.count(i.returnCount)],
+  ["notices_of_change", (i) => csvCell.count(i.correctionCount)],
+  ["applied", (i) => csvCell.count(i.appliedCount)],
+  [
+    "not_applied",
+    (i) => csvCell.text(i.notApplied.map((e) => `${e.trace ?? "?"}: ${e.reason ?? ""}`).join("; ")),
+  ],
 ];
 
 const CHECK_FILE_COLUMNS: readonly CsvColumn<Balanced<CheckFileRow>>[] = [

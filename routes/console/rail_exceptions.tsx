@@ -7,7 +7,11 @@
  * rails:resolve-exception, audited.
  */
 import { Hono } from "hono";
-import { listRailExceptions, RAIL_EXCEPTIONS_LISTED_MAX } from "../../lib/rails/exceptions.ts";
+import {
+  listRailExceptions,
+  RAIL_EXCEPTIONS_LISTED_MAX,
+  type RailExceptionRow,
+} from "../../lib/rails/exceptions.ts";
 import type { AppDeps } from "../context.ts";
 import {
   ConsoleLayout,
@@ -20,10 +24,12 @@ import {
   SelectField,
   When,
 } from "./kit.tsx";
+import { csvCell, type CsvColumn, csvExport, wholeList } from "./csv_export.ts";
 import {
   ActionButton,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   ListTable,
   queryChoice,
@@ -37,13 +43,35 @@ const NOTICES = {
 };
 const STATUSES = ["open", "resolved"] as const;
 
-async function exceptionsPage(c: ConsoleContext, shown: { problems: readonly FieldProblem[] }) {
-  const status = queryChoice(c, "status", STATUSES) ?? "open";
-  const rows = await listRailExceptions(
+/** The exceptions of the page's filter. */
+function filteredExceptions(c: ConsoleContext): Promise<RailExceptionRow[]> {
+  return listRailExceptions(
     c.get("database").readClient,
-    { status, companyIds: companiesInScope(c) },
+    { status: queryChoice(c, "status", STATUSES) ?? "open", companyIds: companiesInScope(c) },
     RAIL_EXCEPTIONS_LISTED_MAX,
   );
+}
+
+const outcomeOf = (x: RailExceptionRow) =>
+  x.outcome === "completed" ? "paid" : `came back ${x.returnCode ?? ""}`.trim();
+
+/** The export's columns: what the page shows, and the resolution of a closed one. */
+const EXCEPTION_COLUMNS: readonly CsvColumn<RailExceptionRow>[] = [
+  ["reported_at", (x) => csvCell.time(x.createdAt)],
+  ["rail", (x) => csvCell.text(x.rail)],
+  ["batch", (x) => csvCell.text(x.batchId)],
+  ["reference", (x) => csvCell.text(x.reference)],
+  ["payout", (x) => csvCell.text(x.payoutId)],
+  ["outcome", (x) => csvCell.text(outcomeOf(x))],
+  ["amount", (x) => csvCell.money(x.amountCents)],
+  ["why", (x) => csvCell.text(x.reason)],
+  ["status", (x) => csvCell.text(x.status)],
+  ["resolution", (x) => csvCell.text(x.resolution)],
+];
+
+async function exceptionsPage(c: ConsoleContext, shown: { problems: readonly FieldProblem[] }) {
+  const status = queryChoice(c, "status", STATUSES) ?? "open";
+  const rows = await filteredExceptions(c);
   const admin = hasRole(c, "admin");
   return (
     <ConsoleLayout c={c} title="Rail exceptions" active="">
@@ -61,6 +89,9 @@ async function exceptionsPage(c: ConsoleContext, shown: { problems: readonly Fie
           values={{ status }}
         />
       </FilterForm>
+      {rows.length > 0
+        ? <ExportLink c={c} path="/console/rail-exceptions/export.csv" what="these exceptions" />
+        : null}
       <ListTable
         label="Rail exceptions"
         rows={rows}
@@ -90,7 +121,7 @@ async function exceptionsPage(c: ConsoleContext, shown: { problems: readonly Fie
                 ? <a href={consoleUrl(c, `/console/payouts/${x.payoutId}`)}>{x.payoutId}</a>
                 : "—"}
             </td>
-            <td>{x.outcome === "completed" ? "paid" : `came back ${x.returnCode ?? ""}`}</td>
+            <td>{outcomeOf(x)}</td>
             <td>
               <Money cents={x.amountCents} />
             </td>
@@ -132,6 +163,12 @@ async function exceptionsPage(c: ConsoleContext, shown: { problems: readonly Fie
 export function railExceptionsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   app.get("/rail-exceptions", async (c) => c.html(await exceptionsPage(c, { problems: [] })));
+  app.get("/rail-exceptions/export.csv", async (c) =>
+    csvExport(c, {
+      name: "rail-exceptions",
+      columns: EXCEPTION_COLUMNS,
+      read: wholeList(await filteredExceptions(c)),
+    }));
   for (const resolution of ["payment_stands", "no_ledger_effect"] as const) {
     app.post(
       `/rail-exceptions/:id/${resolution}`,

@@ -38,9 +38,18 @@ import {
   When,
 } from "./kit.tsx";
 import {
+  CSV_EXPORT_ROWS_MAX,
+  csvCell,
+  type CsvColumn,
+  csvExport,
+  wholeList,
+} from "./csv_export.ts";
+import { listCheckExceptions } from "../../lib/checks/views.ts";
+import {
   checkedForm,
   DoneNotice,
   doneRedirect,
+  ExportLink,
   FilterForm,
   findInScope,
   ListTable,
@@ -108,11 +117,45 @@ const toneOf = (status: string) =>
     ? "badge good"
     : "badge bad";
 
+/** The sanctions reviews' status the page filters on (null: all). */
+const reviewStatusOf = (c: ConsoleContext): ReviewState | null =>
+  c.req.query("status") === "all" ? null : queryChoice(c, "status", REVIEW_STATES) ?? "open";
+
+const REVIEW_COLUMNS: readonly CsvColumn<ReviewRow>[] = [
+  ["held_at", (r) => csvCell.time(r.createdAt)],
+  ["payout", (r) => csvCell.text(r.payoutId)],
+  ["payee", (r) => csvCell.text(r.payeeName)],
+  ["company", (r) => csvCell.text(r.companyName)],
+  ["amount", (r) => csvCell.money(r.amountCents)],
+  ["matched", (r) => csvCell.text(r.matches.map((m) => `${m.listName} (${m.program})`).join("; "))],
+  ["status", (r) => csvCell.text(r.status)],
+  ["decided_by", (r) => csvCell.text(r.decidedBy)],
+  ["decided_at", (r) => csvCell.time(r.decidedAt)],
+  ["reason", (r) => csvCell.text(r.reason)],
+];
+
+/** The check exceptions' status the page filters on (null: all). */
+const checkExceptionStatusOf = (c: ConsoleContext): "open" | "resolved" | null => {
+  const asked = c.req.query("status");
+  return asked === "resolved" ? "resolved" : asked === "all" ? null : "open";
+};
+
+const CHECK_EXCEPTION_COLUMNS: readonly CsvColumn<CheckExceptionSummary>[] = [
+  ["reported_at", (x) => csvCell.time(x.createdAt)],
+  ["check_number", (x) => csvCell.count(x.checkNumber)],
+  ["exception", (x) => csvCell.text(x.kind)],
+  ["issued", (x) => csvCell.money(x.issuedAmountCents)],
+  ["paid", (x) => csvCell.money(x.paidAmountCents)],
+  ["paid_on", (x) => csvCell.text(x.paidDate)],
+  ["payout", (x) => csvCell.text(x.payoutId)],
+  ["file", (x) => csvCell.text(x.importFileName)],
+  ["status", (x) => csvCell.text(x.status)],
+  ["resolution", (x) => csvCell.text(x.resolution)],
+];
+
 async function sanctionsList(c: ConsoleContext) {
   const params = listParams(c, { sorts: Object.keys(reviewSorts), defaultSort: "created" });
-  const status: ReviewState | null = c.req.query("status") === "all"
-    ? null
-    : queryChoice(c, "status", REVIEW_STATES) ?? "open";
+  const status = reviewStatusOf(c);
   const page = await listSanctionsReviews(
     c.get("database").readClient,
     { companyIds: companiesInScope(c), status },
@@ -133,6 +176,9 @@ async function sanctionsList(c: ConsoleContext) {
           values={{ status: status ?? "all" }}
         />
       </FilterForm>
+      {page.data.length > 0
+        ? <ExportLink c={c} path="/console/reviews/export.csv" what="these reviews" />
+        : null}
       <ListTable
         label="Sanctions reviews"
         rows={page.data}
@@ -274,8 +320,7 @@ function sanctionsReviewPage(
 }
 
 async function checkExceptionsList(c: ConsoleContext) {
-  const asked = c.req.query("status");
-  const status = asked === "resolved" ? "resolved" : asked === "all" ? null : "open";
+  const status = checkExceptionStatusOf(c);
   const listed = await listCheckExceptionsInScope(c.get("database").readClient, {
     companyIds: companiesInScope(c),
     status,
@@ -296,6 +341,9 @@ async function checkExceptionsList(c: ConsoleContext) {
           values={{ status: status ?? "all" }}
         />
       </FilterForm>
+      {listed.data.length > 0
+        ? <ExportLink c={c} path="/console/reviews/checks/export.csv" what="these exceptions" />
+        : null}
       <ListTable
         label="Check exceptions"
         rows={listed.data}
@@ -436,6 +484,30 @@ export function reviewsConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
 
   app.get("/reviews", async (c) => c.html(await sanctionsList(c)));
   app.get("/reviews/checks", async (c) => c.html(await checkExceptionsList(c)));
+  app.get("/reviews/export.csv", (c) => {
+    const params = listParams(c, { sorts: Object.keys(reviewSorts), defaultSort: "created" });
+    return csvExport(c, {
+      name: "sanctions-reviews",
+      columns: REVIEW_COLUMNS,
+      read: (window) =>
+        listSanctionsReviews(
+          c.get("database").readClient,
+          { companyIds: companiesInScope(c), status: reviewStatusOf(c) },
+          { ...params, ...window },
+        ),
+    });
+  });
+  app.get("/reviews/checks/export.csv", async (c) =>
+    csvExport(c, {
+      name: "check-exceptions",
+      columns: CHECK_EXCEPTION_COLUMNS,
+      read: wholeList(
+        await listCheckExceptions(c.get("database").readClient, {
+          companyIds: companiesInScope(c),
+          status: checkExceptionStatusOf(c),
+        }, CSV_EXPORT_ROWS_MAX),
+      ),
+    }));
 
   app.get("/reviews/checks/:id", async (c) => {
     const x = await exceptionOf(c, c.req.param("id"));
