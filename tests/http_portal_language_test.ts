@@ -125,7 +125,7 @@ Deno.test("portal language: a Spanish /v1 payee is verified, chooses ACH and fol
       browser.lastHtml.includes("<li>Dinero enviado — 5 ene 2026, 3:30 p.m. UTC</li>"),
       browser.lastHtml,
     );
-    assert.doesNotMatch(browser.lastHtml, /GMT|Money sent|How you are paid/);
+    assert.doesNotMatch(browser.lastHtml, /\bGMT\b|Money sent|How you are paid/);
   }, inboxOn);
 });
 

@@ -49,7 +49,10 @@ const optionalDate = (label: string) =>
       v.pipe(
         v.string(),
         v.regex(/^\d{4}-\d{2}-\d{2}$/, `${label}: a date, YYYY-MM-DD`),
-        v.check(isCalendarDate, `${label}: not a real date`),
+        v.check(
+          (text) => !/^\d{4}-\d{2}-\d{2}$/.test(text) || isCalendarDate(text),
+          `${label}: not a real date`,
+        ),
       ),
     ], `${label}: a date, YYYY-MM-DD`),
     "",
