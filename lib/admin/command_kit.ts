@@ -312,6 +312,26 @@ export function objectReach(
   };
 }
 
+/** What an operator is told when the --exception an exception command names is not there. */
+export const exceptionNotFound =
+  <Code extends string>(code: Code, noun: string) => (f: Flags, environment: Environment) =>
+    refuse(code, `no ${noun} ${f.exception} in ${environment}`, { field: "exception" });
+
+/** The reach of a command that resolves the exception its --exception names, found by `find`. */
+export function exceptionReach(
+  find: (
+    reader: Databases[Environment]["readClient"],
+    exceptionId: string,
+  ) => Promise<{ companyId: string } | null>,
+  hidden: (flags: Flags, environment: Environment) => Refusal,
+) {
+  return objectReach(
+    (request, environment, f) => find(request.databases[environment].readClient, f.exception),
+    hidden,
+    (f) => f.exception,
+  );
+}
+
 export function environmentFlag(
   flags: Flags,
   fallback: Environment,

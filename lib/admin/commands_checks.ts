@@ -48,6 +48,8 @@ import {
   companyIdByTin,
   environmentFlag,
   environmentReach,
+  exceptionNotFound as sharedExceptionNotFound,
+  exceptionReach,
   exceptionStatusFlag,
   type Flags,
   objectReach,
@@ -64,10 +66,7 @@ const companyNotFound = (f: Flags) =>
   refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
 const fileNotFound = (f: Flags, environment: Environment) =>
   refuse("check_file_not_found", `no check file ${f.file} in ${environment}`, { field: "file" });
-const exceptionNotFound = (f: Flags, environment: Environment) =>
-  refuse("exception_not_found", `no check exception ${f.exception} in ${environment}`, {
-    field: "exception",
-  });
+const exceptionNotFound = sharedExceptionNotFound("exception_not_found", "check exception");
 
 const checkView = (check: CheckRecord, environment: Environment) => ({
   environment,
@@ -624,12 +623,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     },
     optional: ["note"],
     role: "admin",
-    reach: objectReach(
-      (request, environment, f) =>
-        findCheckException(request.databases[environment].readClient, f.exception),
-      exceptionNotFound,
-      (f) => f.exception,
-    ),
+    reach: exceptionReach(findCheckException, exceptionNotFound),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;

@@ -23,6 +23,8 @@ import {
   approvalAnswer,
   type Command,
   environmentFlag,
+  exceptionNotFound as sharedExceptionNotFound,
+  exceptionReach,
   exceptionStatusFlag,
   type Flags,
   listedCompanies,
@@ -32,10 +34,7 @@ import {
 
 const ENVIRONMENT_FLAG = "live (default) or test";
 
-const exceptionNotFound = (f: Flags, environment: Environment) =>
-  refuse("rail_exception_not_found", `no rail exception ${f.exception} in ${environment}`, {
-    field: "exception",
-  });
+const exceptionNotFound = sharedExceptionNotFound("rail_exception_not_found", "rail exception");
 
 export const railCommands: Readonly<Record<string, Command>> = {
   "rails:exceptions": {
@@ -82,12 +81,7 @@ export const railCommands: Readonly<Record<string, Command>> = {
     },
     optional: ["note"],
     role: "admin",
-    reach: objectReach(
-      (request, environment, f) =>
-        findRailException(request.databases[environment].readClient, f.exception),
-      exceptionNotFound,
-      (f) => f.exception,
-    ),
+    reach: exceptionReach(findRailException, exceptionNotFound),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;

@@ -32,6 +32,8 @@ import {
   companyFileImportReach,
   companyIdByTin,
   environmentFlag,
+  exceptionNotFound as sharedExceptionNotFound,
+  exceptionReach,
   exceptionStatusFlag,
   type Flags,
   listedCompanies,
@@ -49,10 +51,10 @@ const IMPORT_READ_BYTES_MAX = STATEMENT_BYTES_MAX + 1;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const companyNotFound = (f: Flags) =>
   refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
-const exceptionNotFound = (f: Flags, environment: Environment) =>
-  refuse("exception_not_found", `no reconciliation exception ${f.exception} in ${environment}`, {
-    field: "exception",
-  });
+const exceptionNotFound = sharedExceptionNotFound(
+  "exception_not_found",
+  "reconciliation exception",
+);
 
 const depsOf = (ctx: CommandContext, environment: Environment): StatementImportDeps => ({
   database: ctx.databases[environment],
@@ -241,12 +243,7 @@ export const reconCommands: Readonly<Record<string, Command>> = {
     },
     optional: ["adjust-line"],
     role: "admin",
-    reach: objectReach(
-      (request, environment, f) =>
-        findReconException(request.databases[environment].readClient, f.exception),
-      exceptionNotFound,
-      (f) => f.exception,
-    ),
+    reach: exceptionReach(findReconException, exceptionNotFound),
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
