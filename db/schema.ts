@@ -1240,7 +1240,7 @@ export const statementImports = sqliteTable("statement_imports", {
   companyId: text("company_id").notNull().references(() => companies.id),
   sha256: text("sha256").notNull(),
   format: text("format", { enum: ["bai2", "camt.053"] }).notNull(),
-  source: text("source", { enum: ["sftp", "cli", "sandbox_bank"] }).notNull(),
+  source: text("source", { enum: ["sftp", "cli", "console", "sandbox_bank"] }).notNull(),
   fileName: text("file_name").notNull(),
   /** The bank's own identifier of the file (BAI2 file id, camt.053 message id). */
   bankFileId: text("bank_file_id").notNull(),

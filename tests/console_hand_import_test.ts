@@ -56,10 +56,14 @@ Deno.test("console import in live: a return file is staged with what it would ap
     const approved = await bo.post(`/console/approvals/${approvalId}/approve`, { env: "live" });
     assert.equal(approved.status, 303);
     assert.equal(await countRows(f, "live", "SELECT count(*) AS n FROM ach_imports"), 1);
+    // Uploaded on the console, so recorded as the console's, not the CLI's.
     assert.equal(
-      await countRows(f, "live", "SELECT count(*) AS n FROM ach_imports WHERE file_name = ?", [
-        "returns_11-24.ach",
-      ]),
+      await countRows(
+        f,
+        "live",
+        "SELECT count(*) AS n FROM ach_imports WHERE file_name = ? AND source = 'console'",
+        ["returns_11-24.ach"],
+      ),
       1,
     );
 
@@ -105,7 +109,7 @@ Deno.test("console import in test: imported at once; refusals keep the form (no 
       "not_applied",
     ]);
     assert.deepEqual(exported.slice(1).map((row) => row.slice(1)), [
-      ["returns.ach", "cli", "", "0", "0", "0", ""],
+      ["returns.ach", "console", "", "0", "0", "0", ""],
     ]);
 
     const paid = await ada.postFile("/console/bank-files/import", {
@@ -115,7 +119,14 @@ Deno.test("console import in test: imported at once; refusals keep the form (no 
     }, { field: "file", name: "paid.csv", content: PAID_ITEMS });
     assert.equal(paid.status, 200, textOf(paid.html));
     assert.match(textOf(paid.html), /Imported in test\. .*Items 1 Items matched 0 Exceptions 1/);
-    assert.equal(await countRows(f, "test", "SELECT count(*) AS n FROM check_paid_imports"), 1);
+    assert.equal(
+      await countRows(
+        f,
+        "test",
+        "SELECT count(*) AS n FROM check_paid_imports WHERE source = 'console'",
+      ),
+      1,
+    );
 
     const noFile = await ada.postFile("/console/bank-files/import", {
       env: "test",

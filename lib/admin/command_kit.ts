@@ -3,6 +3,7 @@
  * it runs with, and the reach helpers (which environments and companies a command touches). The
  * tables themselves are lib/admin/commands.ts (the core) and one file per capability beside it.
  */
+import { handImportSource } from "../operators/hand_import_approval.ts";
 import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
@@ -246,7 +247,8 @@ export interface HandImport {
 
 /**
  * Stages a live hand import: the file is sealed into an approval (payload `file_name`, `sha256`,
- * `content_sealed`, `preview`) that a second admin decides; answers the approval and the preview.
+ * `content_sealed`, `source`, `preview`) that a second admin decides; answers the approval and the
+ * preview. Approved, it is imported by lib/operators/hand_import_approval.ts.
  */
 export async function stageHandImport(
   ctx: CommandContext,
@@ -256,6 +258,7 @@ export async function stageHandImport(
     file_name: hand.fileName,
     sha256: hand.sha256,
     content_sealed: await ctx.secretBox.sealText(new TextDecoder().decode(hand.content)),
+    source: handImportSource(ctx.actor.origin),
   };
   const requested = await requestApproval(ctx.operatorDeps, {
     operator: ctx.actor.operator!,

@@ -7,6 +7,7 @@
  * the command: the CLI, or the running service through its loopback endpoint (the CLI makes them
  * absolute first).
  */
+import { handImportSource } from "../operators/hand_import_approval.ts";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -147,7 +148,7 @@ async function stageLiveImport(
   const previewed = await previewAchImport(deps, {
     content,
     fileName,
-    source: "cli",
+    source: handImportSource(ctx.actor.origin),
     importedBy: ctx.actor.operator?.id ?? null,
   }, ctx.now);
   if (!previewed.ok) return refuse(previewed.code, `${previewed.message} (${fileName}, in live)`);
@@ -442,7 +443,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       const imported = await importAchFile(deps, {
         content: content.value,
         fileName,
-        source: "cli",
+        source: handImportSource(ctx.actor.origin),
         importedBy: ctx.actor.operator?.id ?? null,
       }, ctx.now);
       if (!imported.ok) {

@@ -7,6 +7,7 @@
  * on. Bad input (a paid-items file without a column, a void of a paid check) is a usage error and
  * writes nothing.
  */
+import { handImportSource } from "../operators/hand_import_approval.ts";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { centsToDollars } from "../platform/money.ts";
@@ -224,7 +225,7 @@ async function stagePaidImport(
     companyId,
     content,
     fileName,
-    source: "cli",
+    source: handImportSource(ctx.actor.origin),
     importedBy: ctx.actor.operator?.id ?? null,
   }, ctx.now);
   if (!previewed.ok) {
@@ -537,7 +538,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
         companyId,
         content: content.value,
         fileName,
-        source: "cli",
+        source: handImportSource(ctx.actor.origin),
         importedBy: ctx.actor.operator?.id ?? null,
       }, ctx.now);
       if (!imported.ok) {

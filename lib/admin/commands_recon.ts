@@ -5,6 +5,7 @@
  * import and an adjusting entry wait for a second admin. Each command takes --environment (live by
  * default) and names the environment it acted on.
  */
+import { handImportSource } from "../operators/hand_import_approval.ts";
 import type { Environment } from "../platform/config.ts";
 import { centsToDollars } from "../platform/money.ts";
 import { ok, refuse } from "../platform/result.ts";
@@ -37,7 +38,6 @@ import {
   exceptionStatusFlag,
   type Flags,
   listedCompanies,
-  objectReach,
   optionalTinReach,
   pathFlag,
   readAtMost,
@@ -152,7 +152,7 @@ export const reconCommands: Readonly<Record<string, Command>> = {
         companyId,
         content: content.value,
         fileName,
-        source: "cli" as const,
+        source: handImportSource(ctx.actor.origin),
         importedBy: ctx.actor.operator?.id ?? null,
       };
       const deps = depsOf(ctx, environment.value);

@@ -1,21 +1,33 @@
 /**
  * The two live reconciliation changes a second admin decides: a statement file imported by hand
  * (staged sealed, never one fetched from the bank's SFTP, where the bank is the other party) and
- * an exception resolved with an adjusting entry. Each runs in the approval's unit.
+ * an exception resolved with an adjusting entry. Each runs in the approval's unit; the import is
+ * every hand import's one path (lib/operators/hand_import_approval.ts).
  */
-import { appendAudit } from "../audit/store.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
+import { handImportApprovedAction } from "../operators/hand_import_approval.ts";
 import type { ApprovalKind } from "../operators/rules.ts";
 import { ok } from "../platform/result.ts";
 import { resolveReconExceptionInUnit } from "./exceptions.ts";
 import { importStatementInUnit } from "./service.ts";
 
-/** What a staged statement import's approval carries: the file sealed, its name and hash. */
-export interface StagedStatementImport {
-  readonly file_name: string;
-  readonly sha256: string;
-  readonly content_sealed: string;
-}
+const applyStagedStatement = handImportApprovedAction({
+  action: "recon:import",
+  objectType: "statement_import",
+  importInUnit: (tx, approval, { deps, now }, file) =>
+    importStatementInUnit(
+      tx,
+      {
+        database: deps.databases.live,
+        environment: "live",
+        secretBox: deps.secretBox,
+      },
+      { ...file, companyId: approval.companyId! },
+      now,
+    ),
+  audited: (report) => ({ matched: report.matched, exceptions: report.exceptions }),
+  answer: (report) => ({ matched: report.matched, exceptions: report.exceptions }),
+});
 
 /** What an adjusting resolution's approval carries. */
 export interface StagedAdjustment {
@@ -23,47 +35,6 @@ export interface StagedAdjustment {
   readonly note: string;
   readonly adjust_line: string;
 }
-
-const applyStagedStatement: ApprovedAction = async (tx, approval, { deps, actor, now }) => {
-  const staged = approval.payload as unknown as StagedStatementImport;
-  const content = new TextEncoder().encode(await deps.secretBox.openText(staged.content_sealed));
-  const imported = await importStatementInUnit(tx, {
-    database: deps.databases.live,
-    environment: "live",
-    secretBox: deps.secretBox,
-  }, {
-    companyId: approval.companyId!,
-    content,
-    fileName: staged.file_name,
-    source: "cli",
-    importedBy: approval.requestedBy,
-  }, now);
-  if (!imported.ok) return imported;
-  const report = imported.value;
-  await appendAudit(tx, "live", actor, {
-    at: now,
-    action: "recon:import",
-    objectType: "statement_import",
-    objectId: staged.sha256,
-    companyId: approval.companyId,
-    before: null,
-    after: {
-      import_id: report.importId,
-      file_name: staged.file_name,
-      duplicate: report.duplicate,
-      matched: report.matched,
-      exceptions: report.exceptions,
-      requested_by: approval.requestedBy,
-      approval_id: approval.id,
-    },
-  });
-  return ok({
-    import_id: report.importId,
-    duplicate: report.duplicate,
-    matched: report.matched,
-    exceptions: report.exceptions,
-  });
-};
 
 const applyAdjustment: ApprovedAction = async (tx, approval, { actor, now }) => {
   const staged = approval.payload as unknown as StagedAdjustment;

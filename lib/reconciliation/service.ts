@@ -32,7 +32,7 @@ export interface StatementImportRequest {
   readonly companyId: string;
   readonly content: Uint8Array;
   readonly fileName: string;
-  readonly source: "sftp" | "cli" | "sandbox_bank";
+  readonly source: "sftp" | "cli" | "console" | "sandbox_bank";
   /** The operator who imported it (null for the service itself). */
   readonly importedBy: string | null;
 }
