@@ -4,7 +4,8 @@
  * BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_ONLY (a comma list of
  * parts: cold_start, api, deliveries, isolation, drain, posting, create_cost, scale, console,
  * scale_out, catastrophe; default all) and HEADER_TIMEOUT_MS (passed to the service of the api
- * part: 0 serves it with Deno.serve instead of the Node listener). It starts with the cold start (bench/cold_start.ts), then
+ * part, which listens on loopback and so on Deno.serve unless it is above 0: then through the Node
+ * listener). It starts with the cold start (bench/cold_start.ts), then
  * the API against the bare baseline (bench/baseline.ts: one INSERT per FULL write transaction and
  * its primary-key read), and ends with the ACH catastrophe day (bench/ach_catastrophe.ts); last it
  * prints every target of issue 33 with its ratio, PASS or FAIL.
@@ -145,7 +146,8 @@ if (runs("cold_start")) {
 
 if (runs("api")) {
   await ensureWrk();
-  // HEADER_TIMEOUT_MS=0 in the bench's environment measures the service on Deno.serve.
+  // HEADER_TIMEOUT_MS above 0 in the bench's environment measures the service through the Node
+  // listener (on loopback it serves with Deno.serve otherwise).
   const headerTimeout = Deno.env.get("HEADER_TIMEOUT_MS");
   const service = await startService(
     headerTimeout === undefined ? {} : { HEADER_TIMEOUT_MS: headerTimeout },

@@ -318,13 +318,14 @@ export function docsRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const html = (page: Child) => "<!doctype html>" + String(page);
   // Mounted at the root, this runs around every route: a route's own policy (the portal's) stays.
+  // Set on the answer's own headers: c.header() after the route would build a new Response for
+  // each header, three per request (issue 33).
   app.use(async (c, next) => {
     await next();
-    if (!c.res.headers.has("Content-Security-Policy")) {
-      c.header("Content-Security-Policy", DOCS_CSP);
-    }
-    c.header("X-Content-Type-Options", "nosniff");
-    c.header("Referrer-Policy", "no-referrer");
+    const headers = c.res.headers;
+    if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", DOCS_CSP);
+    headers.set("X-Content-Type-Options", "nosniff");
+    headers.set("Referrer-Policy", "no-referrer");
   });
 
   app.get("/", (c) => c.html(html(<IndexPage sandboxInbox={deps.config.sandboxInbox} />)));

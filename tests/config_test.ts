@@ -227,3 +227,27 @@ Deno.test("CHECK_MICR_FONT: unset there is no font; set, its file is read once, 
   // The font stays when its file goes: nothing reads the file again.
   assert.deepEqual(config.checkMicrFont, new Uint8Array([0, 1, 0, 0, 7]));
 });
+
+Deno.test("HEADER_TIMEOUT_MS left unset is 0 (Deno.serve) on a loopback HOST and 10 s on any other; a value given is kept", () => {
+  const timeout = (env: Record<string, string>) =>
+    loadConfig({ ...secrets, ...env }).limits.HEADER_TIMEOUT_MS;
+  assert.deepEqual(
+    ["127.0.0.1", "127.0.0.2", "localhost", "::1"].map((HOST) => timeout({ HOST })),
+    [0, 0, 0, 0],
+  );
+  assert.equal(timeout({}), 0, "the default HOST is loopback");
+  assert.deepEqual(
+    ["0.0.0.0", "10.0.0.5", "::", "payments.internal"].map((HOST) => timeout({ HOST })),
+    [10_000, 10_000, 10_000, 10_000],
+  );
+  assert.equal(timeout({ HOST: "127.0.0.1", HEADER_TIMEOUT_MS: "2000" }), 2000);
+  assert.equal(timeout({ HOST: "0.0.0.0", HEADER_TIMEOUT_MS: "0" }), 0);
+  assert.throws(
+    () => loadConfig({ ...secrets, HOST: "127.0.0.1", HEADER_TIMEOUT_MS: "50" }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message.includes(
+        "HEADER_TIMEOUT_MS=50: must be 0 (Deno's own server, behind a proxy) or at least 100",
+      ),
+  );
+});

@@ -13,7 +13,7 @@ const POLL_INTERVAL_MS = 2;
 const STOP_TIMEOUT_MS = 5_000;
 
 const environments: { name: string; env: Record<string, string> }[] = [
-  { name: "the Node listener (HEADER_TIMEOUT_MS > 0)", env: {} },
+  { name: "the Node listener (HEADER_TIMEOUT_MS > 0)", env: { HEADER_TIMEOUT_MS: "10000" } },
   { name: "Deno.serve (HEADER_TIMEOUT_MS=0)", env: { HEADER_TIMEOUT_MS: "0" } },
 ];
 

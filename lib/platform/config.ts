@@ -21,7 +21,8 @@ export const configDefaults = {
   /**
    * How long a request's headers may take to arrive whole (then 408, connection closed); 0 serves
    * with Deno's own server, which has no such limit and no connection limits: only behind a
-   * reverse proxy that enforces both.
+   * reverse proxy that enforces both. Left unset on a loopback HOST it is 0 (see
+   * headerTimeoutDefault).
    */
   HEADER_TIMEOUT_MS: 10_000,
   /** Open connections one client address may hold (0: no limit). */
@@ -309,6 +310,9 @@ export function loadConfig(
   };
 
   const host = text("HOST", anyText, configDefaults.HOST)!;
+  if (env.HEADER_TIMEOUT_MS === undefined || env.HEADER_TIMEOUT_MS === "") {
+    numbers.HEADER_TIMEOUT_MS = headerTimeoutDefault(host);
+  }
   const dataDir = text("DATA_DIR", anyText, configDefaults.DATA_DIR)!;
   const port = numbers.PORT ?? configDefaults.PORT;
   const baseUrl = text(
@@ -465,6 +469,20 @@ const LIVE_CHANNELS: Readonly<Record<string, readonly ("email" | "sms")[]>> = {
   sms: ["sms"],
   off: [],
 };
+
+/**
+ * HEADER_TIMEOUT_MS when it is not set: 0 (Deno.serve) on a loopback HOST, the guarded listener's
+ * 10 s anywhere else. On loopback only a process of this machine can connect, in a deployment the
+ * reverse proxy, which reads a request's headers whole before it forwards them, so no slow-header
+ * client reaches the service; there Deno.serve answers a cached read at about twice the Node
+ * listener's rate (docs/performance.md). A HOST other clients can reach keeps the header timeout
+ * and the connection limits.
+ */
+export function headerTimeoutDefault(host: string): number {
+  const loopback = host === "localhost" || host === "::1" || host === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return loopback ? 0 : configDefaults.HEADER_TIMEOUT_MS;
+}
 
 /** The settings of each channel live messages are sent on that has no transport. */
 export function missingNotificationTransports(notifications: NotificationConfig): string[] {
