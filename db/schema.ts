@@ -1222,6 +1222,27 @@ export const virtualCards = sqliteTable(
   ],
 );
 
+/**
+ * The sandbox's Lithic (lib/cards/simulator_store.ts): each card it issued to a test company
+ * without Lithic settings, as Lithic reports it now, with the answer first given under its
+ * idempotency key, its transactions and its card-level auth rules (JSON, Lithic's shapes).
+ */
+export const sandboxLithicCards = sqliteTable(
+  "sandbox_lithic_cards",
+  {
+    token: text("token").primaryKey(),
+    companyId: text("company_id").notNull().references(() => companies.id),
+    idempotencyKey: text("idempotency_key"),
+    request: text("request").notNull(),
+    answer: text("answer").notNull(),
+    card: text("card").notNull(),
+    transactions: text("transactions").notNull().default("[]"),
+    authRules: text("auth_rules").notNull().default("[]"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("sandbox_lithic_cards_key").on(t.companyId, t.idempotencyKey)],
+);
+
 /** Verified Lithic webhook notices, once per webhook-id; a job re-reads the card from Lithic. */
 export const lithicNotices = sqliteTable("lithic_notices", {
   id: text("id").primaryKey(),

@@ -112,7 +112,7 @@ async function endToEnd(f: HttpFixture, server: LithicContractServer): Promise<v
     assert.equal(server.cardsOf(`${declined}-1`).length, 0);
 
     // 4. A forged webhook is refused; nothing is written.
-    server.spend(card.token, 6_000, "SETTLED");
+    await server.spend(card.token, 6_000, "SETTLED");
     const post = (signed: { body: string; headers: Record<string, string> }) =>
       app.request(`/rails/lithic/${acme.id}/live/webhook`, {
         method: "POST",

@@ -103,7 +103,7 @@ Deno.test("virtual card: Lithic's idempotency answer — the same key and body g
   try {
     const settings = checkLithicSettings(server.settingsJson(), "test");
     assert.ok(settings.ok);
-    const lithic = await LithicClient.open(settings.value, 2_000);
+    const lithic = await LithicClient.open({ settings: settings.value }, 2_000);
     const { request } = cardRequest("po_x-1", 5_000, Date.UTC(2026, 0, 5), 30);
     const first = await lithic.issueCard(request, "po_x-1");
     const again = await lithic.issueCard(request, "po_x-1");
@@ -140,7 +140,7 @@ Deno.test("virtual card: a card partly spent and closed comes back as a late ret
     await m.fund(1_000_000);
     const payoutId = await chooseCard(m, AMOUNT);
     const [card] = server.cardsOf(`${payoutId}-1`);
-    server.spend(card.token, 4_000, "SETTLED");
+    await server.spend(card.token, 4_000, "SETTLED");
     const signed = server.signedWebhook({
       event_type: "card_transaction.updated",
       card_token: card.token,
@@ -208,7 +208,7 @@ Deno.test("virtual card: a forged webhook (another secret, or an old timestamp) 
     await m.fund(1_000_000);
     const payoutId = await chooseCard(m, AMOUNT);
     const [card] = server.cardsOf(`${payoutId}-1`);
-    server.spend(card.token, 4_000, "SETTLED");
+    await server.spend(card.token, 4_000, "SETTLED");
     const deps = { database: m.database, secretBox: testSecretBox };
     const jobsBefore = await rows(m, "SELECT count(*) AS n FROM scheduled_jobs");
     for (
@@ -245,9 +245,9 @@ Deno.test("virtual card: an unspent card is closed at its expiry and its whole b
     const payoutId = await chooseCard(m, AMOUNT);
     const [card] = server.cardsOf(`${payoutId}-1`);
     await m.advance(29 * DAY_SECONDS);
-    assert.equal(card.state, "OPEN");
+    assert.equal(server.cards.get(card.token)!.state, "OPEN");
     await m.advance(DAY_SECONDS + 60);
-    assert.equal(card.state, "CLOSED");
+    assert.equal(server.cards.get(card.token)!.state, "CLOSED");
     assert.ok(server.requests.includes(`PATCH /v1/cards/${card.token}`));
     assert.deepEqual(
       await rows(m, "SELECT state, spent_cents, reclaimed_cents FROM virtual_cards"),

@@ -25,6 +25,15 @@ export interface LithicCard {
   readonly spendLimitCents: number;
 }
 
+/**
+ * How a company reaches Lithic: its settings, and the `fetch` that carries the calls (absent: the
+ * network; the sandbox's Lithic is a handler in this process).
+ */
+export interface LithicReach {
+  readonly settings: LithicSettings;
+  readonly fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+}
+
 export type IssueAnswer =
   | { readonly kind: "issued"; readonly card: LithicCard }
   | { readonly kind: "refused"; readonly status: number; readonly message: string };
@@ -38,7 +47,7 @@ const cardOf = (card: Lithic.Card): LithicCard => ({
 
 /**
  * The SDK, imported at the first client: it is a sixth of the routes' loading at every start, and
- * only companies with Lithic settings use it.
+ * only virtual card payouts use it.
  */
 let lithicSdk: Promise<typeof import("lithic")> | undefined;
 
@@ -46,9 +55,11 @@ export class LithicClient {
   readonly #sdk: Lithic;
   readonly #apiError: typeof APIError;
 
-  private constructor(sdk: typeof import("lithic"), settings: LithicSettings, timeoutMs: number) {
+  private constructor(sdk: typeof import("lithic"), reach: LithicReach, timeoutMs: number) {
+    const { settings } = reach;
     this.#apiError = sdk.APIError;
     this.#sdk = new sdk.default({
+      ...(reach.fetch ? { fetch: reach.fetch } : {}),
       apiKey: settings.apiKey,
       baseURL: settings.baseUrl,
       webhookSecret: settings.webhookSecret,
@@ -58,12 +69,9 @@ export class LithicClient {
     });
   }
 
-  /** A client for one company's settings. */
-  static async open(
-    settings: LithicSettings,
-    timeoutMs = LITHIC_TIMEOUT_MS,
-  ): Promise<LithicClient> {
-    return new LithicClient(await (lithicSdk ??= import("lithic")), settings, timeoutMs);
+  /** A client for one company's reach. */
+  static async open(reach: LithicReach, timeoutMs = LITHIC_TIMEOUT_MS): Promise<LithicClient> {
+    return new LithicClient(await (lithicSdk ??= import("lithic")), reach, timeoutMs);
   }
 
   /** A 4xx other than 408, 409 and 429 is Lithic's answer; anything else leaves it unknown. */

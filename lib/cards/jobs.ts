@@ -11,14 +11,13 @@ import type { WriteTx } from "../../db/writer.ts";
 import { ensureSweep } from "../obligations/unclaimed.ts";
 import { applyMove, loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { submissionReference } from "../rails/seam.ts";
-import { type LithicCard, LithicClient } from "./client.ts";
+import { type LithicCard, LithicClient, type LithicReach } from "./client.ts";
 import type { CardRailDeps } from "./rail.ts";
 import { CARD_RECHECK_MS, CARD_UNSPENT, cardAction, type CardTransaction } from "./rules.ts";
-import type { LithicSettings } from "./settings.ts";
 import {
   CARD_JOBS,
   findVirtualCard,
-  lithicSettingsStore,
+  lithicReach,
   recordCardReclaim,
   recordCardState,
   type VirtualCardRow,
@@ -32,7 +31,7 @@ type PayoutSide = "sent" | "completed" | "reclaimed";
 interface CardCheck {
   readonly card: VirtualCardRow;
   readonly side: PayoutSide;
-  readonly settings: LithicSettings;
+  readonly reach: LithicReach;
   readonly now: number;
 }
 
@@ -55,7 +54,7 @@ async function payoutSide(tx: WriteTx, card: VirtualCardRow): Promise<PayoutSide
 }
 
 async function readCard(check: CardCheck, timeoutMs?: number): Promise<CardRead> {
-  const lithic = await LithicClient.open(check.settings, timeoutMs);
+  const lithic = await LithicClient.open(check.reach, timeoutMs);
   const { card } = check;
   try {
     let read = await lithic.card(card.cardToken);
@@ -128,11 +127,13 @@ export function cardJobHandlers(deps: CardRailDeps): Readonly<Record<string, Job
         if (!card) throw new Error(`${CARD_JOBS.check}: no card ${job.subjectId}`);
         const side = await payoutSide(tx, card);
         if (side === null || side === "reclaimed") return null;
-        const settings = await lithicSettingsStore.read(tx, deps.secretBox, card.companyId);
-        if (!settings) {
-          throw new Error(`company ${card.companyId} has cards but no Lithic settings`);
-        }
-        return { card, side, settings, now: deps.policy.jobTime(job) };
+        const reach = await lithicReach(deps.sandboxLithic).read(
+          tx,
+          deps.secretBox,
+          card.companyId,
+        );
+        if (!reach) throw new Error(`company ${card.companyId} has cards but no Lithic settings`);
+        return { card, side, reach, now: deps.policy.jobTime(job) };
       },
       call: (check) => readCard(check, deps.lithicTimeoutMs),
       record: (tx, job, read) => applyCardRead(tx, read, deps.policy.jobTime(job)),

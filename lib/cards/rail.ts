@@ -4,7 +4,8 @@
  * submission's reference as its idempotency key, so a submission asked again after a crash gets
  * the same card. A card issued OPEN completes its payout (issued, its limit funded); the card is
  * kept, and checked (lib/cards/jobs.ts) at its expiry, when Lithic's webhooks say it changed, and
- * while it waits to open. Lithic is called outside every write unit.
+ * while it waits to open. Lithic is called outside every write unit. A test company without Lithic
+ * settings is paid the same way through the sandbox's Lithic (lib/cards/simulator_store.ts).
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { Database } from "../../db/client.ts";
@@ -14,10 +15,10 @@ import type { SecretBox } from "../platform/crypto.ts";
 import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
 import { submitWithSettings } from "../rails/sealed_settings_store.ts";
-import type { LithicSettings } from "./settings.ts";
-import { LithicClient } from "./client.ts";
+import { LithicClient, type LithicReach } from "./client.ts";
 import { cardRequest } from "./rules.ts";
-import { CARD_JOBS, insertVirtualCard, lithicSettingsStore } from "./store.ts";
+import { CARD_JOBS, insertVirtualCard, lithicReach, lithicSettingsStore } from "./store.ts";
+import type { SandboxLithic } from "./simulator_store.ts";
 
 export interface CardRailDeps {
   readonly database: Database;
@@ -26,6 +27,8 @@ export interface CardRailDeps {
   readonly policy: RailPolicy;
   /** How long one call to Lithic may take (LITHIC_TIMEOUT_MS unless a test shortens it). */
   readonly lithicTimeoutMs?: number;
+  /** What a company without Lithic settings reaches: the sandbox's Lithic in test, none in live. */
+  readonly sandboxLithic?: SandboxLithic;
 }
 
 /** A card not OPEN at issue is read again this soon. */
@@ -35,15 +38,16 @@ const OPEN_RECHECK_MS = 60_000;
 async function issue(
   deps: CardRailDeps,
   submission: RailSubmission,
-  settings: LithicSettings,
+  reach: LithicReach,
 ): Promise<RailAnswer> {
+  const { settings } = reach;
   const { request, expiresAt } = cardRequest(
     submission.reference,
     submission.amountCents,
     submission.submittedAt,
     settings.cardValidDays,
   );
-  const lithic = await LithicClient.open(settings, deps.lithicTimeoutMs);
+  const lithic = await LithicClient.open(reach, deps.lithicTimeoutMs);
   try {
     const issued = await lithic.issueCard(request, submission.reference);
     if (issued.kind === "refused") {
@@ -85,17 +89,18 @@ async function issue(
 export function cardRail(deps: CardRailDeps): PayoutRail {
   return {
     shape: "per_payout",
-    configured: (reader, companyId) => lithicSettingsStore.has(reader, companyId),
+    configured: async (reader, companyId) =>
+      deps.sandboxLithic !== undefined || await lithicSettingsStore.has(reader, companyId),
     submit: (submission) =>
       submitWithSettings(
-        lithicSettingsStore,
+        lithicReach(deps.sandboxLithic),
         {
           name: "Lithic",
           reader: deps.database.readClient,
           secretBox: deps.secretBox,
         },
         submission,
-        (settings) => issue(deps, submission, settings),
+        (reach) => issue(deps, submission, reach),
       ),
     async accepted(tx, submission, answer, now) {
       const facts = answer.facts!;

@@ -15,8 +15,11 @@ import {
   cardOfPayout,
   findVirtualCard,
   insertLithicNotice,
+  lithicReach,
   lithicSettingsStore,
 } from "./store.ts";
+import { type SandboxLithic, sandboxLithicFetch } from "./simulator_store.ts";
+import type { Clock } from "../platform/clock.ts";
 
 /** An embed URL is good for this long: the portal page is fresh each time it is shown. */
 export const CARD_EMBED_TTL_MS = 5 * 60_000;
@@ -101,24 +104,41 @@ export interface CardEmbed {
 
 /**
  * The embed of the payout's card while the payee can spend it (issued, not closed), or null:
- * no card, a closed one, or a company without Lithic settings (the sandbox's cards have none).
+ * no card, a closed one, or a company that no longer reaches Lithic. A test company without
+ * settings is shown its card by the sandbox's Lithic (`sandboxLithic`), from this service's origin.
  */
 export async function cardEmbedOf(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: {
+    readonly database: Database;
+    readonly secretBox: SecretBox;
+    readonly sandboxLithic?: SandboxLithic;
+  },
   payoutId: string,
   realNow: number,
 ): Promise<CardEmbed | null> {
   const reader = deps.database.readClient;
   const card = await cardOfPayout(reader, payoutId);
   if (!card || card.state === "CLOSED" || card.reclaimedCents !== null) return null;
-  const settings = await lithicSettingsStore.read(reader, deps.secretBox, card.companyId);
-  if (!settings) return null;
+  const reach = await lithicReach(deps.sandboxLithic).read(reader, deps.secretBox, card.companyId);
+  if (!reach) return null;
   return {
-    embedUrl: (await LithicClient.open(settings)).embedUrl(
+    embedUrl: (await LithicClient.open(reach)).embedUrl(
       card.cardToken,
       realNow + CARD_EMBED_TTL_MS,
     ),
-    origin: new URL(settings.baseUrl).origin,
+    origin: new URL(reach.settings.baseUrl).origin,
     lastFour: card.lastFour,
   };
+}
+
+/**
+ * The sandbox's Lithic answering a request the payee's browser makes (its hosted card page, shown
+ * in the portal's iframe) from the test database; `clock` judges the embed request's expiration.
+ */
+export function sandboxLithicPage(
+  database: Database,
+  clock: Clock,
+  request: Request,
+): Promise<Response> {
+  return sandboxLithicFetch(database, clock)(request);
 }

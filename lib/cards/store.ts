@@ -3,11 +3,30 @@
  * each submission (virtual_cards) and the verified webhook notices (lithic_notices).
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
-import { sealedSettingsStore } from "../rails/sealed_settings_store.ts";
+import type { SecretBox } from "../platform/crypto.ts";
+import { type SealedSettingsStore, sealedSettingsStore } from "../rails/sealed_settings_store.ts";
+import type { LithicReach } from "./client.ts";
 import type { LithicSettings } from "./settings.ts";
+import type { SandboxLithic } from "./simulator_store.ts";
 
 /** Lithic settings at rest, sealed per company in each environment's database. */
 export const lithicSettingsStore = sealedSettingsStore<LithicSettings>("lithic_settings", "Lithic");
+
+/**
+ * How each company reaches Lithic: with its own settings when it has them, else through `sandbox`
+ * (the sandbox's Lithic, in test); without either (live) it does not, and is not paid by card.
+ */
+export function lithicReach(
+  sandbox: SandboxLithic | undefined,
+): Pick<SealedSettingsStore<LithicReach>, "read"> {
+  return {
+    async read(reader: SqlReader, secretBox: SecretBox, companyId: string) {
+      const settings = await lithicSettingsStore.read(reader, secretBox, companyId);
+      if (settings) return { settings };
+      return sandbox?.(companyId) ?? null;
+    },
+  };
+}
 
 /** The kinds of the rail's jobs. */
 export const CARD_JOBS = {

@@ -1,7 +1,8 @@
 /**
  * The job handlers of each environment: ACH and checks through bank files in both (the sandbox
  * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API,
- * the sandbox's per-payout rails for the other methods in test and the unconfigured live rail for
+ * virtual cards through Lithic (the sandbox's Lithic for a test company without settings), the
+ * sandbox's per-payout rails for the other methods in test and the unconfigured live rail for
  * them in live, the bank's imports, and the operator's document checks.
  */
 import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
@@ -28,6 +29,8 @@ import {
 import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
+import { type SandboxLithic, sandboxLithic } from "../cards/simulator_store.ts";
+import { systemClock } from "../platform/clock.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
@@ -131,9 +134,10 @@ export function composeRails(
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
  * in test and to the company's bank in live; postal and digital checks through positive-pay and
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
- * PayPal settings; virtual cards through Lithic and instant deposit through Increase for a
- * company with their settings. A test company without a provider's settings is paid by the
- * sandbox rail; in live the unconfigured rail refuses such a payout with `rail_not_configured`.
+ * PayPal settings; virtual cards through Lithic (a test company without settings: the sandbox's
+ * Lithic) and instant deposit through Increase for a company with its settings. A test company
+ * without a provider's settings is otherwise paid by the sandbox rail; in live the unconfigured
+ * rail refuses such a payout with `rail_not_configured`.
  */
 function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -161,9 +165,26 @@ function railsOf(deps: RailDeps): RailDirectory {
     paypal,
     venmo: paypal,
   }, {
-    vcc: cardRail({ ...deps, policy }),
+    vcc: cardRail({
+      ...deps,
+      policy,
+      sandboxLithic: sandboxLithicOf(deps.environment, deps.database, deps.runtime),
+    }),
     instant_deposit: instantRail({ ...deps, policy }),
   });
+}
+
+/**
+ * What a company without Lithic settings reaches: in test the sandbox's Lithic (on the test
+ * database, its hosted card page under this service's base URL), in live nothing.
+ */
+export function sandboxLithicOf(
+  environment: Environment,
+  database: Database,
+  runtime: PayoutRuntime,
+): SandboxLithic | undefined {
+  if (environment === "live") return undefined;
+  return sandboxLithic(database, runtime.notifications.baseUrl, systemClock);
 }
 
 /**
@@ -222,6 +243,7 @@ export function jobHandlersOf(
       ...deps,
       policy: railPolicyOf(environment, runtime),
       lithicTimeoutMs: options.lithicTimeoutMs,
+      sandboxLithic: sandboxLithicOf(environment, database, runtime),
     }),
     ...lobTrackJob({
       ...deps,

@@ -86,7 +86,7 @@ export function sealedSettingsStore<S>(table: string, label: string): SealedSett
  * is called with them; without them the submission is refused `rail_not_configured`, never sent.
  */
 export async function submitWithSettings<S>(
-  store: SealedSettingsStore<S>,
+  store: Pick<SealedSettingsStore<S>, "read">,
   provider: { readonly name: string; readonly reader: SqlReader; readonly secretBox: SecretBox },
   submission: RailSubmission,
   pay: (settings: S) => Promise<RailAnswer>,

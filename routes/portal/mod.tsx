@@ -34,7 +34,7 @@ import {
   sendCode,
   signAsPayee,
 } from "../../lib/portal/service.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf, sandboxLithicOf } from "../../lib/payouts/runtime.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
@@ -391,7 +391,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     // A virtual card is shown in its issuer's iframe: the page may frame the issuer's origin only.
     const card = payout.paymentMethodId === modalityOf("vcc")?.id
       ? await cardEmbedOf(
-        { database: v.database, secretBox: deps.secretBox },
+        {
+          database: v.database,
+          secretBox: deps.secretBox,
+          sandboxLithic: sandboxLithicOf(v.environment, v.database, runtimeOf(v.environment)),
+        },
         payout.id,
         v.realNow,
       )

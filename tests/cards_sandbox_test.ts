@@ -1,0 +1,242 @@
+/**
+ * A test company without Lithic settings is paid by card through the same Lithic rail as live,
+ * bound to the sandbox's Lithic (lib/cards/simulator_store.ts) in the test database: its cards,
+ * the card rows the rail keeps, events, ledger and tie-out, the sandbox's deterministic outcomes
+ * (declined: `fail+vcc`, card 4000000000000002; a spend limit ending in 99 cents is never spent and
+ * comes back at expiry), one answer per idempotency key across a restart, and the portal's card
+ * page shown by the sandbox's hosted card page.
+ */
+import assert from "node:assert/strict";
+import { LithicClient } from "../lib/cards/client.ts";
+import { cardRequest } from "../lib/cards/rules.ts";
+import { sandboxLithic } from "../lib/cards/simulator_store.ts";
+import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
+import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
+import { systemClock } from "../lib/platform/clock.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
+import { api } from "./api_helpers.ts";
+import { withHttpFixture } from "./http_fixture.ts";
+import { rows, VCC_METHOD } from "./cards_helpers.ts";
+import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+
+async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
+  const fixture = await openMoneyFixture();
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+const CARD_COLUMNS = "state, spend_limit_cents, spent_cents, reclaimed_cents";
+
+Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues the card from the sandbox's Lithic and completes at once; the payee spends it in full, so nothing comes back at its expiry", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({
+      email: "success+vcc@example.test",
+      amountCents: 25_000,
+      allowedPaymentMethodIds: [VCC_METHOD],
+    });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    const payout = await m.payout(id);
+    assert.equal(payout.status, "completed");
+    const [card] = await rows(
+      m,
+      `SELECT card_token, last_four, ${CARD_COLUMNS} FROM virtual_cards`,
+    );
+    assert.equal(payout.rail_reference, card.card_token);
+    assert.deepEqual({ ...card, card_token: "…" }, {
+      card_token: "…",
+      last_four: simulatedCardNumbers(String(card.card_token)).pan.slice(-4),
+      state: "OPEN",
+      spend_limit_cents: 25_000,
+      spent_cents: null,
+      reclaimed_cents: null,
+    });
+    const [simulated] = await rows(
+      m,
+      "SELECT token, company_id, idempotency_key FROM sandbox_lithic_cards",
+    );
+    assert.deepEqual(simulated, {
+      token: card.card_token,
+      company_id: m.companyId,
+      idempotency_key: `${id}-1`,
+    });
+    assert.deepEqual(
+      await rows(m, "SELECT count(*) AS n FROM sandbox_rail_submissions"),
+      [{ n: 0 }],
+      "the old sandbox rail is not asked",
+    );
+    assert.deepEqual(await m.events(id), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "completed",
+    ]);
+    let b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [975_000, 0, 0, -975_000]);
+
+    await m.advance(30 * DAY_SECONDS + 60); // past its expiry: the card is read once more
+    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
+      { state: "CLOSED", spend_limit_cents: 25_000, spent_cents: 25_000, reclaimed_cents: 0 },
+    ]);
+    assert.equal((await m.payout(id)).status, "completed");
+    b = await m.balances();
+    assert.deepEqual([b.available, b.bank], [975_000, -975_000]);
+    const tieOut = (await lineTieOut(m.database.readClient, m.lineId, "2026-01-05"))!;
+    assert.deepEqual([tieOut.funded, tieOut.disbursed, tieOut.difference], [
+      1_000_000,
+      25_000,
+      0,
+    ]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox, fail+vcc and card 4000000000000002: the sandbox's Lithic issues no card (422), the payout fails card_not_issued and is offered again with its money held", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const failing = await m.create({
+      email: "fail+vcc@example.test",
+      amountCents: 10_000,
+      allowedPaymentMethodIds: [VCC_METHOD],
+    });
+    const chosen = await m.create({ amountCents: 7_500, allowedPaymentMethodIds: [VCC_METHOD] });
+    assert.ok(failing.ok && chosen.ok);
+    const ids = [failing.value.payouts[0].id, chosen.value.payouts[0].id];
+    await m.settle();
+    assert.ok((await m.select(ids[1], VCC_METHOD, { cardNumber: "4000000000000002" })).ok);
+    await m.settle();
+    for (const id of ids) {
+      const payout = await m.payout(id);
+      assert.deepEqual([payout.status, payout.failure_reason, payout.payment_method_id], [
+        "modality_offered",
+        "card_not_issued",
+        null,
+      ]);
+      assert.deepEqual(await m.events(id), [
+        "created",
+        "offered",
+        "selected",
+        "failed",
+        "offered",
+      ]);
+    }
+    const [{ detail }] = await rows(
+      m,
+      `SELECT detail FROM payout_transitions WHERE payout_id = ? AND to_status = 'failed'`,
+      ids[0],
+    );
+    assert.match(String(detail), /Lithic refused the card of .*-1: 422 /);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM virtual_cards"), [{ n: 0 }]);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM sandbox_lithic_cards"), [{ n: 0 }]);
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit], [982_500, 17_500, 0]);
+  });
+});
+
+Deno.test("sandbox, a spend limit ending in 99 cents: never spent, the service closes the card at its expiry and the whole limit comes back once as a late return", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({
+      email: "success+vcc@example.test",
+      amountCents: 12_399,
+      allowedPaymentMethodIds: [VCC_METHOD],
+    });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    assert.equal((await m.payout(id)).status, "completed");
+    await m.advance(29 * DAY_SECONDS);
+    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
+      { state: "OPEN", spend_limit_cents: 12_399, spent_cents: null, reclaimed_cents: null },
+    ]);
+    assert.equal((await m.balances()).available, 987_601);
+    await m.advance(DAY_SECONDS + 60);
+    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
+      { state: "CLOSED", spend_limit_cents: 12_399, spent_cents: 0, reclaimed_cents: 12_399 },
+    ]);
+    const [simulated] = await rows(m, "SELECT card FROM sandbox_lithic_cards");
+    assert.equal(JSON.parse(String(simulated.card)).state, "CLOSED", "closed by the service");
+    const payout = await m.payout(id);
+    assert.equal(payout.status, "completed");
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.bank], [1_000_000, -1_000_000]);
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT to_status, detail FROM payout_transitions WHERE payout_id = ? AND from_status = 'completed'",
+        id,
+      ),
+      [{ to_status: "completed", detail: "card_unspent" }],
+    );
+    await m.advance(2 * DAY_SECONDS); // checked again: nothing more comes back
+    assert.equal((await m.balances()).available, 1_000_000);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, across a restart (a new handler on the same database); another body under it is refused 422", async () => {
+  await withMoney(async (m) => {
+    const reachOf = () =>
+      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock)(m.companyId);
+    const { request } = cardRequest("po_x-1", 5_000, m.now(), 30);
+    const first = await (await LithicClient.open(reachOf())).issueCard(request, "po_x-1");
+    assert.equal(first.kind, "issued");
+    const restarted = await LithicClient.open(reachOf());
+    assert.deepEqual(await restarted.issueCard(request, "po_x-1"), first);
+    const other = await restarted.issueCard({ ...request, spend_limit: 6_000 }, "po_x-1");
+    assert.deepEqual(other.kind === "refused" && other.status, 422);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM sandbox_lithic_cards"), [{ n: 1 }]);
+    // Another company's key does not see the card.
+    const stranger = await LithicClient.open(
+      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock)("co_other"),
+    );
+    await assert.rejects(
+      () => stranger.card(first.kind === "issued" ? first.card.token : ""),
+      /404/,
+    );
+  });
+});
+
+Deno.test("portal, sandbox without Lithic settings: the paid card is shown in the sandbox's hosted card page, framed from this service's origin; a forged request is refused", async () => {
+  await withHttpFixture(async (f) => {
+    const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [3] });
+    const browser = new PortalBrowser(f);
+    await verify(browser, linkPath, email);
+    await browser.get(`${linkPath}/method?method=vcc`);
+    const chosen = await browser.post(`${linkPath}/method`, { method: "vcc", email });
+    assert.equal(chosen.status, 303, browser.lastHtml);
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const page = await browser.get(linkPath);
+    assert.equal(page.status, 200);
+    assert.match(browser.lastHtml, /<h1>Paid<\/h1>/);
+    const src = /<iframe[^>]* src="([^"]+)"/.exec(browser.lastHtml)?.[1]?.replaceAll("&amp;", "&");
+    assert.ok(src, browser.lastHtml);
+    const url = new URL(src);
+    const base = new URL(f.deps.config.baseUrl);
+    assert.equal(url.origin, base.origin);
+    assert.equal(url.pathname, "/rails/lithic/sandbox/v1/embed/card");
+    assert.match(
+      page.headers.get("Content-Security-Policy")!,
+      new RegExp(`frame-src ${base.origin}$`),
+    );
+    const token = JSON.parse(atob(url.searchParams.get("embed_request")!)).token;
+    const { pan, cvv } = simulatedCardNumbers(token);
+    assert.match(browser.lastHtml, new RegExp(`card ending in ${pan.slice(-4)}`));
+    assert.ok(!browser.lastHtml.includes(pan) && !browser.lastHtml.includes(cvv));
+    const shown = await f.app.request(`${url.pathname}${url.search}`);
+    assert.equal(shown.status, 200);
+    assert.match(shown.headers.get("Content-Security-Policy")!, /frame-ancestors 'self'/);
+    const html = await shown.text();
+    assert.equal(/<span id="pan">([^<]+)</.exec(html)?.[1]?.replaceAll(" ", ""), pan);
+    url.searchParams.set("hmac", "forged");
+    const forged = await f.app.request(`${url.pathname}${url.search}`);
+    assert.equal(forged.status, 401);
+    assert.equal((await forged.json()).message, "The embed request's hmac does not match");
+  }, { SANDBOX_INBOX: "1" });
+});
