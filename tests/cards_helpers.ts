@@ -17,6 +17,9 @@ import {
   START,
 } from "./money_core_helpers.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
+import { api } from "./api_helpers.ts";
+import type { HttpFixture } from "./http_fixture.ts";
+import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
 
 /** How long the rail waits for the contract server before a call counts as unanswered. */
 export const TEST_LITHIC_TIMEOUT_MS = 300;
@@ -93,6 +96,20 @@ export async function chooseCard(
   if (!selected.ok) throw new Error(selected.message);
   await m.settle();
   return payoutId;
+}
+
+/** A payee of Acme (test) offered only a virtual card, who chose it in the portal; a second later. */
+export async function cardChosenInPortal(
+  f: HttpFixture,
+): Promise<{ browser: PortalBrowser; linkPath: string }> {
+  const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [3] });
+  const browser = new PortalBrowser(f);
+  await verify(browser, linkPath, email);
+  await browser.get(`${linkPath}/method?method=vcc`);
+  const chosen = await browser.post(`${linkPath}/method`, { method: "vcc", email });
+  if (chosen.status !== 303) throw new Error(`the choice was answered ${chosen.status}`);
+  await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+  return { browser, linkPath };
 }
 
 export { rows, statusOf } from "./paypal_helpers.ts";

@@ -7,10 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { api } from "./api_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
-import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
-import { configureLithic } from "./cards_helpers.ts";
+import type { PortalBrowser } from "./portal_helpers.ts";
+import { cardChosenInPortal, configureLithic } from "./cards_helpers.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
 import type { ContractCard } from "./lithic_contract_server.ts";
 
@@ -24,13 +23,7 @@ async function paidByCard(
 ): Promise<{ browser: PortalBrowser; linkPath: string; card: ContractCard }> {
   await configureLithic(f.deps.databases.test, server, f.cast.acme.id, f.clock.now());
   server.now = () => f.clock.now();
-  const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [3] });
-  const browser = new PortalBrowser(f);
-  await verify(browser, linkPath, email);
-  await browser.get(`${linkPath}/method?method=vcc`);
-  const chosen = await browser.post(`${linkPath}/method`, { method: "vcc", email });
-  assert.equal(chosen.status, 303, browser.lastHtml);
-  await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+  const { browser, linkPath } = await cardChosenInPortal(f);
   const [card] = [...server.cards.values()];
   assert.ok(card, "Lithic issued no card");
   assert.equal(card.spend_limit, 25_000);

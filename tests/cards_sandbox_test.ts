@@ -13,10 +13,8 @@ import { sandboxLithic } from "../lib/cards/simulator_store.ts";
 import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { systemClock } from "../lib/platform/clock.ts";
-import { offeredPayee, PortalBrowser, verify } from "./portal_helpers.ts";
-import { api } from "./api_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
-import { rows, VCC_METHOD } from "./cards_helpers.ts";
+import { cardChosenInPortal, rows, VCC_METHOD } from "./cards_helpers.ts";
 import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
 
 async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
@@ -205,13 +203,7 @@ Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, acr
 
 Deno.test("portal, sandbox without Lithic settings: the paid card is shown in the sandbox's hosted card page, framed from this service's origin; a forged request is refused", async () => {
   await withHttpFixture(async (f) => {
-    const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [3] });
-    const browser = new PortalBrowser(f);
-    await verify(browser, linkPath, email);
-    await browser.get(`${linkPath}/method?method=vcc`);
-    const chosen = await browser.post(`${linkPath}/method`, { method: "vcc", email });
-    assert.equal(chosen.status, 303, browser.lastHtml);
-    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 1 });
+    const { browser, linkPath } = await cardChosenInPortal(f);
     const page = await browser.get(linkPath);
     assert.equal(page.status, 200);
     assert.match(browser.lastHtml, /<h1>Paid<\/h1>/);
