@@ -19,6 +19,8 @@ import {
   missingNotificationTransports,
 } from "./lib/platform/config.ts";
 import { createLazyApp } from "./routes/lazy_app.ts";
+import type { AppDeps, RailJobs } from "./routes/context.ts";
+import { runtimeSettingsOf } from "./lib/payouts/settings.ts";
 
 /** How often the in-process loop looks for due jobs. */
 const SCHEDULER_INTERVAL_MS = 1000;
@@ -172,29 +174,58 @@ async function main(): Promise<void> {
   const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   warnOfUnsentLiveNotifications(config);
   // The surfaces and the workers (nearly every module) are imported once, in the background
-  // from here on: /readyz says 200 only when they answer.
-  let runtime: Promise<Runtime> | undefined;
-  const loadRuntime = () =>
-    runtime ??= useAuditKey().then(() =>
+  // from here on: the API's app first (/readyz says 200 when it answers), then the rails' jobs,
+  // the whole app and the workers.
+  const appDeps = {
+    config,
+    databases,
+    secretBox,
+    metrics,
+    jwtSecret,
+    adminToken,
+    log: config.logFormat === "json"
+      ? (entry: Record<string, unknown>) => console.log(JSON.stringify(entry))
+      : undefined,
+  };
+  // Each load is made once; after a failure the next caller tries again.
+  const once = <T>(load: () => Promise<T>) => {
+    let loading: Promise<T> | undefined;
+    return () =>
+      loading ??= load().catch((error) => {
+        loading = undefined;
+        throw error;
+      });
+  };
+  const loadRailJobs = once(async () => {
+    const { jobHandlersByEnvironment } = await import("./lib/payouts/runtime.ts");
+    return jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
+  });
+  // The audit key is in use before the API answers (a request may append an audit row).
+  const loadApi = once(async () =>
+    (await Promise.all([buildApi({ ...appDeps, jobHandlers: loadRailJobs }), useAuditKey()]))[0]
+  );
+  const loadRuntime = once(() =>
+    loadApi().then(async (api) =>
       buildRuntime({
-        config,
-        databases,
-        secretBox,
-        metrics,
-        jwtSecret,
-        adminToken,
+        ...appDeps,
+        lineKeyCache: api.lineKeyCache,
+        jobHandlers: await loadRailJobs(),
         nodeId: nodeIdOf(config.dataDir),
       })
-    ).catch((error) => {
-      // The next request or /readyz tries again.
-      runtime = undefined;
-      throw error;
-    });
+    )
+  );
+  const { limits } = config;
+  // Facing clients itself, the service bounds their headers and connections; HEADER_TIMEOUT_MS=0
+  // leaves both to a reverse proxy and serves with Deno's own (faster) server. The listener is
+  // imported before the apps start loading, which would otherwise hold its import back: /healthz
+  // answers while they load.
+  const guarded = limits.HEADER_TIMEOUT_MS > 0 ? await import("./routes/guarded_server.ts") : null;
   const app = createLazyApp({
     databases,
     metrics,
     workerStallMs: config.limits.WORKER_STALL_MS,
-    log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
+    log: appDeps.log,
+    loadApi: async () => (await loadApi()).fetch,
     load: async () => (await loadRuntime()).fetch,
   });
 
@@ -209,11 +240,8 @@ async function main(): Promise<void> {
       );
     }
   };
-  const { limits } = config;
-  // Facing clients itself, the service bounds their headers and connections; HEADER_TIMEOUT_MS=0
-  // leaves both to a reverse proxy and serves with Deno's own (faster) server.
-  const server = limits.HEADER_TIMEOUT_MS > 0
-    ? (await import("./routes/guarded_server.ts")).serveGuarded({
+  const server = guarded
+    ? guarded.serveGuarded({
       hostname: config.host,
       port: config.port,
       headerTimeoutMs: limits.HEADER_TIMEOUT_MS,
@@ -289,7 +317,35 @@ async function main(): Promise<void> {
   Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
 }
 
-/** What runs beside the health answers: the whole app and the workers. */
+/** The API's app, and the line-key cache the whole app shares with it. */
+interface Api {
+  readonly fetch: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
+  readonly lineKeyCache: AppDeps["lineKeyCache"];
+}
+
+/** What the API's app and the whole app are built on, as main wires them. */
+type ServiceDeps = Omit<AppDeps, "clock" | "lineKeyCache" | "metrics" | "adminToken"> & {
+  readonly metrics: Metrics;
+  readonly adminToken: string;
+};
+
+/** Imports and builds the API's app: no console, admin command, sandbox page or rail's job. */
+async function buildApi(deps: ServiceDeps): Promise<Api> {
+  const [{ createApiApp }, { CredentialCache }] = await Promise.all([
+    import("./routes/api_app.ts"),
+    import("./lib/identity/credential_cache.ts"),
+    import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
+  ]);
+  const lineKeyCache: AppDeps["lineKeyCache"] = new CredentialCache({
+    // Bounds how late a revocation made through another node is seen here.
+    ttlMs: deps.config.limits.CREDENTIAL_CACHE_TTL_MS,
+    entriesMax: CREDENTIAL_CACHE_ENTRIES_MAX,
+  });
+  const app = createApiApp({ ...deps, clock: systemClock, lineKeyCache });
+  return { fetch: app.fetch, lineKeyCache };
+}
+
+/** What runs once the API answers: the whole app and the workers. */
 interface Runtime {
   readonly fetch: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
   readonly scheduler: import("./db/scheduler.ts").Scheduler;
@@ -299,44 +355,36 @@ interface Runtime {
 }
 
 /** Imports and builds the whole app and the workers (not started). */
-async function buildRuntime(deps: {
-  config: Config;
-  databases: Record<Environment, Database>;
-  secretBox: SecretBox;
-  metrics: Metrics;
-  jwtSecret: Uint8Array;
-  adminToken: string;
-  /** This DATA_DIR's node, in whose name the scheduler claims jobs. */
-  nodeId: string;
-}): Promise<Runtime> {
-  const { config, databases, secretBox, metrics, jwtSecret, adminToken } = deps;
+async function buildRuntime(
+  deps: ServiceDeps & {
+    readonly lineKeyCache: AppDeps["lineKeyCache"];
+    readonly jobHandlers: RailJobs;
+    /** This DATA_DIR's node, in whose name the scheduler claims jobs. */
+    readonly nodeId: string;
+  },
+): Promise<Runtime> {
+  const { config, databases, secretBox, metrics, jwtSecret, jobHandlers } = deps;
   const [
-    { jobHandlersByEnvironment, runtimeSettingsOf },
     { Scheduler },
     { WebhookDispatcher, claimLeaseMs },
     { NotificationSender },
     { DocumentLinkSigner },
-    { CredentialCache },
     { jsonBearerProvider, SmsTransport },
     { createApp },
     { catchUpPayeeIndex },
     { ledgerDayClosing },
     { currentAuditKeys },
   ] = await Promise.all([
-    import("./lib/payouts/runtime.ts"),
     import("./db/scheduler.ts"),
     import("./lib/webhooks/dispatcher.ts"),
     import("./lib/notify/outbox.ts"),
     import("./lib/documents/links.ts"),
-    import("./lib/identity/credential_cache.ts"),
     import("./lib/notify/sms.ts"),
     import("./routes/app.ts"),
     import("./lib/console/payee_index.ts"),
     import("./lib/ledger/statements.ts"),
     import("./lib/audit/anchor.ts"),
-    import("./db/query_layer.ts").then((layer) => layer.loadQueryLayer()),
   ]);
-  const jobHandlers = jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
   const scheduler = new Scheduler(databases, jobHandlers, systemClock, {
     metrics,
     leaseHolder: deps.nodeId,
@@ -382,22 +430,7 @@ async function buildRuntime(deps: {
         (Math.ceil(NOTIFICATION_BATCH_SIZE / NOTIFICATION_CONCURRENCY) + 1),
     })
     : null;
-  const app = createApp({
-    config,
-    databases,
-    clock: systemClock,
-    secretBox,
-    lineKeyCache: new CredentialCache({
-      // Bounds how late a revocation made through another node is seen here.
-      ttlMs: config.limits.CREDENTIAL_CACHE_TTL_MS,
-      entriesMax: CREDENTIAL_CACHE_ENTRIES_MAX,
-    }),
-    jobHandlers,
-    jwtSecret,
-    metrics,
-    adminToken,
-    log: config.logFormat === "json" ? (entry) => console.log(JSON.stringify(entry)) : undefined,
-  });
+  const app = createApp({ ...deps, clock: systemClock });
   return { fetch: app.fetch, scheduler, dispatcher, notificationSender, smtp };
 }
 

@@ -31,7 +31,7 @@ import {
 } from "../db/data_dir.ts";
 import { isDevDataDir, readDevSecrets } from "../db/dev_secrets.ts";
 import { type Config, ConfigError, loadConfig } from "../lib/platform/config.ts";
-import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import { auditKeysFrom, useAuditKeys } from "../lib/audit/anchor.ts";
 import { keyLegacyAuditChains } from "../lib/audit/service.ts";

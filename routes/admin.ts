@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import { getConnInfo } from "hono/deno";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
-import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { bearerToken } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";

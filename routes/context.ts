@@ -9,6 +9,9 @@ import type { HostResolver } from "../lib/webhooks/endpoint_url.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
 import type { LineIdentity, LineRef, StoredKey } from "../lib/identity/service.ts";
 
+/** The job handlers of each environment. */
+export type RailJobs = Readonly<Record<Environment, JobHandlers>>;
+
 export interface AppDeps {
   readonly config: Config;
   readonly databases: Readonly<Record<Environment, Database>>;
@@ -16,8 +19,12 @@ export interface AppDeps {
   readonly clock: Clock;
   /** HS256 key for Surface A access tokens, at least 32 bytes. */
   readonly jwtSecret: Uint8Array;
-  /** What runs each kind of due job, per environment (sandbox rails in test). */
-  readonly jobHandlers: Readonly<Record<Environment, JobHandlers>>;
+  /**
+   * What runs each kind of due job, per environment (sandbox rails in test): given, or loaded at
+   * first use (the service's API answers before the rails' jobs have loaded). Read through
+   * railJobsOf.
+   */
+  readonly jobHandlers: RailJobs | (() => Promise<RailJobs>);
   /** Seals secrets that must stay usable (webhook secrets, responses that show one). */
   readonly secretBox: SecretBox;
   /** Recent line-key lookups; cleared by every rotation and revocation this process makes. */
@@ -30,6 +37,11 @@ export interface AppDeps {
   readonly resolveHost?: HostResolver;
   /** Access log sink; one JSON object per request. */
   readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+/** The job handlers of each environment, once they have loaded. */
+export async function railJobsOf(deps: Pick<AppDeps, "jobHandlers">): Promise<RailJobs> {
+  return typeof deps.jobHandlers === "function" ? await deps.jobHandlers() : deps.jobHandlers;
 }
 
 /** A Surface A caller: a user acting for one company in one environment. */

@@ -1,10 +1,11 @@
 /**
- * The app the service serves while it starts (issue 21, issue 33). The whole app (createApp's:
- * hono, the routes, their services and stores) is imported and built at once, in the background,
- * while this answers: /healthz at once, and /readyz 503 `starting` until the whole app can answer
- * the API, so a load balancer that trusts /readyz never sends a request to a process that would
- * still have to load its routes. A request that comes before then waits for the same load. From
- * then on the whole app answers every request, health and readiness included, exactly as in tests.
+ * The app the service serves while it starts (issue 21, issue 33), loaded in two steps in the
+ * background while this answers /healthz at once. First the API's app (routes/api_app.ts: /v1,
+ * /api, the payee's portal, health): /readyz says 503 `starting` until it can answer, so a load
+ * balancer that trusts /readyz never sends a request to a process that would still have to load
+ * the API's routes. Then the whole app (the console, the admin endpoint, the sandbox pages, the
+ * rails' webhooks), which answers every request from then on, exactly as in tests. A request that
+ * comes before its app has loaded waits for it: a console page asked early is late, never a 404.
  */
 import type { Database } from "../db/client.ts";
 import { serviceReadiness } from "../lib/admin/service.ts";
@@ -13,32 +14,47 @@ import type { Metrics } from "../lib/platform/metrics.ts";
 import { accessLogEntry } from "./access_log.ts";
 import { errorBody, surfaceOf } from "./errors.ts";
 
-/** What answers a request, as Deno.serve calls it: the whole app's `fetch`. */
+/** What answers a request, as Deno.serve calls it: an app's `fetch`. */
 export type FetchHandler = (
   request: Request,
   info: Deno.ServeHandlerInfo,
 ) => Response | Promise<Response>;
 
+/**
+ * Where the whole app's own surfaces are (routes/app.ts mounts them): a request under one waits
+ * for the whole app; any other is the API app's to answer.
+ */
+export const LATER_SURFACES: readonly string[] = ["/console", "/admin", "/sandbox", "/rails"];
+
+function isLaterSurface(path: string): boolean {
+  return LATER_SURFACES.some((prefix) => path === prefix || path.startsWith(prefix + "/"));
+}
+
 export interface LazyAppOptions {
   readonly databases: Readonly<Record<Environment, Database>>;
-  /** The whole app's counters too: health answers given before it loads are counted alike. */
+  /** The apps' counters too: health answers given before they load are counted alike. */
   readonly metrics: Metrics;
-  /** Access log sink, as the whole app's. */
+  /** Access log sink, as the apps'. */
   readonly log?: (entry: Record<string, unknown>) => void;
   /** WORKER_STALL_MS: a sweep running longer makes /readyz say worker_stalled. */
   readonly workerStallMs: number;
-  /** Imports and builds the whole app: called at once, and again after a load that failed. */
+  /** Imports and builds the API's app: called at once, and again after a load that failed. */
+  readonly loadApi: () => Promise<FetchHandler>;
+  /**
+   * Imports and builds the whole app (after the API's, which it should wait for): called at
+   * once, and again after a load that failed.
+   */
   readonly load: () => Promise<FetchHandler>;
 }
 
-/** An answer of the health routes while the whole app loads (routes/ops.ts answers them after). */
+/** An answer of the health routes while the API's app loads (routes/ops.ts answers them after). */
 type HealthAnswer = (
   options: LazyAppOptions,
 ) => Promise<{ status: number; body: Record<string, unknown> }>;
 
 const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
-  // Not ready while the whole app loads, whatever the databases say; they are reported too.
+  // Not ready while the API's app loads, whatever the databases say; they are reported too.
   "/readyz": async (options) => {
     const { body } = await serviceReadiness(options.databases, {
       stalledWorkers: () => options.metrics.stalledWorkers(options.workerStallMs),
@@ -62,27 +78,36 @@ function requestIdOf(request: Request): string {
   return given && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
 }
 
-/** The service's request handler: health at once, everything else by the whole app. */
-export function createLazyApp(options: LazyAppOptions): FetchHandler {
-  let whole: FetchHandler | null = null;
+/** Loads an app once at a time, logs a failed load, and tries again at the next call. */
+function loader(load: () => Promise<FetchHandler>, name: string) {
+  let loaded: FetchHandler | null = null;
   let loading: Promise<FetchHandler> | null = null;
-  const load = () =>
-    loading ??= options.load().then(
-      (fetch) => (whole = fetch),
-      (error) => {
-        console.error(JSON.stringify({
-          time: new Date().toISOString(),
-          level: "error",
-          msg: "the app failed to load",
-          error: error instanceof Error ? error.stack ?? error.message : String(error),
-        }));
-        // The next request, or the next /readyz, tries again.
-        loading = null;
-        throw error;
-      },
-    );
-  // Loaded at once: readiness waits for it, and a failure here is logged and tried again.
-  load().catch(() => {});
+  return {
+    loaded: () => loaded,
+    load: () =>
+      loading ??= load().then(
+        (fetch) => (loaded = fetch),
+        (error) => {
+          console.error(JSON.stringify({
+            time: new Date().toISOString(),
+            level: "error",
+            msg: `the ${name} failed to load`,
+            error: error instanceof Error ? error.stack ?? error.message : String(error),
+          }));
+          loading = null;
+          throw error;
+        },
+      ),
+  };
+}
+
+/** The service's request handler: health at once, the API by its app, the rest by the whole. */
+export function createLazyApp(options: LazyAppOptions): FetchHandler {
+  const api = loader(options.loadApi, "API's app");
+  const whole = loader(options.load, "app");
+  // Loaded at once: readiness waits for the API's, and a failure is logged and tried again.
+  api.load().catch(() => {});
+  whole.load().catch(() => {});
 
   const answerHealth = async (request: Request, path: string, answer: HealthAnswer) => {
     const started = performance.now();
@@ -111,16 +136,20 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
   };
 
   return async (request, info) => {
-    if (whole) return await whole(request, info);
+    const loaded = whole.loaded();
+    if (loaded) return await loaded(request, info);
     const path = new URL(request.url).pathname;
+    const later = isLaterSurface(path);
+    const apiApp = api.loaded();
+    if (apiApp && !later) return await apiApp(request, info);
     const health = healthAnswers[path];
-    if (health && (request.method === "GET" || request.method === "HEAD")) {
-      load().catch(() => {});
+    if (!apiApp && health && (request.method === "GET" || request.method === "HEAD")) {
+      api.load().catch(() => {});
       return await answerHealth(request, path, health);
     }
     let fetch;
     try {
-      fetch = await load();
+      fetch = await (later ? whole : api).load();
     } catch {
       const failed = errorBody(surfaceOf(path), {
         status: 500,

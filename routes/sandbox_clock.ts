@@ -8,7 +8,7 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Database } from "../db/client.ts";
 import { advanceCompanyClock, readCompanyClock } from "../lib/sandbox/service.ts";
-import type { AppDeps, AppEnv } from "./context.ts";
+import { type AppDeps, type AppEnv, railJobsOf } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 import { jsonInteger, parseJsonBody } from "./validation.ts";
 
@@ -45,7 +45,7 @@ export function sandboxClockRoutes(
     if (!body.ok) return body.response;
     const advanced = await advanceCompanyClock(database, companyId, body.value.seconds, {
       realNow: deps.clock.now(),
-      handlers: deps.jobHandlers.test,
+      handlers: (await railJobsOf(deps)).test,
     });
     return c.json({
       object: "sandbox_clock",

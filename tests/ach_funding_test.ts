@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { addFunds } from "../lib/funding/store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { selectMethod, settleRailBatchEntry } from "../lib/payouts/jobs.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
 import {
   DAY_SECONDS,

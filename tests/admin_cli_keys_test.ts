@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../lib/admin/commands.ts";
 import type { CommandRequest } from "../lib/admin/command_kit.ts";
-import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../lib/admin/commands.ts";
-import { runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const DAY = 86_400_000;

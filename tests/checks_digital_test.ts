@@ -13,7 +13,7 @@ import {
 } from "../lib/checks/digital.ts";
 import { importPaidItems } from "../lib/checks/paid_import.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { AppDeps } from "../routes/context.ts";
 import { digitalCheckRoutes } from "../routes/digital_checks.tsx";

@@ -13,7 +13,7 @@ import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { importPaidItems } from "../lib/checks/paid_import.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { signIn } from "../lib/operators/service.ts";
 import { totpCodeAt } from "../lib/operators/totp.ts";
 import { createApp } from "../routes/app.ts";

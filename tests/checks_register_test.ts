@@ -14,7 +14,8 @@ import {
   type VoidRefusal,
 } from "../lib/checks/register.ts";
 import type { Result } from "../lib/platform/result.ts";
-import { jobHandlersOf, payoutRuntime } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { DAY_SECONDS, MONEY_SETTINGS, type MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import {

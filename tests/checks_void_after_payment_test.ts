@@ -11,7 +11,7 @@ import { resolveCheckException } from "../lib/checks/exceptions.ts";
 import { importPaidItems, type PaidImportDeps } from "../lib/checks/paid_import.ts";
 import { voidAwaitingPaidItems, voidCheckAudited } from "../lib/checks/voids.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import type { AuditActor } from "../lib/audit/store.ts";
 import { MONEY_SETTINGS, type MoneyFixture } from "./money_core_helpers.ts";
 import { checkFilesOf, chooseCheck, markSent, rows, withCheckFixture } from "./checks_helpers.ts";

@@ -3,10 +3,11 @@
  * identities (inserted directly, so these tests do not depend on the operator tooling).
  */
 import { addFunds } from "../lib/funding/store.ts";
-import { jobHandlersByEnvironment, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersByEnvironment } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { createApp } from "../routes/app.ts";
 import { openApiDocument } from "../routes/openapi/v1.ts";
-import type { AppDeps } from "../routes/context.ts";
+import type { AppDeps, RailJobs } from "../routes/context.ts";
 import type { Database } from "../db/client.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -33,7 +34,8 @@ export interface Cast {
 
 export interface HttpFixture {
   app: ReturnType<typeof createApp>;
-  deps: AppDeps;
+  /** The rails' jobs given at once, as a test runs them. */
+  deps: AppDeps & { readonly jobHandlers: RailJobs };
   clock: FakeClock;
   cast: Cast;
   logs: Record<string, unknown>[];
@@ -100,7 +102,7 @@ export async function openHttpFixture(
   });
   const logs: Record<string, unknown>[] = [];
   const secretBox = await SecretBox.fromBase64Key(config.encryptionKey!);
-  const deps: AppDeps = {
+  const deps: HttpFixture["deps"] = {
     config,
     databases,
     clock,

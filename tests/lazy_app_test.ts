@@ -1,13 +1,16 @@
 /**
- * The app as the service serves it while it starts (routes/lazy_app.ts): the whole app loads at
- * once, in the background; meanwhile /healthz answers as the whole app does and /readyz says 503
- * `starting`; requests that come meanwhile wait for the one load; from then on the whole app
- * answers everything, readiness included.
+ * The app as the service serves it while it starts (routes/lazy_app.ts): the API's app and the
+ * whole app load at once, in the background; until the API's has, /healthz answers as the whole
+ * app does and /readyz says 503 `starting`; requests that come meanwhile wait for the one load of
+ * the app that answers them (the API's, or the whole app's for the console, the admin endpoint,
+ * the sandbox pages and the rails' webhooks); once the whole app has loaded it answers everything,
+ * readiness included.
  */
 import assert from "node:assert/strict";
 import { Metrics } from "../lib/platform/metrics.ts";
+import { createApiApp } from "../routes/api_app.ts";
 import { createApp } from "../routes/app.ts";
-import { createLazyApp, type FetchHandler } from "../routes/lazy_app.ts";
+import { createLazyApp, type FetchHandler, LATER_SURFACES } from "../routes/lazy_app.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {
@@ -27,29 +30,44 @@ function heldLoads(whole: FetchHandler) {
   };
 }
 
-/** The whole app and the starting one in front of it, sharing metrics and the access log. */
-function lazyAndWhole(f: HttpFixture, load?: (whole: FetchHandler) => () => Promise<FetchHandler>) {
+/**
+ * The API's app, the whole app and the starting one in front of them, sharing metrics and the
+ * access log. Each app's load is held until the test finishes it, unless `loads` replaces it.
+ */
+function lazyAndWhole(
+  f: HttpFixture,
+  loads: {
+    api?: (app: FetchHandler) => () => Promise<FetchHandler>;
+    whole?: (app: FetchHandler) => () => Promise<FetchHandler>;
+  } = {},
+) {
   const logs: Record<string, unknown>[] = [];
   const metrics = new Metrics();
   const log = (entry: Record<string, unknown>) => logs.push(entry);
   const whole = createApp({ ...f.deps, metrics, log });
+  const api = createApiApp({ ...f.deps, metrics, log });
   const served: string[] = [];
-  const counted: FetchHandler = (request, connection) => {
-    served.push(`${request.method} ${new URL(request.url).pathname}`);
-    return whole.fetch(request, connection);
+  const counted = (app: { fetch: FetchHandler }, name: string): FetchHandler => (request, info) => {
+    served.push(`${name}: ${request.method} ${new URL(request.url).pathname}`);
+    return app.fetch(request, info);
   };
-  const held = heldLoads(counted);
+  const held = heldLoads(counted(whole, "whole"));
+  const heldApi = heldLoads(counted(api, "api"));
   const lazy = createLazyApp({
     databases: f.deps.databases,
     metrics,
     workerStallMs: f.deps.config.limits.WORKER_STALL_MS,
     log,
-    load: load ? load(counted) : held.load,
+    loadApi: loads.api ? loads.api(counted(api, "api")) : heldApi.load,
+    load: loads.whole ? loads.whole(counted(whole, "whole")) : held.load,
   });
   const ask = (path: string, init?: RequestInit) =>
     lazy(new Request(`http://localhost${path}`, init), info);
-  return { whole, ask, logs, metrics, served, held };
+  return { whole, ask, logs, metrics, served, held, heldApi };
 }
+
+/** Lets the loads that have finished be seen by the starting app. */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 const requestCounts = (metrics: Metrics) =>
   metrics.render({}).split("\n").filter((line) => line.startsWith("http_requests_total{"));
@@ -61,10 +79,10 @@ const starting = {
   databases: { test: "ok", live: "ok" },
 };
 
-Deno.test("while the whole app loads, /healthz answers as it does and /readyz 503 starting, logged and counted alike", async () => {
+Deno.test("while the API's app loads, /healthz answers as the whole app does and /readyz 503 starting, logged and counted alike", async () => {
   await withHttpFixture(async (f) => {
-    const { whole, ask, logs, metrics, served, held } = lazyAndWhole(f);
-    assert.equal(held.calls, 1, "the load starts with the app, before any request");
+    const { whole, ask, logs, metrics, served, held, heldApi } = lazyAndWhole(f);
+    assert.deepEqual([heldApi.calls, held.calls], [1, 1], "both loads start with the app");
     for (const method of ["GET", "HEAD"]) {
       const light = await ask("/healthz", { method });
       const full = await whole.request("/healthz", { method }, info);
@@ -82,8 +100,8 @@ Deno.test("while the whole app loads, /healthz answers as it does and /readyz 50
     );
     const head = await ask("/readyz", { method: "HEAD" });
     assert.deepEqual([head.status, await head.text()], [503, ""]);
-    assert.deepEqual(served, [], "nothing answered by the whole app yet");
-    assert.equal(held.calls, 1, "one load however often readiness is asked");
+    assert.deepEqual(served, [], "nothing answered by an app yet");
+    assert.deepEqual([heldApi.calls, held.calls], [1, 1], "one load however often asked");
     const kept = await ask("/healthz", { headers: { "X-Request-Id": "probe-7" } });
     await kept.body?.cancel();
     assert.equal(kept.headers.get("X-Request-Id"), "probe-7", "a caller's request id is kept");
@@ -113,49 +131,114 @@ Deno.test("while the whole app loads, /healthz answers as it does and /readyz 50
       'http_requests_total{surface="other",status="503"} 2',
     ]);
 
-    held.finish();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    // Ready once the API's app has loaded, whether the whole app has or not.
+    heldApi.finish();
+    await settled();
     const ready = await ask("/readyz");
     assert.deepEqual([ready.status, await ready.json()], [200, {
       status: "ready",
       databases: { test: "ok", live: "ok" },
     }]);
-    assert.deepEqual(served, ["GET /readyz"], "once loaded, the whole app answers readiness");
+    held.finish();
+    await settled();
+    const stillReady = await ask("/readyz");
+    assert.equal(stillReady.status, 200);
+    await stillReady.body?.cancel();
+    assert.deepEqual(served, ["api: GET /readyz", "whole: GET /readyz"]);
   });
 });
 
-Deno.test("a request that comes while the app loads waits for the one load; then the whole app answers everything", async () => {
+Deno.test("an API request that comes while the API's app loads waits for its one load; the API answers before the whole app (console, rails' jobs) has loaded", async () => {
   await withHttpFixture(async (f) => {
-    const { whole, ask, served, held } = lazyAndWhole(f);
+    const { whole, ask, served, held, heldApi } = lazyAndWhole(f);
     const balance = "/v1/ledgers/auto/balance";
     const headers = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
     const asked = Promise.all([ask(balance, { headers }), ask(balance, { headers })]);
-    assert.equal(held.calls, 1, "two requests at once, one load");
-    held.finish();
+    assert.equal(heldApi.calls, 1, "two requests at once, one load");
+    heldApi.finish();
     const answers = await asked;
     const expected = await (await whole.request(balance, { headers }, info)).json();
     for (const answer of answers) {
       assert.equal(answer.status, 200);
       assert.deepEqual(await answer.json(), expected);
     }
+    const clock = await ask("/v1/sandbox/clock", { headers });
+    assert.equal(clock.status, 200, "the sandbox clock is the API's");
+    await clock.body?.cancel();
+    const portal = await ask("/portal/no-such-token");
+    const portalOfWhole = await whole.request("/portal/no-such-token", {}, info);
+    assert.deepEqual([portal.status, await portal.text()], [
+      portalOfWhole.status,
+      await portalOfWhole.text(),
+    ]);
+    assert.equal(held.calls, 1, "the whole app still loading");
+    held.finish();
+    await settled();
     const wrongMethod = await ask("/readyz", { method: "POST" });
     assert.deepEqual([wrongMethod.status, wrongMethod.headers.get("Allow")], [405, "GET, HEAD"]);
     await wrongMethod.body?.cancel();
-    const posted = await ask("/healthz", { method: "POST" });
-    assert.deepEqual([posted.status, posted.headers.get("Allow")], [405, "GET, HEAD"]);
-    await posted.body?.cancel();
     assert.deepEqual(served, [
-      `GET ${balance}`,
-      `GET ${balance}`,
-      "POST /readyz",
-      "POST /healthz",
+      `api: GET ${balance}`,
+      `api: GET ${balance}`,
+      "api: GET /v1/sandbox/clock",
+      "api: GET /portal/no-such-token",
+      "whole: POST /readyz",
     ]);
+  });
+});
+
+Deno.test("a console, admin, sandbox page or rail webhook request before the whole app has loaded waits for it, never a 404", async () => {
+  await withHttpFixture(async (f) => {
+    const { whole, ask, served, held, heldApi } = lazyAndWhole(f);
+    heldApi.finish();
+    await settled();
+    const paths = ["/console/sign-in", "/sandbox/inbox", "/rails/paypal/webhooks", "/console"];
+    const asked = Promise.all(paths.map((path) => ask(path, { redirect: "manual" })));
+    await settled();
+    assert.deepEqual(served, [], "none answered by the API's app");
+    held.finish();
+    const answers = await asked;
+    for (const [i, path] of paths.entries()) {
+      const expected = await whole.request(path, { redirect: "manual" }, info);
+      // Compared without their bodies: a sign-in form carries a fresh CSRF token.
+      const seen = (answer: Response) => [
+        answer.status,
+        answer.headers.get("Location"),
+        answer.headers.get("Content-Type"),
+      ];
+      assert.deepEqual(seen(answers[i]), seen(expected), path);
+      await answers[i].body?.cancel();
+      await expected.body?.cancel();
+    }
+    assert.equal(answers[0].status, 200, "the console's sign-in page, not a 404");
+    assert.deepEqual(served, paths.map((path) => `whole: GET ${path}`));
+  });
+});
+
+Deno.test("LATER_SURFACES holds every path the whole app serves and the API's app does not", async () => {
+  await withHttpFixture((f) => {
+    const deps = { ...f.deps, adminToken: "admin-token" };
+    const apiPaths = new Set(createApiApp(deps).routes.map((route) => route.path));
+    const onlyWhole = createApp(deps).routes.map((route) => route.path)
+      .filter((path) => !apiPaths.has(path));
+    assert.ok(onlyWhole.length > 100, `${onlyWhole.length} paths of the whole app alone`);
+    const later = (path: string) =>
+      LATER_SURFACES.some((prefix) => path === prefix || path.startsWith(prefix + "/"));
+    assert.deepEqual(onlyWhole.filter((path) => !later(path)), []);
+    assert.deepEqual([...apiPaths].filter(later), [], "the API's app serves no later surface");
+    return Promise.resolve();
   });
 });
 
 Deno.test("a load that fails is logged; a request then answers 500 in the surface's format, and readiness or the next request loads again", async () => {
   await withHttpFixture(async (f) => {
-    let attempts = 0;
+    const attempts = { api: 0, whole: 0 };
+    const failing = (name: "api" | "whole", failures: number) => (app: FetchHandler) => () => {
+      attempts[name]++;
+      return attempts[name] <= failures
+        ? Promise.reject(new Error(`a module of the ${name} app failed to load`))
+        : Promise.resolve(app);
+    };
     const errors: string[] = [];
     const originalError = console.error;
     console.error = (line: string) => errors.push(line);
@@ -163,15 +246,11 @@ Deno.test("a load that fails is logged; a request then answers 500 in the surfac
     let notReady;
     let lazy;
     try {
-      lazy = lazyAndWhole(f, (whole) => () => {
-        attempts++;
-        return attempts <= 2
-          ? Promise.reject(new Error("a module failed to load"))
-          : Promise.resolve(whole);
-      });
-      // The load at start fails; readiness says starting and loads again, which fails too.
+      lazy = lazyAndWhole(f, { api: failing("api", 2), whole: failing("whole", 1) });
+      // The loads at start fail; readiness says starting and loads the API's again, which fails too.
       notReady = await lazy.ask("/readyz");
       failed = await lazy.ask("/v1/ledgers/auto/balance");
+      await settled();
     } finally {
       console.error = originalError;
     }
@@ -187,18 +266,27 @@ Deno.test("a load that fails is logged; a request then answers 500 in the surfac
         code: "internal_error",
       },
     ]);
-    assert.equal(errors.length, 2, "each failed load logged once");
-    const logged = JSON.parse(errors[0]);
-    assert.deepEqual([logged.level, logged.msg], ["error", "the app failed to load"]);
-    assert.match(logged.error, /a module failed to load/);
+    assert.equal(errors.length, 3, "each failed load logged once");
+    const logged = errors.map((line) => JSON.parse(line));
+    assert.deepEqual(logged.map((entry) => [entry.level, entry.msg]).sort(), [
+      ["error", "the API's app failed to load"],
+      ["error", "the API's app failed to load"],
+      ["error", "the app failed to load"],
+    ]);
+    assert.match(logged[0].error, /failed to load/);
     const again = await lazy.ask("/v1/ledgers/auto/balance", {
       headers: { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` },
     });
     assert.equal(again.status, 200);
     await again.body?.cancel();
-    assert.equal(attempts, 3);
+    assert.deepEqual(attempts, { api: 3, whole: 1 });
     const ready = await lazy.ask("/readyz");
     assert.equal(ready.status, 200);
     await ready.body?.cancel();
+    // The whole app's failed load is tried again by the next request that needs it.
+    const consolePage = await lazy.ask("/console/sign-in");
+    assert.equal(consolePage.status, 200);
+    await consolePage.body?.cancel();
+    assert.deepEqual(attempts, { api: 3, whole: 2 });
   });
 });

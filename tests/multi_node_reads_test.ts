@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import type { AppDeps } from "../routes/context.ts";
-import { jobHandlersByEnvironment, runtimeSettingsOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersByEnvironment } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { CredentialCache } from "../lib/identity/credential_cache.ts";
 import { revokeKey } from "../lib/identity/admin.ts";
 import { fundAcmeAuto, type HttpFixture, openHttpFixture } from "./http_fixture.ts";

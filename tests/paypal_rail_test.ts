@@ -5,7 +5,7 @@
  * insurer's insufficient PayPal balance.
  */
 import assert from "node:assert/strict";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { MONEY_SETTINGS } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";

@@ -10,7 +10,7 @@ import { type ExternalJob, type JobHandlers, TransientJobError } from "../db/sch
 import { WriteGroupError, type WriteUnit } from "../db/writer.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { payoutJobHandlers, RAIL_SUBMIT_LEASE_MS } from "../lib/payouts/jobs.ts";
-import { payoutRuntime } from "../lib/payouts/runtime.ts";
+import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { sandboxRail } from "../lib/rails/sandbox.ts";
 import { type PayoutRail, railDirectory, type RailSubmission } from "../lib/rails/seam.ts";

@@ -7,7 +7,7 @@ import { handImportSource } from "../operators/hand_import_approval.ts";
 import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type { RuntimeSettings } from "../payouts/runtime.ts";
+import type { RuntimeSettings } from "../payouts/settings.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import type { Databases } from "../identity/admin.ts";

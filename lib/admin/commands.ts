@@ -35,7 +35,7 @@ import {
 import { lineTieOut, verifyLedger } from "../ledger/reports.ts";
 import { findJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import type { RuntimeSettings } from "../payouts/runtime.ts";
+import type { RuntimeSettings } from "../payouts/settings.ts";
 import { listScheduledJobs, retryAllParkedJobs, retryParkedJob } from "./jobs.ts";
 import {
   approvalAnswer,

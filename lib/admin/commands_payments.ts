@@ -17,7 +17,7 @@ import {
 } from "../payouts/approval_rules.ts";
 import { decidePayment, payoutsPendingApproval } from "../payouts/payment_approvals.ts";
 import { loadPayout } from "../payouts/store.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { payoutRuntime } from "../payouts/settings.ts";
 import {
   cancelPayoutAsOperator,
   reofferAsOperator,

@@ -5,7 +5,7 @@
  * audited). Each takes --environment, live by default, and names the environment it acted on.
  */
 import { ok, refuse } from "../platform/result.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { payoutRuntime } from "../payouts/settings.ts";
 import { maskedPaypalSettings } from "../paypal/settings.ts";
 import { readPaypalSettings } from "../paypal/settings_store.ts";
 import { paypalSealedSettings } from "../paypal/settings_approval.ts";

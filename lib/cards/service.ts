@@ -18,8 +18,10 @@ import {
   lithicReach,
   lithicSettingsStore,
 } from "./store.ts";
-import { type SandboxLithic, sandboxLithicFetch } from "./simulator_store.ts";
-import type { Clock } from "../platform/clock.ts";
+import { type SandboxLithic, sandboxLithic, sandboxLithicFetch } from "./simulator_store.ts";
+import { type Clock, systemClock } from "../platform/clock.ts";
+import type { Environment } from "../platform/config.ts";
+import type { PayoutRuntime } from "../payouts/jobs.ts";
 
 /** An embed URL is good for this long: the portal page is fresh each time it is shown. */
 export const CARD_EMBED_TTL_MS = 5 * 60_000;
@@ -141,4 +143,17 @@ export function sandboxLithicPage(
   request: Request,
 ): Promise<Response> {
   return sandboxLithicFetch(database, clock)(request);
+}
+
+/**
+ * What a company without Lithic settings reaches: in test the sandbox's Lithic (on the test
+ * database, its hosted card page under this service's base URL), in live nothing.
+ */
+export function sandboxLithicOf(
+  environment: Environment,
+  database: Database,
+  runtime: PayoutRuntime,
+): SandboxLithic | undefined {
+  if (environment === "live") return undefined;
+  return sandboxLithic(database, runtime.notifications.baseUrl, systemClock);
 }

@@ -7,7 +7,7 @@
 import { handImportApprovedAction } from "../operators/hand_import_approval.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
 import type { ApprovalKind } from "../operators/rules.ts";
-import { payoutRuntime } from "../payouts/runtime.ts";
+import { payoutRuntime } from "../payouts/settings.ts";
 import { importPaidItemsInUnit } from "./paid_import.ts";
 
 const applyStagedPaidImport = handImportApprovedAction({

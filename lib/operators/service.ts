@@ -10,7 +10,7 @@ import { appendAudit, type AuditActor, type AuditEntry } from "../audit/store.ts
 import { emailSchema } from "../identity/rules.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type { RuntimeSettings } from "../payouts/runtime.ts";
+import type { RuntimeSettings } from "../payouts/settings.ts";
 import { newId, randomBase62, sha256Hex } from "../platform/keys.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.ts";

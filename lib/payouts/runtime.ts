@@ -6,7 +6,7 @@
  * them in live, the bank's imports, and the operator's document checks.
  */
 import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
-import { type Config, configDefaults, type Environment } from "../platform/config.ts";
+import type { Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
 import { sandboxRail } from "../rails/sandbox.ts";
 import { unconfiguredLiveRail } from "../rails/live.ts";
@@ -29,8 +29,7 @@ import {
 import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
-import { type SandboxLithic, sandboxLithic } from "../cards/simulator_store.ts";
-import { systemClock } from "../platform/clock.ts";
+import { sandboxLithicOf } from "../cards/service.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
@@ -42,37 +41,11 @@ import {
 } from "../reconciliation/sandbox_statements.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
+import { payoutRuntime, type RuntimeSettings } from "./settings.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
 import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { JobHandlers } from "../../db/scheduler.ts";
-
-export interface RuntimeSettings {
-  readonly offerTtlDays: number;
-  readonly baseUrl: string;
-  /** contract §9: portal links expire after this many days (default 30). */
-  readonly portalLinkTtlDays?: number;
-  /** contract §11: resends a payee may get in any hour (default 5). */
-  readonly resendsPerHourMax?: number;
-  /** A live bank file over this total waits for a second admin (default $100,000.00). */
-  readonly bankFileApprovalLimitCents?: number;
-  /** The MICR font CHECK_MICR_FONT named, read at start (default none). */
-  readonly micrFont?: Uint8Array | null;
-  /** What replaces an environment's bank or a provider's limits in its rails (tests, the simulation). */
-  readonly rails?: RailOptions;
-}
-
-/** The runtime settings a configuration gives. */
-export function runtimeSettingsOf(config: Config): RuntimeSettings {
-  return {
-    offerTtlDays: config.limits.OFFER_TTL_DAYS,
-    portalLinkTtlDays: config.limits.PORTAL_LINK_TTL_DAYS,
-    resendsPerHourMax: config.limits.RESEND_PER_HOUR_MAX,
-    bankFileApprovalLimitCents: config.limits.BANK_FILE_APPROVAL_LIMIT_CENTS,
-    baseUrl: config.baseUrl,
-    micrFont: config.checkMicrFont,
-  };
-}
 
 /**
  * What the composition takes instead of an environment's own: `achTransport` and `checkTransport`
@@ -175,19 +148,6 @@ function railsOf(deps: RailDeps): RailDirectory {
 }
 
 /**
- * What a company without Lithic settings reaches: in test the sandbox's Lithic (on the test
- * database, its hosted card page under this service's base URL), in live nothing.
- */
-export function sandboxLithicOf(
-  environment: Environment,
-  database: Database,
-  runtime: PayoutRuntime,
-): SandboxLithic | undefined {
-  if (environment === "live") return undefined;
-  return sandboxLithic(database, runtime.notifications.baseUrl, systemClock);
-}
-
-/**
  * The rail engine's rules of an environment: live decides with the real time a job runs, files
  * over the approval limit wait for a second admin and in-doubt resolutions too; the sandbox bank
  * keeps the sandbox clock and never waits.
@@ -277,26 +237,5 @@ export function jobHandlersByEnvironment(
   return {
     test: jobHandlersOf("test", settings, databases.test, secretBox),
     live: jobHandlersOf("live", settings, databases.live, secretBox),
-  };
-}
-
-/** What payout moves need to know of their environment: its offer lifetime and links. */
-export function payoutRuntime(
-  environment: Environment,
-  settings: RuntimeSettings,
-): PayoutRuntime {
-  const offerTtlMs = settings.offerTtlDays * 86_400_000;
-  return {
-    environment,
-    offerTtlMs,
-    bankFileApprovalLimitCents: settings.bankFileApprovalLimitCents ??
-      configDefaults.BANK_FILE_APPROVAL_LIMIT_CENTS,
-    micrFont: settings.micrFont ?? null,
-    notifications: {
-      environment,
-      baseUrl: settings.baseUrl,
-      linkTtlMs: (settings.portalLinkTtlDays ?? configDefaults.PORTAL_LINK_TTL_DAYS) * 86_400_000,
-      resendsPerHourMax: settings.resendsPerHourMax ?? configDefaults.RESEND_PER_HOUR_MAX,
-    },
   };
 }

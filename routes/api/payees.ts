@@ -9,7 +9,7 @@ import {
   payeeTransaction,
   resendPayeeNotification,
 } from "../../lib/disbursements/service.ts";
-import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/settings.ts";
 import type { DocumentLinkSigner } from "../../lib/documents/links.ts";
 import { centsToDollars } from "../../lib/platform/money.ts";
 import { modalityOf, type PayoutStatus, surfaceAStatus } from "../../lib/payouts/states.ts";

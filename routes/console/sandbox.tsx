@@ -13,7 +13,7 @@ import {
   inboxSorts,
   sandboxInboxPage,
 } from "../../lib/console/sandbox.ts";
-import type { AppDeps } from "../context.ts";
+import { type AppDeps, railJobsOf } from "../context.ts";
 import {
   ConsoleLayout,
   CsrfField,
@@ -252,7 +252,7 @@ export function sandboxConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       form.value.amount * UNIT_SECONDS[form.value.unit],
       {
         realNow: deps.clock.now(),
-        handlers: deps.jobHandlers.test,
+        handlers: (await railJobsOf(deps)).test,
         actor: {
           operator: { id: c.get("operator").id, email: c.get("operator").email },
           origin: consoleOrigin(c),

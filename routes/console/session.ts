@@ -9,7 +9,7 @@ import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
 import { scopeCondition as scopeFor } from "../../lib/console/paging.ts";
 import type { CommandRequest, Flags } from "../../lib/admin/command_kit.ts";
-import { runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../../lib/payouts/settings.ts";
 import { inScope, type Role, roleAllows, SESSION_IDLE_MS } from "../../lib/operators/rules.ts";
 import {
   actorOf,

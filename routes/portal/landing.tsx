@@ -8,7 +8,7 @@
  */
 import { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/settings.ts";
 import { sendLinkOfV1Disbursement } from "../../lib/portal/service.ts";
 import { constantTimeEqual, randomBase62 } from "../../lib/platform/keys.ts";
 import type { AppDeps, AppEnv } from "../context.ts";

@@ -34,14 +34,14 @@ import {
   sendCode,
   signAsPayee,
 } from "../../lib/portal/service.ts";
-import { payoutRuntime, runtimeSettingsOf, sandboxLithicOf } from "../../lib/payouts/runtime.ts";
+import { payoutRuntime, runtimeSettingsOf } from "../../lib/payouts/settings.ts";
 import type { Environment } from "../../lib/platform/config.ts";
 import type { FieldProblem } from "../../lib/portal/method_details.ts";
 import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
-import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
+import { type CardEmbed, cardEmbedOf, sandboxLithicOf } from "../../lib/cards/service.ts";
 import { hostedCardPage, takesHostedCards } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";

@@ -23,12 +23,8 @@ import {
   SANDBOX_STATEMENT_JOB,
   sandboxStatementJob,
 } from "../../lib/reconciliation/sandbox_statements.ts";
-import {
-  batchServiceDeps,
-  jobHandlersOf,
-  payoutRuntime,
-  type RuntimeSettings,
-} from "../../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf } from "../../lib/payouts/runtime.ts";
+import { payoutRuntime, type RuntimeSettings } from "../../lib/payouts/settings.ts";
 import type { PayoutRuntime } from "../../lib/payouts/jobs.ts";
 import { FakeClock } from "../../lib/platform/clock.ts";
 import type { Environment } from "../../lib/platform/config.ts";

@@ -1,0 +1,278 @@
+/**
+ * The HTTP application's edges (request id, access log, body limits, 405, 404 and 500 in each
+ * surface's format) and the API's surfaces: /v1, /api, the payee's portal, links and documents,
+ * health and docs. Importing this loads no console, admin command, sandbox page or rail: the
+ * service answers the API with it while those load (routes/app.ts builds the whole app).
+ */
+import { type Context, Hono, type Next } from "hono";
+import { requestId } from "hono/request-id";
+import { Metrics } from "../lib/platform/metrics.ts";
+import { RateLimiter } from "../lib/platform/rate_limit.ts";
+import { accessLogEntry } from "./access_log.ts";
+import { achFileRoutes } from "./api/ach.ts";
+import { checkRoutes } from "./api/checks.ts";
+import { authenticateRoutes } from "./api/authenticate.ts";
+import { bodySizeLimit } from "./body_limit.ts";
+import { bodyArrival } from "./body_timeout.ts";
+import { jsonBodiesOnly, utf8Bodies } from "./body_content.ts";
+import { apiDisbursementRoutes } from "./api/disbursements.ts";
+import { apiDocumentRoutes } from "./api/documents.ts";
+import { apiPayeeRoutes } from "./api/payees.ts";
+import { apiSimplePaymentRoutes } from "./api/simple_payments.ts";
+import { DocumentLinkSigner } from "../lib/documents/links.ts";
+import { digitalCheckRoutes } from "./digital_checks.tsx";
+import { documentLinkRoutes } from "./documents.ts";
+import { fundRoutes } from "./api/funds.ts";
+import { requireApiUser, requireLineKey } from "./auth.ts";
+import type { AppDeps, AppEnv } from "./context.ts";
+import { docsRoutes } from "./docs.tsx";
+import { errorResponse, surfaceOf } from "./errors.ts";
+import { opsRoutes } from "./ops.ts";
+import { payLandingRoutes } from "./portal/landing.tsx";
+import { portalRoutes } from "./portal/mod.tsx";
+import { sandboxClockRoutes } from "./sandbox_clock.ts";
+import { disbursementRoutes } from "./v1/disbursements.ts";
+import { eventRoutes } from "./v1/events.ts";
+import { keyRoutes } from "./v1/keys.ts";
+import { ledgerRoutes } from "./v1/ledgers.ts";
+import { payeeRoutes } from "./v1/payees.ts";
+import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
+
+/** A path pattern the app serves and the methods it answers there. */
+interface KnownPath {
+  readonly pattern: RegExp;
+  readonly methods: ReadonlySet<string>;
+}
+
+/**
+ * The shape a path and the patterns that may match it share: its segment count and first segment
+ * (a parameter's first segment is ":"). Every request is looked up, so it tests the few patterns
+ * of its shape, not every path the app serves (hundreds: a fifth of a cached read's time).
+ */
+function shapeOf(path: string, firstIsParameter = false): string {
+  const segments = path.split("/");
+  return `${segments.length} ${firstIsParameter ? ":" : segments[1]}`;
+}
+
+/** The known paths that may match `path`: those of its shape, and those starting with a parameter. */
+function knownPathsOfShape(
+  paths: ReadonlyMap<string, readonly KnownPath[]>,
+  path: string,
+): readonly KnownPath[] {
+  const exact = paths.get(shapeOf(path)) ?? [];
+  const parameter = paths.get(shapeOf(path, true));
+  return parameter ? [...exact, ...parameter] : exact;
+}
+
+/**
+ * The methods of every path the app serves, from its route table (HEAD wherever GET, as Hono
+ * answers it). Middleware (method ALL) and wildcard paths are not paths of their own; the admin
+ * endpoint refuses everyone but loopback first, so it is left to itself.
+ */
+function knownPaths(
+  routes: readonly { method: string; path: string }[],
+): Map<string, KnownPath[]> {
+  const byPath = new Map<string, Set<string>>();
+  for (const { method, path } of routes) {
+    if (method === "ALL" || path.includes("*") || path.startsWith("/admin")) continue;
+    const normalized = path.length > 1 ? path.replace(/\/$/, "") : path;
+    const methods = byPath.get(normalized) ?? new Set<string>();
+    methods.add(method);
+    if (method === "GET") methods.add("HEAD");
+    byPath.set(normalized, methods);
+  }
+  const byShape = new Map<string, KnownPath[]>();
+  for (const [path, methods] of byPath) {
+    const shape = shapeOf(path, path.split("/")[1]?.startsWith(":"));
+    const known = {
+      pattern: new RegExp(
+        "^" +
+          path.split("/").map((segment) =>
+            segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+          ).join("/") + "$",
+      ),
+      methods,
+    };
+    byShape.set(shape, [...(byShape.get(shape) ?? []), known]);
+  }
+  return byShape;
+}
+
+/**
+ * The app of the API's surfaces, and of the surfaces `mountLater` mounts (the whole app mounts
+ * the console, the admin endpoint, the sandbox pages and the rails' webhooks there).
+ */
+export function buildApp(
+  deps: AppDeps,
+  mountLater?: (app: Hono<AppEnv>) => void,
+): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { limits } = deps.config;
+  const metrics = deps.metrics ?? new Metrics();
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    const started = performance.now();
+    metrics.requestStarted();
+    try {
+      await next();
+    } finally {
+      metrics.requestFinished();
+    }
+    const durationMs = performance.now() - started;
+    metrics.recordRequest(surfaceOf(c.req.path), c.res.status, durationMs);
+    deps.log?.(accessLogEntry({
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      routePath: c.req.routePath,
+      status: c.res.status,
+      durationMs,
+    }));
+  });
+
+  const tooLarge = (maxBytes: number) =>
+    bodySizeLimit(maxBytes, (c) =>
+      errorResponse(c, {
+        status: 413,
+        code: "payload_too_large",
+        message: `the request body exceeds ${maxBytes} bytes`,
+        issues: [{ field: "body", location: "body", message: `at most ${maxBytes} bytes` }],
+      }));
+  const documentLimit = tooLarge(limits.DOCUMENT_BODY_LIMIT_BYTES);
+  const jsonLimit = tooLarge(limits.BODY_LIMIT_BYTES);
+  app.use(bodyArrival({
+    timeoutMs: limits.BODY_TIMEOUT_MS,
+    limit: (c) => (c.req.path === "/api/documents" ? documentLimit : jsonLimit),
+  }));
+  app.use(utf8Bodies());
+
+  if (limits.RATE_LIMIT_RPS > 0) {
+    const limiter = new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS });
+    // Keyed by the credential as sent, before it is checked, so guessing is limited too.
+    const perCredential = async (c: Context<AppEnv>, next: Next) => {
+      const credential = c.req.header("Authorization") ?? "anonymous";
+      const decision = limiter.take(credential, deps.clock.now());
+      if (!decision.allowed) {
+        return errorResponse(c, {
+          status: 429,
+          code: "rate_limited",
+          message: `more than ${limits.RATE_LIMIT_RPS} requests per second with this credential`,
+          headers: { "Retry-After": String(decision.retryAfterSeconds) },
+        });
+      }
+      await next();
+    };
+    app.use("/api/*", perCredential);
+    app.use("/v1/*", perCredential);
+  }
+
+  // A known path asked with another method is a 405 naming the methods it answers, before any
+  // credential is read: the paths and their methods are public in /openapi.json.
+  let paths = new Map<string, KnownPath[]>();
+  app.use(async (c, next) => {
+    const matching = knownPathsOfShape(paths, c.req.path).filter((known) =>
+      known.pattern.test(c.req.path)
+    );
+    if (matching.length === 0 || matching.some((known) => known.methods.has(c.req.method))) {
+      return await next();
+    }
+    const allowed = [...new Set(matching.flatMap((known) => [...known.methods]))].sort();
+    return errorResponse(c, {
+      status: 405,
+      code: "method_not_allowed",
+      message: `${c.req.path} does not answer ${c.req.method}; it answers ${allowed.join(", ")}`,
+      headers: { Allow: allowed.join(", ") },
+    });
+  });
+
+  app.route("/", opsRoutes(deps, metrics));
+  app.route("/", docsRoutes(deps));
+  // Built on first request: the document's generation is not paid at start.
+  let openApi: Promise<string> | undefined;
+  app.get("/openapi.json", async (c) => {
+    openApi ??= import("./openapi/v1.ts").then((m) =>
+      JSON.stringify(m.openApiDocument(deps.config))
+    );
+    c.header("Content-Type", "application/json");
+    return c.body(await openApi);
+  });
+  app.route("/portal", portalRoutes(deps));
+  app.route("/pay", payLandingRoutes(deps));
+  const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
+  app.route("/documents", documentLinkRoutes(deps, documentLinks));
+  app.route("/checks", digitalCheckRoutes(deps));
+  mountLater?.(app);
+
+  app.route("/api/authenticate", authenticateRoutes(deps));
+  app.use("/api/*", requireApiUser(deps));
+  // After the credential: a caller without one learns nothing but 401.
+  app.use("/api/*", jsonBodiesOnly());
+  app.route("/api/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("apiPrincipal")));
+  app.route("/api", fundRoutes(deps));
+  app.route("/api/disbursements", apiDisbursementRoutes(deps));
+  app.route("/api/disbursements", apiPayeeRoutes(deps, documentLinks));
+  app.route("/api/documents", apiDocumentRoutes(deps));
+  app.route("/api/simple-payments", apiSimplePaymentRoutes(deps));
+  app.route("/api/ach", achFileRoutes(deps));
+  app.route("/api", checkRoutes(deps));
+  app.route(
+    "/api/webhooks",
+    webhookRoutes(deps, {
+      surface: "api",
+      eventNames: apiEventNames,
+      owner: (c) => ({ ...c.get("apiPrincipal"), lineId: null, lineCode: null }),
+    }),
+  );
+
+  app.use("/v1/*", requireLineKey(deps));
+  app.use("/v1/*", jsonBodiesOnly());
+  app.route("/v1/keys", keyRoutes(deps));
+  app.route("/v1/ledgers", ledgerRoutes(deps));
+  app.route("/v1/disbursements", disbursementRoutes(deps));
+  app.route("/v1/payees", payeeRoutes(deps));
+  app.route("/v1/events", eventRoutes(deps));
+  app.route(
+    "/v1/webhooks",
+    webhookRoutes(deps, {
+      surface: "v1",
+      eventNames: v1EventTypes,
+      owner: (c) => c.get("linePrincipal"),
+    }),
+  );
+  app.route("/v1/sandbox/clock", sandboxClockRoutes(deps, (c) => c.get("linePrincipal")));
+
+  paths = knownPaths(app.routes);
+
+  app.notFound((c) =>
+    errorResponse(c, {
+      status: 404,
+      code: "not_found",
+      message: `no resource at ${c.req.method} ${c.req.path}`,
+    })
+  );
+
+  app.onError((error, c) => {
+    const id = c.get("requestId");
+    console.error(JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      msg: "unhandled error",
+      request_id: id,
+      surface: surfaceOf(c.req.path),
+      error: error instanceof Error ? error.stack ?? error.message : String(error),
+    }));
+    return errorResponse(c, {
+      status: 500,
+      code: "internal_error",
+      message: `an internal error occurred; quote request id ${id} when reporting it`,
+    });
+  });
+
+  return app;
+}
+
+/** The app of the API's surfaces alone: what the service answers with while the rest loads. */
+export function createApiApp(deps: AppDeps): Hono<AppEnv> {
+  return buildApp(deps);
+}
