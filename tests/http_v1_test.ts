@@ -187,6 +187,70 @@ Deno.test("POST /v1/disbursements: 201 with the disbursement object and a balanc
   }, NO_LIMIT);
 });
 
+Deno.test("POST /v1/disbursements answers exactly what a GET then reads: pay_by, metadata, and a payout a rule held", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    await call(f, "POST", "/v1/payees", { id: "noaction", email: "noaction@example.test" });
+    const res = await call(f, "POST", "/v1/disbursements", {
+      amount: 12,
+      claim_id: "CLM-2",
+      payee: { id: "noaction" },
+      modalities: ["check"],
+      metadata: { z: "last", a: "first" },
+      pay_by: "2026-03-31",
+    });
+    assert.equal(res.status, 201);
+    const body = await res.json() as Record<string, unknown>;
+    assert.deepEqual({ ...body, id: "dsb" }, {
+      id: "dsb",
+      object: "disbursement",
+      status: "created",
+      amount: 12,
+      currency: "USD",
+      claim_id: "CLM-2",
+      payee: { id: "noaction" },
+      modalities: ["check"],
+      modality: null,
+      metadata: { z: "last", a: "first" },
+      pay_by: "2026-03-31",
+      network: null,
+      line: "auto",
+      livemode: false,
+      created,
+      payee_url: `http://127.0.0.1:8000/pay/${body.id}`,
+      timeline: [{ status: "created", at: created }],
+    });
+    const fetched = await call(f, "GET", `/v1/disbursements/${body.id}`);
+    assert.equal(JSON.stringify(await fetched.json()), JSON.stringify(body), "the same, in order");
+
+    await f.deps.databases.test.writer.write((tx) =>
+      tx.execute({
+        sql: `INSERT INTO payment_approval_rules (id, company_id, threshold_cents, created_at)
+              VALUES ('par_1', ?, 1000, ?)`,
+        args: [f.cast.acme.id, f.clock.now()],
+      })
+    );
+    const held = await call(f, "POST", "/v1/disbursements", {
+      amount: 10.01,
+      claim_id: "CLM-3",
+      payee: { id: "noaction" },
+      modalities: ["ach"],
+    });
+    assert.equal(held.status, 201);
+    const heldBody = await held.json() as Record<string, unknown>;
+    assert.deepEqual([heldBody.status, heldBody.timeline], [
+      "pending_approval",
+      [{ status: "created", at: created }, {
+        status: "pending_approval",
+        at: created,
+        detail: "over the approval threshold of 1000 cents",
+      }],
+    ]);
+    const heldFetched = await call(f, "GET", `/v1/disbursements/${heldBody.id}`);
+    assert.deepEqual(await heldFetched.json(), heldBody);
+  }, NO_LIMIT);
+});
+
 Deno.test("POST /v1/disbursements without modalities uses the payee's modality_defaults; 400 naming modalities when both are missing", async () => {
   await withHttpFixture(async (f) => {
     await fundAcmeAuto(f, 100_000);
