@@ -374,6 +374,7 @@ async function buildRuntime(
     { catchUpPayeeIndex },
     { ledgerDayClosing },
     { currentAuditKeys },
+    { sandboxStatementPlanning },
   ] = await Promise.all([
     import("./db/scheduler.ts"),
     import("./lib/webhooks/dispatcher.ts"),
@@ -384,15 +385,18 @@ async function buildRuntime(
     import("./lib/console/payee_index.ts"),
     import("./lib/ledger/statements.ts"),
     import("./lib/audit/anchor.ts"),
+    import("./lib/reconciliation/sandbox_statements.ts"),
   ]);
   const scheduler = new Scheduler(databases, jobHandlers, systemClock, {
     metrics,
     leaseHolder: deps.nodeId,
     // The console's payee index catches up with new payouts (never on the create path).
-    // Each line's bank days close shortly after their midnight, backups or not.
+    // Each line's bank days close shortly after their midnight, backups or not. A test company
+    // whose money moves gets the sandbox bank's statements.
     upkeep: [
       { name: "payee index", run: catchUpPayeeIndex },
       ledgerDayClosing({ secretBox, keys: currentAuditKeys().ledgerStatements }, systemClock),
+      sandboxStatementPlanning(secretBox),
     ],
   });
   const documentLinks = new DocumentLinkSigner(jwtSecret);

@@ -296,3 +296,39 @@ Deno.test("the store seals settings; test falls back to the sandbox bank, live t
     }
   });
 });
+
+Deno.test("provider_accounts: each provider settles from one of the statement accounts; shown masked; the sandbox's settle from its settlement account", () => {
+  const named = checkBankSettings(
+    at("provider_accounts", { lithic: "9876543210", increase: "9876543210" }),
+    "live",
+  );
+  assert.ok(named.ok, named.ok ? "" : named.message);
+  assert.deepEqual(named.value.providerAccounts, {
+    lithic: "9876543210",
+    increase: "9876543210",
+  });
+  assert.deepEqual(bankSettingsJson(named.value).provider_accounts, {
+    lithic: "9876543210",
+    increase: "9876543210",
+  });
+  assert.deepEqual(maskedBankSettings(named.value).provider_accounts, {
+    lithic: "••••3210",
+    increase: "••••3210",
+  });
+  const elsewhere = checkBankSettings(at("provider_accounts", { paypal: "123456789012" }), "live");
+  assert.ok(!elsewhere.ok);
+  assert.equal(elsewhere.field, "provider_accounts.paypal");
+  assert.equal(
+    elsewhere.message,
+    "provider_accounts.paypal: ••••9012 is not one of the statement accounts (the settlement and check accounts unless statement_accounts names others)",
+  );
+  const unknown = checkBankSettings(at("provider_accounts", { stripe: "9876543210" }), "live");
+  assert.ok(!unknown.ok);
+  assert.equal(unknown.field, "provider_accounts.stripe");
+  const sandbox = sandboxBankSettings("Acme Mutual");
+  assert.deepEqual(sandbox.providerAccounts, {
+    paypal: "000900000002",
+    lithic: "000900000002",
+    increase: "000900000002",
+  });
+});

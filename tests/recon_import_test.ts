@@ -4,6 +4,7 @@
  * reason; a file is imported once by SHA-256 and an account's day once.
  */
 import assert from "node:assert/strict";
+import { clearAchFunding } from "../lib/funding/store.ts";
 import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
 import { importStatement } from "../lib/reconciliation/service.ts";
 import type { StatementAccount } from "../lib/reconciliation/statement.ts";
@@ -290,6 +291,209 @@ Deno.test("injected differences of each kind are caught, each on its side with i
           amount_cents: 12_500,
           reason: "the bank reported no debit of $125.00 for check 1001",
           status: "open",
+        },
+      ],
+    );
+  });
+});
+
+/** A check of the day's payout `payoutId` and a paid item of it the register could not take. */
+async function paidItemException(
+  f: ImportFixture,
+  check: { id: string; number: number; cents: number; status: "issued" | "paid" },
+  item: { id: string; kind: "voided" | "not_sent"; resolution: "payment_stands" | "bank_reversed" },
+) {
+  const { payoutId } = await f.credit({ amountCents: check.cents + 50, stage: "selected" });
+  await f.database.writer.write(async (tx) => {
+    await tx.execute({
+      sql: `INSERT INTO checks (id, company_id, check_number, payout_id, reference, kind,
+              amount_cents, payee_name, status, issue_date, issued_at, paid_date,
+              paid_amount_cents, paid_at, created_at)
+            VALUES (?, ?, ?, ?, ?, 'postal', ?, 'Pat Doe', ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        check.id,
+        COMPANY,
+        check.number,
+        payoutId,
+        `${check.id}-ref`,
+        check.cents,
+        check.status,
+        DAY,
+        NOW,
+        check.status === "paid" ? DAY : null,
+        check.status === "paid" ? check.cents : null,
+        check.status === "paid" ? NOW : null,
+        NOW,
+      ],
+    });
+    await tx.execute({
+      sql: `INSERT INTO check_paid_imports (id, company_id, sha256, source, file_name, item_count,
+              matched_count, exception_count, report, imported_by, imported_at)
+            VALUES (?, ?, ?, 'sftp', 'paid.csv', 1, 0, 1, '[]', NULL, ?)
+            ON CONFLICT DO NOTHING`,
+      args: ["cpi_day", COMPANY, "sha-paid", NOW],
+    });
+    await tx.execute({
+      sql: `INSERT INTO check_exceptions (id, company_id, import_id, check_number, check_id, kind,
+              paid_amount_cents, paid_date, status, resolution, resolved_by, resolved_at,
+              created_at)
+            VALUES (?, ?, 'cpi_day', ?, ?, ?, ?, ?, 'resolved', ?, 'op_admin', ?, ?)`,
+      args: [
+        item.id,
+        COMPANY,
+        check.number,
+        check.id,
+        item.kind,
+        check.cents,
+        DAY,
+        item.resolution,
+        NOW,
+        NOW,
+      ],
+    });
+  });
+}
+
+/**
+ * A payout's credit returned after it completed, a funding debit returned after it cleared; check
+ * 2001 voided and paid before the void reached the bank, its payment standing (which made the
+ * check paid); check 2002 paid before its issue was sent, and the bank took the payment back.
+ */
+async function lateDay(f: ImportFixture) {
+  const late = await f.credit({ amountCents: 8_000, stage: "completed" });
+  const cleared = await f.debit(20_000, "completed");
+  await f.database.writer.write((tx) => clearAchFunding(tx, cleared.fundingId, NOW));
+  const returned = await f.import([returnOf(late, "R10"), returnOf(cleared, "R10")]);
+  assert.ok(returned.ok);
+  assert.deepEqual([returned.value.applied, returned.value.notApplied], [2, []]);
+  await paidItemException(f, { id: "chk_v", number: 2001, cents: 3_000, status: "paid" }, {
+    id: "cex_v",
+    kind: "voided",
+    resolution: "payment_stands",
+  });
+  await paidItemException(f, { id: "chk_r", number: 2002, cents: 4_000, status: "issued" }, {
+    id: "cex_r",
+    kind: "not_sent",
+    resolution: "bank_reversed",
+  });
+  return { late, cleared };
+}
+
+Deno.test("late returns, a voided check's payment that stood and a paid item the bank took back are each expected once, as the bank posts them", async () => {
+  await withImports(async (f) => {
+    const { late, cleared } = await lateDay(f);
+    const imported = await importFile(
+      f,
+      statement([
+        account(SETTLEMENT, 0, [
+          ["195", WIRE_CENTS, null, "INCOMING WIRE"],
+          ["168", late.sentCents, late.trace, "ACH RETURN R10"],
+          ["468", cleared.amountCents, cleared.trace, "ACH RETURN R10"],
+        ]),
+        account(CHECKS, 50_000, [
+          ["475", 3_000, "2001", "CHECK PAID"],
+          ["475", 4_000, "2002", "CHECK PAID"],
+          ["399", 4_000, "2002", "CHECK PAID REVERSED"],
+        ]),
+      ]),
+    );
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    assert.deepEqual(await f.rows("SELECT side, kind, reason FROM recon_exceptions"), []);
+    assert.deepEqual([imported.value.matched, imported.value.exceptions], [6, 0]);
+    assert.deepEqual(
+      await f.rows(
+        `SELECT type_code, match_kind, match_subject_id, match_reason FROM statement_lines
+          WHERE type_code <> '195' ORDER BY file_line`,
+      ),
+      [
+        {
+          type_code: "168",
+          match_kind: "ach_return",
+          match_subject_id: late.entryId,
+          match_reason: `ACH return of trace ${late.trace} for $79.50`,
+        },
+        {
+          type_code: "468",
+          match_kind: "ach_return",
+          match_subject_id: cleared.entryId,
+          match_reason: `ACH return of trace ${cleared.trace} for $200.00`,
+        },
+        {
+          type_code: "475",
+          match_kind: "check_paid",
+          match_subject_id: "chk_v",
+          match_reason: "check 2001 paid for $30.00, as written",
+        },
+        {
+          type_code: "475",
+          match_kind: "check_paid",
+          match_subject_id: "cex_r",
+          match_reason: "check 2002 paid for $40.00, as written",
+        },
+        {
+          type_code: "399",
+          match_kind: "check_reversal",
+          match_subject_id: "cex_r",
+          match_reason: "the bank's payment of check 2002 ($40.00) came back, as resolved",
+        },
+      ],
+    );
+  });
+});
+
+Deno.test("late returns and a reversal the bank did not report are service-side exceptions with their reasons", async () => {
+  await withImports(async (f) => {
+    const { late, cleared } = await lateDay(f);
+    const imported = await importFile(
+      f,
+      statement([
+        account(SETTLEMENT, 0, [["195", WIRE_CENTS, null, "INCOMING WIRE"]]),
+        account(CHECKS, 50_000, [
+          ["475", 3_000, "2001", "CHECK PAID"],
+          ["475", 4_000, "2002", "CHECK PAID"],
+        ]),
+      ]),
+    );
+    assert.ok(imported.ok, imported.ok ? "" : imported.message);
+    const payoutId = String(
+      (await f.rows("SELECT payout_id FROM rail_batch_entries WHERE id = ?", late.entryId))[0]
+        .payout_id,
+    );
+    assert.deepEqual(
+      await f.rows(
+        `SELECT account_last_four, side, kind, subject_id, direction, amount_cents, reason
+           FROM recon_exceptions ORDER BY account_last_four, amount_cents`,
+      ),
+      [
+        {
+          account_last_four: "0002",
+          side: "service",
+          kind: "ach_return",
+          subject_id: late.entryId,
+          direction: "credit",
+          amount_cents: late.sentCents,
+          reason:
+            `the bank reported no credit of $79.50 for the late R10 return of payout ${payoutId} (trace ${late.trace})`,
+        },
+        {
+          account_last_four: "0002",
+          side: "service",
+          kind: "ach_return",
+          subject_id: cleared.entryId,
+          direction: "debit",
+          amount_cents: 20_000,
+          reason:
+            `the bank reported no debit of $200.00 for the late R10 return of funding ${cleared.fundingId} (trace ${cleared.trace})`,
+        },
+        {
+          account_last_four: "0003",
+          side: "service",
+          kind: "check_reversal",
+          subject_id: "cex_r",
+          direction: "credit",
+          amount_cents: 4_000,
+          reason:
+            "the bank reported no credit of $40.00 for the bank's reversal of its payment of check 2002 (not sent)",
         },
       ],
     );

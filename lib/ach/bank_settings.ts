@@ -105,7 +105,19 @@ export interface BankSettings {
    * Absent: the settlement account and the check account.
    */
   readonly statementAccounts?: readonly string[];
+  /**
+   * The statement account each payment provider settles from (draws the payments it makes on, and
+   * pays back what comes back), when it touches one: reconciliation then expects its moves there.
+   * A provider not named keeps its own funded balance (PayPal's batches are still matched on the
+   * settlement account when the bank reports them).
+   */
+  readonly providerAccounts?: ProviderAccounts;
 }
+
+/** The payment providers whose settlements a statement account may show. */
+export const settlementProviders = ["paypal", "lithic", "increase"] as const;
+export type SettlementProvider = (typeof settlementProviders)[number];
+export type ProviderAccounts = Readonly<Partial<Record<SettlementProvider, string>>>;
 
 /** A company's statement accounts may be at most this many. */
 export const STATEMENT_ACCOUNTS_MAX = 10;
@@ -192,6 +204,13 @@ const directory = (name: string) =>
     v.maxLength(1000, `${name} is at most 1000 characters`),
     v.regex(PRINTABLE_ASCII, `${name}: printable ASCII only`),
   );
+
+/** The account number a provider settles from (one of the statement accounts). */
+const providerAccount = (provider: SettlementProvider) =>
+  v.optional(v.pipe(
+    v.string(`provider_accounts.${provider}: an account number as a string`),
+    v.regex(/^\d{4,17}$/, `provider_accounts.${provider}: an account number of 4 to 17 digits`),
+  ));
 
 const sftpTarget = v.strictObject({
   host: v.pipe(
@@ -322,6 +341,17 @@ const bankSettingsInput = v.strictObject({
     )),
     null,
   ),
+  provider_accounts: v.optional(
+    v.nullable(v.strictObject(
+      {
+        paypal: providerAccount("paypal"),
+        lithic: providerAccount("lithic"),
+        increase: providerAccount("increase"),
+      } satisfies Record<SettlementProvider, unknown>,
+      (issue) => `provider_accounts: ${issueWords(issue)} (${settlementProviders.join(", ")})`,
+    )),
+    null,
+  ),
 }, (issue) => `bank settings: ${issueWords(issue)}`);
 
 /** What an unknown or missing key issue says. */
@@ -406,6 +436,26 @@ export function checkBankSettings(
       );
     }
   }
+  const providerAccounts = s.provider_accounts === null ? null : Object.fromEntries(
+    Object.entries(s.provider_accounts).filter(([, number]) => number !== undefined),
+  ) as ProviderAccounts;
+  if (providerAccounts !== null) {
+    const covered = statementNumbersOf(
+      s.settlement_account.account_number,
+      s.check_account?.account_number ?? null,
+      s.statement_accounts,
+    );
+    for (const [provider, number] of Object.entries(providerAccounts)) {
+      if (!covered.includes(number!)) {
+        return invalid(
+          `provider_accounts.${provider}`,
+          `provider_accounts.${provider}: ${
+            maskedAccountNumber(number!)
+          } is not one of the statement accounts (the settlement and check accounts unless statement_accounts names others)`,
+        );
+      }
+    }
+  }
   const account = (a: typeof s.funding_account): BankAccount => ({
     routingNumber: a.routing_number,
     accountNumber: a.account_number,
@@ -438,6 +488,7 @@ export function checkBankSettings(
     },
     checkAccount: s.check_account === null ? null : checkAccountOf(s.check_account),
     ...(s.statement_accounts === null ? {} : { statementAccounts: s.statement_accounts }),
+    ...(providerAccounts === null ? {} : { providerAccounts }),
   });
 }
 
@@ -475,6 +526,7 @@ export function bankSettingsJson(settings: BankSettings): Record<string, unknown
     },
     check_account: settings.checkAccount ? checkAccountJson(settings.checkAccount) : null,
     ...(settings.statementAccounts ? { statement_accounts: [...settings.statementAccounts] } : {}),
+    ...(settings.providerAccounts ? { provider_accounts: { ...settings.providerAccounts } } : {}),
   };
 }
 
@@ -528,6 +580,9 @@ export const ENVIRONMENT_BANKS: Readonly<Record<"test" | "live", EnvironmentBank
   live: COMPANY_BANK,
 };
 
+/** The sandbox settlement account every test company has unless it sets its own. */
+export const SANDBOX_SETTLEMENT_ACCOUNT = "000900000002";
+
 /**
  * The sandbox bank's settings: what every test-environment company has unless it sets its own.
  * The company identification is `1` and its TIN (or, without one, nine digits of its name).
@@ -554,13 +609,17 @@ export function sandboxBankSettings(companyName: string, tin?: string): BankSett
     companyIdentification: identification,
     companyName: name16,
     fundingAccount: account("000900000001"),
-    settlementAccount: account("000900000002"),
+    settlementAccount: account(SANDBOX_SETTLEMENT_ACCOUNT),
     balancedFile: false,
     timeZone: TIME_ZONE_DEFAULT,
     cutoffs: SANDBOX_CUTOFFS,
     transmitWindowMinutes: TRANSMIT_WINDOW_MINUTES_DEFAULT,
     sftp: null,
     checkAccount: sandboxCheckAccount(companyName),
+    // The sandbox's providers draw on the sandbox settlement account, so its statements show them.
+    providerAccounts: Object.fromEntries(
+      settlementProviders.map((provider) => [provider, SANDBOX_SETTLEMENT_ACCOUNT]),
+    ),
   };
 }
 
@@ -597,6 +656,13 @@ export function maskedBankSettings(settings: BankSettings): Record<string, unkno
     ...(settings.statementAccounts
       ? { statement_accounts: settings.statementAccounts.map(maskedAccountNumber) }
       : {}),
+    ...(settings.providerAccounts
+      ? {
+        provider_accounts: Object.fromEntries(
+          Object.entries(settings.providerAccounts).map(([p, n]) => [p, maskedAccountNumber(n!)]),
+        ),
+      }
+      : {}),
   };
 }
 
@@ -606,9 +672,8 @@ export function statementAccountsOf(
 ): { accountNumber: string; role: "settlement" | "check" | "settlement_check" | "other" }[] {
   const settlement = settings.settlementAccount.accountNumber;
   const check = settings.checkAccount?.accountNumber ?? null;
-  const numbers = settings.statementAccounts ??
-    [settlement, ...(check !== null && check !== settlement ? [check] : [])];
-  return [...new Set(numbers)].map((accountNumber) => ({
+  const numbers = statementNumbersOf(settlement, check, settings.statementAccounts ?? null);
+  return numbers.map((accountNumber) => ({
     accountNumber,
     role: accountNumber === settlement
       ? (accountNumber === check ? "settlement_check" : "settlement")
@@ -616,4 +681,21 @@ export function statementAccountsOf(
       ? "check"
       : "other",
   }));
+}
+
+/** The statement account numbers: those named, else the settlement account and the check account. */
+function statementNumbersOf(
+  settlement: string,
+  check: string | null,
+  named: readonly string[] | null,
+): string[] {
+  return [...new Set(named ?? [settlement, ...(check !== null ? [check] : [])])];
+}
+
+/** The providers that settle from `accountNumber`, by the settings. */
+export function providersSettlingFrom(
+  settings: BankSettings,
+  accountNumber: string,
+): SettlementProvider[] {
+  return settlementProviders.filter((p) => settings.providerAccounts?.[p] === accountNumber);
 }

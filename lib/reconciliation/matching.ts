@@ -12,16 +12,20 @@ import type { StatementLine } from "./statement.ts";
  * What the service expects on a statement:
  * - `ach_credit_file`: an ACH file's credits, one debit of their total on its effective date;
  * - `ach_debit_file`: an ACH file's funding debits, one credit of their total on that date;
- * - `ach_return`: each returned entry (a credit's money back, a funding debit taken back);
+ * - `ach_return`: each returned entry (a credit's money back, a funding debit taken back), before
+ *   or after it completed;
  * - `check_paid`: each check the bank paid, by number and amount;
+ * - `check_reversal`: a paid item the bank took back (a credit), by number and amount;
  * - `wire`: each wire funding received;
- * - `provider_settlement`: a provider batch's total the provider drew from the account.
+ * - `provider_settlement`: what a payment provider drew from the account (a PayPal batch's total,
+ *   a virtual card's funding, an instant payment) or paid back to it (a card's unspent balance).
  */
 export const expectedKinds = [
   "ach_credit_file",
   "ach_debit_file",
   "ach_return",
   "check_paid",
+  "check_reversal",
   "wire",
   "provider_settlement",
 ] as const;
@@ -34,7 +38,10 @@ export interface ExpectedMove {
   /** As the bank posts it to the company's account. */
   readonly direction: "credit" | "debit";
   readonly amountCents: number;
-  /** What the bank's line may name it by: a check number, a trace, a provider's batch id. */
+  /**
+   * What the bank's line may name it by: a check number, a trace, a provider's batch, card or
+   * transfer id.
+   */
   readonly reference: string | null;
   /** What it is, in words: "ACH file rbt_… credits". */
   readonly description: string;
@@ -95,6 +102,19 @@ export const checkByNumber: MatchRule = (line, expected) => {
   return `check ${serial} paid for ${dollars(line.amountCents)}, as written`;
 };
 
+/** A paid item the bank took back: a credit carrying the check's number, for what it had paid. */
+export const checkReversalByNumber: MatchRule = (line, expected) => {
+  if (expected.kind !== "check_reversal" || line.kind === "ach" || line.kind === "wire") {
+    return null;
+  }
+  if (!sameMoney(line, expected)) return null;
+  const serial = checkSerial(line.customerReference) ?? checkSerial(line.bankReference);
+  if (serial === null || serial !== checkSerial(expected.reference)) return null;
+  return `the bank's payment of check ${serial} (${
+    dollars(line.amountCents)
+  }) came back, as resolved`;
+};
+
 /** A return: the returned entry's amount, with its trace named somewhere on the line. */
 export const returnByTrace: MatchRule = (line, expected) => {
   if (expected.kind !== "ach_return" || expected.reference === null) return null;
@@ -130,16 +150,22 @@ export const wireByAmount: MatchRule = (line, expected) => {
   return `incoming wire of ${dollars(line.amountCents)} for ${expected.description}`;
 };
 
-/** A provider's settlement: its batch's total, the provider's batch id named on the line. */
+/**
+ * A provider's settlement: what it drew (a batch's total, a card's funding, an instant payment)
+ * or paid back, the provider's id of the batch, card or transfer named on the line.
+ */
 export const providerSettlement: MatchRule = (line, expected) => {
   if (expected.kind !== "provider_settlement" || expected.reference === null) return null;
   if (!sameMoney(line, expected) || !lineWords(line).includes(expected.reference)) return null;
-  return `${expected.description}: settled ${dollars(line.amountCents)}`;
+  return `${expected.description}: ${line.direction === "debit" ? "drawn" : "paid back"}, ${
+    dollars(line.amountCents)
+  }, named on the line`;
 };
 
 /** The rules in the order they are tried: the most specific first. */
 export const matchRules: readonly MatchRule[] = [
   checkByNumber,
+  checkReversalByNumber,
   returnByTrace,
   providerSettlement,
   achFileTotal,

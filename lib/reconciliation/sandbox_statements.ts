@@ -1,12 +1,14 @@
 /**
- * The sandbox bank's prior-day statements: for each test company with activity, a BAI2 statement of
- * its sandbox settlement and check accounts, written after each bank day's close from what the
- * simulated bank did that day (the ACH files it settled by effective date, the returns it sent, the
- * checks it paid, the wires it received) and imported like a bank's, so the whole reconciliation
- * loop runs in dev and in the simulation. A difference injected into a day (a seam for tests and
- * the simulation) shows up as an exception.
+ * The sandbox bank's prior-day statements: for each test company whose money moves, a BAI2
+ * statement of its sandbox settlement and check accounts, written after each bank day's close from
+ * what the simulated bank did that day (the ACH files it settled by effective date, the returns it
+ * sent, late ones too, the checks it paid and the paid items it took back, the wires it received,
+ * and what the payment providers drew or paid back, as their adapters recorded it) and imported
+ * like a bank's, so the whole reconciliation loop runs in dev and in the simulation. A difference
+ * injected into a day, or a line left out (seams for tests and the simulation), shows up as an
+ * exception.
  */
-import type { JobHandler } from "../../db/scheduler.ts";
+import type { JobHandler, UpkeepStep } from "../../db/scheduler.ts";
 import { findOpenJob, scheduleJob } from "../../db/scheduler_store.ts";
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { statementAccountsOf } from "../ach/bank_settings.ts";
@@ -16,7 +18,7 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { Database } from "../../db/client.ts";
 import { writeBai2 } from "./bai2_writer.ts";
-import { expectedCheckMoves, expectedSettlementMoves, nextDate } from "./expected_store.ts";
+import { expectedMovesOf, nextDate } from "./expected_store.ts";
 import type { ExpectedMove } from "./matching.ts";
 import { importStatementInUnit } from "./service.ts";
 import { kindOfBaiTypeCode, type StatementLine } from "./statement.ts";
@@ -42,14 +44,21 @@ export interface SandboxStatementDeps {
   readonly secretBox: SecretBox;
   /** Differences to inject into a company's day (tests and the simulation); none by default. */
   readonly inject?: (companyId: string, date: string) => readonly InjectedLine[];
+  /**
+   * A move the sandbox bank leaves out of its statement although it made it (a difference for
+   * tests and the simulation: the service expects a line the bank does not report).
+   */
+  readonly omit?: (companyId: string, date: string, move: ExpectedMove) => boolean;
 }
 
 const dueAtOf = (date: string, timeZone: string) =>
   bankTime(nextDate(date), SANDBOX_STATEMENT_TIME, timeZone);
 
 /**
- * Plans the company's statements from the bank day of `at` on, unless they are planned already
- * (the sandbox bank calls it when it takes a file).
+ * Plans the company's statements from the bank day of `at` on (never a day the sandbox bank stated
+ * already), unless they are planned already. The sandbox bank calls it when it takes an ACH file,
+ * and the scheduler's upkeep when any money moves on a company's accounts
+ * (sandboxStatementPlanning).
  */
 export async function planSandboxStatements(
   tx: WriteTx,
@@ -59,7 +68,17 @@ export async function planSandboxStatements(
 ): Promise<void> {
   const subject = { companyId, kind: SANDBOX_STATEMENT_JOB, subjectId: companyId };
   if (await findOpenJob(tx, subject) !== null) return;
-  const date = bankLocal(at, timeZone).date;
+  const { rows: [stated] } = await tx.execute({
+    sql: `SELECT max(d.statement_date) AS last FROM statement_days d
+            JOIN statement_imports i ON i.id = d.import_id
+           WHERE d.company_id = ? AND i.source = 'sandbox_bank'`,
+    args: [companyId],
+  });
+  const day = bankLocal(at, timeZone).date;
+  const after = stated?.last === null || stated?.last === undefined
+    ? null
+    : nextDate(String(stated.last));
+  const date = after !== null && after > day ? after : day;
   await scheduleJob(
     tx,
     { ...subject, dueAt: dueAtOf(date, timeZone), payload: { date, idle: 0 } },
@@ -94,12 +113,20 @@ function lineOf(move: ExpectedMove): Omit<StatementLine, "line" | "kind"> {
       };
     case "check_paid":
       return { ...common, typeCode: "475", customerReference: move.reference, text: "CHECK PAID" };
+    case "check_reversal":
+      return {
+        ...common,
+        typeCode: "399",
+        customerReference: move.reference,
+        text: "CHECK PAID REVERSED",
+      };
     case "wire":
       return { ...common, typeCode: "195", customerReference: null, text: "INCOMING WIRE" };
     case "provider_settlement":
       return {
         ...common,
-        typeCode: "495",
+        // A provider draws by an outgoing money transfer and pays back by a miscellaneous credit.
+        typeCode: move.direction === "debit" ? "495" : "399",
         customerReference: move.reference,
         text: move.description,
       };
@@ -133,16 +160,11 @@ export function sandboxStatementJob(deps: SandboxStatementDeps): JobHandler {
     if (settings === null) return;
     let moved = 0;
     const accounts = [];
-    for (const { accountNumber, role } of statementAccountsOf(settings)) {
-      const moves: ExpectedMove[] = [];
-      if (role !== "check") {
-        moves.push(...await expectedSettlementMoves(tx, job.companyId, date, settings.timeZone));
-      }
-      if (role === "check" || role === "settlement_check") {
-        moves.push(...await expectedCheckMoves(tx, job.companyId, date));
-      }
+    for (const account of statementAccountsOf(settings)) {
+      const { accountNumber } = account;
+      const moves = await expectedMovesOf(tx, job.companyId, settings, account, date);
       const lines = [
-        ...moves.filter((m) => !m.optional).map(lineOf),
+        ...moves.filter((m) => !m.optional && !deps.omit?.(job.companyId, date, m)).map(lineOf),
         ...(deps.inject?.(job.companyId, date) ?? []).filter((i) =>
           i.accountNumber === accountNumber
         )
@@ -191,5 +213,59 @@ export function sandboxStatementJob(deps: SandboxStatementDeps): JobHandler {
       dueAt: dueAtOf(next, settings.timeZone),
       payload: { date: next, idle },
     }, job.runUntil);
+  };
+}
+
+/** The last ledger transaction (by rowid) each database's upkeep looked at, in this process. */
+const movementSeen = new WeakMap<Database, number>();
+
+/**
+ * Plans the statements of every test company with money moving on its sandbox accounts (a ledger
+ * transaction touching the bank: a wire received, a check paid, a card funded, an instant or
+ * PayPal payment, a return), from the day it moved, so a company that never sent an ACH file gets
+ * its statements too. It reads only the transactions posted since it last looked (all of them
+ * the first time in a process); live has no sandbox bank. Returns the companies it planned.
+ */
+export async function planSandboxStatementsOfMovement(
+  database: Database,
+  secretBox: SecretBox,
+): Promise<number> {
+  if (database.environment !== "test") return 0;
+  const after = movementSeen.get(database) ?? 0;
+  const { rows: [top] } = await database.readClient.execute(
+    "SELECT max(rowid) AS last FROM ledger_transactions",
+  );
+  const last = Number(top?.last ?? 0);
+  if (last <= after) return 0;
+  const { rows } = await database.readClient.execute({
+    sql: `SELECT t.company_id, min(t.posted_at) AS first_at FROM ledger_transactions t
+           WHERE t.rowid > ? AND t.rowid <= ?
+             AND EXISTS (SELECT 1 FROM ledger_entries e
+                           JOIN ledger_accounts a ON a.id = e.account_id AND a.code = 'bank'
+                          WHERE e.transaction_id = t.id)
+           GROUP BY t.company_id ORDER BY t.company_id`,
+    args: [after, last],
+  });
+  let planned = 0;
+  for (const row of rows) {
+    const companyId = String(row.company_id);
+    planned += await database.writer.write(async (tx) => {
+      const subject = { companyId, kind: SANDBOX_STATEMENT_JOB, subjectId: companyId };
+      if (await findOpenJob(tx, subject) !== null) return 0;
+      const settings = await readBankSettings(tx, secretBox, "test", companyId);
+      if (settings === null) return 0;
+      await planSandboxStatements(tx, companyId, settings.timeZone, Number(row.first_at));
+      return 1;
+    });
+  }
+  movementSeen.set(database, last);
+  return planned;
+}
+
+/** The scheduler's upkeep step that starts the sandbox statements of companies whose money moved. */
+export function sandboxStatementPlanning(secretBox: SecretBox): UpkeepStep {
+  return {
+    name: "sandbox statements",
+    run: (database) => planSandboxStatementsOfMovement(database, secretBox),
   };
 }

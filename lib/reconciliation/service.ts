@@ -14,8 +14,8 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { expectedCheckMoves, expectedSettlementMoves } from "./expected_store.ts";
-import { type ExpectedMove, reconcileDay } from "./matching.ts";
+import { expectedMovesOf } from "./expected_store.ts";
+import { reconcileDay } from "./matching.ts";
 import { readStatementFile } from "./readers.ts";
 import { type BankStatement, STATEMENT_BYTES_MAX } from "./statement.ts";
 
@@ -270,15 +270,10 @@ async function applyStatement(
       });
       continue;
     }
-    const expected: ExpectedMove[] = [];
-    if (role !== "check") {
-      expected.push(
-        ...await expectedSettlementMoves(tx, request.companyId, account.date, settings.timeZone),
-      );
-    }
-    if (role === "check" || role === "settlement_check") {
-      expected.push(...await expectedCheckMoves(tx, request.companyId, account.date));
-    }
+    const expected = await expectedMovesOf(tx, request.companyId, settings, {
+      accountNumber: account.accountNumber,
+      role,
+    }, account.date);
     const day = reconcileDay(account.lines, expected);
     const dayId = newId("sdy");
     const credit = account.lines.filter((l) => l.direction === "credit")
