@@ -29,7 +29,10 @@ Deno.test("sandbox: a card that expires unspent is owed to its payee from the re
     assert.equal(card.reclaimed_cents, AMOUNT);
     assert.equal((await m.balances()).available, 1_000_000);
 
-    const [item] = await listUnclaimed(m.database, m.companyId);
+    // Found once: a card balance is the card rail's late return, listed under its own kind.
+    const listed = await listUnclaimed(m.database, m.companyId);
+    assert.equal(listed.length, 1);
+    const [item] = listed;
     assert.deepEqual(
       [item.payoutId, item.kind, item.status, item.amountCents, item.owedSince, item.state],
       [payoutId, "card_balance", "completed", AMOUNT, Number(card.closed_at), "DE"],
@@ -66,6 +69,17 @@ Deno.test("sandbox: a card that expires unspent is owed to its payee from the re
     assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
     const [payout] = await rows(m, "SELECT escheated_state FROM payouts WHERE id = ?", payoutId);
     assert.equal(payout.escheated_state, "DE");
+    const [row] = await rows(
+      m,
+      "SELECT from_status, to_status, detail FROM payout_transitions WHERE payout_id = ? ORDER BY id DESC LIMIT 1",
+      payoutId,
+    );
+    assert.deepEqual({ ...row }, {
+      from_status: "completed",
+      to_status: "completed",
+      detail:
+        `the card balance that came back remitted to DE as unclaimed property (report ${written.value.report.id})`,
+    });
     const after = await m.balances();
     assert.deepEqual([after.available, after.unclaimed_remitted], [1_000_000 - AMOUNT, AMOUNT]);
     const events = await rows(

@@ -22,6 +22,7 @@ import {
   writeUnclaimedReport,
 } from "../lib/obligations/unclaimed.ts";
 import type { Result } from "../lib/platform/result.ts";
+import { recordLateReturn } from "../lib/payouts/store.ts";
 import { DAY_SECONDS, START } from "./money_core_helpers.ts";
 import { liveCheckAccountJson, rows, withCheckFixture } from "./checks_helpers.ts";
 import { readNaupaStrictly } from "./naupa_reader.ts";
@@ -87,8 +88,15 @@ Deno.test("sandbox: a payout nobody chooses goes through deadline, fallback chec
     assert.equal(owed.length, 1);
     const item: UnclaimedItem = owed[0];
     assert.deepEqual(
-      [item.state, item.propertyType, item.dormancyDays, item.dormancySource, item.reportYear],
-      ["IL", "IN01", 2, "the sandbox's dormancy", 2026],
+      [
+        item.kind,
+        item.state,
+        item.propertyType,
+        item.dormancyDays,
+        item.dormancySource,
+        item.reportYear,
+      ],
+      ["uncashed_check", "IL", "IN01", 2, "the sandbox's dormancy", 2026],
     );
     // Due diligence went out when it fell due: an e-mail to the payee and a letter to the address.
     assert.deepEqual(item.notices.map((n) => [n.channel, n.outcome]), [
@@ -211,7 +219,7 @@ Deno.test("an owner who answers the notice leaves the report; one who answers af
   });
 });
 
-Deno.test("property: every owed item is in exactly one state's report for its year, and remitting them balances the ledger", async () => {
+Deno.test("property: every owed item (held, given back, or come back after completion) is found once and is in exactly one state's report for its year, and remitting them balances the ledger", async () => {
   const states = ["IL", "TX", "CA"];
   await fc.assert(
     fc.asyncProperty(
@@ -219,7 +227,8 @@ Deno.test("property: every owed item is in exactly one state's report for its ye
         fc.record({
           state: fc.constantFrom(...states, "none"),
           cents: fc.integer({ min: 100, max: 90_000 }),
-          action: fc.constantFrom("hold", "cancel"),
+          // An offer kept owed, one given back, or a completed payout whose money came back.
+          action: fc.constantFrom("hold", "cancel", "late_return"),
         }),
         { minLength: 1, maxLength: 6 },
       ),
@@ -227,16 +236,39 @@ Deno.test("property: every owed item is in exactly one state's report for its ye
         await withCheckFixture("test", async ({ m }) => {
           await configure(m, { holder_state: "DE", sandbox_dormancy_days: 1 });
           for (const [n, spec] of specs.entries()) {
-            await configure(m, { offer_expiry_action: spec.action });
-            await owe(m, `p${n}`, {
+            await configure(m, {
+              offer_expiry_action: spec.action === "cancel" ? "cancel" : "hold",
+            });
+            const id = await owe(m, `p${n}`, {
               amountCents: spec.cents,
               payee: spec.state === "none" ? {} : { ...ADDRESS, state: spec.state },
             });
+            if (spec.action === "late_return") {
+              unwrap(await m.select(id, 1, { accountNumber: "000123456789" }));
+              // Business days and the return window: a week at most, whatever the weekday.
+              for (let day = 0; day < 10 && (await m.payout(id)).status !== "completed"; day++) {
+                await m.advance(DAY_SECONDS);
+              }
+              unwrap(
+                await m.database.writer.write((tx) => recordLateReturn(tx, id, "R10", m.now())),
+              );
+            }
             // Each falls due under its own action; the next is created a day later.
             await m.advance(91 * DAY_SECONDS);
           }
           const owed = await listUnclaimed(m.database, m.companyId);
           assert.equal(owed.length, specs.length);
+          assert.equal(new Set(owed.map((i) => i.payoutId)).size, specs.length);
+          assert.deepEqual(
+            owed.map((i) => i.kind).sort(),
+            specs.map((spec) =>
+              ({
+                hold: "held_offer",
+                cancel: "expired_offer",
+                late_return: "late_return",
+              })[spec.action]
+            ).sort(),
+          );
           const years = [...new Set(owed.map((i) => i.reportYear))];
           const reported = new Map<string, number>();
           const start = await m.balances();

@@ -44,12 +44,15 @@ import {
   writeUnclaimedReport,
   type WrittenReport,
 } from "../obligations/unclaimed.ts";
+import { OWED_KINDS } from "../obligations/unclaimed_rules.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 const itemView = (item: UnclaimedItem) => ({
   payout_id: item.payoutId,
+  kind: item.kind,
+  kind_name: OWED_KINDS[item.kind],
   state: item.state,
   property_type: item.propertyType,
   amount: centsToDollars(item.amountCents),

@@ -8,7 +8,6 @@
 import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import { ensureSweep } from "../obligations/unclaimed.ts";
 import { applyMove, loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { submissionReference } from "../rails/seam.ts";
 import { type LithicCard, LithicClient, type LithicReach } from "./client.ts";
@@ -103,8 +102,6 @@ async function applyCardRead(tx: WriteTx, read: CardRead, now: number): Promise<
         returnedCents: action.unspentCents,
       });
       if (!returned.ok) throw new Error(`card ${card.cardToken}: ${returned.message}`);
-      // The balance is still the payee's: unclaimed property from now, with its due diligence.
-      await ensureSweep(tx, card.companyId, now, now);
       return;
     }
     case "close":

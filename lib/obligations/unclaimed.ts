@@ -6,23 +6,25 @@
  */
 import type { Database } from "../../db/client.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
+import { ensureSweep, UNCLAIMED_SWEEP_JOB } from "./sweep.ts";
 import type { JobHandler } from "../../db/scheduler.ts";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
-import { postTransaction } from "../ledger/store.ts";
-import { applyMove, loadPayout, type MoveRefusal, recordPayoutEvent } from "../payouts/store.ts";
-import { readObligationSettings } from "./store.ts";
+import { applyMove, type MoveRefusal, remitReturnedMoney } from "../payouts/store.ts";
+import { lobMails } from "../lob/store.ts";
+import { type ObligationSettings, readObligationSettings } from "./store.ts";
 import { type DueDiligenceLetter, printLetters } from "./letters.ts";
 import { naupaDate, type NaupaProperty, type NaupaTotals, writeNaupaReport } from "./naupa.ts";
 import {
+  cameBackAfterCompletion,
   cutoffOf,
   defaultDormancy,
   dormancyDays,
   dormantAt,
   noticeAt,
+  OWED_KINDS,
   owedState,
   type PropertyType,
   reportYearOf,
@@ -44,9 +46,6 @@ import {
 } from "./unclaimed_store.ts";
 
 type Reader = Pick<WriteTx, "execute">;
-
-/** A company's due-diligence sweep: one pending job, due at its next notice. */
-export const UNCLAIMED_SWEEP_JOB = "unclaimed.sweep";
 
 /** A payout still owed, with what the rules say of it now. */
 export interface UnclaimedItem extends OwedPayout {
@@ -123,23 +122,70 @@ export async function listUnclaimed(
     );
 }
 
-/** Unclaimed items of the companies in scope (null: every company), for the console. */
-export async function listUnclaimedInScope(
+/** The companies in scope (null: every company), by name. */
+async function companiesInScope(
   database: Database,
   companyIds: readonly string[] | null,
-): Promise<UnclaimedItem[]> {
+): Promise<{ id: string; name: string }[]> {
   const { rows } = await database.readClient.execute(
-    companyIds === null ? "SELECT id FROM companies ORDER BY name, id" : {
-      sql: `SELECT id FROM companies WHERE id IN (${
+    companyIds === null ? "SELECT id, name FROM companies ORDER BY name, id" : {
+      sql: `SELECT id, name FROM companies WHERE id IN (${
         companyIds.map(() => "?").join(", ")
       }) ORDER BY name, id`,
       args: [...companyIds],
     },
   );
+  return rows.map((row) => ({ id: String(row.id), name: String(row.name) }));
+}
+
+/** Unclaimed items of the companies in scope (null: every company), for the console. */
+export async function listUnclaimedInScope(
+  database: Database,
+  companyIds: readonly string[] | null,
+): Promise<UnclaimedItem[]> {
+  const companies = await companiesInScope(database, companyIds);
   const listed = await Promise.all(
-    rows.map((row) => listUnclaimed(database, String(row.id))),
+    companies.map((company) => listUnclaimed(database, company.id)),
   );
   return listed.flat();
+}
+
+/** A company's obligation settings as the console shows them (obligations:set changes them). */
+export interface ObligationSettingsView {
+  readonly companyId: string;
+  readonly companyName: string;
+  /** This environment's: the sandbox's dormancy is set in test only. */
+  readonly settings: ObligationSettings;
+  /** How a fallback check goes: printed in house, or mailed by the mail provider. */
+  readonly fallbackMailing: "in_house" | "provider";
+  /** The dormancy periods an admin set over the built-in table, by state then type. */
+  readonly dormancyOverrides: readonly { state: string; propertyType: string; days: number }[];
+}
+
+/** The obligation settings of the companies in scope (null: every company), for the console. */
+export async function obligationSettingsInScope(
+  database: Database,
+  companyIds: readonly string[] | null,
+): Promise<ObligationSettingsView[]> {
+  const reader = database.readClient;
+  const companies = await companiesInScope(database, companyIds);
+  return await Promise.all(companies.map(async (company) => {
+    const [settings, overrides, provider] = await Promise.all([
+      readObligationSettings(reader, company.id),
+      dormancyOverrides(reader, company.id),
+      lobMails(reader, company.id),
+    ]);
+    return {
+      companyId: company.id,
+      companyName: company.name,
+      settings,
+      fallbackMailing: provider ? "provider" : "in_house",
+      dormancyOverrides: [...overrides].sort(([a], [b]) => byText(a, b)).map(([key, days]) => {
+        const [state, propertyType] = key.split("/");
+        return { state, propertyType, days };
+      }),
+    };
+  }));
 }
 
 /** What one due-diligence sweep did. */
@@ -224,25 +270,6 @@ async function ownerChose(tx: Reader, payoutId: string): Promise<boolean> {
   // A returned card balance leaves the owed ones, its payout still completed, only by its remittance.
   return rows[0] !== undefined && rows[0].escheated_at === null &&
     !["modality_offered", "canceled", "escheated"].includes(String(rows[0].status));
-}
-
-/**
- * Makes sure the company's due-diligence sweep runs by `dueAt`: a pending one due later does not
- * do (it stays, and finds nothing new when it runs).
- */
-export async function ensureSweep(
-  tx: WriteTx,
-  companyId: string,
-  dueAt: number,
-  now: number,
-): Promise<void> {
-  const { rows } = await tx.execute({
-    sql: `SELECT 1 FROM scheduled_jobs WHERE company_id = ? AND kind = ? AND done_at IS NULL
-            AND lease_until IS NULL AND due_at <= ? LIMIT 1`,
-    args: [companyId, UNCLAIMED_SWEEP_JOB, dueAt],
-  });
-  if (rows.length > 0) return;
-  await scheduleJob(tx, { companyId, kind: UNCLAIMED_SWEEP_JOB, subjectId: companyId, dueAt }, now);
 }
 
 /** The job handlers of unclaimed property. */
@@ -354,8 +381,8 @@ export interface Remittance {
 /**
  * Records a report as filed and remits it, in the caller's unit: every payout it names moves to
  * `escheated` (its amount to `unclaimed_remitted`, from reserved or, where its expired offer gave
- * it back, from available), with its event; a returned card balance goes from available and its
- * payout stays completed. Refused with nothing moved when a payout of it is no
+ * it back, from available), with its event; money of a completed payout that came back (a card
+ * balance, a late return) goes from available, and its payout stays completed. Refused with nothing moved when a payout of it is no
  * longer owed (its owner chose since: write the report again) or the report was remitted before.
  */
 export async function remitUnclaimedReport(
@@ -388,8 +415,12 @@ export async function remitUnclaimedReport(
   }
   for (const payoutId of report.payoutIds) {
     const detail = `remitted to ${report.state} as unclaimed property (report ${report.id})`;
-    const moved = owed.get(payoutId)!.kind === "card_balance"
-      ? await remitReturnedBalance(tx, owed.get(payoutId)!, detail, now)
+    const item = owed.get(payoutId)!;
+    const moved = cameBackAfterCompletion(item.kind)
+      ? await remitReturnedMoney(tx, payoutId, {
+        amountCents: item.amountCents,
+        detail: `the ${OWED_KINDS[item.kind]} that came back ${detail}`,
+      }, now)
       : await applyMove(tx, payoutId, { kind: "escheat" }, now, { detail });
     // All or none: a payout the ledger refuses (available short) undoes the ones before it.
     if (!moved.ok) return tx.abort(moved);
@@ -401,38 +432,6 @@ export async function remitUnclaimedReport(
     escheated: report.payoutIds.length,
     totalCents: report.totalCents,
   });
-}
-
-/**
- * Remits a completed payout's returned card balance, in the caller's unit: the balance goes from
- * available (where the late return put it) to `unclaimed_remitted` as `payout.escheat`, with the
- * payout's `escheated` event. The payout stays completed: it paid, and only the balance its
- * payee never spent was owed (the payout's `escheated_state` records where it went).
- */
-async function remitReturnedBalance(
-  tx: WriteTx,
-  item: UnclaimedItem,
-  detail: string,
-  now: number,
-): Promise<Result<unknown, "insufficient_funds" | "negative_balance">> {
-  const payout = (await loadPayout(tx, item.payoutId))!;
-  const posted = await postTransaction(tx, {
-    companyId: payout.companyId,
-    lineId: payout.lineId,
-    kind: "payout.escheat",
-    payoutId: payout.id,
-    transfers: [{ from: "available", to: "unclaimed_remitted", amountCents: item.amountCents }],
-    postedAt: now,
-  });
-  if (!posted.ok) return posted;
-  await recordPayoutEvent(
-    tx,
-    payout.id,
-    "escheated",
-    `the card balance that came back ${detail}`,
-    now,
-  );
-  return posted;
 }
 
 /** Sets a state's dormancy for a property type, in the caller's unit. */

@@ -24,6 +24,44 @@ export function propertyTypeOf(disbursementKind: "disbursement" | "simple_paymen
   return disbursementKind === "simple_payment" ? "IN07" : "IN01";
 }
 
+/**
+ * What an owed item is, as the list and the console name it: an offer still owed (held, given
+ * back at its expiry, or offered again after its check or payment came back) is owed whole; money
+ * of a completed payout that came back (a virtual card's unspent balance, a late return of another
+ * rail) is owed for what came back, and its payout stays completed.
+ */
+export const OWED_KINDS = {
+  held_offer: "held offer",
+  expired_offer: "offer given back at expiry",
+  uncashed_check: "uncashed check",
+  returned_check: "returned check",
+  returned_payment: "returned payment",
+  card_balance: "card balance",
+  late_return: "late return",
+} as const;
+export type OwedKind = keyof typeof OWED_KINDS;
+
+/** Whether an owed item is money that came back after its payout completed. */
+export function cameBackAfterCompletion(kind: OwedKind): boolean {
+  return kind === "card_balance" || kind === "late_return";
+}
+
+/**
+ * The kind of an offer still owed: given back by its expiry's cancel, else by what came back
+ * before it was offered again (its latest check stale or voided, or a failed payment), else held.
+ */
+export function offerKindOf(facts: {
+  readonly status: string;
+  readonly checkStatus: string | null;
+  readonly failureReason: string | null;
+}): OwedKind {
+  if (facts.status === "canceled") return "expired_offer";
+  if (facts.checkStatus === "stale") return "uncashed_check";
+  if (facts.checkStatus === "voided") return "returned_check";
+  if (facts.failureReason !== null) return "returned_payment";
+  return "held_offer";
+}
+
 /** The two-letter codes of the states and the District of Columbia that take reports. */
 export const US_STATES: ReadonlySet<string> = new Set(
   ("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ " +

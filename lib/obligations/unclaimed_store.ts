@@ -6,26 +6,26 @@
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { addressFrom, type AddressOnFile } from "./store.ts";
-import type { PropertyType } from "./unclaimed_rules.ts";
-import { propertyTypeOf } from "./unclaimed_rules.ts";
+import {
+  cameBackAfterCompletion,
+  offerKindOf,
+  type OwedKind,
+  type PropertyType,
+  propertyTypeOf,
+} from "./unclaimed_rules.ts";
 
 type Reader = Pick<WriteTx, "execute">;
 
 /** Owed payouts one read takes at most (a report of more is written in several). */
 export const OWED_ITEMS_MAX = 5_000;
 
-/**
- * What is owed of a payout: its whole amount (an offer never taken) or, for a completed payout
- * whose virtual card expired unspent, the balance that came back.
- */
-export type OwedKind = "payout" | "card_balance";
-
 /** A payout still owed, as stored. */
 export interface OwedPayout {
   readonly payoutId: string;
+  /** What is owed: a whole offer, or money of a completed payout that came back. */
   readonly kind: OwedKind;
   readonly status: string;
-  /** What is owed: the payout's amount, or the card balance that came back. */
+  /** What is owed: the payout's amount, or what came back after its completion. */
   readonly amountCents: number;
   readonly createdAt: number;
   /** The last owner-generated activity (or what started the obligation). */
@@ -49,9 +49,8 @@ const text = (
  * address for the fallback, a fallback check that came back and was offered again), or canceled
  * by their offer's expiry (the hold given back: `offer_expired_at` is the cancel's own time). A
  * payee who chose since is no longer here. The dormancy clock runs from the latest of the
- * payout's creation, the payee's last portal sign-in and the last check issued to them. A
- * completed payout whose virtual card's unspent balance came back (a late return, the money back
- * in available) is owed that balance until it is remitted; its clock runs from the return.
+ * payout's creation, the payee's last portal sign-in and the last check issued to them. Money of
+ * a completed payout that came back (`returnedAfterCompletion`) is owed too, once each.
  */
 export async function owedPayouts(reader: Reader, companyId: string): Promise<OwedPayout[]> {
   const { rows } = await reader.execute({
@@ -65,26 +64,47 @@ export async function owedPayouts(reader: Reader, companyId: string): Promise<Ow
     args: [companyId, OWED_ITEMS_MAX],
   });
   const parties = await partiesOf(reader, companyId);
-  const returned = await returnedCardBalances(reader, companyId);
+  const returned = await returnedAfterCompletion(reader, companyId);
   return [
-    ...rows.map((row) => owedOf(row, "payout", parties)),
-    ...returned.map((row) => owedOf(row, "card_balance", parties)),
+    ...rows.map((row) =>
+      owedOf(
+        row,
+        offerKindOf({
+          status: String(row.status),
+          checkStatus: row.check_status === null ? null : String(row.check_status),
+          failureReason: row.failure_reason === null ? null : String(row.failure_reason),
+        }),
+        parties,
+      )
+    ),
+    ...returned.map((row) =>
+      owedOf(row, Number(row.card_balance) === 1 ? "card_balance" : "late_return", parties)
+    ),
   ];
 }
 
 /**
- * Completed payouts of the company whose card's unspent balance came back and is not remitted
- * yet: what is owed is the balance, since the card's close (the return).
+ * Completed payouts of the company whose money came back and is not remitted yet: each late
+ * return (a virtual card's unspent balance at its close, a late ACH return, a PayPal refund, one
+ * recorded by hand) is posted once as `payout.late_return`, from the bank to available, and a
+ * payout comes back at most once, so each is found once, from that posting. What is owed is what
+ * the posting put in available, since the return. Nothing offers a completed payout again: its
+ * money stays owed until it is remitted.
  */
-async function returnedCardBalances(reader: Reader, companyId: string) {
+async function returnedAfterCompletion(reader: Reader, companyId: string) {
   const { rows } = await reader.execute({
-    sql: `SELECT ${OWED_COLUMNS}, v.reclaimed_cents AS owed_cents, v.closed_at AS returned_at
-          FROM virtual_cards v JOIN payouts p ON p.id = v.payout_id
+    sql: `SELECT ${OWED_COLUMNS}, t.posted_at AS returned_at,
+            (SELECT sum(e.amount_cents) FROM ledger_entries e
+              JOIN ledger_accounts a ON a.id = e.account_id
+              WHERE e.transaction_id = t.id AND a.code = 'available') AS owed_cents,
+            EXISTS (SELECT 1 FROM virtual_cards v
+              WHERE v.payout_id = p.id AND v.reclaimed_cents > 0) AS card_balance
+          FROM ledger_transactions t JOIN payouts p ON p.id = t.payout_id
             JOIN disbursements d ON d.id = p.disbursement_id
             LEFT JOIN payees y ON y.id = p.payee_id
-          WHERE v.company_id = ? AND v.reclaimed_cents > 0 AND p.status = 'completed'
+          WHERE t.company_id = ? AND t.kind = 'payout.late_return' AND p.status = 'completed'
             AND p.escheated_at IS NULL
-          ORDER BY v.closed_at, p.id LIMIT ?`,
+          ORDER BY t.posted_at, p.id LIMIT ?`,
     args: [companyId, OWED_ITEMS_MAX],
   });
   return rows;
@@ -104,7 +124,7 @@ function owedOf(
     payoutId: String(row.id),
     kind,
     status: String(row.status),
-    amountCents: Number(kind === "card_balance" ? row.owed_cents : row.amount_cents),
+    amountCents: Number(cameBackAfterCompletion(kind) ? row.owed_cents : row.amount_cents),
     createdAt: Number(row.created_at),
     owedSince: Math.max(
       Number(row.created_at),
@@ -127,13 +147,16 @@ function owedOf(
 /** What an owed item needs of its payout, its owner and its checks. */
 const OWED_COLUMNS = `p.id, p.status, p.amount_cents, p.created_at, p.first_name, p.last_name,
   p.email, p.address_one, p.address_two, p.city, p.state, p.zip_code, p.method_details,
+  p.failure_reason,
   p.permission_required_from, p.disbursement_id, y.name AS payee_name, y.address AS payee_address,
   d.kind AS disbursement_kind, coalesce(d.claim_id, d.external_uuid) AS claim,
   (SELECT max(l.verified_at) FROM portal_links l
     WHERE l.payout_id = p.id AND l.party_uuid IS NULL) AS verified_at,
   (SELECT max(c.issued_at) FROM checks c WHERE c.payout_id = p.id) AS check_issued_at,
   (SELECT c.check_number FROM checks c WHERE c.payout_id = p.id
-    ORDER BY c.issued_at DESC LIMIT 1) AS check_number`;
+    ORDER BY c.issued_at DESC LIMIT 1) AS check_number,
+  (SELECT c.status FROM checks c WHERE c.payout_id = p.id
+    ORDER BY c.issued_at DESC LIMIT 1) AS check_status`;
 
 /** The authorization parties of the company's disbursements, by disbursement. */
 async function partiesOf(reader: Reader, companyId: string) {

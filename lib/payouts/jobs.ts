@@ -62,7 +62,7 @@ import {
 } from "../obligations/deadline.ts";
 import { readObligationSettings } from "../obligations/store.ts";
 import { fallBackAtDeadline } from "../obligations/fallback.ts";
-import { ensureSweep } from "../obligations/unclaimed.ts";
+import { ensureSweep } from "../obligations/sweep.ts";
 import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import type { WriteTx } from "../../db/writer.ts";

@@ -21,6 +21,8 @@ import {
   moveConsultsMoneyInFlight,
   type PayoutMove,
   type PayoutSnapshot,
+  returnedRemittance,
+  type ReturnedRemittanceRefusal,
   transition,
 } from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
@@ -41,6 +43,7 @@ import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
 import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
 import { type DeadlineSettings, payByFor } from "../obligations/deadline.ts";
 import { readObligationSettings } from "../obligations/store.ts";
+import { ensureSweep } from "../obligations/sweep.ts";
 import { moneyInFlight, voidQueuedEntry } from "../rails/batch.ts";
 import { submissionReference } from "../rails/seam.ts";
 import { voidUnsentCheck } from "../checks/register.ts";
@@ -479,8 +482,9 @@ export interface LateReturn {
  * code, such as R10, or `refunded`), in the caller's unit: the state machine's `lateReturn`
  * decides the transfers, posted as `payout.late_return`; the payout stays completed, its timeline
  * gets a completed → completed row with the reason and its events a `returned`. Nothing is offered
- * again and no waiting disbursement is released: an operator decides what the money is for. The
- * live rails' return imports and the operator command call it.
+ * again and no waiting disbursement is released: the money stays owed to the payee, counted as
+ * unclaimed property from now (its due-diligence sweep is scheduled) until it is remitted. The
+ * live rails' return imports, the card rail's close and the operator command call it.
  */
 export async function recordLateReturn(
   tx: WriteTx,
@@ -522,11 +526,78 @@ export async function recordLateReturn(
   const updated = toPayout(rows[0]);
   recordTransition(tx, payoutId, "completed", "completed", reason, now);
   await writeEvents(tx, updated, decided.value.events, reason, now, posted.value.transactionId);
+  // The money is still the payee's: unclaimed property from now, with its due diligence.
+  await ensureSweep(tx, payout.companyId, now, now);
   return ok({
     payout: updated,
     returnedCents: decided.value.transfers.reduce((sum, t) => sum + t.amountCents, 0),
     ledgerTransactionId: posted.value.transactionId,
   });
+}
+
+/**
+ * Remits money of a completed payout that came back to a state as unclaimed property
+ * (`detail` says where, for the timeline and the event), in the caller's unit: the state
+ * machine's `returnedRemittance` decides the transfers, posted as `payout.escheat`; the payout
+ * stays completed, its timeline gets a completed → completed row and its events an `escheated`.
+ * Refused when the payout has no late return, or the ledger refuses (available short).
+ */
+export async function remitReturnedMoney(
+  tx: WriteTx,
+  payoutId: string,
+  remittance: { readonly amountCents: number; readonly detail: string },
+  now: number,
+): Promise<
+  Result<
+    { ledgerTransactionId: string },
+    | "payout_not_found"
+    | "not_returned"
+    | ReturnedRemittanceRefusal
+    | "insufficient_funds"
+    | "negative_balance"
+  >
+> {
+  const payout = await loadPayout(tx, payoutId);
+  if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
+  const { rows: returns } = await tx.execute({
+    sql: `SELECT sum(e.amount_cents) AS cents FROM ledger_transactions t
+            JOIN ledger_entries e ON e.transaction_id = t.id
+            JOIN ledger_accounts a ON a.id = e.account_id
+          WHERE t.payout_id = ? AND t.kind = 'payout.late_return' AND a.code = 'available'`,
+    args: [payoutId],
+  });
+  if (returns[0]?.cents === null || returns[0]?.cents === undefined) {
+    return refuse("not_returned", `no money of payout ${payoutId} came back after completion`);
+  }
+  const decided = returnedRemittance(payout, {
+    returnedCents: Number(returns[0].cents),
+    remittedCents: remittance.amountCents,
+  });
+  if (!decided.ok) return decided;
+  const posted = await postTransaction(tx, {
+    companyId: payout.companyId,
+    lineId: payout.lineId,
+    kind: "payout.escheat",
+    payoutId,
+    transfers: decided.value.transfers,
+    postedAt: now,
+  });
+  if (!posted.ok) return posted;
+  const { rows } = await tx.execute({
+    sql: `UPDATE payouts SET updated_at = ? WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
+    args: [now, payoutId],
+  });
+  tx.changed(payout.disbursementId);
+  recordTransition(tx, payoutId, "completed", "completed", remittance.detail, now);
+  await writeEvents(
+    tx,
+    toPayout(rows[0]),
+    decided.value.events,
+    remittance.detail,
+    now,
+    posted.value.transactionId,
+  );
+  return ok({ ledgerTransactionId: posted.value.transactionId });
 }
 
 export interface NewPayout {

@@ -425,6 +425,38 @@ export function lateReturn(
   return ok({ transfers: move("bank", "available", returned), events: ["returned"] });
 }
 
+export type ReturnedRemittanceRefusal = "payout_not_completed" | "remittance_exceeds_returned";
+
+/**
+ * Money of a completed payout that came back (`lateReturn`) and stayed owed to its payee, remitted
+ * to a state as unclaimed property. No move either: the payout stays completed; what came back
+ * goes from available, where the late return put it, to `unclaimed_remitted`.
+ */
+export function returnedRemittance(
+  payout: PayoutSnapshot,
+  options: { readonly returnedCents: number; readonly remittedCents: number },
+): Result<{ transfers: Transfer[]; events: EventKey[] }, ReturnedRemittanceRefusal> {
+  if (payout.status !== "completed") {
+    return refuse(
+      "payout_not_completed",
+      `money that came back after completion is remitted from a completed payout; this one is ${payout.status}`,
+      { details: { status: payout.status } },
+    );
+  }
+  const { returnedCents, remittedCents } = options;
+  if (!Number.isSafeInteger(remittedCents) || remittedCents <= 0 || remittedCents > returnedCents) {
+    return refuse(
+      "remittance_exceeds_returned",
+      `a remittance of returned money moves between 1 and ${returnedCents} cents (what came back); got ${remittedCents}`,
+      { details: { returned_cents: returnedCents, remitted_cents: remittedCents } },
+    );
+  }
+  return ok({
+    transfers: move("available", "unclaimed_remitted", remittedCents),
+    events: ["escheated"],
+  });
+}
+
 /** What a rail reported of a payout's entry: paid (settled, presented) or back (returned, voided). */
 export type EntryOutcomeKind = "completed" | "failed";
 

@@ -311,6 +311,8 @@ const english = {
     fee: (fee: string, net: string) => `Fee ${fee}; you receive ${net}.`,
     historyHeading: "What happened so far",
     comeBack: "Come back to this page at any time to follow your payment.",
+    returnedEscheated: (company: string, state: string) =>
+      `Money of this payment came back unclaimed, so ${company} sent it to the state of ${state} as unclaimed property, as the law requires. Claim it from ${state}'s unclaimed property program; it keeps it for you.`,
     time: (at: number) => formatTime("en-US", at),
   },
   virtualCard: {
@@ -661,6 +663,8 @@ const spanish: PortalText = {
     fee: (fee, net) => `Cargo de ${fee}; usted recibe ${net}.`,
     historyHeading: "Lo que ha pasado hasta ahora",
     comeBack: "Vuelva a esta página cuando quiera para seguir su pago.",
+    returnedEscheated: (company, state) =>
+      `El dinero de este pago volvió sin reclamar, así que ${company} lo entregó al estado de ${state} como bienes no reclamados, como exige la ley. Reclámelo al programa de bienes no reclamados de ${state}; lo guarda para usted.`,
     time: (at) => formatTime("es-US", at),
   },
   virtualCard: {

@@ -421,6 +421,13 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     return (
       <Page locale={locale} title={t.status.labels[payout.status]} company={payout.companyName}>
         {notice ? <p class="notice" role="status">{notice}</p> : null}
+        {payout.escheatedState !== null
+          ? (
+            <p class="notice" role="status">
+              {t.status.returnedEscheated(payout.companyName, payout.escheatedState)}
+            </p>
+          )
+          : null}
         <AmountCard t={t} payout={payout} />
         {digitalCheck ? <DigitalCheckCard t={t} check={digitalCheck} /> : null}
         {card ? <VirtualCardFrame t={t} card={card} /> : null}
