@@ -9,7 +9,8 @@
  * only.
  */
 import type { Hono } from "hono";
-import { receiveLithicWebhook, sandboxLithicPage } from "../lib/cards/service.ts";
+import { receiveLithicWebhook } from "../lib/cards/service.ts";
+import { sandboxLithicPage } from "../lib/cards/sandbox_lithic.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";
 

@@ -1,15 +1,16 @@
 /**
  * A test company without Lithic settings is paid by card through the same Lithic rail as live,
- * bound to the sandbox's Lithic (lib/cards/simulator_store.ts) in the test database: its cards,
+ * bound to the sandbox's Lithic (lib/cards/sandbox_lithic.ts) in the test database: its cards,
  * the card rows the rail keeps, events, ledger and tie-out, the sandbox's deterministic outcomes
- * (declined: `fail+vcc`, card 4000000000000002; a spend limit ending in 99 cents is never spent and
- * comes back at expiry), one answer per idempotency key across a restart, and the portal's card
+ * (declined: `fail+vcc`, card 4000000000000002; a card spent a day after its issue, with Lithic's
+ * webhook delivered in process; a spend limit ending in 99 cents is never spent and comes back at
+ * expiry), one answer per idempotency key across a restart, and the portal's card
  * page shown by the sandbox's hosted card page.
  */
 import assert from "node:assert/strict";
 import { LithicClient } from "../lib/cards/client.ts";
 import { cardRequest } from "../lib/cards/rules.ts";
-import { sandboxLithic } from "../lib/cards/simulator_store.ts";
+import { sandboxLithic } from "../lib/cards/sandbox_lithic.ts";
 import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { systemClock } from "../lib/platform/clock.ts";
@@ -28,7 +29,7 @@ async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
 
 const CARD_COLUMNS = "state, spend_limit_cents, spent_cents, reclaimed_cents";
 
-Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues the card from the sandbox's Lithic and completes at once; the payee spends it in full, so nothing comes back at its expiry", async () => {
+Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues the card from the sandbox's Lithic and completes at once; a day later its payee spends it in full and Lithic's webhook has the service read it: nothing comes back", async () => {
   await withMoney(async (m) => {
     await m.fund(1_000_000);
     const created = await m.create({
@@ -78,10 +79,19 @@ Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues 
     let b = await m.balances();
     assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [975_000, 0, 0, -975_000]);
 
-    await m.advance(30 * DAY_SECONDS + 60); // past its expiry: the card is read once more
-    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
-      { state: "CLOSED", spend_limit_cents: 25_000, spent_cents: 25_000, reclaimed_cents: 0 },
+    await m.advance(DAY_SECONDS - 60);
+    assert.equal((await rows(m, "SELECT state FROM virtual_cards"))[0].state, "OPEN");
+    // A day after its issue the payee spends it; Lithic's webhook makes the service read the card.
+    await m.advance(60);
+    assert.deepEqual(await rows(m, "SELECT event_type, card_token FROM lithic_notices"), [
+      { event_type: "card_transaction.updated", card_token: card.card_token },
     ]);
+    const spent = [
+      { state: "CLOSED", spend_limit_cents: 25_000, spent_cents: 25_000, reclaimed_cents: 0 },
+    ];
+    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), spent);
+    await m.advance(30 * DAY_SECONDS); // past its expiry: nothing more is asked or comes back
+    assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), spent);
     assert.equal((await m.payout(id)).status, "completed");
     b = await m.balances();
     assert.deepEqual([b.available, b.bank], [975_000, -975_000]);
@@ -154,6 +164,7 @@ Deno.test("sandbox, a spend limit ending in 99 cents: never spent, the service c
       { state: "OPEN", spend_limit_cents: 12_399, spent_cents: null, reclaimed_cents: null },
     ]);
     assert.equal((await m.balances()).available, 987_601);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM lithic_notices"), [{ n: 0 }]);
     await m.advance(DAY_SECONDS + 60);
     assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
       { state: "CLOSED", spend_limit_cents: 12_399, spent_cents: 0, reclaimed_cents: 12_399 },
@@ -181,7 +192,7 @@ Deno.test("sandbox, a spend limit ending in 99 cents: never spent, the service c
 Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, across a restart (a new handler on the same database); another body under it is refused 422", async () => {
   await withMoney(async (m) => {
     const reachOf = () =>
-      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock)(m.companyId);
+      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock).reach(m.companyId);
     const { request } = cardRequest("po_x-1", 5_000, m.now(), 30);
     const first = await (await LithicClient.open(reachOf())).issueCard(request, "po_x-1");
     assert.equal(first.kind, "issued");
@@ -192,7 +203,7 @@ Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, acr
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM sandbox_lithic_cards"), [{ n: 1 }]);
     // Another company's key does not see the card.
     const stranger = await LithicClient.open(
-      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock)("co_other"),
+      sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock).reach("co_other"),
     );
     await assert.rejects(
       () => stranger.card(first.kind === "issued" ? first.card.token : ""),

@@ -106,7 +106,11 @@ export async function openHttpFixture(
     config,
     databases,
     clock,
-    jobHandlers: jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox),
+    jobHandlers: jobHandlersByEnvironment(
+      { ...runtimeSettingsOf(config), clock },
+      databases,
+      secretBox,
+    ),
     secretBox,
     lineKeyCache: new CredentialCache({ ttlMs: 5000, entriesMax: 1000 }),
     jwtSecret: new TextEncoder().encode(config.jwtSecret!),

@@ -88,7 +88,13 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
     });
   });
   const handlers = options.handlers?.(database) ??
-    jobHandlersOf(environment, MONEY_SETTINGS, database, testSecretBox);
+    // Real time stands at START: the fixture's domain time is START plus the sandbox clock's offset.
+    jobHandlersOf(
+      environment,
+      { ...MONEY_SETTINGS, clock: { now: () => START } },
+      database,
+      testSecretBox,
+    );
   const runOptions = { clock: options.clock };
   let offsetMs = 0;
   const fixture: MoneyFixture = {

@@ -12,6 +12,7 @@ import { applyMove, loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { submissionReference } from "../rails/seam.ts";
 import { type LithicCard, LithicClient, type LithicReach } from "./client.ts";
 import type { CardRailDeps } from "./rail.ts";
+import { sandboxLithicJobs } from "./sandbox_lithic.ts";
 import { CARD_RECHECK_MS, CARD_UNSPENT, cardAction, type CardTransaction } from "./rules.ts";
 import {
   CARD_JOBS,
@@ -114,9 +115,11 @@ async function applyCardRead(tx: WriteTx, read: CardRead, now: number): Promise<
   }
 }
 
-/** The handlers of the virtual card rail's jobs. */
+/** The handlers of the virtual card rail's jobs, and the sandbox's Lithic's when it is bound. */
 export function cardJobHandlers(deps: CardRailDeps): Readonly<Record<string, JobHandler>> {
+  const sandboxLithic = deps.sandboxLithic;
   return {
+    ...(sandboxLithic ? sandboxLithicJobs({ ...deps, sandboxLithic }) : {}),
     [CARD_JOBS.check]: externalJob<CardCheck, CardRead>({
       leaseMs: CARD_CHECK_LEASE_MS,
       async prepare(tx, job) {

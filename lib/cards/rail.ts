@@ -5,7 +5,7 @@
  * the same card. A card issued OPEN completes its payout (issued, its limit funded); the card is
  * kept, and checked (lib/cards/jobs.ts) at its expiry, when Lithic's webhooks say it changed, and
  * while it waits to open. Lithic is called outside every write unit. A test company without Lithic
- * settings is paid the same way through the sandbox's Lithic (lib/cards/simulator_store.ts).
+ * settings is paid the same way through the sandbox's Lithic (lib/cards/sandbox_lithic.ts).
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { Database } from "../../db/client.ts";
@@ -18,7 +18,7 @@ import { submitWithSettings } from "../rails/sealed_settings_store.ts";
 import { LithicClient, type LithicReach } from "./client.ts";
 import { cardRequest } from "./rules.ts";
 import { CARD_JOBS, insertVirtualCard, lithicReach, lithicSettingsStore } from "./store.ts";
-import type { SandboxLithic } from "./simulator_store.ts";
+import type { SandboxLithic } from "./sandbox_lithic.ts";
 
 export interface CardRailDeps {
   readonly database: Database;

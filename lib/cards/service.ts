@@ -16,12 +16,8 @@ import {
   findVirtualCard,
   insertLithicNotice,
   lithicReach,
-  lithicSettingsStore,
 } from "./store.ts";
-import { type SandboxLithic, sandboxLithic, sandboxLithicFetch } from "./simulator_store.ts";
-import { type Clock, systemClock } from "../platform/clock.ts";
-import type { Environment } from "../platform/config.ts";
-import type { PayoutRuntime } from "../payouts/jobs.ts";
+import type { SandboxLithic } from "./sandbox_lithic.ts";
 
 /** An embed URL is good for this long: the portal page is fresh each time it is shown. */
 export const CARD_EMBED_TTL_MS = 5 * 60_000;
@@ -35,10 +31,15 @@ export type LithicWebhookRefusal =
  * A webhook Lithic posted for a company in one environment: its Standard Webhooks signature is
  * checked with that configuration's secret before anything is written (forged: refused, nothing
  * written); a verified event naming one of our cards records its notice once per webhook id (a
- * replay records nothing) and queues the check that asks Lithic for the card.
+ * replay records nothing) and queues the check that asks Lithic for the card. The sandbox's Lithic
+ * delivers its webhooks here in process (`sandboxLithic`), signed with the sandbox's secret.
  */
 export async function receiveLithicWebhook(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: {
+    readonly database: Database;
+    readonly secretBox: SecretBox;
+    readonly sandboxLithic?: SandboxLithic;
+  },
   request: {
     readonly companyId: string;
     readonly headers: LithicWebhookHeaders;
@@ -46,18 +47,18 @@ export async function receiveLithicWebhook(
   },
   realNow: number,
 ): Promise<Result<{ recorded: boolean; eventId: string }, LithicWebhookRefusal>> {
-  const settings = await lithicSettingsStore.read(
+  const reach = await lithicReach(deps.sandboxLithic).read(
     deps.database.readClient,
     deps.secretBox,
     request.companyId,
   );
-  if (!settings) {
+  if (!reach) {
     return refuse(
       "lithic_not_configured",
       `no Lithic configuration for company ${request.companyId} in ${deps.database.environment}`,
     );
   }
-  if (!lithicSigned(settings.webhookSecret, request.headers, request.body)) {
+  if (!lithicSigned(reach.settings.webhookSecret, request.headers, request.body)) {
     return refuse(
       "webhook_not_verified",
       "the webhook's signature does not verify with this configuration's secret (or its timestamp is too old); nothing was recorded",
@@ -131,29 +132,4 @@ export async function cardEmbedOf(
     origin: new URL(reach.settings.baseUrl).origin,
     lastFour: card.lastFour,
   };
-}
-
-/**
- * The sandbox's Lithic answering a request the payee's browser makes (its hosted card page, shown
- * in the portal's iframe) from the test database; `clock` judges the embed request's expiration.
- */
-export function sandboxLithicPage(
-  database: Database,
-  clock: Clock,
-  request: Request,
-): Promise<Response> {
-  return sandboxLithicFetch(database, clock)(request);
-}
-
-/**
- * What a company without Lithic settings reaches: in test the sandbox's Lithic (on the test
- * database, its hosted card page under this service's base URL), in live nothing.
- */
-export function sandboxLithicOf(
-  environment: Environment,
-  database: Database,
-  runtime: PayoutRuntime,
-): SandboxLithic | undefined {
-  if (environment === "live") return undefined;
-  return sandboxLithic(database, runtime.notifications.baseUrl, systemClock);
 }

@@ -8,7 +8,7 @@
  * debugging_request_id}); a request whose `Authorization` names no account is 401.
  *
  * It is a `fetch` handler over a store, so one simulation serves two masters: the sandbox's Lithic
- * (lib/cards/simulator_store.ts, its cards in the test database, reached through an injected
+ * (lib/cards/sandbox_lithic.ts, its cards in the test database, reached through an injected
  * `fetch`, no socket) and the contract test server (tests/lithic_contract_server.ts, in memory,
  * behind a loopback port with the disruptions a test scripts).
  */
@@ -120,24 +120,31 @@ export function simulatedCardNumbers(token: string): { pan: string; cvv: string 
 
 /**
  * A purchase on a card: authorized (PENDING) or settled; a single-use card closes once its
- * purchase settles (Lithic's SINGLE_USE).
+ * purchase settles (Lithic's SINGLE_USE). The same `token` again is the same purchase.
  */
 export async function spendOnCard(
   store: LithicSimulatorStore,
   card: SimulatedCard,
-  purchase: { readonly cents: number; readonly status: "PENDING" | "SETTLED"; readonly at: number },
-): Promise<void> {
-  await store.putTransaction({
-    token: crypto.randomUUID(),
+  purchase: {
+    readonly cents: number;
+    readonly status: "PENDING" | "SETTLED";
+    readonly at: number;
+    readonly token?: string;
+  },
+): Promise<SimulatedTransaction> {
+  const transaction: SimulatedTransaction = {
+    token: purchase.token ?? crypto.randomUUID(),
     card_token: card.token,
     status: purchase.status,
     amount: purchase.cents,
     settled_amount: purchase.status === "SETTLED" ? purchase.cents : 0,
     created: new Date(purchase.at).toISOString(),
-  });
+  };
+  await store.putTransaction(transaction);
   if (purchase.status === "SETTLED" && card.type === "SINGLE_USE") {
     await store.setState(card.token, "CLOSED");
   }
+  return transaction;
 }
 
 /** Settles the card's pending transactions; a single-use card closes. */

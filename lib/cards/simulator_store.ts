@@ -1,49 +1,23 @@
 /**
- * The sandbox's Lithic: the simulation of lib/cards/simulator.ts over the test database
- * (sandbox_lithic_cards), so its cards, their idempotency keys and their purchases survive a
- * restart. A test company without Lithic settings reaches it with the sandbox's settings (one
- * account per company, no secrets) through an injected `fetch`: no socket, no server. It keeps the
- * sandbox's deterministic outcomes on the sandbox clock:
- *
- * - a payout whose selection the sandbox scenario says is declined (a `fail+vcc` payee, card
- *   `4000000000000002`) gets no card: 422, which the rail records as `card_not_issued`;
- * - any other card is issued OPEN, and its payee spends it in full at once (one settled purchase
- *   of the spend limit; the single-use card closes), so nothing comes back at its expiry;
- * - a card whose spend limit ends in 99 cents is never spent: the service closes it at its expiry
- *   and its whole limit comes back as a late return (`card_unspent`).
+ * The sandbox's Lithic's side in the test database (sandbox_lithic_cards): each card it issued, as
+ * Lithic reports it now, with the answer first given under its idempotency key, its transactions
+ * and its card-level auth rules (Lithic's shapes, as JSON). Each write is its own unit: it is
+ * Lithic's side of the seam, never part of a unit of ours.
  */
 import type { Database } from "../../db/client.ts";
-import type { Clock } from "../platform/clock.ts";
-import { domainNow } from "../sandbox/clock_store.ts";
-import { loadPayout } from "../payouts/store.ts";
-import type { LithicReach } from "./client.ts";
-import { CARD_VALID_DAYS_DEFAULT } from "./settings.ts";
-import {
-  lithicSimulator,
-  type LithicSimulatorStore,
-  type SimulatedAuthRule,
-  type SimulatedCard,
-  type SimulatedTransaction,
-  spendOnCard,
+import type {
+  LithicSimulatorStore,
+  SimulatedAuthRule,
+  SimulatedCard,
+  SimulatedTransaction,
 } from "./simulator.ts";
-
-/** Where the sandbox's Lithic answers, under the service's base URL (its embed page is public). */
-export const SANDBOX_LITHIC_PATH = "/rails/lithic/sandbox";
-/** A sandbox card whose spend limit ends in these cents is never spent (its balance comes back). */
-export const SANDBOX_UNSPENT_CENTS = 99;
-const SANDBOX_API_KEY_PREFIX = "sandbox_lithic_";
-/** Not a secret: the sandbox's Lithic signs nothing anyone must trust. */
-const SANDBOX_WEBHOOK_SECRET = `whsec_${btoa("sandbox lithic, not a secret")}`;
-
-/** A company without Lithic settings, in test: the sandbox's Lithic with the sandbox's settings. */
-export type SandboxLithic = (companyId: string) => LithicReach;
 
 function parsed<T>(value: unknown): T {
   return JSON.parse(String(value)) as T;
 }
 
-/** The simulation's store on the test database; each write is its own unit (Lithic's side). */
-function sandboxLithicStore(database: Database): LithicSimulatorStore {
+/** The simulation's store on a test database. */
+export function sandboxLithicStore(database: Database): LithicSimulatorStore {
   const reader = database.readClient;
   const column = async <T>(token: string, name: string): Promise<T | null> => {
     const { rows } = await reader.execute({
@@ -133,63 +107,4 @@ function sandboxLithicStore(database: Database): LithicSimulatorStore {
       }
     },
   };
-}
-
-/**
- * Whether the sandbox scenario of the payout a card is asked for (its memo is the submission's
- * reference, `po_…-1`) says its card is declined.
- */
-async function scenarioDeclines(database: Database, memo: string): Promise<boolean> {
-  const payout = await loadPayout(database.readClient, memo.slice(0, memo.lastIndexOf("-")));
-  return payout?.methodDetails.scenario === "declined";
-}
-
-/**
- * The sandbox's Lithic as a `fetch` handler on a test database; `clock` is real time (the sandbox
- * clock of each company is real time plus its offset).
- */
-export function sandboxLithicFetch(
-  database: Database,
-  clock: Clock,
-): (request: Request) => Promise<Response> {
-  const store = sandboxLithicStore(database);
-  const now = (account: string) => domainNow(database, account, clock.now());
-  return lithicSimulator({
-    store,
-    accountOf: (apiKey) =>
-      apiKey.startsWith(SANDBOX_API_KEY_PREFIX)
-        ? apiKey.slice(SANDBOX_API_KEY_PREFIX.length)
-        : null,
-    apiKeyOf: (account) => `${SANDBOX_API_KEY_PREFIX}${account}`,
-    now,
-    realNow: () => clock.now(),
-    refusal: async (_account, params) =>
-      await scenarioDeclines(database, String(params.memo ?? ""))
-        ? { status: 422, message: "the card program declined to issue this card (sandbox)" }
-        : null,
-    async issued(card) {
-      if (card.spend_limit % 100 === SANDBOX_UNSPENT_CENTS) return;
-      await spendOnCard(store, card, {
-        cents: card.spend_limit,
-        status: "SETTLED",
-        at: await now(card.account_token),
-      });
-    },
-  });
-}
-
-/** The sandbox's Lithic of a test database, with the settings a company without its own gets. */
-export function sandboxLithic(database: Database, baseUrl: string, clock: Clock): SandboxLithic {
-  const handle = sandboxLithicFetch(database, clock);
-  const fetch = (input: RequestInfo | URL, init?: RequestInit) => handle(new Request(input, init));
-  return (companyId) => ({
-    settings: {
-      apiKey: `${SANDBOX_API_KEY_PREFIX}${companyId}`,
-      baseUrl: `${baseUrl.replace(/\/$/, "")}${SANDBOX_LITHIC_PATH}`,
-      webhookSecret: SANDBOX_WEBHOOK_SECRET,
-      cardValidDays: CARD_VALID_DAYS_DEFAULT,
-      allowedMccs: [],
-    },
-    fetch,
-  });
 }

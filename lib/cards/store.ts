@@ -7,7 +7,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { type SealedSettingsStore, sealedSettingsStore } from "../rails/sealed_settings_store.ts";
 import type { LithicReach } from "./client.ts";
 import type { LithicSettings } from "./settings.ts";
-import type { SandboxLithic } from "./simulator_store.ts";
+import type { SandboxLithic } from "./sandbox_lithic.ts";
 
 /** Lithic settings at rest, sealed per company in each environment's database. */
 export const lithicSettingsStore = sealedSettingsStore<LithicSettings>("lithic_settings", "Lithic");
@@ -23,7 +23,7 @@ export function lithicReach(
     async read(reader: SqlReader, secretBox: SecretBox, companyId: string) {
       const settings = await lithicSettingsStore.read(reader, secretBox, companyId);
       if (settings) return { settings };
-      return sandbox?.(companyId) ?? null;
+      return sandbox?.reach(companyId) ?? null;
     },
   };
 }
@@ -32,6 +32,8 @@ export function lithicReach(
 export const CARD_JOBS = {
   /** Reads a card from Lithic and acts on it (completion, its close at expiry, its balance back). */
   check: "card.check",
+  /** The sandbox's Lithic: its payee spends a card, and Lithic's webhook tells the service. */
+  sandboxPurchase: "card.sandbox_purchase",
 } as const;
 
 /** A card as we keep it. */

@@ -29,7 +29,7 @@ import {
 import { paypalRail } from "../paypal/rail.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
-import { sandboxLithicOf } from "../cards/service.ts";
+import { type SandboxLithic, sandboxLithicOf } from "../cards/sandbox_lithic.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
@@ -72,6 +72,7 @@ interface RailDeps extends RailOptions {
   readonly database: Database;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
+  readonly sandboxLithic: SandboxLithic | undefined;
 }
 
 /** An environment's rails as the composition root built them. */
@@ -95,7 +96,14 @@ export function composeRails(
   secretBox: SecretBox,
 ): EnvironmentRails {
   const runtime = payoutRuntime(environment, settings);
-  const directory = railsOf({ environment, database, secretBox, runtime, ...settings.rails });
+  const directory = railsOf({
+    environment,
+    database,
+    secretBox,
+    runtime,
+    sandboxLithic: sandboxLithicOf(environment, database, settings),
+    ...settings.rails,
+  });
   return {
     runtime,
     directory,
@@ -138,11 +146,7 @@ function railsOf(deps: RailDeps): RailDirectory {
     paypal,
     venmo: paypal,
   }, {
-    vcc: cardRail({
-      ...deps,
-      policy,
-      sandboxLithic: sandboxLithicOf(deps.environment, deps.database, deps.runtime),
-    }),
+    vcc: cardRail({ ...deps, policy }),
     instant_deposit: instantRail({ ...deps, policy }),
   });
 }
@@ -203,7 +207,7 @@ export function jobHandlersOf(
       ...deps,
       policy: railPolicyOf(environment, runtime),
       lithicTimeoutMs: options.lithicTimeoutMs,
-      sandboxLithic: sandboxLithicOf(environment, database, runtime),
+      sandboxLithic: sandboxLithicOf(environment, database, settings),
     }),
     ...lobTrackJob({
       ...deps,

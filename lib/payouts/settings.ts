@@ -3,6 +3,7 @@
  * links, the bank file approval limit), apart from the rails: the API's routes use these without
  * loading any rail (lib/payouts/runtime.ts composes the rails on the same settings).
  */
+import type { Clock } from "../platform/clock.ts";
 import { type Config, configDefaults, type Environment } from "../platform/config.ts";
 import type { PayoutRuntime } from "./jobs.ts";
 import type { RailOptions } from "./runtime.ts";
@@ -20,6 +21,11 @@ export interface RuntimeSettings {
   readonly micrFont?: Uint8Array | null;
   /** What replaces an environment's bank or a provider's limits in its rails (tests, the simulation). */
   readonly rails?: RailOptions;
+  /**
+   * Real time, as the service keeps it (the system clock unless a test gives its fake one): the
+   * sandbox's Lithic dates what it does on each company's sandbox clock from it.
+   */
+  readonly clock?: Clock;
 }
 
 /** The runtime settings a configuration gives. */

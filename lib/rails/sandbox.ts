@@ -31,7 +31,7 @@ const failScenario: Readonly<Record<ModalityCode, SandboxScenario>> = {
   ach: "returns_r03",
   check: "undeliverable",
   digital_check: "undeliverable",
-  // No card: the sandbox's Lithic reads this scenario (lib/cards/simulator_store.ts).
+  // No card: the sandbox's Lithic reads this scenario (lib/cards/sandbox_lithic.ts).
   vcc: "declined",
   instant_deposit: "declined",
   venmo: "account_not_found",

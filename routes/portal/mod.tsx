@@ -41,7 +41,8 @@ import type { PortalText } from "../../lib/portal/portal_text.ts";
 import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts";
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
-import { type CardEmbed, cardEmbedOf, sandboxLithicOf } from "../../lib/cards/service.ts";
+import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
+import { sandboxLithicOf } from "../../lib/cards/sandbox_lithic.ts";
 import { hostedCardPage, takesHostedCards } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
@@ -394,7 +395,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         {
           database: v.database,
           secretBox: deps.secretBox,
-          sandboxLithic: sandboxLithicOf(v.environment, v.database, runtimeOf(v.environment)),
+          sandboxLithic: sandboxLithicOf(v.environment, v.database, runtimeSettingsOf(deps.config)),
         },
         payout.id,
         v.realNow,
