@@ -427,7 +427,7 @@ Deno.test({
       // An admin imports a paid-items file by hand; in test it is applied at once.
       await page.goto(`${baseUrl}/console/bank-files/import?env=test`);
       await page.getByLabel("Kind").selectOption("check_paid");
-      await page.getByLabel("Company (paid items only)").selectOption({ index: 1 });
+      await page.getByLabel("Company (paid items and statements)").selectOption({ index: 1 });
       await page.getByLabel("File", { exact: true }).setInputFiles({
         name: "paid.csv",
         mimeType: "text/csv",

@@ -1,8 +1,9 @@
 /** @jsxImportSource hono/jsx */
 /**
- * A file from the bank imported by hand (an ACH return or notice-of-change file, or a check
- * paid-items CSV): an admin uploads it here and the console runs the CLI's own command on it
- * (ach:import or checks:import-paid), with its checks and audit rows. In live the command stages
+ * A file from the bank imported by hand (an ACH return or notice-of-change file, a check paid-items
+ * CSV, or a bank statement in BAI2 or camt.053): an admin uploads it here and the console runs the
+ * CLI's own command on it (ach:import, checks:import-paid or recon:import), with its checks and
+ * audit rows, recorded as the console's import. In live the command stages
  * the file and this page shows what it would apply while it waits for a second admin on the
  * Approvals page; in test it is imported at once and the page shows the report.
  */
@@ -35,8 +36,22 @@ import {
 const KINDS = {
   ach_return: "ACH return or notice-of-change file",
   check_paid: "Check paid-items file (CSV)",
+  statement: "Bank statement (BAI2 or camt.053)",
 } as const;
 type Kind = keyof typeof KINDS;
+
+/** The CLI command each kind of file runs, and what its company is asked as, if it needs one. */
+const COMMANDS: Readonly<Record<Kind, { command: string; company: string | null }>> = {
+  ach_return: { command: "ach:import", company: null },
+  check_paid: {
+    command: "checks:import-paid",
+    company: "Company: choose the company whose checks were paid",
+  },
+  statement: {
+    command: "recon:import",
+    company: "Company: choose the company whose accounts the statement reports",
+  },
+};
 
 /** A name fit for a file of ours: the upload's own, without a path or odd characters. */
 const FILE_NAME_LENGTH_MAX = 100;
@@ -68,8 +83,10 @@ async function importPage(
       <p>
         {live
           ? "In live, the file is staged: this page shows what it would apply, and a second admin approves it on the Approvals page before anything changes. Files fetched from the bank's SFTP are applied as they arrive."
-          : "In test, the file is imported at once."} The CLI does the same with{" "}
-        <code>ach:import</code> and <code>checks:import-paid</code>.
+          : "In test, the file is imported at once."}{" "}
+        Each file is imported once (by its SHA-256); a file that cannot be read is refused whole
+        with its line and reason. The CLI does the same with <code>ach:import</code>,{" "}
+        <code>checks:import-paid</code> and <code>recon:import</code>.
       </p>
       <FormProblems problems={form.problems} />
       <form
@@ -89,7 +106,7 @@ async function importPage(
         />
         <SelectField
           name="company"
-          label="Company (paid items only)"
+          label="Company (paid items and statements)"
           any="—"
           options={companies.map((company) => ({
             value: company.id,
@@ -126,6 +143,9 @@ function ImportFacts(props: { c: ConsoleContext; facts: Answer }) {
   const { facts } = props;
   const payouts = (facts.payouts_affected ?? []) as string[];
   const missed = (facts.not_applied ?? facts.not_matched ?? []) as Answer[];
+  const statement = facts.format !== undefined;
+  const days = (facts.days ?? []) as Answer[];
+  const notRead = (facts.not_read ?? []) as Answer[];
   const row = (label: string, key: string, shown: (value: unknown) => unknown = String) =>
     facts[key] === undefined ? null : (
       <>
@@ -145,7 +165,27 @@ function ImportFacts(props: { c: ConsoleContext; facts: Answer }) {
         {row("Entries applied", "applied")}
         {row("Items", "items")}
         {row("Items matched", "items_matched")}
-        {row("Items matched", "matched")}
+        {row("Format", "format")}
+        {statement
+          ? (
+            <>
+              <dt>Account days</dt>
+              <dd>
+                {days.length === 0 ? "none" : (
+                  <ul class="tight-list">
+                    {days.map((day) => (
+                      <li>
+                        {String(day.account)} {String(day.date)}: {String(day.lines)} lines,{" "}
+                        {String(day.matched)} matched, {String(day.exceptions)} exceptions
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </dd>
+            </>
+          )
+          : null}
+        {row(statement ? "Lines matched" : "Items matched", "matched")}
         {row("Exceptions", "exceptions")}
         {row("Money moved", "money_moved_cents", (cents) => <Money cents={Number(cents)} />)}
         {facts.payouts_affected === undefined ? null : (
@@ -165,18 +205,30 @@ function ImportFacts(props: { c: ConsoleContext; facts: Answer }) {
           </>
         )}
         {row("Fundings affected", "fundings_affected", (ids) => count(ids))}
-        <dt>Not applied</dt>
+        <dt>{statement ? "Not read" : "Not applied"}</dt>
         <dd>
-          {missed.length === 0 ? "none" : (
-            <ul class="tight-list">
-              {missed.map((entry) => (
-                <li>
-                  {String(entry.trace ?? entry.check_number ?? entry.line ?? "?")}:{" "}
-                  {String(entry.reason ?? "")} {entry.message ? String(entry.message) : ""}
-                </li>
-              ))}
-            </ul>
-          )}
+          {statement
+            ? (notRead.length === 0 ? "none" : (
+              <ul class="tight-list">
+                {notRead.map((day) => (
+                  <li>
+                    {String(day.account)} {String(day.date)}: {String(day.reason)}
+                  </li>
+                ))}
+              </ul>
+            ))
+            : missed.length === 0
+            ? "none"
+            : (
+              <ul class="tight-list">
+                {missed.map((entry) => (
+                  <li>
+                    {String(entry.trace ?? entry.check_number ?? entry.line ?? "?")}:{" "}
+                    {String(entry.reason ?? "")} {entry.message ? String(entry.message) : ""}
+                  </li>
+                ))}
+              </ul>
+            )}
         </dd>
       </dl>
     </section>
@@ -233,15 +285,11 @@ export function handImportConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     const { kind, company, file } = parsed.output;
     const environment = c.get("environment");
     let flags: Record<string, string> = { environment };
-    if (kind === "check_paid") {
+    const { command, company: companyAsked } = COMMANDS[kind];
+    if (companyAsked !== null) {
       const companies = await scopedCompanies(c.get("database").readClient, companiesInScope(c));
       const chosen = companies.find((candidate) => candidate.id === company);
-      if (!chosen) {
-        return again([{
-          field: "company",
-          message: "Company: choose the company whose checks were paid",
-        }], 400);
-      }
+      if (!chosen) return again([{ field: "company", message: companyAsked }], 400);
       flags = { ...flags, tin: chosen.tin };
     }
     // The command reads a file as the CLI's does; the upload lives in a private directory of its
@@ -250,7 +298,6 @@ export function handImportConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     try {
       const path = `${dir}/${safeFileName(file.name)}`;
       await Deno.writeFile(path, new Uint8Array(await file.arrayBuffer()), { mode: 0o600 });
-      const command = kind === "ach_return" ? "ach:import" : "checks:import-paid";
       const ran = await runConsoleCommand(deps, c, command, { ...flags, file: path });
       if (!ran.ok) return again(refusalProblems(ran, ["file"]), statusOf(ran));
       return c.html(resultPage(c, ran.value));

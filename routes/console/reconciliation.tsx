@@ -22,6 +22,7 @@ import type { AppDeps } from "../context.ts";
 import { csvCell, type CsvColumn, csvExport, wholeList } from "./csv_export.ts";
 import {
   ConsoleLayout,
+  consoleUrl,
   CsrfField,
   type FieldProblem,
   FormProblems,
@@ -99,8 +100,15 @@ async function reconciliationPage(c: ConsoleContext, shown: { problems: readonly
       <FormProblems problems={shown.problems} />
       <p>
         Each account's day as the bank's statement reported it, matched with what the service
-        expected: ACH files by their totals, returns, checks paid, wires. Import a statement with
-        {" "}
+        expected: ACH files by their totals, returns, checks paid, wires, the payment providers'
+        settlements. {admin
+          ? (
+            <>
+              An admin imports a statement (BAI2 or camt.053) on{" "}
+              <a href={consoleUrl(c, "/console/bank-files/import")}>Import a file</a> or with{" "}
+            </>
+          )
+          : "Import a statement with "}
         <code>recon:import</code>; the bank's SFTP statements arrive by themselves.
       </p>
       <ExportLink c={c} path="/console/reconciliation/export.csv" what="the days" />
