@@ -1114,6 +1114,36 @@ export const paypalItems = sqliteTable("paypal_items", {
   index("paypal_items_batch").on(t.batchId),
 ]);
 
+/**
+ * The sandbox's PayPal simulator (lib/paypal/simulator.ts): the batches it took, once per company
+ * (its PayPal account) and sender_batch_id, as PayPal keeps them.
+ */
+export const sandboxPaypalBatches = sqliteTable("sandbox_paypal_batches", {
+  payoutBatchId: text("payout_batch_id").primaryKey(),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  senderBatchId: text("sender_batch_id").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("sandbox_paypal_batches_sender").on(t.companyId, t.senderBatchId)]);
+
+/** The items of the simulator's batches, with the state it gave each when it took it. */
+export const sandboxPaypalItems = sqliteTable("sandbox_paypal_items", {
+  payoutItemId: text("payout_item_id").primaryKey(),
+  payoutBatchId: text("payout_batch_id").notNull()
+    .references(() => sandboxPaypalBatches.payoutBatchId),
+  companyId: text("company_id").notNull().references(() => companies.id),
+  /** The item's place in its batch, from 1. */
+  position: integer("position").notNull(),
+  senderItemId: text("sender_item_id").notNull(),
+  recipientType: text("recipient_type").notNull(),
+  recipientWallet: text("recipient_wallet", { enum: ["PAYPAL", "VENMO"] }).notNull(),
+  receiver: text("receiver").notNull(),
+  amountValue: text("amount_value").notNull(),
+  /** SUCCESS, FAILED or UNCLAIMED when taken; RETURNED once cancelled. */
+  transactionStatus: text("transaction_status").notNull(),
+  errorName: text("error_name"),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("sandbox_paypal_items_position").on(t.payoutBatchId, t.position)]);
+
 /** Verified PayPal webhook notices, once per PayPal event id; a job re-reads the item from PayPal. */
 export const paypalNotices = sqliteTable("paypal_notices", {
   id: text("id").primaryKey(),

@@ -300,6 +300,16 @@ function PortalHelpPage() {
             </td>
           </tr>
           <tr>
+            <th>PayPal and Venmo receivers</th>
+            <td>
+              Venmo phone <code>{t.venmoUnregisteredPhone}</code> or a PayPal e-mail{" "}
+              <code>fail+paypal@…</code>{" "}
+              has no account (<code>RECEIVER_UNREGISTERED</code>); Venmo phone{" "}
+              <code>{t.venmoUnclaimedPhone}</code> or a PayPal e-mail <code>unclaimed@…</code>{" "}
+              stays unclaimed and is returned after 30 days
+            </td>
+          </tr>
+          <tr>
             <th>Test payees</th>
             <td>
               An e-mail local part (<code>/api</code>) or payee id (<code>/v1</code>) of{" "}

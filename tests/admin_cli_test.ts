@@ -750,7 +750,8 @@ Deno.test("every core command answers in snake_case keys, and an environment-spe
     });
     assert.equal(created.status, 201);
     await created.body?.cancel();
-    const advanced = await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    // The PayPal batch goes at the next five-minute cutoff; its first poll a minute on completes it.
+    const advanced = await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 6 * 60 });
     await advanced.body?.cancel();
     const { rows: [paid] } = await f.deps.databases.test.readClient.execute(
       "SELECT id FROM payouts WHERE status = 'completed'",

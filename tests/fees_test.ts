@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { billedAmountCents, feesFor, holdFor } from "../lib/payouts/fees.ts";
-import { sandboxScenario, testPayeeMarker } from "../lib/rails/mod.ts";
+import { sandboxScenario, testPayeeMarker, testPayeeWallet } from "../lib/rails/mod.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { runDueJobs } from "../db/scheduler.ts";
@@ -44,9 +44,25 @@ Deno.test("test payee markers and sandbox scenarios", () => {
   assert.equal(sandboxScenario("ach", { accountNumber: "000222222227" }, null), "transient_once");
   assert.equal(sandboxScenario("vcc", { cardNumber: "4000000000000002" }, null), "declined");
   assert.equal(sandboxScenario("check", { zip: "00000" }, null), "undeliverable");
-  assert.equal(
-    sandboxScenario("venmo", {}, { kind: "fail", modality: "venmo" }),
-    "account_not_found",
+  // PayPal and Venmo have no scenario: the sandbox's PayPal decides by the receiver the payee enters.
+  assert.equal(sandboxScenario("venmo", {}, { kind: "fail", modality: "venmo" }), "settles");
+  assert.deepEqual(
+    [
+      testPayeeWallet({ kind: "fail", modality: "venmo" }, "fail+venmo@example.test"),
+      testPayeeWallet({ kind: "success", modality: "venmo" }, null),
+      testPayeeWallet({ kind: "fail", modality: "paypal" }, "fail+paypal@example.test"),
+      testPayeeWallet({ kind: "fail", modality: "paypal" }, "pat@example.test"),
+      testPayeeWallet({ kind: "success", modality: "paypal" }, null),
+      testPayeeWallet({ kind: "success", modality: "ach" }, null),
+    ],
+    [
+      { phone: "+15555550404" },
+      { phone: "+15555550100" },
+      undefined,
+      { email: "fail+paypal@example.com" },
+      { email: "success+paypal@example.com" },
+      undefined,
+    ],
   );
   assert.equal(sandboxScenario("ach", { accountNumber: "000123456789" }, null), "settles");
 });

@@ -144,7 +144,8 @@ Deno.test("a late return is refused for a payout that is not completed, a second
     assert.ok(created.ok);
     const [paid, offered] = created.value.payouts.map((p) => p.id);
     await m.settle();
-    await m.advance(10); // PayPal completes within seconds
+    // The PayPal batch goes at the cutoff (START is on one); its first poll a minute on completes it.
+    await m.advance(60);
     assert.equal((await m.payout(paid)).status, "completed");
     const count = async () =>
       Number(
@@ -199,12 +200,13 @@ Deno.test("both surfaces see a late return: /v1 event disbursement.returned, Sur
       payees: [payee("success+paypal", 250, { allowed_payment_method_ids: [7] })],
     });
     assert.equal(created.status, 201);
-    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    // The sandbox's PayPal: the batch goes at the cutoff, its first poll a minute on completes it.
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 60 });
     const database = f.deps.databases.test;
     const payoutId = String(
       (await database.readClient.execute("SELECT id FROM payouts")).rows[0].id,
     );
-    const now = Date.parse("2026-01-05T15:00:10.000Z");
+    const now = Date.parse("2026-01-05T15:01:00.000Z");
     const returned = await database.writer.write((tx) =>
       recordLateReturn(tx, payoutId, "refunded", now)
     );
@@ -261,7 +263,7 @@ Deno.test("both surfaces see a late return: /v1 event disbursement.returned, Sur
     assert.deepEqual(transaction.history.at(-1), {
       status: "Completed",
       status_id: 6,
-      at: "2026-01-05 15:00:10",
+      at: "2026-01-05 15:01:00",
       detail: "refunded",
     });
 
@@ -396,7 +398,7 @@ Deno.test("payout:late-return by hand: in live only once a second admin approves
       ],
     });
     assert.equal(created.status, 201);
-    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 10 });
+    await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 60 });
     const { rows } = await f.deps.databases.test.readClient.execute(
       "SELECT id, payee_uuid, status FROM payouts ORDER BY rowid",
     );
@@ -416,7 +418,7 @@ Deno.test("payout:late-return by hand: in live only once a second admin approves
       sql: "SELECT posted_at FROM ledger_transactions WHERE id = ?",
       args: [done.body.result.ledger_transaction_id],
     });
-    assert.equal(posted[0].posted_at, now + 10_000, "the sandbox clock's time");
+    assert.equal(posted[0].posted_at, now + 60_000, "the sandbox clock's time");
 
     const refusals: [string, string, number, string, string][] = [
       [

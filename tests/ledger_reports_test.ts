@@ -30,7 +30,8 @@ Deno.test("tie-out of a day with funding, fees, payouts and a returned funding b
     });
     assert.ok(paid.ok);
     await m.settle();
-    await m.advance(10); // PayPal completes within seconds
+    // The PayPal batch goes at the cutoff (START is on one); its first poll a minute on completes it.
+    await m.advance(60);
     assert.equal((await m.payout(paid.value.payouts[0].id)).status, "completed");
     assert.ok(
       (await m.database.writer.write((tx) => returnAchFunding(tx, returnedAch, m.now()))).ok,

@@ -703,6 +703,43 @@ Deno.test("PayPal release, as for bank files: in live a batch over the approval 
   });
 });
 
+Deno.test("rails:release of a live PayPal batch whose company has no PayPal settings is refused (batch_held, naming paypal:set), and the batch is not sent; it threw before", async () => {
+  await withLiveRail(async ({ m, aliceToken, runUntil }) => {
+    await withLivePaypal(m, async (server) => {
+      await choosePaypal(m, "paypal", OVER_LIMIT_CENTS, "p0");
+      await runUntil(PAYPAL_CUTOFF);
+      const [waiting] = await rows(m, "SELECT id, status FROM rail_batches WHERE rail = 'paypal'");
+      // The settings are gone since the batch was built (no command removes them; a restore can).
+      await m.database.writer.write((tx) => tx.execute("DELETE FROM paypal_settings"));
+      const refused = await runAdminCommand(
+        {
+          databases: { test: m.database, live: m.database },
+          now: m.now(),
+          keyGraceSeconds: 86_400,
+          secretBox: testSecretBox,
+          runtimeSettings: MONEY_SETTINGS,
+          dev: false,
+          origin: "cli",
+          sessionToken: aliceToken,
+          input: {},
+        },
+        "rails:release",
+        { file: String(waiting.id) },
+      );
+      assert.deepEqual(refused.ok ? null : [refused.code, refused.message, refused.field], [
+        "batch_held",
+        `PayPal batch ${waiting.id} is held: company ${m.companyId} has no PayPal settings in this environment: save them with paypal:set`,
+        "file",
+      ]);
+      await runUntil(PAYPAL_CUTOFF + 5 * MINUTE_MS);
+      assert.deepEqual(await batchesOf(m, "paypal").then((b) => b.map((x) => x.status)), [
+        "built",
+      ]);
+      assert.equal(server.batches.size, 0);
+    });
+  });
+});
+
 Deno.test("case 4, every rail: a PayPal batch never released is voided a day after its cutoff, never sent; its item goes in the next cutoff's batch under a new reference", async () => {
   await withLiveRail(async ({ m, runUntil }) => {
     await withLivePaypal(m, async (server) => {

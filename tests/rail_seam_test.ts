@@ -282,17 +282,17 @@ Deno.test("a rail that cannot be reached is asked again with the same reference"
 Deno.test("a refused submission fails the payout and offers the methods again, as before the seam", async () => {
   await withProbedRail(async (m, probe) => {
     await m.fund(100_000);
-    const created = await m.create({ email: "fail+venmo@example.test", amountCents: 12_000 });
+    const created = await m.create({ email: "fail+vcc@example.test", amountCents: 12_000 });
     assert.ok(created.ok);
     const id = created.value.payouts[0].id;
-    await m.settle(); // offered; the test payee picks Venmo; its submission is refused
+    await m.settle(); // offered; the test payee picks a virtual card; its submission is refused
     assert.deepEqual(probe.submissions.map((s) => [s.reference, s.scenario]), [
-      [`${id}-1`, "account_not_found"],
+      [`${id}-1`, "declined"],
     ]);
     const payout = await m.payout(id);
     assert.deepEqual(
       [payout.status, payout.failure_reason, payout.payment_method_id, payout.submission_count],
-      ["modality_offered", "account_not_found", null, 1],
+      ["modality_offered", "card_declined", null, 1],
     );
     assert.deepEqual(await m.events(id), ["created", "offered", "selected", "failed", "offered"]);
     assert.deepEqual(await timeline(m, id), [
@@ -306,8 +306,8 @@ Deno.test("a refused submission fails the payout and offers the methods again, a
       (await sandboxSubmissions(m, id)).map((row) => JSON.parse(String(row.answer))),
       [{
         kind: "refused",
-        reason: "account_not_found",
-        message: "no venmo account matches the payee's details",
+        reason: "card_declined",
+        message: "the card issuer declined the payment",
       }],
     );
     const b = await m.balances();

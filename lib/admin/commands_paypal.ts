@@ -6,6 +6,7 @@
  */
 import { ok, refuse } from "../platform/result.ts";
 import { payoutRuntime } from "../payouts/settings.ts";
+import { paypalSimulatorOf } from "../payouts/runtime.ts";
 import { maskedPaypalSettings } from "../paypal/settings.ts";
 import { readPaypalSettings } from "../paypal/settings_store.ts";
 import { paypalSealedSettings } from "../paypal/settings_approval.ts";
@@ -42,7 +43,7 @@ const paypalSettingsCommands = sealedSettingsCommands({
   notFoundMessage: (company, environment) =>
     `no PayPal settings for ${company.name} (TIN ${company.tin}) in ${environment}: ${
       environment === "test"
-        ? "the sandbox rail pays its PayPal and Venmo payouts"
+        ? "the sandbox's PayPal pays its PayPal and Venmo payouts"
         : "PayPal and Venmo are not offered to its payees"
     }; set them with paypal:set`,
 });
@@ -99,6 +100,7 @@ const cancelUnclaimed: Command = {
         database,
         secretBox: ctx.secretBox,
         runtime: payoutRuntime(environment, ctx.runtimeSettings),
+        simulator: paypalSimulatorOf(environment, database),
       },
       f.payout,
       now,

@@ -16,7 +16,12 @@ import {
   type SandboxScenario,
   submissionReference,
 } from "../rails/seam.ts";
-import { sandboxScenario, TEST_PAYEE_MAILING_ADDRESS, testPayeeMarker } from "../rails/sandbox.ts";
+import {
+  sandboxScenario,
+  TEST_PAYEE_MAILING_ADDRESS,
+  testPayeeMarker,
+  testPayeeWallet,
+} from "../rails/sandbox.ts";
 import { recordRailException } from "../rails/exceptions.ts";
 import { decideEntryOutcome } from "./transition.ts";
 import {
@@ -562,7 +567,10 @@ async function reofferFailed(
   return reoffered;
 }
 
-/** Test payees act by themselves in the sandbox: `success+x` and `fail+x` select x at once. */
+/**
+ * Test payees act by themselves in the sandbox: `success+x` and `fail+x` select x at once, with
+ * the test details of their marker where the method needs some (an address, a wallet).
+ */
 async function actAsTestPayee(
   tx: WriteTx,
   runtime: PayoutRuntime,
@@ -576,7 +584,7 @@ async function actAsTestPayee(
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
   const kept = method.code === "check" && !await payoutHasMailingAddress(tx, payout.id)
     ? TEST_PAYEE_MAILING_ADDRESS
-    : undefined;
+    : testPayeeWallet(marker, payout.email);
   // A refused selection (say, fees changed since the offer) leaves the payout offered, as a person would.
   await selectMethod(tx, payout.id, { paymentMethodId: method.id, details: {}, kept }, now);
 }

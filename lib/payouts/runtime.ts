@@ -1,9 +1,9 @@
 /**
  * The job handlers of each environment: ACH and checks through bank files in both (the sandbox
- * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API,
- * virtual cards through Lithic (the sandbox's Lithic for a test company without settings), the
- * sandbox's per-payout rails for the other methods in test and the unconfigured live rail for
- * them in live, the bank's imports, and the operator's document checks.
+ * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API
+ * and virtual cards through Lithic (each the sandbox's simulator for a test company without
+ * settings), the sandbox's per-payout rails for the other methods in test and the unconfigured
+ * live rail for them in live, the bank's imports, and the operator's document checks.
  */
 import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
 import type { Environment } from "../platform/config.ts";
@@ -27,6 +27,7 @@ import {
   sftpCheckTransport,
 } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
+import { PaypalSimulator } from "../paypal/simulator.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
 import { type SandboxLithic, sandboxLithicOf } from "../cards/sandbox_lithic.ts";
@@ -115,10 +116,11 @@ export function composeRails(
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
  * in test and to the company's bank in live; postal and digital checks through positive-pay and
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
- * PayPal settings; virtual cards through Lithic (a test company without settings: the sandbox's
- * Lithic) and instant deposit through Increase for a company with its settings. A test company
- * without a provider's settings is otherwise paid by the sandbox rail; in live the unconfigured
- * rail refuses such a payout with `rail_not_configured`.
+ * PayPal settings (a test company without them: the sandbox's PayPal); virtual cards through
+ * Lithic (a test company without settings: the sandbox's Lithic) and instant deposit through
+ * Increase for a company with its settings. A test company without a provider's settings is
+ * otherwise paid by the sandbox rail; in live the unconfigured rail refuses such a payout with
+ * `rail_not_configured`.
  */
 function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -138,7 +140,11 @@ function railsOf(deps: RailDeps): RailDirectory {
       { database: deps.database, secretBox: deps.secretBox, timeoutMs: deps.lobTimeoutMs },
     ),
   });
-  const paypal = paypalRail({ ...deps, policy });
+  const paypal = paypalRail({
+    ...deps,
+    policy,
+    simulator: paypalSimulatorOf(deps.environment, deps.database),
+  });
   return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
     ach,
     check,
@@ -149,6 +155,14 @@ function railsOf(deps: RailDeps): RailDirectory {
     vcc: cardRail({ ...deps, policy }),
     instant_deposit: instantRail({ ...deps, policy }),
   });
+}
+
+/** The sandbox's PayPal of a test database, which pays a test company without PayPal settings. */
+export function paypalSimulatorOf(
+  environment: Environment,
+  database: Database,
+): PaypalSimulator | null {
+  return environment === "test" ? new PaypalSimulator(database) : null;
 }
 
 /**

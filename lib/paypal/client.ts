@@ -85,14 +85,26 @@ interface CachedToken {
   readonly renewAt: number;
 }
 
+/**
+ * Where a company's PayPal calls go: its settings, and the fetch that carries them (the network's,
+ * or the sandbox's PayPal simulator answering in process).
+ */
+export interface PaypalConnection {
+  readonly settings: PaypalSettings;
+  readonly fetch: typeof fetch;
+}
+
 /** PayPal's REST API under one company's settings; tokens are shared by every client of one app. */
 export class PaypalClient {
   static readonly #tokens = new Map<string, CachedToken>();
+  private readonly settings: PaypalSettings;
 
   constructor(
-    private readonly settings: PaypalSettings,
+    private readonly connection: PaypalConnection,
     private readonly timeoutMs: number = PAYPAL_CALL_TIMEOUT_MS,
-  ) {}
+  ) {
+    this.settings = connection.settings;
+  }
 
   /** POST /v1/payments/payouts, asynchronous: PayPal answers 201 with the batch header. */
   async createBatch(
@@ -233,7 +245,10 @@ export class PaypalClient {
   async #send(url: string, init: RequestInit): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      response = await this.connection.fetch(url, {
+        ...init,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
     } catch (error) {
       throw new TransientJobError(
         `PayPal did not answer ${init.method} ${new URL(url).pathname}: ${

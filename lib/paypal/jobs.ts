@@ -30,7 +30,12 @@ import {
 } from "../rails/batch.ts";
 import { type BatchAdapter, type RailPolicy, scheduleTransmission } from "../rails/engine.ts";
 import { cutoffJobHandler, type CutoffRail, type CutoffSlot } from "../rails/cutoff.ts";
-import { type PayoutItemAnswer, type PayoutItemRequest, PaypalClient } from "./client.ts";
+import {
+  type PayoutItemAnswer,
+  type PayoutItemRequest,
+  PaypalClient,
+  type PaypalConnection,
+} from "./client.ts";
 import {
   type EntryState,
   INSUFFICIENT_FUNDS,
@@ -42,8 +47,8 @@ import {
   paypalCutoff,
   pollDelayMs,
 } from "./rules.ts";
-import type { PaypalSettings } from "./settings.ts";
 import { readPaypalSettings } from "./settings_store.ts";
+import type { PaypalSimulator } from "./simulator.ts";
 import {
   batchCarriesEntries,
   batchHasItems,
@@ -76,20 +81,40 @@ export interface PaypalRailDeps {
   readonly policy: RailPolicy;
   /** Items one batch takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
+  /** The sandbox's PayPal, which pays a test company without PayPal settings; null in live. */
+  readonly simulator: PaypalSimulator | null;
 }
 
 /** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
 export const PAYPAL_CALL_LEASE_MS = BATCH_TRANSMIT_LEASE_MS;
 
-/** The company's settings, which a batch of it cannot go without. */
-export async function paypalSettingsOf(
-  deps: Pick<PaypalRailDeps, "secretBox">,
+/**
+ * Where the company's PayPal calls go: its own settings when it has them, else (a test company)
+ * the sandbox's PayPal; null when neither (live without settings).
+ */
+export async function paypalConnectionOf(
+  deps: Pick<PaypalRailDeps, "secretBox" | "simulator">,
   reader: SqlReader,
   companyId: string,
-): Promise<PaypalSettings> {
+): Promise<PaypalConnection | null> {
   const settings = await readPaypalSettings(reader, deps.secretBox, companyId);
-  if (!settings) throw new Error(`company ${companyId} has PayPal items but no PayPal settings`);
-  return settings;
+  if (settings) return { settings, fetch: globalThis.fetch };
+  return deps.simulator?.connectionFor(companyId) ?? null;
+}
+
+/** Why a company's PayPal calls cannot be made: it has no PayPal settings (live). */
+export const noPaypalSettings = (companyId: string) =>
+  `company ${companyId} has no PayPal settings in this environment: save them with paypal:set`;
+
+/** The company's connection, which a poll or a notice of its items cannot go without. */
+async function connectionOrThrow(
+  deps: Pick<PaypalRailDeps, "secretBox" | "simulator">,
+  reader: SqlReader,
+  companyId: string,
+): Promise<PaypalConnection> {
+  const connection = await paypalConnectionOf(deps, reader, companyId);
+  if (!connection) throw new Error(noPaypalSettings(companyId));
+  return connection;
 }
 
 /** Loud on purpose: an operator must add money to the PayPal account (the payee did nothing wrong). */
@@ -221,10 +246,11 @@ async function applyItemAnswers(
   }
 }
 
-/** What a transmission hands to PayPal. */
+/** What a transmission hands to PayPal; no connection: the company has no settings (held). */
 interface Transmission {
   readonly batchId: string;
-  readonly settings: PaypalSettings;
+  readonly companyId: string;
+  readonly connection: PaypalConnection | null;
   readonly items: readonly PayoutItemRequest[];
 }
 
@@ -243,7 +269,14 @@ function itemRequest(item: ItemToSend): PayoutItemRequest {
 }
 
 async function createBatch(deps: PaypalRailDeps, request: Transmission): Promise<TransmitAnswer> {
-  const answer = await new PaypalClient(request.settings, deps.paypalTimeoutMs)
+  if (!request.connection) {
+    return {
+      kind: "not_transmitted",
+      reason: noPaypalSettings(request.companyId),
+      retryAfterMs: null,
+    };
+  }
+  const answer = await new PaypalClient(request.connection, deps.paypalTimeoutMs)
     .createBatch(request.batchId, request.items);
   // A duplicate is PayPal's answer to a batch it took before the first answer was recorded.
   if (answer.kind !== "refused") {
@@ -289,16 +322,15 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
       // of its own, its entry sent and released with its first batch: it has neither a release
       // nor a window of its own, it goes until PayPal takes it.
       const cutoffBatch = await batchCarriesEntries(tx, batch.id);
+      const connection = await paypalConnectionOf(deps, tx, batch.companyId);
       return {
-        request: {
-          batchId: batch.id,
-          settings: await paypalSettingsOf(deps, tx, batch.companyId),
-          items,
-        },
+        request: { batchId: batch.id, companyId: batch.companyId, connection, items },
         uploads: true,
         releaseCents: cutoffBatch ? batch.totalCents : null,
         windowEndsAt: cutoffBatch ? batch.cutoffAt + PAYPAL_TRANSMIT_WINDOW_MS : null,
-        heldBy: null,
+        heldBy: connection
+          ? null
+          : `PayPal batch ${batch.id} is held: ${noPaypalSettings(batch.companyId)}`,
       };
     },
     transmit: (request) => createBatch(deps, request),
@@ -338,7 +370,7 @@ interface Poll {
   readonly batchId: string;
   readonly companyId: string;
   readonly payoutBatchId: string;
-  readonly settings: PaypalSettings;
+  readonly connection: PaypalConnection;
   readonly attempt: number;
 }
 
@@ -350,7 +382,7 @@ async function preparePoll(tx: WriteTx, deps: PaypalRailDeps, job: DueJob): Prom
     batchId: batch.id,
     companyId: batch.companyId,
     payoutBatchId: batch.railReference,
-    settings: await paypalSettingsOf(deps, tx, batch.companyId),
+    connection: await connectionOrThrow(deps, tx, batch.companyId),
     attempt: typeof job.payload.attempt === "number" ? job.payload.attempt : 1,
   };
 }
@@ -361,7 +393,7 @@ interface NoticeRead {
   readonly companyId: string;
   readonly eventType: string;
   readonly resourceId: string;
-  readonly settings: PaypalSettings;
+  readonly connection: PaypalConnection;
 }
 
 /** Whether a webhook's event names a batch (PAYMENT.PAYOUTSBATCH.*) rather than one item. */
@@ -372,7 +404,8 @@ export function paypalJobHandlers(
   deps: PaypalRailDeps,
   moves: BatchPayoutMoves,
 ): Readonly<Record<string, JobHandler>> {
-  const client = (settings: PaypalSettings) => new PaypalClient(settings, deps.paypalTimeoutMs);
+  const client = (connection: PaypalConnection) =>
+    new PaypalClient(connection, deps.paypalTimeoutMs);
   return {
     [PAYPAL_JOBS.cutoff]: cutoffJobHandler(
       { policy: deps.policy, moves },
@@ -384,7 +417,7 @@ export function paypalJobHandlers(
       prepare: (tx, job) => preparePoll(tx, deps, job),
       call: async (poll) => ({
         poll,
-        items: (await client(poll.settings).getBatch(poll.payoutBatchId)).items,
+        items: (await client(poll.connection).getBatch(poll.payoutBatchId)).items,
       }),
       record: async (tx, job, { poll, items }) => {
         await applyItemAnswers(tx, moves, poll.companyId, items, job.dueAt);
@@ -406,12 +439,12 @@ export function paypalJobHandlers(
           companyId: notice.companyId,
           eventType: notice.eventType,
           resourceId: notice.resourceId,
-          settings: await paypalSettingsOf(deps, tx, notice.companyId),
+          connection: await connectionOrThrow(deps, tx, notice.companyId),
         };
       },
       // The webhook's body is never acted on: PayPal is asked what the item is now.
       call: async (notice) => {
-        const paypal = client(notice.settings);
+        const paypal = client(notice.connection);
         const items = namesBatch(notice.eventType)
           ? (await paypal.getBatch(notice.resourceId)).items
           : [await paypal.getItem(notice.resourceId)];

@@ -14,10 +14,11 @@ import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
 import { loadPayout, type PayoutRow } from "../payouts/store.ts";
 import { settleBatchEntry } from "../rails/batch.ts";
 import { PaypalClient, type WebhookHeaders } from "./client.ts";
-import { namesBatch } from "./jobs.ts";
+import { namesBatch, noPaypalSettings, paypalConnectionOf } from "./jobs.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { UNCLAIMED_CANCELED } from "./rules.ts";
 import { readPaypalSettings } from "./settings_store.ts";
+import type { PaypalSimulator } from "./simulator.ts";
 import { findItemOfPayout, insertNotice, PAYPAL_JOBS, recordItemState } from "./store.ts";
 
 /** A verified notice: recorded once per PayPal event id, and its job queued. False: seen before. */
@@ -59,6 +60,8 @@ export async function cancelUnclaimedItem(
     readonly secretBox: SecretBox;
     readonly runtime: PayoutRuntime;
     readonly timeoutMs?: number;
+    /** The sandbox's PayPal, for a test company without settings; null in live. */
+    readonly simulator: PaypalSimulator | null;
   },
   payoutId: string,
   now: number,
@@ -74,11 +77,9 @@ export async function cancelUnclaimedItem(
       { field: "payout" },
     );
   }
-  const settings = await readPaypalSettings(reader, deps.secretBox, payout.companyId);
-  if (!settings) {
-    throw new Error(`company ${payout.companyId} has PayPal items but no PayPal settings`);
-  }
-  const paypal = new PaypalClient(settings, deps.timeoutMs);
+  const connection = await paypalConnectionOf(deps, reader, payout.companyId);
+  if (!connection) throw new Error(noPaypalSettings(payout.companyId));
+  const paypal = new PaypalClient(connection, deps.timeoutMs);
   const current = await paypal.getItem(item.payoutItemId);
   if (current.transaction_status !== "UNCLAIMED") {
     return refuse(
@@ -180,7 +181,8 @@ export async function receiveWebhook(
   }
   let verified: boolean;
   try {
-    verified = await new PaypalClient(settings).verifyWebhook(request.headers, json);
+    verified = await new PaypalClient({ settings, fetch: globalThis.fetch })
+      .verifyWebhook(request.headers, json);
   } catch (error) {
     // PayPal retries an unanswered webhook; nothing was written.
     return refuse(

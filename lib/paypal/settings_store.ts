@@ -1,7 +1,7 @@
 /**
  * PayPal settings at rest: one sealed JSON document per company in each environment's database.
  * A company without them is not paid through PayPal: in live PayPal and Venmo are not offered, in
- * test the sandbox rail pays them.
+ * test the sandbox's PayPal pays them (lib/paypal/simulator.ts).
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";

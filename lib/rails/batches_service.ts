@@ -221,7 +221,8 @@ export function markBatchSent(
 
 /**
  * Asks a second admin to release a built batch over the approval limit; approved, it is
- * transmitted (or may be downloaded and marked sent).
+ * transmitted (or may be downloaded and marked sent). A batch something else holds (a print file
+ * before its positive-pay file, a PayPal batch of a company without settings) is refused.
  */
 export async function requestBatchRelease(
   deps: BatchServiceDeps,
@@ -235,10 +236,17 @@ export async function requestBatchRelease(
     const held = await read.adapter.hold(tx, read.batch);
     const waits = held !== null && read.batch.status === "built" &&
       await awaitsRelease(read.engine.policy, tx, batchId, held.releaseCents);
-    return { ...read, waits, releaseCents: held?.releaseCents ?? null };
+    return {
+      ...read,
+      waits,
+      releaseCents: held?.releaseCents ?? null,
+      heldBy: held?.heldBy ?? null,
+    };
   });
   if (!read) return notFound(batchId);
   if (read.batch.status !== "built") return notBuilt(read.adapter, read.batch, "is released");
+  // A release would not send it: what holds it must change first.
+  if (read.heldBy !== null) return refuse("batch_held", read.heldBy, { field: "file" });
   if (!read.waits) {
     return refuse(
       "batch_awaits_release",

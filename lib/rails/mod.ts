@@ -14,6 +14,7 @@ export {
   sandboxScenario,
   sandboxTestDetails,
   testPayeeMarker,
+  testPayeeWallet,
 } from "./sandbox.ts";
 export { unconfiguredLiveRail } from "./live.ts";
 export {

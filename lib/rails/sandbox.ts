@@ -25,17 +25,27 @@ export const sandboxTestDetails = {
   /** A bank whose routing number cannot take an instant bank payment (`bank_not_reachable`). */
   rtpUnreachableRouting: "091000019",
   checkUndeliverableZip: "00000",
+  /** Venmo phones the sandbox's PayPal: one it has no account of, one whose payee never claims. */
+  venmoUnregisteredPhone: "+15555550404",
+  venmoUnclaimedPhone: "+15555550202",
+  /** The Venmo phone a `success+venmo` payee acting by itself enters. */
+  venmoPhone: "+15555550100",
 } as const;
 
-const failScenario: Readonly<Record<ModalityCode, SandboxScenario>> = {
+/**
+ * What a `fail+<modality>` payee's selection does on a rail that decides by scenario. PayPal and
+ * Venmo have none: the sandbox's PayPal decides by the receiver (lib/paypal/simulator.ts), which a
+ * test payee acting by itself enters (`testPayeeWallet`).
+ */
+const failScenario: Readonly<Record<ModalityCode, SandboxScenario | null>> = {
   ach: "returns_r03",
   check: "undeliverable",
   digital_check: "undeliverable",
   // No card: the sandbox's Lithic reads this scenario (lib/cards/sandbox_lithic.ts).
   vcc: "declined",
   instant_deposit: "declined",
-  venmo: "account_not_found",
-  paypal: "account_not_found",
+  venmo: null,
+  paypal: null,
 };
 
 /**
@@ -48,6 +58,28 @@ export const TEST_PAYEE_MAILING_ADDRESS: Readonly<Record<string, string>> = {
   state: "TX",
   zip_code: "73301",
 };
+
+/**
+ * The PayPal e-mail or Venmo phone a PayPal or Venmo test payee enters when it acts by itself:
+ * one the sandbox's PayPal pays, or (`fail+`) one it has no account of. A payee whose e-mail
+ * carries its marker (`/api`) is paid at that e-mail.
+ */
+export function testPayeeWallet(
+  marker: { kind: "success" | "fail"; modality: ModalityCode },
+  email: string | null,
+): Readonly<Record<string, string>> | undefined {
+  if (marker.modality === "venmo") {
+    return {
+      phone: marker.kind === "fail"
+        ? sandboxTestDetails.venmoUnregisteredPhone
+        : sandboxTestDetails.venmoPhone,
+    };
+  }
+  if (marker.modality !== "paypal") return undefined;
+  const own = testPayeeMarker(email);
+  if (own?.kind === marker.kind && own.modality === "paypal") return undefined;
+  return { email: `${marker.kind}+paypal@example.com` };
+}
 
 /** The test payee marker of an e-mail local part or payee id: `success+ach`, `fail+venmo`, `noaction`. */
 export function testPayeeMarker(
@@ -69,7 +101,8 @@ export function sandboxScenario(
   details: { accountNumber?: string; cardNumber?: string; routingNumber?: string; zip?: string },
   marker: ReturnType<typeof testPayeeMarker>,
 ): SandboxScenario {
-  if (marker?.kind === "fail") return failScenario[modality];
+  const failing = marker?.kind === "fail" ? failScenario[modality] : null;
+  if (failing) return failing;
   const t = sandboxTestDetails;
   if (modality === "ach" && details.accountNumber === t.achReturnsR03) return "returns_r03";
   if (modality === "ach" && details.accountNumber === t.achTransientOnce) return "transient_once";
@@ -130,12 +163,6 @@ export function sandboxAnswer(submission: RailSubmission): RailAnswer {
         kind: "refused",
         reason: "bank_not_reachable",
         message: "the payee's bank does not take instant bank payments",
-      };
-    case "account_not_found":
-      return {
-        kind: "refused",
-        reason: "account_not_found",
-        message: `no ${modality} account matches the payee's details`,
       };
     case "returns_r03":
       return accepted({ kind: "fail", at: addBusinessDays(now, 2), reason: "R03" });

@@ -18,7 +18,6 @@ export type SandboxScenario =
   | "declined"
   | "not_pushable"
   | "bank_not_reachable"
-  | "account_not_found"
   | "undeliverable";
 
 /** One submission of a payout to a rail. */
@@ -57,7 +56,6 @@ export type RailRefusal =
   | "card_not_eligible"
   /** The payee's bank cannot receive an instant bank payment (the provider's routing lookup). */
   | "bank_not_reachable"
-  | "account_not_found"
   /** Live has no sanctions list loaded, so no payout may be screened and none is sent. */
   | "sanctions_list_missing";
 
@@ -101,7 +99,7 @@ export interface RailDirectory {
   forModality(modality: ModalityCode): PayoutRail | BatchRail;
   /**
    * The environment's per-payout rail (the sandbox in test, the unconfigured rail in live): in
-   * test it pays a method whose batch rail the company has not configured (PayPal without settings).
+   * test it pays a method whose provider rail the company has not configured.
    */
   readonly perPayout: PayoutRail;
   /** The batch rail of that name. */

@@ -1,0 +1,265 @@
+/**
+ * The sandbox's PayPal (lib/paypal/simulator.ts): a test company without PayPal settings is paid
+ * through the PayPal rail as live is (a batch at the five-minute cutoff, items read by polling),
+ * against the simulator answering in process, which decides each item by its receiver and keeps
+ * what it took in the test database.
+ */
+import assert from "node:assert/strict";
+import { openMoneyFixture, START } from "./money_core_helpers.ts";
+import type { MoneyFixture } from "./money_core_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+import { rows, statusOf } from "./paypal_helpers.ts";
+import { selectMethod } from "../lib/payouts/jobs.ts";
+import { payoutRuntime, paypalSimulatorOf } from "../lib/payouts/runtime.ts";
+import { cancelUnclaimedItem } from "../lib/paypal/service.ts";
+import { type PayoutItemRequest, PaypalClient } from "../lib/paypal/client.ts";
+import { PaypalSimulator } from "../lib/paypal/simulator.ts";
+import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
+import { verifyLedger } from "../lib/ledger/reports.ts";
+
+const DAY_S = 86_400;
+
+async function withSandbox(fn: (m: MoneyFixture) => Promise<void>): Promise<void> {
+  const m = await openMoneyFixture();
+  try {
+    await m.fund(1_000_000);
+    await fn(m);
+  } finally {
+    await m.close();
+  }
+}
+
+/** A payout of a test payee by e-mail (`/api`), which acts by itself when its marker says so. */
+async function payoutOf(m: MoneyFixture, email: string, amountCents: number): Promise<string> {
+  const created = await m.create({ email, amountCents, allowedPaymentMethodIds: [6, 7] });
+  if (!created.ok) throw new Error(created.message);
+  return created.value.payouts[0].id;
+}
+
+/** The simulator's items, in the order it took them. */
+const simulated = (m: MoneyFixture) =>
+  rows(
+    m,
+    `SELECT payout_item_id, payout_batch_id, sender_item_id, recipient_wallet, receiver,
+            amount_value, transaction_status, error_name
+     FROM sandbox_paypal_items ORDER BY rowid`,
+  );
+
+Deno.test("success+venmo without PayPal settings: queued, sent in the PayPal batch of the next cutoff to the sandbox's PayPal, completed at the batch's first poll a minute later", async () => {
+  await withSandbox(async (m) => {
+    // Off the five-minute mark: the payout waits for the cutoff at START + 5 min.
+    await m.advance(60);
+    const payoutId = await payoutOf(m, "success+venmo@example.test", 1_000);
+    await m.settle();
+    assert.deepEqual(await statusOf(m, payoutId), {
+      status: "modality_selected",
+      failure_reason: null,
+    });
+    assert.deepEqual(await rows(m, "SELECT status FROM rail_batch_entries"), [{
+      status: "queued",
+    }]);
+    await m.advance(4 * 60);
+    const [batch] = await rows(m, "SELECT id, status, rail_reference FROM rail_batches");
+    assert.deepEqual([batch.status, batch.rail_reference], ["transmitted", `SBX-${batch.id}`]);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+    assert.deepEqual(await simulated(m), [{
+      payout_item_id: `SBX-${batch.id}-1`,
+      payout_batch_id: `SBX-${batch.id}`,
+      sender_item_id: `${payoutId}-1`,
+      recipient_wallet: "VENMO",
+      receiver: sandboxTestDetails.venmoPhone,
+      amount_value: "10.00",
+      transaction_status: "SUCCESS",
+      error_name: null,
+    }]);
+    await m.advance(59);
+    assert.equal((await m.payout(payoutId)).status, "funds_sent");
+    await m.advance(1);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT to_status, at FROM payout_transitions WHERE payout_id = ? ORDER BY rowid",
+        payoutId,
+      ),
+      [
+        { to_status: "created", at: START + 60_000 },
+        { to_status: "modality_offered", at: START + 60_000 },
+        { to_status: "modality_selected", at: START + 60_000 },
+        { to_status: "funds_sent", at: START + 5 * 60_000 },
+        { to_status: "completed", at: START + 6 * 60_000 },
+      ],
+    );
+    assert.deepEqual(await m.events(payoutId), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "completed",
+    ]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("fail+paypal and fail+venmo: the sandbox's PayPal fails the item RECEIVER_UNREGISTERED at the first poll; the payout fails and is offered again", async () => {
+  await withSandbox(async (m) => {
+    const paypal = await payoutOf(m, "fail+paypal@example.test", 2_000);
+    const venmo = await payoutOf(m, "fail+venmo@example.test", 3_000);
+    await m.settle();
+    assert.deepEqual(
+      (await simulated(m)).map((item) => [
+        item.recipient_wallet,
+        item.receiver,
+        item.transaction_status,
+        item.error_name,
+      ]),
+      [
+        ["PAYPAL", "fail+paypal@example.test", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["VENMO", sandboxTestDetails.venmoUnregisteredPhone, "FAILED", "RECEIVER_UNREGISTERED"],
+      ],
+    );
+    await m.advance(60);
+    for (const payoutId of [paypal, venmo]) {
+      assert.deepEqual(await statusOf(m, payoutId), {
+        status: "modality_offered",
+        failure_reason: "RECEIVER_UNREGISTERED",
+      });
+      assert.deepEqual(await m.events(payoutId), [
+        "created",
+        "offered",
+        "selected",
+        "processing",
+        "failed",
+        "offered",
+      ]);
+    }
+    assert.deepEqual(
+      await rows(m, "SELECT status, return_code FROM rail_batch_entries ORDER BY rowid"),
+      [
+        { status: "failed", return_code: "RECEIVER_UNREGISTERED" },
+        { status: "failed", return_code: "RECEIVER_UNREGISTERED" },
+      ],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypal's cancel of the simulator's item fails it (unclaimed_canceled) and offers it again; another is returned 30 days on (unclaimed_returned)", async () => {
+  await withSandbox(async (m) => {
+    const canceled = await payoutOf(m, "noaction@example.test", 4_000);
+    const returned = await payoutOf(m, "noaction@example.test", 5_000);
+    await m.settle();
+    for (
+      const [payoutId, kept] of [[canceled, { email: "unclaimed@example.test" }], [returned, {
+        phone: sandboxTestDetails.venmoUnclaimedPhone,
+      }]] as const
+    ) {
+      const selected = await m.database.writer.write((tx) =>
+        selectMethod(tx, payoutId, {
+          paymentMethodId: "email" in kept ? 7 : 6,
+          details: {},
+          kept,
+        }, m.now())
+      );
+      assert.ok(selected.ok);
+    }
+    await m.settle();
+    await m.advance(DAY_S);
+    assert.deepEqual(
+      (await rows(m, "SELECT transaction_status FROM paypal_items ORDER BY rowid")).map((r) =>
+        r.transaction_status
+      ),
+      ["UNCLAIMED", "UNCLAIMED"],
+    );
+    const cancel = await cancelUnclaimedItem(
+      {
+        database: m.database,
+        secretBox: testSecretBox,
+        runtime: payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
+        simulator: paypalSimulatorOf("test", m.database),
+      },
+      canceled,
+      m.now(),
+    );
+    assert.ok(cancel.ok, cancel.ok ? "" : cancel.message);
+    assert.deepEqual(await statusOf(m, canceled), {
+      status: "modality_offered",
+      failure_reason: "unclaimed_canceled",
+    });
+    assert.equal((await m.payout(returned)).status, "funds_sent");
+    await m.advance(29 * DAY_S);
+    assert.deepEqual(await statusOf(m, returned), {
+      status: "modality_offered",
+      failure_reason: "unclaimed_returned",
+    });
+    assert.deepEqual(
+      (await simulated(m)).map((item) => item.transaction_status),
+      ["RETURNED", "UNCLAIMED"],
+      "the simulator keeps a cancel; the 30 days are read on the sandbox clock",
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("the sandbox's PayPal keeps what it took: a repeated sender_batch_id is answered with the first batch, after a restart too; each item's state comes from its receiver; unknown credentials are refused", async () => {
+  await withSandbox(async (m) => {
+    const item = (receiver: string, wallet: "PAYPAL" | "VENMO", n: number): PayoutItemRequest => ({
+      recipient_type: wallet === "VENMO" ? "PHONE" : "EMAIL",
+      recipient_wallet: wallet,
+      receiver,
+      amount: { currency: "USD", value: "1.00" },
+      sender_item_id: `po_x-${n}`,
+      note: "Claim payment",
+    });
+    const items = [
+      item("payee@example.test", "PAYPAL", 1),
+      item("fail+paypal@example.test", "PAYPAL", 2),
+      item("FAIL+VENMO@example.test", "PAYPAL", 3),
+      item("unclaimed@example.test", "PAYPAL", 4),
+      item(sandboxTestDetails.venmoPhone, "VENMO", 5),
+      item(sandboxTestDetails.venmoUnregisteredPhone, "VENMO", 6),
+      item(sandboxTestDetails.venmoUnclaimedPhone, "VENMO", 7),
+    ];
+    const first = new PaypalSimulator(m.database);
+    const client = new PaypalClient(first.connectionFor(m.companyId));
+    assert.deepEqual(await client.createBatch("rbt_one", items), {
+      kind: "created",
+      payoutBatchId: "SBX-rbt_one",
+    });
+    assert.deepEqual(await client.createBatch("rbt_one", items.slice(0, 1)), {
+      kind: "duplicate",
+      payoutBatchId: "SBX-rbt_one",
+    });
+    const restarted = new PaypalClient(new PaypalSimulator(m.database).connectionFor(m.companyId));
+    assert.deepEqual(await restarted.createBatch("rbt_one", items), {
+      kind: "duplicate",
+      payoutBatchId: "SBX-rbt_one",
+    });
+    const batch = await restarted.getBatch("SBX-rbt_one");
+    assert.deepEqual(batch.batch_header.batch_status, "PROCESSING");
+    assert.deepEqual(
+      batch.items.map((i) => [i.payout_item_id, i.transaction_status, i.errors?.name ?? null]),
+      [
+        ["SBX-rbt_one-1", "SUCCESS", null],
+        ["SBX-rbt_one-2", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["SBX-rbt_one-3", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["SBX-rbt_one-4", "UNCLAIMED", null],
+        ["SBX-rbt_one-5", "SUCCESS", null],
+        ["SBX-rbt_one-6", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["SBX-rbt_one-7", "UNCLAIMED", null],
+      ],
+    );
+    assert.equal((await restarted.getItem("SBX-rbt_one-1")).transaction_status, "SUCCESS");
+    // Only an UNCLAIMED item is cancelled, as PayPal does.
+    const refused = await restarted.cancelItem("SBX-rbt_one-1");
+    assert.deepEqual(refused.kind === "refused" ? [refused.status, refused.error.name] : null, [
+      400,
+      "ITEM_INCORRECT_STATUS",
+    ]);
+    const stranger = new PaypalClient(first.connectionFor("co_nobody"));
+    await assert.rejects(
+      stranger.getBatch("SBX-rbt_one"),
+      /PayPal refused the client credentials of https:\/\/api-m\.paypal-simulator\.invalid: 401 invalid_client/,
+    );
+  });
+});
