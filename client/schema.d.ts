@@ -2552,6 +2552,8 @@ export interface paths {
             /** @default null */
             memo?: string | null;
             allowed_payment_method_ids: number[];
+            /** @description Extension: the date this payment must be paid by (prompt-payment rules). Absent, the company's default applies (new companies: 30 days after create). A payee who has not chosen by then gets the company's offer-expiry action at 00:00 UTC that day: by default a check mailed to the address on file. */
+            pay_by?: string;
             line?: string;
           };
         };
@@ -6800,6 +6802,7 @@ export interface components {
       };
       memo: string | null;
       allowed_payment_method_ids: number[];
+      pay_by: string | null;
       /** @enum {string} */
       status:
         | "Created"

@@ -33,6 +33,7 @@ Deno.test("simple payment: 201 record, held at once, offered with a link; same b
       delivery_options: { email: true, sms: false },
       memo: "Refund of premium",
       allowed_payment_method_ids: [6, 7],
+      pay_by: null,
       status: "Created",
       status_id: 1,
       link: { state: "not_sent", expires_at: null },

@@ -1,7 +1,8 @@
 /**
- * pay_by on both surfaces (a documented extension): accepted and echoed, the company's default,
- * refused at the edge or against the sandbox clock with each surface's error; and the sandbox
- * clock driving a /v1 payout through its deadline to a mailed check and its completion.
+ * pay_by on both surfaces (a documented extension), Simple Payments included: accepted and
+ * echoed, the company's default, refused at the edge or against the sandbox clock with each
+ * surface's error; and the sandbox clock driving a /v1 payout through its deadline to a mailed
+ * check and its completion.
  */
 import assert from "node:assert/strict";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -195,5 +196,69 @@ Deno.test("pay_by left out: the company's default from create on both surfaces; 
       modalities: ["ach"],
     });
     assert.equal((await v1Created.json() as { pay_by: unknown }).pay_by, "2026-02-04");
+  });
+});
+
+Deno.test("Simple Payments take pay_by as disbursements do: echoed on create, replay and read; the company's default when absent; refused at the edge and against the sandbox clock in Surface A's format", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const create = (uuid: string, payBy?: unknown) =>
+      api(f, "POST", "/api/simple-payments", {
+        simple_payment_uuid: uuid,
+        amount: 10,
+        first_name: "Sam",
+        last_name: "Payee",
+        email: "sam@example.test",
+        delivery_options: { email: true, sms: false },
+        allowed_payment_method_ids: [1, 2],
+        ...(payBy === undefined ? {} : { pay_by: payBy }),
+      });
+    const payByOf = async (response: Response) =>
+      (await response.json() as { pay_by: unknown }).pay_by;
+
+    const given = await create("SP-DATE", "2026-02-01");
+    assert.equal(given.status, 201);
+    assert.equal(await payByOf(given), "2026-02-01");
+    const replayed = await create("SP-DATE", "2026-02-01");
+    assert.equal(replayed.status, 200);
+    assert.equal(await payByOf(replayed), "2026-02-01");
+    assert.equal(await payByOf(await api(f, "GET", "/api/simple-payments/SP-DATE")), "2026-02-01");
+    const [row] = (await f.deps.databases.test.readClient.execute(
+      "SELECT p.pay_by FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id WHERE d.external_uuid = 'SP-DATE'",
+    )).rows;
+    assert.equal(row.pay_by, "2026-02-01", "the deadline the payout falls due at");
+
+    assert.equal(await payByOf(await create("SP-NONE")), null);
+    await setDeadlines(f, "fallback", 30);
+    assert.equal(await payByOf(await create("SP-DEFAULT")), "2026-02-04");
+
+    const notDate = await create("SP-BAD", "2026-02-30");
+    assert.equal(notDate.status, 400);
+    assert.deepEqual(await notDate.json(), {
+      name: "VALIDATION_ERROR",
+      message: "the request is not valid: pay_by: pay_by must be a date YYYY-MM-DD",
+      details: [{
+        Issue: "pay_by must be a date YYYY-MM-DD",
+        Field: "pay_by",
+        Location: "body",
+      }],
+    });
+    const reserved = (await balance(f)).reserved;
+    const today = await create("SP-TODAY", "2026-01-05");
+    assert.equal(today.status, 400);
+    const message = "pay_by must be after today (2026-01-05); got 2026-01-05";
+    assert.deepEqual(await today.json(), {
+      name: "VALIDATION_ERROR",
+      message,
+      details: [{ Issue: message, Field: "pay_by", Location: "body" }],
+    });
+    const far = await create("SP-FAR", "2027-01-06");
+    assert.equal(far.status, 400);
+    assert.deepEqual((await far.json() as { details: unknown }).details, [{
+      Issue: "pay_by is at most 365 days ahead (2027-01-05); got 2027-01-06",
+      Field: "pay_by",
+      Location: "body",
+    }]);
+    assert.equal((await balance(f)).reserved, reserved, "a refused one holds nothing");
   });
 });

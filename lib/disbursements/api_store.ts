@@ -351,7 +351,7 @@ export async function loadSimplePayment(
     sql:
       `SELECT d.request_fingerprint, d.memo, d.created_at, p.id, p.status, p.amount_cents, p.first_name,
                  p.last_name, p.email, p.phone, p.delivery_options, p.allowed_payment_method_ids,
-                 l.expires_at AS link_expires_at, l.verified_at AS link_verified_at
+                 p.pay_by, l.expires_at AS link_expires_at, l.verified_at AS link_verified_at
             FROM disbursements d JOIN payouts p ON p.disbursement_id = d.id
             LEFT JOIN portal_links l ON l.payout_id = p.id AND l.party_uuid IS NULL AND l.replaced_at IS NULL
             WHERE d.company_id = ? AND d.kind = 'simple_payment' AND d.external_uuid = ?`,

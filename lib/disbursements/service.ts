@@ -388,6 +388,8 @@ export interface SimplePaymentRequest {
   readonly fingerprint: string;
   readonly simplePaymentUuid: string;
   readonly memo: string | null;
+  /** The date it must be paid by (extension); absent, the company's default. */
+  readonly payBy?: string | null;
   readonly payout: Omit<NewPayout, "payeeUuid">;
 }
 
@@ -420,6 +422,8 @@ export async function createSimplePayment(
       { field: "simple_payment_uuid" },
     ));
   }
+  const lateDate = payByRefusal(request.payBy, now);
+  if (lateDate) return tx.abort(lateDate);
   const unpayable = await unpayableCreate(tx, database.environment, request.companyId, [{
     methodIds: request.payout.allowedPaymentMethodIds,
     field: "allowed_payment_method_ids",
@@ -434,6 +438,7 @@ export async function createSimplePayment(
     largeDisbursement: false,
     payorUserId: request.payorUserId,
     memo: request.memo,
+    payBy: request.payBy,
     payouts: [{ ...request.payout, payeeUuid: uuid }],
   }, now);
   if (!created.ok) return tx.abort({ ...created, field: "amount" });

@@ -246,6 +246,7 @@ export function apiSchemas(config: Config) {
     delivery_options: deliveryOptions,
     memo: optionalText("memo"),
     allowed_payment_method_ids: allowedPaymentMethodIds,
+    pay_by: v.optional(payByDate("pay_by")),
     line: v.optional(lineCode),
   });
   /** POST /api/checks/{number}/void: why the check is voided, kept on it and in the audit log. */

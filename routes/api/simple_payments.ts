@@ -44,6 +44,8 @@ function simplePaymentRecord(uuid: string, row: SimplePaymentRow, now: number) {
     delivery_options: JSON.parse(String(p.delivery_options)),
     memo: row.memo,
     allowed_payment_method_ids: JSON.parse(String(p.allowed_payment_method_ids)),
+    // Extension: the date it must be paid by (prompt-payment rules), or null.
+    pay_by: p.pay_by === null ? null : String(p.pay_by),
     status: status.name,
     status_id: status.id,
     link: linkState(row, now),
@@ -73,6 +75,7 @@ export function apiSimplePaymentRoutes(deps: AppDeps): Hono<AppEnv> {
       fingerprint,
       simplePaymentUuid: uuid,
       memo: input.memo,
+      payBy: input.pay_by ?? null,
       payout: {
         amountCents: input.amount,
         allowedPaymentMethodIds: input.allowed_payment_method_ids,

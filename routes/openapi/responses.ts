@@ -606,6 +606,9 @@ export function responseSchemas(config: Config) {
     delivery_options: v.strictObject({ email: v.boolean(), sms: v.boolean() }),
     memo: maybeText(),
     allowed_payment_method_ids: v.array(methodId),
+    pay_by: maybeText(
+      "Extension: the date (YYYY-MM-DD) it must be paid by; at 00:00 UTC that day an unchosen offer gets the company's offer-expiry action. null: no deadline, the offer's own expiry applies.",
+    ),
     ...statusStep,
     link: v.strictObject({
       state: v.picklist(["not_sent", "sent", "verified", "expired"]),
