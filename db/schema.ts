@@ -1516,3 +1516,34 @@ export const increaseNotices = sqliteTable("increase_notices", {
   objectId: text("object_id").notNull(),
   receivedAt: integer("received_at").notNull(),
 });
+
+/**
+ * The sandbox's Increase simulator, the provider's side in the test database: the cards its hosted
+ * card field tokenized (its vault), the validations and transfers it made (each as the JSON
+ * object its API answers, with the status the sandbox clock moved it to), and its Idempotency-Key
+ * answers, so a repeated creation gets the first object after a restart too.
+ */
+export const increaseSimulatorCards = sqliteTable("increase_simulator_cards", {
+  tokenId: text("token_id").primaryKey(),
+  /** A sandbox test card number: its magic value decides what the simulator answers. */
+  cardNumber: text("card_number").notNull(),
+  createdAt: createdAt(),
+});
+
+export const increaseSimulatorObjects = sqliteTable("increase_simulator_objects", {
+  id: text("id").primaryKey(),
+  /** The company whose sandbox clock and webhooks the object belongs to. */
+  companyId: text("company_id").notNull().references(() => companies.id),
+  /** card_validation, card_push_transfer or real_time_payments_transfer. */
+  type: text("type").notNull(),
+  object: text("object").notNull(),
+  createdAt: createdAt(),
+});
+
+export const increaseSimulatorIdempotency = sqliteTable("increase_simulator_idempotency", {
+  /** The creation's path and its Idempotency-Key. */
+  key: text("key").primaryKey(),
+  requestBody: text("request_body").notNull(),
+  objectId: text("object_id").notNull(),
+  createdAt: createdAt(),
+});

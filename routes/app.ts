@@ -13,10 +13,13 @@ import { lithicWebhookRoutes } from "./lithic.ts";
 import { lobWebhookRoutes } from "./lob.ts";
 import { paypalWebhookRoutes } from "./paypal.ts";
 import { sandboxRoutes } from "./sandbox.tsx";
+import { sandboxIncreaseRoutes } from "./sandbox_increase.tsx";
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Each under a prefix of LATER_SURFACES (routes/lazy_app.ts), which waits for this app.
   return buildApp(deps, (app) => {
+    // The Increase simulator's hosted card field serves the sandbox's portal, inbox on or off.
+    app.route("/sandbox/increase", sandboxIncreaseRoutes(deps));
     app.route("/sandbox", sandboxRoutes(deps));
     if (deps.adminToken) app.route("/admin", adminRoutes({ ...deps, adminToken: deps.adminToken }));
     app.route("/console", consoleRoutes(deps));

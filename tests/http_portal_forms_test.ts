@@ -47,10 +47,16 @@ const cases: [string, Record<string, unknown>, Record<string, string>, RegExp][]
   ["ACH without consent", {}, { ...goodAch, consent: "" }, /Tick the box to authorize/],
   ["ACH without a typed name", {}, { ...goodAch, typed_name: " " }, /Type your full name/],
   [
-    "bad Luhn",
+    "instant deposit card with a bad ZIP",
     { allowed_payment_method_ids: [4] },
-    { method: "instant_deposit", card_number: "4000056655665557" },
-    /card number is not valid/,
+    {
+      method: "instant_deposit",
+      card_token_id: "outbound_card_token_sbx_0001",
+      card_last_four: "5556",
+      cardholder_name: "Pat Doe",
+      zip_code: "7330",
+    },
+    /5 digits/,
   ],
   [
     "unknown postage CODE",
@@ -180,22 +186,62 @@ Deno.test("portal: the company's postage applies; a payee choice is ignored", as
   }, inboxOn);
 });
 
-Deno.test("portal: a test card is kept as a token and its last four only", async () => {
+Deno.test("portal: in the sandbox a test card is typed at the Increase simulator's hosted card field, not the portal; the payout keeps its token and last four only", async () => {
   await withHttpFixture(async (f) => {
     const { browser, linkPath } = await verifiedPayee(f, "pat", {
       allowed_payment_method_ids: [4],
     });
     await browser.get(`${linkPath}/method?method=instant_deposit`);
+    assert.doesNotMatch(browser.lastHtml, /name="card_number"/);
+    const toPage = await browser.get(`${linkPath}/card`);
+    assert.equal(toPage.status, 303);
+    const page = new URL(toPage.headers.get("Location")!);
+    assert.equal(
+      `${page.origin}${page.pathname}`,
+      `${f.deps.config.baseUrl}/sandbox/increase/card`,
+    );
+    const returnUrl = page.searchParams.get("return_url")!;
+    assert.equal(returnUrl, `${f.deps.config.baseUrl}${linkPath}/card/return`);
+    assert.equal((await f.app.request(`${page.pathname}${page.search}`)).status, 200);
+    const typeCard = (pan: string, back = returnUrl) =>
+      f.app.request("/sandbox/increase/card", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          pan,
+          return_url: back,
+          state: page.searchParams.get("state")!,
+        }).toString(),
+      });
+    const badLuhn = await typeCard("4000 0566 5566 5557");
+    assert.equal(badLuhn.status, 422);
+    assert.match(await badLuhn.text(), /card number is not valid/);
+    // The field sends browsers back only to this service's portal.
+    const elsewhere = await typeCard("4000056655665556", "https://attacker.example/portal/x");
+    assert.equal(elsewhere.status, 400);
+    await elsewhere.body?.cancel();
+    const typed = await typeCard("4000 0566 5566 5556");
+    assert.equal(typed.status, 303);
+    const back = new URL(typed.headers.get("Location")!);
+    assert.ok(!back.href.includes("4000056655665556"));
+    assert.equal(back.searchParams.get("last4"), "5556");
+    await browser.get(`${back.pathname}${back.search}`);
+    const tokenId = back.searchParams.get("card_token_id")!;
+    assert.match(tokenId, /^outbound_card_token_sbx_/);
     const res = await browser.post(`${linkPath}/method`, {
       method: "instant_deposit",
-      card_number: "4000 0566 5566 5556",
+      card_token_id: tokenId,
+      card_last_four: "5556",
+      cardholder_name: "Pat Doe",
+      zip_code: "73301",
     });
     assert.equal(res.status, 303, browser.lastHtml);
     const state = await payoutState(f);
     assert.doesNotMatch(String(state.method_details), /4000056655665556/);
     const details = JSON.parse(String(state.method_details));
-    assert.equal(details.last_four, "5556");
-    assert.match(details.card_token, /^tok_/);
-    assert.equal(details.scenario, "settles");
+    assert.deepEqual(
+      [details.last_four, details.card_token_id, details.scenario],
+      ["5556", tokenId, undefined],
+    );
   }, inboxOn);
 });

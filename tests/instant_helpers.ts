@@ -85,7 +85,7 @@ export async function chooseInstantBank(
   const selected = await m.database.writer.write(async (tx) =>
     selectMethod(tx, payoutId, {
       paymentMethodId: INSTANT_METHOD,
-      details: { accountNumber, routingNumber },
+      details: { accountNumber },
       kept: {
         instant_to: "bank",
         routing_number: routingNumber,

@@ -204,7 +204,7 @@ Deno.test("end to end in live: an instant bank payment over RTP completes by Inc
           const chosen = await live.writer.write((tx) =>
             selectMethod(tx, payoutId, {
               paymentMethodId: 4,
-              details: { accountNumber: "000123456789", routingNumber: "021000021" },
+              details: { accountNumber: "000123456789" },
               kept: {
                 instant_to: "bank",
                 routing_number: "021000021",

@@ -9,6 +9,8 @@ import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/schedul
 import type { Clock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
+import { tokenizeSandboxCard } from "../lib/instant/simulator.ts";
+import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
 
 export const START = Date.UTC(2026, 0, 5, 15, 0, 0); // a Monday, 15:00 UTC
 export const ALL_METHODS = [1, 2, 3, 4, 5, 6, 7];
@@ -57,6 +59,46 @@ export function mailingAddressFor(
     city: "Austin",
     state: "TX",
     zip_code: details.zip ?? "73301",
+  };
+}
+
+/**
+ * What the portal keeps of an instant deposit to a card: the payee typed `cardNumber` (a sandbox
+ * test card, the one that is paid by default) at the Increase simulator's hosted card field, which
+ * gave the token; the card number itself is not kept.
+ */
+export async function sandboxCardFor(
+  database: Database,
+  cardNumber: string = sandboxTestDetails.cardSucceeds,
+  now: number = START,
+): Promise<Record<string, string>> {
+  const tokenized = await tokenizeSandboxCard(database, cardNumber, now);
+  if (!tokenized.ok) throw new Error(tokenized.message);
+  return {
+    card_token_id: tokenized.tokenId,
+    cardholder_name: "Pat Doe",
+    zip: "73301",
+    last_four: tokenized.lastFour,
+  };
+}
+
+/**
+ * The selection the portal would make of `details`: a postal check with its address, an instant
+ * deposit with the card typed at the simulator's hosted card field (the card number stays there).
+ */
+export async function selectionFor(
+  database: Database,
+  paymentMethodId: number,
+  details: MethodSelection["details"],
+  now: number,
+): Promise<MethodSelection> {
+  if (paymentMethodId !== 4) {
+    return { paymentMethodId, details, kept: mailingAddressFor(paymentMethodId, details) };
+  }
+  return {
+    paymentMethodId,
+    details: {},
+    kept: await sandboxCardFor(database, details.cardNumber, now),
   };
 }
 
@@ -142,19 +184,12 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
         }, fixture.now())
       );
     },
-    select: (payoutId, paymentMethodId, details) =>
-      database.writer.write((tx) =>
-        selectMethod(
-          tx,
-          payoutId,
-          {
-            paymentMethodId,
-            details,
-            kept: mailingAddressFor(paymentMethodId, details),
-          },
-          fixture.now(),
-        )
-      ),
+    async select(payoutId, paymentMethodId, details) {
+      const selection = await selectionFor(database, paymentMethodId, details, fixture.now());
+      return await database.writer.write((tx) =>
+        selectMethod(tx, payoutId, selection, fixture.now())
+      );
+    },
     cancel: (payoutId) =>
       database.writer.write((tx) => applyMove(tx, payoutId, { kind: "cancel" }, fixture.now())),
     settle: () => runDueJobs(database, companyId, fixture.now(), handlers, runOptions),

@@ -17,7 +17,7 @@ import { applyMove, createDisbursement, recordLateReturn } from "../lib/payouts/
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, runDueJobs } from "../db/scheduler.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
-import { mailingAddressFor } from "./money_core_helpers.ts";
+import { selectionFor } from "./money_core_helpers.ts";
 
 const START = Date.UTC(2026, 0, 5, 15);
 const DAY_MS = 86_400_000;
@@ -379,18 +379,8 @@ Deno.test("property: random money sequences keep the ledger balanced and equal t
               case "select": {
                 const id = pick(payoutIds, step.pick);
                 if (id) {
-                  await database.writer.write((tx) =>
-                    selectMethod(
-                      tx,
-                      id,
-                      {
-                        paymentMethodId: step.method,
-                        details: step.details,
-                        kept: mailingAddressFor(step.method, step.details),
-                      },
-                      now,
-                    )
-                  );
+                  const selection = await selectionFor(database, step.method, step.details, now);
+                  await database.writer.write((tx) => selectMethod(tx, id, selection, now));
                 }
                 break;
               }

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { runDueJobs } from "../db/scheduler.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
+import { testPayeeCard } from "../lib/rails/sandbox.ts";
 import { createApp } from "../routes/app.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { api, payee } from "./api_helpers.ts";
@@ -35,12 +36,14 @@ async function retryWithProvider(
     sql: "SELECT company_id FROM payouts WHERE id = ?",
     args: [payoutId],
   });
-  // The hold stays in reserved, as a failure leaves it.
+  // The hold stays in reserved, as a failure leaves it; the card is a test payee's card the
+  // sandbox's Increase simulator knows.
   await sql(
     f,
     `UPDATE payouts SET status = 'failed', failure_reason = 'rail_unavailable',
-       payment_method_id = ?, submission_count = 2 WHERE id = ?`,
+       payment_method_id = ?, submission_count = 2, method_details = ? WHERE id = ?`,
     INSTANT_DEPOSIT,
+    JSON.stringify({ modality: "instant_deposit", ...testPayeeCard("success") }),
     payoutId,
   );
   const now = f.clock.now();
@@ -156,7 +159,7 @@ Deno.test("per-payout rail: the provider's answer to a retry that was in flight 
       );
     await run();
     await run();
-    // Instant deposit completes at once: the retry is sent and completed, each once.
+    // The retry is sent, and completed by the Increase simulator's event 5 s later: each once.
     const transitions = await sql(
       f,
       "SELECT from_status, to_status FROM payout_transitions WHERE payout_id = ? ORDER BY id",

@@ -57,8 +57,15 @@ export type IncreaseAnswer<T> =
     readonly detail: string;
   };
 
+/** How a client reaches Increase: `fetch` over the network, or the sandbox's simulator in process. */
+export type IncreaseTransport = (request: Request) => Promise<Response>;
+
 export class IncreaseClient {
-  constructor(readonly settings: IncreaseSettings, readonly timeoutMs = INCREASE_TIMEOUT_MS) {}
+  constructor(
+    readonly settings: IncreaseSettings,
+    readonly timeoutMs = INCREASE_TIMEOUT_MS,
+    readonly transport: IncreaseTransport = (request) => fetch(request),
+  ) {}
 
   async #call<T>(
     method: "GET" | "POST",
@@ -68,17 +75,19 @@ export class IncreaseClient {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(`${this.settings.baseUrl}${path}`, {
-        method,
-        headers: {
-          Authorization: `Bearer ${this.settings.apiKey}`,
-          Accept: "application/json",
-          ...(options.body === undefined ? {} : { "Content-Type": "application/json" }),
-          ...(options.idempotencyKey ? { "Idempotency-Key": options.idempotencyKey } : {}),
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      response = await this.transport(
+        new Request(`${this.settings.baseUrl}${path}`, {
+          method,
+          headers: {
+            Authorization: `Bearer ${this.settings.apiKey}`,
+            Accept: "application/json",
+            ...(options.body === undefined ? {} : { "Content-Type": "application/json" }),
+            ...(options.idempotencyKey ? { "Idempotency-Key": options.idempotencyKey } : {}),
+          },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: AbortSignal.timeout(this.timeoutMs),
+        }),
+      );
       text = await response.text();
     } catch (error) {
       throw new IncreaseUnanswered(

@@ -3,23 +3,30 @@
  * backoff, and at once when a verified webhook names it) and acts on its status, never on a
  * webhook's body (lib/instant/rules.ts): complete completes the payout, declined or canceled fails
  * it `card_declined` and offers it again, anything else waits. Increase is called outside every
- * write unit.
+ * write unit. In the sandbox, `increase_simulator.settle` is the Increase simulator's side: a
+ * transfer's time comes on the sandbox clock, it completes, and the simulator sends its signed
+ * event to the webhook receiver as Increase would.
  */
 import { externalJob, type JobHandler, TransientJobError } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { settleSubmission } from "../payouts/jobs.ts";
 import {
-  IncreaseClient,
   type IncreasePush,
   type IncreaseRtpTransfer,
+  increaseSignature,
   IncreaseUnanswered,
 } from "./client.ts";
 import type { InstantRailDeps } from "./rail.ts";
 import { networkOf, pushAction, pushRecheckMs } from "./rules.ts";
-import type { IncreaseSettings } from "./settings.ts";
+import { type IncreaseAccount, increaseAccount, increaseClientOf } from "./account.ts";
+import { receiveIncreaseWebhook } from "./service.ts";
+import {
+  INCREASE_SIMULATOR_JOBS,
+  settleSimulatedTransfer,
+  SIMULATOR_SETTINGS,
+} from "./simulator.ts";
 import {
   findInstantTransfer,
-  increaseSettingsStore,
   INSTANT_JOBS,
   type InstantTransferRow,
   recordTransferStatus,
@@ -39,7 +46,16 @@ function failureCode(transfer: TransferState): string {
 
 interface PushCheck {
   readonly transfer: InstantTransferRow;
-  readonly settings: IncreaseSettings;
+  readonly account: IncreaseAccount;
+  /** The domain time of the check. */
+  readonly at: number;
+}
+
+/** The simulator's event about a transfer, and when it is sent on the sandbox clock. */
+interface SimulatedEvent {
+  readonly companyId: string;
+  readonly body: string;
+  readonly at: number;
 }
 
 /** The handlers of the instant deposit rail's jobs. */
@@ -52,16 +68,24 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
         if (!transfer) throw new Error(`${INSTANT_JOBS.check}: no push ${job.subjectId}`);
         // Settled before (a webhook and a poll both asked): nothing is left to read.
         if (pushAction(transfer.status, networkOf(transfer.route)).kind !== "wait") return null;
-        const settings = await increaseSettingsStore.read(tx, deps.secretBox, transfer.companyId);
-        if (!settings) {
+        const account = await increaseAccount(deps, transfer.companyId, tx);
+        if (!account) {
           throw new Error(`company ${transfer.companyId} has pushes but no Increase settings`);
         }
-        return { transfer, settings };
+        return { transfer, account, at: deps.policy.jobTime(job) };
       },
       async call(check) {
         let read;
         try {
-          const increase = new IncreaseClient(check.settings, deps.increaseTimeoutMs);
+          const increase = increaseClientOf(
+            deps.database,
+            check.transfer.companyId,
+            check.account,
+            {
+              at: check.at,
+              timeoutMs: deps.increaseTimeoutMs,
+            },
+          );
           read = networkOf(check.transfer.route) === "rtp"
             ? await increase.rtp(check.transfer.transferId)
             : await increase.push(check.transfer.transferId);
@@ -100,6 +124,37 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
           now,
         );
       },
+    }),
+    [INCREASE_SIMULATOR_JOBS.settle]: externalJob<SimulatedEvent, void>({
+      leaseMs: PUSH_CHECK_LEASE_MS,
+      async prepare(tx, job) {
+        const at = deps.policy.jobTime(job);
+        const event = await settleSimulatedTransfer(tx, job.subjectId, at);
+        return event && { ...event, at };
+      },
+      async call(event, job) {
+        // Sent the way Increase sends it: signed, to the receiver every webhook goes through.
+        const received = await receiveIncreaseWebhook(deps, {
+          companyId: event.companyId,
+          signature: await increaseSignature(
+            SIMULATOR_SETTINGS.webhookSecret,
+            event.body,
+            new Date(job.realNow),
+          ),
+          body: event.body,
+          arrivedAt: event.at,
+        }, job.realNow);
+        if (!received.ok) {
+          // The company stored its own Increase settings since: the simulator's event is not theirs.
+          console.warn(JSON.stringify({
+            level: "warn",
+            msg: "the Increase simulator's event was refused",
+            company_id: event.companyId,
+            code: received.code,
+          }));
+        }
+      },
+      record: () => Promise.resolve(),
     }),
   };
 }

@@ -7,7 +7,8 @@
  * under the submission's reference as Idempotency-Key. A push is final: a decline re-offers the
  * payout, a call left unanswered is asked again under the same keys, and Increase answers with
  * the validation and the transfer it already has, so nothing is pushed twice. What the push
- * becomes comes by webhooks and polling (lib/instant/jobs.ts).
+ * becomes comes by webhooks and polling (lib/instant/jobs.ts). A test company without Increase
+ * settings goes through the same steps against the Increase simulator (lib/instant/account.ts).
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { Database } from "../../db/client.ts";
@@ -20,10 +21,15 @@ import { recordMethodDetail } from "../payouts/store.ts";
 import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
 import { submitWithSettings } from "../rails/sealed_settings_store.ts";
-import type { IncreaseSettings } from "./settings.ts";
-import { IncreaseClient, IncreaseUnanswered, type IncreaseValidation } from "./client.ts";
+import { type IncreaseClient, IncreaseUnanswered, type IncreaseValidation } from "./client.ts";
 import { pushAction, pushRecheckMs, pushRoutes, splitName, validationVerdict } from "./rules.ts";
-import { increaseSettingsStore, insertInstantTransfer, INSTANT_JOBS } from "./store.ts";
+import { insertInstantTransfer, INSTANT_JOBS } from "./store.ts";
+import {
+  type IncreaseAccount,
+  increaseAccount,
+  increaseClientOf,
+  increaseServes,
+} from "./account.ts";
 
 export interface InstantRailDeps {
   readonly database: Database;
@@ -64,9 +70,12 @@ async function settledValidation(
 async function push(
   deps: InstantRailDeps,
   submission: RailSubmission,
-  settings: IncreaseSettings,
+  account: IncreaseAccount,
 ): Promise<RailAnswer> {
-  const increase = new IncreaseClient(settings, deps.increaseTimeoutMs);
+  const increase = increaseClientOf(deps.database, submission.companyId, account, {
+    at: submission.submittedAt,
+    timeoutMs: deps.increaseTimeoutMs,
+  });
   if (submission.details.instant_to === "bank") return await payBank(deps, increase, submission);
   const { card_token_id: cardTokenId, cardholder_name: name, zip } = submission.details;
   if (!cardTokenId || !name || !zip) {
@@ -199,18 +208,18 @@ async function payBank(
 export function instantRail(deps: InstantRailDeps): PayoutRail {
   return {
     shape: "per_payout",
-    configured: (reader, companyId) => increaseSettingsStore.has(reader, companyId),
+    configured: (reader, companyId) => increaseServes(deps.database, reader, companyId),
     async submit(submission) {
       try {
         return await submitWithSettings(
-          increaseSettingsStore,
+          { read: (reader, _secretBox, companyId) => increaseAccount(deps, companyId, reader) },
           {
             name: "Increase",
             reader: deps.database.readClient,
             secretBox: deps.secretBox,
           },
           submission,
-          (settings) => push(deps, submission, settings),
+          (account) => push(deps, submission, account),
         );
       } catch (error) {
         if (!(error instanceof IncreaseUnanswered)) throw error;

@@ -2,21 +2,18 @@
  * The instant deposit use cases Increase's webhooks and the payee portal reach: recording a
  * verified event (and queueing the check that reads its push from Increase), and where the portal
  * sends a payee to type their card (the tokenization provider's hosted page, which hands the card
- * to Increase's vault; the number never reaches this service).
+ * to Increase's vault; the number never reaches this service). A test company without Increase
+ * settings reaches the Increase simulator instead (lib/instant/account.ts): its events are signed
+ * with the simulator's secret, its routing lookup and its hosted card field are the simulator's.
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
-import { IncreaseClient, increaseSigned, IncreaseUnanswered } from "./client.ts";
-import { sandboxTestDetails } from "../rails/sandbox.ts";
-import {
-  findInstantTransfer,
-  increaseSettingsStore,
-  insertIncreaseNotice,
-  INSTANT_JOBS,
-} from "./store.ts";
+import { increaseSigned, IncreaseUnanswered } from "./client.ts";
+import { increaseAccount, increaseClientOf, increaseServes } from "./account.ts";
+import { findInstantTransfer, insertIncreaseNotice, INSTANT_JOBS } from "./store.ts";
 
 export type IncreaseWebhookRefusal =
   | "increase_not_configured"
@@ -31,21 +28,25 @@ export type IncreaseWebhookRefusal =
  */
 export async function receiveIncreaseWebhook(
   deps: { readonly database: Database; readonly secretBox: SecretBox },
-  request: { readonly companyId: string; readonly signature: string | null; readonly body: string },
+  request: {
+    readonly companyId: string;
+    readonly signature: string | null;
+    readonly body: string;
+    /** When the event arrives in the company's domain time (the simulator's, on the sandbox clock). */
+    readonly arrivedAt?: number;
+  },
   realNow: number,
 ): Promise<Result<{ recorded: boolean; eventId: string | null }, IncreaseWebhookRefusal>> {
-  const settings = await increaseSettingsStore.read(
-    deps.database.readClient,
-    deps.secretBox,
-    request.companyId,
-  );
-  if (!settings) {
+  const account = await increaseAccount(deps, request.companyId);
+  if (!account) {
     return refuse(
       "increase_not_configured",
       `no Increase configuration for company ${request.companyId} in ${deps.database.environment}`,
     );
   }
-  if (!await increaseSigned(settings.webhookSecret, request.signature, request.body, realNow)) {
+  if (
+    !await increaseSigned(account.settings.webhookSecret, request.signature, request.body, realNow)
+  ) {
     return refuse(
       "webhook_not_verified",
       "the webhook's Increase-Webhook-Signature does not verify with this configuration's secret (or it is too old); nothing was recorded",
@@ -69,7 +70,7 @@ export async function receiveIncreaseWebhook(
   }
   const transfer = await findInstantTransfer(deps.database.readClient, objectId);
   if (transfer?.companyId !== request.companyId) return ok({ recorded: false, eventId });
-  const now = await domainNow(deps.database, request.companyId, realNow);
+  const now = request.arrivedAt ?? await domainNow(deps.database, request.companyId, realNow);
   const recorded = await deps.database.writer.write(async (tx) => {
     const fresh = await insertIncreaseNotice(tx, {
       id: eventId,
@@ -95,56 +96,48 @@ const ROUTING_LOOKUP_TIMEOUT_MS = 5_000;
 
 /**
  * Whether the bank of `routingNumber` takes instant bank payments for this company's payees:
- * Increase's routing lookup for a company with Increase settings, the sandbox's answer for a test
- * company without them (every bank but routing number 091000019); null when Increase did not
- * answer now.
+ * the routing lookup of the company's Increase (the simulator's for a test company without
+ * settings: every bank but routing number 091000019); false when it has no Increase, null when
+ * Increase did not answer now.
  */
 export async function instantBankReachable(
   deps: { readonly database: Database; readonly secretBox: SecretBox },
   companyId: string,
   routingNumber: string,
+  now: number,
 ): Promise<boolean | null> {
-  const settings = await increaseSettingsStore.read(
-    deps.database.readClient,
-    deps.secretBox,
-    companyId,
-  );
-  if (!settings) {
-    return deps.database.environment === "test" &&
-      routingNumber !== sandboxTestDetails.rtpUnreachableRouting;
-  }
+  const account = await increaseAccount(deps, companyId);
+  if (!account) return false;
   try {
-    return await new IncreaseClient(settings, ROUTING_LOOKUP_TIMEOUT_MS).rtpReachable(
-      routingNumber,
-    );
+    return await increaseClientOf(deps.database, companyId, account, {
+      at: now,
+      timeoutMs: ROUTING_LOOKUP_TIMEOUT_MS,
+    }).rtpReachable(routingNumber);
   } catch (error) {
     if (error instanceof IncreaseUnanswered) return null;
     throw error;
   }
 }
 
-/** Whether this company's payees type their card at a provider's hosted page (Increase settings). */
+/** Whether this company's payees can type a card at its Increase's hosted page. */
 export function takesHostedCards(database: Database, companyId: string): Promise<boolean> {
-  return increaseSettingsStore.has(database.readClient, companyId);
+  return increaseServes(database, database.readClient, companyId);
 }
 
 /**
  * The hosted card page a payee of this company types their card at, with where it sends them back
  * (`returnUrl`) and the state that ties the return to their session; null when the company has
- * no Increase settings in this environment (the sandbox then takes a test card number).
+ * no Increase in this environment. The simulator's page is a path of this service, resolved
+ * against `returnUrl`.
  */
 export async function hostedCardPage(
   deps: { readonly database: Database; readonly secretBox: SecretBox },
   companyId: string,
   back: { readonly returnUrl: string; readonly state: string },
 ): Promise<string | null> {
-  const settings = await increaseSettingsStore.read(
-    deps.database.readClient,
-    deps.secretBox,
-    companyId,
-  );
-  if (!settings) return null;
-  const page = new URL(settings.cardPageUrl);
+  const account = await increaseAccount(deps, companyId);
+  if (!account) return null;
+  const page = new URL(account.settings.cardPageUrl, back.returnUrl);
   page.searchParams.set("return_url", back.returnUrl);
   page.searchParams.set("state", back.state);
   return page.href;

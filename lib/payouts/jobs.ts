@@ -19,6 +19,7 @@ import {
 import {
   sandboxScenario,
   TEST_PAYEE_MAILING_ADDRESS,
+  testPayeeCard,
   testPayeeMarker,
   testPayeeWallet,
 } from "../rails/sandbox.ts";
@@ -205,7 +206,6 @@ export interface MethodSelection {
   readonly details: {
     accountNumber?: string;
     cardNumber?: string;
-    routingNumber?: string;
     zip?: string;
   };
   /** What the payout keeps of the details: non-secret fields and sealed values only. */
@@ -253,6 +253,7 @@ export async function selectMethod(
   const schedule = await readFeeSchedule(tx, payout.companyId);
   const number = selection.details.accountNumber ?? selection.details.cardNumber;
   const marker = testPayeeMarker(payout.payeeId ? payout.payeeUuid : payout.email);
+  const scenario = sandboxScenario(modality.code, selection.details, marker);
   // A payee who chooses after the deadline's fallback, before its check left, replaces it.
   const overFallback = payout.status === "modality_selected" &&
     payout.methodDetails.fallback === true;
@@ -270,7 +271,7 @@ export async function selectMethod(
       methodDetails: {
         ...selection.kept,
         modality: modality.code,
-        scenario: sandboxScenario(modality.code, selection.details, marker),
+        ...(scenario === null ? {} : { scenario }),
         ...(number ? { last_four: number.slice(-4) } : {}),
       },
     },
@@ -584,6 +585,8 @@ async function actAsTestPayee(
   if (!payout.allowedPaymentMethodIds.includes(method.id)) return;
   const kept = method.code === "check" && !await payoutHasMailingAddress(tx, payout.id)
     ? TEST_PAYEE_MAILING_ADDRESS
+    : method.code === "instant_deposit"
+    ? testPayeeCard(marker.kind)
     : testPayeeWallet(marker, payout.email);
   // A refused selection (say, fees changed since the offer) leaves the payout offered, as a person would.
   await selectMethod(tx, payout.id, { paymentMethodId: method.id, details: {}, kept }, now);

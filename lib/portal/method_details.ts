@@ -85,7 +85,6 @@ export interface FieldProblem {
 export type RequiredField =
   | "routing_number"
   | "account_number"
-  | "card_number"
   | "cardholder_name"
   | "account_holder"
   | "address_one"
@@ -118,8 +117,8 @@ export interface CheckedDetails {
   readonly modality: ModalityCode;
   readonly lastFour: string | null;
   /**
-   * A bank account number, to be sealed at rest; null for every other method. A card number is
-   * never kept: the rail sees it once and the payout keeps a token and the last four (contract §9).
+   * A bank account number, to be sealed at rest; null for every other method. A card number never
+   * reaches this service: the provider's hosted page takes it and gives a token (contract §9).
    */
   readonly secret: string | null;
   /** Non-secret details kept as they are (routing number, address, handle). */
@@ -127,8 +126,6 @@ export interface CheckedDetails {
   /** What the sandbox rails look at. */
   readonly railHints: {
     accountNumber?: string;
-    cardNumber?: string;
-    routingNumber?: string;
     zip?: string;
   };
 }
@@ -184,8 +181,6 @@ export function checkMethodDetails(
     fixedPostage?: string | null;
     /** The postage codes the company's checks can go with (default: every code). */
     postageCodes?: readonly string[];
-    /** The card was typed at the provider's hosted page: the form carries its token, not a number. */
-    hostedCard?: boolean;
   },
 ): { ok: true; value: CheckedDetails } | { ok: false; problems: FieldProblem[] } {
   const { text } = options;
@@ -246,42 +241,31 @@ export function checkMethodDetails(
           lastFour: account.slice(-4),
           secret: account,
           public: { instant_to: "bank", routing_number: routing, account_holder: holder },
-          railHints: { accountNumber: account, routingNumber: routing },
+          railHints: { accountNumber: account },
         });
       }
-      if (options.hostedCard) {
-        const token = field("card_token_id");
-        if (!/^[A-Za-z0-9_]{1,128}$/.test(token)) {
-          problems.push({ field: "card_token_id", message: text.cardNotEntered });
-        }
-        const name = required("cardholder_name");
-        const zip = required("zip_code");
-        if (zip && !/^\d{5}$/.test(zip)) {
-          problems.push({ field: "zip_code", message: text.zipCode });
-        }
-        const lastFour = field("card_last_four");
-        const known = /^\d{4}$/.test(lastFour);
-        return result({
-          lastFour: known ? lastFour : null,
-          secret: null,
-          public: {
-            card_token_id: token,
-            cardholder_name: name,
-            zip,
-            ...(known ? { last_four: lastFour } : {}),
-          },
-          railHints: { zip },
-        });
+      // The card was typed at the provider's hosted page: the form carries its token, not a number.
+      const token = field("card_token_id");
+      if (!/^[A-Za-z0-9_]{1,128}$/.test(token)) {
+        problems.push({ field: "card_token_id", message: text.cardNotEntered });
       }
-      const card = digitsOnly(required("card_number"));
-      if (card && !passesLuhn(card)) {
-        problems.push({ field: "card_number", message: text.cardInvalid });
+      const name = required("cardholder_name");
+      const zip = required("zip_code");
+      if (zip && !/^\d{5}$/.test(zip)) {
+        problems.push({ field: "zip_code", message: text.zipCode });
       }
+      const lastFour = field("card_last_four");
+      const known = /^\d{4}$/.test(lastFour);
       return result({
-        lastFour: card.slice(-4),
+        lastFour: known ? lastFour : null,
         secret: null,
-        public: {},
-        railHints: { cardNumber: card },
+        public: {
+          card_token_id: token,
+          cardholder_name: name,
+          zip,
+          ...(known ? { last_four: lastFour } : {}),
+        },
+        railHints: { zip },
       });
     }
     case "check": {

@@ -194,8 +194,6 @@ const english = {
     accountType: "Account type",
     checking: "Checking",
     savings: "Savings",
-    cardNumber: "Debit card number",
-    cardHint: "We keep only the last four digits",
     cardHosted:
       "You type your card at our card partner's secure page; its number never reaches us. Then you come back here.",
     cardHostedLink: "Enter your debit card securely",
@@ -233,10 +231,6 @@ const english = {
         missing: "Enter the account number.",
         tooLong: "The account number is too long.",
       },
-      card_number: {
-        missing: "Enter the debit card number.",
-        tooLong: "The debit card number is too long.",
-      },
       cardholder_name: {
         missing: "Enter the name on the card.",
         tooLong: "The name on the card is too long.",
@@ -266,7 +260,6 @@ const english = {
     accountDigits: "An account number has 4 to 17 digits.",
     accountMismatch: "The two account numbers do not match.",
     accountType: "Choose checking or savings.",
-    cardInvalid: "This card number is not valid: check the digits on the front of your card.",
     cardNotEntered: "Enter your card at our card partner first.",
     bankNotReachable:
       "Your bank cannot receive instant payments. Choose a debit card or another way to be paid.",
@@ -533,7 +526,6 @@ const spanish: PortalText = {
     accountType: "Tipo de cuenta",
     checking: "Cheques",
     savings: "Ahorros",
-    cardNumber: "Número de la tarjeta de débito",
     cardHosted:
       "Escriba su tarjeta en la página segura de nuestro socio de tarjetas; su número nunca nos llega. Luego vuelva aquí.",
     cardHostedLink: "Ingresar su tarjeta de débito de forma segura",
@@ -543,7 +535,6 @@ const spanish: PortalText = {
     instantBankLink: "O recíbalo al instante en su cuenta bancaria",
     instantCardLink: "O recíbalo en su tarjeta de débito",
     accountHolder: "Nombre del titular de la cuenta",
-    cardHint: "Solo guardamos los últimos cuatro dígitos",
     street: "Dirección (calle y número)",
     streetTwo: "Apartamento, unidad o suite (opcional)",
     city: "Ciudad",
@@ -572,10 +563,6 @@ const spanish: PortalText = {
       account_number: {
         missing: "Escriba el número de cuenta.",
         tooLong: "El número de cuenta es demasiado largo.",
-      },
-      card_number: {
-        missing: "Escriba el número de la tarjeta de débito.",
-        tooLong: "El número de la tarjeta de débito es demasiado largo.",
       },
       cardholder_name: {
         missing: "Escriba el nombre que figura en la tarjeta.",
@@ -615,8 +602,6 @@ const spanish: PortalText = {
     accountDigits: "El número de cuenta debe tener de 4 a 17 dígitos.",
     accountMismatch: "Los dos números de cuenta no coinciden.",
     accountType: "Elija cuenta de cheques o de ahorros.",
-    cardInvalid:
-      "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
     cardNotEntered: "Primero ingrese su tarjeta en la página de nuestro socio de tarjetas.",
     bankNotReachable:
       "Su banco no puede recibir pagos instantáneos. Elija una tarjeta de débito u otra forma de cobro.",

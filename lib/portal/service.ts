@@ -11,7 +11,6 @@ import { LOB_POSTAGE_CODES } from "../lob/rules.ts";
 import type { Database } from "../../db/client.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import { randomBase62 } from "../platform/keys.ts";
 import { type Ok, ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import type { PayoutRow } from "../payouts/store.ts";
 import { type PayoutRuntime, selectMethod } from "../payouts/jobs.ts";
@@ -26,7 +25,7 @@ import {
   isPlausibleEmail,
   normalizeUsPhone,
 } from "./method_details.ts";
-import { instantBankReachable, takesHostedCards } from "../instant/service.ts";
+import { instantBankReachable } from "../instant/service.ts";
 import type { PortalText } from "./portal_text.ts";
 import {
   decideEndorsement,
@@ -477,8 +476,6 @@ export async function chooseMethod(
   if (!offeredMethod(link, payout, modality.code)) {
     return refuse("not_offered", `${modality.code} cannot be chosen on this link now`);
   }
-  const hostedCard = modality.code === "instant_deposit" &&
-    await takesHostedCards(database, link.companyId);
   const checked = checkMethodDetails(modality.code, form, {
     text: t.methodProblems,
     fixedPostage: payout.fixedPostage,
@@ -486,7 +483,6 @@ export async function chooseMethod(
     postageCodes: modality.code === "check" && await lobMails(database.readClient, link.companyId)
       ? LOB_POSTAGE_CODES
       : undefined,
-    hostedCard,
   });
   const problems: FieldProblem[] = checked.ok ? [] : [...checked.problems];
   // An instant bank payment is offered only to a bank the routing lookup says can take it.
@@ -495,6 +491,7 @@ export async function chooseMethod(
       { database, secretBox: deps.secretBox },
       link.companyId,
       String(checked.value.public.routing_number),
+      options.now,
     );
     if (reachable !== true) {
       problems.push({
@@ -529,10 +526,6 @@ export async function chooseMethod(
   const kept: Record<string, string> = { ...details.public };
   if (details.secret !== null) {
     kept.account_sealed = await deps.secretBox.sealText(details.secret);
-  }
-  // The sandbox issues its own token for a test card; a provider's hosted page gave its own.
-  if (modality.code === "instant_deposit" && !hostedCard && form.instant_to !== "bank") {
-    kept.card_token = `tok_${randomBase62(24)}`;
   }
   return await database.writer.write(async (tx) => {
     const stored = await storeSignatures(tx, payout.id, signatures.value);

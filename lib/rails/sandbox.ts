@@ -2,11 +2,13 @@
  * The deterministic sandbox rails of contract §10: test payees and test details pick a
  * scenario at selection, and the sandbox rail answers each submission from it, with the outcome
  * and its time on the sandbox clock. Like a bank, it keeps what it received by reference
- * (lib/rails/sandbox_store.ts) and answers a repeated reference with its first answer.
+ * (lib/rails/sandbox_store.ts) and answers a repeated reference with its first answer. Instant
+ * deposit is not among its methods: the sandbox pays it through the Increase adapter, bound to
+ * the Increase simulator (lib/instant/simulator.ts), which reads the same test details.
  */
 import type { Database } from "../../db/client.ts";
 import { addBusinessDays } from "../platform/business_days.ts";
-import type { ModalityCode } from "../payouts/states.ts";
+import { type ModalityCode, modalityOf } from "../payouts/states.ts";
 import type { PayoutRail, RailAnswer, RailSubmission, SandboxScenario } from "./seam.ts";
 import { answerOnce } from "./sandbox_store.ts";
 
@@ -37,13 +39,14 @@ export const sandboxTestDetails = {
  * Venmo have none: the sandbox's PayPal decides by the receiver (lib/paypal/simulator.ts), which a
  * test payee acting by itself enters (`testPayeeWallet`).
  */
-const failScenario: Readonly<Record<ModalityCode, SandboxScenario | null>> = {
+const failScenario: Readonly<
+  Record<Exclude<ModalityCode, "instant_deposit">, SandboxScenario | null>
+> = {
   ach: "returns_r03",
   check: "undeliverable",
   digital_check: "undeliverable",
   // No card: the sandbox's Lithic reads this scenario (lib/cards/sandbox_lithic.ts).
   vcc: "declined",
-  instant_deposit: "declined",
   venmo: null,
   paypal: null,
 };
@@ -81,6 +84,29 @@ export function testPayeeWallet(
   return { email: `${marker.kind}+paypal@example.com` };
 }
 
+/**
+ * The debit cards of test payees' instant deposits: tokens the Increase simulator's card vault
+ * knows without anyone typing them, `success` for card 4000056655665556 and `fail` for
+ * 4000000000000002, whose issuer declines.
+ */
+export const TEST_PAYEE_CARD_TOKENS = {
+  success: "outbound_card_token_sbx_test_payee_success",
+  fail: "outbound_card_token_sbx_test_payee_fail",
+} as const;
+
+/** What a `success+instant` or `fail+instant` payee's choice keeps, as the hosted card page would. */
+export function testPayeeCard(kind: "success" | "fail"): Record<string, string> {
+  const number = kind === "success"
+    ? sandboxTestDetails.cardSucceeds
+    : sandboxTestDetails.cardDeclined;
+  return {
+    card_token_id: TEST_PAYEE_CARD_TOKENS[kind],
+    cardholder_name: "Sandbox Payee",
+    zip: TEST_PAYEE_MAILING_ADDRESS.zip_code,
+    last_four: number.slice(-4),
+  };
+}
+
 /** The test payee marker of an e-mail local part or payee id: `success+ach`, `fail+venmo`, `noaction`. */
 export function testPayeeMarker(
   emailOrId: string | null,
@@ -90,33 +116,27 @@ export function testPayeeMarker(
   if (local === "noaction") return { kind: "noaction" };
   const match = /^(success|fail)\+([a-z_]+)$/.exec(local);
   if (!match) return null;
-  const modality = (match[2] === "instant" ? "instant_deposit" : match[2]) as ModalityCode;
-  if (!(modality in failScenario)) return null;
+  const modality = modalityOf(match[2])?.code;
+  if (!modality) return null;
   return { kind: match[1] as "success" | "fail", modality };
 }
 
-/** The scenario of a selection in the sandbox, from the payee marker and the entered details. */
+/**
+ * The scenario of a selection in the sandbox, from the payee marker and the entered details;
+ * null for instant deposit, whose outcomes the Increase simulator decides.
+ */
 export function sandboxScenario(
   modality: ModalityCode,
-  details: { accountNumber?: string; cardNumber?: string; routingNumber?: string; zip?: string },
+  details: { accountNumber?: string; cardNumber?: string; zip?: string },
   marker: ReturnType<typeof testPayeeMarker>,
-): SandboxScenario {
+): SandboxScenario | null {
+  if (modality === "instant_deposit") return null;
   const failing = marker?.kind === "fail" ? failScenario[modality] : null;
   if (failing) return failing;
   const t = sandboxTestDetails;
   if (modality === "ach" && details.accountNumber === t.achReturnsR03) return "returns_r03";
   if (modality === "ach" && details.accountNumber === t.achTransientOnce) return "transient_once";
-  if (
-    (modality === "instant_deposit" || modality === "vcc") && details.cardNumber === t.cardDeclined
-  ) {
-    return "declined";
-  }
-  if (modality === "instant_deposit" && details.cardNumber === t.cardNotPushable) {
-    return "not_pushable";
-  }
-  if (modality === "instant_deposit" && details.routingNumber === t.rtpUnreachableRouting) {
-    return "bank_not_reachable";
-  }
+  if (modality === "vcc" && details.cardNumber === t.cardDeclined) return "declined";
   if (modality === "check" && details.zip === t.checkUndeliverableZip) return "undeliverable";
   return "settles";
 }
@@ -151,18 +171,6 @@ export function sandboxAnswer(submission: RailSubmission): RailAnswer {
         kind: "refused",
         reason: "card_declined",
         message: "the card issuer declined the payment",
-      };
-    case "not_pushable":
-      return {
-        kind: "refused",
-        reason: "card_not_eligible",
-        message: "no card network route takes a push to this card",
-      };
-    case "bank_not_reachable":
-      return {
-        kind: "refused",
-        reason: "bank_not_reachable",
-        message: "the payee's bank does not take instant bank payments",
       };
     case "returns_r03":
       return accepted({ kind: "fail", at: addBusinessDays(now, 2), reason: "R03" });

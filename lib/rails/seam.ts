@@ -16,8 +16,6 @@ export type SandboxScenario =
   | "returns_r03"
   | "transient_once"
   | "declined"
-  | "not_pushable"
-  | "bank_not_reachable"
   | "undeliverable";
 
 /** One submission of a payout to a rail. */

@@ -43,7 +43,7 @@ import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
 import { sandboxLithicOf } from "../../lib/cards/sandbox_lithic.ts";
-import { hostedCardPage, takesHostedCards } from "../../lib/instant/service.ts";
+import { hostedCardPage } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
 import { PartyPage, PartyRow } from "./parties.tsx";
@@ -650,10 +650,6 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     status: 200 | 409 | 422,
   ) => {
     const achDocuments = modality === "ach" ? await documentsFor(v.database, payout.id, "ach") : [];
-    const hostedCardLink = modality === "instant_deposit" &&
-        await takesHostedCards(v.database, v.link.companyId)
-      ? `${v.base}/card`
-      : null;
     const { t } = v;
     return c.html(
       <Page locale={v.locale} title={t.methods[modality]} company={payout.companyName}>
@@ -669,7 +665,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
             problems={problems}
             fixedPostage={payout.fixedPostage}
             postageCodes={payout.postageCodes}
-            hostedCardLink={hostedCardLink}
+            hostedCardLink={`${v.base}/card`}
             instantLink={`${v.base}/method?method=instant_deposit`}
           />
           {modality === "ach"

@@ -383,8 +383,8 @@ export function MethodFields(
     /** The codes the payee may pick; absent or null: every code. */
     postageCodes?: readonly string[] | null;
     t: PortalText;
-    /** Where the payee types the card at the provider's hosted page; null: the sandbox's test card. */
-    hostedCardLink?: string | null;
+    /** Where the payee goes to type the card at the provider's hosted page. */
+    hostedCardLink: string;
     /** The instant deposit page, to switch between a debit card and a bank account. */
     instantLink?: string;
   },
@@ -405,18 +405,7 @@ export function MethodFields(
     }
     return (
       <>
-        {props.hostedCardLink
-          ? <HostedCardFields {...props} hostedCardLink={props.hostedCardLink} />
-          : (
-            <Field
-              name="card_number"
-              label={field.cardNumber}
-              hint={field.cardHint}
-              inputmode="numeric"
-              autocomplete="cc-number"
-              problems={problems}
-            />
-          )}
+        <HostedCardFields {...props} />
         <p>
           <a href={`${link}&to=bank`}>{field.instantBankLink}</a>
         </p>
