@@ -284,7 +284,9 @@ function PortalHelpPage() {
           <tr>
             <th>Debit card no network can push to</th>
             <td>
-              <code>{t.cardNotPushable}</code> (instant deposit: not eligible, chosen again)
+              <code>{t.cardNotPushable}</code>{" "}
+              (instant deposit: not eligible, chosen again; instant deposit cards are typed at the
+              sandbox's hosted card field, /sandbox/increase/card)
             </td>
           </tr>
           <tr>

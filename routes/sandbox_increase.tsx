@@ -52,8 +52,9 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
   const refusedReturn = (c: Context) =>
     errorResponse(c, {
       status: 400,
-      code: "invalid_input",
-      message: "return_url must be a page of this service's portal",
+      code: "validation_error",
+      message:
+        `return_url must be a page of this service's portal (${deps.config.baseUrl}/portal/…)`,
     });
 
   app.get("/card", (c) => {
