@@ -5,12 +5,15 @@
  * what it took in the test database.
  */
 import assert from "node:assert/strict";
-import { openMoneyFixture, START } from "./money_core_helpers.ts";
+import { MONEY_SETTINGS, openMoneyFixture, START } from "./money_core_helpers.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
-import { rows, statusOf } from "./paypal_helpers.ts";
+import { capturingLogs, rows, statusOf } from "./paypal_helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { paypalSimulatorOf } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, paypalSimulatorOf } from "../lib/payouts/runtime.ts";
+import { resolveBatch } from "../lib/rails/batches_service.ts";
+import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { cancelUnclaimedItem } from "../lib/paypal/service.ts";
 import { type PayoutItemRequest, PaypalClient } from "../lib/paypal/client.ts";
@@ -20,11 +23,14 @@ import { verifyLedger } from "../lib/ledger/reports.ts";
 
 const DAY_S = 86_400;
 
-async function withSandbox(fn: (m: MoneyFixture) => Promise<void>): Promise<void> {
-  const m = await openMoneyFixture();
+async function withSandbox(
+  fn: (m: MoneyFixture, clock: FakeClock) => Promise<void>,
+): Promise<void> {
+  const clock = new FakeClock(START);
+  const m = await openMoneyFixture({ clock });
   try {
     await m.fund(1_000_000);
-    await fn(m);
+    await fn(m, clock);
   } finally {
     await m.close();
   }
@@ -61,11 +67,11 @@ Deno.test("success+venmo without PayPal settings: queued, sent in the PayPal bat
     }]);
     await m.advance(4 * 60);
     const [batch] = await rows(m, "SELECT id, status, rail_reference FROM rail_batches");
-    assert.deepEqual([batch.status, batch.rail_reference], ["transmitted", `SBX-${batch.id}`]);
+    assert.deepEqual([batch.status, batch.rail_reference], ["transmitted", batch.id]);
     assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
     assert.deepEqual(await simulated(m), [{
-      payout_item_id: `SBX-${batch.id}-1`,
-      payout_batch_id: `SBX-${batch.id}`,
+      payout_item_id: `${batch.id}-1`,
+      payout_batch_id: batch.id,
       sender_item_id: `${payoutId}-1`,
       recipient_wallet: "VENMO",
       receiver: sandboxTestDetails.venmoPhone,
@@ -176,7 +182,7 @@ Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypa
       {
         database: m.database,
         secretBox: testSecretBox,
-        runtime: payoutRuntime("test", { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" }),
+        runtime: payoutRuntime("test", MONEY_SETTINGS),
         simulator: paypalSimulatorOf("test", m.database),
       },
       canceled,
@@ -225,42 +231,96 @@ Deno.test("the sandbox's PayPal keeps what it took: a repeated sender_batch_id i
     const client = new PaypalClient(first.connectionFor(m.companyId));
     assert.deepEqual(await client.createBatch("rbt_one", items), {
       kind: "created",
-      payoutBatchId: "SBX-rbt_one",
+      payoutBatchId: "rbt_one",
     });
     assert.deepEqual(await client.createBatch("rbt_one", items.slice(0, 1)), {
       kind: "duplicate",
-      payoutBatchId: "SBX-rbt_one",
+      payoutBatchId: "rbt_one",
     });
     const restarted = new PaypalClient(new PaypalSimulator(m.database).connectionFor(m.companyId));
     assert.deepEqual(await restarted.createBatch("rbt_one", items), {
       kind: "duplicate",
-      payoutBatchId: "SBX-rbt_one",
+      payoutBatchId: "rbt_one",
     });
-    const batch = await restarted.getBatch("SBX-rbt_one");
+    const batch = await restarted.getBatch("rbt_one");
     assert.deepEqual(batch.batch_header.batch_status, "PROCESSING");
     assert.deepEqual(
       batch.items.map((i) => [i.payout_item_id, i.transaction_status, i.errors?.name ?? null]),
       [
-        ["SBX-rbt_one-1", "SUCCESS", null],
-        ["SBX-rbt_one-2", "FAILED", "RECEIVER_UNREGISTERED"],
-        ["SBX-rbt_one-3", "FAILED", "RECEIVER_UNREGISTERED"],
-        ["SBX-rbt_one-4", "UNCLAIMED", null],
-        ["SBX-rbt_one-5", "SUCCESS", null],
-        ["SBX-rbt_one-6", "FAILED", "RECEIVER_UNREGISTERED"],
-        ["SBX-rbt_one-7", "UNCLAIMED", null],
+        ["rbt_one-1", "SUCCESS", null],
+        ["rbt_one-2", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["rbt_one-3", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["rbt_one-4", "UNCLAIMED", null],
+        ["rbt_one-5", "SUCCESS", null],
+        ["rbt_one-6", "FAILED", "RECEIVER_UNREGISTERED"],
+        ["rbt_one-7", "UNCLAIMED", null],
       ],
     );
-    assert.equal((await restarted.getItem("SBX-rbt_one-1")).transaction_status, "SUCCESS");
+    assert.equal((await restarted.getItem("rbt_one-1")).transaction_status, "SUCCESS");
     // Only an UNCLAIMED item is cancelled, as PayPal does.
-    const refused = await restarted.cancelItem("SBX-rbt_one-1");
+    const refused = await restarted.cancelItem("rbt_one-1");
     assert.deepEqual(refused.kind === "refused" ? [refused.status, refused.error.name] : null, [
       400,
       "ITEM_INCORRECT_STATUS",
     ]);
     const stranger = new PaypalClient(first.connectionFor("co_nobody"));
     await assert.rejects(
-      stranger.getBatch("SBX-rbt_one"),
+      stranger.getBatch("rbt_one"),
       /PayPal refused the client credentials of https:\/\/api-m\.paypal-simulator\.invalid: 401 invalid_client/,
     );
+  });
+});
+
+Deno.test("operators act on the sandbox's PayPal batches as on PayPal's: one whose process stopped after the simulator took it, over 30 days ago, goes in doubt; rails:resolve --as transmitted in test records it, its poll completes the payout, paid once", async () => {
+  await withSandbox(async (m, clock) => {
+    const payoutId = await payoutOf(m, "success+paypal@example.test", 6_000);
+    const writer = m.database.writer;
+    const write = writer.write.bind(writer);
+    let stopped = false;
+    // The process stops right after the simulator kept the batch, before the answer is recorded.
+    writer.write = async <T>(unit: Parameters<typeof write<T>>[0]): Promise<T> => {
+      if (stopped) throw new Error("the process stopped");
+      const result = await write(unit);
+      stopped = (await simulated(m)).length > 0;
+      return result;
+    };
+    await capturingLogs(() => assert.rejects(m.settle(), /the process stopped/));
+    writer.write = write;
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE rail_batches SET created_at = created_at - ?",
+        args: [31 * DAY_S * 1000],
+      })
+    );
+    clock.set(START + BATCH_TRANSMIT_LEASE_MS + 1);
+    await capturingLogs(() => m.advance(10));
+    const [batch] = await rows(m, "SELECT id, status FROM rail_batches");
+    assert.equal(batch.status, "in_doubt");
+    const resolved = await resolveBatch(
+      batchServiceDeps({
+        environment: "test",
+        database: m.database,
+        liveDatabase: m.database,
+        secretBox: testSecretBox,
+        runtimeSettings: MONEY_SETTINGS,
+      }),
+      { operator: null, origin: "cli" },
+      String(batch.id),
+      "transmitted",
+      m.now(),
+    );
+    assert.deepEqual(resolved, {
+      ok: true,
+      value: { batchId: batch.id, status: "transmitted", approvalId: null },
+    });
+    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+    await m.advance(60);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    assert.deepEqual((await simulated(m)).map((item) => item.payout_batch_id), [batch.id]);
+    assert.deepEqual(
+      await rows(m, "SELECT action FROM audit_log WHERE object_id = ?", String(batch.id)),
+      [{ action: "paypal:resolve" }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });

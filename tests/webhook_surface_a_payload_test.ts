@@ -223,9 +223,9 @@ Deno.test("failure reasons read as words with the rail's code, never an internal
       "Instant deposit declined: the card issuer refused the payment (card_declined)",
     ],
     [
-      "account_not_found",
+      "RECEIVER_UNREGISTERED",
       7,
-      "PayPal refused: no PayPal account matches the payee's details (account_not_found)",
+      "PayPal failed: no PayPal account has the payee's e-mail or phone (RECEIVER_UNREGISTERED)",
     ],
     [
       "returned_undeliverable",

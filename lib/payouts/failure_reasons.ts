@@ -171,13 +171,6 @@ const entries: readonly Entry[] = [
     meaning: "El emisor no emitió la tarjeta virtual.",
     nextStep: "Vuelva a ofrecer el pago para que el beneficiario elija otro método.",
   }],
-  ["account_not_found", "rail", {
-    meaning: "No account matches the payee's details.",
-    nextStep: ASK_NEW_ACCOUNT_EN,
-  }, {
-    meaning: "Ninguna cuenta corresponde a los datos del beneficiario.",
-    nextStep: ASK_NEW_ACCOUNT_ES,
-  }],
   ["returned_undeliverable", "check", {
     meaning: "The post office returned the check: the address could not be delivered to.",
     nextStep: "Confirm the mailing address with the payee, then offer the payment again.",

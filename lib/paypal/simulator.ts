@@ -119,7 +119,9 @@ export class PaypalSimulator implements PayoutsBook {
     return await keepBatchOnce(this.database, {
       companyId: account,
       senderBatchId,
-      payoutBatchId: `SBX-${senderBatchId}`,
+      // PayPal's id is its own; the simulator's is the sender_batch_id, so a batch an operator
+      // resolves as transmitted without PayPal's id (rails:resolve) is still found by it.
+      payoutBatchId: senderBatchId,
       at: await this.#now(account),
     }, kept);
   }

@@ -57,7 +57,7 @@ export function failureInWords(code: string, methodId: number | null): string {
     card_not_eligible: `${title} not sent: the payee's card cannot receive instant payments`,
     bank_not_reachable: `${title} not sent: the payee's bank cannot receive instant payments`,
     rtp_rejected: `${title} rejected by the payee's bank or the instant payment network`,
-    account_not_found: `${title} refused: no ${method} account matches the payee's details`,
+    RECEIVER_UNREGISTERED: `${title} failed: no ${method} account has the payee's e-mail or phone`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
     address_not_mailable: `${title} not mailed: the mail provider refused the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,
