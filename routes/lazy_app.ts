@@ -41,8 +41,9 @@ export interface LazyAppOptions {
   /** Imports and builds the API's app: called at once, and again after a load that failed. */
   readonly loadApi: () => Promise<FetchHandler>;
   /**
-   * Imports and builds the whole app (after the API's, which it should wait for): called at
-   * once, and again after a load that failed.
+   * Imports and builds the whole app (after the API's, which it should wait for): called by the
+   * first request under a later surface, and again after a load that failed. The service also
+   * calls it itself, in the background, shortly after the API's app has loaded.
    */
   readonly load: () => Promise<FetchHandler>;
 }
@@ -105,9 +106,8 @@ function loader(load: () => Promise<FetchHandler>, name: string) {
 export function createLazyApp(options: LazyAppOptions): FetchHandler {
   const api = loader(options.loadApi, "API's app");
   const whole = loader(options.load, "app");
-  // Loaded at once: readiness waits for the API's, and a failure is logged and tried again.
+  // Loaded at once: readiness waits for it, and a failure is logged and tried again.
   api.load().catch(() => {});
-  whole.load().catch(() => {});
 
   const answerHealth = async (request: Request, path: string, answer: HealthAnswer) => {
     const started = performance.now();
