@@ -260,9 +260,13 @@ async function main(): Promise<void> {
     }, app)
     : Deno.serve({ hostname: config.host, port: config.port, onListen }, app);
 
+  let stopping = false;
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
-  const workers = loadApi().then(() => elapsed(LATER_SURFACES_LOAD_DELAY_MS)).then(loadRuntime)
+  // A stop asked before the rest has loaded does not load it.
+  const workers = loadApi().then(() => elapsed(LATER_SURFACES_LOAD_DELAY_MS))
+    .then(() => stopping ? null : loadRuntime())
     .then(async (started) => {
+      if (started === null) return null;
       await elapsed(WORKERS_START_DELAY_MS);
       // This process holds the DATA_DIR lock: the claims its node held before a crash are dead.
       await started.scheduler.takeOverOwnClaims();
@@ -300,7 +304,6 @@ async function main(): Promise<void> {
     : null;
   backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -308,14 +311,14 @@ async function main(): Promise<void> {
     // In-flight requests finish; new connections are refused.
     await server.shutdown();
     const started = await workers;
-    await started.scheduler.stop();
+    await started?.scheduler.stop();
     // In-flight deliveries finish (each bounded by the webhook timeout) and are recorded.
-    await started.dispatcher.stop();
+    await started?.dispatcher.stop();
     // Sends in flight finish (each bounded by the send timeout) and are recorded.
-    await started.notificationSender?.stop();
+    await started?.notificationSender?.stop();
     // A backup in flight finishes: its copy reads the databases closed next.
     await backups?.stop();
-    started.smtp?.close();
+    started?.smtp?.close();
     await databases.test.close();
     await databases.live.close();
     await lock.value.release();
