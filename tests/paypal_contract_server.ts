@@ -10,23 +10,12 @@ import {
   type ItemToTake,
   payoutsApi,
   type PayoutsBook,
+  type PayoutsItem,
   type WebhookSignature,
 } from "../lib/paypal/payouts_api.ts";
 
 /** An item as PayPal reports it; a test changes its state. */
-export interface ContractItem {
-  readonly payout_item_id: string;
-  readonly payout_batch_id: string;
-  transaction_status: string;
-  readonly payout_item: {
-    readonly recipient_type: string;
-    readonly recipient_wallet: string;
-    readonly receiver: string;
-    readonly amount: { readonly currency: string; readonly value: string };
-    readonly sender_item_id: string;
-  };
-  errors?: { name: string; message: string };
-}
+export type ContractItem = { -readonly [K in keyof PayoutsItem]: PayoutsItem[K] };
 
 /** What the next matching call gets instead of its normal answer. */
 export type Disruption =

@@ -559,6 +559,24 @@ async function withLivePaypal(
   }
 }
 
+/** `rails:release --file <batchId>`, as the operator of `sessionToken` runs it. */
+const releaseAs = (m: MoneyFixture, sessionToken: string, batchId: string) =>
+  runAdminCommand(
+    {
+      databases: { test: m.database, live: m.database },
+      now: m.now(),
+      keyGraceSeconds: 86_400,
+      secretBox: testSecretBox,
+      runtimeSettings: MONEY_SETTINGS,
+      dev: false,
+      origin: "cli",
+      sessionToken,
+      input: {},
+    },
+    "rails:release",
+    { file: batchId },
+  );
+
 /** The next five-minute PayPal cutoff after START + 60 s. */
 const PAYPAL_CUTOFF = START + 5 * MINUTE_MS;
 
@@ -670,21 +688,7 @@ Deno.test("PayPal release, as for bank files: in live a batch over the approval 
       assert.equal(waiting.status, "built");
       assert.equal(server.batches.size, 0, "nothing reaches PayPal before the release");
       // The one command of every rail's batches asks for it.
-      const requested = await runAdminCommand(
-        {
-          databases: { test: m.database, live: m.database },
-          now: m.now(),
-          keyGraceSeconds: 86_400,
-          secretBox: testSecretBox,
-          runtimeSettings: MONEY_SETTINGS,
-          dev: false,
-          origin: "cli",
-          sessionToken: aliceToken,
-          input: {},
-        },
-        "rails:release",
-        { file: String(waiting.id) },
-      );
+      const requested = await releaseAs(m, aliceToken, String(waiting.id));
       assert.ok(requested.ok, requested.ok ? "" : requested.message);
       assert.deepEqual([requested.value.rail, requested.value.status], ["paypal", "built"]);
       assert.equal(server.batches.size, 0, "one admin alone releases nothing");
@@ -711,21 +715,7 @@ Deno.test("rails:release of a live PayPal batch whose company has no PayPal sett
       const [waiting] = await rows(m, "SELECT id, status FROM rail_batches WHERE rail = 'paypal'");
       // The settings are gone since the batch was built (no command removes them; a restore can).
       await m.database.writer.write((tx) => tx.execute("DELETE FROM paypal_settings"));
-      const refused = await runAdminCommand(
-        {
-          databases: { test: m.database, live: m.database },
-          now: m.now(),
-          keyGraceSeconds: 86_400,
-          secretBox: testSecretBox,
-          runtimeSettings: MONEY_SETTINGS,
-          dev: false,
-          origin: "cli",
-          sessionToken: aliceToken,
-          input: {},
-        },
-        "rails:release",
-        { file: String(waiting.id) },
-      );
+      const refused = await releaseAs(m, aliceToken, String(waiting.id));
       assert.deepEqual(refused.ok ? null : [refused.code, refused.message, refused.field], [
         "batch_held",
         `PayPal batch ${waiting.id} is held: company ${m.companyId} has no PayPal settings in this environment: save them with paypal:set`,
