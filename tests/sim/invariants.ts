@@ -10,6 +10,33 @@ import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import { SIM_START, type World } from "./world.ts";
 import type { SimPaypal } from "./paypal_provider.ts";
 
+/**
+ * The sandbox's Lithic's books of each payout (by the payout id's tail): the cards it issued, each
+ * counted as paid, and the cents that left with it, unless it was closed unspent (its limit came
+ * back): a closed card paid what settled on it, an open one its whole limit.
+ */
+async function cardsPaid(world: World): Promise<Map<string, { count: number; cents: number }>> {
+  const { rows } = await world.test.readClient.execute(
+    "SELECT card, transactions FROM sandbox_lithic_cards",
+  );
+  const paid = new Map<string, { count: number; cents: number }>();
+  for (const row of rows) {
+    const card = JSON.parse(String(row.card)) as {
+      memo: string;
+      state: string;
+      spend_limit: number;
+    };
+    const settled =
+      (JSON.parse(String(row.transactions)) as { status: string; settled_amount: number }[])
+        .filter((t) => t.status === "SETTLED").reduce((sum, t) => sum + t.settled_amount, 0);
+    const cents = card.state === "CLOSED" ? settled : card.spend_limit;
+    const tail = card.memo.slice(0, card.memo.lastIndexOf("-")).slice(-15);
+    const before = paid.get(tail) ?? { count: 0, cents: 0 };
+    paid.set(tail, { count: before.count + (cents > 0 ? 1 : 0), cents: before.cents + cents });
+  }
+  return paid;
+}
+
 /** What the checks read: the world, the harness's payouts and the money it wired in. */
 export interface Ledgerless {
   readonly world: World;
@@ -132,6 +159,9 @@ async function bankPaid(world: World, paypal: SimPaypal): Promise<Map<string, nu
   for (const [tail, count] of world.bank.netPaidByOwner()) paid.set(tail, count);
   for (const [payoutId, { count }] of paypal.paidByPayout()) {
     const tail = payoutId.slice(-15);
+    paid.set(tail, (paid.get(tail) ?? 0) + count);
+  }
+  for (const [tail, { count }] of await cardsPaid(world)) {
     paid.set(tail, (paid.get(tail) ?? 0) + count);
   }
   const numbers = [...world.checkBank.checks.values()].filter((c) => c.paid).map((c) => c.number);
@@ -308,6 +338,7 @@ export async function checkFinal(view: Ledgerless): Promise<void> {
     for (const payment of check.payments) bankNet += payment.cents;
   }
   for (const { cents } of view.paypal.paidByPayout().values()) bankNet += cents;
+  for (const { cents } of (await cardsPaid(world)).values()) bankNet += cents;
   const { rows } = await world.test.readClient.execute({
     sql: "SELECT balance_cents FROM ledger_accounts WHERE line_id = ? AND code = 'bank'",
     args: [world.ids.lineId],

@@ -263,11 +263,18 @@ export class Sim {
         const count = this.prng.int(1, 3);
         const uuid = `D${this.#sequence++}`;
         const payouts = Array.from({ length: count }, (_, i) => {
-          const email = this.prng.pick(["noaction", "noaction", "success+ach"]);
+          const email = this.prng.pick([
+            "noaction",
+            "noaction",
+            "noaction",
+            "success+ach",
+            "success+vcc",
+            "fail+vcc",
+          ]);
           return {
             payeeUuid: `P${i}`,
-            amountCents: this.prng.int(100, 250_000),
-            allowedPaymentMethodIds: [1, 2, 6, 7],
+            amountCents: this.#amount(),
+            allowedPaymentMethodIds: [1, 2, 3, 6, 7],
             permissionRequiredFrom: [],
             payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
           };
@@ -304,7 +311,7 @@ export class Sim {
       }
       case "create_v1": {
         const payeeId = `V${this.#sequence++}`;
-        const amountCents = this.prng.int(100, 250_000);
+        const amountCents = this.#amount();
         d.push(payeeId, String(amountCents));
         const scope = { companyId, lineId };
         const payee = await w.test.writer.write((tx) =>
@@ -323,7 +330,7 @@ export class Sim {
             {
               payeeExternalId: payeeId,
               amountCents,
-              modalities: ["ach", "check", "venmo", "paypal"],
+              modalities: ["ach", "check", "vcc", "venmo", "paypal"],
               claimId: `CLM-${payeeId}`,
               metadata: {},
             },
@@ -350,6 +357,10 @@ export class Sim {
           }
           d.push(this.#name(payout), "paypal");
           return await this.#choose(payout, "paypal", { email: "payee@sim.test" });
+        }
+        if (this.prng.chance(0.15)) {
+          d.push(this.#name(payout), "vcc");
+          return await this.#choose(payout, "vcc", { email: "payee@sim.test" });
         }
         if (this.prng.chance(0.3)) {
           d.push(this.#name(payout), "check");
@@ -520,9 +531,15 @@ export class Sim {
     return this.payouts.length === 0 ? null : this.prng.pick(this.payouts);
   }
 
+  /** An amount to pay; now and then one ending in 99 cents, a card the sandbox's payee never spends. */
+  #amount(): number {
+    const cents = this.prng.int(100, 250_000);
+    return this.prng.chance(0.25) ? cents - cents % 100 + 99 : cents;
+  }
+
   async #choose(
     payout: SimPayout,
-    method: "ach" | "check" | "paypal" | "venmo",
+    method: "ach" | "check" | "vcc" | "paypal" | "venmo",
     form: Record<string, string>,
   ): Promise<string> {
     const w = this.world;
@@ -875,8 +892,8 @@ export class Sim {
   }
 
   /**
-   * Whether money is still on its way: a file not settled, a payout in flight, or an exception an
-   * operator has yet to resolve.
+   * Whether money is still on its way: a file not settled, a payout in flight, an exception an
+   * operator has yet to resolve, or a virtual card whose balance is not known yet (its expiry).
    */
   async #unsettled(): Promise<boolean> {
     const { rows } = await this.world.test.readClient.execute(
@@ -885,6 +902,7 @@ export class Sim {
        UNION ALL SELECT 1 FROM rail_batches WHERE status IN ('built', 'transmitting', 'in_doubt')
        UNION ALL SELECT 1 FROM payouts p WHERE status IN ('modality_selected', 'funds_sent')
          AND NOT EXISTS (SELECT 1 FROM checks c WHERE c.payout_id = p.id AND c.status = 'issued')
+       UNION ALL SELECT 1 FROM virtual_cards WHERE reclaimed_cents IS NULL
        LIMIT 1`,
     );
     return rows.length > 0;

@@ -198,6 +198,8 @@ export class World {
     this.settings = {
       ...SIM_SETTINGS,
       rails: { achTransport: bank, checkTransport: checkBank, paypalTimeoutMs: 5_000 },
+      // The sandbox's Lithic dates its cards and its payees' purchases on this world's clock.
+      clock: this.clock,
     };
   }
 
