@@ -15,8 +15,16 @@ import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { systemClock } from "../lib/platform/clock.ts";
 import { withHttpFixture } from "./http_fixture.ts";
-import { cardChosenInPortal, rows, VCC_METHOD } from "./cards_helpers.ts";
-import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import { cardChosenInPortal, chooseCard, rows, VCC_METHOD } from "./cards_helpers.ts";
+import { composeRails } from "../lib/payouts/runtime.ts";
+import type { PayoutRail } from "../lib/rails/seam.ts";
+import { testSecretBox } from "./helpers.ts";
+import {
+  DAY_SECONDS,
+  MONEY_SETTINGS,
+  type MoneyFixture,
+  openMoneyFixture,
+} from "./money_core_helpers.ts";
 
 async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
   const fixture = await openMoneyFixture();
@@ -209,6 +217,34 @@ Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, acr
       () => stranger.card(first.kind === "issued" ? first.card.token : ""),
       /404/,
     );
+  });
+});
+
+Deno.test("sandbox: the card rail composed again (a restart) and asked again for a submission whose card was issued gets that card: one card at the sandbox's Lithic, one card row", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const id = await chooseCard(m, 8_000);
+    const [kept] = await rows(m, "SELECT reference, card_token FROM virtual_cards");
+    assert.equal(kept.reference, `${id}-1`);
+    const settings = { ...MONEY_SETTINGS, clock: { now: () => m.now() } };
+    const rail = composeRails("test", settings, m.database, testSecretBox).directory.forModality(
+      "vcc",
+    );
+    assert.equal(rail.shape, "per_payout");
+    const again = await (rail as PayoutRail).submit({
+      reference: `${id}-1`,
+      companyId: m.companyId,
+      payoutId: id,
+      modality: "vcc",
+      amountCents: 8_000,
+      attempt: 0,
+      submittedAt: m.now(),
+      scenario: "settles",
+      details: {},
+    });
+    assert.equal(again.kind === "accepted" && again.railReference, kept.card_token);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM sandbox_lithic_cards"), [{ n: 1 }]);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM virtual_cards"), [{ n: 1 }]);
   });
 });
 
