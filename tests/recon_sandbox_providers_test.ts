@@ -3,7 +3,8 @@
  * company's money moved, so the sandbox bank states its day; the providers draw on the sandbox
  * settlement account (the sandbox's bank settings say so), each line named by the card or transfer
  * the provider's adapter recorded, and the day reconciles to zero. A line the bank leaves out is a
- * service-side exception naming the provider's card.
+ * service-side exception naming the provider's card. With the sandbox's own Lithic, a card's
+ * unspent balance paid back at its close a month later is a credit, and its day reconciles too.
  */
 import assert from "node:assert/strict";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
@@ -20,6 +21,7 @@ import { chooseInstant, configureIncrease, TEST_INCREASE_TIMEOUT_MS } from "./in
 import { IncreaseContractServer } from "./increase_contract_server.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
 import {
+  DAY_SECONDS,
   MONEY_SETTINGS,
   type MoneyFixture,
   openMoneyFixture,
@@ -208,4 +210,78 @@ Deno.test("a provider's line the sandbox bank leaves out is a service-side excep
     },
     (_companyId, _date, move) => move.description.startsWith("Lithic card"),
   );
+});
+
+Deno.test("the sandbox's own Lithic: a card's funding on its day and its unspent balance paid back a month later each reconcile to zero", async () => {
+  const m = await openMoneyFixture({
+    handlers: (database) => ({
+      ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
+      [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
+        database,
+        environment: "test",
+        secretBox: testSecretBox,
+      }),
+    }),
+  });
+  try {
+    await m.fund(1_000_000);
+    // A spend limit ending in 99 cents is never spent: the card comes back at its expiry.
+    const created = await m.create({
+      email: "success+vcc@example.test",
+      amountCents: 12_399,
+      allowedPaymentMethodIds: [3],
+    });
+    assert.ok(created.ok);
+    await m.settle();
+    assert.equal(await planSandboxStatementsOfMovement(m.database, testSecretBox), 1);
+    await m.advance(30 * DAY_SECONDS + 60);
+    const [card] = await rows(m, "SELECT card_token, reclaimed_cents FROM virtual_cards");
+    assert.equal(card.reclaimed_cents, 12_399);
+    // The statements stopped after a week without movement; the money back starts them again.
+    assert.equal(await planSandboxStatementsOfMovement(m.database, testSecretBox), 1);
+    await m.advance(DAY_SECONDS);
+    assert.deepEqual(
+      await rows(
+        m,
+        `SELECT d.statement_date, l.type_code, l.direction, l.amount_cents, l.match_kind
+           FROM statement_lines l JOIN statement_days d ON d.id = l.day_id ORDER BY l.rowid`,
+      ),
+      [
+        {
+          statement_date: "2026-01-05",
+          type_code: "195",
+          direction: "credit",
+          amount_cents: 1_000_000,
+          match_kind: "wire",
+        },
+        {
+          statement_date: "2026-01-05",
+          type_code: "495",
+          direction: "debit",
+          amount_cents: 12_399,
+          match_kind: "provider_settlement",
+        },
+        {
+          statement_date: "2026-02-04",
+          type_code: "399",
+          direction: "credit",
+          amount_cents: 12_399,
+          match_kind: "provider_settlement",
+        },
+      ],
+    );
+    const [back] = await rows(
+      m,
+      "SELECT match_reason FROM statement_lines WHERE type_code = '399'",
+    );
+    assert.match(
+      String(back.match_reason),
+      new RegExp(
+        `^Lithic card ${card.card_token} of payout po_\\w+: paid back, \\$123\\.99, named on the line$`,
+      ),
+    );
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM recon_exceptions"), [{ n: 0 }]);
+  } finally {
+    await m.close();
+  }
 });

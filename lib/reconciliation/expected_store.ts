@@ -293,16 +293,13 @@ function payoutProviderMoves(
     return rows.map((row) => {
       const cents = num(row.bank_cents);
       const id = str(row.provider_id);
-      const back = row.kind === "payout.late_return";
       return {
         kind: "provider_settlement" as const,
         subjectId: str(row.id),
         direction: cents > 0 ? "debit" as const : "credit" as const,
         amountCents: Math.abs(cents),
         reference: id,
-        description: `${PROVIDER_NAMES[provider]} ${what(id)} of payout ${str(row.payout_id)}${
-          back ? ", paid back" : ""
-        }`,
+        description: `${PROVIDER_NAMES[provider]} ${what(id)} of payout ${str(row.payout_id)}`,
       };
     });
   };

@@ -8,6 +8,7 @@
  * Approvals page; in test it is imported at once and the page shows the report.
  */
 import { Hono } from "hono";
+import type { Child } from "hono/jsx";
 import * as v from "valibot";
 import { scopedCompanies } from "../../lib/console/companies.ts";
 import type { AppDeps } from "../context.ts";
@@ -138,14 +139,25 @@ type Answer = Readonly<Record<string, unknown>>;
 
 const count = (value: unknown) => Array.isArray(value) ? value.length : Number(value ?? 0);
 
+/** A term and its list of facts, each one line, or "none". */
+function FactList(props: { term: string; items: readonly Child[] }) {
+  return (
+    <>
+      <dt>{props.term}</dt>
+      <dd>
+        {props.items.length === 0
+          ? "none"
+          : <ul class="tight-list">{props.items.map((item) => <li>{item}</li>)}</ul>}
+      </dd>
+    </>
+  );
+}
+
 /** What a file did (test) or would do (live), in the command's own words. */
 function ImportFacts(props: { c: ConsoleContext; facts: Answer }) {
   const { facts } = props;
-  const payouts = (facts.payouts_affected ?? []) as string[];
-  const missed = (facts.not_applied ?? facts.not_matched ?? []) as Answer[];
+  const list = (key: string) => (facts[key] ?? []) as Answer[];
   const statement = facts.format !== undefined;
-  const days = (facts.days ?? []) as Answer[];
-  const notRead = (facts.not_read ?? []) as Answer[];
   const row = (label: string, key: string, shown: (value: unknown) => unknown = String) =>
     facts[key] === undefined ? null : (
       <>
@@ -168,68 +180,45 @@ function ImportFacts(props: { c: ConsoleContext; facts: Answer }) {
         {row("Format", "format")}
         {statement
           ? (
-            <>
-              <dt>Account days</dt>
-              <dd>
-                {days.length === 0 ? "none" : (
-                  <ul class="tight-list">
-                    {days.map((day) => (
-                      <li>
-                        {String(day.account)} {String(day.date)}: {String(day.lines)} lines,{" "}
-                        {String(day.matched)} matched, {String(day.exceptions)} exceptions
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </dd>
-            </>
+            <FactList
+              term="Account days"
+              items={list("days").map((day) =>
+                `${day.account} ${day.date}: ${day.lines} lines, ${day.matched} matched, ${day.exceptions} exceptions`
+              )}
+            />
           )
           : null}
         {row(statement ? "Lines matched" : "Items matched", "matched")}
         {row("Exceptions", "exceptions")}
         {row("Money moved", "money_moved_cents", (cents) => <Money cents={Number(cents)} />)}
         {facts.payouts_affected === undefined ? null : (
-          <>
-            <dt>Payouts affected</dt>
-            <dd>
-              {payouts.length === 0 ? "none" : (
-                <ul class="tight-list">
-                  {payouts.map((id) => (
-                    <li>
-                      <a href={consoleUrl(props.c, `/console/payouts/${id}`)}>{id}</a>
-                    </li>
-                  ))}
-                </ul>
-              )}
-            </dd>
-          </>
+          <FactList
+            term="Payouts affected"
+            items={(facts.payouts_affected as string[]).map((id) => (
+              <a href={consoleUrl(props.c, `/console/payouts/${id}`)}>{id}</a>
+            ))}
+          />
         )}
         {row("Fundings affected", "fundings_affected", (ids) => count(ids))}
-        <dt>{statement ? "Not read" : "Not applied"}</dt>
-        <dd>
-          {statement
-            ? (notRead.length === 0 ? "none" : (
-              <ul class="tight-list">
-                {notRead.map((day) => (
-                  <li>
-                    {String(day.account)} {String(day.date)}: {String(day.reason)}
-                  </li>
-                ))}
-              </ul>
-            ))
-            : missed.length === 0
-            ? "none"
-            : (
-              <ul class="tight-list">
-                {missed.map((entry) => (
-                  <li>
-                    {String(entry.trace ?? entry.check_number ?? entry.line ?? "?")}:{" "}
-                    {String(entry.reason ?? "")} {entry.message ? String(entry.message) : ""}
-                  </li>
-                ))}
-              </ul>
-            )}
-        </dd>
+        {statement
+          ? (
+            <FactList
+              term="Not read"
+              items={list("not_read").map((day) => `${day.account} ${day.date}: ${day.reason}`)}
+            />
+          )
+          : (
+            <FactList
+              term="Not applied"
+              items={((facts.not_applied ?? facts.not_matched ?? []) as Answer[]).map((
+                entry,
+              ) =>
+                `${String(entry.trace ?? entry.check_number ?? entry.line ?? "?")}: ${
+                  String(entry.reason ?? "")
+                } ${entry.message ? String(entry.message) : ""}`
+              )}
+            />
+          )}
       </dl>
     </section>
   );

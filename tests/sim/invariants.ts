@@ -53,12 +53,13 @@ function fail(message: string): never {
 }
 
 /**
- * The sandbox bank's statements reconcile: no exception is left open but the difference the seed
- * injected, if it did, and that one exactly (the day it went into, a debit of its amount).
+ * The sandbox bank's statements reconcile: no exception is left open but the differences the seed
+ * injected, if it did, and those exactly: the fee (the day it went into, a debit of its amount) and
+ * each line the bank left out (the day, the move the service expected and the bank did not report).
  */
 async function checkReconciled(world: World): Promise<void> {
   const { rows } = await world.test.readClient.execute(
-    `SELECT company_id, statement_date, side, kind, direction, amount_cents, reason
+    `SELECT company_id, statement_date, side, kind, subject_id, direction, amount_cents, reason
        FROM recon_exceptions WHERE status = 'open' ORDER BY rowid`,
   );
   const open = rows.map((r) => ({
@@ -66,21 +67,37 @@ async function checkReconciled(world: World): Promise<void> {
     date: String(r.statement_date),
     side: String(r.side),
     kind: String(r.kind),
+    subject: r.subject_id === null ? null : String(r.subject_id),
     direction: String(r.direction),
     cents: Number(r.amount_cents),
     reason: String(r.reason),
   }));
   const fee = world.injectedFee;
-  const expected = fee === null || fee.date === null ? [] : [{
-    company: world.ids.companyId,
-    date: fee.date,
-    side: "bank",
-    kind: "other",
-    direction: "debit",
-    cents: fee.amountCents,
-  }];
-  const found = open.map(({ reason: _, ...exception }) => exception);
-  if (JSON.stringify(found) !== JSON.stringify(expected)) {
+  const expected = [
+    ...(fee === null || fee.date === null ? [] : [{
+      company: world.ids.companyId,
+      date: fee.date,
+      side: "bank",
+      kind: "other",
+      subject: null,
+      direction: "debit",
+      cents: fee.amountCents,
+    }]),
+    ...world.missingLines.flatMap(({ move, date }) =>
+      move === null || date === null ? [] : [{
+        company: world.ids.companyId,
+        date,
+        side: "service",
+        kind: move.kind,
+        subject: move.subjectId,
+        direction: move.direction,
+        cents: move.amountCents,
+      }]
+    ),
+  ];
+  const key = (exception: object) => JSON.stringify(exception);
+  const found = open.map(({ reason: _, ...exception }) => key(exception)).sort();
+  if (JSON.stringify(found) !== JSON.stringify(expected.map(key).sort())) {
     fail(
       `reconciliation exceptions open after the drain: ${JSON.stringify(open)}; expected ` +
         JSON.stringify(expected),

@@ -128,7 +128,20 @@ export async function runSeed(
   if (differences.chance(0.2)) {
     world.injectedFee = { amountCents: differences.int(1, 5_000), date: null };
   }
+  // Drawn after the fee, so a seed's fee stays what it was.
+  for (const kind of ["provider_settlement", "late_return"] as const) {
+    if (differences.chance(0.2)) world.missingLines.push({ kind, move: null, date: null });
+  }
   const sim = new Sim(world, prng, paypal, options);
+  for (const missing of world.missingLines) {
+    sim.records.push({
+      index: -1,
+      step: `the sandbox bank leaves out the line of the first ${
+        missing.kind === "late_return" ? "late ACH return" : "provider settlement"
+      } it states`,
+      outcome: "injected",
+    });
+  }
   if (world.injectedFee !== null) {
     sim.records.push({
       index: -1,
