@@ -557,21 +557,6 @@ export const portalLinks = sqliteTable("portal_links", {
 }, (t) => [index("portal_links_payout").on(t.payoutId)]);
 
 /**
- * The sandbox rail's own side (what a bank or provider keeps): every submission it accepted or
- * refused, by the submitter's idempotency reference, so a submission repeated after a crash gets
- * the first answer and is never paid twice.
- */
-export const sandboxRailSubmissions = sqliteTable("sandbox_rail_submissions", {
-  reference: text("reference").primaryKey(),
-  companyId: text("company_id").notNull().references(() => companies.id),
-  payoutId: text("payout_id").notNull().references(() => payouts.id),
-  modality: text("modality").notNull(),
-  /** The rail's answer as JSON: accepted with its reference and outcome, or refused with a code. */
-  answer: text("answer").notNull(),
-  createdAt: createdAt(),
-});
-
-/**
  * Batch rails (a bank file, a provider batch): payouts queue as entries without a batch; a cutoff
  * gathers the queued entries of a company and rail into one batch, which is then transmitted;
  * outcomes arrive per entry.

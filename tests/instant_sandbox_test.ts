@@ -104,11 +104,6 @@ Deno.test("sandbox without Increase settings: a test card is pushed through the 
       [FUNDED - AMOUNT, 0, 0, -(FUNDED - AMOUNT)],
     );
     assert.equal((await lineTieOut(m.database.readClient, m.lineId, "2026-01-05"))?.difference, 0);
-    assert.deepEqual(
-      await rows(m, "SELECT count(*) AS n FROM sandbox_rail_submissions"),
-      [{ n: 0 }],
-      "the old sandbox rail took no part",
-    );
   });
 });
 
@@ -181,7 +176,6 @@ Deno.test("sandbox: a submission repeated after a crash (the simulator answered,
       amountCents: AMOUNT,
       attempt: 0,
       submittedAt: m.now(),
-      scenario: "settles",
       details: Object.fromEntries(
         Object.entries(payout.methodDetails).filter(([, v]) => typeof v === "string"),
       ) as Record<string, string>,

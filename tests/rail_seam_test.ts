@@ -5,15 +5,19 @@
  * neither loses the submission nor pays twice.
  */
 import assert from "node:assert/strict";
-import type { Database } from "../db/client.ts";
 import { type ExternalJob, type JobHandlers, TransientJobError } from "../db/scheduler.ts";
 import { WriteGroupError, type WriteUnit } from "../db/writer.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { payoutJobHandlers, RAIL_SUBMIT_LEASE_MS } from "../lib/payouts/jobs.ts";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
+import { addBusinessDays } from "../lib/platform/business_days.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
-import { sandboxRail } from "../lib/rails/sandbox.ts";
-import { type PayoutRail, railDirectory, type RailSubmission } from "../lib/rails/seam.ts";
+import {
+  type PayoutRail,
+  type RailAnswer,
+  railDirectory,
+  type RailSubmission,
+} from "../lib/rails/seam.ts";
 import {
   DAY_SECONDS,
   MONEY_SETTINGS,
@@ -22,10 +26,54 @@ import {
   START,
 } from "./money_core_helpers.ts";
 
-/** A rail in front of the sandbox rail: each test decides what happens around the real call. */
+/** A rail in front of the stand-in rail: each test decides what happens around the real call. */
 interface RailProbe {
   readonly submissions: RailSubmission[];
+  /** What the stand-in received, by reference: its side of the seam, kept through a crash. */
+  readonly received: Map<string, { payoutId: string; answer: RailAnswer }>;
   around?: (submission: RailSubmission, submit: () => Promise<unknown>) => Promise<void>;
+}
+
+/**
+ * A per-payout rail standing in for a provider: it answers from the selection's sandbox scenario
+ * (a declined card is refused; a transient failure fails the first attempt 5 s later; otherwise
+ * the payment completes, an ACH one after its return window) and, as a provider does, answers a
+ * repeated reference with its first answer.
+ */
+function standInRail(received: RailProbe["received"]): PayoutRail {
+  const answerOf = (submission: RailSubmission): RailAnswer => {
+    const { modality, submittedAt: now, attempt } = submission;
+    const accepted = (outcome: Extract<RailAnswer, { kind: "accepted" }>["outcome"]) => ({
+      kind: "accepted" as const,
+      railReference: `sbx_${modality}_${submission.payoutId}_${attempt}`,
+      outcome,
+    });
+    const completes = modality === "ach" ? addBusinessDays(now, 3) : now + 5_000;
+    switch (submission.details.scenario) {
+      case "declined":
+        return {
+          kind: "refused",
+          reason: "card_declined",
+          message: "the card issuer declined the payment",
+        };
+      case "transient_once":
+        return attempt === 0
+          ? accepted({ kind: "fail", at: now + 5_000, reason: "rail_unavailable" })
+          : accepted({ kind: "complete", at: completes });
+      default:
+        return accepted({ kind: "complete", at: completes });
+    }
+  };
+  return {
+    shape: "per_payout",
+    submit(submission) {
+      const first = received.get(submission.reference);
+      if (first) return Promise.resolve(first.answer);
+      const answer = answerOf(submission);
+      received.set(submission.reference, { payoutId: submission.payoutId, answer });
+      return Promise.resolve(answer);
+    },
+  };
 }
 
 async function withProbedRail(
@@ -33,15 +81,15 @@ async function withProbedRail(
   wrap: (handlers: JobHandlers) => JobHandlers = (handlers) => handlers,
 ) {
   const clock = new FakeClock(START);
-  const probe: RailProbe = { submissions: [] };
-  const handlersOf = (database: Database) => {
-    const sandbox = sandboxRail(database);
+  const probe: RailProbe = { submissions: [], received: new Map() };
+  const handlersOf = () => {
+    const standIn = standInRail(probe.received);
     const rail: PayoutRail = {
       shape: "per_payout",
       async submit(submission) {
         probe.submissions.push(submission);
         let answer: unknown;
-        const submit = async () => answer = await sandbox.submit(submission);
+        const submit = async () => answer = await standIn.submit(submission);
         if (probe.around) await probe.around(submission, submit);
         else await submit();
         return answer as Awaited<ReturnType<PayoutRail["submit"]>>;
@@ -69,11 +117,12 @@ async function rows(m: MoneyFixture, sql: string, ...args: (string | number)[]) 
   return (await m.database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));
 }
 
-const sandboxSubmissions = (m: MoneyFixture, payoutId: string) =>
-  rows(
-    m,
-    "SELECT reference, answer FROM sandbox_rail_submissions WHERE payout_id = ? ORDER BY rowid",
-    payoutId,
+/** What the stand-in rail received for a payout, in order, its answers as JSON. */
+const standInSubmissions = (probe: RailProbe, payoutId: string) =>
+  Promise.resolve(
+    [...probe.received].filter(([, kept]) => kept.payoutId === payoutId).map((
+      [reference, kept],
+    ) => ({ reference, answer: JSON.stringify(kept.answer) })),
   );
 
 const timeline = async (m: MoneyFixture, payoutId: string) =>
@@ -138,7 +187,7 @@ Deno.test("a choice commits the selection and a payout.submit job; the rail is c
     assert.deepEqual(await rows(m, "SELECT submission_count FROM payouts WHERE id = ?", id), [
       { submission_count: 1 },
     ]);
-    assert.deepEqual(await sandboxSubmissions(m, id), []);
+    assert.deepEqual(await standInSubmissions(probe, id), []);
     assert.deepEqual((await m.balances()).reserved, 25_000, "still held, not sent");
 
     // Inside a write unit the rail's own write would wait for a group that cannot start.
@@ -161,7 +210,9 @@ Deno.test("a choice commits the selection and a payout.submit job; the rail is c
     ]);
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.rail_reference], ["funds_sent", `sbx_ach_${id}_0`]);
-    assert.deepEqual((await sandboxSubmissions(m, id)).map((row) => row.reference), [`${id}-1`]);
+    assert.deepEqual((await standInSubmissions(probe, id)).map((row) => row.reference), [
+      `${id}-1`,
+    ]);
     assert.deepEqual(await m.events(id), ["created", "offered", "selected", "processing"]);
     const b = await m.balances();
     assert.deepEqual([b.available, b.reserved, b.in_transit], [75_000, 0, 25_000]);
@@ -182,7 +233,9 @@ Deno.test("crash window: the rail accepted, the record never committed; after th
     crash.restart();
 
     // The bank's side kept the submission; ours still waits, claimed until the lease ends.
-    assert.deepEqual((await sandboxSubmissions(m, id)).map((row) => row.reference), [`${id}-1`]);
+    assert.deepEqual((await standInSubmissions(probe, id)).map((row) => row.reference), [
+      `${id}-1`,
+    ]);
     assert.equal((await m.payout(id)).status, "modality_selected");
     assert.equal(await m.settle(), 0, "nobody runs a job while its claim holds");
     assert.equal(probe.submissions.length, 1);
@@ -190,7 +243,7 @@ Deno.test("crash window: the rail accepted, the record never committed; after th
     clock.advance(RAIL_SUBMIT_LEASE_MS);
     assert.equal(await m.settle(), 1);
     assert.deepEqual(probe.submissions.map((s) => s.reference), [`${id}-1`, `${id}-1`]);
-    const submissions = await sandboxSubmissions(m, id);
+    const submissions = await standInSubmissions(probe, id);
     assert.equal(submissions.length, 1, "one submission at the rail");
     const payout = await m.payout(id);
     assert.deepEqual([payout.status, payout.rail_reference], ["funds_sent", `sbx_ach_${id}_0`]);
@@ -250,7 +303,7 @@ Deno.test("a record that fails once on storage is retried with the same referenc
     assert.equal((await m.payout(id)).status, "modality_selected");
     await m.advance(5); // the first retry of a job comes 5 s later
     assert.deepEqual(probe.submissions.map((s) => s.reference), [`${id}-1`, `${id}-1`]);
-    assert.equal((await sandboxSubmissions(m, id)).length, 1);
+    assert.equal((await standInSubmissions(probe, id)).length, 1);
     assert.equal((await m.payout(id)).status, "funds_sent");
     assert.deepEqual(await m.events(id), ["created", "offered", "selected", "processing"]);
   }, failRecordOnce);
@@ -271,10 +324,10 @@ Deno.test("a rail that cannot be reached is asked again with the same reference"
       "payout.submit",
       "retried",
     ]]);
-    assert.deepEqual(await sandboxSubmissions(m, id), [], "nothing reached the rail");
+    assert.deepEqual(await standInSubmissions(probe, id), [], "nothing reached the rail");
     await m.advance(5);
     assert.deepEqual(probe.submissions.map((s) => s.reference), [`${id}-1`, `${id}-1`]);
-    assert.equal((await sandboxSubmissions(m, id)).length, 1);
+    assert.equal((await standInSubmissions(probe, id)).length, 1);
     assert.equal((await m.payout(id)).status, "funds_sent");
   });
 });
@@ -286,7 +339,7 @@ Deno.test("a refused submission fails the payout and offers the methods again, a
     assert.ok(created.ok);
     const id = created.value.payouts[0].id;
     await m.settle(); // offered; the test payee picks a virtual card; its submission is refused
-    assert.deepEqual(probe.submissions.map((s) => [s.reference, s.scenario]), [
+    assert.deepEqual(probe.submissions.map((s) => [s.reference, s.details.scenario]), [
       [`${id}-1`, "declined"],
     ]);
     const payout = await m.payout(id);
@@ -303,7 +356,7 @@ Deno.test("a refused submission fails the payout and offers the methods again, a
       "modality_offered",
     ]);
     assert.deepEqual(
-      (await sandboxSubmissions(m, id)).map((row) => JSON.parse(String(row.answer))),
+      (await standInSubmissions(probe, id)).map((row) => JSON.parse(String(row.answer))),
       [{
         kind: "refused",
         reason: "card_declined",
@@ -334,7 +387,7 @@ Deno.test("an automatic retry after the rail's transient failure is a new submis
       [`${id}-2`, 1],
     ]);
     assert.deepEqual(
-      (await sandboxSubmissions(m, id)).map((row) => [
+      (await standInSubmissions(probe, id)).map((row) => [
         row.reference,
         JSON.parse(String(row.answer)).railReference,
       ]),

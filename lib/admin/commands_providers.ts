@@ -51,7 +51,7 @@ function providerCommands<S extends { readonly apiKey: string; readonly baseUrl:
     notFoundMessage: (company, environment) =>
       `no ${provider.name} settings for ${company.name} (TIN ${company.tin}) in ${environment}: ${
         environment === "test"
-          ? `the sandbox rail pays its ${provider.methods}`
+          ? `the sandbox's ${provider.name} simulator pays its ${provider.methods}`
           : `${provider.methods} are not offered to its payees`
       }; set them with ${command}:set`,
   });

@@ -326,7 +326,6 @@ function railSubmission(payout: PayoutRow, submission: number, at: number): Rail
     amountCents: payout.amountCents - payout.payeeFeeCents,
     attempt: payout.retryCount + (payout.status === "failed" ? 1 : 0),
     submittedAt: at,
-    scenario: (payout.methodDetails.scenario as SandboxScenario | undefined) ?? "settles",
     details: Object.fromEntries(
       Object.entries(payout.methodDetails).filter(([, value]) => typeof value === "string"),
     ) as Record<string, string>,
@@ -439,11 +438,8 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       }
       const submission = railSubmission(payout, number, job.dueAt);
       const rail = rails.forModality(submission.modality);
+      // The sandbox binds every rail to its simulator, so only live finds one unconfigured.
       if (rail.configured && !await rail.configured(tx, payout.companyId)) {
-        // The sandbox stays a full replica: a test company without the provider's settings is paid by it.
-        if (runtime.environment === "test") {
-          return await handOver(tx, job, { rail: rails.perPayout, submission });
-        }
         return await refuseSubmission(
           "rail_not_configured",
           `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,
@@ -484,7 +480,7 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
       }
       await moveOrThrow(recordSent(tx, payout, answer.railReference, job.dueAt), job);
       await rail.accepted?.(tx, submission, answer, job.dueAt);
-      // The sandbox decides at once; its outcome arrives as a job at the outcome's time.
+      // A rail that knew the outcome when it answered: it arrives as a job at the outcome's time.
       if (answer.outcome !== null) {
         await schedulePayoutJob(tx, {
           companyId: payout.companyId,

@@ -1,15 +1,13 @@
 /**
  * The job handlers of each environment: ACH and checks through bank files in both (the sandbox
  * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API
- * and virtual cards through Lithic (each the sandbox's simulator for a test company without
- * settings), the sandbox's per-payout rails for the other methods in test and the unconfigured
- * live rail for them in live, the bank's imports, and the operator's document checks.
+ * virtual cards through Lithic and instant deposit through Increase (each the sandbox's simulator
+ * for a test company without settings), the bank's imports, and the operator's document checks.
  */
 import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
 import type { Environment } from "../platform/config.ts";
 import { type RailDirectory, railDirectory } from "../rails/seam.ts";
-import { sandboxRail } from "../rails/sandbox.ts";
-import { unconfiguredLiveRail } from "../rails/live.ts";
+import { unconfiguredRail } from "../rails/live.ts";
 import {
   achRail,
   achSandboxBank,
@@ -118,9 +116,8 @@ export function composeRails(
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
  * PayPal settings (a test company without them: the sandbox's PayPal); virtual cards through
  * Lithic (a test company without settings: the sandbox's Lithic) and instant deposit through
- * Increase for a company with its settings. A test company without a provider's settings is
- * otherwise paid by the sandbox rail; in live the unconfigured rail refuses such a payout with
- * `rail_not_configured`.
+ * Increase (a test company without settings: the Increase simulator). In live a company without a
+ * provider's settings has that method's payouts refused `rail_not_configured`.
  */
 function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -145,7 +142,7 @@ function railsOf(deps: RailDeps): RailDirectory {
     policy,
     simulator: paypalSimulatorOf(deps.environment, deps.database),
   });
-  return railDirectory(test ? sandboxRail(deps.database) : unconfiguredLiveRail, {
+  return railDirectory(unconfiguredRail, {
     ach,
     check,
     digital_check: check,

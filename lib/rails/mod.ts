@@ -1,22 +1,20 @@
 /**
  * Payment rails, the folder's public face. The seam (seam.ts) is what a rail is given and answers;
  * a rail is called once per payout (`PayoutRail`) or takes payouts in batches (`BatchRail`,
- * batch.ts, with its queue, cutoff and transmit jobs). The sandbox rail (sandbox.ts) answers
- * deterministically from test details and keeps what it received (sandbox_store.ts); the live
- * rail (live.ts) refuses every payout until a provider is configured. Rails are called by the
+ * batch.ts, with its queue, cutoff and transmit jobs). The sandbox's test details (sandbox.ts)
+ * decide what the sandbox's bank and providers' simulators do; the unconfigured rail (live.ts)
+ * refuses a payout of a method no rail takes. Rails are called by the
  * `payout.submit` and `rail.transmit` jobs (lib/payouts/jobs.ts, lib/rails/batch.ts), outside
  * every write unit.
  */
 export * from "./seam.ts";
 export {
-  sandboxAnswer,
-  sandboxRail,
   sandboxScenario,
   sandboxTestDetails,
   testPayeeMarker,
   testPayeeWallet,
 } from "./sandbox.ts";
-export { unconfiguredLiveRail } from "./live.ts";
+export { unconfiguredRail } from "./live.ts";
 export {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,

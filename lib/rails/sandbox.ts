@@ -1,19 +1,12 @@
 /**
- * The deterministic sandbox rails of contract §10: test payees and test details pick a
- * scenario at selection, and the sandbox rail answers each submission from it, with the outcome
- * and its time on the sandbox clock. Like a bank, it keeps what it received by reference
- * (lib/rails/sandbox_store.ts) and answers a repeated reference with its first answer. Instant
- * deposit is not among its methods: the sandbox pays it through the Increase adapter, bound to
- * the Increase simulator (lib/instant/simulator.ts), which reads the same test details.
+ * The sandbox's test details (contract §10): test payees and the details a developer enters pick
+ * what happens to a payout. Every method is paid by the same rail as in live, bound to the
+ * sandbox's bank or to a provider's simulator, which reads these: the ACH sandbox bank, the check
+ * bank and the sandbox's Lithic by the scenario fixed at selection, the sandbox's PayPal and the
+ * Increase simulator (lib/instant/simulator.ts) by the receiver, card or routing number entered.
  */
-import type { Database } from "../../db/client.ts";
-import { addBusinessDays } from "../platform/business_days.ts";
 import { type ModalityCode, modalityOf } from "../payouts/states.ts";
-import type { PayoutRail, RailAnswer, RailSubmission, SandboxScenario } from "./seam.ts";
-import { answerOnce } from "./sandbox_store.ts";
-
-const SECOND_MS = 1000;
-const DAY_MS = 86_400_000;
+import type { SandboxScenario } from "./seam.ts";
 
 /** The test details that pick a scenario, and what a `fail+<modality>` payee does per method. */
 export const sandboxTestDetails = {
@@ -139,57 +132,4 @@ export function sandboxScenario(
   if (modality === "vcc" && details.cardNumber === t.cardDeclined) return "declined";
   if (modality === "check" && details.zip === t.checkUndeliverableZip) return "undeliverable";
   return "settles";
-}
-
-/** When a settled payment of each method completes (ACH: after its return window). */
-function completionTime(modality: ModalityCode, sentAt: number): number {
-  switch (modality) {
-    case "ach":
-      // Settles after one business day; returns stay possible for two more.
-      return addBusinessDays(sentAt, 3);
-    case "check":
-      return sentAt + 5 * DAY_MS;
-    case "digital_check":
-      return addBusinessDays(sentAt, 1);
-    default:
-      return sentAt + 5 * SECOND_MS;
-  }
-}
-
-/** What the sandbox answers a submission: decided by its scenario and attempt alone. */
-export function sandboxAnswer(submission: RailSubmission): RailAnswer {
-  const { modality, submittedAt: now } = submission;
-  const railReference = `sbx_${modality}_${submission.payoutId}_${submission.attempt}`;
-  const accepted = (outcome: Extract<RailAnswer, { kind: "accepted" }>["outcome"]): RailAnswer => ({
-    kind: "accepted",
-    railReference,
-    outcome,
-  });
-  switch (submission.scenario) {
-    case "declined":
-      return {
-        kind: "refused",
-        reason: "card_declined",
-        message: "the card issuer declined the payment",
-      };
-    case "returns_r03":
-      return accepted({ kind: "fail", at: addBusinessDays(now, 2), reason: "R03" });
-    case "undeliverable":
-      return accepted({ kind: "fail", at: now + 5 * DAY_MS, reason: "returned_undeliverable" });
-    case "transient_once":
-      if (submission.attempt === 0) {
-        return accepted({ kind: "fail", at: now + 5 * SECOND_MS, reason: "rail_unavailable" });
-      }
-      return accepted({ kind: "complete", at: completionTime(modality, now) });
-    case "settles":
-      return accepted({ kind: "complete", at: completionTime(modality, now) });
-  }
-}
-
-/** The sandbox rail of a test database: "the bank's side" keeps its own submissions there. */
-export function sandboxRail(database: Database): PayoutRail {
-  return {
-    shape: "per_payout",
-    submit: (submission) => answerOnce(database, submission, sandboxAnswer),
-  };
 }

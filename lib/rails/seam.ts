@@ -33,8 +33,6 @@ export interface RailSubmission {
   readonly attempt: number;
   /** When the payout was submitted, in the company's domain time (the sandbox clock in test). */
   readonly submittedAt: number;
-  /** The sandbox's test scenario of the selection; a live rail ignores it. */
-  readonly scenario: SandboxScenario;
   /** What the payout keeps of the payee's choice (non-secret fields, tokens): a card token, a name. */
   readonly details: Readonly<Record<string, string>>;
 }
@@ -77,8 +75,8 @@ export type RailAcceptance = Extract<RailAnswer, { kind: "accepted" }>;
 export interface PayoutRail {
   readonly shape: "per_payout";
   /**
-   * Whether the company has the rail's provider configured; absent, the rail pays every company
-   * (the sandbox). In test an unconfigured company is paid by the sandbox, in live it is refused.
+   * Whether the company has the rail's provider configured (in the sandbox, its simulator);
+   * absent, the rail pays every company. A payout of an unconfigured company is refused.
    */
   configured?(reader: SqlReader, companyId: string): Promise<boolean>;
   /** Submits a payout; idempotent on `submission.reference`. Throws when the rail could not be reached. */
@@ -95,11 +93,6 @@ export interface PayoutRail {
 /** The rails of one environment: which rail takes a payout of each method. */
 export interface RailDirectory {
   forModality(modality: ModalityCode): PayoutRail | BatchRail;
-  /**
-   * The environment's per-payout rail (the sandbox in test, the unconfigured rail in live): in
-   * test it pays a method whose provider rail the company has not configured.
-   */
-  readonly perPayout: PayoutRail;
   /** The batch rail of that name. */
   batchRail(name: string): BatchRail | undefined;
   /** Every batch rail, for their jobs. */
@@ -112,18 +105,17 @@ export function submissionReference(payoutId: string, submission: number): strin
 }
 
 /**
- * A directory with one per-payout rail for every method, batch rails for some, and providers'
- * per-payout rails for others (Lithic's virtual cards).
+ * A directory with batch rails for some methods, providers' per-payout rails for others (Lithic's
+ * virtual cards), and `others` for any method neither names.
  */
 export function railDirectory(
-  perPayout: PayoutRail,
+  others: PayoutRail,
   batchRails: Partial<Record<ModalityCode, BatchRail>> = {},
   providerRails: Partial<Record<ModalityCode, PayoutRail>> = {},
 ): RailDirectory {
   const byName = new Map(Object.values(batchRails).map((rail) => [rail.name, rail]));
   return {
-    forModality: (modality) => batchRails[modality] ?? providerRails[modality] ?? perPayout,
-    perPayout,
+    forModality: (modality) => batchRails[modality] ?? providerRails[modality] ?? others,
     batchRail: (name) => byName.get(name),
     batchRails: () => [...byName.values()],
   };
