@@ -1510,7 +1510,10 @@ export const increaseNotices = sqliteTable("increase_notices", {
  */
 export const increaseSimulatorCards = sqliteTable("increase_simulator_cards", {
   tokenId: text("token_id").primaryKey(),
-  /** A sandbox test card number: its magic value decides what the simulator answers. */
+  /**
+   * The sandbox test card the typed card behaves as (a magic one, else 4000056655665556): the
+   * number typed is never kept, even when someone types a real card into the sandbox.
+   */
   cardNumber: text("card_number").notNull(),
   createdAt: createdAt(),
 });

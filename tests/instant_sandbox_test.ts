@@ -8,7 +8,11 @@
 import assert from "node:assert/strict";
 import { lineTieOut } from "../lib/ledger/reports.ts";
 import { IncreaseClient } from "../lib/instant/client.ts";
-import { increaseSimulator, SIMULATOR_SETTINGS } from "../lib/instant/simulator.ts";
+import {
+  increaseSimulator,
+  SIMULATOR_SETTINGS,
+  tokenizeSandboxCard,
+} from "../lib/instant/simulator.ts";
 import { instantBankReachable } from "../lib/instant/service.ts";
 import { composeRails } from "../lib/payouts/runtime.ts";
 import { loadPayout } from "../lib/payouts/store.ts";
@@ -259,5 +263,18 @@ Deno.test("sandbox: routing number 091000019 is not reachable by the simulator's
     assert.deepEqual(await rows(m, "SELECT category FROM increase_notices"), [
       { category: "real_time_payments_transfer.updated" },
     ]);
+  });
+});
+
+Deno.test("simulator's hosted card field: a card that is not a sandbox test card is paid as 4000056655665556, and its number is not kept; a number failing Luhn is refused", async () => {
+  await withSandbox(async (m) => {
+    const typed = await tokenizeSandboxCard(m.database, "4111 1111 1111 1111", m.now());
+    assert.ok(typed.ok);
+    assert.equal(typed.lastFour, "1111");
+    assert.deepEqual(await rows(m, "SELECT card_number FROM increase_simulator_cards"), [
+      { card_number: sandboxTestDetails.cardSucceeds },
+    ]);
+    const refused = await tokenizeSandboxCard(m.database, "4111 1111 1111 1112", m.now());
+    assert.deepEqual(refused.ok ? null : refused.code, "card_number_invalid");
   });
 });

@@ -16,7 +16,8 @@
  * |                        | clock, with a signed `*.updated` event sent to the webhook       |
  *
  * Its hosted card field plays the tokenization provider's page: a developer types a test card
- * there, the vault keeps it and hands the portal back only a token and the last four.
+ * there, the vault keeps which test card it behaves as (never the number typed) and hands the
+ * portal back only a token and the last four.
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -342,8 +343,9 @@ export async function settleSimulatedTransfer(
 export type HostedCardRefusal = "card_number_invalid";
 
 /**
- * The hosted card field's submission: a test card number (spaces and dashes allowed) is kept in
- * the vault and its token returned with the last four; the portal receives only those.
+ * The hosted card field's submission: a card number (spaces and dashes allowed) is tokenized and
+ * its token returned with the last four; the portal receives only those. The vault keeps the
+ * magic test card it is, or the succeeding one for any other card, never a typed number.
  */
 export async function tokenizeSandboxCard(
   database: Database,
@@ -362,6 +364,13 @@ export async function tokenizeSandboxCard(
     };
   }
   const tokenId = newObjectId("outbound_card_token");
-  await database.writer.write((tx) => insertSimulatedCard(tx, { tokenId, cardNumber }, now));
+  const magic: readonly string[] = [
+    sandboxTestDetails.cardDeclined,
+    sandboxTestDetails.cardNotPushable,
+  ];
+  const testCard = magic.includes(cardNumber) ? cardNumber : sandboxTestDetails.cardSucceeds;
+  await database.writer.write((tx) =>
+    insertSimulatedCard(tx, { tokenId, cardNumber: testCard }, now)
+  );
   return { ok: true, tokenId, lastFour: cardNumber.slice(-4) };
 }
