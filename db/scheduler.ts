@@ -18,6 +18,7 @@ import { classifyJobFailure, retryDelayMs } from "./job_policy.ts";
 import { purgeExpiredRows } from "./retention.ts";
 import { advanceOffset, domainNow, latestDomainNow } from "../lib/sandbox/clock_store.ts";
 import {
+  claimedJobsDue,
   claimJob,
   companiesWithDueJobs,
   type DueJob,
@@ -353,8 +354,25 @@ export async function advanceSandboxClock(
     return offset;
   });
   const now = realNow + offset;
-  return { now, jobsRun: await runDueJobs(database, companyId, now, handlers, options) };
+  const clock = options.clock ?? systemClock;
+  let jobsRun = await runDueJobs(database, companyId, now, handlers, options);
+  // A job the background sweep claimed is still running: what it schedules falls due too, and
+  // the caller reads the outcome right after this answer, so wait for it (bounded, in case its
+  // holder died; its lease then lets the next sweep take it over).
+  const waitUntil = performance.now() + CLAIMED_JOBS_WAIT_MS;
+  while (
+    await claimedJobsDue(database.readClient, companyId, now, clock.now()) &&
+    performance.now() < waitUntil
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, CLAIMED_JOBS_POLL_MS));
+    jobsRun += await runDueJobs(database, companyId, now, handlers, options);
+  }
+  return { now, jobsRun };
 }
+
+/** How long a sandbox clock advance waits for jobs another run holds, and how often it looks. */
+const CLAIMED_JOBS_WAIT_MS = 30_000;
+const CLAIMED_JOBS_POLL_MS = 10;
 
 /** The scheduler's name in worker logs and metrics. */
 export const SCHEDULER_WORKER = "scheduler";

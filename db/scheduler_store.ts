@@ -85,6 +85,21 @@ export async function dueJobs(
   return rows.map(rowToJob);
 }
 
+/** Whether a job of the company due by `until` is claimed by a run that has not finished it. */
+export async function claimedJobsDue(
+  client: Client,
+  companyId: string,
+  until: number,
+  realNow: number,
+): Promise<boolean> {
+  const { rows } = await client.execute({
+    sql: `SELECT 1 FROM scheduled_jobs
+          WHERE done_at IS NULL AND company_id = ? AND due_at <= ? AND lease_until > ? LIMIT 1`,
+    args: [companyId, until, realNow],
+  });
+  return rows.length > 0;
+}
+
 /**
  * Companies with a pending, unclaimed job due at or before `until`, with their earliest one.
  * Reads only the due jobs (the (done_at, due_at) index), not every pending reminder and expiry,

@@ -854,6 +854,42 @@ Deno.test("a sandbox clock advance runs an external job's claim, call and record
   });
 });
 
+Deno.test("a sandbox clock advance answers only after a job another run claimed has recorded its answer", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedRailLog(dir);
+    await database.writer.write((tx) =>
+      scheduleJob(tx, { companyId: "co_1", kind: "rail", subjectId: "a", dueAt: NOW + 1000 }, NOW)
+    );
+    const log: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => release = resolve);
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => started = resolve);
+    const rail = railJob(() => database, log, async (reference) => {
+      started();
+      await released;
+      return `rail_${reference}`;
+    });
+    const clock = new FakeClock(NOW);
+    // The background sweep claims the job and is in the rail's call when the advance comes.
+    const sweep = runDueJobs(database, "co_1", NOW + 1000, { rail }, { clock });
+    await running;
+    let answered = false;
+    const advance = advanceSandboxClock(database, "co_1", 10, NOW, { rail }, { clock })
+      .then((advanced) => {
+        answered = true;
+        return advanced;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(answered, false, "the advance waits for the claimed job");
+    release();
+    await sweep;
+    await advance;
+    assert.deepEqual(log, ["prepare a", "call ref_a", "record a rail_ref_a"]);
+    await database.close();
+  });
+});
+
 Deno.test("a run whose call outlived its lease records nothing once another run has claimed the job", async () => {
   await withTempDir(async (dir) => {
     const database = await seedRailLog(dir);
