@@ -234,7 +234,6 @@ Deno.test("sandbox: the card rail composed again (a restart) and asked again for
       amountCents: 8_000,
       attempt: 0,
       submittedAt: m.now(),
-      scenario: "settles",
       details: {},
     });
     assert.equal(again.kind === "accepted" && again.railReference, kept.card_token);
