@@ -13,7 +13,7 @@ import { withTempDir } from "./helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { v1 } from "./portal_helpers.ts";
 import { readNaupaStrictly } from "./naupa_reader.ts";
-import { consoleAs, textOf } from "./console_helpers.ts";
+import { consoleAs, lineBalances, textOf } from "./console_helpers.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { liveCheckAccountJson } from "./checks_helpers.ts";
 
@@ -38,14 +38,6 @@ const sandboxNow = async (f: HttpFixture) =>
 const eventCount = async (f: HttpFixture, type: string) =>
   ((await (await v1(f, "GET", `/v1/events?type=${type}`)).json()) as { data: unknown[] }).data
     .length;
-
-async function balances(f: HttpFixture): Promise<Record<string, number>> {
-  const { rows } = await f.deps.databases.test.readClient.execute({
-    sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
-    args: [f.cast.acme.autoLineId],
-  });
-  return Object.fromEntries(rows.map((row) => [String(row.code), Number(row.balance_cents)]));
-}
 
 Deno.test("sandbox, end to end: deadline, fallback check, stale, due diligence, report and remittance of a payout nobody chooses and of a late return, in the console, the events, the ledger and the tie-out", async () => {
   await withHttpFixture(async (f) => {
@@ -85,7 +77,7 @@ Deno.test("sandbox, end to end: deadline, fallback check, stale, due diligence, 
     );
 
     await fundAcmeAuto(f, 100_000);
-    const funded = await balances(f);
+    const funded = await lineBalances(f, f.cast.acme.autoLineId);
     const address = { line1: "9 Elm St", city: "Springfield", state: "IL", postal_code: "62701" };
     const payeeBody = { id: "noaction", name: "Pat Doe", email: "pat@example.test", address };
     assert.equal((await v1(f, "POST", "/v1/payees", payeeBody)).status, 201);
@@ -194,7 +186,7 @@ Deno.test("sandbox, end to end: deadline, fallback check, stale, due diligence, 
     );
 
     // The report of Illinois: both, read back strictly; then the remittance.
-    const before = await balances(f);
+    const before = await lineBalances(f, f.cast.acme.autoLineId);
     await withTempDir(async (dir) => {
       const out = `${dir}/il-2026.txt`;
       const reported = await call("unclaimed:report", {
@@ -220,7 +212,7 @@ Deno.test("sandbox, end to end: deadline, fallback check, stale, due diligence, 
     });
 
     // The ledger: the offer's hold out of reserved, the late return out of available.
-    const after = await balances(f);
+    const after = await lineBalances(f, f.cast.acme.autoLineId);
     assert.deepEqual(
       [after.reserved, after.available, after.unclaimed_remitted],
       [before.reserved - 12_000, before.available - 8_000, 20_000],

@@ -16,7 +16,7 @@ import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { withTempDir } from "./helpers.ts";
 import { lastMessage, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";
 import { readNaupaStrictly } from "./naupa_reader.ts";
-import { consoleAs, textOf } from "./console_helpers.ts";
+import { consoleAs, lineBalances, textOf } from "./console_helpers.ts";
 import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
 import { configure, owe } from "./obligations_helpers.ts";
 
@@ -96,7 +96,7 @@ Deno.test("test: a PayPal refund after completion is owed from the return, liste
     );
 
     const notice = await lastMessage(f, "success+paypal@example.test", /go to the state/);
-    const before = await balances(f);
+    const before = await lineBalances(f, f.cast.acme.autoLineId);
     await withTempDir(async (dir) => {
       const out = `${dir}/tx.txt`;
       const reported = await call("unclaimed:report", {
@@ -119,7 +119,7 @@ Deno.test("test: a PayPal refund after completion is owed from the return, liste
       assert.equal(remitted.status, 200, JSON.stringify(remitted.body));
       assert.deepEqual([remitted.body.result.escheated, remitted.body.result.amount], [1, 250]);
     });
-    const after = await balances(f);
+    const after = await lineBalances(f, f.cast.acme.autoLineId);
     assert.deepEqual(
       [after.available, after.unclaimed_remitted],
       [before.available - 25_000, before.unclaimed_remitted + 25_000],
@@ -167,14 +167,6 @@ Deno.test("test: a PayPal refund after completion is owed from the return, liste
     assert.match(browser.lastHtml, /sent it to the state of TX as unclaimed property/);
   }, { SANDBOX_INBOX: "1" });
 });
-
-async function balances(f: Parameters<Parameters<typeof withHttpFixture>[0]>[0]) {
-  const { rows } = await f.deps.databases.test.readClient.execute({
-    sql: "SELECT code, balance_cents FROM ledger_accounts WHERE line_id = ?",
-    args: [f.cast.acme.autoLineId],
-  });
-  return Object.fromEntries(rows.map((row) => [String(row.code), Number(row.balance_cents)]));
-}
 
 Deno.test("a late ACH return is owed what came back (less the payee fee), once: a second return is refused and the list keeps one item", async () => {
   const m = await openMoneyFixture();

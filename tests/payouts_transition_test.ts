@@ -6,6 +6,7 @@ import {
   moveConsultsMoneyInFlight,
   type PayoutMove,
   type PayoutSnapshot,
+  returnedRemittance,
   transition,
   transitionTable,
 } from "../lib/payouts/transition.ts";
@@ -282,4 +283,24 @@ Deno.test("rechoose is refused once the fallback check is in a built file", () =
   const replaced = transition(queued, { kind: "rechoose", paymentMethodId: 1, fees: noFees });
   assert.ok(replaced.ok);
   if (replaced.ok) assert.equal(replaced.value.voidsQueuedEntry, true);
+});
+
+Deno.test("returnedRemittance: only a completed payout, between 1 cent and what came back, from available to unclaimed_remitted", () => {
+  const table: [PayoutStatus, number, string | [string, string, number][]][] = [
+    ["completed", 9_950, [["available", "unclaimed_remitted", 9_950]]],
+    ["completed", 1, [["available", "unclaimed_remitted", 1]]],
+    ["completed", 9_951, "remittance_exceeds_returned"],
+    ["completed", 0, "remittance_exceeds_returned"],
+    ["completed", 0.5, "remittance_exceeds_returned"],
+    ["failed", 9_950, "payout_not_completed"],
+    ["escheated", 9_950, "payout_not_completed"],
+  ];
+  for (const [status, remittedCents, expected] of table) {
+    const decided = returnedRemittance(payoutIn(status), { returnedCents: 9_950, remittedCents });
+    const seen = decided.ok
+      ? decided.value.transfers.map((t) => [t.from, t.to, t.amountCents])
+      : decided.code;
+    assert.deepEqual(seen, expected, `${status} ${remittedCents}`);
+    if (decided.ok) assert.deepEqual(decided.value.events, ["escheated"]);
+  }
 });

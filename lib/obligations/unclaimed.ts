@@ -12,7 +12,12 @@ import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { type NotificationSettings, notifyPayee } from "../notify/store.ts";
-import { applyMove, type MoveRefusal, remitReturnedMoney } from "../payouts/store.ts";
+import {
+  applyMove,
+  type MoveRefusal,
+  remitReturnedMoney,
+  type ReturnedMoneyRefusal,
+} from "../payouts/store.ts";
 import { lobMails } from "../lob/store.ts";
 import { type ObligationSettings, readObligationSettings } from "./store.ts";
 import { type DueDiligenceLetter, printLetters } from "./letters.ts";
@@ -390,7 +395,7 @@ export async function remitUnclaimedReport(
   environment: Environment,
   reportId: string,
   now: number,
-): Promise<Result<Remittance, ReportRefusal | MoveRefusal>> {
+): Promise<Result<Remittance, ReportRefusal | MoveRefusal | ReturnedMoneyRefusal>> {
   const report = await loadReport(tx, reportId);
   if (!report) {
     return refuse("report_not_found", `no unclaimed report ${reportId}`, { field: "report" });

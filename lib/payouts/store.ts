@@ -30,6 +30,7 @@ import { type DeliveryContext, readDeliveryContext, recordEvent } from "../webho
 import { type PayoutEventFacts, payoutEventFacts } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
+import type { Transfer } from "../ledger/types.ts";
 import {
   type LineAccounts,
   postTransaction,
@@ -506,34 +507,72 @@ export async function recordLateReturn(
     returnedCents: options.returnedCents,
   });
   if (!decided.ok) return decided;
-  const posted = await postTransaction(tx, {
-    companyId: payout.companyId,
-    lineId: payout.lineId,
+  const posted = await postAfterCompletion(tx, payout, {
     kind: "payout.late_return",
-    payoutId,
-    transfers: decided.value.transfers,
-    postedAt: now,
-  });
+    ...decided.value,
+    detail: reason,
+  }, now);
   // The return only adds to available, so the ledger has no reason to refuse it.
   if (!posted.ok) {
     throw new Error(`late return of ${payoutId} refused by the ledger: ${posted.message}`);
   }
-  const { rows } = await tx.execute({
-    sql: `UPDATE payouts SET updated_at = ? WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
-    args: [now, payoutId],
-  });
-  tx.changed(payout.disbursementId);
-  const updated = toPayout(rows[0]);
-  recordTransition(tx, payoutId, "completed", "completed", reason, now);
-  await writeEvents(tx, updated, decided.value.events, reason, now, posted.value.transactionId);
   // The money is still the payee's: unclaimed property from now, with its due diligence.
   await ensureSweep(tx, payout.companyId, now, now);
   return ok({
-    payout: updated,
+    payout: posted.value.payout,
     returnedCents: decided.value.transfers.reduce((sum, t) => sum + t.amountCents, 0),
-    ledgerTransactionId: posted.value.transactionId,
+    ledgerTransactionId: posted.value.ledgerTransactionId,
   });
 }
+
+/**
+ * Money of a completed payout that moves with no move of the payout (its late return, that
+ * money's remittance), in the caller's unit: the transfers posted as `kind`, a completed →
+ * completed timeline row with `detail`, and the events with the same reason.
+ */
+async function postAfterCompletion(
+  tx: WriteTx,
+  payout: PayoutRow,
+  entry: {
+    readonly kind: "payout.late_return" | "payout.escheat";
+    readonly transfers: Transfer[];
+    readonly events: EventKey[];
+    readonly detail: string;
+  },
+  now: number,
+): Promise<
+  Result<
+    { payout: PayoutRow; ledgerTransactionId: string },
+    "insufficient_funds" | "negative_balance"
+  >
+> {
+  const posted = await postTransaction(tx, {
+    companyId: payout.companyId,
+    lineId: payout.lineId,
+    kind: entry.kind,
+    payoutId: payout.id,
+    transfers: entry.transfers,
+    postedAt: now,
+  });
+  if (!posted.ok) return posted;
+  const { rows } = await tx.execute({
+    sql: `UPDATE payouts SET updated_at = ? WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
+    args: [now, payout.id],
+  });
+  tx.changed(payout.disbursementId);
+  const updated = toPayout(rows[0]);
+  recordTransition(tx, payout.id, "completed", "completed", entry.detail, now);
+  await writeEvents(tx, updated, entry.events, entry.detail, now, posted.value.transactionId);
+  return ok({ payout: updated, ledgerTransactionId: posted.value.transactionId });
+}
+
+/** Why money of a completed payout that came back could not be remitted. */
+export type ReturnedMoneyRefusal =
+  | "payout_not_found"
+  | "not_returned"
+  | ReturnedRemittanceRefusal
+  | "insufficient_funds"
+  | "negative_balance";
 
 /**
  * Remits money of a completed payout that came back to a state as unclaimed property
@@ -547,16 +586,7 @@ export async function remitReturnedMoney(
   payoutId: string,
   remittance: { readonly amountCents: number; readonly detail: string },
   now: number,
-): Promise<
-  Result<
-    { ledgerTransactionId: string },
-    | "payout_not_found"
-    | "not_returned"
-    | ReturnedRemittanceRefusal
-    | "insufficient_funds"
-    | "negative_balance"
-  >
-> {
+): Promise<Result<{ ledgerTransactionId: string }, ReturnedMoneyRefusal>> {
   const payout = await loadPayout(tx, payoutId);
   if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
   const { rows: returns } = await tx.execute({
@@ -574,30 +604,12 @@ export async function remitReturnedMoney(
     remittedCents: remittance.amountCents,
   });
   if (!decided.ok) return decided;
-  const posted = await postTransaction(tx, {
-    companyId: payout.companyId,
-    lineId: payout.lineId,
+  const posted = await postAfterCompletion(tx, payout, {
     kind: "payout.escheat",
-    payoutId,
-    transfers: decided.value.transfers,
-    postedAt: now,
-  });
-  if (!posted.ok) return posted;
-  const { rows } = await tx.execute({
-    sql: `UPDATE payouts SET updated_at = ? WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
-    args: [now, payoutId],
-  });
-  tx.changed(payout.disbursementId);
-  recordTransition(tx, payoutId, "completed", "completed", remittance.detail, now);
-  await writeEvents(
-    tx,
-    toPayout(rows[0]),
-    decided.value.events,
-    remittance.detail,
-    now,
-    posted.value.transactionId,
-  );
-  return ok({ ledgerTransactionId: posted.value.transactionId });
+    ...decided.value,
+    detail: remittance.detail,
+  }, now);
+  return posted.ok ? ok({ ledgerTransactionId: posted.value.ledgerTransactionId }) : posted;
 }
 
 export interface NewPayout {
