@@ -3,8 +3,9 @@
  * company's money moved, so the sandbox bank states its day; the providers draw on the sandbox
  * settlement account (the sandbox's bank settings say so), each line named by the card or transfer
  * the provider's adapter recorded, and the day reconciles to zero. A line the bank leaves out is a
- * service-side exception naming the provider's card. With the sandbox's own Lithic, a card's
- * unspent balance paid back at its close a month later is a credit, and its day reconciles too.
+ * service-side exception naming the provider's card. With the sandbox's own PayPal, Lithic and
+ * Increase (their simulators) the same; a card's unspent balance paid back at its close a month
+ * later is a credit, and its day reconciles too.
  */
 import assert from "node:assert/strict";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
@@ -212,7 +213,7 @@ Deno.test("a provider's line the sandbox bank leaves out is a service-side excep
   );
 });
 
-Deno.test("the sandbox's own Lithic: a card's funding on its day and its unspent balance paid back a month later each reconcile to zero", async () => {
+Deno.test("the sandbox's own PayPal, Lithic and Increase: a batch, a card's funding and a push on their day, the card's unspent balance paid back a month later, each reconcile to zero", async () => {
   const m = await openMoneyFixture({
     handlers: (database) => ({
       ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
@@ -232,7 +233,24 @@ Deno.test("the sandbox's own Lithic: a card's funding on its day and its unspent
       allowedPaymentMethodIds: [3],
     });
     assert.ok(created.ok);
+    const pushed = await m.create({
+      email: "success+instant@example.test",
+      amountCents: 5_000,
+      allowedPaymentMethodIds: [4],
+    });
+    assert.ok(pushed.ok);
+    const paypal = await m.create({
+      email: "success+paypal@example.test",
+      amountCents: 7_000,
+      allowedPaymentMethodIds: [7],
+    });
+    assert.ok(paypal.ok);
     await m.settle();
+    // The simulator's push completes 5 s later; PayPal's batch goes at the five-minute mark.
+    await m.advance(6 * 60);
+    for (const created of [pushed, paypal]) {
+      assert.equal((await m.payout(created.value.payouts[0].id)).status, "completed");
+    }
     assert.equal(await planSandboxStatementsOfMovement(m.database, testSecretBox), 1);
     await m.advance(30 * DAY_SECONDS + 60);
     const [card] = await rows(m, "SELECT card_token, reclaimed_cents FROM virtual_cards");
@@ -258,7 +276,21 @@ Deno.test("the sandbox's own Lithic: a card's funding on its day and its unspent
           statement_date: "2026-01-05",
           type_code: "495",
           direction: "debit",
+          amount_cents: 7_000,
+          match_kind: "provider_settlement",
+        },
+        {
+          statement_date: "2026-01-05",
+          type_code: "495",
+          direction: "debit",
           amount_cents: 12_399,
+          match_kind: "provider_settlement",
+        },
+        {
+          statement_date: "2026-01-05",
+          type_code: "495",
+          direction: "debit",
+          amount_cents: 5_000,
           match_kind: "provider_settlement",
         },
         {

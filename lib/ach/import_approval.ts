@@ -4,7 +4,10 @@
  * preview of what it would apply; approving imports it in the approval's unit
  * (lib/operators/hand_import_approval.ts).
  */
-import { handImportApprovedAction } from "../operators/hand_import_approval.ts";
+import {
+  approvedImportRuntime,
+  handImportApprovedAction,
+} from "../operators/hand_import_approval.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
 import type { ApprovalKind } from "../operators/rules.ts";
 import { composeRails } from "../payouts/runtime.ts";
@@ -13,11 +16,10 @@ import { importAchFileInUnit } from "./imports.ts";
 const applyStagedImport = handImportApprovedAction({
   action: "ach:import",
   objectType: "ach_import",
-  importInUnit: (tx, _approval, { deps, now }, file) => {
-    if (!deps.runtimeSettings) {
-      throw new Error("a staged import is approved without runtime settings");
-    }
-    const rails = composeRails("live", deps.runtimeSettings, deps.databases.live, deps.secretBox);
+  importInUnit: (tx, _approval, context, file) => {
+    const { deps, now } = context;
+    const settings = approvedImportRuntime(context);
+    const rails = composeRails("live", settings, deps.databases.live, deps.secretBox);
     return importAchFileInUnit(
       tx,
       {

@@ -4,7 +4,10 @@
  * approved (lib/operators/hand_import_approval.ts). Files fetched from the bank's SFTP apply as
  * they come: the bank is the other party.
  */
-import { handImportApprovedAction } from "../operators/hand_import_approval.ts";
+import {
+  approvedImportRuntime,
+  handImportApprovedAction,
+} from "../operators/hand_import_approval.ts";
 import type { ApprovedAction } from "../operators/approvals.ts";
 import type { ApprovalKind } from "../operators/rules.ts";
 import { payoutRuntime } from "../payouts/settings.ts";
@@ -13,21 +16,17 @@ import { importPaidItemsInUnit } from "./paid_import.ts";
 const applyStagedPaidImport = handImportApprovedAction({
   action: "checks:import-paid",
   objectType: "check_paid_import",
-  importInUnit: (tx, approval, { deps, now }, file) => {
-    if (!deps.runtimeSettings) {
-      throw new Error("a staged import is approved without runtime settings");
-    }
-    return importPaidItemsInUnit(
+  importInUnit: (tx, approval, context, file) =>
+    importPaidItemsInUnit(
       tx,
       {
-        database: deps.databases.live,
+        database: context.deps.databases.live,
         environment: "live",
-        runtime: payoutRuntime("live", deps.runtimeSettings),
+        runtime: payoutRuntime("live", approvedImportRuntime(context)),
       },
       { ...file, companyId: approval.companyId! },
-      now,
-    );
-  },
+      context.now,
+    ),
   audited: (report) => ({ matched: report.matched, exceptions: report.exceptions }),
   answer: (report) => ({
     items: report.items,

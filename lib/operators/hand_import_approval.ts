@@ -7,6 +7,7 @@
  */
 import type { WriteTx } from "../../db/writer.ts";
 import { appendAudit } from "../audit/store.ts";
+import type { RuntimeSettings } from "../payouts/settings.ts";
 import { ok, type Result } from "../platform/result.ts";
 import type { ActionContext, ApprovedAction } from "./approvals.ts";
 import type { ApprovalRecord } from "./store.ts";
@@ -52,6 +53,14 @@ export interface HandImportApply<Report extends { importId: string; duplicate: b
   readonly audited: (report: Report) => Record<string, unknown>;
   /** What the approval answers of the report besides its import and duplicate. */
   readonly answer: (report: Report) => Record<string, unknown>;
+}
+
+/** The runtime settings an approved import composes its rails with (the service always has them). */
+export function approvedImportRuntime(context: ActionContext): RuntimeSettings {
+  if (!context.deps.runtimeSettings) {
+    throw new Error("a staged import is approved without runtime settings");
+  }
+  return context.deps.runtimeSettings;
 }
 
 /** The approved action of a rail's staged hand import. */
