@@ -13,7 +13,6 @@ import {
   lithicError,
   lithicSimulator,
   type LithicSimulatorStore,
-  settleCard,
   type SimulatedAuthRule,
   type SimulatedCard,
   simulatedCardNumbers,
@@ -149,11 +148,6 @@ export class LithicContractServer {
   /** A purchase on the card: authorized (PENDING), or settled; a single-use card closes when it settles. */
   async spend(cardToken: string, cents: number, status: "PENDING" | "SETTLED"): Promise<void> {
     await spendOnCard(this.#store, this.cards.get(cardToken)!, { cents, status, at: Date.now() });
-  }
-
-  /** Settles the card's pending transactions. */
-  async settleAll(cardToken: string): Promise<void> {
-    await settleCard(this.#store, this.cards.get(cardToken)!);
   }
 
   /** A webhook event and the headers Lithic signs it with (`secret`: another secret forges it). */

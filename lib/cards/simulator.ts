@@ -82,7 +82,7 @@ export interface LithicSimulatorOptions {
   realNow(): number;
   /** Why a card is refused (a 4xx Lithic answers), or null to issue it. */
   refusal?(account: string, params: Record<string, unknown>): Promise<LithicRefusal | null>;
-  /** Called with each card just issued (the sandbox's payee spends it). */
+  /** Called with each card just issued (the sandbox plans its payee's purchase). */
   issued?(card: SimulatedCard): Promise<void>;
   /** Each embed page served, with the card it showed. */
   embedded?(card: SimulatedCard): void;
@@ -145,16 +145,6 @@ export async function spendOnCard(
     await store.setState(card.token, "CLOSED");
   }
   return transaction;
-}
-
-/** Settles the card's pending transactions; a single-use card closes. */
-export async function settleCard(store: LithicSimulatorStore, card: SimulatedCard): Promise<void> {
-  for (const t of await store.transactions(card.account_token, card.token)) {
-    if (t.status === "PENDING") {
-      await store.putTransaction({ ...t, status: "SETTLED", settled_amount: t.amount });
-    }
-  }
-  if (card.type === "SINGLE_USE") await store.setState(card.token, "CLOSED");
 }
 
 /** The simulation as a `fetch` handler. */
