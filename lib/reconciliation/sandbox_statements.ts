@@ -216,6 +216,13 @@ export function sandboxStatementJob(deps: SandboxStatementDeps): JobHandler {
   };
 }
 
+/**
+ * A process's first look reads at most this many of the latest transactions, so a start on a large
+ * test database stays quick; a company whose money moved only before then is planned at its next
+ * movement.
+ */
+export const MOVEMENT_FIRST_LOOK_MAX = 10_000;
+
 /** The last ledger transaction (by rowid) each database's upkeep looked at, in this process. */
 const movementSeen = new WeakMap<Database, number>();
 
@@ -223,19 +230,20 @@ const movementSeen = new WeakMap<Database, number>();
  * Plans the statements of every test company with money moving on its sandbox accounts (a ledger
  * transaction touching the bank: a wire received, a check paid, a card funded, an instant or
  * PayPal payment, a return), from the day it moved, so a company that never sent an ACH file gets
- * its statements too. It reads only the transactions posted since it last looked (all of them
- * the first time in a process); live has no sandbox bank. Returns the companies it planned.
+ * its statements too. It reads only the transactions posted since it last looked (the latest
+ * MOVEMENT_FIRST_LOOK_MAX the first time in a process); live has no sandbox bank. Returns the
+ * companies it planned.
  */
 export async function planSandboxStatementsOfMovement(
   database: Database,
   secretBox: SecretBox,
 ): Promise<number> {
   if (database.environment !== "test") return 0;
-  const after = movementSeen.get(database) ?? 0;
   const { rows: [top] } = await database.readClient.execute(
     "SELECT max(rowid) AS last FROM ledger_transactions",
   );
   const last = Number(top?.last ?? 0);
+  const after = movementSeen.get(database) ?? Math.max(0, last - MOVEMENT_FIRST_LOOK_MAX);
   if (last <= after) return 0;
   const { rows } = await database.readClient.execute({
     sql: `SELECT t.company_id, min(t.posted_at) AS first_at FROM ledger_transactions t
