@@ -37,6 +37,33 @@ async function cardsPaid(world: World): Promise<Map<string, { count: number; cen
   return paid;
 }
 
+/**
+ * What the Increase simulator pushed or sent, per payout (the tail of its id): the transfers made
+ * under each submission's reference. A transfer is final once made, so each counts as paid.
+ */
+async function instantPaid(world: World): Promise<Map<string, { count: number; cents: number }>> {
+  const { rows } = await world.test.readClient.execute(
+    `SELECT i.key, o.object FROM increase_simulator_idempotency i
+       JOIN increase_simulator_objects o ON o.id = i.object_id
+     WHERE o.type IN ('card_push_transfer', 'real_time_payments_transfer')`,
+  );
+  const paid = new Map<string, { count: number; cents: number }>();
+  for (const row of rows) {
+    const reference = String(row.key).split(" ")[1];
+    const tail = reference.slice(0, reference.lastIndexOf("-")).slice(-15);
+    const transfer = JSON.parse(String(row.object)) as {
+      amount?: number;
+      presentment_amount?: { value: string };
+    };
+    // A push carries dollars as "12.34"; a Real-Time Payments transfer carries cents.
+    const [dollars, fraction = ""] = (transfer.presentment_amount?.value ?? "0").split(".");
+    const cents = transfer.amount ?? Number(dollars) * 100 + Number(fraction.padEnd(2, "0"));
+    const before = paid.get(tail) ?? { count: 0, cents: 0 };
+    paid.set(tail, { count: before.count + 1, cents: before.cents + cents });
+  }
+  return paid;
+}
+
 /** What the checks read: the world, the harness's payouts and the money it wired in. */
 export interface Ledgerless {
   readonly world: World;
@@ -179,6 +206,9 @@ async function bankPaid(world: World, paypal: SimPaypal): Promise<Map<string, nu
     paid.set(tail, (paid.get(tail) ?? 0) + count);
   }
   for (const [tail, { count }] of await cardsPaid(world)) {
+    paid.set(tail, (paid.get(tail) ?? 0) + count);
+  }
+  for (const [tail, { count }] of await instantPaid(world)) {
     paid.set(tail, (paid.get(tail) ?? 0) + count);
   }
   const numbers = [...world.checkBank.checks.values()].filter((c) => c.paid).map((c) => c.number);
@@ -356,6 +386,7 @@ export async function checkFinal(view: Ledgerless): Promise<void> {
   }
   for (const { cents } of view.paypal.paidByPayout().values()) bankNet += cents;
   for (const { cents } of (await cardsPaid(world)).values()) bankNet += cents;
+  for (const { cents } of (await instantPaid(world)).values()) bankNet += cents;
   const { rows } = await world.test.readClient.execute({
     sql: "SELECT balance_cents FROM ledger_accounts WHERE line_id = ? AND code = 'bank'",
     args: [world.ids.lineId],

@@ -28,6 +28,8 @@ import { validSettingsJson } from "../bank_helpers.ts";
 import { liveCheckAccountJson } from "../checks_helpers.ts";
 import type { ContractItem } from "../paypal_contract_server.ts";
 import { receiveWebhook } from "../../lib/paypal/service.ts";
+import { tokenizeSandboxCard } from "../../lib/instant/simulator.ts";
+import { sandboxTestDetails } from "../../lib/rails/sandbox.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
 import { Prng } from "./prng.ts";
 import { SIM_START_FUNDS_CENTS, SIM_TIN, SimulatedCrash, type Template, World } from "./world.ts";
@@ -105,6 +107,13 @@ const PAYPAL_EVENTS: Readonly<Record<string, string>> = {
 
 const ACCOUNTS = ["000123456789", "000987654321", "004455667788", "12345678901"];
 const ROUTING = "021000021";
+/** Debit cards a payee types for an instant deposit: paid, declined, no push route. */
+const INSTANT_CARDS = [
+  sandboxTestDetails.cardSucceeds,
+  sandboxTestDetails.cardSucceeds,
+  sandboxTestDetails.cardDeclined,
+  sandboxTestDetails.cardNotPushable,
+];
 const MINUTE = 60;
 const HOUR = 3_600;
 const DAY = 86_400;
@@ -283,11 +292,13 @@ export class Sim {
             "success+ach",
             "success+vcc",
             "fail+vcc",
+            "success+instant",
+            "fail+instant",
           ]);
           return {
             payeeUuid: `P${i}`,
             amountCents: this.#amount(),
-            allowedPaymentMethodIds: [1, 2, 3, 6, 7],
+            allowedPaymentMethodIds: [1, 2, 3, 4, 6, 7],
             permissionRequiredFrom: [],
             payee: { email: `${email}@sim.test`, first_name: `Payee ${i}` },
           };
@@ -343,7 +354,7 @@ export class Sim {
             {
               payeeExternalId: payeeId,
               amountCents,
-              modalities: ["ach", "check", "vcc", "venmo", "paypal"],
+              modalities: ["ach", "check", "vcc", "instant_deposit", "venmo", "paypal"],
               claimId: `CLM-${payeeId}`,
               metadata: {},
             },
@@ -374,6 +385,19 @@ export class Sim {
         if (this.prng.chance(0.15)) {
           d.push(this.#name(payout), "vcc");
           return await this.#choose(payout, "vcc", { email: "payee@sim.test" });
+        }
+        if (this.prng.chance(0.15)) {
+          // Typed at the Increase simulator's hosted card field: the portal gets its token.
+          const card = this.prng.pick(INSTANT_CARDS);
+          d.push(this.#name(payout), "instant", card);
+          const typed = await tokenizeSandboxCard(w.test, card, realNow);
+          if (!typed.ok) return `card refused ${typed.code}`;
+          return await this.#choose(payout, "instant_deposit", {
+            card_token_id: typed.tokenId,
+            card_last_four: typed.lastFour,
+            cardholder_name: "Sim Payee",
+            zip_code: "62701",
+          });
         }
         if (this.prng.chance(0.3)) {
           d.push(this.#name(payout), "check");
@@ -552,7 +576,7 @@ export class Sim {
 
   async #choose(
     payout: SimPayout,
-    method: "ach" | "check" | "vcc" | "paypal" | "venmo",
+    method: "ach" | "check" | "vcc" | "instant_deposit" | "paypal" | "venmo",
     form: Record<string, string>,
   ): Promise<string> {
     const w = this.world;
