@@ -1,6 +1,6 @@
 /**
  * A contract test server for PayPal's Payouts API: a local HTTP server (127.0.0.1, a free port)
- * that a test starts and closes, serving PayPal's documented endpoints as lib/paypal/payouts_api.ts
+ * that a test starts and closes (or, for the simulation, the same answered in process), serving PayPal's documented endpoints as lib/paypal/payouts_api.ts
  * implements them from PayPal's docs (the API the sandbox's PayPal simulator serves too), over a
  * book kept in memory that the test reads and scripts: an item's state, a 5xx, a call that never
  * answers, a batch taken before the answer is lost, and signed webhooks. Every item it takes
@@ -55,6 +55,16 @@ export class PaypalContractServer implements PayoutsBook {
   #sequence = 0;
   #server: Deno.HttpServer | null = null;
   baseUrl = "";
+
+  /** Answers the rail's calls in process (the rail's `paypalFetch`): no socket, nothing to close. */
+  readonly fetch: typeof fetch = (input, init) => this.#handle(new Request(input, init));
+
+  /** A server reached only through `fetch`, named by a loopback address it never listens on. */
+  static inProcess(): PaypalContractServer {
+    const server = new PaypalContractServer();
+    server.baseUrl = "http://127.0.0.1:9";
+    return server;
+  }
 
   static async start(): Promise<PaypalContractServer> {
     const server = new PaypalContractServer();

@@ -101,6 +101,7 @@ const cancelUnclaimed: Command = {
         secretBox: ctx.secretBox,
         runtime: payoutRuntime(environment, ctx.runtimeSettings),
         simulator: paypalSimulatorOf(environment, database),
+        paypalFetch: ctx.runtimeSettings.rails?.paypalFetch,
       },
       f.payout,
       now,

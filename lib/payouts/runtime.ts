@@ -55,6 +55,11 @@ export interface RailOptions {
   readonly checkTransport?: CheckTransport;
   /** How long a call to PayPal may take before it counts as unanswered (tests shorten it). */
   readonly paypalTimeoutMs?: number;
+  /**
+   * What carries the calls to the PayPal host a company's settings name: the network's fetch,
+   * unless the simulation answers them in process (its contract test server, with no socket).
+   */
+  readonly paypalFetch?: typeof fetch;
   /** How long a call to Lithic may take before it counts as unanswered (tests shorten it). */
   readonly lithicTimeoutMs?: number;
   /** How long a call to Lob may take before it counts as unanswered (tests shorten it). */

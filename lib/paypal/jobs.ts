@@ -83,6 +83,8 @@ export interface PaypalRailDeps {
   readonly batchEntriesMax?: number;
   /** The sandbox's PayPal, which pays a test company without PayPal settings; null in live. */
   readonly simulator: PaypalSimulator | null;
+  /** What carries calls to the host a company's settings name (the network's fetch by default). */
+  readonly paypalFetch?: typeof fetch;
 }
 
 /** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
@@ -93,12 +95,12 @@ export const PAYPAL_CALL_LEASE_MS = BATCH_TRANSMIT_LEASE_MS;
  * the sandbox's PayPal; null when neither (live without settings).
  */
 export async function paypalConnectionOf(
-  deps: Pick<PaypalRailDeps, "secretBox" | "simulator">,
+  deps: Pick<PaypalRailDeps, "secretBox" | "simulator" | "paypalFetch">,
   reader: SqlReader,
   companyId: string,
 ): Promise<PaypalConnection | null> {
   const settings = await readPaypalSettings(reader, deps.secretBox, companyId);
-  if (settings) return { settings, fetch: globalThis.fetch };
+  if (settings) return { settings, fetch: deps.paypalFetch ?? globalThis.fetch };
   return deps.simulator?.connectionFor(companyId) ?? null;
 }
 
@@ -108,7 +110,7 @@ export const noPaypalSettings = (companyId: string) =>
 
 /** The company's connection, which a poll or a notice of its items cannot go without. */
 async function connectionOrThrow(
-  deps: Pick<PaypalRailDeps, "secretBox" | "simulator">,
+  deps: Pick<PaypalRailDeps, "secretBox" | "simulator" | "paypalFetch">,
   reader: SqlReader,
   companyId: string,
 ): Promise<PaypalConnection> {

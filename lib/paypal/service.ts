@@ -62,6 +62,8 @@ export async function cancelUnclaimedItem(
     readonly timeoutMs?: number;
     /** The sandbox's PayPal, for a test company without settings; null in live. */
     readonly simulator: PaypalSimulator | null;
+    /** What carries calls to the host the company's settings name (the network's by default). */
+    readonly paypalFetch?: typeof fetch;
   },
   payoutId: string,
   now: number,
@@ -148,7 +150,12 @@ function resourceOf(eventType: string, resource: Record<string, unknown>): strin
  * notice is recorded, once per event id, and a job queued that asks PayPal for the item.
  */
 export async function receiveWebhook(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: {
+    readonly database: Database;
+    readonly secretBox: SecretBox;
+    /** What carries the verification call (the network's fetch by default). */
+    readonly paypalFetch?: typeof fetch;
+  },
   request: {
     readonly companyId: string;
     readonly headers: WebhookHeaders;
@@ -181,7 +188,7 @@ export async function receiveWebhook(
   }
   let verified: boolean;
   try {
-    verified = await new PaypalClient({ settings, fetch: globalThis.fetch })
+    verified = await new PaypalClient({ settings, fetch: deps.paypalFetch ?? globalThis.fetch })
       .verifyWebhook(request.headers, json);
   } catch (error) {
     // PayPal retries an unanswered webhook; nothing was written.

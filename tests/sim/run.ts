@@ -761,7 +761,11 @@ export class Sim {
     const w = this.world;
     const eventType = `PAYMENT.PAYOUTS-ITEM.${PAYPAL_EVENTS[item.transaction_status]}`;
     const { body, headers } = this.paypal.server.signedItemWebhook(eventType, item);
-    const received = await receiveWebhook({ database: w.test, secretBox: testSecretBox }, {
+    const received = await receiveWebhook({
+      database: w.test,
+      secretBox: testSecretBox,
+      paypalFetch: this.paypal.server.fetch,
+    }, {
       companyId: w.ids.companyId,
       headers: {
         authAlgo: headers["PAYPAL-AUTH-ALGO"],

@@ -90,7 +90,7 @@ async function tempRoot(): Promise<string | undefined> {
  */
 export async function createTemplate(): Promise<Template> {
   const dir = await Deno.makeTempDir({ prefix: "sim-template-", dir: await tempRoot() });
-  const paypal = await PaypalContractServer.start();
+  const paypal = PaypalContractServer.inProcess();
   const databases: Databases = { test: await openAt(dir, "test"), live: await openAt(dir, "live") };
   const unwrap = <T>(result: { ok: true; value: T } | { ok: false; message: string }): T => {
     if (!result.ok) throw new Error(`simulation template: ${result.message}`);
@@ -217,10 +217,17 @@ export class World {
     readonly ids: TemplateIds,
     readonly bank: SimAchBank,
     readonly checkBank: SimCheckBank,
+    paypal: PaypalContractServer,
   ) {
     this.settings = {
       ...SIM_SETTINGS,
-      rails: { achTransport: bank, checkTransport: checkBank, paypalTimeoutMs: 5_000 },
+      rails: {
+        achTransport: bank,
+        checkTransport: checkBank,
+        paypalTimeoutMs: 5_000,
+        // PayPal's contract server answers in process: the simulation opens no socket.
+        paypalFetch: paypal.fetch,
+      },
       // The sandbox's Lithic dates its cards and its payees' purchases on this world's clock.
       clock: this.clock,
     };
@@ -236,7 +243,7 @@ export class World {
     for (const environment of ["test", "live"]) {
       await Deno.copyFile(`${template.dir}/${environment}.db`, `${dir}/${environment}.db`);
     }
-    const world = new World(dir, template, bank, checkBank);
+    const world = new World(dir, template, bank, checkBank, template.paypal);
     await world.#start();
     return world;
   }
