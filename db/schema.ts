@@ -312,6 +312,10 @@ export const ledgerTransactions = sqliteTable("ledger_transactions", {
   index("ledger_transactions_payout").on(t.payoutId),
   // Whether an ACH funding's debit was counted as sent is read when its file goes.
   index("ledger_transactions_funding").on(t.fundingId),
+  // Unclaimed property lists a company's late returns: money of completed payouts still owed.
+  index("ledger_transactions_late_return").on(t.companyId).where(
+    sql`${t.kind} = 'payout.late_return'`,
+  ),
 ]);
 
 export const ledgerEntries = sqliteTable("ledger_entries", {

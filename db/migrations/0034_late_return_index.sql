@@ -1,0 +1,1 @@
+CREATE INDEX `ledger_transactions_late_return` ON `ledger_transactions` (`company_id`) WHERE "ledger_transactions"."kind" = 'payout.late_return';
