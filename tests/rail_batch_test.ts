@@ -9,7 +9,7 @@ import { verifyLedger } from "../lib/ledger/reports.ts";
 import { settleRailBatchEntry } from "../lib/payouts/jobs.ts";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
-import { MONEY_SETTINGS, type MoneyFixture } from "./money_core_helpers.ts";
+import { MONEY_SETTINGS } from "./money_core_helpers.ts";
 import {
   batches,
   chooseAch,

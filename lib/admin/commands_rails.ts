@@ -4,7 +4,6 @@
  * transmitted payout (`payouts:recall`). Each takes --environment (live by default) and names the
  * environment it acted on.
  */
-import type { Environment } from "../platform/config.ts";
 import { formatDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { requestApproval } from "../operators/approvals.ts";
@@ -26,7 +25,6 @@ import {
   exceptionNotFound as sharedExceptionNotFound,
   exceptionReach,
   exceptionStatusFlag,
-  type Flags,
   listedCompanies,
   objectReach,
   optionalTinReach,

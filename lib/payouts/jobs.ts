@@ -13,7 +13,6 @@ import {
   type RailDirectory,
   type RailRefusal,
   type RailSubmission,
-  type SandboxScenario,
   submissionReference,
 } from "../rails/seam.ts";
 import {

@@ -147,7 +147,7 @@ function FactList(props: { term: string; items: readonly Child[] }) {
       <dd>
         {props.items.length === 0
           ? "none"
-          : <ul class="tight-list">{props.items.map((item) => <li>{item}</li>)}</ul>}
+          : <ul class="tight-list">{props.items.map((item) => <li key={item}>{item}</li>)}</ul>}
       </dd>
     </>
   );

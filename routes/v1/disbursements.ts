@@ -5,8 +5,8 @@ import {
   createV1Disbursement,
   findV1Disbursement,
   listLineDisbursements,
+  type V1Disbursement,
 } from "../../lib/disbursements/service.ts";
-import type { V1Disbursement } from "../../lib/disbursements/v1_store.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { errorResponse, refusalError } from "../errors.ts";
 import { refusalOutcome, respondIdempotently } from "../idempotency.ts";
