@@ -4,7 +4,8 @@
  * card token; the payee then gives the name and ZIP on the card), and in real Chromium against the
  * contract server's hosted page (nothing the portal's origin sent or received holds the number).
  * Test environment, a company with Increase settings pointing at the contract server; without
- * them, the Increase simulator's routing lookup refuses the sandbox's unreachable bank.
+ * them, the Increase simulator's hosted card field takes the card (in Chromium too) and its
+ * routing lookup refuses the sandbox's unreachable bank.
  */
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -157,6 +158,69 @@ Deno.test({
     } finally {
       await server.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "browser, sandbox without Increase settings: the payee types a test card in Chromium at the Increase simulator's hosted card field; no request to or answer from the portal holds the number; the push completes",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const port = freePort();
+    const card = "4000056655665556";
+    await withHttpFixture(async (f) => {
+      const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
+      const portal = new PortalBrowser(f);
+      await verify(portal, linkPath, email);
+      const http = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, f.app.fetch);
+      const origin = `http://127.0.0.1:${port}`;
+      const chrome = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+      });
+      try {
+        const context = await chrome.newContext();
+        await context.addCookies(
+          portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
+        );
+        const page = await context.newPage();
+        const portalTraffic: string[] = [];
+        page.on("request", (request) => {
+          if (request.url().startsWith(`${origin}/portal/`)) {
+            portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
+          }
+        });
+        page.on("response", async (response) => {
+          if (response.url().startsWith(`${origin}/portal/`)) {
+            portalTraffic.push(await response.text().catch(() => ""));
+          }
+        });
+        await page.goto(`${origin}${linkPath}/method?method=instant_deposit`);
+        await page.getByRole("link", { name: "Enter your debit card securely" }).click();
+        await page.waitForURL(`${origin}/sandbox/increase/card**`);
+        await page.getByLabel("Card number").fill(card);
+        await page.getByRole("button", { name: "Save card" }).click();
+        await page.waitForURL(`${origin}${linkPath}/card/return**`);
+        await page.getByLabel("Name on the card").fill("Pat Doe");
+        await page.getByLabel("ZIP code").fill("73301");
+        await page.getByRole("button", { name: /Confirm/ }).click();
+        await page.waitForURL(`${origin}${linkPath}?confirmed=1`);
+        assert.ok(portalTraffic.length > 0);
+        for (const seen of portalTraffic) {
+          assert.ok(!seen.includes(card), "the portal saw the card number");
+        }
+        await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 5 });
+        const [stored] = (await f.deps.databases.test.readClient.execute(
+          "SELECT status, method_details FROM payouts",
+        )).rows;
+        assert.equal(stored.status, "completed");
+        assert.equal(JSON.parse(String(stored.method_details)).last_four, "5556");
+      } finally {
+        await chrome.close();
+        await http.shutdown();
+      }
+    }, { SANDBOX_INBOX: "1", BASE_URL: `http://127.0.0.1:${port}` });
   },
 });
 
