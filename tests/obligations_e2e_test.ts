@@ -12,7 +12,7 @@ import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { withTempDir } from "./helpers.ts";
 import { api, payee } from "./api_helpers.ts";
 import { v1 } from "./portal_helpers.ts";
-import { readNaupaStrictly } from "./naupa_reader.ts";
+import { reportAndRemit } from "./obligations_helpers.ts";
 import { consoleAs, lineBalances, textOf } from "./console_helpers.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { liveCheckAccountJson } from "./checks_helpers.ts";
@@ -187,29 +187,13 @@ Deno.test("sandbox, end to end: deadline, fallback check, stale, due diligence, 
 
     // The report of Illinois: both, read back strictly; then the remittance.
     const before = await lineBalances(f, f.cast.acme.autoLineId);
-    await withTempDir(async (dir) => {
-      const out = `${dir}/il-2026.txt`;
-      const reported = await call("unclaimed:report", {
-        tin,
-        environment: "test",
-        state: "IL",
-        "report-year": "2026",
-        out,
-      });
-      assert.equal(reported.status, 200, JSON.stringify(reported.body));
-      const read = readNaupaStrictly(await Deno.readTextFile(out));
-      assert.deepEqual(
-        read.properties.map((p) => [p.accountNumber, p.ownerState, p.amountCents]).sort(),
-        [[payoutId, "IL", 12_000], [returnedId, "IL", 8_000]].sort(),
-      );
-      assert.equal(read.totals.reportedCents, 20_000);
-      const remitted = await call("unclaimed:remit", {
-        report: reported.body.result.report_id,
-        environment: "test",
-      });
-      assert.equal(remitted.status, 200, JSON.stringify(remitted.body));
-      assert.deepEqual([remitted.body.result.escheated, remitted.body.result.amount], [2, 200]);
-    });
+    const { read, remitted } = await reportAndRemit(call, tin, "IL");
+    assert.deepEqual(
+      read.properties.map((p) => [p.accountNumber, p.ownerState, p.amountCents]).sort(),
+      [[payoutId, "IL", 12_000], [returnedId, "IL", 8_000]].sort(),
+    );
+    assert.equal(read.totals.reportedCents, 20_000);
+    assert.deepEqual([remitted.escheated, remitted.amount], [2, 200]);
 
     // The ledger: the offer's hold out of reserved, the late return out of available.
     const after = await lineBalances(f, f.cast.acme.autoLineId);

@@ -1,6 +1,13 @@
-/** Shared fixtures of the obligations tests: a company's settings, and a payout nobody chooses. */
+/**
+ * Shared fixtures of the obligations tests: a company's settings, a payout nobody chooses, and a
+ * state's report written and remitted through the admin commands.
+ */
+import assert from "node:assert/strict";
 import { createDisbursement } from "../lib/payouts/store.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
+import type { adminCall } from "./operator_helpers.ts";
+import { withTempDir } from "./helpers.ts";
+import { readNaupaStrictly, type ReadReport } from "./naupa_reader.ts";
 
 /** The payee's address on file (Illinois). */
 export const ADDRESS = {
@@ -63,4 +70,28 @@ export async function owe(
   if (!created.ok) throw new Error(created.message);
   await m.settle();
   return created.value.payouts[0].id;
+}
+
+/**
+ * `unclaimed:report` of one state for 2026 in test, its file read back strictly, then
+ * `unclaimed:remit` of it; answers the file as read and the remittance's result.
+ */
+export async function reportAndRemit(
+  call: ReturnType<typeof adminCall>,
+  tin: string,
+  state: string,
+): Promise<{ read: ReadReport; remitted: Record<string, unknown> }> {
+  return await withTempDir(async (dir) => {
+    const out = `${dir}/${state}-2026.txt`;
+    const flags = { tin, environment: "test", state, "report-year": "2026", out };
+    const reported = await call("unclaimed:report", flags);
+    assert.equal(reported.status, 200, JSON.stringify(reported.body));
+    const read = readNaupaStrictly(await Deno.readTextFile(out));
+    const remitted = await call("unclaimed:remit", {
+      report: reported.body.result.report_id,
+      environment: "test",
+    });
+    assert.equal(remitted.status, 200, JSON.stringify(remitted.body));
+    return { read, remitted: remitted.body.result };
+  });
 }

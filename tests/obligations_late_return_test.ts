@@ -13,12 +13,10 @@ import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { api, payee } from "./api_helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
-import { withTempDir } from "./helpers.ts";
 import { lastMessage, pathOf, PortalBrowser, verify } from "./portal_helpers.ts";
-import { readNaupaStrictly } from "./naupa_reader.ts";
 import { consoleAs, lineBalances, textOf } from "./console_helpers.ts";
 import { DAY_SECONDS, openMoneyFixture } from "./money_core_helpers.ts";
-import { configure, owe } from "./obligations_helpers.ts";
+import { configure, owe, reportAndRemit } from "./obligations_helpers.ts";
 
 const ADDRESS = { address_one: "12 Elm Street", city: "Austin", state: "TX", zip_code: "73301" };
 
@@ -97,28 +95,12 @@ Deno.test("test: a PayPal refund after completion is owed from the return, liste
 
     const notice = await lastMessage(f, "success+paypal@example.test", /go to the state/);
     const before = await lineBalances(f, f.cast.acme.autoLineId);
-    await withTempDir(async (dir) => {
-      const out = `${dir}/tx.txt`;
-      const reported = await call("unclaimed:report", {
-        tin: f.cast.acme.tin,
-        environment: "test",
-        state: "TX",
-        "report-year": "2026",
-        out,
-      });
-      assert.equal(reported.status, 200, JSON.stringify(reported.body));
-      const read = readNaupaStrictly(await Deno.readTextFile(out));
-      assert.deepEqual(read.properties.map((p) => [p.accountNumber, p.amountCents]), [[
-        payoutId,
-        25_000,
-      ]]);
-      const remitted = await call("unclaimed:remit", {
-        report: reported.body.result.report_id,
-        environment: "test",
-      });
-      assert.equal(remitted.status, 200, JSON.stringify(remitted.body));
-      assert.deepEqual([remitted.body.result.escheated, remitted.body.result.amount], [1, 250]);
-    });
+    const { read, remitted } = await reportAndRemit(call, f.cast.acme.tin, "TX");
+    assert.deepEqual(read.properties.map((p) => [p.accountNumber, p.amountCents]), [[
+      payoutId,
+      25_000,
+    ]]);
+    assert.deepEqual([remitted.escheated, remitted.amount], [1, 250]);
     const after = await lineBalances(f, f.cast.acme.autoLineId);
     assert.deepEqual(
       [after.available, after.unclaimed_remitted],
