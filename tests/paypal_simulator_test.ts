@@ -52,6 +52,40 @@ const simulated = (m: MoneyFixture) =>
      FROM sandbox_paypal_items ORDER BY rowid`,
   );
 
+/**
+ * The batch of an interrupted transmission, started over 30 days ago (PayPal may have forgotten
+ * its sender_batch_id), once the interrupted claim lapsed and its job ran again: in doubt.
+ */
+async function inDoubt(m: MoneyFixture, clock: FakeClock): Promise<Record<string, unknown>> {
+  await m.database.writer.write((tx) =>
+    tx.execute({
+      sql: "UPDATE rail_batches SET created_at = created_at - ?",
+      args: [31 * DAY_S * 1000],
+    })
+  );
+  clock.set(START + BATCH_TRANSMIT_LEASE_MS + 1);
+  await capturingLogs(() => m.advance(10 * 60));
+  const [batch] = await rows(m, "SELECT id, status FROM rail_batches");
+  assert.equal(batch.status, "in_doubt");
+  return batch;
+}
+
+/** `rails:resolve --environment test --file <batchId> --as <as>`, as an operator runs it. */
+const resolveInTest = (m: MoneyFixture, batchId: string, as: "transmitted" | "not_received") =>
+  resolveBatch(
+    batchServiceDeps({
+      environment: "test",
+      database: m.database,
+      liveDatabase: m.database,
+      secretBox: testSecretBox,
+      runtimeSettings: MONEY_SETTINGS,
+    }),
+    { operator: null, origin: "cli" },
+    batchId,
+    as,
+    m.now(),
+  );
+
 Deno.test("success+venmo without PayPal settings: queued, sent in the PayPal batch of the next cutoff to the sandbox's PayPal, completed at the batch's first poll a minute later", async () => {
   await withSandbox(async (m) => {
     // Off the five-minute mark: the payout waits for the cutoff at START + 5 min.
@@ -286,29 +320,8 @@ Deno.test("operators act on the sandbox's PayPal batches as on PayPal's: one who
     };
     await capturingLogs(() => assert.rejects(m.settle(), /the process stopped/));
     writer.write = write;
-    await m.database.writer.write((tx) =>
-      tx.execute({
-        sql: "UPDATE rail_batches SET created_at = created_at - ?",
-        args: [31 * DAY_S * 1000],
-      })
-    );
-    clock.set(START + BATCH_TRANSMIT_LEASE_MS + 1);
-    await capturingLogs(() => m.advance(10));
-    const [batch] = await rows(m, "SELECT id, status FROM rail_batches");
-    assert.equal(batch.status, "in_doubt");
-    const resolved = await resolveBatch(
-      batchServiceDeps({
-        environment: "test",
-        database: m.database,
-        liveDatabase: m.database,
-        secretBox: testSecretBox,
-        runtimeSettings: MONEY_SETTINGS,
-      }),
-      { operator: null, origin: "cli" },
-      String(batch.id),
-      "transmitted",
-      m.now(),
-    );
+    const batch = await inDoubt(m, clock);
+    const resolved = await resolveInTest(m, String(batch.id), "transmitted");
     assert.deepEqual(resolved, {
       ok: true,
       value: { batchId: batch.id, status: "transmitted", approvalId: null },
@@ -320,6 +333,39 @@ Deno.test("operators act on the sandbox's PayPal batches as on PayPal's: one who
     assert.deepEqual(
       await rows(m, "SELECT action FROM audit_log WHERE object_id = ?", String(batch.id)),
       [{ action: "paypal:resolve" }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("rails:resolve --as not_received in test voids a sandbox PayPal batch the simulator never took and queues its item again: the next cutoff's batch takes it under a new reference, paid once", async () => {
+  await withSandbox(async (m, clock) => {
+    const payoutId = await payoutOf(m, "success+paypal@example.test", 7_000);
+    const writer = m.database.writer;
+    const write = writer.write.bind(writer);
+    // The simulator's own unit fails (its side went down): the call is unanswered, nothing taken.
+    writer.write = async <T>(unit: Parameters<typeof write<T>>[0]): Promise<T> => {
+      if (String(unit).includes("INSERT INTO sandbox_paypal_batches")) {
+        throw new Error("the sandbox's PayPal is down");
+      }
+      return await write(unit);
+    };
+    await capturingLogs(() => m.settle());
+    writer.write = write;
+    assert.deepEqual(await simulated(m), []);
+    const batch = await inDoubt(m, clock);
+    const resolved = await resolveInTest(m, String(batch.id), "not_received");
+    assert.deepEqual(resolved, {
+      ok: true,
+      value: { batchId: batch.id, status: "voided", approvalId: null },
+    });
+    await m.advance(6 * 60);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    const batches = await rows(m, "SELECT id, status FROM rail_batches ORDER BY rowid");
+    assert.deepEqual(batches.map((b) => b.status), ["voided", "transmitted"]);
+    assert.deepEqual(
+      (await simulated(m)).map((item) => [item.payout_batch_id, item.sender_item_id]),
+      [[batches[1].id, `${payoutId}-2`]],
     );
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
