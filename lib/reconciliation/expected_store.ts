@@ -11,22 +11,20 @@ import {
   type BankSettings,
   providersSettlingFrom,
   type SettlementProvider,
+  type statementAccountsOf,
 } from "../ach/bank_settings.ts";
 import { bankTime } from "../ach/cutoffs.ts";
 import type { ExpectedMove } from "./matching.ts";
 
 /** A statement account as the settings name it, with what it is to the company. */
-export interface StatementAccount {
-  readonly accountNumber: string;
-  readonly role: "settlement" | "check" | "settlement_check" | "other";
-}
+export type CoveredAccount = ReturnType<typeof statementAccountsOf>[number];
 
 /** Everything the service expects `account` to show on `date`. */
 export async function expectedMovesOf(
   reader: SqlReader,
   companyId: string,
   settings: BankSettings,
-  account: StatementAccount,
+  account: CoveredAccount,
   date: string,
 ): Promise<ExpectedMove[]> {
   const moves: ExpectedMove[] = [];
