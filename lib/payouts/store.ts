@@ -644,6 +644,56 @@ export interface NewDisbursement {
   readonly payouts: readonly NewPayout[];
 }
 
+/** The columns a create writes of a new payout. */
+const NEW_PAYOUT_COLUMNS = [
+  "id",
+  "disbursement_id",
+  "company_id",
+  "line_id",
+  "payee_uuid",
+  "payee_id",
+  "payee_type_id",
+  "first_name",
+  "last_name",
+  "email",
+  "phone",
+  "address_one",
+  "address_two",
+  "city",
+  "state",
+  "zip_code",
+  "delivery_options",
+  "allowed_payment_method_ids",
+  "permission_required_from",
+  "field_values",
+  "payment_method_settings",
+  "custom_document_uuids",
+  "amount_cents",
+  "held_cents",
+  "status",
+  "pay_by",
+  "created_at",
+  "updated_at",
+] as const;
+type NewPayoutColumn = typeof NEW_PAYOUT_COLUMNS[number];
+
+const INSERT_PAYOUT = `INSERT INTO payouts (${NEW_PAYOUT_COLUMNS.join(", ")})
+  VALUES (${NEW_PAYOUT_COLUMNS.map(() => "?").join(", ")})`;
+
+/** The defaults of the columns a payout's row is read by (toPayout) that a create leaves out. */
+const NEW_PAYOUT_DEFAULTS = {
+  payor_fee_cents: 0,
+  payee_fee_cents: 0,
+  service_fee_cents: 0,
+  payment_method_id: null,
+  method_details: null,
+  retry_count: 0,
+  submission_count: 0,
+  failure_reason: null,
+  fell_back_at: null,
+  offer_expired_at: null,
+};
+
 /** What a create reads before it writes: the company's fees, the line's accounts, its deadlines. */
 export type CreateReads = readonly [FeeSchedule, LineAccounts, DeadlineSettings];
 
@@ -772,45 +822,43 @@ export async function createDisbursement<R = undefined>(
     const payoutId = newId("po");
     const payee = spec.payee ?? {};
     const status: PayoutStatus = waits ? "pending_funds" : "created";
+    // The row as inserted, by column: the payout is mapped from it (with the columns' defaults)
+    // instead of being read back, which cost each create a statement.
+    const row: Record<NewPayoutColumn, string | number | null> = {
+      id: payoutId,
+      disbursement_id: disbursementId,
+      company_id: input.companyId,
+      line_id: input.lineId,
+      payee_uuid: spec.payeeUuid,
+      payee_id: spec.payeeId ?? null,
+      payee_type_id: payee.payee_type_id ?? null,
+      first_name: payee.first_name ?? null,
+      last_name: payee.last_name ?? null,
+      email: payee.email ?? null,
+      phone: payee.phone ?? null,
+      address_one: payee.address_one ?? null,
+      address_two: payee.address_two ?? null,
+      city: payee.city ?? null,
+      state: payee.state ?? null,
+      zip_code: payee.zip_code ?? null,
+      delivery_options: JSON.stringify(spec.deliveryOptions ?? { email: true, sms: false }),
+      allowed_payment_method_ids: JSON.stringify(spec.allowedPaymentMethodIds),
+      permission_required_from: JSON.stringify(spec.permissionRequiredFrom ?? []),
+      field_values: JSON.stringify(spec.fieldValues ?? []),
+      payment_method_settings: JSON.stringify(spec.paymentMethodSettings ?? {}),
+      custom_document_uuids: JSON.stringify(spec.customDocumentUuids ?? []),
+      amount_cents: spec.amountCents,
+      held_cents: waits ? 0 : holds[index],
+      status,
+      pay_by: payBy,
+      created_at: now,
+      updated_at: now,
+    };
     tx.defer({
-      sql:
-        `INSERT INTO payouts (id, disbursement_id, company_id, line_id, payee_uuid, payee_id, payee_type_id,
-              first_name, last_name, email, phone, address_one, address_two, city, state, zip_code,
-              delivery_options, allowed_payment_method_ids, permission_required_from, field_values,
-              payment_method_settings, custom_document_uuids, amount_cents, held_cents, status, pay_by,
-              created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [
-        payoutId,
-        disbursementId,
-        input.companyId,
-        input.lineId,
-        spec.payeeUuid,
-        spec.payeeId ?? null,
-        payee.payee_type_id ?? null,
-        payee.first_name ?? null,
-        payee.last_name ?? null,
-        payee.email ?? null,
-        payee.phone ?? null,
-        payee.address_one ?? null,
-        payee.address_two ?? null,
-        payee.city ?? null,
-        payee.state ?? null,
-        payee.zip_code ?? null,
-        JSON.stringify(spec.deliveryOptions ?? { email: true, sms: false }),
-        JSON.stringify(spec.allowedPaymentMethodIds),
-        JSON.stringify(spec.permissionRequiredFrom ?? []),
-        JSON.stringify(spec.fieldValues ?? []),
-        JSON.stringify(spec.paymentMethodSettings ?? {}),
-        JSON.stringify(spec.customDocumentUuids ?? []),
-        spec.amountCents,
-        waits ? 0 : holds[index],
-        status,
-        payBy,
-        now,
-        now,
-      ],
+      sql: INSERT_PAYOUT,
+      args: NEW_PAYOUT_COLUMNS.map((column) => row[column]),
     });
+    const written = toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row });
     if ((spec.customDocumentUuids ?? []).length > 0) {
       // A one-time document is this payee's from now on, signed or not: no later payee gets it.
       tx.defer({
@@ -838,10 +886,8 @@ export async function createDisbursement<R = undefined>(
     recordTransition(tx, payoutId, null, status, null, now);
     const readBackNow = options.readBack !== undefined && index === input.payouts.length - 1 &&
       !input.payouts.some((p) => (p.permissionRequiredFrom ?? []).length > 0);
-    // The payout as written, and what its event is written from (with the company's approval
-    // rules, once), in one round trip.
-    const [written, context, read, companyRules] = await Promise.all([
-      loadPayout(tx, payoutId),
+    // What its event is written from (with the company's approval rules, once), in one round trip.
+    const [context, read, companyRules] = await Promise.all([
       readEventContext(tx, {
         payoutId,
         disbursementId,
@@ -853,7 +899,7 @@ export async function createDisbursement<R = undefined>(
     ]);
     if (readBackNow) readBack = read;
     rules = companyRules ?? rules;
-    const payout = written!;
+    const payout = written;
     await writeEvents(tx, payout, ["created"], null, now, holdTransactionId, context);
     const after = waits ? payout : await afterCreated(tx, payout, rules, now);
     // The read-back rode with the event's reads; a payout a rule held since is read again.

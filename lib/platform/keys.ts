@@ -108,5 +108,30 @@ function base62Time(ms: number): string {
  * page per row.
  */
 export function newId(prefix: string): string {
-  return `${prefix}_${base62Time(Date.now())}${randomBase62(14)}`;
+  return `${prefix}_${base62Time(Date.now())}${idRandom(ID_RANDOM_LENGTH)}`;
+}
+
+const ID_RANDOM_LENGTH = 14;
+
+/**
+ * Random bytes for ids, drawn 4 KiB at a time and each used once: a `getRandomValues` call per id
+ * cost about 1 µs of the 1.3 µs an id took, and a create makes about ten ids. Secrets draw their
+ * own bytes (randomBase62), so none of theirs waits in memory.
+ */
+const idBytes = new Uint8Array(4096);
+let idByteAt = idBytes.length;
+
+/** Random base62 text for an id, from idBytes, without modulo bias. */
+function idRandom(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    if (idByteAt === idBytes.length) {
+      crypto.getRandomValues(idBytes);
+      idByteAt = 0;
+    }
+    const byte = idBytes[idByteAt++];
+    // 248 = 4 * 62: bytes above it would favour the first characters.
+    if (byte < 248) out += BASE62[byte % 62];
+  }
+  return out;
 }
