@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { MONEY_SETTINGS, openMoneyFixture, START } from "./money_core_helpers.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
+import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
+import { v1 } from "./portal_helpers.ts";
 import { capturingLogs, rows, statusOf } from "./paypal_helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { batchServiceDeps, paypalSimulatorOf } from "../lib/payouts/runtime.ts";
@@ -368,5 +370,76 @@ Deno.test("rails:resolve --as not_received in test voids a sandbox PayPal batch 
       [[batches[1].id, `${payoutId}-2`]],
     );
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("/v1, the sandbox's PayPal on the sandbox clock: payees success+paypal and fail+venmo chosen at 15:01 go in the 15:05 PayPal batch and settle at its first poll at 15:06, as their disbursements' timelines show", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000_00);
+    const advance = async (seconds: number) =>
+      await (await v1(f, "POST", "/v1/sandbox/clock/advance", { seconds })).body?.cancel();
+    // Off the five-minute mark (15:01): the payouts wait for the 15:05 cutoff.
+    await advance(60);
+    const ids: Record<string, string> = {};
+    for (const [payee, modality] of [["success+paypal", "paypal"], ["fail+venmo", "venmo"]]) {
+      assert.equal(
+        (await v1(f, "POST", "/v1/payees", {
+          id: payee,
+          first_name: "Pat",
+          last_name: "Doe",
+          email: "pat@example.test",
+        })).status,
+        201,
+      );
+      const created = await v1(f, "POST", "/v1/disbursements", {
+        amount: 75,
+        claim_id: `CLM-${modality}`,
+        payee: { id: payee },
+        modalities: [modality],
+      });
+      assert.equal(created.status, 201);
+      ids[payee] = (await created.json() as { id: string }).id;
+    }
+    const read = async (payee: string) =>
+      await (await v1(f, "GET", `/v1/disbursements/${ids[payee]}`)).json() as {
+        status: string;
+        timeline: { status: string; at: string; detail?: string }[];
+      };
+    const statuses =
+      async () => [(await read("success+paypal")).status, (await read("fail+venmo")).status];
+    await advance(1);
+    assert.deepEqual(await statuses(), ["modality_selected", "modality_selected"]);
+    await advance(4 * 60 - 1);
+    assert.deepEqual(await statuses(), ["funds_sent", "funds_sent"]);
+    await advance(59);
+    assert.deepEqual(await statuses(), ["funds_sent", "funds_sent"]);
+    await advance(1);
+    const at = (time: string) => `2026-01-05T${time}.000Z`;
+    // The submission's reference (the payout's id and number) names the PayPal item.
+    const shown = async (payee: string) =>
+      (await read(payee)).timeline.map((step) =>
+        step.status === "funds_sent" && /^po_[0-9A-Za-z]+-1$/.test(step.detail ?? "")
+          ? { ...step, detail: "po_…-1" }
+          : step
+      );
+    const chosen = (modality: string) => [
+      { status: "created", at: at("15:01:00") },
+      { status: "modality_offered", at: at("15:01:00") },
+      { status: "modality_selected", at: at("15:01:00"), detail: modality },
+      { status: "funds_sent", at: at("15:05:00"), detail: "po_…-1" },
+    ];
+    assert.deepEqual(await shown("success+paypal"), [
+      ...chosen("paypal"),
+      { status: "completed", at: at("15:06:00") },
+    ]);
+    assert.deepEqual(await shown("fail+venmo"), [
+      ...chosen("venmo"),
+      { status: "failed", at: at("15:06:00"), detail: "RECEIVER_UNREGISTERED" },
+      {
+        status: "modality_offered",
+        at: at("15:06:00"),
+        detail: "re-offered after RECEIVER_UNREGISTERED",
+      },
+    ]);
   });
 });
