@@ -8,6 +8,7 @@
  */
 import { getTableColumns, getTableName } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { InStatement, InValue } from "@libsql/client";
 
 const MISMATCH: unique symbol = Symbol("column value of the wrong type");
 type Mismatch = typeof MISMATCH;
@@ -259,4 +260,34 @@ export function rowMapper<S extends Record<string, ColumnReader<unknown>>>(
     refuse,
   ) as (row: Readonly<Record<string, unknown>>) => MappedRow<S>;
   return Object.assign(map, { columns: names });
+}
+
+/** Parameters one statement binds at most (SQLite's limit is 32,766). */
+const STATEMENT_PARAMETERS_MAX = 32_000;
+
+/** `(?, ?, …)` for each of `count` rows of `width` values. */
+export const valuesPlaceholders = (width: number, count: number): string =>
+  Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ");
+
+/**
+ * The statements that write `rows` (each of the same width) as `head` (an INSERT naming its
+ * columns) followed by `VALUES`: one statement per page of rows, as many rows as the parameter
+ * limit allows, rather than one per row.
+ */
+export function multiRowInserts(
+  head: string,
+  rows: readonly (readonly InValue[])[],
+): InStatement[] {
+  if (rows.length === 0) return [];
+  const width = rows[0].length;
+  const perStatement = Math.max(1, Math.floor(STATEMENT_PARAMETERS_MAX / width));
+  const statements: InStatement[] = [];
+  for (let at = 0; at < rows.length; at += perStatement) {
+    const page = rows.slice(at, at + perStatement);
+    statements.push({
+      sql: `${head} VALUES ${valuesPlaceholders(width, page.length)}`,
+      args: page.flat(),
+    });
+  }
+  return statements;
 }

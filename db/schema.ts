@@ -507,6 +507,9 @@ export const scheduledJobs = sqliteTable("scheduled_jobs", {
 }, (t) => [
   index("scheduled_jobs_due").on(t.doneAt, t.dueAt),
   index("scheduled_jobs_company_due").on(t.companyId, t.doneAt, t.dueAt),
+  // A subject's open job is looked up by kind (a file's statements planned once, a payout's
+  // submission being called): a company's done jobs, tens of thousands after a large day, are not read.
+  index("scheduled_jobs_subject").on(t.subjectId, t.kind),
 ]);
 
 /** Notification outbox; in the sandbox it is also the inbox shown at /sandbox/inbox. */
@@ -649,7 +652,9 @@ export const railBatchEntries = sqliteTable("rail_batch_entries", {
   // A cutoff takes its queue a page at a time, oldest first (created_at, then rowid: the order
   // entries were queued in, which an index keeps after its columns): no sort.
   index("rail_batch_entries_queue").on(t.companyId, t.rail, t.batchId, t.status, t.createdAt),
-  index("rail_batch_entries_batch").on(t.batchId),
+  // A transmitted batch sends its entries a page at a time in file order (created_at, id): each
+  // page reads its first entries still batched without sorting the whole batch.
+  index("rail_batch_entries_batch").on(t.batchId, t.status, t.createdAt, t.id),
   index("rail_batch_entries_funding").on(t.fundingId),
   check(
     "rail_batch_entries_subject",

@@ -109,3 +109,83 @@ Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per u
     assert.equal(after.in_transit, before.in_transit + Number(held));
   });
 });
+
+Deno.test("a page of a transmitted file is sent set-based: each payout its own send posting, timeline row and event; one submitted again meanwhile is left out and logged", async () => {
+  await withScriptedBank(async ({ m, bank }) => {
+    await m.fund(100_000_000);
+    const ids = await chooseAch(m, [1_000, 2_000, 3_000]);
+    const before = await m.balances();
+    const held = new Map(
+      (await rows(m, "SELECT id, held_cents FROM payouts")).map((
+        r,
+      ) => [r.id, Number(r.held_cents)]),
+    );
+    // While the bank takes the file, the second payout is submitted again (its reference moves on).
+    bank.afterUpload = () => {
+      void m.database.writer.write((tx) =>
+        tx.execute({
+          sql: "UPDATE payouts SET submission_count = submission_count + 1 WHERE id = ?",
+          args: [ids[1]],
+        })
+      );
+    };
+    const logged: string[] = [];
+    const original = console.error;
+    console.error = (line: string) => logged.push(line);
+    try {
+      await m.advance(30 * MINUTE_SECONDS);
+    } finally {
+      console.error = original;
+    }
+    assert.deepEqual(await statuses(m, ids), ["funds_sent", "modality_selected", "funds_sent"]);
+    assert.deepEqual(
+      await rows(m, "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status"),
+      [{ status: "sent", n: 3 }],
+    );
+    const sentCents = held.get(ids[0])! + held.get(ids[2])!;
+    const after = await m.balances();
+    assert.equal(after.reserved, before.reserved - sentCents);
+    assert.equal(after.in_transit, before.in_transit + sentCents);
+    // One posting per payout sent, each moving exactly its hold.
+    const postings = await rows(
+      m,
+      `SELECT t.id, t.payout_id, e.amount_cents FROM ledger_transactions t
+         JOIN ledger_entries e ON e.transaction_id = t.id AND e.amount_cents > 0
+        WHERE t.kind = 'payout.send' ORDER BY t.payout_id`,
+    );
+    assert.deepEqual(
+      postings.map((p) => [p.payout_id, p.amount_cents]),
+      [[ids[0], held.get(ids[0])], [ids[2], held.get(ids[2])]].sort(),
+    );
+    assert.deepEqual(
+      await rows(
+        m,
+        `SELECT payout_id, from_status, to_status, detail FROM payout_transitions
+          WHERE to_status = 'funds_sent' ORDER BY payout_id`,
+      ),
+      [ids[0], ids[2]].sort().map((id) => ({
+        payout_id: id,
+        from_status: "modality_selected",
+        to_status: "funds_sent",
+        detail: `${id}-1`,
+      })),
+    );
+    // Each event carries its own payout's posting and state.
+    const events = await rows(
+      m,
+      `SELECT payout_id, json_extract(data, '$.ledger_transaction_id') AS posting,
+              json_extract(data, '$.status') AS status FROM events
+        WHERE type = 'disbursement.funds_sent' ORDER BY payout_id`,
+    );
+    assert.deepEqual(
+      events,
+      postings.map((p) => ({ payout_id: p.payout_id, posting: p.id, status: "funds_sent" })),
+    );
+    assert.ok(
+      logged.some((line) =>
+        line.includes("no longer waits for it") && line.includes(`"payout_id":"${ids[1]}"`)
+      ),
+      logged.join("\n"),
+    );
+  });
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Database } from "../db/client.ts";
-import { postTransaction, readLineBalances } from "../lib/ledger/store.ts";
+import { postTransaction, postTransactions, readLineBalances } from "../lib/ledger/store.ts";
 import { type LedgerTransactionKind, netChanges } from "../lib/ledger/postings.ts";
 import type { LedgerAccountCode, Transfer } from "../lib/ledger/types.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
@@ -180,5 +180,83 @@ Deno.test("property: any sequence of transfers keeps every invariant and matches
       { numRuns: 200 },
     );
     assert.equal(runs, 200);
+  });
+});
+
+Deno.test("property: postTransactions posts a list of two lines' transactions as posting them one by one would, or refuses it whole with nothing written", async () => {
+  await withLine(async (database) => {
+    await database.writer.write(async (tx) => {
+      await tx.execute(
+        "INSERT INTO business_lines (id, company_id, code, created_at) VALUES ('line_2', 'co_1', 'home', 0)",
+      );
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            lineId: fc.constantFrom("line_1", "line_2"),
+            transfers: fc.array(
+              fc.record({
+                from: fc.constantFrom(...movable),
+                to: fc.constantFrom(...movable),
+                amountCents: fc.integer({ min: 1, max: 50_000 }),
+              }).filter((t) => t.from !== t.to),
+              { minLength: 1, maxLength: 3 },
+            ),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (transactions) => {
+          const before = {
+            line_1: await readLineBalances(database.readClient, "line_1"),
+            line_2: await readLineBalances(database.readClient, "line_2"),
+          };
+          const counted = await entryCounts(database);
+          // The model posts them one by one, each refused alone if it would overdraw.
+          const model = { line_1: { ...before.line_1 }, line_2: { ...before.line_2 } };
+          let refused = false;
+          for (const { lineId, transfers } of transactions) {
+            const balances = model[lineId as "line_1" | "line_2"];
+            for (const t of transfers) {
+              balances[t.from] -= t.amountCents;
+              balances[t.to] += t.amountCents;
+            }
+            if (balances.available < 0 || balances.reserved < 0) refused = true;
+          }
+          const result = await database.writer.write((tx) =>
+            postTransactions(
+              tx,
+              transactions.map(({ lineId, transfers }) => ({
+                companyId: "co_1",
+                lineId,
+                kind: "funding.wire_received",
+                transfers,
+                postedAt: 0,
+              })),
+            )
+          );
+          assert.equal(result.ok, !refused, "refused exactly when one of them would overdraw");
+          const after = {
+            line_1: await readLineBalances(database.readClient, "line_1"),
+            line_2: await readLineBalances(database.readClient, "line_2"),
+          };
+          assert.deepEqual(after, refused ? before : model);
+          const entries = transactions.reduce((sum, t) => sum + 2 * t.transfers.length, 0);
+          assert.deepEqual(
+            await entryCounts(database),
+            refused ? counted : {
+              transactions: counted.transactions + transactions.length,
+              entries: counted.entries + entries,
+            },
+          );
+          const { rows } = await database.readClient.execute(`
+            SELECT
+              (SELECT count(*) FROM (SELECT transaction_id FROM ledger_entries GROUP BY transaction_id HAVING sum(amount_cents) <> 0)) AS unbalanced,
+              (SELECT count(*) FROM ledger_accounts a WHERE a.balance_cents <> (SELECT coalesce(sum(e.amount_cents), 0) FROM ledger_entries e WHERE e.account_id = a.id)) AS drifted`);
+          assert.deepEqual({ ...rows[0] }, { unbalanced: 0, drifted: 0 });
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });

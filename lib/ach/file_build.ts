@@ -27,6 +27,7 @@ import {
   type EntryFacts,
   type EntryForFile,
   hasCorrections,
+  openFileContent,
   sealFileContent,
 } from "./files_store.ts";
 import { buildNachaFile, checkNachaFile } from "./nacha.ts";
@@ -304,4 +305,28 @@ async function sealSandboxAccounts(
     ),
   );
   return new Map(chosen);
+}
+
+/** A kept file opened for its transmission: its content and the accounts its entries pay. */
+export interface OpenedFile {
+  readonly content: string;
+  readonly accountNumbers: string[];
+}
+
+/**
+ * Opens a kept file's sealed content and checks it reads again before it is handed to the bank
+ * (about 0.01 ms per entry: a worker's work for a large file, as its build is).
+ */
+export async function openCheckedFile(
+  secretBox: SecretBox,
+  batchId: string,
+  sealed: string,
+): Promise<OpenedFile> {
+  const content = await openFileContent(secretBox, sealed);
+  const checked = checkNachaFile(content);
+  if (!checked.ok) throw new Error(`ACH file ${batchId} no longer reads: ${checked.message}`);
+  const accountNumbers = checked.value.batches.flatMap((batch) =>
+    batch.entries.map((entry) => entry.accountNumber)
+  );
+  return { content, accountNumbers };
 }

@@ -28,7 +28,13 @@ import {
 } from "../rails/cutoff.ts";
 import { type BankSettings, SAME_DAY_ENTRY_MAX_CENTS } from "./bank_settings.ts";
 import { type CutoffSlot, nextCutoffSlot } from "./cutoffs.ts";
-import { buildFile, type BuiltFile, type FileClaim } from "./file_build.ts";
+import {
+  buildFile,
+  type BuiltFile,
+  type FileClaim,
+  openCheckedFile,
+  type OpenedFile,
+} from "./file_build.ts";
 import {
   ACH_CUTOFF,
   countFilesNamed,
@@ -193,12 +199,40 @@ async function buildClaimedFile(
       sandboxTestAccounts: deps.sandboxBank?.testAccounts ?? false,
     }, claim);
   }
-  const request: FileWorkerRequest = {
+  const answer = await askFileWorker({
+    kind: "build",
     reader: deps.database.readerOptions,
     keyBase64: deps.secretBox.keyForWorker(),
     sandboxTestAccounts: deps.sandboxBank?.testAccounts ?? false,
     claim,
-  };
+  });
+  if (!("built" in answer)) throw new Error("the file worker answered no build");
+  return answer.built;
+}
+
+/**
+ * A kept file opened and checked before its transmission (file_build.ts), in a worker for a
+ * large one: on the service's thread, a catastrophe day's file held it 0.1 to 0.2 s under load.
+ */
+export async function openKeptFile(
+  deps: Pick<AchRailDeps, "secretBox">,
+  file: { readonly batchId: string; readonly entryCount: number; readonly contentSealed: string },
+): Promise<OpenedFile> {
+  if (file.entryCount < FILE_WORKER_ENTRIES_MIN) {
+    return await openCheckedFile(deps.secretBox, file.batchId, file.contentSealed);
+  }
+  const answer = await askFileWorker({
+    kind: "open",
+    keyBase64: deps.secretBox.keyForWorker(),
+    batchId: file.batchId,
+    sealed: file.contentSealed,
+  });
+  if (!("opened" in answer)) throw new Error("the file worker answered no opened file");
+  return answer.opened;
+}
+
+/** One request to a file worker of its own, terminated once it answered. */
+async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnswer & { ok: true }> {
   const worker = new Worker(new URL("./file_worker.ts", import.meta.url), { type: "module" });
   try {
     const answer = await new Promise<FileWorkerAnswer>((resolve, reject) => {
@@ -212,7 +246,7 @@ async function buildClaimedFile(
       worker.postMessage(request);
     });
     if (!answer.ok) throw new Error(`the file worker failed: ${answer.error}`);
-    return answer.built;
+    return answer;
   } finally {
     worker.terminate();
   }

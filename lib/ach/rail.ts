@@ -27,15 +27,13 @@ import {
   ACH_RAIL,
   type AchFileRow,
   loadAchFile,
-  openFileContent,
   queueAchEntry,
   setFileApproval,
 } from "./files_store.ts";
-import { checkNachaFile } from "./nacha.ts";
 import { SANDBOX_RETURNS_JOB, sandboxBankUpload } from "./sandbox_bank.ts";
 import { uploadAchFile } from "./transport.ts";
 import { planSandboxStatements } from "../reconciliation/sandbox_statements.ts";
-import { ACH_SETTLE_JOB, achJobHandlers, sendEntries } from "./jobs.ts";
+import { ACH_SETTLE_JOB, achJobHandlers, openKeptFile, sendEntries } from "./jobs.ts";
 
 /** How a file reaches the bank. Throws when it is not known whether the bank has it. */
 export interface AchTransport {
@@ -129,14 +127,7 @@ async function uploadFile(
   settings: BankSettings,
   attempt: number,
 ): Promise<UploadAnswer> {
-  const content = await openFileContent(deps.secretBox, file.contentSealed);
-  const checked = checkNachaFile(content);
-  if (!checked.ok) {
-    throw new Error(`ACH file ${file.batchId} no longer reads: ${checked.message}`);
-  }
-  const accountNumbers = checked.value.batches.flatMap((batch) =>
-    batch.entries.map((entry) => entry.accountNumber)
-  );
+  const { content, accountNumbers } = await openKeptFile(deps, file);
   return await deps.transport.upload(settings, {
     fileName: file.fileName,
     content,

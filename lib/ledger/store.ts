@@ -3,7 +3,7 @@
  * materialized in ledger_accounts in the same unit as their entries.
  */
 import type { InStatement, ResultSet } from "@libsql/client";
-import { columnsOf, integer, rowMapper } from "../../db/rows.ts";
+import { columnsOf, integer, multiRowInserts, rowMapper } from "../../db/rows.ts";
 import { ledgerAccounts } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { netChanges, overdraft } from "./postings.ts";
@@ -82,86 +82,136 @@ export async function postTransaction(
     "insufficient_funds" | "negative_balance"
   >
 > {
-  const changes = netChanges(input.transfers);
-  let accounts = known ?? await readLineAccounts(tx, input.lineId);
-  if (accounts.ids.size < ledgerAccountCodes.length) {
-    // A line's first posting opens its accounts.
-    await ensureLineAccounts(tx, input.companyId, input.lineId);
-    accounts = await readLineAccounts(tx, input.lineId);
-  }
-  const before = accounts.balances;
-  const short = overdraft(before, changes);
-  if (short) {
-    return refuse(
-      short.account === "available" ? "insufficient_funds" : "negative_balance",
-      `${short.account} holds ${short.balanceCents} cents; ${input.kind} needs ${-short
-        .changeCents}`,
-      {
-        details: {
-          account: short.account,
-          balance_cents: short.balanceCents,
-          needed_cents: -short.changeCents,
-        },
-      },
-    );
-  }
-  const accountIds = accounts.ids;
-  const transactionId = newId("ltx");
-  // Nothing below is read before the unit's next round trip: it rides with it.
-  tx.defer({
-    sql:
-      `INSERT INTO ledger_transactions (id, company_id, line_id, kind, payout_id, funding_id, posted_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      transactionId,
-      input.companyId,
-      input.lineId,
-      input.kind,
-      input.payoutId ?? null,
-      input.fundingId ?? null,
-      input.postedAt,
-    ],
-  });
-  const entries = input.transfers.flatMap((t) =>
-    [
-      [accountIds.get(t.from)!, -t.amountCents],
-      [accountIds.get(t.to)!, t.amountCents],
-    ] as const
+  const posted = await postTransactions(
+    tx,
+    [input],
+    known ? new Map([[input.lineId, known]]) : undefined,
   );
-  tx.defer({
-    sql: `INSERT INTO ledger_entries (transaction_id, account_id, amount_cents) VALUES ${
-      entries.map(() => "(?, ?, ?)").join(", ")
-    }`,
-    args: entries.flatMap(([accountId, cents]) => [transactionId, accountId, cents]),
+  if (!posted.ok) return posted;
+  const accounts = posted.value.accounts.get(input.lineId)!;
+  return ok({
+    transactionId: posted.value.transactionIds[0],
+    balances: accounts.balances,
+    accounts,
   });
-  const after = { ...before };
-  const changed = [...changes].filter(([, change]) => change !== 0);
-  for (const [code, change] of changed) after[code] += change;
+}
+
+/**
+ * Posts several balanced transactions, in order, as postTransaction posts one, with the writing
+ * set-based: one statement for all their transactions, one for all their entries, each changed
+ * account's balance moved once, and one read-back. Refused with no write when any would take
+ * available or reserved below zero after those before it. `known` holds lines' accounts as this
+ * unit last read or posted them.
+ */
+export async function postTransactions(
+  tx: WriteTx,
+  inputs: readonly LedgerTransactionInput[],
+  known?: ReadonlyMap<string, LineAccounts>,
+): Promise<
+  Result<
+    { transactionIds: string[]; accounts: Map<string, LineAccounts> },
+    "insufficient_funds" | "negative_balance"
+  >
+> {
+  const changes = inputs.map((input) => netChanges(input.transfers));
+  const lines = new Map<string, LineAccounts>();
+  for (const input of inputs) {
+    if (lines.has(input.lineId)) continue;
+    let accounts = known?.get(input.lineId) ?? await readLineAccounts(tx, input.lineId);
+    if (accounts.ids.size < ledgerAccountCodes.length) {
+      // A line's first posting opens its accounts.
+      await ensureLineAccounts(tx, input.companyId, input.lineId);
+      accounts = await readLineAccounts(tx, input.lineId);
+    }
+    lines.set(input.lineId, { ids: accounts.ids, balances: { ...accounts.balances } });
+  }
+  /** Each changed account's net change over all the transactions, by account id. */
+  const moved = new Map<string, number>();
+  for (const [i, input] of inputs.entries()) {
+    const line = lines.get(input.lineId)!;
+    const short = overdraft(line.balances, changes[i]);
+    if (short) {
+      return refuse(
+        short.account === "available" ? "insufficient_funds" : "negative_balance",
+        `${short.account} holds ${short.balanceCents} cents; ${input.kind} needs ${-short
+          .changeCents}`,
+        {
+          details: {
+            account: short.account,
+            balance_cents: short.balanceCents,
+            needed_cents: -short.changeCents,
+          },
+        },
+      );
+    }
+    for (const [code, change] of changes[i]) {
+      line.balances[code] += change;
+      const id = line.ids.get(code)!;
+      moved.set(id, (moved.get(id) ?? 0) + change);
+    }
+  }
+  const transactionIds = inputs.map(() => newId("ltx"));
+  const entries = inputs.flatMap((input, i): [string, string, number][] => {
+    const ids = lines.get(input.lineId)!.ids;
+    return input.transfers.flatMap((t): [string, string, number][] => [
+      [transactionIds[i], ids.get(t.from)!, -t.amountCents],
+      [transactionIds[i], ids.get(t.to)!, t.amountCents],
+    ]);
+  });
+  // Nothing below is read before the unit's next round trip: it rides with it.
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO ledger_transactions (id, company_id, line_id, kind, payout_id, funding_id, posted_at)",
+      inputs.map((input, i) => [
+        transactionIds[i],
+        input.companyId,
+        input.lineId,
+        input.kind,
+        input.payoutId ?? null,
+        input.fundingId ?? null,
+        input.postedAt,
+      ]),
+    )
+  ) tx.defer(statement);
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO ledger_entries (transaction_id, account_id, amount_cents)",
+      entries,
+    )
+  ) tx.defer(statement);
   // One statement moves every changed balance (transfers may also cancel out entirely).
+  const changed = [...moved].filter(([, change]) => change !== 0);
   if (changed.length > 0) {
     tx.defer({
       sql: `UPDATE ledger_accounts SET balance_cents = balance_cents + CASE id ${
         changed.map(() => "WHEN ? THEN ?").join(" ")
       } END WHERE id IN (${changed.map(() => "?").join(", ")})`,
-      args: [
-        ...changed.flatMap(([code, change]) => [accountIds.get(code)!, change]),
-        ...changed.map(([code]) => accountIds.get(code)!),
-      ],
+      args: [...changed.flat(), ...changed.map(([id]) => id)],
     });
   }
+  const written = new Map<string, number>();
+  for (const [transactionId] of entries) {
+    written.set(transactionId, (written.get(transactionId) ?? 0) + 1);
+  }
   tx.defer({
-    sql:
-      "SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM ledger_entries WHERE transaction_id = ?",
-    args: [transactionId],
+    sql: `SELECT transaction_id, count(*) AS n, coalesce(sum(amount_cents), 0) AS total
+          FROM ledger_entries WHERE transaction_id IN (${transactionIds.map(() => "?").join(", ")})
+          GROUP BY transaction_id`,
+    args: transactionIds,
   }, (result) => {
-    const readBack = toReadBack(result.rows[0]);
-    if (readBack.total !== 0 || readBack.entries !== entries.length) {
-      throw new Error(
-        `ledger transaction ${transactionId} read back unbalanced: ${readBack.entries} entries (${entries.length} written) summing to ${readBack.total} cents`,
-      );
+    const readBack = new Map(
+      result.rows.map((row) => [String(row.transaction_id), toReadBack(row)]),
+    );
+    for (const [transactionId, count] of written) {
+      const back = readBack.get(transactionId) ?? { entries: 0, total: 0 };
+      if (back.total !== 0 || back.entries !== count) {
+        throw new Error(
+          `ledger transaction ${transactionId} read back unbalanced: ${back.entries} entries (${count} written) summing to ${back.total} cents`,
+        );
+      }
     }
   });
-  return ok({ transactionId, balances: after, accounts: { ids: accountIds, balances: after } });
+  return ok({ transactionIds, accounts: lines });
 }
 
 /** Anything that runs SQL: the read client, or a write unit when the read decides a write. */

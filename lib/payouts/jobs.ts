@@ -50,10 +50,13 @@ import {
 } from "../notify/store.ts";
 import {
   applyMove,
+  applyMoves,
   countSubmission,
   loadPayout,
+  loadPayouts,
   MAILING_ADDRESS_FIELDS,
   type MoveRefusal,
+  type MoveRequest,
   payoutHasMailingAddress,
   type PayoutRow,
   SUBMISSION_CALLING,
@@ -341,10 +344,17 @@ async function recordSent(
   railReference: string,
   now: number,
 ): Promise<Result<PayoutRow, MoveRefusal>> {
-  const step = payout.status === "failed"
-    ? { kind: "retry" as const, allowed: true }
-    : { kind: "send" as const };
-  return await applyMove(tx, payout.id, step, now, { detail: railReference, railReference });
+  const { payoutId, step, options } = sentMove(payout, railReference);
+  return await applyMove(tx, payoutId, step, now, options);
+}
+
+/** The move of a payout the rail took under `railReference`. */
+function sentMove(payout: PayoutRow, railReference: string): MoveRequest {
+  return {
+    payoutId: payout.id,
+    step: payout.status === "failed" ? { kind: "retry", allowed: true } : { kind: "send" },
+    options: { detail: railReference, railReference },
+  };
 }
 
 /** The rail refused the payout before sending it: it fails, and its failure is handled. */
@@ -654,16 +664,25 @@ async function settleFundingDebit(
 /** How the batch pipeline moves the payouts and fundings of its entries. */
 export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
   return {
-    async sent(tx, entry, now) {
+    async sent(tx, entries, now) {
       // A funding's debit reached the bank: its amount is funded and pending until it settles.
-      if (entry.payoutId === null) return await recordAchDebitSent(tx, entry.fundingId!, now);
-      const payout = await loadPayout(tx, entry.payoutId);
-      if (!awaitsReference(payout, entry.reference)) {
-        logUnwantedAcceptance(payout, entry.reference, entry.reference);
-        return;
+      for (const entry of entries) {
+        if (entry.payoutId === null) await recordAchDebitSent(tx, entry.fundingId!, now);
       }
-      const sent = await recordSent(tx, payout, entry.reference, now);
-      if (!sent.ok) throw new Error(`batch entry ${entry.reference}: ${sent.message}`);
+      const credits = entries.filter((entry) => entry.payoutId !== null);
+      const payouts = await loadPayouts(tx, credits.map((entry) => entry.payoutId!));
+      const sending: MoveRequest[] = [];
+      for (const entry of credits) {
+        const payout = payouts.get(entry.payoutId!) ?? null;
+        if (!awaitsReference(payout, entry.reference)) {
+          logUnwantedAcceptance(payout, entry.reference, entry.reference);
+          continue;
+        }
+        sending.push(sentMove(payout, entry.reference));
+      }
+      if (sending.length === 0) return;
+      const sent = await applyMoves(tx, sending, now);
+      if (!sent.ok) throw new Error(`batch entries ${credits[0].reference}…: ${sent.message}`);
     },
     async settled(tx, entry, outcome, now) {
       if (entry.payoutId === null) return await settleFundingDebit(tx, entry, outcome, now);

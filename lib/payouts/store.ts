@@ -2,7 +2,16 @@
  * Payouts on the database: every move goes through the state machine, and its new state, ledger
  * transaction, timeline row and outbox events are written in the caller's one write unit.
  */
-import { columnsOf, json, orDefault, type RowMapper, rowMapper, text } from "../../db/rows.ts";
+import {
+  columnsOf,
+  json,
+  multiRowInserts,
+  orDefault,
+  type RowMapper,
+  rowMapper,
+  text,
+  valuesPlaceholders,
+} from "../../db/rows.ts";
 import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { type FeeSchedule, feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
@@ -24,16 +33,22 @@ import {
   returnedRemittance,
   type ReturnedRemittanceRefusal,
   transition,
+  type TransitionOutcome,
 } from "./transition.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { type DeliveryContext, readDeliveryContext, recordEvent } from "../webhooks/event_store.ts";
-import { type PayoutEventFacts, payoutEventFacts } from "../webhooks/event_snapshot.ts";
+import {
+  type DeliveryContext,
+  readDeliveryContext,
+  recordEvents,
+} from "../webhooks/event_store.ts";
+import { type PayoutEventFacts, payoutsEventFacts } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
 import type { Transfer } from "../ledger/types.ts";
 import {
   type LineAccounts,
   postTransaction,
+  postTransactions,
   readLineAccounts,
   readLineBalances,
 } from "../ledger/store.ts";
@@ -170,7 +185,6 @@ export async function countSubmission(tx: WriteTx, payoutId: string): Promise<nu
   return toSubmissionCount(rows[0]).count;
 }
 
-/** Appends the payout's outbox events; `data` is the snapshot webhooks will carry. */
 /** What a payout's events are written from besides the payout itself, read in one round trip. */
 interface EventContext {
   readonly row: Readonly<Record<string, unknown>>;
@@ -178,25 +192,49 @@ interface EventContext {
   readonly deliveries: DeliveryContext;
 }
 
-async function readEventContext(
+interface EventScope {
+  readonly payoutId: string;
+  readonly disbursementId: string;
+  readonly companyId: string;
+  readonly lineId: string;
+}
+
+function readEventContext(tx: WriteTx, scope: EventScope, now: number): Promise<EventContext> {
+  return readEventContexts(tx, [scope], now).then((contexts) => contexts.get(scope.payoutId)!);
+}
+
+/** The event contexts of several payouts, in one round trip (each line's deliveries read once). */
+async function readEventContexts(
   tx: WriteTx,
-  ids: { payoutId: string; disbursementId: string; companyId: string; lineId: string },
+  scopes: readonly EventScope[],
   now: number,
-): Promise<EventContext> {
+): Promise<Map<string, EventContext>> {
+  const lines = [...new Map(scopes.map((s) => [`${s.companyId} ${s.lineId}`, s])).values()];
   const [{ rows }, facts, deliveries] = await Promise.all([
     tx.execute({
-      sql: `SELECT d.kind, d.external_uuid, d.claim_id, d.memo, p.rowid AS payout_number,
-                 d.rowid AS disbursement_number, p.payee_type_id, p.first_name, p.last_name, p.phone,
-                 p.address_one, p.address_two, p.city, p.state, p.zip_code, p.delivery_options,
-                 p.allowed_payment_method_ids, p.permission_required_from, p.payment_method_settings,
-                 p.field_values, p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
-            FROM disbursements d JOIN payouts p ON p.id = ? WHERE d.id = ?`,
-      args: [ids.payoutId, ids.disbursementId],
+      sql: `SELECT p.id AS event_payout_id, d.kind, d.external_uuid, d.claim_id, d.memo,
+                 p.rowid AS payout_number, d.rowid AS disbursement_number, p.payee_type_id,
+                 p.first_name, p.last_name, p.phone, p.address_one, p.address_two, p.city, p.state,
+                 p.zip_code, p.delivery_options, p.allowed_payment_method_ids,
+                 p.permission_required_from, p.payment_method_settings, p.field_values,
+                 p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
+            FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
+           WHERE p.id IN (${scopes.map(() => "?").join(", ")})`,
+      args: scopes.map((s) => s.payoutId),
     }),
-    payoutEventFacts(tx, ids.payoutId),
-    readDeliveryContext(tx, ids.companyId, ids.lineId, now),
+    payoutsEventFacts(tx, scopes.map((s) => s.payoutId)),
+    Promise.all(lines.map((s) => readDeliveryContext(tx, s.companyId, s.lineId, now))),
   ]);
-  return { row: rows[0], facts, deliveries };
+  const deliveriesOf = new Map(lines.map((s, i) => [`${s.companyId} ${s.lineId}`, deliveries[i]]));
+  const rowOf = new Map(rows.map((row) => {
+    const { event_payout_id: id, ...rest } = row;
+    return [String(id), rest];
+  }));
+  return new Map(scopes.map((s) => [s.payoutId, {
+    row: rowOf.get(s.payoutId)!,
+    facts: facts.get(s.payoutId)!,
+    deliveries: deliveriesOf.get(`${s.companyId} ${s.lineId}`)!,
+  }]));
 }
 
 /**
@@ -212,53 +250,78 @@ async function writeEvents(
   ledgerTransactionId: string | null,
   context?: EventContext,
 ): Promise<void> {
-  if (events.length === 0) return;
-  const { row, facts, deliveries } = context ?? await readEventContext(tx, {
+  await writeEventsOf(tx, [{ payout, events, reason, ledgerTransactionId, context }], now);
+}
+
+/** The events of one payout's move, as writeEventsOf takes them. */
+interface PayoutEvents {
+  readonly payout: PayoutRow;
+  readonly events: readonly EventKey[];
+  readonly reason: string | null;
+  readonly ledgerTransactionId: string | null;
+  readonly context?: EventContext;
+}
+
+/** Appends several payouts' outbox events, as writeEvents does one's, in bulk. */
+async function writeEventsOf(
+  tx: WriteTx,
+  items: readonly PayoutEvents[],
+  now: number,
+): Promise<void> {
+  const eventful = items.filter((item) => item.events.length > 0);
+  if (eventful.length === 0) return;
+  const unread = eventful.filter((item) => !item.context).map(({ payout }) => ({
     payoutId: payout.id,
     disbursementId: payout.disbursementId,
     companyId: payout.companyId,
     lineId: payout.lineId,
-  }, now);
-  const disbursement = toEventDisbursement(row);
-  const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } = row;
-  // What the webhooks of both surfaces need, as it was when the event happened.
-  const data = {
-    payout_id: payout.id,
-    disbursement_id: disbursement.kind === "v1" ? payout.disbursementId : disbursement.externalUuid,
-    disbursement_kind: disbursement.kind,
-    claim_id: disbursement.claimId,
-    payee_uuid: payout.payeeUuid,
-    status: payout.status,
-    amount_cents: payout.amountCents,
-    payment_method_id: payout.paymentMethodId,
-    payor_fee_cents: payout.payorFeeCents,
-    payee_fee_cents: payout.payeeFeeCents,
-    service_fee_cents: payout.serviceFeeCents,
-    reason,
-    email: payout.email,
-    registered_payee_id: payout.payeeId,
-    memo: disbursement.memo,
-    ledger_transaction_id: ledgerTransactionId,
-    payee,
-    ...facts,
-  };
-  for (const key of events) {
-    await recordEvent(
-      tx,
-      {
-        companyId: payout.companyId,
-        lineId: payout.lineId,
-        key,
-        disbursementId: payout.disbursementId,
-        payoutId: payout.id,
-        payeeId: payout.payeeId,
-        reason: `${eventCatalogue[key].name}: payout ${payout.id} is now ${payout.status}`,
-        data,
-      },
-      now,
-      deliveries,
-    );
-  }
+  }));
+  const read = unread.length > 0 ? await readEventContexts(tx, unread, now) : new Map();
+  await recordEvents(
+    tx,
+    eventful.flatMap(({ payout, events, reason, ledgerTransactionId, context }) => {
+      const { row, facts, deliveries } = context ?? read.get(payout.id)!;
+      const disbursement = toEventDisbursement(row);
+      const { kind: _kind, external_uuid: _uuid, claim_id: _claim, memo: _memo, ...payee } = row;
+      // What the webhooks of both surfaces need, as it was when the event happened.
+      const data = {
+        payout_id: payout.id,
+        disbursement_id: disbursement.kind === "v1"
+          ? payout.disbursementId
+          : disbursement.externalUuid,
+        disbursement_kind: disbursement.kind,
+        claim_id: disbursement.claimId,
+        payee_uuid: payout.payeeUuid,
+        status: payout.status,
+        amount_cents: payout.amountCents,
+        payment_method_id: payout.paymentMethodId,
+        payor_fee_cents: payout.payorFeeCents,
+        payee_fee_cents: payout.payeeFeeCents,
+        service_fee_cents: payout.serviceFeeCents,
+        reason,
+        email: payout.email,
+        registered_payee_id: payout.payeeId,
+        memo: disbursement.memo,
+        ledger_transaction_id: ledgerTransactionId,
+        payee,
+        ...facts,
+      };
+      return events.map((key) => ({
+        event: {
+          companyId: payout.companyId,
+          lineId: payout.lineId,
+          key,
+          disbursementId: payout.disbursementId,
+          payoutId: payout.id,
+          payeeId: payout.payeeId,
+          reason: `${eventCatalogue[key].name}: payout ${payout.id} is now ${payout.status}`,
+          data,
+        },
+        context: deliveries,
+      }));
+    }),
+    now,
+  );
 }
 
 /**
@@ -277,7 +340,25 @@ export async function recordPayoutEvent(
   await writeEvents(tx, payout, [key], reason, now, null);
 }
 
-/** The timeline's row of a move: read only by later statements, so it rides with them. */
+/** A payout's timeline row: what moved it from where to where. */
+type TransitionRow = readonly [
+  payoutId: string,
+  from: PayoutStatus | null,
+  to: PayoutStatus,
+  detail: string | null,
+  at: number,
+];
+
+/** Timeline rows of moves: read only by later statements, so they ride with them. */
+function recordTransitions(tx: WriteTx, rows: readonly TransitionRow[]): void {
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO payout_transitions (payout_id, from_status, to_status, detail, at)",
+      rows,
+    )
+  ) tx.defer(statement);
+}
+
 function recordTransition(
   tx: WriteTx,
   payoutId: string,
@@ -286,11 +367,7 @@ function recordTransition(
   detail: string | null,
   now: number,
 ): void {
-  tx.defer({
-    sql:
-      "INSERT INTO payout_transitions (payout_id, from_status, to_status, detail, at) VALUES (?, ?, ?, ?, ?)",
-    args: [payoutId, from, to, detail, now],
-  });
+  recordTransitions(tx, [[payoutId, from, to, detail, now]]);
 }
 
 export type MoveRefusal =
@@ -367,58 +444,153 @@ export async function applyMove(
   now: number,
   options: MoveOptions = {},
 ): Promise<Result<PayoutRow, MoveRefusal>> {
-  const payout = await loadPayout(tx, payoutId);
-  if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
-  const reference = submissionReference(payout.id, payout.submissionCount);
-  const inFlight = moveConsultsMoneyInFlight(step.kind)
-    ? await payoutMoneyInFlight(tx, payout)
-    : null;
-  const moved = transition({
-    ...payout,
-    inFlight,
-    fellBack: payout.methodDetails.fallback === true,
-    expiredUnchosen: payout.offerExpiredAt !== null,
-  }, step);
-  if (!moved.ok) return moved;
-  const outcome = moved.value;
-  if (outcome.voidsQueuedEntry) {
+  const moved = await applyMoves(tx, [{ payoutId, step, options }], now);
+  return moved.ok ? ok(moved.value[0]) : moved;
+}
+
+/** One payout's move, as applyMoves takes it. */
+export interface MoveRequest {
+  readonly payoutId: string;
+  readonly step: PayoutMove;
+  readonly options?: MoveOptions;
+}
+
+/** The payouts of `ids` that exist, by id, in one read. */
+export async function loadPayouts(
+  tx: Pick<WriteTx, "execute">,
+  ids: readonly string[],
+): Promise<Map<string, PayoutRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await tx.execute({
+    sql: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id IN (${ids.map(() => "?").join(", ")})`,
+    args: [...ids],
+  });
+  return new Map(rows.map((row) => {
+    const payout = toPayout(row);
+    return [payout.id, payout];
+  }));
+}
+
+/**
+ * Applies several payouts' moves, as applyMove applies one: the state machine decides each move
+ * from its payout alone, and the writing is set-based (their ledger transactions posted together,
+ * one UPDATE of their rows guarded by the state each was decided from, one statement of timeline
+ * rows, their events in bulk). A refusal of any refuses all, with no write when the state machine
+ * refused. Returns the payouts as moved, in the order asked; a payout is asked at most once.
+ */
+export async function applyMoves(
+  tx: WriteTx,
+  requests: readonly MoveRequest[],
+  now: number,
+): Promise<Result<PayoutRow[], MoveRefusal>> {
+  const loaded = await loadPayouts(tx, requests.map((request) => request.payoutId));
+  if (new Set(requests.map((request) => request.payoutId)).size !== requests.length) {
+    throw new Error("applyMoves: a payout is asked to move twice at once");
+  }
+  const decided = [];
+  for (const { payoutId, step, options = {} } of requests) {
+    const payout = loaded.get(payoutId);
+    if (!payout) return refuse("payout_not_found", `no payout ${payoutId}`);
+    const inFlight = moveConsultsMoneyInFlight(step.kind)
+      ? await payoutMoneyInFlight(tx, payout)
+      : null;
+    const moved = transition({
+      ...payout,
+      inFlight,
+      fellBack: payout.methodDetails.fallback === true,
+      expiredUnchosen: payout.offerExpiredAt !== null,
+    }, step);
+    if (!moved.ok) return moved;
+    decided.push({ payout, step, options, outcome: moved.value });
+  }
+  for (const { payout, step, outcome } of decided) {
+    if (!outcome.voidsQueuedEntry) continue;
+    const reference = submissionReference(payout.id, payout.submissionCount);
     await voidQueuedEntry(tx, reference);
     await voidUnsentCheck(tx, reference, `payout ${step.kind} before the cutoff`, now);
   }
-  let ledgerTransactionId: string | null = null;
-  if (outcome.transfers.length > 0) {
-    const posted = await postTransaction(tx, {
-      companyId: payout.companyId,
-      lineId: payout.lineId,
-      kind: ledgerKindOf(step.kind),
-      payoutId,
-      transfers: outcome.transfers,
-      postedAt: now,
-    });
+  const posting = decided.filter(({ outcome }) => outcome.transfers.length > 0);
+  const ledgerTransactionIds = new Map<string, string>();
+  if (posting.length > 0) {
+    const posted = await postTransactions(
+      tx,
+      posting.map(({ payout, step, outcome }) => ({
+        companyId: payout.companyId,
+        lineId: payout.lineId,
+        kind: ledgerKindOf(step.kind),
+        payoutId: payout.id,
+        transfers: outcome.transfers,
+        postedAt: now,
+      })),
+    );
     if (!posted.ok) return posted;
-    ledgerTransactionId = posted.value.transactionId;
+    posting.forEach(({ payout }, i) =>
+      ledgerTransactionIds.set(payout.id, posted.value.transactionIds[i])
+    );
   }
-  // The row's method and last four before this move are the failed ones (read by the UPDATE).
-  const failing = step.kind === "fail" || step.kind === "rail_refused" ||
-    step.kind === "reject_review";
-  const failureReason = step.kind === "fail" || step.kind === "rail_refused"
-    ? step.reason
-    : step.kind === "reject_review"
-    ? SANCTIONS_REVIEW_FAILURE
-    : payout.failureReason;
-  const { rows } = await tx.execute({
-    sql:
-      `UPDATE payouts SET status = ?, held_cents = ?, payor_fee_cents = ?, payee_fee_cents = ?, service_fee_cents = ?,
-            payment_method_id = ?, method_details = ?, method_last_four = ?, failure_reason = ?,
-            retry_count = ?, updated_at = ?,
-            last_failed_at = CASE WHEN ? THEN ? ELSE last_failed_at END,
-            last_failure_method_id = CASE WHEN ? THEN payment_method_id ELSE last_failure_method_id END,
-            last_failure_last_four = CASE WHEN ? THEN method_last_four ELSE last_failure_last_four END,
-            rail_reference = coalesce(?, rail_reference),
-            fell_back_at = CASE WHEN ? THEN ? ELSE fell_back_at END,
-            offer_expired_at = CASE WHEN ? THEN ? ELSE offer_expired_at END
-          WHERE id = ? RETURNING ${PAYOUT_COLUMNS}`,
-    args: [
+  const updated = await updateMovedPayouts(tx, decided, now);
+  for (const disbursementId of new Set(decided.map(({ payout }) => payout.disbursementId))) {
+    tx.changed(disbursementId);
+  }
+  for (const { payout, step } of decided) {
+    // A payout canceled while held for sanctions review leaves nothing for an operator to decide.
+    if (payout.status === "in_review" && step.kind === "cancel") {
+      await closeReviewsOfCanceledPayout(tx, payout.id, now);
+    }
+  }
+  recordTransitions(
+    tx,
+    decided.map(({ payout, options, outcome }) => [
+      payout.id,
+      payout.status,
+      outcome.status,
+      options.detail ?? null,
+      now,
+    ]),
+  );
+  await writeEventsOf(
+    tx,
+    decided.map(({ payout, options, outcome }) => ({
+      payout: updated.get(payout.id)!,
+      events: outcome.events,
+      reason: options.detail ?? null,
+      ledgerTransactionId: ledgerTransactionIds.get(payout.id) ?? null,
+    })),
+    now,
+  );
+  return ok(decided.map(({ payout }) => updated.get(payout.id)!));
+}
+
+/** Payouts one UPDATE moves at most (17 values each, under the statement's parameter limit). */
+const MOVED_PAYOUTS_PER_UPDATE_MAX = 1000;
+
+/**
+ * Writes the decided moves' payout rows, a page of payouts per UPDATE, each guarded by the state
+ * it was decided from. A payout no longer in that state is a programmer error (the unit read it):
+ * it throws, and the unit writes nothing.
+ */
+async function updateMovedPayouts(
+  tx: WriteTx,
+  decided: readonly {
+    payout: PayoutRow;
+    step: PayoutMove;
+    options: MoveOptions;
+    outcome: TransitionOutcome;
+  }[],
+  now: number,
+): Promise<Map<string, PayoutRow>> {
+  const rows = decided.map(({ payout, step, options, outcome }) => {
+    // The row's method and last four before this move are the failed ones (read by the UPDATE).
+    const failing = step.kind === "fail" || step.kind === "rail_refused" ||
+      step.kind === "reject_review";
+    const failureReason = step.kind === "fail" || step.kind === "rail_refused"
+      ? step.reason
+      : step.kind === "reject_review"
+      ? SANCTIONS_REVIEW_FAILURE
+      : payout.failureReason;
+    return [
+      payout.id,
+      payout.status,
       outcome.status,
       outcome.heldCents,
       outcome.fees.payorFeeCents,
@@ -431,28 +603,45 @@ export async function applyMove(
       lastFourAfter(step, options, payout),
       failureReason,
       payout.retryCount + (step.kind === "retry" ? 1 : 0),
-      now,
-      failing,
-      now,
-      failing,
-      failing,
+      failing ? 1 : 0,
       options.railReference ?? null,
-      step.kind === "fallback",
+      step.kind === "fallback" ? 1 : 0,
+      step.kind === "hold_owed" || step.kind === "expire_offer" || step.kind === "fallback" ? 1 : 0,
       now,
-      step.kind === "hold_owed" || step.kind === "expire_offer" || step.kind === "fallback",
-      now,
-      payoutId,
-    ],
+    ];
   });
-  tx.changed(payout.disbursementId);
-  const updated = toPayout(rows[0]);
-  // A payout canceled while held for sanctions review leaves nothing for an operator to decide.
-  if (payout.status === "in_review" && step.kind === "cancel") {
-    await closeReviewsOfCanceledPayout(tx, payoutId, now);
+  const updated = new Map<string, PayoutRow>();
+  for (let at = 0; at < rows.length; at += MOVED_PAYOUTS_PER_UPDATE_MAX) {
+    const page = rows.slice(at, at + MOVED_PAYOUTS_PER_UPDATE_MAX);
+    const { rows: written } = await tx.execute({
+      sql: `UPDATE payouts SET status = m.column3, held_cents = m.column4,
+              payor_fee_cents = m.column5, payee_fee_cents = m.column6,
+              service_fee_cents = m.column7, payment_method_id = m.column8,
+              method_details = m.column9, method_last_four = m.column10,
+              failure_reason = m.column11, retry_count = m.column12, updated_at = m.column17,
+              last_failed_at = CASE WHEN m.column13 THEN m.column17 ELSE last_failed_at END,
+              last_failure_method_id = CASE WHEN m.column13 THEN payment_method_id
+                ELSE last_failure_method_id END,
+              last_failure_last_four = CASE WHEN m.column13 THEN method_last_four
+                ELSE last_failure_last_four END,
+              rail_reference = coalesce(m.column14, rail_reference),
+              fell_back_at = CASE WHEN m.column15 THEN m.column17 ELSE fell_back_at END,
+              offer_expired_at = CASE WHEN m.column16 THEN m.column17 ELSE offer_expired_at END
+            FROM (VALUES ${valuesPlaceholders(17, page.length)}) AS m
+            WHERE payouts.id = m.column1 AND payouts.status = m.column2
+            RETURNING ${PAYOUT_COLUMNS}`,
+      args: page.flat(),
+    });
+    for (const row of written) {
+      const payout = toPayout(row);
+      updated.set(payout.id, payout);
+    }
   }
-  recordTransition(tx, payoutId, payout.status, outcome.status, options.detail ?? null, now);
-  await writeEvents(tx, updated, outcome.events, options.detail ?? null, now, ledgerTransactionId);
-  return ok(updated);
+  if (updated.size !== decided.length) {
+    const moved = decided.find(({ payout }) => !updated.has(payout.id))!.payout;
+    throw new Error(`payout ${moved.id} left ${moved.status} while its move was decided`);
+  }
+  return updated;
 }
 
 /**

@@ -161,8 +161,11 @@ export function batchAdapterOf(
 
 /** How the pipeline moves the payouts and fundings of its entries (lib/payouts/jobs.ts). */
 export interface BatchPayoutMoves {
-  /** The entry's batch was transmitted: its payout's money is sent (a debit waits to settle). */
-  sent(tx: WriteTx, entry: BatchEntry, now: number): Promise<void>;
+  /**
+   * A page of entries of a transmitted batch: their payouts' money is sent (a debit waits to
+   * settle), the state machine deciding each payout's move and the writing done for the page.
+   */
+  sent(tx: WriteTx, entries: readonly BatchEntry[], now: number): Promise<void>;
   /** The rail reported the entry's outcome: its payout completes or fails, its funding clears or returns. */
   settled(tx: WriteTx, entry: BatchEntry, outcome: EntryOutcome, now: number): Promise<void>;
   /**
@@ -328,8 +331,14 @@ export async function markTransmitted(
 }
 
 /**
+ * Entries sent per page: each page's entries, payouts, ledger postings, timeline rows and events
+ * are written a statement (or a few) each, so a unit sending a whole batch (PayPal's) pages it.
+ */
+const SEND_PAGE_ENTRIES_MAX = 500;
+
+/**
  * Sends at most `limit` entries of a transmitted batch still batched: each is sent and its
- * payout's money is sent. Returns how many; fewer than `limit` means none is left.
+ * payout's money is sent, a page at a time. Returns how many; fewer than `limit` means none is left.
  */
 export async function sendTransmittedEntries(
   tx: WriteTx,
@@ -341,10 +350,14 @@ export async function sendTransmittedEntries(
   const batch = await loadBatch(tx, batchId);
   if (batch?.status !== "transmitted") return 0;
   const entries = await batchEntries(tx, batchId, "batched", limit);
-  for (const entry of entries) {
-    await tx.db.update(railBatchEntries).set({ status: "sent" })
-      .where(eq(railBatchEntries.id, entry.id));
-    await moves.sent(tx, entry, at);
+  for (let start = 0; start < entries.length; start += SEND_PAGE_ENTRIES_MAX) {
+    const page = entries.slice(start, start + SEND_PAGE_ENTRIES_MAX);
+    await tx.execute({
+      sql: `UPDATE rail_batch_entries SET status = 'sent'
+            WHERE status = 'batched' AND id IN (${page.map(() => "?").join(", ")})`,
+      args: page.map((entry) => entry.id),
+    });
+    await moves.sent(tx, page, at);
   }
   return entries.length;
 }

@@ -23,15 +23,22 @@ export interface PayoutEventFacts {
   readonly failure_reason: string | null;
 }
 
-/** The facts of payout `payoutId` as they are now, in the caller's unit. */
-export async function payoutEventFacts(
+/**
+ * The facts of payouts as they are now, in the caller's unit, in one read: each disbursement's
+ * statuses are gathered once however many of its payouts are asked.
+ */
+export async function payoutsEventFacts(
   executor: SqlExecutor,
-  payoutId: string,
-): Promise<PayoutEventFacts> {
+  payoutIds: readonly string[],
+): Promise<Map<string, PayoutEventFacts>> {
+  const asked = payoutIds.map(() => "?").join(", ");
   const { rows } = await executor.execute({
-    sql: `SELECT p.failure_reason,
-            (SELECT json_group_array(DISTINCT q.status) FROM payouts q
-              WHERE q.disbursement_id = p.disbursement_id) AS statuses,
+    sql: `WITH statuses AS (
+            SELECT q.disbursement_id, json_group_array(DISTINCT q.status) AS statuses
+              FROM payouts q
+             WHERE q.disbursement_id IN (SELECT disbursement_id FROM payouts WHERE id IN (${asked}))
+             GROUP BY q.disbursement_id)
+          SELECT p.id, p.failure_reason, s.statuses,
             (SELECT count(*) FROM documents d
               WHERE d.company_id = p.company_id
                 AND (d.doc_type_id = 1
@@ -40,14 +47,13 @@ export async function payoutEventFacts(
                          AND d.id IN (SELECT value FROM json_each(p.custom_document_uuids))))
                 AND (d.one_time_use = 0 OR d.used_by_payout_id IS NULL
                      OR d.used_by_payout_id = p.id)) AS documents_shown
-          FROM payouts p WHERE p.id = ?`,
-    args: [ACH_AUTHORIZATION_TYPE, ACH_METHOD_ID, payoutId],
+          FROM payouts p JOIN statuses s ON s.disbursement_id = p.disbursement_id
+          WHERE p.id IN (${asked})`,
+    args: [...payoutIds, ACH_AUTHORIZATION_TYPE, ACH_METHOD_ID, ...payoutIds],
   });
-  const row = rows[0];
-  if (!row) throw new Error(`payoutEventFacts: no payout ${payoutId}`);
-  return {
+  return new Map(rows.map((row) => [String(row.id), {
     disbursement_status: disbursementStatus(JSON.parse(String(row.statuses)) as PayoutStatus[]),
     documents_shown: Number(row.documents_shown),
     failure_reason: row.failure_reason === null ? null : String(row.failure_reason),
-  };
+  }]));
 }

@@ -1,5 +1,14 @@
 /** The event log: recorded with the change that caused it, read by Surface B by cursor. */
-import { columnsOf, integer, json, notNull, type RowMapper, rowMapper } from "../../db/rows.ts";
+import type { InValue } from "@libsql/client";
+import {
+  columnsOf,
+  integer,
+  json,
+  multiRowInserts,
+  notNull,
+  type RowMapper,
+  rowMapper,
+} from "../../db/rows.ts";
 import { events, webhookEndpoints } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { realTimeOf } from "../sandbox/clock_store.ts";
@@ -179,41 +188,60 @@ export async function recordEvent(
   now: number,
   context?: DeliveryContext,
 ): Promise<string> {
-  const catalogued = eventCatalogue[event.key];
-  const id = newId("evt");
-  // Nothing of the event is read back in the unit: it rides with the next round trip.
-  tx.defer({
-    sql:
-      `INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, payee_id, reason, data, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      id,
-      event.companyId,
-      event.lineId,
-      catalogued.type,
-      catalogued.id,
-      event.disbursementId ?? null,
-      event.payoutId ?? null,
-      event.payeeId ?? null,
-      event.reason,
-      JSON.stringify(event.data),
-      now,
-    ],
-  });
-  const { endpoints, realNow } = context ??
-    await readDeliveryContext(tx, event.companyId, event.lineId, now);
-  deliverTo(
-    tx,
-    endpoints,
-    {
-      id,
-      lineId: event.lineId,
-      eventTypeId: catalogued.id,
-    },
-    { manual: false, surfaces: "all" },
-    realNow,
-  );
+  const [id] = await recordEvents(tx, [{ event, context }], now);
   return id;
+}
+
+/**
+ * Appends events to the log with their deliveries, as recordEvent does one, the writing
+ * set-based: one statement for the events and one for their deliveries. Returns their ids.
+ */
+export async function recordEvents(
+  tx: WriteTx,
+  items: readonly { readonly event: NewEvent; readonly context?: DeliveryContext }[],
+  now: number,
+): Promise<string[]> {
+  const ids = items.map(() => newId("evt"));
+  // Nothing of the events is read back in the unit: they ride with the next round trip.
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO events (id, company_id, line_id, type, event_type_id, disbursement_id, payout_id, payee_id, reason, data, created_at)",
+      items.map(({ event }, i) => {
+        const catalogued = eventCatalogue[event.key];
+        return [
+          ids[i],
+          event.companyId,
+          event.lineId,
+          catalogued.type,
+          catalogued.id,
+          event.disbursementId ?? null,
+          event.payoutId ?? null,
+          event.payeeId ?? null,
+          event.reason,
+          JSON.stringify(event.data),
+          now,
+        ];
+      }),
+    )
+  ) tx.defer(statement);
+  const read = new Map<string, DeliveryContext>();
+  const deliveries: InValue[][] = [];
+  for (const [i, { event, context }] of items.entries()) {
+    const scope = `${event.companyId} ${event.lineId}`;
+    let known = context ?? read.get(scope);
+    if (!known) {
+      known = await readDeliveryContext(tx, event.companyId, event.lineId, now);
+      read.set(scope, known);
+    }
+    deliveries.push(...deliveryRows(
+      known.endpoints,
+      { id: ids[i], lineId: event.lineId, eventTypeId: eventCatalogue[event.key].id },
+      { manual: false, surfaces: "all" },
+      known.realNow,
+    ));
+  }
+  deferDeliveries(tx, deliveries);
+  return ids;
 }
 
 /**
@@ -229,19 +257,20 @@ export async function queueDeliveries(
   realNow: number,
 ): Promise<number> {
   const endpoints = await receivingEndpoints(tx, event.companyId, event.lineId);
-  return deliverTo(tx, endpoints, event, options, realNow);
+  const rows = deliveryRows(endpoints, event, options, realNow);
+  deferDeliveries(tx, rows);
+  return rows.length;
 }
 
-/** Queues the deliveries of the event to those of `endpoints` that receive it; returns how many. */
-function deliverTo(
-  tx: WriteTx,
+/** The delivery rows of the event to those of `endpoints` that receive it. */
+function deliveryRows(
   endpoints: readonly ReceivingEndpoint[],
   event: { id: string; lineId: string | null; eventTypeId: number },
   options: { manual: boolean; surfaces: "all" | "v1" },
   realNow: number,
-): number {
+): InValue[][] {
   const catalogued = Object.values(eventCatalogue).find((e) => e.id === event.eventTypeId)!;
-  let queued = 0;
+  const rows: InValue[][] = [];
   for (const endpoint of endpoints) {
     const receives = endpoint.surface === "api"
       ? options.surfaces === "all"
@@ -251,15 +280,18 @@ function deliverTo(
     const filter = endpoint.events;
     if (filter.length > 0 && (name === null || !filter.includes(name))) continue;
     // Due at once (0).
-    tx.defer({
-      sql:
-        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)
-            VALUES (?, ?, ?, 'pending', ?, 0, ?)`,
-      args: [newId("wd"), endpoint.id, event.id, options.manual ? 1 : 0, realNow],
-    });
-    queued++;
+    rows.push([newId("wd"), endpoint.id, event.id, "pending", options.manual ? 1 : 0, 0, realNow]);
   }
-  return queued;
+  return rows;
+}
+
+function deferDeliveries(tx: WriteTx, rows: readonly InValue[][]): void {
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, manual, next_attempt_at, created_at)",
+      rows,
+    )
+  ) tx.defer(statement);
 }
 
 /** Any event of the database by id, for an operator's replay. */
