@@ -610,19 +610,25 @@ export async function sendFirstNotice(
   payoutId: string,
   now: number,
 ): Promise<PayeeNotice | null> {
+  // Almost every first notice offers a created payout, the only state an offer moves from: the move
+  // reads the payout itself, so it is read again only when the move refuses.
+  const offered = await applyMove(tx, payoutId, { kind: "offer" }, now);
+  if (offered.ok) {
+    await scheduleOfferExpiry(tx, runtime, offered.value, now);
+    const notice = await notifyPayee(tx, runtime.notifications, payoutId, "offer", now);
+    await actAsTestPayee(tx, runtime, offered.value, now);
+    return notice;
+  }
   const payout = await loadPayout(tx, payoutId);
+  if (payout?.status === "created") {
+    throw new Error(`offer refused for a created payout: ${offered.message}`);
+  }
   if (payout?.status === "awaiting_endorsement") {
     if (await payeeWasNotified(tx, payoutId)) return null;
     return await notifyPayee(tx, runtime.notifications, payoutId, "endorsement", now);
   }
   // Any other state is past the first notice, or (pending funds, canceled) never reached it.
-  if (payout?.status !== "created") return null;
-  const offered = await applyMove(tx, payoutId, { kind: "offer" }, now);
-  if (!offered.ok) throw new Error(`offer refused for a created payout: ${offered.message}`);
-  await scheduleOfferExpiry(tx, runtime, offered.value, now);
-  const notice = await notifyPayee(tx, runtime.notifications, payoutId, "offer", now);
-  await actAsTestPayee(tx, runtime, offered.value, now);
-  return notice;
+  return null;
 }
 
 async function moveOrThrow(result: Promise<Result<unknown>>, job: DueJob): Promise<void> {
