@@ -41,7 +41,12 @@ import {
   readDeliveryContext,
   recordEvents,
 } from "../webhooks/event_store.ts";
-import { type PayoutEventFacts, payoutsEventFacts } from "../webhooks/event_snapshot.ts";
+import {
+  createdPayoutFacts,
+  type PayoutEventFacts,
+  payoutsEventFacts,
+  readCreatedPayoutNumbers,
+} from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
 import type { Transfer } from "../ledger/types.ts";
@@ -199,8 +204,60 @@ interface EventScope {
   readonly lineId: string;
 }
 
-function readEventContext(tx: WriteTx, scope: EventScope, now: number): Promise<EventContext> {
-  return readEventContexts(tx, [scope], now).then((contexts) => contexts.get(scope.payoutId)!);
+/** The disbursement's side of a new payout's event row, as its create inserted it. */
+interface NewDisbursementRow {
+  readonly kind: string;
+  readonly external_uuid: string;
+  readonly claim_id: string | null;
+  readonly memo: string | null;
+}
+
+/**
+ * The event context of a payout its create just wrote, before any other move of it: its row and
+ * its disbursement's are as inserted, and its disbursement's payouts are the create's so far
+ * (`statuses`), so only the rowids and the documents shown are read, with the deliveries. The
+ * general read (a join of both rows, and an aggregate over the disbursement's payouts) cost a
+ * create about as much as two of its inserts. The row's fields are in the general read's order:
+ * the events' data carries them so.
+ */
+async function readCreatedEventContext(
+  tx: WriteTx,
+  row: NewPayoutRow,
+  disbursement: NewDisbursementRow,
+  statuses: readonly PayoutStatus[],
+  now: number,
+): Promise<EventContext> {
+  const [numbers, deliveries] = await Promise.all([
+    readCreatedPayoutNumbers(tx, String(row.id)),
+    readDeliveryContext(tx, String(row.company_id), String(row.line_id), now),
+  ]);
+  return {
+    row: {
+      ...disbursement,
+      payout_number: numbers.payoutNumber,
+      disbursement_number: numbers.disbursementNumber,
+      payee_type_id: row.payee_type_id,
+      first_name: row.first_name,
+      last_name: row.last_name,
+      phone: row.phone,
+      address_one: row.address_one,
+      address_two: row.address_two,
+      city: row.city,
+      state: row.state,
+      zip_code: row.zip_code,
+      delivery_options: row.delivery_options,
+      allowed_payment_method_ids: row.allowed_payment_method_ids,
+      permission_required_from: row.permission_required_from,
+      payment_method_settings: row.payment_method_settings,
+      field_values: row.field_values,
+      custom_document_uuids: row.custom_document_uuids,
+      rail_reference: null,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    },
+    facts: createdPayoutFacts(statuses, numbers.documentsShown),
+    deliveries,
+  };
 }
 
 /** The event contexts of several payouts, in one round trip (each line's deliveries read once). */
@@ -864,7 +921,7 @@ const NEW_PAYOUT_COLUMNS = [
   "created_at",
   "updated_at",
 ] as const;
-type NewPayoutColumn = typeof NEW_PAYOUT_COLUMNS[number];
+type NewPayoutRow = Record<typeof NEW_PAYOUT_COLUMNS[number], string | number | null>;
 
 const INSERT_PAYOUT = `INSERT INTO payouts (${NEW_PAYOUT_COLUMNS.join(", ")})
   VALUES (${NEW_PAYOUT_COLUMNS.map(() => "?").join(", ")})`;
@@ -983,6 +1040,12 @@ export async function createDisbursement<R = undefined>(
   const disbursementId = newId(
     input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
   );
+  const newDisbursement: NewDisbursementRow = {
+    kind: input.kind,
+    external_uuid: input.kind === "v1" ? disbursementId : input.externalUuid,
+    claim_id: input.claimId ?? null,
+    memo: input.memo ?? null,
+  };
   // The rows are read back only with the events' reads below: they ride with those.
   tx.defer({
     sql:
@@ -993,13 +1056,13 @@ export async function createDisbursement<R = undefined>(
       disbursementId,
       input.companyId,
       input.lineId,
-      input.kind,
-      input.kind === "v1" ? disbursementId : input.externalUuid,
-      input.claimId ?? null,
+      newDisbursement.kind,
+      newDisbursement.external_uuid,
+      newDisbursement.claim_id,
       input.largeDisbursement ? 1 : 0,
       input.payorUserId ?? null,
       input.requestFingerprint,
-      input.memo ?? null,
+      newDisbursement.memo,
       JSON.stringify(input.metadata ?? {}),
       now,
     ],
@@ -1013,7 +1076,7 @@ export async function createDisbursement<R = undefined>(
     const status: PayoutStatus = waits ? "pending_funds" : "created";
     // The row as inserted, by column: the payout is mapped from it (with the columns' defaults)
     // instead of being read back, which cost each create a statement.
-    const row: Record<NewPayoutColumn, string | number | null> = {
+    const row: NewPayoutRow = {
       id: payoutId,
       disbursement_id: disbursementId,
       company_id: input.companyId,
@@ -1077,12 +1140,13 @@ export async function createDisbursement<R = undefined>(
       !input.payouts.some((p) => (p.permissionRequiredFrom ?? []).length > 0);
     // What its event is written from (with the company's approval rules, once), in one round trip.
     const [context, read, companyRules] = await Promise.all([
-      readEventContext(tx, {
-        payoutId,
-        disbursementId,
-        companyId: input.companyId,
-        lineId: input.lineId,
-      }, now),
+      readCreatedEventContext(
+        tx,
+        row,
+        newDisbursement,
+        [...created.map((p) => p.status), status],
+        now,
+      ),
       readBackNow ? options.readBack!(disbursementId) : undefined,
       index === 0 && !waits ? rulesOfCompany(tx, input.companyId) : undefined,
     ]);

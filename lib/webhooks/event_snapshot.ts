@@ -23,6 +23,52 @@ export interface PayoutEventFacts {
   readonly failure_reason: string | null;
 }
 
+/** The documents the portal shows the payout `p`, a subquery; DOCUMENTS_SHOWN_ARGS are its. */
+const DOCUMENTS_SHOWN = `(SELECT count(*) FROM documents doc
+  WHERE doc.company_id = p.company_id
+    AND (doc.doc_type_id = 1
+         OR (doc.doc_type_id = ? AND p.payment_method_id = ?)
+         OR (doc.doc_type_id = 4
+             AND doc.id IN (SELECT value FROM json_each(p.custom_document_uuids))))
+    AND (doc.one_time_use = 0 OR doc.used_by_payout_id IS NULL
+         OR doc.used_by_payout_id = p.id))`;
+const DOCUMENTS_SHOWN_ARGS = [ACH_AUTHORIZATION_TYPE, ACH_METHOD_ID];
+
+/**
+ * What a payout's events need that its create does not know: the rowids of the payout and its
+ * disbursement (their numbers in Surface A payloads) and the documents shown, in one read. Its
+ * facts then come from the statuses the create wrote (see createdPayoutFacts).
+ */
+export async function readCreatedPayoutNumbers(
+  executor: SqlExecutor,
+  payoutId: string,
+): Promise<{ payoutNumber: number; disbursementNumber: number; documentsShown: number }> {
+  const { rows } = await executor.execute({
+    sql: `SELECT p.rowid AS payout_number, d.rowid AS disbursement_number,
+            ${DOCUMENTS_SHOWN} AS documents_shown
+          FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id WHERE p.id = ?`,
+    args: [...DOCUMENTS_SHOWN_ARGS, payoutId],
+  });
+  if (!rows[0]) throw new Error(`readCreatedPayoutNumbers: no payout ${payoutId}`);
+  return {
+    payoutNumber: Number(rows[0].payout_number),
+    disbursementNumber: Number(rows[0].disbursement_number),
+    documentsShown: Number(rows[0].documents_shown),
+  };
+}
+
+/** The facts of a payout its create just wrote, with its disbursement's payouts' statuses so far. */
+export function createdPayoutFacts(
+  statuses: readonly PayoutStatus[],
+  documentsShown: number,
+): PayoutEventFacts {
+  return {
+    disbursement_status: disbursementStatus(statuses),
+    documents_shown: documentsShown,
+    failure_reason: null,
+  };
+}
+
 /**
  * The facts of payouts as they are now, in the caller's unit, in one read: each disbursement's
  * statuses are gathered once however many of its payouts are asked.
@@ -38,18 +84,10 @@ export async function payoutsEventFacts(
               FROM payouts q
              WHERE q.disbursement_id IN (SELECT disbursement_id FROM payouts WHERE id IN (${asked}))
              GROUP BY q.disbursement_id)
-          SELECT p.id, p.failure_reason, s.statuses,
-            (SELECT count(*) FROM documents d
-              WHERE d.company_id = p.company_id
-                AND (d.doc_type_id = 1
-                     OR (d.doc_type_id = ? AND p.payment_method_id = ?)
-                     OR (d.doc_type_id = 4
-                         AND d.id IN (SELECT value FROM json_each(p.custom_document_uuids))))
-                AND (d.one_time_use = 0 OR d.used_by_payout_id IS NULL
-                     OR d.used_by_payout_id = p.id)) AS documents_shown
+          SELECT p.id, p.failure_reason, s.statuses, ${DOCUMENTS_SHOWN} AS documents_shown
           FROM payouts p JOIN statuses s ON s.disbursement_id = p.disbursement_id
           WHERE p.id IN (${asked})`,
-    args: [...payoutIds, ACH_AUTHORIZATION_TYPE, ACH_METHOD_ID, ...payoutIds],
+    args: [...payoutIds, ...DOCUMENTS_SHOWN_ARGS, ...payoutIds],
   });
   return new Map(rows.map((row) => [String(row.id), {
     disbursement_status: disbursementStatus(JSON.parse(String(row.statuses)) as PayoutStatus[]),
