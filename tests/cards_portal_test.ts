@@ -6,14 +6,13 @@
  * settings pointing at the contract server.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import type { PortalBrowser } from "./portal_helpers.ts";
 import { cardChosenInPortal, configureLithic } from "./cards_helpers.ts";
+import { inPortalChromium } from "./portal_chromium.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
 import type { ContractCard } from "./lithic_contract_server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const INBOX = { SANDBOX_INBOX: "1" };
 
 /** A payee of Acme (test) who chose a virtual card in the portal and whose card was issued. */
@@ -79,32 +78,8 @@ Deno.test({
     try {
       await withHttpFixture(async (f) => {
         const { browser: portal, linkPath, card } = await paidByCard(f, server);
-        const http = Deno.serve(
-          { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-          f.app.fetch,
-        );
-        const origin = `http://127.0.0.1:${http.addr.port}`;
-        const chrome = await chromium.launch({
-          executablePath: CHROMIUM,
-          args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        });
-        try {
-          const context = await chrome.newContext();
-          await context.addCookies(
-            portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
-          );
-          const page = await context.newPage();
-          const pan = server.panOf(card);
-          const portalTraffic: string[] = [];
-          page.on("request", (request) => {
-            if (request.url().startsWith(origin)) {
-              portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
-            }
-          });
-          page.on("response", async (response) => {
-            if (!response.url().startsWith(origin)) return;
-            portalTraffic.push(await response.text().catch(() => ""));
-          });
+        const pan = server.panOf(card);
+        await inPortalChromium(f, portal, { port: 0 }, async (page, portalTraffic, origin) => {
           await page.goto(`${origin}${linkPath}`);
           const frame = page.frameLocator("iframe.virtual-card");
           const shown = await frame.locator("#pan").textContent({ timeout: 15_000 });
@@ -120,10 +95,7 @@ Deno.test({
             );
           }
           assert.ok(server.embedsServed.includes(card.token));
-        } finally {
-          await chrome.close();
-          await http.shutdown();
-        }
+        });
       }, INBOX);
     } finally {
       await server.close();

@@ -8,7 +8,6 @@
  * routing lookup refuses the sandbox's unreachable bank.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
 import { freePort } from "../bench/service.ts";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
 import { api } from "./api_helpers.ts";
@@ -16,8 +15,8 @@ import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { offeredPayee, PortalBrowser, v1, verify } from "./portal_helpers.ts";
 import { configureIncrease } from "./instant_helpers.ts";
 import { IncreaseContractServer } from "./increase_contract_server.ts";
+import { inPortalChromium } from "./portal_chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PAN = "4000123412341234";
 
 async function offered(f: HttpFixture, server: IncreaseContractServer) {
@@ -109,29 +108,7 @@ Deno.test({
     try {
       await withHttpFixture(async (f) => {
         const { browser: portal, linkPath } = await offered(f, server);
-        const http = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, f.app.fetch);
-        const origin = `http://127.0.0.1:${port}`;
-        const chrome = await chromium.launch({
-          executablePath: CHROMIUM,
-          args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        });
-        try {
-          const context = await chrome.newContext();
-          await context.addCookies(
-            portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
-          );
-          const page = await context.newPage();
-          const portalTraffic: string[] = [];
-          page.on("request", (request) => {
-            if (request.url().startsWith(origin)) {
-              portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
-            }
-          });
-          page.on("response", async (response) => {
-            if (response.url().startsWith(origin)) {
-              portalTraffic.push(await response.text().catch(() => ""));
-            }
-          });
+        await inPortalChromium(f, portal, { port }, async (page, portalTraffic, origin) => {
           await page.goto(`${origin}${linkPath}/method?method=instant_deposit`);
           await page.getByRole("link", { name: "Enter your debit card securely" }).click();
           await page.waitForURL(`${server.baseUrl}/hosted/card**`);
@@ -150,10 +127,7 @@ Deno.test({
           for (const seen of portalTraffic) {
             assert.ok(!seen.includes(PAN), "the portal's origin saw the card number");
           }
-        } finally {
-          await chrome.close();
-          await http.shutdown();
-        }
+        });
       }, { SANDBOX_INBOX: "1", BASE_URL: `http://127.0.0.1:${port}` });
     } finally {
       await server.close();
@@ -173,29 +147,8 @@ Deno.test({
       const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
       const portal = new PortalBrowser(f);
       await verify(portal, linkPath, email);
-      const http = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, f.app.fetch);
-      const origin = `http://127.0.0.1:${port}`;
-      const chrome = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-      });
-      try {
-        const context = await chrome.newContext();
-        await context.addCookies(
-          portal.cookies().map(([name, value]) => ({ name, value, url: origin })),
-        );
-        const page = await context.newPage();
-        const portalTraffic: string[] = [];
-        page.on("request", (request) => {
-          if (request.url().startsWith(`${origin}/portal/`)) {
-            portalTraffic.push(`${request.url()} ${request.postData() ?? ""}`);
-          }
-        });
-        page.on("response", async (response) => {
-          if (response.url().startsWith(`${origin}/portal/`)) {
-            portalTraffic.push(await response.text().catch(() => ""));
-          }
-        });
+      const watched = { port, watched: "/portal/" };
+      await inPortalChromium(f, portal, watched, async (page, portalTraffic, origin) => {
         await page.goto(`${origin}${linkPath}/method?method=instant_deposit`);
         await page.getByRole("link", { name: "Enter your debit card securely" }).click();
         await page.waitForURL(`${origin}/sandbox/increase/card**`);
@@ -210,16 +163,13 @@ Deno.test({
         for (const seen of portalTraffic) {
           assert.ok(!seen.includes(card), "the portal saw the card number");
         }
-        await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 5 });
-        const [stored] = (await f.deps.databases.test.readClient.execute(
-          "SELECT status, method_details FROM payouts",
-        )).rows;
-        assert.equal(stored.status, "completed");
-        assert.equal(JSON.parse(String(stored.method_details)).last_four, "5556");
-      } finally {
-        await chrome.close();
-        await http.shutdown();
-      }
+      });
+      await api(f, "POST", "/api/sandbox/clock/advance", { seconds: 5 });
+      const [stored] = (await f.deps.databases.test.readClient.execute(
+        "SELECT status, method_details FROM payouts",
+      )).rows;
+      assert.equal(stored.status, "completed");
+      assert.equal(JSON.parse(String(stored.method_details)).last_four, "5556");
     }, { SANDBOX_INBOX: "1", BASE_URL: `http://127.0.0.1:${port}` });
   },
 });
