@@ -12,7 +12,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { increaseSigned, IncreaseUnanswered } from "./client.ts";
-import { increaseAccount, increaseClientOf, increaseServes } from "./account.ts";
+import { increaseAccount, increaseClientOf } from "./account.ts";
 import { findInstantTransfer, insertIncreaseNotice, INSTANT_JOBS } from "./store.ts";
 
 export type IncreaseWebhookRefusal =
@@ -117,11 +117,6 @@ export async function instantBankReachable(
     if (error instanceof IncreaseUnanswered) return null;
     throw error;
   }
-}
-
-/** Whether this company's payees can type a card at its Increase's hosted page. */
-export function takesHostedCards(database: Database, companyId: string): Promise<boolean> {
-  return increaseServes(database, database.readClient, companyId);
 }
 
 /**
