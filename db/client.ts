@@ -13,8 +13,9 @@ import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
 import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
 import { drizzleOver, loadQueryLayer } from "./query_layer.ts";
+import { serviceFileUrl } from "../lib/platform/service_files.ts";
 
-export const migrationsFolder = new URL("./migrations", import.meta.url).pathname;
+export const migrationsFolder = serviceFileUrl("db/migrations").pathname;
 
 export interface Database {
   readonly environment: Environment;

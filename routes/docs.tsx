@@ -10,6 +10,7 @@ import { failureReasons } from "../lib/payouts/failure_reasons.ts";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
+import { serviceFileUrl } from "../lib/platform/service_files.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { apiErrorName, errorCatalogue, type ErrorCode, errorResponse } from "./errors.ts";
 
@@ -362,7 +363,7 @@ export function docsRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/docs/errors", (c) => c.html(html(<ErrorsPage />)));
   // The contract the document and the error pages cite, as the repository holds it (Markdown).
   app.get("/docs/contract.md", async (c) => {
-    contractText ??= Deno.readTextFile(new URL("../docs/contract.md", import.meta.url));
+    contractText ??= Deno.readTextFile(serviceFileUrl("docs/contract.md"));
     c.header("Content-Type", "text/markdown; charset=utf-8");
     return c.body(await contractText);
   });

@@ -48,6 +48,7 @@ import {
   setFundingsExpectedAt,
 } from "./files_store.ts";
 import { fileIdModifierAt } from "./nacha.ts";
+import { workerModuleUrl } from "../platform/service_files.ts";
 import { achFileName, achFileNamePrefix } from "./file_model.ts";
 import { type AchRailDeps, achSettingsOf } from "./rail.ts";
 import type { FileWorkerAnswer, FileWorkerRequest } from "./file_worker.ts";
@@ -233,7 +234,7 @@ export async function openKeptFile(
 
 /** One request to a file worker of its own, terminated once it answered. */
 async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnswer & { ok: true }> {
-  const worker = new Worker(new URL("./file_worker.ts", import.meta.url), { type: "module" });
+  const worker = new Worker(workerModuleUrl("lib/ach/file_worker.ts"), { type: "module" });
   try {
     const answer = await new Promise<FileWorkerAnswer>((resolve, reject) => {
       worker.onmessage = (event: MessageEvent<FileWorkerAnswer>) => {

@@ -11,6 +11,7 @@ import { filePathOf } from "../../db/embedded_client.ts";
 import { appendAudit, type AuditActor } from "../audit/store.ts";
 import { configDefaults, type Environment } from "../platform/config.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
+import { workerModuleUrl } from "../platform/service_files.ts";
 import {
   type BackupManifest,
   DATABASE_FILES,
@@ -161,7 +162,7 @@ export async function backupDatabases(
 
 /** Runs one copy on its own worker thread, which ends with it. */
 function copyOnWorker(request: CopyRequest): Promise<CopyAnswer> {
-  const worker = new Worker(new URL("./copy_worker.ts", import.meta.url).href, { type: "module" });
+  const worker = new Worker(workerModuleUrl("lib/backup/copy_worker.ts"), { type: "module" });
   return new Promise<CopyAnswer>((resolve) => {
     worker.onmessage = (event: MessageEvent<CopyAnswer>) => resolve(event.data);
     worker.onerror = (event) => {

@@ -1,0 +1,241 @@
+/**
+ * The bundle `deno task build` writes serves as the sources do. Built into a temporary directory
+ * under dist/ and started with `--dev` on a temporary DATA_DIR, beside a start from the sources:
+ * /readyz goes 503 starting → 200, the API answers, the console's and the portal's pages are the
+ * sources' own HTML (the bundler drops each page's JSX comment), the contract is served from the
+ * bundle's copy, and both worker threads run from the bundle: the scheduled backup's copy and the
+ * build of an ACH file large enough for its worker.
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { freePort } from "../bench/service.ts";
+import { buildBundle } from "../cli/build.ts";
+import { FILE_WORKER_ENTRIES_MIN } from "../lib/ach/jobs.ts";
+import { sha256Hasher } from "../lib/backup/archive.ts";
+import { serviceFileUrl } from "../lib/platform/service_files.ts";
+import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
+
+const START_TIMEOUT_MS = 60_000;
+/** Readiness is asked this often from the spawn on, so the start's 503s are seen. */
+const POLL_INTERVAL_MS = 2;
+const BACKUP_TIMEOUT_MS = 30_000;
+/** `deno task start`'s and `start:bundle`'s flags. */
+const START_FLAGS = ["-A", "--unstable-cron", "--unstable-lazy-dynamic-imports"];
+/** The /api statuses of a payout that went out in a bank file. */
+const SENT = ["Processing", "Completed"];
+
+interface Service {
+  readonly base: string;
+  readonly dataDir: string;
+  readonly child: Deno.ChildProcess;
+  readonly stderr: Promise<string>;
+  /** Each distinct /readyz answer until the first 200, in order. */
+  readonly readiness: string[];
+}
+
+/** Environment of a production start (no `--dev`): secrets given, live notifications off. */
+const PRODUCTION = {
+  JWT_SECRET: "j".repeat(40),
+  ENCRYPTION_KEY: btoa("e".repeat(32)),
+  LIVE_NOTIFICATIONS: "off",
+};
+
+/**
+ * Starts `entry` (in dev mode unless `production`), adds it to `started` (which the caller
+ * stops), and returns once /readyz answers 200.
+ */
+async function startService(
+  started: Service[],
+  entry: string,
+  options: { production?: boolean; env?: Record<string, string> } = {},
+): Promise<Service> {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-bundle-" });
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, entry, ...(options.production ? [] : ["--dev"])],
+    env: {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_FORMAT: "off",
+      ...(options.production ? PRODUCTION : {}),
+      ...options.env,
+    },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const service = {
+    base,
+    dataDir,
+    child,
+    stderr: new Response(child.stderr).text(),
+    readiness: [] as string[],
+  };
+  started.push(service);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const answer = await fetch(`${base}/readyz`)
+      .then(async (res) => `${res.status} ${await res.text()}`)
+      .catch(() => null);
+    if (answer !== null && service.readiness.at(-1) !== answer) service.readiness.push(answer);
+    if (answer?.startsWith("200 ")) return service;
+    if (Date.now() > deadline) assert.fail(`${entry} was not ready within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+  }
+}
+
+/** SIGTERM, then the data directory goes; returns the exit code and what it wrote on stderr. */
+async function stopService(service: Service): Promise<{ code: number; stderr: string }> {
+  try {
+    service.child.kill("SIGTERM");
+  } catch {
+    // Already stopped.
+  }
+  const { code } = await service.child.status;
+  const stderr = await service.stderr;
+  await Deno.remove(service.dataDir, { recursive: true });
+  return { code, stderr };
+}
+
+/** A page's status and HTML, its form's sign-in token (a new one per request) masked. */
+async function page(service: Service, path: string): Promise<string> {
+  const res = await fetch(`${service.base}${path}`);
+  const html = await res.text();
+  return `${res.status} ${html.replace(/name="csrf" value="[^"]+"/g, 'name="csrf" value="…"')}`;
+}
+
+async function json(service: Service, method: string, path: string, token: string, body?: unknown) {
+  const res = await fetch(`${service.base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The backup file and its `.sha256` once the scheduled backup wrote them. */
+async function scheduledBackup(service: Service): Promise<{ tar: string; sha256: string }> {
+  const dir = `${service.dataDir}/backups`;
+  const deadline = Date.now() + BACKUP_TIMEOUT_MS;
+  for (;;) {
+    const names = await Array.fromAsync(Deno.readDir(dir), (entry) => entry.name)
+      .catch(() => [] as string[]);
+    const tar = names.find((name) => name.endsWith(".tar") && names.includes(`${name}.sha256`));
+    if (tar) {
+      return { tar: `${dir}/${tar}`, sha256: await Deno.readTextFile(`${dir}/${tar}.sha256`) };
+    }
+    if (Date.now() > deadline) assert.fail(`no scheduled backup within 30 s: ${names.join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+Deno.test("deno task build: the bundle starts, answers, renders the sources' pages and runs both workers", async () => {
+  const dist = serviceFileUrl("dist").pathname;
+  await Deno.mkdir(dist, { recursive: true });
+  const outdir = await Deno.makeTempDir({ dir: dist, prefix: "bundle-test-" });
+  const services: Service[] = [];
+  try {
+    const [sources] = await Promise.all([
+      startService(services, serviceFileUrl("main.ts").pathname),
+      buildBundle(outdir),
+    ]);
+    // A production start, as `deno task start:bundle` runs it, and a dev one for its seeded
+    // credentials; on its fresh data directory a backup is due at once, which the copy worker takes.
+    const [production, bundle] = await Promise.all([
+      startService(services, `${outdir}/main.js`, { production: true }),
+      startService(services, `${outdir}/main.js`, { env: { BACKUP_INTERVAL_MINUTES: "60" } }),
+    ]);
+
+    // Not ready until the API answers. The bundle's API chunk may be evaluated before the first
+    // request is even read (evaluation holds the event loop), so its 503 is not always seen.
+    const starting = '503 {"status":"not_ready","reason":"starting","reasons":["starting"],' +
+      '"databases":{"test":"ok","live":"ok"}}';
+    const ready = '200 {"status":"ready","databases":{"test":"ok","live":"ok"}}';
+    for (const service of [production, bundle]) {
+      assert.deepEqual(service.readiness.filter((answer) => answer !== starting), [ready]);
+      assert.match(await page(service, "/v1/ledgers/x/balance"), /^401 /);
+    }
+    const paths = [
+      "/v1/ledgers/x/balance",
+      "/console/sign-in",
+      "/portal/no-such-link",
+      "/docs/contract.md",
+    ];
+    for (const path of paths) {
+      assert.equal(await page(bundle, path), await page(sources, path), path);
+    }
+    assert.match(await page(bundle, "/v1/ledgers/x/balance"), /^401 /);
+    assert.match(
+      await page(bundle, "/console/sign-in"),
+      /^200 <html lang="en">.*<h1>Sign in<\/h1>/,
+    );
+    assert.match(
+      await page(bundle, "/portal/no-such-link"),
+      /^404 <html lang="en">.*Payment portal/,
+    );
+
+    const backup = await scheduledBackup(bundle);
+    const digest = sha256Hasher().update(await Deno.readFile(backup.tar)).digest("hex");
+    assert.equal(backup.sha256.split(" ")[0], digest);
+
+    // One disbursement whose payees all go by ACH in one cutoff file, built on the file worker.
+    const credentials = JSON.parse(
+      await Deno.readTextFile(`${bundle.dataDir}/sandbox-credentials.json`),
+    ) as SandboxCredentials;
+    const acme = credentials.companies[0];
+    const login = await fetch(`${bundle.base}/api/authenticate`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa(`${acme.tin}:${acme.users[0].api_key_test}`)}` },
+    });
+    const token = (await login.json()).access_token as string;
+    const payees = Array.from({ length: FILE_WORKER_ENTRIES_MIN }, (_, index) => ({
+      payee_type_id: 1,
+      amount: 1,
+      payee_uuid: `P-${index}`,
+      first_name: "Sam",
+      last_name: "Lee",
+      email: "success+ach@example.test",
+      allowed_payment_method_ids: [1, 2],
+    }));
+    const created = await json(bundle, "POST", "/api/disbursements", token, {
+      disbursement_uuid: "D-1",
+      large_disbursement: false,
+      line: "home",
+      payees,
+    });
+    assert.equal(created.status, 201);
+    const advanced = await json(bundle, "POST", "/api/sandbox/clock/advance", token, {
+      seconds: 691_200,
+    });
+    assert.equal(advanced.status, 200);
+    // Every payout went out in the file: sent (Processing) or completed since.
+    const read = await json(bundle, "GET", "/api/disbursements/D-1", token);
+    const statuses = (read.body.payees as { status: string }[]).map((payee) => payee.status);
+    assert.deepEqual(statuses.filter((status) => !SENT.includes(status)), []);
+    assert.equal(statuses.length, payees.length);
+    const database = new DatabaseSync(`${bundle.dataDir}/test.db`, { readOnly: true });
+    try {
+      const files = database.prepare("SELECT entry_count FROM ach_files").all();
+      assert.equal(files.length, 1);
+      assert.ok(Number(files[0].entry_count) >= FILE_WORKER_ENTRIES_MIN, "built on the worker");
+    } finally {
+      database.close();
+    }
+    const transaction = await json(
+      bundle,
+      "GET",
+      "/api/disbursements/D-1/payees/P-0/transaction",
+      token,
+    );
+    assert.equal(transaction.body.payment_method, "ACHPayment");
+
+    for (const service of services.splice(0)) {
+      const stopped = await stopService(service);
+      assert.equal(stopped.code, 0, stopped.stderr);
+    }
+  } finally {
+    await Promise.all(services.map(stopService));
+    await Deno.remove(outdir, { recursive: true });
+  }
+});
