@@ -133,7 +133,8 @@ async function scheduledBackup(service: Service): Promise<{ tar: string; sha256:
 Deno.test("deno task build: the bundle starts, answers, renders the sources' pages and runs both workers", async () => {
   const dist = serviceFileUrl("dist").pathname;
   await Deno.mkdir(dist, { recursive: true });
-  const outdir = await Deno.makeTempDir({ dir: dist, prefix: "bundle-test-" });
+  // A dot folder: tests that walk the repository's sources skip it while it comes and goes.
+  const outdir = await Deno.makeTempDir({ dir: dist, prefix: ".bundle-test-" });
   const services: Service[] = [];
   try {
     const [sources] = await Promise.all([
