@@ -60,15 +60,17 @@ export const ACH_SEND_JOB = "ach.send";
 
 /**
  * Entries one unit sends or completes; a larger file goes over several units, so the one writer
- * is never held for a whole catastrophe day's file. Each payout moved costs about 1 ms of the
- * service's thread (its ledger transaction, payout row, timeline row and event, on the
- * synchronous embedded database), so a unit of 100 holds it about 0.1 s and requests are answered
- * between units (db/scheduler.ts yields); units of 500 held it 0.4 to 0.5 s each. The send, which
- * runs right after a cutoff while the API is busy, goes 25 a unit: the API's p99 through a
- * 10,000-payout send came from 11x idle to under 5x (bench/ach_catastrophe.ts, same machine).
+ * is never held for a whole catastrophe day's file and requests are answered between units
+ * (db/scheduler.ts yields). A settle unit moves each payout with its own statements, about 1 ms a
+ * payout of the service's thread on the synchronous embedded database, so 100 hold it about 0.1 s.
+ * A send unit writes its page set-based (lib/rails/batch.ts: a statement or two each for the
+ * payouts, postings, timeline rows and events), 25 payouts in about 5 to 10 ms at load 10 to 15;
+ * each unit's commit (an fsync, on the same thread) then costs as much as its statements, so the
+ * send goes 100 a unit: a quarter of the commits, the API's p99 through it no worse than with 25
+ * and the send two to four times shorter (bench/ach_catastrophe.ts, docs/performance.md).
  */
 export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
-export const SEND_ENTRIES_PER_UNIT_MAX = 25;
+export const SEND_ENTRIES_PER_UNIT_MAX = 100;
 
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
