@@ -141,6 +141,19 @@ export async function quietly<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The log lines written while `fn` runs, instead of printed. */
+export async function logLines(fn: () => Promise<unknown>): Promise<string[]> {
+  const lines: string[] = [];
+  const original = console.error;
+  console.error = (line: string) => lines.push(line);
+  try {
+    await fn();
+  } finally {
+    console.error = original;
+  }
+  return lines;
+}
+
 /** Every write fails from the moment the bank took a file until `restart`, as after a crash. */
 export function crashAfterUpload(m: MoneyFixture, bank: ScriptedBank): { restart(): void } {
   const writer = m.database.writer;

@@ -39,6 +39,7 @@ import {
   chooseAch,
   fileNameOf,
   FIRST_CUTOFF,
+  logLines,
   quietly,
   rows,
   ScriptedBank,
@@ -251,14 +252,7 @@ Deno.test("the file's check refuses a file whose entry differs from its payout: 
         args: [corrupted],
       })
     );
-    const logged: string[] = [];
-    const original = console.error;
-    console.error = (line: string) => logged.push(line);
-    try {
-      await m.advance(30 * MINUTE_SECONDS);
-    } finally {
-      console.error = original;
-    }
+    const logged = await logLines(() => m.advance(30 * MINUTE_SECONDS));
     const [batch] = await batches(m);
     assert.deepEqual([batch.status, batch.error], [
       "built",

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
-import { batches, chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import { batches, chooseAch, logLines, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 5, 12);
@@ -129,14 +129,7 @@ Deno.test("a page of a transmitted file is sent set-based: each payout its own s
         })
       );
     };
-    const logged: string[] = [];
-    const original = console.error;
-    console.error = (line: string) => logged.push(line);
-    try {
-      await m.advance(30 * MINUTE_SECONDS);
-    } finally {
-      console.error = original;
-    }
+    const logged = await logLines(() => m.advance(30 * MINUTE_SECONDS));
     assert.deepEqual(await statuses(m, ids), ["funds_sent", "modality_selected", "funds_sent"]);
     assert.deepEqual(
       await rows(m, "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status"),

@@ -131,20 +131,23 @@ const movable = [
   "bank",
 ] as const;
 
+/** One to three transfers between the movable accounts: one transaction. */
+const transfersOfOneTransaction = fc.array(
+  fc.record({
+    from: fc.constantFrom(...movable),
+    to: fc.constantFrom(...movable),
+    amountCents: fc.integer({ min: 1, max: 50_000 }),
+  }).filter((t) => t.from !== t.to),
+  { minLength: 1, maxLength: 3 },
+);
+
 Deno.test("property: any sequence of transfers keeps every invariant and matches an independent model", async () => {
   await withLine(async (database) => {
     let runs = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(
-          fc.array(
-            fc.record({
-              from: fc.constantFrom(...movable),
-              to: fc.constantFrom(...movable),
-              amountCents: fc.integer({ min: 1, max: 50_000 }),
-            }).filter((t) => t.from !== t.to),
-            { minLength: 1, maxLength: 3 },
-          ),
+          transfersOfOneTransaction,
           { minLength: 1, maxLength: 30 },
         ),
         async (transactions) => {
@@ -195,14 +198,7 @@ Deno.test("property: postTransactions posts a list of two lines' transactions as
         fc.array(
           fc.record({
             lineId: fc.constantFrom("line_1", "line_2"),
-            transfers: fc.array(
-              fc.record({
-                from: fc.constantFrom(...movable),
-                to: fc.constantFrom(...movable),
-                amountCents: fc.integer({ min: 1, max: 50_000 }),
-              }).filter((t) => t.from !== t.to),
-              { minLength: 1, maxLength: 3 },
-            ),
+            transfers: transfersOfOneTransaction,
           }),
           { minLength: 1, maxLength: 12 },
         ),
