@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { RuntimeSettings } from "../payouts/settings.ts";
+import { batchServiceDeps } from "../payouts/runtime.ts";
 import { ok, type Refusal, refuse, type Result } from "../platform/result.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import type { Databases } from "../identity/admin.ts";
@@ -59,6 +60,19 @@ export interface CommandContext extends CommandRequest {
   /** Given to a command that opens no database through the runner (`needsDatabases: false`). */
   readonly databaseSettings: DatabaseSettings;
 }
+
+/**
+ * What the rails' batch actions, file services and imports of a command run on: the environment's
+ * rails from the composition root, its database and the live one.
+ */
+export const batchDepsOf = (ctx: CommandContext, environment: Environment) =>
+  batchServiceDeps({
+    environment,
+    database: ctx.databases[environment],
+    liveDatabase: ctx.databases.live,
+    secretBox: ctx.secretBox,
+    runtimeSettings: ctx.runtimeSettings,
+  });
 
 export type Flags = Record<string, string>;
 

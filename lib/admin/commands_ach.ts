@@ -11,7 +11,6 @@ import { handImportSource } from "../operators/hand_import_approval.ts";
 import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { batchServiceDeps } from "../payouts/runtime.ts";
 import { appendAudit } from "../audit/store.ts";
 import {
   type AchFileActionResult,
@@ -38,6 +37,7 @@ import {
 } from "../ach/views.ts";
 import { withTransmissions } from "./commands_batches.ts";
 import {
+  batchDepsOf,
   type Command,
   type CommandContext,
   type CommandRequest,
@@ -122,26 +122,12 @@ const fileChangeReach = objectReach(
 );
 
 /**
- * What the file services and imports need: the environment's rails from the composition root, its
- * database and the live one.
- */
-function fileDeps(ctx: CommandContext, environment: Environment) {
-  return batchServiceDeps({
-    environment,
-    database: ctx.databases[environment],
-    liveDatabase: ctx.databases.live,
-    secretBox: ctx.secretBox,
-    runtimeSettings: ctx.runtimeSettings,
-  });
-}
-
-/**
  * A live file imported by hand takes two people: it is staged, sealed, in an approval showing what
  * it would apply now, and imported when a second admin approves.
  */
 async function stageLiveImport(
   ctx: CommandContext,
-  deps: ReturnType<typeof fileDeps>,
+  deps: ReturnType<typeof batchDepsOf>,
   fileName: string,
   content: Uint8Array,
 ): Promise<Result<Record<string, unknown>>> {
@@ -216,7 +202,7 @@ function fileActionCommand(
       const named = await namedFile(ctx, f);
       if (!named.ok) return named;
       const { environment } = named.value;
-      const done = await action(fileDeps(ctx, environment), ctx, f);
+      const done = await action(batchDepsOf(ctx, environment), ctx, f);
       if (!done.ok) {
         return done.code === "ach_file_not_found" ? fileNotFound(f, environment) : done;
       }
@@ -320,7 +306,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       const named = await namedFile(ctx, f);
       if (!named.ok) return named;
       const { environment, file } = named.value;
-      const read = await readAchFileContent(fileDeps(ctx, environment), file.id, ctx.now);
+      const read = await readAchFileContent(batchDepsOf(ctx, environment), file.id, ctx.now);
       if (!read.ok) {
         return read.code === "ach_file_not_found"
           ? fileNotFound(f, environment)
@@ -436,7 +422,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       const content = await readAtMost(path.value, IMPORT_READ_BYTES_MAX);
       if (!content.ok) return content;
       const fileName = path.value.split("/").pop() ?? path.value;
-      const deps = fileDeps(ctx, environment.value);
+      const deps = batchDepsOf(ctx, environment.value);
       if (environment.value === "live") {
         return await stageLiveImport(ctx, deps, fileName, content.value);
       }

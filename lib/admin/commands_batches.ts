@@ -7,7 +7,6 @@
  */
 import type { Environment } from "../platform/config.ts";
 import { ok, refuse } from "../platform/result.ts";
-import { batchServiceDeps } from "../payouts/runtime.ts";
 import { requestBatchRelease, resolveBatch } from "../rails/batches_service.ts";
 import {
   type AttemptView,
@@ -19,8 +18,8 @@ import {
 } from "../rails/batch_views.ts";
 import type { SqlReader } from "../../db/writer.ts";
 import {
+  batchDepsOf,
   type Command,
-  type CommandContext,
   environmentFlag,
   type Flags,
   listedCompanies,
@@ -82,16 +81,6 @@ export function railBatchView(batch: RailBatchView, environment: Environment) {
     attempts: batch.attempts.map(attemptView),
   };
 }
-
-/** What the rails' batch actions run on, for the command's environment. */
-const batchDepsOf = (ctx: CommandContext, environment: Environment) =>
-  batchServiceDeps({
-    environment,
-    database: ctx.databases[environment],
-    liveDatabase: ctx.databases.live,
-    secretBox: ctx.secretBox,
-    runtimeSettings: ctx.runtimeSettings,
-  });
 
 const batchReach = objectReach(
   (request, environment, f) => findRailBatch(request.databases[environment].readClient, f.file),

@@ -12,7 +12,6 @@ import type { Environment } from "../platform/config.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import { centsToDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import { batchServiceDeps } from "../payouts/runtime.ts";
 import { appendAudit } from "../audit/store.ts";
 import {
   CHECK_LIST_LIMIT_MAX,
@@ -42,6 +41,7 @@ import {
 import { voidCheckAudited } from "../checks/voids.ts";
 import { withTransmissions } from "./commands_batches.ts";
 import {
+  batchDepsOf,
   type Command,
   type CommandContext,
   type CommandRequest,
@@ -202,15 +202,6 @@ const fileChangeReach = objectReach(
   (f) => f.file,
 );
 
-const depsOf = (ctx: CommandContext, environment: Environment) =>
-  batchServiceDeps({
-    environment,
-    database: ctx.databases[environment],
-    liveDatabase: ctx.databases.live,
-    secretBox: ctx.secretBox,
-    runtimeSettings: ctx.runtimeSettings,
-  });
-
 /**
  * A live paid-items file imported by hand takes two people: staged, sealed, in an approval showing
  * what it would apply now (items matched, money moved, payouts affected), imported once approved.
@@ -221,7 +212,7 @@ async function stagePaidImport(
   fileName: string,
   content: Uint8Array,
 ): Promise<Result<Record<string, unknown>>> {
-  const previewed = await previewPaidItems(depsOf(ctx, "live"), {
+  const previewed = await previewPaidItems(batchDepsOf(ctx, "live"), {
     companyId,
     content,
     fileName,
@@ -427,7 +418,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       if (!out.ok) return out;
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const read = await readCheckFileContent(depsOf(ctx, environment.value), f.file, ctx.now);
+      const read = await readCheckFileContent(batchDepsOf(ctx, environment.value), f.file, ctx.now);
       if (!read.ok) {
         return read.code === "check_file_not_found"
           ? fileNotFound(f, environment.value)
@@ -487,7 +478,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
       const marked = await markCheckFileSent(
-        depsOf(ctx, environment.value),
+        batchDepsOf(ctx, environment.value),
         ctx.actor,
         f.file,
         ctx.now,
@@ -534,7 +525,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
       if (environment === "live") {
         return await stagePaidImport(ctx, companyId, fileName, content.value);
       }
-      const imported = await importPaidItems(depsOf(ctx, environment), {
+      const imported = await importPaidItems(batchDepsOf(ctx, environment), {
         companyId,
         content: content.value,
         fileName,
@@ -628,7 +619,7 @@ export const checkCommands: Readonly<Record<string, Command>> = {
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
-      const resolved = await resolveCheckException(depsOf(ctx, environment.value), ctx.actor, {
+      const resolved = await resolveCheckException(batchDepsOf(ctx, environment.value), ctx.actor, {
         exceptionId: f.exception,
         resolution: f.resolution,
         note: f.note ?? null,
