@@ -12,12 +12,11 @@ import { addFunds, receiveWire, recordAchDebitSent } from "../lib/funding/store.
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { readFeeSchedule } from "../lib/payouts/fee_store.ts";
 import { feesFor } from "../lib/payouts/fees.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { newId } from "../lib/platform/keys.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
-import { MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { moneyBatchDeps } from "./money_core_helpers.ts";
 
 export const NOW = Date.UTC(2026, 10, 24, 15, 0); // Tuesday 2026-11-24, 10:00 in New York
 export const ACH = 1;
@@ -133,13 +132,7 @@ async function importFixture(database: Database, environment: Environment): Prom
       args: [batchId, COMPANY, NOW, NOW, NOW],
     })
   );
-  const deps: AchImportDeps = batchServiceDeps({
-    environment: environment,
-    database: database,
-    liveDatabase: database,
-    secretBox: testSecretBox,
-    runtimeSettings: MONEY_SETTINGS,
-  });
+  const deps: AchImportDeps = moneyBatchDeps(database, environment);
   let sequence = 0;
   const rows = async (sql: string, ...args: (string | number)[]) =>
     (await database.readClient.execute({ sql, args })).rows.map((row) => ({ ...row }));

@@ -29,11 +29,17 @@ import { FakeClock } from "../lib/platform/clock.ts";
 import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
 import { openFileContent } from "../lib/ach/files_store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
-import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
-import { DAY_SECONDS, MONEY_SETTINGS, type MoneyFixture, START } from "./money_core_helpers.ts";
+import {
+  DAY_SECONDS,
+  MONEY_SETTINGS,
+  moneyBatchDeps,
+  type MoneyFixture,
+  START,
+} from "./money_core_helpers.ts";
 import {
   batches,
   chooseAch,
@@ -53,13 +59,7 @@ const ODFI = "02100002";
 
 const fileDeps = (
   m: MoneyFixture,
-) => (batchServiceDeps({
-  environment: "test" as const,
-  database: m.database,
-  liveDatabase: m.database,
-  secretBox: testSecretBox,
-  runtimeSettings: MONEY_SETTINGS,
-}));
+) => (moneyBatchDeps(m.database, "test"));
 
 const OPERATOR = { operator: { id: "op_1", email: "ops@example.test" }, origin: "cli" };
 
@@ -627,13 +627,7 @@ Deno.test("live: a file over the approval limit waits built until a second admin
     assert.equal(built.status, "built");
     assert.equal(bank.received.length, 0, "it waits for its release");
 
-    const deps = batchServiceDeps({
-      environment: "live" as const,
-      database: database,
-      liveDatabase: database,
-      secretBox: testSecretBox,
-      runtimeSettings: MONEY_SETTINGS,
-    });
+    const deps = moneyBatchDeps(database, "live");
     const requester = { operator: { id: "op_a", email: "a@example.test" }, origin: "cli" };
     const requested = await requestAchFileRelease(deps, requester, String(built.id), FIRST_CUTOFF);
     assert.ok(requested.ok && requested.value.approvalId !== null);

@@ -7,11 +7,9 @@
 import assert from "node:assert/strict";
 import { TRACE_REUSE_AFTER_DAYS } from "../lib/ach/files_store.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { chooseAch, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
-import { testSecretBox } from "./helpers.ts";
-import { MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { moneyBatchDeps } from "./money_core_helpers.ts";
 
 const ODFI = "02100002";
 const DAY_MS = 86_400_000;
@@ -74,13 +72,7 @@ Deno.test("case 6: a trace past its reuse horizon names a new entry, and a retur
     assert.deepEqual(named.map((r) => r.payout_id), [old, fresh]);
 
     const imported = await importAchFile(
-      batchServiceDeps({
-        environment: "test",
-        database: m.database,
-        liveDatabase: m.database,
-        secretBox: testSecretBox,
-        runtimeSettings: MONEY_SETTINGS,
-      }),
+      moneyBatchDeps(m.database, "test"),
       {
         content: new TextEncoder().encode(returnFile([returnOf({
           payoutId: fresh,

@@ -8,12 +8,11 @@ import { checkBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { openCheckFile } from "../lib/checks/files_store.ts";
 import { receiveWire } from "../lib/funding/store.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { markCheckFileSent } from "../lib/checks/files_service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
-import { MONEY_SETTINGS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import { moneyBatchDeps, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
 
 /** Payment method ids of the two check rails. */
 export const POSTAL_CHECK = 2;
@@ -173,13 +172,7 @@ export async function positivePayText(m: MoneyFixture, fileId: string): Promise<
 /** An admin's mark-sent of a built check file (the service's own checks and audit). */
 export async function markSent(m: MoneyFixture, environment: Environment, fileId: string) {
   const marked = await markCheckFileSent(
-    batchServiceDeps({
-      environment: environment,
-      database: m.database,
-      liveDatabase: m.database,
-      secretBox: testSecretBox,
-      runtimeSettings: MONEY_SETTINGS,
-    }),
+    moneyBatchDeps(m.database, environment),
     { operator: { id: "op_admin", email: "admin@example.test" }, origin: "cli" },
     fileId,
     m.now(),

@@ -13,13 +13,11 @@ import { listCheckExceptions } from "../lib/checks/views.ts";
 import { voidCheckAudited } from "../lib/checks/voids.ts";
 import { pollInbound } from "../lib/ach/inbound.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
 import type { AuditActor } from "../lib/audit/store.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
-import { testSecretBox } from "./helpers.ts";
 import { startTestSshd } from "./sshd_helpers.ts";
-import { MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { MONEY_SETTINGS, moneyBatchDeps } from "./money_core_helpers.ts";
 import {
   checkFilesOf,
   chooseCheck,
@@ -426,13 +424,7 @@ Deno.test("paid items from the bank's SFTP inbound directory: a .csv is imported
       );
       await quietly(() =>
         pollInbound(
-          batchServiceDeps({
-            environment: "live",
-            database: m.database,
-            liveDatabase: m.database,
-            secretBox: testSecretBox,
-            runtimeSettings: MONEY_SETTINGS,
-          }),
+          moneyBatchDeps(m.database, "live"),
           sshd.target,
           m.companyId,
           m.now(),

@@ -25,9 +25,8 @@ import { startTestSshd } from "./sshd_helpers.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import { approveApproval } from "../lib/operators/approvals.ts";
 import { approvedActions } from "../lib/admin/approved_actions.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import type { AppDeps } from "../routes/context.ts";
-import { MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { moneyBatchDeps } from "./money_core_helpers.ts";
 import { hasCheckRail, hasDigitalCheckRail } from "../lib/checks/settings_store.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator, operatorDepsOf } from "./operator_helpers.ts";
@@ -269,13 +268,7 @@ Deno.test("release order: a live cutoff's print file is held (no mark-sent, no d
       ["positive_pay", "built", "print", "built", 2],
     );
     assert.equal(print.positive_pay_file_id, positivePay.batch_id);
-    const deps = batchServiceDeps({
-      environment: "live" as const,
-      database: m.database,
-      liveDatabase: m.database,
-      secretBox: testSecretBox,
-      runtimeSettings: MONEY_SETTINGS,
-    });
+    const deps = moneyBatchDeps(m.database, "live");
     const download = await readCheckFileContent(deps, String(print.batch_id), m.now());
     assert.deepEqual(download.ok ? null : [download.code, download.field], [
       "positive_pay_not_sent",
@@ -324,13 +317,7 @@ Deno.test("release: a live positive-pay file over the approval limit is not mark
       origin: "cli",
     });
     const requested = await requestCheckFileRelease(
-      batchServiceDeps({
-        environment: "live",
-        database: m.database,
-        liveDatabase: m.database,
-        secretBox: testSecretBox,
-        runtimeSettings: MONEY_SETTINGS,
-      }),
+      moneyBatchDeps(m.database, "live"),
       actor(alice),
       String(positivePay.batch_id),
       now,
@@ -376,13 +363,7 @@ Deno.test("in doubt: a check file whose upload was interrupted is resolved by a 
       operator: { id: op.id, email: op.email },
       origin: "cli",
     });
-    const fileDeps = batchServiceDeps({
-      environment: "live" as const,
-      database: m.database,
-      liveDatabase: m.database,
-      secretBox: testSecretBox,
-      runtimeSettings: MONEY_SETTINGS,
-    });
+    const fileDeps = moneyBatchDeps(m.database, "live");
     const resolveAs = async (as: "transmitted" | "not_received") => {
       const requested = await resolveCheckFile(fileDeps, actor(alice), fileId, as, m.now());
       assert.ok(requested.ok && requested.value.approvalId);

@@ -9,11 +9,9 @@ import { routingCheckDigit } from "../lib/ach/sandbox_bank.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
 import { recordManualFundingMove } from "../lib/funding/service.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
-import { batchServiceDeps } from "../lib/payouts/runtime.ts";
 import { chooseAch, rows, withScriptedBank } from "./ach_helpers.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
-import { testSecretBox } from "./helpers.ts";
-import { DAY_SECONDS, MONEY_SETTINGS } from "./money_core_helpers.ts";
+import { DAY_SECONDS, moneyBatchDeps } from "./money_core_helpers.ts";
 
 Deno.test("case 5: a funding debit returned after it cleared goes back from available, the rest is owed, new payouts wait until a credit covers it; the ledger and the tie-out hold", async () => {
   await withScriptedBank(async ({ m }) => {
@@ -34,13 +32,7 @@ Deno.test("case 5: a funding debit returned after it cleared goes back from avai
     );
     const dfi = String(debit.receiving_dfi);
     const imported = await importAchFile(
-      batchServiceDeps({
-        environment: "test",
-        database: m.database,
-        liveDatabase: m.database,
-        secretBox: testSecretBox,
-        runtimeSettings: MONEY_SETTINGS,
-      }),
+      moneyBatchDeps(m.database, "test"),
       {
         content: new TextEncoder().encode(returnFile([
           returnOf(

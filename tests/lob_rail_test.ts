@@ -22,7 +22,7 @@ import type { AuditActor } from "../lib/audit/store.ts";
 import { checkLobSettings, type LobSettings } from "../lib/lob/settings.ts";
 import { lobSettingsStore } from "../lib/lob/store.ts";
 import { lobPostageOf } from "../lib/lob/rules.ts";
-import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { resolveBatch } from "../lib/rails/batches_service.ts";
 import { receiveWire } from "../lib/funding/store.ts";
 import type { Environment } from "../lib/platform/config.ts";
@@ -35,7 +35,12 @@ import {
   type LobContractServer,
   startLobContractServer,
 } from "./lob_contract_server.ts";
-import { MONEY_SETTINGS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import {
+  MONEY_SETTINGS,
+  moneyBatchDeps,
+  type MoneyFixture,
+  openMoneyFixture,
+} from "./money_core_helpers.ts";
 import {
   chooseCheck,
   loadEmptySanctionsList,
@@ -257,13 +262,7 @@ Deno.test("duplicate submission after a crash: Lob made the check but its answer
     assert.equal(server.checks.size, 1, "Lob made the check");
     const creates = server.creates.length;
     const resolved = await resolveBatch(
-      batchServiceDeps({
-        environment: "test",
-        database: m.database,
-        liveDatabase: m.database,
-        secretBox: testSecretBox,
-        runtimeSettings: MONEY_SETTINGS,
-      }),
+      moneyBatchDeps(m.database, "test"),
       { operator: { id: "op_admin", email: "admin@example.test" }, origin: "cli" },
       String(print.id),
       "not_received",

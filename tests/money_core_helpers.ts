@@ -4,7 +4,7 @@ import { addFunds, type FundingMethod } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
 import type { Clock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
@@ -112,6 +112,17 @@ export interface MoneyFixtureOptions {
 }
 
 export const MONEY_SETTINGS = { offerTtlDays: 90, baseUrl: "http://127.0.0.1:8000" };
+
+/** What operators' batch actions and imports run on, for one test database acting as `environment`. */
+export function moneyBatchDeps(database: Database, environment: Environment) {
+  return batchServiceDeps({
+    environment,
+    database,
+    liveDatabase: database,
+    secretBox: testSecretBox,
+    runtimeSettings: MONEY_SETTINGS,
+  });
+}
 
 export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promise<MoneyFixture> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-money-" });

@@ -5,14 +5,14 @@
  * what it took in the test database.
  */
 import assert from "node:assert/strict";
-import { MONEY_SETTINGS, openMoneyFixture, START } from "./money_core_helpers.ts";
+import { MONEY_SETTINGS, moneyBatchDeps, openMoneyFixture, START } from "./money_core_helpers.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 import { v1 } from "./portal_helpers.ts";
 import { capturingLogs, rows, statusOf } from "./paypal_helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { batchServiceDeps, paypalSimulatorOf } from "../lib/payouts/runtime.ts";
+import { paypalSimulatorOf } from "../lib/payouts/runtime.ts";
 import { resolveBatch } from "../lib/rails/batches_service.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -75,13 +75,7 @@ async function inDoubt(m: MoneyFixture, clock: FakeClock): Promise<Record<string
 /** `rails:resolve --environment test --file <batchId> --as <as>`, as an operator runs it. */
 const resolveInTest = (m: MoneyFixture, batchId: string, as: "transmitted" | "not_received") =>
   resolveBatch(
-    batchServiceDeps({
-      environment: "test",
-      database: m.database,
-      liveDatabase: m.database,
-      secretBox: testSecretBox,
-      runtimeSettings: MONEY_SETTINGS,
-    }),
+    moneyBatchDeps(m.database, "test"),
     { operator: null, origin: "cli" },
     batchId,
     as,

@@ -19,7 +19,7 @@ import { approveApproval } from "../lib/operators/approvals.ts";
 import { approvedActions } from "../lib/admin/approved_actions.ts";
 import { runAdminCommand } from "../lib/admin/commands.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
@@ -30,6 +30,7 @@ import { chooseCheck, loadEmptySanctionsList, storeCheckSettings } from "./check
 import { testSecretBox } from "./helpers.ts";
 import {
   MONEY_SETTINGS,
+  moneyBatchDeps,
   type MoneyFixture,
   openMoneyFixture,
   START,
@@ -170,13 +171,7 @@ async function chooseLiveAch(m: MoneyFixture, amounts: number[]): Promise<string
 
 const fileDeps = (
   m: MoneyFixture,
-) => (batchServiceDeps({
-  environment: "live" as const,
-  database: m.database,
-  liveDatabase: m.database,
-  secretBox: testSecretBox,
-  runtimeSettings: MONEY_SETTINGS,
-}));
+) => (moneyBatchDeps(m.database, "live"));
 
 const entryStatuses = async (m: MoneyFixture) =>
   (await rows(m, "SELECT reference, status FROM rail_batch_entries ORDER BY rowid")).map((row) =>
