@@ -213,3 +213,55 @@ Deno.test("live: unclaimed:remit waits for a second admin, who remits the report
     assert.equal(missing.status, 404, JSON.stringify(missing.body));
   });
 });
+
+Deno.test("obligations:show names the dormancy periods: every state's default, the built-in states' own and an admin's over them, by state and property type", async () => {
+  await withHttpFixture(async (f) => {
+    const app = createApp({ ...f.deps, adminToken: ADMIN_TOKEN });
+    const ana = await makeOperator(f.deps, { email: "ana@ops.test", role: "admin" }, f.clock.now());
+    const call = adminCall(app, ana.token);
+    for (const [state, type, days] of [["TX", "IN01", "730"], ["DE", "IN07", "2555"]]) {
+      const set = await call("unclaimed:dormancy-set", {
+        tin: f.cast.acme.tin,
+        state,
+        "property-type": type,
+        days,
+      });
+      assert.equal(set.status, 200, JSON.stringify(set.body));
+    }
+    const shown = await call("obligations:show", { tin: f.cast.acme.tin });
+    assert.equal(shown.status, 200, JSON.stringify(shown.body));
+    const claim = "Individual policy benefits or claim payments";
+    const other = "Other amounts due under policy terms";
+    const de = "Del. Code tit. 12, §1133: five years for property without a shorter period";
+    const fl = "Fla. Stat. §717.102: five years after the property became payable";
+    assert.deepEqual(shown.body.result, {
+      tin: f.cast.acme.tin,
+      offer_expiry: "cancel",
+      pay_by_days: null,
+      holder_state: null,
+      sandbox_dormancy_days: null,
+      dormancy_default_days: 1095,
+      dormancy_default_source:
+        "Uniform Unclaimed Property Act (1995) §2 and Revised Uniform Unclaimed Property Act (2016) §201: three years for most property, insurance claim payments included",
+      dormancy_periods: [
+        { state: "DE", property_type: "IN01", property_type_name: claim, days: 1825, source: de },
+        {
+          state: "DE",
+          property_type: "IN07",
+          property_type_name: other,
+          days: 2555,
+          source: "set by an admin",
+        },
+        { state: "FL", property_type: "IN01", property_type_name: claim, days: 1825, source: fl },
+        { state: "FL", property_type: "IN07", property_type_name: other, days: 1825, source: fl },
+        {
+          state: "TX",
+          property_type: "IN01",
+          property_type_name: claim,
+          days: 730,
+          source: "set by an admin",
+        },
+      ],
+    });
+  });
+});

@@ -35,6 +35,7 @@ import { changeObligationSettings, obligationSettingsOf } from "../obligations/s
 import type { ObligationSettings } from "../obligations/store.ts";
 import {
   changeDormancy,
+  dormancyPeriodsOf,
   letterPrintFile,
   listUnclaimed,
   type Remittance,
@@ -44,7 +45,7 @@ import {
   writeUnclaimedReport,
   type WrittenReport,
 } from "../obligations/unclaimed.ts";
-import { OWED_KINDS } from "../obligations/unclaimed_rules.ts";
+import { OWED_KINDS, PROPERTY_TYPES } from "../obligations/unclaimed_rules.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -107,7 +108,8 @@ const settingsView = (tin: string, settings: ObligationSettings) => ({
 /** The commands of deadlines and unclaimed property. */
 export const obligationCommands: Readonly<Record<string, Command>> = {
   "obligations:show": {
-    summary: "show a company's deadline and unclaimed-property settings",
+    summary:
+      "show a company's deadline and unclaimed-property settings, with its dormancy periods: every state's default and each state's own per property type (the built-in table's, an admin's)",
     flags: { tin: "the company's TIN" },
     role: "viewer",
     reach: optionalTinReach,
@@ -116,7 +118,20 @@ export const obligationCommands: Readonly<Record<string, Command>> = {
       if (companyId === null) {
         return refuse("company_not_found", `no company with TIN ${f.tin}`, { field: "tin" });
       }
-      return ok(settingsView(f.tin, await obligationSettingsOf(ctx.databases, companyId)));
+      // Both environments keep the same periods (unclaimed:dormancy-set writes both).
+      const dormancy = await dormancyPeriodsOf(ctx.databases.live.readClient, companyId);
+      return ok({
+        ...settingsView(f.tin, await obligationSettingsOf(ctx.databases, companyId)),
+        dormancy_default_days: dormancy.default.days,
+        dormancy_default_source: dormancy.default.source,
+        dormancy_periods: dormancy.states.map((period) => ({
+          state: period.state,
+          property_type: period.propertyType,
+          property_type_name: PROPERTY_TYPES[period.propertyType],
+          days: period.days,
+          source: period.source,
+        })),
+      });
     },
   },
   "obligations:set": {

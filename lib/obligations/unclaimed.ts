@@ -26,11 +26,14 @@ import {
   cameBackAfterCompletion,
   cutoffOf,
   defaultDormancy,
+  DORMANCY_BY_STATE,
+  DORMANCY_DEFAULT,
   dormancyDays,
   dormantAt,
   noticeAt,
   OWED_KINDS,
   owedState,
+  PROPERTY_TYPES,
   type PropertyType,
   reportYearOf,
 } from "./unclaimed_rules.ts";
@@ -108,6 +111,44 @@ function dormancyOf(
   if (set !== undefined) return { days: set, source: "set by an admin" };
   const built = defaultDormancy(state ?? "");
   return { days: dormancyDays(built.years), source: built.source };
+}
+
+/** A state's own dormancy period for a property type, other than every state's default. */
+export interface DormancyPeriod {
+  readonly state: string;
+  readonly propertyType: PropertyType;
+  readonly days: number;
+  /** An admin's (`set by an admin`) or the built-in table's statute. */
+  readonly source: string;
+}
+
+/**
+ * The company's dormancy periods as its items get them: every state's default, and each state and
+ * property type whose period differs from it (the built-in table's, an admin's over it), by state
+ * then type. The sandbox's shortened dormancy is left aside: it replaces them all in test.
+ */
+export async function dormancyPeriodsOf(
+  reader: Reader,
+  companyId: string,
+): Promise<{ default: { days: number; source: string }; states: DormancyPeriod[] }> {
+  const overrides = await dormancyOverrides(reader, companyId);
+  const states = new Set([
+    ...Object.keys(DORMANCY_BY_STATE),
+    ...[...overrides.keys()].map((key) => key.split("/")[0]),
+  ]);
+  const types = Object.keys(PROPERTY_TYPES) as PropertyType[];
+  return {
+    default: { days: dormancyDays(DORMANCY_DEFAULT.years), source: DORMANCY_DEFAULT.source },
+    states: [...states].sort(byText).flatMap((state) =>
+      types.flatMap((propertyType) => {
+        const own = dormancyOf(state, propertyType, overrides, null);
+        return DORMANCY_BY_STATE[state] === undefined &&
+            !overrides.has(`${state}/${propertyType}`)
+          ? []
+          : [{ state, propertyType, ...own }];
+      })
+    ),
+  };
 }
 
 /** Text in code-unit order: the same on every machine, whatever its locale. */
