@@ -309,7 +309,7 @@ Deno.test("the sandbox's own PayPal, Lithic and Increase: a batch, a card's fund
     assert.match(
       String(back.match_reason),
       new RegExp(
-        `^Lithic card ${card.card_token} of payout po_\\w+: paid back, \\$123\\.99, named on the line$`,
+        `^the late return of Lithic card ${card.card_token} of payout po_\\w+: paid back, \\$123\\.99, named on the line$`,
       ),
     );
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM recon_exceptions"), [{ n: 0 }]);

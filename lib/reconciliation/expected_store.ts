@@ -14,6 +14,7 @@ import {
   type statementAccountsOf,
 } from "../ach/bank_settings.ts";
 import { bankTime } from "../ach/cutoffs.ts";
+import { modalityOf } from "../payouts/states.ts";
 import type { ExpectedMove } from "./matching.ts";
 
 /** A statement account as the settings name it, with what it is to the company. */
@@ -264,11 +265,14 @@ const paypalMoves: ProviderMoves = async (reader, companyId, { start, end }, opt
 /**
  * What a card or instant provider moved for each payout on the day: the money its completion paid
  * (a debit: the provider drew it to fund the card or push the payment) or its late return paid
- * back (a credit: a card's unspent balance), each the ledger's own amount to the bank, named on the
- * line by the provider's id of the card or transfer it keeps for the payout (`table`'s latest).
+ * back (a credit: a card's unspent balance, an instant deposit returned), each the ledger's own
+ * amount to the bank, named on the line by the provider's id of the card or transfer it keeps for
+ * the payout (`table`'s latest). Only a payout paid by the provider's method: one whose card or push
+ * failed and that another rail paid later is that rail's.
  */
 function payoutProviderMoves(
   provider: "lithic" | "increase",
+  method: "vcc" | "instant_deposit",
   table: "virtual_cards" | "instant_transfers",
   idColumn: "card_token" | "transfer_id",
   what: (id: string) => string,
@@ -285,8 +289,9 @@ function payoutProviderMoves(
                AND t.kind IN ('payout.complete', 'payout.late_return')
                AND t.posted_at >= ? AND t.posted_at < ?
                AND EXISTS (SELECT 1 FROM ${table} p WHERE p.payout_id = t.payout_id)
+               AND (SELECT o.payment_method_id FROM payouts o WHERE o.id = t.payout_id) = ?
              ORDER BY t.posted_at, t.id`,
-      args: [companyId, start, end],
+      args: [companyId, start, end, modalityOf(method)!.id],
     });
     return rows.map((row) => {
       const cents = num(row.bank_cents);
@@ -297,7 +302,9 @@ function payoutProviderMoves(
         direction: cents > 0 ? "debit" as const : "credit" as const,
         amountCents: Math.abs(cents),
         reference: id,
-        description: `${PROVIDER_NAMES[provider]} ${what(id)} of payout ${str(row.payout_id)}`,
+        description: `${row.kind === "payout.late_return" ? "the late return of " : ""}${
+          PROVIDER_NAMES[provider]
+        } ${what(id)} of payout ${str(row.payout_id)}`,
       };
     });
   };
@@ -306,9 +313,16 @@ function payoutProviderMoves(
 /** Each provider's moves on the account it settles from. */
 const providerMoves: Readonly<Record<SettlementProvider, ProviderMoves>> = {
   paypal: paypalMoves,
-  lithic: payoutProviderMoves("lithic", "virtual_cards", "card_token", (id) => `card ${id}`),
+  lithic: payoutProviderMoves(
+    "lithic",
+    "vcc",
+    "virtual_cards",
+    "card_token",
+    (id) => `card ${id}`,
+  ),
   increase: payoutProviderMoves(
     "increase",
+    "instant_deposit",
     "instant_transfers",
     "transfer_id",
     (id) => `transfer ${id}`,
