@@ -3,8 +3,9 @@
  * the rails' own records in the unit that reconciles the day: ACH files by effective date, returns
  * by the time they were applied (a late one too), checks by their paid date and a paid item the
  * bank took back by its resolution, wire fundings by their receipt, PayPal batches by their
- * transmission, and what a card or instant payment provider drew (or paid back) by the ledger's
- * posting of the payout's completion (or its late return), from the provider's own record of it.
+ * transmission, what a card or instant payment provider drew (or paid back) by the ledger's
+ * posting of the payout's completion (or its late return), from the provider's own record of it,
+ * and unclaimed-property reports by their remittance.
  */
 import type { SqlReader } from "../../db/writer.ts";
 import {
@@ -165,6 +166,27 @@ export async function expectedSettlementMoves(
       amountCents: num(row.amount_cents),
       reference: str(row.id),
       description: `wire funding ${str(row.id)}`,
+    });
+  }
+  // The ledger moved a remitted report's money out of the lines the day it was recorded: the
+  // settlement account, which holds the lines' money, pays it (to the state, or to the operating
+  // account the company pays the state from) as one debit of the report's total.
+  const remitted = await reader.execute({
+    sql: `SELECT id, state, report_year, total_cents FROM unclaimed_reports
+           WHERE company_id = ? AND status = 'remitted' AND remitted_at >= ? AND remitted_at < ?
+           ORDER BY remitted_at, id`,
+    args: [companyId, start, end],
+  });
+  for (const row of remitted.rows) {
+    moves.push({
+      kind: "unclaimed_remittance",
+      subjectId: str(row.id),
+      direction: "debit",
+      amountCents: num(row.total_cents),
+      reference: str(row.id),
+      description: `the remittance of unclaimed property report ${str(row.id)} to ${
+        str(row.state)
+      } (${str(row.report_year)})`,
     });
   }
   return moves;

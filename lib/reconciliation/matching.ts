@@ -18,7 +18,11 @@ import type { StatementLine } from "./statement.ts";
  * - `check_reversal`: a paid item the bank took back (a credit), by number and amount;
  * - `wire`: each wire funding received;
  * - `provider_settlement`: what a payment provider drew from the account (a PayPal batch's total,
- *   a virtual card's funding, an instant payment) or paid back to it (a card's unspent balance).
+ *   a virtual card's funding, an instant payment) or paid back to it (a card's unspent balance, an
+ *   instant payment returned late);
+ * - `unclaimed_remittance`: an unclaimed-property report remitted to a state, one debit of its
+ *   total: the money the ledger moved out of the company's lines leaves the settlement account,
+ *   paid to the state or moved to the account the company pays the state from.
  */
 export const expectedKinds = [
   "ach_credit_file",
@@ -28,6 +32,7 @@ export const expectedKinds = [
   "check_reversal",
   "wire",
   "provider_settlement",
+  "unclaimed_remittance",
 ] as const;
 export type ExpectedKind = (typeof expectedKinds)[number];
 
@@ -162,15 +167,37 @@ export const providerSettlement: MatchRule = (line, expected) => {
   }, named on the line`;
 };
 
+/** A remittance to a state: a debit of the report's total, the report's id named on the line. */
+export const remittanceByReport: MatchRule = (line, expected) => {
+  if (expected.kind !== "unclaimed_remittance" || expected.reference === null) return null;
+  if (!sameMoney(line, expected) || !lineWords(line).includes(expected.reference)) return null;
+  return `${expected.description}: ${dollars(line.amountCents)}, named on the line`;
+};
+
+/**
+ * A remittance by its amount alone: an ACH, money transfer or unclassified debit of the report's
+ * total (a state's payment the bank describes in its own words).
+ */
+export const remittanceByAmount: MatchRule = (line, expected) => {
+  if (expected.kind !== "unclaimed_remittance") return null;
+  if (line.kind !== "ach" && line.kind !== "wire" && line.kind !== "other") return null;
+  if (!sameMoney(line, expected)) return null;
+  return `a debit of ${
+    dollars(line.amountCents)
+  }, as ${expected.description} (the report not named on the line)`;
+};
+
 /** The rules in the order they are tried: the most specific first. */
 export const matchRules: readonly MatchRule[] = [
   checkByNumber,
   checkReversalByNumber,
   returnByTrace,
   providerSettlement,
+  remittanceByReport,
   achFileTotal,
   wireByAmount,
   returnByAmount,
+  remittanceByAmount,
 ];
 
 /** Why a line nobody expected is an exception, naming a near miss when there is one. */

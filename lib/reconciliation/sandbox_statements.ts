@@ -122,6 +122,14 @@ function lineOf(move: ExpectedMove): Omit<StatementLine, "line" | "kind"> {
       };
     case "wire":
       return { ...common, typeCode: "195", customerReference: null, text: "INCOMING WIRE" };
+    case "unclaimed_remittance":
+      // The holder's ACH credit to the state (CCD+), the report's id as its reference.
+      return {
+        ...common,
+        typeCode: "466",
+        customerReference: move.reference,
+        text: "UNCLAIMED PROPERTY REMITTANCE",
+      };
     case "provider_settlement":
       return {
         ...common,
@@ -229,7 +237,7 @@ const movementSeen = new WeakMap<Database, number>();
 /**
  * Plans the statements of every test company with money moving on its sandbox accounts (a ledger
  * transaction touching the bank: a wire received, a check paid, a card funded, an instant or
- * PayPal payment, a return), from the day it moved, so a company that never sent an ACH file gets
+ * PayPal payment, a return, or unclaimed property remitted), from the day it moved, so a company that never sent an ACH file gets
  * its statements too. It reads only the transactions posted since it last looked (the latest
  * MOVEMENT_FIRST_LOOK_MAX the first time in a process); live has no sandbox bank. Returns the
  * companies it planned.
@@ -249,7 +257,8 @@ export async function planSandboxStatementsOfMovement(
     sql: `SELECT t.company_id, min(t.posted_at) AS first_at FROM ledger_transactions t
            WHERE t.rowid > ? AND t.rowid <= ?
              AND EXISTS (SELECT 1 FROM ledger_entries e
-                           JOIN ledger_accounts a ON a.id = e.account_id AND a.code = 'bank'
+                           JOIN ledger_accounts a ON a.id = e.account_id
+                            AND a.code IN ('bank', 'unclaimed_remitted')
                           WHERE e.transaction_id = t.id)
            GROUP BY t.company_id ORDER BY t.company_id`,
     args: [after, last],
