@@ -7,14 +7,17 @@
  */
 import type { Hono } from "hono";
 import { receiveIncreaseWebhook } from "../lib/instant/service.ts";
+import { networkReachesOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";
 
 export function increaseWebhookRoutes(deps: AppDeps): Hono<AppEnv> {
+  const network = networkReachesOf(runtimeSettingsOf(deps.config), deps.secretBox);
   return railWebhookRoutes(
     ({ environment, companyId, header, body }) =>
       receiveIncreaseWebhook(
-        { database: deps.databases[environment], secretBox: deps.secretBox },
+        { database: deps.databases[environment], increase: network.increase },
         { companyId, signature: header("Increase-Webhook-Signature"), body },
         deps.clock.now(),
       ),

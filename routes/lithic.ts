@@ -11,6 +11,8 @@
 import type { Hono } from "hono";
 import { receiveLithicWebhook } from "../lib/cards/service.ts";
 import { sandboxLithicPage } from "../lib/cards/sandbox_lithic.ts";
+import { networkReachesOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";
 
@@ -18,9 +20,10 @@ import { railWebhookRoutes } from "./rail_webhooks.ts";
 const SANDBOX_CARD_PAGE_CSP = "default-src 'none'; frame-ancestors 'self'; base-uri 'none'";
 
 export function lithicWebhookRoutes(deps: AppDeps): Hono<AppEnv> {
+  const network = networkReachesOf(runtimeSettingsOf(deps.config), deps.secretBox);
   const app = railWebhookRoutes(
     ({ environment, companyId, header, body }) =>
-      receiveLithicWebhook({ database: deps.databases[environment], secretBox: deps.secretBox }, {
+      receiveLithicWebhook({ database: deps.databases[environment], lithic: network.lithic }, {
         companyId,
         headers: {
           id: header("webhook-id"),

@@ -6,13 +6,16 @@
  */
 import type { Hono } from "hono";
 import { receiveWebhook } from "../lib/paypal/service.ts";
+import { networkReachesOf } from "../lib/payouts/runtime.ts";
+import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";
 
 export function paypalWebhookRoutes(deps: AppDeps): Hono<AppEnv> {
+  const network = networkReachesOf(runtimeSettingsOf(deps.config), deps.secretBox);
   return railWebhookRoutes(
     ({ environment, companyId, header, body }) =>
-      receiveWebhook({ database: deps.databases[environment], secretBox: deps.secretBox }, {
+      receiveWebhook({ database: deps.databases[environment], paypal: network.paypal }, {
         companyId,
         headers: {
           authAlgo: header("PAYPAL-AUTH-ALGO"),

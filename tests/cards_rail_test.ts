@@ -7,14 +7,13 @@
  * (webhook or expiry), once; a forged webhook writes nothing and a replay records nothing.
  */
 import assert from "node:assert/strict";
-import { testSecretBox } from "./helpers.ts";
 import { LithicClient } from "../lib/cards/client.ts";
 import { checkLithicSettings } from "../lib/cards/settings.ts";
 import { cardRequest } from "../lib/cards/rules.ts";
 import { receiveLithicWebhook } from "../lib/cards/service.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
 import { chooseCard, rows, statusOf, withLithic } from "./cards_helpers.ts";
-import { DAY_SECONDS } from "./money_core_helpers.ts";
+import { DAY_SECONDS, moneyProviderDeps } from "./money_core_helpers.ts";
 
 const AMOUNT = 12_345;
 
@@ -148,7 +147,7 @@ Deno.test("virtual card: a card partly spent and closed comes back as a late ret
       // What a webhook says is never acted on: the rail reads the card from Lithic.
       settled_amount: 1,
     });
-    const deps = { database: m.database, secretBox: testSecretBox };
+    const deps = moneyProviderDeps(m.database);
     const webhook = {
       companyId: m.companyId,
       headers: {
@@ -209,7 +208,7 @@ Deno.test("virtual card: a forged webhook (another secret, or an old timestamp) 
     const payoutId = await chooseCard(m, AMOUNT);
     const [card] = server.cardsOf(`${payoutId}-1`);
     await server.spend(card.token, 4_000, "SETTLED");
-    const deps = { database: m.database, secretBox: testSecretBox };
+    const deps = moneyProviderDeps(m.database);
     const jobsBefore = await rows(m, "SELECT count(*) AS n FROM scheduled_jobs");
     for (
       const signed of [

@@ -7,7 +7,7 @@
  * once; a forged webhook writes nothing and a replay records nothing.
  */
 import assert from "node:assert/strict";
-import { testSecretBox } from "./helpers.ts";
+import { moneyProviderDeps } from "./money_core_helpers.ts";
 import { increaseSignature, increaseSigned } from "../lib/instant/client.ts";
 import { receiveIncreaseWebhook } from "../lib/instant/service.ts";
 import { checkIncreaseSettings } from "../lib/instant/settings.ts";
@@ -99,7 +99,7 @@ Deno.test("push to card: capabilities, a $0 validation with the name and ZIP, on
     assert.equal(JSON.parse(String((await m.payout(payoutId)).method_details)).network, "visa");
 
     push.status = "complete";
-    const deps = { database: m.database, secretBox: testSecretBox };
+    const deps = moneyProviderDeps(m.database);
     const event = await server.signedEvent(push, { at: new Date(clock.now()) });
     const webhook = {
       companyId: m.companyId,
@@ -203,7 +203,7 @@ Deno.test("push to card: a forged webhook (another secret, an old signature) is 
     const payoutId = await chooseInstant(m, AMOUNT, token.id);
     const [push] = server.pushesTo(token.id);
     push.status = "complete";
-    const deps = { database: m.database, secretBox: testSecretBox };
+    const deps = moneyProviderDeps(m.database);
     const jobsBefore = await rows(m, "SELECT count(*) AS n FROM scheduled_jobs");
     for (
       const event of [
@@ -245,7 +245,7 @@ Deno.test("instant bank payment: the routing lookup says the bank takes RTP; one
     transfer.status = "complete";
     const event = await server.signedRtpEvent(transfer, new Date(clock.now()));
     const received = await receiveIncreaseWebhook(
-      { database: m.database, secretBox: testSecretBox },
+      moneyProviderDeps(m.database),
       {
         companyId: m.companyId,
         signature: event.headers["Increase-Webhook-Signature"],

@@ -23,6 +23,7 @@ import { chooseInstantBank, INSTANT_METHOD } from "./instant_helpers.ts";
 import {
   MONEY_SETTINGS,
   type MoneyFixture,
+  moneyProviderDeps,
   openMoneyFixture,
   sandboxCardFor,
 } from "./money_core_helpers.ts";
@@ -237,7 +238,7 @@ Deno.test("simulator: the same Idempotency-Key and body answer the first object,
 
 Deno.test("sandbox: routing number 091000019 is not reachable by the simulator's routing lookup; an instant bank payment to another bank goes over RTP and completes 5 s later", async () => {
   await withSandbox(async (m) => {
-    const deps = { database: m.database, secretBox: testSecretBox };
+    const deps = moneyProviderDeps(m.database);
     assert.equal(
       await instantBankReachable(
         deps,

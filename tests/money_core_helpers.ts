@@ -4,7 +4,7 @@ import { addFunds, type FundingMethod } from "../lib/funding/store.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { type MethodSelection, selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove, createDisbursement, type NewPayout } from "../lib/payouts/store.ts";
-import { batchServiceDeps, jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { batchServiceDeps, jobHandlersOf, providerReachesOf } from "../lib/payouts/runtime.ts";
 import { advanceSandboxClock, type JobHandlers, runDueJobs } from "../db/scheduler.ts";
 import type { Clock } from "../lib/platform/clock.ts";
 import type { Environment } from "../lib/platform/config.ts";
@@ -122,6 +122,17 @@ export function moneyBatchDeps(database: Database, environment: Environment) {
     secretBox: testSecretBox,
     runtimeSettings: MONEY_SETTINGS,
   });
+}
+
+/**
+ * A test database and how its companies reach each provider, as the composition root decides for
+ * the database's environment: what the provider use cases (webhooks, lookups, cancels) run on.
+ */
+export function moneyProviderDeps(database: Database) {
+  return {
+    database,
+    ...providerReachesOf(database.environment, MONEY_SETTINGS, database, testSecretBox),
+  };
 }
 
 export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promise<MoneyFixture> {

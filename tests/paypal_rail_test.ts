@@ -6,8 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
-import { MONEY_SETTINGS } from "./money_core_helpers.ts";
-import { testSecretBox } from "./helpers.ts";
+import { MONEY_SETTINGS, moneyProviderDeps } from "./money_core_helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { cancelUnclaimedItem, recordVerifiedNotice } from "../lib/paypal/service.ts";
 import {
@@ -135,10 +134,8 @@ Deno.test("unclaimed, cancelled at PayPal, then re-offered: only an UNCLAIMED it
     const payoutId = await choosePaypal(m, "paypal", 7_500);
     const reference = await referenceOf(m, payoutId);
     const deps = {
-      database: m.database,
-      secretBox: testSecretBox,
+      ...moneyProviderDeps(m.database),
       runtime: payoutRuntime("test", MONEY_SETTINGS),
-      simulator: null,
     };
     // PayPal has not made the item known to us yet: nothing to cancel.
     const early = await cancelUnclaimedItem(deps, payoutId, m.now());

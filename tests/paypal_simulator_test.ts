@@ -5,14 +5,18 @@
  * what it took in the test database.
  */
 import assert from "node:assert/strict";
-import { MONEY_SETTINGS, moneyBatchDeps, openMoneyFixture, START } from "./money_core_helpers.ts";
+import {
+  MONEY_SETTINGS,
+  moneyBatchDeps,
+  moneyProviderDeps,
+  openMoneyFixture,
+  START,
+} from "./money_core_helpers.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
-import { testSecretBox } from "./helpers.ts";
 import { fundAcmeAuto, withHttpFixture } from "./http_fixture.ts";
 import { v1 } from "./portal_helpers.ts";
 import { capturingLogs, rows, statusOf } from "./paypal_helpers.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { paypalSimulatorOf } from "../lib/payouts/runtime.ts";
 import { resolveBatch } from "../lib/rails/batches_service.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -209,12 +213,7 @@ Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypa
       ["UNCLAIMED", "UNCLAIMED"],
     );
     const cancel = await cancelUnclaimedItem(
-      {
-        database: m.database,
-        secretBox: testSecretBox,
-        runtime: payoutRuntime("test", MONEY_SETTINGS),
-        simulator: paypalSimulatorOf("test", m.database),
-      },
+      { ...moneyProviderDeps(m.database), runtime: payoutRuntime("test", MONEY_SETTINGS) },
       canceled,
       m.now(),
     );

@@ -6,7 +6,7 @@
  */
 import { ok, refuse } from "../platform/result.ts";
 import { payoutRuntime } from "../payouts/settings.ts";
-import { paypalSimulatorOf } from "../payouts/runtime.ts";
+import { providerReachesOf } from "../payouts/runtime.ts";
 import { maskedPaypalSettings } from "../paypal/settings.ts";
 import { readPaypalSettings } from "../paypal/settings_store.ts";
 import { paypalSealedSettings } from "../paypal/settings_approval.ts";
@@ -98,10 +98,8 @@ const cancelUnclaimed: Command = {
     const canceled = await cancelUnclaimedItem(
       {
         database,
-        secretBox: ctx.secretBox,
         runtime: payoutRuntime(environment, ctx.runtimeSettings),
-        simulator: paypalSimulatorOf(environment, database),
-        paypalFetch: ctx.runtimeSettings.rails?.paypalFetch,
+        paypal: providerReachesOf(environment, ctx.runtimeSettings, database, ctx.secretBox).paypal,
       },
       f.payout,
       now,

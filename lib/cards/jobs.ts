@@ -17,7 +17,6 @@ import { CARD_RECHECK_MS, CARD_UNSPENT, cardAction, type CardTransaction } from 
 import {
   CARD_JOBS,
   findVirtualCard,
-  lithicReach,
   recordCardReclaim,
   recordCardState,
   type VirtualCardRow,
@@ -127,11 +126,7 @@ export function cardJobHandlers(deps: CardRailDeps): Readonly<Record<string, Job
         if (!card) throw new Error(`${CARD_JOBS.check}: no card ${job.subjectId}`);
         const side = await payoutSide(tx, card);
         if (side === null || side === "reclaimed") return null;
-        const reach = await lithicReach(deps.sandboxLithic).read(
-          tx,
-          deps.secretBox,
-          card.companyId,
-        );
+        const reach = await deps.lithic.read(tx, card.companyId);
         if (!reach) throw new Error(`company ${card.companyId} has cards but no Lithic settings`);
         return { card, side, reach, now: deps.policy.jobTime(job) };
       },

@@ -4,8 +4,8 @@
  * submission's reference as its idempotency key, so a submission asked again after a crash gets
  * the same card. A card issued OPEN completes its payout (issued, its limit funded); the card is
  * kept, and checked (lib/cards/jobs.ts) at its expiry, when Lithic's webhooks say it changed, and
- * while it waits to open. Lithic is called outside every write unit. A test company without Lithic
- * settings is paid the same way through the sandbox's Lithic (lib/cards/sandbox_lithic.ts).
+ * while it waits to open. Lithic is called outside every write unit. Which Lithic a company
+ * reaches (its own, or the sandbox's in test) is the composition root's `lithic` reach.
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { Database } from "../../db/client.ts";
@@ -14,10 +14,10 @@ import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
-import { submitWithSettings } from "../rails/sealed_settings_store.ts";
+import { type ProviderReach, submitThroughReach } from "../rails/provider_reach.ts";
 import { LithicClient, type LithicReach } from "./client.ts";
 import { cardRequest } from "./rules.ts";
-import { CARD_JOBS, insertVirtualCard, lithicReach, lithicSettingsStore } from "./store.ts";
+import { CARD_JOBS, insertVirtualCard } from "./store.ts";
 import type { SandboxLithic } from "./sandbox_lithic.ts";
 
 export interface CardRailDeps {
@@ -27,8 +27,10 @@ export interface CardRailDeps {
   readonly policy: RailPolicy;
   /** How long one call to Lithic may take (LITHIC_TIMEOUT_MS unless a test shortens it). */
   readonly lithicTimeoutMs?: number;
-  /** What a company without Lithic settings reaches: the sandbox's Lithic in test, none in live. */
-  readonly sandboxLithic?: SandboxLithic;
+  /** The Lithic each company is paid through (its own, else the environment's simulator). */
+  readonly lithic: ProviderReach<LithicReach>;
+  /** The sandbox's Lithic when the composition root bound it: its payees' purchases are its jobs. */
+  readonly sandboxLithic?: SandboxLithic | null;
 }
 
 /** A card not OPEN at issue is read again this soon. */
@@ -89,16 +91,11 @@ async function issue(
 export function cardRail(deps: CardRailDeps): PayoutRail {
   return {
     shape: "per_payout",
-    configured: async (reader, companyId) =>
-      deps.sandboxLithic !== undefined || await lithicSettingsStore.has(reader, companyId),
+    configured: (reader, companyId) => deps.lithic.serves(reader, companyId),
     submit: (submission) =>
-      submitWithSettings(
-        lithicReach(deps.sandboxLithic),
-        {
-          name: "Lithic",
-          reader: deps.database.readClient,
-          secretBox: deps.secretBox,
-        },
+      submitThroughReach(
+        deps.lithic,
+        { name: "Lithic", reader: deps.database.readClient },
         submission,
         (reach) => issue(deps, submission, reach),
       ),

@@ -18,9 +18,8 @@ import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { Database } from "../../db/client.ts";
 import { Webhook } from "standardwebhooks";
-import { type Clock, systemClock } from "../platform/clock.ts";
-import type { Environment } from "../platform/config.ts";
-import type { SecretBox } from "../platform/crypto.ts";
+import type { Clock } from "../platform/clock.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { loadPayout } from "../payouts/store.ts";
 import type { LithicReach } from "./client.ts";
@@ -113,19 +112,6 @@ export function sandboxLithic(database: Database, baseUrl: string, clock: Clock)
 }
 
 /**
- * What a company without Lithic settings reaches: in test the sandbox's Lithic (on the test
- * database, its hosted card page under the service's base URL), in live nothing.
- */
-export function sandboxLithicOf(
-  environment: Environment,
-  database: Database,
-  settings: { readonly baseUrl: string; readonly clock?: Clock },
-): SandboxLithic | undefined {
-  if (environment === "live") return undefined;
-  return sandboxLithic(database, settings.baseUrl, settings.clock ?? systemClock);
-}
-
-/**
  * The sandbox's Lithic answering a request the payee's browser makes (its hosted card page, shown
  * in the portal's iframe) from the test database; `clock` judges the embed request's expiration.
  */
@@ -144,7 +130,7 @@ export function sandboxLithicPage(
  */
 export function sandboxLithicJobs(deps: {
   readonly database: Database;
-  readonly secretBox: SecretBox;
+  readonly lithic: ProviderReach<LithicReach>;
   readonly sandboxLithic: SandboxLithic;
 }): Readonly<Record<string, JobHandler>> {
   const store = sandboxLithicStore(deps.database);
@@ -176,7 +162,7 @@ export function sandboxLithicJobs(deps: {
 async function deliver(
   deps: {
     readonly database: Database;
-    readonly secretBox: SecretBox;
+    readonly lithic: ProviderReach<LithicReach>;
     readonly sandboxLithic: SandboxLithic;
   },
   card: SimulatedCard,

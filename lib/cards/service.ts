@@ -6,18 +6,16 @@
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
-import { LithicClient, lithicSigned, type LithicWebhookHeaders } from "./client.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
 import {
-  CARD_JOBS,
-  cardOfPayout,
-  findVirtualCard,
-  insertLithicNotice,
-  lithicReach,
-} from "./store.ts";
-import type { SandboxLithic } from "./sandbox_lithic.ts";
+  LithicClient,
+  type LithicReach,
+  lithicSigned,
+  type LithicWebhookHeaders,
+} from "./client.ts";
+import { CARD_JOBS, cardOfPayout, findVirtualCard, insertLithicNotice } from "./store.ts";
 
 /** An embed URL is good for this long: the portal page is fresh each time it is shown. */
 export const CARD_EMBED_TTL_MS = 5 * 60_000;
@@ -31,15 +29,12 @@ export type LithicWebhookRefusal =
  * A webhook Lithic posted for a company in one environment: its Standard Webhooks signature is
  * checked with that configuration's secret before anything is written (forged: refused, nothing
  * written); a verified event naming one of our cards records its notice once per webhook id (a
- * replay records nothing) and queues the check that asks Lithic for the card. The sandbox's Lithic
- * delivers its webhooks here in process (`sandboxLithic`), signed with the sandbox's secret.
+ * replay records nothing) and queues the check that asks Lithic for the card. `lithic` is what
+ * the webhook came through: over the network a company's own settings, in process the sandbox's
+ * Lithic too (its webhooks are signed with the sandbox's secret).
  */
 export async function receiveLithicWebhook(
-  deps: {
-    readonly database: Database;
-    readonly secretBox: SecretBox;
-    readonly sandboxLithic?: SandboxLithic;
-  },
+  deps: { readonly database: Database; readonly lithic: ProviderReach<LithicReach> },
   request: {
     readonly companyId: string;
     readonly headers: LithicWebhookHeaders;
@@ -47,11 +42,7 @@ export async function receiveLithicWebhook(
   },
   realNow: number,
 ): Promise<Result<{ recorded: boolean; eventId: string }, LithicWebhookRefusal>> {
-  const reach = await lithicReach(deps.sandboxLithic).read(
-    deps.database.readClient,
-    deps.secretBox,
-    request.companyId,
-  );
+  const reach = await deps.lithic.read(deps.database.readClient, request.companyId);
   if (!reach) {
     return refuse(
       "lithic_not_configured",
@@ -108,21 +99,17 @@ export interface CardEmbed {
 /**
  * The embed of the payout's card while the payee can spend it (issued, not closed), or null:
  * no card, a closed one, or a company that no longer reaches Lithic. A test company without
- * settings is shown its card by the sandbox's Lithic (`sandboxLithic`), from this service's origin.
+ * settings is shown its card by the sandbox's Lithic, from this service's origin.
  */
 export async function cardEmbedOf(
-  deps: {
-    readonly database: Database;
-    readonly secretBox: SecretBox;
-    readonly sandboxLithic?: SandboxLithic;
-  },
+  deps: { readonly database: Database; readonly lithic: ProviderReach<LithicReach> },
   payoutId: string,
   realNow: number,
 ): Promise<CardEmbed | null> {
   const reader = deps.database.readClient;
   const card = await cardOfPayout(reader, payoutId);
   if (!card || card.state === "CLOSED" || card.reclaimedCents !== null) return null;
-  const reach = await lithicReach(deps.sandboxLithic).read(reader, deps.secretBox, card.companyId);
+  const reach = await deps.lithic.read(reader, card.companyId);
   if (!reach) return null;
   return {
     embedUrl: (await LithicClient.open(reach)).embedUrl(

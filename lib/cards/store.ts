@@ -4,7 +4,8 @@
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import { type SealedSettingsStore, sealedSettingsStore } from "../rails/sealed_settings_store.ts";
+import { sealedSettingsStore } from "../rails/sealed_settings_store.ts";
+import { type ProviderReach, providerReach } from "../rails/provider_reach.ts";
 import type { LithicReach } from "./client.ts";
 import type { LithicSettings } from "./settings.ts";
 import type { SandboxLithic } from "./sandbox_lithic.ts";
@@ -14,18 +15,21 @@ export const lithicSettingsStore = sealedSettingsStore<LithicSettings>("lithic_s
 
 /**
  * How each company reaches Lithic: with its own settings when it has them, else through `sandbox`
- * (the sandbox's Lithic, in test); without either (live) it does not, and is not paid by card.
+ * (the sandbox's Lithic, which the composition root binds in test); without either it does not,
+ * and is not paid by card.
  */
-export function lithicReach(
-  sandbox: SandboxLithic | undefined,
-): Pick<SealedSettingsStore<LithicReach>, "read"> {
-  return {
-    async read(reader: SqlReader, secretBox: SecretBox, companyId: string) {
-      const settings = await lithicSettingsStore.read(reader, secretBox, companyId);
-      if (settings) return { settings };
-      return sandbox?.reach(companyId) ?? null;
+export function lithicReachOf(
+  secretBox: SecretBox,
+  sandbox: SandboxLithic | null,
+): ProviderReach<LithicReach> {
+  return providerReach(
+    {
+      read: (reader, companyId) => lithicSettingsStore.read(reader, secretBox, companyId),
+      has: (reader, companyId) => lithicSettingsStore.has(reader, companyId),
     },
-  };
+    (settings) => ({ settings }),
+    sandbox && ((companyId) => sandbox.reach(companyId)),
+  );
 }
 
 /** The kinds of the rail's jobs. */

@@ -1,12 +1,12 @@
 /**
- * Which Increase a company's instant deposits go through, decided in this one place: its own
- * Increase settings when it stored some (in either environment); in the sandbox, without them,
- * the Increase simulator, so a test company is paid through the same adapter as live; in live,
- * none (the rail then refuses `rail_not_configured`).
+ * Which Increase a company's instant deposits go through: its own Increase settings when it stored
+ * some (in either environment); else, where the composition root binds it (the sandbox), the
+ * Increase simulator, so a test company is paid through the same adapter as live; else none (the
+ * rail then refuses `rail_not_configured`).
  */
 import type { Database } from "../../db/client.ts";
-import type { SqlReader } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
+import { type ProviderReach, providerReach } from "../rails/provider_reach.ts";
 import { IncreaseClient } from "./client.ts";
 import type { IncreaseSettings } from "./settings.ts";
 import { increaseSimulator, SIMULATOR_SETTINGS } from "./simulator.ts";
@@ -18,26 +18,22 @@ export interface IncreaseAccount {
   readonly simulated: boolean;
 }
 
-/** The company's Increase in this database's environment, or null when it has none. */
-export async function increaseAccount(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
-  companyId: string,
-  reader: SqlReader = deps.database.readClient,
-): Promise<IncreaseAccount | null> {
-  const settings = await increaseSettingsStore.read(reader, deps.secretBox, companyId);
-  if (settings) return { settings, simulated: false };
-  return deps.database.environment === "test"
-    ? { settings: SIMULATOR_SETTINGS, simulated: true }
-    : null;
-}
-
-/** Whether the company's instant deposits have an Increase to go through. */
-export async function increaseServes(
-  database: Database,
-  reader: SqlReader,
-  companyId: string,
-): Promise<boolean> {
-  return database.environment === "test" || await increaseSettingsStore.has(reader, companyId);
+/**
+ * How each company reaches Increase: its own settings, else (`simulated`, the sandbox) the
+ * simulator's settings; without either it does not, and is not paid by instant deposit.
+ */
+export function increaseReachOf(
+  secretBox: SecretBox,
+  simulated: boolean,
+): ProviderReach<IncreaseAccount> {
+  return providerReach<IncreaseSettings, IncreaseAccount>(
+    {
+      read: (reader, companyId) => increaseSettingsStore.read(reader, secretBox, companyId),
+      has: (reader, companyId) => increaseSettingsStore.has(reader, companyId),
+    },
+    (settings) => ({ settings, simulated: false }),
+    simulated ? () => ({ settings: SIMULATOR_SETTINGS, simulated: true }) : null,
+  );
 }
 
 /**

@@ -18,7 +18,7 @@ import {
 } from "./client.ts";
 import type { InstantRailDeps } from "./rail.ts";
 import { networkOf, pushAction, pushRecheckMs } from "./rules.ts";
-import { type IncreaseAccount, increaseAccount, increaseClientOf } from "./account.ts";
+import { type IncreaseAccount, increaseClientOf } from "./account.ts";
 import { receiveIncreaseWebhook } from "./service.ts";
 import {
   INCREASE_SIMULATOR_JOBS,
@@ -68,7 +68,7 @@ export function instantJobHandlers(deps: InstantRailDeps): Readonly<Record<strin
         if (!transfer) throw new Error(`${INSTANT_JOBS.check}: no push ${job.subjectId}`);
         // Settled before (a webhook and a poll both asked): nothing is left to read.
         if (pushAction(transfer.status, networkOf(transfer.route)).kind !== "wait") return null;
-        const account = await increaseAccount(deps, transfer.companyId, tx);
+        const account = await deps.increase.read(tx, transfer.companyId);
         if (!account) {
           throw new Error(`company ${transfer.companyId} has pushes but no Increase settings`);
         }

@@ -8,7 +8,7 @@
  * payout, a call left unanswered is asked again under the same keys, and Increase answers with
  * the validation and the transfer it already has, so nothing is pushed twice. What the push
  * becomes comes by webhooks and polling (lib/instant/jobs.ts). A test company without Increase
- * settings goes through the same steps against the Increase simulator (lib/instant/account.ts).
+ * settings goes through the same steps against the Increase simulator (its `increase` reach).
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { Database } from "../../db/client.ts";
@@ -20,16 +20,11 @@ import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { recordMethodDetail } from "../payouts/store.ts";
 import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
-import { submitWithSettings } from "../rails/sealed_settings_store.ts";
+import { type ProviderReach, submitThroughReach } from "../rails/provider_reach.ts";
 import { type IncreaseClient, IncreaseUnanswered, type IncreaseValidation } from "./client.ts";
 import { pushAction, pushRecheckMs, pushRoutes, splitName, validationVerdict } from "./rules.ts";
 import { insertInstantTransfer, INSTANT_JOBS } from "./store.ts";
-import {
-  type IncreaseAccount,
-  increaseAccount,
-  increaseClientOf,
-  increaseServes,
-} from "./account.ts";
+import { type IncreaseAccount, increaseClientOf } from "./account.ts";
 
 export interface InstantRailDeps {
   readonly database: Database;
@@ -41,6 +36,8 @@ export interface InstantRailDeps {
   readonly increaseTimeoutMs?: number;
   /** How long a submission waits for its validation's answer before asking again later. */
   readonly validationWaitMs?: number;
+  /** The Increase each company is paid through (its own, else the environment's simulator). */
+  readonly increase: ProviderReach<IncreaseAccount>;
 }
 
 /** A validation still pending is read again this often while the submission waits. */
@@ -208,16 +205,12 @@ async function payBank(
 export function instantRail(deps: InstantRailDeps): PayoutRail {
   return {
     shape: "per_payout",
-    configured: (reader, companyId) => increaseServes(deps.database, reader, companyId),
+    configured: (reader, companyId) => deps.increase.serves(reader, companyId),
     async submit(submission) {
       try {
-        return await submitWithSettings(
-          { read: (reader, _secretBox, companyId) => increaseAccount(deps, companyId, reader) },
-          {
-            name: "Increase",
-            reader: deps.database.readClient,
-            secretBox: deps.secretBox,
-          },
+        return await submitThroughReach(
+          deps.increase,
+          { name: "Increase", reader: deps.database.readClient },
           submission,
           (account) => push(deps, submission, account),
         );

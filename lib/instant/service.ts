@@ -3,16 +3,16 @@
  * verified event (and queueing the check that reads its push from Increase), and where the portal
  * sends a payee to type their card (the tokenization provider's hosted page, which hands the card
  * to Increase's vault; the number never reaches this service). A test company without Increase
- * settings reaches the Increase simulator instead (lib/instant/account.ts): its events are signed
+ * settings reaches the Increase simulator instead (its `increase` reach): its events are signed
  * with the simulator's secret, its routing lookup and its hosted card field are the simulator's.
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import type { SecretBox } from "../platform/crypto.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { increaseSigned, IncreaseUnanswered } from "./client.ts";
-import { increaseAccount, increaseClientOf } from "./account.ts";
+import { type IncreaseAccount, increaseClientOf } from "./account.ts";
 import { findInstantTransfer, insertIncreaseNotice, INSTANT_JOBS } from "./store.ts";
 
 export type IncreaseWebhookRefusal =
@@ -20,14 +20,21 @@ export type IncreaseWebhookRefusal =
   | "webhook_not_verified"
   | "invalid_input";
 
+/** What the instant deposit use cases run on: the database and how its companies reach Increase. */
+export interface IncreaseDeps {
+  readonly database: Database;
+  readonly increase: ProviderReach<IncreaseAccount>;
+}
+
 /**
  * An event Increase posted for a company in one environment: its `Increase-Webhook-Signature` is
  * checked with that configuration's secret before anything is written (forged: refused, nothing
  * written); a verified event naming one of our pushes records its notice once per event id (a
- * replay records nothing) and queues the check that asks Increase for the push.
+ * replay records nothing) and queues the check that asks Increase for the push. `increase` is what
+ * the event came through: over the network a company's own settings, in process the simulator too.
  */
 export async function receiveIncreaseWebhook(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: IncreaseDeps,
   request: {
     readonly companyId: string;
     readonly signature: string | null;
@@ -37,7 +44,7 @@ export async function receiveIncreaseWebhook(
   },
   realNow: number,
 ): Promise<Result<{ recorded: boolean; eventId: string | null }, IncreaseWebhookRefusal>> {
-  const account = await increaseAccount(deps, request.companyId);
+  const account = await deps.increase.read(deps.database.readClient, request.companyId);
   if (!account) {
     return refuse(
       "increase_not_configured",
@@ -101,12 +108,12 @@ const ROUTING_LOOKUP_TIMEOUT_MS = 5_000;
  * Increase did not answer now.
  */
 export async function instantBankReachable(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: IncreaseDeps,
   companyId: string,
   routingNumber: string,
   now: number,
 ): Promise<boolean | null> {
-  const account = await increaseAccount(deps, companyId);
+  const account = await deps.increase.read(deps.database.readClient, companyId);
   if (!account) return false;
   try {
     return await increaseClientOf(deps.database, companyId, account, {
@@ -126,11 +133,11 @@ export async function instantBankReachable(
  * against `returnUrl`.
  */
 export async function hostedCardPage(
-  deps: { readonly database: Database; readonly secretBox: SecretBox },
+  deps: IncreaseDeps,
   companyId: string,
   back: { readonly returnUrl: string; readonly state: string },
 ): Promise<string | null> {
-  const account = await increaseAccount(deps, companyId);
+  const account = await deps.increase.read(deps.database.readClient, companyId);
   if (!account) return null;
   const page = new URL(account.settings.cardPageUrl, back.returnUrl);
   page.searchParams.set("return_url", back.returnUrl);

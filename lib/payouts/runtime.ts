@@ -2,7 +2,8 @@
  * The job handlers of each environment: ACH and checks through bank files in both (the sandbox
  * bank in test, SFTP or an admin's upload in live), PayPal and Venmo through PayPal's Payouts API
  * virtual cards through Lithic and instant deposit through Increase (each the sandbox's simulator
- * for a test company without settings), the bank's imports, and the operator's document checks.
+ * for a test company without settings, as `providerReachesOf` decides), the bank's imports, and
+ * the operator's document checks.
  */
 import { unclaimedJobHandlers } from "../obligations/unclaimed.ts";
 import type { Environment } from "../platform/config.ts";
@@ -26,9 +27,16 @@ import {
 } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
 import { PaypalSimulator } from "../paypal/simulator.ts";
+import { paypalReachOf } from "../paypal/settings_store.ts";
+import type { PaypalConnection } from "../paypal/client.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
-import { type SandboxLithic, sandboxLithicOf } from "../cards/sandbox_lithic.ts";
+import { type SandboxLithic, sandboxLithic } from "../cards/sandbox_lithic.ts";
+import { lithicReachOf } from "../cards/store.ts";
+import type { LithicReach } from "../cards/client.ts";
+import { type IncreaseAccount, increaseReachOf } from "../instant/account.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
+import { systemClock } from "../platform/clock.ts";
 import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
@@ -70,18 +78,86 @@ export interface RailOptions {
   readonly batchEntriesMax?: number;
 }
 
+/** How the companies of one environment's database reach each provider. */
+export interface ProviderReaches {
+  readonly lithic: ProviderReach<LithicReach>;
+  readonly paypal: ProviderReach<PaypalConnection>;
+  readonly increase: ProviderReach<IncreaseAccount>;
+}
+
+/** The environment's simulators the reaches bind, whose own jobs deliver what they send. */
+interface Simulators {
+  readonly sandboxLithic: SandboxLithic | null;
+  readonly paypal: PaypalSimulator | null;
+}
+
+/** An environment's provider reaches, with the simulators they bind. */
+interface BoundReaches extends ProviderReaches {
+  readonly simulators: Simulators;
+}
+
+function reachesOf(
+  simulators: Simulators & { readonly increase: boolean },
+  settings: RuntimeSettings,
+  secretBox: SecretBox,
+): BoundReaches {
+  return {
+    lithic: lithicReachOf(secretBox, simulators.sandboxLithic),
+    paypal: paypalReachOf(secretBox, simulators.paypal, settings.rails?.paypalFetch),
+    increase: increaseReachOf(secretBox, simulators.increase),
+    simulators,
+  };
+}
+
+/**
+ * Which provider each company of an environment is paid through, decided here once for every
+ * provider: its own settings when it stored them, in either environment; else, in test, the
+ * sandbox's simulator of that provider (Lithic, PayPal, Increase); else, in live, none, and the
+ * provider's payouts are refused `rail_not_configured`. The rails, their jobs and the services
+ * (the portal's card and bank lookups, operators' PayPal cancels) all run on what this returns.
+ */
+export function providerReachesOf(
+  environment: Environment,
+  settings: RuntimeSettings,
+  database: Database,
+  secretBox: SecretBox,
+): BoundReaches {
+  const test = environment === "test";
+  return reachesOf(
+    {
+      sandboxLithic: test
+        ? sandboxLithic(database, settings.baseUrl, settings.clock ?? systemClock)
+        : null,
+      paypal: test ? new PaypalSimulator(database) : null,
+      increase: test,
+    },
+    settings,
+    secretBox,
+  );
+}
+
+/**
+ * What a provider's webhook posted over the network is verified with: a company's own settings
+ * only, in either environment. The simulators deliver their webhooks in process, never over HTTP.
+ */
+export function networkReachesOf(settings: RuntimeSettings, secretBox: SecretBox): ProviderReaches {
+  return reachesOf({ sandboxLithic: null, paypal: null, increase: false }, settings, secretBox);
+}
+
 /** What an environment's rails are built on. */
 interface RailDeps extends RailOptions {
   readonly environment: Environment;
   readonly database: Database;
   readonly secretBox: SecretBox;
   readonly runtime: PayoutRuntime;
-  readonly sandboxLithic: SandboxLithic | undefined;
+  readonly reaches: BoundReaches;
 }
 
 /** An environment's rails as the composition root built them. */
 export interface EnvironmentRails {
   readonly runtime: PayoutRuntime;
+  /** How its companies reach each provider. */
+  readonly reaches: BoundReaches;
   /** The rail of each method. */
   readonly directory: RailDirectory;
   /** Its batch rails, with the payout moves of their entries. */
@@ -100,16 +176,18 @@ export function composeRails(
   secretBox: SecretBox,
 ): EnvironmentRails {
   const runtime = payoutRuntime(environment, settings);
+  const reaches = providerReachesOf(environment, settings, database, secretBox);
   const directory = railsOf({
     environment,
     database,
     secretBox,
     runtime,
-    sandboxLithic: sandboxLithicOf(environment, database, settings),
+    reaches,
     ...settings.rails,
   });
   return {
     runtime,
+    reaches,
     directory,
     batch: { rails: directory.batchRails(), moves: batchPayoutMoves(runtime) },
   };
@@ -119,10 +197,8 @@ export function composeRails(
  * The rails of an environment: ACH goes through bank files in both, handed to the sandbox bank
  * in test and to the company's bank in live; postal and digital checks through positive-pay and
  * print files the same way; PayPal and Venmo through PayPal's Payouts API for a company with
- * PayPal settings (a test company without them: the sandbox's PayPal); virtual cards through
- * Lithic (a test company without settings: the sandbox's Lithic) and instant deposit through
- * Increase (a test company without settings: the Increase simulator). In live a company without a
- * provider's settings has that method's payouts refused `rail_not_configured`.
+ * PayPal settings; virtual cards through Lithic and instant deposit through Increase, each
+ * through the provider the company reaches (`providerReachesOf`).
  */
 function railsOf(deps: RailDeps): RailDirectory {
   const test = deps.environment === "test";
@@ -142,11 +218,7 @@ function railsOf(deps: RailDeps): RailDirectory {
       { database: deps.database, secretBox: deps.secretBox, timeoutMs: deps.lobTimeoutMs },
     ),
   });
-  const paypal = paypalRail({
-    ...deps,
-    policy,
-    simulator: paypalSimulatorOf(deps.environment, deps.database),
-  });
+  const paypal = paypalRail({ ...deps, policy, paypal: deps.reaches.paypal });
   return railDirectory(unconfiguredRail, {
     ach,
     check,
@@ -154,17 +226,9 @@ function railsOf(deps: RailDeps): RailDirectory {
     paypal,
     venmo: paypal,
   }, {
-    vcc: cardRail({ ...deps, policy }),
-    instant_deposit: instantRail({ ...deps, policy }),
+    vcc: cardRail({ ...deps, policy, lithic: deps.reaches.lithic }),
+    instant_deposit: instantRail({ ...deps, policy, increase: deps.reaches.increase }),
   });
-}
-
-/** The sandbox's PayPal of a test database, which pays a test company without PayPal settings. */
-export function paypalSimulatorOf(
-  environment: Environment,
-  database: Database,
-): PaypalSimulator | null {
-  return environment === "test" ? new PaypalSimulator(database) : null;
 }
 
 /**
@@ -213,7 +277,12 @@ export function jobHandlersOf(
   database: Database,
   secretBox: SecretBox,
 ): JobHandlers {
-  const { runtime, directory, batch } = composeRails(environment, settings, database, secretBox);
+  const { runtime, reaches, directory, batch } = composeRails(
+    environment,
+    settings,
+    database,
+    secretBox,
+  );
   const options = settings.rails ?? {};
   const deps = { environment, database, secretBox, runtime };
   const importDeps = { ...deps, rails: batch.rails };
@@ -223,7 +292,8 @@ export function jobHandlersOf(
       ...deps,
       policy: railPolicyOf(environment, runtime),
       lithicTimeoutMs: options.lithicTimeoutMs,
-      sandboxLithic: sandboxLithicOf(environment, database, settings),
+      lithic: reaches.lithic,
+      sandboxLithic: reaches.simulators.sandboxLithic,
     }),
     ...lobTrackJob({
       ...deps,
@@ -239,6 +309,7 @@ export function jobHandlersOf(
       ...deps,
       policy: railPolicyOf(environment, runtime),
       increaseTimeoutMs: options.increaseTimeoutMs,
+      increase: reaches.increase,
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(importDeps),
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),

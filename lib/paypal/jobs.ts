@@ -47,8 +47,7 @@ import {
   paypalCutoff,
   pollDelayMs,
 } from "./rules.ts";
-import { readPaypalSettings } from "./settings_store.ts";
-import type { PaypalSimulator } from "./simulator.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
 import {
   batchCarriesEntries,
   batchHasItems,
@@ -81,28 +80,12 @@ export interface PaypalRailDeps {
   readonly policy: RailPolicy;
   /** Items one batch takes at most (BATCH_ENTRIES_MAX unless a test lowers it). */
   readonly batchEntriesMax?: number;
-  /** The sandbox's PayPal, which pays a test company without PayPal settings; null in live. */
-  readonly simulator: PaypalSimulator | null;
-  /** What carries calls to the host a company's settings name (the network's fetch by default). */
-  readonly paypalFetch?: typeof fetch;
+  /** The PayPal each company is paid through (its own, else the environment's simulator). */
+  readonly paypal: ProviderReach<PaypalConnection>;
 }
 
 /** A claim on PayPal calls: a batch of 10,000 items and its answer fit in it. */
 export const PAYPAL_CALL_LEASE_MS = BATCH_TRANSMIT_LEASE_MS;
-
-/**
- * Where the company's PayPal calls go: its own settings when it has them, else (a test company)
- * the sandbox's PayPal; null when neither (live without settings).
- */
-export async function paypalConnectionOf(
-  deps: Pick<PaypalRailDeps, "secretBox" | "simulator" | "paypalFetch">,
-  reader: SqlReader,
-  companyId: string,
-): Promise<PaypalConnection | null> {
-  const settings = await readPaypalSettings(reader, deps.secretBox, companyId);
-  if (settings) return { settings, fetch: deps.paypalFetch ?? globalThis.fetch };
-  return deps.simulator?.connectionFor(companyId) ?? null;
-}
 
 /** Why a company's PayPal calls cannot be made: it has no PayPal settings (live). */
 export const noPaypalSettings = (companyId: string) =>
@@ -110,11 +93,11 @@ export const noPaypalSettings = (companyId: string) =>
 
 /** The company's connection, which a poll or a notice of its items cannot go without. */
 async function connectionOrThrow(
-  deps: Pick<PaypalRailDeps, "secretBox" | "simulator" | "paypalFetch">,
+  deps: Pick<PaypalRailDeps, "paypal">,
   reader: SqlReader,
   companyId: string,
 ): Promise<PaypalConnection> {
-  const connection = await paypalConnectionOf(deps, reader, companyId);
+  const connection = await deps.paypal.read(reader, companyId);
   if (!connection) throw new Error(noPaypalSettings(companyId));
   return connection;
 }
@@ -324,7 +307,7 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
       // of its own, its entry sent and released with its first batch: it has neither a release
       // nor a window of its own, it goes until PayPal takes it.
       const cutoffBatch = await batchCarriesEntries(tx, batch.id);
-      const connection = await paypalConnectionOf(deps, tx, batch.companyId);
+      const connection = await deps.paypal.read(tx, batch.companyId);
       return {
         request: { batchId: batch.id, companyId: batch.companyId, connection, items },
         uploads: true,

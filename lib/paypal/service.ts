@@ -8,17 +8,15 @@ import * as v from "valibot";
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
-import type { SecretBox } from "../platform/crypto.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { batchPayoutMoves, type PayoutRuntime } from "../payouts/jobs.ts";
 import { loadPayout, type PayoutRow } from "../payouts/store.ts";
 import { settleBatchEntry } from "../rails/batch.ts";
-import { PaypalClient, type WebhookHeaders } from "./client.ts";
-import { namesBatch, noPaypalSettings, paypalConnectionOf } from "./jobs.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
+import { PaypalClient, type PaypalConnection, type WebhookHeaders } from "./client.ts";
+import { namesBatch, noPaypalSettings } from "./jobs.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { UNCLAIMED_CANCELED } from "./rules.ts";
-import { readPaypalSettings } from "./settings_store.ts";
-import type { PaypalSimulator } from "./simulator.ts";
 import { findItemOfPayout, insertNotice, PAYPAL_JOBS, recordItemState } from "./store.ts";
 
 /** A verified notice: recorded once per PayPal event id, and its job queued. False: seen before. */
@@ -57,13 +55,10 @@ export interface CanceledItem {
 export async function cancelUnclaimedItem(
   deps: {
     readonly database: Database;
-    readonly secretBox: SecretBox;
     readonly runtime: PayoutRuntime;
     readonly timeoutMs?: number;
-    /** The sandbox's PayPal, for a test company without settings; null in live. */
-    readonly simulator: PaypalSimulator | null;
-    /** What carries calls to the host the company's settings name (the network's by default). */
-    readonly paypalFetch?: typeof fetch;
+    /** The PayPal each company is paid through (its own, else the environment's simulator). */
+    readonly paypal: ProviderReach<PaypalConnection>;
   },
   payoutId: string,
   now: number,
@@ -79,7 +74,7 @@ export async function cancelUnclaimedItem(
       { field: "payout" },
     );
   }
-  const connection = await paypalConnectionOf(deps, reader, payout.companyId);
+  const connection = await deps.paypal.read(reader, payout.companyId);
   if (!connection) throw new Error(noPaypalSettings(payout.companyId));
   const paypal = new PaypalClient(connection, deps.timeoutMs);
   const current = await paypal.getItem(item.payoutItemId);
@@ -147,15 +142,12 @@ function resourceOf(eventType: string, resource: Record<string, unknown>): strin
 /**
  * A webhook PayPal posted for a company in one environment: verified with that configuration's
  * verify-webhook-signature call (nothing is written unless PayPal says SUCCESS), then only its
- * notice is recorded, once per event id, and a job queued that asks PayPal for the item.
+ * notice is recorded, once per event id, and a job queued that asks PayPal for the item. `paypal`
+ * is what the webhook came through: over the network a company's own settings, in process the
+ * sandbox's PayPal too.
  */
 export async function receiveWebhook(
-  deps: {
-    readonly database: Database;
-    readonly secretBox: SecretBox;
-    /** What carries the verification call (the network's fetch by default). */
-    readonly paypalFetch?: typeof fetch;
-  },
+  deps: { readonly database: Database; readonly paypal: ProviderReach<PaypalConnection> },
   request: {
     readonly companyId: string;
     readonly headers: WebhookHeaders;
@@ -163,12 +155,8 @@ export async function receiveWebhook(
   },
   realNow: number,
 ): Promise<Result<{ recorded: boolean; eventId: string | null }, WebhookRefusal>> {
-  const settings = await readPaypalSettings(
-    deps.database.readClient,
-    deps.secretBox,
-    request.companyId,
-  );
-  if (!settings) {
+  const connection = await deps.paypal.read(deps.database.readClient, request.companyId);
+  if (!connection) {
     return refuse(
       "paypal_not_configured",
       `no PayPal configuration for company ${request.companyId} in ${deps.database.environment}`,
@@ -188,8 +176,7 @@ export async function receiveWebhook(
   }
   let verified: boolean;
   try {
-    verified = await new PaypalClient({ settings, fetch: deps.paypalFetch ?? globalThis.fetch })
-      .verifyWebhook(request.headers, json);
+    verified = await new PaypalClient(connection).verifyWebhook(request.headers, json);
   } catch (error) {
     // PayPal retries an unanswered webhook; nothing was written.
     return refuse(

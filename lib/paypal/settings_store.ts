@@ -1,13 +1,16 @@
 /**
  * PayPal settings at rest: one sealed JSON document per company in each environment's database.
  * A company without them is not paid through PayPal: in live PayPal and Venmo are not offered, in
- * test the sandbox's PayPal pays them (lib/paypal/simulator.ts).
+ * test the sandbox's PayPal pays them (lib/paypal/simulator.ts), as the composition root binds it.
  */
 import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { sha256Hex } from "../platform/keys.ts";
+import { type ProviderReach, providerReach } from "../rails/provider_reach.ts";
+import type { PaypalConnection } from "./client.ts";
 import type { PaypalSettings } from "./settings.ts";
+import type { PaypalSimulator } from "./simulator.ts";
 
 /** The stored document: the settings, and the version of its shape. */
 interface SealedDocument {
@@ -38,16 +41,40 @@ export async function readPaypalSettings(
 }
 
 /** Whether the company can pay PayPal and Venmo payouts in `environment`: its settings are stored. */
-export async function hasPaypalRail(
+export function hasPaypalRail(
   reader: SqlReader,
   _environment: Environment,
   companyId: string,
 ): Promise<boolean> {
+  return paypalSettingsStored(reader, companyId);
+}
+
+async function paypalSettingsStored(reader: SqlReader, companyId: string): Promise<boolean> {
   const { rows } = await reader.execute({
     sql: "SELECT 1 FROM paypal_settings WHERE company_id = ?",
     args: [companyId],
   });
   return rows.length > 0;
+}
+
+/**
+ * How each company reaches PayPal: its own settings, called through `paypalFetch` (the network's
+ * fetch unless the simulation answers in process), else its account at `simulator` (the sandbox's
+ * PayPal, bound in test); without either it does not, and is not paid by PayPal or Venmo.
+ */
+export function paypalReachOf(
+  secretBox: SecretBox,
+  simulator: PaypalSimulator | null,
+  paypalFetch: typeof fetch = globalThis.fetch,
+): ProviderReach<PaypalConnection> {
+  return providerReach(
+    {
+      read: (reader, companyId) => readPaypalSettings(reader, secretBox, companyId),
+      has: paypalSettingsStored,
+    },
+    (settings) => ({ settings, fetch: paypalFetch }),
+    simulator && ((companyId) => simulator.connectionFor(companyId)),
+  );
 }
 
 function plaintextOf(settings: PaypalSettings): string {

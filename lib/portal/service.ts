@@ -26,6 +26,8 @@ import {
   normalizeUsPhone,
 } from "./method_details.ts";
 import { instantBankReachable } from "../instant/service.ts";
+import type { IncreaseAccount } from "../instant/account.ts";
+import type { ProviderReach } from "../rails/provider_reach.ts";
 import type { PortalText } from "./portal_text.ts";
 import {
   decideEndorsement,
@@ -458,7 +460,12 @@ type SelectionRefusal = Extract<Awaited<ReturnType<typeof selectMethod>>, { ok: 
  */
 export async function chooseMethod(
   database: Database,
-  deps: { runtime: PayoutRuntime; secretBox: SecretBox },
+  deps: {
+    runtime: PayoutRuntime;
+    secretBox: SecretBox;
+    /** The Increase the company's instant bank payments are looked up at. */
+    increase: ProviderReach<IncreaseAccount>;
+  },
   link: PortalLink,
   choice: {
     payout: PortalPayout;
@@ -488,7 +495,7 @@ export async function chooseMethod(
   // An instant bank payment is offered only to a bank the routing lookup says can take it.
   if (checked.ok && modality.code === "instant_deposit" && form.instant_to === "bank") {
     const reachable = await instantBankReachable(
-      { database, secretBox: deps.secretBox },
+      { database, increase: deps.increase },
       link.companyId,
       String(checked.value.public.routing_number),
       options.now,

@@ -7,7 +7,6 @@ import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import { sha256Hex } from "../platform/keys.ts";
 import type { SavedSealedSettings } from "../operators/sealed_settings_approval.ts";
-import type { RailAnswer, RailSubmission } from "./seam.ts";
 
 /** The stored document: the settings, and the version of its shape. */
 interface SealedDocument<S> {
@@ -79,26 +78,4 @@ export function sealedSettingsStore<S>(table: string, label: string): SealedSett
       return { fingerprint, previousFingerprint: rows[0] ? String(rows[0].fingerprint) : null };
     },
   };
-}
-
-/**
- * A provider rail's submission: the company's settings are read (outside every unit) and `pay`
- * is called with them; without them the submission is refused `rail_not_configured`, never sent.
- */
-export async function submitWithSettings<S>(
-  store: Pick<SealedSettingsStore<S>, "read">,
-  provider: { readonly name: string; readonly reader: SqlReader; readonly secretBox: SecretBox },
-  submission: RailSubmission,
-  pay: (settings: S) => Promise<RailAnswer>,
-): Promise<RailAnswer> {
-  const settings = await store.read(provider.reader, provider.secretBox, submission.companyId);
-  if (!settings) {
-    return {
-      kind: "refused",
-      reason: "rail_not_configured",
-      message:
-        `no ${provider.name} settings for company ${submission.companyId}; payout ${submission.payoutId} was not sent`,
-    };
-  }
-  return await pay(settings);
 }

@@ -42,7 +42,7 @@ import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts"
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
-import { sandboxLithicOf } from "../../lib/cards/sandbox_lithic.ts";
+import { providerReachesOf } from "../../lib/payouts/runtime.ts";
 import { hostedCardPage } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
@@ -98,6 +98,8 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const sessions = new PortalSessions(deps.jwtSecret);
   const runtimeOf = (environment: Environment) =>
     payoutRuntime(environment, runtimeSettingsOf(deps.config));
+  const reachesOf = (environment: Environment, database: Database) =>
+    providerReachesOf(environment, runtimeSettingsOf(deps.config), database, deps.secretBox);
 
   app.use(async (c, next) => {
     await next();
@@ -392,11 +394,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     // A virtual card is shown in its issuer's iframe: the page may frame the issuer's origin only.
     const card = payout.paymentMethodId === modalityOf("vcc")?.id
       ? await cardEmbedOf(
-        {
-          database: v.database,
-          secretBox: deps.secretBox,
-          sandboxLithic: sandboxLithicOf(v.environment, v.database, runtimeSettingsOf(deps.config)),
-        },
+        { database: v.database, lithic: reachesOf(v.environment, v.database).lithic },
         payout.id,
         v.realNow,
       )
@@ -721,7 +719,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
     if (!offeredMethod(v.link, payout, "instant_deposit")) return await render(c, v, {});
     const page = await hostedCardPage(
-      { database: v.database, secretBox: deps.secretBox },
+      { database: v.database, increase: reachesOf(v.environment, v.database).increase },
       v.link.companyId,
       { returnUrl: `${deps.config.baseUrl}${v.base}/card/return`, state: v.csrf },
     );
@@ -759,7 +757,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
       if (!modality) return await render(c, v, {});
       const selected = await chooseMethod(
         v.database,
-        { runtime: runtimeOf(v.environment), secretBox: deps.secretBox },
+        {
+          runtime: runtimeOf(v.environment),
+          secretBox: deps.secretBox,
+          increase: reachesOf(v.environment, v.database).increase,
+        },
         v.link,
         { payout, modality, form },
         { t: v.t, client: clientOf(c), now: v.domainNow },

@@ -28,6 +28,7 @@ import { validSettingsJson } from "../bank_helpers.ts";
 import { liveCheckAccountJson } from "../checks_helpers.ts";
 import type { ContractItem } from "../paypal_contract_server.ts";
 import { receiveWebhook } from "../../lib/paypal/service.ts";
+import { providerReachesOf } from "../../lib/payouts/runtime.ts";
 import { tokenizeSandboxCard } from "../../lib/instant/simulator.ts";
 import { sandboxTestDetails } from "../../lib/rails/sandbox.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
@@ -594,7 +595,11 @@ export class Sim {
     if (!modality) return `not offered (${portal.status})`;
     const chosen = await chooseMethod(
       w.test,
-      { runtime: w.runtime, secretBox: testSecretBox },
+      {
+        runtime: w.runtime,
+        secretBox: testSecretBox,
+        increase: providerReachesOf("test", w.settings, w.test, testSecretBox).increase,
+      },
       found.link,
       {
         payout: portal,
@@ -763,8 +768,7 @@ export class Sim {
     const { body, headers } = this.paypal.server.signedItemWebhook(eventType, item);
     const received = await receiveWebhook({
       database: w.test,
-      secretBox: testSecretBox,
-      paypalFetch: this.paypal.server.fetch,
+      paypal: providerReachesOf("test", w.settings, w.test, testSecretBox).paypal,
     }, {
       companyId: w.ids.companyId,
       headers: {
