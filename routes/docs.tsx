@@ -264,6 +264,14 @@ function PortalHelpPage() {
             </td>
           </tr>
           <tr>
+            <th>ACH account returned after it completed</th>
+            <td>
+              <code>{t.achReturnsLate}</code>{" "}
+              (completes, then comes back R02 three banking days later: a late return, owed to the
+              payee as unclaimed property)
+            </td>
+          </tr>
+          <tr>
             <th>ACH account that fails once</th>
             <td>
               <code>{t.achTransientOnce}</code>{" "}

@@ -4,7 +4,9 @@ import { returnAchFunding } from "../lib/funding/store.ts";
 import { addressLinesOf } from "../lib/checks/print.ts";
 import { selectMethod } from "../lib/payouts/jobs.ts";
 import { applyMove } from "../lib/payouts/store.ts";
+import { listUnclaimed } from "../lib/obligations/unclaimed.ts";
 import { DAY_SECONDS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
 
 async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
   const fixture = await openMoneyFixture();
@@ -421,5 +423,76 @@ Deno.test("a postal check needs a mailing address: refused without one; success+
     const payout = await m.payout(magicId);
     assert.equal(payout.payment_method_id, 2);
     assert.deepEqual(addressLinesOf(payout), ["1 Sandbox Way", "Austin, TX 73301"]);
+  });
+});
+
+Deno.test("account 000333333338: the payout completes, then the sandbox bank returns it R02 three banking days later: a late return, owed as unclaimed property, on the bank's statement", async () => {
+  await withMoney(async (m) => {
+    await m.fund(1_000_000);
+    const created = await m.create({ email: "noaction@example.test", amountCents: 5_000 });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    // As the portal keeps what the payee typed: the routing number, the account sealed.
+    const selected = await m.database.writer.write(async (tx) =>
+      selectMethod(tx, id, {
+        paymentMethodId: 1,
+        details: { accountNumber: "000333333338" },
+        kept: {
+          routing_number: "021000021",
+          account_sealed: await testSecretBox.sealText("000333333338"),
+        },
+      }, m.now())
+    );
+    assert.ok(selected.ok);
+    // The 10:30 same-day file (effective Monday); completed Wednesday 17:00 New York.
+    await m.advance((Date.UTC(2026, 0, 7, 23) - m.now()) / 1000);
+    assert.equal((await m.payout(id)).status, "completed");
+    // Monday 2026-01-12, 08:00 New York: not yet; 09:00 the late return file is imported.
+    await m.advance((Date.UTC(2026, 0, 12, 13) - m.now()) / 1000);
+    assert.equal((await m.balances()).available, 995_000);
+    await m.advance(2 * 3600);
+    const payout = await m.payout(id);
+    assert.equal(payout.status, "completed", "completed stays terminal");
+    const b = await m.balances();
+    assert.deepEqual([b.available, b.reserved, b.in_transit, b.bank], [
+      1_000_000,
+      0,
+      0,
+      -1_000_000,
+    ]);
+    const { rows: events } = await m.database.readClient.execute({
+      sql: "SELECT event_type_id, created_at FROM events WHERE payout_id = ? ORDER BY rowid",
+      args: [id],
+    });
+    assert.deepEqual(events.slice(-1).map((e) => [e.event_type_id, e.created_at]), [
+      [12, Date.UTC(2026, 0, 12, 14)],
+    ]);
+    const { rows: entries } = await m.database.readClient.execute(
+      "SELECT status, return_code, trace_number FROM rail_batch_entries",
+    );
+    assert.deepEqual(entries.map((e) => [e.status, e.return_code]), [["completed", "R02"]]);
+    const owed = await listUnclaimed(m.database, m.companyId);
+    assert.deepEqual(owed.map((item) => [item.payoutId, item.kind, item.amountCents]), [
+      [id, "late_return", 5_000],
+    ]);
+    // Tuesday: the sandbox bank's statement of Monday shows the money back, matched by its trace.
+    await m.advance(DAY_SECONDS);
+    const { rows: lines } = await m.database.readClient.execute({
+      sql: `SELECT l.type_code, l.direction, l.amount_cents, l.match_reason
+              FROM statement_lines l JOIN statement_days d ON d.id = l.day_id
+             WHERE d.statement_date = '2026-01-12'`,
+      args: [],
+    });
+    assert.deepEqual(lines.map((l) => ({ ...l })), [{
+      type_code: "168",
+      direction: "credit",
+      amount_cents: 5_000,
+      match_reason: `ACH return of trace ${entries[0].trace_number} for $50.00`,
+    }]);
+    const { rows: open } = await m.database.readClient.execute(
+      "SELECT count(*) AS n FROM recon_exceptions",
+    );
+    assert.equal(open[0].n, 0);
   });
 });

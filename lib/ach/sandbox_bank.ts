@@ -3,13 +3,18 @@
  * real NACHA return files. It accepts a file at once, except the first transmission of a file that
  * carries an entry to 000222222227 (refused; the retry succeeds). Two banking days after the
  * effective date it writes a return file (R03) for the entries to 000111111116, which goes
- * through the same import code as a bank's.
+ * through the same import code as a bank's. An entry to 000333333338 settles and completes, and
+ * three banking days after its completion comes back R02 (account closed) in a return file of its
+ * own: a late return.
  */
 import type { JobHandler } from "../../db/scheduler.ts";
 import { externalJob } from "../../db/scheduler.ts";
 import { releaseHeldSettlements } from "../rails/outcome_fence.ts";
+import { sandboxTestDetails } from "../rails/sandbox.ts";
 import { readBankSettings } from "./bank_store.ts";
-import { bankLocal } from "./cutoffs.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
+import { bankLocal, bankTime, nextBankingDay } from "./cutoffs.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
 import { buildReturnFile, type ReturnToWrite } from "./nacha.ts";
 import type { UploadAnswer } from "./transport.ts";
@@ -23,6 +28,19 @@ export const SANDBOX_RETURNED_ACCOUNT = "000111111116";
 export const SANDBOX_REFUSED_ONCE_ACCOUNT = "000222222227";
 /** The return reason the sandbox bank gives. */
 export const SANDBOX_RETURN_CODE = "R03";
+
+/** The job kind that writes and imports the return file of a file's entries returned late. */
+export const SANDBOX_LATE_RETURNS_JOB = "ach.sandbox_late_returns";
+/** Entries to this account complete, then come back after completion (a late return). */
+export const SANDBOX_LATE_RETURNED_ACCOUNT = sandboxTestDetails.achReturnsLate;
+/** The late return's reason: the payee closed the account the money went to. */
+export const SANDBOX_LATE_RETURN_CODE = "R02";
+/**
+ * A late return comes this many banking days after the file's returns day (its entries complete
+ * that day at 17:00), at the bank-local hour the sandbox bank writes its returns.
+ */
+const LATE_RETURN_BANKING_DAYS = 3;
+const LATE_RETURNS_TIME = "09:00";
 
 /**
  * The sandbox bank's answer to a transmission of a file whose entries go to `accountNumbers`;
@@ -68,85 +86,168 @@ interface ReturnsRequest {
   readonly credits: readonly SentCredit[];
 }
 
-/**
- * The handler of `ach.sandbox_returns` (subject: the ACH file's batch id), scheduled when a test
- * file is transmitted, due at `sandboxReturnsAt(effective date)`: writes the return file of its
- * R03 entries, if any, and imports it.
- */
-export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
-  return externalJob<ReturnsRequest, void>({
-    // Writing and importing one file: well within a minute.
-    leaseMs: 60_000,
-    async prepare(tx, job) {
-      const { rows } = await tx.execute({
-        sql: `SELECT e.trace_number, e.transaction_code, e.receiving_dfi, e.amount_cents,
-                     e.entry_class, e.payout_id, p.first_name, p.last_name, p.method_details
-                FROM rail_batch_entries e JOIN payouts p ON p.id = e.payout_id
-               WHERE e.batch_id = ? AND e.status = 'sent' AND e.direction = 'credit'
-               ORDER BY e.trace_number`,
-        args: [job.subjectId],
-      });
-      if (rows.length === 0) return null;
-      return {
-        companyId: job.companyId,
-        batchId: job.subjectId,
-        credits: rows.map((row) => {
-          const details = JSON.parse(String(row.method_details ?? "{}"));
-          return {
-            traceNumber: String(row.trace_number),
-            transactionCode: Number(row.transaction_code),
-            receivingDfi: String(row.receiving_dfi),
-            amountCents: Number(row.amount_cents),
-            entryClass: row.entry_class === "CCD" ? "CCD" : "PPD",
-            payoutId: String(row.payout_id),
-            name: [row.first_name, row.last_name].filter(Boolean).join(" ") || "PAYEE",
-            accountSealed: typeof details.account_sealed === "string"
-              ? details.account_sealed
-              : null,
-          };
-        }),
-      };
-    },
-    call: (request, job) => writeAndImportReturns(deps, request, job.dueAt),
-    // The returns are in: a settlement held behind this file's reading may run.
-    record: (tx, job) => releaseHeldSettlements(tx, job.companyId, job.id),
+/** The credits of a file's entries in `status` (only `traces` when given), with their accounts. */
+async function creditsOf(
+  tx: WriteTx,
+  batchId: string,
+  status: "sent" | "completed",
+  traces: readonly string[] | null,
+): Promise<SentCredit[]> {
+  const { rows } = await tx.execute({
+    sql: `SELECT e.trace_number, e.transaction_code, e.receiving_dfi, e.amount_cents,
+                 e.entry_class, e.payout_id, p.first_name, p.last_name, p.method_details
+            FROM rail_batch_entries e JOIN payouts p ON p.id = e.payout_id
+           WHERE e.batch_id = ? AND e.status = ? AND e.direction = 'credit'
+             AND e.return_code IS NULL
+             ${traces === null ? "" : `AND e.trace_number IN (${traces.map(() => "?").join(", ")})`}
+           ORDER BY e.trace_number`,
+    args: [batchId, status, ...(traces ?? [])],
+  });
+  return rows.map((row) => {
+    const details = JSON.parse(String(row.method_details ?? "{}"));
+    return {
+      traceNumber: String(row.trace_number),
+      transactionCode: Number(row.transaction_code),
+      receivingDfi: String(row.receiving_dfi),
+      amountCents: Number(row.amount_cents),
+      entryClass: row.entry_class === "CCD" ? "CCD" : "PPD",
+      payoutId: String(row.payout_id),
+      name: [row.first_name, row.last_name].filter(Boolean).join(" ") || "PAYEE",
+      accountSealed: typeof details.account_sealed === "string" ? details.account_sealed : null,
+    };
   });
 }
 
-/** Writes the return file of the request's entries to the returned account and imports it. */
+/** The late returns a returns file leaves for later: their traces, due at `dueAt`. */
+interface LateReturns {
+  readonly traces: readonly string[];
+  readonly dueAt: number;
+}
+
+/**
+ * The handler of `ach.sandbox_returns` (subject: the ACH file's batch id), scheduled when a test
+ * file is transmitted, due at `sandboxReturnsAt(effective date)`: writes the return file of its
+ * R03 entries, if any, and imports it; entries to the late-return account are planned for their
+ * own file (`ach.sandbox_late_returns`) after they complete.
+ */
+export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
+  return externalJob<ReturnsRequest, LateReturns | null>({
+    // Writing and importing one file: well within a minute.
+    leaseMs: 60_000,
+    async prepare(tx, job) {
+      const credits = await creditsOf(tx, job.subjectId, "sent", null);
+      if (credits.length === 0) return null;
+      return { companyId: job.companyId, batchId: job.subjectId, credits };
+    },
+    async call(request, job) {
+      const accounts = await accountsOf(deps, request.credits);
+      await writeAndImportReturns(deps, request, accounts, {
+        accountNumber: SANDBOX_RETURNED_ACCOUNT,
+        code: SANDBOX_RETURN_CODE,
+        fileName: `RETURNS_${request.batchId}.txt`,
+      }, job.dueAt);
+      const late = request.credits.filter((_, i) => accounts[i] === SANDBOX_LATE_RETURNED_ACCOUNT);
+      if (late.length === 0) return null;
+      const { timeZone } = await settingsOf(deps, request.companyId);
+      let day = bankLocal(job.dueAt, timeZone).date;
+      for (let n = 0; n < LATE_RETURN_BANKING_DAYS; n++) day = nextBankingDay(day);
+      return {
+        traces: late.map((credit) => credit.traceNumber),
+        dueAt: bankTime(day, LATE_RETURNS_TIME, timeZone),
+      };
+    },
+    async record(tx, job, late) {
+      // The returns are in: a settlement held behind this file's reading may run.
+      await releaseHeldSettlements(tx, job.companyId, job.id);
+      if (late === null) return;
+      await scheduleJob(tx, {
+        companyId: job.companyId,
+        kind: SANDBOX_LATE_RETURNS_JOB,
+        subjectId: job.subjectId,
+        dueAt: late.dueAt,
+        payload: { traces: late.traces },
+      }, job.dueAt);
+    },
+  });
+}
+
+/**
+ * The handler of `ach.sandbox_late_returns` (subject: the ACH file's batch id; payload: the traces
+ * of its entries to the late-return account): writes the return file (R02) of those that completed
+ * and imports it, which records each as a late return.
+ */
+export function sandboxLateReturnsJob(deps: AchImportDeps): JobHandler {
+  return externalJob<ReturnsRequest, void>({
+    leaseMs: 60_000,
+    async prepare(tx, job) {
+      const traces = (job.payload.traces ?? []) as string[];
+      if (traces.length === 0) return null;
+      const credits = await creditsOf(tx, job.subjectId, "completed", traces);
+      if (credits.length === 0) return null;
+      return { companyId: job.companyId, batchId: job.subjectId, credits };
+    },
+    async call(request, job) {
+      await writeAndImportReturns(deps, request, await accountsOf(deps, request.credits), {
+        accountNumber: SANDBOX_LATE_RETURNED_ACCOUNT,
+        code: SANDBOX_LATE_RETURN_CODE,
+        fileName: `LATE_RETURNS_${request.batchId}.txt`,
+      }, job.dueAt);
+    },
+    record: async () => {},
+  });
+}
+
+/** Each credit's account number, unsealed (null when the payout keeps none). */
+function accountsOf(
+  deps: AchImportDeps,
+  credits: readonly SentCredit[],
+): Promise<(string | null)[]> {
+  return Promise.all(
+    credits.map((credit) =>
+      credit.accountSealed === null ? null : deps.secretBox.openText(credit.accountSealed)
+    ),
+  );
+}
+
+async function settingsOf(deps: AchImportDeps, companyId: string) {
+  const settings = await readBankSettings(
+    deps.database.readClient,
+    deps.secretBox,
+    deps.environment,
+    companyId,
+  );
+  if (!settings) throw new Error(`sandbox returns: company ${companyId} has no bank`);
+  return settings;
+}
+
+/** Writes the return file (`code`) of the request's entries to one account and imports it. */
 async function writeAndImportReturns(
   deps: AchImportDeps,
   request: ReturnsRequest,
+  accounts: readonly (string | null)[],
+  returning: { readonly accountNumber: string; readonly code: string; readonly fileName: string },
   now: number,
 ): Promise<void> {
   const returned: ReturnToWrite[] = [];
-  for (const credit of request.credits) {
-    if (credit.accountSealed === null) continue;
-    const accountNumber = await deps.secretBox.openText(credit.accountSealed);
-    if (accountNumber !== SANDBOX_RETURNED_ACCOUNT) continue;
+  request.credits.forEach((credit, i) => {
+    if (accounts[i] !== returning.accountNumber) return;
     returned.push({
       kind: "return",
-      code: SANDBOX_RETURN_CODE,
+      code: returning.code,
       original: {
         traceNumber: credit.traceNumber,
         transactionCode: credit.transactionCode,
         routingNumber: credit.receivingDfi + routingCheckDigit(credit.receivingDfi),
-        accountNumber,
+        accountNumber: returning.accountNumber,
         amountCents: credit.amountCents,
         individualId: credit.payoutId.slice(-15),
         name: credit.name,
         entryClass: credit.entryClass,
       },
     });
-  }
+  });
   if (returned.length === 0) return;
-  const settings = await readBankSettings(
-    deps.database.readClient,
-    deps.secretBox,
-    deps.environment,
-    request.companyId,
-  );
-  if (!settings) throw new Error(`sandbox returns: company ${request.companyId} has no bank`);
+  const settings = await settingsOf(deps, request.companyId);
   const created = bankLocal(now, settings.timeZone);
   const content = buildReturnFile({
     immediateDestination: settings.immediateDestination,
@@ -161,7 +262,7 @@ async function writeAndImportReturns(
   });
   const imported = await importAchFile(deps, {
     content: new TextEncoder().encode(content),
-    fileName: `RETURNS_${request.batchId}.txt`,
+    fileName: returning.fileName,
     source: "sandbox_bank",
     importedBy: null,
     companyId: request.companyId,

@@ -41,7 +41,12 @@ import { lobMailingTransport, lobTrackJob } from "../lob/mailer.ts";
 import { lobCancelJob } from "../lob/cancel.ts";
 import { instantRail } from "../instant/rail.ts";
 import { instantJobHandlers } from "../instant/jobs.ts";
-import { SANDBOX_RETURNS_JOB, sandboxReturnsJob } from "../ach/sandbox_bank.ts";
+import {
+  SANDBOX_LATE_RETURNS_JOB,
+  SANDBOX_RETURNS_JOB,
+  sandboxLateReturnsJob,
+  sandboxReturnsJob,
+} from "../ach/sandbox_bank.ts";
 import {
   SANDBOX_STATEMENT_JOB,
   sandboxStatementJob,
@@ -312,6 +317,7 @@ export function jobHandlersOf(
       increase: reaches.increase,
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(importDeps),
+    [SANDBOX_LATE_RETURNS_JOB]: sandboxLateReturnsJob(importDeps),
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(importDeps),
     ...documentJobHandlers(),

@@ -13,6 +13,8 @@ export const sandboxTestDetails = {
   achSettles: "000123456789",
   achReturnsR03: "000111111116",
   achTransientOnce: "000222222227",
+  /** Settles and completes, then comes back after completion (a late return). */
+  achReturnsLate: "000333333338",
   cardSucceeds: "4000056655665556",
   cardDeclined: "4000000000000002",
   /** An instant deposit card no network route can push to (`card_not_eligible`). */
