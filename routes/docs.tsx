@@ -317,7 +317,9 @@ function PortalHelpPage() {
               <code>fail+paypal@…</code>{" "}
               has no account (<code>RECEIVER_UNREGISTERED</code>); Venmo phone{" "}
               <code>{t.venmoUnclaimedPhone}</code> or a PayPal e-mail <code>unclaimed@…</code>{" "}
-              stays unclaimed and is returned after 30 days
+              stays unclaimed and is returned after 30 days; Venmo phone{" "}
+              <code>{t.venmoRefundedPhone}</code> or a PayPal e-mail <code>refunded@…</code>{" "}
+              completes and is refunded 3 days later (a late return)
             </td>
           </tr>
           <tr>

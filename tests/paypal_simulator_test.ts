@@ -26,6 +26,7 @@ import { type PayoutItemRequest, PaypalClient } from "../lib/paypal/client.ts";
 import { PaypalSimulator } from "../lib/paypal/simulator.ts";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
+import { listUnclaimed } from "../lib/obligations/unclaimed.ts";
 
 const DAY_S = 86_400;
 
@@ -232,6 +233,66 @@ Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypa
       (await simulated(m)).map((item) => item.transaction_status),
       ["RETURNED", "UNCLAIMED"],
       "the simulator keeps a cancel; the 30 days are read on the sandbox clock",
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("refunded at the sandbox's PayPal: the payout completes at the first poll, and 3 days after PayPal took it the item is refunded and told as PayPal's webhook would: a late return, the payout stays completed, owed as unclaimed property", async () => {
+  await withSandbox(async (m) => {
+    const byEmail = await payoutOf(m, "noaction@example.test", 4_000);
+    const byPhone = await payoutOf(m, "noaction@example.test", 5_000);
+    await m.settle();
+    for (
+      const [payoutId, kept] of [[byEmail, { email: "refunded@example.test" }], [byPhone, {
+        phone: sandboxTestDetails.venmoRefundedPhone,
+      }]] as const
+    ) {
+      const selected = await m.database.writer.write((tx) =>
+        selectMethod(tx, payoutId, {
+          paymentMethodId: "email" in kept ? 7 : 6,
+          details: {},
+          kept,
+        }, m.now())
+      );
+      assert.ok(selected.ok);
+    }
+    // The 15:05 batch, its first poll at 15:06.
+    await m.advance(7 * 60);
+    for (const id of [byEmail, byPhone]) assert.equal((await m.payout(id)).status, "completed");
+    const [taken] = await rows(m, "SELECT created_at FROM sandbox_paypal_batches");
+    const before = (await m.balances()).available;
+    await m.advance((Number(taken.created_at) + 3 * DAY_S * 1000 - m.now()) / 1000 - 60);
+    assert.equal((await m.balances()).available, before, "not refunded a minute before");
+    await m.advance(60);
+    assert.deepEqual(
+      (await simulated(m)).map((item) => item.transaction_status),
+      ["SUCCESS", "SUCCESS"],
+      "kept as taken; the refund is read on the sandbox clock",
+    );
+    assert.deepEqual(
+      (await rows(m, "SELECT transaction_status FROM paypal_items ORDER BY rowid")).map((r) =>
+        r.transaction_status
+      ),
+      ["REFUNDED", "REFUNDED"],
+    );
+    for (const id of [byEmail, byPhone]) assert.equal((await m.payout(id)).status, "completed");
+    assert.equal((await m.balances()).available, before + 9_000);
+    assert.deepEqual(
+      await rows(
+        m,
+        `SELECT kind, payout_id FROM ledger_transactions WHERE kind = 'payout.late_return'
+          ORDER BY rowid`,
+      ),
+      [{ kind: "payout.late_return", payout_id: byEmail }, {
+        kind: "payout.late_return",
+        payout_id: byPhone,
+      }],
+    );
+    assert.deepEqual(
+      (await listUnclaimed(m.database, m.companyId)).map((item) => [item.payoutId, item.kind])
+        .sort(),
+      [[byEmail, "late_return"], [byPhone, "late_return"]].sort(),
     );
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });

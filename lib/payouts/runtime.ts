@@ -26,7 +26,11 @@ import {
   sftpCheckTransport,
 } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
-import { PaypalSimulator } from "../paypal/simulator.ts";
+import {
+  PAYPAL_SIMULATOR_JOBS,
+  PaypalSimulator,
+  paypalSimulatorRefundJob,
+} from "../paypal/simulator.ts";
 import { paypalReachOf } from "../paypal/settings_store.ts";
 import type { PaypalConnection } from "../paypal/client.ts";
 import { cardRail } from "../cards/rail.ts";
@@ -318,6 +322,7 @@ export function jobHandlersOf(
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(importDeps),
     [SANDBOX_LATE_RETURNS_JOB]: sandboxLateReturnsJob(importDeps),
+    [PAYPAL_SIMULATOR_JOBS.refund]: paypalSimulatorRefundJob,
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(importDeps),
     ...documentJobHandlers(),

@@ -11,13 +11,19 @@
  * - a PayPal e-mail whose local part is `unclaimed`, or the Venmo phone `venmoUnclaimedPhone`:
  *   UNCLAIMED, then RETURNED 30 days after it was taken on the company's sandbox clock, unless
  *   cancelled (RETURNED at once);
+ * - a PayPal e-mail whose local part is `refunded`, or the Venmo phone `venmoRefundedPhone`:
+ *   SUCCESS, then REFUNDED 3 days after it was taken (money back after completion), which it tells
+ *   the rail as PayPal's PAYMENT.PAYOUTS-ITEM.REFUNDED webhook would, recorded in process;
  * - any other: SUCCESS.
- * It signs no webhooks (outcomes are read by polling), so it verifies none.
+ * It signs no webhooks (other outcomes are read by polling), so it verifies none.
  */
 import type { Database } from "../../db/client.ts";
+import type { UnitJob } from "../../db/scheduler.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
 import { sandboxTestDetails } from "../rails/sandbox.ts";
 import type { PaypalConnection } from "./client.ts";
+import { recordVerifiedNotice } from "./service.ts";
 import { type ItemToTake, payoutsApi, type PayoutsBook, type PayoutsItem } from "./payouts_api.ts";
 import {
   companyExists,
@@ -40,6 +46,32 @@ const TOKEN_PREFIX = "A21AA-SANDBOX-";
 
 /** An unclaimed item goes back to the insurer this long after PayPal took it (PayPal: 30 days). */
 export const UNCLAIMED_RETURN_AFTER_MS = 30 * 86_400_000;
+
+/** A refunded receiver's item is refunded this long after PayPal took it. */
+export const REFUNDED_AFTER_MS = 3 * 86_400_000;
+
+/** The job that tells the rail of a refund, as PayPal's webhook would (subject: the item's id). */
+export const PAYPAL_SIMULATOR_JOBS = { refund: "paypal_simulator.refund" } as const;
+
+/** Whether the simulator refunds a receiver's payment after it completed. */
+function refundedLater(receiver: string): boolean {
+  const lower = receiver.toLowerCase();
+  return (lower.includes("@") && lower.split("@")[0] === "refunded") ||
+    lower === sandboxTestDetails.venmoRefundedPhone;
+}
+
+/**
+ * The handler of `paypal_simulator.refund`: the refund's webhook, recorded as a verified notice
+ * is, so the rail reads the item (REFUNDED by then) and records the late return.
+ */
+export const paypalSimulatorRefundJob: UnitJob = async (tx, job) => {
+  await recordVerifiedNotice(tx, {
+    id: `WH-SANDBOX-REFUND-${job.subjectId}`,
+    companyId: job.companyId,
+    eventType: "PAYMENT.PAYOUTS-ITEM.REFUNDED",
+    resourceId: job.subjectId,
+  }, job.dueAt);
+};
 
 /** PayPal's error of a receiver without an account. */
 export const RECEIVER_UNREGISTERED = "RECEIVER_UNREGISTERED";
@@ -116,14 +148,30 @@ export class PaypalSimulator implements PayoutsBook {
         errorName: state.errorName,
       };
     });
-    return await keepBatchOnce(this.database, {
-      companyId: account,
-      senderBatchId,
-      // PayPal's id is its own; the simulator's is the sender_batch_id, so a batch an operator
-      // resolves as transmitted without PayPal's id (rails:resolve) is still found by it.
-      payoutBatchId: senderBatchId,
-      at: await this.#now(account),
-    }, kept);
+    const at = await this.#now(account);
+    return await keepBatchOnce(
+      this.database,
+      {
+        companyId: account,
+        senderBatchId,
+        // PayPal's id is its own; the simulator's is the sender_batch_id, so a batch an operator
+        // resolves as transmitted without PayPal's id (rails:resolve) is still found by it.
+        payoutBatchId: senderBatchId,
+        at,
+      },
+      kept,
+      async (tx, payoutItemIds) => {
+        for (const [index, item] of items.entries()) {
+          if (!refundedLater(item.receiver)) continue;
+          await scheduleJob(tx, {
+            companyId: account,
+            kind: PAYPAL_SIMULATOR_JOBS.refund,
+            subjectId: payoutItemIds[index],
+            dueAt: at + REFUNDED_AFTER_MS,
+          }, at);
+        }
+      },
+    );
   }
 
   async batch(account: string, payoutBatchId: string) {
@@ -160,11 +208,16 @@ export class PaypalSimulator implements PayoutsBook {
   }
 }
 
-/** An item as PayPal reports it at `now`: an unclaimed one is returned after 30 days. */
+/**
+ * An item as PayPal reports it at `now`: an unclaimed one is returned after 30 days, a refunded
+ * receiver's paid one refunded after 3.
+ */
 function itemAt(item: SimulatedItem, now: number): PayoutsItem {
   const returned = item.transactionStatus === "UNCLAIMED" &&
     now >= item.createdAt + UNCLAIMED_RETURN_AFTER_MS;
-  const status = returned ? "RETURNED" : item.transactionStatus;
+  const refunded = item.transactionStatus === "SUCCESS" && refundedLater(item.receiver) &&
+    now >= item.createdAt + REFUNDED_AFTER_MS;
+  const status = returned ? "RETURNED" : refunded ? "REFUNDED" : item.transactionStatus;
   return {
     payout_item_id: item.payoutItemId,
     payout_batch_id: item.payoutBatchId,

@@ -5,7 +5,7 @@
  * kept even if the caller stops before recording the answer.
  */
 import type { Database } from "../../db/client.ts";
-import type { SqlReader } from "../../db/writer.ts";
+import type { SqlReader, WriteTx } from "../../db/writer.ts";
 
 /** An item as the simulator keeps it. */
 export interface SimulatedItem {
@@ -38,6 +38,8 @@ export function keepBatchOnce(
     readonly at: number;
   },
   items: readonly ItemToKeep[],
+  /** Runs in the unit that keeps a new batch, with its items' ids in their order. */
+  onTaken?: (tx: WriteTx, payoutItemIds: readonly string[]) => Promise<void>,
 ): Promise<{ payoutBatchId: string; taken: boolean }> {
   return database.writer.write(async (tx) => {
     const { rows } = await tx.execute({
@@ -74,6 +76,7 @@ export function keepBatchOnce(
         ],
       });
     }
+    await onTaken?.(tx, items.map((_, index) => `${batch.payoutBatchId}-${index + 1}`));
     return { payoutBatchId: batch.payoutBatchId, taken: true };
   });
 }

@@ -22,9 +22,11 @@ export const sandboxTestDetails = {
   /** A bank whose routing number cannot take an instant bank payment (`bank_not_reachable`). */
   rtpUnreachableRouting: "091000019",
   checkUndeliverableZip: "00000",
-  /** Venmo phones the sandbox's PayPal: one it has no account of, one whose payee never claims. */
+  /** Venmo phones of the sandbox's PayPal: one it has no account of, one whose payee never claims. */
   venmoUnregisteredPhone: "+15555550404",
   venmoUnclaimedPhone: "+15555550202",
+  /** The Venmo phone whose payment the sandbox's PayPal refunds after it completed. */
+  venmoRefundedPhone: "+15555550303",
   /** The Venmo phone a `success+venmo` payee acting by itself enters. */
   venmoPhone: "+15555550100",
 } as const;
