@@ -11,7 +11,12 @@
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
 
 /** The modules that start a thread of their own: the service, and each worker it starts. */
-const ENTRIES = ["main.ts", "lib/backup/copy_worker.ts", "lib/ach/file_worker.ts"];
+const ENTRIES = [
+  "main.ts",
+  "lib/backup/copy_worker.ts",
+  "lib/ach/file_worker.ts",
+  "db/checkpoint_worker.ts",
+];
 /** Packages left to node_modules: ssh2 loads a native addon (cpu-features) the bundler cannot. */
 const EXTERNAL = ["ssh2", "cpu-features", "ssh2-sftp-client"];
 /** The bundle's own paths in its directory, removed before a build writes new ones. */

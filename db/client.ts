@@ -10,6 +10,7 @@ import type { Client } from "@libsql/client";
 import { CommittedReadCache } from "../lib/platform/committed_read_cache.ts";
 import type { Config, Environment } from "../lib/platform/config.ts";
 import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
+import { WAL_FRAMES_RESTART_MIN, WalCheckpointer } from "./checkpointer.ts";
 import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
 import { drizzleOver, loadQueryLayer } from "./query_layer.ts";
@@ -93,8 +94,8 @@ export async function openReader(options: ReaderOptions): Promise<Client> {
   });
 }
 
-/** WAL pages at which a commit checkpoints (see openDatabase). */
-const WAL_AUTOCHECKPOINT_PAGES = 100;
+/** WAL pages at which a commit checkpoints on the writer's connection (see openDatabase). */
+const WAL_AUTOCHECKPOINT_PAGES = 4 * WAL_FRAMES_RESTART_MIN;
 
 /** Reads a node keeps in flight to a libSQL server at once (`@libsql/client`'s own default). */
 const REMOTE_READS_CONCURRENT_MAX = 20;
@@ -119,9 +120,10 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     await writeClient.execute("PRAGMA synchronous=FULL");
     await writeClient.execute("PRAGMA foreign_keys=ON");
     await writeClient.execute("PRAGMA temp_store=MEMORY");
-    // The commit that fills the WAL to this many pages copies them into the database on the
-    // service's thread: 1,000 (SQLite's default, 4 MiB) held it 8-10 ms at a time under a
-    // catastrophe day's cutoff; 100 pages hold it about 1 ms, ten times as often.
+    // Checkpoints run on a worker thread (db/checkpointer.ts), which keeps the WAL near
+    // WAL_FRAMES_RESTART_MIN pages. SQLite's own, inside a commit on the service's thread, is left
+    // for a WAL the worker could not keep small (not started yet, failed, or held back by a
+    // reader's old snapshot) at four times that.
     await writeClient.execute(`PRAGMA wal_autocheckpoint=${WAL_AUTOCHECKPOINT_PAGES}`);
     await assertDurable(writeClient);
     // Most starts find nothing to apply: the migrator (and its module) is loaded only when the
@@ -143,7 +145,13 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     busyTimeoutMs: options.busyTimeoutMs,
   };
   const readClient = await openReader(readerOptions);
-  const writer = new GroupCommitWriter(writeClient, { unitsPerGroupMax: options.unitsPerGroupMax });
+  const checkpointer = local
+    ? new WalCheckpointer(filePathOf(options.url), options.busyTimeoutMs)
+    : null;
+  const writer = new GroupCommitWriter(writeClient, {
+    unitsPerGroupMax: options.unitsPerGroupMax,
+    checkpoints: checkpointer ?? undefined,
+  });
   const disbursementReads = new CommittedReadCache<CachedV1Disbursement>(
     local ? options.readCacheEntries : 0,
   );
@@ -163,6 +171,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     disbursementReads,
     async close() {
       await writer.close();
+      await checkpointer?.close();
       readClient.close();
       writeClient.close();
     },

@@ -46,6 +46,17 @@ export interface WriteTx {
   attempt<T>(part: WriteUnit<T>): Promise<T>;
 }
 
+/**
+ * The WAL's checkpoints, when another thread runs them (db/checkpointer.ts): told of each commit,
+ * and asked before each group whether it must wait for them.
+ */
+export interface WalCheckpoints {
+  /** A group committed. */
+  committed(): void;
+  /** Null when the next group may begin now; else settles once it may. */
+  beforeGroup(): Promise<void> | null;
+}
+
 /** Told, after each durable commit, which rows its units named as changed. */
 export type CommitListener = (changed: ReadonlySet<string>) => void;
 
@@ -166,6 +177,7 @@ const WRITE_PROBE_INTERVAL_MS = 1000;
 export class GroupCommitWriter {
   readonly #client: Client;
   readonly #unitsPerGroupMax: number;
+  readonly #checkpoints: WalCheckpoints | null;
   /** A libSQL server: statements are batched into round trips (see the module's comment). */
   readonly #batching: boolean;
   readonly #tx: WriteTx;
@@ -198,9 +210,13 @@ export class GroupCommitWriter {
   #probe: Promise<void> | null = null;
   #probedAt = -Infinity;
 
-  constructor(client: Client, options: { unitsPerGroupMax: number }) {
+  constructor(
+    client: Client,
+    options: { unitsPerGroupMax: number; checkpoints?: WalCheckpoints },
+  ) {
     this.#client = client;
     this.#unitsPerGroupMax = options.unitsPerGroupMax;
+    this.#checkpoints = options.checkpoints ?? null;
     this.#batching = client.protocol !== "file";
     const execute = (statement: InStatement) => this.#execute(statement);
     // drizzle reaches the group's transaction through this stand-in for the client.
@@ -429,11 +445,21 @@ export class GroupCommitWriter {
     // so a queue of long background units never holds the event loop for more than one group.
     setImmediate(() => {
       this.#scheduled = false;
-      this.#running = this.#commit(this.#queue.splice(0, this.#unitsPerGroupMax)).finally(() => {
+      this.#running = this.#nextGroup().finally(() => {
         this.#running = null;
         if (this.#queue.length > 0) this.#schedule();
       });
     });
+  }
+
+  /**
+   * Commits the units queued, once the WAL's checkpoints let the group begin: units queued during
+   * that wait join the group.
+   */
+  async #nextGroup(): Promise<void> {
+    const waiting = this.#checkpoints?.beforeGroup();
+    if (waiting) await waiting;
+    await this.#commit(this.#queue.splice(0, this.#unitsPerGroupMax));
   }
 
   /** The group's transaction: a new one (embedded), or the kept stream with BEGIN to send. */
@@ -498,6 +524,7 @@ export class GroupCommitWriter {
       return;
     }
     this.#current = null;
+    this.#checkpoints?.committed();
     const outcomes = this.#outcomes;
     // A rolled-back unit's rows may be named too: dropping a copy that was still true is harmless.
     if (this.#changed.size > 0) {
