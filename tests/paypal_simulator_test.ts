@@ -50,6 +50,23 @@ async function payoutOf(m: MoneyFixture, email: string, amountCents: number): Pr
   return created.value.payouts[0].id;
 }
 
+/** Each payee chooses PayPal at an e-mail or Venmo at a phone, as the portal keeps it. */
+async function chooseReceivers(
+  m: MoneyFixture,
+  choices: readonly [payoutId: string, kept: { email: string } | { phone: string }][],
+): Promise<void> {
+  for (const [payoutId, kept] of choices) {
+    const selected = await m.database.writer.write((tx) =>
+      selectMethod(tx, payoutId, {
+        paymentMethodId: "email" in kept ? 7 : 6,
+        details: {},
+        kept,
+      }, m.now())
+    );
+    assert.ok(selected.ok);
+  }
+}
+
 /** The simulator's items, in the order it took them. */
 const simulated = (m: MoneyFixture) =>
   rows(
@@ -191,20 +208,9 @@ Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypa
     const canceled = await payoutOf(m, "noaction@example.test", 4_000);
     const returned = await payoutOf(m, "noaction@example.test", 5_000);
     await m.settle();
-    for (
-      const [payoutId, kept] of [[canceled, { email: "unclaimed@example.test" }], [returned, {
-        phone: sandboxTestDetails.venmoUnclaimedPhone,
-      }]] as const
-    ) {
-      const selected = await m.database.writer.write((tx) =>
-        selectMethod(tx, payoutId, {
-          paymentMethodId: "email" in kept ? 7 : 6,
-          details: {},
-          kept,
-        }, m.now())
-      );
-      assert.ok(selected.ok);
-    }
+    await chooseReceivers(m, [[canceled, { email: "unclaimed@example.test" }], [returned, {
+      phone: sandboxTestDetails.venmoUnclaimedPhone,
+    }]]);
     await m.settle();
     await m.advance(DAY_S);
     assert.deepEqual(
@@ -243,20 +249,9 @@ Deno.test("refunded at the sandbox's PayPal: the payout completes at the first p
     const byEmail = await payoutOf(m, "noaction@example.test", 4_000);
     const byPhone = await payoutOf(m, "noaction@example.test", 5_000);
     await m.settle();
-    for (
-      const [payoutId, kept] of [[byEmail, { email: "refunded@example.test" }], [byPhone, {
-        phone: sandboxTestDetails.venmoRefundedPhone,
-      }]] as const
-    ) {
-      const selected = await m.database.writer.write((tx) =>
-        selectMethod(tx, payoutId, {
-          paymentMethodId: "email" in kept ? 7 : 6,
-          details: {},
-          kept,
-        }, m.now())
-      );
-      assert.ok(selected.ok);
-    }
+    await chooseReceivers(m, [[byEmail, { email: "refunded@example.test" }], [byPhone, {
+      phone: sandboxTestDetails.venmoRefundedPhone,
+    }]]);
     // The 15:05 batch, its first poll at 15:06.
     await m.advance(7 * 60);
     for (const id of [byEmail, byPhone]) assert.equal((await m.payout(id)).status, "completed");

@@ -10,12 +10,11 @@ import { readNeedsAction } from "../lib/console/needs_action.ts";
 import { bankLocal } from "../lib/ach/cutoffs.ts";
 import { checkBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
-import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
-import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { withTempDir } from "./helpers.ts";
+import { bai2Statement, statementAccount } from "./recon_helpers.ts";
 
 type Line = [typeCode: string, cents: number, text: string];
 
@@ -26,32 +25,13 @@ async function statementFile(
   date: string,
   lines: Line[],
 ) {
-  const read = lines.map(([typeCode, amountCents, text]) => ({
-    line: 0,
-    direction: Number(typeCode) < 400 ? "credit" as const : "debit" as const,
-    amountCents,
-    typeCode,
-    kind: kindOfBaiTypeCode(Number(typeCode)),
-    bankReference: null,
-    customerReference: null,
-    text,
-  }));
-  const net = read.reduce(
-    (s, l) => s + (l.direction === "credit" ? l.amountCents : -l.amountCents),
-    0,
-  );
   const path = `${dir}/${name}`;
-  await Deno.writeTextFile(
-    path,
-    writeBai2({
-      senderId: "021000021",
-      receiverId: "ACME",
-      createdDate: date,
-      createdTime: "2300",
-      fileId: name,
-      asOfDate: date,
-    }, [{ accountNumber, openingCents: 0, closingCents: net, lines: read }]),
+  const account = statementAccount(
+    accountNumber,
+    0,
+    lines.map(([t, c, text]) => [t, c, null, text]),
   );
+  await Deno.writeFile(path, bai2Statement(date, [account], name));
   return path;
 }
 

@@ -7,36 +7,20 @@ import assert from "node:assert/strict";
 import { checkBankSettings } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import { bankLocal } from "../lib/ach/cutoffs.ts";
-import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
 import { importStatement } from "../lib/reconciliation/service.ts";
-import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
 import { consoleAs, parseCsv, textOf } from "./console_helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
+import { bai2Statement, statementAccount } from "./recon_helpers.ts";
 
 /** A BAI2 statement of one account's day: a wire in and a fee. */
-function dayFile(date: string, accountNumber = "000900000002"): string {
-  const lines = ([["195", 100_000, "INCOMING WIRE"], ["699", 2_500, "ACCOUNT FEE"]] as const).map((
-    [typeCode, amountCents, text],
-  ) => ({
-    line: 0,
-    direction: Number(typeCode) < 400 ? "credit" as const : "debit" as const,
-    amountCents,
-    typeCode,
-    kind: kindOfBaiTypeCode(Number(typeCode)),
-    bankReference: null,
-    customerReference: null,
-    text,
-  }));
-  return writeBai2({
-    senderId: "021000021",
-    receiverId: "ACME",
-    createdDate: date,
-    createdTime: "2300",
-    fileId: "1",
-    asOfDate: date,
-  }, [{ accountNumber, openingCents: 0, closingCents: 97_500, lines }]);
-}
+const dayFile = (date: string, accountNumber = "000900000002") =>
+  new TextDecoder().decode(bai2Statement(date, [
+    statementAccount(accountNumber, 0, [
+      ["195", 100_000, null, "INCOMING WIRE"],
+      ["699", 2_500, null, "ACCOUNT FEE"],
+    ]),
+  ]));
 
 async function importDay(f: HttpFixture) {
   const date = bankLocal(f.clock.now(), "America/New_York").date;

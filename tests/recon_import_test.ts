@@ -5,51 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { clearAchFunding } from "../lib/funding/store.ts";
-import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
 import { importStatement } from "../lib/reconciliation/service.ts";
-import type { StatementAccount } from "../lib/reconciliation/statement.ts";
-import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
 import { COMPANY, type ImportFixture, NOW, returnOf, withImports } from "./ach_import_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
+import { bai2Statement, statementAccount } from "./recon_helpers.ts";
 
 const DAY = "2026-11-24";
 const SETTLEMENT = "000900000002";
 const CHECKS = "000900000003";
 const WIRE_CENTS = 10_000_000;
 
-type Line = [typeCode: string, cents: number, customerReference: string | null, text: string];
-
-function account(
-  number: string,
-  opening: number,
-  lines: Line[],
-): Omit<StatementAccount, "line" | "date"> {
-  const read = lines.map(([typeCode, amountCents, customerReference, text]) => ({
-    line: 0,
-    direction: Number(typeCode) < 400 ? "credit" as const : "debit" as const,
-    amountCents,
-    typeCode,
-    kind: kindOfBaiTypeCode(Number(typeCode)),
-    bankReference: null,
-    customerReference,
-    text,
-  }));
-  const net = read.reduce(
-    (s, l) => s + (l.direction === "credit" ? l.amountCents : -l.amountCents),
-    0,
-  );
-  return { accountNumber: number, openingCents: opening, closingCents: opening + net, lines: read };
-}
-
-const statement = (accounts: Omit<StatementAccount, "line" | "date">[], fileId = "1") =>
-  new TextEncoder().encode(writeBai2({
-    senderId: "021000021",
-    receiverId: "ACME",
-    createdDate: "2026-11-25",
-    createdTime: "0200",
-    fileId,
-    asOfDate: DAY,
-  }, accounts));
+const account = statementAccount;
+const statement = (accounts: ReturnType<typeof statementAccount>[], fileId = "1") =>
+  bai2Statement(DAY, accounts, fileId);
 
 interface Day {
   readonly returnTrace: string;

@@ -7,26 +7,20 @@
  * service-side exception naming its transfer.
  */
 import assert from "node:assert/strict";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { recordLateReturn } from "../lib/payouts/store.ts";
-import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
 import type { ExpectedMove } from "../lib/reconciliation/matching.ts";
-import {
-  planSandboxStatementsOfMovement,
-  SANDBOX_STATEMENT_JOB,
-  sandboxStatementJob,
-} from "../lib/reconciliation/sandbox_statements.ts";
-import { importStatement } from "../lib/reconciliation/service.ts";
-import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
+import { planSandboxStatementsOfMovement } from "../lib/reconciliation/sandbox_statements.ts";
 import { rows } from "./ach_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { chooseInstant, chooseInstantBank, withIncrease } from "./instant_helpers.ts";
+import { DAY_SECONDS, type MoneyFixture } from "./money_core_helpers.ts";
 import {
-  DAY_SECONDS,
-  MONEY_SETTINGS,
-  type MoneyFixture,
-  openMoneyFixture,
-} from "./money_core_helpers.ts";
+  bai2Statement,
+  type BankLine,
+  importBankStatement,
+  openStatedMoneyFixture,
+  statementAccount,
+} from "./recon_helpers.ts";
 
 const SETTLEMENT = "000900000002";
 /** Wednesday 2026-01-07, two days after the payouts completed (Monday). */
@@ -50,21 +44,7 @@ async function withInstantLateReturns(
   fn: (returned: Returned) => Promise<void>,
   omit?: (companyId: string, date: string, move: ExpectedMove) => boolean,
 ): Promise<void> {
-  const m = await openMoneyFixture({
-    handlers: (database) => ({
-      ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
-      ...(statements === "sandbox"
-        ? {
-          [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
-            database,
-            environment: "test",
-            secretBox: testSecretBox,
-            omit,
-          }),
-        }
-        : {}),
-    }),
-  });
+  const m = await openStatedMoneyFixture({ omit });
   try {
     await m.fund(1_000_000);
     const pushed = await m.create({
@@ -203,43 +183,12 @@ Deno.test("sandbox: an instant deposit's late return the bank leaves out is a se
 });
 
 /** A bank's prior-day statement of the settlement account on the return day. */
-function bankStatement(
-  lines: [typeCode: string, cents: number, reference: string, text: string][],
-  date = RETURN_DAY,
-) {
-  const read = lines.map(([typeCode, amountCents, customerReference, text]) => ({
-    line: 0,
-    direction: "credit" as const,
-    amountCents,
-    typeCode,
-    kind: kindOfBaiTypeCode(Number(typeCode)),
-    bankReference: null,
-    customerReference,
-    text,
-  }));
-  const closing = read.reduce((sum, line) => sum + line.amountCents, 0);
-  return new TextEncoder().encode(writeBai2({
-    senderId: "021000021",
-    receiverId: "ACME",
-    createdDate: date,
-    createdTime: "2300",
-    fileId: "1",
-    asOfDate: date,
-  }, [{ accountNumber: SETTLEMENT, openingCents: 0, closingCents: closing, lines: read }]));
-}
-
-const importBankFile = (m: MoneyFixture, content: Uint8Array) =>
-  importStatement({ database: m.database, environment: "test", secretBox: testSecretBox }, {
-    companyId: m.companyId,
-    content,
-    fileName: "prior_day.bai",
-    source: "cli",
-    importedBy: null,
-  }, m.now());
+const bankStatement = (lines: BankLine[]) =>
+  bai2Statement(RETURN_DAY, [statementAccount(SETTLEMENT, 0, lines)]);
 
 Deno.test("a bank's statement: the instant deposits' late returns, each a credit naming its transfer, reconcile the day to zero", async () => {
   await withInstantLateReturns("bank", async ({ m, card, rtp }) => {
-    const imported = await importBankFile(
+    const imported = await importBankStatement(
       m,
       bankStatement([
         ["399", card.cents, card.transferId, "INCREASE CARD PUSH REVERSAL"],
@@ -257,7 +206,7 @@ Deno.test("a bank's statement: the instant deposits' late returns, each a credit
 
 Deno.test("a bank's statement without the instant deposits' late returns: each is a service-side exception naming its transfer", async () => {
   await withInstantLateReturns("bank", async ({ m, card, rtp }) => {
-    const imported = await importBankFile(m, bankStatement([]));
+    const imported = await importBankStatement(m, bankStatement([]));
     assert.ok(imported.ok, imported.ok ? "" : imported.message);
     assert.deepEqual([imported.value.matched, imported.value.exceptions], [0, 2]);
     await missingReturns(m, [card, rtp]);

@@ -8,26 +8,16 @@
  * later is a credit, and its day reconciles too.
  */
 import assert from "node:assert/strict";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import type { ExpectedMove } from "../lib/reconciliation/matching.ts";
-import {
-  planSandboxStatementsOfMovement,
-  SANDBOX_STATEMENT_JOB,
-  sandboxStatementJob,
-} from "../lib/reconciliation/sandbox_statements.ts";
+import { planSandboxStatementsOfMovement } from "../lib/reconciliation/sandbox_statements.ts";
 import { chooseCard, configureLithic, TEST_LITHIC_TIMEOUT_MS } from "./cards_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
 import { chooseInstant, configureIncrease, TEST_INCREASE_TIMEOUT_MS } from "./instant_helpers.ts";
 import { IncreaseContractServer } from "./increase_contract_server.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
-import {
-  DAY_SECONDS,
-  MONEY_SETTINGS,
-  type MoneyFixture,
-  openMoneyFixture,
-  START,
-} from "./money_core_helpers.ts";
+import { DAY_SECONDS, type MoneyFixture, START } from "./money_core_helpers.ts";
+import { openStatedMoneyFixture } from "./recon_helpers.ts";
 import { rows } from "./ach_helpers.ts";
 
 interface ProviderDay {
@@ -45,28 +35,10 @@ async function withProviderDay(
 ): Promise<void> {
   const lithic = await LithicContractServer.start();
   const increase = await IncreaseContractServer.start();
-  const m = await openMoneyFixture({
+  const m = await openStatedMoneyFixture({
     clock: new FakeClock(START),
-    handlers: (database) => ({
-      ...jobHandlersOf(
-        "test",
-        {
-          ...MONEY_SETTINGS,
-          rails: {
-            lithicTimeoutMs: TEST_LITHIC_TIMEOUT_MS,
-            increaseTimeoutMs: TEST_INCREASE_TIMEOUT_MS,
-          },
-        },
-        database,
-        testSecretBox,
-      ),
-      [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
-        database,
-        environment: "test",
-        secretBox: testSecretBox,
-        omit,
-      }),
-    }),
+    rails: { lithicTimeoutMs: TEST_LITHIC_TIMEOUT_MS, increaseTimeoutMs: TEST_INCREASE_TIMEOUT_MS },
+    omit,
   });
   try {
     await configureLithic(m.database, lithic, m.companyId, START);
@@ -214,16 +186,7 @@ Deno.test("a provider's line the sandbox bank leaves out is a service-side excep
 });
 
 Deno.test("the sandbox's own PayPal, Lithic and Increase: a batch, a card's funding and a push on their day, the card's unspent balance paid back a month later, each reconcile to zero", async () => {
-  const m = await openMoneyFixture({
-    handlers: (database) => ({
-      ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
-      [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
-        database,
-        environment: "test",
-        secretBox: testSecretBox,
-      }),
-    }),
-  });
+  const m = await openStatedMoneyFixture();
   try {
     await m.fund(1_000_000);
     // A spend limit ending in 99 cents is never spent: the card comes back at its expiry.

@@ -5,14 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { selectMethod } from "../lib/payouts/jobs.ts";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
-import {
-  type InjectedLine,
-  SANDBOX_STATEMENT_JOB,
-  sandboxStatementJob,
-} from "../lib/reconciliation/sandbox_statements.ts";
+import type { InjectedLine } from "../lib/reconciliation/sandbox_statements.ts";
 import { testSecretBox } from "./helpers.ts";
-import { MONEY_SETTINGS, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import type { MoneyFixture } from "./money_core_helpers.ts";
+import { openStatedMoneyFixture } from "./recon_helpers.ts";
 import { rows } from "./ach_helpers.ts";
 
 async function chooseAchAccount(m: MoneyFixture, payoutId: string, accountNumber: string) {
@@ -29,17 +25,7 @@ async function chooseAchAccount(m: MoneyFixture, payoutId: string, accountNumber
 
 /** A week of the sandbox: a wire, an ACH funding, two ACH payouts, one of them returned. */
 async function week(inject?: (companyId: string, date: string) => readonly InjectedLine[]) {
-  const m = await openMoneyFixture({
-    handlers: (database) => ({
-      ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
-      [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
-        database,
-        environment: "test",
-        secretBox: testSecretBox,
-        inject,
-      }),
-    }),
-  });
+  const m = await openStatedMoneyFixture({ inject });
   await m.fund(100_000);
   await m.fund(50_000, "ACH");
   const created = await m.create([

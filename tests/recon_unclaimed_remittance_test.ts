@@ -13,25 +13,19 @@ import {
   writeUnclaimedReport,
   type WrittenReport,
 } from "../lib/obligations/unclaimed.ts";
-import { jobHandlersOf } from "../lib/payouts/runtime.ts";
-import { writeBai2 } from "../lib/reconciliation/bai2_writer.ts";
 import type { ExpectedMove } from "../lib/reconciliation/matching.ts";
-import {
-  planSandboxStatementsOfMovement,
-  SANDBOX_STATEMENT_JOB,
-  sandboxStatementJob,
-} from "../lib/reconciliation/sandbox_statements.ts";
-import { importStatement } from "../lib/reconciliation/service.ts";
-import { kindOfBaiTypeCode } from "../lib/reconciliation/statement.ts";
+import { planSandboxStatementsOfMovement } from "../lib/reconciliation/sandbox_statements.ts";
 import { rows } from "./ach_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
-import {
-  DAY_SECONDS,
-  MONEY_SETTINGS,
-  type MoneyFixture,
-  openMoneyFixture,
-} from "./money_core_helpers.ts";
+import { DAY_SECONDS, type MoneyFixture } from "./money_core_helpers.ts";
 import { configure, owe } from "./obligations_helpers.ts";
+import {
+  bai2Statement,
+  type BankLine,
+  importBankStatement,
+  openStatedMoneyFixture,
+  statementAccount,
+} from "./recon_helpers.ts";
 
 const SETTLEMENT = "000900000002";
 /** Thursday 2026-01-15: the report is written and remitted at 10:00 New York. */
@@ -48,17 +42,7 @@ async function withRemittance(
   fn: (m: MoneyFixture, report: WrittenReport["report"]) => Promise<void>,
   omit?: (companyId: string, date: string, move: ExpectedMove) => boolean,
 ): Promise<void> {
-  const m = await openMoneyFixture({
-    handlers: (database) => ({
-      ...jobHandlersOf("test", MONEY_SETTINGS, database, testSecretBox),
-      [SANDBOX_STATEMENT_JOB]: sandboxStatementJob({
-        database,
-        environment: "test",
-        secretBox: testSecretBox,
-        omit,
-      }),
-    }),
-  });
+  const m = await openStatedMoneyFixture({ omit });
   try {
     await configure(m, {
       offer_expiry_action: "hold",
@@ -155,38 +139,8 @@ Deno.test("sandbox: a remittance the bank leaves out is a service-side exception
 });
 
 /** A bank's prior-day statement of the settlement account on the remittance day. */
-function bankStatement(
-  lines: [typeCode: string, cents: number, reference: string, text: string][],
-) {
-  const read = lines.map(([typeCode, amountCents, customerReference, text]) => ({
-    line: 0,
-    direction: "debit" as const,
-    amountCents,
-    typeCode,
-    kind: kindOfBaiTypeCode(Number(typeCode)),
-    bankReference: null,
-    customerReference,
-    text,
-  }));
-  const closing = 100_000 - read.reduce((sum, line) => sum + line.amountCents, 0);
-  return new TextEncoder().encode(writeBai2({
-    senderId: "021000021",
-    receiverId: "ACME",
-    createdDate: "2026-01-16",
-    createdTime: "0200",
-    fileId: "1",
-    asOfDate: REMIT_DAY,
-  }, [{ accountNumber: SETTLEMENT, openingCents: 100_000, closingCents: closing, lines: read }]));
-}
-
-const importBankFile = (m: MoneyFixture, content: Uint8Array) =>
-  importStatement({ database: m.database, environment: "test", secretBox: testSecretBox }, {
-    companyId: m.companyId,
-    content,
-    fileName: "prior_day.bai",
-    source: "cli",
-    importedBy: null,
-  }, m.now());
+const bankStatement = (lines: BankLine[]) =>
+  bai2Statement(REMIT_DAY, [statementAccount(SETTLEMENT, 100_000, lines)]);
 
 Deno.test("a bank's statement: the remittance's debit reconciles the day, by the report named on the line or by its amount", async () => {
   for (
@@ -204,7 +158,10 @@ Deno.test("a bank's statement: the remittance's debit reconciles the day, by the
   ) {
     await withRemittance("bank", async (m, report) => {
       const named = line[2] === "REPORT" ? report.id : "";
-      const imported = await importBankFile(m, bankStatement([[line[0], line[1], named, line[3]]]));
+      const imported = await importBankStatement(
+        m,
+        bankStatement([[line[0], line[1], named, line[3]]]),
+      );
       assert.ok(imported.ok, imported.ok ? "" : imported.message);
       assert.deepEqual([imported.value.matched, imported.value.exceptions], [1, 0]);
       const [matched] = await remitDayLines(m);
@@ -218,7 +175,7 @@ Deno.test("a bank's statement: the remittance's debit reconciles the day, by the
 
 Deno.test("a bank's statement without the remittance's debit: a service-side exception naming the report", async () => {
   await withRemittance("bank", async (m, report) => {
-    const imported = await importBankFile(m, bankStatement([]));
+    const imported = await importBankStatement(m, bankStatement([]));
     assert.ok(imported.ok, imported.ok ? "" : imported.message);
     assert.deepEqual([imported.value.matched, imported.value.exceptions], [0, 1]);
     await missingRemittance(m, report);
