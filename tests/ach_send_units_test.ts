@@ -83,21 +83,47 @@ Deno.test("a run of unit jobs that each hold the thread answers requests between
   });
 });
 
-Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per unit, in as many units as it takes", async () => {
+Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per unit, with the event loop's turns between units", async () => {
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
-    const count = 2 * SEND_ENTRIES_PER_UNIT_MAX + Math.ceil(SEND_ENTRIES_PER_UNIT_MAX / 2);
+    const count = 4 * SEND_ENTRIES_PER_UNIT_MAX + Math.ceil(SEND_ENTRIES_PER_UNIT_MAX / 2);
     const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
     const before = await m.balances();
     const [{ held }] = await rows(m, "SELECT sum(held_cents) AS held FROM payouts");
-    await m.advance(30 * MINUTE_SECONDS);
+    // A timer reads the committed count of entries sent whenever the event loop turns: a unit
+    // holds the thread from its first statement to its commit, so only counts between units show.
+    const seen = new Set<number>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const [{ n }] = await rows(
+          m,
+          "SELECT count(*) AS n FROM rail_batch_entries WHERE status = 'sent'",
+        );
+        seen.add(Number(n));
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    })();
+    try {
+      await m.advance(30 * MINUTE_SECONDS);
+    } finally {
+      watching = false;
+      await watch;
+    }
     assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
       ["transmitted", count],
     ]);
-    // The transmission's unit sends the first units' worth; two ach.send units send the rest.
+    // Every unit's count was seen: the transmission's unit sends the first units' worth, then one
+    // ach.send job the rest, a unit at a time.
+    const expected = [0];
+    for (let sent = SEND_ENTRIES_PER_UNIT_MAX; sent < count; sent += SEND_ENTRIES_PER_UNIT_MAX) {
+      expected.push(sent);
+    }
+    expected.push(count);
+    assert.deepEqual([...seen].sort((a, b) => a - b), expected);
     assert.deepEqual(
       await rows(m, "SELECT count(*) AS n FROM scheduled_jobs WHERE kind = 'ach.send'"),
-      [{ n: 2 }],
+      [{ n: 1 }],
     );
     assert.deepEqual(
       await rows(m, "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status"),

@@ -5,10 +5,16 @@
  * and a range of traces reserved when the batch opens, each claimed entry's trace and effective
  * date, and the NACHA file built and checked outside every unit (in a worker for a large one)
  * with its entries' facts kept a page per unit. `ach.send` (per file)
- * sends a large file's entries a bounded number per unit; `ach.settle` (per file): at the end of
- * the return window, every entry still sent completes.
+ * sends the rest of a large file's entries, a bounded number per unit with requests answered
+ * between units; `ach.settle` (per file): at the end of the return window, every entry still sent
+ * completes.
  */
-import { type JobHandler, type RunningJob, yieldToEventLoop } from "../../db/scheduler.ts";
+import {
+  externalJob,
+  type JobHandler,
+  type RunningJob,
+  yieldToEventLoop,
+} from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { holdBehindOutcomeReaders } from "../rails/outcome_fence.ts";
 import { INBOUND_POLL_JOB } from "./inbound.ts";
@@ -16,8 +22,11 @@ import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import {
   BATCH_ENTRIES_MAX,
+  BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
+  loadBatch,
   sendTransmittedEntries,
+  sendTransmittedInUnits,
   settleBatchEntry,
 } from "../rails/batch.ts";
 import {
@@ -55,22 +64,27 @@ import type { FileWorkerAnswer, FileWorkerRequest } from "./file_worker.ts";
 
 /** The job that completes a transmitted file's entries at the end of their return window. */
 export const ACH_SETTLE_JOB = "ach.settle";
-/** The job that sends the entries of a large transmitted file, a bounded number per unit. */
+/**
+ * The job that sends the rest of a large transmitted file's entries, a bounded number per unit
+ * with requests answered between units (one job for the whole file, its claim held meanwhile).
+ */
 export const ACH_SEND_JOB = "ach.send";
 
 /**
- * Entries one unit sends or completes; a larger file goes over several units, so the one writer
- * is never held for a whole catastrophe day's file and requests are answered between units
+ * Entries one unit completes; a larger file goes over several units, so the one writer is never
+ * held for a whole catastrophe day's file and requests are answered between units
  * (db/scheduler.ts yields). A settle unit moves each payout with its own statements, about 1 ms a
  * payout of the service's thread on the synchronous embedded database, so 100 hold it about 0.1 s.
- * A send unit writes its page set-based (lib/rails/batch.ts: a statement or two each for the
- * payouts, postings, timeline rows and events), 25 payouts in about 5 to 10 ms at load 10 to 15;
- * each unit's commit (an fsync, on the same thread) then costs as much as its statements, so the
- * send goes 100 a unit: a quarter of the commits, the API's p99 through it no worse than with 25
- * and the send two to four times shorter (bench/ach_catastrophe.ts, docs/performance.md).
  */
 export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
-export const SEND_ENTRIES_PER_UNIT_MAX = 100;
+/**
+ * Entries one unit sends. A send unit writes its page set-based (lib/rails/batch.ts: a statement
+ * or two each for the payouts, postings, timeline rows and events) and holds the service's thread
+ * for its statements and its commit: 100 took 9 to 13 ms of its CPU (load 3 to 5), so a request
+ * that came meanwhile waited that long. 25 hold it about a quarter of that, and the event loop
+ * gets its turns before every unit (`sendTransmittedInUnits`), not only every JOBS_YIELD_AFTER_MS.
+ */
+export const SEND_ENTRIES_PER_UNIT_MAX = 25;
 
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
@@ -288,7 +302,10 @@ async function recordFile(tx: WriteTx, claim: AchClaim, built: BuiltFile): Promi
   return null;
 }
 
-/** Sends a bounded number of a transmitted file's entries; the rest in the next `ach.send`. */
+/**
+ * In the transmission's unit: the first unit's worth of a transmitted file's entries is sent, and
+ * `ach.send` sends the rest.
+ */
 export async function sendEntries(
   tx: WriteTx,
   moves: BatchPayoutMoves,
@@ -299,6 +316,28 @@ export async function sendEntries(
   const sent = await sendTransmittedEntries(tx, moves, batchId, SEND_ENTRIES_PER_UNIT_MAX, at);
   if (sent < SEND_ENTRIES_PER_UNIT_MAX) return;
   await scheduleJob(tx, { companyId, kind: ACH_SEND_JOB, subjectId: batchId, dueAt: at }, at);
+}
+
+/**
+ * `ach.send`: the rest of a transmitted file's entries, SEND_ENTRIES_PER_UNIT_MAX per unit outside
+ * the job's claiming and recording units. A run stopped midway leaves its claim to expire (or to
+ * the restarted node), and the next run sends what is still batched.
+ */
+function sendFileJob(deps: AchRailDeps, moves: BatchPayoutMoves): JobHandler {
+  return externalJob<string, number>({
+    leaseMs: BATCH_TRANSMIT_LEASE_MS,
+    prepare: async (tx, job) =>
+      (await loadBatch(tx, job.subjectId))?.status === "transmitted" ? job.subjectId : null,
+    call: (batchId, job) =>
+      sendTransmittedInUnits(
+        deps.database.writer,
+        moves,
+        batchId,
+        SEND_ENTRIES_PER_UNIT_MAX,
+        job.dueAt,
+      ),
+    record: () => Promise.resolve(),
+  }) as JobHandler;
 }
 
 /** The jobs that read a company's ACH returns from outside: a settlement waits for them. */
@@ -336,7 +375,7 @@ export function achJobHandlers(
       achCutoffRail(deps),
       deps.database.writer,
     ),
-    [ACH_SEND_JOB]: (tx, job) => sendEntries(tx, moves, job.companyId, job.subjectId, job.dueAt),
+    [ACH_SEND_JOB]: sendFileJob(deps, moves),
     [ACH_SETTLE_JOB]: (tx, job) => settleFile(moves, tx, job),
   };
 }

@@ -16,8 +16,8 @@
  */
 import { and, asc, eq } from "drizzle-orm";
 import { railBatchEntries, railBatches } from "../../db/schema.ts";
-import type { JobHandler } from "../../db/scheduler.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import { type JobHandler, yieldToEventLoop } from "../../db/scheduler.ts";
+import type { GroupCommitWriter, WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import type { MoneyInFlight, MoneyInFlightStage } from "../payouts/transition.ts";
@@ -360,6 +360,31 @@ export async function sendTransmittedEntries(
     await moves.sent(tx, page, at);
   }
   return entries.length;
+}
+
+/**
+ * Sends a transmitted batch's entries still batched, at most `perUnit` in each write unit, the
+ * event loop given its turns before every unit: the embedded database holds the service's thread
+ * for a unit's statements and its commit, and requests are answered between units. Runs outside
+ * every unit; each unit sends only what is still batched, so a run stopped anywhere is taken up
+ * where it stopped. Returns how many it sent.
+ */
+export async function sendTransmittedInUnits(
+  writer: GroupCommitWriter,
+  moves: BatchPayoutMoves,
+  batchId: string,
+  perUnit: number,
+  at: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    await yieldToEventLoop();
+    const sent = await writer.write((tx) =>
+      sendTransmittedEntries(tx, moves, batchId, perUnit, at)
+    );
+    total += sent;
+    if (sent < perUnit) return total;
+  }
 }
 
 /** What becomes of the entries of a voided batch, from the rail. */
