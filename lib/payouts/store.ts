@@ -621,6 +621,59 @@ export async function applyMoves(
 /** Payouts one UPDATE moves at most (17 values each, under the statement's parameter limit). */
 const MOVED_PAYOUTS_PER_UPDATE_MAX = 1000;
 
+/** The columns a move sets, by parameter number as updateMovedPayouts lists a payout's values. */
+const MOVED_COLUMNS = (value: (n: number) => string) =>
+  `status = ${value(3)}, held_cents = ${value(4)},
+   payor_fee_cents = ${value(5)}, payee_fee_cents = ${value(6)},
+   service_fee_cents = ${value(7)}, payment_method_id = ${value(8)},
+   method_details = ${value(9)}, method_last_four = ${value(10)},
+   failure_reason = ${value(11)}, retry_count = ${value(12)}, updated_at = ${value(17)},
+   last_failed_at = CASE WHEN ${value(13)} THEN ${value(17)} ELSE last_failed_at END,
+   last_failure_method_id = CASE WHEN ${value(13)} THEN payment_method_id
+     ELSE last_failure_method_id END,
+   last_failure_last_four = CASE WHEN ${value(13)} THEN method_last_four
+     ELSE last_failure_last_four END,
+   rail_reference = coalesce(${value(14)}, rail_reference),
+   fell_back_at = CASE WHEN ${value(15)} THEN ${value(17)} ELSE fell_back_at END,
+   offer_expired_at = CASE WHEN ${value(16)} THEN ${value(17)} ELSE offer_expired_at END`;
+
+/**
+ * One payout's move, by id: a third of the time of the page's form (its VALUES table joined, its
+ * rows returned) for the moves that move one payout (an offer, a selection, a cancel).
+ */
+const UPDATE_MOVED_PAYOUT = `UPDATE payouts SET ${MOVED_COLUMNS((n) => `?${n}`)}
+  WHERE id = ?1 AND status = ?2`;
+
+/** A page of payouts' moves in one statement, each row guarded by the state it was decided from. */
+const UPDATE_MOVED_PAYOUTS = (count: number) =>
+  `UPDATE payouts SET ${MOVED_COLUMNS((n) => `m.column${n}`)}
+   FROM (VALUES ${valuesPlaceholders(17, count)}) AS m
+   WHERE payouts.id = m.column1 AND payouts.status = m.column2
+   RETURNING ${PAYOUT_COLUMNS}`;
+
+/**
+ * The payout as its move's UPDATE left it: the row the unit read, with what the move set (a
+ * payout's values as updateMovedPayouts lists them).
+ */
+function movedPayout(payout: PayoutRow, values: readonly unknown[]): PayoutRow {
+  const number = (index: number) => values[index] as number;
+  const at = number(16);
+  return {
+    ...payout,
+    status: values[2] as PayoutStatus,
+    heldCents: number(3),
+    payorFeeCents: number(4),
+    payeeFeeCents: number(5),
+    serviceFeeCents: number(6),
+    paymentMethodId: values[7] as number | null,
+    methodDetails: JSON.parse(values[8] as string),
+    failureReason: values[10] as string | null,
+    retryCount: number(11),
+    fellBackAt: number(14) ? at : payout.fellBackAt,
+    offerExpiredAt: number(15) ? at : payout.offerExpiredAt,
+  };
+}
+
 /**
  * Writes the decided moves' payout rows, a page of payouts per UPDATE, each guarded by the state
  * it was decided from. A payout no longer in that state is a programmer error (the unit read it):
@@ -668,25 +721,17 @@ async function updateMovedPayouts(
     ];
   });
   const updated = new Map<string, PayoutRow>();
-  for (let at = 0; at < rows.length; at += MOVED_PAYOUTS_PER_UPDATE_MAX) {
+  if (rows.length === 1) {
+    const written = await tx.execute({ sql: UPDATE_MOVED_PAYOUT, args: rows[0] });
+    if (written.rowsAffected === 1) {
+      const payout = movedPayout(decided[0].payout, rows[0]);
+      updated.set(payout.id, payout);
+    }
+  }
+  for (let at = 0; rows.length > 1 && at < rows.length; at += MOVED_PAYOUTS_PER_UPDATE_MAX) {
     const page = rows.slice(at, at + MOVED_PAYOUTS_PER_UPDATE_MAX);
     const { rows: written } = await tx.execute({
-      sql: `UPDATE payouts SET status = m.column3, held_cents = m.column4,
-              payor_fee_cents = m.column5, payee_fee_cents = m.column6,
-              service_fee_cents = m.column7, payment_method_id = m.column8,
-              method_details = m.column9, method_last_four = m.column10,
-              failure_reason = m.column11, retry_count = m.column12, updated_at = m.column17,
-              last_failed_at = CASE WHEN m.column13 THEN m.column17 ELSE last_failed_at END,
-              last_failure_method_id = CASE WHEN m.column13 THEN payment_method_id
-                ELSE last_failure_method_id END,
-              last_failure_last_four = CASE WHEN m.column13 THEN method_last_four
-                ELSE last_failure_last_four END,
-              rail_reference = coalesce(m.column14, rail_reference),
-              fell_back_at = CASE WHEN m.column15 THEN m.column17 ELSE fell_back_at END,
-              offer_expired_at = CASE WHEN m.column16 THEN m.column17 ELSE offer_expired_at END
-            FROM (VALUES ${valuesPlaceholders(17, page.length)}) AS m
-            WHERE payouts.id = m.column1 AND payouts.status = m.column2
-            RETURNING ${PAYOUT_COLUMNS}`,
+      sql: UPDATE_MOVED_PAYOUTS(page.length),
       args: page.flat(),
     });
     for (const row of written) {

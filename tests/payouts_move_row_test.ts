@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { applyMove, applyMoves, loadPayout, type MoveOptions } from "../lib/payouts/store.ts";
+import type { PayoutMove } from "../lib/payouts/transition.ts";
+import { openMoneyFixture } from "./money_core_helpers.ts";
+
+const noFees = { payorFeeCents: 0, payeeFeeCents: 0, serviceFeeCents: 0 };
+const achFees = { payorFeeCents: 25, payeeFeeCents: 10, serviceFeeCents: 5 };
+
+Deno.test("a move of one payout answers its row as committed, whatever the move sets (fees, method, details, failure, retries, fallback, expiry)", async () => {
+  const f = await openMoneyFixture();
+  try {
+    await f.fund(100_000);
+    const created = await f.create([
+      { payeeUuid: "a", amountCents: 1_000, allowedPaymentMethodIds: [1, 2, 3] },
+      { payeeUuid: "b", amountCents: 2_000, allowedPaymentMethodIds: [1, 2] },
+      { payeeUuid: "c", amountCents: 3_000, allowedPaymentMethodIds: [2] },
+    ]);
+    assert.ok(created.ok);
+    const [a, b, c] = created.value.payouts.map((p) => p.id);
+    const walks: [string, PayoutMove, MoveOptions?][] = [
+      [a, { kind: "offer" }],
+      [a, { kind: "hold_owed" }],
+      [a, { kind: "select", paymentMethodId: 2, fees: achFees }, {
+        methodDetails: { last_four: "6789", routing: "011000015" },
+      }],
+      [a, { kind: "rail_refused", reason: "rail_not_configured" }],
+      [a, { kind: "reoffer", holdCents: 1_030 }, { detail: "re-offered" }],
+      [a, { kind: "fallback", paymentMethodId: 3, fees: noFees }, {
+        methodDetails: { fallback: true },
+      }],
+      [b, { kind: "offer" }],
+      [b, { kind: "select", paymentMethodId: 1, fees: noFees }, { methodDetails: {} }],
+      [b, { kind: "send" }, { railReference: "rail-ref-1" }],
+      [b, { kind: "fail", reason: "R01" }],
+      [b, { kind: "retry", allowed: true }],
+      [c, { kind: "hold_for_approval" }],
+      [c, { kind: "approve_payment" }],
+      [c, { kind: "offer" }],
+      [c, { kind: "expire_offer" }],
+    ];
+    for (const [payoutId, step, options] of walks) {
+      const moved = await f.database.writer.write((tx) =>
+        applyMove(tx, payoutId, step, f.now(), options)
+      );
+      assert.ok(moved.ok, `${step.kind}: ${!moved.ok && moved.message}`);
+      assert.deepEqual(
+        moved.value,
+        await loadPayout(f.database.readClient, payoutId),
+        `${step.kind} of ${payoutId}`,
+      );
+    }
+    // The page's form answers its rows as committed too.
+    const more = await f.create([
+      { payeeUuid: "d", amountCents: 400, allowedPaymentMethodIds: [1] },
+      { payeeUuid: "e", amountCents: 500, allowedPaymentMethodIds: [1] },
+    ]);
+    assert.ok(more.ok);
+    const page = await f.database.writer.write((tx) =>
+      applyMoves(
+        tx,
+        more.value.payouts.map((p) => ({ payoutId: p.id, step: { kind: "offer" } })),
+        f.now(),
+      )
+    );
+    assert.ok(page.ok);
+    for (const payout of page.value) {
+      assert.deepEqual(payout, await loadPayout(f.database.readClient, payout.id));
+    }
+  } finally {
+    await f.close();
+  }
+});
