@@ -265,14 +265,37 @@ export function rowMapper<S extends Record<string, ColumnReader<unknown>>>(
 /** Parameters one statement binds at most (SQLite's limit is 32,766). */
 const STATEMENT_PARAMETERS_MAX = 32_000;
 
+/** Rows per statement up to which a statement's text is built once and kept (see keptText). */
+const KEPT_TEXT_ROWS_MAX = 64;
+
+/**
+ * Texts of statements of a few rows, by what they are built from (a row's width, or an INSERT's
+ * head, which names its columns) and their row count. Building a create's texts again at each call
+ * cost it about 8 µs, and a new string is hashed whole when the embedded client looks its kept
+ * statement up; a kept string carries its hash. Larger pages are built each time: their texts are
+ * long and seldom the same length twice.
+ */
+const keptTexts = new Map<string | number, string[]>();
+
+function keptText(from: string | number, count: number, build: () => string): string {
+  if (count > KEPT_TEXT_ROWS_MAX) return build();
+  let texts = keptTexts.get(from);
+  if (texts === undefined) keptTexts.set(from, texts = []);
+  return texts[count] ??= build();
+}
+
 /** `(?, ?, …)` for each of `count` rows of `width` values. */
 export const valuesPlaceholders = (width: number, count: number): string =>
-  Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ");
+  keptText(
+    width,
+    count,
+    () => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", "),
+  );
 
 /**
  * The statements that write `rows` (each of the same width) as `head` (an INSERT naming its
- * columns) followed by `VALUES`: one statement per page of rows, as many rows as the parameter
- * limit allows, rather than one per row.
+ * columns, a constant of the code: the texts of few rows are kept by it) followed by `VALUES`: one
+ * statement per page of rows, as many rows as the parameter limit allows, rather than one per row.
  */
 export function multiRowInserts(
   head: string,
@@ -285,7 +308,11 @@ export function multiRowInserts(
   for (let at = 0; at < rows.length; at += perStatement) {
     const page = rows.slice(at, at + perStatement);
     statements.push({
-      sql: `${head} VALUES ${valuesPlaceholders(width, page.length)}`,
+      sql: keptText(
+        head,
+        page.length,
+        () => `${head} VALUES ${valuesPlaceholders(width, page.length)}`,
+      ),
       args: page.flat(),
     });
   }

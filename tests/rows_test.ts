@@ -14,6 +14,7 @@ import {
   columnsOf,
   integer,
   json,
+  multiRowInserts,
   notNull,
   nullable,
   oneOf,
@@ -21,6 +22,7 @@ import {
   renamed,
   rowMapper,
   RowTypeError,
+  valuesPlaceholders,
 } from "../db/rows.ts";
 import * as schema from "../db/schema.ts";
 import {
@@ -540,4 +542,20 @@ Deno.test("every kind the stores post lands in the tie-out in a category its ent
       "rail.paid_exception",
     ]);
   });
+});
+
+Deno.test("multi-row statements: a few rows' text is the same string at each call (its hash kept), a large page's is built; both bind every row", () => {
+  const head = "INSERT INTO probe (a, b)";
+  const statement = (count: number) => {
+    const rows = Array.from({ length: count }, (_, i) => [i, `v${i}`]);
+    return multiRowInserts(head, rows)[0] as { sql: string; args: unknown[] };
+  };
+  const [first, again] = [statement(3), statement(3)];
+  assert.equal(first.sql, "INSERT INTO probe (a, b) VALUES (?, ?), (?, ?), (?, ?)");
+  assert.ok(Object.is(first.sql, again.sql));
+  assert.deepEqual(again.args, [0, "v0", 1, "v1", 2, "v2"]);
+  assert.equal(valuesPlaceholders(2, 2), "(?, ?), (?, ?)");
+  const large = statement(100);
+  assert.equal(large.sql, `${head} VALUES ${Array(100).fill("(?, ?)").join(", ")}`);
+  assert.equal(large.args.length, 200);
 });
