@@ -43,9 +43,10 @@ import {
 } from "../webhooks/event_store.ts";
 import {
   createdPayoutFacts,
+  eventFactsOf,
   type PayoutEventFacts,
-  payoutsEventFacts,
   readCreatedPayoutNumbers,
+  readWithEventFacts,
 } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
 import { isLedgerTransactionKind, type LedgerTransactionKind } from "../ledger/postings.ts";
@@ -260,6 +261,14 @@ async function readCreatedEventContext(
   };
 }
 
+/** What an event's data carries of its payout and disbursement, in this order. */
+const EVENT_CONTEXT_COLUMNS = `p.id AS event_payout_id, d.kind, d.external_uuid, d.claim_id,
+  d.memo, p.rowid AS payout_number, d.rowid AS disbursement_number, p.payee_type_id, p.first_name,
+  p.last_name, p.phone, p.address_one, p.address_two, p.city, p.state, p.zip_code,
+  p.delivery_options, p.allowed_payment_method_ids, p.permission_required_from,
+  p.payment_method_settings, p.field_values, p.custom_document_uuids, p.rail_reference,
+  p.created_at, p.updated_at`;
+
 /** The event contexts of several payouts, in one round trip (each line's deliveries read once). */
 async function readEventContexts(
   tx: WriteTx,
@@ -267,29 +276,22 @@ async function readEventContexts(
   now: number,
 ): Promise<Map<string, EventContext>> {
   const lines = [...new Map(scopes.map((s) => [`${s.companyId} ${s.lineId}`, s])).values()];
-  const [{ rows }, facts, deliveries] = await Promise.all([
-    tx.execute({
-      sql: `SELECT p.id AS event_payout_id, d.kind, d.external_uuid, d.claim_id, d.memo,
-                 p.rowid AS payout_number, d.rowid AS disbursement_number, p.payee_type_id,
-                 p.first_name, p.last_name, p.phone, p.address_one, p.address_two, p.city, p.state,
-                 p.zip_code, p.delivery_options, p.allowed_payment_method_ids,
-                 p.permission_required_from, p.payment_method_settings, p.field_values,
-                 p.custom_document_uuids, p.rail_reference, p.created_at, p.updated_at
-            FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
-           WHERE p.id IN (${scopes.map(() => "?").join(", ")})`,
-      args: scopes.map((s) => s.payoutId),
-    }),
-    payoutsEventFacts(tx, scopes.map((s) => s.payoutId)),
+  // The rows and their facts in one statement (the second cost an offer about 7 µs).
+  const [{ rows }, deliveries] = await Promise.all([
+    tx.execute(readWithEventFacts(
+      EVENT_CONTEXT_COLUMNS,
+      "payouts p JOIN disbursements d ON d.id = p.disbursement_id",
+      scopes.map((s) => s.payoutId),
+    )),
     Promise.all(lines.map((s) => readDeliveryContext(tx, s.companyId, s.lineId, now))),
   ]);
   const deliveriesOf = new Map(lines.map((s, i) => [`${s.companyId} ${s.lineId}`, deliveries[i]]));
-  const rowOf = new Map(rows.map((row) => {
-    const { event_payout_id: id, ...rest } = row;
-    return [String(id), rest];
+  const contextOf = new Map(rows.map((row) => {
+    const { facts, rest: { event_payout_id: id, ...rest } } = eventFactsOf(row);
+    return [String(id), { row: rest, facts }];
   }));
   return new Map(scopes.map((s) => [s.payoutId, {
-    row: rowOf.get(s.payoutId)!,
-    facts: facts.get(s.payoutId)!,
+    ...contextOf.get(s.payoutId)!,
     deliveries: deliveriesOf.get(`${s.companyId} ${s.lineId}`)!,
   }]));
 }

@@ -70,28 +70,46 @@ export function createdPayoutFacts(
 }
 
 /**
- * The facts of payouts as they are now, in the caller's unit, in one read: each disbursement's
- * statuses are gathered once however many of its payouts are asked.
+ * A read of payouts `p` (`from` joins them to what `columns` also reads) that adds each one's facts
+ * as they are now, in the caller's unit: each disbursement's statuses are gathered once however
+ * many of its payouts are asked. eventFactsOf takes them back out of each row.
  */
-export async function payoutsEventFacts(
-  executor: SqlExecutor,
+export function readWithEventFacts(
+  columns: string,
+  from: string,
   payoutIds: readonly string[],
-): Promise<Map<string, PayoutEventFacts>> {
+): { sql: string; args: (string | number)[] } {
   const asked = payoutIds.map(() => "?").join(", ");
-  const { rows } = await executor.execute({
+  return {
     sql: `WITH statuses AS (
             SELECT q.disbursement_id, json_group_array(DISTINCT q.status) AS statuses
               FROM payouts q
              WHERE q.disbursement_id IN (SELECT disbursement_id FROM payouts WHERE id IN (${asked}))
              GROUP BY q.disbursement_id)
-          SELECT p.id, p.failure_reason, s.statuses, ${DOCUMENTS_SHOWN} AS documents_shown
-          FROM payouts p JOIN statuses s ON s.disbursement_id = p.disbursement_id
+          SELECT ${columns}, p.failure_reason AS fact_failure_reason, s.statuses AS fact_statuses,
+                 ${DOCUMENTS_SHOWN} AS fact_documents_shown
+          FROM ${from} JOIN statuses s ON s.disbursement_id = p.disbursement_id
           WHERE p.id IN (${asked})`,
     args: [...payoutIds, ...DOCUMENTS_SHOWN_ARGS, ...payoutIds],
-  });
-  return new Map(rows.map((row) => [String(row.id), {
-    disbursement_status: disbursementStatus(JSON.parse(String(row.statuses)) as PayoutStatus[]),
-    documents_shown: Number(row.documents_shown),
-    failure_reason: row.failure_reason === null ? null : String(row.failure_reason),
-  }]));
+  };
+}
+
+/** A row of readWithEventFacts: its facts, and the rest of its columns. */
+export function eventFactsOf(
+  row: Readonly<Record<string, unknown>>,
+): { facts: PayoutEventFacts; rest: Record<string, unknown> } {
+  const {
+    fact_failure_reason: failure,
+    fact_statuses: statuses,
+    fact_documents_shown: documents,
+    ...rest
+  } = row;
+  return {
+    facts: {
+      disbursement_status: disbursementStatus(JSON.parse(String(statuses)) as PayoutStatus[]),
+      documents_shown: Number(documents),
+      failure_reason: failure === null ? null : String(failure),
+    },
+    rest,
+  };
 }
