@@ -108,7 +108,8 @@ function printSandboxBanner(baseUrl: string, credentials: SandboxCredentials, fi
   console.log(lines.join("\n"));
 }
 
-async function main(): Promise<void> {
+/** Starts the service: run as the entry, or by cli/start.ts from the bundle or from here. */
+export async function main(): Promise<void> {
   // Whatever starts the service (systemd's UMask=0077 or a shell's 022), what it creates in
   // DATA_DIR (databases, journals, tokens, backups) is its owner's alone.
   Deno.umask(PRIVATE_FILES_UMASK);

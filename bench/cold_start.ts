@@ -2,12 +2,14 @@
  * Cold start, for edge deployments and restarts: from spawning a process to its first API answer
  * (`GET /v1/ledgers/x/balance` without a key: a 401, which needs the routes loaded), and to its
  * first `/readyz` 200, for the service on an existing data directory (as `deno task start` runs it,
- * without the task runner) against a bare `Deno.serve` started the same way, alternately, several
+ * without the task runner: cli/start.ts, which starts from the bundle in dist/ and builds it first
+ * when it is not current) against a bare `Deno.serve` started the same way, alternately, several
  * runs each; prints the medians and their ratios against the target (the first API answer within
  * 2x the bare server). On loopback the service serves with Deno.serve; it also times the first API
  * answer through the Node listener (HEADER_TIMEOUT_MS set), to show what that listener costs a
- * start. COLD_START_ENTRY names another entry to start instead of main.ts (a bundle of it, say),
- * as `deno run` with the same flags.
+ * start, and from the sources (main.ts, as `deno task dev` and the tests run them).
+ * COLD_START_ENTRY names another entry to start instead of cli/start.ts (dist/main.js, say), as
+ * `deno run` with the same flags.
  * `deno run -A bench/cold_start.ts [RUNS]` runs it alone; `deno task bench` runs it first.
  */
 import { freePort } from "./service.ts";
@@ -35,11 +37,15 @@ export interface Timing {
 }
 
 export interface ColdStartResult {
+  /** The entry started (`deno task start`'s unless COLD_START_ENTRY names another). */
+  readonly entry: string;
   readonly bare: Timing;
   /** Spawn to the first 401 of the API path, asked from the spawn on. */
   readonly firstApiAnswer: Timing;
   /** The same through the Node listener (HEADER_TIMEOUT_MS set). */
   readonly firstApiAnswerNodeListener: Timing;
+  /** The same from the sources (main.ts). */
+  readonly firstApiAnswerSources: Timing;
   /** Spawn to the first /readyz 200, asked from the spawn on. */
   readonly ready: Timing;
 }
@@ -116,11 +122,15 @@ export async function measureColdStart(runs = COLD_START_RUNS): Promise<ColdStar
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-cold-start-" });
   const bareFile = await Deno.makeTempFile({ suffix: ".ts" });
   await Deno.writeTextFile(bareFile, BARE_SERVER);
-  const mainPath = Deno.env.get("COLD_START_ENTRY") ??
-    new URL("../main.ts", import.meta.url).pathname;
+  const entry = Deno.env.get("COLD_START_ENTRY") ??
+    new URL("../cli/start.ts", import.meta.url).pathname;
   const service: Program = {
-    args: ["run", ...START_FLAGS, mainPath],
+    args: ["run", ...START_FLAGS, entry],
     env: serviceEnvironment(dataDir),
+  };
+  const sources: Program = {
+    args: ["run", ...START_FLAGS, new URL("../main.ts", import.meta.url).pathname],
+    env: service.env,
   };
   const nodeListener: Program = {
     args: service.args,
@@ -128,23 +138,33 @@ export async function measureColdStart(runs = COLD_START_RUNS): Promise<ColdStar
   };
   const bare: Program = { args: ["run", "-A", bareFile, "{port}"], env: {} };
   try {
-    // The first start creates and migrates the databases: it is the warm-up, not a cold start.
+    // The first start creates and migrates the databases (and builds the bundle when it is not
+    // current): it is the warm-up, not a cold start.
     await timeToAnswer(service, FIRST_API_REQUEST, 401);
     await timeToAnswer(nodeListener, FIRST_API_REQUEST, 401);
+    await timeToAnswer(sources, FIRST_API_REQUEST, 401);
     await timeToAnswer(bare, "/", 200);
-    const runsMs = { bare: [] as number[], api: [] as number[], nodeListener: [] as number[] };
+    const runsMs = {
+      bare: [] as number[],
+      api: [] as number[],
+      nodeListener: [] as number[],
+      sources: [] as number[],
+    };
     const readyMs: number[] = [];
     for (let run = 0; run < runs; run++) {
       runsMs.api.push(await timeToAnswer(service, FIRST_API_REQUEST, 401));
       runsMs.bare.push(await timeToAnswer(bare, "/", 200));
       readyMs.push(await timeToAnswer(service, "/readyz", 200));
       runsMs.nodeListener.push(await timeToAnswer(nodeListener, FIRST_API_REQUEST, 401));
+      runsMs.sources.push(await timeToAnswer(sources, FIRST_API_REQUEST, 401));
     }
     const timing = (values: number[]): Timing => ({ medianMs: median(values), runsMs: values });
     return {
+      entry,
       bare: timing(runsMs.bare),
       firstApiAnswer: timing(runsMs.api),
       firstApiAnswerNodeListener: timing(runsMs.nodeListener),
+      firstApiAnswerSources: timing(runsMs.sources),
       ready: timing(readyMs),
     };
   } finally {
@@ -166,11 +186,12 @@ export function describeColdStart(result: ColdStartResult): string {
     }x  (${timing.runsMs.map((ms) => ms.toFixed(0)).join(", ")})`;
   const ratio = coldStartRatio(result);
   return [
-    `cold start from spawn, on an existing data directory (median of ${result.bare.runsMs.length} runs each):`,
+    `cold start from spawn of ${result.entry}, on an existing data directory (median of ${result.bare.runsMs.length} runs each):`,
     line("bare Deno.serve, first answer", result.bare),
     line("service, first API answer (401)", result.firstApiAnswer),
     line("service, first /readyz 200", result.ready),
     line("service, Node listener, first API answer", result.firstApiAnswerNodeListener),
+    line("sources (main.ts), first API answer", result.firstApiAnswerSources),
     `  first API answer ${
       ratio.toFixed(2)
     }x the bare server (target at most ${COLD_START_RATIO_MAX}x): ${

@@ -1,11 +1,12 @@
 /**
- * `deno task build`: the service bundled into `dist/` for production starts
- * (`deno task start:bundle`), which load a few large chunks instead of some 400 modules (see
- * docs/performance.md, cold start). The API's routes are a chunk of their own that the entry
- * loads first, as from sources; the backup and ACH file workers are entries of their own; the
- * migrations and the contract are copied beside them (lib/platform/service_files.ts finds them in
- * either layout). ssh2 stays outside (a native addon, loaded from node_modules at its first use),
- * so the bundle runs from the repository, which holds deno.json and node_modules.
+ * `deno task build`: the service bundled into `dist/` for production starts (`deno task start`
+ * starts from it, and builds it first when it is not current: cli/start.ts), which load a few
+ * large chunks instead of some 400 modules (see docs/performance.md, cold start). The API's
+ * routes are a chunk of their own that the entry loads first, as from sources; the backup and ACH
+ * file workers are entries of their own; the migrations and the contract are copied beside them
+ * (lib/platform/service_files.ts finds them in either layout). ssh2 and the libSQL server's client stay outside (native addons, loaded from
+ * node_modules at their first use), so the bundle runs from the repository, which holds deno.json
+ * and node_modules. Beside the bundle, build.json records what it was built from.
  * `deno run -A cli/build.ts [OUTDIR]` writes elsewhere; a build replaces the previous bundle there.
  */
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
@@ -17,10 +18,24 @@ const ENTRIES = [
   "lib/ach/file_worker.ts",
   "db/checkpoint_worker.ts",
 ];
-/** Packages left to node_modules: ssh2 loads a native addon (cpu-features) the bundler cannot. */
-const EXTERNAL = ["ssh2", "cpu-features", "ssh2-sftp-client"];
+/**
+ * Packages left to node_modules: ssh2 loads a native addon (cpu-features) the bundler cannot, and
+ * so does the libSQL server's client (its Node build requires the native libsql package, which
+ * only Deno's own resolution finds). Bundled, that client also made every chunk load Node's
+ * `createRequire` at start, which loads Deno's Node layer (about 15 ms of a cold start).
+ */
+const EXTERNAL = ["ssh2", "cpu-features", "ssh2-sftp-client", "@libsql/client"];
 /** The bundle's own paths in its directory, removed before a build writes new ones. */
 const BUNDLE_DIRS = ["lib", "db", "docs"];
+/** What a build records of its inputs, beside the bundle, so that a start knows it is current. */
+export const BUILD_STAMP = "build.json";
+/** Inputs besides the entries' modules: the import map and lock, and the files copied beside. */
+const OTHER_INPUTS = [
+  "deno.json",
+  "deno.lock",
+  "db/migrations/meta/_journal.json",
+  "docs/contract.md",
+];
 /**
  * The bundler's warning that a page's `@jsxImportSource` comment is not kept: harmless, since
  * deno.json sets the same source for every file (tests/bundle_test.ts compares the pages).
@@ -37,6 +52,12 @@ export async function buildBundle(outdir: string): Promise<void> {
   if (!`${await Deno.realPath(outdir)}/`.startsWith(await Deno.realPath(root))) {
     throw new BuildError(`${outdir} is outside the repository: the bundle must be inside it`);
   }
+  // Without its stamp, a bundle is not current until this build has written every file.
+  await Deno.remove(`${outdir}/${BUILD_STAMP}`).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  });
+  // Each input as it is before the bundler reads it: a change made during the build is seen.
+  const stamp = await stampOf(await inputsOf(root));
   for await (const entry of Deno.readDir(outdir)) {
     if (entry.isFile && entry.name.endsWith(".js") || BUNDLE_DIRS.includes(entry.name)) {
       await Deno.remove(`${outdir}/${entry.name}`, { recursive: true });
@@ -78,6 +99,85 @@ export async function buildBundle(outdir: string): Promise<void> {
   }
   await Deno.mkdir(`${outdir}/docs`, { recursive: true });
   await Deno.copyFile(`${root}docs/contract.md`, `${outdir}/docs/contract.md`);
+  await Deno.writeTextFile(`${outdir}/${BUILD_STAMP}`, JSON.stringify(stamp));
+}
+
+/** The Deno that built a bundle, and each input's size and modification time then. */
+interface BuildStamp {
+  readonly deno: string;
+  readonly inputs: Readonly<Record<string, readonly [size: number, modifiedMs: number | null]>>;
+}
+
+/**
+ * The repository's files a build reads (paths from its top): every local module the entries
+ * import, statically or not (`deno info`), the migrations and the other inputs.
+ */
+async function inputsOf(root: string): Promise<string[]> {
+  const modules = await Promise.all(ENTRIES.map(async (entry) => {
+    const info = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", entry],
+      cwd: root,
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!info.success) {
+      throw new BuildError(`deno info ${entry} failed:\n${new TextDecoder().decode(info.stderr)}`);
+    }
+    const graph: { modules: { specifier: string }[] } = JSON.parse(
+      new TextDecoder().decode(info.stdout),
+    );
+    const top = serviceFileUrl("").href;
+    return graph.modules.map((module) => module.specifier)
+      .filter((specifier) => specifier.startsWith(top) && !specifier.includes("/node_modules/"))
+      .map((specifier) => decodeURIComponent(specifier.slice(top.length)));
+  }));
+  const migrations = await Array.fromAsync(
+    Deno.readDir(`${root}db/migrations`),
+    (entry) => `db/migrations/${entry.name}`,
+  );
+  return [...new Set([...modules.flat(), ...migrations.filter((path) => path.endsWith(".sql"))])]
+    .concat(OTHER_INPUTS).sort();
+}
+
+/** The repository's top as a path, that of each input is appended to. */
+const topPath = () => decodeURIComponent(serviceFileUrl("").pathname);
+
+async function stampOf(inputs: readonly string[]): Promise<BuildStamp> {
+  const top = topPath();
+  const stats = await Promise.all(inputs.map((path) => Deno.stat(top + path)));
+  return {
+    deno: Deno.version.deno,
+    inputs: Object.fromEntries(
+      inputs.map((path, i) => [path, [stats[i].size, stats[i].mtime?.getTime() ?? null]]),
+    ),
+  };
+}
+
+/**
+ * True when `outdir` holds a bundle this Deno built from the repository's files as they are now
+ * (each input's size and modification time as the build saw them). Any difference, or no
+ * complete build, is not current. A start pays a stat per input (a few hundred, 1 to 3 ms).
+ */
+export function bundleIsCurrent(outdir: string): boolean {
+  let stamp: BuildStamp;
+  try {
+    stamp = JSON.parse(Deno.readTextFileSync(`${outdir}/${BUILD_STAMP}`));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+  if (stamp.deno !== Deno.version.deno) return false;
+  const top = topPath();
+  return Object.entries(stamp.inputs).every(([path, [size, modifiedMs]]) => {
+    try {
+      const stat = Deno.statSync(top + path);
+      return stat.size === size && (stat.mtime?.getTime() ?? null) === modifiedMs;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+  });
 }
 
 if (import.meta.main) {
@@ -89,5 +189,5 @@ if (import.meta.main) {
     console.error(error.message);
     Deno.exit(1);
   }
-  console.log(`bundle written to ${outdir}: start it with deno task start:bundle`);
+  console.log(`bundle written to ${outdir}: deno task start starts from it`);
 }

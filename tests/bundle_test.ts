@@ -4,22 +4,25 @@
  * /readyz goes 503 starting → 200, the API answers, the console's and the portal's pages are the
  * sources' own HTML (the bundler drops each page's JSX comment), the contract is served from the
  * bundle's copy, and both worker threads run from the bundle: the scheduled backup's copy and the
- * build of an ACH file large enough for its worker.
+ * build of an ACH file large enough for its worker. `deno task start` (cli/start.ts) builds it
+ * when it is missing or its sources changed, and starts from it; it reaches a libSQL server too.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { freePort } from "../bench/service.ts";
-import { buildBundle } from "../cli/build.ts";
+import { BUILD_STAMP, bundleIsCurrent } from "../cli/build.ts";
+import { serviceEntry } from "../cli/start.ts";
 import { FILE_WORKER_ENTRIES_MIN } from "../lib/ach/jobs.ts";
 import { sha256Hasher } from "../lib/backup/archive.ts";
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
 import type { SandboxCredentials } from "../lib/sandbox/seed.ts";
+import { migratePrimary, startPrimary } from "./node_helpers.ts";
 
 const START_TIMEOUT_MS = 60_000;
 /** Readiness is asked this often from the spawn on, so the start's 503s are seen. */
 const POLL_INTERVAL_MS = 2;
 const BACKUP_TIMEOUT_MS = 30_000;
-/** `deno task start`'s and `start:bundle`'s flags. */
+/** `deno task start`'s flags. */
 const START_FLAGS = ["-A", "--unstable-cron", "--unstable-lazy-dynamic-imports"];
 /** The /api statuses of a payout that went out in a bank file. */
 const SENT = ["Processing", "Completed"];
@@ -137,11 +140,17 @@ Deno.test("deno task build: the bundle starts, answers, renders the sources' pag
   const outdir = await Deno.makeTempDir({ dir: dist, prefix: ".bundle-test-" });
   const services: Service[] = [];
   try {
-    const [sources] = await Promise.all([
+    // As `deno task start` finds it without a bundle: it builds one, then starts from it.
+    const [sources, entry] = await Promise.all([
       startService(services, serviceFileUrl("main.ts").pathname),
-      buildBundle(outdir),
+      serviceEntry(new URL(`file://${outdir}/`)),
     ]);
-    // A production start, as `deno task start:bundle` runs it, and a dev one for its seeded
+    assert.equal(entry.pathname, `${outdir}/main.js`);
+    assert.ok(bundleIsCurrent(outdir), "a start finds the bundle just built current");
+    // Before the API's chunk, the entry loads no Node module but SQLite's: Deno's Node layer
+    // (Node's createRequire loaded it, when the libSQL server's client was bundled) waits.
+    assert.deepEqual(await nodeModulesAtStart(outdir), ["node:sqlite"]);
+    // A production start, as `deno task start` runs it, and a dev one for its seeded
     // credentials; on its fresh data directory a backup is due at once, which the copy worker takes.
     const [production, bundle] = await Promise.all([
       startService(services, `${outdir}/main.js`, { production: true }),
@@ -235,8 +244,67 @@ Deno.test("deno task build: the bundle starts, answers, renders the sources' pag
       const stopped = await stopService(service);
       assert.equal(stopped.code, 0, stopped.stderr);
     }
+
+    // The bundle leaves the libSQL server's client to Deno (bundled, it could not find its
+    // native driver): a node starts on a migrated server.
+    const primary = await startPrimary();
+    try {
+      await migratePrimary(primary);
+      const node = await startService(services, `${outdir}/main.js`, {
+        production: true,
+        env: primary.env(),
+      });
+      assert.match(await page(node, "/v1/ledgers/x/balance"), /^401 /);
+      const stopped = await stopService(services.splice(0)[0]);
+      assert.equal(stopped.code, 0, stopped.stderr);
+    } finally {
+      await primary.close();
+    }
   } finally {
     await Promise.all(services.map(stopService));
+    await Deno.remove(outdir, { recursive: true });
+  }
+});
+
+/** The Node modules the bundle's entry and the chunks it imports statically import. */
+async function nodeModulesAtStart(outdir: string): Promise<string[]> {
+  const reached = new Set<string>();
+  const modules = new Set<string>();
+  const pending = ["main.js"];
+  while (pending.length > 0) {
+    const chunk = pending.pop()!;
+    if (reached.has(chunk)) continue;
+    reached.add(chunk);
+    const source = await Deno.readTextFile(`${outdir}/${chunk}`);
+    for (const [, specifier] of source.matchAll(/^(?:import|export)\b[^;]*?"([^"]+)";?$/gms)) {
+      if (specifier.startsWith("./")) pending.push(specifier.slice(2));
+      else if (specifier.startsWith("node:")) modules.add(specifier);
+    }
+  }
+  return [...modules].sort();
+}
+
+Deno.test("a start finds the bundle current only when every input is as it was built, by the same Deno", async () => {
+  const dist = serviceFileUrl("dist").pathname;
+  await Deno.mkdir(dist, { recursive: true });
+  const outdir = await Deno.makeTempDir({ dir: dist, prefix: ".bundle-test-" });
+  try {
+    const input = await Deno.stat(serviceFileUrl("deno.json"));
+    const stamp = (deno: string, inputs: Record<string, [number, number | null]>) =>
+      Deno.writeTextFile(`${outdir}/${BUILD_STAMP}`, JSON.stringify({ deno, inputs }));
+    const built: [number, number | null] = [input.size, input.mtime?.getTime() ?? null];
+    assert.equal(bundleIsCurrent(outdir), false, "no stamp: never built, or a build that failed");
+    await stamp(Deno.version.deno, { "deno.json": built });
+    assert.equal(bundleIsCurrent(outdir), true);
+    await stamp(Deno.version.deno, { "deno.json": [built[0] + 1, built[1]] });
+    assert.equal(bundleIsCurrent(outdir), false, "an input's size changed");
+    await stamp(Deno.version.deno, { "deno.json": [built[0], (built[1] ?? 0) - 1000] });
+    assert.equal(bundleIsCurrent(outdir), false, "an input's modification time changed");
+    await stamp(Deno.version.deno, { "deno.json": built, "lib/no_such_module.ts": built });
+    assert.equal(bundleIsCurrent(outdir), false, "an input is gone");
+    await stamp("1.0.0", { "deno.json": built });
+    assert.equal(bundleIsCurrent(outdir), false, "built by another Deno");
+  } finally {
     await Deno.remove(outdir, { recursive: true });
   }
 });

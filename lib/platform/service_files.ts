@@ -1,8 +1,8 @@
 /**
  * Where the service finds the files of its own it reads at run time (the migrations, the contract)
  * and the modules its worker threads run, in both layouts it starts from: the repository's sources
- * (`deno task start`, tests, `deno compile`), and the bundle `deno task build` writes into `dist/`
- * (`deno task start:bundle`), which holds copies of those files at the same paths and each worker
+ * (`deno task dev`, tests, `deno compile`), and the bundle `deno task build` writes into `dist/`
+ * (`deno task start`), which holds copies of those files at the same paths and each worker
  * as an entry of its own (`.js`). A bundle keeps no module of ours but its chunks, all at its top,
  * so this module finds the layout's top from where it runs.
  */
