@@ -7,7 +7,7 @@
  */
 import type { Hono } from "hono";
 import { receiveIncreaseWebhook } from "../lib/instant/service.ts";
-import { networkReachesOf } from "../lib/payouts/runtime.ts";
+import { networkReachesOf } from "../lib/payouts/provider_reaches.ts";
 import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";

@@ -11,7 +11,7 @@
 import type { Hono } from "hono";
 import { receiveLithicWebhook } from "../lib/cards/service.ts";
 import { sandboxLithicPage } from "../lib/cards/sandbox_lithic.ts";
-import { networkReachesOf } from "../lib/payouts/runtime.ts";
+import { networkReachesOf } from "../lib/payouts/provider_reaches.ts";
 import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { railWebhookRoutes } from "./rail_webhooks.ts";

@@ -6,7 +6,7 @@
  */
 import { ok, refuse } from "../platform/result.ts";
 import { payoutRuntime } from "../payouts/settings.ts";
-import { providerReachesOf } from "../payouts/runtime.ts";
+import { providerReachesOf } from "../payouts/provider_reaches.ts";
 import { maskedPaypalSettings } from "../paypal/settings.ts";
 import { readPaypalSettings } from "../paypal/settings_store.ts";
 import { paypalSealedSettings } from "../paypal/settings_approval.ts";

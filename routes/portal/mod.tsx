@@ -42,7 +42,7 @@ import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts"
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
-import { providerReachesOf } from "../../lib/payouts/runtime.ts";
+import { providerReachesOf } from "../../lib/payouts/provider_reaches.ts";
 import { hostedCardPage } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";

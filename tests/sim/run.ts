@@ -28,7 +28,7 @@ import { validSettingsJson } from "../bank_helpers.ts";
 import { liveCheckAccountJson } from "../checks_helpers.ts";
 import type { ContractItem } from "../paypal_contract_server.ts";
 import { receiveWebhook } from "../../lib/paypal/service.ts";
-import { providerReachesOf } from "../../lib/payouts/runtime.ts";
+import { providerReachesOf } from "../../lib/payouts/provider_reaches.ts";
 import { tokenizeSandboxCard } from "../../lib/instant/simulator.ts";
 import { sandboxTestDetails } from "../../lib/rails/sandbox.ts";
 import { checkFinal, checkStep, type Ledgerless } from "./invariants.ts";
