@@ -305,14 +305,16 @@ if (runs("posting")) {
 
 if (runs("create_cost")) {
   const cost = await measureCreateCost(20_000);
+  const onThread = (micros: number | null) =>
+    micros === null ? "" : ` (${micros.toFixed(0)} on the service's thread)`;
   console.log(
     `\n/v1 create without the network (app.request, 32 callers, no scheduler): ` +
       `${cost.createsPerSecond.toFixed(0)} creates/s, ${
         cost.cpuMicrosPerCreate.toFixed(0)
-      } µs CPU each; ` +
+      } µs CPU each${onThread(cost.threadCpuMicrosPerCreate)}; ` +
       `their offers (sweep batches of 32): ${cost.offersPerSecond.toFixed(0)} offers/s, ${
         cost.cpuMicrosPerOffer.toFixed(0)
-      } µs CPU each; ` +
+      } µs CPU each${onThread(cost.threadCpuMicrosPerOffer)}; ` +
       `a create with its offer: at most ${
         cost.createsWithOfferPerSecond.toFixed(0)
       }/s on the one writer thread; one bare event row through the writer: ${

@@ -5,6 +5,8 @@
  * the service's sweep runs them (JOBS_PER_BATCH_MAX per batch). The sum bounds what the one writer thread can
  * answer per second before any HTTP parsing or socket work is added. Last, the cost of one bare
  * row (an event) inserted through the same writer, the floor under every row a create writes.
+ * CPU is given for the whole process and for the service's thread alone (Linux): the WAL's
+ * checkpoints run on a thread of their own (db/checkpointer.ts), which the process's figure counts.
  */
 import { cpus } from "node:os";
 import process from "node:process";
@@ -16,8 +18,11 @@ export interface CreateCostResult {
   readonly creates: number;
   readonly createsPerSecond: number;
   readonly cpuMicrosPerCreate: number;
+  /** The service's thread's own CPU per create (null off Linux). */
+  readonly threadCpuMicrosPerCreate: number | null;
   readonly offersPerSecond: number;
   readonly cpuMicrosPerOffer: number;
+  readonly threadCpuMicrosPerOffer: number | null;
   /** Creates per second one thread could answer if each also paid for its offer, network aside. */
   readonly createsWithOfferPerSecond: number;
   /** One `events` row inserted through the writer, 20,000 in one unit: the floor of a row. */
@@ -33,6 +38,24 @@ const cpuMicros = () => {
   const usage = process.cpuUsage();
   return usage.user + usage.system;
 };
+
+/**
+ * CPU time of the service's thread (the main thread, whose id is the process's) in microseconds,
+ * from Linux's per-thread counters (in clock ticks of 10 ms: a run of a second or more reads them
+ * within 1 %); null where there are none.
+ */
+const threadCpuMicros = (): number | null => {
+  try {
+    const fields = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/stat`).split(") ")[1]
+      .split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+};
+
+const perItem = (before: number | null, after: number | null, items: number) =>
+  before === null || after === null ? null : (after - before) / items;
 
 export async function measureCreateCost(creates: number): Promise<CreateCostResult> {
   const f = await openHttpFixture({ RATE_LIMIT_RPS: "0" });
@@ -57,6 +80,7 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
     });
     let next = 0;
     const createCpu = cpuMicros();
+    const createThreadCpu = threadCpuMicros();
     const createStarted = performance.now();
     await Promise.all(Array.from({ length: CALLERS }, async () => {
       while (next < creates) {
@@ -71,8 +95,10 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
     }));
     const createSeconds = (performance.now() - createStarted) / 1000;
     const createCpuMicros = cpuMicros() - createCpu;
+    const threadCpuMicrosPerCreate = perItem(createThreadCpu, threadCpuMicros(), creates);
 
     const offerCpu = cpuMicros();
+    const offerThreadCpu = threadCpuMicros();
     const offerStarted = performance.now();
     const offers = await runDueJobs(
       database,
@@ -83,6 +109,7 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
     );
     const offerSeconds = (performance.now() - offerStarted) / 1000;
     const offerCpuMicros = cpuMicros() - offerCpu;
+    const threadCpuMicrosPerOffer = perItem(offerThreadCpu, threadCpuMicros(), offers);
     if (offers !== creates) throw new Error(`${offers} offers for ${creates} creates`);
 
     const rowsStarted = performance.now();
@@ -101,8 +128,10 @@ export async function measureCreateCost(creates: number): Promise<CreateCostResu
       creates,
       createsPerSecond: creates / createSeconds,
       cpuMicrosPerCreate: createCpuMicros / creates,
+      threadCpuMicrosPerCreate,
       offersPerSecond: offers / offerSeconds,
       cpuMicrosPerOffer: offerCpuMicros / offers,
+      threadCpuMicrosPerOffer,
       createsWithOfferPerSecond: 1 / (createSeconds / creates + offerSeconds / offers),
       microsPerEventRow,
     };
