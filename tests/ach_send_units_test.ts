@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
-import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
+import { FILE_WORKER_ENTRIES_MIN, SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
 import { batches, chooseAch, logLines, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
@@ -207,4 +207,32 @@ Deno.test("a page of a transmitted file is sent set-based: each payout its own s
       logged.join("\n"),
     );
   });
+});
+
+Deno.test("a large file is built and opened for its upload by one file worker: the one that built it is kept for the opening", async () => {
+  const NativeWorker = globalThis.Worker;
+  let started = 0;
+  // Counts the file workers started; each is still the platform's own worker.
+  globalThis.Worker = class extends NativeWorker {
+    constructor(...args: ConstructorParameters<typeof Worker>) {
+      super(...args);
+      if (String(args[0]).endsWith("/file_worker.ts")) started += 1;
+    }
+  };
+  try {
+    await withScriptedBank(async ({ m, bank }) => {
+      await m.fund(100_000_000);
+      const ids = await chooseAch(m, Array.from({ length: FILE_WORKER_ENTRIES_MIN }, () => 1_000));
+      await m.advance(30 * MINUTE_SECONDS);
+      assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
+        ["transmitted", FILE_WORKER_ENTRIES_MIN],
+      ]);
+      assert.equal(bank.received.length, 1);
+      assert.equal(bank.received[0].accountNumbers.length, FILE_WORKER_ENTRIES_MIN);
+      assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+      assert.equal(started, 1);
+    });
+  } finally {
+    globalThis.Worker = NativeWorker;
+  }
 });

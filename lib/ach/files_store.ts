@@ -236,7 +236,7 @@ export async function recordSandboxAccounts(tx: WriteTx, accountsJson: string): 
 export type AchFileRow = typeof achFiles.$inferSelect;
 
 const file = columnsOf(achFiles);
-const toAchFile = rowMapper({
+const fileSummaryColumns = {
   batchId: file.batchId,
   companyId: file.companyId,
   immediateOrigin: file.immediateOrigin,
@@ -246,7 +246,6 @@ const toAchFile = rowMapper({
   effectiveDate: file.effectiveDate,
   cutoffKind: file.cutoffKind,
   windowEndsAt: file.windowEndsAt,
-  contentSealed: file.contentSealed,
   sha256: file.sha256,
   byteSize: file.byteSize,
   entryHash: file.entryHash,
@@ -256,7 +255,9 @@ const toAchFile = rowMapper({
   fileName: file.fileName,
   approvalId: file.approvalId,
   createdAt: file.createdAt,
-});
+};
+const toAchFile = rowMapper({ ...fileSummaryColumns, contentSealed: file.contentSealed });
+const toAchFileSummary = rowMapper(fileSummaryColumns);
 
 /** A file's content sealed for ach_files: it holds full account numbers. */
 export async function sealFileContent(secretBox: SecretBox, content: string): Promise<string> {
@@ -275,6 +276,21 @@ export async function loadAchFile(reader: SqlReader, batchId: string): Promise<A
     args: [batchId],
   });
   return rows[0] ? toAchFile(rows[0]) : null;
+}
+
+/** A file's row without its content: a catastrophe day's is about a megabyte, read for nothing. */
+export type AchFileSummary = Omit<AchFileRow, "contentSealed">;
+
+/** An ACH file's row without its content, or null. */
+export async function loadAchFileSummary(
+  reader: SqlReader,
+  batchId: string,
+): Promise<AchFileSummary | null> {
+  const { rows } = await reader.execute({
+    sql: `SELECT ${toAchFileSummary.columns.join(", ")} FROM ach_files WHERE batch_id = ?`,
+    args: [batchId],
+  });
+  return rows[0] ? toAchFileSummary(rows[0]) : null;
 }
 
 /** Keeps a built file; immutable from here on, but for the approval its release may wait for. */

@@ -26,7 +26,9 @@ import {
   ACH_BATCH_JOBS,
   ACH_RAIL,
   type AchFileRow,
+  type AchFileSummary,
   loadAchFile,
+  loadAchFileSummary,
   queueAchEntry,
   setFileApproval,
 } from "./files_store.ts";
@@ -72,7 +74,7 @@ export const sftpTransport: AchTransport = {
 export interface AchSandboxBank {
   readonly testAccounts: true;
   /** Plans the bank's return file of a transmitted file. */
-  plan(tx: WriteTx, file: AchFileRow, timeZone: string, at: number): Promise<void>;
+  plan(tx: WriteTx, file: AchFileSummary, timeZone: string, at: number): Promise<void>;
 }
 
 /**
@@ -147,7 +149,7 @@ async function fileTransmitted(
   batch: BatchRow,
   at: number,
 ): Promise<void> {
-  const file = await loadAchFile(tx, batch.id);
+  const file = await loadAchFileSummary(tx, batch.id);
   if (!file) throw new Error(`ACH batch ${batch.id} has no file`);
   const { timeZone } = await achSettingsOf(deps, tx, batch.companyId);
   await sendEntries(tx, moves, file.companyId, file.batchId, at);
