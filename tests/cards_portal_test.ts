@@ -15,6 +15,14 @@ import type { ContractCard } from "./lithic_contract_server.ts";
 
 const INBOX = { SANDBOX_INBOX: "1" };
 
+/**
+ * Whether a page shows `digits` as a number of its own: a 3-digit CVV also occurs by chance inside
+ * the page's tokens, nonces and longer numbers, which show nothing.
+ */
+function showsNumber(html: string, digits: string): boolean {
+  return new RegExp(`(?<![\\w+/=.,-])${digits}(?![\\w+/=.,-])`).test(html);
+}
+
 /** A payee of Acme (test) who chose a virtual card in the portal and whose card was issued. */
 async function paidByCard(
   f: HttpFixture,
@@ -53,7 +61,7 @@ Deno.test("portal: a paid virtual card is shown in Lithic's signed iframe; the p
         new RegExp(`frame-src ${server.baseUrl}$`),
       );
       assert.ok(!browser.lastHtml.includes(server.panOf(card)));
-      assert.ok(!browser.lastHtml.includes(server.cvvOf(card)));
+      assert.ok(!showsNumber(browser.lastHtml, server.cvvOf(card)));
       // The signed URL works at Lithic; one tampered with does not.
       const shown = await fetch(src);
       assert.equal(shown.status, 200);
@@ -86,7 +94,7 @@ Deno.test({
           assert.equal(shown?.replaceAll(" ", ""), pan);
           // The portal's own document cannot see into the issuer's frame, and holds no number.
           assert.ok(!(await page.content()).includes(pan));
-          assert.ok(!(await page.content()).includes(server.cvvOf(card)));
+          assert.ok(!showsNumber(await page.content(), server.cvvOf(card)));
           assert.ok(portalTraffic.length > 0);
           for (const seen of portalTraffic) {
             assert.ok(
