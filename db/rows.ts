@@ -275,9 +275,18 @@ const KEPT_TEXT_ROWS_MAX = 64;
  * statement up; a kept string carries its hash. Larger pages are built each time: their texts are
  * long and seldom the same length twice.
  */
-const keptTexts = new Map<string | number, string[]>();
+const keptTexts = new Map<string | number | object, string[]>();
 
-function keptText(from: string | number, count: number, build: () => string): string {
+/**
+ * The text of a statement over `count` rows or values, built by `build` once per count up to
+ * KEPT_TEXT_ROWS_MAX and kept by `from`: a constant of the code (a module's text, head or object)
+ * naming which statement it is.
+ */
+export function keptText(
+  from: string | number | object,
+  count: number,
+  build: () => string,
+): string {
   if (count > KEPT_TEXT_ROWS_MAX) return build();
   let texts = keptTexts.get(from);
   if (texts === undefined) keptTexts.set(from, texts = []);

@@ -46,6 +46,9 @@ const toPayee: RowMapper<PayeeRecord> = rowMapper({
   updatedAt: payee.updatedAt,
 });
 const PAYEE_COLUMNS = toPayee.columns.join(", ");
+/** A payee by the company's id for it: every create reads it (one text, built once). */
+const FIND_PAYEE =
+  `SELECT ${PAYEE_COLUMNS} FROM payees WHERE company_id = ? AND line_id = ? AND external_id = ?`;
 
 export async function findPayee(
   executor: SqlExecutor,
@@ -54,8 +57,7 @@ export async function findPayee(
   externalId: string,
 ): Promise<PayeeRecord | null> {
   const { rows } = await executor.execute({
-    sql:
-      `SELECT ${PAYEE_COLUMNS} FROM payees WHERE company_id = ? AND line_id = ? AND external_id = ?`,
+    sql: FIND_PAYEE,
     args: [companyId, lineId, externalId],
   });
   return rows[0] ? toPayee(rows[0]) : null;

@@ -3,7 +3,7 @@
  * materialized in ledger_accounts in the same unit as their entries.
  */
 import type { InStatement, ResultSet } from "@libsql/client";
-import { columnsOf, integer, multiRowInserts, rowMapper } from "../../db/rows.ts";
+import { columnsOf, integer, keptText, multiRowInserts, rowMapper } from "../../db/rows.ts";
 import { ledgerAccounts } from "../../db/schema.ts";
 import { newId } from "../platform/keys.ts";
 import { netChanges, overdraft } from "./postings.ts";
@@ -39,6 +39,17 @@ const toReadBack = rowMapper({
   total: integer("ledger_entries", "total"),
 });
 
+// The texts of the statements every posting and balance read runs, built once: a text built at
+// each call is also hashed whole to find its kept statement.
+const READ_LINE_ACCOUNTS = `SELECT ${
+  toAccount.columns.join(", ")
+} FROM ledger_accounts WHERE line_id = ?`;
+const READ_LINE_BALANCES = `SELECT ${
+  toBalance.columns.join(", ")
+} FROM ledger_accounts WHERE line_id = ?`;
+const MOVE_BALANCES = "UPDATE ledger_accounts SET balance_cents = balance_cents + CASE id";
+const READ_BACK = "SELECT transaction_id, count(*) AS n";
+
 function balancesFrom(
   accounts: Iterable<{ code: LedgerAccountCode; balance: number }>,
 ): LineBalances {
@@ -56,7 +67,7 @@ export interface LineAccounts {
 /** The line's accounts with their ids, read in the unit (an empty map: none opened yet). */
 export async function readLineAccounts(tx: WriteTx, lineId: string): Promise<LineAccounts> {
   const accounts = (await tx.execute({
-    sql: `SELECT ${toAccount.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
+    sql: READ_LINE_ACCOUNTS,
     args: [lineId],
   })).rows.map(toAccount);
   return {
@@ -183,9 +194,14 @@ export async function postTransactions(
   const changed = [...moved].filter(([, change]) => change !== 0);
   if (changed.length > 0) {
     tx.defer({
-      sql: `UPDATE ledger_accounts SET balance_cents = balance_cents + CASE id ${
-        changed.map(() => "WHEN ? THEN ?").join(" ")
-      } END WHERE id IN (${changed.map(() => "?").join(", ")})`,
+      sql: keptText(
+        MOVE_BALANCES,
+        changed.length,
+        () =>
+          `${MOVE_BALANCES} ${changed.map(() => "WHEN ? THEN ?").join(" ")} END WHERE id IN (${
+            changed.map(() => "?").join(", ")
+          })`,
+      ),
       args: [...changed.flat(), ...changed.map(([id]) => id)],
     });
   }
@@ -194,9 +210,14 @@ export async function postTransactions(
     written.set(transactionId, (written.get(transactionId) ?? 0) + 1);
   }
   tx.defer({
-    sql: `SELECT transaction_id, count(*) AS n, coalesce(sum(amount_cents), 0) AS total
+    sql: keptText(
+      READ_BACK,
+      transactionIds.length,
+      () =>
+        `${READ_BACK}, coalesce(sum(amount_cents), 0) AS total
           FROM ledger_entries WHERE transaction_id IN (${transactionIds.map(() => "?").join(", ")})
           GROUP BY transaction_id`,
+    ),
     args: transactionIds,
   }, (result) => {
     const readBack = new Map(
@@ -225,7 +246,7 @@ export async function readLineBalances(
   lineId: string,
 ): Promise<LineBalances> {
   const { rows } = await executor.execute({
-    sql: `SELECT ${toBalance.columns.join(", ")} FROM ledger_accounts WHERE line_id = ?`,
+    sql: READ_LINE_BALANCES,
     args: [lineId],
   });
   return balancesFrom(rows.map(toBalance));

@@ -5,6 +5,7 @@
 import {
   columnsOf,
   json,
+  keptText,
   multiRowInserts,
   orDefault,
   type RowMapper,
@@ -45,6 +46,7 @@ import {
   createdPayoutFacts,
   eventFactsOf,
   type PayoutEventFacts,
+  type PayoutsRead,
   readCreatedPayoutNumbers,
   readWithEventFacts,
 } from "../webhooks/event_snapshot.ts";
@@ -127,6 +129,10 @@ const toPayout: RowMapper<PayoutRow> = rowMapper({
 });
 
 const PAYOUT_COLUMNS = toPayout.columns.join(", ");
+// Texts every move runs, built once: a text built at each call is also hashed whole to find its
+// kept statement.
+const LOAD_PAYOUT = `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ?`;
+const LOAD_PAYOUTS = `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id IN`;
 
 const disbursement = columnsOf(disbursements);
 const toFailedPayout = rowMapper({ id: payout.id, failureReason: payout.failureReason });
@@ -158,7 +164,7 @@ export async function loadPayout(
   payoutId: string,
 ): Promise<PayoutRow | null> {
   const { rows } = await tx.execute({
-    sql: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ?`,
+    sql: LOAD_PAYOUT,
     args: [payoutId],
   });
   return rows[0] ? toPayout(rows[0]) : null;
@@ -262,12 +268,15 @@ async function readCreatedEventContext(
 }
 
 /** What an event's data carries of its payout and disbursement, in this order. */
-const EVENT_CONTEXT_COLUMNS = `p.id AS event_payout_id, d.kind, d.external_uuid, d.claim_id,
-  d.memo, p.rowid AS payout_number, d.rowid AS disbursement_number, p.payee_type_id, p.first_name,
-  p.last_name, p.phone, p.address_one, p.address_two, p.city, p.state, p.zip_code,
-  p.delivery_options, p.allowed_payment_method_ids, p.permission_required_from,
-  p.payment_method_settings, p.field_values, p.custom_document_uuids, p.rail_reference,
-  p.created_at, p.updated_at`;
+const EVENT_CONTEXT_READ: PayoutsRead = {
+  columns: `p.id AS event_payout_id, d.kind, d.external_uuid, d.claim_id, d.memo,
+    p.rowid AS payout_number, d.rowid AS disbursement_number, p.payee_type_id, p.first_name,
+    p.last_name, p.phone, p.address_one, p.address_two, p.city, p.state, p.zip_code,
+    p.delivery_options, p.allowed_payment_method_ids, p.permission_required_from,
+    p.payment_method_settings, p.field_values, p.custom_document_uuids, p.rail_reference,
+    p.created_at, p.updated_at`,
+  from: "payouts p JOIN disbursements d ON d.id = p.disbursement_id",
+};
 
 /** The event contexts of several payouts, in one round trip (each line's deliveries read once). */
 async function readEventContexts(
@@ -278,11 +287,7 @@ async function readEventContexts(
   const lines = [...new Map(scopes.map((s) => [`${s.companyId} ${s.lineId}`, s])).values()];
   // The rows and their facts in one statement (the second cost an offer about 7 µs).
   const [{ rows }, deliveries] = await Promise.all([
-    tx.execute(readWithEventFacts(
-      EVENT_CONTEXT_COLUMNS,
-      "payouts p JOIN disbursements d ON d.id = p.disbursement_id",
-      scopes.map((s) => s.payoutId),
-    )),
+    tx.execute(readWithEventFacts(EVENT_CONTEXT_READ, scopes.map((s) => s.payoutId))),
     Promise.all(lines.map((s) => readDeliveryContext(tx, s.companyId, s.lineId, now))),
   ]);
   const deliveriesOf = new Map(lines.map((s, i) => [`${s.companyId} ${s.lineId}`, deliveries[i]]));
@@ -521,7 +526,11 @@ export async function loadPayouts(
 ): Promise<Map<string, PayoutRow>> {
   if (ids.length === 0) return new Map();
   const { rows } = await tx.execute({
-    sql: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id IN (${ids.map(() => "?").join(", ")})`,
+    sql: keptText(
+      LOAD_PAYOUTS,
+      ids.length,
+      () => `${LOAD_PAYOUTS} (${ids.map(() => "?").join(", ")})`,
+    ),
     args: [...ids],
   });
   return new Map(rows.map((row) => {

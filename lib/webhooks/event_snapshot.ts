@@ -5,6 +5,7 @@
 import { disbursementStatus } from "../payouts/disbursement_status.ts";
 import type { PayoutStatus } from "../payouts/states.ts";
 import type { SqlExecutor } from "../ledger/store.ts";
+import { keptText } from "../../db/rows.ts";
 
 /** doc_type_id 2: the ACH authorization, shown on the ACH form. */
 const ACH_AUTHORIZATION_TYPE = 2;
@@ -34,6 +35,11 @@ const DOCUMENTS_SHOWN = `(SELECT count(*) FROM documents doc
          OR doc.used_by_payout_id = p.id))`;
 const DOCUMENTS_SHOWN_ARGS = [ACH_AUTHORIZATION_TYPE, ACH_METHOD_ID];
 
+/** Read for every created payout: one text, built once. */
+const CREATED_PAYOUT_NUMBERS = `SELECT p.rowid AS payout_number, d.rowid AS disbursement_number,
+    ${DOCUMENTS_SHOWN} AS documents_shown
+  FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id WHERE p.id = ?`;
+
 /**
  * What a payout's events need that its create does not know: the rowids of the payout and its
  * disbursement (their numbers in Surface A payloads) and the documents shown, in one read. Its
@@ -44,9 +50,7 @@ export async function readCreatedPayoutNumbers(
   payoutId: string,
 ): Promise<{ payoutNumber: number; disbursementNumber: number; documentsShown: number }> {
   const { rows } = await executor.execute({
-    sql: `SELECT p.rowid AS payout_number, d.rowid AS disbursement_number,
-            ${DOCUMENTS_SHOWN} AS documents_shown
-          FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id WHERE p.id = ?`,
+    sql: CREATED_PAYOUT_NUMBERS,
     args: [...DOCUMENTS_SHOWN_ARGS, payoutId],
   });
   if (!rows[0]) throw new Error(`readCreatedPayoutNumbers: no payout ${payoutId}`);
@@ -69,27 +73,35 @@ export function createdPayoutFacts(
   };
 }
 
+/** A read of payouts `p`: what it reads (`columns`) of them and of what `from` joins them to. */
+export interface PayoutsRead {
+  readonly columns: string;
+  readonly from: string;
+}
+
 /**
- * A read of payouts `p` (`from` joins them to what `columns` also reads) that adds each one's facts
- * as they are now, in the caller's unit: each disbursement's statuses are gathered once however
- * many of its payouts are asked. eventFactsOf takes them back out of each row.
+ * `read` (a constant of the caller's, which keeps the text for a few payouts: db/rows.ts keptText)
+ * of the payouts `payoutIds`, with each one's facts as they are now, in the caller's unit: each
+ * disbursement's statuses are gathered once however many of its payouts are asked. eventFactsOf
+ * takes them back out of each row.
  */
 export function readWithEventFacts(
-  columns: string,
-  from: string,
+  read: PayoutsRead,
   payoutIds: readonly string[],
 ): { sql: string; args: (string | number)[] } {
-  const asked = payoutIds.map(() => "?").join(", ");
+  const { columns, from } = read;
+  const asked = () => payoutIds.map(() => "?").join(", ");
   return {
-    sql: `WITH statuses AS (
+    sql: keptText(read, payoutIds.length, () =>
+      `WITH statuses AS (
             SELECT q.disbursement_id, json_group_array(DISTINCT q.status) AS statuses
               FROM payouts q
-             WHERE q.disbursement_id IN (SELECT disbursement_id FROM payouts WHERE id IN (${asked}))
+             WHERE q.disbursement_id IN (SELECT disbursement_id FROM payouts WHERE id IN (${asked()}))
              GROUP BY q.disbursement_id)
           SELECT ${columns}, p.failure_reason AS fact_failure_reason, s.statuses AS fact_statuses,
                  ${DOCUMENTS_SHOWN} AS fact_documents_shown
           FROM ${from} JOIN statuses s ON s.disbursement_id = p.disbursement_id
-          WHERE p.id IN (${asked})`,
+          WHERE p.id IN (${asked()})`),
     args: [...payoutIds, ...DOCUMENTS_SHOWN_ARGS, ...payoutIds],
   };
 }

@@ -146,6 +146,11 @@ const toEndpointOfLine = rowMapper({
   events: json<string[]>(endpoint.events, "array"),
 });
 
+/** Read for every event: one text, built once. */
+const RECEIVING_ENDPOINTS = `SELECT ${toEndpointOfLine.columns.join(", ")} FROM webhook_endpoints
+  WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
+    AND (surface = 'api' OR (surface = 'v1' AND line_id = ?))`;
+
 /** The company's active Surface A endpoints and the line's active /v1 endpoints. */
 export async function receivingEndpoints(
   tx: Pick<WriteTx, "execute">,
@@ -153,9 +158,7 @@ export async function receivingEndpoints(
   lineId: string | null,
 ): Promise<ReceivingEndpoint[]> {
   const { rows } = await tx.execute({
-    sql: `SELECT ${toEndpointOfLine.columns.join(", ")} FROM webhook_endpoints
-          WHERE company_id = ? AND deleted_at IS NULL AND disabled_at IS NULL
-            AND (surface = 'api' OR (surface = 'v1' AND line_id = ?))`,
+    sql: RECEIVING_ENDPOINTS,
     args: [companyId, lineId],
   });
   return rows.map(toEndpointOfLine);
