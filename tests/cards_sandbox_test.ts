@@ -4,8 +4,9 @@
  * the card rows the rail keeps, events, ledger and tie-out, the sandbox's deterministic outcomes
  * (declined: `fail+vcc`, card 4000000000000002; a card spent a day after its issue, with Lithic's
  * webhook delivered in process; a spend limit ending in 99 cents is never spent and comes back at
- * expiry), one answer per idempotency key across a restart, and the portal's card
- * page shown by the sandbox's hosted card page.
+ * expiry; a card closed through its API is told by Lithic's `card.updated`), one answer per
+ * idempotency key across a restart, and the portal's card page shown by the sandbox's hosted card
+ * page.
  */
 import assert from "node:assert/strict";
 import { LithicClient } from "../lib/cards/client.ts";
@@ -23,7 +24,9 @@ import {
   DAY_SECONDS,
   MONEY_SETTINGS,
   type MoneyFixture,
+  moneyProviderDeps,
   openMoneyFixture,
+  START,
 } from "./money_core_helpers.ts";
 
 async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
@@ -33,6 +36,21 @@ async function withMoney(fn: (m: MoneyFixture) => Promise<void>) {
   } finally {
     await fixture.close();
   }
+}
+
+/** A funded company's `success+vcc` payout of `amountCents`, paid by a card issued OPEN. */
+async function cardIssued(m: MoneyFixture, amountCents: number): Promise<string> {
+  await m.fund(1_000_000);
+  const created = await m.create({
+    email: "success+vcc@example.test",
+    amountCents,
+    allowedPaymentMethodIds: [VCC_METHOD],
+  });
+  assert.ok(created.ok);
+  const id = created.value.payouts[0].id;
+  await m.settle();
+  assert.equal((await m.payout(id)).status, "completed");
+  return id;
 }
 
 const CARD_COLUMNS = "state, spend_limit_cents, spent_cents, reclaimed_cents";
@@ -152,16 +170,7 @@ Deno.test("sandbox, fail+vcc and card 4000000000000002: the sandbox's Lithic iss
 
 Deno.test("sandbox, a spend limit ending in 99 cents: never spent, the service closes the card at its expiry and the whole limit comes back once as a late return", async () => {
   await withMoney(async (m) => {
-    await m.fund(1_000_000);
-    const created = await m.create({
-      email: "success+vcc@example.test",
-      amountCents: 12_399,
-      allowedPaymentMethodIds: [VCC_METHOD],
-    });
-    assert.ok(created.ok);
-    const id = created.value.payouts[0].id;
-    await m.settle();
-    assert.equal((await m.payout(id)).status, "completed");
+    const id = await cardIssued(m, 12_399);
     await m.advance(29 * DAY_SECONDS);
     assert.deepEqual(await rows(m, `SELECT ${CARD_COLUMNS} FROM virtual_cards`), [
       { state: "OPEN", spend_limit_cents: 12_399, spent_cents: null, reclaimed_cents: null },
@@ -272,4 +281,41 @@ Deno.test("portal, sandbox without Lithic settings: the paid card is shown in th
     assert.equal(forged.status, 401);
     assert.equal((await forged.json()).message, "The embed request's hmac does not match");
   }, { SANDBOX_INBOX: "1" });
+});
+
+Deno.test("sandbox's Lithic card.updated: a card closed at the sandbox's Lithic outside the service (as from Lithic's dashboard) before its payee spends it is told to the service at once; it reads the card and its whole limit comes back as a late return then, not at its expiry", async () => {
+  await withMoney(async (m) => {
+    const id = await cardIssued(m, 25_000);
+    const [card] = await rows(m, "SELECT card_token FROM virtual_cards");
+    await m.advance(3_600);
+
+    const reach = await moneyProviderDeps(m.database).lithic.read(
+      m.database.readClient,
+      m.companyId,
+    );
+    const closed = await (await LithicClient.open(reach!)).closeCard(String(card.card_token));
+    assert.equal(closed.state, "CLOSED");
+    await m.settle();
+    assert.deepEqual(await rows(m, "SELECT event_type, card_token FROM lithic_notices"), [
+      { event_type: "card.updated", card_token: card.card_token },
+    ]);
+    assert.deepEqual(
+      await rows(m, "SELECT state, spent_cents, reclaimed_cents FROM virtual_cards"),
+      [{ state: "CLOSED", spent_cents: 0, reclaimed_cents: 25_000 }],
+    );
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT to_status, detail, at FROM payout_transitions WHERE payout_id = ? AND from_status = 'completed'",
+        id,
+      ),
+      [{ to_status: "completed", detail: "card_unspent", at: START + 3_600_000 }],
+    );
+    assert.equal((await m.balances()).available, 1_000_000);
+    // The payee's purchase a day after its issue finds the card closed: nothing more happens.
+    await m.advance(DAY_SECONDS);
+    assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM lithic_notices"), [{ n: 1 }]);
+    assert.equal((await m.balances()).available, 1_000_000);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
 });

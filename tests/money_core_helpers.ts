@@ -125,14 +125,18 @@ export function moneyBatchDeps(database: Database, environment: Environment) {
   });
 }
 
+/** The settings the fixture's jobs run on by default: real time stands at START. */
+const FIXTURE_SETTINGS = { ...MONEY_SETTINGS, clock: { now: () => START } };
+
 /**
  * A test database and how its companies reach each provider, as the composition root decides for
- * the database's environment: what the provider use cases (webhooks, lookups, cancels) run on.
+ * the database's environment (on the fixture's real time, as its jobs): what the provider use
+ * cases (webhooks, lookups, cancels) run on.
  */
 export function moneyProviderDeps(database: Database) {
   return {
     database,
-    ...providerReachesOf(database.environment, MONEY_SETTINGS, database, testSecretBox),
+    ...providerReachesOf(database.environment, FIXTURE_SETTINGS, database, testSecretBox),
   };
 }
 
@@ -154,12 +158,7 @@ export async function openMoneyFixture(options: MoneyFixtureOptions = {}): Promi
   });
   const handlers = options.handlers?.(database) ??
     // Real time stands at START: the fixture's domain time is START plus the sandbox clock's offset.
-    jobHandlersOf(
-      environment,
-      { ...MONEY_SETTINGS, clock: { now: () => START } },
-      database,
-      testSecretBox,
-    );
+    jobHandlersOf(environment, FIXTURE_SETTINGS, database, testSecretBox);
   const runOptions = { clock: options.clock };
   let offsetMs = 0;
   const fixture: MoneyFixture = {

@@ -1,6 +1,7 @@
 /**
  * The sandbox's PayPal (lib/paypal/simulator.ts): a test company without PayPal settings is paid
- * through the PayPal rail as live is (a batch at the five-minute cutoff, items read by polling),
+ * through the PayPal rail as live is (a batch at the five-minute cutoff, items read by polling and
+ * on PayPal's webhooks, which it sends in process through live's receiver and signature check),
  * against the simulator answering in process, which decides each item by its receiver and keeps
  * what it took in the test database.
  */
@@ -21,7 +22,8 @@ import { resolveBatch } from "../lib/rails/batches_service.ts";
 import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { payoutRuntime } from "../lib/payouts/settings.ts";
-import { cancelUnclaimedItem } from "../lib/paypal/service.ts";
+import { cancelUnclaimedItem, receiveWebhook } from "../lib/paypal/service.ts";
+import { PAYPAL_JOBS } from "../lib/paypal/store.ts";
 import { type PayoutItemRequest, PaypalClient } from "../lib/paypal/client.ts";
 import { PaypalSimulator } from "../lib/paypal/simulator.ts";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
@@ -65,6 +67,21 @@ async function chooseReceivers(
     );
     assert.ok(selected.ok);
   }
+}
+
+/**
+ * Two payouts whose payees chose receivers the sandbox's PayPal leaves unclaimed (a PayPal e-mail
+ * and a Venmo phone), sent in one batch.
+ */
+async function unclaimedPayouts(m: MoneyFixture): Promise<[string, string]> {
+  const paypal = await payoutOf(m, "noaction@example.test", 4_000);
+  const venmo = await payoutOf(m, "noaction@example.test", 5_000);
+  await m.settle();
+  await chooseReceivers(m, [[paypal, { email: "unclaimed@example.test" }], [venmo, {
+    phone: sandboxTestDetails.venmoUnclaimedPhone,
+  }]]);
+  await m.settle();
+  return [paypal, venmo];
 }
 
 /** The simulator's items, in the order it took them. */
@@ -205,13 +222,7 @@ Deno.test("fail+paypal and fail+venmo: the sandbox's PayPal fails the item RECEI
 
 Deno.test("unclaimed at the sandbox's PayPal: the payout stays funds_sent; paypal's cancel of the simulator's item fails it (unclaimed_canceled) and offers it again; another is returned 30 days on (unclaimed_returned)", async () => {
   await withSandbox(async (m) => {
-    const canceled = await payoutOf(m, "noaction@example.test", 4_000);
-    const returned = await payoutOf(m, "noaction@example.test", 5_000);
-    await m.settle();
-    await chooseReceivers(m, [[canceled, { email: "unclaimed@example.test" }], [returned, {
-      phone: sandboxTestDetails.venmoUnclaimedPhone,
-    }]]);
-    await m.settle();
+    const [canceled, returned] = await unclaimedPayouts(m);
     await m.advance(DAY_S);
     assert.deepEqual(
       (await rows(m, "SELECT transaction_status FROM paypal_items ORDER BY rowid")).map((r) =>
@@ -490,5 +501,138 @@ Deno.test("/v1, the sandbox's PayPal on the sandbox clock: payees success+paypal
         detail: "re-offered after RECEIVER_UNREGISTERED",
       },
     ]);
+  });
+});
+
+/** The PayPal batches' polls will not run: what comes of the items comes by webhook only. */
+async function stopPolls(m: MoneyFixture): Promise<void> {
+  await m.database.writer.write((tx) =>
+    tx.execute({
+      sql: "UPDATE scheduled_jobs SET done_at = ? WHERE kind = ? AND done_at IS NULL",
+      args: [m.now(), PAYPAL_JOBS.poll],
+    })
+  );
+}
+
+const notices = (m: MoneyFixture) =>
+  rows(
+    m,
+    `SELECT event_type, resource_id, processed_at IS NOT NULL AS processed
+       FROM paypal_notices ORDER BY event_type, resource_id`,
+  );
+
+Deno.test("sandbox's PayPal webhooks: a minute after it takes the batch, SUCCEEDED and FAILED for its items and PAYOUTSBATCH.SUCCESS, verified and acted on with no poll: completed, and failed RECEIVER_UNREGISTERED and offered again, at 15:06 as the poll would", async () => {
+  await withSandbox(async (m) => {
+    await m.advance(60);
+    const paid = await payoutOf(m, "success+venmo@example.test", 1_000);
+    const failed = await payoutOf(m, "fail+paypal@example.test", 2_000);
+    await m.settle();
+    await m.advance(4 * 60);
+    const [batch] = await rows(m, "SELECT id, status FROM rail_batches");
+    assert.equal(batch.status, "transmitted");
+    await stopPolls(m);
+    await m.advance(59);
+    assert.deepEqual(await notices(m), []);
+    assert.deepEqual(await statusOf(m, paid), { status: "funds_sent", failure_reason: null });
+
+    await m.advance(1);
+    assert.deepEqual(await notices(m), [
+      { event_type: "PAYMENT.PAYOUTS-ITEM.FAILED", resource_id: `${batch.id}-2`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTS-ITEM.SUCCEEDED", resource_id: `${batch.id}-1`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
+    ]);
+    assert.deepEqual(await statusOf(m, paid), { status: "completed", failure_reason: null });
+    assert.deepEqual(await statusOf(m, failed), {
+      status: "modality_offered",
+      failure_reason: "RECEIVER_UNREGISTERED",
+    });
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT at FROM payout_transitions WHERE payout_id IN (?, ?) AND from_status = 'funds_sent'",
+        paid,
+        failed,
+      ),
+      [{ at: START + 6 * 60_000 }, { at: START + 6 * 60_000 }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox's PayPal webhooks: UNCLAIMED keeps the payouts funds_sent; a cancel sends CANCELED; 30 days on RETURNED fails the other (unclaimed_returned) and offers it again, with no poll", async () => {
+  await withSandbox(async (m) => {
+    const [canceled, returned] = await unclaimedPayouts(m);
+    const [batch] = await rows(m, "SELECT id, status FROM rail_batches");
+    assert.equal(batch.status, "transmitted");
+    await stopPolls(m);
+    await m.advance(60);
+    const unclaimed = [
+      { event_type: "PAYMENT.PAYOUTS-ITEM.UNCLAIMED", resource_id: `${batch.id}-1`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTS-ITEM.UNCLAIMED", resource_id: `${batch.id}-2`, processed: 1 },
+    ];
+    assert.deepEqual(await notices(m), unclaimed);
+    assert.deepEqual(
+      (await rows(m, "SELECT transaction_status FROM paypal_items ORDER BY rowid")).map((r) =>
+        r.transaction_status
+      ),
+      ["UNCLAIMED", "UNCLAIMED"],
+    );
+    assert.equal((await m.payout(canceled)).status, "funds_sent");
+
+    const cancel = await cancelUnclaimedItem(
+      { ...moneyProviderDeps(m.database), runtime: payoutRuntime("test", MONEY_SETTINGS) },
+      canceled,
+      m.now(),
+    );
+    assert.ok(cancel.ok, cancel.ok ? "" : cancel.message);
+    await m.settle();
+    assert.deepEqual(await notices(m), [
+      { event_type: "PAYMENT.PAYOUTS-ITEM.CANCELED", resource_id: `${batch.id}-1`, processed: 1 },
+      ...unclaimed,
+    ]);
+    assert.deepEqual(await statusOf(m, canceled), {
+      status: "modality_offered",
+      failure_reason: "unclaimed_canceled",
+    });
+
+    await m.advance(30 * DAY_S - 120);
+    assert.equal((await m.payout(returned)).status, "funds_sent");
+    await m.advance(120);
+    assert.deepEqual(await statusOf(m, returned), {
+      status: "modality_offered",
+      failure_reason: "unclaimed_returned",
+    });
+    assert.deepEqual(
+      (await notices(m)).filter((n) => !String(n.event_type).endsWith("UNCLAIMED")),
+      [
+        { event_type: "PAYMENT.PAYOUTS-ITEM.CANCELED", resource_id: `${batch.id}-1`, processed: 1 },
+        { event_type: "PAYMENT.PAYOUTS-ITEM.RETURNED", resource_id: `${batch.id}-2`, processed: 1 },
+        { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
+      ],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox's PayPal verifies only what it signed: a webhook for a test company without settings whose transmission signature is not the simulator's is refused webhook_not_verified, nothing recorded", async () => {
+  await withSandbox(async (m) => {
+    const body = JSON.stringify({
+      id: "WH-FORGED",
+      event_type: "PAYMENT.PAYOUTS-ITEM.SUCCEEDED",
+      resource: { payout_item_id: "rbt_x-1" },
+    });
+    const refused = await receiveWebhook(moneyProviderDeps(m.database), {
+      companyId: m.companyId,
+      headers: {
+        authAlgo: "SHA256withRSA",
+        certUrl: "https://api-m.paypal.com/v1/notifications/certs/CERT-x",
+        transmissionId: "t-1",
+        transmissionSig: "bm90IHRoZSBzaW11bGF0b3Incw==",
+        transmissionTime: new Date(START).toISOString(),
+      },
+      body,
+    }, START);
+    assert.deepEqual(refused.ok ? "ok" : refused.code, "webhook_not_verified");
+    assert.deepEqual(await notices(m), []);
   });
 });

@@ -13,6 +13,10 @@
  *   the card and finds nothing left to come back;
  * - a card whose spend limit ends in 99 cents is never spent: the service closes it at its expiry
  *   and its whole limit comes back as a late return (`card_unspent`).
+ *
+ * A card whose state a request changes (the service's close at expiry) is told to the service by
+ * Lithic's `card.updated` webhook ({card_token, state, previous_fields}), delivered the same way
+ * on the company's sandbox clock; the service reads the card again, as it does on Lithic's.
  */
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -64,6 +68,24 @@ export function sandboxLithicFetch(
   clock: Clock,
 ): (request: Request) => Promise<Response> {
   const now = (account: string) => domainNow(database, account, clock.now());
+  /** Plans one of the sandbox's jobs about a card, `afterMs` from now on its company's clock. */
+  const schedule = async (
+    card: SimulatedCard,
+    kind: string,
+    afterMs: number,
+    payload?: Record<string, unknown>,
+  ) => {
+    const at = await now(card.account_token);
+    await database.writer.write((tx) =>
+      scheduleJob(tx, {
+        companyId: card.account_token,
+        kind,
+        subjectId: card.token,
+        dueAt: at + afterMs,
+        payload,
+      }, at)
+    );
+  };
   return lithicSimulator({
     store: sandboxLithicStore(database),
     accountOf: (apiKey) =>
@@ -77,17 +99,14 @@ export function sandboxLithicFetch(
       await scenarioDeclines(database, String(params.memo ?? ""))
         ? { status: 422, message: "the card program declined to issue this card (sandbox)" }
         : null,
+    updated: (card, previousState) =>
+      schedule(card, CARD_JOBS.sandboxUpdate, 0, {
+        state: card.state,
+        previous_state: previousState,
+      }),
     async issued(card) {
       if (card.spend_limit % 100 === SANDBOX_UNSPENT_CENTS) return;
-      const at = await now(card.account_token);
-      await database.writer.write((tx) =>
-        scheduleJob(tx, {
-          companyId: card.account_token,
-          kind: CARD_JOBS.sandboxPurchase,
-          subjectId: card.token,
-          dueAt: at + SANDBOX_PURCHASE_AFTER_MS,
-        }, at)
-      );
+      await schedule(card, CARD_JOBS.sandboxPurchase, SANDBOX_PURCHASE_AFTER_MS);
     },
   });
 }
@@ -124,9 +143,10 @@ export function sandboxLithicPage(
 }
 
 /**
- * The sandbox payee's purchase, due a day after the card's issue: the whole limit settles on the
- * card (the same purchase if the job runs again) unless the card was closed meanwhile, and Lithic's
- * webhook for it is delivered to the service in process.
+ * The sandbox's Lithic's jobs. The payee's purchase, due a day after the card's issue: the whole
+ * limit settles on the card (the same purchase if the job runs again) unless the card was closed
+ * meanwhile, and Lithic's `card_transaction.updated` for it is delivered to the service in process.
+ * A card's update: Lithic's `card.updated`, delivered the same way.
  */
 export function sandboxLithicJobs(deps: {
   readonly database: Database;
@@ -152,6 +172,26 @@ export function sandboxLithicJobs(deps: {
           id: `msg_${jobId}`,
           body: JSON.stringify({ event_type: "card_transaction.updated", ...purchase }),
         });
+      },
+      record: () => Promise.resolve(),
+    }),
+    [CARD_JOBS.sandboxUpdate]: externalJob<{ token: string; jobId: string; body: string }, void>({
+      leaseMs: PURCHASE_LEASE_MS,
+      prepare: (_tx, job) =>
+        Promise.resolve({
+          token: job.subjectId,
+          jobId: job.id,
+          body: JSON.stringify({
+            event_type: "card.updated",
+            card_token: job.subjectId,
+            state: job.payload.state,
+            previous_fields: { state: job.payload.previous_state },
+          }),
+        }),
+      async call({ token, jobId, body }) {
+        const card = await store.card(token);
+        if (!card) throw new Error(`the sandbox's Lithic has no card ${token}`);
+        await deliver(deps, card, { id: `msg_${jobId}`, body });
       },
       record: () => Promise.resolve(),
     }),

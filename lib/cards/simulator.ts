@@ -84,6 +84,11 @@ export interface LithicSimulatorOptions {
   refusal?(account: string, params: Record<string, unknown>): Promise<LithicRefusal | null>;
   /** Called with each card just issued (the sandbox plans its payee's purchase). */
   issued?(card: SimulatedCard): Promise<void>;
+  /**
+   * Called with a card whose state a request changed, and its state before (the sandbox sends
+   * Lithic's `card.updated` webhook).
+   */
+  updated?(card: SimulatedCard, previousState: SimulatedCard["state"]): Promise<void>;
   /** Each embed page served, with the card it showed. */
   embedded?(card: SimulatedCard): void;
 }
@@ -213,7 +218,9 @@ export function lithicSimulator(
     if (patch.state === "CLOSED" || patch.state === "OPEN" || patch.state === "PAUSED") {
       await store.setState(token, patch.state);
     }
-    return Response.json(await store.card(token));
+    const updated = (await store.card(token))!;
+    if (updated.state !== card.state) await options.updated?.(updated, card.state);
+    return Response.json(updated);
   }
 
   /** The hosted card page: shows the card's number only to an embed request its account signed. */

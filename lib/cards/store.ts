@@ -38,6 +38,8 @@ export const CARD_JOBS = {
   check: "card.check",
   /** The sandbox's Lithic: its payee spends a card, and Lithic's webhook tells the service. */
   sandboxPurchase: "card.sandbox_purchase",
+  /** The sandbox's Lithic: a card's state changed, and Lithic's `card.updated` tells the service. */
+  sandboxUpdate: "card.sandbox_update",
 } as const;
 
 /** A card as we keep it. */

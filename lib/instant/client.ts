@@ -6,6 +6,7 @@
  * refusal Increase answered (a 4xx other than 408, 409 and 429) is a value; no answer throws, and
  * the caller asks again under the same key.
  */
+import { hmacSha256Hex } from "../platform/keys.ts";
 import type { IncreaseSettings } from "./settings.ts";
 import type { CardCapabilities, CardValidationState } from "./rules.ts";
 
@@ -223,25 +224,10 @@ export class IncreaseClient {
   }
 }
 
-/** HMAC-SHA256 of `text` with `key`, lowercase hex. */
-async function hmacHex(key: string, text: string): Promise<string> {
-  const cryptoKey = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(key),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(
-    await crypto.subtle.sign("HMAC", cryptoKey, new TextEncoder().encode(text)),
-  );
-  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The `Increase-Webhook-Signature` value Increase sends for `body` at `at` (`t=<ISO time>,v1=<hex>`). */
 export async function increaseSignature(secret: string, body: string, at: Date): Promise<string> {
   const t = at.toISOString().replace(/\.\d{3}Z$/, "Z");
-  return `t=${t},v1=${await hmacHex(secret, `${t}.${body}`)}`;
+  return `t=${t},v1=${await hmacSha256Hex(secret, `${t}.${body}`)}`;
 }
 
 /**
@@ -267,7 +253,7 @@ export async function increaseSigned(
   if (!t || signatures.length === 0) return false;
   const at = Date.parse(t);
   if (Number.isNaN(at) || Math.abs(realNow - at) > WEBHOOK_TOLERANCE_MS) return false;
-  const expected = await hmacHex(secret, `${t}.${body}`);
+  const expected = await hmacSha256Hex(secret, `${t}.${body}`);
   return signatures.some((s) => constantTimeEqual(s, expected));
 }
 

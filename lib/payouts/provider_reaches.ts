@@ -63,12 +63,12 @@ export function providerReachesOf(
   secretBox: SecretBox,
 ): BoundReaches {
   const test = environment === "test";
+  // Real time as the service keeps it: each simulator dates what it does on the sandbox clock.
+  const clock = settings.clock ?? systemClock;
   return reachesOf(
     {
-      sandboxLithic: test
-        ? sandboxLithic(database, settings.baseUrl, settings.clock ?? systemClock)
-        : null,
-      paypal: test ? new PaypalSimulator(database) : null,
+      sandboxLithic: test ? sandboxLithic(database, settings.baseUrl, clock) : null,
+      paypal: test ? new PaypalSimulator(database, () => clock.now()) : null,
       increase: test,
     },
     settings,

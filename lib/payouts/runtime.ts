@@ -26,7 +26,7 @@ import {
   sftpCheckTransport,
 } from "../checks/rail.ts";
 import { paypalRail } from "../paypal/rail.ts";
-import { PAYPAL_SIMULATOR_JOBS, paypalSimulatorRefundJob } from "../paypal/simulator.ts";
+import { sandboxPaypalJobs } from "../paypal/sandbox_paypal.ts";
 import { cardRail } from "../cards/rail.ts";
 import { cardJobHandlers } from "../cards/jobs.ts";
 import { type BoundReaches, providerReachesOf } from "./provider_reaches.ts";
@@ -245,9 +245,15 @@ export function jobHandlersOf(
     }),
     [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(importDeps),
     [SANDBOX_LATE_RETURNS_JOB]: sandboxLateReturnsJob(importDeps),
-    [PAYPAL_SIMULATOR_JOBS.refund]: paypalSimulatorRefundJob,
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(importDeps),
+    ...(reaches.simulators.paypal
+      ? sandboxPaypalJobs({
+        database,
+        paypal: reaches.paypal,
+        simulator: reaches.simulators.paypal,
+      })
+      : {}),
     ...documentJobHandlers(),
     ...unclaimedJobHandlers({ environment, notifications: runtime.notifications }),
   };

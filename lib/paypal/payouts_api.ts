@@ -86,8 +86,8 @@ export const PAYOUT_ITEMS_MAX = 15_000;
 /** How long PayPal's access tokens last, in seconds (its documented 32,400: nine hours). */
 export const TOKEN_EXPIRES_IN_S = 32_400;
 
-/** States in which a batch is still processing. */
-const OPEN_STATES = new Set(["PENDING", "UNCLAIMED", "ONHOLD", "HELD"]);
+/** States in which PayPal still works on an item: a batch holding one is still processing. */
+export const OPEN_STATES = new Set(["PENDING", "UNCLAIMED", "ONHOLD", "HELD"]);
 
 /** PayPal's Payouts API over `book`: a fetch handler. */
 export function payoutsApi(book: PayoutsBook): (request: Request) => Promise<Response> {

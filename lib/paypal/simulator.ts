@@ -12,19 +12,31 @@
  *   UNCLAIMED, then RETURNED 30 days after it was taken on the company's sandbox clock, unless
  *   cancelled (RETURNED at once);
  * - a PayPal e-mail whose local part is `refunded`, or the Venmo phone `venmoRefundedPhone`:
- *   SUCCESS, then REFUNDED 3 days after it was taken (money back after completion), which it tells
- *   the rail as PayPal's PAYMENT.PAYOUTS-ITEM.REFUNDED webhook would, recorded in process;
+ *   SUCCESS, then REFUNDED 3 days after it was taken (money back after completion);
  * - any other: SUCCESS.
- * It signs no webhooks (other outcomes are read by polling), so it verifies none.
+ * It sends PayPal's webhooks as PayPal does, to the same receiver and through the same
+ * verify-webhook-signature call as live (lib/paypal/sandbox_paypal.ts), on the company's sandbox
+ * clock: a minute after it takes a batch, `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `.FAILED` or
+ * `.UNCLAIMED` for each item and `PAYMENT.PAYOUTSBATCH.SUCCESS` once none is open; 3 days on,
+ * `.REFUNDED` for a refunded receiver's item; 30 days on, `.RETURNED` for an item still
+ * unclaimed; at a cancel, `.CANCELED`. It verifies only what it signed.
  */
 import type { Database } from "../../db/client.ts";
-import type { UnitJob } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
+import type { WriteTx } from "../../db/writer.ts";
 import { domainNow } from "../sandbox/clock_store.ts";
+import { hmacSha256Hex, sha256Hex } from "../platform/keys.ts";
 import { sandboxTestDetails } from "../rails/sandbox.ts";
-import type { PaypalConnection } from "./client.ts";
-import { recordVerifiedNotice } from "./service.ts";
-import { type ItemToTake, payoutsApi, type PayoutsBook, type PayoutsItem } from "./payouts_api.ts";
+import type { PaypalConnection, WebhookHeaders } from "./client.ts";
+import {
+  type ItemToTake,
+  OPEN_STATES,
+  payoutsApi,
+  type PayoutsBook,
+  type PayoutsItem,
+  type WebhookSignature,
+} from "./payouts_api.ts";
+import { PAYPAL_JOBS } from "./store.ts";
 import {
   companyExists,
   type ItemToKeep,
@@ -50,9 +62,6 @@ export const UNCLAIMED_RETURN_AFTER_MS = 30 * 86_400_000;
 /** A refunded receiver's item is refunded this long after PayPal took it. */
 export const REFUNDED_AFTER_MS = 3 * 86_400_000;
 
-/** The job that tells the rail of a refund, as PayPal's webhook would (subject: the item's id). */
-export const PAYPAL_SIMULATOR_JOBS = { refund: "paypal_simulator.refund" } as const;
-
 /** Whether the simulator refunds a receiver's payment after it completed. */
 function refundedLater(receiver: string): boolean {
   const lower = receiver.toLowerCase();
@@ -60,18 +69,26 @@ function refundedLater(receiver: string): boolean {
     lower === sandboxTestDetails.venmoRefundedPhone;
 }
 
-/**
- * The handler of `paypal_simulator.refund`: the refund's webhook, recorded as a verified notice
- * is, so the rail reads the item (REFUNDED by then) and records the late return.
- */
-export const paypalSimulatorRefundJob: UnitJob = async (tx, job) => {
-  await recordVerifiedNotice(tx, {
-    id: `WH-SANDBOX-REFUND-${job.subjectId}`,
-    companyId: job.companyId,
-    eventType: "PAYMENT.PAYOUTS-ITEM.REFUNDED",
-    resourceId: job.subjectId,
-  }, job.dueAt);
+/** How long after it takes a batch the sandbox's PayPal has decided it and sends its webhooks. */
+export const SANDBOX_WEBHOOKS_AFTER_MS = 60_000;
+
+/** Not a secret: the sandbox's PayPal verifies only the webhooks it signed, in process. */
+const SANDBOX_SIGNING_KEY = "sandbox paypal, not a secret";
+
+/** The item webhook PayPal sends of each state an item settles in. */
+const ITEM_EVENTS: Readonly<Record<string, string>> = {
+  SUCCESS: "SUCCEEDED",
+  FAILED: "FAILED",
+  UNCLAIMED: "UNCLAIMED",
+  RETURNED: "RETURNED",
+  REFUNDED: "REFUNDED",
 };
+
+/** A webhook as PayPal posts it: its event's body and the transmission headers that sign it. */
+export interface SandboxWebhook {
+  readonly body: string;
+  readonly headers: WebhookHeaders;
+}
 
 /** PayPal's error of a receiver without an account. */
 export const RECEIVER_UNREGISTERED = "RECEIVER_UNREGISTERED";
@@ -100,7 +117,7 @@ export class PaypalSimulator implements PayoutsBook {
   constructor(
     private readonly database: Database,
     /** Real time, which the company's sandbox clock runs ahead of. */
-    private readonly realNow: () => number = Date.now,
+    readonly realNow: () => number = Date.now,
   ) {}
 
   /** How a company's PayPal calls reach the simulator: its account's settings and an in-process fetch. */
@@ -149,26 +166,20 @@ export class PaypalSimulator implements PayoutsBook {
       };
     });
     const at = await this.#now(account);
+    // PayPal's id is its own; the simulator's is the sender_batch_id, so a batch an operator
+    // resolves as transmitted without PayPal's id (rails:resolve) is still found by it.
+    const payoutBatchId = senderBatchId;
     return await keepBatchOnce(
       this.database,
-      {
-        companyId: account,
-        senderBatchId,
-        // PayPal's id is its own; the simulator's is the sender_batch_id, so a batch an operator
-        // resolves as transmitted without PayPal's id (rails:resolve) is still found by it.
-        payoutBatchId: senderBatchId,
-        at,
-      },
+      { companyId: account, senderBatchId, payoutBatchId, at },
       kept,
-      async (tx, payoutItemIds) => {
-        for (const [index, item] of items.entries()) {
-          if (!refundedLater(item.receiver)) continue;
-          await scheduleJob(tx, {
-            companyId: account,
-            kind: PAYPAL_SIMULATOR_JOBS.refund,
-            subjectId: payoutItemIds[index],
-            dueAt: at + REFUNDED_AFTER_MS,
-          }, at);
+      async (tx) => {
+        await scheduleWebhooks(tx, account, payoutBatchId, at + SANDBOX_WEBHOOKS_AFTER_MS, at);
+        if (kept.some((item) => refundedLater(item.receiver))) {
+          await scheduleWebhooks(tx, account, payoutBatchId, at + REFUNDED_AFTER_MS, at);
+        }
+        if (kept.some((item) => item.transactionStatus === "UNCLAIMED")) {
+          await scheduleWebhooks(tx, account, payoutBatchId, at + UNCLAIMED_RETURN_AFTER_MS, at);
         }
       },
     );
@@ -190,12 +201,105 @@ export class PaypalSimulator implements PayoutsBook {
   }
 
   async returnItem(account: string, payoutItemId: string): Promise<PayoutsItem> {
-    const item = await setSimulatedItemState(this.database, account, payoutItemId, "RETURNED");
-    return itemAt(item, await this.#now(account));
+    const at = await this.#now(account);
+    const item = await setSimulatedItemState(
+      this.database,
+      account,
+      payoutItemId,
+      "RETURNED",
+      async (tx) => {
+        const found = await loadSimulatedItem(tx, account, payoutItemId);
+        await scheduleWebhooks(tx, account, found!.payoutBatchId, at, at, {
+          payoutItemId,
+          event: "CANCELED",
+        });
+      },
+    );
+    return itemAt(item, at);
   }
 
-  verify(): Promise<boolean> {
-    return Promise.resolve(false);
+  async verify(account: string, signature: WebhookSignature): Promise<boolean> {
+    if (signature.webhook_id !== this.connectionFor(account).settings.webhookId) return false;
+    const expected = await transmissionSignature(
+      signature.transmission_id,
+      signature.transmission_time,
+      signature.webhook_id,
+      JSON.stringify(signature.webhook_event),
+    );
+    return expected === signature.transmission_sig;
+  }
+
+  /**
+   * The webhooks PayPal sends of a batch at `at` (its domain time): one per item by the state it
+   * is in then (or `only` one item's event), and the batch's once no item is open. Event ids
+   * name the item and its event, so a delivery sent again is the same event.
+   */
+  async webhooks(
+    account: string,
+    payoutBatchId: string,
+    at: number,
+    only?: { readonly payoutItemId: string; readonly event: string },
+  ): Promise<SandboxWebhook[]> {
+    const batch = await loadSimulatedBatch(this.database.readClient, account, payoutBatchId);
+    if (!batch) return [];
+    const items = batch.items.map((item) => itemAt(item, at));
+    const events: { id: string; type: string; resourceType: string; resource: unknown }[] = [];
+    for (const [index, item] of items.entries()) {
+      if (only && item.payout_item_id !== only.payoutItemId) continue;
+      // Kept RETURNED only by a cancel, whose webhook is CANCELED (and it is never RETURNED later).
+      const canceled = batch.items[index].transactionStatus === "RETURNED";
+      const event = only?.event ?? (canceled ? "CANCELED" : ITEM_EVENTS[item.transaction_status]);
+      if (!event) continue;
+      events.push({
+        id: `WH-SANDBOX-${item.payout_item_id}-${event}`,
+        type: `PAYMENT.PAYOUTS-ITEM.${event}`,
+        resourceType: "payouts_item",
+        resource: item,
+      });
+    }
+    if (!only && !items.some((item) => OPEN_STATES.has(item.transaction_status))) {
+      events.push({
+        id: `WH-SANDBOX-${payoutBatchId}-SUCCESS`,
+        type: "PAYMENT.PAYOUTSBATCH.SUCCESS",
+        resourceType: "payouts",
+        resource: {
+          batch_header: {
+            payout_batch_id: payoutBatchId,
+            batch_status: "SUCCESS",
+            sender_batch_header: { sender_batch_id: batch.senderBatchId },
+          },
+        },
+      });
+    }
+    const webhookId = this.connectionFor(account).settings.webhookId;
+    return await Promise.all(events.map(async (event) => {
+      const body = JSON.stringify({
+        id: event.id,
+        event_version: "1.0",
+        create_time: new Date(at).toISOString(),
+        resource_type: event.resourceType,
+        event_type: event.type,
+        summary: `${event.type} (sandbox)`,
+        resource: event.resource,
+      });
+      const transmissionId = crypto.randomUUID();
+      const transmissionTime = new Date(this.realNow()).toISOString();
+      return {
+        body,
+        headers: {
+          authAlgo: "SHA256withRSA",
+          certUrl: `${PAYPAL_SIMULATOR_BASE_URL}/v1/notifications/certs/CERT-SANDBOX`,
+          transmissionId,
+          transmissionSig: await transmissionSignature(
+            transmissionId,
+            transmissionTime,
+            webhookId,
+            body,
+          ),
+          transmissionTime,
+        },
+      };
+    }));
   }
 
   debugId(): string {
@@ -206,6 +310,41 @@ export class PaypalSimulator implements PayoutsBook {
   #now(companyId: string): Promise<number> {
     return domainNow(this.database, companyId, this.realNow());
   }
+}
+
+/**
+ * Plans the sending of a batch's webhooks at `dueAt` on the company's sandbox clock (`only`: one
+ * item's event).
+ */
+function scheduleWebhooks(
+  tx: WriteTx,
+  companyId: string,
+  payoutBatchId: string,
+  dueAt: number,
+  now: number,
+  only?: { readonly payoutItemId: string; readonly event: string },
+): Promise<unknown> {
+  return scheduleJob(tx, {
+    companyId,
+    kind: PAYPAL_JOBS.sandboxWebhooks,
+    subjectId: payoutBatchId,
+    dueAt,
+    payload: only ? { payout_item_id: only.payoutItemId, event: only.event } : {},
+  }, now);
+}
+
+/**
+ * The sandbox's transmission signature: an HMAC of what PayPal's signs (the transmission's id and
+ * time, the webhook id, the body's digest) with a key that is no secret.
+ */
+async function transmissionSignature(
+  transmissionId: string,
+  transmissionTime: string,
+  webhookId: string,
+  body: string,
+): Promise<string> {
+  const signed = `${transmissionId}|${transmissionTime}|${webhookId}|${await sha256Hex(body)}`;
+  return await hmacSha256Hex(SANDBOX_SIGNING_KEY, signed);
 }
 
 /**

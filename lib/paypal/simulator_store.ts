@@ -136,14 +136,17 @@ export async function setSimulatedItemState(
   companyId: string,
   payoutItemId: string,
   status: string,
+  /** What else the change's unit writes (the webhook PayPal will send of it). */
+  changed: (tx: WriteTx) => Promise<void> = () => Promise.resolve(),
 ): Promise<SimulatedItem> {
-  await database.writer.write((tx) =>
-    tx.execute({
+  await database.writer.write(async (tx) => {
+    await tx.execute({
       sql: `UPDATE sandbox_paypal_items SET transaction_status = ?, error_name = NULL
             WHERE company_id = ? AND payout_item_id = ?`,
       args: [status, companyId, payoutItemId],
-    })
-  );
+    });
+    await changed(tx);
+  });
   const item = await loadSimulatedItem(database.readClient, companyId, payoutItemId);
   if (!item) throw new Error(`the PayPal simulator has no item ${payoutItemId} of ${companyId}`);
   return item;

@@ -25,6 +25,8 @@ export const PAYPAL_JOBS = {
   notice: "paypal.notice",
   /** Per item refused for the insurer's balance: sends it again in a batch of its own. */
   retryItem: "paypal.retry_item",
+  /** The sandbox's PayPal: per batch it took, sends PayPal's webhooks of its items' states. */
+  sandboxWebhooks: "paypal.sandbox_webhooks",
 } as const;
 
 /** The engine's jobs of PayPal batches: their transmission and the end of their window. */

@@ -82,6 +82,12 @@ export async function sha256Hex(text: string | Uint8Array): Promise<string> {
   return createHash("sha256").update(text).digest("hex");
 }
 
+/** Hex HMAC-SHA256 of `text` under `key`. */
+export async function hmacSha256Hex(key: string, text: string): Promise<string> {
+  const { createHmac } = await (nodeCrypto ??= import("node:crypto"));
+  return createHmac("sha256", key).update(text).digest("hex");
+}
+
 /** Compares two strings without an early exit on the first difference. */
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = new TextEncoder().encode(a);
