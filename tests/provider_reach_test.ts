@@ -18,6 +18,8 @@ import type { Environment } from "../lib/platform/config.ts";
 import type { ModalityCode } from "../lib/payouts/states.ts";
 import type { EnvironmentRails } from "../lib/payouts/runtime.ts";
 import type { Database } from "../db/client.ts";
+import { increaseSignature } from "../lib/instant/client.ts";
+import { withHttpFixture } from "./http_fixture.ts";
 
 /** The host each provider's own settings name in this test (never called). */
 const OWN = {
@@ -157,3 +159,29 @@ for (const { environment, without } of DECISIONS) {
     });
   }
 }
+
+Deno.test("provider reach over HTTP: a provider's webhook for a test company without its own settings is 404 (lithic, paypal, increase), even one the Increase simulator signed: the simulators deliver theirs in process", async () => {
+  await withHttpFixture(async (f) => {
+    const body = JSON.stringify({
+      id: "increase_event_x",
+      category: "card_push_transfer.updated",
+      associated_object_id: "card_push_transfer_x",
+    });
+    const signed = await increaseSignature(
+      SIMULATOR_SETTINGS.webhookSecret,
+      body,
+      new Date(f.clock.now()),
+    );
+    for (const provider of ["lithic", "paypal", "increase"]) {
+      const response = await f.app.request(`/rails/${provider}/${f.cast.acme.id}/test/webhook`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Increase-Webhook-Signature": signed },
+        body,
+      });
+      assert.deepEqual([response.status, (await response.json()).error.code], [
+        404,
+        `${provider}_not_configured`,
+      ], provider);
+    }
+  });
+});
