@@ -274,6 +274,8 @@ export async function main(): Promise<void> {
       started.scheduler.start(SCHEDULER_INTERVAL_MS);
       started.dispatcher.start(DISPATCHER_INTERVAL_MS, metrics);
       started.notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
+      // Its module came with the rails' jobs: a cutoff then starts no file worker of its own.
+      (await import("./lib/ach/jobs.ts")).startFileWorker();
       return started;
     });
   // Scheduled backups, when asked for: their module is loaded only then.

@@ -6,8 +6,21 @@
 import assert from "node:assert/strict";
 import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
-import { FILE_WORKER_ENTRIES_MIN, SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
-import { batches, chooseAch, logLines, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import {
+  FILE_WORKER_ENTRIES_MIN,
+  SEND_ENTRIES_PER_UNIT_MAX,
+  startFileWorker,
+  stopFileWorker,
+} from "../lib/ach/jobs.ts";
+import {
+  type AchFixture,
+  batches,
+  chooseAch,
+  logLines,
+  rows,
+  statuses,
+  withScriptedBank,
+} from "./ach_helpers.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 5, 12);
@@ -209,10 +222,10 @@ Deno.test("a page of a transmitted file is sent set-based: each payout its own s
   });
 });
 
-Deno.test("a large file is built and opened for its upload by one file worker: the one that built it is kept for the opening", async () => {
+/** Runs `fn` counting the file workers started meanwhile (each still the platform's own). */
+async function countingFileWorkers(fn: () => Promise<void>): Promise<number> {
   const NativeWorker = globalThis.Worker;
   let started = 0;
-  // Counts the file workers started; each is still the platform's own worker.
   globalThis.Worker = class extends NativeWorker {
     constructor(...args: ConstructorParameters<typeof Worker>) {
       super(...args);
@@ -220,19 +233,39 @@ Deno.test("a large file is built and opened for its upload by one file worker: t
     }
   };
   try {
-    await withScriptedBank(async ({ m, bank }) => {
-      await m.fund(100_000_000);
-      const ids = await chooseAch(m, Array.from({ length: FILE_WORKER_ENTRIES_MIN }, () => 1_000));
-      await m.advance(30 * MINUTE_SECONDS);
-      assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
-        ["transmitted", FILE_WORKER_ENTRIES_MIN],
-      ]);
-      assert.equal(bank.received.length, 1);
-      assert.equal(bank.received[0].accountNumbers.length, FILE_WORKER_ENTRIES_MIN);
-      assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
-      assert.equal(started, 1);
-    });
+    await fn();
   } finally {
     globalThis.Worker = NativeWorker;
+  }
+  return started;
+}
+
+/** A cutoff of a file built on a worker (FILE_WORKER_ENTRIES_MIN entries), to its payouts sent. */
+async function largeFileSent({ m, bank }: AchFixture): Promise<void> {
+  await m.fund(100_000_000);
+  const ids = await chooseAch(m, Array.from({ length: FILE_WORKER_ENTRIES_MIN }, () => 1_000));
+  await m.advance(30 * MINUTE_SECONDS);
+  assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
+    ["transmitted", FILE_WORKER_ENTRIES_MIN],
+  ]);
+  assert.equal(bank.received.length, 1);
+  assert.equal(bank.received[0].accountNumbers.length, FILE_WORKER_ENTRIES_MIN);
+  assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+}
+
+Deno.test("a large file is built and opened for its upload by one file worker: the one that built it is kept for the opening", async () => {
+  await withScriptedBank(async (fixture) => {
+    assert.equal(await countingFileWorkers(() => largeFileSent(fixture)), 1);
+  });
+});
+
+Deno.test("with the file worker a service starts with its workers, a cutoff starts none", async () => {
+  startFileWorker();
+  try {
+    await withScriptedBank(async (fixture) => {
+      assert.equal(await countingFileWorkers(() => largeFileSent(fixture)), 0);
+    });
+  } finally {
+    stopFileWorker();
   }
 });

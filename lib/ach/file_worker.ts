@@ -3,8 +3,9 @@
  * catastrophe day's file, reading 10,000 entries, building the file and reading it back take a
  * second of CPU that would otherwise stall every request. The worker reads the database through
  * its own connection, so nothing large crosses between threads but the answer. It also opens and
- * checks a kept file before its transmission (a tenth of a second for 10,000 entries). Started per
- * file by lib/ach/jobs.ts; answers one message and is terminated.
+ * checks a kept file before its transmission (a tenth of a second for 10,000 entries). Started by
+ * lib/ach/jobs.ts, once with a service's workers and kept for its life (elsewhere, per file, and
+ * kept from a build for the opening of its file); answers each message in turn.
  */
 /// <reference lib="deno.worker" />
 import { openReader, type ReaderOptions } from "../../db/client.ts";

@@ -256,24 +256,37 @@ export async function openKeptFile(
  */
 export const FILE_WORKER_KEPT_MS = 10_000;
 
-/** The worker kept since the last build, and the timer that ends it, or null. */
-let keptWorker: { readonly worker: Worker; readonly timer: ReturnType<typeof setTimeout> } | null =
-  null;
+/** The worker kept since the last build, and the timer that ends it (none: kept for life), or null. */
+let keptWorker: {
+  readonly worker: Worker;
+  readonly timer: ReturnType<typeof setTimeout> | null;
+} | null = null;
+
+/** Whether this process keeps a file worker for its life (a service, from its start). */
+let keptForLife = false;
+
+const newFileWorker = () =>
+  new Worker(workerModuleUrl("lib/ach/file_worker.ts"), { type: "module" });
 
 /** The kept worker, or a new one. */
 function takeFileWorker(): Worker {
-  if (keptWorker === null) {
-    return new Worker(workerModuleUrl("lib/ach/file_worker.ts"), { type: "module" });
-  }
+  if (keptWorker === null) return newFileWorker();
   const { worker, timer } = keptWorker;
-  clearTimeout(timer);
+  if (timer !== null) clearTimeout(timer);
   keptWorker = null;
   return worker;
 }
 
-/** Keeps a worker that answered for FILE_WORKER_KEPT_MS (one at most: another is terminated). */
+/**
+ * Keeps a worker that answered, for FILE_WORKER_KEPT_MS or for the process's life (one at most:
+ * another is terminated).
+ */
 function keepFileWorker(worker: Worker): void {
   if (keptWorker !== null) return worker.terminate();
+  if (keptForLife) {
+    keptWorker = { worker, timer: null };
+    return;
+  }
   const timer = setTimeout(() => {
     if (keptWorker?.worker !== worker) return;
     keptWorker = null;
@@ -285,8 +298,28 @@ function keepFileWorker(worker: Worker): void {
 }
 
 /**
- * One request to a file worker: the one kept since a build, or a new one. A worker that built a
- * file is kept for the opening of that file; any other is terminated once it answered.
+ * A service starts its file worker with its other workers and keeps it for its life, so that no
+ * cutoff starts one: the start holds the service's thread (see FILE_WORKER_KEPT_MS) once, half a
+ * second after the API answers, not in the middle of a cutoff.
+ */
+export function startFileWorker(): void {
+  keptForLife = true;
+  if (keptWorker === null) keepFileWorker(newFileWorker());
+}
+
+/** Ends the file worker kept for the process's life; later files start their own again. */
+export function stopFileWorker(): void {
+  keptForLife = false;
+  if (keptWorker === null) return;
+  if (keptWorker.timer !== null) clearTimeout(keptWorker.timer);
+  keptWorker.worker.terminate();
+  keptWorker = null;
+}
+
+/**
+ * One request to a file worker: the kept one, or a new one. A worker that built a file is kept for
+ * the opening of that file, and every worker that answered while the process keeps one for its
+ * life; any other is terminated once it answered.
  */
 async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnswer & { ok: true }> {
   const worker = takeFileWorker();
@@ -306,7 +339,7 @@ async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnsw
     if (!answer.ok) throw new Error(`the file worker failed: ${answer.error}`);
     return answer;
   } finally {
-    if (answered && request.kind === "build") keepFileWorker(worker);
+    if (answered && (keptForLife || request.kind === "build")) keepFileWorker(worker);
     else worker.terminate();
   }
 }
