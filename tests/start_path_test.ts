@@ -11,6 +11,10 @@ import { withHttpFixture } from "./http_fixture.ts";
 /** Modules the API must answer without (the whole app imports some at first use). */
 const LATER_MODULES = [
   "lib/payouts/runtime.ts",
+  // The provider simulators the portal's card and instant pages bind, at their first use.
+  "lib/payouts/provider_reaches.ts",
+  "lib/paypal/simulator.ts",
+  "lib/cards/sandbox_lithic.ts",
   "lib/admin/commands.ts",
   "routes/admin.ts",
   "routes/console/mod.tsx",

@@ -42,7 +42,6 @@ import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts"
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
-import { providerReachesOf } from "../../lib/payouts/provider_reaches.ts";
 import { hostedCardPage } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
@@ -98,8 +97,15 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   const sessions = new PortalSessions(deps.jwtSecret);
   const runtimeOf = (environment: Environment) =>
     payoutRuntime(environment, runtimeSettingsOf(deps.config));
-  const reachesOf = (environment: Environment, database: Database) =>
-    providerReachesOf(environment, runtimeSettingsOf(deps.config), database, deps.secretBox);
+  // Imported at the first page that needs a provider (a card, instant deposit): the simulators it
+  // binds are not loaded before the API answers.
+  const reachesOf = async (environment: Environment, database: Database) =>
+    (await import("../../lib/payouts/provider_reaches.ts")).providerReachesOf(
+      environment,
+      runtimeSettingsOf(deps.config),
+      database,
+      deps.secretBox,
+    );
 
   app.use(async (c, next) => {
     await next();
@@ -394,7 +400,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     // A virtual card is shown in its issuer's iframe: the page may frame the issuer's origin only.
     const card = payout.paymentMethodId === modalityOf("vcc")?.id
       ? await cardEmbedOf(
-        { database: v.database, lithic: reachesOf(v.environment, v.database).lithic },
+        { database: v.database, lithic: (await reachesOf(v.environment, v.database)).lithic },
         payout.id,
         v.realNow,
       )
@@ -719,7 +725,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const payout = await portalPayout(v.database, v.link, deps.config.checkMicrFont);
     if (!offeredMethod(v.link, payout, "instant_deposit")) return await render(c, v, {});
     const page = await hostedCardPage(
-      { database: v.database, increase: reachesOf(v.environment, v.database).increase },
+      { database: v.database, increase: (await reachesOf(v.environment, v.database)).increase },
       v.link.companyId,
       { returnUrl: `${deps.config.baseUrl}${v.base}/card/return`, state: v.csrf },
     );
@@ -760,7 +766,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
         {
           runtime: runtimeOf(v.environment),
           secretBox: deps.secretBox,
-          increase: reachesOf(v.environment, v.database).increase,
+          increase: (await reachesOf(v.environment, v.database)).increase,
         },
         v.link,
         { payout, modality, form },
