@@ -23,7 +23,12 @@ const START_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 2;
 const BACKUP_TIMEOUT_MS = 30_000;
 /** `deno task start`'s flags. */
-const START_FLAGS = ["-A", "--unstable-cron", "--unstable-lazy-dynamic-imports"];
+const START_FLAGS = [
+  "-A",
+  "--unstable-cron",
+  "--unstable-lazy-dynamic-imports",
+  "--v8-flags=--min-semi-space-size=16",
+];
 /** The /api statuses of a payout that went out in a bank file. */
 const SENT = ["Processing", "Completed"];
 

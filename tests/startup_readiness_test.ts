@@ -1,8 +1,9 @@
 /**
- * Ready means ready, through the real start (`main.ts` as `deno task start` runs it): from its
- * first answer until its routes have loaded, the service says 503 `starting` at /readyz while
- * /healthz answers 200; the request sent right after its first /readyz 200 is answered by the
- * API itself; and a SIGTERM stops it at once even while a client keeps its connection open.
+ * Ready means ready, through the real start of the sources (`main.ts`; bundle_test checks the
+ * bundle `deno task start` runs the same way): from its first answer until its routes have
+ * loaded, the service says 503 `starting` at /readyz while /healthz answers 200; the request sent
+ * right after its first /readyz 200 is answered by the API itself; and a SIGTERM stops it at once
+ * even while a client keeps its connection open.
  */
 import assert from "node:assert/strict";
 import { freePort } from "../bench/service.ts";
