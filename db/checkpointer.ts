@@ -4,7 +4,8 @@
  * connection: every 100 pages it read them back, wrote them into the database and synced it, on
  * the one thread that also answers every request (about 80 µs of each create's and each offer's
  * commit, in `bench/create_cost.ts`). Here a worker thread (db/checkpoint_worker.ts) copies the
- * WAL after each commit through a connection of its own, while the service's thread goes on.
+ * WAL through a connection of its own, while the service's thread goes on; the two share a few
+ * counters (the writer's commits, the worker's last checkpoint) and send each other no message.
  *
  * The WAL starts over from its beginning only when the writer begins a transaction while every
  * frame is copied; under steady writes the worker is always a group behind, so the WAL would grow
@@ -20,6 +21,7 @@
  * connection (db/client.ts) still bounds the WAL.
  */
 import type { CheckpointAnswer, CheckpointRequest } from "./checkpoint_worker.ts";
+import { CheckpointState as at } from "./checkpoint_state.ts";
 import type { WalCheckpoints } from "./writer.ts";
 import { workerModuleUrl } from "../lib/platform/service_files.ts";
 
@@ -38,21 +40,18 @@ export class WalCheckpointer implements WalCheckpoints {
   readonly #path: string;
   readonly #busyTimeoutMs: number;
   #worker: Worker | null = null;
+  /** The counters shared with the worker (CheckpointState). */
+  #state: Int32Array | null = null;
   #failed = false;
-  /** A checkpoint was asked and not yet answered. */
-  #asked = false;
-  /** A group committed while a checkpoint ran: its frames need another. */
-  #again = false;
-  /** The WAL's frames at the last checkpoint; 0 once it starts over. */
-  #frames = 0;
-  #caughtUp: (() => void) | null = null;
   #closed: (() => void) | null = null;
   #noWaitUntil = 0;
+  /** The worker's report a group began after with the WAL copied whole: stale from then on. */
+  #restartedAfter = -1;
   /**
-   * Checkpoints the worker ran; groups that waited for one, those whose wait timed out, and those
-   * that began with the whole WAL copied (the WAL starts over).
+   * Groups that waited for the worker, those whose wait timed out, and those that began with the
+   * whole WAL copied (the WAL starts over).
    */
-  readonly stats = { checkpoints: 0, waits: 0, waitsTimedOut: 0, restarts: 0 };
+  readonly stats = { waits: 0, waitsTimedOut: 0, restarts: 0 };
 
   constructor(path: string, busyTimeoutMs: number) {
     this.#path = path;
@@ -64,50 +63,89 @@ export class WalCheckpointer implements WalCheckpoints {
     return this.#worker !== null;
   }
 
+  /** Checkpoints the worker ran. */
+  get checkpoints(): number {
+    return this.#state === null ? 0 : Atomics.load(this.#state, at.reports);
+  }
+
   committed(): void {
     if (this.#failed) return;
-    if (this.#worker === null) {
+    if (this.#state === null) {
       if (this.#walBytes() < WORKER_START_WAL_BYTES) return;
       this.#start();
     }
-    this.#ask();
+    Atomics.add(this.#state!, at.commits, 1);
   }
 
   beforeGroup(): Promise<void> | null {
-    if (this.#worker === null || this.#frames < WAL_FRAMES_RESTART_MIN) return null;
+    const state = this.#state;
+    if (state === null || this.#failed) return null;
+    if (Atomics.load(state, at.frames) < WAL_FRAMES_RESTART_MIN) return null;
+    if (Atomics.load(state, at.reports) === this.#restartedAfter) return null;
     if (performance.now() < this.#noWaitUntil) return null;
+    if (this.#caughtUp(state)) return null;
     this.stats.waits += 1;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.stats.waitsTimedOut += 1;
-        this.#noWaitUntil = performance.now() + RETRY_AFTER_TIMEOUT_MS;
-        this.#caughtUp = null;
-        resolve();
-      }, CATCH_UP_WAIT_MS_MAX);
-      this.#caughtUp = () => {
-        clearTimeout(timer);
-        this.#caughtUp = null;
-        resolve();
-      };
-      this.#ask();
-    });
+    return this.#waitForCopy(state);
   }
 
   async close(): Promise<void> {
-    this.#caughtUp?.();
     const worker = this.#worker;
-    if (worker === null) return;
+    const state = this.#state;
+    if (worker === null || state === null) return;
     this.#worker = null;
     if (!this.#failed) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         this.#closed = resolve;
         timer = setTimeout(resolve, CLOSE_WAIT_MS_MAX);
-        worker.postMessage({ kind: "close" } satisfies CheckpointRequest);
+        Atomics.store(state, at.closing, 1);
+        this.#wake(state);
       });
       clearTimeout(timer);
     }
     worker.terminate();
+  }
+
+  /**
+   * Whether the worker's last checkpoint saw every commit and copied the whole WAL; if so the next
+   * group starts the WAL over, after which this report is stale.
+   */
+  #caughtUp(state: Int32Array): boolean {
+    for (;;) {
+      const reports = Atomics.load(state, at.reports);
+      const caughtUp = Atomics.load(state, at.seen) === Atomics.load(state, at.commits) &&
+        Atomics.load(state, at.copied) >= Atomics.load(state, at.frames);
+      // A report written while these were read: read them again.
+      if (Atomics.load(state, at.reports) !== reports) continue;
+      if (caughtUp) {
+        this.#restartedAfter = reports;
+        this.stats.restarts += 1;
+      }
+      return caughtUp;
+    }
+  }
+
+  /** Wakes the worker for a checkpoint now, and waits for its reports until it caught up. */
+  async #waitForCopy(state: Int32Array): Promise<void> {
+    const deadline = performance.now() + CATCH_UP_WAIT_MS_MAX;
+    for (;;) {
+      const reports = Atomics.load(state, at.reports);
+      if (this.#failed || this.#caughtUp(state)) return;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        this.stats.waitsTimedOut += 1;
+        this.#noWaitUntil = performance.now() + RETRY_AFTER_TIMEOUT_MS;
+        return;
+      }
+      this.#wake(state);
+      const report = Atomics.waitAsync(state, at.reports, reports, left);
+      if (report.async) await report.value;
+    }
+  }
+
+  #wake(state: Int32Array): void {
+    Atomics.store(state, at.wanted, 1);
+    Atomics.notify(state, at.wanted);
   }
 
   #walBytes(): number {
@@ -119,65 +157,30 @@ export class WalCheckpointer implements WalCheckpoints {
   }
 
   #start(): void {
+    const shared = new SharedArrayBuffer(at.length * Int32Array.BYTES_PER_ELEMENT);
     const worker = new Worker(workerModuleUrl("db/checkpoint_worker.ts"), { type: "module" });
-    worker.onmessage = (event: MessageEvent<CheckpointAnswer>) => this.#answered(event.data);
+    worker.onmessage = (event: MessageEvent<CheckpointAnswer>) => {
+      if (event.data.kind === "failed") this.#fail(event.data.error);
+      this.#closed?.();
+    };
     worker.onerror = (event) => {
       event.preventDefault();
       this.#fail(event.message);
     };
-    const open: CheckpointRequest = {
-      kind: "open",
+    const request: CheckpointRequest = {
       path: this.#path,
       busyTimeoutMs: this.#busyTimeoutMs,
+      state: shared,
     };
-    worker.postMessage(open);
+    worker.postMessage(request);
     this.#worker = worker;
-    // The open's answer comes first, as if a checkpoint were asked.
-    this.#asked = true;
-  }
-
-  #ask(): void {
-    if (this.#worker === null) return;
-    if (this.#asked) {
-      this.#again = true;
-      return;
-    }
-    this.#asked = true;
-    this.#worker.postMessage({ kind: "checkpoint" } satisfies CheckpointRequest);
-  }
-
-  #answered(answer: CheckpointAnswer): void {
-    if (answer.kind === "closed") {
-      this.#closed?.();
-      return;
-    }
-    if (answer.kind === "failed") {
-      this.#fail(answer.error);
-      return;
-    }
-    this.#asked = false;
-    this.stats.checkpoints += 1;
-    this.#frames = answer.frames;
-    // A group committed since this checkpoint was asked (`again`): its frames may not be copied.
-    if (this.#caughtUp !== null && !this.#again && answer.copied >= answer.frames) {
-      // Nothing is committed while a group waits: the WAL starts over at the group's first write.
-      this.#frames = 0;
-      this.stats.restarts += 1;
-      this.#caughtUp();
-      return;
-    }
-    if (this.#again || this.#caughtUp !== null) {
-      this.#again = false;
-      this.#ask();
-    }
+    this.#state = new Int32Array(shared);
   }
 
   /** The worker failed: SQLite's own checkpoint on the writer's connection is what remains. */
   #fail(error: string): void {
     if (this.#failed) return;
     this.#failed = true;
-    this.#frames = 0;
-    this.#caughtUp?.();
     this.#closed?.();
     console.error(JSON.stringify({
       level: "error",
