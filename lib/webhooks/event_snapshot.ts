@@ -90,6 +90,19 @@ export function readWithEventFacts(
   payoutIds: readonly string[],
 ): { sql: string; args: (string | number)[] } {
   const { columns, from } = read;
+  if (payoutIds.length === 1) {
+    // One payout (an offer's, a selection's): its disbursement's statuses read beside it, about
+    // half the time of the pages' form, which sorts and groups them.
+    return {
+      sql: keptText(read, 1, () =>
+        `SELECT ${columns}, p.failure_reason AS fact_failure_reason,
+            (SELECT json_group_array(DISTINCT q.status) FROM payouts q
+              WHERE q.disbursement_id = p.disbursement_id) AS fact_statuses,
+            ${DOCUMENTS_SHOWN} AS fact_documents_shown
+          FROM ${from} WHERE p.id = ?`),
+      args: [...DOCUMENTS_SHOWN_ARGS, payoutIds[0]],
+    };
+  }
   const asked = () => payoutIds.map(() => "?").join(", ");
   return {
     sql: keptText(read, payoutIds.length, () =>
