@@ -206,7 +206,9 @@ export async function main(): Promise<void> {
   };
   const loadRailJobs = once(async () => {
     const { jobHandlersByEnvironment } = await import("./lib/payouts/runtime.ts");
-    return jobHandlersByEnvironment(runtimeSettingsOf(config), databases, secretBox);
+    // A cutoff's send rests between its units while the API answers requests.
+    const settings = { ...runtimeSettingsOf(config), apiBusy: () => metrics.apiBusy };
+    return jobHandlersByEnvironment(settings, databases, secretBox);
   });
   // The audit key is in use before the API answers (a request may append an audit row).
   const loadApi = once(async () =>

@@ -69,7 +69,11 @@ export interface AchFixture {
 /** The money fixture whose ACH files go to a scripted bank; real time is a fake clock. */
 export async function withScriptedBank(
   fn: (fixture: AchFixture) => Promise<void>,
-  options: { wrapDatabase?: (database: Database) => Database } = {},
+  options: {
+    wrapDatabase?: (database: Database) => Database;
+    /** Whether API requests are being answered, as the service's metrics say (never by default). */
+    apiBusy?: () => boolean;
+  } = {},
 ): Promise<void> {
   const clock = new FakeClock(START);
   const bank = new ScriptedBank();
@@ -78,7 +82,7 @@ export async function withScriptedBank(
     handlers: (database: Database) =>
       jobHandlersOf(
         "test",
-        { ...MONEY_SETTINGS, rails: { achTransport: bank } },
+        { ...MONEY_SETTINGS, rails: { achTransport: bank }, apiBusy: options.apiBusy },
         options.wrapDatabase?.(database) ?? database,
         testSecretBox,
       ),

@@ -149,6 +149,25 @@ Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per u
   });
 });
 
+Deno.test("the send asks whether the API is answering requests after each unit that leaves more to send, to rest meanwhile", async () => {
+  let asked = 0;
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    const count = 4 * SEND_ENTRIES_PER_UNIT_MAX + Math.ceil(SEND_ENTRIES_PER_UNIT_MAX / 2);
+    const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+    // The transmission's unit sends the first units' worth; ach.send the rest: 3 full units, then
+    // the last, after which nothing is left to rest for.
+    assert.equal(asked, 3);
+  }, {
+    apiBusy: () => {
+      asked += 1;
+      return true;
+    },
+  });
+});
+
 Deno.test("a page of a transmitted file is sent set-based: each payout its own send posting, timeline row and event; one submitted again meanwhile is left out and logged", async () => {
   await withScriptedBank(async ({ m, bank }) => {
     await m.fund(100_000_000);

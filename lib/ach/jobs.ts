@@ -413,9 +413,8 @@ function sendFileJob(deps: AchRailDeps, moves: BatchPayoutMoves): JobHandler {
       sendTransmittedInUnits(
         deps.database.writer,
         moves,
-        batchId,
-        SEND_ENTRIES_PER_UNIT_MAX,
-        job.dueAt,
+        { id: batchId, perUnit: SEND_ENTRIES_PER_UNIT_MAX, at: job.dueAt },
+        deps.runtime.apiBusy,
       ),
     record: () => Promise.resolve(),
   }) as JobHandler;

@@ -98,6 +98,8 @@ export interface PayoutRuntime {
   /** The E-13B font of checks' MICR line, or null: checks then print "not negotiable". */
   readonly micrFont: Uint8Array | null;
   readonly notifications: NotificationSettings;
+  /** Whether API requests are being answered now: a large file's send rests between its units. */
+  readonly apiBusy: () => boolean;
 }
 
 /**

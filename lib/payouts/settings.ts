@@ -26,6 +26,11 @@ export interface RuntimeSettings {
    * sandbox's Lithic dates what it does on each company's sandbox clock from it.
    */
   readonly clock?: Clock;
+  /**
+   * Whether API requests are being answered now (the service's metrics): background work that
+   * holds the thread rests meanwhile. None: never (tests, commands).
+   */
+  readonly apiBusy?: () => boolean;
 }
 
 /** The runtime settings a configuration gives. */
@@ -52,6 +57,7 @@ export function payoutRuntime(
     bankFileApprovalLimitCents: settings.bankFileApprovalLimitCents ??
       configDefaults.BANK_FILE_APPROVAL_LIMIT_CENTS,
     micrFont: settings.micrFont ?? null,
+    apiBusy: settings.apiBusy ?? (() => false),
     notifications: {
       environment,
       baseUrl: settings.baseUrl,

@@ -363,27 +363,39 @@ export async function sendTransmittedEntries(
 }
 
 /**
+ * Under API traffic, a unit of a batch's send is followed by a rest this many times as long as it
+ * held the service's thread, so that the send takes at most a third of the thread while requests
+ * are answered: a thread kept busy also waits longer for a core on a loaded machine.
+ */
+export const SEND_BUSY_REST_FACTOR = 2;
+
+/**
  * Sends a transmitted batch's entries still batched, at most `perUnit` in each write unit, the
- * event loop given its turns before every unit: the embedded database holds the service's thread
- * for a unit's statements and its commit, and requests are answered between units. Runs outside
- * every unit; each unit sends only what is still batched, so a run stopped anywhere is taken up
- * where it stopped. Returns how many it sent.
+ * event loop given its turns before every unit (and, while `apiBusy` says requests are answered, a
+ * rest of SEND_BUSY_REST_FACTOR times the unit's length): the embedded database holds the
+ * service's thread for a unit's statements and its commit, and requests are answered between
+ * units. Runs outside every unit; each unit sends only what is still batched, so a run stopped
+ * anywhere is taken up where it stopped. Returns how many it sent.
  */
 export async function sendTransmittedInUnits(
   writer: GroupCommitWriter,
   moves: BatchPayoutMoves,
-  batchId: string,
-  perUnit: number,
-  at: number,
+  batch: { readonly id: string; readonly perUnit: number; readonly at: number },
+  apiBusy: () => boolean = () => false,
 ): Promise<number> {
   let total = 0;
   for (;;) {
     await yieldToEventLoop();
+    const started = performance.now();
     const sent = await writer.write((tx) =>
-      sendTransmittedEntries(tx, moves, batchId, perUnit, at)
+      sendTransmittedEntries(tx, moves, batch.id, batch.perUnit, batch.at)
     );
     total += sent;
-    if (sent < perUnit) return total;
+    if (sent < batch.perUnit) return total;
+    if (apiBusy()) {
+      const restMs = SEND_BUSY_REST_FACTOR * (performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, restMs));
+    }
   }
 }
 
