@@ -9,6 +9,7 @@ import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
+import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import {
@@ -437,6 +438,47 @@ Deno.test("a return naming an entry of an in-doubt file proves the bank has it: 
     await m.advance(3 * DAY_SECONDS);
     assert.equal((await m.payout(paidId)).status, "completed");
     assert.notEqual((await m.payout(returnedId)).status, "completed");
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("a return naming an entry of an in-doubt file beyond the first unit of its send applies: that entry is sent with the resolution, the rest by the send", async () => {
+  await withScriptedBank(async ({ m, bank, clock }) => {
+    await m.fund(100_000_000);
+    const count = SEND_ENTRIES_PER_UNIT_MAX + 5;
+    const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
+    bank.answers.push(new Error("the connection dropped during the put"));
+    await quietly(() => m.advance(30 * MINUTE_SECONDS));
+    clock.advance(BATCH_TRANSMIT_LEASE_MS);
+    await quietly(() => m.advance(MINUTE_SECONDS));
+    assert.equal((await batches(m))[0].status, "in_doubt");
+    // The file's last entry: the resolution's own unit sends only the first unit's worth.
+    const [entry] = await rows(
+      m,
+      `SELECT id, payout_id, trace_number, amount_cents FROM rail_batch_entries
+        ORDER BY trace_number DESC LIMIT 1`,
+    );
+    const returnedId = String(entry.payout_id);
+    const imported = await importAchFile(fileDeps(m), {
+      content: new TextEncoder().encode(returnFile([returnOf({
+        payoutId: returnedId,
+        entryId: String(entry.id),
+        trace: String(entry.trace_number),
+        account: "000123456789",
+        routing: "021000021",
+        sentCents: Number(entry.amount_cents),
+      }, "R03")])),
+      fileName: "returns.ach",
+      source: "sftp",
+      importedBy: null,
+    }, m.now());
+    assert.ok(imported.ok);
+    assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
+    assert.equal((await batches(m))[0].status, "transmitted");
+    assert.notEqual((await m.payout(returnedId)).status, "funds_sent");
+    await m.advance(MINUTE_SECONDS);
+    const others = ids.filter((id) => id !== returnedId);
+    assert.deepEqual(new Set(await statuses(m, others)), new Set(["funds_sent"]));
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });

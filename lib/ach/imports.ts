@@ -19,7 +19,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { batchPayoutMoves, type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
-import { batchAdapterOf, type BatchRail } from "../rails/batch.ts";
+import { batchAdapterOf, type BatchRail, sendTransmittedEntry } from "../rails/batch.ts";
 import { resolveInDoubt } from "../rails/engine.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { returnClearedAchFunding } from "../funding/store.ts";
@@ -264,7 +264,10 @@ async function resolvedByReturn(
     "transmitted",
     now,
   );
-  return resolved.ok;
+  if (!resolved.ok) return false;
+  // The resolution sends the file's first entries; the rest go a unit at a time after it.
+  await sendTransmittedEntry(tx, of.engine.moves, entryId, now);
+  return true;
 }
 
 /**

@@ -351,15 +351,41 @@ export async function sendTransmittedEntries(
   if (batch?.status !== "transmitted") return 0;
   const entries = await batchEntries(tx, batchId, "batched", limit);
   for (let start = 0; start < entries.length; start += SEND_PAGE_ENTRIES_MAX) {
-    const page = entries.slice(start, start + SEND_PAGE_ENTRIES_MAX);
-    await tx.execute({
-      sql: `UPDATE rail_batch_entries SET status = 'sent'
-            WHERE status = 'batched' AND id IN (${page.map(() => "?").join(", ")})`,
-      args: page.map((entry) => entry.id),
-    });
-    await moves.sent(tx, page, at);
+    await sendPage(tx, moves, entries.slice(start, start + SEND_PAGE_ENTRIES_MAX), at);
   }
   return entries.length;
+}
+
+async function sendPage(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  page: readonly BatchEntry[],
+  at: number,
+): Promise<void> {
+  await tx.execute({
+    sql: `UPDATE rail_batch_entries SET status = 'sent'
+          WHERE status = 'batched' AND id IN (${page.map(() => "?").join(", ")})`,
+    args: page.map((entry) => entry.id),
+  });
+  await moves.sent(tx, page, at);
+}
+
+/**
+ * Sends one entry of a transmitted batch now if it is still batched (a bank's file names it
+ * before the batch's send reached it); false when it is not waiting to be sent.
+ */
+export async function sendTransmittedEntry(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  entryId: string,
+  at: number,
+): Promise<boolean> {
+  const [row] = await tx.db.select().from(railBatchEntries)
+    .where(and(eq(railBatchEntries.id, entryId), eq(railBatchEntries.status, "batched")));
+  if (!row || row.batchId === null) return false;
+  if ((await loadBatch(tx, row.batchId))?.status !== "transmitted") return false;
+  await sendPage(tx, moves, [toBatchEntry(row)], at);
+  return true;
 }
 
 /**
