@@ -398,6 +398,27 @@ Deno.test("an upload that ends without an answer leaves the file in doubt: never
   });
 });
 
+/** Imports the bank's return (R03) of a payout's sent entry, as its return file names it. */
+function importReturnR03(
+  m: MoneyFixture,
+  payoutId: string,
+  entry: Record<string, unknown>,
+) {
+  return importAchFile(fileDeps(m), {
+    content: new TextEncoder().encode(returnFile([returnOf({
+      payoutId,
+      entryId: String(entry.id),
+      trace: String(entry.trace_number),
+      account: "000123456789",
+      routing: "021000021",
+      sentCents: Number(entry.amount_cents),
+    }, "R03")])),
+    fileName: "returns.ach",
+    source: "sftp",
+    importedBy: null,
+  }, m.now());
+}
+
 Deno.test("a return naming an entry of an in-doubt file proves the bank has it: the file is resolved as transmitted and the return fails that payout; the other completes", async () => {
   await withScriptedBank(async ({ m, bank, clock }) => {
     await m.fund(1_000_000);
@@ -413,19 +434,7 @@ Deno.test("a return naming an entry of an in-doubt file proves the bank has it: 
       "SELECT id, trace_number, amount_cents FROM rail_batch_entries WHERE payout_id = ?",
       returnedId,
     );
-    const imported = await importAchFile(fileDeps(m), {
-      content: new TextEncoder().encode(returnFile([returnOf({
-        payoutId: returnedId,
-        entryId: String(entry.id),
-        trace: String(entry.trace_number),
-        account: "000123456789",
-        routing: "021000021",
-        sentCents: Number(entry.amount_cents),
-      }, "R03")])),
-      fileName: "returns.ach",
-      source: "sftp",
-      importedBy: null,
-    }, m.now());
+    const imported = await importReturnR03(m, returnedId, entry);
     assert.ok(imported.ok);
     assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
     assert.equal((await batches(m))[0].status, "transmitted");
@@ -459,19 +468,7 @@ Deno.test("a return naming an entry of an in-doubt file beyond the first unit of
         ORDER BY trace_number DESC LIMIT 1`,
     );
     const returnedId = String(entry.payout_id);
-    const imported = await importAchFile(fileDeps(m), {
-      content: new TextEncoder().encode(returnFile([returnOf({
-        payoutId: returnedId,
-        entryId: String(entry.id),
-        trace: String(entry.trace_number),
-        account: "000123456789",
-        routing: "021000021",
-        sentCents: Number(entry.amount_cents),
-      }, "R03")])),
-      fileName: "returns.ach",
-      source: "sftp",
-      importedBy: null,
-    }, m.now());
+    const imported = await importReturnR03(m, returnedId, entry);
     assert.ok(imported.ok);
     assert.deepEqual([imported.value.applied, imported.value.notApplied], [1, []]);
     assert.equal((await batches(m))[0].status, "transmitted");
