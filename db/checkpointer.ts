@@ -12,9 +12,9 @@
  * without end. Once it holds WAL_FRAMES_RESTART_MIN frames, the writer's next group waits (without
  * holding the thread: requests are still read and answered, and units queue into the group) until
  * the worker has copied everything, then begins and the WAL starts over. A reader that keeps an old
- * snapshot (a backup's copy) can keep the worker from catching up: the group waits at most
- * CATCH_UP_WAIT_MS_MAX and then none waits for RETRY_AFTER_TIMEOUT_MS, as SQLite would let the WAL
- * grow meanwhile too.
+ * snapshot (a backup's copy) can keep the worker from catching up: the group waits only until a
+ * checkpoint that saw every commit reports frames it could not copy (at most CATCH_UP_WAIT_MS_MAX),
+ * and then none waits for RETRY_AFTER_TIMEOUT_MS, as SQLite would let the WAL grow meanwhile too.
  *
  * The worker starts when the WAL first reaches WORKER_START_WAL_BYTES, so a small database (most
  * tests) never starts one. Until then, or if it fails, SQLite's own checkpoint on the writer's
@@ -48,10 +48,10 @@ export class WalCheckpointer implements WalCheckpoints {
   /** The worker's report a group began after with the WAL copied whole: stale from then on. */
   #restartedAfter = -1;
   /**
-   * Groups that waited for the worker, those whose wait timed out, and those that began with the
-   * whole WAL copied (the WAL starts over).
+   * Groups that waited for the worker, those whose wait timed out, those whose wait ended because a
+   * reader's snapshot held the WAL, and those that began with the whole WAL copied (it starts over).
    */
-  readonly stats = { waits: 0, waitsTimedOut: 0, restarts: 0 };
+  readonly stats = { waits: 0, waitsTimedOut: 0, waitsHeldByReader: 0, restarts: 0 };
 
   constructor(path: string, busyTimeoutMs: number) {
     this.#path = path;
@@ -125,12 +125,28 @@ export class WalCheckpointer implements WalCheckpoints {
     }
   }
 
+  /**
+   * Whether the worker's last checkpoint saw every commit and still left frames uncopied: only a
+   * reader's snapshot holds them, and no later checkpoint copies them before that reader ends.
+   */
+  #heldByReader(state: Int32Array): boolean {
+    return Atomics.load(state, at.seen) === Atomics.load(state, at.commits) &&
+      Atomics.load(state, at.copied) < Atomics.load(state, at.frames);
+  }
+
   /** Wakes the worker for a checkpoint now, and waits for its reports until it caught up. */
   async #waitForCopy(state: Int32Array): Promise<void> {
     const deadline = performance.now() + CATCH_UP_WAIT_MS_MAX;
-    for (;;) {
+    for (let woken = false;; woken = true) {
       const reports = Atomics.load(state, at.reports);
       if (this.#failed || this.#caughtUp(state)) return;
+      // A checkpoint run for this wait that a reader stopped: waiting on would stall the writes
+      // for nothing (a backup's copy holds its snapshot for seconds).
+      if (woken && this.#heldByReader(state)) {
+        this.stats.waitsHeldByReader += 1;
+        this.#noWaitUntil = performance.now() + RETRY_AFTER_TIMEOUT_MS;
+        return;
+      }
       const left = deadline - performance.now();
       if (left <= 0) {
         this.stats.waitsTimedOut += 1;
