@@ -19,6 +19,7 @@ import {
   missingNotificationTransports,
 } from "./lib/platform/config.ts";
 import { createLazyApp } from "./routes/lazy_app.ts";
+import { auditKeysComing } from "./lib/audit/keys_in_use.ts";
 import type { AppDeps, RailJobs } from "./routes/context.ts";
 import { runtimeSettingsOf } from "./lib/payouts/settings.ts";
 
@@ -148,16 +149,38 @@ export async function main(): Promise<void> {
   const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
   // The audit chain's key, outside the database: set before anything appends an audit row (the
   // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21). A log
-  // written before the chain had a key gets its keyed marker first, once.
+  // written before the chain had a key gets its keyed marker first, once. Its module imports Node's
+  // crypto (about 15 ms of CPU): it is made right after the API's first answer, or with the rest
+  // of the app, and an audit row appended before waits for it.
   const auditKey = config.auditKey ?? secrets.encryptionKey;
-  let auditKeyInUse: Promise<void> | undefined;
-  const useAuditKey = () =>
-    auditKeyInUse ??= (async () => {
-      const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
-      useAuditKeys(auditKeysFrom(auditKey));
-      const { keyLegacyAuditChains } = await import("./lib/audit/service.ts");
-      await keyLegacyAuditChains(databases, "service start", Date.now());
-    })();
+  let askAuditKey = () => {};
+  const auditKeys = new Promise<void>((resolve) => askAuditKey = resolve).then(async () => {
+    const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
+    useAuditKeys(auditKeysFrom(auditKey));
+  });
+  auditKeysComing(auditKeys);
+  const auditKeyInUse = auditKeys.then(async () => {
+    const { keyLegacyAuditChains } = await import("./lib/audit/service.ts");
+    await keyLegacyAuditChains(databases, "service start", Date.now());
+  });
+  auditKeyInUse.catch((error) =>
+    console.error(JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      msg: "the audit key could not be put in use",
+      error: error instanceof Error ? error.stack ?? error.message : String(error),
+    }))
+  );
+  const useAuditKey = () => (askAuditKey(), auditKeyInUse);
+  // A log whose keyed marker is still to come gets it before the API answers: no request may
+  // append a row before it.
+  const keyLegacyLogFirst = async () => {
+    const { chainEndsUnkeyed } = await import("./lib/audit/store.ts");
+    const unkeyed = await Promise.all(
+      [databases.live, databases.test].map((database) => chainEndsUnkeyed(database.readClient)),
+    );
+    if (unkeyed.includes(true)) await useAuditKey();
+  };
   let credentials: SandboxCredentials | null = null;
   if (dev) {
     // The seed (and the operator password hashing it needs) is for dev mode only.
@@ -210,12 +233,14 @@ export async function main(): Promise<void> {
     const settings = { ...runtimeSettingsOf(config), apiBusy: () => metrics.apiBusy };
     return jobHandlersByEnvironment(settings, databases, secretBox);
   });
-  // The audit key is in use before the API answers (a request may append an audit row).
   const loadApi = once(async () =>
-    (await Promise.all([buildApi({ ...appDeps, jobHandlers: loadRailJobs }), useAuditKey()]))[0]
+    (await Promise.all([buildApi({ ...appDeps, jobHandlers: loadRailJobs }), keyLegacyLogFirst()]))[
+      0
+    ]
   );
+  // The whole app and the workers use the audit keys as they are built.
   const loadRuntime = once(() =>
-    loadApi().then(async (api) =>
+    Promise.all([loadApi(), useAuditKey()]).then(async ([api]) =>
       buildRuntime({
         ...appDeps,
         lineKeyCache: api.lineKeyCache,
@@ -237,6 +262,8 @@ export async function main(): Promise<void> {
     log: appDeps.log,
     loadApi: async () => (await loadApi()).fetch,
     load: async () => (await loadRuntime()).fetch,
+    // After the answer has gone: the key's module does not hold it back.
+    afterApiAnswer: () => elapsed(0).then(askAuditKey),
   });
 
   // Written before listening, so a CLI that sees the service ready also finds its address.
@@ -283,10 +310,13 @@ export async function main(): Promise<void> {
   // Scheduled backups, when asked for: their module is loaded only then.
   // Each one also leaves a signed audit checkpoint beside its copy, and the ledger's signed
   // statements of the days that closed since the last one.
-  const backups = config.limits.BACKUP_INTERVAL_MINUTES > 0
-    ? await useAuditKey().then(async () => {
+  // They start once the audit key is in use, which they do not make sooner.
+  let backups: import("./lib/backup/jobs.ts").ScheduledBackups | null = null;
+  if (config.limits.BACKUP_INTERVAL_MINUTES > 0) {
+    auditKeyInUse.then(async () => {
       const { takeAuditCheckpoint } = await import("./lib/audit/service.ts");
-      return new (await import("./lib/backup/jobs.ts")).ScheduledBackups(config.databaseUrls, {
+      const { ScheduledBackups } = await import("./lib/backup/jobs.ts");
+      const scheduled = new ScheduledBackups(config.databaseUrls, {
         ...config.backup,
         intervalMinutes: config.limits.BACKUP_INTERVAL_MINUTES,
         keep: config.limits.BACKUP_KEEP,
@@ -305,9 +335,11 @@ export async function main(): Promise<void> {
           })));
         },
       }, systemClock);
-    })
-    : null;
-  backups?.start(BACKUP_CHECK_INTERVAL_MS, metrics);
+      if (stopping) return;
+      scheduled.start(BACKUP_CHECK_INTERVAL_MS, metrics);
+      backups = scheduled;
+    }, () => {}); // the audit key's failure is logged above
+  }
 
   const shutdown = async (signal: string) => {
     if (stopping) return;

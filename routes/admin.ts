@@ -5,10 +5,10 @@
  * the CLI prompted for (password, TOTP code) in the body's `input`, never in the URL or the log.
  */
 import { Hono } from "hono";
-import { getConnInfo } from "hono/deno";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import { runtimeSettingsOf } from "../lib/payouts/settings.ts";
 import { bearerToken } from "./auth.ts";
+import { peerAddressOf } from "./peer.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 
@@ -47,19 +47,10 @@ function stringMap(value: unknown): value is Record<string, string> {
     Object.values(value).every((item) => typeof item === "string");
 }
 
-function peerAddress(c: Parameters<typeof getConnInfo>[0]): string | null {
-  try {
-    return getConnInfo(c).remote.address ?? null;
-  } catch {
-    // No connection information (not served by Deno.serve): treat as not loopback.
-    return null;
-  }
-}
-
 export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
-    const address = peerAddress(c);
+    const address = peerAddressOf(c);
     if (address === null || !LOOPBACK.test(address)) {
       return errorResponse(c, {
         status: 403,
@@ -107,7 +98,7 @@ export function adminRoutes(deps: AppDeps & { adminToken: string }): Hono<AppEnv
         secretBox: deps.secretBox,
         runtimeSettings: runtimeSettingsOf(deps.config),
         dev: deps.config.dev,
-        origin: `http ${peerAddress(c)}`,
+        origin: `http ${peerAddressOf(c)}`,
         sessionToken: c.req.header(OPERATOR_SESSION_HEADER) ?? null,
         input,
       },

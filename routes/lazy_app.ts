@@ -46,6 +46,11 @@ export interface LazyAppOptions {
    * calls it itself, in the background, shortly after the API's app has loaded.
    */
   readonly load: () => Promise<FetchHandler>;
+  /**
+   * Called after each answer of the API's app until the whole app has loaded: the service starts
+   * what the first answer need not wait for (the audit key, with Node's crypto).
+   */
+  readonly afterApiAnswer?: () => void;
 }
 
 /** An answer of the health routes while the API's app loads (routes/ops.ts answers them after). */
@@ -141,7 +146,11 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     const path = new URL(request.url).pathname;
     const later = isLaterSurface(path);
     const apiApp = api.loaded();
-    if (apiApp && !later) return await apiApp(request, info);
+    if (apiApp && !later) {
+      const response = await apiApp(request, info);
+      options.afterApiAnswer?.();
+      return response;
+    }
     const health = healthAnswers[path];
     if (!apiApp && health && (request.method === "GET" || request.method === "HEAD")) {
       api.load().catch(() => {});

@@ -448,3 +448,20 @@ Deno.test("no secret in any audit row or log line: passwords, TOTP secrets, key 
     Object.assign(console, original);
   }
 });
+
+Deno.test("an audit row appended before the keys are made waits for them: the service makes them after its first API answer", async () => {
+  // A module of its own, as in a service that has not made its keys yet.
+  const keysInUse: typeof import("../lib/audit/keys_in_use.ts") = await import(
+    new URL("../lib/audit/keys_in_use.ts?not-made-yet", import.meta.url).href
+  );
+  assert.throws(() => keysInUse.currentAuditKeys(), /the audit keys are not set/);
+  let make = () => {};
+  keysInUse.auditKeysComing(new Promise<void>((resolve) => make = resolve));
+  let made: unknown = null;
+  const waiting = keysInUse.auditKeysInUse().then((keys) => made = keys);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(made, null, "it waits");
+  keysInUse.useAuditKeys(testAuditKeys);
+  make();
+  assert.equal(await waiting, testAuditKeys);
+});

@@ -51,8 +51,11 @@ async function staticGraphOf(entry: string): Promise<Set<string>> {
     pending.push(...(importsOf.get(specifier) ?? []));
   }
   return new Set(
-    [...reached].filter((specifier) => specifier.startsWith(root.href))
-      .map((specifier) => specifier.slice(root.href.length)),
+    [...reached].filter((specifier) =>
+      specifier.startsWith(root.href) || specifier.startsWith("node:")
+    ).map((specifier) =>
+      specifier.startsWith("node:") ? specifier : specifier.slice(root.href.length)
+    ),
   );
 }
 
@@ -67,6 +70,19 @@ Deno.test("the API's app imports none of the console, the admin commands, the sa
   assert.deepEqual(LATER_MODULES.filter((module) => api.has(module)), []);
   assert.deepEqual([...api].filter((module) => module.startsWith("routes/console/")), []);
   assert.ok(api.has("routes/v1/disbursements.ts") && api.has("routes/portal/mod.tsx"));
+});
+
+Deno.test("nothing the service loads before its first API answer imports a Node module but SQLite's: Node's crypto (the audit chain's keys, webhook signing) comes after it", async () => {
+  // main.ts's buildApi and its check of the audit log's last row (lib/audit/store.ts).
+  const graphs = await Promise.all(
+    ["main.ts", "routes/api_app.ts", "lib/audit/store.ts", "db/query_layer.ts"].map(staticGraphOf),
+  );
+  const nodeModules = new Set(
+    graphs.flatMap((graph) => [...graph]).filter((module) => module.startsWith("node:")),
+  );
+  assert.deepEqual([...nodeModules].sort(), ["node:sqlite"]);
+  const api = graphs[1];
+  assert.ok(!api.has("lib/audit/anchor.ts") && !api.has("lib/audit/service.ts"));
 });
 
 Deno.test("the API's sandbox clock waits for the rails' jobs when they have not loaded yet, then runs them", async () => {

@@ -14,7 +14,13 @@ import {
   sign,
   verify,
 } from "node:crypto";
+import * as nodeCrypto from "node:crypto";
+import { provideNodeCrypto } from "../platform/node_crypto.ts";
 import { canonicalJson } from "./rules.ts";
+
+// Every user of the chain's hash (lib/audit/rules.ts) comes after this module, which makes its
+// keys: from here on that hash has Node's crypto without importing it on the start path.
+provideNodeCrypto(nodeCrypto);
 
 /** The keys of the audit log, derived once at the composition root. */
 export interface AuditKeys {
@@ -133,19 +139,4 @@ export function checkpointFileName(now: number): string {
   }.json`;
 }
 
-/**
- * The keys every audit row is chained with in this process, set once at the composition root
- * (the service's start, the CLI): appending or verifying before that is a programmer error.
- */
-let processKeys: AuditKeys | null = null;
-
-export function useAuditKeys(keys: AuditKeys): void {
-  processKeys = keys;
-}
-
-export function currentAuditKeys(): AuditKeys {
-  if (processKeys === null) {
-    throw new Error("the audit keys are not set: the composition root sets them (useAuditKeys)");
-  }
-  return processKeys;
-}
+export { currentAuditKeys, useAuditKeys } from "./keys_in_use.ts";

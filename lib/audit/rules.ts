@@ -1,8 +1,9 @@
 /**
  * The audit log's rules, pure: what a row holds, its canonical text and keyed hash chain, and the
- * masking that keeps secrets out of before and after.
+ * masking that keeps secrets out of before and after. The hashes use Node's crypto, which the
+ * keys' module (anchor.ts) provides: every hash comes after the chain's keys are made.
  */
-import { createHash, createHmac } from "node:crypto";
+import { loadedNodeCrypto } from "../platform/node_crypto.ts";
 
 /** The first row of a database's chain chains from this fixed value. */
 export const AUDIT_GENESIS_HASH = "0".repeat(64);
@@ -64,7 +65,7 @@ function rowContent(row: Omit<AuditRow, "hash">): string {
  * column, canonically. Without the key, kept outside the database, nobody can re-chain rows.
  */
 export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array): string {
-  return createHmac("sha256", chainKey).update(rowContent(row)).digest("hex");
+  return loadedNodeCrypto().createHmac("sha256", chainKey).update(rowContent(row)).digest("hex");
 }
 
 /**
@@ -72,7 +73,13 @@ export function auditRowHash(row: Omit<AuditRow, "hash">, chainKey: Uint8Array):
  * accepted only as the log's first rows, and only when the keyed marker below follows them.
  */
 export function legacyAuditRowHash(row: Omit<AuditRow, "hash">): string {
-  return createHash("sha256").update(rowContent(row)).digest("hex");
+  return loadedNodeCrypto().createHash("sha256").update(rowContent(row)).digest("hex");
+}
+
+/** Whether `row` is chained with legacyAuditRowHash, computed through WebCrypto. */
+export async function isUnkeyedAuditRow(row: AuditRow): Promise<boolean> {
+  const content = new TextEncoder().encode(rowContent(row));
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", content)).toHex() === row.hash;
 }
 
 /**

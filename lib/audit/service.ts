@@ -150,25 +150,29 @@ export async function keyLegacyAuditChains(
   origin: string,
   now: number,
 ): Promise<Environment[]> {
-  const { chainKey } = currentAuditKeys();
   const keyed: Environment[] = [];
   for (const environment of ["live", "test"] as const) {
-    const marked = await databases[environment].writer.write(async (tx) => {
-      const last = await lastAuditRowIn(tx);
-      if (last === null || auditRowHash(last, chainKey) === last.hash) return false;
-      // A last row that matches neither hash is left for audit:verify to name.
-      if (legacyAuditRowHash(last) !== last.hash) return false;
-      await appendAudit(
-        tx,
-        environment,
-        { operator: null, origin },
-        chainKeyedMarker(last.seq, now),
-      );
-      return true;
-    });
+    const marked = await databases[environment].writer.write((tx) =>
+      keyLegacyAuditChainIn(tx, environment, origin, now)
+    );
     if (marked) keyed.push(environment);
   }
   return keyed;
+}
+
+/** keyLegacyAuditChains for the database of `tx`, in its unit: whether it appended the marker. */
+export async function keyLegacyAuditChainIn(
+  tx: WriteTx,
+  environment: Environment,
+  origin: string,
+  now: number,
+): Promise<boolean> {
+  const last = await lastAuditRowIn(tx);
+  if (last === null || auditRowHash(last, currentAuditKeys().chainKey) === last.hash) return false;
+  // A last row that matches neither hash is left for audit:verify to name.
+  if (legacyAuditRowHash(last) !== last.hash) return false;
+  await appendAudit(tx, environment, { operator: null, origin }, chainKeyedMarker(last.seq, now));
+  return true;
 }
 
 /** Each chain's row count and its first bad row, if any. */

@@ -7,13 +7,14 @@ import { columnsOf, rowMapper } from "../../db/rows.ts";
 import { auditLog } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import { newId } from "../platform/keys.ts";
-import { currentAuditKeys } from "./anchor.ts";
+import { auditKeysInUse } from "./keys_in_use.ts";
 import {
   AUDIT_GENESIS_HASH,
   type AuditEnvironment,
   type AuditRow,
   auditRowHash,
   canonicalJson,
+  isUnkeyedAuditRow,
   maskSecrets,
 } from "./rules.ts";
 
@@ -71,6 +72,7 @@ export async function appendAudit(
   actor: AuditActor,
   entry: AuditEntry,
 ): Promise<AuditRow> {
+  const { chainKey } = await auditKeysInUse();
   const { rows } = await tx.execute(
     "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1",
   );
@@ -91,7 +93,7 @@ export async function appendAudit(
     after: jsonOrNull(entry.after),
     prevHash: previous ? String(previous.hash) : AUDIT_GENESIS_HASH,
   };
-  const row: AuditRow = { ...unhashed, hash: auditRowHash(unhashed, currentAuditKeys().chainKey) };
+  const row: AuditRow = { ...unhashed, hash: auditRowHash(unhashed, chainKey) };
   await tx.execute({
     sql: `INSERT INTO audit_log (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     args: [
@@ -128,6 +130,16 @@ export async function lastAuditRows(client: Client, limit: number): Promise<Audi
 export async function lastAuditRowIn(tx: WriteTx): Promise<AuditRow | null> {
   const { rows } = await tx.execute(`SELECT ${COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT 1`);
   return rows[0] ? toAuditRow(rows[0]) : null;
+}
+
+/**
+ * Whether the chain ends on a row chained without the key (a log written before the chain had
+ * one, whose keyed marker is still to come). Through WebCrypto: the service asks before Node's
+ * crypto has loaded.
+ */
+export async function chainEndsUnkeyed(client: Client): Promise<boolean> {
+  const [last] = await lastAuditRows(client, 1);
+  return last !== undefined && await isUnkeyedAuditRow(last);
 }
 
 /** Rows in chain order after `afterSeq`, at most `limit`. */

@@ -3,8 +3,6 @@
  * mailed with (or why Lob cannot mail it), what each of Lob's check events means for the check and
  * its payout, and Lob's webhook signature.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { Buffer } from "node:buffer";
 import { ok, refuse, type Result } from "../platform/result.ts";
 
 /** How Lob mails a check: its `mail_type` and `extra_service` (null: none). */
@@ -119,17 +117,33 @@ const timestampMs = (text: string) => {
 /**
  * Whether Lob signed this body: `Lob-Signature` is the hex HMAC-SHA256, under the webhook's
  * secret, of `<Lob-Signature-Timestamp>.<raw body>`, and the timestamp is within five minutes.
+ * WebCrypto's HMAC (its verify compares in constant time), not Node's: this module is on the
+ * service's start path, where `node:crypto` would load Deno's Node compatibility layer.
  */
-export function lobSigned(
+export async function lobSigned(
   secret: string,
   headers: LobWebhookHeaders,
   body: string,
   now: number,
-): boolean {
+): Promise<boolean> {
   if (headers.signature === null || headers.timestamp === null) return false;
   if (!/^\d{1,16}$/.test(headers.timestamp)) return false;
   if (Math.abs(now - timestampMs(headers.timestamp)) > LOB_SIGNATURE_TOLERANCE_MS) return false;
-  const expected = createHmac("sha256", secret).update(`${headers.timestamp}.${body}`).digest();
-  const given = Buffer.from(headers.signature, "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  if (!/^[0-9a-fA-F]{64}$/.test(headers.signature)) return false;
+  const given = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) given[i] = parseInt(headers.signature.slice(2 * i, 2 * i + 2), 16);
+  const encoder = new TextEncoder();
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+  return await crypto.subtle.verify(
+    "HMAC",
+    key,
+    given,
+    encoder.encode(`${headers.timestamp}.${body}`),
+  );
 }

@@ -112,7 +112,7 @@ export async function receiveLobWebhook(
   }
   if (
     input.body.length > LOB_WEBHOOK_BYTES_MAX ||
-    !lobSigned(settings.webhookSecret, input.headers, input.body, now)
+    !(await lobSigned(settings.webhookSecret, input.headers, input.body, now))
   ) {
     return refuse(
       "webhook_not_verified",

@@ -3,6 +3,7 @@
  * only as SHA-256 and compared in constant time.
  */
 import type { Environment } from "./config.ts";
+import { loadNodeCrypto } from "./node_crypto.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -68,23 +69,17 @@ export function keyHint(secret: string): string {
 }
 
 /**
- * Node's hashing, imported at the first hash: at start it would load Deno's Node layer (a cold
- * start's 15 to 40 ms), and every request hashes (its key, its idempotency fingerprint).
- */
-let nodeCrypto: Promise<typeof import("node:crypto")> | undefined;
-
-/**
  * Hex SHA-256 of text. Node's synchronous hash, not crypto.subtle.digest: a request hashes two or
  * three short texts, and the asynchronous digest cost about 12 % of a create's CPU (issue 33).
  */
 export async function sha256Hex(text: string | Uint8Array): Promise<string> {
-  const { createHash } = await (nodeCrypto ??= import("node:crypto"));
+  const { createHash } = await loadNodeCrypto();
   return createHash("sha256").update(text).digest("hex");
 }
 
 /** Hex HMAC-SHA256 of `text` under `key`. */
 export async function hmacSha256Hex(key: string, text: string): Promise<string> {
-  const { createHmac } = await (nodeCrypto ??= import("node:crypto"));
+  const { createHmac } = await loadNodeCrypto();
   return createHmac("sha256", key).update(text).digest("hex");
 }
 

@@ -1,10 +1,11 @@
 /**
  * The service's ed25519 key for webhook signatures, one per environment: derived from the
  * encryption key (never stored), so every node of an installation signs with the same key and a
- * receiver pins one public key, shown as Standard Webhooks writes it (`whpk_` and base64).
+ * receiver pins one public key, shown as Standard Webhooks writes it (`whpk_` and base64). The
+ * keys' module (Node's crypto) is imported at the first signature: it is not loaded before the
+ * service's first answer.
  */
-import { Buffer } from "node:buffer";
-import { type Ed25519Keys, ed25519KeysOfSeed, rawPublicKey } from "../audit/anchor.ts";
+import type { Ed25519Keys } from "../audit/anchor.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 
@@ -20,9 +21,10 @@ export function webhookSigningKeys(
   if (!byEnvironment) derived.set(secretBox, byEnvironment = new Map());
   let keys = byEnvironment.get(environment);
   if (!keys) {
-    keys = secretBox.mac(PURPOSE, environment).then((mac) =>
-      ed25519KeysOfSeed(new Uint8Array(Buffer.from(mac, "base64url")))
-    );
+    keys = Promise.all([secretBox.mac(PURPOSE, environment), import("../audit/anchor.ts")])
+      .then(([mac, { ed25519KeysOfSeed }]) =>
+        ed25519KeysOfSeed(Uint8Array.fromBase64(mac, { alphabet: "base64url" }))
+      );
     byEnvironment.set(environment, keys);
   }
   return keys;
@@ -33,6 +35,9 @@ export async function webhookPublicKey(
   secretBox: SecretBox,
   environment: Environment,
 ): Promise<string> {
-  const { publicKey } = await webhookSigningKeys(secretBox, environment);
-  return `whpk_${Buffer.from(rawPublicKey(publicKey)).toString("base64")}`;
+  const [{ publicKey }, { rawPublicKey }] = await Promise.all([
+    webhookSigningKeys(secretBox, environment),
+    import("../audit/anchor.ts"),
+  ]);
+  return `whpk_${rawPublicKey(publicKey).toBase64()}`;
 }

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { getConnInfo } from "hono/deno";
+import { peerAddressOf } from "../peer.ts";
 import type { Database } from "../../db/client.ts";
 import { scopeCondition as scopeFor } from "../../lib/console/paging.ts";
 import type { CommandRequest, Flags } from "../../lib/admin/command_kit.ts";
@@ -79,11 +79,8 @@ export function cookieOptions(deps: AppDeps, maxAgeSeconds?: number) {
 
 /** Who made a change from the console, for the audit log: `console <address>`. */
 export function consoleOrigin(c: Context): string {
-  try {
-    return `console ${getConnInfo(c).remote.address ?? "unknown"}`;
-  } catch {
-    return "console";
-  }
+  const address = peerAddressOf(c);
+  return address === null ? "console" : `console ${address}`;
 }
 
 /** The audit actor of the signed-in operator: who, and `console <address>`. */

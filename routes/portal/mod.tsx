@@ -10,7 +10,6 @@
 import { explainFailure } from "../../lib/payouts/failure_reasons.ts";
 import { type Context, Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { getConnInfo } from "hono/deno";
 import type { Database } from "../../db/client.ts";
 import { formatDollars } from "../../lib/platform/money.ts";
 import {
@@ -44,6 +43,7 @@ import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/di
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
 import { hostedCardPage } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
+import { peerAddressOf } from "../peer.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
 import { PartyPage, PartyRow } from "./parties.tsx";
 import { codeNotSentProblem, codeRefusedProblem, VerifyPage } from "./verification.tsx";
@@ -148,13 +148,7 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   const clientOf = (c: PortalContext) => {
-    let ip: string | null = null;
-    try {
-      ip = getConnInfo(c).remote.address ?? null;
-    } catch {
-      // app.request in tests has no connection.
-    }
-    return { ip, userAgent: c.req.header("User-Agent")?.slice(0, 512) ?? null };
+    return { ip: peerAddressOf(c), userAgent: c.req.header("User-Agent")?.slice(0, 512) ?? null };
   };
 
   /** The link of the token, with the browser's session; a page instead when there is none. */
