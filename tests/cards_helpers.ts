@@ -112,4 +112,12 @@ export async function cardChosenInPortal(
   return { browser, linkPath };
 }
 
+/**
+ * Seconds from `now` to 3 s before the last moment a card valid `validDays` days expires in
+ * February 2026: a retry 5 s later would be a card expiring in March.
+ */
+export function untilExpiryMonthTurns(now: number, validDays: number): number {
+  return (Date.UTC(2026, 2, 1) - validDays * 86_400_000 - 3_000 - now) / 1000;
+}
+
 export { rows, statusOf } from "./paypal_helpers.ts";

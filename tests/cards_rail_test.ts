@@ -9,10 +9,17 @@
 import assert from "node:assert/strict";
 import { LithicClient } from "../lib/cards/client.ts";
 import { checkLithicSettings } from "../lib/cards/settings.ts";
-import { cardRequest } from "../lib/cards/rules.ts";
+import { cardExpiry, cardRequest } from "../lib/cards/rules.ts";
 import { receiveLithicWebhook } from "../lib/cards/service.ts";
 import { LithicContractServer } from "./lithic_contract_server.ts";
-import { chooseCard, rows, statusOf, withLithic } from "./cards_helpers.ts";
+import {
+  chooseCard,
+  configureLithic,
+  rows,
+  statusOf,
+  untilExpiryMonthTurns,
+  withLithic,
+} from "./cards_helpers.ts";
 import { DAY_SECONDS, moneyProviderDeps } from "./money_core_helpers.ts";
 
 const AMOUNT = 12_345;
@@ -97,13 +104,59 @@ Deno.test("virtual card: a call Lithic took but never answered is asked again un
   });
 });
 
+for (
+  const [disruption, what] of [
+    ["5xx", "Lithic answered 5xx"],
+    ["take_then_hang", "Lithic took it but never answered"],
+  ] as const
+) {
+  Deno.test(`virtual card: ${what} and the retry came after the expiry's month changed: the retry sends the first body byte for byte under the same Idempotency-Key; one card, expiring in the first month, paid once`, async () => {
+    await withLithic(async ({ m, server, clock }) => {
+      await m.advance(untilExpiryMonthTurns(m.now(), 30));
+      await m.fund(1_000_000);
+      const firstAttemptAt = m.now();
+      server.disruptNext("POST", /^\/v1\/cards$/, disruption);
+      const payoutId = await chooseCard(m, AMOUNT);
+      clock.advance(120_000);
+      await m.advance(120);
+      assert.equal(server.cardBodies.length, 2);
+      assert.equal(server.cardBodies[1], server.cardBodies[0]);
+      const cards = server.cardsOf(`${payoutId}-1`);
+      assert.equal(cards.length, 1);
+      assert.deepEqual([cards[0].exp_month, cards[0].exp_year], ["02", "2026"]);
+      assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+      assert.deepEqual(await rows(m, "SELECT card_token, expires_at FROM virtual_cards"), [
+        { card_token: cards[0].token, expires_at: firstAttemptAt + 30 * DAY_SECONDS * 1000 },
+      ]);
+    });
+  });
+}
+
+Deno.test("virtual card: card_valid_days changed between a submission's attempts: the retry still sends the first body (the expiry decided at the first attempt)", async () => {
+  await withLithic(async ({ m, server, clock }) => {
+    await m.fund(1_000_000);
+    const firstAttemptAt = m.now();
+    server.disruptNext("POST", /^\/v1\/cards$/, "take_then_hang");
+    const payoutId = await chooseCard(m, AMOUNT);
+    await configureLithic(m.database, server, m.companyId, m.now(), { card_valid_days: 10 });
+    clock.advance(120_000);
+    await m.advance(120);
+    assert.equal(server.cardBodies.length, 2);
+    assert.equal(server.cardBodies[1], server.cardBodies[0]);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    assert.deepEqual(await rows(m, "SELECT expires_at FROM virtual_cards"), [
+      { expires_at: firstAttemptAt + 30 * DAY_SECONDS * 1000 },
+    ]);
+  });
+});
+
 Deno.test("virtual card: Lithic's idempotency answer — the same key and body give the same card; the same key with another body is refused", async () => {
   const server = await LithicContractServer.start();
   try {
     const settings = checkLithicSettings(server.settingsJson(), "test");
     assert.ok(settings.ok);
     const lithic = await LithicClient.open({ settings: settings.value }, 2_000);
-    const { request } = cardRequest("po_x-1", 5_000, Date.UTC(2026, 0, 5), 30);
+    const request = cardRequest("po_x-1", 5_000, cardExpiry(Date.UTC(2026, 0, 5), 30));
     const first = await lithic.issueCard(request, "po_x-1");
     const again = await lithic.issueCard(request, "po_x-1");
     assert.equal(first.kind, "issued");

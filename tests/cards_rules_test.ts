@@ -4,7 +4,7 @@
  * `lateReturn` with `returnedCents`).
  */
 import assert from "node:assert/strict";
-import { cardAction, cardRequest } from "../lib/cards/rules.ts";
+import { cardAction, cardExpiry, cardRequest } from "../lib/cards/rules.ts";
 import { lateReturn } from "../lib/payouts/transition.ts";
 import { checkLithicSettings } from "../lib/cards/settings.ts";
 
@@ -15,19 +15,31 @@ const settled = (cents: number) => ({ status: "SETTLED" as const, settled_amount
 const pending = { status: "PENDING" as const, settled_amount: 0 };
 
 Deno.test("card request: single use, the net amount as a lifetime limit, the reference as memo, the expiry's month", () => {
-  assert.deepEqual(cardRequest("po_1-2", 10_000, NOW, 30), {
-    request: {
-      type: "SINGLE_USE",
-      spend_limit: 10_000,
-      spend_limit_duration: "FOREVER",
-      state: "OPEN",
-      memo: "po_1-2",
-      exp_month: "02",
-      exp_year: "2026",
-    },
-    expiresAt: NOW + 30 * DAY,
+  assert.equal(cardExpiry(NOW, 30), NOW + 30 * DAY);
+  assert.deepEqual(cardRequest("po_1-2", 10_000, cardExpiry(NOW, 30)), {
+    type: "SINGLE_USE",
+    spend_limit: 10_000,
+    spend_limit_duration: "FOREVER",
+    state: "OPEN",
+    memo: "po_1-2",
+    exp_month: "02",
+    exp_year: "2026",
   });
-  assert.throws(() => cardRequest("po_1-2", 0, NOW, 30), /positive whole cents/);
+  assert.throws(() => cardRequest("po_1-2", 0, cardExpiry(NOW, 30)), /positive whole cents/);
+});
+
+Deno.test("card request: the body depends only on the reference, the amount and the expiry decided once, never on when it is asked", () => {
+  // A card first asked for 3 s before its 30-day expiry would fall in March, asked again 5 s later.
+  const expiresAt = cardExpiry(Date.UTC(2026, 0, 29, 23, 59, 57), 30);
+  const first = JSON.stringify(cardRequest("po_1-1", 10_000, expiresAt));
+  assert.equal(JSON.stringify(cardRequest("po_1-1", 10_000, expiresAt)), first);
+  assert.deepEqual(
+    [
+      cardRequest("po_1-1", 10_000, expiresAt).exp_month,
+      cardRequest("po_1-1", 10_000, cardExpiry(Date.UTC(2026, 0, 30, 0, 0, 2), 30)).exp_month,
+    ],
+    ["02", "03"],
+  );
 });
 
 Deno.test("card action: each state against each side of its payout", () => {

@@ -10,18 +10,26 @@
  */
 import assert from "node:assert/strict";
 import { LithicClient } from "../lib/cards/client.ts";
-import { cardRequest } from "../lib/cards/rules.ts";
+import { cardExpiry, cardRequest } from "../lib/cards/rules.ts";
 import { sandboxLithic } from "../lib/cards/sandbox_lithic.ts";
 import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { systemClock } from "../lib/platform/clock.ts";
 import { withHttpFixture } from "./http_fixture.ts";
-import { cardChosenInPortal, chooseCard, rows, VCC_METHOD } from "./cards_helpers.ts";
-import { composeRails } from "../lib/payouts/runtime.ts";
+import {
+  cardChosenInPortal,
+  chooseCard,
+  rows,
+  untilExpiryMonthTurns,
+  VCC_METHOD,
+} from "./cards_helpers.ts";
+import { composeRails, jobHandlersOf } from "../lib/payouts/runtime.ts";
+import { type ExternalJob, externalJob, TransientJobError } from "../db/scheduler.ts";
 import type { PayoutRail } from "../lib/rails/seam.ts";
 import { testSecretBox } from "./helpers.ts";
 import {
   DAY_SECONDS,
+  FIXTURE_SETTINGS,
   MONEY_SETTINGS,
   type MoneyFixture,
   moneyProviderDeps,
@@ -205,7 +213,7 @@ Deno.test("sandbox's Lithic: a repeated idempotency key gets the first card, acr
   await withMoney(async (m) => {
     const reachOf = () =>
       sandboxLithic(m.database, "http://127.0.0.1:8000", systemClock).reach(m.companyId);
-    const { request } = cardRequest("po_x-1", 5_000, m.now(), 30);
+    const request = cardRequest("po_x-1", 5_000, cardExpiry(m.now(), 30));
     const first = await (await LithicClient.open(reachOf())).issueCard(request, "po_x-1");
     assert.equal(first.kind, "issued");
     const restarted = await LithicClient.open(reachOf());
@@ -228,7 +236,7 @@ Deno.test("sandbox: the card rail composed again (a restart) and asked again for
   await withMoney(async (m) => {
     await m.fund(1_000_000);
     const id = await chooseCard(m, 8_000);
-    const [kept] = await rows(m, "SELECT reference, card_token FROM virtual_cards");
+    const [kept] = await rows(m, "SELECT reference, card_token, expires_at FROM virtual_cards");
     assert.equal(kept.reference, `${id}-1`);
     const settings = { ...MONEY_SETTINGS, clock: { now: () => m.now() } };
     const rail = composeRails("test", settings, m.database, testSecretBox).directory.forModality(
@@ -244,11 +252,60 @@ Deno.test("sandbox: the card rail composed again (a restart) and asked again for
       attempt: 0,
       submittedAt: m.now(),
       details: {},
+      terms: { expires_at: Number(kept.expires_at) },
     });
     assert.equal(again.kind === "accepted" && again.railReference, kept.card_token);
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM sandbox_lithic_cards"), [{ n: 1 }]);
     assert.deepEqual(await rows(m, "SELECT count(*) AS n FROM virtual_cards"), [{ n: 1 }]);
   });
+});
+
+Deno.test("sandbox: a card whose answer was lost, asked again after its expiry's month changed, sends the first body under the same key: the sandbox's Lithic answers the card it issued (no 422), expiring in the first month", async () => {
+  let answersToLose = 1;
+  const fixture = await openMoneyFixture({
+    handlers: (database) => {
+      const handlers = jobHandlersOf("test", FIXTURE_SETTINGS, database, testSecretBox);
+      const submit = handlers["payout.submit"] as ExternalJob<unknown, unknown>;
+      return {
+        ...handlers,
+        // Lithic issued the card, and its answer never reached the job: it is asked again later.
+        "payout.submit": externalJob({
+          ...submit,
+          async call(request, job) {
+            const answer = await submit.call(request, job);
+            if (answersToLose-- > 0) throw new TransientJobError("the answer was lost");
+            return answer;
+          },
+        }),
+      };
+    },
+  });
+  try {
+    const m = fixture;
+    await m.advance(untilExpiryMonthTurns(m.now(), 30));
+    await m.fund(1_000_000);
+    const firstAttemptAt = m.now();
+    const created = await m.create({
+      email: "success+vcc@example.test",
+      amountCents: 8_000,
+      allowedPaymentMethodIds: [VCC_METHOD],
+    });
+    assert.ok(created.ok);
+    const id = created.value.payouts[0].id;
+    await m.settle();
+    assert.equal((await m.payout(id)).status, "modality_selected");
+    await m.advance(10);
+    assert.equal((await m.payout(id)).status, "completed");
+    const simulated = await rows(m, "SELECT card FROM sandbox_lithic_cards");
+    assert.equal(simulated.length, 1);
+    const card = JSON.parse(String(simulated[0].card));
+    assert.deepEqual([card.exp_month, card.exp_year], ["02", "2026"]);
+    assert.deepEqual(await rows(m, "SELECT card_token, expires_at FROM virtual_cards"), [
+      { card_token: card.token, expires_at: firstAttemptAt + 30 * DAY_SECONDS * 1000 },
+    ]);
+  } finally {
+    await fixture.close();
+  }
 });
 
 Deno.test("portal, sandbox without Lithic settings: the paid card is shown in the sandbox's hosted card page, framed from this service's origin; a forged request is refused", async () => {

@@ -79,6 +79,8 @@ export class LithicContractServer {
   readonly webhookSecret = `whsec_${btoa("contract lithic webhook secret!!")}`;
   /** Every request, in order: `METHOD /path`. */
   readonly requests: string[] = [];
+  /** The body of every card creation, in order, as it came over the wire. */
+  readonly cardBodies: string[] = [];
   readonly #store = new MemoryStore();
   readonly cards = this.#store.cards;
   readonly transactions = this.#store.purchases;
@@ -185,6 +187,9 @@ export class LithicContractServer {
   async #handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     this.requests.push(`${request.method} ${url.pathname}`);
+    if (request.method === "POST" && url.pathname === "/v1/cards") {
+      this.cardBodies.push(await request.clone().text());
+    }
     const authorized = request.headers.get("authorization") === this.apiKey;
     const scripted = !authorized
       ? -1

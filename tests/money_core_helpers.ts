@@ -126,7 +126,7 @@ export function moneyBatchDeps(database: Database, environment: Environment) {
 }
 
 /** The settings the fixture's jobs run on by default: real time stands at START. */
-const FIXTURE_SETTINGS = { ...MONEY_SETTINGS, clock: { now: () => START } };
+export const FIXTURE_SETTINGS = { ...MONEY_SETTINGS, clock: { now: () => START } };
 
 /**
  * A test database and how its companies reach each provider, as the composition root decides for

@@ -16,7 +16,7 @@ import type { RailPolicy } from "../rails/engine.ts";
 import type { PayoutRail, RailAnswer, RailSubmission } from "../rails/seam.ts";
 import { type ProviderReach, submitThroughReach } from "../rails/provider_reach.ts";
 import { LithicClient, type LithicReach } from "./client.ts";
-import { cardRequest } from "./rules.ts";
+import { cardExpiry, cardRequest } from "./rules.ts";
 import { CARD_JOBS, insertVirtualCard } from "./store.ts";
 import type { SandboxLithic } from "./sandbox_lithic.ts";
 
@@ -35,20 +35,27 @@ export interface CardRailDeps {
 
 /** A card not OPEN at issue is read again this soon. */
 const OPEN_RECHECK_MS = 60_000;
+/** The submission's term: when its card expires (ms). */
+const EXPIRES_AT = "expires_at";
 
-/** Asks Lithic for the submission's card with the company's settings. */
+/** The expiry the submission's first attempt decided (its terms). */
+function termsExpiry(submission: RailSubmission): number {
+  const expiresAt = submission.terms?.[EXPIRES_AT];
+  if (typeof expiresAt !== "number") {
+    throw new Error(`the card of ${submission.reference} was submitted without its expiry`);
+  }
+  return expiresAt;
+}
+
+/** Asks Lithic for the submission's card, with the expiry its first attempt decided. */
 async function issue(
   deps: CardRailDeps,
   submission: RailSubmission,
   reach: LithicReach,
 ): Promise<RailAnswer> {
   const { settings } = reach;
-  const { request, expiresAt } = cardRequest(
-    submission.reference,
-    submission.amountCents,
-    submission.submittedAt,
-    settings.cardValidDays,
-  );
+  const expiresAt = termsExpiry(submission);
+  const request = cardRequest(submission.reference, submission.amountCents, expiresAt);
   const lithic = await LithicClient.open(reach, deps.lithicTimeoutMs);
   try {
     const issued = await lithic.issueCard(request, submission.reference);
@@ -92,6 +99,12 @@ export function cardRail(deps: CardRailDeps): PayoutRail {
   return {
     shape: "per_payout",
     configured: (reader, companyId) => deps.lithic.serves(reader, companyId),
+    // The expiry, with the company's card_valid_days of the first attempt; kept for its retries.
+    async terms(reader, submission) {
+      const reach = await deps.lithic.read(reader, submission.companyId);
+      if (!reach) throw new Error(`company ${submission.companyId} reaches no Lithic`);
+      return { [EXPIRES_AT]: cardExpiry(submission.submittedAt, reach.settings.cardValidDays) };
+    },
     submit: (submission) =>
       submitThroughReach(
         deps.lithic,

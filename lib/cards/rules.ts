@@ -30,30 +30,30 @@ export interface CardRequest {
   readonly exp_year: string;
 }
 
-/** The card of a submission of `netCents` made at `now`, valid `validDays` days. */
-export function cardRequest(
-  reference: string,
-  netCents: number,
-  now: number,
-  validDays: number,
-): { request: CardRequest; expiresAt: number } {
+/**
+ * When the card of a submission first attempted at `now` expires, valid `validDays` days. It is
+ * decided once, at the first attempt, and every attempt asks for that expiry: the same
+ * idempotency key with another body would be refused by Lithic or answered with the first card.
+ */
+export function cardExpiry(now: number, validDays: number): number {
+  return now + validDays * DAY_MS;
+}
+
+/** The card of a submission of `netCents` that expires at `expiresAt` (`cardExpiry`). */
+export function cardRequest(reference: string, netCents: number, expiresAt: number): CardRequest {
   if (!Number.isSafeInteger(netCents) || netCents <= 0) {
     throw new Error(`a card's spend limit must be positive whole cents, got ${netCents}`);
   }
-  const expiresAt = now + validDays * DAY_MS;
   const expiry = new Date(expiresAt);
   return {
-    request: {
-      type: "SINGLE_USE",
-      spend_limit: netCents,
-      spend_limit_duration: "FOREVER",
-      state: "OPEN",
-      memo: reference,
-      // Lithic's card stays valid to the end of that month; we close it at `expiresAt`.
-      exp_month: String(expiry.getUTCMonth() + 1).padStart(2, "0"),
-      exp_year: String(expiry.getUTCFullYear()),
-    },
-    expiresAt,
+    type: "SINGLE_USE",
+    spend_limit: netCents,
+    spend_limit_duration: "FOREVER",
+    state: "OPEN",
+    memo: reference,
+    // Lithic's card stays valid to the end of that month; we close it at `expiresAt`.
+    exp_month: String(expiry.getUTCMonth() + 1).padStart(2, "0"),
+    exp_year: String(expiry.getUTCFullYear()),
   };
 }
 

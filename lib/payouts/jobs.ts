@@ -14,6 +14,7 @@ import {
   type RailRefusal,
   type RailSubmission,
   submissionReference,
+  type SubmissionTerms,
 } from "../rails/seam.ts";
 import {
   sandboxScenario,
@@ -60,6 +61,7 @@ import {
   payoutHasMailingAddress,
   type PayoutRow,
   SUBMISSION_CALLING,
+  SUBMISSION_TERMS,
 } from "./store.ts";
 import {
   DEADLINE_REMINDERS_BEFORE_MS,
@@ -407,15 +409,25 @@ function logUnwantedAcceptance(
 /**
  * Marks the claimed job as handing its payout to a per-payout rail, in the claiming unit: until
  * the answer is recorded (or, after a failed call, until a retry records one) the submission is
- * money in flight, and cancel and re-offer are refused (`payoutMoneyInFlight`).
+ * money in flight, and cancel and re-offer are refused (`payoutMoneyInFlight`). The rail's terms
+ * are decided at the first attempt and kept in the job, so every attempt sends the same request.
  */
-async function handOver<T>(tx: WriteTx, job: DueJob, request: T): Promise<T> {
+async function handOver(
+  tx: WriteTx,
+  job: DueJob,
+  rail: PayoutRail,
+  submission: RailSubmission,
+): Promise<{ rail: PayoutRail; submission: RailSubmission }> {
+  const kept = job.payload[SUBMISSION_TERMS];
+  const terms = typeof kept === "object" && kept !== null
+    ? kept as SubmissionTerms
+    : await rail.terms?.(tx, submission) ?? {};
   await tx.execute({
-    sql: `UPDATE scheduled_jobs SET payload = json_set(payload, '$.${SUBMISSION_CALLING}', 1)
-          WHERE id = ?`,
-    args: [job.id],
+    sql: `UPDATE scheduled_jobs SET payload = json_set(payload, '$.${SUBMISSION_CALLING}', 1,
+            '$.${SUBMISSION_TERMS}', json(?)) WHERE id = ?`,
+    args: [JSON.stringify(terms), job.id],
   });
-  return request;
+  return { rail, submission: { ...submission, terms } };
 }
 
 /**
@@ -456,7 +468,7 @@ function submitJob(runtime: PayoutRuntime, rails: RailDirectory): JobHandler {
           `no ${submission.modality} rail is configured for company ${payout.companyId} in ${runtime.environment}; payout ${payout.id} was not sent`,
         );
       }
-      if (rail.shape === "per_payout") return await handOver(tx, job, { rail, submission });
+      if (rail.shape === "per_payout") return await handOver(tx, job, rail, submission);
       await rail.queue(tx, {
         companyId: payout.companyId,
         payoutId: payout.id,

@@ -474,6 +474,8 @@ function lastFourAfter(step: PayoutMove, options: MoveOptions, payout: PayoutRow
 
 /** The mark a `payout.submit` job carries from the unit that hands its payout to a provider. */
 export const SUBMISSION_CALLING = "calling";
+/** Where a `payout.submit` job keeps its rail's terms, decided at its first attempt. */
+export const SUBMISSION_TERMS = "terms";
 
 /**
  * The rail entry of the payout's current submission while it holds the money in flight, or null.

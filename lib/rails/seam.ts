@@ -35,7 +35,18 @@ export interface RailSubmission {
   readonly submittedAt: number;
   /** What the payout keeps of the payee's choice (non-secret fields, tokens): a card token, a name. */
   readonly details: Readonly<Record<string, string>>;
+  /**
+   * What the rail decided at the submission's first attempt (`PayoutRail.terms`), given back
+   * unchanged to every attempt; empty (or absent) for a rail that decides nothing ahead.
+   */
+  readonly terms?: SubmissionTerms;
 }
+
+/**
+ * What a provider's request must carry alike on every attempt of one submission (a card's expiry):
+ * the same idempotency key with another body is refused, or answered with the first object.
+ */
+export type SubmissionTerms = Readonly<Record<string, string | number>>;
 
 /** What a rail says will become of a payout it accepted; the sandbox knows at once. */
 export type RailOutcome =
@@ -79,6 +90,12 @@ export interface PayoutRail {
    * absent, the rail pays every company. A payout of an unconfigured company is refused.
    */
   configured?(reader: SqlReader, companyId: string): Promise<boolean>;
+  /**
+   * In the claiming unit of a submission's first attempt, before the rail is first called: what
+   * its request derives from time or settings (a card's expiry). It is kept with the submission's
+   * job, so a retry after a crash, a month change or a settings change sends the same request.
+   */
+  terms?(reader: SqlReader, submission: RailSubmission): Promise<SubmissionTerms>;
   /** Submits a payout; idempotent on `submission.reference`. Throws when the rail could not be reached. */
   submit(submission: RailSubmission): Promise<RailAnswer>;
   /** In the unit that records an acceptance: what follows it (a card kept, its close planned). */
