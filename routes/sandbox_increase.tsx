@@ -3,10 +3,13 @@
  * The Increase simulator's hosted card field, /sandbox/increase/card: the sandbox's stand-in for
  * the tokenization provider's page. A developer types a test card here (GET: the form; POST: the
  * vault keeps it), and the browser goes back to the portal with only a token and the last four,
- * as in live. It sends browsers back only to this service's own portal. HTTP only.
+ * as in live. It speaks the portal's language (`lang`, from the portal's own texts) and sends
+ * browsers back only to this service's own portal. HTTP only.
  */
 import { type Context, Hono } from "hono";
-import { tokenizeSandboxCard } from "../lib/instant/simulator.ts";
+import { type HostedCardRefusal, tokenizeSandboxCard } from "../lib/instant/simulator.ts";
+import { type Language, languageOf } from "../lib/notify/messages.ts";
+import { portalText } from "../lib/portal/portal_text.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse } from "./errors.ts";
 
@@ -23,32 +26,36 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
       return null;
     }
   };
-  const page = (back: { returnUrl: string; state: string }, problem: string | null) => (
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>Sandbox card partner</title>
-      </head>
-      <body>
-        <main>
-          <h1>Sandbox card partner</h1>
-          <p>
-            The Increase simulator's hosted card field: type a sandbox test card. The portal gets
-            back only a token and the last four digits.
-          </p>
-          {problem ? <p class="error">{problem}</p> : null}
-          <form method="post" action="/sandbox/increase/card">
-            <input type="hidden" name="return_url" value={back.returnUrl} />
-            <input type="hidden" name="state" value={back.state} />
-            <label for="pan">Card number</label>
-            <input id="pan" name="pan" inputmode="numeric" autocomplete="cc-number" />
-            <button type="submit">Save card</button>
-          </form>
-        </main>
-      </body>
-    </html>
-  );
+  const page = (
+    back: { returnUrl: string; state: string; language: Language },
+    problem: HostedCardRefusal | null,
+  ) => {
+    const t = portalText(back.language).hostedCard;
+    return (
+      <html lang={back.language}>
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{t.title}</title>
+        </head>
+        <body>
+          <main>
+            <h1>{t.title}</h1>
+            <p>{t.intro}</p>
+            {problem ? <p class="error">{t.problems[problem]}</p> : null}
+            <form method="post" action="/sandbox/increase/card">
+              <input type="hidden" name="return_url" value={back.returnUrl} />
+              <input type="hidden" name="state" value={back.state} />
+              <input type="hidden" name="lang" value={back.language} />
+              <label for="pan">{t.cardNumber}</label>
+              <input id="pan" name="pan" inputmode="numeric" autocomplete="cc-number" />
+              <button type="submit">{t.save}</button>
+            </form>
+          </main>
+        </body>
+      </html>
+    );
+  };
   const refusedReturn = (c: Context) =>
     errorResponse(c, {
       status: 400,
@@ -61,7 +68,8 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
     const returnUrl = c.req.query("return_url") ?? "";
     if (!portalReturn(returnUrl)) return refusedReturn(c);
     c.header("Cache-Control", "no-store");
-    return c.html(page({ returnUrl, state: c.req.query("state") ?? "" }, null));
+    const language = languageOf(c.req.query("lang"));
+    return c.html(page({ returnUrl, state: c.req.query("state") ?? "", language }, null));
   });
 
   app.post("/card", async (c) => {
@@ -76,7 +84,12 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
       text("pan"),
       deps.clock.now(),
     );
-    if (!tokenized.ok) return c.html(page({ returnUrl, state }, tokenized.message), 422);
+    if (!tokenized.ok) {
+      return c.html(
+        page({ returnUrl, state, language: languageOf(text("lang")) }, tokenized.code),
+        422,
+      );
+    }
     back.searchParams.set("state", state);
     back.searchParams.set("card_token_id", tokenized.tokenId);
     back.searchParams.set("last4", tokenized.lastFour);

@@ -174,6 +174,72 @@ Deno.test({
   },
 });
 
+/** What the sandbox's hosted card field shows in each language the portal speaks. */
+const HOSTED_FIELD_TEXTS = [
+  ["en", {
+    title: "Sandbox card partner",
+    cardNumber: "Card number",
+    save: "Save card",
+    invalid: "This card number is not valid: check the digits on the front of your card.",
+  }],
+  ["es", {
+    title: "Socio de tarjetas del sandbox",
+    cardNumber: "Número de tarjeta",
+    save: "Guardar tarjeta",
+    invalid: "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+  }],
+] as const;
+
+for (const [language, text] of HOSTED_FIELD_TEXTS) {
+  Deno.test(`portal in ${language}, sandbox without Increase settings: the hosted card field is sent the portal's language and shows its labels, its error and its button in it; a card typed there goes back to the portal`, async () => {
+    await withHttpFixture(async (f) => {
+      const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
+      const browser = new PortalBrowser(f);
+      await verify(browser, linkPath, email);
+      await browser.get(`${linkPath}/method?method=instant_deposit&lang=${language}`);
+      const toField = await browser.get(`${linkPath}/card`);
+      assert.equal(toField.status, 303);
+      const field = new URL(toField.headers.get("Location")!);
+      assert.equal(field.pathname, "/sandbox/increase/card");
+      assert.equal(field.searchParams.get("lang"), language);
+      const shown = await browser.get(`${field.pathname}${field.search}`);
+      assert.equal(shown.status, 200);
+      const speaks = (html: string) => {
+        assert.match(html, new RegExp(`<html lang="${language}">`));
+        assert.match(html, new RegExp(`<title>${text.title}</title>`));
+        assert.match(html, new RegExp(`<label for="pan">${text.cardNumber}</label>`));
+        assert.match(html, new RegExp(`<button type="submit">${text.save}</button>`));
+        assert.match(html, new RegExp(`name="lang" value="${language}"`));
+      };
+      speaks(browser.lastHtml);
+      const form = {
+        return_url: field.searchParams.get("return_url")!,
+        state: field.searchParams.get("state")!,
+        lang: language,
+      };
+      const refused = await browser.post("/sandbox/increase/card", {
+        ...form,
+        pan: "4111 1111 1111 1112",
+      });
+      assert.equal(refused.status, 422);
+      speaks(browser.lastHtml);
+      assert.ok(browser.lastHtml.includes(`<p class="error">${text.invalid}</p>`));
+      const typed = await browser.post("/sandbox/increase/card", {
+        ...form,
+        pan: "4000056655665556",
+      });
+      assert.equal(typed.status, 303);
+      const back = new URL(typed.headers.get("Location")!);
+      assert.equal(back.pathname, `${linkPath}/card/return`);
+      assert.equal(back.searchParams.get("last4"), "5556");
+      const returned = await browser.get(`${back.pathname}${back.search}`);
+      assert.equal(returned.status, 200);
+      assert.match(browser.lastHtml, new RegExp(`<html lang="${language}"`));
+      assert.match(browser.lastHtml, /name="card_token_id" value="outbound_card_token_/);
+    }, { SANDBOX_INBOX: "1" });
+  });
+}
+
 const bankForm = (routing: string) => ({
   method: "instant_deposit",
   instant_to: "bank",

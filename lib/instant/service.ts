@@ -14,6 +14,7 @@ import { domainNow } from "../sandbox/clock_store.ts";
 import { increaseSigned, IncreaseUnanswered } from "./client.ts";
 import { type IncreaseAccount, increaseClientOf } from "./account.ts";
 import { findInstantTransfer, insertIncreaseNotice, INSTANT_JOBS } from "./store.ts";
+import type { Language } from "../notify/messages.ts";
 
 export type IncreaseWebhookRefusal =
   | "increase_not_configured"
@@ -128,19 +129,20 @@ export async function instantBankReachable(
 
 /**
  * The hosted card page a payee of this company types their card at, with where it sends them back
- * (`returnUrl`) and the state that ties the return to their session; null when the company has
- * no Increase in this environment. The simulator's page is a path of this service, resolved
- * against `returnUrl`.
+ * (`returnUrl`), the state that ties the return to their session and the language the portal
+ * speaks to them (`lang`); null when the company has no Increase in this environment. The
+ * simulator's page is a path of this service, resolved against `returnUrl`.
  */
 export async function hostedCardPage(
   deps: IncreaseDeps,
   companyId: string,
-  back: { readonly returnUrl: string; readonly state: string },
+  back: { readonly returnUrl: string; readonly state: string; readonly language: Language },
 ): Promise<string | null> {
   const account = await deps.increase.read(deps.database.readClient, companyId);
   if (!account) return null;
   const page = new URL(account.settings.cardPageUrl, back.returnUrl);
   page.searchParams.set("return_url", back.returnUrl);
   page.searchParams.set("state", back.state);
+  page.searchParams.set("lang", back.language);
   return page.href;
 }

@@ -360,7 +360,7 @@ export async function tokenizeSandboxCard(
     return {
       ok: false,
       code: "card_number_invalid",
-      message: "This card number is not valid: check the digits on the front of your card.",
+      message: "the typed card number fails its check digit (Luhn)",
     };
   }
   const tokenId = newObjectId("outbound_card_token");

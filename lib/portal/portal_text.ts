@@ -308,6 +308,17 @@ const english = {
       `Money of this payment came back unclaimed, so ${company} sent it to the state of ${state} as unclaimed property, as the law requires. Claim it from ${state}'s unclaimed property program; it keeps it for you.`,
     time: (at: number) => formatTime("en-US", at),
   },
+  hostedCard: {
+    title: "Sandbox card partner",
+    intro:
+      "The Increase simulator's hosted card field: type a sandbox test card. The payment portal gets back only a token and the last four digits.",
+    cardNumber: "Card number",
+    save: "Save card",
+    problems: {
+      card_number_invalid:
+        "This card number is not valid: check the digits on the front of your card.",
+    },
+  },
   virtualCard: {
     heading: "Your virtual card",
     intro: (lastFour: string) =>
@@ -651,6 +662,17 @@ const spanish: PortalText = {
     returnedEscheated: (company, state) =>
       `El dinero de este pago volvió sin reclamar, así que ${company} lo entregó al estado de ${state} como bienes no reclamados, como exige la ley. Reclámelo al programa de bienes no reclamados de ${state}; lo guarda para usted.`,
     time: (at) => formatTime("es-US", at),
+  },
+  hostedCard: {
+    title: "Socio de tarjetas del sandbox",
+    intro:
+      "El campo de tarjeta alojado del simulador de Increase: escriba una tarjeta de prueba del sandbox. El portal de pagos recibe solo un token y los últimos cuatro dígitos.",
+    cardNumber: "Número de tarjeta",
+    save: "Guardar tarjeta",
+    problems: {
+      card_number_invalid:
+        "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+    },
   },
   virtualCard: {
     heading: "Su tarjeta virtual",

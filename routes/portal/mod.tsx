@@ -721,7 +721,11 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const page = await hostedCardPage(
       { database: v.database, increase: (await reachesOf(v.environment, v.database)).increase },
       v.link.companyId,
-      { returnUrl: `${deps.config.baseUrl}${v.base}/card/return`, state: v.csrf },
+      {
+        returnUrl: `${deps.config.baseUrl}${v.base}/card/return`,
+        state: v.csrf,
+        language: v.locale.language,
+      },
     );
     if (page === null) return await render(c, v, {});
     return c.redirect(page, 303);
