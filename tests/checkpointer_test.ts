@@ -74,9 +74,10 @@ Deno.test("steady writes: the worker copies the WAL, and it starts over past WAL
       assert.ok(checkpointer.checkpoints > 0, "the worker checkpointed");
       assert.ok(checkpointer.stats.restarts >= 3, `restarts: ${checkpointer.stats.restarts}`);
       // Without the groups' waits, the WAL would never start over: 20,000 frames. With them it
-      // holds WAL_FRAMES_RESTART_MIN and what was written during the checkpoints that saw it.
+      // holds WAL_FRAMES_RESTART_MIN and what was written during the checkpoints that saw it
+      // (about 1,500 frames on a quiet machine; the bound leaves room for a loaded one).
       const highWater = walFrames(path);
-      assert.ok(highWater < 6 * WAL_FRAMES_RESTART_MIN, `WAL high-water mark ${highWater} frames`);
+      assert.ok(highWater < 10 * WAL_FRAMES_RESTART_MIN, `WAL high-water mark ${highWater} frames`);
     } finally {
       await close();
     }
