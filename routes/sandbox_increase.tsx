@@ -2,8 +2,8 @@
 /**
  * The Increase simulator's hosted card field, /sandbox/increase/card: the sandbox's stand-in for
  * the tokenization provider's page. A developer types a test card here (GET: the form; POST: the
- * vault keeps it), and the browser goes back to the portal with only a token and the last four,
- * as in live. It speaks the portal's language (`lang`, from the portal's own texts) and sends
+ * vault keeps it), and the browser goes back to the portal with only the card token, as in live
+ * (the portal reads its last four from the token at Increase). It speaks the portal's language (`lang`, from the portal's own texts) and sends
  * browsers back only to this service's own portal. HTTP only.
  */
 import { type Context, Hono } from "hono";
@@ -92,7 +92,6 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     back.searchParams.set("state", state);
     back.searchParams.set("card_token_id", tokenized.tokenId);
-    back.searchParams.set("last4", tokenized.lastFour);
     return c.redirect(back.href, 303);
   });
   return app;

@@ -5,10 +5,14 @@
  * /card_push_transfers, GET /routing_numbers and POST and GET /real_time_payments_transfers (each
  * POST under `Idempotency-Key`: the same key and body answer the first
  * object, another body is 409 idempotency_key_already_used_error), with Increase's error body
- * ({status, type, title, detail}) and Bearer authentication. Beside the API it plays the card
- * tokenization provider: GET /hosted/card is a hosted card page (the payee types the number there;
- * the form posts to this server, which keeps the number as Increase's vault would and sends the
- * browser back to `return_url` with `state`, `card_token_id` and `last4`). A test scripts the
+ * ({status, type, title, detail}) and Bearer authentication. It is Increase's vault too: POST
+ * /card_tokens takes `primary_account_number`, `expiration_month`, `expiration_year` and
+ * `card_verification_value2` with the tokenization-only key and answers `{card_token}`, and GET
+ * /card_tokens/{id} answers the Card Token object (id, last4, prefix, length, expiration_date)
+ * with the API key. Beside them it plays the tokenization provider, whose page no Increase
+ * reference publishes: GET /hosted/card is a hosted card page (the payee types the number, expiry
+ * and CVV there; the form posts to this server, which forwards them to the vault as a provider's
+ * proxy does and sends the browser back to `return_url` with `state` and `card_token_id`). A test scripts the
  * rest: a card's capabilities and validation answer, a push's status, a 5xx, a call that never
  * answers, a call taken before its answer is lost, and events signed as Increase signs them.
  */
@@ -17,6 +21,8 @@ import { increaseSignature } from "../lib/instant/client.ts";
 interface TokenRecord {
   readonly id: string;
   readonly pan: string;
+  /** ISO 8601 date: the last day of the card's expiry month. */
+  readonly expirationDate: string;
   pushable: boolean;
   validation: "match" | "name_no_match" | "declined";
 }
@@ -62,6 +68,8 @@ export type Disruption = "5xx" | "hang" | "take_then_hang";
 
 export class IncreaseContractServer {
   readonly apiKey = "contract_increase_key_0001";
+  /** The vault's key ("Card Tokenization Key"), which only creates card tokens. */
+  readonly tokenizationKey = "contract_increase_tokenization_key_0001";
   readonly webhookSecret = "whsec_contract_increase_secret";
   readonly requests: string[] = [];
   readonly tokens = new Map<string, TokenRecord>();
@@ -116,10 +124,12 @@ export class IncreaseContractServer {
   }
 
   /** A card token as the vault would make of a card number typed at the hosted page. */
-  tokenize(pan: string): TokenRecord {
+  tokenize(pan: string, expiry = { month: 12, year: 2030 }): TokenRecord {
+    const lastDay = new Date(Date.UTC(expiry.year, expiry.month, 0)).toISOString().slice(0, 10);
     const token: TokenRecord = {
       id: `outbound_card_token_${this.#next()}`,
       pan,
+      expirationDate: lastDay,
       pushable: true,
       validation: "match",
     };
@@ -186,7 +196,10 @@ export class IncreaseContractServer {
     this.requests.push(`${request.method} ${url.pathname}`);
     const body = request.method === "POST" ? await request.text() : "";
     this.bodies.push(`${url.search} ${body}`);
-    if (url.pathname === "/hosted/card") return this.#hostedPage(request, url, body);
+    if (url.pathname === "/hosted/card") return await this.#hostedPage(request, url, body);
+    if (url.pathname === "/card_tokens" && request.method === "POST") {
+      return this.#vault(request.headers.get("authorization"), body);
+    }
     if (request.headers.get("authorization") !== `Bearer ${this.apiKey}`) {
       return this.#error(401, "insufficient_permissions_error", "invalid API key");
     }
@@ -207,6 +220,20 @@ export class IncreaseContractServer {
     headers: Headers,
     query: string,
   ): Response {
+    const cardToken = /^\/card_tokens\/([^/]+)$/.exec(path);
+    if (method === "GET" && cardToken) {
+      const token = this.tokens.get(decodeURIComponent(cardToken[1]));
+      if (!token) return this.#error(404, "object_not_found_error", "no such card token");
+      return Response.json({
+        id: token.id,
+        created_at: new Date().toISOString(),
+        expiration_date: token.expirationDate,
+        last4: token.pan.slice(-4),
+        length: token.pan.length,
+        prefix: token.pan.slice(0, 8),
+        type: "card_token",
+      });
+    }
     const capabilities = /^\/card_tokens\/([^/]+)\/capabilities$/.exec(path);
     if (method === "GET" && capabilities) {
       const token = this.tokens.get(capabilities[1]);
@@ -374,32 +401,87 @@ export class IncreaseContractServer {
     return push;
   }
 
-  /** The hosted card page: a form (GET) whose submission (POST) tokenizes and sends the browser back. */
-  #hostedPage(request: Request, url: URL, body: string): Response {
-    if (request.method === "GET") {
-      const returnUrl = url.searchParams.get("return_url") ?? "";
-      const state = url.searchParams.get("state") ?? "";
-      const escape = (s: string) =>
-        s.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
-      return new Response(
-        `<!doctype html><html><body><h1>Card partner</h1><form method="post" action="/hosted/card">` +
+  /**
+   * Increase's vault: a card number, its expiry and CVV2 with the tokenization key make a card
+   * token (`{card_token}`); a field missing or malformed is 400 invalid_parameters_error naming it.
+   */
+  #vault(authorization: string | null, body: string): Response {
+    if (authorization !== `Bearer ${this.tokenizationKey}`) {
+      return this.#error(401, "insufficient_permissions_error", "invalid card tokenization key");
+    }
+    let params: Record<string, unknown>;
+    try {
+      params = JSON.parse(body);
+    } catch {
+      return this.#error(400, "malformed_request_error", "the body is not JSON");
+    }
+    const invalid = (field: string, rule: string) =>
+      this.#error(400, "invalid_parameters_error", `${field}: ${rule}`);
+    const pan = params.primary_account_number;
+    if (typeof pan !== "string" || !/^\d{12,19}$/.test(pan)) {
+      return invalid("primary_account_number", "must be 12 to 19 digits");
+    }
+    const month = params.expiration_month;
+    if (typeof month !== "number" || !Number.isInteger(month) || month < 1 || month > 12) {
+      return invalid("expiration_month", "must be an integer from 1 to 12");
+    }
+    const year = params.expiration_year;
+    if (typeof year !== "number" || !Number.isInteger(year) || year < 2000 || year > 2099) {
+      return invalid("expiration_year", "must be a four-digit year");
+    }
+    const cvv = params.card_verification_value2;
+    if (typeof cvv !== "string" || !/^\d{3,4}$/.test(cvv)) {
+      return invalid("card_verification_value2", "must be 3 or 4 digits");
+    }
+    return Response.json({ card_token: this.tokenize(pan, { month, year }).id });
+  }
+
+  /**
+   * The hosted card page: a form (GET) whose submission (POST) the provider forwards to the vault
+   * (number, expiry MM/YY and CVV as the vault's fields), sending the browser back with the token.
+   */
+  async #hostedPage(request: Request, url: URL, body: string): Promise<Response> {
+    const escape = (s: string) =>
+      s.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
+    const page = (returnUrl: string, state: string, problem: string | null, status: number) =>
+      new Response(
+        `<!doctype html><html><body><h1>Card partner</h1>` +
+          (problem ? `<p class="error">${escape(problem)}</p>` : "") +
+          `<form method="post" action="/hosted/card">` +
           `<input type="hidden" name="return_url" value="${escape(returnUrl)}">` +
           `<input type="hidden" name="state" value="${escape(state)}">` +
           `<label for="pan">Card number</label><input id="pan" name="pan" autocomplete="cc-number">` +
           `<label for="exp">Expiry</label><input id="exp" name="exp">` +
           `<label for="cvv">CVV</label><input id="cvv" name="cvv">` +
           `<button type="submit">Save card</button></form></body></html>`,
-        { headers: { "content-type": "text/html; charset=utf-8" } },
+        { status, headers: { "content-type": "text/html; charset=utf-8" } },
+      );
+    if (request.method === "GET") {
+      return page(
+        url.searchParams.get("return_url") ?? "",
+        url.searchParams.get("state") ?? "",
+        null,
+        200,
       );
     }
     const form = new URLSearchParams(body);
-    const pan = (form.get("pan") ?? "").replace(/\D/g, "");
-    if (pan.length < 12) return this.#error(400, "invalid_parameters_error", "card number");
-    const token = this.tokenize(pan);
-    const back = new URL(form.get("return_url") ?? "");
-    back.searchParams.set("state", form.get("state") ?? "");
-    back.searchParams.set("card_token_id", token.id);
-    back.searchParams.set("last4", pan.slice(-4));
+    const returnUrl = form.get("return_url") ?? "";
+    const state = form.get("state") ?? "";
+    const [month, year] = (form.get("exp") ?? "").split("/").map((part) => Number(part.trim()));
+    const answer = this.#vault(
+      `Bearer ${this.tokenizationKey}`,
+      JSON.stringify({
+        primary_account_number: (form.get("pan") ?? "").replace(/\D/g, ""),
+        expiration_month: month,
+        expiration_year: year < 100 ? 2000 + year : year,
+        card_verification_value2: (form.get("cvv") ?? "").trim(),
+      }),
+    );
+    const vaulted = await answer.json();
+    if (!answer.ok) return page(returnUrl, state, String(vaulted.detail), 422);
+    const back = new URL(returnUrl);
+    back.searchParams.set("state", state);
+    back.searchParams.set("card_token_id", String(vaulted.card_token));
     return Response.redirect(back.href, 303);
   }
 }

@@ -58,10 +58,16 @@ Deno.test("portal: instant deposit sends the payee to the hosted card page and b
       const back = new URL(typed.headers.get("Location")!);
       await typed.body?.cancel();
       assert.ok(!back.href.includes(PAN));
+      // The provider forwarded the vault's fields to Increase's vault, which made the token.
+      const tokenId = back.searchParams.get("card_token_id")!;
+      assert.deepEqual([...back.searchParams.keys()].sort(), ["card_token_id", "state"]);
+      assert.equal(server.tokens.get(tokenId)?.expirationDate, "2030-12-31");
       const returned = await browser.get(`${back.pathname}${back.search}`);
       assert.equal(returned.status, 200);
-      const tokenId = back.searchParams.get("card_token_id")!;
       assert.match(browser.lastHtml, new RegExp(`name="card_token_id" value="${tokenId}"`));
+      // Its last four are Increase's token's, read with the API key, never the browser's word.
+      assert.ok(server.requests.includes(`GET /card_tokens/${tokenId}`));
+      assert.match(browser.lastHtml, /name="card_last_four" value="1234"/);
       const chosen = await browser.post(`${linkPath}/method`, {
         method: "instant_deposit",
         card_token_id: tokenId,
@@ -91,7 +97,75 @@ Deno.test("portal: instant deposit sends the payee to the hosted card page and b
       // A return that is not this session's is a fresh start, and no token is taken from it.
       await browser.get(`${linkPath}/card/return?state=other&card_token_id=x`);
       assert.doesNotMatch(browser.lastHtml, /name="card_token_id"/);
+      // Nor from a return of this session naming a token Increase does not have (404).
+      await browser.get(`${linkPath}/method?method=instant_deposit`);
+      await browser.get(
+        `${linkPath}/card/return?state=${page.searchParams.get("state")}&card_token_id=forged`,
+      );
+      assert.doesNotMatch(browser.lastHtml, /name="card_token_id"/);
     }, { SANDBOX_INBOX: "1" });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("contract: Increase's vault takes the card's number, expiry and CVV2 with the tokenization key only, answers {card_token}, and refuses a malformed field by name; the hosted page shows the refusal and sends nothing back", async () => {
+  const server = await IncreaseContractServer.start();
+  try {
+    const vault = (key: string, body: Record<string, unknown>) =>
+      fetch(`${server.baseUrl}/card_tokens`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const card = {
+      primary_account_number: PAN,
+      expiration_month: 3,
+      expiration_year: 2030,
+      card_verification_value2: "123",
+    };
+    const made = await vault(server.tokenizationKey, card);
+    assert.equal(made.status, 200);
+    const { card_token: tokenId, ...rest } = await made.json();
+    assert.deepEqual(rest, {});
+    const read = await fetch(`${server.baseUrl}/card_tokens/${tokenId}`, {
+      headers: { Authorization: `Bearer ${server.apiKey}` },
+    });
+    const token = await read.json();
+    assert.deepEqual({ ...token, created_at: "…" }, {
+      id: tokenId,
+      created_at: "…",
+      expiration_date: "2030-03-31",
+      last4: "1234",
+      length: 16,
+      prefix: "40001234",
+      type: "card_token",
+    });
+    const apiKeyRefused = await vault(server.apiKey, card);
+    assert.equal(apiKeyRefused.status, 401);
+    await apiKeyRefused.body?.cancel();
+    const refused = await vault(server.tokenizationKey, { ...card, expiration_month: 13 });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), {
+      status: 400,
+      type: "invalid_parameters_error",
+      title: "invalid parameters error",
+      detail: "expiration_month: must be an integer from 1 to 12",
+    });
+    const page = await fetch(`${server.baseUrl}/hosted/card`, {
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams({
+        pan: PAN,
+        exp: "13/30",
+        cvv: "123",
+        return_url: "http://127.0.0.1:1/portal/x/card/return",
+        state: "s",
+      }),
+    });
+    assert.equal(page.status, 422);
+    assert.match(await page.text(), /expiration_month: must be an integer from 1 to 12/);
+    assert.equal(server.tokens.size, 1);
   } finally {
     await server.close();
   }
@@ -231,11 +305,12 @@ for (const [language, text] of HOSTED_FIELD_TEXTS) {
       assert.equal(typed.status, 303);
       const back = new URL(typed.headers.get("Location")!);
       assert.equal(back.pathname, `${linkPath}/card/return`);
-      assert.equal(back.searchParams.get("last4"), "5556");
+      assert.deepEqual([...back.searchParams.keys()].sort(), ["card_token_id", "state"]);
       const returned = await browser.get(`${back.pathname}${back.search}`);
       assert.equal(returned.status, 200);
       assert.match(browser.lastHtml, new RegExp(`<html lang="${language}"`));
       assert.match(browser.lastHtml, /name="card_token_id" value="outbound_card_token_/);
+      assert.match(browser.lastHtml, /name="card_last_four" value="5556"/);
     }, { SANDBOX_INBOX: "1" });
   });
 }

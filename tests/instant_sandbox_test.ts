@@ -203,6 +203,36 @@ Deno.test("sandbox: a submission repeated after a crash (the simulator answered,
   });
 });
 
+Deno.test("simulator: a card token typed at the hosted field reads as Increase's Card Token object (the test card it behaves as); an unknown token is 404", async () => {
+  await withSandbox(async (m) => {
+    const typed = await tokenizeSandboxCard(m.database, "4000 0566 5566 5556", m.now());
+    assert.ok(typed.ok);
+    const client = new IncreaseClient(
+      SIMULATOR_SETTINGS,
+      undefined,
+      increaseSimulator(m.database, m.companyId, m.now()),
+    );
+    const read = await client.cardToken(typed.tokenId);
+    assert.deepEqual(read, {
+      kind: "ok",
+      value: {
+        id: typed.tokenId,
+        created_at: new Date(m.now()).toISOString(),
+        expiration_date: "2030-12-31",
+        last4: "5556",
+        length: 16,
+        prefix: "40000566",
+        type: "card_token",
+      },
+    });
+    const missing = await client.cardToken("outbound_card_token_missing");
+    assert.deepEqual(missing.kind === "refused" && [missing.status, missing.type], [
+      404,
+      "object_not_found_error",
+    ]);
+  });
+});
+
 Deno.test("simulator: the same Idempotency-Key and body answer the first object, another body is 409; a bad key is 401; another company cannot read the object", async () => {
   await withSandbox(async (m) => {
     const card = await sandboxCardFor(m.database);

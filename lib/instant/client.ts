@@ -1,7 +1,7 @@
 /**
  * Increase's API for instant deposit, on fetch (npm has no official Increase SDK this service can
  * use; the shapes follow Increase's API reference and its official TypeScript SDK's types): card
- * token capabilities, $0 card validations and card push transfers, each creation under an
+ * tokens and their capabilities, $0 card validations and card push transfers, each creation under an
  * Idempotency-Key, and the webhook signature check. Every call is made outside write units. A
  * refusal Increase answered (a 4xx other than 408, 409 and 429) is a value; no answer throws, and
  * the caller asks again under the same key.
@@ -20,6 +20,21 @@ export interface IncreaseValidation extends CardValidationState {
   readonly id: string;
   readonly card_token_id: string;
   readonly route: string;
+}
+
+/**
+ * A Card Token as Increase reports it (`GET /card_tokens/{id}`): what the vault made of the card
+ * number the payee typed at the tokenization provider's page, never the number itself.
+ */
+export interface IncreaseCardToken {
+  readonly id: string;
+  readonly created_at: string;
+  /** ISO 8601 date. */
+  readonly expiration_date: string;
+  readonly last4: string;
+  readonly length: number;
+  readonly prefix: string;
+  readonly type: "card_token";
 }
 
 /** A card push transfer as Increase reports it. */
@@ -114,6 +129,11 @@ export class IncreaseClient {
       type: error.type ?? "unknown_error",
       detail: error.detail ?? error.title ?? text.slice(0, 200),
     };
+  }
+
+  /** The Card Token the vault made (its last four digits), with the API key. */
+  cardToken(cardTokenId: string): Promise<IncreaseAnswer<IncreaseCardToken>> {
+    return this.#call("GET", `/card_tokens/${encodeURIComponent(cardTokenId)}`);
   }
 
   capabilities(cardTokenId: string): Promise<IncreaseAnswer<CardCapabilities>> {

@@ -127,6 +127,37 @@ export async function instantBankReachable(
   }
 }
 
+/** How long the portal waits for Increase's card token while the payee waits. */
+const CARD_TOKEN_TIMEOUT_MS = 5_000;
+
+/**
+ * The card a payee came back from the hosted card page with, as Increase's vault reports its token
+ * (`GET /card_tokens/{id}`): its id and last four digits. The return's own parameters are the
+ * browser's, so only the token id is taken from them; null when the company has no Increase, the
+ * token is not Increase's (404) or Increase did not answer now (the payee enters the card again).
+ */
+export async function returnedCardToken(
+  deps: IncreaseDeps,
+  companyId: string,
+  cardTokenId: string,
+  now: number,
+): Promise<{ readonly cardTokenId: string; readonly lastFour: string } | null> {
+  const account = await deps.increase.read(deps.database.readClient, companyId);
+  if (!account || cardTokenId === "") return null;
+  try {
+    const token = await increaseClientOf(deps.database, companyId, account, {
+      at: now,
+      timeoutMs: CARD_TOKEN_TIMEOUT_MS,
+    }).cardToken(cardTokenId);
+    return token.kind === "ok"
+      ? { cardTokenId: token.value.id, lastFour: token.value.last4 }
+      : null;
+  } catch (error) {
+    if (error instanceof IncreaseUnanswered) return null;
+    throw error;
+  }
+}
+
 /**
  * The hosted card page a payee of this company types their card at, with where it sends them back
  * (`returnUrl`), the state that ties the return to their session and the language the portal

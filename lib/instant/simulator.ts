@@ -1,6 +1,6 @@
 /**
- * The sandbox's Increase: the part of Increase's API the instant deposit adapter uses (card token
- * capabilities, $0 card validations, card push transfers, the routing number lookup, Real-Time
+ * The sandbox's Increase: the part of Increase's API the instant deposit adapter uses (card tokens
+ * and their capabilities, $0 card validations, card push transfers, the routing number lookup, Real-Time
  * Payments transfers, each creation under Idempotency-Key), answered in process through the
  * client's transport, so the sandbox pays instant deposit through the same adapter as live with
  * no server to run. Its state is the test database's (lib/instant/simulator_store.ts): a restart
@@ -33,7 +33,7 @@ import {
   insertIdempotentCreation,
   insertSimulatedCard,
   insertSimulatedObject,
-  simulatedCardNumber,
+  simulatedCard,
   type SimulatedObject,
   updateSimulatedObject,
 } from "./simulator_store.ts";
@@ -66,6 +66,12 @@ export const SIMULATED_SETTLE_MS = 5_000;
 /** The simulator's job: a transfer's status moves and its event is sent. */
 export const INCREASE_SIMULATOR_JOBS = { settle: "increase_simulator.settle" } as const;
 
+/**
+ * When the simulator's test cards expire: its hosted field takes only the number, so every card
+ * token reports this date.
+ */
+const SIMULATED_CARD_EXPIRATION = "2030-12-31";
+
 /** The test payees' cards, known to the vault without being typed. */
 const TEST_PAYEE_CARDS: Readonly<Record<string, string>> = {
   [TEST_PAYEE_CARD_TOKENS.success]: sandboxTestDetails.cardSucceeds,
@@ -76,8 +82,19 @@ function refusal(status: number, type: string, detail: string): Response {
   return Response.json({ status, type, title: type.replaceAll("_", " "), detail }, { status });
 }
 
+/** The card a token stands for; a test payee's, never typed, counts as made `at`. */
+async function cardOf(
+  database: Database,
+  tokenId: string,
+  at: number,
+): Promise<{ readonly cardNumber: string; readonly createdAt: number } | null> {
+  const testPayeeCard = TEST_PAYEE_CARDS[tokenId];
+  if (testPayeeCard) return { cardNumber: testPayeeCard, createdAt: at };
+  return await simulatedCard(database.readClient, tokenId);
+}
+
 async function cardNumberOf(database: Database, tokenId: string): Promise<string | null> {
-  return TEST_PAYEE_CARDS[tokenId] ?? await simulatedCardNumber(database.readClient, tokenId);
+  return (await cardOf(database, tokenId, 0))?.cardNumber ?? null;
 }
 
 /** Whether the simulated banking network takes Real-Time Payments at this routing number. */
@@ -266,6 +283,23 @@ export function increaseSimulator(
       );
     }
     if (request.method !== "GET") return refusal(404, "not_found_error", `no route ${path}`);
+    const cardToken = /^\/card_tokens\/([^/]+)$/.exec(path);
+    if (cardToken) {
+      const id = decodeURIComponent(cardToken[1]);
+      const card = await cardOf(database, id, at);
+      if (card === null) return refusal(404, "object_not_found_error", "no such card token");
+      // The token is the test card the typed one behaves as: its digits are what Increase shows.
+      const { cardNumber } = card;
+      return Response.json({
+        id,
+        created_at: new Date(card.createdAt).toISOString(),
+        expiration_date: SIMULATED_CARD_EXPIRATION,
+        last4: cardNumber.slice(-4),
+        length: cardNumber.length,
+        prefix: cardNumber.slice(0, 8),
+        type: "card_token",
+      });
+    }
     const capabilities = /^\/card_tokens\/([^/]+)\/capabilities$/.exec(path);
     if (capabilities) {
       const cardNumber = await cardNumberOf(database, decodeURIComponent(capabilities[1]));

@@ -26,16 +26,18 @@ export async function insertSimulatedCard(
   });
 }
 
-/** The card number a token stands for, or null when the vault has no such token. */
-export async function simulatedCardNumber(
+/** The card number a token stands for and when it was made, or null when the vault has no such token. */
+export async function simulatedCard(
   reader: SqlReader,
   tokenId: string,
-): Promise<string | null> {
+): Promise<{ readonly cardNumber: string; readonly createdAt: number } | null> {
   const { rows } = await reader.execute({
-    sql: "SELECT card_number FROM increase_simulator_cards WHERE token_id = ?",
+    sql: "SELECT card_number, created_at FROM increase_simulator_cards WHERE token_id = ?",
     args: [tokenId],
   });
-  return rows[0] ? String(rows[0].card_number) : null;
+  return rows[0]
+    ? { cardNumber: String(rows[0].card_number), createdAt: Number(rows[0].created_at) }
+    : null;
 }
 
 export async function findSimulatedObject(

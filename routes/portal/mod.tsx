@@ -41,7 +41,7 @@ import { type PortalSession, PortalSessions } from "../../lib/portal/session.ts"
 import { type ModalityCode, modalityOf } from "../../lib/payouts/states.ts";
 import { type PayoutDigitalCheck, payoutDigitalCheck } from "../../lib/checks/digital.ts";
 import { type CardEmbed, cardEmbedOf } from "../../lib/cards/service.ts";
-import { hostedCardPage } from "../../lib/instant/service.ts";
+import { hostedCardPage, returnedCardToken } from "../../lib/instant/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
 import { peerAddressOf } from "../peer.ts";
 import { chooseLocale, type Locale, recordedLocale } from "./language.ts";
@@ -739,15 +739,19 @@ export function portalRoutes(deps: AppDeps): Hono<AppEnv> {
     const modality = offeredMethod(v.link, payout, "instant_deposit");
     // A return that is not this session's (its state differs) is a fresh start.
     if (!modality || c.req.query("state") !== v.csrf) return await render(c, v, {});
+    // The card's last four come from Increase's token, not from the browser's return.
+    const card = await returnedCardToken(
+      { database: v.database, increase: (await reachesOf(v.environment, v.database)).increase },
+      v.link.companyId,
+      c.req.query("card_token_id") ?? "",
+      v.domainNow,
+    );
     return await methodPage(
       c,
       v,
       payout,
       modality.code,
-      {
-        card_token_id: c.req.query("card_token_id") ?? "",
-        card_last_four: c.req.query("last4") ?? "",
-      },
+      card ? { card_token_id: card.cardTokenId, card_last_four: card.lastFour } : {},
       [],
       200,
     );
