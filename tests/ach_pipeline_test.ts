@@ -9,7 +9,7 @@ import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
-import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/ach/jobs.ts";
+import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/rails/batch.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
 import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import {

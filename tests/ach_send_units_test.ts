@@ -6,12 +6,8 @@
 import assert from "node:assert/strict";
 import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
-import {
-  FILE_WORKER_ENTRIES_MIN,
-  SEND_ENTRIES_PER_UNIT_MAX,
-  startFileWorker,
-  stopFileWorker,
-} from "../lib/ach/jobs.ts";
+import { FILE_WORKER_ENTRIES_MIN, startFileWorker, stopFileWorker } from "../lib/ach/jobs.ts";
+import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/rails/batch.ts";
 import {
   type AchFixture,
   batches,

@@ -9,12 +9,7 @@
  * between units; `ach.settle` (per file): at the end of the return window, every entry still sent
  * completes.
  */
-import {
-  externalJob,
-  type JobHandler,
-  type RunningJob,
-  yieldToEventLoop,
-} from "../../db/scheduler.ts";
+import { type JobHandler, type RunningJob, yieldToEventLoop } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import { holdBehindOutcomeReaders } from "../rails/outcome_fence.ts";
 import { INBOUND_POLL_JOB } from "./inbound.ts";
@@ -22,11 +17,9 @@ import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import {
   BATCH_ENTRIES_MAX,
-  BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
-  loadBatch,
-  sendTransmittedEntries,
-  sendTransmittedInUnits,
+  type BatchSend,
+  batchSendJob,
   settleBatchEntry,
 } from "../rails/batch.ts";
 import {
@@ -77,15 +70,6 @@ export const ACH_SEND_JOB = "ach.send";
  * payout of the service's thread on the synchronous embedded database, so 100 hold it about 0.1 s.
  */
 export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
-/**
- * Entries one unit sends. A send unit writes its page set-based (lib/rails/batch.ts: a statement
- * or two each for the payouts, postings, timeline rows and events) and holds the service's thread
- * for its statements and its commit: 100 took 9 to 13 ms of its CPU (load 3 to 5), so a request
- * that came meanwhile waited that long. 25 hold it about a quarter of that, and the event loop
- * gets its turns before every unit (`sendTransmittedInUnits`), not only every JOBS_YIELD_AFTER_MS.
- */
-export const SEND_ENTRIES_PER_UNIT_MAX = 25;
-
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
 
@@ -383,42 +367,8 @@ async function recordFile(tx: WriteTx, claim: AchClaim, built: BuiltFile): Promi
   return null;
 }
 
-/**
- * In the transmission's unit: the first unit's worth of a transmitted file's entries is sent, and
- * `ach.send` sends the rest.
- */
-export async function sendEntries(
-  tx: WriteTx,
-  moves: BatchPayoutMoves,
-  companyId: string,
-  batchId: string,
-  at: number,
-): Promise<void> {
-  const sent = await sendTransmittedEntries(tx, moves, batchId, SEND_ENTRIES_PER_UNIT_MAX, at);
-  if (sent < SEND_ENTRIES_PER_UNIT_MAX) return;
-  await scheduleJob(tx, { companyId, kind: ACH_SEND_JOB, subjectId: batchId, dueAt: at }, at);
-}
-
-/**
- * `ach.send`: the rest of a transmitted file's entries, SEND_ENTRIES_PER_UNIT_MAX per unit outside
- * the job's claiming and recording units. A run stopped midway leaves its claim to expire (or to
- * the restarted node), and the next run sends what is still batched.
- */
-function sendFileJob(deps: AchRailDeps, moves: BatchPayoutMoves): JobHandler {
-  return externalJob<string, number>({
-    leaseMs: BATCH_TRANSMIT_LEASE_MS,
-    prepare: async (tx, job) =>
-      (await loadBatch(tx, job.subjectId))?.status === "transmitted" ? job.subjectId : null,
-    call: (batchId, job) =>
-      sendTransmittedInUnits(
-        deps.database.writer,
-        moves,
-        { id: batchId, perUnit: SEND_ENTRIES_PER_UNIT_MAX, at: job.dueAt },
-        deps.runtime.apiBusy,
-      ),
-    record: () => Promise.resolve(),
-  }) as JobHandler;
-}
+/** How ACH files are sent after their transmission: by the engine's send, `ach.send` beyond its first unit. */
+export const ACH_SEND: BatchSend = { job: ACH_SEND_JOB };
 
 /** The jobs that read a company's ACH returns from outside: a settlement waits for them. */
 export const ACH_OUTCOME_READERS: readonly string[] = [SANDBOX_RETURNS_JOB, INBOUND_POLL_JOB];
@@ -455,7 +405,11 @@ export function achJobHandlers(
       achCutoffRail(deps),
       deps.database.writer,
     ),
-    [ACH_SEND_JOB]: sendFileJob(deps, moves),
+    [ACH_SEND_JOB]: batchSendJob(
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
+      moves,
+      ACH_SEND,
+    ),
     [ACH_SETTLE_JOB]: (tx, job) => settleFile(moves, tx, job),
   };
 }

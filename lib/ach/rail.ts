@@ -11,7 +11,13 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import type { BatchPayoutMoves, BatchRail, BatchRow, NewBatchEntry } from "../rails/batch.ts";
+import {
+  type BatchPayoutMoves,
+  type BatchRail,
+  type BatchRow,
+  type NewBatchEntry,
+  sendAfterTransmission,
+} from "../rails/batch.ts";
 import {
   bankFileAdapter,
   type BatchAdapter,
@@ -35,7 +41,7 @@ import {
 import { SANDBOX_RETURNS_JOB, sandboxBankUpload } from "./sandbox_bank.ts";
 import { uploadAchFile } from "./transport.ts";
 import { planSandboxStatements } from "../reconciliation/sandbox_statements.ts";
-import { ACH_SETTLE_JOB, achJobHandlers, openKeptFile, sendEntries } from "./jobs.ts";
+import { ACH_SEND, ACH_SETTLE_JOB, achJobHandlers, openKeptFile } from "./jobs.ts";
 
 /** How a file reaches the bank. Throws when it is not known whether the bank has it. */
 export interface AchTransport {
@@ -152,7 +158,7 @@ async function fileTransmitted(
   const file = await loadAchFileSummary(tx, batch.id);
   if (!file) throw new Error(`ACH batch ${batch.id} has no file`);
   const { timeZone } = await achSettingsOf(deps, tx, batch.companyId);
-  await sendEntries(tx, moves, file.companyId, file.batchId, at);
+  await sendAfterTransmission(tx, moves, ACH_SEND, batch, at);
   await scheduleJob(tx, {
     companyId: file.companyId,
     kind: ACH_SETTLE_JOB,

@@ -21,8 +21,10 @@ import { addBusinessDays } from "../platform/business_days.ts";
 import {
   type BatchPayoutMoves,
   type BatchRow,
+  type BatchSend,
+  batchSendJob,
   openBatch,
-  sendTransmittedEntries,
+  sendAfterTransmission,
   voidBatch,
 } from "../rails/batch.ts";
 import { scheduleTransmission } from "../rails/engine.ts";
@@ -73,8 +75,6 @@ import type { CheckRailDeps } from "./rail.ts";
 
 /** Issues one positive-pay file takes at most: its print file must hold them all. */
 export const CHECK_FILE_ISSUES_MAX = PRINT_FILE_CHECKS_MAX;
-/** Entries one unit sends; a larger file goes over several units. */
-export const CHECK_SEND_ENTRIES_PER_UNIT_MAX = 500;
 /** Voids one unit fails (their payouts re-offered); a larger file goes over several units. */
 const VOIDS_PER_UNIT_MAX = 500;
 
@@ -402,7 +402,7 @@ export async function checkFileTransmitted(
   at: number,
 ): Promise<void> {
   if (batch.rail === POSITIVE_PAY_RAIL) {
-    await sendFile(tx, deps, moves, batch.companyId, batch.id, at);
+    await sendAfterTransmission(tx, moves, checkFileSend(deps, moves), batch, at);
   }
   if (batch.rail === PRINT_RAIL) await deps.transport.printed?.(tx, batch, at);
 }
@@ -444,10 +444,18 @@ export async function checkFileVoided(
 }
 
 /**
- * Sends a bounded number of a transmitted positive-pay file's entries, then (all sent) its voids;
- * the rest in the next `check.send`. The last unit releases the print file.
+ * How positive-pay files are sent: their entries by the engine's send (`check.send` beyond its
+ * first unit), then their voids, a bounded number per unit (the rest in the next `check.send`);
+ * the last unit releases the print file.
  */
-async function sendFile(
+function checkFileSend(deps: CheckRailDeps, moves: BatchPayoutMoves): BatchSend {
+  return {
+    job: CHECK_SEND_JOB,
+    allSent: (tx, batch, at) => fileSent(tx, deps, moves, batch.companyId, batch.id, at),
+  };
+}
+
+async function fileSent(
   tx: WriteTx,
   deps: CheckRailDeps,
   moves: BatchPayoutMoves,
@@ -457,8 +465,6 @@ async function sendFile(
 ): Promise<void> {
   const again = () =>
     scheduleJob(tx, { companyId, kind: CHECK_SEND_JOB, subjectId: fileId, dueAt: at }, at);
-  const sent = await sendTransmittedEntries(tx, moves, fileId, CHECK_SEND_ENTRIES_PER_UNIT_MAX, at);
-  if (sent === CHECK_SEND_ENTRIES_PER_UNIT_MAX) return void await again();
   const { rows } = await tx.execute({
     sql: `SELECT c.id FROM checks c
           WHERE c.void_file_id = ? AND ${VOID_NEVER_PAYABLE}
@@ -632,8 +638,11 @@ export function checkJobHandlers(
       checkCutoffRail(deps),
       deps.database.writer,
     ),
-    [CHECK_SEND_JOB]: (tx, job) =>
-      sendFile(tx, deps, moves, job.companyId, job.subjectId, job.dueAt),
+    [CHECK_SEND_JOB]: batchSendJob(
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
+      moves,
+      checkFileSend(deps, moves),
+    ),
     [CHECK_STALE_JOB]: (tx, job) => staleCheck(deps, tx, job),
     [CHECK_CONFIRM_VOIDS_JOB]: async (tx, job) => {
       const reportedAt = Number(job.payload.reported_at);

@@ -22,9 +22,10 @@ import {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
-  type BatchRow,
+  type BatchSend,
+  batchSendJob,
   loadBatch,
-  sendTransmittedEntries,
+  sendAfterTransmission,
   settleBatchEntry,
   type TransmitAnswer,
 } from "../rails/batch.ts";
@@ -277,16 +278,14 @@ async function createBatch(deps: PaypalRailDeps, request: Transmission): Promise
   return { kind: "not_transmitted", reason, retryAfterMs: PAYPAL_FUNDS_RETRY_MS };
 }
 
-/** The batch reached PayPal: its items are sent and its polls begin. */
-async function batchTransmitted(
-  moves: BatchPayoutMoves,
-  tx: WriteTx,
-  batch: BatchRow,
-  at: number,
-): Promise<void> {
-  await sendTransmittedEntries(tx, moves, batch.id, BATCH_ENTRIES_MAX, at);
-  await schedulePoll(tx, batch.companyId, batch.id, at, 1);
-}
+/**
+ * How PayPal batches are sent once PayPal took them: their items by the engine's send
+ * (`paypal.send` beyond its first unit), then their polls begin.
+ */
+const PAYPAL_SEND: BatchSend = {
+  job: PAYPAL_JOBS.send,
+  allSent: (tx, batch, at) => schedulePoll(tx, batch.companyId, batch.id, at, 1),
+};
 
 /** The PayPal rail's part of the engine: batches created at PayPal under our batch id. */
 export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): BatchAdapter {
@@ -319,7 +318,7 @@ export function paypalAdapter(deps: PaypalRailDeps, moves: BatchPayoutMoves): Ba
       };
     },
     transmit: (request) => createBatch(deps, request),
-    transmitted: (tx, batch, at) => batchTransmitted(moves, tx, batch, at),
+    transmitted: (tx, batch, at) => sendAfterTransmission(tx, moves, PAYPAL_SEND, batch, at),
     requeue: queuePaypalEntry,
   };
   return adapter as BatchAdapter;
@@ -396,6 +395,11 @@ export function paypalJobHandlers(
       { policy: deps.policy, moves },
       paypalCutoffRail(deps),
       deps.database.writer,
+    ),
+    [PAYPAL_JOBS.send]: batchSendJob(
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
+      moves,
+      PAYPAL_SEND,
     ),
     [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; items: readonly PayoutItemAnswer[] }>({
       leaseMs: PAYPAL_CALL_LEASE_MS,

@@ -19,6 +19,8 @@ export const PAYPAL_JOBS = {
   cutoff: "paypal.cutoff",
   /** Per batch: creates it at PayPal under sender_batch_id = the batch's id. */
   transmit: "paypal.transmit",
+  /** Per batch PayPal took: sends its entries beyond the transmission's unit. */
+  send: "paypal.send",
   /** Per open batch, with backoff: reads every item of it from PayPal. */
   poll: "paypal.poll",
   /** Per verified webhook notice: reads the item it names from PayPal. */
