@@ -195,6 +195,26 @@ Deno.test("verification names the day of a rewritten entry, a broken chain, an a
   });
 });
 
+Deno.test("a day opens at the last statement's closings: an entry of a closed day rewritten afterwards moves no later day's openings, and verification names its day", async () => {
+  await withLine(async ({ database, deps }) => {
+    assert.deepEqual((await closeLedgerDays(deps, DAY2)).map((s) => s.date), ["2026-11-23"]);
+    await database.writer.write((tx) =>
+      tx.execute(`UPDATE ledger_entries SET amount_cents = amount_cents * 2 WHERE transaction_id =
+        (SELECT id FROM ledger_transactions WHERE kind = 'payout.hold' ORDER BY posted_at LIMIT 1)`)
+    );
+    const [next] = await closeLedgerDays(deps, DAY3);
+    assert.equal(next.date, "2026-11-24");
+    const openings = JSON.parse(next.body).accounts
+      .filter((a: { opening_cents: number }) => a.opening_cents !== 0)
+      .map((a: { code: string; opening_cents: number }) => [a.code, a.opening_cents]);
+    assert.deepEqual(openings, [["available", 97_500], ["reserved", 2_500], ["bank", -100_000]]);
+    assert.deepEqual(
+      (await verifyLedgerStatements(database, keys.publicKey)).problems.map((p) => p.date),
+      ["2026-11-23"],
+    );
+  });
+});
+
 Deno.test("statements are written as files: the signed text, its hash and signature", async () => {
   await withLine(async ({ deps }) => {
     const closed = await closeLedgerDays(deps, DAY2 + 86_400_000);
