@@ -17,7 +17,7 @@
  * and then none waits for RETRY_AFTER_TIMEOUT_MS, as SQLite would let the WAL grow meanwhile too.
  *
  * The worker starts when the WAL first reaches WORKER_START_WAL_BYTES, so a small database (most
- * tests) never starts one. Until then, or if it fails, SQLite's own checkpoint on the writer's
+ * tests) never starts one, or when a service starts its workers (`start`). Until then, or if it fails, SQLite's own checkpoint on the writer's
  * connection (db/client.ts) still bounds the WAL.
  */
 import type { CheckpointAnswer, CheckpointRequest } from "./checkpoint_worker.ts";
@@ -61,6 +61,16 @@ export class WalCheckpointer implements WalCheckpoints {
   /** Whether the worker runs (it starts once the WAL is large enough). */
   get started(): boolean {
     return this.#worker !== null;
+  }
+
+  /**
+   * Starts the worker now, whatever the WAL's size: a service starts it with its other workers,
+   * after its first answer. Its start holds the service's thread while its runtime is created
+   * (about 6 ms), and a restarted service otherwise started it at its first large commit, a
+   * cutoff's.
+   */
+  start(): void {
+    if (this.#state === null && !this.#failed) this.#start();
   }
 
   /** Checkpoints the worker ran. */

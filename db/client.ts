@@ -38,6 +38,8 @@ export interface Database {
    * process may write a libSQL server's database, so there the cache keeps nothing.
    */
   readonly disbursementReads: CommittedReadCache<CachedV1Disbursement>;
+  /** Starts an embedded file's WAL checkpoint worker now (a service, with its other workers). */
+  startCheckpoints(): void;
   close(): Promise<void>;
 }
 
@@ -169,6 +171,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     readClient,
     readerOptions,
     disbursementReads,
+    startCheckpoints: () => checkpointer?.start(),
     async close() {
       await writer.close();
       await checkpointer?.close();

@@ -129,6 +129,22 @@ Deno.test("a reader's old snapshot keeps the worker from catching up: a group st
   });
 });
 
+Deno.test("a service starts the worker with its other workers, whatever the WAL's size; it checkpoints from its first large commit", async () => {
+  await withTempDir(async (dir) => {
+    const { checkpointer, writeBlobs, close } = await blobWriter(dir);
+    await writeBlobs(2, 1);
+    checkpointer.start();
+    assert.equal(checkpointer.started, true);
+    checkpointer.start();
+    while (checkpointer.checkpoints === 0) {
+      await writeBlobs(4, 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await close();
+    assert.equal(checkpointer.started, false);
+  });
+});
+
 Deno.test("a small database starts no worker; closing one that started ends it", async () => {
   await withTempDir(async (dir) => {
     const { checkpointer, writeBlobs, close } = await blobWriter(dir);
