@@ -1,8 +1,8 @@
 /**
  * The HTTP application's edges (request id, access log, body limits, 405, 404 and 500 in each
- * surface's format) and the API's surfaces: /v1, /api, the payee's portal, links and documents,
- * health and docs. Importing this loads no console, admin command, sandbox page or rail: the
- * service answers the API with it while those load (routes/app.ts builds the whole app).
+ * surface's format) and the API's surfaces: /v1, /api, health and docs. Importing this loads no
+ * console, admin command, sandbox page, payee page or rail: the service answers the API with it
+ * while those load (routes/app.ts builds the whole app).
  */
 import { type Context, Hono, type Next } from "hono";
 import { requestId } from "hono/request-id";
@@ -20,16 +20,12 @@ import { apiDocumentRoutes } from "./api/documents.ts";
 import { apiPayeeRoutes } from "./api/payees.ts";
 import { apiSimplePaymentRoutes } from "./api/simple_payments.ts";
 import { DocumentLinkSigner } from "../lib/documents/links.ts";
-import { digitalCheckRoutes } from "./digital_checks.tsx";
-import { documentLinkRoutes } from "./documents.ts";
 import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { docsRoutes } from "./docs.tsx";
 import { errorResponse, surfaceOf } from "./errors.ts";
 import { opsRoutes } from "./ops.ts";
-import { payLandingRoutes } from "./portal/landing.tsx";
-import { portalRoutes } from "./portal/mod.tsx";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
 import { disbursementRoutes } from "./v1/disbursements.ts";
 import { eventRoutes } from "./v1/events.ts";
@@ -100,11 +96,12 @@ function knownPaths(
 
 /**
  * The app of the API's surfaces, and of the surfaces `mountLater` mounts (the whole app mounts
- * the console, the admin endpoint, the sandbox pages and the rails' webhooks there).
+ * the payee's pages, the console, the admin endpoint, the sandbox pages and the rails' webhooks
+ * there, with the document links' signer the API's app shares).
  */
 export function buildApp(
   deps: AppDeps,
-  mountLater?: (app: Hono<AppEnv>) => void,
+  mountLater?: (app: Hono<AppEnv>, documentLinks: DocumentLinkSigner) => void,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { limits } = deps.config;
@@ -197,12 +194,8 @@ export function buildApp(
     c.header("Content-Type", "application/json");
     return c.body(await openApi);
   });
-  app.route("/portal", portalRoutes(deps));
-  app.route("/pay", payLandingRoutes(deps));
   const documentLinks = new DocumentLinkSigner(deps.jwtSecret);
-  app.route("/documents", documentLinkRoutes(deps, documentLinks));
-  app.route("/checks", digitalCheckRoutes(deps));
-  mountLater?.(app);
+  mountLater?.(app, documentLinks);
 
   app.route("/api/authenticate", authenticateRoutes(deps));
   app.use("/api/*", requireApiUser(deps));

@@ -1,11 +1,13 @@
 /**
  * The app the service serves while it starts (issue 21, issue 33), loaded in two steps in the
  * background while this answers /healthz at once. First the API's app (routes/api_app.ts: /v1,
- * /api, the payee's portal, health): /readyz says 503 `starting` until it can answer, so a load
- * balancer that trusts /readyz never sends a request to a process that would still have to load
- * the API's routes. Then the whole app (the console, the admin endpoint, the sandbox pages, the
- * rails' webhooks), which answers every request from then on, exactly as in tests. A request that
- * comes before its app has loaded waits for it: a console page asked early is late, never a 404.
+ * /api, health, docs): /readyz says 503 `starting` until it can answer, so a load balancer that
+ * trusts /readyz never sends a request to a process that would still have to load the API's
+ * routes. Then the whole app (the payee's pages, the console, the admin endpoint, the sandbox
+ * pages, the rails' webhooks), which answers every request from then on, exactly as in tests. A
+ * request that comes before its app has loaded waits for it: a console or portal page asked early
+ * is late, never a 404. /readyz does not wait for the whole app: what it says is that the API can
+ * be served, which is what a load balancer sends there.
  */
 import type { Database } from "../db/client.ts";
 import { serviceReadiness } from "../lib/admin/service.ts";
@@ -24,7 +26,16 @@ export type FetchHandler = (
  * Where the whole app's own surfaces are (routes/app.ts mounts them): a request under one waits
  * for the whole app; any other is the API app's to answer.
  */
-export const LATER_SURFACES: readonly string[] = ["/console", "/admin", "/sandbox", "/rails"];
+export const LATER_SURFACES: readonly string[] = [
+  "/console",
+  "/admin",
+  "/sandbox",
+  "/rails",
+  "/portal",
+  "/pay",
+  "/documents",
+  "/checks",
+];
 
 function isLaterSurface(path: string): boolean {
   return LATER_SURFACES.some((prefix) => path === prefix || path.startsWith(prefix + "/"));
