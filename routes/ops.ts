@@ -1,11 +1,11 @@
 /**
  * Liveness, readiness (contract §13) and Prometheus metrics (contract §12). With METRICS_TOKEN set,
  * /metrics answers only `Authorization: Bearer <token>` (compared in constant time), else 401.
+ * The gauges of what needs action and of reconciliation (the console's and reconciliation's
+ * queries, about a tenth of the API's modules) are imported at the first scrape, not with the API.
  */
 import { Hono } from "hono";
 import { moneyInFlightGauges, NOT_READY_REASONS, serviceReadiness } from "../lib/admin/service.ts";
-import { needsActionGauges } from "../lib/console/needs_action.ts";
-import { reconGauges } from "../lib/reconciliation/views.ts";
 import { constantTimeEqual } from "../lib/platform/keys.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { bearerToken } from "./auth.ts";
@@ -44,6 +44,10 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics): Hono<AppEnv> {
     const readiness = await serviceReadiness(deps.databases, readinessOptions);
     const failing = new Set(readiness.body.reasons ?? []);
     const inFlight = await moneyInFlightGauges(deps.databases);
+    const [{ needsActionGauges }, { reconGauges }] = await Promise.all([
+      import("../lib/console/needs_action.ts"),
+      import("../lib/reconciliation/views.ts"),
+    ]);
     const needsAction = await needsActionGauges(deps.databases, deps.clock.now());
     const recon = await reconGauges(deps.databases, deps.clock.now());
     const text = metrics.render({
