@@ -9,6 +9,7 @@ import { ed25519KeysFrom, publicKeyText } from "../lib/audit/anchor.ts";
 import { postTransaction } from "../lib/ledger/store.ts";
 import {
   closeLedgerDays,
+  LEDGER_MOVEMENTS_PAGE_TRANSACTIONS,
   ledgerDayClosing,
   verifyLedgerStatements,
   writeLedgerStatementFiles,
@@ -18,7 +19,7 @@ import {
   statementHash,
   statementSigned,
 } from "../lib/ledger/trial_balance.ts";
-import { Scheduler } from "../db/scheduler.ts";
+import { JOBS_YIELD_TURNS, Scheduler } from "../db/scheduler.ts";
 import { createApp } from "../routes/app.ts";
 import { openTempDatabase, testAuditKeys, testSecretBox, withTempDir } from "./helpers.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -212,6 +213,47 @@ Deno.test("a day opens at the last statement's closings: an entry of a closed da
       (await verifyLedgerStatements(database, keys.publicKey)).problems.map((p) => p.date),
       ["2026-11-23"],
     );
+  });
+});
+
+Deno.test("a day of more than a page of transactions is summed a page at a time, with the event loop's turns between pages, into the same statement", async () => {
+  await withLine(async ({ database, deps }) => {
+    const count = 2 * LEDGER_MOVEMENTS_PAGE_TRANSACTIONS + 10;
+    await database.writer.write(async (tx) => {
+      for (let i = 0; i < count; i++) {
+        const posted = await postTransaction(tx, {
+          companyId: "co_1",
+          lineId: "line_1",
+          kind: "payout.hold",
+          transfers: [{ from: "available", to: "reserved", amountCents: 1 }],
+          postedAt: DAY2 + (i % 7),
+        });
+        assert.ok(posted.ok);
+      }
+    });
+    let turns = 0;
+    let counting = true;
+    const turn = () => {
+      turns += 1;
+      if (counting) setTimeout(turn, 0);
+    };
+    setTimeout(turn, 0);
+    const closed = await closeLedgerDays(deps, DAY3);
+    counting = false;
+    assert.deepEqual(closed.map((s) => s.date), ["2026-11-23", "2026-11-24"]);
+    const available = JSON.parse(closed[1].body).accounts
+      .find((a: { code: string }) => a.code === "available");
+    assert.deepEqual(available, {
+      code: "available",
+      opening_cents: 97_500,
+      movements: { "payout.hold": -count },
+      closing_cents: 97_500 - count,
+    });
+    assert.ok(turns >= 2 * JOBS_YIELD_TURNS, `${turns} turns of the event loop`);
+    assert.deepEqual(await verifyLedgerStatements(database, keys.publicKey), {
+      checked: 2,
+      problems: [],
+    });
   });
 });
 

@@ -5,7 +5,7 @@
  * bank settings' time zone, New York by default), from the day of its first entry.
  */
 import type { Database } from "../../db/client.ts";
-import type { UpkeepStep } from "../../db/scheduler.ts";
+import { type UpkeepStep, yieldToEventLoop } from "../../db/scheduler.ts";
 import type { SqlReader } from "../../db/writer.ts";
 import { bankLocal, bankTime } from "../ach/cutoffs.ts";
 import { TIME_ZONE_DEFAULT } from "../ach/bank_settings.ts";
@@ -68,46 +68,79 @@ async function lines(reader: SqlReader) {
 type Openings = Partial<Record<LedgerAccountCode, number>>;
 
 /**
- * The line's opening balances at `start` (summed from every entry before it, unless `openings`
- * gives them) and its movements in [start, end).
+ * Transactions one read of a day's movements sums: a day of a large cutoff (tens of thousands of
+ * transactions) summed in one read held the service's thread about 13 ms per 10,000.
  */
+export const LEDGER_MOVEMENTS_PAGE_TRANSACTIONS = 1_000;
+
+const codeOf = (value: unknown): LedgerAccountCode => {
+  const text = String(value);
+  if (!(ledgerAccountCodes as readonly string[]).includes(text)) {
+    throw new Error(`ledger account code ${text} is not known`);
+  }
+  return text as LedgerAccountCode;
+};
+
+/** The line's opening balances at `start` and its movements in [start, end). */
 async function dayOf(
   reader: SqlReader,
   lineId: string,
   window: { start: number; end: number },
-  openings?: Openings,
 ): Promise<{ openings: Openings; movements: AccountMovement[] }> {
-  const moved = await reader.execute({
-    sql: `SELECT a.code, t.kind, sum(e.amount_cents) AS cents FROM ledger_entries e
-            JOIN ledger_transactions t ON t.id = e.transaction_id
-            JOIN ledger_accounts a ON a.id = e.account_id
-           WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
-           GROUP BY a.code, t.kind`,
-    args: [lineId, window.start, window.end],
-  });
-  const code = (value: unknown) => {
-    const text = String(value);
-    if (!(ledgerAccountCodes as readonly string[]).includes(text)) {
-      throw new Error(`ledger account code ${text} is not known`);
-    }
-    return text as LedgerAccountCode;
-  };
   return {
-    openings: openings ?? await openingsAt(reader, lineId, window.start, code),
-    movements: moved.rows.map((r) => {
-      if (!isLedgerTransactionKind(String(r.kind))) {
-        throw new Error(`ledger transaction kind ${r.kind} is not known`);
-      }
-      return { code: code(r.code), kind: String(r.kind), cents: Number(r.cents) };
-    }),
+    openings: await openingsAt(reader, lineId, window.start),
+    movements: await dayMovements(reader, lineId, window),
   };
+}
+
+/**
+ * The line's movements in [start, end) of a day that is over (its entries no longer change),
+ * summed LEDGER_MOVEMENTS_PAGE_TRANSACTIONS transactions at a time with the event loop's turns
+ * between reads.
+ */
+async function dayMovements(
+  reader: SqlReader,
+  lineId: string,
+  window: { start: number; end: number },
+): Promise<AccountMovement[]> {
+  const sums = new Map<string, AccountMovement>();
+  for (let from = window.start; from < window.end;) {
+    const { rows: [bound] } = await reader.execute({
+      sql: `SELECT posted_at FROM ledger_transactions
+             WHERE line_id = ? AND posted_at >= ? AND posted_at < ?
+             ORDER BY posted_at LIMIT 1 OFFSET ?`,
+      args: [lineId, from, window.end, LEDGER_MOVEMENTS_PAGE_TRANSACTIONS],
+    });
+    // A page ends before the first transaction past it, after at least one millisecond.
+    const to = bound ? Math.max(Number(bound.posted_at), from + 1) : window.end;
+    const moved = await reader.execute({
+      sql: `SELECT a.code, t.kind, sum(e.amount_cents) AS cents FROM ledger_entries e
+              JOIN ledger_transactions t ON t.id = e.transaction_id
+              JOIN ledger_accounts a ON a.id = e.account_id
+             WHERE t.line_id = ? AND t.posted_at >= ? AND t.posted_at < ?
+             GROUP BY a.code, t.kind`,
+      args: [lineId, from, to],
+    });
+    for (const r of moved.rows) {
+      const kind = String(r.kind);
+      if (!isLedgerTransactionKind(kind)) {
+        throw new Error(`ledger transaction kind ${kind} is not known`);
+      }
+      const code = codeOf(r.code);
+      const key = `${code} ${kind}`;
+      const cents = (sums.get(key)?.cents ?? 0) + Number(r.cents);
+      sums.set(key, { code, kind, cents });
+    }
+    from = to;
+    if (from < window.end) await yieldToEventLoop();
+  }
+  return [...sums.values()];
 }
 
 async function openingsAt(
   reader: SqlReader,
   lineId: string,
   start: number,
-  code: (value: unknown) => LedgerAccountCode,
 ): Promise<Openings> {
   const opened = await reader.execute({
     sql: `SELECT a.code, coalesce(sum(e.amount_cents), 0) AS cents FROM ledger_entries e
@@ -116,7 +149,7 @@ async function openingsAt(
            WHERE t.line_id = ? AND t.posted_at < ? GROUP BY a.code`,
     args: [lineId, start],
   });
-  return Object.fromEntries(opened.rows.map((r) => [code(r.code), Number(r.cents)]));
+  return Object.fromEntries(opened.rows.map((r) => [codeOf(r.code), Number(r.cents)]));
 }
 
 /**
@@ -176,14 +209,17 @@ export async function closeLedgerDays(
   const written: StoredStatement[] = [];
   for (const line of await lines(deps.database.readClient)) {
     const now = await domainNow(deps.database, line.companyId, realNow);
-    // A committed read spares a write unit for each line whose day is still open (the scheduler
-    // asks at every sweep); the unit decides again.
-    const due = await nextDay(deps.database.readClient, deps, line);
-    if (due === null || due.window.end > now) continue;
     for (let day = 0; day < LEDGER_STATEMENT_DAYS_PER_RUN_MAX; day++) {
+      // A committed read spares a write unit for each line whose day is still open (the scheduler
+      // asks at every sweep); the unit decides again.
+      const due = await nextDay(deps.database.readClient, deps, line);
+      if (due === null || due.window.end > now) break;
+      // The day is over, so its entries no longer change: they are summed before its unit.
+      const movements = await dayMovements(deps.database.readClient, line.id, due.window);
       const statement = await deps.database.writer.write(async (tx) => {
         const next = await nextDay(tx, deps, line);
-        if (next === null || next.window.end > now) return null;
+        // Another run stated the day meanwhile.
+        if (next === null || next.date !== due.date || next.window.end > now) return null;
         const { last, lastBody, date, timeZone, window } = next;
         const body = statementBody({
           companyId: line.companyId,
@@ -193,7 +229,8 @@ export async function closeLedgerDays(
           timeZone,
           seq: last ? Number(last.seq) + 1 : 1,
           prevHash: last ? String(last.hash) : LEDGER_STATEMENT_GENESIS,
-          ...await dayOf(tx, line.id, window, lastBody ? closingsOf(lastBody) : undefined),
+          openings: lastBody ? closingsOf(lastBody) : await openingsAt(tx, line.id, window.start),
+          movements,
         });
         const signed = signStatement(body, deps.keys.signingKey);
         await tx.execute({
