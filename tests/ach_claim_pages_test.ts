@@ -143,3 +143,58 @@ Deno.test("a cutoff stopped between claim pages is taken up where it stopped: on
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   }, { wrapDatabase: (database) => stoppingAtSecondPage(database, state) });
 });
+
+/** The statements every write unit runs, in order. */
+function recordingStatements(database: Database, sqls: string[]): Database {
+  const recording = (tx: WriteTx): WriteTx =>
+    new Proxy(tx, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property !== "execute") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (statement: InStatement) => {
+          sqls.push(typeof statement === "string" ? statement : statement.sql);
+          return target.execute(statement);
+        };
+      },
+    });
+  const writer = new Proxy(database.writer, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
+      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(recording(tx)));
+    },
+  });
+  return { ...database, writer, readClient: database.readClient, read: database.read };
+}
+
+Deno.test("a claim counts its entries and their total as its pages commit: no page counts the batch's entries, nor does its close sum them; the batch's count and total are its entries'", async () => {
+  const count = CLAIM_ENTRIES_PER_UNIT_MAX * 2 + 50;
+  const sqls: string[] = [];
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    const ids = await chooseAch(m, Array.from({ length: count }, (_, i) => 1_000 + i));
+    const canceled = CLAIM_ENTRIES_PER_UNIT_MAX + 7;
+    await cancelQueued(m, ids[canceled]);
+    sqls.length = 0;
+    await m.advance(30 * MINUTE_SECONDS);
+    const total = Array.from({ length: count }, (_, i) => 1_000 + i)
+      .reduce((sum, cents, i) => i === canceled ? sum : sum + cents, 0);
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, total_cents, status FROM rail_batches"),
+      [{ entry_count: count - 1, total_cents: total, status: "transmitted" }],
+    );
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, credit_total_cents FROM ach_files"),
+      [{ entry_count: count - 1, credit_total_cents: total }],
+    );
+    assert.ok(sqls.some((sql) => sql.includes("AS stale")), "the claim's pages were recorded");
+    assert.deepEqual(
+      sqls.filter((sql) =>
+        /count\(\*\)[\s\S]*FROM rail_batch_entries\s+WHERE batch_id = \?/.test(sql)
+      ),
+      [],
+    );
+  }, { wrapDatabase: (database) => recordingStatements(database, sqls) });
+});
