@@ -230,10 +230,22 @@ Deno.test("portal: in the sandbox a test card is typed at the Increase simulator
     assert.match(browser.lastHtml, /name="card_last_four" value="5556"/);
     const tokenId = back.searchParams.get("card_token_id")!;
     assert.match(tokenId, /^outbound_card_token_sbx_/);
+    // A token Increase never made is no card, whatever last four the form carries.
+    const forged = await browser.post(`${linkPath}/method`, {
+      method: "instant_deposit",
+      card_token_id: "outbound_card_token_sbx_forged",
+      card_last_four: "5556",
+      cardholder_name: "Pat Doe",
+      zip_code: "73301",
+    });
+    assert.equal(forged.status, 422);
+    assert.match(browser.lastHtml, /Enter your card at our card partner first\./);
+    assert.equal((await payoutState(f)).method_details, "{}");
     const res = await browser.post(`${linkPath}/method`, {
       method: "instant_deposit",
       card_token_id: tokenId,
-      card_last_four: "5556",
+      // A form altered in the browser: the last four kept are still the token's.
+      card_last_four: "9999",
       cardholder_name: "Pat Doe",
       zip_code: "73301",
     });

@@ -254,17 +254,11 @@ export function checkMethodDetails(
       if (zip && !/^\d{5}$/.test(zip)) {
         problems.push({ field: "zip_code", message: text.zipCode });
       }
-      const lastFour = field("card_last_four");
-      const known = /^\d{4}$/.test(lastFour);
+      // The card's last four are not the form's to say: the choice reads them from the token.
       return result({
-        lastFour: known ? lastFour : null,
+        lastFour: null,
         secret: null,
-        public: {
-          card_token_id: token,
-          cardholder_name: name,
-          zip,
-          ...(known ? { last_four: lastFour } : {}),
-        },
+        public: { card_token_id: token, cardholder_name: name, zip },
         railHints: { zip },
       });
     }

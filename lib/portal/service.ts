@@ -25,7 +25,7 @@ import {
   isPlausibleEmail,
   normalizeUsPhone,
 } from "./method_details.ts";
-import { instantBankReachable } from "../instant/service.ts";
+import { instantBankReachable, returnedCardToken } from "../instant/service.ts";
 import type { IncreaseAccount } from "../instant/account.ts";
 import type { ProviderReach } from "../rails/provider_reach.ts";
 import type { PortalText } from "./portal_text.ts";
@@ -509,6 +509,21 @@ export async function chooseMethod(
       });
     }
   }
+  // A card's last four are read from Increase's token again: the form's copy came from the browser.
+  let cardLastFour: string | null = null;
+  if (checked.ok && modality.code === "instant_deposit" && form.instant_to !== "bank") {
+    const card = await returnedCardToken(
+      { database, increase: deps.increase },
+      link.companyId,
+      String(checked.value.public.card_token_id),
+      options.now,
+    );
+    if (card === null) {
+      problems.push({ field: "card_token_id", message: t.methodProblems.cardNotEntered });
+    } else {
+      cardLastFour = card.lastFour;
+    }
+  }
   if (modality.code === "ach") {
     const nameProblem = typedNameProblem(t, { field: "typed_name", value: form.typed_name });
     if (nameProblem) problems.push(nameProblem);
@@ -531,6 +546,7 @@ export async function chooseMethod(
     : ok([]);
   if (!signatures.ok) return signatures;
   const kept: Record<string, string> = { ...details.public };
+  if (cardLastFour !== null) kept.last_four = cardLastFour;
   if (details.secret !== null) {
     kept.account_sealed = await deps.secretBox.sealText(details.secret);
   }
