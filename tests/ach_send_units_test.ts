@@ -102,14 +102,17 @@ Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per u
     // A timer reads the committed count of entries sent whenever the event loop turns: a unit
     // holds the thread from its first statement to its commit, so only counts between units show.
     const seen = new Set<number>();
+    let transmittedNoneSent = false;
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        const [{ n }] = await rows(
+        const [{ n, transmitted }] = await rows(
           m,
-          "SELECT count(*) AS n FROM rail_batch_entries WHERE status = 'sent'",
+          `SELECT (SELECT count(*) FROM rail_batch_entries WHERE status = 'sent') AS n,
+            (SELECT count(*) FROM rail_batches WHERE status = 'transmitted') AS transmitted`,
         );
         seen.add(Number(n));
+        if (Number(transmitted) === 1 && Number(n) === 0) transmittedNoneSent = true;
         await new Promise((resolve) => setTimeout(resolve, 0));
       }
     })();
@@ -122,8 +125,10 @@ Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per u
     assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
       ["transmitted", count],
     ]);
-    // Every unit's count was seen: the transmission's unit sends the first units' worth, then one
-    // ach.send job the rest, a unit at a time.
+    // The transmission's unit sent none of a file larger than a unit (a process's first send unit
+    // prepares its statements: not in the transmission's unit).
+    assert.ok(transmittedNoneSent, "the file was seen transmitted before any entry was sent");
+    // Every unit's count was seen: one ach.send job sends the file, a unit at a time.
     const expected = [0];
     for (let sent = SEND_ENTRIES_PER_UNIT_MAX; sent < count; sent += SEND_ENTRIES_PER_UNIT_MAX) {
       expected.push(sent);
@@ -153,9 +158,9 @@ Deno.test("the send asks whether the API is answering requests after each unit t
     const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
     await m.advance(30 * MINUTE_SECONDS);
     assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
-    // The transmission's unit sends the first units' worth; ach.send the rest: 3 full units, then
-    // the last, after which nothing is left to rest for.
-    assert.equal(asked, 3);
+    // ach.send sends the file: 4 full units, then the last, after which nothing is left to rest
+    // for.
+    assert.equal(asked, 4);
   }, {
     apiBusy: () => {
       asked += 1;

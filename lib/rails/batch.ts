@@ -407,8 +407,11 @@ export interface BatchSend {
 }
 
 /**
- * In the unit that records a transmission: the first unit's worth of the batch's entries is sent,
- * and the rail's send job sends the rest (`batchSendJob`); a batch sent whole runs `allSent` here.
+ * In the unit that records a transmission: a batch of at most a unit's entries is sent there and
+ * `allSent` runs; a larger one is sent wholly by the rail's send job (`batchSendJob`), so that the
+ * transmission's unit holds the service's thread only for its record. A process's first send unit
+ * prepares its statements (18 ms against 2.5 ms warm at load 5 to 7): in the transmission's unit
+ * it made the transmission's few hundred milliseconds of requests wait behind it.
  */
 export async function sendAfterTransmission(
   tx: WriteTx,
@@ -417,8 +420,7 @@ export async function sendAfterTransmission(
   batch: BatchRow,
   at: number,
 ): Promise<void> {
-  const sent = await sendTransmittedEntries(tx, moves, batch.id, SEND_ENTRIES_PER_UNIT_MAX, at);
-  if (sent === SEND_ENTRIES_PER_UNIT_MAX) {
+  if (batch.entryCount > SEND_ENTRIES_PER_UNIT_MAX) {
     await scheduleJob(tx, {
       companyId: batch.companyId,
       kind: send.job,
@@ -427,6 +429,7 @@ export async function sendAfterTransmission(
     }, at);
     return;
   }
+  await sendTransmittedEntries(tx, moves, batch.id, SEND_ENTRIES_PER_UNIT_MAX, at);
   await send.allSent?.(tx, batch, at);
 }
 
