@@ -13,6 +13,9 @@
  *   `transmitted`), and its 10,000 payouts moved to funds_sent (to its last entry sent). A
  *   request counts in the phase it was sent in; the target (issue 33) holds for the whole cutoff
  *   and for each phase: claim, build, transmit and send.
+ * - the API's p99 under the same load while the file settles: the sandbox clock advanced to the
+ *   end of its return window, the settlement timed from its job's claim to its last entry
+ *   completed (every payout completed), against idle (at most 2x).
  *
  * Run alone with `deno run -A bench/ach_catastrophe.ts`; `deno task bench` runs it too.
  */
@@ -22,6 +25,7 @@ import { openDatabase } from "../db/client.ts";
 import type { ExternalJob, JobHandlers } from "../db/scheduler.ts";
 import { runDueJobs } from "../db/scheduler.ts";
 import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
+import { BATCH_TRANSMIT_LEASE_MS } from "../lib/rails/batch.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
 import { configDefaults } from "../lib/platform/config.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
@@ -165,6 +169,72 @@ async function watchCutoff(
   }
 }
 
+/** When (epoch ms) the file's settlement in the service was claimed and its last entry completed. */
+interface SettlementMarks {
+  claimedAt: number | null;
+  settledAt: number | null;
+}
+
+/**
+ * Reads the settlement of the company's latest ACH file from the service's database every
+ * POLL_INTERVAL_MS until `stop` settles or no entry of it is left sent. The claim's time is exact
+ * (the settle job's lease starts at it); the end is late by at most the interval.
+ */
+async function watchSettlement(
+  dataDir: string,
+  companyId: string,
+  stop: Promise<unknown>,
+): Promise<SettlementMarks> {
+  let stopped = false;
+  stop.finally(() => (stopped = true));
+  const marks: SettlementMarks = { claimedAt: null, settledAt: null };
+  const db = new DatabaseSync(`${dataDir}/test.db`, { readOnly: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 1000");
+    const claim = db.prepare(
+      `SELECT min(lease_until) AS lease_until FROM scheduled_jobs
+          WHERE company_id = ? AND kind = 'ach.settle' AND lease_until IS NOT NULL`,
+    );
+    const entries = db.prepare(
+      `SELECT count(*) FILTER (WHERE status = 'sent') AS sent,
+              count(*) FILTER (WHERE status = 'completed') AS completed
+         FROM rail_batch_entries WHERE batch_id =
+          (SELECT id FROM rail_batches WHERE company_id = ? AND rail = 'ach'
+            ORDER BY created_at DESC LIMIT 1)`,
+    );
+    while (!stopped && marks.settledAt === null) {
+      const now = epochNow();
+      const seen = entries.get(companyId) as { sent: number; completed: number };
+      if (marks.claimedAt === null) {
+        const row = claim.get(companyId) as { lease_until: number | null } | undefined;
+        // A settlement run in write units alone has no claim: its first entry completed starts it.
+        if (row?.lease_until) marks.claimedAt = Number(row.lease_until) - BATCH_TRANSMIT_LEASE_MS;
+        else if (Number(seen.completed) > 0) marks.claimedAt = now;
+      }
+      if (marks.claimedAt !== null && Number(seen.sent) === 0) marks.settledAt = now;
+      await sleep(POLL_INTERVAL_MS);
+    }
+    return marks;
+  } finally {
+    db.close();
+  }
+}
+
+/** The due time of the company's pending settlement of its ACH file, or null. */
+function pendingSettlement(dataDir: string, companyId: string): number | null {
+  const db = new DatabaseSync(`${dataDir}/test.db`, { readOnly: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 1000");
+    const row = db.prepare(
+      `SELECT max(due_at) AS due_at FROM scheduled_jobs
+          WHERE company_id = ? AND kind = 'ach.settle' AND done_at IS NULL`,
+    ).get(companyId) as { due_at: number | null } | undefined;
+    return row?.due_at ?? null;
+  } finally {
+    db.close();
+  }
+}
+
 /** A phase of the cutoff in the service: how long it took and the load's latencies within it. */
 export interface CutoffPhase {
   readonly name: string;
@@ -187,6 +257,11 @@ export interface AchCatastrophe {
   readonly cutoff: SteadyLoad;
   /** Built and checked, transmitted, sent, in that order (absent when a step was not seen). */
   readonly phases: readonly CutoffPhase[];
+  /**
+   * The file's settlement in the service, from its job's claim to its last payout completed
+   * (absent when either was not seen).
+   */
+  readonly settlement: CutoffPhase | null;
   /** The machine's 1-minute load average at the end. */
   readonly loadAverage: string;
 }
@@ -286,6 +361,46 @@ async function timeCutoffInProcess(dataDir: string, companyId: string, dueAt: nu
   } finally {
     await database.close();
   }
+}
+
+/**
+ * The file's settlement under the steady load: the sandbox clock advanced to its settle job's
+ * due time, the load running from a second before until the advance answered and the last entry
+ * completed.
+ */
+async function measureSettlement(
+  baseUrl: string,
+  v1: Record<string, string>,
+  dataDir: string,
+  run: {
+    readonly load: { url: string; headers: Record<string, string>; connections: number };
+    readonly companyId: string;
+  },
+): Promise<CutoffPhase | null> {
+  const dueAt = pendingSettlement(dataDir, run.companyId);
+  if (dueAt === null) throw new Error("the transmitted file has no settlement scheduled");
+  const clock = await json(await fetch(`${baseUrl}/v1/sandbox/clock`, { headers: v1 }));
+  const untilSettlement = Math.ceil((dueAt - Date.parse(String(clock.now))) / 1000) + 1;
+  const advanced = sleep(1000).then(async () =>
+    await json(
+      await fetch(`${baseUrl}/v1/sandbox/clock/advance`, {
+        method: "POST",
+        headers: v1,
+        body: JSON.stringify({ seconds: untilSettlement }),
+      }),
+    )
+  );
+  const watched = watchSettlement(dataDir, run.companyId, deadline(WATCH_MS_MAX));
+  const [samples, marks] = await Promise.all([
+    steadyLoad(run.load, Promise.all([advanced, watched])),
+    watched,
+  ]);
+  if (marks.claimedAt === null || marks.settledAt === null) return null;
+  return {
+    name: `${PAYEES} payouts settled to completed`,
+    ms: marks.settledAt - marks.claimedAt,
+    load: summarise(samples, marks.claimedAt, marks.settledAt),
+  };
 }
 
 export async function measureAchCatastrophe(
@@ -401,6 +516,10 @@ export async function measureAchCatastrophe(
           ? []
           : [{ name, ms: to - from, load: summarise(samples, from, to) }]
       );
+      const settlement = await measureSettlement(service.baseUrl, v1, dataDir, {
+        load,
+        companyId: queue.companyId,
+      });
       const loadAverage = (await Deno.readTextFile("/proc/loadavg").catch(() => "? "))
         .split(" ")[0];
       return {
@@ -412,6 +531,7 @@ export async function measureAchCatastrophe(
         idle,
         cutoff: summarise(samples, askedAt, Math.max(answeredAt, marks.sentAt ?? 0)),
         phases,
+        settlement,
         loadAverage,
       };
     } finally {
@@ -430,11 +550,14 @@ const loadLine = (load: SteadyLoad) =>
 
 /** The figures as printed, each with its target and whether it is met. */
 /** The API's p99 through the whole cutoff, and through its worst phase, against idle. */
-export function cutoffP99Ratios(result: AchCatastrophe): { whole: number; worstPhase: number } {
+export function cutoffP99Ratios(
+  result: AchCatastrophe,
+): { whole: number; worstPhase: number; settlement: number } {
   const ratio = (load: SteadyLoad) => load.p99Ms / result.idle.p99Ms;
   return {
     whole: ratio(result.cutoff),
     worstPhase: Math.max(...result.phases.map((phase) => ratio(phase.load))),
+    settlement: result.settlement ? ratio(result.settlement.load) : Infinity,
   };
 }
 
@@ -465,6 +588,13 @@ export function describeAchCatastrophe(result: AchCatastrophe): string {
       }x idle (target <= ${P99_RATIO_MAX}x: ${met(ratio(phase.load) <= P99_RATIO_MAX)})`
     ),
     ...(building ? [] : ["    the build phase was not seen: FAIL"]),
+    result.settlement
+      ? `  the settlement in the service, ${result.settlement.name}: ${
+        result.settlement.ms.toFixed(0)
+      } ms, ${loadLine(result.settlement.load)} = ${
+        ratio(result.settlement.load).toFixed(2)
+      }x idle (target <= ${P99_RATIO_MAX}x: ${met(ratio(result.settlement.load) <= P99_RATIO_MAX)})`
+      : "  the settlement was not seen: FAIL",
   ].join("\n");
 }
 

@@ -6,11 +6,14 @@ import type { Database } from "../db/client.ts";
 import type { WriteUnit } from "../db/writer.ts";
 import type { AchTransport } from "../lib/ach/rail.ts";
 import type { UploadAnswer } from "../lib/ach/transport.ts";
+import { importAchFile } from "../lib/ach/imports.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { testSecretBox } from "./helpers.ts";
+import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import {
   MONEY_SETTINGS,
+  moneyBatchDeps,
   type MoneyFixture,
   openMoneyFixture,
   START,
@@ -172,4 +175,28 @@ export function crashAfterUpload(m: MoneyFixture, bank: ScriptedBank): { restart
       bank.afterUpload = null;
     },
   };
+}
+
+/**
+ * Imports the bank's return (R03) of a payout's sent entry (its id, trace_number and
+ * amount_cents), as its return file names it.
+ */
+export function importReturnR03(
+  m: MoneyFixture,
+  payoutId: string,
+  entry: Record<string, unknown>,
+): ReturnType<typeof importAchFile> {
+  return importAchFile(moneyBatchDeps(m.database, "test"), {
+    content: new TextEncoder().encode(returnFile([returnOf({
+      payoutId,
+      entryId: String(entry.id),
+      trace: String(entry.trace_number),
+      account: "000123456789",
+      routing: "021000021",
+      sentCents: Number(entry.amount_cents),
+    }, "R03")])),
+    fileName: "returns.ach",
+    source: "sftp",
+    importedBy: null,
+  }, m.now());
 }

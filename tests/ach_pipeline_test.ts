@@ -10,8 +10,6 @@ import type { Database } from "../db/client.ts";
 import { runDueJobs, TransientJobError } from "../db/scheduler.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/rails/batch.ts";
-import { importAchFile } from "../lib/ach/imports.ts";
-import { returnFile, returnOf } from "./ach_import_helpers.ts";
 import {
   markAchFileSent,
   readAchFileContent,
@@ -46,6 +44,7 @@ import {
   chooseAch,
   fileNameOf,
   FIRST_CUTOFF,
+  importReturnR03,
   logLines,
   quietly,
   rows,
@@ -397,27 +396,6 @@ Deno.test("an upload that ends without an answer leaves the file in doubt: never
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });
-
-/** Imports the bank's return (R03) of a payout's sent entry, as its return file names it. */
-function importReturnR03(
-  m: MoneyFixture,
-  payoutId: string,
-  entry: Record<string, unknown>,
-) {
-  return importAchFile(fileDeps(m), {
-    content: new TextEncoder().encode(returnFile([returnOf({
-      payoutId,
-      entryId: String(entry.id),
-      trace: String(entry.trace_number),
-      account: "000123456789",
-      routing: "021000021",
-      sentCents: Number(entry.amount_cents),
-    }, "R03")])),
-    fileName: "returns.ach",
-    source: "sftp",
-    importedBy: null,
-  }, m.now());
-}
 
 Deno.test("a return naming an entry of an in-doubt file proves the bank has it: the file is resolved as transmitted and the return fails that payout; the other completes", async () => {
   await withScriptedBank(async ({ m, bank, clock }) => {

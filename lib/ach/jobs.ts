@@ -9,18 +9,21 @@
  * between units; `ach.settle` (per file): at the end of the return window, every entry still sent
  * completes.
  */
-import { type JobHandler, type RunningJob, yieldToEventLoop } from "../../db/scheduler.ts";
+import { externalJob, type JobHandler, yieldToEventLoop } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
-import { holdBehindOutcomeReaders } from "../rails/outcome_fence.ts";
+import { holdBehindOutcomeReaders, outcomeReadersIdle } from "../rails/outcome_fence.ts";
 import { INBOUND_POLL_JOB } from "./inbound.ts";
 import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import {
   BATCH_ENTRIES_MAX,
+  BATCH_TRANSMIT_LEASE_MS,
   type BatchPayoutMoves,
   type BatchSend,
   batchSendJob,
-  settleBatchEntry,
+  completeSentEntries,
+  inUnits,
+  SEND_ENTRIES_PER_UNIT_MAX,
 } from "../rails/batch.ts";
 import {
   batchBuilding,
@@ -63,13 +66,6 @@ export const ACH_SETTLE_JOB = "ach.settle";
  */
 export const ACH_SEND_JOB = "ach.send";
 
-/**
- * Entries one unit completes; a larger file goes over several units, so the one writer is never
- * held for a whole catastrophe day's file and requests are answered between units
- * (db/scheduler.ts yields). A settle unit moves each payout with its own statements, about 1 ms a
- * payout of the service's thread on the synchronous embedded database, so 100 hold it about 0.1 s.
- */
-export const SETTLE_ENTRIES_PER_UNIT_MAX = 100;
 /** Offset entries a file may carry (one per batch: PPD credits, CCD credits, CCD debits). */
 const OFFSET_TRACES_MAX = 3;
 
@@ -374,24 +370,42 @@ export const ACH_SEND: BatchSend = { job: ACH_SEND_JOB };
 export const ACH_OUTCOME_READERS: readonly string[] = [SANDBOX_RETURNS_JOB, INBOUND_POLL_JOB];
 
 /**
- * Completes a transmitted file's entries still sent, a bounded number per unit, once no return
- * read before its time is still being imported (lib/rails/outcome_fence.ts).
+ * Completes a transmitted file's entries still sent at the end of their return window, once no
+ * return read before its time is still being imported (lib/rails/outcome_fence.ts): outside the
+ * job's claiming and recording units, a page per unit with the send's unit size and rests
+ * (`inUnits`), each unit moving its payouts set-based. A unit finding a reader of returns begun
+ * meanwhile applies nothing, and the job is taken up again behind it; a run stopped anywhere
+ * leaves its claim to expire and the next run completes what is still sent.
  */
-async function settleFile(moves: BatchPayoutMoves, tx: WriteTx, job: RunningJob): Promise<void> {
-  if (await holdBehindOutcomeReaders(tx, job, ACH_OUTCOME_READERS)) return;
-  const references = await sentReferences(tx, job.subjectId, SETTLE_ENTRIES_PER_UNIT_MAX);
-  for (const reference of references) {
-    const settled = await settleBatchEntry(tx, moves, reference, { kind: "completed" }, job.dueAt);
-    if (!settled.ok) throw new Error(`ach.settle ${job.subjectId}: ${settled.message}`);
-  }
-  if (references.length === SETTLE_ENTRIES_PER_UNIT_MAX) {
-    await scheduleJob(tx, {
-      companyId: job.companyId,
-      kind: ACH_SETTLE_JOB,
-      subjectId: job.subjectId,
-      dueAt: job.dueAt,
-    }, job.dueAt);
-  }
+function settleFileJob(deps: AchRailDeps, moves: BatchPayoutMoves): JobHandler {
+  const stillSent = async (tx: WriteTx, batchId: string) =>
+    (await sentReferences(tx, batchId, 1)).length > 0;
+  return externalJob<string, number>({
+    leaseMs: BATCH_TRANSMIT_LEASE_MS,
+    prepare: async (tx, job) => {
+      if (await holdBehindOutcomeReaders(tx, job, ACH_OUTCOME_READERS)) return null;
+      return await stillSent(tx, job.subjectId) ? job.subjectId : null;
+    },
+    call: (batchId, job) =>
+      inUnits(
+        deps.database.writer,
+        SEND_ENTRIES_PER_UNIT_MAX,
+        async (tx) =>
+          await outcomeReadersIdle(tx, job, ACH_OUTCOME_READERS)
+            ? await completeSentEntries(tx, moves, batchId, SEND_ENTRIES_PER_UNIT_MAX, job.dueAt)
+            : 0,
+        deps.runtime.apiBusy,
+      ),
+    record: async (tx, job) => {
+      if (!await stillSent(tx, job.subjectId)) return;
+      await scheduleJob(tx, {
+        companyId: job.companyId,
+        kind: ACH_SETTLE_JOB,
+        subjectId: job.subjectId,
+        dueAt: job.dueAt,
+      }, job.dueAt);
+    },
+  }) as JobHandler;
 }
 
 /** The handlers of the ACH rail's own jobs. */
@@ -410,6 +424,6 @@ export function achJobHandlers(
       moves,
       ACH_SEND,
     ),
-    [ACH_SETTLE_JOB]: (tx, job) => settleFile(moves, tx, job),
+    [ACH_SETTLE_JOB]: settleFileJob(deps, moves),
   };
 }

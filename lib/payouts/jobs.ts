@@ -731,6 +731,35 @@ export function batchPayoutMoves(runtime: PayoutRuntime): BatchPayoutMoves {
         if (!handled.ok) throw new Error(`batch entry ${entry.reference}: ${handled.message}`);
       }
     },
+    async completed(tx, entries, now) {
+      const completedOutcome: EntryOutcome = { kind: "completed" };
+      for (const entry of entries) {
+        if (entry.payoutId === null) await settleFundingDebit(tx, entry, completedOutcome, now);
+      }
+      const credits = entries.filter((entry) => entry.payoutId !== null);
+      const payouts = await loadPayouts(tx, credits.map((entry) => entry.payoutId!));
+      const completing = new Map<string, MoveRequest>();
+      for (const entry of credits) {
+        const payout = payouts.get(entry.payoutId!);
+        if (!payout) throw new Error(`batch entry ${entry.reference}: no payout ${entry.payoutId}`);
+        const decided = decideEntryOutcome(payout.status, "completed");
+        if (decided.kind === "applied_before" || completing.has(payout.id)) continue;
+        if (decided.kind === "exception") {
+          await recordRailException(tx, {
+            entry,
+            outcome: completedOutcome,
+            batchId: await batchOfEntry(tx, entry.id),
+            payoutStatus: payout.status,
+            reason: decided.reason,
+          }, now);
+          continue;
+        }
+        completing.set(payout.id, { payoutId: payout.id, step: { kind: "complete" } });
+      }
+      if (completing.size === 0) return;
+      const moved = await applyMoves(tx, [...completing.values()], now);
+      if (!moved.ok) throw new Error(`batch entries ${credits[0].reference}…: ${moved.message}`);
+    },
     async stopped(tx, entry, reason, now) {
       const payout = await loadPayout(tx, entry.payoutId!);
       if (!awaitsReference(payout, entry.reference)) return;

@@ -170,6 +170,11 @@ export interface BatchPayoutMoves {
   /** The rail reported the entry's outcome: its payout completes or fails, its funding clears or returns. */
   settled(tx: WriteTx, entry: BatchEntry, outcome: EntryOutcome, now: number): Promise<void>;
   /**
+   * A page of sent entries completed with no return: their payouts complete and their fundings
+   * clear, as `settled` moves one, the payouts' writing done for the page.
+   */
+  completed(tx: WriteTx, entries: readonly BatchEntry[], now: number): Promise<void>;
+  /**
    * The entry's batch was voided: the reference its payout or funding is queued under next, or
    * null when it no longer waits (canceled meanwhile).
    */
@@ -470,28 +475,45 @@ export function batchSendJob(
 export const SEND_BUSY_REST_FACTOR = 2;
 
 /**
- * Sends a transmitted batch's entries still batched, at most `perUnit` in each write unit, the
- * event loop given its turns before every unit (and, while `apiBusy` says requests are answered, a
- * rest of SEND_BUSY_REST_FACTOR times the unit's length): the embedded database holds the
- * service's thread for a unit's statements and its commit, and requests are answered between
- * units. Runs outside every unit; each unit sends only what is still batched, so a run stopped
- * anywhere is taken up where it stopped. Returns how many it sent.
+ * Sends a transmitted batch's entries still batched, at most `perUnit` in each write unit
+ * (`inUnits`). Each unit sends only what is still batched, so a run stopped anywhere is taken up
+ * where it stopped. Returns how many it sent.
  */
-export async function sendTransmittedInUnits(
+export function sendTransmittedInUnits(
   writer: GroupCommitWriter,
   moves: BatchPayoutMoves,
   batch: { readonly id: string; readonly perUnit: number; readonly at: number },
+  apiBusy: () => boolean = () => false,
+): Promise<number> {
+  return inUnits(
+    writer,
+    batch.perUnit,
+    (tx) => sendTransmittedEntries(tx, moves, batch.id, batch.perUnit, batch.at),
+    apiBusy,
+  );
+}
+
+/**
+ * The paging of a batch's send and of its settlement: `unit` runs in write units, each doing at
+ * most `perUnit` entries, until one does fewer, the event loop given its turns before every unit
+ * (and, while `apiBusy` says requests are answered, a rest of SEND_BUSY_REST_FACTOR times the
+ * unit's length): the embedded database holds the service's thread for a unit's statements and its
+ * commit, and requests are answered between units. Runs outside every unit. Returns how many
+ * entries the units did.
+ */
+export async function inUnits(
+  writer: GroupCommitWriter,
+  perUnit: number,
+  unit: (tx: WriteTx) => Promise<number>,
   apiBusy: () => boolean = () => false,
 ): Promise<number> {
   let total = 0;
   for (;;) {
     await yieldToEventLoop();
     const started = performance.now();
-    const sent = await writer.write((tx) =>
-      sendTransmittedEntries(tx, moves, batch.id, batch.perUnit, batch.at)
-    );
-    total += sent;
-    if (sent < batch.perUnit) return total;
+    const done = await writer.write(unit);
+    total += done;
+    if (done < perUnit) return total;
     if (apiBusy()) {
       const restMs = SEND_BUSY_REST_FACTOR * (performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, restMs));
@@ -636,4 +658,27 @@ export async function settleBatchEntry(
   }).where(eq(railBatchEntries.id, entry.id));
   await moves.settled(tx, entry, outcome, now);
   return ok(entry);
+}
+
+/**
+ * Completes at most `limit` entries of a batch still sent (their return window closed with no
+ * return): the entries in one statement, their payouts and fundings by the pipeline's page move.
+ * An entry returned meanwhile is no longer sent, so it is not read. Returns how many it completed.
+ */
+export async function completeSentEntries(
+  tx: WriteTx,
+  moves: BatchPayoutMoves,
+  batchId: string,
+  limit: number,
+  at: number,
+): Promise<number> {
+  const entries = await batchEntries(tx, batchId, "sent", limit);
+  if (entries.length === 0) return 0;
+  await tx.execute({
+    sql: `UPDATE rail_batch_entries SET status = 'completed', settled_at = ?, return_code = NULL
+          WHERE status = 'sent' AND id IN (${entries.map(() => "?").join(", ")})`,
+    args: [at, ...entries.map((entry) => entry.id)],
+  });
+  await moves.completed(tx, entries, at);
+  return entries.length;
 }

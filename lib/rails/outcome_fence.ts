@@ -20,6 +20,42 @@ interface ReaderInFlight {
 }
 
 /**
+ * A reader of `readerKinds` of the settlement job's company due no later than it and still
+ * calling out, or null: while one is, no entry of the settlement may be applied.
+ */
+async function readerInFlight(
+  tx: WriteTx,
+  job: RunningJob,
+  readerKinds: readonly string[],
+): Promise<ReaderInFlight | null> {
+  const { rows } = await tx.execute({
+    sql: `SELECT id, kind, lease_until FROM scheduled_jobs
+          WHERE company_id = ? AND done_at IS NULL AND due_at <= ? AND lease_until > ?
+            AND kind IN (SELECT value FROM json_each(?))
+          ORDER BY lease_until DESC LIMIT 1`,
+    args: [job.companyId, job.dueAt, job.realNow, JSON.stringify(readerKinds)],
+  });
+  if (!rows[0]) return null;
+  return {
+    id: String(rows[0].id),
+    kind: String(rows[0].kind),
+    leaseUntil: Number(rows[0].lease_until),
+  };
+}
+
+/**
+ * Whether a unit of a settlement taken in several units may apply its entries: false while a
+ * reader it must wait for is calling out (the settlement stops, and its job is held behind it).
+ */
+export async function outcomeReadersIdle(
+  tx: WriteTx,
+  job: RunningJob,
+  readerKinds: readonly string[],
+): Promise<boolean> {
+  return await readerInFlight(tx, job, readerKinds) === null;
+}
+
+/**
  * Holds the settlement job `job` behind a reader of `readerKinds` of its company that is due no
  * later and still calling out: the job is scheduled again, held until that reader is done. True
  * when it was held (the caller applies nothing now).
@@ -29,19 +65,8 @@ export async function holdBehindOutcomeReaders(
   job: RunningJob,
   readerKinds: readonly string[],
 ): Promise<boolean> {
-  const { rows } = await tx.execute({
-    sql: `SELECT id, kind, lease_until FROM scheduled_jobs
-          WHERE company_id = ? AND done_at IS NULL AND due_at <= ? AND lease_until > ?
-            AND kind IN (SELECT value FROM json_each(?))
-          ORDER BY lease_until DESC LIMIT 1`,
-    args: [job.companyId, job.dueAt, job.realNow, JSON.stringify(readerKinds)],
-  });
-  if (!rows[0]) return false;
-  const reader: ReaderInFlight = {
-    id: String(rows[0].id),
-    kind: String(rows[0].kind),
-    leaseUntil: Number(rows[0].lease_until),
-  };
+  const reader = await readerInFlight(tx, job, readerKinds);
+  if (reader === null) return false;
   const heldId = await scheduleJob(tx, {
     companyId: job.companyId,
     kind: job.kind,
