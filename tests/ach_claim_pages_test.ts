@@ -73,9 +73,9 @@ Deno.test("a cutoff whose every queued entry proved stale leaves no batch and no
   });
 });
 
-/** Stops the process (a TransientJobError in the unit) at the cutoff's second claim page, once. */
-function stoppingAtSecondPage(database: Database, state: { pages: number }): Database {
-  const stopping = (tx: WriteTx): WriteTx =>
+/** The database whose write units see each statement's text before it runs (`before` may refuse it). */
+function seeingStatements(database: Database, before: (sql: string) => void): Database {
+  const seeing = (tx: WriteTx): WriteTx =>
     new Proxy(tx, {
       get(target, property) {
         const value = Reflect.get(target, property);
@@ -83,9 +83,10 @@ function stoppingAtSecondPage(database: Database, state: { pages: number }): Dat
           return typeof value === "function" ? value.bind(target) : value;
         }
         return (statement: InStatement) => {
-          const sql = typeof statement === "string" ? statement : statement.sql;
-          if (sql.includes("AS stale") && ++state.pages === 2) {
-            return Promise.reject(new TransientJobError("the process stopped between claim pages"));
+          try {
+            before(typeof statement === "string" ? statement : statement.sql);
+          } catch (error) {
+            return Promise.reject(error);
           }
           return target.execute(statement);
         };
@@ -95,11 +96,19 @@ function stoppingAtSecondPage(database: Database, state: { pages: number }): Dat
     get(target, property) {
       const value = Reflect.get(target, property);
       if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
-      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(stopping(tx)));
+      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(seeing(tx)));
     },
   });
   return { ...database, writer, readClient: database.readClient, read: database.read };
 }
+
+/** Stops the process (a TransientJobError in the unit) at the cutoff's second claim page, once. */
+const stoppingAtSecondPage = (database: Database, state: { pages: number }): Database =>
+  seeingStatements(database, (sql) => {
+    if (sql.includes("AS stale") && ++state.pages === 2) {
+      throw new TransientJobError("the process stopped between claim pages");
+    }
+  });
 
 Deno.test("a cutoff stopped between claim pages is taken up where it stopped: one file of every entry, traces consecutive and never given twice", async () => {
   const count = CLAIM_ENTRIES_PER_UNIT_MAX * 2 + 50;
@@ -144,31 +153,6 @@ Deno.test("a cutoff stopped between claim pages is taken up where it stopped: on
   }, { wrapDatabase: (database) => stoppingAtSecondPage(database, state) });
 });
 
-/** The statements every write unit runs, in order. */
-function recordingStatements(database: Database, sqls: string[]): Database {
-  const recording = (tx: WriteTx): WriteTx =>
-    new Proxy(tx, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (property !== "execute") {
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        return (statement: InStatement) => {
-          sqls.push(typeof statement === "string" ? statement : statement.sql);
-          return target.execute(statement);
-        };
-      },
-    });
-  const writer = new Proxy(database.writer, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
-      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(recording(tx)));
-    },
-  });
-  return { ...database, writer, readClient: database.readClient, read: database.read };
-}
-
 Deno.test("a claim counts its entries and their total as its pages commit: no page counts the batch's entries, nor does its close sum them; the batch's count and total are its entries'", async () => {
   const count = CLAIM_ENTRIES_PER_UNIT_MAX * 2 + 50;
   const sqls: string[] = [];
@@ -196,5 +180,5 @@ Deno.test("a claim counts its entries and their total as its pages commit: no pa
       ),
       [],
     );
-  }, { wrapDatabase: (database) => recordingStatements(database, sqls) });
+  }, { wrapDatabase: (database) => seeingStatements(database, (sql) => sqls.push(sql)) });
 });
