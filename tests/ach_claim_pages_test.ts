@@ -9,7 +9,7 @@ import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { TransientJobError } from "../db/scheduler.ts";
 import type { WriteTx, WriteUnit } from "../db/writer.ts";
-import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
+import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS, measureQueue } from "../lib/rails/cutoff.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { applyMove } from "../lib/payouts/store.ts";
 import { batches, chooseAch, quietly, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
@@ -73,8 +73,11 @@ Deno.test("a cutoff whose every queued entry proved stale leaves no batch and no
   });
 });
 
-/** The database whose write units see each statement's text before it runs (`before` may refuse it). */
-function seeingStatements(database: Database, before: (sql: string) => void): Database {
+/** The database whose write units see each statement before it runs (`before` may refuse it). */
+function seeingStatements(
+  database: Database,
+  before: (sql: string, statement: InStatement) => void,
+): Database {
   const seeing = (tx: WriteTx): WriteTx =>
     new Proxy(tx, {
       get(target, property) {
@@ -84,7 +87,7 @@ function seeingStatements(database: Database, before: (sql: string) => void): Da
         }
         return (statement: InStatement) => {
           try {
-            before(typeof statement === "string" ? statement : statement.sql);
+            before(typeof statement === "string" ? statement : statement.sql, statement);
           } catch (error) {
             return Promise.reject(error);
           }
@@ -181,4 +184,74 @@ Deno.test("a claim counts its entries and their total as its pages commit: no pa
       [],
     );
   }, { wrapDatabase: (database) => seeingStatements(database, (sql) => sqls.push(sql)) });
+});
+
+Deno.test("a claim's batch holds its claimed entries' total at every committed page, not the queue's measured at its opening", async () => {
+  const count = CLAIM_ENTRIES_PER_UNIT_MAX * 2 + 50;
+  const state = { pages: 0 };
+  await withScriptedBank(async ({ m, clock }) => {
+    await m.fund(100_000_000);
+    const cents = Array.from({ length: count }, (_, i) => 1_000 + i);
+    await chooseAch(m, cents);
+    await quietly(() => m.advance(30 * MINUTE_SECONDS));
+    const firstPage = cents.slice(0, CLAIM_ENTRIES_PER_UNIT_MAX).reduce((a, b) => a + b, 0);
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, total_cents, status FROM rail_batches"),
+      [{ entry_count: count, total_cents: firstPage, status: "built" }],
+    );
+
+    clock.advance(CUTOFF_LEASE_MS);
+    await m.advance(MINUTE_SECONDS);
+    const total = cents.reduce((a, b) => a + b, 0);
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, total_cents, status FROM rail_batches"),
+      [{ entry_count: count, total_cents: total, status: "transmitted" }],
+    );
+    assert.deepEqual(
+      await rows(m, "SELECT entry_count, credit_total_cents FROM ach_files"),
+      [{ entry_count: count, credit_total_cents: total }],
+    );
+  }, { wrapDatabase: (database) => stoppingAtSecondPage(database, state) });
+});
+
+Deno.test("the claiming unit counts the queue from its index, reading no entry's row, unless the cutoff has an entry limit", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    await chooseAch(m, [1_000, 2_000, 3_000, 4_000]);
+    const [{ company_id: companyId }] = await rows(
+      m,
+      "SELECT DISTINCT company_id FROM rail_batch_entries",
+    );
+    const measure = async (maxCents: number | null, limit: number) => {
+      const statements: InStatement[] = [];
+      const measured = await seeingStatements(m.database, (_, statement) => {
+        statements.push(statement);
+      }).writer.write((tx) =>
+        measureQueue(tx, { companyId: String(companyId), entryRail: "ach", maxCents, limit })
+      );
+      const plans: string[][] = [];
+      for (const statement of statements) {
+        const { sql, args } = typeof statement === "string"
+          ? { sql: statement, args: [] }
+          : statement;
+        const plan = await m.database.readClient.execute({
+          sql: `EXPLAIN QUERY PLAN ${sql}`,
+          args,
+        });
+        plans.push(plan.rows.map((row) => String(row.detail)));
+      }
+      return { measured, plans };
+    };
+    const covered = (plan: string[]) => plan.some((d) => d.includes("COVERING INDEX"));
+
+    const anySize = await measure(null, 3);
+    assert.deepEqual(anySize.measured, { count: 3, queued: 4 });
+    assert.equal(anySize.plans.length, 1);
+    assert.ok(covered(anySize.plans[0]), anySize.plans[0].join("; "));
+
+    const limited = await measure(2_500, 10);
+    assert.deepEqual(limited.measured, { count: 2, queued: 4 });
+    assert.equal(limited.plans.length, 2);
+    assert.ok(covered(limited.plans[0]), limited.plans[0].join("; "));
+  });
 });

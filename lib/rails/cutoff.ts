@@ -205,27 +205,28 @@ const eligibleArgs = (scope: ClaimScope) => [
 ];
 
 /**
- * How many queued entries a cutoff would take and their total (some may prove stale when
- * claimed), and how many wait in all.
+ * How many queued entries a cutoff would take (some may prove stale when claimed) and how many wait
+ * in all, from the queue's index alone when the cutoff takes entries of any size: no entry's row
+ * is read (reading 10,000 queued entries' amounts held the service's thread about 5 ms). Their
+ * total is counted as the claim's pages commit.
  */
-async function measureQueue(
+export async function measureQueue(
   tx: WriteTx,
   scope: ClaimScope,
-): Promise<{ count: number; totalCents: number; queued: number }> {
-  const { rows } = await tx.execute({
-    sql: `SELECT count(*) AS n, coalesce(sum(amount_cents), 0) AS total FROM (${ELIGIBLE})`,
-    args: eligibleArgs(scope),
-  });
+): Promise<{ count: number; queued: number }> {
+  const queuedSql = `SELECT 1 FROM rail_batch_entries
+    WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL`;
   const queued = await tx.execute({
-    sql: `SELECT count(*) AS n FROM rail_batch_entries
-          WHERE company_id = ? AND rail = ? AND status = 'queued' AND batch_id IS NULL`,
+    sql: `SELECT count(*) AS n FROM (${queuedSql})`,
     args: [scope.companyId, scope.entryRail],
   });
-  return {
-    count: Number(rows[0].n),
-    totalCents: Number(rows[0].total),
-    queued: Number(queued.rows[0].n),
-  };
+  const waiting = Number(queued.rows[0].n);
+  if (scope.maxCents === null) return { count: Math.min(waiting, scope.limit), queued: waiting };
+  const { rows } = await tx.execute({
+    sql: `SELECT count(*) AS n FROM (${queuedSql} AND amount_cents <= ? LIMIT ?)`,
+    args: [scope.companyId, scope.entryRail, scope.maxCents, scope.limit],
+  });
+  return { count: Number(rows[0].n), queued: waiting };
 }
 
 /**
@@ -270,27 +271,20 @@ async function claimQueuePage(
 }
 
 /**
- * A batch's entries claimed so far and their total, counted as this run's pages commit: closing
- * the claim then reads none of them back (counting and summing 10,000 entries held the service's
- * thread 7 to 9 ms, and counting them again at every page about as much over the claim).
+ * A batch's entries claimed so far and their total, counted as this run's pages commit (from the
+ * batch once when a run takes up a stopped claim): closing the claim then reads none of them back
+ * (counting and summing 10,000 entries held the service's thread 7 to 9 ms, and counting them
+ * again at every page about as much over the claim).
  */
 interface ClaimTally {
   readonly count: number;
   readonly totalCents: number;
 }
 
-/** A cutoff run's claim: its tally, or null when it took up an earlier run's (counted at its end). */
+/** A cutoff run's claim and its tally. */
 interface ClaimRun<Slot extends CutoffSlot, Reservation> {
   readonly claim: CutoffClaim<Slot, Reservation>;
-  readonly tally: ClaimTally | null;
-}
-
-async function claimedCount(tx: WriteTx, batchId: string): Promise<number> {
-  const { rows } = await tx.execute({
-    sql: "SELECT count(*) AS n FROM rail_batch_entries WHERE batch_id = ?",
-    args: [batchId],
-  });
-  return Number(rows[0].n);
+  readonly tally: ClaimTally;
 }
 
 /**
@@ -302,9 +296,8 @@ async function closeClaim(
   tx: WriteTx,
   batchId: string,
   carriesMore: boolean,
-  tally: ClaimTally | null,
+  { count, totalCents }: ClaimTally,
 ): Promise<number | null> {
-  const { count, totalCents } = tally ?? await claimedTally(tx, batchId);
   if (count === 0 && !carriesMore) {
     await tx.execute({ sql: "DELETE FROM rail_batches WHERE id = ?", args: [batchId] });
     return null;
@@ -418,16 +411,16 @@ async function claimAtCutoff<Slot extends CutoffSlot, Reservation, Built>(
       const full = unfinished.entryCount >= rail.entriesMax;
       await scheduleCutoff(tx, rail, job.companyId, now, full ? slot : null, now);
     }
-    const claimed = await claimedCount(tx, unfinished.id);
+    const tally = await claimedTally(tx, unfinished.id);
     const claim = {
       batchId: unfinished.id,
       companyId: job.companyId,
       slot,
       railReference: unfinished.railReference,
       builtAt: unfinished.createdAt,
-      reservation: await rail.resume(tx, { ...unfinished, claimed }, slot, now),
+      reservation: await rail.resume(tx, { ...unfinished, claimed: tally.count }, slot, now),
     };
-    return { claim, tally: null };
+    return { claim, tally };
   }
   if (now >= slot.windowEndsAt) {
     // Run after its window closed (the service was down): a batch now would go late, so nothing
@@ -457,7 +450,8 @@ async function claimAtCutoff<Slot extends CutoffSlot, Reservation, Built>(
     companyId: job.companyId,
     rail: rail.batchRail,
     entryCount: queue.count,
-    totalCents: queue.totalCents,
+    // Its total is its claimed entries', none yet: each page's unit adds its own.
+    totalCents: 0,
     cutoffAt: slot.at,
     railReference: opened.railReference,
     createdAt: now,
@@ -479,15 +473,18 @@ async function claimAtCutoff<Slot extends CutoffSlot, Reservation, Built>(
   return { claim, tally: { count: 0, totalCents: 0 } };
 }
 
-/** A claim page's unit: the batch's tally after it while more is to be claimed, else the end. */
+/**
+ * A claim page's unit: the batch's tally after it while more is to be claimed, else the end. The
+ * batch's total is its claimed entries' after every page.
+ */
 async function claimPage<Slot extends CutoffSlot, Reservation>(
   tx: WriteTx,
   rail: CutoffRail<Slot, Reservation, unknown>,
   { claim, tally }: ClaimRun<Slot, Reservation>,
-): Promise<{ done: false; tally: ClaimTally | null } | { done: true; entries: number | null }> {
+): Promise<{ done: false; tally: ClaimTally } | { done: true; entries: number | null }> {
   const batch = await batchBuilding(tx, rail, claim.batchId);
   if (!batch) return { done: true, entries: null };
-  const sofar = tally?.count ?? await claimedCount(tx, claim.batchId);
+  const sofar = tally.count;
   const wanted = Math.min(CLAIM_ENTRIES_PER_UNIT_MAX, batch.entryCount - sofar);
   let after = tally;
   if (wanted > 0) {
@@ -498,12 +495,16 @@ async function claimPage<Slot extends CutoffSlot, Reservation>(
       limit: wanted,
     }, claim.batchId);
     if (page.claimed.length > 0) await rail.claimed(tx, claim, page.claimed, sofar);
-    after = tally && {
+    after = {
       count: tally.count + page.claimed.length,
       totalCents: tally.totalCents + page.claimedCents,
     };
     // Stale entries were voided: more of the queue may still fit.
     if (page.seen === wanted && sofar + page.claimed.length < batch.entryCount) {
+      await tx.execute({
+        sql: "UPDATE rail_batches SET total_cents = ? WHERE id = ?",
+        args: [after.totalCents, claim.batchId],
+      });
       return { done: false, tally: after };
     }
   }
