@@ -305,6 +305,7 @@ export async function main(): Promise<void> {
       started.notificationSender?.start(NOTIFICATION_INTERVAL_MS, metrics);
       // Its module came with the rails' jobs: a cutoff then starts no file worker of its own.
       (await import("./lib/ach/jobs.ts")).startFileWorker();
+      (await import("./lib/ach/cutoffs.ts")).prepareBankTime();
       // Started now rather than at a restarted service's first large commit (a cutoff's).
       databases.live.startCheckpoints();
       databases.test.startCheckpoints();

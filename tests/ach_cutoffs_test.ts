@@ -158,3 +158,22 @@ Deno.test("property: every slot is on a banking day, after `after`, with a banki
     { numRuns: 500 },
   );
 });
+
+Deno.test("bank time prepared at a service's start bears a process's first load of the time zone data: a later conversion in another zone does not", async () => {
+  // A process of its own: this one has converted bank time already.
+  const cutoffs = new URL("../lib/ach/cutoffs.ts", import.meta.url).href;
+  const script = `
+    const { bankLocal, prepareBankTime } = await import(${JSON.stringify(cutoffs)});
+    const time = (f) => { const start = performance.now(); f(); return performance.now() - start; };
+    const prepared = time(() => prepareBankTime());
+    const later = time(() => bankLocal(0, "America/Chicago"));
+    console.log(JSON.stringify({ prepared, later }));`;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    cwd: new URL("..", import.meta.url).pathname,
+    stderr: "inherit",
+  }).output();
+  assert.equal(output.code, 0);
+  const { prepared, later } = JSON.parse(new TextDecoder().decode(output.stdout));
+  assert.ok(later < prepared / 4, `prepared in ${prepared} ms, a later zone in ${later} ms`);
+});
