@@ -4,7 +4,10 @@
  * a return imported while the settlement runs still fails its payout.
  */
 import assert from "node:assert/strict";
+import { scheduleJob } from "../db/scheduler_store.ts";
+import { SANDBOX_RETURNS_JOB } from "../lib/ach/sandbox_bank.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
+import { releaseHeldSettlements } from "../lib/rails/outcome_fence.ts";
 import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/rails/batch.ts";
 import {
   batches,
@@ -14,7 +17,7 @@ import {
   statuses,
   withScriptedBank,
 } from "./ach_helpers.ts";
-import { DAY_SECONDS, type MoneyFixture } from "./money_core_helpers.ts";
+import { DAY_SECONDS, type MoneyFixture, START } from "./money_core_helpers.ts";
 
 const MINUTE_SECONDS = 60;
 /** Four full units and a half one. */
@@ -147,6 +150,71 @@ Deno.test("a return imported between two settle units fails its payout; the rest
         returnedId,
       ),
       [{ n: 0 }],
+    );
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("a reader of returns that starts calling out between two settle units stops the settlement; it completes the rest once the reader is done", async () => {
+  await withScriptedBank(async ({ m }) => {
+    const ids = await fileSent(m);
+    const held = async () =>
+      await rows(
+        m,
+        `SELECT payload ->> '$.held_behind' AS held_behind FROM scheduled_jobs
+          WHERE kind = 'ach.settle' AND done_at IS NULL AND payload ->> '$.held_behind' IS NOT NULL`,
+      );
+    let readerId = "";
+    let whileHeld: Record<string, unknown>[] = [];
+    const seen = await settleWatching(m, async () => {
+      // The sandbox bank's return file is being read (its claim held past the test's real time).
+      await m.database.writer.write(async (tx) => {
+        readerId = await scheduleJob(tx, {
+          companyId: m.companyId,
+          kind: SANDBOX_RETURNS_JOB,
+          subjectId: "returns",
+          dueAt: m.now(),
+        }, m.now());
+        tx.defer({
+          sql: "UPDATE scheduled_jobs SET lease_until = ? WHERE id = ?",
+          args: [START + 3_600_000, readerId],
+        });
+      });
+      // The settlement stops and waits behind the reader.
+      for (let look = 0; look < 2_000 && (await held()).length === 0; look++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      assert.deepEqual(await held(), [{ held_behind: readerId }]);
+      whileHeld = await rows(
+        m,
+        "SELECT status, count(*) AS n FROM rail_batch_entries GROUP BY status ORDER BY status",
+      );
+      // The reader records its answer: the settlement is released.
+      await m.database.writer.write(async (tx) => {
+        await tx.execute({
+          sql: "UPDATE scheduled_jobs SET done_at = ?, lease_until = NULL WHERE id = ?",
+          args: [m.now(), readerId],
+        });
+        await releaseHeldSettlements(tx, m.companyId, readerId);
+      });
+    });
+    // The units after the reader started applied nothing until it was done.
+    assert.equal(whileHeld.length, 2, JSON.stringify(whileHeld));
+    const stopped = Number(whileHeld[0].n);
+    assert.ok(stopped > 0 && stopped < COUNT && stopped % SEND_ENTRIES_PER_UNIT_MAX === 0);
+    assert.deepEqual(whileHeld, [
+      { status: "completed", n: stopped },
+      { status: "sent", n: COUNT - stopped },
+    ]);
+    assert.ok(seen.includes(stopped));
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["completed"]));
+    assert.deepEqual(
+      await rows(
+        m,
+        `SELECT count(*) AS n, count(DISTINCT payout_id) AS payouts FROM payout_transitions
+          WHERE to_status = 'completed'`,
+      ),
+      [{ n: COUNT, payouts: COUNT }],
     );
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });

@@ -331,17 +331,3 @@ export async function hasCorrections(reader: SqlReader, companyId: string): Prom
   });
   return rows.length > 0;
 }
-
-/** The references of a transmitted file's entries still sent (neither settled nor returned). */
-export async function sentReferences(
-  reader: SqlReader,
-  batchId: string,
-  limit: number,
-): Promise<string[]> {
-  const { rows } = await reader.execute({
-    sql: `SELECT reference FROM rail_batch_entries WHERE batch_id = ? AND status = 'sent'
-          ORDER BY trace_number LIMIT ?`,
-    args: [batchId, limit],
-  });
-  return rows.map((row) => String(row.reference));
-}

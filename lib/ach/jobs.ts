@@ -18,6 +18,7 @@ import type { WriteTx } from "../../db/writer.ts";
 import {
   BATCH_ENTRIES_MAX,
   BATCH_TRANSMIT_LEASE_MS,
+  batchEntries,
   type BatchPayoutMoves,
   type BatchSend,
   batchSendJob,
@@ -49,7 +50,6 @@ import {
   recordEntryFacts,
   recordSandboxAccounts,
   reserveTraceSequences,
-  sentReferences,
   setFundingsExpectedAt,
 } from "./files_store.ts";
 import { fileIdModifierAt } from "./nacha.ts";
@@ -379,7 +379,7 @@ export const ACH_OUTCOME_READERS: readonly string[] = [SANDBOX_RETURNS_JOB, INBO
  */
 function settleFileJob(deps: AchRailDeps, moves: BatchPayoutMoves): JobHandler {
   const stillSent = async (tx: WriteTx, batchId: string) =>
-    (await sentReferences(tx, batchId, 1)).length > 0;
+    (await batchEntries(tx, batchId, "sent", 1)).length > 0;
   return externalJob<string, number>({
     leaseMs: BATCH_TRANSMIT_LEASE_MS,
     prepare: async (tx, job) => {
