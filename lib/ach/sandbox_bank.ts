@@ -8,12 +8,13 @@
  * own: a late return.
  */
 import type { JobHandler } from "../../db/scheduler.ts";
-import { externalJob } from "../../db/scheduler.ts";
+import { externalJob, yieldToEventLoop } from "../../db/scheduler.ts";
 import { releaseHeldSettlements } from "../rails/outcome_fence.ts";
 import { sandboxTestDetails } from "../rails/sandbox.ts";
 import { readBankSettings } from "./bank_store.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
+import type { Client } from "@libsql/client";
 import { bankLocal, bankTime, nextBankingDay } from "./cutoffs.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
 import { buildReturnFile, type ReturnToWrite } from "./nacha.ts";
@@ -83,25 +84,47 @@ interface SentCredit {
 interface ReturnsRequest {
   readonly companyId: string;
   readonly batchId: string;
-  readonly credits: readonly SentCredit[];
+  /** The traces of the credits the claim found, in trace order. */
+  readonly traces: readonly string[];
 }
 
-/** The credits of a file's entries in `status` (only `traces` when given), with their accounts. */
-async function creditsOf(
+/**
+ * Credits are read, parsed and unsealed this many at a time, the event loop getting its turn
+ * between pages: a 10,000-entry file in one go held the service's thread for tens of ms.
+ */
+export const CREDITS_PAGE = 200;
+
+/** The traces of a file's credits in `status`, not yet returned (only `traces` when given). */
+async function tracesOf(
   tx: WriteTx,
   batchId: string,
   status: "sent" | "completed",
   traces: readonly string[] | null,
-): Promise<SentCredit[]> {
+): Promise<string[]> {
   const { rows } = await tx.execute({
+    sql: `SELECT trace_number FROM rail_batch_entries
+           WHERE batch_id = ? AND status = ? AND direction = 'credit' AND return_code IS NULL
+             ${traces === null ? "" : `AND trace_number IN (${traces.map(() => "?").join(", ")})`}
+           ORDER BY trace_number`,
+    args: [batchId, status, ...(traces ?? [])],
+  });
+  return rows.map((row) => String(row.trace_number));
+}
+
+/** The claimed credits (by trace) with their accounts, in trace order. */
+async function creditsOf(
+  reader: Pick<Client, "execute">,
+  batchId: string,
+  traces: readonly string[],
+): Promise<SentCredit[]> {
+  const { rows } = await reader.execute({
     sql: `SELECT e.trace_number, e.transaction_code, e.receiving_dfi, e.amount_cents,
                  e.entry_class, e.payout_id, p.first_name, p.last_name, p.method_details
             FROM rail_batch_entries e JOIN payouts p ON p.id = e.payout_id
-           WHERE e.batch_id = ? AND e.status = ? AND e.direction = 'credit'
-             AND e.return_code IS NULL
-             ${traces === null ? "" : `AND e.trace_number IN (${traces.map(() => "?").join(", ")})`}
+           WHERE e.batch_id = ? AND e.direction = 'credit' AND e.return_code IS NULL
+             AND e.trace_number IN (${traces.map(() => "?").join(", ")})
            ORDER BY e.trace_number`,
-    args: [batchId, status, ...(traces ?? [])],
+    args: [batchId, ...traces],
   });
   return rows.map((row) => {
     const details = JSON.parse(String(row.method_details ?? "{}"));
@@ -116,6 +139,38 @@ async function creditsOf(
       accountSealed: typeof details.account_sealed === "string" ? details.account_sealed : null,
     };
   });
+}
+
+/** A claimed credit whose unsealed account is one the sandbox bank answers for. */
+interface AnsweredCredit {
+  readonly credit: SentCredit;
+  readonly account: string;
+}
+
+/**
+ * The request's credits to one of `accounts`, read and unsealed a page at a time, giving the
+ * event loop its turn between pages; outside every write unit.
+ */
+async function creditsTo(
+  deps: AchImportDeps,
+  request: ReturnsRequest,
+  accounts: readonly string[],
+): Promise<AnsweredCredit[]> {
+  const answered: AnsweredCredit[] = [];
+  for (let from = 0; from < request.traces.length; from += CREDITS_PAGE) {
+    if (from > 0) await yieldToEventLoop();
+    const page = await creditsOf(
+      deps.database.readClient,
+      request.batchId,
+      request.traces.slice(from, from + CREDITS_PAGE),
+    );
+    const unsealed = await accountsOf(deps, page);
+    page.forEach((credit, i) => {
+      const account = unsealed[i];
+      if (account !== null && accounts.includes(account)) answered.push({ credit, account });
+    });
+  }
+  return answered;
 }
 
 /** The late returns a returns file leaves for later: their traces, due at `dueAt`. */
@@ -135,24 +190,27 @@ export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
     // Writing and importing one file: well within a minute.
     leaseMs: 60_000,
     async prepare(tx, job) {
-      const credits = await creditsOf(tx, job.subjectId, "sent", null);
-      if (credits.length === 0) return null;
-      return { companyId: job.companyId, batchId: job.subjectId, credits };
+      const traces = await tracesOf(tx, job.subjectId, "sent", null);
+      if (traces.length === 0) return null;
+      return { companyId: job.companyId, batchId: job.subjectId, traces };
     },
     async call(request, job) {
-      const accounts = await accountsOf(deps, request.credits);
-      await writeAndImportReturns(deps, request, accounts, {
+      const answered = await creditsTo(deps, request, [
+        SANDBOX_RETURNED_ACCOUNT,
+        SANDBOX_LATE_RETURNED_ACCOUNT,
+      ]);
+      await writeAndImportReturns(deps, request.companyId, answered, {
         accountNumber: SANDBOX_RETURNED_ACCOUNT,
         code: SANDBOX_RETURN_CODE,
         fileName: `RETURNS_${request.batchId}.txt`,
       }, job.dueAt);
-      const late = request.credits.filter((_, i) => accounts[i] === SANDBOX_LATE_RETURNED_ACCOUNT);
+      const late = answered.filter(({ account }) => account === SANDBOX_LATE_RETURNED_ACCOUNT);
       if (late.length === 0) return null;
       const { timeZone } = await settingsOf(deps, request.companyId);
       let day = bankLocal(job.dueAt, timeZone).date;
       for (let n = 0; n < LATE_RETURN_BANKING_DAYS; n++) day = nextBankingDay(day);
       return {
-        traces: late.map((credit) => credit.traceNumber),
+        traces: late.map(({ credit }) => credit.traceNumber),
         dueAt: bankTime(day, LATE_RETURNS_TIME, timeZone),
       };
     },
@@ -182,12 +240,13 @@ export function sandboxLateReturnsJob(deps: AchImportDeps): JobHandler {
     async prepare(tx, job) {
       const traces = (job.payload.traces ?? []) as string[];
       if (traces.length === 0) return null;
-      const credits = await creditsOf(tx, job.subjectId, "completed", traces);
-      if (credits.length === 0) return null;
-      return { companyId: job.companyId, batchId: job.subjectId, credits };
+      const completed = await tracesOf(tx, job.subjectId, "completed", traces);
+      if (completed.length === 0) return null;
+      return { companyId: job.companyId, batchId: job.subjectId, traces: completed };
     },
     async call(request, job) {
-      await writeAndImportReturns(deps, request, await accountsOf(deps, request.credits), {
+      const answered = await creditsTo(deps, request, [SANDBOX_LATE_RETURNED_ACCOUNT]);
+      await writeAndImportReturns(deps, request.companyId, answered, {
         accountNumber: SANDBOX_LATE_RETURNED_ACCOUNT,
         code: SANDBOX_LATE_RETURN_CODE,
         fileName: `LATE_RETURNS_${request.batchId}.txt`,
@@ -220,17 +279,17 @@ async function settingsOf(deps: AchImportDeps, companyId: string) {
   return settings;
 }
 
-/** Writes the return file (`code`) of the request's entries to one account and imports it. */
+/** Writes the return file (`code`) of the credits to one account and imports it. */
 async function writeAndImportReturns(
   deps: AchImportDeps,
-  request: ReturnsRequest,
-  accounts: readonly (string | null)[],
+  companyId: string,
+  answered: readonly AnsweredCredit[],
   returning: { readonly accountNumber: string; readonly code: string; readonly fileName: string },
   now: number,
 ): Promise<void> {
   const returned: ReturnToWrite[] = [];
-  request.credits.forEach((credit, i) => {
-    if (accounts[i] !== returning.accountNumber) return;
+  answered.forEach(({ credit, account }) => {
+    if (account !== returning.accountNumber) return;
     returned.push({
       kind: "return",
       code: returning.code,
@@ -247,7 +306,7 @@ async function writeAndImportReturns(
     });
   });
   if (returned.length === 0) return;
-  const settings = await settingsOf(deps, request.companyId);
+  const settings = await settingsOf(deps, companyId);
   const created = bankLocal(now, settings.timeZone);
   const content = buildReturnFile({
     immediateDestination: settings.immediateDestination,
@@ -265,7 +324,7 @@ async function writeAndImportReturns(
     fileName: returning.fileName,
     source: "sandbox_bank",
     importedBy: null,
-    companyId: request.companyId,
+    companyId,
   }, now);
   // The sandbox bank wrote the file itself: a refusal is a bug, and parks the job for a look.
   if (!imported.ok) throw new Error(`sandbox return file refused: ${imported.message}`);
