@@ -15,6 +15,7 @@ import { feesFor } from "../lib/payouts/fees.ts";
 import { applyMove, createDisbursement } from "../lib/payouts/store.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { newId } from "../lib/platform/keys.ts";
+import { scheduleJob } from "../db/scheduler_store.ts";
 import { openTempDatabase, testSecretBox } from "./helpers.ts";
 import { moneyBatchDeps } from "./money_core_helpers.ts";
 
@@ -377,4 +378,11 @@ export function returnOf(
 
 export function noticeOf(sent: SentCredit, code: string, correction: Correction): ReturnToWrite {
   return { ...returnOf(sent, code), kind: "correction", correction };
+}
+
+/** Schedules a job of `kind` on the fixture's file, due now. */
+export function scheduleFileJob(f: ImportFixture, kind: string): Promise<string> {
+  return f.database.writer.write((tx) =>
+    scheduleJob(tx, { companyId: COMPANY, kind, subjectId: f.batchId, dueAt: NOW }, NOW)
+  );
 }

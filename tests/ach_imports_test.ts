@@ -19,7 +19,6 @@ import {
   sandboxReturnsJob,
 } from "../lib/ach/sandbox_bank.ts";
 import { runDueJobs } from "../db/scheduler.ts";
-import { scheduleJob } from "../db/scheduler_store.ts";
 import type { Correction } from "../lib/ach/nacha.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { clearAchFunding } from "../lib/funding/store.ts";
@@ -35,6 +34,7 @@ import {
   returnFile,
   returnOf,
   ROUTING,
+  scheduleFileJob,
   type SentCredit,
   withImports,
 } from "./ach_import_helpers.ts";
@@ -577,14 +577,7 @@ Deno.test("the sandbox bank's return file: entries to 000111111116 come back R03
     const completed = await f.credit({ account: "000111111116", stage: "completed" });
     const handlers = { [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(f.deps) };
     const runReturns = async () => {
-      await f.database.writer.write((tx) =>
-        scheduleJob(tx, {
-          companyId: COMPANY,
-          kind: SANDBOX_RETURNS_JOB,
-          subjectId: f.batchId,
-          dueAt: NOW,
-        }, NOW)
-      );
+      await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
       return await runDueJobs(f.database, COMPANY, NOW, handlers);
     };
     assert.equal(await runReturns(), 1);

@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { runDueJobs } from "../db/scheduler.ts";
-import { scheduleJob } from "../db/scheduler_store.ts";
 import {
   CREDITS_PAGE,
   SANDBOX_LATE_RETURNED_ACCOUNT,
@@ -16,7 +15,13 @@ import {
 } from "../lib/ach/sandbox_bank.ts";
 import type { SecretBox } from "../lib/platform/crypto.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
-import { COMPANY, NOW, type SentCredit, withImports } from "./ach_import_helpers.ts";
+import {
+  COMPANY,
+  NOW,
+  scheduleFileJob,
+  type SentCredit,
+  withImports,
+} from "./ach_import_helpers.ts";
 
 /** Two full pages and part of a third. */
 const COUNT = 2 * CREDITS_PAGE + 17;
@@ -53,14 +58,7 @@ Deno.test("sandbox returns of a file of several pages: the same returns, with th
     })();
     const handlers = { [SANDBOX_RETURNS_JOB]: sandboxReturnsJob({ ...f.deps, secretBox }) };
     try {
-      await f.database.writer.write((tx) =>
-        scheduleJob(tx, {
-          companyId: COMPANY,
-          kind: SANDBOX_RETURNS_JOB,
-          subjectId: f.batchId,
-          dueAt: NOW,
-        }, NOW)
-      );
+      await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
       assert.equal(await runDueJobs(f.database, COMPANY, NOW, handlers), 1);
     } finally {
       watching = false;
