@@ -263,7 +263,7 @@ export async function main(): Promise<void> {
     loadApi: async () => (await loadApi()).fetch,
     load: async () => (await loadRuntime()).fetch,
     // After the answer has gone: the key's module does not hold it back.
-    afterApiAnswer: () => elapsed(0).then(askAuditKey),
+    afterFirstApiAnswer: () => elapsed(0).then(askAuditKey),
   });
 
   // Written before listening, so a CLI that sees the service ready also finds its address.

@@ -58,10 +58,10 @@ export interface LazyAppOptions {
    */
   readonly load: () => Promise<FetchHandler>;
   /**
-   * Called after each answer of the API's app until the whole app has loaded: the service starts
-   * what the first answer need not wait for (the audit key, with Node's crypto).
+   * Called once, after the first answer of the API's app: the service starts what that answer
+   * need not wait for (the audit key, with Node's crypto).
    */
-  readonly afterApiAnswer?: () => void;
+  readonly afterFirstApiAnswer?: () => void;
 }
 
 /** An answer of the health routes while the API's app loads (routes/ops.ts answers them after). */
@@ -151,6 +151,7 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     });
   };
 
+  let firstApiAnswered = false;
   return async (request, info) => {
     const loaded = whole.loaded();
     if (loaded) return await loaded(request, info);
@@ -159,7 +160,12 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     const apiApp = api.loaded();
     if (apiApp && !later) {
       const response = await apiApp(request, info);
-      options.afterApiAnswer?.();
+      // Once: the whole app is loaded by the service's start, not by a request, so API requests
+      // keep coming here, and a timer each cost the reads about a fifth of their rate.
+      if (!firstApiAnswered) {
+        firstApiAnswered = true;
+        options.afterFirstApiAnswer?.();
+      }
       return response;
     }
     const health = healthAnswers[path];

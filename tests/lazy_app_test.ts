@@ -53,6 +53,7 @@ function lazyAndWhole(
   };
   const held = heldLoads(counted(whole, "whole"));
   const heldApi = heldLoads(counted(api, "api"));
+  const firstAnswers = { count: 0 };
   const lazy = createLazyApp({
     databases: f.deps.databases,
     metrics,
@@ -60,10 +61,11 @@ function lazyAndWhole(
     log,
     loadApi: loads.api ? loads.api(counted(api, "api")) : heldApi.load,
     load: loads.whole ? loads.whole(counted(whole, "whole")) : held.load,
+    afterFirstApiAnswer: () => firstAnswers.count++,
   });
   const ask = (path: string, init?: RequestInit) =>
     lazy(new Request(`http://localhost${path}`, init), info);
-  return { whole, ask, logs, metrics, served, held, heldApi };
+  return { whole, ask, logs, metrics, served, held, heldApi, firstAnswers };
 }
 
 /** Lets the loads that have finished be seen by the starting app. */
@@ -160,7 +162,7 @@ Deno.test("while the API's app loads, /healthz answers as the whole app does and
 
 Deno.test("an API request that comes while the API's app loads waits for its one load; the API answers before the whole app (console, rails' jobs) has loaded", async () => {
   await withHttpFixture(async (f) => {
-    const { whole, ask, served, held, heldApi } = lazyAndWhole(f);
+    const { whole, ask, served, held, heldApi, firstAnswers } = lazyAndWhole(f);
     const balance = "/v1/ledgers/auto/balance";
     const headers = { Authorization: `Bearer ${f.cast.acmeAutoKeyTest}` };
     const asked = Promise.all([ask(balance, { headers }), ask(balance, { headers })]);
@@ -175,6 +177,7 @@ Deno.test("an API request that comes while the API's app loads waits for its one
     const clock = await ask("/v1/sandbox/clock", { headers });
     assert.equal(clock.status, 200, "the sandbox clock is the API's");
     await clock.body?.cancel();
+    assert.equal(firstAnswers.count, 1, "told of the first answer once, not of every answer");
     assert.equal(held.calls, 0, "the whole app not asked for yet");
     const rails = ask("/rails/paypal/webhooks", { method: "POST" });
     held.finish();
