@@ -139,9 +139,14 @@ Deno.test("property: 500 single-field changes to a used key's body are all 422 a
       fc.subarray(["ach", "check", "vcc", "venmo", "paypal"], { minLength: 1 })
         .filter((m) => m.join() !== "ach,check")
         .map((m) => ({ modalities: m })),
-      fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), fc.string({ maxLength: 10 }), {
-        maxKeys: 3,
-      })
+      // Reserved keys are a 400 before the key is looked at (http_v1_test covers them).
+      fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 10 }).filter((k) =>
+          !["__proto__", "constructor", "prototype"].includes(k)
+        ),
+        fc.string({ maxLength: 10 }),
+        { maxKeys: 3 },
+      )
         .filter((m) => JSON.stringify(m) !== '{"a":"1"}')
         .map((m) => ({ metadata: m })),
     );
