@@ -309,6 +309,7 @@ export const valuesPlaceholders = (width: number, count: number): string =>
 export function multiRowInserts(
   head: string,
   rows: readonly (readonly InValue[])[],
+  tail = "",
 ): InStatement[] {
   if (rows.length === 0) return [];
   const width = rows[0].length;
@@ -320,7 +321,7 @@ export function multiRowInserts(
       sql: keptText(
         head,
         page.length,
-        () => `${head} VALUES ${valuesPlaceholders(width, page.length)}`,
+        () => `${head} VALUES ${valuesPlaceholders(width, page.length)}${tail}`,
       ),
       args: page.flat(),
     });

@@ -5,7 +5,7 @@
  */
 import type { Client } from "@libsql/client";
 import { newId } from "../lib/platform/keys.ts";
-import { columnsOf, json, rowMapper } from "./rows.ts";
+import { columnsOf, json, multiRowInserts, rowMapper } from "./rows.ts";
 import { scheduledJobs } from "./schema.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -47,6 +47,36 @@ export function scheduleJob(
     ],
   });
   return Promise.resolve(id);
+}
+
+/** Schedules several jobs as scheduleJob schedules one, in one statement; returns their ids. */
+export function scheduleJobs(
+  tx: WriteTx,
+  jobs: readonly {
+    companyId: string;
+    kind: string;
+    subjectId: string;
+    dueAt: number;
+    payload?: Record<string, unknown>;
+  }[],
+  now: number,
+): string[] {
+  const ids = jobs.map(() => newId("job"));
+  for (
+    const statement of multiRowInserts(
+      "INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, payload, created_at)",
+      jobs.map((job, i) => [
+        ids[i],
+        job.companyId,
+        job.kind,
+        job.subjectId,
+        job.dueAt,
+        JSON.stringify(job.payload ?? {}),
+        now,
+      ]),
+    )
+  ) tx.defer(statement);
+  return ids;
 }
 
 const job = columnsOf(scheduledJobs);

@@ -62,10 +62,32 @@ export type CommitListener = (changed: ReadonlySet<string>) => void;
 
 export type WriteUnit<T> = (tx: WriteTx) => Promise<T>;
 
+/** Marks an input that a batch's `many` leaves to run alone, after the others. */
+export const RUN_ALONE: unique symbol = Symbol("run alone");
+export type RunAlone = typeof RUN_ALONE;
+
+/**
+ * Units of one kind that the writer may run together, set-based: the units of a group that carry
+ * the same batch run as one call of `many`, in one savepoint, instead of one savepoint each.
+ */
+export interface UnitBatch<I, T> {
+  /** One input's unit, as it runs alone. */
+  one(input: I): WriteUnit<T>;
+  /**
+   * Several inputs' units in one: a value for each input, in order, or RUN_ALONE for one it
+   * leaves to its own unit (run after it). A throw undoes all it wrote, and each input then runs
+   * alone, so one input's failure never fails its neighbours.
+   */
+  many(tx: WriteTx, inputs: readonly I[]): Promise<(T | RunAlone)[]>;
+}
+
 interface QueuedUnit {
   readonly run: WriteUnit<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** The batch this unit may run with, and its input there. */
+  readonly batch?: UnitBatch<unknown, unknown>;
+  readonly input?: unknown;
 }
 
 /** How `abort` leaves a unit: caught by the writer or by `attempt`, never seen by a caller. */
@@ -305,6 +327,25 @@ export class GroupCommitWriter {
     });
   }
 
+  /**
+   * Queues `batch.one(input)`, which runs with the group's other units of the same batch in one
+   * call of `batch.many` (embedded databases; on a libSQL server each runs alone); resolves with
+   * its value once its group is durable.
+   */
+  writeTogether<I, T>(batch: UnitBatch<I, T>, input: I): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("the writer is closed"));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({
+        run: batch.one(input),
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        batch: batch as UnitBatch<unknown, unknown>,
+        input,
+      });
+      this.#schedule();
+    });
+  }
+
   /** Waits for every queued unit, then refuses new ones. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -491,25 +532,12 @@ export class GroupCommitWriter {
     this.#outcomes = [];
     try {
       for (const [index, unit] of group.entries()) {
-        this.#unit = index;
-        await this.#bookkeeping("SAVEPOINT unit");
-        const pendingAt = this.#pending.length;
-        const flushesAt = this.#flushes;
-        this.#unitWrote = false;
-        try {
-          this.#outcomes[index] = { value: await unit.run(this.#tx), failed: false };
-          // A check must pass while the unit's savepoint can still be rolled back.
-          if (this.#pending.some((p) => p.check)) await this.#flush();
-          await this.#bookkeeping("RELEASE unit");
-          if (this.#unitWrote) this.#groupWrote = true;
-        } catch (error) {
-          if (error instanceof GroupBroken) throw error;
-          this.#outcomes[index] = error instanceof UnitAborted
-            ? { value: error.refusal, failed: false }
-            : { error, failed: true };
-          if (!(error instanceof UnitAborted)) this.#storageFailed(error);
-          await this.#undo("unit", pendingAt, flushesAt);
-        }
+        if (this.#outcomes[index] !== undefined) continue; // ran with an earlier unit's batch
+        const together = unit.batch === undefined || this.#batching
+          ? [index]
+          : group.flatMap((other, i) => i >= index && other.batch === unit.batch ? [i] : []);
+        const alone = together.length > 1 ? await this.#runTogether(group, together) : together;
+        for (const i of alone) await this.#runUnit(i, group[i].run);
       }
       this.#unit = group.length;
       if (this.#batching) await this.#flush([{ statement: "COMMIT" }]);
@@ -540,6 +568,63 @@ export class GroupCommitWriter {
       if (outcome.failed) unit.reject(outcome.error);
       else unit.resolve(outcome.value);
     });
+  }
+
+  /** Runs one unit of the group in its own savepoint, and keeps its outcome. */
+  async #runUnit(index: number, run: WriteUnit<unknown>): Promise<void> {
+    this.#unit = index;
+    await this.#bookkeeping("SAVEPOINT unit");
+    const pendingAt = this.#pending.length;
+    const flushesAt = this.#flushes;
+    this.#unitWrote = false;
+    try {
+      this.#outcomes[index] = { value: await run(this.#tx), failed: false };
+      // A check must pass while the unit's savepoint can still be rolled back.
+      if (this.#pending.some((p) => p.check)) await this.#flush();
+      await this.#bookkeeping("RELEASE unit");
+      if (this.#unitWrote) this.#groupWrote = true;
+    } catch (error) {
+      if (error instanceof GroupBroken) throw error;
+      this.#outcomes[index] = error instanceof UnitAborted
+        ? { value: error.refusal, failed: false }
+        : { error, failed: true };
+      if (!(error instanceof UnitAborted)) this.#storageFailed(error);
+      await this.#undo("unit", pendingAt, flushesAt);
+    }
+  }
+
+  /**
+   * Runs the units at `indices` (of one batch) as one call of its `many`, in one savepoint, and
+   * keeps their outcomes. Returns the units left to run alone: those `many` left, or all of them
+   * when it threw (its writes undone).
+   */
+  async #runTogether(group: readonly QueuedUnit[], indices: readonly number[]): Promise<number[]> {
+    const batch = group[indices[0]].batch!;
+    this.#unit = indices[0];
+    await this.#bookkeeping("SAVEPOINT unit");
+    const pendingAt = this.#pending.length;
+    const flushesAt = this.#flushes;
+    this.#unitWrote = false;
+    let values: unknown[];
+    try {
+      values = await batch.many(this.#tx, indices.map((i) => group[i].input));
+      if (values.length !== indices.length) {
+        throw new Error(`a batch answered ${values.length} of its ${indices.length} units`);
+      }
+      if (this.#pending.some((p) => p.check)) await this.#flush();
+      await this.#bookkeeping("RELEASE unit");
+    } catch (error) {
+      if (error instanceof GroupBroken) throw error;
+      await this.#undo("unit", pendingAt, flushesAt);
+      return [...indices];
+    }
+    if (this.#unitWrote) this.#groupWrote = true;
+    const alone: number[] = [];
+    indices.forEach((index, n) => {
+      if (values[n] === RUN_ALONE) alone.push(index);
+      else this.#outcomes[index] = { value: values[n], failed: false };
+    });
+    return alone;
   }
 
   async #rollbackGroup(transaction: Transaction): Promise<void> {

@@ -8,7 +8,12 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Database } from "../db/client.ts";
 import { idempotencyKeyProblem, requestFingerprint } from "../lib/idempotency/rules.ts";
-import { type Answer, runIdempotently, type UseCase } from "../lib/idempotency/service.ts";
+import {
+  type Answer,
+  type BatchedUseCase,
+  runIdempotently,
+  type UseCase,
+} from "../lib/idempotency/service.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorBody, errorResponse, type ErrorSpec, surfaceOf } from "./errors.ts";
 
@@ -39,12 +44,15 @@ export interface IdempotentTarget {
 
 const encoder = new TextEncoder();
 
-/** Runs `useCase` once per Idempotency-Key and answers with `respond` of its value. */
-export async function respondIdempotently<T>(
+/**
+ * Runs `useCase` once per Idempotency-Key and answers with `respond` of its value. A batched use
+ * case runs set-based with the others of its batch queued at the same moment.
+ */
+export async function respondIdempotently<T, I>(
   c: Context<AppEnv>,
   deps: AppDeps,
   target: IdempotentTarget,
-  useCase: UseCase<T>,
+  useCase: UseCase<T> | BatchedUseCase<I, T>,
   respond: (value: T) => RouteOutcome,
 ): Promise<Response> {
   const key = c.req.header("Idempotency-Key");
@@ -74,7 +82,7 @@ export async function respondIdempotently<T>(
       ttlMs: limits.IDEMPOTENCY_TTL_SECONDS * 1000,
       secretBox: deps.secretBox,
     },
-    useCase,
+    useCase as UseCase<T> | BatchedUseCase<unknown, T>,
     (value) => {
       const route = respond(value);
       return {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { WriteGroupError, type WriteTx } from "../db/writer.ts";
+import { RUN_ALONE, type UnitBatch, WriteGroupError, type WriteTx } from "../db/writer.ts";
 import { refuse, type Result } from "../lib/platform/result.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
@@ -244,6 +244,96 @@ Deno.test("the event loop gets its turn between groups: what waited runs before 
     });
     await second;
     assert.deepEqual(order, ["first group", "a waiting task", "second group"]);
+    await database.close();
+  });
+});
+
+/** A batch of probe inserts that records how it ran: `many` once per group, `one` per unit alone. */
+function probeBatch(options: { manyThrows?: boolean; alone?: (v: string) => boolean } = {}) {
+  const calls: string[] = [];
+  const batch: UnitBatch<string, string> = {
+    one: (v) => async (tx) => {
+      calls.push(`one ${v}`);
+      await tx.execute(insert(v));
+      return `alone ${v}`;
+    },
+    many: async (tx, vs) => {
+      calls.push(`many ${vs.join(",")}`);
+      const together = vs.filter((v) => !options.alone?.(v));
+      if (together.length > 0) {
+        await tx.execute({
+          sql: `INSERT INTO probe(v) VALUES ${together.map(() => "(?)").join(", ")}`,
+          args: together,
+        });
+      }
+      if (options.manyThrows) throw new Error("a row of the batch failed");
+      return vs.map((v) => options.alone?.(v) ? RUN_ALONE : `together ${v}`);
+    },
+  };
+  return { batch, calls };
+}
+
+Deno.test("writeTogether: the units of one batch queued at once run in one call of many, a value each, in one group", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const { batch, calls } = probeBatch();
+    const groupsBefore = database.writer.stats.groups;
+    const answers = await Promise.all([
+      database.writer.writeTogether(batch, "a"),
+      database.writer.write((tx) => tx.execute(insert("plain")).then(() => "plain")),
+      database.writer.writeTogether(batch, "b"),
+      database.writer.writeTogether(batch, "c"),
+    ]);
+    assert.deepEqual(answers, ["together a", "plain", "together b", "together c"]);
+    assert.deepEqual(calls, ["many a,b,c"]);
+    assert.equal(database.writer.stats.groups - groupsBefore, 1);
+    assert.deepEqual(await values(), ["a", "b", "c", "plain"]);
+    // Alone in its group, a unit of a batch runs as one.
+    assert.equal(await database.writer.writeTogether(batch, "d"), "alone d");
+    assert.deepEqual(calls, ["many a,b,c", "one d"]);
+    await database.close();
+  });
+});
+
+Deno.test("writeTogether: a batch that throws is undone and each unit runs alone: the one that fails is rejected, its neighbours commit", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    await database.writer.write((tx) => tx.execute(insert("taken")));
+    const { batch, calls } = probeBatch();
+    const results = await Promise.allSettled(
+      ["a", "taken", "b"].map((v) => database.writer.writeTogether(batch, v)),
+    );
+    // The unique clash fails the batch's statement: nothing of it is kept, then one unit each.
+    assert.deepEqual(calls, ["many a,taken,b", "one a", "one taken", "one b"]);
+    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual(results.map((r) => r.status === "fulfilled" ? r.value : null), [
+      "alone a",
+      null,
+      "alone b",
+    ]);
+    assert.deepEqual(await values(), ["a", "b", "taken"]);
+    const thrown = probeBatch({ manyThrows: true });
+    const after = await Promise.all(
+      ["c", "d"].map((v) => database.writer.writeTogether(thrown.batch, v)),
+    );
+    assert.deepEqual(after, ["alone c", "alone d"]);
+    assert.deepEqual(await values(), ["a", "b", "c", "d", "taken"]);
+    await database.close();
+  });
+});
+
+Deno.test("writeTogether: a unit the batch leaves RUN_ALONE runs in its own unit after the batch, in the same group", async () => {
+  await withTempDir(async (dir) => {
+    const { database, values } = await probeTable(dir);
+    const { batch, calls } = probeBatch({ alone: (v) => v === "b" });
+    const groupsBefore = database.writer.stats.groups;
+    const answers = await Promise.all(
+      ["a", "b", "c"].map((v) => database.writer.writeTogether(batch, v)),
+    );
+    assert.deepEqual(answers, ["together a", "alone b", "together c"]);
+    assert.deepEqual(calls, ["many a,b,c", "one b"]);
+    assert.equal(database.writer.stats.groups - groupsBefore, 1);
+    assert.deepEqual(await values(), ["a", "b", "c"]);
     await database.close();
   });
 });

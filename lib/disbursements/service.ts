@@ -6,14 +6,18 @@
  * functions at the end of each section.
  */
 import type { Database } from "../../db/client.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import { RUN_ALONE, type RunAlone, type WriteTx } from "../../db/writer.ts";
+import type { UseCaseBatch } from "../idempotency/service.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { claimResend, notifyPayee } from "../notify/store.ts";
 import { type PayoutRuntime, sendFirstNotice } from "../payouts/jobs.ts";
 import {
   applyMove,
   createDisbursement,
+  createDisbursements,
+  type NewDisbursement,
   type NewPayout,
+  type PayoutRow,
   readCreateReads,
 } from "../payouts/store.ts";
 import {
@@ -525,92 +529,214 @@ export async function createV1Disbursement(
   request: V1DisbursementRequest,
   realNow: number,
   micrFont: Uint8Array | null,
-): Promise<Result<V1Disbursement, "payee_not_found" | "modalities_missing" | CreateRefusal>> {
+): Promise<V1CreateResult> {
   // Everything the create reads before it writes, in one round trip on a libSQL server.
   const [now, payee, reads] = await Promise.all([
     domainNow(database, scope.companyId, realNow, tx),
     findPayee(tx, scope.companyId, scope.lineId, request.payeeExternalId),
     readCreateReads(tx, scope.companyId, scope.lineId),
   ]);
+  const planned = await planV1Disbursement(tx, database, scope, request, payee, now, micrFont);
+  if (!planned.ok) return tx.abort(planned);
+  const created = await createDisbursement(tx, planned.value, now, { reads });
+  if (!created.ok) return tx.abort(v1CreateRefusal(created));
+  const { disbursementId, payouts: [payout] } = created.value;
+  return ok(
+    createdV1Disbursement(request, disbursementId, payout, now) ??
+      (await loadV1Disbursement(tx, scope, disbursementId))!,
+  );
+}
+
+type V1CreateRefusal = "payee_not_found" | "modalities_missing" | CreateRefusal;
+type V1CreateResult = Result<V1Disbursement, V1CreateRefusal>;
+
+/** A /v1 create's input, as the route gives it to be run with others queued at once. */
+export interface V1CreateInput {
+  readonly database: Database;
+  readonly scope: LineScope;
+  readonly request: V1DisbursementRequest;
+  readonly realNow: number;
+  readonly micrFont: Uint8Array | null;
+}
+
+/**
+ * /v1 creates: one alone (createV1Disbursement), or those of one line queued at the same moment
+ * set-based (createV1Disbursements).
+ */
+export const v1Creates: UseCaseBatch<V1CreateInput, V1CreateResult> = {
+  one: (input) => (tx) =>
+    createV1Disbursement(
+      tx,
+      input.database,
+      input.scope,
+      input.request,
+      input.realNow,
+      input.micrFont,
+    ),
+  many: (tx, inputs) => createV1Disbursements(tx, inputs),
+};
+
+/**
+ * Creates /v1 disbursements of one line, as createV1Disbursement creates each in turn (each
+ * refused or created on its own, in order, against what those before it held), with the reads of
+ * the line made once and the writing set-based (createDisbursements). Dated at the latest of
+ * their requests' times. An input of another line, or one createDisbursements leaves, is RUN_ALONE.
+ */
+export async function createV1Disbursements(
+  tx: WriteTx,
+  inputs: readonly V1CreateInput[],
+): Promise<(V1CreateResult | RunAlone)[]> {
+  const { database, scope } = inputs[0];
+  const sameLine = inputs.map((input) =>
+    input.database === database && input.scope.companyId === scope.companyId &&
+    input.scope.lineId === scope.lineId
+  );
+  const realNow = Math.max(...inputs.filter((_, i) => sameLine[i]).map((input) => input.realNow));
+  const payeeIds = [
+    ...new Set(inputs.filter((_, i) => sameLine[i]).map((input) => input.request.payeeExternalId)),
+  ];
+  const [now, payees, reads] = await Promise.all([
+    domainNow(database, scope.companyId, realNow, tx),
+    Promise.all(payeeIds.map((id) => findPayee(tx, scope.companyId, scope.lineId, id))),
+    readCreateReads(tx, scope.companyId, scope.lineId),
+  ]);
+  const payeeOf = new Map(payeeIds.map((id, i) => [id, payees[i]]));
+  const results: (V1CreateResult | RunAlone | number)[] = [];
+  const planned: NewDisbursement[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const { request } = input;
+    // Without a claim_id it is answered from what it reads back: it runs alone.
+    if (!sameLine[i] || request.claimId === null) {
+      results.push(RUN_ALONE);
+      continue;
+    }
+    const plan = await planV1Disbursement(
+      tx,
+      database,
+      scope,
+      request,
+      payeeOf.get(request.payeeExternalId)!,
+      now,
+      input.micrFont,
+    );
+    if (!plan.ok) {
+      results.push(plan);
+      continue;
+    }
+    results.push(planned.length);
+    planned.push(plan.value);
+  }
+  const created = await createDisbursements(tx, planned, now, reads);
+  return results.map((result, i) => {
+    if (typeof result !== "number") return result;
+    const outcome = created[result];
+    if (outcome === RUN_ALONE || !outcome.ok) {
+      return outcome === RUN_ALONE ? outcome : v1CreateRefusal(outcome);
+    }
+    const { disbursementId, payouts: [payout] } = outcome.value;
+    const answer = createdV1Disbursement(inputs[i].request, disbursementId, payout, now);
+    // Written plain (no rule held it) with a claim_id: it is answered as written.
+    if (answer === null) {
+      throw new Error(`created disbursement ${disbursementId} must be read back`);
+    }
+    return ok(answer);
+  });
+}
+
+/**
+ * What a /v1 create writes, or why it is refused before anything is written: the payee must be
+ * the line's, pay_by ahead, the modalities (the request's or the payee's defaults) payable.
+ */
+async function planV1Disbursement(
+  tx: WriteTx,
+  database: Database,
+  scope: LineScope,
+  request: V1DisbursementRequest,
+  payee: PayeeRecord | null,
+  now: number,
+  micrFont: Uint8Array | null,
+): Promise<Result<NewDisbursement, V1CreateRefusal>> {
   if (!payee) {
-    return tx.abort(refuse(
+    return refuse(
       "payee_not_found",
       `no payee ${
         JSON.stringify(request.payeeExternalId)
       } on this line: create it with POST /v1/payees first`,
       { field: "payee.id" },
-    ));
+    );
   }
   const lateDate = payByRefusal(request.payBy, now);
-  if (lateDate) return tx.abort(lateDate);
+  if (lateDate) return lateDate;
   const modalities = [...new Set(request.modalities ?? payee.modalityDefaults)];
   if (modalities.length === 0) {
-    return tx.abort(refuse(
+    return refuse(
       "modalities_missing",
       `modalities is required: payee ${payee.externalId} has no modality_defaults`,
       { field: "modalities" },
-    ));
+    );
   }
   const allowedPaymentMethodIds = modalities.map((code) => modalityOf(code)!.id);
   const unpayable = await unpayableCreate(tx, database.environment, scope.companyId, [{
     methodIds: allowedPaymentMethodIds,
     field: "modalities",
   }], micrFont);
-  if (unpayable) return tx.abort(unpayable);
-  const created = await createDisbursement(
-    tx,
-    {
-      ...scope,
-      kind: "v1",
-      externalUuid: "",
-      requestFingerprint: "",
-      largeDisbursement: false,
-      claimId: request.claimId,
-      metadata: request.metadata,
-      payBy: request.payBy,
-      payouts: [{
-        payeeUuid: payee.externalId,
-        payeeId: payee.id,
-        amountCents: request.amountCents,
-        allowedPaymentMethodIds,
-        payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
-        deliveryOptions: {
-          email: payee.contactChannel === "email",
-          sms: payee.contactChannel === "sms",
-        },
-      }],
-    },
-    now,
-    { reads },
-  );
-  if (!created.ok) {
-    // Only an amount below the payee fee is the amount's fault; a short balance is not.
-    return tx.abort(
-      created.code === "amount_below_payee_fee" ? { ...created, field: "amount" } : created,
-    );
-  }
-  const { disbursementId, payouts: [payout] } = created.value;
-  // A payout that stayed created is answered as written: reading it back (a JSON query over the
-  // disbursement, payout and timeline) cost each create about as much as two of its inserts. One
-  // a rule held or an endorsement moved since is read.
-  if (payout.status === "created" && request.claimId !== null) {
-    return ok({
-      id: disbursementId,
-      claimId: request.claimId,
-      metadata: request.metadata,
-      createdAt: now,
-      payoutId: payout.id,
-      status: payout.status,
-      amountCents: payout.amountCents,
-      allowedPaymentMethodIds: payout.allowedPaymentMethodIds,
-      paymentMethodId: payout.paymentMethodId,
-      payeeExternalId: payout.payeeUuid,
-      payBy: payout.payBy,
-      network: null,
-      timeline: [{ status: "created", at: now, detail: null }],
-    });
-  }
-  return ok((await loadV1Disbursement(tx, scope, disbursementId))!);
+  if (unpayable) return unpayable;
+  return ok({
+    ...scope,
+    kind: "v1",
+    externalUuid: "",
+    requestFingerprint: "",
+    largeDisbursement: false,
+    claimId: request.claimId,
+    metadata: request.metadata,
+    payBy: request.payBy,
+    payouts: [{
+      payeeUuid: payee.externalId,
+      payeeId: payee.id,
+      amountCents: request.amountCents,
+      allowedPaymentMethodIds,
+      payee: { email: payee.email, phone: payee.phone, first_name: payee.name },
+      deliveryOptions: {
+        email: payee.contactChannel === "email",
+        sms: payee.contactChannel === "sms",
+      },
+    }],
+  });
+}
+
+/** Only an amount below the payee fee is the amount's fault; a short balance is not. */
+function v1CreateRefusal<R extends { ok: false; code: string }>(refusal: R): R {
+  return refusal.code === "amount_below_payee_fee" ? { ...refusal, field: "amount" } : refusal;
+}
+
+/**
+ * A created /v1 disbursement as written, or null when it must be read back. A payout that stayed
+ * created is answered as written: reading it back (a JSON query over the disbursement, payout and
+ * timeline) cost each create about as much as two of its inserts. One a rule held or an
+ * endorsement moved since is read.
+ */
+function createdV1Disbursement(
+  request: V1DisbursementRequest,
+  disbursementId: string,
+  payout: PayoutRow,
+  now: number,
+): V1Disbursement | null {
+  if (payout.status !== "created" || request.claimId === null) return null;
+  return {
+    id: disbursementId,
+    claimId: request.claimId,
+    metadata: request.metadata,
+    createdAt: now,
+    payoutId: payout.id,
+    status: payout.status,
+    amountCents: payout.amountCents,
+    allowedPaymentMethodIds: payout.allowedPaymentMethodIds,
+    paymentMethodId: payout.paymentMethodId,
+    payeeExternalId: payout.payeeUuid,
+    payBy: payout.payBy,
+    network: null,
+    timeline: [{ status: "created", at: now, detail: null }],
+  };
 }
 
 /** Cancels a /v1 disbursement: only before a modality is selected, or after a failure. */

@@ -14,7 +14,7 @@
  * written by this process alone, keeps the single unit.
  */
 import type { Database } from "../../db/client.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import { RUN_ALONE, type RunAlone, type UnitBatch, type WriteTx } from "../../db/writer.ts";
 import type { SecretBox } from "../platform/crypto.ts";
 import {
   claimIdempotencyKey,
@@ -22,14 +22,31 @@ import {
   type IdempotencyScope,
   type KeyLookup,
   lookUpIdempotencyKey,
+  lookUpIdempotencyKeys,
   releaseIdempotencyClaim,
-  storeIdempotentResponse,
+  storeIdempotentResponses,
 } from "./store.ts";
 
 export type { IdempotencyScope } from "./store.ts";
 
 /** A use case bound to its input, run inside the request's write unit. */
 export type UseCase<T> = (tx: WriteTx) => Promise<T>;
+
+/**
+ * A use case the writer may run set-based for the requests queued at the same moment: `one` runs
+ * one input in its own unit (a refusal aborts it), `many` several in one unit, a value each in
+ * order (a refusal writes nothing) or RUN_ALONE for one it leaves to `one`.
+ */
+export interface UseCaseBatch<I, T> {
+  one(input: I): UseCase<T>;
+  many(tx: WriteTx, inputs: readonly I[]): Promise<(T | RunAlone)[]>;
+}
+
+/** A use case's input, run with others of its batch when they are queued together. */
+export interface BatchedUseCase<I, T> {
+  readonly batch: UseCaseBatch<I, T>;
+  readonly input: I;
+}
 
 /** What a use case's value is answered with, as bytes so it can be replayed byte for byte. */
 export interface Answer {
@@ -69,12 +86,13 @@ const SEALED_HEADER = "x-sealed";
 export async function runIdempotently<T, A extends Answer>(
   database: Database,
   request: IdempotentRequest,
-  useCase: UseCase<T>,
+  useCase: UseCase<T> | BatchedUseCase<unknown, T>,
   answer: (value: T) => A,
 ): Promise<IdempotentOutcome<A>> {
   const { scope } = request;
   if (scope === null) {
-    return { decision: "new", answer: answer(await database.writer.write(useCase)) };
+    const run = isUseCase(useCase) ? useCase : useCase.batch.one(useCase.input);
+    return { decision: "new", answer: answer(await database.writer.write(run)) };
   }
   const keys = keysInFlight(database);
   const held = JSON.stringify([scope.companyId, scope.scopeLine, scope.key]);
@@ -100,38 +118,10 @@ export async function runIdempotently<T, A extends Answer>(
       });
     }
     try {
-      outcome = await database.writer.write(async (tx) => {
-        const lookupOptions = { now: request.now, ownLease };
-        const seen: { lookup: KeyLookup | null } = { lookup: null };
-        // The lookup rides with the use case's first round trip instead of one of its own: a key
-        // that may not run stops the use case at that statement, and the unit undoes what it sent.
-        deferIdempotencyLookup(tx, scope, request.fingerprint, lookupOptions, (lookup) => {
-          seen.lookup = lookup;
-          refuseUnlessNew(lookup);
-        });
-        // Whatever the use case did, the unit ends only once it has seen the record say "new".
-        // Unseen, the record is read now: the use case sent nothing, or a statement sent with the
-        // lookup failed first (the unique row a finished duplicate created), which the batch
-        // stops at before the lookup's result is checked.
-        const keyIsFree = async () =>
-          refuseUnlessNew(
-            seen.lookup ??
-              await lookUpIdempotencyKey(tx, scope, request.fingerprint, lookupOptions),
-          );
-        let value: T;
-        try {
-          value = await tx.attempt(useCase);
-        } catch (error) {
-          await keyIsFree();
-          throw error;
-        }
-        await keyIsFree();
-        const answered = answer(value);
-        if (!answered.retryable) await keep(tx, request, answered);
-        // A refusal that may pass later keeps nothing: the same key may try again at once.
-        else if (ownLease !== null) await releaseIdempotencyClaim(tx, scope, ownLease);
-        return { decision: "new" as const, answer: answered };
-      });
+      const answering: AnsweringRequest<T, A> = { request, useCase, answer, ownLease };
+      outcome = ownLease === null && !isUseCase(useCase)
+        ? await database.writer.writeTogether(answeringBatchOf(useCase.batch), answering)
+        : await database.writer.write(answeringUnit(answering));
     } catch (error) {
       if (!(error instanceof KeyNotFree)) {
         // The use case failed and its unit wrote nothing: the key is free again at once, not at
@@ -149,6 +139,132 @@ export async function runIdempotently<T, A extends Answer>(
     if (keys.get(held) === mine) keys.delete(held);
   }
   return await answerOf(outcome, request);
+}
+
+const isUseCase = <T>(useCase: UseCase<T> | BatchedUseCase<unknown, T>): useCase is UseCase<T> =>
+  typeof useCase === "function";
+
+/** What the unit that answers a keyed request needs. */
+interface AnsweringRequest<T, A extends Answer> {
+  readonly request: IdempotentRequest;
+  readonly useCase: UseCase<T> | BatchedUseCase<unknown, T>;
+  readonly answer: (value: T) => A;
+  /** The lease of this request's committed claim (a shared database), else null. */
+  readonly ownLease: number | null;
+}
+
+type AnsweredOutcome<A extends Answer> =
+  | Exclude<KeyLookup, { decision: "new" }>
+  | { decision: "new"; answer: A };
+
+/**
+ * The unit that answers one keyed request: the key looked up, the use case run, the answer kept.
+ * A key that may not run throws KeyNotFree, so nothing the use case sent is kept.
+ */
+function answeringUnit<T, A extends Answer>(
+  answering: AnsweringRequest<T, A>,
+): (tx: WriteTx) => Promise<AnsweredOutcome<A>> {
+  const { request, answer, ownLease } = answering;
+  const scope = request.scope!;
+  const useCase = isUseCase(answering.useCase)
+    ? answering.useCase
+    : answering.useCase.batch.one(answering.useCase.input);
+  return async (tx) => {
+    const lookupOptions = { now: request.now, ownLease };
+    const seen: { lookup: KeyLookup | null } = { lookup: null };
+    // The lookup rides with the use case's first round trip instead of one of its own: a key
+    // that may not run stops the use case at that statement, and the unit undoes what it sent.
+    deferIdempotencyLookup(tx, scope, request.fingerprint, lookupOptions, (lookup) => {
+      seen.lookup = lookup;
+      refuseUnlessNew(lookup);
+    });
+    // Whatever the use case did, the unit ends only once it has seen the record say "new".
+    // Unseen, the record is read now: the use case sent nothing, or a statement sent with the
+    // lookup failed first (the unique row a finished duplicate created), which the batch
+    // stops at before the lookup's result is checked.
+    const keyIsFree = async () =>
+      refuseUnlessNew(
+        seen.lookup ??
+          await lookUpIdempotencyKey(tx, scope, request.fingerprint, lookupOptions),
+      );
+    let value: T;
+    try {
+      value = await tx.attempt(useCase);
+    } catch (error) {
+      await keyIsFree();
+      throw error;
+    }
+    await keyIsFree();
+    const answered = answer(value);
+    if (!answered.retryable) await keep(tx, request, answered);
+    // A refusal that may pass later keeps nothing: the same key may try again at once.
+    else if (ownLease !== null) await releaseIdempotencyClaim(tx, scope, ownLease);
+    return { decision: "new" as const, answer: answered };
+  };
+}
+
+/** The answering batch of each use case batch: one identity per kind, for the writer to group. */
+const answeringBatches = new WeakMap<object, UnitBatch<unknown, unknown>>();
+
+function answeringBatchOf<T, A extends Answer>(
+  batch: UseCaseBatch<unknown, T>,
+): UnitBatch<AnsweringRequest<T, A>, AnsweredOutcome<A>> {
+  let answeringBatch = answeringBatches.get(batch);
+  if (answeringBatch === undefined) {
+    const made: UnitBatch<AnsweringRequest<T, A>, AnsweredOutcome<A>> = {
+      one: answeringUnit,
+      many: (tx, inputs) => answerTogether(tx, batch, inputs),
+    };
+    answeringBatches.set(batch, answeringBatch = made as UnitBatch<unknown, unknown>);
+  }
+  return answeringBatch as UnitBatch<AnsweringRequest<T, A>, AnsweredOutcome<A>>;
+}
+
+/**
+ * Keyed requests of one use case batch answered in one unit: their keys looked up in one read,
+ * the use case run set-based for those whose key is new, and their answers kept in one write. A
+ * key that may not run is answered by its record and runs nothing; a key twice in one batch runs
+ * once here, the other alone after it (where it finds the first's answer).
+ */
+async function answerTogether<T, A extends Answer>(
+  tx: WriteTx,
+  batch: UseCaseBatch<unknown, T>,
+  items: readonly AnsweringRequest<T, A>[],
+): Promise<(AnsweredOutcome<A> | RunAlone)[]> {
+  const lookups = await lookUpIdempotencyKeys(
+    tx,
+    items.map(({ request }) => ({ scope: request.scope!, fingerprint: request.fingerprint })),
+    items.map(({ request }) => ({ now: request.now, ownLease: null })),
+  );
+  const outcomes: (AnsweredOutcome<A> | RunAlone)[] = lookups.map((lookup) =>
+    lookup.decision === "new" ? RUN_ALONE : lookup
+  );
+  const seen = new Set<string>();
+  const running = items.flatMap((item, i) => {
+    const held = JSON.stringify([
+      item.request.scope!.companyId,
+      item.request.scope!.scopeLine,
+      item.request.scope!.key,
+    ]);
+    if (lookups[i].decision !== "new" || seen.has(held)) return [];
+    seen.add(held);
+    return [i];
+  });
+  const values = await batch.many(
+    tx,
+    running.map((i) => (items[i].useCase as BatchedUseCase<unknown, T>).input),
+  );
+  const kept: { request: IdempotentRequest; answered: A }[] = [];
+  running.forEach((i, n) => {
+    const value = values[n];
+    if (value === RUN_ALONE) return;
+    const answered = items[i].answer(value);
+    // A refusal that may pass later keeps nothing: the same key may try again at once.
+    if (!answered.retryable) kept.push({ request: items[i].request, answered });
+    outcomes[i] = { decision: "new", answer: answered };
+  });
+  await keepAll(tx, kept);
+  return outcomes;
 }
 
 /** The key's record says not to run the use case: its unit is undone and the lookup answered. */
@@ -183,19 +299,34 @@ async function answerOf<A extends Answer>(
 }
 
 /** Stores the answer to replay, in the unit that made the business change. */
-async function keep(tx: WriteTx, request: IdempotentRequest, answered: Answer): Promise<void> {
-  // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
-  const body = answered.sensitive
-    ? new TextEncoder().encode(await request.secretBox.seal(answered.body))
-    : answered.body;
-  await storeIdempotentResponse(tx, request.scope!, request.fingerprint, {
-    status: answered.status,
-    headers: {
-      "content-type": answered.contentType,
-      ...(answered.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
+function keep(tx: WriteTx, request: IdempotentRequest, answered: Answer): Promise<void> {
+  return keepAll(tx, [{ request, answered }]);
+}
+
+/** Stores the answers of several requests to replay, in one write. */
+async function keepAll(
+  tx: WriteTx,
+  kept: readonly { request: IdempotentRequest; answered: Answer }[],
+): Promise<void> {
+  if (kept.length === 0) return;
+  const records = await Promise.all(kept.map(async ({ request, answered }) => ({
+    scope: request.scope!,
+    fingerprint: request.fingerprint,
+    response: {
+      status: answered.status,
+      headers: {
+        "content-type": answered.contentType,
+        ...(answered.sensitive ? { [SEALED_HEADER]: "v1" } : {}),
+      },
+      // Sealing is CPU work of microseconds; the unit still waits on nothing but the database.
+      body: answered.sensitive
+        ? new TextEncoder().encode(await request.secretBox.seal(answered.body))
+        : answered.body,
     },
-    body,
-  }, { now: request.now, ttlMs: request.ttlMs });
+    now: request.now,
+    ttlMs: request.ttlMs,
+  })));
+  storeIdempotentResponses(tx, records);
 }
 
 /** Keys of requests this process is running, per database. */

@@ -6,7 +6,7 @@
  */
 import type { IdempotencyDecision, StoredIdempotency } from "./rules.ts";
 import { decideIdempotency } from "./rules.ts";
-import { columnsOf, json, notNull, rowMapper } from "../../db/rows.ts";
+import { columnsOf, json, keptText, multiRowInserts, notNull, rowMapper } from "../../db/rows.ts";
 import { idempotencyRecords } from "../../db/schema.ts";
 import type { WriteTx } from "../../db/writer.ts";
 
@@ -91,6 +91,48 @@ export async function lookUpIdempotencyKey(
   return lookupOf(rows, fingerprint, options);
 }
 
+/** Keys of one scope read by one statement at most. */
+const LOOKUP_MANY_KEYS_MAX = 500;
+
+const LOOKUP_MANY_SQL = `SELECT key, fingerprint, status, lease_until, expires_at, response_status,
+    response_headers, response_body
+  FROM idempotency_records WHERE company_id = ? AND scope_line = ? AND key IN`;
+
+/**
+ * What each key's stored record (if any) decides for its request, as lookUpIdempotencyKey
+ * decides one, the records read in one statement per page of keys.
+ */
+export async function lookUpIdempotencyKeys(
+  tx: WriteTx,
+  keys: readonly { readonly scope: IdempotencyScope; readonly fingerprint: string }[],
+  options: readonly { now: number; ownLease: number | null }[],
+): Promise<KeyLookup[]> {
+  const rowsOf = new Map<string, Readonly<Record<string, unknown>>>();
+  const byScope = Map.groupBy(
+    keys,
+    ({ scope }) => JSON.stringify([scope.companyId, scope.scopeLine]),
+  );
+  for (const [scopeOf, scoped] of byScope) {
+    const [companyId, scopeLine] = JSON.parse(scopeOf) as [string, string];
+    for (let at = 0; at < scoped.length; at += LOOKUP_MANY_KEYS_MAX) {
+      const page = scoped.slice(at, at + LOOKUP_MANY_KEYS_MAX);
+      const { rows } = await tx.execute({
+        sql: keptText(
+          LOOKUP_MANY_SQL,
+          page.length,
+          () => `${LOOKUP_MANY_SQL} (${page.map(() => "?").join(", ")})`,
+        ),
+        args: [companyId, scopeLine, ...page.map(({ scope }) => scope.key)],
+      });
+      for (const row of rows) rowsOf.set(JSON.stringify([companyId, scopeLine, row.key]), row);
+    }
+  }
+  return keys.map(({ scope, fingerprint }, i) => {
+    const row = rowsOf.get(JSON.stringify(keyArgs(scope)));
+    return lookupOf(row ? [row] : [], fingerprint, options[i]);
+  });
+}
+
 /**
  * Claims the key for this request until `leaseUntil` when the stored record lets it run (none,
  * expired, or this same request's claim whose lease is over: decideIdempotency's "new", written
@@ -143,40 +185,49 @@ export function releaseIdempotencyClaim(
   return Promise.resolve();
 }
 
-/**
- * Stores the response to replay for 24 hours, in the unit that made the business change (an
- * expired record of the same key is replaced).
- */
-export function storeIdempotentResponse(
-  tx: WriteTx,
-  scope: IdempotencyScope,
-  fingerprint: string,
-  response: StoredResponse,
-  options: { now: number; ttlMs: number },
-): Promise<void> {
-  // The last write of the request's unit: it rides with the unit's end.
-  tx.defer({
-    sql: `INSERT INTO idempotency_records
-            (company_id, scope_line, key, fingerprint, status, lease_until, response_status,
-             response_headers, response_body, created_at, expires_at)
-          VALUES (?, ?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?)
-          ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
-            fingerprint = excluded.fingerprint, status = 'complete', lease_until = NULL,
-            response_status = excluded.response_status, response_headers = excluded.response_headers,
-            response_body = excluded.response_body, created_at = excluded.created_at,
-            expires_at = excluded.expires_at`,
-    args: [
-      ...keyArgs(scope),
-      fingerprint,
-      response.status,
-      JSON.stringify(response.headers),
-      response.body,
-      options.now,
-      options.now + options.ttlMs,
-    ],
-  });
-  return Promise.resolve();
+/** A response to replay, with its key and how long it is kept. */
+export interface ResponseToKeep {
+  readonly scope: IdempotencyScope;
+  readonly fingerprint: string;
+  readonly response: StoredResponse;
+  readonly now: number;
+  readonly ttlMs: number;
 }
+
+/**
+ * Stores responses to replay for 24 hours, in the unit that made the business change (an expired
+ * record of the same key is replaced), one statement per page of them. Each key at most once.
+ */
+export function storeIdempotentResponses(tx: WriteTx, kept: readonly ResponseToKeep[]): void {
+  // The last write of the request's unit: it rides with the unit's end.
+  for (
+    const statement of multiRowInserts(
+      STORE_RESPONSE_HEAD,
+      kept.map(({ scope, fingerprint, response, now, ttlMs }) => [
+        ...keyArgs(scope),
+        fingerprint,
+        "complete",
+        response.status,
+        JSON.stringify(response.headers),
+        response.body,
+        now,
+        now + ttlMs,
+      ]),
+      STORE_RESPONSE_CONFLICT,
+    )
+  ) tx.defer(statement);
+}
+
+/** A new record has no lease (the column's default); a replaced one's is cleared. */
+const STORE_RESPONSE_HEAD = `INSERT INTO idempotency_records
+  (company_id, scope_line, key, fingerprint, status, response_status, response_headers,
+   response_body, created_at, expires_at)`;
+
+const STORE_RESPONSE_CONFLICT = ` ON CONFLICT (company_id, scope_line, key) DO UPDATE SET
+  fingerprint = excluded.fingerprint, status = 'complete', lease_until = NULL,
+  response_status = excluded.response_status, response_headers = excluded.response_headers,
+  response_body = excluded.response_body, created_at = excluded.created_at,
+  expires_at = excluded.expires_at`;
 
 /** Deletes at most `limit` records whose 24 hours are over; returns how many. */
 export async function purgeExpiredIdempotency(

@@ -44,10 +44,12 @@ import {
 } from "../webhooks/event_store.ts";
 import {
   createdPayoutFacts,
+  type CreatedPayoutNumbers,
   eventFactsOf,
   type PayoutEventFacts,
   type PayoutsRead,
   readCreatedPayoutNumbers,
+  readCreatedPayoutNumbersOf,
   readWithEventFacts,
 } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
@@ -60,8 +62,8 @@ import {
   readLineAccounts,
   readLineBalances,
 } from "../ledger/store.ts";
-import { scheduleJob } from "../../db/scheduler_store.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import { scheduleJob, scheduleJobs } from "../../db/scheduler_store.ts";
+import { RUN_ALONE, type RunAlone, type WriteTx } from "../../db/writer.ts";
 import { type PaymentApprovalRule, ruleHolding, rulesOfCompany } from "./approval_rules.ts";
 import { mayTryAgainAfter, SANCTIONS_REVIEW_FAILURE } from "./policy.ts";
 import { closeReviewsOfCanceledPayout } from "../sanctions/store.ts";
@@ -238,6 +240,17 @@ async function readCreatedEventContext(
     readCreatedPayoutNumbers(tx, String(row.id)),
     readDeliveryContext(tx, String(row.company_id), String(row.line_id), now),
   ]);
+  return createdEventContext(row, disbursement, statuses, numbers, deliveries);
+}
+
+/** The event context of a payout its create just wrote, from its numbers and deliveries read. */
+function createdEventContext(
+  row: NewPayoutRow,
+  disbursement: NewDisbursementRow,
+  statuses: readonly PayoutStatus[],
+  numbers: CreatedPayoutNumbers,
+  deliveries: DeliveryContext,
+): EventContext {
   return {
     row: {
       ...disbursement,
@@ -981,7 +994,8 @@ const NEW_PAYOUT_COLUMNS = [
 ] as const;
 type NewPayoutRow = Record<typeof NEW_PAYOUT_COLUMNS[number], string | number | null>;
 
-const INSERT_PAYOUT = `INSERT INTO payouts (${NEW_PAYOUT_COLUMNS.join(", ")})
+const INSERT_PAYOUT_HEAD = `INSERT INTO payouts (${NEW_PAYOUT_COLUMNS.join(", ")})`;
+const INSERT_PAYOUT = `${INSERT_PAYOUT_HEAD}
   VALUES (${NEW_PAYOUT_COLUMNS.map(() => "?").join(", ")})`;
 
 /** The defaults of the columns a payout's row is read by (toPayout) that a create leaves out. */
@@ -1027,26 +1041,19 @@ export interface CreateOptions<R> {
 }
 
 /**
- * Creates a disbursement whose payouts are held all or none: each payout holds its amount plus the
- * highest payor + service fee of its allowed methods. When available is short, a large
- * disbursement waits in pending_funds (nothing held); any other is refused naming the shortfall.
+ * Whether a disbursement may be created against the line's accounts as read: refused when a
+ * payout's amount does not cover a payee fee, or when available is short (unless it is large, and
+ * then it waits in pending_funds with nothing held). Each payout's hold is its amount plus the
+ * highest payor + service fee of its allowed methods.
  */
-export async function createDisbursement<R = undefined>(
-  tx: WriteTx,
+function decideCreate(
   input: NewDisbursement,
-  now: number,
-  options: CreateOptions<R> = {},
-): Promise<
-  Result<
-    { disbursementId: string; payouts: PayoutRow[]; readBack: R | undefined },
-    "insufficient_funds" | "amount_below_payee_fee"
-  >
+  schedule: FeeSchedule,
+  accounts: LineAccounts,
+): Result<
+  { holds: number[]; totalHold: number; waits: boolean },
+  "insufficient_funds" | "amount_below_payee_fee"
 > {
-  // One round trip for both (the balance is read even when a fee refuses the create).
-  const [schedule, accountsRead, deadlines] = options.reads ??
-    await readCreateReads(tx, input.companyId, input.lineId);
-  const payBy = payByFor(input.payBy, deadlines, now);
-  let accounts: LineAccounts = accountsRead;
   for (const [index, payout] of input.payouts.entries()) {
     const methodId = payout.allowedPaymentMethodIds.find((id) =>
       feesFor(schedule, id).payeeFeeCents >= payout.amountCents
@@ -1095,75 +1102,141 @@ export async function createDisbursement<R = undefined>(
       },
     );
   }
-  const disbursementId = newId(
-    input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
-  );
-  const newDisbursement: NewDisbursementRow = {
+  return ok({ holds, totalHold, waits });
+}
+
+const INSERT_DISBURSEMENT =
+  `INSERT INTO disbursements (id, company_id, line_id, kind, external_uuid, claim_id,
+    large_disbursement, payor_user_id, request_fingerprint, memo, metadata, created_at)`;
+
+function newDisbursementRow(input: NewDisbursement, disbursementId: string): NewDisbursementRow {
+  return {
     kind: input.kind,
     external_uuid: input.kind === "v1" ? disbursementId : input.externalUuid,
     claim_id: input.claimId ?? null,
     memo: input.memo ?? null,
   };
+}
+
+/** A new disbursement's values, as INSERT_DISBURSEMENT lists its columns. */
+function disbursementValues(
+  input: NewDisbursement,
+  disbursementId: string,
+  row: NewDisbursementRow,
+  now: number,
+): (string | number | null)[] {
+  return [
+    disbursementId,
+    input.companyId,
+    input.lineId,
+    row.kind,
+    row.external_uuid,
+    row.claim_id,
+    input.largeDisbursement ? 1 : 0,
+    input.payorUserId ?? null,
+    input.requestFingerprint,
+    row.memo,
+    JSON.stringify(input.metadata ?? {}),
+    now,
+  ];
+}
+
+/** A new payout's row, by column, as its create inserts it. */
+function newPayoutRow(
+  input: NewDisbursement,
+  spec: NewPayout,
+  at: {
+    payoutId: string;
+    disbursementId: string;
+    status: PayoutStatus;
+    heldCents: number;
+    payBy: string | null;
+    now: number;
+  },
+): NewPayoutRow {
+  const payee = spec.payee ?? {};
+  return {
+    id: at.payoutId,
+    disbursement_id: at.disbursementId,
+    company_id: input.companyId,
+    line_id: input.lineId,
+    payee_uuid: spec.payeeUuid,
+    payee_id: spec.payeeId ?? null,
+    payee_type_id: payee.payee_type_id ?? null,
+    first_name: payee.first_name ?? null,
+    last_name: payee.last_name ?? null,
+    email: payee.email ?? null,
+    phone: payee.phone ?? null,
+    address_one: payee.address_one ?? null,
+    address_two: payee.address_two ?? null,
+    city: payee.city ?? null,
+    state: payee.state ?? null,
+    zip_code: payee.zip_code ?? null,
+    delivery_options: JSON.stringify(spec.deliveryOptions ?? { email: true, sms: false }),
+    allowed_payment_method_ids: JSON.stringify(spec.allowedPaymentMethodIds),
+    permission_required_from: JSON.stringify(spec.permissionRequiredFrom ?? []),
+    field_values: JSON.stringify(spec.fieldValues ?? []),
+    payment_method_settings: JSON.stringify(spec.paymentMethodSettings ?? {}),
+    custom_document_uuids: JSON.stringify(spec.customDocumentUuids ?? []),
+    amount_cents: spec.amountCents,
+    held_cents: at.heldCents,
+    status: at.status,
+    pay_by: at.payBy,
+    created_at: at.now,
+    updated_at: at.now,
+  };
+}
+
+/**
+ * Creates a disbursement whose payouts are held all or none: each payout holds its amount plus the
+ * highest payor + service fee of its allowed methods. When available is short, a large
+ * disbursement waits in pending_funds (nothing held); any other is refused naming the shortfall.
+ */
+export async function createDisbursement<R = undefined>(
+  tx: WriteTx,
+  input: NewDisbursement,
+  now: number,
+  options: CreateOptions<R> = {},
+): Promise<
+  Result<
+    { disbursementId: string; payouts: PayoutRow[]; readBack: R | undefined },
+    "insufficient_funds" | "amount_below_payee_fee"
+  >
+> {
+  // One round trip for both (the balance is read even when a fee refuses the create).
+  const [schedule, accountsRead, deadlines] = options.reads ??
+    await readCreateReads(tx, input.companyId, input.lineId);
+  const payBy = payByFor(input.payBy, deadlines, now);
+  let accounts: LineAccounts = accountsRead;
+  const decided = decideCreate(input, schedule, accounts);
+  if (!decided.ok) return decided;
+  const { holds, waits } = decided.value;
+  const disbursementId = newId(
+    input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
+  );
+  const newDisbursement = newDisbursementRow(input, disbursementId);
   // The rows are read back only with the events' reads below: they ride with those.
-  tx.defer({
-    sql:
-      `INSERT INTO disbursements (id, company_id, line_id, kind, external_uuid, claim_id, large_disbursement,
-            payor_user_id, request_fingerprint, memo, metadata, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      disbursementId,
-      input.companyId,
-      input.lineId,
-      newDisbursement.kind,
-      newDisbursement.external_uuid,
-      newDisbursement.claim_id,
-      input.largeDisbursement ? 1 : 0,
-      input.payorUserId ?? null,
-      input.requestFingerprint,
-      newDisbursement.memo,
-      JSON.stringify(input.metadata ?? {}),
-      now,
-    ],
-  });
+  for (
+    const statement of multiRowInserts(INSERT_DISBURSEMENT, [
+      disbursementValues(input, disbursementId, newDisbursement, now),
+    ])
+  ) tx.defer(statement);
   const created: PayoutRow[] = [];
   let readBack: R | undefined;
   let rules: readonly PaymentApprovalRule[] = [];
   for (const [index, spec] of input.payouts.entries()) {
     const payoutId = newId("po");
-    const payee = spec.payee ?? {};
     const status: PayoutStatus = waits ? "pending_funds" : "created";
     // The row as inserted, by column: the payout is mapped from it (with the columns' defaults)
     // instead of being read back, which cost each create a statement.
-    const row: NewPayoutRow = {
-      id: payoutId,
-      disbursement_id: disbursementId,
-      company_id: input.companyId,
-      line_id: input.lineId,
-      payee_uuid: spec.payeeUuid,
-      payee_id: spec.payeeId ?? null,
-      payee_type_id: payee.payee_type_id ?? null,
-      first_name: payee.first_name ?? null,
-      last_name: payee.last_name ?? null,
-      email: payee.email ?? null,
-      phone: payee.phone ?? null,
-      address_one: payee.address_one ?? null,
-      address_two: payee.address_two ?? null,
-      city: payee.city ?? null,
-      state: payee.state ?? null,
-      zip_code: payee.zip_code ?? null,
-      delivery_options: JSON.stringify(spec.deliveryOptions ?? { email: true, sms: false }),
-      allowed_payment_method_ids: JSON.stringify(spec.allowedPaymentMethodIds),
-      permission_required_from: JSON.stringify(spec.permissionRequiredFrom ?? []),
-      field_values: JSON.stringify(spec.fieldValues ?? []),
-      payment_method_settings: JSON.stringify(spec.paymentMethodSettings ?? {}),
-      custom_document_uuids: JSON.stringify(spec.customDocumentUuids ?? []),
-      amount_cents: spec.amountCents,
-      held_cents: waits ? 0 : holds[index],
+    const row = newPayoutRow(input, spec, {
+      payoutId,
+      disbursementId,
       status,
-      pay_by: payBy,
-      created_at: now,
-      updated_at: now,
-    };
+      heldCents: waits ? 0 : holds[index],
+      payBy,
+      now,
+    });
     tx.defer({
       sql: INSERT_PAYOUT,
       args: NEW_PAYOUT_COLUMNS.map((column) => row[column]),
@@ -1277,6 +1350,152 @@ export async function continueCreated(
     dueAt: now,
   }, now);
   return payout;
+}
+
+/**
+ * Creates several disbursements of one line, as createDisbursement creates each in turn, with the
+ * writing set-based: one statement per table for all of them, their holds posted together. Each is
+ * decided on its own, in order, against available as those before it left it: one refused writes
+ * nothing and its neighbours go on. One that needs more than a plain create (an endorsement, a
+ * custom document, an approval rule that holds it, funds it would wait for) is left RUN_ALONE, for
+ * createDisbursement. `reads` are readCreateReads of the line, read in this unit.
+ */
+export async function createDisbursements(
+  tx: WriteTx,
+  inputs: readonly NewDisbursement[],
+  now: number,
+  reads: CreateReads,
+): Promise<
+  (
+    | Result<
+      { disbursementId: string; payouts: PayoutRow[] },
+      "insufficient_funds" | "amount_below_payee_fee"
+    >
+    | RunAlone
+  )[]
+> {
+  if (inputs.length === 0) return [];
+  const { companyId, lineId } = inputs[0];
+  const [schedule, accountsRead, deadlines] = reads;
+  const [rules, deliveries] = await Promise.all([
+    rulesOfCompany(tx, companyId),
+    readDeliveryContext(tx, companyId, lineId, now),
+  ]);
+  let accounts: LineAccounts = accountsRead;
+  /** Each input's answer, or the index of its create among `created`. */
+  const results: (Awaited<ReturnType<typeof createDisbursements>>[number] | number)[] = [];
+  const created: { input: NewDisbursement; disbursementId: string; rows: NewPayoutRow[] }[] = [];
+  for (const input of inputs) {
+    const plain = input.companyId === companyId && input.lineId === lineId &&
+      input.payouts.every((p) =>
+        (p.permissionRequiredFrom ?? []).length === 0 && (p.customDocumentUuids ?? []).length === 0
+      );
+    const decided = plain ? decideCreate(input, schedule, accounts) : null;
+    if (decided && !decided.ok) {
+      results.push(decided);
+      continue;
+    }
+    if (decided === null || decided.value.waits) {
+      results.push(RUN_ALONE);
+      continue;
+    }
+    const disbursementId = newId(
+      input.kind === "v1" ? "dsb" : input.kind === "simple_payment" ? "sp" : "dis",
+    );
+    const payBy = payByFor(input.payBy, deadlines, now);
+    const rows = input.payouts.map((spec, index) =>
+      newPayoutRow(input, spec, {
+        payoutId: newId("po"),
+        disbursementId,
+        status: "created",
+        heldCents: decided.value.holds[index],
+        payBy,
+        now,
+      })
+    );
+    if (rows.some((row) => ruleHolding(rules, toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row })))) {
+      results.push(RUN_ALONE);
+      continue;
+    }
+    // Its holds, taken from available now, decide the creates after it.
+    const balances = { ...accounts.balances };
+    balances.available -= decided.value.totalHold;
+    balances.reserved += decided.value.totalHold;
+    accounts = { ids: accounts.ids, balances };
+    results.push(created.length);
+    created.push({ input, disbursementId, rows });
+  }
+  if (created.length === 0) return results as Awaited<ReturnType<typeof createDisbursements>>;
+  for (
+    const statement of multiRowInserts(
+      INSERT_DISBURSEMENT,
+      created.map(({ input, disbursementId }) =>
+        disbursementValues(input, disbursementId, newDisbursementRow(input, disbursementId), now)
+      ),
+    )
+  ) tx.defer(statement);
+  const rows = created.flatMap((c) => c.rows);
+  for (
+    const statement of multiRowInserts(
+      INSERT_PAYOUT_HEAD,
+      rows.map((row) => NEW_PAYOUT_COLUMNS.map((column) => row[column])),
+    )
+  ) tx.defer(statement);
+  const posted = await postTransactions(
+    tx,
+    rows.map((row) => ({
+      companyId,
+      lineId,
+      kind: "payout.hold",
+      payoutId: String(row.id),
+      transfers: [{ from: "available", to: "reserved", amountCents: Number(row.held_cents) }],
+      postedAt: now,
+    })),
+    accountsRead.ids.size > 0 ? new Map([[lineId, accountsRead]]) : undefined,
+  );
+  // Every hold was checked against available above, in this same unit.
+  if (!posted.ok) throw new Error(`a checked hold was refused: ${posted.message}`);
+  recordTransitions(tx, rows.map((row) => [String(row.id), null, "created", null, now]));
+  const numbers = await readCreatedPayoutNumbersOf(tx, rows.map((row) => String(row.id)));
+  const payoutsOf = new Map<string, PayoutRow[]>();
+  const createdOf = new Map(created.map((c) => [c.disbursementId, c]));
+  const events: PayoutEvents[] = [];
+  rows.forEach((row, i) => {
+    const payout = toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row });
+    const siblings = payoutsOf.get(payout.disbursementId) ?? [];
+    payoutsOf.set(payout.disbursementId, [...siblings, payout]);
+    const { input, disbursementId } = createdOf.get(payout.disbursementId)!;
+    events.push({
+      payout,
+      events: ["created"],
+      reason: null,
+      ledgerTransactionId: posted.value.transactionIds[i],
+      context: createdEventContext(
+        row,
+        newDisbursementRow(input, disbursementId),
+        [...siblings, payout].map((p) => p.status),
+        numbers.get(payout.id)!,
+        deliveries,
+      ),
+    });
+  });
+  await writeEventsOf(tx, events, now);
+  // Each payee is offered its payout by a job of its own, as continueCreated schedules it.
+  scheduleJobs(
+    tx,
+    rows.map((row) => ({
+      companyId,
+      kind: "payout.offer",
+      subjectId: String(row.id),
+      dueAt: now,
+    })),
+    now,
+  );
+  return results.map((result) => {
+    if (typeof result !== "number") return result;
+    const { disbursementId } = created[result];
+    return ok({ disbursementId, payouts: payoutsOf.get(disbursementId)! });
+  });
 }
 
 /** A Surface A disbursement a funding may name, with what decides whether it may. */

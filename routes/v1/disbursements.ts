@@ -2,9 +2,9 @@
 import { Hono } from "hono";
 import {
   cancelV1Disbursement,
-  createV1Disbursement,
   findV1Disbursement,
   listLineDisbursements,
+  v1Creates,
   type V1Disbursement,
 } from "../../lib/disbursements/service.ts";
 import type { AppDeps, AppEnv } from "../context.ts";
@@ -34,15 +34,16 @@ export function disbursementRoutes(deps: AppDeps): Hono<AppEnv> {
       c,
       deps,
       { ...scope, database: principal.database, scopeLine: principal.lineId },
-      (tx) =>
-        createV1Disbursement(
-          tx,
-          principal.database,
+      {
+        batch: v1Creates,
+        input: {
+          database: principal.database,
           scope,
           request,
-          deps.clock.now(),
-          deps.config.checkMicrFont,
-        ),
+          realNow: deps.clock.now(),
+          micrFont: deps.config.checkMicrFont,
+        },
+      },
       (created) => {
         if (created.ok) {
           return {
