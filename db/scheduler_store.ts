@@ -20,47 +20,22 @@ export interface DueJob {
   readonly attempts: number;
 }
 
-export function scheduleJob(
-  tx: WriteTx,
-  job: {
-    companyId: string;
-    kind: string;
-    subjectId: string;
-    dueAt: number;
-    payload?: Record<string, unknown>;
-  },
-  now: number,
-): Promise<string> {
-  const id = newId("job");
+/** A job to schedule. */
+export interface NewJob {
+  readonly companyId: string;
+  readonly kind: string;
+  readonly subjectId: string;
+  readonly dueAt: number;
+  readonly payload?: Record<string, unknown>;
+}
+
+export function scheduleJob(tx: WriteTx, job: NewJob, now: number): Promise<string> {
   // Nothing reads the job in the unit that schedules it: it rides with the unit's next round trip.
-  tx.defer({
-    sql: `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, payload, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      id,
-      job.companyId,
-      job.kind,
-      job.subjectId,
-      job.dueAt,
-      JSON.stringify(job.payload ?? {}),
-      now,
-    ],
-  });
-  return Promise.resolve(id);
+  return Promise.resolve(scheduleJobs(tx, [job], now)[0]);
 }
 
 /** Schedules several jobs as scheduleJob schedules one, in one statement; returns their ids. */
-export function scheduleJobs(
-  tx: WriteTx,
-  jobs: readonly {
-    companyId: string;
-    kind: string;
-    subjectId: string;
-    dueAt: number;
-    payload?: Record<string, unknown>;
-  }[],
-  now: number,
-): string[] {
+export function scheduleJobs(tx: WriteTx, jobs: readonly NewJob[], now: number): string[] {
   const ids = jobs.map(() => newId("job"));
   for (
     const statement of multiRowInserts(
