@@ -4,12 +4,12 @@
  * credentials printed and written to DATA_DIR/sandbox-credentials.json.
  */
 import { Metrics } from "./lib/platform/metrics.ts";
-import { type Database, DatabaseStartError, openEnvironmentDatabases } from "./db/client.ts";
+import type { Database } from "./db/client.ts";
 import { acquireWriterLock, nodeIdOf, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets, markDevDataDir } from "./db/dev_secrets.ts";
 import { filePathOf } from "./db/embedded_client.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
-import { systemClock } from "./lib/platform/clock.ts";
+import { elapsed, systemClock } from "./lib/platform/clock.ts";
 import { SecretBox } from "./lib/platform/crypto.ts";
 import {
   type Config,
@@ -19,6 +19,8 @@ import {
   missingNotificationTransports,
 } from "./lib/platform/config.ts";
 import { createLazyApp } from "./routes/lazy_app.ts";
+import { createApiCore } from "./routes/api_core.ts";
+import { type RateLimiter, rateLimiterOf } from "./lib/platform/rate_limit.ts";
 import { auditKeysComing } from "./lib/audit/keys_in_use.ts";
 import type { AppDeps, RailJobs } from "./routes/context.ts";
 import { runtimeSettingsOf } from "./lib/payouts/settings.ts";
@@ -49,6 +51,12 @@ const WORKERS_START_DELAY_MS = 500;
  * API requests and readiness probes should not wait behind it.
  */
 const LATER_SURFACES_LOAD_DELAY_MS = 500;
+/**
+ * How long after it listens the service starts opening its databases and loading the API's app
+ * when no request has come (one that comes starts them after its answer, or at once when it needs
+ * them): requests already waiting at the listen are answered first, by the API's core.
+ */
+const API_LOAD_DELAY_MS = 50;
 /** Files and directories the service creates are readable by its own user only. */
 const PRIVATE_FILES_UMASK = 0o077;
 /** How often the backup worker looks whether a scheduled backup is due (BACKUP_INTERVAL_MINUTES). */
@@ -136,119 +144,34 @@ export async function main(): Promise<void> {
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
 
-  // drizzle and the schema load with the routes and the workers, not at start. A database that
-  // cannot be used stops the start here, before anything listens or runs.
-  let databases: Record<Environment, Database>;
-  try {
-    databases = await openEnvironmentDatabases(config, { loadQueryLayer: dev });
-  } catch (error) {
-    if (error instanceof DatabaseStartError) fail(`cannot start: ${error.message}`, 2);
-    throw error;
-  }
-
-  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
-  // The audit chain's key, outside the database: set before anything appends an audit row (the
-  // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21). A log
-  // written before the chain had a key gets its keyed marker first, once. Its module imports Node's
-  // crypto (about 15 ms of CPU): it is made right after the API's first answer, or with the rest
-  // of the app, and an audit row appended before waits for it.
-  const auditKey = config.auditKey ?? secrets.encryptionKey;
-  let askAuditKey = () => {};
-  const auditKeys = new Promise<void>((resolve) => askAuditKey = resolve).then(async () => {
-    const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
-    useAuditKeys(auditKeysFrom(auditKey));
-  });
-  auditKeysComing(auditKeys);
-  const auditKeyInUse = auditKeys.then(async () => {
-    const { keyLegacyAuditChains } = await import("./lib/audit/service.ts");
-    await keyLegacyAuditChains(databases, "service start", Date.now());
-  });
-  auditKeyInUse.catch((error) =>
-    console.error(JSON.stringify({
-      time: new Date().toISOString(),
-      level: "error",
-      msg: "the audit key could not be put in use",
-      error: error instanceof Error ? error.stack ?? error.message : String(error),
-    }))
-  );
-  const useAuditKey = () => (askAuditKey(), auditKeyInUse);
-  // A log whose keyed marker is still to come gets it before the API answers: no request may
-  // append a row before it.
-  const keyLegacyLogFirst = async () => {
-    const { chainEndsUnkeyed } = await import("./lib/audit/store.ts");
-    const unkeyed = await Promise.all(
-      [databases.live, databases.test].map((database) => chainEndsUnkeyed(database.readClient)),
-    );
-    if (unkeyed.includes(true)) await useAuditKey();
-  };
-  let credentials: SandboxCredentials | null = null;
-  if (dev) {
-    // The seed (and the operator password hashing it needs) is for dev mode only.
-    await useAuditKey();
-    const { loadOrSeedSandbox, SandboxSeedError } = await import("./lib/sandbox/seed.ts");
-    try {
-      credentials = await loadOrSeedSandbox(databases, config, { clock: systemClock, secretBox });
-    } catch (error) {
-      if (error instanceof SandboxSeedError) fail(`cannot start: ${error.message}`, 2);
-      throw error;
-    }
-    if (!credentials) {
-      console.error(
-        `warning: ${config.dataDir} holds data but no sandbox-credentials.json: rotate keys with ` +
-          "`deno task admin key:rotate`, or remove DATA_DIR to seed afresh",
-      );
-    }
-  }
-
   const adminToken = writeAdminToken(config.dataDir);
   const metrics = new Metrics();
-  const jwtSecret = new TextEncoder().encode(secrets.jwtSecret);
   warnOfUnsentLiveNotifications(config);
-  // The surfaces and the workers (nearly every module) are imported once, in the background
-  // from here on: the API's app first (/readyz says 200 when it answers), then the rails' jobs,
-  // the whole app and the workers.
-  const appDeps = {
-    config,
-    databases,
-    secretBox,
-    metrics,
-    jwtSecret,
-    adminToken,
-    log: config.logFormat === "json"
-      ? (entry: Record<string, unknown>) => console.log(JSON.stringify(entry))
-      : undefined,
+  const log = config.logFormat === "json"
+    ? (entry: Record<string, unknown>) => console.log(JSON.stringify(entry))
+    : undefined;
+  // One per-credential limit for the API's core and the API's app.
+  const rateLimiter = rateLimiterOf(config.limits);
+  // The databases, the secrets' box, the audit key and the apps' loads: in dev before listening
+  // (the seed needs them and the banner prints what it made), and on a libSQL server (a node
+  // refuses an unreachable or older primary before it takes any request); else once the service
+  // is asked for something that needs them, after its first answer or shortly after it listens
+  // (the lazy app's load of the API's app starts them), since the first answers (health, and the
+  // API's core: a request without a credential, a wrong method) need none of them. A database
+  // that cannot be used stops the service either way, before /readyz ever says 200.
+  let servicesStarted: (services: Promise<Services>) => void = () => {};
+  const started = new Promise<Services>((resolve) => servicesStarted = resolve);
+  let starting: Promise<Services> | undefined;
+  const services = () => {
+    if (starting) return starting;
+    starting = startServices({ config, dev, secrets, metrics, adminToken, log, rateLimiter });
+    servicesStarted(starting);
+    return starting;
   };
-  // Each load is made once; after a failure the next caller tries again.
-  const once = <T>(load: () => Promise<T>) => {
-    let loading: Promise<T> | undefined;
-    return () =>
-      loading ??= load().catch((error) => {
-        loading = undefined;
-        throw error;
-      });
-  };
-  const loadRailJobs = once(async () => {
-    const { jobHandlersByEnvironment } = await import("./lib/payouts/runtime.ts");
-    // A cutoff's send rests between its units while the API answers requests.
-    const settings = { ...runtimeSettingsOf(config), apiBusy: () => metrics.apiBusy };
-    return jobHandlersByEnvironment(settings, databases, secretBox);
-  });
-  const loadApi = once(async () =>
-    (await Promise.all([buildApi({ ...appDeps, jobHandlers: loadRailJobs }), keyLegacyLogFirst()]))[
-      0
-    ]
-  );
-  // The whole app and the workers use the audit keys as they are built.
-  const loadRuntime = once(() =>
-    Promise.all([loadApi(), useAuditKey()]).then(async ([api]) =>
-      buildRuntime({
-        ...appDeps,
-        lineKeyCache: api.lineKeyCache,
-        jobHandlers: await loadRailJobs(),
-        nodeId: nodeIdOf(config.dataDir),
-      })
-    )
-  );
+  const opensFirst = dev ||
+    Object.values(config.databaseUrls).some((url) => !url.startsWith("file:"));
+  const credentials = opensFirst ? (await services()).credentials : null;
+
   const { limits } = config;
   // Facing clients itself, the service bounds their headers and connections; HEADER_TIMEOUT_MS=0
   // leaves both to a reverse proxy and serves with Deno's own (faster) server. The listener is
@@ -256,14 +179,16 @@ export async function main(): Promise<void> {
   // answers while they load.
   const guarded = limits.HEADER_TIMEOUT_MS > 0 ? await import("./routes/guarded_server.ts") : null;
   const app = createLazyApp({
-    databases,
+    databases: started.then((services) => services.databases),
     metrics,
     workerStallMs: config.limits.WORKER_STALL_MS,
-    log: appDeps.log,
-    loadApi: async () => (await loadApi()).fetch,
-    load: async () => (await loadRuntime()).fetch,
+    log,
+    loadApi: async () => (await (await services()).loadApi()).fetch,
+    load: async () => (await (await services()).loadRuntime()).fetch,
     // After the answer has gone: the key's module does not hold it back.
-    afterFirstApiAnswer: () => elapsed(0).then(askAuditKey),
+    afterFirstApiAnswer: () => elapsed(0).then(() => started).then((s) => s.askAuditKey()),
+    core: createApiCore({ config, metrics, log, rateLimiter, clock: systemClock }),
+    apiLoadDelayMs: API_LOAD_DELAY_MS,
   });
 
   // Written before listening, so a CLI that sees the service ready also finds its address.
@@ -289,6 +214,7 @@ export async function main(): Promise<void> {
       onListen,
     }, app)
     : Deno.serve({ hostname: config.host, port: config.port, onListen }, app);
+  const { databases, secretBox, loadApi, loadRuntime, auditKeyInUse } = await started;
 
   let stopping = false;
   // One worker loop each: a sweep that fails is logged and counted, and the next tick sweeps again.
@@ -367,6 +293,150 @@ export async function main(): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
   Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+/** What the service's apps and workers run on, made by startServices. */
+interface Services {
+  readonly databases: Record<Environment, Database>;
+  readonly secretBox: SecretBox;
+  /** The sandbox's credentials, in dev mode (null when DATA_DIR holds data but not them). */
+  readonly credentials: SandboxCredentials | null;
+  /** Imports and builds the API's app, once. */
+  readonly loadApi: () => Promise<Api>;
+  /** Imports and builds the whole app and the workers (not started), once. */
+  readonly loadRuntime: () => Promise<Runtime>;
+  /** Makes the audit chain's keys (Node's crypto), once asked. */
+  readonly askAuditKey: () => void;
+  /** Settles once the audit key is in use (a legacy log keyed). */
+  readonly auditKeyInUse: Promise<void>;
+}
+
+/**
+ * Opens the databases (a database that cannot be used stops the service), and prepares the
+ * secrets' box, the audit key and the loads of the API's app, the rails' jobs and the whole app.
+ * In dev mode the sandbox is seeded.
+ */
+async function startServices(
+  options: {
+    readonly config: Config;
+    readonly dev: boolean;
+    readonly secrets: { readonly jwtSecret: string; readonly encryptionKey: string };
+    readonly metrics: Metrics;
+    readonly adminToken: string;
+    readonly log: ((entry: Record<string, unknown>) => void) | undefined;
+    readonly rateLimiter: RateLimiter | null;
+  },
+): Promise<Services> {
+  const { config, dev, secrets, metrics } = options;
+  // drizzle and the schema load with the routes and the workers, not here.
+  const { openEnvironmentDatabases, DatabaseStartError } = await import("./db/client.ts");
+  let databases: Record<Environment, Database>;
+  try {
+    databases = await openEnvironmentDatabases(config, { loadQueryLayer: dev });
+  } catch (error) {
+    if (error instanceof DatabaseStartError) fail(`cannot start: ${error.message}`, 2);
+    throw error;
+  }
+
+  const secretBox = await SecretBox.fromBase64Key(secrets.encryptionKey);
+  // The audit chain's key, outside the database: set before anything appends an audit row (the
+  // dev seed, the surfaces, the backup worker's checkpoints), loaded only then (issue 21). A log
+  // written before the chain had a key gets its keyed marker first, once. Its module imports Node's
+  // crypto (about 15 ms of CPU): it is made right after the API's first answer, or with the rest
+  // of the app, and an audit row appended before waits for it.
+  const auditKey = config.auditKey ?? secrets.encryptionKey;
+  let askAuditKey = () => {};
+  const auditKeys = new Promise<void>((resolve) => askAuditKey = resolve).then(async () => {
+    const { auditKeysFrom, useAuditKeys } = await import("./lib/audit/anchor.ts");
+    useAuditKeys(auditKeysFrom(auditKey));
+  });
+  auditKeysComing(auditKeys);
+  const auditKeyInUse = auditKeys.then(async () => {
+    const { keyLegacyAuditChains } = await import("./lib/audit/service.ts");
+    await keyLegacyAuditChains(databases, "service start", Date.now());
+  });
+  auditKeyInUse.catch((error) =>
+    console.error(JSON.stringify({
+      time: new Date().toISOString(),
+      level: "error",
+      msg: "the audit key could not be put in use",
+      error: error instanceof Error ? error.stack ?? error.message : String(error),
+    }))
+  );
+  const useAuditKey = () => (askAuditKey(), auditKeyInUse);
+  // A log whose keyed marker is still to come gets it before the API's app answers: no request
+  // may append a row before it.
+  const keyLegacyLogFirst = async () => {
+    const { chainEndsUnkeyed } = await import("./lib/audit/store.ts");
+    const unkeyed = await Promise.all(
+      [databases.live, databases.test].map((database) => chainEndsUnkeyed(database.readClient)),
+    );
+    if (unkeyed.includes(true)) await useAuditKey();
+  };
+  let credentials: SandboxCredentials | null = null;
+  if (dev) {
+    // The seed (and the operator password hashing it needs) is for dev mode only.
+    await useAuditKey();
+    const { loadOrSeedSandbox, SandboxSeedError } = await import("./lib/sandbox/seed.ts");
+    try {
+      credentials = await loadOrSeedSandbox(databases, config, { clock: systemClock, secretBox });
+    } catch (error) {
+      if (error instanceof SandboxSeedError) fail(`cannot start: ${error.message}`, 2);
+      throw error;
+    }
+    if (!credentials) {
+      console.error(
+        `warning: ${config.dataDir} holds data but no sandbox-credentials.json: rotate keys with ` +
+          "`deno task admin key:rotate`, or remove DATA_DIR to seed afresh",
+      );
+    }
+  }
+
+  // The surfaces and the workers (nearly every module) are imported once, in the background
+  // from here on: the API's app first (/readyz says 200 when it answers), then the rails' jobs,
+  // the whole app and the workers.
+  const appDeps = {
+    config,
+    databases,
+    secretBox,
+    metrics,
+    jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
+    adminToken: options.adminToken,
+    log: options.log,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+  };
+  // Each load is made once; after a failure the next caller tries again.
+  const once = <T>(load: () => Promise<T>) => {
+    let loading: Promise<T> | undefined;
+    return () =>
+      loading ??= load().catch((error) => {
+        loading = undefined;
+        throw error;
+      });
+  };
+  const loadRailJobs = once(async () => {
+    const { jobHandlersByEnvironment } = await import("./lib/payouts/runtime.ts");
+    // A cutoff's send rests between its units while the API answers requests.
+    const settings = { ...runtimeSettingsOf(config), apiBusy: () => metrics.apiBusy };
+    return jobHandlersByEnvironment(settings, databases, secretBox);
+  });
+  const loadApi = once(async () =>
+    (await Promise.all([buildApi({ ...appDeps, jobHandlers: loadRailJobs }), keyLegacyLogFirst()]))[
+      0
+    ]
+  );
+  // The whole app and the workers use the audit keys as they are built.
+  const loadRuntime = once(() =>
+    Promise.all([loadApi(), useAuditKey()]).then(async ([api]) =>
+      buildRuntime({
+        ...appDeps,
+        lineKeyCache: api.lineKeyCache,
+        jobHandlers: await loadRailJobs(),
+        nodeId: nodeIdOf(config.dataDir),
+      })
+    )
+  );
+  return { databases, secretBox, credentials, loadApi, loadRuntime, askAuditKey, auditKeyInUse };
 }
 
 /** The API's app, and the line-key cache the whole app shares with it. */
@@ -516,16 +586,6 @@ function warnOfUnsentLiveNotifications(config: Config): void {
       config.dev ? `\nWARNING: ${message}\n` : JSON.stringify({ level: "warn", msg: message }),
     );
   }
-}
-
-/**
- * Resolves once `ms` have passed. Not setTimeout: in Deno 2.9 its first call loads the Node
- * compatibility layer (it returns Node's Timeout objects), 15 to 40 ms of a cold start here.
- */
-function elapsed(ms: number): Promise<void> {
-  return new Promise((resolve) =>
-    AbortSignal.timeout(ms).addEventListener("abort", () => resolve(), { once: true })
-  );
 }
 
 /** Secrets given in the environment win over the generated dev ones. */

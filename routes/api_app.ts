@@ -7,7 +7,7 @@
 import { type Context, Hono, type Next } from "hono";
 import { requestId } from "hono/request-id";
 import { Metrics } from "../lib/platform/metrics.ts";
-import { RateLimiter } from "../lib/platform/rate_limit.ts";
+import { rateLimiterOf } from "../lib/platform/rate_limit.ts";
 import { accessLogEntry } from "./access_log.ts";
 import { achFileRoutes } from "./api/ach.ts";
 import { checkRoutes } from "./api/checks.ts";
@@ -24,7 +24,7 @@ import { fundRoutes } from "./api/funds.ts";
 import { requireApiUser, requireLineKey } from "./auth.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { docsRoutes } from "./docs.tsx";
-import { errorResponse, surfaceOf } from "./errors.ts";
+import { errorResponse, rateLimitedError, surfaceOf } from "./errors.ts";
 import { opsRoutes } from "./ops.ts";
 import { sandboxClockRoutes } from "./sandbox_clock.ts";
 import { disbursementRoutes } from "./v1/disbursements.ts";
@@ -33,66 +33,7 @@ import { keyRoutes } from "./v1/keys.ts";
 import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
 import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
-
-/** A path pattern the app serves and the methods it answers there. */
-interface KnownPath {
-  readonly pattern: RegExp;
-  readonly methods: ReadonlySet<string>;
-}
-
-/**
- * The shape a path and the patterns that may match it share: its segment count and first segment
- * (a parameter's first segment is ":"). Every request is looked up, so it tests the few patterns
- * of its shape, not every path the app serves (hundreds: a fifth of a cached read's time).
- */
-function shapeOf(path: string, firstIsParameter = false): string {
-  const segments = path.split("/");
-  return `${segments.length} ${firstIsParameter ? ":" : segments[1]}`;
-}
-
-/** The known paths that may match `path`: those of its shape, and those starting with a parameter. */
-function knownPathsOfShape(
-  paths: ReadonlyMap<string, readonly KnownPath[]>,
-  path: string,
-): readonly KnownPath[] {
-  const exact = paths.get(shapeOf(path)) ?? [];
-  const parameter = paths.get(shapeOf(path, true));
-  return parameter ? [...exact, ...parameter] : exact;
-}
-
-/**
- * The methods of every path the app serves, from its route table (HEAD wherever GET, as Hono
- * answers it). Middleware (method ALL) and wildcard paths are not paths of their own; the admin
- * endpoint refuses everyone but loopback first, so it is left to itself.
- */
-function knownPaths(
-  routes: readonly { method: string; path: string }[],
-): Map<string, KnownPath[]> {
-  const byPath = new Map<string, Set<string>>();
-  for (const { method, path } of routes) {
-    if (method === "ALL" || path.includes("*") || path.startsWith("/admin")) continue;
-    const normalized = path.length > 1 ? path.replace(/\/$/, "") : path;
-    const methods = byPath.get(normalized) ?? new Set<string>();
-    methods.add(method);
-    if (method === "GET") methods.add("HEAD");
-    byPath.set(normalized, methods);
-  }
-  const byShape = new Map<string, KnownPath[]>();
-  for (const [path, methods] of byPath) {
-    const shape = shapeOf(path, path.split("/")[1]?.startsWith(":"));
-    const known = {
-      pattern: new RegExp(
-        "^" +
-          path.split("/").map((segment) =>
-            segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-          ).join("/") + "$",
-      ),
-      methods,
-    };
-    byShape.set(shape, [...(byShape.get(shape) ?? []), known]);
-  }
-  return byShape;
-}
+import { type KnownPaths, knownPaths, methodsAllowedInstead } from "./known_paths.ts";
 
 /**
  * The app of the API's surfaces, and of the surfaces `mountLater` mounts (the whole app mounts
@@ -144,19 +85,17 @@ export function buildApp(
   }));
   app.use(utf8Bodies());
 
-  if (limits.RATE_LIMIT_RPS > 0) {
-    const limiter = new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS });
+  const limiter = deps.rateLimiter ?? rateLimiterOf(limits);
+  if (limiter) {
     // Keyed by the credential as sent, before it is checked, so guessing is limited too.
     const perCredential = async (c: Context<AppEnv>, next: Next) => {
       const credential = c.req.header("Authorization") ?? "anonymous";
       const decision = limiter.take(credential, deps.clock.now());
       if (!decision.allowed) {
-        return errorResponse(c, {
-          status: 429,
-          code: "rate_limited",
-          message: `more than ${limits.RATE_LIMIT_RPS} requests per second with this credential`,
-          headers: { "Retry-After": String(decision.retryAfterSeconds) },
-        });
+        return errorResponse(
+          c,
+          rateLimitedError(limits.RATE_LIMIT_RPS, decision.retryAfterSeconds),
+        );
       }
       await next();
     };
@@ -166,15 +105,10 @@ export function buildApp(
 
   // A known path asked with another method is a 405 naming the methods it answers, before any
   // credential is read: the paths and their methods are public in /openapi.json.
-  let paths = new Map<string, KnownPath[]>();
+  let paths: KnownPaths = new Map();
   app.use(async (c, next) => {
-    const matching = knownPathsOfShape(paths, c.req.path).filter((known) =>
-      known.pattern.test(c.req.path)
-    );
-    if (matching.length === 0 || matching.some((known) => known.methods.has(c.req.method))) {
-      return await next();
-    }
-    const allowed = [...new Set(matching.flatMap((known) => [...known.methods]))].sort();
+    const allowed = methodsAllowedInstead(paths, c.req.path, c.req.method);
+    if (allowed === null) return await next();
     return errorResponse(c, {
       status: 405,
       code: "method_not_allowed",

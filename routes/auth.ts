@@ -7,23 +7,23 @@ import { apiCaller, lineKeyByHash, type LineRef } from "../lib/identity/service.
 import type { Environment } from "../lib/platform/config.ts";
 import { keyState } from "../lib/identity/credentials.ts";
 import { verifyAccessToken } from "../lib/identity/tokens.ts";
-import { parseKey, sha256Hex } from "../lib/platform/keys.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorResponse, type FieldLocation } from "./errors.ts";
+import {
+  ACCESS_TOKEN_REQUIRED,
+  bearerOf,
+  hostRefuses,
+  lineKeyShape,
+  unauthorizedSpec,
+} from "./credential_shape.ts";
 
 const unauthorized = (
   c: Context,
   message: string,
   field = "Authorization",
   location: FieldLocation = "header",
-) =>
-  errorResponse(c, {
-    status: 401,
-    code: "authentication_failed",
-    message,
-    issues: [{ field, location, message }],
-    headers: { "WWW-Authenticate": 'Bearer realm="disbursements"' },
-  });
+) => errorResponse(c, unauthorizedSpec(message, field, location));
 
 /** 403 naming the header at fault: the caller is authenticated but may not act so. */
 export const forbidden = (c: Context, message: string, field: string) =>
@@ -36,10 +36,7 @@ export const forbidden = (c: Context, message: string, field: string) =>
 
 /** The bearer credential of the Authorization header, or null. */
 export function bearerToken(c: Context): string | null {
-  const header = c.req.header("Authorization");
-  if (!header) return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
+  return bearerOf(c.req.header("Authorization"));
 }
 
 /** Refuses a key of the other environment on a host configured for one environment. */
@@ -48,10 +45,7 @@ export function hostRefusesEnvironment(
   c: Context,
   environment: Environment,
 ): boolean {
-  const host = (c.req.header("Host") ?? "").split(":")[0].toLowerCase();
-  if (environment === "live" && deps.config.testHost && host === deps.config.testHost) return true;
-  if (environment === "test" && deps.config.liveHost && host === deps.config.liveHost) return true;
-  return false;
+  return hostRefuses(deps.config, c.req.header("Host"), environment);
 }
 
 /** The CompanyApiKey header, trimmed, or null when it is not sent. */
@@ -86,9 +80,7 @@ export async function resolveCaller(
 export function requireApiUser(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c);
-    if (token === null) {
-      return unauthorized(c, "an access token is required: Authorization: Bearer <token>");
-    }
+    if (token === null) return unauthorized(c, ACCESS_TOKEN_REQUIRED);
     const verified = await verifyAccessToken(deps.jwtSecret, token, deps.clock.now());
     if (!verified.ok) return unauthorized(c, verified.message);
     const { userId, environment } = verified.value;
@@ -111,18 +103,10 @@ export function requireApiUser(deps: AppDeps): MiddlewareHandler<AppEnv> {
 /** Surface B: requires an active line key and sets `linePrincipal`. */
 export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const secret = bearerToken(c);
-    if (secret === null) {
-      return unauthorized(c, "a line key is required: Authorization: Bearer sk_…");
-    }
-    const parsed = parseKey(secret);
-    if (parsed?.kind !== "line" || parsed.environment === null) {
-      return unauthorized(c, "the bearer credential is not a line key (sk_test_… or sk_live_…)");
-    }
-    if (hostRefusesEnvironment(deps, c, parsed.environment)) {
-      return unauthorized(c, `a ${parsed.environment} key is not accepted on this host`);
-    }
-    const database = deps.databases[parsed.environment];
+    const shape = lineKeyShape(deps.config, c.req.header("Authorization"), c.req.header("Host"));
+    if (!shape.ok) return unauthorized(c, shape.message);
+    const { secret, environment } = shape;
+    const database = deps.databases[environment];
     const now = deps.clock.now();
     // Only the hash of the key is kept in memory, as in the database.
     const hash = await sha256Hex(secret);
@@ -144,7 +128,7 @@ export function requireLineKey(deps: AppDeps): MiddlewareHandler<AppEnv> {
       );
     }
     c.set("linePrincipal", {
-      environment: parsed.environment,
+      environment,
       database,
       keyId: key.id,
       companyId: line.companyId,

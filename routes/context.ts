@@ -5,6 +5,7 @@ import type { Database } from "../db/client.ts";
 import type { JobHandlers } from "../db/scheduler.ts";
 import type { SecretBox } from "../lib/platform/crypto.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
+import type { RateLimiter } from "../lib/platform/rate_limit.ts";
 import type { HostResolver } from "../lib/webhooks/endpoint_url.ts";
 import type { CredentialCache } from "../lib/identity/credential_cache.ts";
 import type { LineIdentity, LineRef, StoredKey } from "../lib/identity/service.ts";
@@ -33,6 +34,11 @@ export interface AppDeps {
   readonly adminToken?: string;
   /** Request counters; shared with the webhook dispatcher, which yields to requests in flight. */
   readonly metrics?: Metrics;
+  /**
+   * The per-credential limit of /api and /v1 (RATE_LIMIT_RPS), when the API's core shares it
+   * (routes/api_core.ts); made from the configuration when not given.
+   */
+  readonly rateLimiter?: RateLimiter;
   /** Resolves webhook host names at registration; DNS by default. */
   readonly resolveHost?: HostResolver;
   /** Access log sink; one JSON object per request. */

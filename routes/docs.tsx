@@ -11,13 +11,11 @@ import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { sandboxTestDetails } from "../lib/rails/sandbox.ts";
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
+import { setDocsSecurityHeaders } from "./docs_headers.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { apiErrorName, errorCatalogue, type ErrorCode, errorResponse } from "./errors.ts";
 
 /** Swagger UI needs data: images (its icons) and same-origin requests (try it out); nothing else. */
-const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-  "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
 /** How long a browser may keep the reference's assets, in seconds (they change with a release). */
 const ASSET_MAX_AGE_SECONDS = 86_400;
 
@@ -345,10 +343,7 @@ export function docsRoutes(deps: AppDeps): Hono<AppEnv> {
   // each header, three per request (issue 33).
   app.use(async (c, next) => {
     await next();
-    const headers = c.res.headers;
-    if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", DOCS_CSP);
-    headers.set("X-Content-Type-Options", "nosniff");
-    headers.set("Referrer-Policy", "no-referrer");
+    setDocsSecurityHeaders(c.res.headers);
   });
 
   app.get("/", (c) => c.html(html(<IndexPage sandboxInbox={deps.config.sandboxInbox} />)));

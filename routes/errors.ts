@@ -420,3 +420,13 @@ export function errorResponse(c: Context, spec: ErrorSpec): Response {
   c.header("Content-Type", contentType);
   return c.body(JSON.stringify(body), status);
 }
+
+/** The 429 of a credential past RATE_LIMIT_RPS, with when to try again. */
+export function rateLimitedError(ratePerSecond: number, retryAfterSeconds: number): ErrorSpec {
+  return {
+    status: 429,
+    code: "rate_limited",
+    message: `more than ${ratePerSecond} requests per second with this credential`,
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  };
+}

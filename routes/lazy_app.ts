@@ -1,19 +1,22 @@
 /**
  * The app the service serves while it starts (issue 21, issue 33), loaded in two steps in the
- * background while this answers /healthz at once. First the API's app (routes/api_app.ts: /v1,
- * /api, health, docs): /readyz says 503 `starting` until it can answer, so a load balancer that
- * trusts /readyz never sends a request to a process that would still have to load the API's
- * routes. Then the whole app (the payee's pages, the console, the admin endpoint, the sandbox
- * pages, the rails' webhooks), which answers every request from then on, exactly as in tests. A
- * request that comes before its app has loaded waits for it: a console or portal page asked early
- * is late, never a 404. /readyz does not wait for the whole app: what it says is that the API can
- * be served, which is what a load balancer sends there.
+ * background while this answers /healthz at once, and the API's core (routes/api_core.ts) answers
+ * what the API's app would refuse without loading (no credential, a wrong method). First the API's
+ * app (routes/api_app.ts: /v1, /api, health, docs): /readyz says 503 `starting` until it can
+ * answer, so a load balancer that trusts /readyz never sends a request to a process that would
+ * still have to load the API's routes. Then the whole app (the payee's pages, the console, the
+ * admin endpoint, the sandbox pages, the rails' webhooks), which answers every request from then
+ * on, exactly as in tests. A request that comes before its app has loaded waits for it: an API
+ * request the core cannot answer, or a console or portal page asked early, is late, never a 404.
+ * /readyz does not wait for the whole app: what it says is that the API can be served, which is
+ * what a load balancer sends there.
  */
 import type { Database } from "../db/client.ts";
 import { serviceReadiness } from "../lib/admin/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
-import { accessLogEntry } from "./access_log.ts";
+import { elapsed } from "../lib/platform/clock.ts";
+import { type ApiCore, recordAnswer, requestIdOf } from "./api_core.ts";
 import { errorBody, surfaceOf } from "./errors.ts";
 
 /** What answers a request, as Deno.serve calls it: an app's `fetch`. */
@@ -42,7 +45,10 @@ function isLaterSurface(path: string): boolean {
 }
 
 export interface LazyAppOptions {
-  readonly databases: Readonly<Record<Environment, Database>>;
+  /** The databases, or their opening: /readyz waits for them. */
+  readonly databases:
+    | Readonly<Record<Environment, Database>>
+    | Promise<Readonly<Record<Environment, Database>>>;
   /** The apps' counters too: health answers given before they load are counted alike. */
   readonly metrics: Metrics;
   /** Access log sink, as the apps'. */
@@ -62,6 +68,19 @@ export interface LazyAppOptions {
    * need not wait for (the audit key, with Node's crypto).
    */
   readonly afterFirstApiAnswer?: () => void;
+  /**
+   * What answers, before the API's app has loaded, the requests it refuses without it
+   * (routes/api_core.ts); any other request waits for the app.
+   */
+  readonly core?: ApiCore;
+  /**
+   * With a core, the API's app starts loading after the core's first answer, at the first request
+   * that needs the app (readiness included), or this long after the start, whichever comes first:
+   * loading holds the event loop (the databases' opening, compiling and evaluating the API's
+   * modules), and a request that came meanwhile would wait for all of it. Without a core it
+   * starts at once.
+   */
+  readonly apiLoadDelayMs?: number;
 }
 
 /** An answer of the health routes while the API's app loads (routes/ops.ts answers them after). */
@@ -73,7 +92,7 @@ const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
   // Not ready while the API's app loads, whatever the databases say; they are reported too.
   "/readyz": async (options) => {
-    const { body } = await serviceReadiness(options.databases, {
+    const { body } = await serviceReadiness(await options.databases, {
       stalledWorkers: () => options.metrics.stalledWorkers(options.workerStallMs),
     });
     return {
@@ -88,12 +107,6 @@ const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
     };
   },
 };
-
-/** The request id a request brings, when hono's requestId would keep it; else a new one. */
-function requestIdOf(request: Request): string {
-  const given = request.headers.get("X-Request-Id");
-  return given && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
-}
 
 /** Loads an app once at a time, logs a failed load, and tries again at the next call. */
 function loader(load: () => Promise<FetchHandler>, name: string) {
@@ -122,11 +135,13 @@ function loader(load: () => Promise<FetchHandler>, name: string) {
 export function createLazyApp(options: LazyAppOptions): FetchHandler {
   const api = loader(options.loadApi, "API's app");
   const whole = loader(options.load, "app");
-  // Loaded at once: readiness waits for it, and a failure is logged and tried again.
-  api.load().catch(() => {});
+  // Readiness waits for the API's app, and a failure is logged and tried again.
+  const loadApi = () => void api.load().catch(() => {});
+  if (options.core) elapsed(options.apiLoadDelayMs ?? 0).then(loadApi);
+  else loadApi();
 
   const answerHealth = async (request: Request, path: string, answer: HealthAnswer) => {
-    const started = performance.now();
+    const startedMs = performance.now();
     const requestId = requestIdOf(request);
     options.metrics.requestStarted();
     let answered;
@@ -135,16 +150,13 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     } finally {
       options.metrics.requestFinished();
     }
-    const durationMs = performance.now() - started;
-    options.metrics.recordRequest(surfaceOf(path), answered.status, durationMs);
-    options.log?.(accessLogEntry({
+    recordAnswer(options, {
       requestId,
       method: request.method,
       path,
-      routePath: path,
       status: answered.status,
-      durationMs,
-    }));
+      startedMs,
+    });
     return new Response(request.method === "HEAD" ? null : JSON.stringify(answered.body), {
       status: answered.status,
       headers: { "Content-Type": "application/json", "X-Request-Id": requestId },
@@ -170,8 +182,19 @@ export function createLazyApp(options: LazyAppOptions): FetchHandler {
     }
     const health = healthAnswers[path];
     if (!apiApp && health && (request.method === "GET" || request.method === "HEAD")) {
-      api.load().catch(() => {});
-      return await answerHealth(request, path, health);
+      // Readiness asks about the API's app, so its load starts; liveness is answered first.
+      if (path === "/readyz") loadApi();
+      const answered = await answerHealth(request, path, health);
+      elapsed(0).then(loadApi);
+      return answered;
+    }
+    if (!apiApp && !later) {
+      const answered = options.core?.(request, path);
+      if (answered) {
+        // After this answer has gone.
+        elapsed(0).then(loadApi);
+        return answered;
+      }
     }
     let fetch;
     try {

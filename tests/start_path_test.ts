@@ -30,7 +30,19 @@ const LATER_MODULES = [
   "lib/reconciliation/views.ts",
 ];
 
-/** The local modules `entry` imports statically, directly or not (`deno info`). */
+/** The routes the service's start loads: the lazy app, the API's core and what they share. */
+const CORE_MODULES = [
+  "routes/lazy_app.ts",
+  "routes/api_core.ts",
+  "routes/api_routes.ts",
+  "routes/known_paths.ts",
+  "routes/credential_shape.ts",
+  "routes/docs_headers.ts",
+  "routes/errors.ts",
+  "routes/access_log.ts",
+];
+
+/** The local, Node and npm modules `entry` imports statically, directly or not (`deno info`). */
 async function staticGraphOf(entry: string): Promise<Set<string>> {
   const root = new URL("../", import.meta.url);
   const output = await new Deno.Command(Deno.execPath(), {
@@ -60,9 +72,9 @@ async function staticGraphOf(entry: string): Promise<Set<string>> {
   }
   return new Set(
     [...reached].filter((specifier) =>
-      specifier.startsWith(root.href) || specifier.startsWith("node:")
+      specifier.startsWith(root.href) || /^(node|npm):/.test(specifier)
     ).map((specifier) =>
-      specifier.startsWith("node:") ? specifier : specifier.slice(root.href.length)
+      specifier.startsWith(root.href) ? specifier.slice(root.href.length) : specifier
     ),
   );
 }
@@ -98,6 +110,21 @@ Deno.test("nothing the service loads before its first API answer imports a Node 
   assert.deepEqual([...nodeModules].sort(), ["node:sqlite"]);
   const api = graphs[1];
   assert.ok(!api.has("lib/audit/anchor.ts") && !api.has("lib/audit/service.ts"));
+});
+
+Deno.test("what the service loads before it listens is its core: no route group, no hono, drizzle, valibot or jose, no schema", async () => {
+  const start = await staticGraphOf("main.ts");
+  for (const module of ["routes/lazy_app.ts", "routes/api_core.ts", "routes/api_routes.ts"]) {
+    assert.ok(start.has(module), module);
+  }
+  assert.deepEqual(
+    [...start].filter((module) =>
+      module.startsWith("routes/") && !CORE_MODULES.includes(module) ||
+      /^npm:(hono|drizzle-orm|valibot|jose)@/.test(module) ||
+      ["db/schema.ts", "lib/identity/service.ts"].includes(module)
+    ),
+    [],
+  );
 });
 
 Deno.test("the API's sandbox clock waits for the rails' jobs when they have not loaded yet, then runs them", async () => {

@@ -107,3 +107,70 @@ for (const { name, env } of environments) {
     }
   });
 }
+
+Deno.test("the first API answer, without a key, comes from the core; a request with a key sent at once waits for the API's app and gets its answer, never a 404 or a 5xx", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-core-start-" });
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const start = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--unstable-cron",
+        "--unstable-lazy-dynamic-imports",
+        new URL("../main.ts", import.meta.url).pathname,
+      ],
+      env: {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        JWT_SECRET: "j".repeat(40),
+        ENCRYPTION_KEY: btoa("e".repeat(32)),
+        LIVE_NOTIFICATIONS: "off",
+        LOG_FORMAT: "off",
+      },
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+  const answerOf = async (headers: Record<string, string> = {}) => {
+    const response = await fetch(`${base}/v1/ledgers/x/balance`, { headers });
+    return `${response.status} ${(await response.json()).detail}`;
+  };
+  try {
+    // The first start creates and migrates the databases; the second is the one watched.
+    for (const watched of [false, true]) {
+      const child = start();
+      const stderr = new Response(child.stderr).text();
+      try {
+        const deadline = Date.now() + START_TIMEOUT_MS;
+        let first: string | null = null;
+        while (first === null) {
+          first = await answerOf().catch(() => null);
+          if (Date.now() > deadline) assert.fail(`no answer within 60 s: ${await stderr}`);
+          if (first === null) await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+        }
+        const keyed = await answerOf({ Authorization: `Bearer sk_test_${"k".repeat(43)}` });
+        if (watched) {
+          assert.equal(first, "401 a line key is required: Authorization: Bearer sk_…");
+          assert.equal(keyed, "401 the line key is not valid", "looked up in the test database");
+        }
+        const ready = await fetch(`${base}/readyz`);
+        assert.equal(ready.status, 200, await ready.text());
+        child.kill("SIGTERM");
+        const stopped = await child.status;
+        if (stopped.code !== 0) assert.fail(`exited with ${stopped.code}: ${await stderr}`);
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // Already stopped.
+        }
+        await child.status;
+        await stderr;
+      }
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -53,3 +53,10 @@ export class RateLimiter {
     return this.#buckets.size;
   }
 }
+
+/** The limiter of RATE_LIMIT_RPS, or null when it is 0 (no limit, as benchmarks run). */
+export function rateLimiterOf(limits: { readonly RATE_LIMIT_RPS: number }): RateLimiter | null {
+  return limits.RATE_LIMIT_RPS > 0
+    ? new RateLimiter({ ratePerSecond: limits.RATE_LIMIT_RPS })
+    : null;
+}
