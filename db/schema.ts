@@ -788,6 +788,12 @@ export const achImports = sqliteTable("ach_imports", {
   report: text("report").notNull(),
   importedBy: text("imported_by"),
   importedAt: integer("imported_at").notNull(),
+  /**
+   * JSON while the file's entries are applied a unit at a time: how many of them the import went
+   * through and the companies they named ({"entries_done": n, "companies": [...]}); null once the
+   * import is complete. A second import of the same file takes an unfinished one up where it stopped.
+   */
+  progress: text("progress"),
 });
 
 /**

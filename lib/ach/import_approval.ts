@@ -2,7 +2,8 @@
  * A live hand import waits for a second admin: the file imported by hand (never one fetched from
  * the bank's SFTP, where the bank is the other party) is staged sealed in an approval, with a
  * preview of what it would apply; approving imports it in the approval's unit
- * (lib/operators/hand_import_approval.ts).
+ * (lib/operators/hand_import_approval.ts), the whole file at once, so that the import and its
+ * audit row commit together (an import of the same file stopped midway is completed by it).
  */
 import {
   approvedImportRuntime,

@@ -1,14 +1,17 @@
 /**
  * Imports of return and notice-of-change files (from the live SFTP inbound directory, the CLI,
- * the console, and the sandbox bank): one import is one write unit; a file already imported (by
- * SHA-256) changes nothing; an entry applies only when it matches an entry this service sent, by
- * original trace, receiving DFI and amount; unmatched or malformed entries are reported, never
- * applied.
+ * the console, and the sandbox bank): a file already imported (by SHA-256) changes nothing; an
+ * entry applies only when it matches an entry this service sent, by original trace, receiving DFI
+ * and amount; unmatched or malformed entries are reported, never applied.
  *
- * The file is read and checked before the unit; the unit first claims the file's hash (the
- * unique index makes a second import of it, even a concurrent one, a duplicate), then applies
- * every entry in file order, so a later entry sees what an earlier one did (a trace returned
- * twice in one file is applied once). Anything that throws undoes the whole import.
+ * The file is read and checked before any unit. A first unit claims the file's hash (the unique
+ * index makes a second import of it, even a concurrent one, find the first); then its entries are
+ * applied in file order, a bounded number a unit, so a later entry sees what an earlier one did (a
+ * trace returned twice in one file is applied once). Each unit commits its entries' state changes,
+ * ledger postings and events with the import's row (its count applied, its report, how far it
+ * went), so the row is true at every commit; anything that throws undoes only its unit. An import
+ * stopped between units is taken up where it stopped by the next import of the same file (the
+ * inbound poll's next read, an operator's retry), which ends where the uninterrupted import would.
  */
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
@@ -19,7 +22,7 @@ import type { SecretBox } from "../platform/crypto.ts";
 import { newId, sha256Hex } from "../platform/keys.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
 import { batchPayoutMoves, type PayoutRuntime, settleRailBatchEntry } from "../payouts/jobs.ts";
-import { batchAdapterOf, type BatchRail, sendTransmittedEntry } from "../rails/batch.ts";
+import { batchAdapterOf, type BatchRail, inUnits, sendTransmittedEntry } from "../rails/batch.ts";
 import { resolveInDoubt } from "../rails/engine.ts";
 import { loadPayout, recordLateReturn } from "../payouts/store.ts";
 import { returnClearedAchFunding } from "../funding/store.ts";
@@ -27,6 +30,7 @@ import { recordEntryException } from "../rails/exceptions.ts";
 import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } from "./nacha.ts";
 import {
   ACH_IMPORT_BYTES_MAX,
+  ACH_IMPORT_ENTRIES_PER_UNIT_MAX,
   decideImportedEntry,
   type ImportAction,
   type NotAppliedReason,
@@ -77,7 +81,12 @@ interface NotApplied {
   readonly message: string;
 }
 
-/** Imports one file; refuses a file over 10 MiB or not NACHA, writing nothing. */
+/**
+ * Imports one file; refuses a file over 10 MiB or not NACHA, writing nothing. The file's entries
+ * are applied ACH_IMPORT_ENTRIES_PER_UNIT_MAX a write unit after the unit that claims it, with
+ * the event loop's turns between units (`inUnits`); an import stopped between two units is taken
+ * up where it stopped by the next import of the same file.
+ */
 export async function importAchFile(
   deps: AchImportDeps,
   request: AchImportRequest,
@@ -98,10 +107,26 @@ export async function importAchFile(
     });
   }
   const sha256 = await sha256Hex(request.content);
-  const outcome = await deps.database.writer.write((tx) =>
-    applyImport(tx, deps, { request, file: parsed.value, sha256 }, now)
+  const file = parsed.value;
+  const claim = await deps.database.writer.write((tx) =>
+    claimImport(tx, request, file, sha256, now)
   );
-  if (!outcome.report.duplicate) logNotApplied(request, sha256, outcome.notApplied);
+  if (claim.kind === "duplicate") return ok(claim.outcome.report);
+  // The unit that went through the file's last entry (or found it done) keeps the row.
+  const last: { finished: ImportRow | null } = { finished: null };
+  await inUnits(
+    deps.database.writer,
+    ACH_IMPORT_ENTRIES_PER_UNIT_MAX,
+    async (tx) => {
+      const unit = await applyNextEntries(tx, deps, claim, ACH_IMPORT_ENTRIES_PER_UNIT_MAX, now);
+      last.finished = unit.finished ?? last.finished;
+      return unit.entries;
+    },
+    deps.runtime.apiBusy,
+  );
+  if (last.finished === null) throw new Error(`ACH import ${claim.importId} ended unfinished`);
+  const outcome = outcomeOf(last.finished, false);
+  logNotApplied(request, sha256, outcome.notApplied);
   return ok(outcome.report);
 }
 
@@ -110,51 +135,127 @@ interface ImportOutcome {
   readonly notApplied: readonly NotApplied[];
 }
 
+type ImportRow = typeof achImports.$inferSelect;
+
+/** An unfinished import's progress (ach_imports.progress). */
+interface ImportProgress {
+  /** The file's entries gone through (applied or reported), in file order. */
+  readonly entries_done: number;
+  /** The companies whose sent entries they named (the import's company when it is one). */
+  readonly companies: readonly string[];
+}
+
+/** What the claiming unit found: the file imported before, or an import to go on with. */
+type ImportClaim =
+  | { readonly kind: "duplicate"; readonly outcome: ImportOutcome }
+  | {
+    readonly kind: "applying";
+    readonly importId: string;
+    readonly file: ReturnFile;
+    /** Only this company's entries match (the claim's, kept on the row while it is applied). */
+    readonly companyId: string | undefined;
+  };
+
 const reportOf = (notApplied: readonly NotApplied[]) =>
   notApplied.map(({ trace, reason }) => ({ trace, reason }));
 
-async function applyImport(
+function outcomeOf(row: ImportRow, duplicate: boolean): ImportOutcome {
+  const notApplied = JSON.parse(row.report) as NotApplied[];
+  return {
+    report: {
+      importId: row.id,
+      duplicate,
+      sha256: row.sha256,
+      returns: row.returnCount,
+      corrections: row.correctionCount,
+      applied: row.appliedCount,
+      notApplied: reportOf(notApplied),
+    },
+    notApplied,
+  };
+}
+
+/**
+ * Claims the file's hash (the unique index makes a second import of it, even a concurrent one,
+ * find this one) with its malformed records reported. A file whose import is complete is a
+ * duplicate; one whose import stopped midway is taken up with the scope it was claimed with.
+ */
+async function claimImport(
   tx: WriteTx,
-  deps: AchImportDeps,
-  input: { request: AchImportRequest; file: ReturnFile; sha256: string },
+  request: AchImportRequest,
+  file: ReturnFile,
+  sha256: string,
   now: number,
-): Promise<ImportOutcome> {
-  const { request, file, sha256 } = input;
+): Promise<ImportClaim> {
   const importId = newId("aci");
   const returns = file.entries.filter((entry) => entry.kind === "return").length;
-  const corrections = file.entries.length - returns;
-  const claimed = await tx.db.insert(achImports).values({
-    id: importId,
-    companyId: null,
-    sha256,
-    source: request.source,
-    fileName: request.fileName,
-    returnCount: returns,
-    correctionCount: corrections,
-    appliedCount: 0,
-    report: "[]",
-    importedBy: request.importedBy,
-    importedAt: now,
-  }).onConflictDoNothing({ target: achImports.sha256 }).returning({ id: achImports.id });
-  if (claimed.length === 0) return await duplicateOf(tx, sha256);
-
-  const notApplied: NotApplied[] = file.problems.map((problem) => ({
+  const malformed: NotApplied[] = file.problems.map((problem) => ({
     trace: null,
     reason: "malformed",
     code: null,
     line: problem.line,
     message: problem.message,
   }));
-  const companies = new Set<string>();
+  const progress: ImportProgress = { entries_done: 0, companies: [] };
+  const claimed = await tx.db.insert(achImports).values({
+    id: importId,
+    companyId: request.companyId ?? null,
+    sha256,
+    source: request.source,
+    fileName: request.fileName,
+    returnCount: returns,
+    correctionCount: file.entries.length - returns,
+    appliedCount: 0,
+    report: JSON.stringify(malformed),
+    importedBy: request.importedBy,
+    importedAt: now,
+    progress: JSON.stringify(progress),
+  }).onConflictDoNothing({ target: achImports.sha256 }).returning({ id: achImports.id });
+  if (claimed.length === 1) {
+    return { kind: "applying", importId, file, companyId: request.companyId };
+  }
+  const [earlier] = await tx.db.select().from(achImports).where(eq(achImports.sha256, sha256));
+  if (earlier.progress === null) return { kind: "duplicate", outcome: outcomeOf(earlier, true) };
+  return {
+    kind: "applying",
+    importId: earlier.id,
+    file,
+    companyId: earlier.companyId ?? undefined,
+  };
+}
+
+/**
+ * Goes through at most `limit` of the file's entries after those its import went through, in file
+ * order (a later entry sees what an earlier one did: a trace returned twice in one file is applied
+ * once), and records them on the import's row in the same unit: its count applied, its report and
+ * its progress, or, with the last entry, its company and its end. Returns how many entries it went
+ * through, and the row once the import is complete.
+ */
+async function applyNextEntries(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  claim: Extract<ImportClaim, { kind: "applying" }>,
+  limit: number,
+  now: number,
+): Promise<{ entries: number; finished: ImportRow | null }> {
+  const [row] = await tx.db.select().from(achImports).where(eq(achImports.id, claim.importId));
+  if (row.progress === null) return { entries: 0, finished: row };
+  const progress = JSON.parse(row.progress) as ImportProgress;
+  const entries = claim.file.entries.slice(
+    progress.entries_done,
+    progress.entries_done + limit,
+  );
+  const notApplied = JSON.parse(row.report) as NotApplied[];
+  const companies = new Set(progress.companies);
   let applied = 0;
-  for (const entry of file.entries) {
+  for (const entry of entries) {
     const named = {
       receivingDfi: entry.receivingDfi,
       amountCents: entry.kind === "return" ? entry.amountCents : null,
     };
-    let sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, named);
+    let sent = await findSentEntry(tx, entry.originalTraceNumber, claim.companyId, named);
     if (sent && await resolvedByReturn(tx, deps, sent.id, now)) {
-      sent = await findSentEntry(tx, entry.originalTraceNumber, request.companyId, named);
+      sent = await findSentEntry(tx, entry.originalTraceNumber, claim.companyId, named);
     }
     if (sent) companies.add(sent.companyId);
     const decided = decideImportedEntry(entry, sent);
@@ -173,7 +274,12 @@ async function applyImport(
       );
     }
     const done = decided.ok
-      ? await applyEntry(tx, deps, { entry, sent: sent!, action: decided.value, importId }, now)
+      ? await applyEntry(
+        tx,
+        deps,
+        { entry, sent: sent!, action: decided.value, importId: claim.importId },
+        now,
+      )
       : decided;
     if (done.ok) {
       applied++;
@@ -187,42 +293,35 @@ async function applyImport(
       });
     }
   }
+  const entriesDone = progress.entries_done + entries.length;
+  const complete = entriesDone === claim.file.entries.length;
   notApplied.sort((a, b) => a.line - b.line);
-  await tx.db.update(achImports).set({
-    companyId: request.companyId ?? (companies.size === 1 ? [...companies][0] : null),
-    appliedCount: applied,
+  const change = {
+    appliedCount: row.appliedCount + applied,
     report: JSON.stringify(notApplied),
-  }).where(eq(achImports.id, importId));
-  return {
-    report: {
-      importId,
-      duplicate: false,
-      sha256,
-      returns,
-      corrections,
-      applied,
-      notApplied: reportOf(notApplied),
-    },
-    notApplied,
+    ...complete
+      ? {
+        companyId: claim.companyId ?? (companies.size === 1 ? [...companies][0] : null),
+        progress: null,
+      }
+      : { progress: JSON.stringify({ entries_done: entriesDone, companies: [...companies] }) },
   };
+  await tx.db.update(achImports).set(change).where(eq(achImports.id, claim.importId));
+  return { entries: entries.length, finished: complete ? { ...row, ...change } : null };
 }
 
-/** The earlier import of the same file, as its report: nothing of this one is applied. */
-async function duplicateOf(tx: WriteTx, sha256: string): Promise<ImportOutcome> {
-  const [earlier] = await tx.db.select().from(achImports).where(eq(achImports.sha256, sha256));
-  const notApplied = JSON.parse(earlier.report) as NotApplied[];
-  return {
-    report: {
-      importId: earlier.id,
-      duplicate: true,
-      sha256,
-      returns: earlier.returnCount,
-      corrections: earlier.correctionCount,
-      applied: earlier.appliedCount,
-      notApplied: reportOf(notApplied),
-    },
-    notApplied,
-  };
+/** Imports a claimed file in one unit (a preview's, an approval's): every entry at once. */
+async function applyImport(
+  tx: WriteTx,
+  deps: AchImportDeps,
+  input: { request: AchImportRequest; file: ReturnFile; sha256: string },
+  now: number,
+): Promise<ImportOutcome> {
+  const claim = await claimImport(tx, input.request, input.file, input.sha256, now);
+  if (claim.kind === "duplicate") return claim.outcome;
+  const { finished } = await applyNextEntries(tx, deps, claim, input.file.entries.length, now);
+  if (finished === null) throw new Error(`ACH import ${claim.importId} ended unfinished`);
+  return outcomeOf(finished, false);
 }
 
 interface SentEntry extends SentEntryFacts {

@@ -6,8 +6,9 @@
  *
  * A file imported, or imported before (a duplicate), is moved; so is a file the import refuses
  * whole (not NACHA, too large), after its refusal is logged, since reading it again cannot help:
- * an operator takes it from processed/. A file whose import failed (storage) stays for the next
- * poll. The server being unreachable is logged and the next poll tries again.
+ * an operator takes it from processed/. A file whose import failed (storage, or the service
+ * stopped between its units) stays for the next poll, whose import of it goes on where the last
+ * stopped. The server being unreachable is logged and the next poll tries again.
  */
 import { findOpenJob, scheduleJob } from "../../db/scheduler_store.ts";
 import { externalJob, type JobHandler } from "../../db/scheduler.ts";

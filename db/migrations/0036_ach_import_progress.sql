@@ -1,0 +1,1 @@
+ALTER TABLE `ach_imports` ADD `progress` text;
