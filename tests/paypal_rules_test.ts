@@ -1,6 +1,7 @@
 /** The PayPal rail's pure rules: the item-state table, timing, amounts and PayPal's duplicate refusal. */
 import assert from "node:assert/strict";
 import {
+  deniedItemAction,
   itemAction,
   nextPaypalCutoff,
   PAYPAL_BATCH_INTERVAL_MS,
@@ -34,6 +35,13 @@ Deno.test("after completion only a refund moves anything (a late return); a fail
   for (const status of ["SUCCESS", "FAILED", "RETURNED", "UNCLAIMED"]) {
     assert.deepEqual(itemAction(status, null, "completed"), { kind: "wait" }, status);
     assert.deepEqual(itemAction(status, null, "failed"), { kind: "wait" }, status);
+  }
+});
+
+Deno.test("an item of a batch PayPal denied fails paypal_batch_denied while its entry is sent; a settled entry is left as it is", () => {
+  assert.deepEqual(deniedItemAction("sent"), { kind: "fail", reason: "paypal_batch_denied" });
+  for (const entry of ["completed", "failed", "other"] as const) {
+    assert.deepEqual(deniedItemAction(entry), { kind: "wait" }, entry);
   }
 });
 

@@ -569,6 +569,7 @@ Deno.test("sandbox's PayPal webhooks: UNCLAIMED keeps the payouts funds_sent; a 
     const unclaimed = [
       { event_type: "PAYMENT.PAYOUTS-ITEM.UNCLAIMED", resource_id: `${batch.id}-1`, processed: 1 },
       { event_type: "PAYMENT.PAYOUTS-ITEM.UNCLAIMED", resource_id: `${batch.id}-2`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTSBATCH.PROCESSING", resource_id: batch.id, processed: 1 },
     ];
     assert.deepEqual(await notices(m), unclaimed);
     assert.deepEqual(
@@ -607,6 +608,7 @@ Deno.test("sandbox's PayPal webhooks: UNCLAIMED keeps the payouts funds_sent; a 
       [
         { event_type: "PAYMENT.PAYOUTS-ITEM.CANCELED", resource_id: `${batch.id}-1`, processed: 1 },
         { event_type: "PAYMENT.PAYOUTS-ITEM.RETURNED", resource_id: `${batch.id}-2`, processed: 1 },
+        { event_type: "PAYMENT.PAYOUTSBATCH.PROCESSING", resource_id: batch.id, processed: 1 },
         { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
       ],
     );
@@ -636,3 +638,167 @@ Deno.test("sandbox's PayPal verifies only what it signed: a webhook for a test c
     assert.deepEqual(await notices(m), []);
   });
 });
+
+/** Payouts of `noaction` payees who then chose these PayPal e-mails, all in the next batch. */
+async function payoutsTo(m: MoneyFixture, emails: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const index of emails.keys()) {
+    ids.push(await payoutOf(m, "noaction@example.test", 1_000 * (index + 1)));
+  }
+  await m.settle();
+  await chooseReceivers(m, ids.map((id, index) => [id, { email: emails[index] }]));
+  return ids;
+}
+
+/** The line's reserved and in-transit money. */
+async function held(m: MoneyFixture): Promise<{ reserved: number; in_transit: number }> {
+  const { reserved, in_transit } = await m.balances();
+  return { reserved, in_transit };
+}
+
+const itemStatuses = async (m: MoneyFixture) =>
+  (await rows(m, "SELECT transaction_status FROM paypal_items ORDER BY rowid")).map((r) =>
+    r.transaction_status
+  );
+
+Deno.test("sandbox's PayPal, held@: the item is ONHOLD (webhooks PAYOUTS-ITEM.HELD and PAYOUTSBATCH.PROCESSING), the payout stays funds_sent with its money in transit; a day after the batch PayPal releases it (SUCCEEDED, PAYOUTSBATCH.SUCCESS) and the payout completes, with no poll", async () => {
+  await withSandbox(async (m) => {
+    const [payoutId] = await payoutsTo(m, ["held@example.test"]);
+    const before = await held(m);
+    await m.settle();
+    const [batch] = await rows(m, "SELECT id, status, created_at FROM rail_batches");
+    assert.equal(batch.status, "transmitted");
+    await stopPolls(m);
+    await m.advance(60);
+    assert.deepEqual(await notices(m), [
+      { event_type: "PAYMENT.PAYOUTS-ITEM.HELD", resource_id: `${batch.id}-1`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTSBATCH.PROCESSING", resource_id: batch.id, processed: 1 },
+    ]);
+    assert.deepEqual(await itemStatuses(m), ["ONHOLD"]);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+    assert.deepEqual(await held(m), {
+      reserved: before.reserved - 1_000,
+      in_transit: before.in_transit + 1_000,
+    });
+    const [taken] = await rows(m, "SELECT created_at FROM sandbox_paypal_batches");
+    await m.advance((Number(taken.created_at) + DAY_S * 1000 - m.now()) / 1000 - 60);
+    assert.equal((await m.payout(payoutId)).status, "funds_sent", "held a minute before the day");
+    await m.advance(60);
+    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+    assert.deepEqual(await itemStatuses(m), ["SUCCESS"]);
+    assert.deepEqual(
+      (await notices(m)).map((n) => n.event_type),
+      [
+        "PAYMENT.PAYOUTS-ITEM.HELD",
+        "PAYMENT.PAYOUTS-ITEM.SUCCEEDED",
+        "PAYMENT.PAYOUTSBATCH.PROCESSING",
+        "PAYMENT.PAYOUTSBATCH.SUCCESS",
+      ],
+    );
+    assert.deepEqual(await held(m), {
+      reserved: before.reserved - 1_000,
+      in_transit: before.in_transit,
+    });
+    assert.deepEqual(await m.events(payoutId), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "completed",
+    ]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox's PayPal, blocked@: BLOCKED is final: the webhook PAYOUTS-ITEM.BLOCKED fails the payout (blocked, return code BLOCKED) a minute after the batch, its money back in reserved, and it is offered again", async () => {
+  await withSandbox(async (m) => {
+    const [payoutId] = await payoutsTo(m, ["blocked@example.test"]);
+    const before = await held(m);
+    await m.settle();
+    const [batch] = await rows(m, "SELECT id FROM rail_batches");
+    await stopPolls(m);
+    assert.equal((await m.payout(payoutId)).status, "funds_sent");
+    await m.advance(60);
+    assert.deepEqual(await notices(m), [
+      { event_type: "PAYMENT.PAYOUTS-ITEM.BLOCKED", resource_id: `${batch.id}-1`, processed: 1 },
+      { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
+    ]);
+    assert.deepEqual(await statusOf(m, payoutId), {
+      status: "modality_offered",
+      failure_reason: "blocked",
+    });
+    assert.deepEqual(await rows(m, "SELECT status, return_code FROM rail_batch_entries"), [
+      { status: "failed", return_code: "BLOCKED" },
+    ]);
+    assert.deepEqual(await held(m), before);
+    assert.deepEqual(await m.events(payoutId), [
+      "created",
+      "offered",
+      "selected",
+      "processing",
+      "failed",
+      "offered",
+    ]);
+    assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+for (const by of ["webhook", "poll"] as const) {
+  Deno.test(
+    `sandbox's PayPal, denied@: PayPal denies the whole batch; by its ${by} (${
+      by === "webhook" ? "PAYOUTSBATCH.DENIED only" : "GET batch: DENIED"
+    }) every payout of the batch fails paypal_batch_denied (return code DENIED), its money back in reserved, and is offered again`,
+    async () => {
+      await withSandbox(async (m) => {
+        const ids = await payoutsTo(m, ["denied@example.test", "payee@example.test"]);
+        const before = await held(m);
+        await m.settle();
+        const [batch] = await rows(m, "SELECT id FROM rail_batches");
+        if (by === "webhook") await stopPolls(m);
+        assert.deepEqual(await held(m), {
+          reserved: before.reserved - 3_000,
+          in_transit: before.in_transit + 3_000,
+        });
+        const client = new PaypalClient(
+          new PaypalSimulator(m.database).connectionFor(m.companyId),
+        );
+        const answer = await client.getBatch(String(batch.id));
+        assert.deepEqual(
+          [
+            answer.batch_header.batch_status,
+            ...answer.items.map((i) => [i.transaction_status, i.errors ?? null]),
+          ],
+          ["DENIED", ["FAILED", null], ["FAILED", null]],
+        );
+        await m.advance(60);
+        assert.deepEqual(await notices(m), [
+          { event_type: "PAYMENT.PAYOUTSBATCH.DENIED", resource_id: batch.id, processed: 1 },
+        ]);
+        for (const payoutId of ids) {
+          assert.deepEqual(await statusOf(m, payoutId), {
+            status: "modality_offered",
+            failure_reason: "paypal_batch_denied",
+          });
+          assert.deepEqual(await m.events(payoutId), [
+            "created",
+            "offered",
+            "selected",
+            "processing",
+            "failed",
+            "offered",
+          ]);
+        }
+        assert.deepEqual(
+          await rows(m, "SELECT status, return_code FROM rail_batch_entries ORDER BY rowid"),
+          [{ status: "failed", return_code: "DENIED" }, {
+            status: "failed",
+            return_code: "DENIED",
+          }],
+        );
+        assert.deepEqual(await itemStatuses(m), ["FAILED", "FAILED"]);
+        assert.deepEqual(await held(m), before);
+        assert.deepEqual(await verifyLedger(m.database.readClient), []);
+      });
+    },
+  );
+}

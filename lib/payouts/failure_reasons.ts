@@ -214,6 +214,20 @@ const entries: readonly Entry[] = [
     meaning: "No existe una billetera para el correo o teléfono del beneficiario.",
     nextStep: "Pida al beneficiario el correo o teléfono de su billetera, u otro método.",
   }],
+  ["paypal_batch_denied", "wallet", {
+    meaning: "PayPal denied the whole batch the payment was sent in, so it was not paid.",
+    nextStep: "Check the company's PayPal account with PayPal, then offer the payment again.",
+  }, {
+    meaning: "PayPal denegó todo el lote en que se envió el pago, así que no se pagó.",
+    nextStep: "Revise la cuenta PayPal de la empresa con PayPal y vuelva a ofrecer el pago.",
+  }],
+  ["blocked", "wallet", {
+    meaning: "PayPal blocked the payment to the payee's wallet.",
+    nextStep: "Offer the payment again so the payee can choose another method.",
+  }, {
+    meaning: "PayPal bloqueó el pago a la billetera del beneficiario.",
+    nextStep: "Vuelva a ofrecer el pago para que el beneficiario elija otro método.",
+  }],
   ["RECEIVER_ACCOUNT_LOCKED", "wallet", {
     meaning: "The payee's wallet account is locked.",
     nextStep: CALL_PAYEE_EN,

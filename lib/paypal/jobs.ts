@@ -38,6 +38,7 @@ import {
   type PaypalConnection,
 } from "./client.ts";
 import {
+  deniedItemAction,
   type EntryState,
   INSUFFICIENT_FUNDS,
   itemAction,
@@ -146,13 +147,14 @@ const entryStateOf = (status: string): EntryState =>
 /**
  * Acts on what PayPal said of one item when asked: keeps it, then completes or fails the payout,
  * posts a refund after completion as a late return, or (the insurer's balance fell short) alerts
- * and sends the item again. An answer about a batch the item no longer rides is old news.
+ * and sends the item again. An item of a batch PayPal denied fails (`paypal_batch_denied`). An
+ * answer about a batch the item no longer rides is old news.
  */
 export async function applyItemAnswer(
   tx: WriteTx,
   moves: BatchPayoutMoves,
   item: ItemRecord,
-  answer: PayoutItemAnswer,
+  answer: PayoutItemAnswer & { readonly batchStatus: string | null },
   now: number,
 ): Promise<void> {
   if (item.payoutBatchId !== answer.payout_batch_id) return;
@@ -162,7 +164,10 @@ export async function applyItemAnswer(
     status: answer.transaction_status,
     errorName,
   }, now);
-  const action = itemAction(answer.transaction_status, errorName, entryStateOf(item.entryStatus));
+  const entry = entryStateOf(item.entryStatus);
+  const action = answer.batchStatus === "DENIED"
+    ? deniedItemAction(entry)
+    : itemAction(answer.transaction_status, errorName, entry);
   switch (action.kind) {
     case "wait":
       return;
@@ -175,7 +180,9 @@ export async function applyItemAnswer(
         action.kind === "complete" ? { kind: "completed" } : {
           kind: "failed",
           reason: action.reason,
-          returnCode: errorName ?? answer.transaction_status,
+          returnCode: answer.batchStatus === "DENIED"
+            ? "DENIED"
+            : errorName ?? answer.transaction_status,
         },
         now,
       );
@@ -218,18 +225,32 @@ export async function applyItemAnswer(
   }
 }
 
+/** What PayPal said of some items: the items, and their batch's status when it was read. */
+interface ItemAnswers {
+  readonly items: readonly PayoutItemAnswer[];
+  readonly batchStatus: string | null;
+}
+
 /** Acts on the answers PayPal gave of a company's items, each found by its sender_item_id. */
 async function applyItemAnswers(
   tx: WriteTx,
   moves: BatchPayoutMoves,
   companyId: string,
-  answers: readonly PayoutItemAnswer[],
+  answers: ItemAnswers,
   now: number,
 ): Promise<void> {
-  for (const answer of answers) {
+  for (const answer of answers.items) {
     const item = await findItemByReference(tx, companyId, answer.payout_item.sender_item_id);
-    if (item) await applyItemAnswer(tx, moves, item, answer, now);
+    if (item) {
+      await applyItemAnswer(tx, moves, item, { ...answer, batchStatus: answers.batchStatus }, now);
+    }
   }
+}
+
+/** A batch as PayPal reports it now: its items and its status. */
+async function batchAnswers(paypal: PaypalClient, payoutBatchId: string): Promise<ItemAnswers> {
+  const batch = await paypal.getBatch(payoutBatchId);
+  return { items: batch.items, batchStatus: batch.batch_header.batch_status };
 }
 
 /** What a transmission hands to PayPal; no connection: the company has no settings (held). */
@@ -401,24 +422,21 @@ export function paypalJobHandlers(
       moves,
       PAYPAL_SEND,
     ),
-    [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; items: readonly PayoutItemAnswer[] }>({
+    [PAYPAL_JOBS.poll]: externalJob<Poll, { poll: Poll; answers: ItemAnswers }>({
       leaseMs: PAYPAL_CALL_LEASE_MS,
       prepare: (tx, job) => preparePoll(tx, deps, job),
       call: async (poll) => ({
         poll,
-        items: (await client(poll.connection).getBatch(poll.payoutBatchId)).items,
+        answers: await batchAnswers(client(poll.connection), poll.payoutBatchId),
       }),
-      record: async (tx, job, { poll, items }) => {
-        await applyItemAnswers(tx, moves, poll.companyId, items, job.dueAt);
+      record: async (tx, job, { poll, answers }) => {
+        await applyItemAnswers(tx, moves, poll.companyId, answers, job.dueAt);
         if (await batchHasOpenItems(tx, poll.batchId)) {
           await schedulePoll(tx, poll.companyId, poll.batchId, job.dueAt, poll.attempt + 1);
         }
       },
     }),
-    [PAYPAL_JOBS.notice]: externalJob<
-      NoticeRead,
-      { notice: NoticeRead; items: readonly PayoutItemAnswer[] }
-    >({
+    [PAYPAL_JOBS.notice]: externalJob<NoticeRead, { notice: NoticeRead; answers: ItemAnswers }>({
       leaseMs: PAYPAL_CALL_LEASE_MS,
       async prepare(tx, job) {
         const notice = await loadOpenNotice(tx, job.subjectId);
@@ -434,13 +452,18 @@ export function paypalJobHandlers(
       // The webhook's body is never acted on: PayPal is asked what the item is now.
       call: async (notice) => {
         const paypal = client(notice.connection);
-        const items = namesBatch(notice.eventType)
-          ? (await paypal.getBatch(notice.resourceId)).items
-          : [await paypal.getItem(notice.resourceId)];
-        return { notice, items };
+        if (namesBatch(notice.eventType)) {
+          return { notice, answers: await batchAnswers(paypal, notice.resourceId) };
+        }
+        const item = await paypal.getItem(notice.resourceId);
+        // A denied batch's items read FAILED with no error of their own: their batch tells why.
+        const answers = item.transaction_status === "FAILED" && !item.errors
+          ? await batchAnswers(paypal, item.payout_batch_id)
+          : { items: [item], batchStatus: null };
+        return { notice, answers };
       },
-      record: async (tx, job, { notice, items }) => {
-        await applyItemAnswers(tx, moves, notice.companyId, items, job.dueAt);
+      record: async (tx, job, { notice, answers }) => {
+        await applyItemAnswers(tx, moves, notice.companyId, answers, job.dueAt);
         await markNoticeProcessed(tx, notice.noticeId, job.dueAt);
       },
     }),

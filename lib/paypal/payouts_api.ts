@@ -63,11 +63,20 @@ export interface PayoutsBook {
     senderBatchId: string,
     items: readonly ItemToTake[],
   ): Promise<{ readonly payoutBatchId: string; readonly taken: boolean }>;
-  /** A batch of the account with its items, in their order, or null. */
+  /**
+   * A batch of the account with its items, in their order, or null; `batchStatus` when the book
+   * decided it (DENIED), else it is PROCESSING while an item is open and SUCCESS after.
+   */
   batch(
     account: string,
     payoutBatchId: string,
-  ): Promise<{ readonly senderBatchId: string; readonly items: readonly PayoutsItem[] } | null>;
+  ): Promise<
+    {
+      readonly senderBatchId: string;
+      readonly items: readonly PayoutsItem[];
+      readonly batchStatus?: string;
+    } | null
+  >;
   /** An item of the account, or null. */
   item(account: string, payoutItemId: string): Promise<PayoutsItem | null>;
   /** Marks a cancelled UNCLAIMED item RETURNED (PayPal gives the money back); returns it. */
@@ -226,7 +235,7 @@ export function payoutsApi(book: PayoutsBook): (request: Request) => Promise<Res
     return Response.json({
       batch_header: {
         payout_batch_id: id,
-        batch_status: open ? "PROCESSING" : "SUCCESS",
+        batch_status: batch.batchStatus ?? (open ? "PROCESSING" : "SUCCESS"),
         sender_batch_header: { sender_batch_id: batch.senderBatchId },
       },
       items: batch.items.map((item) => itemView(origin, item)),

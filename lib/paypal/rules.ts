@@ -34,6 +34,11 @@ export const INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS";
 export const UNCLAIMED_CANCELED = "unclaimed_canceled";
 /** The failure reason of an item nobody claimed in 30 days (PayPal returned the money). */
 export const UNCLAIMED_RETURNED = "unclaimed_returned";
+/**
+ * The failure reason of every item of a batch PayPal denied: "Your payout requests were denied, so
+ * they were not processed" (developer.paypal.com, Payouts API, batch_status DENIED).
+ */
+export const PAYPAL_BATCH_DENIED = "paypal_batch_denied";
 
 /**
  * A PayPal batch goes within this long of its cutoff: one not sent by then (its release not
@@ -73,7 +78,12 @@ export type ItemAction =
 
 /** States PayPal may still move (the item is neither paid nor given up). */
 const WAITING = new Set(["NEW", "PENDING", "HELD", "ONHOLD", "UNCLAIMED"]);
-/** States that fail the payout with PayPal's error name. */
+/**
+ * States that fail the payout with PayPal's error name. BLOCKED is final: PayPal documents no move
+ * out of it (transaction_status: "PayPal blocks the payout request"; no webhook follows
+ * PAYMENT.PAYOUTS-ITEM.BLOCKED, and only an UNCLAIMED item can be cancelled), unlike ONHOLD, which
+ * PayPal reviews and which its webhook PAYMENT.PAYOUTS-ITEM.HELD announces as temporary.
+ */
 const FAILING = new Set(["FAILED", "BLOCKED", "DENIED"]);
 
 /**
@@ -101,6 +111,14 @@ export function itemAction(
   }
   // REFUNDED or REVERSED before we saw SUCCESS: the payee did not keep the money.
   return { kind: "fail", reason: errorName ?? status.toLowerCase() };
+}
+
+/**
+ * What a batch PayPal denied does to one of its items, whatever the item says of itself (PayPal
+ * reports them FAILED with no error of their own): none was paid, so an entry still sent fails.
+ */
+export function deniedItemAction(entry: EntryState): ItemAction {
+  return entry === "sent" ? { kind: "fail", reason: PAYPAL_BATCH_DENIED } : { kind: "wait" };
 }
 
 /** Whether an item may still change in a way polling must see (a refund comes by webhook). */

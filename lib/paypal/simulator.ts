@@ -13,13 +13,22 @@
  *   cancelled (RETURNED at once);
  * - a PayPal e-mail whose local part is `refunded`, or the Venmo phone `venmoRefundedPhone`:
  *   SUCCESS, then REFUNDED 3 days after it was taken (money back after completion);
+ * - a PayPal e-mail whose local part is `held`: ONHOLD (PayPal reviews it), then SUCCESS a day
+ *   after it was taken;
+ * - a PayPal e-mail whose local part is `blocked`: BLOCKED, for good;
+ * - a PayPal e-mail whose local part is `denied`: PayPal denies its whole batch (batch_status
+ *   DENIED), every item of which reads FAILED with no error of its own, as PayPal reports them;
  * - any other: SUCCESS.
  * It sends PayPal's webhooks as PayPal does, to the same receiver and through the same
  * verify-webhook-signature call as live (lib/paypal/sandbox_paypal.ts), on the company's sandbox
- * clock: a minute after it takes a batch, `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `.FAILED` or
- * `.UNCLAIMED` for each item and `PAYMENT.PAYOUTSBATCH.SUCCESS` once none is open; 3 days on,
- * `.REFUNDED` for a refunded receiver's item; 30 days on, `.RETURNED` for an item still
- * unclaimed; at a cancel, `.CANCELED`. It verifies only what it signed.
+ * clock: a minute after it takes a batch, `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`, `.FAILED`,
+ * `.UNCLAIMED`, `.HELD` or `.BLOCKED` for each item and `PAYMENT.PAYOUTSBATCH.PROCESSING` while
+ * one is open, `PAYMENT.PAYOUTSBATCH.SUCCESS` once none is (a denied batch: only
+ * `PAYMENT.PAYOUTSBATCH.DENIED`, which, as PayPal's batch webhooks do, names no item); a day on,
+ * `.SUCCEEDED` for a held item PayPal released; 3 days on, `.REFUNDED` for a refunded receiver's
+ * item; 30 days on, `.RETURNED` for an item still unclaimed; at a cancel, `.CANCELED`. It
+ * verifies only what it signed. (States and events: developer.paypal.com, Payouts API
+ * transaction_status and batch_status, and "Payouts webhook event names".)
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -62,6 +71,21 @@ export const UNCLAIMED_RETURN_AFTER_MS = 30 * 86_400_000;
 /** A refunded receiver's item is refunded this long after PayPal took it. */
 export const REFUNDED_AFTER_MS = 3 * 86_400_000;
 
+/**
+ * A held item is released this long after PayPal took it: PayPal gives no time for its review,
+ * so the sandbox picks one day.
+ */
+export const HELD_RELEASED_AFTER_MS = 86_400_000;
+
+/** A receiver's e-mail local part, or null for a phone. */
+function localPart(receiver: string): string | null {
+  const lower = receiver.toLowerCase();
+  return lower.includes("@") ? lower.split("@")[0] : null;
+}
+
+/** Whether PayPal denies the batch a receiver's item rides in. */
+const deniesBatch = (receiver: string) => localPart(receiver) === "denied";
+
 /** Whether the simulator refunds a receiver's payment after it completed. */
 function refundedLater(receiver: string): boolean {
   const lower = receiver.toLowerCase();
@@ -75,13 +99,15 @@ export const SANDBOX_WEBHOOKS_AFTER_MS = 60_000;
 /** Not a secret: the sandbox's PayPal verifies only the webhooks it signed, in process. */
 const SANDBOX_SIGNING_KEY = "sandbox paypal, not a secret";
 
-/** The item webhook PayPal sends of each state an item settles in. */
+/** The item webhook PayPal sends of each state an item reaches (ONHOLD's is HELD). */
 const ITEM_EVENTS: Readonly<Record<string, string>> = {
   SUCCESS: "SUCCEEDED",
   FAILED: "FAILED",
   UNCLAIMED: "UNCLAIMED",
   RETURNED: "RETURNED",
   REFUNDED: "REFUNDED",
+  ONHOLD: "HELD",
+  BLOCKED: "BLOCKED",
 };
 
 /** A webhook as PayPal posts it: its event's body and the transmission headers that sign it. */
@@ -106,6 +132,8 @@ export function simulatedState(
   if ((receiver.includes("@") && local === "unclaimed") || receiver === t.venmoUnclaimedPhone) {
     return { status: "UNCLAIMED", errorName: null };
   }
+  if (localPart(receiver) === "held") return { status: "ONHOLD", errorName: null };
+  if (localPart(receiver) === "blocked") return { status: "BLOCKED", errorName: null };
   return { status: "SUCCESS", errorName: null };
 }
 
@@ -153,8 +181,9 @@ export class PaypalSimulator implements PayoutsBook {
     senderBatchId: string,
     items: readonly ItemToTake[],
   ): Promise<{ payoutBatchId: string; taken: boolean }> {
+    const denied = items.some((item) => deniesBatch(item.receiver));
     const kept: ItemToKeep[] = items.map((item) => {
-      const state = simulatedState(item);
+      const state = denied ? { status: "FAILED", errorName: null } : simulatedState(item);
       return {
         senderItemId: item.sender_item_id,
         recipientType: item.recipient_type,
@@ -175,6 +204,9 @@ export class PaypalSimulator implements PayoutsBook {
       kept,
       async (tx) => {
         await scheduleWebhooks(tx, account, payoutBatchId, at + SANDBOX_WEBHOOKS_AFTER_MS, at);
+        if (kept.some((item) => item.transactionStatus === "ONHOLD")) {
+          await scheduleWebhooks(tx, account, payoutBatchId, at + HELD_RELEASED_AFTER_MS, at);
+        }
         if (kept.some((item) => refundedLater(item.receiver))) {
           await scheduleWebhooks(tx, account, payoutBatchId, at + REFUNDED_AFTER_MS, at);
         }
@@ -192,6 +224,7 @@ export class PaypalSimulator implements PayoutsBook {
     return {
       senderBatchId: batch.senderBatchId,
       items: batch.items.map((item) => itemAt(item, now)),
+      ...(batch.items.some((item) => deniesBatch(item.receiver)) ? { batchStatus: "DENIED" } : {}),
     };
   }
 
@@ -231,8 +264,9 @@ export class PaypalSimulator implements PayoutsBook {
 
   /**
    * The webhooks PayPal sends of a batch at `at` (its domain time): one per item by the state it
-   * is in then (or `only` one item's event), and the batch's once no item is open. Event ids
-   * name the item and its event, so a delivery sent again is the same event.
+   * is in then (or `only` one item's event), and the batch's: PROCESSING while an item is open,
+   * SUCCESS once none is; of a denied batch only its DENIED. Event ids name the item or batch and
+   * its event, so a delivery sent again is the same event.
    */
   async webhooks(
     account: string,
@@ -243,8 +277,10 @@ export class PaypalSimulator implements PayoutsBook {
     const batch = await loadSimulatedBatch(this.database.readClient, account, payoutBatchId);
     if (!batch) return [];
     const items = batch.items.map((item) => itemAt(item, at));
+    const denied = batch.items.some((item) => deniesBatch(item.receiver));
     const events: { id: string; type: string; resourceType: string; resource: unknown }[] = [];
     for (const [index, item] of items.entries()) {
+      if (denied) break;
       if (only && item.payout_item_id !== only.payoutItemId) continue;
       // Kept RETURNED only by a cancel, whose webhook is CANCELED (and it is never RETURNED later).
       const canceled = batch.items[index].transactionStatus === "RETURNED";
@@ -257,15 +293,20 @@ export class PaypalSimulator implements PayoutsBook {
         resource: item,
       });
     }
-    if (!only && !items.some((item) => OPEN_STATES.has(item.transaction_status))) {
+    if (!only) {
+      const status = denied
+        ? "DENIED"
+        : items.some((item) => OPEN_STATES.has(item.transaction_status))
+        ? "PROCESSING"
+        : "SUCCESS";
       events.push({
-        id: `WH-SANDBOX-${payoutBatchId}-SUCCESS`,
-        type: "PAYMENT.PAYOUTSBATCH.SUCCESS",
+        id: `WH-SANDBOX-${payoutBatchId}-${status}`,
+        type: `PAYMENT.PAYOUTSBATCH.${status}`,
         resourceType: "payouts",
         resource: {
           batch_header: {
             payout_batch_id: payoutBatchId,
-            batch_status: "SUCCESS",
+            batch_status: status,
             sender_batch_header: { sender_batch_id: batch.senderBatchId },
           },
         },
@@ -348,15 +389,23 @@ async function transmissionSignature(
 }
 
 /**
- * An item as PayPal reports it at `now`: an unclaimed one is returned after 30 days, a refunded
- * receiver's paid one refunded after 3.
+ * An item as PayPal reports it at `now`: an unclaimed one is returned after 30 days, a held one
+ * released (SUCCESS) after a day, a refunded receiver's paid one refunded after 3.
  */
 function itemAt(item: SimulatedItem, now: number): PayoutsItem {
   const returned = item.transactionStatus === "UNCLAIMED" &&
     now >= item.createdAt + UNCLAIMED_RETURN_AFTER_MS;
+  const released = item.transactionStatus === "ONHOLD" &&
+    now >= item.createdAt + HELD_RELEASED_AFTER_MS;
   const refunded = item.transactionStatus === "SUCCESS" && refundedLater(item.receiver) &&
     now >= item.createdAt + REFUNDED_AFTER_MS;
-  const status = returned ? "RETURNED" : refunded ? "REFUNDED" : item.transactionStatus;
+  const status = returned
+    ? "RETURNED"
+    : released
+    ? "SUCCESS"
+    : refunded
+    ? "REFUNDED"
+    : item.transactionStatus;
   return {
     payout_item_id: item.payoutItemId,
     payout_batch_id: item.payoutBatchId,
