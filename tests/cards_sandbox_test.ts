@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { LithicClient } from "../lib/cards/client.ts";
 import { cardExpiry, cardRequest } from "../lib/cards/rules.ts";
 import { sandboxLithic } from "../lib/cards/sandbox_lithic.ts";
-import { simulatedCardNumbers } from "../lib/cards/simulator.ts";
+import { simulatedCardNumbers, spendOnCard } from "../lib/cards/simulator.ts";
+import { sandboxLithicStore } from "../lib/cards/simulator_store.ts";
 import { lineTieOut, verifyLedger } from "../lib/ledger/reports.ts";
 import { systemClock } from "../lib/platform/clock.ts";
 import { withHttpFixture } from "./http_fixture.ts";
@@ -110,11 +111,20 @@ Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues 
 
     await m.advance(DAY_SECONDS - 60);
     assert.equal((await rows(m, "SELECT state FROM virtual_cards"))[0].state, "OPEN");
-    // A day after its issue the payee spends it; Lithic's webhook makes the service read the card.
+    // A day after its issue the payee spends it: the single-use card closes itself at that
+    // authorization, and Lithic's webhooks of both make the service read the card.
     await m.advance(60);
-    assert.deepEqual(await rows(m, "SELECT event_type, card_token FROM lithic_notices"), [
-      { event_type: "card_transaction.updated", card_token: card.card_token },
-    ]);
+    assert.deepEqual(
+      await rows(m, "SELECT event_type, card_token FROM lithic_notices ORDER BY rowid"),
+      [
+        { event_type: "card_transaction.updated", card_token: card.card_token },
+        { event_type: "card.updated", card_token: card.card_token },
+      ],
+    );
+    assert.equal(
+      (await sandboxLithicStore(m.database).card(String(card.card_token)))?.state,
+      "CLOSED",
+    );
     const spent = [
       { state: "CLOSED", spend_limit_cents: 25_000, spent_cents: 25_000, reclaimed_cents: 0 },
     ];
@@ -131,6 +141,27 @@ Deno.test("sandbox, success+vcc without Lithic settings: the Lithic rail issues 
       0,
     ]);
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
+  });
+});
+
+Deno.test("sandbox's Lithic, single use: a card closes itself at its first successful authorization, pending or settled, as Lithic's SINGLE_USE does; a second purchase does not close it again", async () => {
+  await withMoney(async (m) => {
+    await cardIssued(m, 12_000);
+    const [card] = await rows(m, "SELECT card_token FROM virtual_cards");
+    const store = sandboxLithicStore(m.database);
+    const open = (await store.card(String(card.card_token)))!;
+    assert.deepEqual([open.type, open.state], ["SINGLE_USE", "OPEN"]);
+    const first = await spendOnCard(store, open, { cents: 12_000, status: "PENDING", at: START });
+    assert.deepEqual([first.transaction.status, first.closed], ["PENDING", true]);
+    const reach = await moneyProviderDeps(m.database).lithic.read(
+      m.database.readClient,
+      m.companyId,
+    );
+    const lithic = await LithicClient.open(reach!);
+    assert.equal((await lithic.card(String(card.card_token))).state, "CLOSED");
+    const closedCard = (await store.card(String(card.card_token)))!;
+    const again = await spendOnCard(store, closedCard, { cents: 1, status: "SETTLED", at: START });
+    assert.equal(again.closed, false);
   });
 });
 

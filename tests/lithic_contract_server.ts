@@ -147,7 +147,7 @@ export class LithicContractServer {
     return simulatedCardNumbers(card.token).cvv;
   }
 
-  /** A purchase on the card: authorized (PENDING), or settled; a single-use card closes when it settles. */
+  /** A purchase on the card: authorized (PENDING), or settled; a single-use card closes at the first. */
   async spend(cardToken: string, cents: number, status: "PENDING" | "SETTLED"): Promise<void> {
     await spendOnCard(this.#store, this.cards.get(cardToken)!, { cents, status, at: Date.now() });
   }

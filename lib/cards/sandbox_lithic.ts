@@ -8,9 +8,10 @@
  * - a payout whose selection the sandbox scenario says is declined (a `fail+vcc` payee, card
  *   `4000000000000002`) gets no card: 422, which the rail records as `card_not_issued`;
  * - any other card is issued OPEN, and its payee spends it in full a day later: one settled
- *   purchase of the spend limit closes the single-use card, and Lithic's `card_transaction.updated`
- *   webhook is delivered (in process, signed with the sandbox's secret) to the service, which reads
- *   the card and finds nothing left to come back;
+ *   purchase of the spend limit closes the single-use card, and Lithic's webhooks
+ *   `card_transaction.updated` and then `card.updated` (state CLOSED) are delivered (in process,
+ *   signed with the sandbox's secret) to the service, which reads the card, records it closed and
+ *   finds nothing left to come back;
  * - a card whose spend limit ends in 99 cents is never spent: the service closes it at its expiry
  *   and its whole limit comes back as a late return (`card_unspent`).
  *
@@ -161,17 +162,37 @@ export function sandboxLithicJobs(deps: {
       async call({ token, jobId }, job) {
         const card = await store.card(token);
         if (!card) throw new Error(`the sandbox's Lithic has no card ${token}`);
-        if (card.state === "CLOSED") return;
-        const purchase = await spendOnCard(store, card, {
-          cents: card.spend_limit,
-          status: "SETTLED",
-          at: job.dueAt,
-          token: `${token}-purchase`,
-        });
+        const purchaseToken = `${token}-purchase`;
+        // Run again after the purchase was kept: the same purchase and webhooks (the same ids).
+        const earlier = (await store.transactions(card.account_token, token))
+          .find((t) => t.token === purchaseToken);
+        // Closed before its payee spent it (the service's close at expiry, an operator's).
+        if (card.state === "CLOSED" && !earlier) return;
+        const { transaction, closed } = earlier
+          ? { transaction: earlier, closed: card.type === "SINGLE_USE" }
+          : await spendOnCard(store, card, {
+            cents: card.spend_limit,
+            status: "SETTLED",
+            at: job.dueAt,
+            token: purchaseToken,
+          });
         await deliver(deps, card, {
           id: `msg_${jobId}`,
-          body: JSON.stringify({ event_type: "card_transaction.updated", ...purchase }),
+          body: JSON.stringify({ event_type: "card_transaction.updated", ...transaction }),
         });
+        // The single-use card closed itself at the authorization: Lithic tells of it as of any
+        // change of state (only an open card authorizes, so it was OPEN before).
+        if (closed) {
+          await deliver(deps, card, {
+            id: `msg_${jobId}-card`,
+            body: JSON.stringify({
+              event_type: "card.updated",
+              card_token: token,
+              state: "CLOSED",
+              previous_fields: { state: "OPEN" },
+            }),
+          });
+        }
       },
       record: () => Promise.resolve(),
     }),

@@ -124,8 +124,9 @@ export function simulatedCardNumbers(token: string): { pan: string; cvv: string 
 }
 
 /**
- * A purchase on a card: authorized (PENDING) or settled; a single-use card closes once its
- * purchase settles (Lithic's SINGLE_USE). The same `token` again is the same purchase.
+ * A purchase on a card: authorized (PENDING) or settled. A single-use card closes at its first
+ * one (Lithic's Card.type: "SINGLE_USE - Card is closed upon first successful authorization");
+ * `closed` says this purchase closed it. The same `token` again is the same purchase.
  */
 export async function spendOnCard(
   store: LithicSimulatorStore,
@@ -136,7 +137,7 @@ export async function spendOnCard(
     readonly at: number;
     readonly token?: string;
   },
-): Promise<SimulatedTransaction> {
+): Promise<{ readonly transaction: SimulatedTransaction; readonly closed: boolean }> {
   const transaction: SimulatedTransaction = {
     token: purchase.token ?? crypto.randomUUID(),
     card_token: card.token,
@@ -146,10 +147,9 @@ export async function spendOnCard(
     created: new Date(purchase.at).toISOString(),
   };
   await store.putTransaction(transaction);
-  if (purchase.status === "SETTLED" && card.type === "SINGLE_USE") {
-    await store.setState(card.token, "CLOSED");
-  }
-  return transaction;
+  const closed = card.type === "SINGLE_USE" && card.state !== "CLOSED";
+  if (closed) await store.setState(card.token, "CLOSED");
+  return { transaction, closed };
 }
 
 /** The simulation as a `fetch` handler. */
