@@ -1530,6 +1530,11 @@ export const increaseSimulatorCards = sqliteTable("increase_simulator_cards", {
    * number typed is never kept, even when someone types a real card into the sandbox.
    */
   cardNumber: text("card_number").notNull(),
+  /**
+   * The last day of the expiry month typed with the card (Increase's Card Token
+   * `expiration_date`); cards tokenized before the field took an expiry report 2030-12-31.
+   */
+  expirationDate: text("expiration_date").notNull().default("2030-12-31"),
   createdAt: createdAt(),
 });
 

@@ -1,13 +1,14 @@
 /** @jsxImportSource hono/jsx */
 /**
  * The Increase simulator's hosted card field, /sandbox/increase/card: the sandbox's stand-in for
- * the tokenization provider's page. A developer types a test card here (GET: the form; POST: the
- * vault keeps it), and the browser goes back to the portal with only the card token, as in live
+ * the tokenization provider's page. A developer types a test card, its expiry and CVV here (GET:
+ * the form; POST: the vault checks and keeps it, a problem shown beside its field in the page's
+ * language), and the browser goes back to the portal with only the card token, as in live
  * (the portal reads its last four from the token at Increase). It speaks the portal's language (`lang`, from the portal's own texts) and sends
  * browsers back only to this service's own portal. HTTP only.
  */
 import { type Context, Hono } from "hono";
-import { type HostedCardRefusal, tokenizeSandboxCard } from "../lib/instant/simulator.ts";
+import { type HostedCardProblem, tokenizeSandboxCard } from "../lib/instant/simulator.ts";
 import { type Language, languageOf } from "../lib/notify/messages.ts";
 import { portalText } from "../lib/portal/portal_text.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
@@ -28,9 +29,13 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
   };
   const page = (
     back: { returnUrl: string; state: string; language: Language },
-    problem: HostedCardRefusal | null,
+    problem: HostedCardProblem | null,
   ) => {
     const t = portalText(back.language).hostedCard;
+    const wrong = (field: HostedCardProblem["field"]) =>
+      problem?.field === field
+        ? { "aria-invalid": "true", "aria-describedby": "card-problem" }
+        : {};
     return (
       <html lang={back.language}>
         <head>
@@ -42,13 +47,35 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
           <main>
             <h1>{t.title}</h1>
             <p>{t.intro}</p>
-            {problem ? <p class="error">{t.problems[problem]}</p> : null}
+            {problem ? <p class="error" id="card-problem">{t.problems[problem.code]}</p> : null}
             <form method="post" action="/sandbox/increase/card">
               <input type="hidden" name="return_url" value={back.returnUrl} />
               <input type="hidden" name="state" value={back.state} />
               <input type="hidden" name="lang" value={back.language} />
               <label for="pan">{t.cardNumber}</label>
-              <input id="pan" name="pan" inputmode="numeric" autocomplete="cc-number" />
+              <input
+                id="pan"
+                name="pan"
+                inputmode="numeric"
+                autocomplete="cc-number"
+                {...wrong("pan")}
+              />
+              <label for="exp">{t.expiry}</label>
+              <input
+                id="exp"
+                name="exp"
+                inputmode="numeric"
+                autocomplete="cc-exp"
+                {...wrong("exp")}
+              />
+              <label for="cvv">{t.cvv}</label>
+              <input
+                id="cvv"
+                name="cvv"
+                inputmode="numeric"
+                autocomplete="cc-csc"
+                {...wrong("cvv")}
+              />
               <button type="submit">{t.save}</button>
             </form>
           </main>
@@ -81,14 +108,11 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
     const state = text("state");
     const tokenized = await tokenizeSandboxCard(
       deps.databases.test,
-      text("pan"),
+      { pan: text("pan"), expiry: text("exp"), cvv: text("cvv") },
       deps.clock.now(),
     );
     if (!tokenized.ok) {
-      return c.html(
-        page({ returnUrl, state, language: languageOf(text("lang")) }, tokenized.code),
-        422,
-      );
+      return c.html(page({ returnUrl, state, language: languageOf(text("lang")) }, tokenized), 422);
     }
     back.searchParams.set("state", state);
     back.searchParams.set("card_token_id", tokenized.tokenId);

@@ -209,6 +209,8 @@ Deno.test("portal: in the sandbox a test card is typed at the Increase simulator
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({
           pan,
+          exp: "12/30",
+          cvv: "123",
           return_url: back,
           state: page.searchParams.get("state")!,
         }).toString(),

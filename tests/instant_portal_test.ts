@@ -227,6 +227,8 @@ Deno.test({
         await page.getByRole("link", { name: "Enter your debit card securely" }).click();
         await page.waitForURL(`${origin}/sandbox/increase/card**`);
         await page.getByLabel("Card number").fill(card);
+        await page.getByLabel("Expiry (MM/YY)").fill("12/30");
+        await page.getByLabel("Security code (CVV)").fill("123");
         await page.getByRole("button", { name: "Save card" }).click();
         await page.waitForURL(`${origin}${linkPath}/card/return**`);
         await page.getByLabel("Name on the card").fill("Pat Doe");
@@ -253,19 +255,35 @@ const HOSTED_FIELD_TEXTS = [
   ["en", {
     title: "Sandbox card partner",
     cardNumber: "Card number",
+    expiry: "Expiry \\(MM/YY\\)",
+    cvv: "Security code \\(CVV\\)",
     save: "Save card",
-    invalid: "This card number is not valid: check the digits on the front of your card.",
+    problems: {
+      pan: "This card number is not valid: check the digits on the front of your card.",
+      exp: "This expiry is not valid: type the month and year printed on your card, as MM/YY.",
+      expired: "This card has expired: use a card whose expiry has not passed.",
+      cvv: "This security code is not valid: type the 3 or 4 digits printed on your card.",
+    },
   }],
   ["es", {
     title: "Socio de tarjetas del sandbox",
     cardNumber: "Número de tarjeta",
+    expiry: "Vencimiento \\(MM/AA\\)",
+    cvv: "Código de seguridad \\(CVV\\)",
     save: "Guardar tarjeta",
-    invalid: "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+    problems: {
+      pan: "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+      exp:
+        "Este vencimiento no es válido: escriba el mes y el año impresos en su tarjeta, como MM/AA.",
+      expired: "Esta tarjeta está vencida: use una tarjeta cuyo vencimiento no haya pasado.",
+      cvv:
+        "Este código de seguridad no es válido: escriba los 3 o 4 dígitos impresos en su tarjeta.",
+    },
   }],
 ] as const;
 
 for (const [language, text] of HOSTED_FIELD_TEXTS) {
-  Deno.test(`portal in ${language}, sandbox without Increase settings: the hosted card field is sent the portal's language and shows its labels, its error and its button in it; a card typed there goes back to the portal`, async () => {
+  Deno.test(`portal in ${language}, sandbox without Increase settings: the hosted card field is sent the portal's language and shows its labels (number, expiry, CVV), each refusal beside the field at fault and its button in it; a card typed there with its expiry goes back to the portal, its token reporting that expiry`, async () => {
     await withHttpFixture(async (f) => {
       const { email, linkPath } = await offeredPayee(f, "pat", { allowed_payment_method_ids: [4] });
       const browser = new PortalBrowser(f);
@@ -282,6 +300,8 @@ for (const [language, text] of HOSTED_FIELD_TEXTS) {
         assert.match(html, new RegExp(`<html lang="${language}">`));
         assert.match(html, new RegExp(`<title>${text.title}</title>`));
         assert.match(html, new RegExp(`<label for="pan">${text.cardNumber}</label>`));
+        assert.match(html, new RegExp(`<label for="exp">${text.expiry}</label>`));
+        assert.match(html, new RegExp(`<label for="cvv">${text.cvv}</label>`));
         assert.match(html, new RegExp(`<button type="submit">${text.save}</button>`));
         assert.match(html, new RegExp(`name="lang" value="${language}"`));
       };
@@ -291,17 +311,33 @@ for (const [language, text] of HOSTED_FIELD_TEXTS) {
         state: field.searchParams.get("state")!,
         lang: language,
       };
-      const refused = await browser.post("/sandbox/increase/card", {
-        ...form,
-        pan: "4111 1111 1111 1112",
-      });
-      assert.equal(refused.status, 422);
-      speaks(browser.lastHtml);
-      assert.ok(browser.lastHtml.includes(`<p class="error">${text.invalid}</p>`));
-      const typed = await browser.post("/sandbox/increase/card", {
-        ...form,
-        pan: "4000056655665556",
-      });
+      const card = { pan: "4000056655665556", exp: "07/31", cvv: "123" };
+      const refusals = [
+        [{ pan: "4111 1111 1111 1112" }, "pan", text.problems.pan],
+        [{ exp: "13/31" }, "exp", text.problems.exp],
+        [{ exp: "" }, "exp", text.problems.exp],
+        [{ exp: "12/20" }, "exp", text.problems.expired],
+        [{ cvv: "12" }, "cvv", text.problems.cvv],
+      ] as const;
+      for (const [typo, field, problem] of refusals) {
+        const refused = await browser.post("/sandbox/increase/card", {
+          ...form,
+          ...card,
+          ...typo,
+        });
+        assert.equal(refused.status, 422, JSON.stringify(typo));
+        speaks(browser.lastHtml);
+        assert.ok(
+          browser.lastHtml.includes(`<p class="error" id="card-problem">${problem}</p>`),
+          JSON.stringify(typo),
+        );
+        const marked = [...browser.lastHtml.matchAll(/<input id="(\w+)"[^>]*aria-invalid="true"/g)]
+          .map((m) => m[1]);
+        assert.deepEqual(marked, [field], JSON.stringify(typo));
+        // What was typed is never shown back.
+        assert.ok(!browser.lastHtml.includes("4111 1111 1111 1112"));
+      }
+      const typed = await browser.post("/sandbox/increase/card", { ...form, ...card });
       assert.equal(typed.status, 303);
       const back = new URL(typed.headers.get("Location")!);
       assert.equal(back.pathname, `${linkPath}/card/return`);
@@ -311,6 +347,10 @@ for (const [language, text] of HOSTED_FIELD_TEXTS) {
       assert.match(browser.lastHtml, new RegExp(`<html lang="${language}"`));
       assert.match(browser.lastHtml, /name="card_token_id" value="outbound_card_token_/);
       assert.match(browser.lastHtml, /name="card_last_four" value="5556"/);
+      const [kept] = (await f.deps.databases.test.readClient.execute(
+        "SELECT expiration_date FROM increase_simulator_cards",
+      )).rows;
+      assert.equal(kept.expiration_date, "2031-07-31");
     }, { SANDBOX_INBOX: "1" });
   });
 }

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { lineTieOut } from "../lib/ledger/reports.ts";
 import { IncreaseClient } from "../lib/instant/client.ts";
 import {
+  checkTypedCard,
   increaseSimulator,
   SIMULATOR_SETTINGS,
   tokenizeSandboxCard,
@@ -203,9 +204,13 @@ Deno.test("sandbox: a submission repeated after a crash (the simulator answered,
   });
 });
 
-Deno.test("simulator: a card token typed at the hosted field reads as Increase's Card Token object (the test card it behaves as); an unknown token is 404", async () => {
+Deno.test("simulator: a card token typed at the hosted field reads as Increase's Card Token object (the test card it behaves as, with the expiry typed: the last day of its month); an unknown token is 404", async () => {
   await withSandbox(async (m) => {
-    const typed = await tokenizeSandboxCard(m.database, "4000 0566 5566 5556", m.now());
+    const typed = await tokenizeSandboxCard(
+      m.database,
+      { pan: "4000 0566 5566 5556", expiry: "07/31", cvv: "123" },
+      m.now(),
+    );
     assert.ok(typed.ok);
     const client = new IncreaseClient(
       SIMULATOR_SETTINGS,
@@ -218,7 +223,7 @@ Deno.test("simulator: a card token typed at the hosted field reads as Increase's
       value: {
         id: typed.tokenId,
         created_at: new Date(m.now()).toISOString(),
-        expiration_date: "2030-12-31",
+        expiration_date: "2031-07-31",
         last4: "5556",
         length: 16,
         prefix: "40000566",
@@ -299,13 +304,42 @@ Deno.test("sandbox: routing number 091000019 is not reachable by the simulator's
 
 Deno.test("simulator's hosted card field: a card that is not a sandbox test card is paid as 4000056655665556, and its number is not kept; a number failing Luhn is refused", async () => {
   await withSandbox(async (m) => {
-    const typed = await tokenizeSandboxCard(m.database, "4111 1111 1111 1111", m.now());
+    const card = (pan: string) => ({ pan, expiry: "12/30", cvv: "123" });
+    const typed = await tokenizeSandboxCard(m.database, card("4111 1111 1111 1111"), m.now());
     assert.ok(typed.ok);
     assert.equal(typed.lastFour, "1111");
     assert.deepEqual(await rows(m, "SELECT card_number FROM increase_simulator_cards"), [
       { card_number: sandboxTestDetails.cardSucceeds },
     ]);
-    const refused = await tokenizeSandboxCard(m.database, "4111 1111 1111 1112", m.now());
+    const refused = await tokenizeSandboxCard(m.database, card("4111 1111 1111 1112"), m.now());
     assert.deepEqual(refused.ok ? null : refused.code, "card_number_invalid");
   });
+});
+
+Deno.test("simulator's hosted card field checks the card as Increase's vault takes it: the number's check digit, an expiry MM/YY (or MM/YYYY) good through the last day of its month, a CVV of 3 or 4 digits; each refusal names its field", () => {
+  const now = Date.UTC(2026, 0, 31, 23, 0); // the last day of January 2026
+  const pan = "4000 0566 5566 5556";
+  const table: [string, string, string, string | null][] = [
+    [pan, "01/26", "123", "2026-01-31"], // this month: at the limit
+    [pan, "1/2026", "1234", "2026-01-31"],
+    [pan, "12 / 30", " 123 ", "2030-12-31"],
+    [pan, "02/28", "123", "2028-02-29"],
+    [pan, "12/25", "123", "card_expired exp"], // one month past
+    [pan, "13/30", "123", "card_expiry_invalid exp"],
+    [pan, "00/30", "123", "card_expiry_invalid exp"],
+    [pan, "1230", "123", "card_expiry_invalid exp"],
+    [pan, "", "123", "card_expiry_invalid exp"],
+    [pan, "12/30", "12", "card_cvv_invalid cvv"],
+    [pan, "12/30", "12345", "card_cvv_invalid cvv"],
+    [pan, "12/30", "", "card_cvv_invalid cvv"],
+    ["4000 0566 5566 5557", "12/30", "123", "card_number_invalid pan"],
+  ];
+  for (const [typedPan, expiry, cvv, expected] of table) {
+    const checked = checkTypedCard({ pan: typedPan, expiry, cvv }, now);
+    assert.equal(
+      checked.ok ? checked.expirationDate : `${checked.code} ${checked.field}`,
+      expected,
+      `${expiry} ${cvv}`,
+    );
+  }
 });

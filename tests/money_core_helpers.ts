@@ -73,7 +73,11 @@ export async function sandboxCardFor(
   cardNumber: string = sandboxTestDetails.cardSucceeds,
   now: number = START,
 ): Promise<Record<string, string>> {
-  const tokenized = await tokenizeSandboxCard(database, cardNumber, now);
+  const tokenized = await tokenizeSandboxCard(
+    database,
+    { pan: cardNumber, expiry: "12/30", cvv: "123" },
+    now,
+  );
   if (!tokenized.ok) throw new Error(tokenized.message);
   return {
     card_token_id: tokenized.tokenId,

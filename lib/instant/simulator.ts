@@ -15,9 +15,11 @@
  * | any other              | validated, and every transfer completes 5 s later on the sandbox |
  * |                        | clock, with a signed `*.updated` event sent to the webhook       |
  *
- * Its hosted card field plays the tokenization provider's page: a developer types a test card
- * there, the vault keeps which test card it behaves as (never the number typed) and hands the
- * portal back only a token and the last four.
+ * Its hosted card field plays the tokenization provider's page: a developer types a test card,
+ * its expiry and CVV there, as Increase's vault takes them (`primary_account_number`,
+ * `expiration_month`, `expiration_year`, `card_verification_value2`); the vault keeps which test
+ * card it behaves as and its expiry (never the number typed, never the CVV) and hands the portal
+ * back only a token, whose Card Token reports that expiry.
  */
 import type { Database } from "../../db/client.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -33,6 +35,7 @@ import {
   insertIdempotentCreation,
   insertSimulatedCard,
   insertSimulatedObject,
+  type SimulatedCard,
   simulatedCard,
   type SimulatedObject,
   updateSimulatedObject,
@@ -66,11 +69,8 @@ export const SIMULATED_SETTLE_MS = 5_000;
 /** The simulator's job: a transfer's status moves and its event is sent. */
 export const INCREASE_SIMULATOR_JOBS = { settle: "increase_simulator.settle" } as const;
 
-/**
- * When the simulator's test cards expire: its hosted field takes only the number, so every card
- * token reports this date.
- */
-const SIMULATED_CARD_EXPIRATION = "2030-12-31";
+/** When the test payees' cards (known to the vault without being typed) expire. */
+const TEST_PAYEE_CARD_EXPIRATION = "2030-12-31";
 
 /** The test payees' cards, known to the vault without being typed. */
 const TEST_PAYEE_CARDS: Readonly<Record<string, string>> = {
@@ -87,9 +87,11 @@ async function cardOf(
   database: Database,
   tokenId: string,
   at: number,
-): Promise<{ readonly cardNumber: string; readonly createdAt: number } | null> {
+): Promise<SimulatedCard | null> {
   const testPayeeCard = TEST_PAYEE_CARDS[tokenId];
-  if (testPayeeCard) return { cardNumber: testPayeeCard, createdAt: at };
+  if (testPayeeCard) {
+    return { cardNumber: testPayeeCard, expirationDate: TEST_PAYEE_CARD_EXPIRATION, createdAt: at };
+  }
   return await simulatedCard(database.readClient, tokenId);
 }
 
@@ -293,7 +295,7 @@ export function increaseSimulator(
       return Response.json({
         id,
         created_at: new Date(card.createdAt).toISOString(),
-        expiration_date: SIMULATED_CARD_EXPIRATION,
+        expiration_date: card.expirationDate,
         last4: cardNumber.slice(-4),
         length: cardNumber.length,
         prefix: cardNumber.slice(0, 8),
@@ -373,30 +375,98 @@ export async function settleSimulatedTransfer(
   };
 }
 
-/** The hosted card field's refusal: not a card number. */
-export type HostedCardRefusal = "card_number_invalid";
+/**
+ * The hosted card field's refusals, each naming its field: a number failing its check digit, an
+ * expiry that is not a month (MM/YY), a card expired before this month, a CVV not of 3 or 4
+ * digits (Increase's vault: `card_verification_value2` "must be 3 or 4 digits").
+ */
+export type HostedCardRefusal =
+  | "card_number_invalid"
+  | "card_expiry_invalid"
+  | "card_expired"
+  | "card_cvv_invalid";
+
+/** What a payee types at the hosted card field. */
+export interface TypedCard {
+  readonly pan: string;
+  /** MM/YY or MM/YYYY, as printed on the card. */
+  readonly expiry: string;
+  readonly cvv: string;
+}
+
+/** A refusal of the hosted card field: its code, the field at fault and why. */
+export interface HostedCardProblem {
+  readonly code: HostedCardRefusal;
+  readonly field: "pan" | "exp" | "cvv";
+  readonly message: string;
+}
 
 /**
- * The hosted card field's submission: a card number (spaces and dashes allowed) is tokenized and
- * its token returned with the last four; the portal receives only those. The vault keeps the
- * magic test card it is, or the succeeding one for any other card, never a typed number.
+ * The typed card checked as the vault checks it, pure: its digits, and the last day of its expiry
+ * month (Increase's `expiration_date`), or the first problem in the order of the fields.
  */
-export async function tokenizeSandboxCard(
-  database: Database,
-  typed: string,
+export function checkTypedCard(
+  typed: TypedCard,
   now: number,
-): Promise<
-  | { ok: true; tokenId: string; lastFour: string }
-  | { ok: false; code: HostedCardRefusal; message: string }
-> {
-  const cardNumber = typed.replace(/[\s-]/g, "");
+): { ok: true; cardNumber: string; expirationDate: string } | ({ ok: false } & HostedCardProblem) {
+  const cardNumber = typed.pan.replace(/[\s-]/g, "");
   if (!passesLuhn(cardNumber)) {
     return {
       ok: false,
       code: "card_number_invalid",
+      field: "pan",
       message: "the typed card number fails its check digit (Luhn)",
     };
   }
+  const expiry = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(typed.expiry.trim());
+  const month = expiry ? Number(expiry[1]) : 0;
+  if (!expiry || month < 1 || month > 12) {
+    return {
+      ok: false,
+      code: "card_expiry_invalid",
+      field: "exp",
+      message: `the expiry must be a month as MM/YY, got ${JSON.stringify(typed.expiry)}`,
+    };
+  }
+  const year = expiry[2].length === 2 ? 2000 + Number(expiry[2]) : Number(expiry[2]);
+  // A card is good through the last day of its expiry month.
+  const lastDay = Date.UTC(year, month, 0);
+  if (lastDay < Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1)) {
+    return {
+      ok: false,
+      code: "card_expired",
+      field: "exp",
+      message: `the card expired at the end of ${String(month).padStart(2, "0")}/${year}`,
+    };
+  }
+  if (!/^\d{3,4}$/.test(typed.cvv.trim())) {
+    return {
+      ok: false,
+      code: "card_cvv_invalid",
+      field: "cvv",
+      message: "the CVV must be the 3 or 4 digits printed on the card",
+    };
+  }
+  return { ok: true, cardNumber, expirationDate: new Date(lastDay).toISOString().slice(0, 10) };
+}
+
+/**
+ * The hosted card field's submission: a card checked (`checkTypedCard`) is tokenized and its
+ * token returned with the last four; the portal receives only those. The vault keeps the magic
+ * test card it is, or the succeeding one for any other card, and its expiry; never a typed number,
+ * never the CVV.
+ */
+export async function tokenizeSandboxCard(
+  database: Database,
+  typed: TypedCard,
+  now: number,
+): Promise<
+  | { ok: true; tokenId: string; lastFour: string }
+  | ({ ok: false } & HostedCardProblem)
+> {
+  const checked = checkTypedCard(typed, now);
+  if (!checked.ok) return checked;
+  const { cardNumber, expirationDate } = checked;
   const tokenId = newObjectId("outbound_card_token");
   const magic: readonly string[] = [
     sandboxTestDetails.cardDeclined,
@@ -404,7 +474,7 @@ export async function tokenizeSandboxCard(
   ];
   const testCard = magic.includes(cardNumber) ? cardNumber : sandboxTestDetails.cardSucceeds;
   await database.writer.write((tx) =>
-    insertSimulatedCard(tx, { tokenId, cardNumber: testCard }, now)
+    insertSimulatedCard(tx, { tokenId, cardNumber: testCard, expirationDate }, now)
   );
   return { ok: true, tokenId, lastFour: cardNumber.slice(-4) };
 }

@@ -16,27 +16,39 @@ export interface SimulatedObject {
 
 export async function insertSimulatedCard(
   tx: WriteTx,
-  card: { tokenId: string; cardNumber: string },
+  card: { tokenId: string; cardNumber: string; expirationDate: string },
   now: number,
 ): Promise<void> {
   await tx.execute({
-    sql: `INSERT INTO increase_simulator_cards (token_id, card_number, created_at)
-          VALUES (?, ?, ?)`,
-    args: [card.tokenId, card.cardNumber, now],
+    sql: `INSERT INTO increase_simulator_cards (token_id, card_number, expiration_date, created_at)
+          VALUES (?, ?, ?, ?)`,
+    args: [card.tokenId, card.cardNumber, card.expirationDate, now],
   });
 }
 
-/** The card number a token stands for and when it was made, or null when the vault has no such token. */
+/** A card the vault keeps: the test card it behaves as, its expiry and when it was made. */
+export interface SimulatedCard {
+  readonly cardNumber: string;
+  readonly expirationDate: string;
+  readonly createdAt: number;
+}
+
+/** The card a token stands for, or null when the vault has no such token. */
 export async function simulatedCard(
   reader: SqlReader,
   tokenId: string,
-): Promise<{ readonly cardNumber: string; readonly createdAt: number } | null> {
+): Promise<SimulatedCard | null> {
   const { rows } = await reader.execute({
-    sql: "SELECT card_number, created_at FROM increase_simulator_cards WHERE token_id = ?",
+    sql: `SELECT card_number, expiration_date, created_at FROM increase_simulator_cards
+          WHERE token_id = ?`,
     args: [tokenId],
   });
   return rows[0]
-    ? { cardNumber: String(rows[0].card_number), createdAt: Number(rows[0].created_at) }
+    ? {
+      cardNumber: String(rows[0].card_number),
+      expirationDate: String(rows[0].expiration_date),
+      createdAt: Number(rows[0].created_at),
+    }
     : null;
 }
 

@@ -313,10 +313,17 @@ const english = {
     intro:
       "The Increase simulator's hosted card field: type a sandbox test card. The payment portal gets back only a token and the last four digits.",
     cardNumber: "Card number",
+    expiry: "Expiry (MM/YY)",
+    cvv: "Security code (CVV)",
     save: "Save card",
     problems: {
       card_number_invalid:
         "This card number is not valid: check the digits on the front of your card.",
+      card_expiry_invalid:
+        "This expiry is not valid: type the month and year printed on your card, as MM/YY.",
+      card_expired: "This card has expired: use a card whose expiry has not passed.",
+      card_cvv_invalid:
+        "This security code is not valid: type the 3 or 4 digits printed on your card.",
     },
   },
   virtualCard: {
@@ -668,10 +675,17 @@ const spanish: PortalText = {
     intro:
       "El campo de tarjeta alojado del simulador de Increase: escriba una tarjeta de prueba del sandbox. El portal de pagos recibe solo un token y los últimos cuatro dígitos.",
     cardNumber: "Número de tarjeta",
+    expiry: "Vencimiento (MM/AA)",
+    cvv: "Código de seguridad (CVV)",
     save: "Guardar tarjeta",
     problems: {
       card_number_invalid:
         "Este número de tarjeta no es válido: revise los dígitos del frente de su tarjeta.",
+      card_expiry_invalid:
+        "Este vencimiento no es válido: escriba el mes y el año impresos en su tarjeta, como MM/AA.",
+      card_expired: "Esta tarjeta está vencida: use una tarjeta cuyo vencimiento no haya pasado.",
+      card_cvv_invalid:
+        "Este código de seguridad no es válido: escriba los 3 o 4 dígitos impresos en su tarjeta.",
     },
   },
   virtualCard: {

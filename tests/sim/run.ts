@@ -391,7 +391,11 @@ export class Sim {
           // Typed at the Increase simulator's hosted card field: the portal gets its token.
           const card = this.prng.pick(INSTANT_CARDS);
           d.push(this.#name(payout), "instant", card);
-          const typed = await tokenizeSandboxCard(w.test, card, realNow);
+          const typed = await tokenizeSandboxCard(
+            w.test,
+            { pan: card, expiry: "12/30", cvv: "123" },
+            realNow,
+          );
           if (!typed.ok) return `card refused ${typed.code}`;
           return await this.#choose(payout, "instant_deposit", {
             card_token_id: typed.tokenId,

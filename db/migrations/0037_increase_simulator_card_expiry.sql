@@ -1,0 +1,1 @@
+ALTER TABLE `increase_simulator_cards` ADD `expiration_date` text DEFAULT '2030-12-31' NOT NULL;
