@@ -32,10 +32,12 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
     problem: HostedCardProblem | null,
   ) => {
     const t = portalText(back.language).hostedCard;
-    const wrong = (field: HostedCardProblem["field"]) =>
-      problem?.field === field
-        ? { "aria-invalid": "true", "aria-describedby": "card-problem" }
-        : {};
+    // The vault's fields in their order, each with the browser's autofill name.
+    const fields: readonly [HostedCardProblem["field"], string, string][] = [
+      ["pan", t.cardNumber, "cc-number"],
+      ["exp", t.expiry, "cc-exp"],
+      ["cvv", t.cvv, "cc-csc"],
+    ];
     return (
       <html lang={back.language}>
         <head>
@@ -52,30 +54,20 @@ export function sandboxIncreaseRoutes(deps: AppDeps): Hono<AppEnv> {
               <input type="hidden" name="return_url" value={back.returnUrl} />
               <input type="hidden" name="state" value={back.state} />
               <input type="hidden" name="lang" value={back.language} />
-              <label for="pan">{t.cardNumber}</label>
-              <input
-                id="pan"
-                name="pan"
-                inputmode="numeric"
-                autocomplete="cc-number"
-                {...wrong("pan")}
-              />
-              <label for="exp">{t.expiry}</label>
-              <input
-                id="exp"
-                name="exp"
-                inputmode="numeric"
-                autocomplete="cc-exp"
-                {...wrong("exp")}
-              />
-              <label for="cvv">{t.cvv}</label>
-              <input
-                id="cvv"
-                name="cvv"
-                inputmode="numeric"
-                autocomplete="cc-csc"
-                {...wrong("cvv")}
-              />
+              {fields.map(([field, label, autocomplete]) => (
+                <>
+                  <label for={field}>{label}</label>
+                  <input
+                    id={field}
+                    name={field}
+                    inputmode="numeric"
+                    autocomplete={autocomplete}
+                    {...(problem?.field === field
+                      ? { "aria-invalid": "true", "aria-describedby": "card-problem" }
+                      : {})}
+                  />
+                </>
+              ))}
               <button type="submit">{t.save}</button>
             </form>
           </main>

@@ -52,6 +52,29 @@ async function payoutOf(m: MoneyFixture, email: string, amountCents: number): Pr
   return created.value.payouts[0].id;
 }
 
+/** The events of a payout paid at its first choice. */
+const PAID_EVENTS = ["created", "offered", "selected", "processing", "completed"];
+
+/** A payout PayPal failed, with `reason`: failed, then offered again under today's rules. */
+async function failedAndOfferedAgain(
+  m: MoneyFixture,
+  payoutId: string,
+  reason: string,
+): Promise<void> {
+  assert.deepEqual(await statusOf(m, payoutId), {
+    status: "modality_offered",
+    failure_reason: reason,
+  });
+  assert.deepEqual(await m.events(payoutId), [
+    "created",
+    "offered",
+    "selected",
+    "processing",
+    "failed",
+    "offered",
+  ]);
+}
+
 /** Each payee chooses PayPal at an e-mail or Venmo at a phone, as the portal keeps it. */
 async function chooseReceivers(
   m: MoneyFixture,
@@ -166,13 +189,7 @@ Deno.test("success+venmo without PayPal settings: queued, sent in the PayPal bat
         { to_status: "completed", at: START + 6 * 60_000 },
       ],
     );
-    assert.deepEqual(await m.events(payoutId), [
-      "created",
-      "offered",
-      "selected",
-      "processing",
-      "completed",
-    ]);
+    assert.deepEqual(await m.events(payoutId), PAID_EVENTS);
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });
@@ -196,18 +213,7 @@ Deno.test("fail+paypal and fail+venmo: the sandbox's PayPal fails the item RECEI
     );
     await m.advance(60);
     for (const payoutId of [paypal, venmo]) {
-      assert.deepEqual(await statusOf(m, payoutId), {
-        status: "modality_offered",
-        failure_reason: "RECEIVER_UNREGISTERED",
-      });
-      assert.deepEqual(await m.events(payoutId), [
-        "created",
-        "offered",
-        "selected",
-        "processing",
-        "failed",
-        "offered",
-      ]);
+      await failedAndOfferedAgain(m, payoutId, "RECEIVER_UNREGISTERED");
     }
     assert.deepEqual(
       await rows(m, "SELECT status, return_code FROM rail_batch_entries ORDER BY rowid"),
@@ -699,13 +705,7 @@ Deno.test("sandbox's PayPal, held@: the item is ONHOLD (webhooks PAYOUTS-ITEM.HE
       reserved: before.reserved - 1_000,
       in_transit: before.in_transit,
     });
-    assert.deepEqual(await m.events(payoutId), [
-      "created",
-      "offered",
-      "selected",
-      "processing",
-      "completed",
-    ]);
+    assert.deepEqual(await m.events(payoutId), PAID_EVENTS);
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });
@@ -723,22 +723,11 @@ Deno.test("sandbox's PayPal, blocked@: BLOCKED is final: the webhook PAYOUTS-ITE
       { event_type: "PAYMENT.PAYOUTS-ITEM.BLOCKED", resource_id: `${batch.id}-1`, processed: 1 },
       { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
     ]);
-    assert.deepEqual(await statusOf(m, payoutId), {
-      status: "modality_offered",
-      failure_reason: "blocked",
-    });
+    await failedAndOfferedAgain(m, payoutId, "blocked");
     assert.deepEqual(await rows(m, "SELECT status, return_code FROM rail_batch_entries"), [
       { status: "failed", return_code: "BLOCKED" },
     ]);
     assert.deepEqual(await held(m), before);
-    assert.deepEqual(await m.events(payoutId), [
-      "created",
-      "offered",
-      "selected",
-      "processing",
-      "failed",
-      "offered",
-    ]);
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });
@@ -775,18 +764,7 @@ for (const by of ["webhook", "poll"] as const) {
           { event_type: "PAYMENT.PAYOUTSBATCH.DENIED", resource_id: batch.id, processed: 1 },
         ]);
         for (const payoutId of ids) {
-          assert.deepEqual(await statusOf(m, payoutId), {
-            status: "modality_offered",
-            failure_reason: "paypal_batch_denied",
-          });
-          assert.deepEqual(await m.events(payoutId), [
-            "created",
-            "offered",
-            "selected",
-            "processing",
-            "failed",
-            "offered",
-          ]);
+          await failedAndOfferedAgain(m, payoutId, "paypal_batch_denied");
         }
         assert.deepEqual(
           await rows(m, "SELECT status, return_code FROM rail_batch_entries ORDER BY rowid"),
