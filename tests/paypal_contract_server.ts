@@ -43,6 +43,8 @@ export class PaypalContractServer implements PayoutsBook {
   /** Batches by PayPal's id, each with its sender_batch_id and item ids. */
   readonly batches = new Map<string, { senderBatchId: string; itemIds: string[] }>();
   readonly items = new Map<string, ContractItem>();
+  /** Batch statuses a test set (DENIED); any other batch reads PROCESSING or SUCCESS. */
+  readonly batchStatuses = new Map<string, string>();
   tokensIssued = 0;
   /** Runs right after a batch was taken (a test's crash of the caller). */
   afterTake: (() => void) | null = null;
@@ -206,6 +208,7 @@ export class PaypalContractServer implements PayoutsBook {
         ? {
           senderBatchId: batch.senderBatchId,
           items: batch.itemIds.map((id) => this.items.get(id)!),
+          batchStatus: this.batchStatuses.get(payoutBatchId),
         }
         : null,
     );

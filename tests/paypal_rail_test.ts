@@ -424,6 +424,35 @@ Deno.test("the process stops after PayPal took the batch, before the answer was 
   });
 });
 
+Deno.test("an item webhook of an item PayPal reports FAILED with no error of its own reads the item's batch: a denied batch fails the payout paypal_batch_denied (return code DENIED), offered again", async () => {
+  await withPaypal(async ({ m, server }) => {
+    await m.fund(1_000_000);
+    const payoutId = await choosePaypal(m, "paypal", 1_500);
+    const item = server.setItemState(await referenceOf(m, payoutId), "FAILED");
+    server.batchStatuses.set(item.payout_batch_id, "DENIED");
+    await m.database.writer.write((tx) =>
+      recordVerifiedNotice(tx, {
+        id: "WH-ITEM-FAILED-1",
+        companyId: m.companyId,
+        eventType: "PAYMENT.PAYOUTS-ITEM.FAILED",
+        resourceId: item.payout_item_id,
+      }, m.now())
+    );
+    await m.settle();
+    assert.deepEqual(await statusOf(m, payoutId), {
+      status: "modality_offered",
+      failure_reason: "paypal_batch_denied",
+    });
+    assert.deepEqual(await rows(m, "SELECT status, return_code FROM rail_batch_entries"), [
+      { status: "failed", return_code: "DENIED" },
+    ]);
+    assert.deepEqual(server.requests.filter((r) => r.startsWith("GET ")), [
+      `GET /v1/payments/payouts-item/${item.payout_item_id}`,
+      `GET /v1/payments/payouts/${item.payout_batch_id}`,
+    ]);
+  });
+});
+
 Deno.test("a batch notice (PAYMENT.PAYOUTSBATCH.*) reads every item of the batch from PayPal and acts on each", async () => {
   await withPaypal(async ({ m, server }) => {
     await m.fund(1_000_000);
