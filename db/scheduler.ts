@@ -107,6 +107,17 @@ export async function yieldToEventLoop(): Promise<void> {
   }
 }
 
+/**
+ * While the API answers requests, a sweep's batch of jobs is followed by a rest this many times as
+ * long as the batch took, so that background work (each create's offer above all) takes about a
+ * fifth of the service's thread and the creates the rest: the offers trail the creates under load
+ * and catch up once the API quiets.
+ */
+export const JOBS_BUSY_REST_FACTOR = 4;
+
+/** The longest rest after a batch under API traffic: background work always goes on. */
+export const JOBS_BUSY_REST_MS_MAX = 100;
+
 /** Expired rows are looked for at most this often (the first sweep looks at once). */
 export const PURGE_INTERVAL_MS = 60_000;
 
@@ -119,6 +130,11 @@ export interface JobRunOptions {
   readonly metrics?: Metrics;
   /** The node whose runs hold the claims (its DATA_DIR's node id); none by default. */
   readonly leaseHolder?: string;
+  /**
+   * True while the API answers requests: each batch is then followed by a rest of
+   * JOBS_BUSY_REST_FACTOR times its length (at most JOBS_BUSY_REST_MS_MAX). Never, by default.
+   */
+  readonly apiBusy?: () => boolean;
 }
 
 /** What a run needs to know about the run that found the job. */
@@ -171,11 +187,20 @@ export async function runDueJobs(
       run.clock.now(),
     );
     if (jobs.length === 0) return ran;
+    const started = performance.now();
     // Settled, not raced: a sweep must not end while jobs of its batch still run.
     const outcomes = await Promise.allSettled(jobs.map((job) => runJob(run, job)));
     for (const outcome of outcomes) {
       if (outcome.status === "rejected") throw outcome.reason;
       if (outcome.value) ran++;
+    }
+    if (options.apiBusy?.()) {
+      const restMs = Math.min(
+        JOBS_BUSY_REST_FACTOR * (performance.now() - started),
+        JOBS_BUSY_REST_MS_MAX,
+      );
+      await new Promise((resolve) => setTimeout(resolve, restMs));
+      heldSince = performance.now();
     }
   }
 }
@@ -391,6 +416,8 @@ export class Scheduler {
   #loop: WorkerLoop | null = null;
   #sweeping: Promise<void> | null = null;
   #purgedAt = -Infinity;
+  /** A sweep's jobs rest between batches while the API answers requests. */
+  readonly #apiBusy = () => this.options.metrics?.apiBusy ?? false;
 
   constructor(
     private readonly databases: Readonly<Record<Environment, Database>>,
@@ -458,6 +485,7 @@ export class Scheduler {
             clock: this.clock,
             metrics: this.options.metrics,
             leaseHolder: this.options.leaseHolder,
+            apiBusy: this.#apiBusy,
           });
         }
       }

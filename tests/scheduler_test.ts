@@ -4,6 +4,8 @@ import { purgeExpiredRows } from "../db/retention.ts";
 import {
   advanceSandboxClock,
   externalJob,
+  JOBS_BUSY_REST_FACTOR,
+  JOBS_BUSY_REST_MS_MAX,
   JOBS_PER_BATCH_MAX,
   runDueJobs,
   Scheduler,
@@ -187,6 +189,51 @@ Deno.test("a sweep runs due jobs in batches: due order, shared commits, a failur
       "SELECT count(*) AS n FROM scheduled_jobs WHERE done_at IS NULL",
     );
     assert.equal(pending.rows[0].n, 0);
+    await database.close();
+  });
+});
+
+Deno.test("while the API is busy a sweep rests between its batches, JOBS_BUSY_REST_FACTOR times each batch's length at most JOBS_BUSY_REST_MS_MAX; once it quiets the rest run at once, every job run", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      for (let i = 0; i < 32; i++) {
+        await scheduleJob(
+          tx,
+          { companyId: "co_1", kind: "offer", subjectId: `j${i}`, dueAt: NOW + i },
+          NOW,
+        );
+      }
+    });
+    const metrics = new Metrics();
+    metrics.requestStarted(); // a request being answered: the API is busy
+    /** When each job began and ended (performance.now()), in run order. */
+    const runs: { id: string; start: number; end: number }[] = [];
+    const handlers = {
+      offer: (_tx: WriteTx, job: DueJob) => {
+        const start = performance.now();
+        while (performance.now() - start < 3); // a job's work on the service's thread
+        runs.push({ id: job.subjectId, start, end: performance.now() });
+        // The API quiets during the third batch.
+        if (job.subjectId === "j16") metrics.requestFinished();
+        return Promise.resolve();
+      },
+    };
+    const ran = await runDueJobs(database, "co_1", NOW + 1000, handlers, {
+      perBatch: 8,
+      apiBusy: () => metrics.apiBusy,
+    });
+    assert.equal(ran, 32, "every job ran");
+    const batches = [0, 8, 16, 24].map((at) => runs.slice(at, at + 8));
+    const length = (batch: typeof runs) => batch.at(-1)!.end - batch[0].start;
+    const gap = (i: number) => batches[i + 1][0].start - batches[i].at(-1)!.end;
+    for (const i of [0, 1]) {
+      const rest = Math.min(JOBS_BUSY_REST_FACTOR * length(batches[i]), JOBS_BUSY_REST_MS_MAX);
+      assert.ok(gap(i) >= rest * 0.9, `busy: ${gap(i)} ms after a batch of ${length(batches[i])}`);
+      assert.ok(gap(i) < JOBS_BUSY_REST_MS_MAX + 200, `busy rest bounded: ${gap(i)} ms`);
+    }
+    // Quiet (its last request answered more than 10 ms before): no rest after the third batch.
+    assert.ok(gap(2) < 3 * length(batches[2]), `quiet: ${gap(2)} ms after ${length(batches[2])}`);
     await database.close();
   });
 });
