@@ -228,6 +228,16 @@ Deno.test("failure reasons read as words with the rail's code, never an internal
       "PayPal failed: no PayPal account has the payee's e-mail or phone (RECEIVER_UNREGISTERED)",
     ],
     [
+      "blocked",
+      6,
+      "Venmo blocked: PayPal blocked the payment to the payee's Venmo account (blocked)",
+    ],
+    [
+      "paypal_batch_denied",
+      7,
+      "PayPal not paid: PayPal denied the whole batch it was sent in (paypal_batch_denied)",
+    ],
+    [
       "returned_undeliverable",
       2,
       "Check returned: undeliverable at the payee's address (returned_undeliverable)",

@@ -58,6 +58,8 @@ export function failureInWords(code: string, methodId: number | null): string {
     bank_not_reachable: `${title} not sent: the payee's bank cannot receive instant payments`,
     rtp_rejected: `${title} rejected by the payee's bank or the instant payment network`,
     RECEIVER_UNREGISTERED: `${title} failed: no ${method} account has the payee's e-mail or phone`,
+    blocked: `${title} blocked: PayPal blocked the payment to the payee's ${method} account`,
+    paypal_batch_denied: `${title} not paid: PayPal denied the whole batch it was sent in`,
     returned_undeliverable: `${title} returned: undeliverable at the payee's address`,
     address_not_mailable: `${title} not mailed: the mail provider refused the payee's address`,
     rail_unavailable: `${title} not sent: the payment network was unavailable`,
