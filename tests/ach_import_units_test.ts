@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import type { WriteUnit } from "../db/writer.ts";
-import { type AchImportReport, importAchFile } from "../lib/ach/imports.ts";
+import {
+  type AchImportReport,
+  importAchFile,
+  importAchFileInUnit,
+  previewAchImport,
+} from "../lib/ach/imports.ts";
 import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
 import type { ReturnToWrite } from "../lib/ach/nacha.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
@@ -346,6 +351,55 @@ Deno.test("the same file imported twice at once applies each entry once", async 
     assert.deepEqual(
       await f.rows("SELECT file_name, applied_count, progress FROM ach_imports"),
       [{ file_name: "RETURNS.txt", applied_count: 45, progress: null }],
+    );
+    assert.deepEqual(await verifyLedger(f.database.readClient), []);
+  });
+});
+
+Deno.test("an import stopped midway: a preview shows only what is left, and an approval's unit completes it", async () => {
+  await withImports(async (f) => {
+    const credits: SentCredit[] = [];
+    for (let n = 0; n < ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 5; n++) {
+      credits.push(await f.credit({ amountCents: 4_000 + n }));
+    }
+    const request = {
+      content: new TextEncoder().encode(
+        returnFile(credits.map((credit) => returnOf(credit, "R03"))),
+      ),
+      fileName: "RETURNS.txt",
+      source: "cli" as const,
+      importedBy: "op_admin",
+    };
+    // Stopped after its claim and its first unit.
+    const stop = stoppingAfter(f, 2);
+    await assert.rejects(() => importAchFile(f.deps, request, NOW), /the process stopped/);
+    stop.restart();
+    const left = credits.slice(ACH_IMPORT_ENTRIES_PER_UNIT_MAX).map((credit) => credit.payoutId);
+
+    const before = await f.snapshot();
+    const preview = await previewAchImport(f.deps, request, NOW);
+    assert.ok(preview.ok);
+    assert.deepEqual(
+      [preview.value.duplicate, preview.value.applied, [...preview.value.payouts].sort()],
+      [false, left.length, [...left].sort()],
+    );
+    assert.deepEqual(await f.snapshot(), before, "the preview wrote nothing");
+
+    const approved = await f.database.writer.write((tx) =>
+      importAchFileInUnit(tx, f.deps, { ...request, source: "console" }, NOW)
+    );
+    assert.ok(approved.ok);
+    assert.deepEqual([approved.value.duplicate, approved.value.applied], [false, credits.length]);
+    assert.deepEqual(
+      await f.rows("SELECT source, applied_count, progress FROM ach_imports"),
+      [{ source: "cli", applied_count: credits.length, progress: null }],
+    );
+    assert.deepEqual(
+      await f.rows(
+        `SELECT count(*) AS n, count(DISTINCT payout_id) AS payouts FROM payout_transitions
+          WHERE from_status = 'funds_sent' AND to_status = 'failed'`,
+      ),
+      [{ n: credits.length, payouts: credits.length }],
     );
     assert.deepEqual(await verifyLedger(f.database.readClient), []);
   });

@@ -24,6 +24,7 @@ import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { WriteUnit } from "../db/writer.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
+import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
 import { addFunds } from "../lib/funding/store.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -362,6 +363,66 @@ Deno.test("after hours down, one poll imports everything waiting and the next is
       assert.deepEqual((await pollJobs()).filter((job) => job.pending === 1), [
         { due_at: nextSlot + 15 * 60_000, pending: 1 },
       ]);
+    }, "live");
+  });
+});
+
+Deno.test("a poll whose import fails between units leaves the file in the inbound directory; the next poll's import goes on where it stopped", async () => {
+  await withSshd(async (sshd) => {
+    await withImports(async (f) => {
+      // More than one unit's returns: the failure falls in the second unit.
+      const credits = [];
+      for (let n = 0; n < ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 5; n++) {
+        credits.push(await f.credit({ amountCents: 1_000 + n }));
+      }
+      const failing = credits[ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 2].payoutId;
+      await f.database.writer.write(async (tx) => {
+        await saveBankSettings(
+          tx,
+          testSecretBox,
+          COMPANY,
+          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
+          "op_admin",
+          NOW,
+        );
+        await ensureInboundPolling(tx, COMPANY, NOW);
+        await tx.execute(
+          `CREATE TRIGGER fail_one BEFORE UPDATE ON payouts WHEN OLD.id = '${failing}'
+             BEGIN SELECT RAISE(ABORT, 'the disk failed'); END`,
+        );
+      });
+      await Deno.writeTextFile(
+        `${sshd.inboundDir}/RET_20261124_A.txt`,
+        returnFile(credits.map((credit) => returnOf(credit, "R03"))),
+      );
+      const handlers = { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) };
+      const returned = () =>
+        f.rows("SELECT count(*) AS n FROM payouts WHERE failure_reason = 'R03'");
+
+      assert.equal(await quietly(() => runDueJobs(f.database, COMPANY, NOW, handlers)), 1);
+      assert.deepEqual(await returned(), [{ n: ACH_IMPORT_ENTRIES_PER_UNIT_MAX }]);
+      assert.deepEqual(await names(sshd.inboundDir), ["RET_20261124_A.txt"]);
+      assert.deepEqual(
+        await f.rows("SELECT applied_count, progress IS NULL AS complete FROM ach_imports"),
+        [{ applied_count: ACH_IMPORT_ENTRIES_PER_UNIT_MAX, complete: 0 }],
+      );
+
+      await f.database.writer.write((tx) => tx.execute("DROP TRIGGER fail_one"));
+      const nextSlot = NOW + 15 * 60_000;
+      assert.equal(await runDueJobs(f.database, COMPANY, nextSlot, handlers), 1);
+      assert.deepEqual(await returned(), [{ n: credits.length }]);
+      assert.deepEqual(
+        await f.rows(
+          `SELECT count(*) AS n FROM payout_transitions
+            WHERE from_status = 'funds_sent' AND to_status = 'failed'`,
+        ),
+        [{ n: credits.length }],
+      );
+      assert.deepEqual(
+        await f.rows("SELECT source, applied_count, progress FROM ach_imports"),
+        [{ source: "sftp", applied_count: credits.length, progress: null }],
+      );
+      assert.deepEqual(await names(`${sshd.inboundDir}/processed`), ["RET_20261124_A.txt"]);
     }, "live");
   });
 });

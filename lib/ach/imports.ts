@@ -554,6 +554,11 @@ export async function previewAchImport(
     const { rows: [mark] } = await tx.execute(
       "SELECT coalesce(max(id), 0) AS id FROM ledger_entries",
     );
+    // An import of the file stopped midway: what it applied is done, not what this one would do.
+    const { rows: [unfinished] } = await tx.execute({
+      sql: "SELECT applied_count FROM ach_imports WHERE sha256 = ? AND progress IS NOT NULL",
+      args: [sha256],
+    });
     const { report } = await applyImport(tx, deps, { request, file: parsed.value, sha256 }, now);
     const { rows } = await tx.execute({
       sql: `SELECT t.payout_id, t.funding_id, e.amount_cents FROM ledger_entries e
@@ -566,7 +571,7 @@ export async function previewAchImport(
       duplicate: report.duplicate,
       returns: report.returns,
       corrections: report.corrections,
-      applied: report.applied,
+      applied: report.applied - (unfinished ? Number(unfinished.applied_count) : 0),
       notApplied: report.notApplied,
       movedCents: rows.reduce((sum, row) => sum + Number(row.amount_cents), 0),
       payouts: [...new Set(rows.flatMap((row) => row.payout_id ? [String(row.payout_id)] : []))],
