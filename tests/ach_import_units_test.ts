@@ -14,9 +14,17 @@ import {
 } from "../lib/ach/imports.ts";
 import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
 import type { ReturnToWrite } from "../lib/ach/nacha.ts";
+import {
+  SANDBOX_RETURNED_ACCOUNT,
+  SANDBOX_RETURNS_JOB,
+  sandboxReturnsJob,
+} from "../lib/ach/sandbox_bank.ts";
+import { runDueJobs } from "../db/scheduler.ts";
+import { FakeClock } from "../lib/platform/clock.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import {
+  COMPANY,
   type ImportFixture,
   LINE,
   noticeOf,
@@ -24,6 +32,7 @@ import {
   ODFI,
   returnFile,
   returnOf,
+  scheduleFileJob,
   type SentCredit,
   type SentDebit,
   withImports,
@@ -402,5 +411,41 @@ Deno.test("an import stopped midway: a preview shows only what is left, and an a
       [{ n: credits.length, payouts: credits.length }],
     );
     assert.deepEqual(await verifyLedger(f.database.readClient), []);
+  });
+});
+
+Deno.test("a sandbox return file whose import outlasts a minute keeps its job's claim until it records, so a settlement still waits behind it", async () => {
+  await withImports(async (f) => {
+    for (let n = 0; n < 3 * ACH_IMPORT_ENTRIES_PER_UNIT_MAX; n++) {
+      await f.credit({ account: SANDBOX_RETURNED_ACCOUNT, amountCents: 1_000 + n });
+    }
+    await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
+    const clock = new FakeClock(NOW);
+    // Each write unit takes 40 s of real time (a loaded machine, rests under API traffic).
+    const writer = f.database.writer;
+    const write = writer.write.bind(writer);
+    const claimHeld: boolean[] = [];
+    writer.write = async <T>(unit: WriteUnit<T>): Promise<T> => {
+      const value = await write(unit);
+      clock.advance(40_000);
+      const [{ n }] = await f.rows(
+        `SELECT count(*) AS n FROM scheduled_jobs
+          WHERE kind = ? AND done_at IS NULL AND lease_until > ?`,
+        SANDBOX_RETURNS_JOB,
+        clock.now(),
+      );
+      claimHeld.push(Number(n) === 1);
+      return value;
+    };
+    const handlers = { [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(f.deps) };
+    assert.equal(await runDueJobs(f.database, COMPANY, NOW, handlers, { clock }), 1);
+    writer.write = write;
+    // Held from its claim through every unit of the import; done once its answer is recorded.
+    assert.ok(claimHeld.length > 3 * ACH_IMPORT_ENTRIES_PER_UNIT_MAX / 10);
+    assert.deepEqual(claimHeld, [...claimHeld.slice(0, -1).map(() => true), false]);
+    assert.deepEqual(
+      await f.rows("SELECT count(*) AS n FROM payouts WHERE failure_reason = 'R03'"),
+      [{ n: 3 * ACH_IMPORT_ENTRIES_PER_UNIT_MAX }],
+    );
   });
 });

@@ -17,6 +17,13 @@ export const ACH_IMPORT_BYTES_MAX = 10 * 1024 * 1024;
  */
 export const ACH_IMPORT_ENTRIES_PER_UNIT_MAX = 10;
 
+/**
+ * A job that writes or reads a return file and imports it holds its claim this long: the import
+ * applies the file a unit at a time, resting while the API answers requests (a large file takes
+ * minutes on a loaded machine), and a settlement due after it waits only while the claim holds.
+ */
+export const ACH_RETURNS_IMPORT_LEASE_MS = 10 * 60_000;
+
 /** Why an imported entry was not applied. */
 export type NotAppliedReason =
   /** No entry this service sent has the original trace (or not one of the importing company). */

@@ -17,6 +17,7 @@ import type { WriteTx } from "../../db/writer.ts";
 import type { Client } from "@libsql/client";
 import { bankLocal, bankTime, nextBankingDay } from "./cutoffs.ts";
 import { type AchImportDeps, importAchFile } from "./imports.ts";
+import { ACH_RETURNS_IMPORT_LEASE_MS } from "./import_rules.ts";
 import { buildReturnFile, type ReturnToWrite } from "./nacha.ts";
 import type { UploadAnswer } from "./transport.ts";
 
@@ -187,8 +188,7 @@ interface LateReturns {
  */
 export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
   return externalJob<ReturnsRequest, LateReturns | null>({
-    // Writing and importing one file: well within a minute.
-    leaseMs: 60_000,
+    leaseMs: ACH_RETURNS_IMPORT_LEASE_MS,
     async prepare(tx, job) {
       const traces = await tracesOf(tx, job.subjectId, "sent", null);
       if (traces.length === 0) return null;
@@ -236,7 +236,7 @@ export function sandboxReturnsJob(deps: AchImportDeps): JobHandler {
  */
 export function sandboxLateReturnsJob(deps: AchImportDeps): JobHandler {
   return externalJob<ReturnsRequest, void>({
-    leaseMs: 60_000,
+    leaseMs: ACH_RETURNS_IMPORT_LEASE_MS,
     async prepare(tx, job) {
       const traces = (job.payload.traces ?? []) as string[];
       if (traces.length === 0) return null;
