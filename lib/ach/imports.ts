@@ -310,7 +310,7 @@ async function applyNextEntries(
   return { entries: entries.length, finished: complete ? { ...row, ...change } : null };
 }
 
-/** Imports a claimed file in one unit (a preview's, an approval's): every entry at once. */
+/** Imports a file in the caller's unit (a preview's, an approval's): its claim and what is left. */
 async function applyImport(
   tx: WriteTx,
   deps: AchImportDeps,
