@@ -310,3 +310,21 @@ Deno.test("a cutoff claims its entries and keeps their facts at most 100 a unit,
     for (let i = 1; i < pages.length; i++) assert.ok(pages[i].turn > pages[i - 1].turn);
   }
 });
+
+Deno.test("under API traffic the claim's and the facts' units rest like the send's: the cutoff asks after each unit that leaves more", async () => {
+  let asked = 0;
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    const ids = await chooseAch(m, Array.from({ length: 250 }, () => 1_000));
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+  }, {
+    apiBusy: () => {
+      asked += 1;
+      return true;
+    },
+  });
+  // Claim units of 100, 100, 50 and facts units of the same: after the first two of each; then
+  // the send's 25 full units of 10, after each.
+  assert.equal(asked, 2 + 2 + 25);
+});

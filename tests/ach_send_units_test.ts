@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { JOBS_YIELD_AFTER_MS, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { FILE_WORKER_ENTRIES_MIN, startFileWorker, stopFileWorker } from "../lib/ach/jobs.ts";
-import { SEND_ENTRIES_PER_UNIT_MAX } from "../lib/rails/batch.ts";
+import {
+  restUnderApiTraffic,
+  SEND_ENTRIES_PER_UNIT_MAX,
+  UNIT_BUSY_REST_FACTOR,
+} from "../lib/rails/batch.ts";
 import {
   type AchFixture,
   batches,
@@ -167,6 +171,44 @@ Deno.test("the send asks whether the API is answering requests after each unit t
       return true;
     },
   });
+});
+
+Deno.test("a send unit moves at most 10 payouts: a file of 25 is seen sent 10, 20, then 25", async () => {
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    const ids = await chooseAch(m, Array.from({ length: 25 }, () => 1_000));
+    const seen = new Set<number>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const [{ n }] = await rows(
+          m,
+          "SELECT count(*) AS n FROM rail_batch_entries WHERE status = 'sent'",
+        );
+        seen.add(Number(n));
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    })();
+    try {
+      await m.advance(30 * MINUTE_SECONDS);
+    } finally {
+      watching = false;
+      await watch;
+    }
+    assert.deepEqual([...seen].sort((a, b) => a - b), [0, 10, 20, 25]);
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
+  });
+});
+
+Deno.test("under API traffic a unit is followed by a rest six times as long as it held the thread; without traffic, none", async () => {
+  assert.equal(UNIT_BUSY_REST_FACTOR, 6);
+  const heldMs = 5;
+  const busyStarted = performance.now();
+  await restUnderApiTraffic(busyStarted - heldMs, () => true);
+  assert.ok(performance.now() - busyStarted >= 6 * heldMs - 1, "rested six times the unit");
+  const quietStarted = performance.now();
+  await restUnderApiTraffic(quietStarted - heldMs, () => false);
+  assert.ok(performance.now() - quietStarted < heldMs, "no rest without requests");
 });
 
 Deno.test("a page of a transmitted file is sent set-based: each payout its own send posting, timeline row and event; one submitted again meanwhile is left out and logged", async () => {

@@ -4,6 +4,10 @@
  * a return imported while the settlement runs still fails its payout.
  */
 import assert from "node:assert/strict";
+import type { Client, InStatement } from "@libsql/client";
+import type { Database } from "../db/client.ts";
+import { drizzleOver } from "../db/query_layer.ts";
+import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { SANDBOX_RETURNS_JOB } from "../lib/ach/sandbox_bank.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
@@ -218,4 +222,60 @@ Deno.test("a reader of returns that starts calling out between two settle units 
     );
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
+});
+
+/**
+ * The database whose write units note every statement they run, drizzle's too, one list per
+ * unit in `units`.
+ */
+function notingUnits(database: Database, units: string[][]): Database {
+  const noting = (tx: WriteTx, seen: string[]): WriteTx => {
+    const execute = (statement: InStatement) => {
+      seen.push(typeof statement === "string" ? statement : statement.sql);
+      return tx.execute(statement);
+    };
+    const batch = async (statements: InStatement[]) => {
+      const results = [];
+      for (const statement of statements) results.push(await execute(statement));
+      return results;
+    };
+    const db = drizzleOver({ execute, batch } as unknown as Client);
+    return new Proxy(tx, {
+      get(target, property) {
+        if (property === "execute") return execute;
+        if (property === "db") return db;
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  };
+  const writer = new Proxy(database.writer, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
+      return <T>(unit: WriteUnit<T>) =>
+        target.write((tx) => {
+          const seen: string[] = [];
+          units.push(seen);
+          return unit(noting(tx, seen));
+        });
+    },
+  });
+  return { ...database, writer };
+}
+
+Deno.test("a send unit and a settle unit each read and move their entries in one statement on the batch's tables", async () => {
+  const units: string[][] = [];
+  await withScriptedBank(async ({ m }) => {
+    const ids = await fileSent(m);
+    await settleWatching(m);
+    assert.deepEqual(new Set(await statuses(m, ids)), new Set(["completed"]));
+  }, { wrapDatabase: (database) => notingUnits(database, units) });
+  const onBatches = (unit: string[]) =>
+    unit.filter((sql) => /rail_batch(es|_entries)/.test(sql)).length;
+  for (const move of ["SET status = 'sent'", "SET status = 'completed'"]) {
+    const moving = units.filter((unit) => unit.some((sql) => sql.includes(move)));
+    assert.equal(moving.length, 5, move);
+    assert.deepEqual(moving.map(onBatches), [1, 1, 1, 1, 1], move);
+  }
 });

@@ -24,6 +24,7 @@ import {
   batchSendJob,
   completeSentEntries,
   inUnits,
+  restUnderApiTraffic,
   SEND_ENTRIES_PER_UNIT_MAX,
 } from "../rails/batch.ts";
 import {
@@ -326,8 +327,8 @@ async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnsw
 
 /**
  * The build, outside the claiming and recording units: the file built and checked, and the
- * entries' facts (and the sandbox test accounts used) kept a page per unit, each only while the
- * batch is still this build's. A crash anywhere here leaves the batch built without a file: the
+ * entries' facts (and the sandbox test accounts used) kept a page per unit, with the claim's turns
+ * and rests between units, each only while the batch is still this build's. A crash anywhere here leaves the batch built without a file: the
  * next run claims on and builds the same file again.
  */
 async function buildAndKeepFacts(
@@ -340,13 +341,15 @@ async function buildAndKeepFacts(
   const rail = {
     recorded: async (tx: WriteTx, id: string) => await loadAchFileSummary(tx, id) !== null,
   };
-  for (const page of built.pages) {
+  for (const [index, page] of built.pages.entries()) {
     await yieldToEventLoop();
+    const started = performance.now();
     await deps.database.writer.write(async (tx) => {
       if (!await batchBuilding(tx, rail, claim.batchId)) return;
       await recordEntryFacts(tx, page.facts);
       if (page.sandboxAccounts !== null) await recordSandboxAccounts(tx, page.sandboxAccounts);
     });
+    if (index < built.pages.length - 1) await restUnderApiTraffic(started, deps.runtime.apiBusy);
   }
   return built;
 }
@@ -417,7 +420,7 @@ export function achJobHandlers(
     [ACH_CUTOFF.cutoffJob]: cutoffJobHandler(
       { policy: deps.policy, moves },
       achCutoffRail(deps),
-      deps.database.writer,
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
     ),
     [ACH_SEND_JOB]: batchSendJob(
       { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },

@@ -636,7 +636,7 @@ export function checkJobHandlers(
     [CHECK_CUTOFF_JOB]: cutoffJobHandler(
       { policy: deps.policy, moves },
       checkCutoffRail(deps),
-      deps.database.writer,
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
     ),
     [CHECK_SEND_JOB]: batchSendJob(
       { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },

@@ -415,7 +415,7 @@ export function paypalJobHandlers(
     [PAYPAL_JOBS.cutoff]: cutoffJobHandler(
       { policy: deps.policy, moves },
       paypalCutoffRail(deps),
-      deps.database.writer,
+      { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },
     ),
     [PAYPAL_JOBS.send]: batchSendJob(
       { writer: deps.database.writer, apiBusy: deps.runtime.apiBusy },

@@ -353,13 +353,70 @@ export async function sendTransmittedEntries(
   limit: number,
   at: number,
 ): Promise<number> {
-  const batch = await loadBatch(tx, batchId);
-  if (batch?.status !== "transmitted") return 0;
-  const entries = await batchEntries(tx, batchId, "batched", limit);
+  const entries = await takeEntries(tx, {
+    set: "status = 'sent'",
+    setArgs: [],
+    batchId,
+    from: "batched",
+    limit,
+    batchStatus: "transmitted",
+  });
   for (let start = 0; start < entries.length; start += SEND_PAGE_ENTRIES_MAX) {
-    await sendPage(tx, moves, entries.slice(start, start + SEND_PAGE_ENTRIES_MAX), at);
+    await moves.sent(tx, entries.slice(start, start + SEND_PAGE_ENTRIES_MAX), at);
   }
   return entries.length;
+}
+
+/**
+ * The first `limit` entries of a batch in `from`, in file order, changed by `set` in one statement
+ * that picks and writes them (only while the batch is in `batchStatus`, when given): a send or
+ * settle unit's fixed statements are part of every unit's hold on the service's thread.
+ */
+async function takeEntries(
+  tx: WriteTx,
+  take: {
+    readonly set: string;
+    readonly setArgs: readonly (string | number | null)[];
+    readonly batchId: string;
+    readonly from: BatchEntryStatus;
+    readonly limit: number;
+    readonly batchStatus?: RailBatchStatus;
+  },
+): Promise<BatchEntry[]> {
+  const batchIs = take.batchStatus === undefined
+    ? ""
+    : "AND (SELECT status FROM rail_batches WHERE id = ?) = ?";
+  const { rows } = await tx.execute({
+    sql: `UPDATE rail_batch_entries SET ${take.set}
+          WHERE id IN (SELECT id FROM rail_batch_entries
+                        WHERE batch_id = ? AND status = ? ${batchIs}
+                        ORDER BY created_at, id LIMIT ?)
+          RETURNING id, company_id, rail, payout_id, funding_id, direction, reference,
+            amount_cents, created_at`,
+    args: [
+      ...take.setArgs,
+      take.batchId,
+      take.from,
+      ...(take.batchStatus === undefined ? [] : [take.batchId, take.batchStatus]),
+      take.limit,
+    ],
+  });
+  // RETURNING answers in no promised order: the file's order is the page's.
+  return rows.map((row) => ({
+    entry: {
+      id: String(row.id),
+      companyId: String(row.company_id),
+      rail: String(row.rail),
+      payoutId: row.payout_id === null ? null : String(row.payout_id),
+      fundingId: row.funding_id === null ? null : String(row.funding_id),
+      direction: row.direction === "debit" ? "debit" as const : "credit" as const,
+      reference: String(row.reference),
+      amountCents: Number(row.amount_cents),
+    },
+    createdAt: Number(row.created_at),
+  })).sort((a, b) =>
+    a.createdAt - b.createdAt || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0)
+  ).map(({ entry }) => entry);
 }
 
 async function sendPage(
@@ -395,13 +452,14 @@ export async function sendTransmittedEntry(
 }
 
 /**
- * Entries one unit of a batch's send sends, on every batch rail. A send unit writes its page
- * set-based (a statement or two each for the payouts, postings, timeline rows and events) and holds
- * the service's thread for its statements and its commit: 100 took 9 to 13 ms of its CPU (load 3
- * to 5), so a request that came meanwhile waited that long. 25 hold it about a quarter of that, and
- * the event loop gets its turns before every unit (`sendTransmittedInUnits`).
+ * Entries one unit of a batch's send (and of an ACH file's settlement) moves, on every batch rail.
+ * A unit writes its page set-based (a statement or two each for the entries, payouts, postings,
+ * timeline rows and events) and holds the service's thread for its statements and its commit:
+ * about 1.2 ms of its CPU for the unit and 0.1 ms a payout at load 10 (25: 3.5 to 3.9 ms; 10: 2.3
+ * to 2.5 ms), so a request that came meanwhile waited that long. The event loop gets its turns
+ * before every unit (`inUnits`).
  */
-export const SEND_ENTRIES_PER_UNIT_MAX = 25;
+export const SEND_ENTRIES_PER_UNIT_MAX = 10;
 
 /** How a rail's transmitted batches are sent: the one way for every batch rail. */
 export interface BatchSend {
@@ -468,11 +526,27 @@ export function batchSendJob(
 }
 
 /**
- * Under API traffic, a unit of a batch's send is followed by a rest this many times as long as it
- * held the service's thread, so that the send takes at most a third of the thread while requests
- * are answered: a thread kept busy also waits longer for a core on a loaded machine.
+ * Under API traffic, a unit of a batch's claim, facts, send or settlement is followed by a rest
+ * this many times as long as it held the service's thread, so that the paging takes at most a
+ * seventh of the thread while requests are answered. Each of the 32 requests a steady load keeps
+ * in flight waits for the others' answers, so the thread's share a cutoff takes lengthens every
+ * answer (a third, at 2: 1.5 times idle before any unit's own wait); a thread kept busy also
+ * waits longer for a core on a loaded machine.
  */
-export const SEND_BUSY_REST_FACTOR = 2;
+export const UNIT_BUSY_REST_FACTOR = 6;
+
+/**
+ * After a unit of a batch's paging that began at `startedAt` (performance.now()): while `apiBusy`
+ * says requests are answered, a rest of UNIT_BUSY_REST_FACTOR times its length; else none.
+ */
+export async function restUnderApiTraffic(
+  startedAt: number,
+  apiBusy: () => boolean,
+): Promise<void> {
+  if (!apiBusy()) return;
+  const restMs = UNIT_BUSY_REST_FACTOR * (performance.now() - startedAt);
+  await new Promise((resolve) => setTimeout(resolve, restMs));
+}
 
 /**
  * Sends a transmitted batch's entries still batched, at most `perUnit` in each write unit
@@ -496,7 +570,7 @@ export function sendTransmittedInUnits(
 /**
  * The paging of a batch's send and of its settlement: `unit` runs in write units, each doing at
  * most `perUnit` entries, until one does fewer, the event loop given its turns before every unit
- * (and, while `apiBusy` says requests are answered, a rest of SEND_BUSY_REST_FACTOR times the
+ * (and, while `apiBusy` says requests are answered, a rest of UNIT_BUSY_REST_FACTOR times the
  * unit's length): the embedded database holds the service's thread for a unit's statements and its
  * commit, and requests are answered between units. Runs outside every unit. Returns how many
  * entries the units did.
@@ -514,10 +588,7 @@ export async function inUnits(
     const done = await writer.write(unit);
     total += done;
     if (done < perUnit) return total;
-    if (apiBusy()) {
-      const restMs = SEND_BUSY_REST_FACTOR * (performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, restMs));
-    }
+    await restUnderApiTraffic(started, apiBusy);
   }
 }
 
@@ -662,8 +733,9 @@ export async function settleBatchEntry(
 
 /**
  * Completes at most `limit` entries of a batch still sent (their return window closed with no
- * return): the entries in one statement, their payouts and fundings by the pipeline's page move.
- * An entry returned meanwhile is no longer sent, so it is not read. Returns how many it completed.
+ * return): the entries read and completed in one statement, their payouts and fundings by the
+ * pipeline's page move. An entry returned meanwhile is no longer sent, so it is not read. Returns
+ * how many it completed.
  */
 export async function completeSentEntries(
   tx: WriteTx,
@@ -672,13 +744,14 @@ export async function completeSentEntries(
   limit: number,
   at: number,
 ): Promise<number> {
-  const entries = await batchEntries(tx, batchId, "sent", limit);
-  if (entries.length === 0) return 0;
-  await tx.execute({
-    sql: `UPDATE rail_batch_entries SET status = 'completed', settled_at = ?, return_code = NULL
-          WHERE status = 'sent' AND id IN (${entries.map(() => "?").join(", ")})`,
-    args: [at, ...entries.map((entry) => entry.id)],
+  const entries = await takeEntries(tx, {
+    set: "status = 'completed', settled_at = ?, return_code = NULL",
+    setArgs: [at],
+    batchId,
+    from: "sent",
+    limit,
   });
+  if (entries.length === 0) return 0;
   await moves.completed(tx, entries, at);
   return entries.length;
 }

@@ -27,7 +27,7 @@ import {
 } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { GroupCommitWriter, WriteTx } from "../../db/writer.ts";
-import { type BatchRow, holdBatch, loadBatch, openBatch } from "./batch.ts";
+import { type BatchRow, holdBatch, loadBatch, openBatch, restUnderApiTraffic } from "./batch.ts";
 import {
   batchBuilt,
   type BatchJobs,
@@ -515,13 +515,20 @@ async function claimPage<Slot extends CutoffSlot, Reservation>(
   return { done: true, entries: await closeClaim(tx, claim.batchId, carriesMore, after) };
 }
 
+/** What a cutoff's paging writes with, and whether the API is answering requests meanwhile. */
+export interface CutoffPaging {
+  readonly writer: GroupCommitWriter;
+  readonly apiBusy: () => boolean;
+}
+
 /**
- * The cutoff's entries, claimed a page per unit with the event loop given its turn between.
- * Answers how many entries the batch holds once claimed, or null when it is no longer a build in
- * progress (voided by an operator, recorded by another run, or left carrying nothing).
+ * The cutoff's entries, claimed a page per unit with the event loop given its turn before each
+ * (and, under API traffic, the send's rest after each: `restUnderApiTraffic`). Answers how many
+ * entries the batch holds once claimed, or null when it is no longer a build in progress (voided
+ * by an operator, recorded by another run, or left carrying nothing).
  */
 async function claimEntries<Slot extends CutoffSlot, Reservation>(
-  writer: GroupCommitWriter,
+  paging: CutoffPaging,
   rail: CutoffRail<Slot, Reservation, unknown>,
   run: ClaimRun<Slot, Reservation>,
 ): Promise<number | null> {
@@ -530,9 +537,13 @@ async function claimEntries<Slot extends CutoffSlot, Reservation>(
   for (;;) {
     // The claiming unit just held the thread: requests go first, before every page.
     await yieldToEventLoop();
-    const progress = await writer.write((tx) => claimPage(tx, rail, { claim: run.claim, tally }));
+    const started = performance.now();
+    const progress = await paging.writer.write((tx) =>
+      claimPage(tx, rail, { claim: run.claim, tally })
+    );
     if (progress.done) return progress.entries;
     tally = progress.tally;
+    await restUnderApiTraffic(started, paging.apiBusy);
   }
 }
 
@@ -577,7 +588,7 @@ async function recordBuild<Slot extends CutoffSlot, Reservation, Built>(
 export function cutoffJobHandler<Slot extends CutoffSlot, Reservation, Built>(
   engine: EngineDeps,
   rail: CutoffRail<Slot, Reservation, Built>,
-  writer: GroupCommitWriter,
+  paging: CutoffPaging,
 ): JobHandler {
   type Claim = CutoffClaim<Slot, Reservation>;
   return externalJob<ClaimRun<Slot, Reservation>, { claim: Claim; build: CutoffBuild<Built> }>({
@@ -585,7 +596,7 @@ export function cutoffJobHandler<Slot extends CutoffSlot, Reservation, Built>(
     prepare: (tx, job) => claimAtCutoff(engine, rail, tx, job),
     call: async (run) => {
       const { claim } = run;
-      const entries = await claimEntries(writer, rail, run);
+      const entries = await claimEntries(paging, rail, run);
       if (entries === null) return { claim, build: null };
       // Building may start a worker, which holds the thread: not right after the last page.
       await yieldToEventLoop();
