@@ -2,8 +2,10 @@
  * The ACH rail on the money fixture with a scripted bank: it answers uploads from a list (by
  * default "uploaded"), keeps what it was handed, and can run a test's crash after an upload.
  */
+import type { Client, InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
-import type { WriteUnit } from "../db/writer.ts";
+import { drizzleOver } from "../db/query_layer.ts";
+import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import type { AchTransport } from "../lib/ach/rail.ts";
 import type { UploadAnswer } from "../lib/ach/transport.ts";
 import { importAchFile } from "../lib/ach/imports.ts";
@@ -199,4 +201,40 @@ export function importReturnR03(
     source: "sftp",
     importedBy: null,
   }, m.now());
+}
+
+/**
+ * Makes the database's write units note every statement they run, drizzle's too, one list per
+ * unit in `units`: in place, so that the scheduler's claiming and recording units are noted too.
+ */
+export function notingUnits(database: Database, units: string[][]): Database {
+  const noting = (tx: WriteTx, seen: string[]): WriteTx => {
+    const execute = (statement: InStatement) => {
+      seen.push(typeof statement === "string" ? statement : statement.sql);
+      return tx.execute(statement);
+    };
+    const batch = async (statements: InStatement[]) => {
+      const results = [];
+      for (const statement of statements) results.push(await execute(statement));
+      return results;
+    };
+    const db = drizzleOver({ execute, batch } as unknown as Client);
+    return new Proxy(tx, {
+      get(target, property) {
+        if (property === "execute") return execute;
+        if (property === "db") return db;
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  };
+  const writer = database.writer;
+  const write = writer.write.bind(writer);
+  writer.write = <T>(unit: WriteUnit<T>) =>
+    write((tx) => {
+      const seen: string[] = [];
+      units.push(seen);
+      return unit(noting(tx, seen));
+    });
+  return database;
 }

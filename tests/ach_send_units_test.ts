@@ -17,11 +17,13 @@ import {
   batches,
   chooseAch,
   logLines,
+  notingUnits,
   rows,
   statuses,
   withScriptedBank,
 } from "./ach_helpers.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
 
 const NOW = Date.UTC(2026, 0, 5, 12);
 const MINUTE_SECONDS = 60;
@@ -329,5 +331,25 @@ Deno.test("with the file worker a service starts with its workers, a cutoff star
     });
   } finally {
     stopFileWorker();
+  }
+});
+
+Deno.test("a kept file's sealed content is read where it is opened for its upload, in no write unit; the bank gets the file as built", async () => {
+  for (const count of [3, FILE_WORKER_ENTRIES_MIN]) {
+    const units: string[][] = [];
+    await withScriptedBank(async ({ m, bank }) => {
+      await m.fund(100_000_000);
+      await chooseAch(m, Array.from({ length: count }, () => 1_000));
+      await m.advance(30 * MINUTE_SECONDS);
+      assert.deepEqual((await batches(m)).map((b) => b.status), ["transmitted"]);
+      assert.equal(bank.received.length, 1);
+      const [{ sha256 }] = await rows(m, "SELECT sha256 FROM ach_files");
+      assert.equal(await sha256Hex(bank.received[0].content), sha256);
+      assert.equal(bank.received[0].accountNumbers.length, count);
+    }, { wrapDatabase: (database) => notingUnits(database, units) });
+    const readingContent = units.flat().filter((sql) =>
+      /^\s*select/i.test(sql) && sql.includes("content_sealed")
+    );
+    assert.deepEqual(readingContent, [], `a file of ${count}`);
   }
 });

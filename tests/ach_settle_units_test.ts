@@ -4,10 +4,6 @@
  * a return imported while the settlement runs still fails its payout.
  */
 import assert from "node:assert/strict";
-import type { Client, InStatement } from "@libsql/client";
-import type { Database } from "../db/client.ts";
-import { drizzleOver } from "../db/query_layer.ts";
-import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import { SANDBOX_RETURNS_JOB } from "../lib/ach/sandbox_bank.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
@@ -17,6 +13,7 @@ import {
   batches,
   chooseAch,
   importReturnR03,
+  notingUnits,
   rows,
   statuses,
   withScriptedBank,
@@ -223,46 +220,6 @@ Deno.test("a reader of returns that starts calling out between two settle units 
     assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
 });
-
-/**
- * The database whose write units note every statement they run, drizzle's too, one list per
- * unit in `units`.
- */
-function notingUnits(database: Database, units: string[][]): Database {
-  const noting = (tx: WriteTx, seen: string[]): WriteTx => {
-    const execute = (statement: InStatement) => {
-      seen.push(typeof statement === "string" ? statement : statement.sql);
-      return tx.execute(statement);
-    };
-    const batch = async (statements: InStatement[]) => {
-      const results = [];
-      for (const statement of statements) results.push(await execute(statement));
-      return results;
-    };
-    const db = drizzleOver({ execute, batch } as unknown as Client);
-    return new Proxy(tx, {
-      get(target, property) {
-        if (property === "execute") return execute;
-        if (property === "db") return db;
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  };
-  const writer = new Proxy(database.writer, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
-      return <T>(unit: WriteUnit<T>) =>
-        target.write((tx) => {
-          const seen: string[] = [];
-          units.push(seen);
-          return unit(noting(tx, seen));
-        });
-    },
-  });
-  return { ...database, writer };
-}
 
 Deno.test("a send unit and a settle unit each read and move their entries in one statement on the batch's tables", async () => {
   const units: string[][] = [];

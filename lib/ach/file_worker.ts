@@ -2,8 +2,8 @@
  * Builds and checks a claimed NACHA file off the service's thread (lib/ach/file_build.ts): for a
  * catastrophe day's file, reading 10,000 entries, building the file and reading it back take a
  * second of CPU that would otherwise stall every request. The worker reads the database through
- * its own connection, so nothing large crosses between threads but the answer. It also opens and
- * checks a kept file before its transmission (a tenth of a second for 10,000 entries). Started by
+ * its own connection, so nothing large crosses between threads but the answer. It also reads, opens
+ * and checks a kept file before its transmission (a tenth of a second for 10,000 entries). Started by
  * lib/ach/jobs.ts, once with a service's workers and kept for its life (elsewhere, per file, and
  * kept from a build for the opening of its file); answers each message in turn.
  */
@@ -17,6 +17,7 @@ import {
   openCheckedFile,
   type OpenedFile,
 } from "./file_build.ts";
+import { loadAchFile } from "./files_store.ts";
 
 /** What the worker is asked: to build a claimed file, or to open and check a kept one. */
 export type FileWorkerRequest =
@@ -30,9 +31,10 @@ export type FileWorkerRequest =
   }
   | {
     readonly kind: "open";
+    readonly reader: ReaderOptions;
     readonly keyBase64: string;
+    /** The batch whose kept file the worker reads itself: its sealed content never crosses. */
     readonly batchId: string;
-    readonly sealed: string;
   };
 
 /** What it answers: the build or the opened file, or why it threw. */
@@ -78,10 +80,17 @@ self.onmessage = async (event: MessageEvent<FileWorkerRequest>) => {
   try {
     const secretBox = await SecretBox.fromBase64Key(request.keyBase64);
     if (request.kind === "open") {
-      answer = {
-        ok: true,
-        opened: await openCheckedFile(secretBox, request.batchId, request.sealed),
-      };
+      const reader = await openReader(request.reader);
+      try {
+        const kept = await loadAchFile(reader, request.batchId);
+        if (!kept) throw new Error(`ACH batch ${request.batchId} has no file`);
+        answer = {
+          ok: true,
+          opened: await openCheckedFile(secretBox, request.batchId, kept.contentSealed),
+        };
+      } finally {
+        reader.close();
+      }
     } else {
       const reader = await openReader(request.reader);
       try {

@@ -47,6 +47,7 @@ import {
   countFilesNamed,
   giveTraces,
   insertAchFile,
+  loadAchFile,
   loadAchFileSummary,
   recordEntryFacts,
   recordSandboxAccounts,
@@ -209,21 +210,25 @@ async function buildClaimedFile(
 }
 
 /**
- * A kept file opened and checked before its transmission (file_build.ts), in a worker for a
- * large one: on the service's thread, a catastrophe day's file held it 0.1 to 0.2 s under load.
+ * A kept file read, opened and checked before its transmission (file_build.ts), outside every
+ * unit, in a worker for a large one: on the service's thread, a catastrophe day's file held it 0.1
+ * to 0.2 s under load, and reading its sealed content (about a megabyte) into the thread's memory
+ * to hand it to the worker held it a few milliseconds in the transmission's short phase.
  */
 export async function openKeptFile(
-  deps: Pick<AchRailDeps, "secretBox">,
-  file: { readonly batchId: string; readonly entryCount: number; readonly contentSealed: string },
+  deps: Pick<AchRailDeps, "secretBox" | "database">,
+  file: { readonly batchId: string; readonly entryCount: number },
 ): Promise<OpenedFile> {
   if (file.entryCount < FILE_WORKER_ENTRIES_MIN) {
-    return await openCheckedFile(deps.secretBox, file.batchId, file.contentSealed);
+    const kept = await loadAchFile(deps.database.readClient, file.batchId);
+    if (!kept) throw new Error(`ACH batch ${file.batchId} has no file`);
+    return await openCheckedFile(deps.secretBox, file.batchId, kept.contentSealed);
   }
   const answer = await askFileWorker({
     kind: "open",
+    reader: deps.database.readerOptions,
     keyBase64: deps.secretBox.keyForWorker(),
     batchId: file.batchId,
-    sealed: file.contentSealed,
   });
   if (!("opened" in answer)) throw new Error("the file worker answered no opened file");
   return answer.opened;

@@ -31,9 +31,7 @@ import { sandboxReturnsAt, settlementAt } from "./cutoffs.ts";
 import {
   ACH_BATCH_JOBS,
   ACH_RAIL,
-  type AchFileRow,
   type AchFileSummary,
-  loadAchFile,
   loadAchFileSummary,
   queueAchEntry,
   setFileApproval,
@@ -128,10 +126,10 @@ export async function achSettingsOf(
   return settings;
 }
 
-/** Opens and checks the kept file, then hands it to the bank by the rail's transport. */
+/** Reads, opens and checks the kept file, then hands it to the bank by the rail's transport. */
 async function uploadFile(
   deps: AchRailDeps,
-  file: AchFileRow,
+  file: AchFileSummary,
   settings: BankSettings,
   attempt: number,
 ): Promise<UploadAnswer> {
@@ -170,14 +168,15 @@ async function fileTransmitted(
 
 /** The ACH rail's part of the engine: NACHA files, its transport, what a transmission starts. */
 export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAdapter {
-  return bankFileAdapter<AchFileRow, BankSettings>({
+  return bankFileAdapter<AchFileSummary, BankSettings>({
     rails: [ACH_RAIL],
     label: "ACH file",
     objectType: "ach_file",
     commandPrefix: "ach",
     jobs: ACH_BATCH_JOBS,
     notReceived: "void",
-    file: loadAchFile,
+    // Its content is read where it is opened, outside the transmission's units (uploadFile).
+    file: loadAchFileSummary,
     settings: (tx, companyId) => achSettingsOf(deps, tx, companyId),
     judge: (_tx, file, settings) =>
       Promise.resolve({
