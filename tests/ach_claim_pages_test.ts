@@ -12,7 +12,16 @@ import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS, measureQueue } from "../lib/rails/cutoff.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { applyMove } from "../lib/payouts/store.ts";
-import { batches, chooseAch, quietly, rows, statuses, withScriptedBank } from "./ach_helpers.ts";
+import {
+  batches,
+  BUILT_BY_QUERY_BUILDER,
+  chooseAch,
+  notingUnits,
+  quietly,
+  rows,
+  statuses,
+  withScriptedBank,
+} from "./ach_helpers.ts";
 import type { MoneyFixture } from "./money_core_helpers.ts";
 
 const MINUTE_SECONDS = 60;
@@ -327,4 +336,20 @@ Deno.test("under API traffic the claim's and the facts' units rest like the send
   // Claim units of 100, 100, 50 and facts units of the same: after the first two of each; then
   // the send's 25 full units of 10, after each.
   assert.equal(asked, 2 + 2 + 25);
+});
+
+Deno.test("a claim page's unit runs only statements written once, none built by the query builder at each call", async () => {
+  const units: string[][] = [];
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    await chooseAch(m, Array.from({ length: 250 }, () => 1_000));
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["transmitted"]);
+  }, { wrapDatabase: (database) => notingUnits(database, units) });
+  const pages = units.filter((unit) => unit.some((sql) => sql.includes("AS stale")));
+  assert.equal(pages.length, 3);
+  assert.deepEqual(
+    pages.flat().filter((sql) => sql.startsWith(BUILT_BY_QUERY_BUILDER)),
+    [],
+  );
 });

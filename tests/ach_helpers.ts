@@ -203,22 +203,28 @@ export function importReturnR03(
   }, m.now());
 }
 
+/** How a noted statement built by the query builder (drizzle) begins. */
+export const BUILT_BY_QUERY_BUILDER = "/* query builder */ ";
+
 /**
- * Makes the database's write units note every statement they run, drizzle's too, one list per
- * unit in `units`: in place, so that the scheduler's claiming and recording units are noted too.
+ * Makes the database's write units note every statement they run, drizzle's too (marked with
+ * BUILT_BY_QUERY_BUILDER), one list per unit in `units`: in place, so that the scheduler's
+ * claiming and recording units are noted too.
  */
 export function notingUnits(database: Database, units: string[][]): Database {
   const noting = (tx: WriteTx, seen: string[]): WriteTx => {
-    const execute = (statement: InStatement) => {
-      seen.push(typeof statement === "string" ? statement : statement.sql);
+    const noted = (mark: string) => (statement: InStatement) => {
+      seen.push(mark + (typeof statement === "string" ? statement : statement.sql));
       return tx.execute(statement);
     };
+    const execute = noted("");
+    const built = noted(BUILT_BY_QUERY_BUILDER);
     const batch = async (statements: InStatement[]) => {
       const results = [];
-      for (const statement of statements) results.push(await execute(statement));
+      for (const statement of statements) results.push(await built(statement));
       return results;
     };
-    const db = drizzleOver({ execute, batch } as unknown as Client);
+    const db = drizzleOver({ execute: built, batch } as unknown as Client);
     return new Proxy(tx, {
       get(target, property) {
         if (property === "execute") return execute;

@@ -58,7 +58,7 @@ async function onAchFile(
   fileId: string,
   action: () => Promise<Result<BatchActionResult, string>>,
 ): Promise<Result<AchFileActionResult, AchFileRefusal>> {
-  const batch = await loadBatch({ db: deps.database.read }, fileId);
+  const batch = await loadBatch(deps.database.readClient, fileId);
   if (batch?.rail !== ACH_RAIL) return notFound(fileId);
   const done = await action();
   if (done.ok) {

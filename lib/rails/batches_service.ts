@@ -57,7 +57,7 @@ const notBuilt = (adapter: BatchAdapter, batch: BatchRow, what: string) =>
 /** A batch and its rail's adapter, or null when no rail of this environment has it. */
 async function found(
   deps: BatchRailSet,
-  reader: Pick<WriteTx, "db">,
+  reader: Pick<WriteTx, "execute">,
   batchId: string,
 ): Promise<{ batch: BatchRow; adapter: BatchAdapter; engine: EngineDeps } | null> {
   const batch = await loadBatch(reader, batchId);
@@ -121,7 +121,7 @@ export async function resolveBatch(
   as: InDoubtAnswer,
   now: number,
 ): Promise<Result<BatchActionResult, BatchActionRefusal | "approval_pending">> {
-  const read = await found(deps, { db: deps.database.read }, batchId);
+  const read = await found(deps, deps.database.readClient, batchId);
   if (!read) return notFound(batchId);
   if (!read.engine.policy.dualControl) {
     return await deps.database.writer.write(async (tx) => {
