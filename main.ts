@@ -7,7 +7,7 @@ import { Metrics } from "./lib/platform/metrics.ts";
 import type { Database } from "./db/client.ts";
 import { acquireWriterLock, nodeIdOf, writeAdminToken, writeServiceFile } from "./db/data_dir.ts";
 import { loadOrCreateDevSecrets, markDevDataDir } from "./db/dev_secrets.ts";
-import { filePathOf } from "./db/embedded_client.ts";
+import { filePathOf } from "./db/file_url.ts";
 import type { SandboxCredentials } from "./lib/sandbox/seed.ts";
 import { elapsed, systemClock } from "./lib/platform/clock.ts";
 import { SecretBox } from "./lib/platform/crypto.ts";
@@ -144,9 +144,7 @@ export async function main(): Promise<void> {
     ? { ...(await loadOrCreateDevSecrets(config.dataDir)), ...definedSecrets(config) }
     : { jwtSecret: config.jwtSecret!, encryptionKey: config.encryptionKey! };
 
-  const adminToken = writeAdminToken(config.dataDir);
   const metrics = new Metrics();
-  warnOfUnsentLiveNotifications(config);
   const log = config.logFormat === "json"
     ? (entry: Record<string, unknown>) => console.log(JSON.stringify(entry))
     : undefined;
@@ -164,7 +162,7 @@ export async function main(): Promise<void> {
   let starting: Promise<Services> | undefined;
   const services = () => {
     if (starting) return starting;
-    starting = startServices({ config, dev, secrets, metrics, adminToken, log, rateLimiter });
+    starting = startServices({ config, dev, secrets, metrics, log, rateLimiter });
     servicesStarted(starting);
     return starting;
   };
@@ -191,8 +189,6 @@ export async function main(): Promise<void> {
     apiLoadDelayMs: API_LOAD_DELAY_MS,
   });
 
-  // Written before listening, so a CLI that sees the service ready also finds its address.
-  writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
   const onListen = () => {
     if (credentials) {
       printSandboxBanner(config.baseUrl, credentials, `${config.dataDir}/sandbox-credentials.json`);
@@ -322,12 +318,17 @@ async function startServices(
     readonly dev: boolean;
     readonly secrets: { readonly jwtSecret: string; readonly encryptionKey: string };
     readonly metrics: Metrics;
-    readonly adminToken: string;
     readonly log: ((entry: Record<string, unknown>) => void) | undefined;
     readonly rateLimiter: RateLimiter | null;
   },
 ): Promise<Services> {
   const { config, dev, secrets, metrics } = options;
+  // This process holds the DATA_DIR lock: its admin token and address replace the last ones.
+  const adminToken = writeAdminToken(config.dataDir);
+  // Written before the API's app loads, so a CLI that sees the service ready also finds its
+  // address.
+  writeServiceFile(config.dataDir, { admin_url: `http://127.0.0.1:${config.port}/admin` });
+  warnOfUnsentLiveNotifications(config);
   // drizzle and the schema load with the routes and the workers, not here.
   const { openEnvironmentDatabases, DatabaseStartError } = await import("./db/client.ts");
   let databases: Record<Environment, Database>;
@@ -401,7 +402,7 @@ async function startServices(
     secretBox,
     metrics,
     jwtSecret: new TextEncoder().encode(secrets.jwtSecret),
-    adminToken: options.adminToken,
+    adminToken,
     log: options.log,
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   };

@@ -10,6 +10,9 @@
  * `deno run -A cli/build.ts [OUTDIR]` writes elsewhere; a build replaces the previous bundle there.
  */
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
+import { BUILD_STAMP, type BuildStamp, topPath } from "./bundle_stamp.ts";
+
+export { BUILD_STAMP, bundleIsCurrent } from "./bundle_stamp.ts";
 
 /** The modules that start a thread of their own: the service, and each worker it starts. */
 const ENTRIES = [
@@ -27,8 +30,6 @@ const ENTRIES = [
 const EXTERNAL = ["ssh2", "cpu-features", "ssh2-sftp-client", "@libsql/client"];
 /** The bundle's own paths in its directory, removed before a build writes new ones. */
 const BUNDLE_DIRS = ["lib", "db", "docs"];
-/** What a build records of its inputs, beside the bundle, so that a start knows it is current. */
-export const BUILD_STAMP = "build.json";
 /** Inputs besides the entries' modules: the import map and lock, and the files copied beside. */
 const OTHER_INPUTS = [
   "deno.json",
@@ -102,12 +103,6 @@ export async function buildBundle(outdir: string): Promise<void> {
   await Deno.writeTextFile(`${outdir}/${BUILD_STAMP}`, JSON.stringify(stamp));
 }
 
-/** The Deno that built a bundle, and each input's size and modification time then. */
-interface BuildStamp {
-  readonly deno: string;
-  readonly inputs: Readonly<Record<string, readonly [size: number, modifiedMs: number | null]>>;
-}
-
 /**
  * The repository's files a build reads (paths from its top): every local module the entries
  * import, statically or not (`deno info`), the migrations and the other inputs.
@@ -140,9 +135,6 @@ async function inputsOf(root: string): Promise<string[]> {
     .concat(OTHER_INPUTS).sort();
 }
 
-/** The repository's top as a path, that of each input is appended to. */
-const topPath = () => decodeURIComponent(serviceFileUrl("").pathname);
-
 async function stampOf(inputs: readonly string[]): Promise<BuildStamp> {
   const top = topPath();
   const stats = await Promise.all(inputs.map((path) => Deno.stat(top + path)));
@@ -152,32 +144,6 @@ async function stampOf(inputs: readonly string[]): Promise<BuildStamp> {
       inputs.map((path, i) => [path, [stats[i].size, stats[i].mtime?.getTime() ?? null]]),
     ),
   };
-}
-
-/**
- * True when `outdir` holds a bundle this Deno built from the repository's files as they are now
- * (each input's size and modification time as the build saw them). Any difference, or no
- * complete build, is not current. A start pays a stat per input (a few hundred, 1 to 3 ms).
- */
-export function bundleIsCurrent(outdir: string): boolean {
-  let stamp: BuildStamp;
-  try {
-    stamp = JSON.parse(Deno.readTextFileSync(`${outdir}/${BUILD_STAMP}`));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-  if (stamp.deno !== Deno.version.deno) return false;
-  const top = topPath();
-  return Object.entries(stamp.inputs).every(([path, [size, modifiedMs]]) => {
-    try {
-      const stat = Deno.statSync(top + path);
-      return stat.size === size && (stat.mtime?.getTime() ?? null) === modifiedMs;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return false;
-      throw error;
-    }
-  });
 }
 
 if (import.meta.main) {

@@ -6,13 +6,15 @@
  * that build fails, the service starts from the sources, and says so. Either way the service runs
  * in this process, exactly as `deno run main.ts` would run it.
  */
-import { buildBundle, BuildError, bundleIsCurrent } from "./build.ts";
+import { bundleIsCurrent } from "./bundle_stamp.ts";
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
 
 /** Where the service's entry is: the bundle's, built first when it is not current, or the sources'. */
 export async function serviceEntry(dist: URL): Promise<URL> {
   if (bundleIsCurrent(dist.pathname)) return new URL("main.js", dist);
   console.error(`building the bundle in ${dist.pathname} (its sources changed, or it is missing)`);
+  // The build's module only when building: a start from a current bundle does not load it.
+  const { buildBundle, BuildError } = await import("./build.ts");
   try {
     await buildBundle(dist.pathname);
     return new URL("main.js", dist);

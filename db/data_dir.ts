@@ -7,7 +7,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Environment } from "../lib/platform/config.ts";
 import { ok, refuse, type Result } from "../lib/platform/result.ts";
 import { randomBase62 } from "../lib/platform/keys.ts";
-import { filePathOf } from "./embedded_client.ts";
+import { filePathOf } from "./file_url.ts";
 
 export interface WriterLock {
   release(): Promise<void>;

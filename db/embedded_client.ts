@@ -24,6 +24,9 @@ import { LibsqlError } from "@libsql/core/api";
 // node:sqlite is the only node: module here: most others (node:buffer too) load Deno's Node
 // compatibility layer, about 20 ms of every cold start (issue 21). BLOBs are plain Uint8Arrays.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { filePathOf } from "./file_url.ts";
+
+export { filePathOf };
 
 type SqlValue = string | number | bigint | Uint8Array | null;
 type ArrayRows = StatementSync & { setReturnArrays(enabled: boolean): void };
@@ -490,20 +493,6 @@ class EmbeddedClient implements Client {
     this.closed = true;
     this.#connection.close();
   }
-}
-
-/** The file path of a `file:` URL (`file:dir/x.db`, `file:/abs/x.db`, `file:///abs/x.db`). */
-export function filePathOf(url: string): string {
-  if (!url.startsWith("file:")) throw new Error(`not a file: URL: ${url}`);
-  let path = url.slice("file:".length).split("?")[0];
-  if (path.startsWith("//")) {
-    const authority = path.slice(2, path.indexOf("/", 2) === -1 ? undefined : path.indexOf("/", 2));
-    if (authority !== "" && authority.toLowerCase() !== "localhost") {
-      throw new Error(`a file: URL names no host: ${url}`);
-    }
-    path = path.slice(2 + authority.length);
-  }
-  return decodeURIComponent(path);
 }
 
 /** Opens one connection to an embedded database file; `timeoutMs` is SQLite's busy timeout. */

@@ -6,9 +6,9 @@
  * before the first answer.
  */
 
-/** A path pattern the app serves and the methods it answers there. */
+/** A path pattern the app serves (its segments, a parameter's starting with ":") and its methods. */
 export interface KnownPath {
-  readonly pattern: RegExp;
+  readonly segments: readonly string[];
   readonly methods: ReadonlySet<string>;
 }
 
@@ -20,28 +20,28 @@ export type KnownPaths = ReadonlyMap<string, readonly KnownPath[]>;
  * (a parameter's first segment is ":"). Every request is looked up, so it tests the few patterns
  * of its shape, not every path the app serves (hundreds: a fifth of a cached read's time).
  */
-function shapeOf(path: string, firstIsParameter = false): string {
-  const segments = path.split("/");
+function shapeOf(segments: readonly string[], firstIsParameter = false): string {
   return `${segments.length} ${firstIsParameter ? ":" : segments[1]}`;
 }
 
-/** The known paths that may match `path`: those of its shape, and those starting with a parameter. */
-function knownPathsOfShape(paths: KnownPaths, path: string): readonly KnownPath[] {
-  const exact = paths.get(shapeOf(path)) ?? [];
-  const parameter = paths.get(shapeOf(path, true));
-  return parameter ? [...exact, ...parameter] : exact;
+/** Whether a pattern's segments match a path's: each equal, or a parameter's non-empty. */
+function matches(known: KnownPath, segments: readonly string[]): boolean {
+  return known.segments.every((segment, i) =>
+    segment.startsWith(":") ? segments[i] !== "" : segment === segments[i]
+  );
 }
 
 /**
  * The methods of every path an app serves, from its route table (HEAD wherever GET, as Hono
  * answers it). Middleware (method ALL) and wildcard paths are not paths of their own; the admin
- * endpoint refuses everyone but loopback first, so it is left to itself.
+ * endpoint refuses everyone but loopback first, so it is left to itself. No regular expression is
+ * built: the API's core builds these before its first answer.
  */
 export function knownPaths(routes: readonly { method: string; path: string }[]): KnownPaths {
   const byPath = new Map<string, Set<string>>();
   for (const { method, path } of routes) {
     if (method === "ALL" || path.includes("*") || path.startsWith("/admin")) continue;
-    const normalized = path.length > 1 ? path.replace(/\/$/, "") : path;
+    const normalized = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const methods = byPath.get(normalized) ?? new Set<string>();
     methods.add(method);
     if (method === "GET") methods.add("HEAD");
@@ -49,17 +49,9 @@ export function knownPaths(routes: readonly { method: string; path: string }[]):
   }
   const byShape = new Map<string, KnownPath[]>();
   for (const [path, methods] of byPath) {
-    const shape = shapeOf(path, path.split("/")[1]?.startsWith(":"));
-    const known = {
-      pattern: new RegExp(
-        "^" +
-          path.split("/").map((segment) =>
-            segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-          ).join("/") + "$",
-      ),
-      methods,
-    };
-    byShape.set(shape, [...(byShape.get(shape) ?? []), known]);
+    const segments = path.split("/");
+    const shape = shapeOf(segments, segments[1]?.startsWith(":"));
+    byShape.set(shape, [...(byShape.get(shape) ?? []), { segments, methods }]);
   }
   return byShape;
 }
@@ -73,7 +65,12 @@ export function methodsAllowedInstead(
   path: string,
   method: string,
 ): string[] | null {
-  const matching = knownPathsOfShape(paths, path).filter((known) => known.pattern.test(path));
+  const segments = path.split("/");
+  const exact = paths.get(shapeOf(segments)) ?? [];
+  const parameter = paths.get(shapeOf(segments, true));
+  const matching = (parameter ? [...exact, ...parameter] : exact).filter((known) =>
+    matches(known, segments)
+  );
   if (matching.length === 0 || matching.some((known) => known.methods.has(method))) return null;
   return [...new Set(matching.flatMap((known) => [...known.methods]))].sort();
 }

@@ -12,7 +12,6 @@
  * what a load balancer sends there.
  */
 import type { Database } from "../db/client.ts";
-import { serviceReadiness } from "../lib/admin/service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import type { Metrics } from "../lib/platform/metrics.ts";
 import { elapsed } from "../lib/platform/clock.ts";
@@ -92,6 +91,8 @@ const healthAnswers: Readonly<Record<string, HealthAnswer>> = {
   "/healthz": () => Promise.resolve({ status: 200, body: { status: "ok" } }),
   // Not ready while the API's app loads, whatever the databases say; they are reported too.
   "/readyz": async (options) => {
+    // Imported here, not with the service's start: it brings the database layer.
+    const { serviceReadiness } = await import("../lib/admin/service.ts");
     const { body } = await serviceReadiness(await options.databases, {
       stalledWorkers: () => options.metrics.stalledWorkers(options.workerStallMs),
     });

@@ -112,19 +112,24 @@ Deno.test("nothing the service loads before its first API answer imports a Node 
   assert.ok(!api.has("lib/audit/anchor.ts") && !api.has("lib/audit/service.ts"));
 });
 
-Deno.test("what the service loads before it listens is its core: no route group, no hono, drizzle, valibot or jose, no schema", async () => {
-  const start = await staticGraphOf("main.ts");
+Deno.test("what the service loads before it listens is its core: no route group, no hono, drizzle, valibot or jose, no schema, no database code", async () => {
+  const service = await staticGraphOf("main.ts");
   for (const module of ["routes/lazy_app.ts", "routes/api_core.ts", "routes/api_routes.ts"]) {
-    assert.ok(start.has(module), module);
+    assert.ok(service.has(module), module);
   }
   assert.deepEqual(
-    [...start].filter((module) =>
+    [...service].filter((module) =>
       module.startsWith("routes/") && !CORE_MODULES.includes(module) ||
       /^npm:(hono|drizzle-orm|valibot|jose)@/.test(module) ||
-      ["db/schema.ts", "lib/identity/service.ts"].includes(module)
+      ["db/schema.ts", "lib/identity/service.ts"].includes(module) ||
+      // The databases open after the listen (embedded ones): their code loads then.
+      ["db/client.ts", "db/embedded_client.ts", "db/writer.ts"].includes(module)
     ),
     [],
   );
+  // A start from a current bundle checks its stamp and loads nothing of the build.
+  const start = await staticGraphOf("cli/start.ts");
+  assert.ok(start.has("cli/bundle_stamp.ts") && !start.has("cli/build.ts"));
 });
 
 Deno.test("the API's sandbox clock waits for the rails' jobs when they have not loaded yet, then runs them", async () => {
