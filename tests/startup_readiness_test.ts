@@ -174,3 +174,51 @@ Deno.test("the first API answer, without a key, comes from the core; a request w
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("an embedded database that cannot be used stops the service after it listened, before /readyz ever says 200", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "disbursement-unusable-" });
+  const port = freePort();
+  try {
+    await Deno.writeTextFile(`${dataDir}/test.db`, "not a database, ".repeat(512));
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--unstable-cron",
+        "--unstable-lazy-dynamic-imports",
+        new URL("../main.ts", import.meta.url).pathname,
+      ],
+      env: {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        JWT_SECRET: "j".repeat(40),
+        ENCRYPTION_KEY: btoa("e".repeat(32)),
+        LIVE_NOTIFICATIONS: "off",
+        LOG_FORMAT: "off",
+      },
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    let exited = false;
+    const status = child.status.then((status) => (exited = true, status));
+    const answers = new Set<string>();
+    while (!exited) {
+      for (const path of ["/healthz", "/readyz"]) {
+        const answer = await fetch(`http://127.0.0.1:${port}${path}`)
+          .then(async (res) => (await res.body?.cancel(), res.status))
+          .catch(() => null);
+        if (answer !== null) answers.add(`${path} ${answer}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+    }
+    const { code } = await status;
+    assert.notEqual(code, 0, await stderr);
+    assert.match(await stderr, /not a database/);
+    assert.ok(answers.has("/healthz 200"), "it listened");
+    assert.ok(!answers.has("/readyz 200"), `answers: ${[...answers]}`);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
