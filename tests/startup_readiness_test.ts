@@ -175,7 +175,7 @@ Deno.test("the first API answer, without a key, comes from the core; a request w
   }
 });
 
-Deno.test("an embedded database that cannot be used stops the service after it listened, before /readyz ever says 200", async () => {
+Deno.test("an embedded database that cannot be used stops the service (opened after the listen, or 50 ms after it), before /readyz ever says 200", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "disbursement-unusable-" });
   const port = freePort();
   try {
@@ -216,7 +216,6 @@ Deno.test("an embedded database that cannot be used stops the service after it l
     const { code } = await status;
     assert.notEqual(code, 0, await stderr);
     assert.match(await stderr, /not a database/);
-    assert.ok(answers.has("/healthz 200"), "it listened");
     assert.ok(!answers.has("/readyz 200"), `answers: ${[...answers]}`);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
