@@ -26,12 +26,20 @@ import {
   type FailedRun,
   finishClaimedJob,
   markJobDone,
+  markJobsDone,
+  openJobIds,
   parkJob,
   releaseHolderClaims,
   scheduleJobRetry,
 } from "./scheduler_store.ts";
 import { WorkerLoop } from "./worker_loop.ts";
-import type { WriteTx } from "./writer.ts";
+import {
+  RUN_ALONE,
+  type RunAlone,
+  type UnitBatch,
+  type WriteTx,
+  type WriteUnit,
+} from "./writer.ts";
 
 export { TransientJobError } from "./job_policy.ts";
 
@@ -64,8 +72,19 @@ export interface ExternalJob<Request, Answer> {
   record(tx: WriteTx, job: RunningJob, answer: Answer): Promise<void>;
 }
 
+/**
+ * A unit job whose jobs due together may run set-based: `one` runs a job alone (as a UnitJob),
+ * `many` several in one unit, leaving RUN_ALONE those it does not do (they run alone after it).
+ * A throw of `many` undoes it, and each job runs alone.
+ */
+export interface BatchedUnitJob {
+  readonly batched: true;
+  readonly one: UnitJob;
+  many(tx: WriteTx, jobs: readonly RunningJob[]): Promise<(void | RunAlone)[]>;
+}
+
 /** Any job's handler; an external job's request and answer types stay its own business. */
-export type JobHandler = UnitJob | ExternalJob<unknown, unknown>;
+export type JobHandler = UnitJob | ExternalJob<unknown, unknown> | BatchedUnitJob;
 export type JobHandlers = Readonly<Record<string, JobHandler>>;
 
 /** Declares an external job with its request and answer types inferred. */
@@ -76,7 +95,51 @@ export function externalJob<Request, Answer>(
 }
 
 function isExternalJob(handler: JobHandler): handler is ExternalJob<unknown, unknown> {
-  return typeof handler === "object" && handler.external === true;
+  return typeof handler === "object" && "external" in handler && handler.external === true;
+}
+
+/** Declares a unit job whose jobs due together may run set-based. */
+export function batchedUnitJob(job: Omit<BatchedUnitJob, "batched">): BatchedUnitJob {
+  return { batched: true, ...job };
+}
+
+/** The unit of a job alone: marked done, then its handler. False when another run did it. */
+function unitJobRun(job: RunningJob, handler: UnitJob | undefined): WriteUnit<boolean> {
+  return async (tx) => {
+    if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
+    if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+    await handler(tx, job);
+    return true;
+  };
+}
+
+/** The write batch of each batched handler, one identity each, for the writer to group. */
+const jobBatches = new WeakMap<BatchedUnitJob, UnitBatch<RunningJob, boolean>>();
+
+/**
+ * A batched handler's jobs queued together: those no other run did are handed to `many` at once,
+ * and the ones it did are marked done in one statement; a job `many` leaves runs alone after.
+ */
+function jobBatchOf(handler: BatchedUnitJob): UnitBatch<RunningJob, boolean> {
+  let batch = jobBatches.get(handler);
+  if (batch === undefined) {
+    batch = {
+      one: (job) => unitJobRun(job, handler.one),
+      many: async (tx, jobs) => {
+        const open = await openJobIds(tx, jobs.map((job) => job.id));
+        const runnable = jobs.filter((job) => open.has(job.id));
+        const done = await handler.many(tx, runnable);
+        const doneJobs = runnable.filter((_, i) => done[i] !== RUN_ALONE);
+        await markJobsDone(tx, doneJobs);
+        const doneIds = new Set(doneJobs.map((job) => job.id));
+        return jobs.map((job) =>
+          !open.has(job.id) ? false : doneIds.has(job.id) ? true : RUN_ALONE
+        );
+      },
+    };
+    jobBatches.set(handler, batch);
+  }
+  return batch;
 }
 
 /**
@@ -216,15 +279,12 @@ function runJob(run: RunContext, due: DueJob): Promise<boolean> {
 async function runUnitJob(
   run: RunContext,
   job: RunningJob,
-  handler: UnitJob | undefined,
+  handler: UnitJob | BatchedUnitJob | undefined,
 ): Promise<boolean> {
   try {
-    return await run.database.writer.write(async (tx) => {
-      if (!(await markJobDone(tx, job.id, job.dueAt))) return false;
-      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      await handler(tx, job);
-      return true;
-    });
+    return handler !== undefined && typeof handler === "object"
+      ? await run.database.writer.writeTogether(jobBatchOf(handler), job)
+      : await run.database.writer.write(unitJobRun(job, handler));
   } catch (error) {
     // The job's changes were rolled back with it.
     await recordFailure(run, job, error, { leaseUntil: null });

@@ -5,7 +5,7 @@
  */
 import type { Client } from "@libsql/client";
 import { newId } from "../lib/platform/keys.ts";
-import { columnsOf, json, multiRowInserts, rowMapper } from "./rows.ts";
+import { columnsOf, json, keptText, multiRowInserts, rowMapper } from "./rows.ts";
 import { scheduledJobs } from "./schema.ts";
 import type { WriteTx } from "./writer.ts";
 
@@ -164,6 +164,49 @@ export async function markJobDone(tx: WriteTx, jobId: string, doneAt: number): P
   });
   return result.rowsAffected === 1;
 }
+
+/** Of these jobs, those no run has done yet. */
+export async function openJobIds(tx: WriteTx, jobIds: readonly string[]): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const { rows } = await tx.execute({
+    sql: keptText(
+      OPEN_JOBS,
+      jobIds.length,
+      () => `${OPEN_JOBS} (${jobIds.map(() => "?").join(", ")})`,
+    ),
+    args: [...jobIds],
+  });
+  return new Set(rows.map((row) => String(row.id)));
+}
+
+const OPEN_JOBS = "SELECT id FROM scheduled_jobs WHERE done_at IS NULL AND id IN";
+
+/** Marks open jobs done as markJobDone marks one (each at its due time), in one statement. */
+export async function markJobsDone(
+  tx: WriteTx,
+  jobs: readonly { readonly id: string; readonly dueAt: number }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const result = await tx.execute({
+    sql: keptText(
+      MARK_JOBS_DONE,
+      jobs.length,
+      () =>
+        `${MARK_JOBS_DONE} ${jobs.map(() => "WHEN ? THEN ?").join(" ")} END,
+           error = NULL, attempts = attempts + 1
+         WHERE done_at IS NULL AND id IN (${jobs.map(() => "?").join(", ")})`,
+    ),
+    args: [...jobs.flatMap((job) => [job.id, job.dueAt]), ...jobs.map((job) => job.id)],
+  });
+  // The unit read them open: none can have been done since.
+  if (result.rowsAffected !== jobs.length) {
+    throw new Error(
+      `${jobs.length - result.rowsAffected} of ${jobs.length} jobs were done already`,
+    );
+  }
+}
+
+const MARK_JOBS_DONE = "UPDATE scheduled_jobs SET done_at = CASE id";
 
 /**
  * Claims a job that calls out until `leaseUntil` (real time) for `holder` (the node's id, or null),

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { StatementSync } from "node:sqlite";
+import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -240,5 +241,36 @@ Deno.test("a batch whose group cannot commit leaves none of its creates, and eac
     assert.deepEqual(again.map((r) => r.status), [201, 201, 201]);
     assert.ok(again.every((r) => r.headers.get("idempotent-replayed") === null));
     assert.equal(await count(f, "SELECT count(*) AS n FROM disbursements"), 4);
+  }, { RATE_LIMIT_RPS: "0" });
+});
+
+Deno.test("the offers of creates written together are made together: each payout offered once, with its transition, event, notice and next step", async () => {
+  await withHttpFixture(async (f) => {
+    await prepare(f, 1_000_000);
+    const database = f.deps.databases.test;
+    const runOffers = () =>
+      runDueJobs(database, f.cast.acme.id, f.clock.now(), f.deps.jobHandlers.test, {
+        perBatch: JOBS_PER_BATCH_MAX,
+      });
+    assert.equal(await runOffers(), 1); // the first create's, alone
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => create(f, `k${i}`)));
+    assert.deepEqual(answers.map((r) => r.status), Array(8).fill(201));
+    const { value: offered, statements } = await statementsRun(runOffers);
+    assert.equal(offered, 8);
+    // One offer alone runs 19 statements with its job's read and its group's.
+    assert.ok(statements < 60, `8 offers together ran ${statements} statements`);
+    for (
+      const [table, n] of [
+        ["payouts WHERE status = 'modality_offered'", 9],
+        ["payout_transitions WHERE to_status = 'modality_offered'", 9],
+        ["events WHERE type = 'disbursement.modality_offered'", 9],
+        ["notifications", 9],
+        ["scheduled_jobs WHERE kind = 'payout.offer' AND done_at IS NOT NULL AND error IS NULL", 9],
+        ["scheduled_jobs WHERE kind IN ('payout.remind_offer', 'payout.expire_offer')", 9],
+      ] as const
+    ) {
+      assert.equal(await count(f, `SELECT count(*) AS n FROM ${table}`), n, table);
+    }
+    assert.equal(await runOffers(), 0, "nothing runs twice");
   }, { RATE_LIMIT_RPS: "0" });
 });

@@ -3,6 +3,7 @@ import { advanceOffset, latestDomainNow } from "../lib/sandbox/clock_store.ts";
 import { purgeExpiredRows } from "../db/retention.ts";
 import {
   advanceSandboxClock,
+  batchedUnitJob,
   externalJob,
   JOBS_BUSY_REST_FACTOR,
   JOBS_BUSY_REST_MS_MAX,
@@ -17,7 +18,7 @@ import { Metrics } from "../lib/platform/metrics.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { DueJob } from "../db/scheduler_store.ts";
-import { WriteGroupError, type WriteTx } from "../db/writer.ts";
+import { RUN_ALONE, WriteGroupError, type WriteTx } from "../db/writer.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 5, 12);
@@ -234,6 +235,50 @@ Deno.test("while the API is busy a sweep rests between its batches, JOBS_BUSY_RE
     }
     // Quiet (its last request answered more than 10 ms before): no rest after the third batch.
     assert.ok(gap(2) < 3 * length(batches[2]), `quiet: ${gap(2)} ms after ${length(batches[2])}`);
+    await database.close();
+  });
+});
+
+Deno.test("a batched job kind: the jobs of a batch run in one call of many, those it leaves run alone, a throw runs each alone, each job done once", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      for (let i = 0; i < 6; i++) {
+        await scheduleJob(
+          tx,
+          { companyId: "co_1", kind: "offer", subjectId: `j${i}`, dueAt: NOW + i },
+          NOW,
+        );
+      }
+    });
+    const calls: string[] = [];
+    let throwing = false;
+    const handlers = {
+      offer: batchedUnitJob({
+        one: (_tx, job) => {
+          calls.push(`one ${job.subjectId}`);
+          return Promise.resolve();
+        },
+        many: (_tx, jobs) => {
+          calls.push(`many ${jobs.map((job) => job.subjectId).join(",")}`);
+          if (throwing) throw new Error("a statement of the batch failed");
+          return Promise.resolve(jobs.map((job) => job.subjectId === "j1" ? RUN_ALONE : undefined));
+        },
+      }),
+    };
+    const run = (until: number) =>
+      runDueJobs(database, "co_1", until, handlers, { perBatch: JOBS_PER_BATCH_MAX });
+    assert.equal(await run(NOW + 3), 4);
+    assert.deepEqual(calls, ["many j0,j1,j2,j3", "one j1"]);
+    throwing = true;
+    calls.length = 0;
+    assert.equal(await run(NOW + 5), 2);
+    assert.deepEqual(calls, ["many j4,j5", "one j4", "one j5"]);
+    const done = await database.readClient.execute(
+      "SELECT count(*) AS n, sum(attempts) AS attempts FROM scheduled_jobs WHERE done_at IS NOT NULL AND error IS NULL",
+    );
+    assert.deepEqual([done.rows[0].n, done.rows[0].attempts], [6, 6]);
+    assert.equal(await run(NOW + 10), 0);
     await database.close();
   });
 });

@@ -73,9 +73,14 @@ import {
 import { readObligationSettings } from "../obligations/store.ts";
 import { fallBackAtDeadline } from "../obligations/fallback.ts";
 import { ensureSweep } from "../obligations/sweep.ts";
-import { type DueJob, scheduleJob } from "../../db/scheduler_store.ts";
-import { externalJob, type JobHandler } from "../../db/scheduler.ts";
-import type { WriteTx } from "../../db/writer.ts";
+import { type DueJob, type NewJob, scheduleJob, scheduleJobs } from "../../db/scheduler_store.ts";
+import {
+  batchedUnitJob,
+  externalJob,
+  type JobHandler,
+  type RunningJob,
+} from "../../db/scheduler.ts";
+import { RUN_ALONE, type RunAlone, type WriteTx } from "../../db/writer.ts";
 
 /** The kinds of the payout and funding jobs. */
 export type PayoutJobKind =
@@ -136,8 +141,7 @@ export async function scheduleOfferExpiry(
   payout: PayoutRow,
   now: number,
 ): Promise<void> {
-  const deadline = offerDeadline(payout.payBy, now, runtime.offerTtlMs);
-  await scheduleNextOfferStep(tx, payout, now, deadline.expiresAt, now, deadline.payBy);
+  await scheduleJob(tx, offerExpiryJob(runtime, payout, now), now);
 }
 
 /** The offer's first reminder or its expiry due after `after`. */
@@ -149,16 +153,33 @@ async function scheduleNextOfferStep(
   after: number,
   payBy: boolean,
 ): Promise<void> {
+  await schedulePayoutJob(tx, nextOfferStepJob(payout, offeredAt, expiresAt, after, payBy), after);
+}
+
+/** The job of the offer's first reminder or its expiry due after `after`. */
+function nextOfferStepJob(
+  payout: Pick<PayoutRow, "id" | "companyId">,
+  offeredAt: number,
+  expiresAt: number,
+  after: number,
+  payBy: boolean,
+): NewJob & { kind: PayoutJobKind } {
   const step = payBy
     ? nextOfferStep(expiresAt, after, DEADLINE_REMINDERS_BEFORE_MS)
     : nextOfferStep(expiresAt, after);
-  await schedulePayoutJob(tx, {
+  return {
     companyId: payout.companyId,
     kind: step.kind === "remind" ? "payout.remind_offer" : "payout.expire_offer",
     subjectId: payout.id,
     dueAt: step.dueAt,
     payload: { offered_at: offeredAt, expires_at: expiresAt, ...(payBy ? { pay_by: true } : {}) },
-  }, after);
+  };
+}
+
+/** The job of an offer's first reminder or its expiry, as scheduleOfferExpiry schedules it. */
+function offerExpiryJob(runtime: PayoutRuntime, payout: PayoutRow, now: number): NewJob {
+  const deadline = offerDeadline(payout.payBy, now, runtime.offerTtlMs);
+  return nextOfferStepJob(payout, now, deadline.expiresAt, now, deadline.payBy);
 }
 
 /**
@@ -645,6 +666,43 @@ export async function sendFirstNotice(
   return null;
 }
 
+/**
+ * The first notices of payouts still created, as sendFirstNotice sends each, with the moves of
+ * those due at the same time set-based (applyMoves) and their offers' next steps scheduled in one
+ * statement; the payee of each is told, and a sandbox test payee acts, one by one. A job whose
+ * payout is no longer created (or named twice) is left RUN_ALONE. A refused move throws, and each
+ * job runs alone.
+ */
+async function offerCreated(
+  tx: WriteTx,
+  runtime: PayoutRuntime,
+  jobs: readonly RunningJob[],
+): Promise<(void | RunAlone)[]> {
+  const payouts = await loadPayouts(tx, jobs.map((job) => job.subjectId));
+  const named = new Set<string>();
+  const offering = jobs.filter((job) => {
+    const created = payouts.get(job.subjectId)?.status === "created" && !named.has(job.subjectId);
+    named.add(job.subjectId);
+    return created;
+  });
+  const offered = new Set<RunningJob>();
+  for (const [now, due] of Map.groupBy(offering, (job) => job.dueAt)) {
+    const moved = await applyMoves(
+      tx,
+      due.map((job) => ({ payoutId: job.subjectId, step: { kind: "offer" } })),
+      now,
+    );
+    if (!moved.ok) throw new Error(`offer refused for a created payout: ${moved.message}`);
+    scheduleJobs(tx, moved.value.map((payout) => offerExpiryJob(runtime, payout, now)), now);
+    for (const [i, payout] of moved.value.entries()) {
+      await notifyPayee(tx, runtime.notifications, payout.id, "offer", now);
+      await actAsTestPayee(tx, runtime, payout, now);
+      offered.add(due[i]);
+    }
+  }
+  return jobs.map((job) => offered.has(job) ? undefined : RUN_ALONE);
+}
+
 async function moveOrThrow(result: Promise<Result<unknown>>, job: DueJob): Promise<void> {
   const moved = await result;
   if (!moved.ok) throw new Error(`${job.kind} ${job.subjectId}: ${moved.message}`);
@@ -842,9 +900,13 @@ export function payoutJobHandlers(
   return {
     ...batchRailJobHandlers(rails.batchRails(), moves),
     // A payout canceled before its offer simply stays canceled; one a resend offered stays so.
-    "payout.offer": async (tx, job) => {
-      await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);
-    },
+    // Offers due together (those of creates written together) are made set-based.
+    "payout.offer": batchedUnitJob({
+      one: async (tx, job) => {
+        await sendFirstNotice(tx, runtime, job.subjectId, job.dueAt);
+      },
+      many: (tx, jobs) => offerCreated(tx, runtime, jobs),
+    }),
     "payout.reoffer": async (tx, job) => {
       const payout = await loadPayout(tx, job.subjectId);
       // Canceled, or re-offered by another path, since the credit that scheduled this.
