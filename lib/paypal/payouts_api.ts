@@ -96,7 +96,7 @@ export const PAYOUT_ITEMS_MAX = 15_000;
 export const TOKEN_EXPIRES_IN_S = 32_400;
 
 /** States in which PayPal still works on an item: a batch holding one is still processing. */
-export const OPEN_STATES = new Set(["PENDING", "UNCLAIMED", "ONHOLD", "HELD"]);
+export const OPEN_STATES = new Set(["PENDING", "UNCLAIMED", "ONHOLD"]);
 
 /** PayPal's Payouts API over `book`: a fetch handler. */
 export function payoutsApi(book: PayoutsBook): (request: Request) => Promise<Response> {
