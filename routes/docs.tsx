@@ -317,9 +317,12 @@ function PortalHelpPage() {
               <code>{t.venmoUnclaimedPhone}</code> or a PayPal e-mail <code>unclaimed@…</code>{" "}
               stays unclaimed and is returned after 30 days; Venmo phone{" "}
               <code>{t.venmoRefundedPhone}</code> or a PayPal e-mail <code>refunded@…</code>{" "}
-              completes and is refunded 3 days later (a late return); a PayPal e-mail{" "}
-              <code>held@…</code> is held by PayPal for a day, then completes;{" "}
-              <code>blocked@…</code> is blocked for good; <code>denied@…</code>{" "}
+              completes and is refunded 3 days later (a late return); Venmo phone{" "}
+              <code>{t.venmoHeldPhone}</code> or a PayPal e-mail <code>held@…</code>{" "}
+              is held by PayPal for a day, then completes; Venmo phone{" "}
+              <code>{t.venmoBlockedPhone}</code> or <code>blocked@…</code>{" "}
+              is blocked for good; Venmo phone <code>{t.venmoDeniedPhone}</code> or{" "}
+              <code>denied@…</code>{" "}
               has PayPal deny the whole batch it goes in (every payout of it fails)
             </td>
           </tr>

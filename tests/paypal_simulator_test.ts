@@ -646,15 +646,28 @@ Deno.test("sandbox's PayPal verifies only what it signed: a webhook for a test c
 });
 
 /** Payouts of `noaction` payees who then chose these PayPal e-mails, all in the next batch. */
-async function payoutsTo(m: MoneyFixture, emails: readonly string[]): Promise<string[]> {
+async function payoutsTo(
+  m: MoneyFixture,
+  receivers: readonly (string | { phone: string })[],
+): Promise<string[]> {
   const ids: string[] = [];
-  for (const index of emails.keys()) {
+  for (const index of receivers.keys()) {
     ids.push(await payoutOf(m, "noaction@example.test", 1_000 * (index + 1)));
   }
   await m.settle();
-  await chooseReceivers(m, ids.map((id, index) => [id, { email: emails[index] }]));
+  await chooseReceivers(
+    m,
+    ids.map((id, index) => {
+      const receiver = receivers[index];
+      return [id, typeof receiver === "string" ? { email: receiver } : receiver];
+    }),
+  );
   return ids;
 }
+
+/** Each PayPal e-mail marker with the Venmo phone that acts as it does. */
+const byEmailAndPhone = (marker: string, phone: string) =>
+  [[`${marker}@`, `${marker}@example.test`], [`Venmo ${phone}`, { phone }]] as const;
 
 /** The line's reserved and in-transit money. */
 async function held(m: MoneyFixture): Promise<{ reserved: number; in_transit: number }> {
@@ -667,79 +680,86 @@ const itemStatuses = async (m: MoneyFixture) =>
     r.transaction_status
   );
 
-Deno.test("sandbox's PayPal, held@: the item is ONHOLD (webhooks PAYOUTS-ITEM.HELD and PAYOUTSBATCH.PROCESSING), the payout stays funds_sent with its money in transit; a day after the batch PayPal releases it (SUCCEEDED, PAYOUTSBATCH.SUCCESS) and the payout completes, with no poll", async () => {
-  await withSandbox(async (m) => {
-    const [payoutId] = await payoutsTo(m, ["held@example.test"]);
-    const before = await held(m);
-    await m.settle();
-    const [batch] = await rows(m, "SELECT id, status, created_at FROM rail_batches");
-    assert.equal(batch.status, "transmitted");
-    await stopPolls(m);
-    await m.advance(60);
-    assert.deepEqual(await notices(m), [
-      { event_type: "PAYMENT.PAYOUTS-ITEM.HELD", resource_id: `${batch.id}-1`, processed: 1 },
-      { event_type: "PAYMENT.PAYOUTSBATCH.PROCESSING", resource_id: batch.id, processed: 1 },
-    ]);
-    assert.deepEqual(await itemStatuses(m), ["ONHOLD"]);
-    assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
-    assert.deepEqual(await held(m), {
-      reserved: before.reserved - 1_000,
-      in_transit: before.in_transit + 1_000,
+for (const [name, receiver] of byEmailAndPhone("held", sandboxTestDetails.venmoHeldPhone)) {
+  Deno.test(`sandbox's PayPal, ${name}: the item is ONHOLD (webhooks PAYOUTS-ITEM.HELD and PAYOUTSBATCH.PROCESSING), the payout stays funds_sent with its money in transit; a day after the batch PayPal releases it (SUCCEEDED, PAYOUTSBATCH.SUCCESS) and the payout completes, with no poll`, async () => {
+    await withSandbox(async (m) => {
+      const [payoutId] = await payoutsTo(m, [receiver]);
+      const before = await held(m);
+      await m.settle();
+      const [batch] = await rows(m, "SELECT id, status, created_at FROM rail_batches");
+      assert.equal(batch.status, "transmitted");
+      await stopPolls(m);
+      await m.advance(60);
+      assert.deepEqual(await notices(m), [
+        { event_type: "PAYMENT.PAYOUTS-ITEM.HELD", resource_id: `${batch.id}-1`, processed: 1 },
+        { event_type: "PAYMENT.PAYOUTSBATCH.PROCESSING", resource_id: batch.id, processed: 1 },
+      ]);
+      assert.deepEqual(await itemStatuses(m), ["ONHOLD"]);
+      assert.deepEqual(await statusOf(m, payoutId), { status: "funds_sent", failure_reason: null });
+      assert.deepEqual(await held(m), {
+        reserved: before.reserved - 1_000,
+        in_transit: before.in_transit + 1_000,
+      });
+      const [taken] = await rows(m, "SELECT created_at FROM sandbox_paypal_batches");
+      await m.advance((Number(taken.created_at) + DAY_S * 1000 - m.now()) / 1000 - 60);
+      assert.equal((await m.payout(payoutId)).status, "funds_sent", "held a minute before the day");
+      await m.advance(60);
+      assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
+      assert.deepEqual(await itemStatuses(m), ["SUCCESS"]);
+      assert.deepEqual(
+        (await notices(m)).map((n) => n.event_type),
+        [
+          "PAYMENT.PAYOUTS-ITEM.HELD",
+          "PAYMENT.PAYOUTS-ITEM.SUCCEEDED",
+          "PAYMENT.PAYOUTSBATCH.PROCESSING",
+          "PAYMENT.PAYOUTSBATCH.SUCCESS",
+        ],
+      );
+      assert.deepEqual(await held(m), {
+        reserved: before.reserved - 1_000,
+        in_transit: before.in_transit,
+      });
+      assert.deepEqual(await m.events(payoutId), PAID_EVENTS);
+      assert.deepEqual(await verifyLedger(m.database.readClient), []);
     });
-    const [taken] = await rows(m, "SELECT created_at FROM sandbox_paypal_batches");
-    await m.advance((Number(taken.created_at) + DAY_S * 1000 - m.now()) / 1000 - 60);
-    assert.equal((await m.payout(payoutId)).status, "funds_sent", "held a minute before the day");
-    await m.advance(60);
-    assert.deepEqual(await statusOf(m, payoutId), { status: "completed", failure_reason: null });
-    assert.deepEqual(await itemStatuses(m), ["SUCCESS"]);
-    assert.deepEqual(
-      (await notices(m)).map((n) => n.event_type),
-      [
-        "PAYMENT.PAYOUTS-ITEM.HELD",
-        "PAYMENT.PAYOUTS-ITEM.SUCCEEDED",
-        "PAYMENT.PAYOUTSBATCH.PROCESSING",
-        "PAYMENT.PAYOUTSBATCH.SUCCESS",
-      ],
-    );
-    assert.deepEqual(await held(m), {
-      reserved: before.reserved - 1_000,
-      in_transit: before.in_transit,
+  });
+}
+
+for (const [name, receiver] of byEmailAndPhone("blocked", sandboxTestDetails.venmoBlockedPhone)) {
+  Deno.test(`sandbox's PayPal, ${name}: BLOCKED is final: the webhook PAYOUTS-ITEM.BLOCKED fails the payout (blocked, return code BLOCKED) a minute after the batch, its money back in reserved, and it is offered again`, async () => {
+    await withSandbox(async (m) => {
+      const [payoutId] = await payoutsTo(m, [receiver]);
+      const before = await held(m);
+      await m.settle();
+      const [batch] = await rows(m, "SELECT id FROM rail_batches");
+      await stopPolls(m);
+      assert.equal((await m.payout(payoutId)).status, "funds_sent");
+      await m.advance(60);
+      assert.deepEqual(await notices(m), [
+        { event_type: "PAYMENT.PAYOUTS-ITEM.BLOCKED", resource_id: `${batch.id}-1`, processed: 1 },
+        { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
+      ]);
+      await failedAndOfferedAgain(m, payoutId, "blocked");
+      assert.deepEqual(await rows(m, "SELECT status, return_code FROM rail_batch_entries"), [
+        { status: "failed", return_code: "BLOCKED" },
+      ]);
+      assert.deepEqual(await held(m), before);
+      assert.deepEqual(await verifyLedger(m.database.readClient), []);
     });
-    assert.deepEqual(await m.events(payoutId), PAID_EVENTS);
-    assert.deepEqual(await verifyLedger(m.database.readClient), []);
   });
-});
+}
 
-Deno.test("sandbox's PayPal, blocked@: BLOCKED is final: the webhook PAYOUTS-ITEM.BLOCKED fails the payout (blocked, return code BLOCKED) a minute after the batch, its money back in reserved, and it is offered again", async () => {
-  await withSandbox(async (m) => {
-    const [payoutId] = await payoutsTo(m, ["blocked@example.test"]);
-    const before = await held(m);
-    await m.settle();
-    const [batch] = await rows(m, "SELECT id FROM rail_batches");
-    await stopPolls(m);
-    assert.equal((await m.payout(payoutId)).status, "funds_sent");
-    await m.advance(60);
-    assert.deepEqual(await notices(m), [
-      { event_type: "PAYMENT.PAYOUTS-ITEM.BLOCKED", resource_id: `${batch.id}-1`, processed: 1 },
-      { event_type: "PAYMENT.PAYOUTSBATCH.SUCCESS", resource_id: batch.id, processed: 1 },
-    ]);
-    await failedAndOfferedAgain(m, payoutId, "blocked");
-    assert.deepEqual(await rows(m, "SELECT status, return_code FROM rail_batch_entries"), [
-      { status: "failed", return_code: "BLOCKED" },
-    ]);
-    assert.deepEqual(await held(m), before);
-    assert.deepEqual(await verifyLedger(m.database.readClient), []);
-  });
-});
-
-for (const by of ["webhook", "poll"] as const) {
+for (
+  const [[name, receiver], by] of byEmailAndPhone("denied", sandboxTestDetails.venmoDeniedPhone)
+    .flatMap((pair) => (["webhook", "poll"] as const).map((by) => [pair, by] as const))
+) {
   Deno.test(
-    `sandbox's PayPal, denied@: PayPal denies the whole batch; by its ${by} (${
+    `sandbox's PayPal, ${name}: PayPal denies the whole batch; by its ${by} (${
       by === "webhook" ? "PAYOUTSBATCH.DENIED only" : "GET batch: DENIED"
     }) every payout of the batch fails paypal_batch_denied (return code DENIED), its money back in reserved, and is offered again`,
     async () => {
       await withSandbox(async (m) => {
-        const ids = await payoutsTo(m, ["denied@example.test", "payee@example.test"]);
+        const ids = await payoutsTo(m, [receiver, "payee@example.test"]);
         const before = await held(m);
         await m.settle();
         const [batch] = await rows(m, "SELECT id FROM rail_batches");

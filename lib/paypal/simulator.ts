@@ -13,11 +13,13 @@
  *   cancelled (RETURNED at once);
  * - a PayPal e-mail whose local part is `refunded`, or the Venmo phone `venmoRefundedPhone`:
  *   SUCCESS, then REFUNDED 3 days after it was taken (money back after completion);
- * - a PayPal e-mail whose local part is `held`: ONHOLD (PayPal reviews it), then SUCCESS a day
- *   after it was taken;
- * - a PayPal e-mail whose local part is `blocked`: BLOCKED, for good;
- * - a PayPal e-mail whose local part is `denied`: PayPal denies its whole batch (batch_status
- *   DENIED), every item of which reads FAILED with no error of its own, as PayPal reports them;
+ * - a PayPal e-mail whose local part is `held`, or the Venmo phone `venmoHeldPhone`: ONHOLD
+ *   (PayPal reviews it), then SUCCESS a day after it was taken;
+ * - a PayPal e-mail whose local part is `blocked`, or the Venmo phone `venmoBlockedPhone`:
+ *   BLOCKED, for good;
+ * - a PayPal e-mail whose local part is `denied`, or the Venmo phone `venmoDeniedPhone`: PayPal
+ *   denies its whole batch (batch_status DENIED), every item of which reads FAILED with no error
+ *   of its own, as PayPal reports them;
  * - any other: SUCCESS.
  * It sends PayPal's webhooks as PayPal does, to the same receiver and through the same
  * verify-webhook-signature call as live (lib/paypal/sandbox_paypal.ts), on the company's sandbox
@@ -83,8 +85,14 @@ function localPart(receiver: string): string | null {
   return lower.includes("@") ? lower.split("@")[0] : null;
 }
 
+/** Whether a receiver is the PayPal e-mail with local part `marker` or the Venmo phone `phone`. */
+function marked(receiver: string, marker: string, phone: string): boolean {
+  return localPart(receiver) === marker || receiver === phone;
+}
+
 /** Whether PayPal denies the batch a receiver's item rides in. */
-const deniesBatch = (receiver: string) => localPart(receiver) === "denied";
+const deniesBatch = (receiver: string) =>
+  marked(receiver.toLowerCase(), "denied", sandboxTestDetails.venmoDeniedPhone);
 
 /** Whether the simulator refunds a receiver's payment after it completed. */
 function refundedLater(receiver: string): boolean {
@@ -132,8 +140,10 @@ export function simulatedState(
   if ((receiver.includes("@") && local === "unclaimed") || receiver === t.venmoUnclaimedPhone) {
     return { status: "UNCLAIMED", errorName: null };
   }
-  if (localPart(receiver) === "held") return { status: "ONHOLD", errorName: null };
-  if (localPart(receiver) === "blocked") return { status: "BLOCKED", errorName: null };
+  if (marked(receiver, "held", t.venmoHeldPhone)) return { status: "ONHOLD", errorName: null };
+  if (marked(receiver, "blocked", t.venmoBlockedPhone)) {
+    return { status: "BLOCKED", errorName: null };
+  }
   return { status: "SUCCESS", errorName: null };
 }
 

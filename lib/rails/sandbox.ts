@@ -27,6 +27,11 @@ export const sandboxTestDetails = {
   venmoUnclaimedPhone: "+15555550202",
   /** The Venmo phone whose payment the sandbox's PayPal refunds after it completed. */
   venmoRefundedPhone: "+15555550303",
+  /** Venmo phones the sandbox's PayPal holds, blocks, and denies the batch of, as the e-mails
+   * `held@`, `blocked@` and `denied@` (lib/paypal/simulator.ts). */
+  venmoHeldPhone: "+15555550505",
+  venmoBlockedPhone: "+15555550606",
+  venmoDeniedPhone: "+15555550707",
   /** The Venmo phone a `success+venmo` payee acting by itself enters. */
   venmoPhone: "+15555550100",
 } as const;
