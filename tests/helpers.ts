@@ -32,3 +32,35 @@ export function openTempDatabase(
     readCacheEntries: 10_000,
   });
 }
+
+/**
+ * Spawns the service from its sources as production starts it (no --dev): its secrets given, live
+ * notifications off, on 127.0.0.1:`port` over `dataDir`; `env` adds or replaces settings.
+ */
+export function spawnProductionService(
+  dataDir: string,
+  port: number,
+  options: { env?: Record<string, string>; stdout?: "piped" | "null" } = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--unstable-cron",
+      "--unstable-lazy-dynamic-imports",
+      new URL("../main.ts", import.meta.url).pathname,
+    ],
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      JWT_SECRET: "j".repeat(40),
+      ENCRYPTION_KEY: btoa("e".repeat(32)),
+      LIVE_NOTIFICATIONS: "off",
+      LOG_FORMAT: "off",
+      ...options.env,
+    },
+    stdout: options.stdout ?? "null",
+    stderr: "piped",
+  }).spawn();
+}

@@ -8,6 +8,7 @@ import { hasUnappliedMigrations, openDatabase } from "../db/client.ts";
 import { openEmbeddedClient } from "../db/embedded_client.ts";
 import { ConfigError, loadConfig } from "../lib/platform/config.ts";
 import { withHttpFixture } from "./http_fixture.ts";
+import { spawnProductionService } from "./helpers.ts";
 
 const METRICS_TOKEN = "m".repeat(40);
 
@@ -138,20 +139,10 @@ Deno.test({
   async fn() {
     const dataDir = await Deno.makeTempDir({ prefix: "disbursement-ops-" });
     const port = freePort();
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname],
-      env: {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        JWT_SECRET: "j".repeat(40),
-        ENCRYPTION_KEY: btoa("e".repeat(32)),
-        LIVE_NOTIFICATIONS: "off",
-        LOG_FORMAT: "json",
-      },
+    const child = spawnProductionService(dataDir, port, {
+      env: { LOG_FORMAT: "json" },
       stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    });
     const stdout = new Response(child.stdout).text();
     const stderr = new Response(child.stderr).text();
     try {
