@@ -12,7 +12,7 @@ import {
   markInboundProcessed,
   uploadAchFile,
 } from "../lib/ach/transport.ts";
-import { sandboxBankSettings } from "../lib/ach/bank_settings.ts";
+import { sandboxBankSettings, type SftpTarget } from "../lib/ach/bank_settings.ts";
 import { saveBankSettings } from "../lib/ach/bank_store.ts";
 import {
   ensureInboundPolling,
@@ -22,7 +22,7 @@ import {
 } from "../lib/ach/inbound.ts";
 import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
-import type { WriteUnit } from "../db/writer.ts";
+import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
 import { addFunds } from "../lib/funding/store.ts";
@@ -56,6 +56,19 @@ async function withSshd(fn: (sshd: TestSshd) => Promise<void>): Promise<void> {
   } finally {
     await sshd.close();
   }
+}
+
+/** In the caller's unit: the company's bank settings with `sftp` as target, its polling planned. */
+async function pollingFrom(tx: WriteTx, sftp: SftpTarget | null): Promise<void> {
+  await saveBankSettings(
+    tx,
+    testSecretBox,
+    COMPANY,
+    { ...sandboxBankSettings("Acme", "123456789"), sftp },
+    "op_admin",
+    NOW,
+  );
+  await ensureInboundPolling(tx, COMPANY, NOW);
 }
 
 async function names(dir: string): Promise<string[]> {
@@ -184,15 +197,7 @@ Deno.test("polling a live company's inbound directory imports each file once and
       const returned = await f.credit();
       const corrected = await f.credit({ account: "000555000001" });
       await f.database.writer.write(async (tx) => {
-        await saveBankSettings(
-          tx,
-          testSecretBox,
-          COMPANY,
-          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
-          "op_admin",
-          NOW,
-        );
-        await ensureInboundPolling(tx, COMPANY, NOW);
+        await pollingFrom(tx, sshd.target);
         // Already scheduled: bank:set again adds no second poll.
         await ensureInboundPolling(tx, COMPANY, NOW);
       });
@@ -306,15 +311,7 @@ Deno.test("after hours down, one poll imports everything waiting and the next is
     await withImports(async (f) => {
       const returned = await f.credit();
       await f.database.writer.write(async (tx) => {
-        await saveBankSettings(
-          tx,
-          testSecretBox,
-          COMPANY,
-          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
-          "op_admin",
-          NOW,
-        );
-        await ensureInboundPolling(tx, COMPANY, NOW);
+        await pollingFrom(tx, sshd.target);
       });
       // Both rails' files arrived while the service was down.
       await Deno.writeTextFile(
@@ -377,15 +374,7 @@ Deno.test("a poll whose import fails between units leaves the file in the inboun
       }
       const failing = credits[ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 2].payoutId;
       await f.database.writer.write(async (tx) => {
-        await saveBankSettings(
-          tx,
-          testSecretBox,
-          COMPANY,
-          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
-          "op_admin",
-          NOW,
-        );
-        await ensureInboundPolling(tx, COMPANY, NOW);
+        await pollingFrom(tx, sshd.target);
         await tx.execute(
           `CREATE TRIGGER fail_one BEFORE UPDATE ON payouts WHEN OLD.id = '${failing}'
              BEGIN SELECT RAISE(ABORT, 'the disk failed'); END`,
@@ -432,15 +421,7 @@ Deno.test("a poll that finds another poll of the company pending schedules none"
     await withImports(async (f) => {
       const later = NOW + 24 * 3_600_000;
       await f.database.writer.write(async (tx) => {
-        await saveBankSettings(
-          tx,
-          testSecretBox,
-          COMPANY,
-          { ...sandboxBankSettings("Acme", "123456789"), sftp: sshd.target },
-          "op_admin",
-          NOW,
-        );
-        await ensureInboundPolling(tx, COMPANY, NOW);
+        await pollingFrom(tx, sshd.target);
         await scheduleJob(tx, {
           companyId: COMPANY,
           kind: INBOUND_POLL_JOB,
@@ -479,15 +460,7 @@ Deno.test("no polling in the test environment, whatever is configured, nor for a
   ) {
     await withImports(async (f) => {
       await f.database.writer.write(async (tx) => {
-        await saveBankSettings(
-          tx,
-          testSecretBox,
-          COMPANY,
-          { ...sandboxBankSettings("Acme", "123456789"), sftp },
-          "op_admin",
-          NOW,
-        );
-        await ensureInboundPolling(tx, COMPANY, NOW);
+        await pollingFrom(tx, sftp);
       });
       assert.equal(
         await runDueJobs(f.database, COMPANY, NOW, { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) }),
