@@ -544,15 +544,26 @@ export function batchSendJob(
 export const UNIT_BUSY_REST_FACTOR = 6;
 
 /**
+ * A unit's rest is at most this long: a unit's length counts its commit's wait for the disk, which
+ * a disk busy with other writers stretched to tens of milliseconds (the send of 10,000 then took
+ * 200 s under load), and a send or settlement job must end within its claim (5 minutes).
+ */
+export const UNIT_BUSY_REST_MS_MAX = 40;
+
+/**
  * After a unit of a batch's paging that began at `startedAt` (performance.now()): while `apiBusy`
- * says requests are answered, a rest of UNIT_BUSY_REST_FACTOR times its length; else none.
+ * says requests are answered, a rest of UNIT_BUSY_REST_FACTOR times its length, at most
+ * UNIT_BUSY_REST_MS_MAX; else none.
  */
 export async function restUnderApiTraffic(
   startedAt: number,
   apiBusy: () => boolean,
 ): Promise<void> {
   if (!apiBusy()) return;
-  const restMs = UNIT_BUSY_REST_FACTOR * (performance.now() - startedAt);
+  const restMs = Math.min(
+    UNIT_BUSY_REST_FACTOR * (performance.now() - startedAt),
+    UNIT_BUSY_REST_MS_MAX,
+  );
   await new Promise((resolve) => setTimeout(resolve, restMs));
 }
 
