@@ -2,9 +2,11 @@
  * The one writer of a database. Concurrent write units are queued and committed together in one
  * transaction, each inside its own savepoint: a unit that throws or calls `tx.abort(refusal)`
  * rolls back its savepoint only, and every caller is answered after the group's COMMIT returned
- * (durable with synchronous=FULL). Whatever a unit returns is committed: the writer never reads
- * the shape of a value to decide. A unit must wait on nothing but the database and must not
- * call `write` itself: the group it would wait for cannot start until the unit ends.
+ * (durable with synchronous=FULL). Units queued with `writeTogether` under one batch run as one
+ * call of its `many`, set-based, in one savepoint (each alone again when that call throws).
+ * Whatever a unit returns is committed: the writer never reads the shape of a value to decide. A
+ * unit must wait on nothing but the database and must not call `write` itself: the group it would
+ * wait for cannot start until the unit ends.
  *
  * On a libSQL server every statement awaited is a network round trip made while the primary's
  * write lock is held, so there the writer batches: a unit's deferred statements (`tx.defer`,

@@ -5,7 +5,9 @@
  * first statements (no round trip of its own on a libSQL server); a key that may not run fails the
  * unit there, so nothing the use case sent is kept. A use case that aborts has its writes undone
  * while the answer to its refusal is still stored. While the first runs, this process holds its
- * key in memory (at most the lease): a duplicate is told so at once instead of waiting.
+ * key in memory (at most the lease): a duplicate is told so at once instead of waiting. Requests of
+ * a batched use case queued for the same group share one unit: their keys read at once, the use
+ * case run set-based, their answers kept in one write (answerTogether).
  *
  * A database several nodes share (a libSQL server) is written by other processes, whose memory
  * this one cannot see: there the request first commits a claim with the lease in the database
