@@ -1,8 +1,9 @@
 /**
  * What one /v1 create costs without the network: the same route, auth, idempotency, ledger hold
- * and write unit as `POST /v1/disbursements`, called in process (`app.request`, 32 callers) on a
- * durable file, with no scheduler running; then the offer jobs those creates scheduled, run as
- * the service's sweep runs them (JOBS_PER_BATCH_MAX per batch). The sum bounds what the one writer thread can
+ * and write unit as `POST /v1/disbursements`, called in process (`app.request`, 32 callers, so
+ * creates queued for one group are written together as the service writes them) on a durable
+ * file, with no scheduler running; then the offer jobs those creates scheduled, run as the
+ * service's sweep runs them (JOBS_PER_BATCH_MAX per batch, offers due together made together). The sum bounds what the one writer thread can
  * answer per second before any HTTP parsing or socket work is added. Last, the cost of one bare
  * row (an event) inserted through the same writer, the floor under every row a create writes.
  * CPU is given for the whole process and for the service's thread alone (Linux): the WAL's
