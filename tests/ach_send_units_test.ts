@@ -16,6 +16,7 @@ import {
 import {
   type AchFixture,
   batches,
+  BUILT_BY_QUERY_BUILDER,
   chooseAch,
   logLines,
   notingUnits,
@@ -356,4 +357,24 @@ Deno.test("a kept file's sealed content is read where it is opened for its uploa
     );
     assert.deepEqual(readingContent, [], `a file of ${count}`);
   }
+});
+
+Deno.test("a transmission's claiming and recording units write the batch and its attempt with statements written once, none built by the query builder", async () => {
+  const units: string[][] = [];
+  await withScriptedBank(async ({ m }) => {
+    await m.fund(100_000_000);
+    await chooseAch(m, [1_000, 2_000]);
+    await m.advance(30 * MINUTE_SECONDS);
+    assert.deepEqual((await batches(m)).map((b) => b.status), ["transmitted"]);
+  }, { wrapDatabase: (database) => notingUnits(database, units) });
+  const transmission = units.filter((unit) =>
+    unit.some((sql) => /rail_batch_attempts/i.test(sql) && /insert|update/i.test(sql))
+  );
+  assert.equal(transmission.length, 2, "the claiming unit and the recording unit");
+  assert.deepEqual(
+    transmission.flat().filter((sql) =>
+      sql.startsWith(BUILT_BY_QUERY_BUILDER) && /rail_batch(es|_attempts)/.test(sql)
+    ),
+    [],
+  );
 });

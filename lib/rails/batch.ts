@@ -14,7 +14,7 @@
  * operator then asks the rail what it received. A built batch may be voided: its entries are
  * queued again under new references.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, getTableColumns } from "drizzle-orm";
 import { railBatchEntries, railBatches } from "../../db/schema.ts";
 import { externalJob, type JobHandler, yieldToEventLoop } from "../../db/scheduler.ts";
 import { scheduleJob } from "../../db/scheduler_store.ts";
@@ -268,12 +268,27 @@ export async function batchEntries(
   return (await (limit === undefined ? query : query.limit(limit))).map(toBatchEntry);
 }
 
-async function setBatch(
-  tx: WriteTx,
+/** rail_batches' column of each field (its columns are plain text and integers). */
+const BATCH_COLUMN: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(getTableColumns(railBatches)).map(([field, column]) => [field, column.name]),
+);
+
+/**
+ * Changes a batch's row. Written directly, not built by the query builder: a transmission's units
+ * are its short phase's blocks, and a query's first building after a restart compiles it there.
+ */
+export async function setBatch(
+  tx: Pick<WriteTx, "execute">,
   batchId: string,
   change: Partial<typeof railBatches.$inferInsert>,
 ): Promise<void> {
-  await tx.db.update(railBatches).set(change).where(eq(railBatches.id, batchId));
+  const fields = Object.keys(change) as (keyof typeof change)[];
+  await tx.execute({
+    sql: `UPDATE rail_batches SET ${
+      fields.map((field) => `${BATCH_COLUMN[field]} = ?`).join(", ")
+    } WHERE id = ?`,
+    args: [...fields.map((field) => change[field] ?? null), batchId],
+  });
 }
 
 export type BatchRow = typeof railBatches.$inferSelect;

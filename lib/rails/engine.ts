@@ -17,7 +17,7 @@
  * Time is the environment's: in live a job decides and stamps with the real time it runs, in the
  * sandbox with its due time on the sandbox clock (`JobTime`, chosen at the composition root).
  */
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { railBatchAttempts, railBatches } from "../../db/schema.ts";
 import {
   externalJob,
@@ -41,6 +41,7 @@ import {
   markInDoubt,
   markTransmitted,
   type NewBatchEntry,
+  setBatch,
   transmissionFailed,
   type TransmitAnswer,
   voidBatch,
@@ -308,17 +309,18 @@ export async function batchAttempts(
     .orderBy(asc(railBatchAttempts.attempt));
 }
 
+/**
+ * Opens the batch's next attempt in one statement written directly, as the transmission's other
+ * statements: they are its short phase's blocks.
+ */
 async function beginAttempt(tx: WriteTx, batchId: string, now: number): Promise<number> {
-  const [last] = await tx.db.select({ n: sql<number>`count(*)` }).from(railBatchAttempts)
-    .where(eq(railBatchAttempts.batchId, batchId));
-  const attempt = Number(last.n) + 1;
-  await tx.db.insert(railBatchAttempts).values({
-    id: newId("rba"),
-    batchId,
-    attempt,
-    startedAt: now,
+  const { rows } = await tx.execute({
+    sql: `INSERT INTO rail_batch_attempts (id, batch_id, attempt, started_at)
+          SELECT ?, ?, count(*) + 1, ? FROM rail_batch_attempts WHERE batch_id = ?
+          RETURNING attempt`,
+    args: [newId("rba"), batchId, now, batchId],
   });
-  return attempt;
+  return Number(rows[0].attempt);
 }
 
 /** Keeps the answer of the batch's open attempt (the one without one); a no-op without one. */
@@ -329,8 +331,11 @@ async function answerAttempt(
   detail: string,
   now: number,
 ): Promise<void> {
-  await tx.db.update(railBatchAttempts).set({ outcome, detail, answeredAt: now })
-    .where(and(eq(railBatchAttempts.batchId, batchId), isNull(railBatchAttempts.outcome)));
+  await tx.execute({
+    sql: `UPDATE rail_batch_attempts SET outcome = ?, detail = ?, answered_at = ?
+          WHERE batch_id = ? AND outcome IS NULL`,
+    args: [outcome, detail, now, batchId],
+  });
 }
 
 /** What the last failed run of a job said, if any: the reason a transmission went unanswered. */
@@ -476,8 +481,7 @@ async function prepareTransmission<Request>(
       }, now);
       return null;
     }
-    await tx.db.update(railBatches).set({ status: "transmitting" })
-      .where(eq(railBatches.id, batch.id));
+    await setBatch(tx, batch.id, { status: "transmitting" });
   }
   await beginAttempt(tx, batch.id, now);
   return { batch, request: held.request, attempt: attemptOf(job), windowEndsAt: held.windowEndsAt };
