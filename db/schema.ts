@@ -794,6 +794,11 @@ export const achImports = sqliteTable("ach_imports", {
    * import is complete. A second import of the same file takes an unfinished one up where it stopped.
    */
   progress: text("progress"),
+  /**
+   * The file's content, sealed (a return file carries full account numbers), while the import is
+   * unfinished: the resume job takes the import up from it. Null once the import is complete.
+   */
+  contentSealed: text("content_sealed"),
 });
 
 /**

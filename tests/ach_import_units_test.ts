@@ -12,7 +12,12 @@ import {
   importAchFileInUnit,
   previewAchImport,
 } from "../lib/ach/imports.ts";
-import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
+import {
+  ACH_IMPORT_ENTRIES_PER_UNIT_MAX,
+  ACH_IMPORT_RESUME_JOB,
+  ACH_RETURNS_IMPORT_LEASE_MS,
+} from "../lib/ach/import_rules.ts";
+import { importResumeJob } from "../lib/ach/import_resume.ts";
 import type { ReturnToWrite } from "../lib/ach/nacha.ts";
 import {
   SANDBOX_RETURNED_ACCOUNT,
@@ -20,6 +25,7 @@ import {
   sandboxReturnsJob,
 } from "../lib/ach/sandbox_bank.ts";
 import { runDueJobs } from "../db/scheduler.ts";
+import { quietly } from "./ach_helpers.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
@@ -172,6 +178,8 @@ async function outcome(f: ImportFixture, file: MixedFile): Promise<unknown> {
   [...file.credits, file.late, file.debit].forEach((sent, n) =>
     place.set(sent.trace, `trace ${n}`)
   );
+  // The import's own resume job names it by id.
+  (await f.rows("SELECT id FROM ach_imports")).forEach(({ id }) => place.set(id, "the import"));
   // A transition's detail names its submission by payout id.
   const nameOf = (value: unknown) =>
     typeof value === "string"
@@ -448,4 +456,154 @@ Deno.test("a sandbox return file whose import outlasts a minute keeps its job's 
       [{ n: 3 * ACH_IMPORT_ENTRIES_PER_UNIT_MAX }],
     );
   });
+});
+
+Deno.test("an import stopped after any unit is resumed by its job alone, from its sealed content, and ends as the uninterrupted one", async () => {
+  const handlers = (f: ImportFixture) => ({ [ACH_IMPORT_RESUME_JOB]: importResumeJob(f.deps) });
+  let uninterrupted: unknown = null;
+  let units = 0;
+  await withImports(async (f) => {
+    const file = await mixedFile(f);
+    const writer = f.database.writer;
+    const write = writer.write.bind(writer);
+    writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
+      units++;
+      return write(unit);
+    };
+    assert.ok((await f.import(file.entries)).ok);
+    writer.write = write;
+    // Complete, it keeps no content, and its resume job is done without a run (the fixture's
+    // cutoff, with no handler here, is parked by this sweep as by the other's).
+    await quietly(() =>
+      runDueJobs(f.database, COMPANY, NOW + ACH_RETURNS_IMPORT_LEASE_MS, handlers(f))
+    );
+    assert.deepEqual(
+      await f.rows("SELECT content_sealed FROM ach_imports"),
+      [{ content_sealed: null }],
+    );
+    uninterrupted = await outcome(f, file);
+  });
+  for (let stopAfter = 1; stopAfter < units; stopAfter++) {
+    await withImports(async (f) => {
+      const file = await mixedFile(f);
+      const stop = stoppingAfter(f, stopAfter);
+      await assert.rejects(() => f.import(file.entries), /the process stopped/);
+      stop.restart();
+      const [kept] = await f.rows("SELECT content_sealed FROM ach_imports");
+      const content = returnFile(file.entries);
+      assert.equal(
+        new TextDecoder().decode(await f.deps.secretBox.open(String(kept.content_sealed))),
+        content,
+      );
+      assert.ok(!String(kept.content_sealed).includes(content.slice(0, 94)), "sealed");
+      // Nothing runs while the claim holds.
+      const lapse = NOW + ACH_RETURNS_IMPORT_LEASE_MS;
+      await quietly(() => runDueJobs(f.database, COMPANY, lapse - 1, handlers(f)));
+      assert.deepEqual(
+        await f.rows("SELECT progress IS NULL AS complete FROM ach_imports"),
+        [{ complete: 0 }],
+      );
+      await runDueJobs(f.database, COMPANY, lapse, handlers(f));
+      assert.deepEqual(await outcome(f, file), uninterrupted, `stopped after ${stopAfter} units`);
+      assert.deepEqual(
+        await f.rows("SELECT count(*) AS n, max(content_sealed) AS kept FROM ach_imports"),
+        [{ n: 1, kept: null }],
+      );
+      assert.deepEqual(await verifyLedger(f.database.readClient), []);
+    });
+  }
+});
+
+/** What the sandbox bank's returns job leaves, payouts named by their place in `credits`. */
+async function sandboxOutcome(f: ImportFixture, credits: readonly SentCredit[]): Promise<unknown> {
+  const place = new Map<unknown, string>(credits.map((credit, n) => [credit.payoutId, `${n}`]));
+  const named = (rows: Record<string, unknown>[]) =>
+    rows.map((row) =>
+      Object.fromEntries(
+        Object.entries(row).map(([key, value]) => [key, place.get(value) ?? value]),
+      )
+    ).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  return {
+    payouts: named(await f.rows("SELECT id, status, failure_reason, held_cents FROM payouts")),
+    transitions: named(
+      await f.rows(
+        `SELECT payout_id, from_status, to_status, count(*) AS n FROM payout_transitions
+          GROUP BY 1, 2, 3`,
+      ),
+    ),
+    ledger: named(
+      await f.rows(
+        `SELECT t.kind, t.payout_id, sum(e.amount_cents) AS cents, count(*) AS n
+           FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+          WHERE e.amount_cents > 0 GROUP BY 1, 2`,
+      ),
+    ),
+    balances: await readLineBalances(f.database.readClient, LINE),
+    events: named(await f.rows("SELECT type, payout_id, count(*) AS n FROM events GROUP BY 1, 2")),
+    notifications: named(
+      await f.rows("SELECT payout_id, channel, count(*) AS n FROM notifications GROUP BY 1, 2"),
+    ),
+    jobs: await f.rows(
+      `SELECT kind, done_at IS NULL AS open, error, count(*) AS n FROM scheduled_jobs
+        GROUP BY 1, 2, 3 ORDER BY 1, 2`,
+    ),
+    imports: await f.rows(
+      `SELECT company_id, source, replace(file_name, ?, 'the file') AS file_name, return_count,
+              applied_count, report, progress, content_sealed FROM ach_imports`,
+      f.batchId,
+    ),
+  };
+}
+
+Deno.test("the sandbox bank's returns job stopped after any unit takes its own import up again: one import, ending as the uninterrupted one", async () => {
+  const credits = async (f: ImportFixture) => {
+    const sent: SentCredit[] = [];
+    for (let n = 0; n < 2 * ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 5; n++) {
+      sent.push(await f.credit({ account: SANDBOX_RETURNED_ACCOUNT, amountCents: 1_000 + n }));
+    }
+    sent.push(await f.credit({ amountCents: 7_000 }));
+    return sent;
+  };
+  const handlers = (f: ImportFixture) => ({
+    [SANDBOX_RETURNS_JOB]: sandboxReturnsJob(f.deps),
+    [ACH_IMPORT_RESUME_JOB]: importResumeJob(f.deps),
+  });
+  let uninterrupted: unknown = null;
+  let units = 0;
+  await withImports(async (f) => {
+    const sent = await credits(f);
+    await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
+    const writer = f.database.writer;
+    const write = writer.write.bind(writer);
+    writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
+      units++;
+      return write(unit);
+    };
+    const clock = new FakeClock(NOW);
+    assert.equal(await runDueJobs(f.database, COMPANY, NOW, handlers(f), { clock }), 1);
+    writer.write = write;
+    uninterrupted = await sandboxOutcome(f, sent);
+  });
+  for (let stopAfter = 1; stopAfter < units; stopAfter++) {
+    await withImports(async (f) => {
+      const sent = await credits(f);
+      await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
+      const clock = new FakeClock(NOW);
+      const stop = stoppingAfter(f, stopAfter);
+      await assert.rejects(
+        () => runDueJobs(f.database, COMPANY, NOW, handlers(f), { clock }),
+        /the process stopped/,
+      );
+      stop.restart();
+      // The sweep after the claims lapsed, alone.
+      clock.advance(ACH_RETURNS_IMPORT_LEASE_MS + 1);
+      const later = NOW + ACH_RETURNS_IMPORT_LEASE_MS;
+      await runDueJobs(f.database, COMPANY, later, handlers(f), { clock });
+      assert.deepEqual(
+        await sandboxOutcome(f, sent),
+        uninterrupted,
+        `stopped after ${stopAfter} units`,
+      );
+    });
+  }
 });

@@ -24,7 +24,8 @@ import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { scheduleJob } from "../db/scheduler_store.ts";
 import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
-import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX } from "../lib/ach/import_rules.ts";
+import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX, ACH_IMPORT_RESUME_JOB } from "../lib/ach/import_rules.ts";
+import { importResumeJob } from "../lib/ach/import_resume.ts";
 import { addFunds } from "../lib/funding/store.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
@@ -384,7 +385,10 @@ Deno.test("a poll whose import fails between units leaves the file in the inboun
         `${sshd.inboundDir}/RET_20261124_A.txt`,
         returnFile(credits.map((credit) => returnOf(credit, "R03"))),
       );
-      const handlers = { [INBOUND_POLL_JOB]: inboundPollJob(f.deps) };
+      const handlers = {
+        [INBOUND_POLL_JOB]: inboundPollJob(f.deps),
+        [ACH_IMPORT_RESUME_JOB]: importResumeJob(f.deps),
+      };
       const returned = () =>
         f.rows("SELECT count(*) AS n FROM payouts WHERE failure_reason = 'R03'");
 
@@ -397,8 +401,10 @@ Deno.test("a poll whose import fails between units leaves the file in the inboun
       );
 
       await f.database.writer.write((tx) => tx.execute("DROP TRIGGER fail_one"));
+      // The import's resume job, due when its claim lapsed, goes on from where it stopped; the
+      // next poll finds the file imported and moves it.
       const nextSlot = NOW + 15 * 60_000;
-      assert.equal(await runDueJobs(f.database, COMPANY, nextSlot, handlers), 1);
+      assert.equal(await runDueJobs(f.database, COMPANY, nextSlot, handlers), 2);
       assert.deepEqual(await returned(), [{ n: credits.length }]);
       assert.deepEqual(
         await f.rows(

@@ -25,6 +25,12 @@ export const ACH_IMPORT_ENTRIES_PER_UNIT_MAX = 10;
  */
 export const ACH_RETURNS_IMPORT_LEASE_MS = 10 * 60_000;
 
+/**
+ * The job kind that takes up an unfinished import from its kept content (subject: the import's
+ * id), due when the import's claim (ACH_RETURNS_IMPORT_LEASE_MS) lapses.
+ */
+export const ACH_IMPORT_RESUME_JOB = "ach.resume_import";
+
 /** Why an imported entry was not applied. */
 export type NotAppliedReason =
   /** No entry this service sent has the original trace (or not one of the importing company). */

@@ -9,13 +9,16 @@
  * applied in file order, a bounded number a unit, so a later entry sees what an earlier one did (a
  * trace returned twice in one file is applied once). Each unit commits its entries' state changes,
  * ledger postings and events with the import's row (its count applied, its report, how far it
- * went), so the row is true at every commit; anything that throws undoes only its unit. An import
- * stopped between units is taken up where it stopped by the next import of the same file (the
- * inbound poll's next read, an operator's retry), which ends where the uninterrupted import would.
+ * went), so the row is true at every commit; anything that throws undoes only its unit. While
+ * the import is unfinished its row keeps the file's content, sealed, and a resume job is due when
+ * its claim lapses: an import stopped between units is taken up where it stopped, with the scope it
+ * was claimed with, by that job (from the kept content), by the sandbox bank's job that wrote the
+ * file, or by the next import of the same file, and ends where the uninterrupted import would.
  */
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { achImports, railBatchEntries } from "../../db/schema.ts";
+import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Environment } from "../platform/config.ts";
 import type { SecretBox } from "../platform/crypto.ts";
@@ -31,6 +34,8 @@ import { parseReturnFile, readCorrection, type ReturnedEntry, type ReturnFile } 
 import {
   ACH_IMPORT_BYTES_MAX,
   ACH_IMPORT_ENTRIES_PER_UNIT_MAX,
+  ACH_IMPORT_RESUME_JOB,
+  ACH_RETURNS_IMPORT_LEASE_MS,
   decideImportedEntry,
   type ImportAction,
   type NotAppliedReason,
@@ -108,10 +113,23 @@ export async function importAchFile(
   }
   const sha256 = await sha256Hex(request.content);
   const file = parsed.value;
+  // Sealed outside the unit: a return file carries full account numbers.
+  const contentSealed = await deps.secretBox.seal(request.content);
   const claim = await deps.database.writer.write((tx) =>
-    claimImport(tx, request, file, sha256, now)
+    claimImport(tx, request, file, sha256, now, contentSealed)
   );
   if (claim.kind === "duplicate") return ok(claim.outcome.report);
+  const outcome = await applyInUnits(deps, claim, now);
+  logNotApplied(request, sha256, outcome.notApplied);
+  return ok(outcome.report);
+}
+
+/** Applies a claimed import's entries not gone through yet, a unit at a time, to its end. */
+async function applyInUnits(
+  deps: AchImportDeps,
+  claim: Extract<ImportClaim, { kind: "applying" }>,
+  now: number,
+): Promise<ImportOutcome> {
   // The unit that went through the file's last entry (or found it done) keeps the row.
   const last: { finished: ImportRow | null } = { finished: null };
   await inUnits(
@@ -125,9 +143,40 @@ export async function importAchFile(
     deps.runtime.apiBusy,
   );
   if (last.finished === null) throw new Error(`ACH import ${claim.importId} ended unfinished`);
-  const outcome = outcomeOf(last.finished, false);
-  logNotApplied(request, sha256, outcome.notApplied);
-  return ok(outcome.report);
+  return outcomeOf(last.finished, false);
+}
+
+/**
+ * Takes up an unfinished import from the content its row keeps, with the scope it was claimed
+ * with, where it stopped; null when it is complete (or keeps no content). Outside every unit.
+ */
+export async function resumeAchImport(
+  deps: AchImportDeps,
+  importId: string,
+  now: number,
+): Promise<AchImportReport | null> {
+  const { rows: [row] } = await deps.database.readClient.execute({
+    sql: `SELECT company_id, source, file_name, sha256, content_sealed FROM ach_imports
+           WHERE id = ? AND progress IS NOT NULL AND content_sealed IS NOT NULL`,
+    args: [importId],
+  });
+  if (!row) return null;
+  const content = await deps.secretBox.open(String(row.content_sealed));
+  const parsed = parseReturnFile(new TextDecoder().decode(content));
+  // The content was parsed before it was claimed: unreadable now, it was altered.
+  if (!parsed.ok) throw new Error(`ACH import ${importId}: its kept content is not NACHA`);
+  const companyId = row.company_id === null ? undefined : String(row.company_id);
+  const outcome = await applyInUnits(
+    deps,
+    { kind: "applying", importId, file: parsed.value, companyId },
+    now,
+  );
+  logNotApplied(
+    { fileName: String(row.file_name), source: String(row.source) as AchImportRequest["source"] },
+    String(row.sha256),
+    outcome.notApplied,
+  );
+  return outcome.report;
 }
 
 interface ImportOutcome {
@@ -179,6 +228,8 @@ function outcomeOf(row: ImportRow, duplicate: boolean): ImportOutcome {
  * Claims the file's hash (the unique index makes a second import of it, even a concurrent one,
  * find this one) with its malformed records reported. A file whose import is complete is a
  * duplicate; one whose import stopped midway is taken up with the scope it was claimed with.
+ * An import applied a unit at a time keeps its content (`contentSealed`) and schedules its resume
+ * job, due when its claim lapses; one applied whole in the caller's unit needs neither.
  */
 async function claimImport(
   tx: WriteTx,
@@ -186,6 +237,7 @@ async function claimImport(
   file: ReturnFile,
   sha256: string,
   now: number,
+  contentSealed: string | null = null,
 ): Promise<ImportClaim> {
   const importId = newId("aci");
   const returns = file.entries.filter((entry) => entry.kind === "return").length;
@@ -210,8 +262,10 @@ async function claimImport(
     importedBy: request.importedBy,
     importedAt: now,
     progress: JSON.stringify(progress),
+    contentSealed,
   }).onConflictDoNothing({ target: achImports.sha256 }).returning({ id: achImports.id });
   if (claimed.length === 1) {
+    if (contentSealed !== null) await scheduleResume(tx, importId, request.companyId, now);
     return { kind: "applying", importId, file, companyId: request.companyId };
   }
   const [earlier] = await tx.db.select().from(achImports).where(eq(achImports.sha256, sha256));
@@ -222,6 +276,29 @@ async function claimImport(
     file,
     companyId: earlier.companyId ?? undefined,
   };
+}
+
+/**
+ * Schedules the import's resume job, due when its claim lapses. A job is a company's: an operator's
+ * import, which names no company, runs in the sweep of the installation's first company (the
+ * import keeps its own scope); with no company at all nothing could apply, and none is scheduled.
+ */
+async function scheduleResume(
+  tx: WriteTx,
+  importId: string,
+  companyId: string | undefined,
+  now: number,
+): Promise<void> {
+  const { rows: [first] } = companyId === undefined
+    ? await tx.execute("SELECT id FROM companies ORDER BY created_at, id LIMIT 1")
+    : { rows: [{ id: companyId }] };
+  if (!first) return;
+  await scheduleJob(tx, {
+    companyId: String(first.id),
+    kind: ACH_IMPORT_RESUME_JOB,
+    subjectId: importId,
+    dueAt: now + ACH_RETURNS_IMPORT_LEASE_MS,
+  }, now);
 }
 
 /**
@@ -303,10 +380,19 @@ async function applyNextEntries(
       ? {
         companyId: claim.companyId ?? (companies.size === 1 ? [...companies][0] : null),
         progress: null,
+        contentSealed: null,
       }
       : { progress: JSON.stringify({ entries_done: entriesDone, companies: [...companies] }) },
   };
   await tx.db.update(achImports).set(change).where(eq(achImports.id, claim.importId));
+  // A complete import has nothing to resume: its job need not run.
+  if (complete) {
+    await tx.execute({
+      sql: `UPDATE scheduled_jobs SET done_at = ? WHERE kind = ? AND subject_id = ?
+              AND done_at IS NULL AND lease_until IS NULL`,
+      args: [now, ACH_IMPORT_RESUME_JOB, claim.importId],
+    });
+  }
   return { entries: entries.length, finished: complete ? { ...row, ...change } : null };
 }
 
@@ -490,7 +576,7 @@ async function applyCorrection(
 
 /** One JSON line per entry not applied, so an operator sees each unmatched or malformed entry. */
 function logNotApplied(
-  request: AchImportRequest,
+  request: Pick<AchImportRequest, "fileName" | "source">,
   sha256: string,
   notApplied: readonly NotApplied[],
 ): void {

@@ -14,6 +14,7 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import { holdBehindOutcomeReaders, outcomeReadersIdle } from "../rails/outcome_fence.ts";
 import { INBOUND_POLL_JOB } from "./inbound.ts";
 import { SANDBOX_RETURNS_JOB } from "./sandbox_bank.ts";
+import { ACH_IMPORT_RESUME_JOB } from "./import_rules.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import {
   BATCH_ENTRIES_MAX,
@@ -375,7 +376,11 @@ async function recordFile(tx: WriteTx, claim: AchClaim, built: BuiltFile): Promi
 export const ACH_SEND: BatchSend = { job: ACH_SEND_JOB };
 
 /** The jobs that read a company's ACH returns from outside: a settlement waits for them. */
-export const ACH_OUTCOME_READERS: readonly string[] = [SANDBOX_RETURNS_JOB, INBOUND_POLL_JOB];
+export const ACH_OUTCOME_READERS: readonly string[] = [
+  SANDBOX_RETURNS_JOB,
+  INBOUND_POLL_JOB,
+  ACH_IMPORT_RESUME_JOB,
+];
 
 /**
  * Completes a transmitted file's entries still sent at the end of their return window, once no

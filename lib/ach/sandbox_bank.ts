@@ -16,7 +16,7 @@ import { scheduleJob } from "../../db/scheduler_store.ts";
 import type { WriteTx } from "../../db/writer.ts";
 import type { Client } from "@libsql/client";
 import { bankLocal, bankTime, nextBankingDay } from "./cutoffs.ts";
-import { type AchImportDeps, importAchFile } from "./imports.ts";
+import { type AchImportDeps, importAchFile, resumeAchImport } from "./imports.ts";
 import { ACH_RETURNS_IMPORT_LEASE_MS } from "./import_rules.ts";
 import { buildReturnFile, type ReturnToWrite } from "./nacha.ts";
 import type { UploadAnswer } from "./transport.ts";
@@ -279,7 +279,11 @@ async function settingsOf(deps: AchImportDeps, companyId: string) {
   return settings;
 }
 
-/** Writes the return file (`code`) of the credits to one account and imports it. */
+/**
+ * Writes the return file (`code`) of the credits to one account and imports it. A run of the job
+ * stopped in the middle of its import takes that import up instead: a file written again from the
+ * credits still outstanding would be another file, and the first import would stay unfinished.
+ */
 async function writeAndImportReturns(
   deps: AchImportDeps,
   companyId: string,
@@ -287,6 +291,15 @@ async function writeAndImportReturns(
   returning: { readonly accountNumber: string; readonly code: string; readonly fileName: string },
   now: number,
 ): Promise<void> {
+  const { rows: [unfinished] } = await deps.database.readClient.execute({
+    sql: `SELECT id FROM ach_imports WHERE source = 'sandbox_bank' AND company_id = ?
+            AND file_name = ? AND progress IS NOT NULL`,
+    args: [companyId, returning.fileName],
+  });
+  if (unfinished) {
+    await resumeAchImport(deps, String(unfinished.id), now);
+    return;
+  }
   const returned: ReturnToWrite[] = [];
   answered.forEach(({ credit, account }) => {
     if (account !== returning.accountNumber) return;

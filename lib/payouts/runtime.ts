@@ -45,6 +45,8 @@ import {
   sandboxStatementJob,
 } from "../reconciliation/sandbox_statements.ts";
 import { INBOUND_POLL_JOB, inboundPollJob } from "../ach/inbound.ts";
+import { importResumeJob } from "../ach/import_resume.ts";
+import { ACH_IMPORT_RESUME_JOB } from "../ach/import_rules.ts";
 import { batchPayoutMoves, payoutJobHandlers, type PayoutRuntime } from "./jobs.ts";
 import { payoutRuntime, type RuntimeSettings } from "./settings.ts";
 import { documentJobHandlers } from "../documents/jobs.ts";
@@ -247,6 +249,7 @@ export function jobHandlersOf(
     [SANDBOX_LATE_RETURNS_JOB]: sandboxLateReturnsJob(importDeps),
     [SANDBOX_STATEMENT_JOB]: sandboxStatementJob(deps),
     [INBOUND_POLL_JOB]: inboundPollJob(importDeps),
+    [ACH_IMPORT_RESUME_JOB]: importResumeJob(importDeps),
     ...(reaches.simulators.paypal
       ? sandboxPaypalJobs({
         database,

@@ -1,0 +1,1 @@
+ALTER TABLE `ach_imports` ADD `content_sealed` text;
