@@ -338,7 +338,7 @@ Deno.test("under API traffic the claim's and the facts' units rest like the send
   assert.equal(asked, 2 + 2 + 25);
 });
 
-Deno.test("a claim page's unit runs only statements written once, none built by the query builder at each call", async () => {
+Deno.test("a cutoff's claiming unit and its claim pages' units run only statements written once, none built by the query builder at each call", async () => {
   const units: string[][] = [];
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
@@ -348,8 +348,14 @@ Deno.test("a claim page's unit runs only statements written once, none built by 
   }, { wrapDatabase: (database) => notingUnits(database, units) });
   const pages = units.filter((unit) => unit.some((sql) => sql.includes("AS stale")));
   assert.equal(pages.length, 3);
+  const claiming = units.filter((unit) =>
+    unit.some((sql) =>
+      /insert into "?rail_batches"?\s/i.test(sql.replace(BUILT_BY_QUERY_BUILDER, ""))
+    )
+  );
+  assert.equal(claiming.length, 1);
   assert.deepEqual(
-    pages.flat().filter((sql) => sql.startsWith(BUILT_BY_QUERY_BUILDER)),
+    [...claiming, ...pages].flat().filter((sql) => sql.startsWith(BUILT_BY_QUERY_BUILDER)),
     [],
   );
 });

@@ -215,18 +215,26 @@ export interface NewBatch {
   readonly createdAt: number;
 }
 
-/** Opens a built batch: the one way every rail's cutoff creates one. */
+/**
+ * Opens a built batch: the one way every rail's cutoff creates one. Written directly, as the
+ * batch's other statements: a cutoff's claiming unit is one of its blocks.
+ */
 export async function openBatch(tx: WriteTx, batch: NewBatch): Promise<void> {
-  await tx.db.insert(railBatches).values({
-    id: batch.id,
-    companyId: batch.companyId,
-    rail: batch.rail,
-    status: "built",
-    entryCount: batch.entryCount,
-    totalCents: batch.totalCents,
-    cutoffAt: batch.cutoffAt,
-    railReference: batch.railReference ?? null,
-    createdAt: batch.createdAt,
+  await tx.execute({
+    sql: `INSERT INTO rail_batches
+            (id, company_id, rail, status, entry_count, total_cents, cutoff_at, rail_reference,
+             created_at)
+          VALUES (?, ?, ?, 'built', ?, ?, ?, ?, ?)`,
+    args: [
+      batch.id,
+      batch.companyId,
+      batch.rail,
+      batch.entryCount,
+      batch.totalCents,
+      batch.cutoffAt,
+      batch.railReference ?? null,
+      batch.createdAt,
+    ],
   });
 }
 
