@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { returnFile } from "./ach_import_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 import { consoleAs, countRows, parseCsv, textOf } from "./console_helpers.ts";
+import { ACH_IMPORT_RESUME_JOB, ACH_RETURNS_IMPORT_LEASE_MS } from "../lib/ach/import_rules.ts";
 
 const PAID_ITEMS = "check_number,amount,paid_date\n9999,100.00,2026-01-08\n";
 
@@ -107,9 +108,10 @@ Deno.test("console import in test: imported at once; refusals keep the form (no 
       "notices_of_change",
       "applied",
       "not_applied",
+      "import",
     ]);
     assert.deepEqual(exported.slice(1).map((row) => row.slice(1)), [
-      ["returns.ach", "console", "", "0", "0", "0", ""],
+      ["returns.ach", "console", "", "0", "0", "0", "", "complete"],
     ]);
 
     const paid = await ada.postFile("/console/bank-files/import", {
@@ -160,5 +162,89 @@ Deno.test("console import in test: imported at once; refusals keep the form (no 
       kind: "ach_return",
     }, { field: "file", name: "returns2.ach", content: returnFile([]) });
     assert.equal(refused.status, 403);
+  });
+});
+
+Deno.test("the imports list shows an unfinished import as such: stopped or resuming at entry N of M, and what takes it up", async () => {
+  await withHttpFixture(async (f) => {
+    const { browser: ada } = await consoleAs(f, { email: "ada@ops.test", role: "admin" });
+    const at = Date.UTC(2026, 10, 24, 15, 0);
+    const resumesAt = at + ACH_RETURNS_IMPORT_LEASE_MS;
+    await f.deps.databases.test.writer.write(async (tx) => {
+      // Three imports stopped midway (what a stopped import's row holds), and one complete.
+      const imports: [string, string, string | null][] = [
+        ["aci_waiting", "waiting.ach", JSON.stringify({ entries_done: 20, companies: [] })],
+        ["aci_resuming", "resuming.ach", JSON.stringify({ entries_done: 10, companies: [] })],
+        ["aci_parked", "parked.ach", JSON.stringify({ entries_done: 0, companies: [] })],
+        ["aci_done", "done.ach", null],
+      ];
+      for (const [id, fileName, progress] of imports) {
+        await tx.execute({
+          sql: `INSERT INTO ach_imports (id, company_id, sha256, source, file_name, return_count,
+                  correction_count, applied_count, report, imported_at, progress, content_sealed)
+                VALUES (?, ?, ?, 'cli', ?, 25, 6, ?, '[]', ?, ?, ?)`,
+          args: [
+            id,
+            f.cast.acme.id,
+            id,
+            fileName,
+            progress === null ? 31 : 7,
+            at,
+            progress,
+            progress === null ? null : "v1.sealed",
+          ],
+        });
+      }
+      const jobs: [string, number | null, number | null][] = [
+        ["aci_waiting", null, null],
+        ["aci_resuming", resumesAt + 60_000, null],
+        ["aci_parked", null, resumesAt],
+      ];
+      for (const [subject, leaseUntil, doneAt] of jobs) {
+        await tx.execute({
+          sql: `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, lease_until,
+                  done_at, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          args: [
+            `job_${subject}`,
+            f.cast.acme.id,
+            ACH_IMPORT_RESUME_JOB,
+            subject,
+            resumesAt,
+            leaseUntil,
+            doneAt,
+            doneAt === null ? null : "the disk failed",
+            at,
+          ],
+        });
+      }
+    });
+    const page = await ada.get("/console/bank-files/imports?env=test");
+    assert.equal(page.status, 200);
+    const rows = textOf(page.html);
+    assert.match(
+      rows,
+      /waiting\.ach cli Acme.* 25 6 7 — stopped at entry 20 of 31 taken up by itself /,
+    );
+    assert.match(
+      rows,
+      /resuming\.ach cli Acme.* 25 6 7 — resuming at entry 10 of 31 its resume job is applying the rest/,
+    );
+    assert.match(
+      rows,
+      /parked\.ach cli Acme.* 25 6 7 — stopped at entry 0 of 31 import the same file again, or retry its parked resume job \(jobs:retry\)/,
+    );
+    assert.match(rows, /done\.ach cli Acme.* 25 6 31 — complete/);
+    const exported = parseCsv(
+      (await ada.get("/console/bank-files/imports/export.csv?env=test")).html,
+    );
+    assert.deepEqual(
+      exported.slice(1).map((row) => [row[1], row.at(-1)]).sort(),
+      [
+        ["done.ach", "complete"],
+        ["parked.ach", "stopped at entry 0 of 31"],
+        ["resuming.ach", "resuming at entry 10 of 31"],
+        ["waiting.ach", "stopped at entry 20 of 31"],
+      ],
+    );
   });
 });

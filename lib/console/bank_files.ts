@@ -11,6 +11,7 @@ import {
   findAchFile,
 } from "../ach/views.ts";
 import { type AttemptView, transmissionsOf } from "../rails/batch_views.ts";
+import { ACH_IMPORT_RESUME_JOB } from "../ach/import_rules.ts";
 import {
   allOf,
   orderAndPage,
@@ -111,6 +112,26 @@ export interface AchImportRow {
   /** Entries reported and not applied, each with its reason. */
   readonly notApplied: { trace?: string; reason?: string }[];
   readonly importedAt: number;
+  /** Null once the import is complete; its counts are then the file's whole. */
+  readonly unfinished: UnfinishedImport | null;
+}
+
+/** How far an unfinished import went, and what takes it up. */
+export interface UnfinishedImport {
+  /** "resuming" while its resume job runs; "stopped" otherwise. */
+  readonly state: "resuming" | "stopped";
+  /** The file's entries gone through (applied or reported), of `entries`. */
+  readonly entriesDone: number;
+  readonly entries: number;
+  /** When its resume job takes it up by itself; null when none is due (parked, or none). */
+  readonly resumesAt: number | null;
+}
+
+/** An unfinished import's state as a few words: "stopped at entry 20 of 31". */
+export function unfinishedWords(unfinished: UnfinishedImport): string {
+  return `${
+    unfinished.state === "resuming" ? "resuming at" : "stopped at"
+  } entry ${unfinished.entriesDone} of ${unfinished.entries}`;
 }
 
 /**
@@ -126,10 +147,14 @@ export async function listAchImports(
   const order = orderAndPage(window, achImportSorts, "i.rowid");
   const { rows } = await client.execute({
     sql: `SELECT i.id, c.name AS company_name, i.file_name, i.source, i.return_count,
-            i.correction_count, i.applied_count, i.report, i.imported_at
+            i.correction_count, i.applied_count, i.report, i.imported_at, i.progress,
+            j.due_at AS resume_due_at, j.lease_until AS resume_lease_until
           FROM ach_imports i LEFT JOIN companies c ON c.id = i.company_id
+            LEFT JOIN scheduled_jobs j ON i.progress IS NOT NULL AND j.id = (
+              SELECT id FROM scheduled_jobs WHERE kind = ? AND subject_id = i.id AND done_at IS NULL
+              LIMIT 1)
           WHERE ${where.sql} ${order.sql}`,
-    args: [...where.args, ...order.args],
+    args: [ACH_IMPORT_RESUME_JOB, ...where.args, ...order.args],
   });
   return pageOf(
     window,
@@ -145,7 +170,15 @@ export async function listAchImports(
         appliedCount: Number(row.applied_count),
         notApplied: Array.isArray(report) ? report : [],
         importedAt: Number(row.imported_at),
-      };
+        unfinished: row.progress === null ? null : {
+          state: row.resume_lease_until === null ? "stopped" : "resuming",
+          entriesDone: Number(JSON.parse(String(row.progress)).entries_done),
+          entries: Number(row.return_count) + Number(row.correction_count),
+          resumesAt: row.resume_due_at === null || row.resume_lease_until !== null
+            ? null
+            : Number(row.resume_due_at),
+        },
+      } satisfies AchImportRow;
     }),
   );
 }

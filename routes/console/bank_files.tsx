@@ -28,6 +28,7 @@ import {
   listConsolePaypalBatches,
   type PaypalBatchRow,
   paypalBatchSorts,
+  unfinishedWords,
 } from "../../lib/console/bank_files.ts";
 import { checkFileKindName, fileName, fileState } from "../../lib/console/file_words.ts";
 import {
@@ -569,6 +570,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
               <th scope="col" class="num">Notices of change</th>
               <th scope="col" class="num">Applied</th>
               <th scope="col">Not applied</th>
+              <th scope="col">Import</th>
             </>
           }
           row={(imported) => (
@@ -591,6 +593,26 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                       <li>{entry.trace ?? "?"}: {entry.reason ?? ""}</li>
                     ))}
                   </ul>
+                )}
+              </td>
+              <td>
+                {imported.unfinished === null ? "complete" : (
+                  <>
+                    <span class={imported.unfinished.state === "resuming" ? "badge" : "badge bad"}>
+                      {unfinishedWords(imported.unfinished)}
+                    </span>
+                    <span class="hint">
+                      {imported.unfinished.state === "resuming"
+                        ? "its resume job is applying the rest"
+                        : imported.unfinished.resumesAt === null
+                        ? "import the same file again, or retry its parked resume job (jobs:retry)"
+                        : (
+                          <>
+                            taken up by itself <When c={c} at={imported.unfinished.resumesAt} />
+                          </>
+                        )}
+                    </span>
+                  </>
                 )}
               </td>
             </tr>
@@ -927,6 +949,10 @@ const ACH_IMPORT_COLUMNS: readonly CsvColumn<AchImportRow>[] = [
   [
     "not_applied",
     (i) => csvCell.text(i.notApplied.map((e) => `${e.trace ?? "?"}: ${e.reason ?? ""}`).join("; ")),
+  ],
+  [
+    "import",
+    (i) => csvCell.text(i.unfinished === null ? "complete" : unfinishedWords(i.unfinished)),
   ],
 ];
 
