@@ -100,6 +100,29 @@ Deno.test("a run of unit jobs that each hold the thread answers requests between
   });
 });
 
+/**
+ * Advances to the first cutoff while a timer reads `sql`'s row whenever the event loop turns: a
+ * unit holds the thread from its first statement to its commit, so only what commits between
+ * units shows. Answers the rows read.
+ */
+async function seenWhileCutoff(m: AchFixture["m"], sql: string) {
+  const seen: Awaited<ReturnType<typeof rows>> = [];
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      seen.push(...await rows(m, sql));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  })();
+  try {
+    await m.advance(30 * MINUTE_SECONDS);
+  } finally {
+    watching = false;
+    await watch;
+  }
+  return seen;
+}
+
 Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per unit, with the event loop's turns between units", async () => {
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
@@ -107,29 +130,15 @@ Deno.test("a transmitted file's payouts are sent SEND_ENTRIES_PER_UNIT_MAX per u
     const ids = await chooseAch(m, Array.from({ length: count }, () => 1_000));
     const before = await m.balances();
     const [{ held }] = await rows(m, "SELECT sum(held_cents) AS held FROM payouts");
-    // A timer reads the committed count of entries sent whenever the event loop turns: a unit
-    // holds the thread from its first statement to its commit, so only counts between units show.
-    const seen = new Set<number>();
-    let transmittedNoneSent = false;
-    let watching = true;
-    const watch = (async () => {
-      while (watching) {
-        const [{ n, transmitted }] = await rows(
-          m,
-          `SELECT (SELECT count(*) FROM rail_batch_entries WHERE status = 'sent') AS n,
-            (SELECT count(*) FROM rail_batches WHERE status = 'transmitted') AS transmitted`,
-        );
-        seen.add(Number(n));
-        if (Number(transmitted) === 1 && Number(n) === 0) transmittedNoneSent = true;
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
-    })();
-    try {
-      await m.advance(30 * MINUTE_SECONDS);
-    } finally {
-      watching = false;
-      await watch;
-    }
+    const seenRows = await seenWhileCutoff(
+      m,
+      `SELECT (SELECT count(*) FROM rail_batch_entries WHERE status = 'sent') AS n,
+        (SELECT count(*) FROM rail_batches WHERE status = 'transmitted') AS transmitted`,
+    );
+    const seen = new Set(seenRows.map((row) => Number(row.n)));
+    const transmittedNoneSent = seenRows.some((row) =>
+      Number(row.transmitted) === 1 && Number(row.n) === 0
+    );
     assert.deepEqual((await batches(m)).map((b) => [b.status, b.entry_count]), [
       ["transmitted", count],
     ]);
@@ -181,24 +190,12 @@ Deno.test("a send unit moves at most 10 payouts: a file of 25 is seen sent 10, 2
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
     const ids = await chooseAch(m, Array.from({ length: 25 }, () => 1_000));
-    const seen = new Set<number>();
-    let watching = true;
-    const watch = (async () => {
-      while (watching) {
-        const [{ n }] = await rows(
-          m,
-          "SELECT count(*) AS n FROM rail_batch_entries WHERE status = 'sent'",
-        );
-        seen.add(Number(n));
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
-    })();
-    try {
-      await m.advance(30 * MINUTE_SECONDS);
-    } finally {
-      watching = false;
-      await watch;
-    }
+    const seen = new Set(
+      (await seenWhileCutoff(
+        m,
+        "SELECT count(*) AS n FROM rail_batch_entries WHERE status = 'sent'",
+      )).map((row) => Number(row.n)),
+    );
     assert.deepEqual([...seen].sort((a, b) => a - b), [0, 10, 20, 25]);
     assert.deepEqual(new Set(await statuses(m, ids)), new Set(["funds_sent"]));
   });

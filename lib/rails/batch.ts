@@ -14,6 +14,7 @@
  * operator then asks the rail what it received. A built batch may be voided: its entries are
  * queued again under new references.
  */
+import type { Row } from "@libsql/client";
 import { and, asc, eq, getTableColumns } from "drizzle-orm";
 import { railBatchEntries, railBatches } from "../../db/schema.ts";
 import { externalJob, type JobHandler, yieldToEventLoop } from "../../db/scheduler.ts";
@@ -188,6 +189,18 @@ export interface BatchPayoutMoves {
 }
 
 type EntryRow = typeof railBatchEntries.$inferSelect;
+
+/** An entry as the pipeline sees it, from a statement's row of rail_batch_entries' columns. */
+export const batchEntryOfRow = (row: Row): BatchEntry => ({
+  id: String(row.id),
+  companyId: String(row.company_id),
+  rail: String(row.rail),
+  payoutId: row.payout_id === null ? null : String(row.payout_id),
+  fundingId: row.funding_id === null ? null : String(row.funding_id),
+  direction: row.direction === "debit" ? "debit" : "credit",
+  reference: String(row.reference),
+  amountCents: Number(row.amount_cents),
+});
 
 /** An entry row as the pipeline sees it. */
 export const toBatchEntry = (row: EntryRow): BatchEntry => ({
@@ -434,16 +447,7 @@ async function takeEntries(
   });
   // RETURNING answers in no promised order: the file's order is the page's.
   return rows.map((row) => ({
-    entry: {
-      id: String(row.id),
-      companyId: String(row.company_id),
-      rail: String(row.rail),
-      payoutId: row.payout_id === null ? null : String(row.payout_id),
-      fundingId: row.funding_id === null ? null : String(row.funding_id),
-      direction: row.direction === "debit" ? "debit" as const : "credit" as const,
-      reference: String(row.reference),
-      amountCents: Number(row.amount_cents),
-    },
+    entry: batchEntryOfRow(row),
     createdAt: Number(row.created_at),
   })).sort((a, b) =>
     a.createdAt - b.createdAt || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0)

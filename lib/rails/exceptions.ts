@@ -20,7 +20,7 @@ import type { Environment } from "../platform/config.ts";
 import { newId } from "../platform/keys.ts";
 import { formatDollars } from "../platform/money.ts";
 import { ok, refuse, type Result } from "../platform/result.ts";
-import type { BatchEntry, EntryOutcome } from "./batch.ts";
+import { type BatchEntry, batchEntryOfRow, type EntryOutcome } from "./batch.ts";
 
 export type RailExceptionRow = typeof railExceptions.$inferSelect;
 
@@ -107,16 +107,7 @@ export async function recordEntryException(
   const row = rows[0];
   if (!row) throw new Error(`recordEntryException: no batch entry ${entryId}`);
   await recordRailException(tx, {
-    entry: {
-      id: String(row.id),
-      companyId: String(row.company_id),
-      rail: String(row.rail),
-      payoutId: row.payout_id === null ? null : String(row.payout_id),
-      fundingId: row.funding_id === null ? null : String(row.funding_id),
-      direction: row.direction === "debit" ? "debit" : "credit",
-      reference: String(row.reference),
-      amountCents: Number(row.amount_cents),
-    },
+    entry: batchEntryOfRow(row),
     outcome,
     batchId: row.batch_id === null ? null : String(row.batch_id),
     payoutStatus: row.payout_status === null ? null : String(row.payout_status),
