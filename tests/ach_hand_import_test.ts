@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "../routes/app.ts";
 import { previewAchImport } from "../lib/ach/imports.ts";
+import { ACH_IMPORT_ENTRIES_PER_UNIT_MAX, unfinishedImportWords } from "../lib/ach/import_rules.ts";
+import type { WriteUnit } from "../db/writer.ts";
 import { NOW, returnFile, returnOf, withImports } from "./ach_import_helpers.ts";
 import { withHttpFixture } from "./http_fixture.ts";
 import { ADMIN_TOKEN, adminCall, makeOperator } from "./operator_helpers.ts";
@@ -55,8 +57,9 @@ Deno.test("ach:import in live is staged for a second admin; approved, it is impo
           staged.body.result.status,
           staged.body.result.kind,
           staged.body.result.would_apply.entries_matched,
+          staged.body.result.would_apply.unfinished_import,
         ],
-        ["pending_approval", "ach_import.apply", 0],
+        ["pending_approval", "ach_import.apply", 0, null],
       );
       assert.equal(await imports("live"), 0, "nothing is imported before the approval");
       const own = await adminCall(app, ana.token)("approvals:approve", {
@@ -82,4 +85,41 @@ Deno.test("ach:import in live is staged for a second admin; approved, it is impo
       assert.equal(await imports("test"), 1);
     });
   });
+});
+
+Deno.test("a hand import's preview of a file whose import stopped midway says so: stopped at entry N of M, and what is left", async () => {
+  await withImports(async (f) => {
+    const sent = [];
+    for (let n = 0; n < ACH_IMPORT_ENTRIES_PER_UNIT_MAX + 5; n++) {
+      sent.push(await f.credit({ amountCents: 1_000 + n }));
+    }
+    const entries = sent.map((credit) => returnOf(credit, "R03"));
+    // The process stops after the claim and the first unit.
+    const writer = f.database.writer;
+    const write = writer.write.bind(writer);
+    let units = 0;
+    writer.write = <T>(unit: WriteUnit<T>): Promise<T> =>
+      ++units > 2 ? Promise.reject(new Error("the process stopped")) : write(unit);
+    await assert.rejects(() => f.import(entries), /the process stopped/);
+    writer.write = write;
+    const preview = await previewAchImport(f.deps, {
+      content: new TextEncoder().encode(returnFile(entries)),
+      fileName: "RETURNS.txt",
+      source: "cli",
+      importedBy: null,
+    }, NOW);
+    assert.ok(preview.ok);
+    assert.deepEqual(
+      [preview.value.returns, preview.value.applied, preview.value.unfinished],
+      [sent.length, 5, {
+        state: "stopped",
+        entriesDone: ACH_IMPORT_ENTRIES_PER_UNIT_MAX,
+        entries: sent.length,
+      }],
+    );
+    assert.equal(
+      unfinishedImportWords(preview.value.unfinished!),
+      `stopped at entry ${ACH_IMPORT_ENTRIES_PER_UNIT_MAX} of ${sent.length}`,
+    );
+  }, "live");
 });

@@ -365,10 +365,15 @@ Deno.test("the same file imported twice at once applies each entry once", async 
       ),
       [{ n: 45, payouts: 45 }],
     );
-    assert.deepEqual(
-      await f.rows("SELECT file_name, applied_count, progress FROM ach_imports"),
-      [{ file_name: "RETURNS.txt", applied_count: 45, progress: null }],
-    );
+    // One row, named as the import that claimed the file first (each seals the file before).
+    const rows = await f.rows("SELECT file_name, applied_count, progress FROM ach_imports");
+    assert.equal(rows.length, 1);
+    assert.ok(["RETURNS.txt", "RETURNS-copy.txt"].includes(String(rows[0].file_name)));
+    assert.deepEqual({ ...rows[0], file_name: null }, {
+      file_name: null,
+      applied_count: 45,
+      progress: null,
+    });
     assert.deepEqual(await verifyLedger(f.database.readClient), []);
   });
 });

@@ -31,6 +31,21 @@ export const ACH_RETURNS_IMPORT_LEASE_MS = 10 * 60_000;
  */
 export const ACH_IMPORT_RESUME_JOB = "ach.resume_import";
 
+/** How far an unfinished import went, and whether its resume job is taking it up now. */
+export interface UnfinishedImport {
+  /** "resuming" while its resume job runs; "stopped" otherwise. */
+  readonly state: "resuming" | "stopped";
+  /** The file's entries gone through (applied or reported), of `entries`. */
+  readonly entriesDone: number;
+  readonly entries: number;
+}
+
+/** An unfinished import in a few words, as the console and the CLI show it. */
+export function unfinishedImportWords(unfinished: UnfinishedImport): string {
+  const where = `entry ${unfinished.entriesDone} of ${unfinished.entries}`;
+  return unfinished.state === "resuming" ? `resuming at ${where}` : `stopped at ${where}`;
+}
+
 /** Why an imported entry was not applied. */
 export type NotAppliedReason =
   /** No entry this service sent has the original trace (or not one of the importing company). */

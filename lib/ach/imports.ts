@@ -40,6 +40,7 @@ import {
   type ImportAction,
   type NotAppliedReason,
   type SentEntryFacts,
+  type UnfinishedImport,
 } from "./import_rules.ts";
 import { payoutAccount, recordCorrection, tellPayeeDetailsUpdated } from "./corrections.ts";
 
@@ -610,6 +611,8 @@ export interface AchImportPreview {
   /** The payouts and fundings it would change. */
   readonly payouts: readonly string[];
   readonly fundings: readonly string[];
+  /** An import of the file stopped midway, which this one would complete; null when none is. */
+  readonly unfinished: UnfinishedImport | null;
 }
 
 /**
@@ -642,8 +645,11 @@ export async function previewAchImport(
     );
     // An import of the file stopped midway: what it applied is done, not what this one would do.
     const { rows: [unfinished] } = await tx.execute({
-      sql: "SELECT applied_count FROM ach_imports WHERE sha256 = ? AND progress IS NOT NULL",
-      args: [sha256],
+      sql: `SELECT i.applied_count, i.progress, i.return_count + i.correction_count AS entries,
+                   EXISTS (SELECT 1 FROM scheduled_jobs j WHERE j.kind = ? AND j.subject_id = i.id
+                             AND j.done_at IS NULL AND j.lease_until IS NOT NULL) AS resuming
+              FROM ach_imports i WHERE i.sha256 = ? AND i.progress IS NOT NULL`,
+      args: [ACH_IMPORT_RESUME_JOB, sha256],
     });
     const { report } = await applyImport(tx, deps, { request, file: parsed.value, sha256 }, now);
     const { rows } = await tx.execute({
@@ -662,6 +668,13 @@ export async function previewAchImport(
       movedCents: rows.reduce((sum, row) => sum + Number(row.amount_cents), 0),
       payouts: [...new Set(rows.flatMap((row) => row.payout_id ? [String(row.payout_id)] : []))],
       fundings: [...new Set(rows.flatMap((row) => row.funding_id ? [String(row.funding_id)] : []))],
+      unfinished: unfinished
+        ? {
+          state: Number(unfinished.resuming) === 1 ? "resuming" : "stopped",
+          entriesDone: (JSON.parse(String(unfinished.progress)) as ImportProgress).entries_done,
+          entries: Number(unfinished.entries),
+        }
+        : null,
     };
     return tx.abort(refuse("preview", "undone", { details: { preview } }));
   });

@@ -22,6 +22,7 @@ import {
   voidAchFile,
 } from "../ach/files_service.ts";
 import { importAchFile, previewAchImport } from "../ach/imports.ts";
+import { unfinishedImportWords } from "../ach/import_rules.ts";
 import { formatDollars } from "../platform/money.ts";
 import {
   ACH_FILES_PAGE_SIZE_MAX,
@@ -148,7 +149,11 @@ async function stageLiveImport(
     content,
     summary: `ach:import ${fileName}: ${preview.applied} entries matched, ${
       formatDollars(preview.movedCents)
-    } moved, ${preview.payouts.length} payouts and ${preview.fundings.length} fundings affected`,
+    } moved, ${preview.payouts.length} payouts and ${preview.fundings.length} fundings affected${
+      preview.unfinished
+        ? ` (completes its import ${unfinishedImportWords(preview.unfinished)})`
+        : ""
+    }`,
     wouldApply: {
       file_name: fileName,
       sha256: preview.sha256,
@@ -160,6 +165,8 @@ async function stageLiveImport(
       payouts_affected: preview.payouts,
       fundings_affected: preview.fundings,
       not_applied: preview.notApplied,
+      // Its counts are the file's whole; the matches and money only what is left to apply.
+      unfinished_import: preview.unfinished ? unfinishedImportWords(preview.unfinished) : null,
     },
   });
 }

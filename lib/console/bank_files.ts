@@ -11,7 +11,7 @@ import {
   findAchFile,
 } from "../ach/views.ts";
 import { type AttemptView, transmissionsOf } from "../rails/batch_views.ts";
-import { ACH_IMPORT_RESUME_JOB } from "../ach/import_rules.ts";
+import { ACH_IMPORT_RESUME_JOB, type UnfinishedImport } from "../ach/import_rules.ts";
 import {
   allOf,
   orderAndPage,
@@ -113,25 +113,12 @@ export interface AchImportRow {
   readonly notApplied: { trace?: string; reason?: string }[];
   readonly importedAt: number;
   /** Null once the import is complete; its counts are then the file's whole. */
-  readonly unfinished: UnfinishedImport | null;
-}
-
-/** How far an unfinished import went, and what takes it up. */
-export interface UnfinishedImport {
-  /** "resuming" while its resume job runs; "stopped" otherwise. */
-  readonly state: "resuming" | "stopped";
-  /** The file's entries gone through (applied or reported), of `entries`. */
-  readonly entriesDone: number;
-  readonly entries: number;
-  /** When its resume job takes it up by itself; null when none is due (parked, or none). */
-  readonly resumesAt: number | null;
-}
-
-/** An unfinished import's state as a few words: "stopped at entry 20 of 31". */
-export function unfinishedWords(unfinished: UnfinishedImport): string {
-  return `${
-    unfinished.state === "resuming" ? "resuming at" : "stopped at"
-  } entry ${unfinished.entriesDone} of ${unfinished.entries}`;
+  readonly unfinished:
+    | (UnfinishedImport & {
+      /** When its resume job takes it up by itself; null when none is due (parked, or none). */
+      readonly resumesAt: number | null;
+    })
+    | null;
 }
 
 /**

@@ -28,9 +28,9 @@ import {
   listConsolePaypalBatches,
   type PaypalBatchRow,
   paypalBatchSorts,
-  unfinishedWords,
 } from "../../lib/console/bank_files.ts";
 import { checkFileKindName, fileName, fileState } from "../../lib/console/file_words.ts";
+import { unfinishedImportWords } from "../../lib/ach/import_rules.ts";
 import {
   type Balanced,
   type FileBalance,
@@ -599,7 +599,7 @@ export function bankFilesConsoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 {imported.unfinished === null ? "complete" : (
                   <>
                     <span class={imported.unfinished.state === "resuming" ? "badge" : "badge bad"}>
-                      {unfinishedWords(imported.unfinished)}
+                      {unfinishedImportWords(imported.unfinished)}
                     </span>
                     <span class="hint">
                       {imported.unfinished.state === "resuming"
@@ -952,7 +952,7 @@ const ACH_IMPORT_COLUMNS: readonly CsvColumn<AchImportRow>[] = [
   ],
   [
     "import",
-    (i) => csvCell.text(i.unfinished === null ? "complete" : unfinishedWords(i.unfinished)),
+    (i) => csvCell.text(i.unfinished === null ? "complete" : unfinishedImportWords(i.unfinished)),
   ],
 ];
 
