@@ -259,6 +259,23 @@ const reportOf = (report: AchImportReport) => ({
   notApplied: report.notApplied.map((entry) => entry.reason),
 });
 
+/** Counts the write units from now until `restore`, which answers how many there were. */
+function countingUnits(f: ImportFixture): { restore(): number } {
+  const writer = f.database.writer;
+  const write = writer.write.bind(writer);
+  let units = 0;
+  writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
+    units++;
+    return write(unit);
+  };
+  return {
+    restore: () => {
+      writer.write = write;
+      return units;
+    },
+  };
+}
+
 /** Every write fails from the `units`-th write unit on, until `restart`, as after a crash. */
 function stoppingAfter(f: ImportFixture, units: number): { restart(): void } {
   const writer = f.database.writer;
@@ -319,14 +336,9 @@ Deno.test("an import stopped at any unit and taken up again ends as the uninterr
   await withImports(async (f) => {
     const file = await mixedFile(f);
     entryCount = file.entries.length;
-    const writer = f.database.writer;
-    const write = writer.write.bind(writer);
-    writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
-      units++;
-      return write(unit);
-    };
+    const counting = countingUnits(f);
     assert.ok((await f.import(file.entries)).ok);
-    writer.write = write;
+    units = counting.restore();
     uninterrupted = await outcome(f, file);
   });
   // The claim, one unit per ACH_IMPORT_ENTRIES_PER_UNIT_MAX entries, and a last one with fewer.
@@ -469,14 +481,9 @@ Deno.test("an import stopped after any unit is resumed by its job alone, from it
   let units = 0;
   await withImports(async (f) => {
     const file = await mixedFile(f);
-    const writer = f.database.writer;
-    const write = writer.write.bind(writer);
-    writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
-      units++;
-      return write(unit);
-    };
+    const counting = countingUnits(f);
     assert.ok((await f.import(file.entries)).ok);
-    writer.write = write;
+    units = counting.restore();
     // Complete, it keeps no content, and its resume job is done without a run (the fixture's
     // cutoff, with no handler here, is parked by this sweep as by the other's).
     await quietly(() =>
@@ -578,15 +585,10 @@ Deno.test("the sandbox bank's returns job stopped after any unit takes its own i
   await withImports(async (f) => {
     const sent = await credits(f);
     await scheduleFileJob(f, SANDBOX_RETURNS_JOB);
-    const writer = f.database.writer;
-    const write = writer.write.bind(writer);
-    writer.write = <T>(unit: WriteUnit<T>): Promise<T> => {
-      units++;
-      return write(unit);
-    };
+    const counting = countingUnits(f);
     const clock = new FakeClock(NOW);
     assert.equal(await runDueJobs(f.database, COMPANY, NOW, handlers(f), { clock }), 1);
-    writer.write = write;
+    units = counting.restore();
     uninterrupted = await sandboxOutcome(f, sent);
   });
   for (let stopAfter = 1; stopAfter < units; stopAfter++) {
