@@ -265,7 +265,7 @@ Deno.test("the claiming unit counts the queue from its index, reading no entry's
   });
 });
 
-Deno.test("a cutoff claims its entries and keeps their facts at most 100 a unit, with the event loop's turns between units", async () => {
+Deno.test("a cutoff claims its entries and keeps their facts at most 200 a unit, with the event loop's turns between units", async () => {
   const count = 250;
   // A timer counts the event loop's turns; each page's unit notes the count it ran at.
   let turns = 0;
@@ -314,7 +314,7 @@ Deno.test("a cutoff claims its entries and keeps their facts at most 100 a unit,
     await counter;
   }
   for (const pages of [claimed, facts]) {
-    assert.deepEqual(pages.map((page) => page.size), [100, 100, 50]);
+    assert.deepEqual(pages.map((page) => page.size), [200, 50]);
     // Requests are answered between pages: the event loop turned between every two units.
     for (let i = 1; i < pages.length; i++) assert.ok(pages[i].turn > pages[i - 1].turn);
   }
@@ -333,9 +333,9 @@ Deno.test("under API traffic the claim's and the facts' units rest like the send
       return true;
     },
   });
-  // Claim units of 100, 100, 50 and facts units of the same: after the first two of each; then
+  // Claim units of 200 and 50 and facts units of the same: after the first of each; then
   // the send's 25 full units of 10, after each.
-  assert.equal(asked, 2 + 2 + 25);
+  assert.equal(asked, 1 + 1 + 25);
 });
 
 Deno.test("a cutoff's claiming unit and its claim pages' units run only statements written once, none built by the query builder at each call", async () => {
@@ -347,7 +347,7 @@ Deno.test("a cutoff's claiming unit and its claim pages' units run only statemen
     assert.deepEqual((await batches(m)).map((b) => b.status), ["transmitted"]);
   }, { wrapDatabase: (database) => notingUnits(database, units) });
   const pages = units.filter((unit) => unit.some((sql) => sql.includes("AS stale")));
-  assert.equal(pages.length, 3);
+  assert.equal(pages.length, 2);
   const claiming = units.filter((unit) =>
     unit.some((sql) =>
       /insert into "?rail_batches"?\s/i.test(sql.replace(BUILT_BY_QUERY_BUILDER, ""))

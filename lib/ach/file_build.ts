@@ -45,11 +45,11 @@ export interface FileClaim {
 }
 
 /**
- * Entries whose facts (and sandbox accounts) one unit records: 100 hold the service's thread about
- * 1.7 ms of its CPU at load 10, 200 about 2.6 ms; a whole catastrophe day's file in one unit held
- * it 80 ms.
+ * Entries whose facts (and sandbox accounts) one unit records: 200 hold the service's thread about
+ * 2.6 ms of its CPU at load 10 (a whole catastrophe day's file in one unit, 80 ms); 100 held it 1.75
+ * ms, but twice as many commits made the file's build slower (see CLAIM_ENTRIES_PER_UNIT_MAX).
  */
-export const RECORD_ENTRIES_PER_UNIT_MAX = 100;
+export const RECORD_ENTRIES_PER_UNIT_MAX = 200;
 
 /** One recording unit's share of a built file, as JSON arrays its statements read. */
 export interface RecordPage {
