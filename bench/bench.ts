@@ -153,6 +153,7 @@ if (runs("api")) {
     headerTimeout === undefined ? {} : { HEADER_TIMEOUT_MS: headerTimeout },
   );
   const rows: Row[] = [];
+  let createScript: string | undefined;
   try {
     const acme = service.credentials.companies[0];
     const lineKey = acme.lines[0].key_test;
@@ -197,7 +198,7 @@ if (runs("api")) {
       url: `${service.baseUrl}/v1/disbursements/${one.id}`,
       headers: { Authorization: `Bearer ${lineKey}` },
     });
-    const createScript = await writeCreateScript(lineKey, createBody);
+    createScript = await writeCreateScript(lineKey, createBody);
     scenarios.push({
       scenario: "POST /v1/disbursements (auth, idempotency key, hold, outbox)",
       url: `${service.baseUrl}/v1/disbursements`,
@@ -227,6 +228,7 @@ if (runs("api")) {
     );
   } finally {
     await service.stop();
+    if (createScript) await Deno.remove(createScript);
   }
   const baseline = await measureBaseline();
   rows.push(
