@@ -745,7 +745,13 @@ export const achFiles = sqliteTable("ach_files", {
   cutoffKind: text("cutoff_kind", { enum: ["same_day", "next_day"] }).notNull(),
   /** The last moment the file may be transmitted for its effective date (the cutoff's window). */
   windowEndsAt: integer("window_ends_at").notNull(),
+  /** The sealed content; '' when it is kept in ach_file_pieces (then `contentPieces` is set). */
   contentSealed: text("content_sealed").notNull(),
+  /**
+   * How many rows of ach_file_pieces hold the sealed content, in order; null for a file kept
+   * whole in `contentSealed` (recorded before the pieces).
+   */
+  contentPieces: integer("content_pieces"),
   sha256: text("sha256").notNull(),
   byteSize: integer("byte_size").notNull(),
   entryHash: text("entry_hash").notNull(),
@@ -766,6 +772,16 @@ export const achFiles = sqliteTable("ach_files", {
   ),
   index("ach_files_company_created").on(t.companyId, t.createdAt),
 ]);
+
+/**
+ * A file's sealed content in pieces, written a piece per write unit before its ach_files row: a
+ * catastrophe day's file in one commit held the service's thread for its fsync.
+ */
+export const achFilePieces = sqliteTable("ach_file_pieces", {
+  batchId: text("batch_id").notNull().references(() => railBatches.id),
+  part: integer("part").notNull(),
+  content: text("content").notNull(),
+}, (t) => [primaryKey({ columns: [t.batchId, t.part] })]);
 
 /** The next 7-digit trace sequence of each ODFI in this environment. */
 export const achTraceSequences = sqliteTable("ach_trace_sequences", {

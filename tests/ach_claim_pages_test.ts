@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import type { InStatement } from "@libsql/client";
 import type { Database } from "../db/client.ts";
 import { TransientJobError } from "../db/scheduler.ts";
-import type { WriteTx, WriteUnit } from "../db/writer.ts";
 import { CLAIM_ENTRIES_PER_UNIT_MAX, CUTOFF_LEASE_MS, measureQueue } from "../lib/rails/cutoff.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { applyMove } from "../lib/payouts/store.ts";
@@ -19,6 +18,7 @@ import {
   notingUnits,
   quietly,
   rows,
+  seeingStatements,
   statuses,
   withScriptedBank,
 } from "./ach_helpers.ts";
@@ -81,38 +81,6 @@ Deno.test("a cutoff whose every queued entry proved stale leaves no batch and no
     assert.deepEqual(await statuses(m, ids), ["canceled", "canceled"]);
   });
 });
-
-/** The database whose write units see each statement before it runs (`before` may refuse it). */
-function seeingStatements(
-  database: Database,
-  before: (sql: string, statement: InStatement) => void,
-): Database {
-  const seeing = (tx: WriteTx): WriteTx =>
-    new Proxy(tx, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (property !== "execute") {
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        return (statement: InStatement) => {
-          try {
-            before(typeof statement === "string" ? statement : statement.sql, statement);
-          } catch (error) {
-            return Promise.reject(error);
-          }
-          return target.execute(statement);
-        };
-      },
-    });
-  const writer = new Proxy(database.writer, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
-      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(seeing(tx)));
-    },
-  });
-  return { ...database, writer, readClient: database.readClient, read: database.read };
-}
 
 /** Stops the process (a TransientJobError in the unit) at the cutoff's second claim page, once. */
 const stoppingAtSecondPage = (database: Database, state: { pages: number }): Database =>
@@ -320,7 +288,7 @@ Deno.test("a cutoff claims its entries and keeps their facts at most 200 a unit,
   }
 });
 
-Deno.test("under API traffic the claim's and the facts' units rest like the send's: the cutoff asks after each unit that leaves more", async () => {
+Deno.test("under API traffic the claim's, the facts' and the file pieces' units rest like the send's: the cutoff asks after each unit that leaves more", async () => {
   let asked = 0;
   await withScriptedBank(async ({ m }) => {
     await m.fund(100_000_000);
@@ -333,9 +301,9 @@ Deno.test("under API traffic the claim's and the facts' units rest like the send
       return true;
     },
   });
-  // Claim units of 200 and 50 and facts units of the same: after the first of each; then
-  // the send's 25 full units of 10, after each.
-  assert.equal(asked, 1 + 1 + 25);
+  // Claim units of 200 and 50: after the first; facts units of the same then the file's one
+  // piece: after both facts units; then the send's 25 full units of 10, after each.
+  assert.equal(asked, 1 + 2 + 25);
 });
 
 Deno.test("a cutoff's claiming unit and its claim pages' units run only statements written once, none built by the query builder at each call", async () => {

@@ -244,3 +244,35 @@ export function notingUnits(database: Database, units: string[][]): Database {
     });
   return database;
 }
+
+/** The database whose write units see each statement before it runs (`before` may refuse it). */
+export function seeingStatements(
+  database: Database,
+  before: (sql: string, statement: InStatement) => void,
+): Database {
+  const seeing = (tx: WriteTx): WriteTx =>
+    new Proxy(tx, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property !== "execute") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (statement: InStatement) => {
+          try {
+            before(typeof statement === "string" ? statement : statement.sql, statement);
+          } catch (error) {
+            return Promise.reject(error);
+          }
+          return target.execute(statement);
+        };
+      },
+    });
+  const writer = new Proxy(database.writer, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property !== "write") return typeof value === "function" ? value.bind(target) : value;
+      return <T>(unit: WriteUnit<T>) => target.write((tx) => unit(seeing(tx)));
+    },
+  });
+  return { ...database, writer, readClient: database.readClient, read: database.read };
+}

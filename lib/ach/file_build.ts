@@ -266,6 +266,8 @@ export async function buildFile(deps: FileBuildDeps, claim: FileClaim): Promise<
       cutoffKind: claim.slot.kind,
       windowEndsAt: claim.slot.windowEndsAt,
       contentSealed: await sealFileContent(deps.secretBox, content),
+      // Cut in pieces when it is kept (lib/ach/jobs.ts).
+      contentPieces: null,
       sha256: await sha256Hex(content),
       byteSize: new TextEncoder().encode(content).length,
       entryHash: summary.entryHash,

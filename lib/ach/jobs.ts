@@ -46,8 +46,10 @@ import {
 import {
   ACH_CUTOFF,
   countFilesNamed,
+  filePiecesOf,
   giveTraces,
   insertAchFile,
+  keepFilePiece,
   loadAchFile,
   loadAchFileSummary,
   recordEntryFacts,
@@ -332,10 +334,11 @@ async function askFileWorker(request: FileWorkerRequest): Promise<FileWorkerAnsw
 }
 
 /**
- * The build, outside the claiming and recording units: the file built and checked, and the
- * entries' facts (and the sandbox test accounts used) kept a page per unit, with the claim's turns
- * and rests between units, each only while the batch is still this build's. A crash anywhere here leaves the batch built without a file: the
- * next run claims on and builds the same file again.
+ * The build, outside the claiming and recording units: the file built and checked, the entries'
+ * facts (and the sandbox test accounts used) kept a page per unit, then its sealed content a piece
+ * per unit (ACH_FILE_PIECE_CHARS), with the claim's turns and rests between units, each only while
+ * the batch is still this build's. A crash anywhere here leaves the batch built without a file:
+ * the next run claims on, builds the same file again and writes its pieces over the earlier ones.
  */
 async function buildAndKeepFacts(
   deps: AchRailDeps,
@@ -347,23 +350,39 @@ async function buildAndKeepFacts(
   const rail = {
     recorded: async (tx: WriteTx, id: string) => await loadAchFileSummary(tx, id) !== null,
   };
-  for (const [index, page] of built.pages.entries()) {
+  const pieces = filePiecesOf(built.row.contentSealed);
+  const units = [
+    ...built.pages.map((page) => async (tx: WriteTx) => {
+      await recordEntryFacts(tx, page.facts);
+      if (page.sandboxAccounts !== null) await recordSandboxAccounts(tx, page.sandboxAccounts);
+    }),
+    ...pieces.map((content, part) => (tx: WriteTx) =>
+      keepFilePiece(tx, claim.batchId, { part, count: pieces.length, content })
+    ),
+  ];
+  for (const [index, unit] of units.entries()) {
     await yieldToEventLoop();
     const started = performance.now();
     await deps.database.writer.write(async (tx) => {
-      if (!await batchBuilding(tx, rail, claim.batchId)) return;
-      await recordEntryFacts(tx, page.facts);
-      if (page.sandboxAccounts !== null) await recordSandboxAccounts(tx, page.sandboxAccounts);
+      if (await batchBuilding(tx, rail, claim.batchId)) await unit(tx);
     });
-    if (index < built.pages.length - 1) await restUnderApiTraffic(started, deps.runtime.apiBusy);
+    if (index < units.length - 1) await restUnderApiTraffic(started, deps.runtime.apiBusy);
   }
   return built;
 }
 
-/** The recording unit's part of ACH: the file is kept; a file that failed its check is refused. */
+/**
+ * The recording unit's part of ACH: the file is kept, its content already in pieces; a file that
+ * failed its check, or whose pieces are not all kept, is refused.
+ */
 async function recordFile(tx: WriteTx, claim: AchClaim, built: BuiltFile): Promise<string | null> {
   if (!built.ok) return built.error;
-  await insertAchFile(tx, built.row);
+  const { contentSealed, ...row } = built.row;
+  const refused = await insertAchFile(tx, {
+    ...row,
+    contentPieces: filePiecesOf(contentSealed).length,
+  });
+  if (refused !== null) return refused;
   // Only debits collect fundings; finding them reads every entry of the file (a catastrophe
   // day's 10,000 credits: 9 ms of the service's thread at load 6).
   if (built.row.debitTotalCents > 0) {
