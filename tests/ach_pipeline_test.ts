@@ -26,7 +26,7 @@ import { selectMethod } from "../lib/payouts/jobs.ts";
 import { createDisbursement } from "../lib/payouts/store.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
 import { CUTOFF_LEASE_MS } from "../lib/rails/cutoff.ts";
-import { openFileContent } from "../lib/ach/files_store.ts";
+import { loadAchFile, openFileContent } from "../lib/ach/files_store.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
@@ -80,8 +80,9 @@ const entryFacts = (m: MoneyFixture) =>
   );
 
 async function contentOf(m: MoneyFixture, batchId: string): Promise<string> {
-  const [row] = await rows(m, "SELECT content_sealed FROM ach_files WHERE batch_id = ?", batchId);
-  return await openFileContent(testSecretBox, String(row.content_sealed));
+  const file = await loadAchFile(m.database.readClient, batchId);
+  assert.ok(file);
+  return await openFileContent(testSecretBox, file.contentSealed);
 }
 
 const auditRows = (m: MoneyFixture) =>
