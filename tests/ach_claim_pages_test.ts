@@ -15,6 +15,7 @@ import {
   batches,
   BUILT_BY_QUERY_BUILDER,
   chooseAch,
+  countingTurns,
   notingUnits,
   quietly,
   rows,
@@ -236,22 +237,14 @@ Deno.test("the claiming unit counts the queue from its index, reading no entry's
 Deno.test("a cutoff claims its entries and keeps their facts at most 200 a unit, with the event loop's turns between units", async () => {
   const count = 250;
   // A timer counts the event loop's turns; each page's unit notes the count it ran at.
-  let turns = 0;
-  let counting = true;
-  const counter = (async () => {
-    while (counting) {
-      turns += 1;
-      await new Promise((resolve) => setTimeout(resolve, 0));
-    }
-  })();
   const claimed: { size: number; turn: number }[] = [];
   const facts: { size: number; turn: number }[] = [];
   const sizeOf = (statement: InStatement, index: number) =>
     typeof statement === "string"
       ? 0
       : (JSON.parse(String((statement.args as unknown[])[index])) as unknown[]).length;
-  try {
-    await withScriptedBank(async ({ m }) => {
+  await countingTurns((turns) =>
+    withScriptedBank(async ({ m }) => {
       await m.fund(100_000_000);
       await chooseAch(m, Array.from({ length: count }, () => 1_000));
       await m.advance(30 * MINUTE_SECONDS);
@@ -270,17 +263,14 @@ Deno.test("a cutoff claims its entries and keeps their facts at most 200 a unit,
       wrapDatabase: (database) =>
         seeingStatements(database, (sql, statement) => {
           if (sql.includes("SET batch_id = ?, status = 'batched'")) {
-            claimed.push({ size: sizeOf(statement, 1), turn: turns });
+            claimed.push({ size: sizeOf(statement, 1), turn: turns() });
           }
           if (sql.includes("SET receiving_dfi")) {
-            facts.push({ size: sizeOf(statement, 0), turn: turns });
+            facts.push({ size: sizeOf(statement, 0), turn: turns() });
           }
         }),
-    });
-  } finally {
-    counting = false;
-    await counter;
-  }
+    })
+  );
   for (const pages of [claimed, facts]) {
     assert.deepEqual(pages.map((page) => page.size), [200, 50]);
     // Requests are answered between pages: the event loop turned between every two units.

@@ -17,6 +17,7 @@ import { sha256Hex } from "../lib/platform/keys.ts";
 import {
   batches,
   chooseAch,
+  countingTurns,
   notingUnits,
   quietly,
   rows,
@@ -76,18 +77,10 @@ Deno.test("a catastrophe day's sealed content (10,000 entries) is cut in pieces 
 });
 
 Deno.test("a file's pieces are written one per unit, at most the piece size each, the event loop turning between, before the recording unit; the file reads back as uploaded", async () => {
-  let turns = 0;
-  let counting = true;
-  const counter = (async () => {
-    while (counting) {
-      turns += 1;
-      await new Promise((resolve) => setTimeout(resolve, 0));
-    }
-  })();
   const written: { chars: number; turn: number }[] = [];
   const units: string[][] = [];
-  try {
-    await withScriptedBank(async ({ m, bank }) => {
+  await countingTurns((turns) =>
+    withScriptedBank(async ({ m, bank }) => {
       await m.fund(100_000_000);
       const ids = await chooseAch(m, Array.from({ length: ENTRIES }, () => 1_000));
       await m.advance(30 * MINUTE_SECONDS);
@@ -97,13 +90,10 @@ Deno.test("a file's pieces are written one per unit, at most the piece size each
       wrapDatabase: (database) =>
         seeingStatements(notingUnits(database, units), (sql, statement) => {
           if (!sql.startsWith(PIECE_INSERT) || typeof statement === "string") return;
-          written.push({ chars: String((statement.args as unknown[])[2]).length, turn: turns });
+          written.push({ chars: String((statement.args as unknown[])[2]).length, turn: turns() });
         }),
-    });
-  } finally {
-    counting = false;
-    await counter;
-  }
+    })
+  );
   assert.ok(written.length >= 2, `${written.length} pieces`);
   assert.ok(written.every((piece) => piece.chars <= ACH_FILE_PIECE_CHARS));
   for (let i = 1; i < written.length; i++) assert.ok(written[i].turn > written[i - 1].turn);

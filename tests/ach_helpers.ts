@@ -276,3 +276,24 @@ export function seeingStatements(
   });
   return { ...database, writer, readClient: database.readClient, read: database.read };
 }
+
+/**
+ * Runs `fn` while a timer counts the event loop's turns (`turns()` answers the count so far), so
+ * a test sees whether requests could be answered between two units.
+ */
+export async function countingTurns(fn: (turns: () => number) => Promise<void>): Promise<void> {
+  let turns = 0;
+  let counting = true;
+  const counter = (async () => {
+    while (counting) {
+      turns += 1;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  })();
+  try {
+    await fn(() => turns);
+  } finally {
+    counting = false;
+    await counter;
+  }
+}
