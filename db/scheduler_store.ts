@@ -179,7 +179,10 @@ export async function openJobIds(tx: WriteTx, jobIds: readonly string[]): Promis
   return new Set(rows.map((row) => String(row.id)));
 }
 
-const OPEN_JOBS = "SELECT id FROM scheduled_jobs WHERE done_at IS NULL AND id IN";
+// `+done_at`: with ten or more ids and no statistics, SQLite would otherwise search the
+// (done_at, due_at) index and read every open job; a backlog of 25,000 open offers made each of
+// these statements take 3 ms instead of a few primary-key reads.
+const OPEN_JOBS = "SELECT id FROM scheduled_jobs WHERE +done_at IS NULL AND id IN";
 
 /** Marks open jobs done as markJobDone marks one (each at its due time), in one statement. */
 export async function markJobsDone(
@@ -194,7 +197,7 @@ export async function markJobsDone(
       () =>
         `${MARK_JOBS_DONE} ${jobs.map(() => "WHEN ? THEN ?").join(" ")} END,
            error = NULL, attempts = attempts + 1
-         WHERE done_at IS NULL AND id IN (${jobs.map(() => "?").join(", ")})`,
+         WHERE +done_at IS NULL AND id IN (${jobs.map(() => "?").join(", ")})`,
     ),
     args: [...jobs.flatMap((job) => [job.id, job.dueAt]), ...jobs.map((job) => job.id)],
   });
@@ -206,6 +209,7 @@ export async function markJobsDone(
   }
 }
 
+// Searched by primary key, as OPEN_JOBS is.
 const MARK_JOBS_DONE = "UPDATE scheduled_jobs SET done_at = CASE id";
 
 /**

@@ -16,8 +16,9 @@ import { classifyJobFailure, retryDelayMs } from "../db/job_policy.ts";
 import type { Database } from "../db/client.ts";
 import { Metrics } from "../lib/platform/metrics.ts";
 import { FakeClock } from "../lib/platform/clock.ts";
-import { scheduleJob } from "../db/scheduler_store.ts";
+import { markJobsDone, openJobIds, scheduleJob } from "../db/scheduler_store.ts";
 import type { DueJob } from "../db/scheduler_store.ts";
+import type { InStatement } from "@libsql/client";
 import { RUN_ALONE, WriteGroupError, type WriteTx } from "../db/writer.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
@@ -1027,6 +1028,57 @@ Deno.test("a run whose call outlived its lease records nothing once another run 
     ]);
     const done = await jobRow(database, "a");
     assert.deepEqual([done.doneAt, done.attempts, done.leaseUntil], [NOW, 2, null]);
+    await database.close();
+  });
+});
+
+Deno.test("a batch's jobs are read open and marked done by primary key, whatever the backlog of open jobs", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write((tx) =>
+      tx.execute(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+         INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, created_at)
+         SELECT 'job_' || i, 'co_1', 'payout.offer', 'po_' || i, ${NOW} + i, ${NOW} FROM n`,
+      )
+    );
+    const batch = Array.from({ length: JOBS_PER_BATCH_MAX }, (_, i) => ({
+      id: `job_${i + 1}`,
+      dueAt: NOW + i + 1,
+    }));
+    const statements: InStatement[] = [];
+    const open = await database.writer.write(async (tx) => {
+      const seeing = {
+        execute(statement: InStatement) {
+          statements.push(statement);
+          return tx.execute(statement);
+        },
+      } as WriteTx;
+      const open = await openJobIds(seeing, [...batch.map((job) => job.id), "job_missing"]);
+      await markJobsDone(seeing, batch);
+      return open;
+    });
+    assert.deepEqual([...open].sort(), batch.map((job) => job.id).sort());
+    const counts = await database.readClient.execute(
+      "SELECT count(*) AS done, sum(attempts) AS attempts FROM scheduled_jobs WHERE done_at IS NOT NULL",
+    );
+    assert.deepEqual({ ...counts.rows[0] }, {
+      done: JOBS_PER_BATCH_MAX,
+      attempts: JOBS_PER_BATCH_MAX,
+    });
+    assert.equal(statements.length, 2);
+    for (const statement of statements) {
+      const { sql, args } = typeof statement === "string"
+        ? { sql: statement, args: [] }
+        : statement;
+      const plan = await database.readClient.execute({ sql: `EXPLAIN QUERY PLAN ${sql}`, args });
+      const details = plan.rows.map((row) => String(row.detail));
+      assert.deepEqual(
+        details,
+        ["SEARCH scheduled_jobs USING INDEX sqlite_autoindex_scheduled_jobs_1 (id=?)"],
+        sql,
+      );
+    }
     await database.close();
   });
 });
