@@ -13,6 +13,7 @@ import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
 import { WAL_FRAMES_RESTART_MIN, WalCheckpointer } from "./checkpointer.ts";
 import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
+import { forgetWalSync, trackWalSync, WalSync } from "./wal_sync.ts";
 import { drizzleOver, loadQueryLayer } from "./query_layer.ts";
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
 
@@ -150,9 +151,11 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   const checkpointer = local
     ? new WalCheckpointer(filePathOf(options.url), options.busyTimeoutMs)
     : null;
+  const walSync = local ? await syncingWalOffThread(writeClient, options.url) : null;
   const writer = new GroupCommitWriter(writeClient, {
     unitsPerGroupMax: options.unitsPerGroupMax,
     checkpoints: checkpointer ?? undefined,
+    walSync: walSync ?? undefined,
   });
   const disbursementReads = new CommittedReadCache<CachedV1Disbursement>(
     local ? options.readCacheEntries : 0,
@@ -174,6 +177,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     startCheckpoints: () => checkpointer?.start(),
     async close() {
       await writer.close();
+      if (walSync) forgetWalSync(walSync);
       await checkpointer?.close();
       readClient.close();
       writeClient.close();
@@ -260,14 +264,29 @@ export async function migrationsPending(database: Database): Promise<number> {
   return journal.entries.length - Number(applied.rows[0].n);
 }
 
-async function assertDurable(client: Client): Promise<void> {
+async function assertDurable(client: Client, level = 2): Promise<void> {
   const rows = (await client.execute("PRAGMA synchronous")).rows;
-  const level = Number(rows[0]?.synchronous);
-  if (level !== 2) {
+  const found = Number(rows[0]?.synchronous);
+  if (found !== level) {
     throw new Error(
-      `PRAGMA synchronous is ${level}, must be 2 (FULL): a 2xx must survive power loss`,
+      `PRAGMA synchronous is ${found}, must be ${level}: a 2xx must survive power loss`,
     );
   }
+}
+
+/**
+ * From here on the writer's COMMIT does not sync the WAL (synchronous=NORMAL) and a WalSync
+ * syncs it off the service's thread before any caller is answered (db/wal_sync.ts); migrations
+ * above ran with every COMMIT synced. A database in memory has no WAL to sync and stays FULL.
+ */
+async function syncingWalOffThread(client: Client, url: string): Promise<WalSync | null> {
+  const path = filePathOf(url);
+  if (path === ":memory:" || path === "") return null;
+  await client.execute("PRAGMA synchronous=NORMAL");
+  await assertDurable(client, 1);
+  const walSync = new WalSync(path);
+  trackWalSync(walSync);
+  return walSync;
 }
 
 async function ensureParentDir(url: string): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * The one writer of a database. Concurrent write units are queued and committed together in one
  * transaction, each inside its own savepoint: a unit that throws or calls `tx.abort(refusal)`
- * rolls back its savepoint only, and every caller is answered after the group's COMMIT returned
- * (durable with synchronous=FULL). Units queued with `writeTogether` under one batch run as one
+ * rolls back its savepoint only, and every caller is answered once the group is durable: after its
+ * COMMIT returned (synchronous=FULL), or, on an embedded file, after the WAL sync that follows it
+ * (db/wal_sync.ts), while the next group already runs. Units queued with `writeTogether` under one batch run as one
  * call of its `many`, set-based, in one savepoint (each alone again when that call throws).
  * Whatever a unit returns is committed: the writer never reads the shape of a value to decide. A
  * unit must wait on nothing but the database and must not call `write` itself: the group it would
@@ -19,6 +20,7 @@
 import type { Client, InStatement, ResultSet, Transaction } from "@libsql/client";
 import type { Refusal } from "../lib/platform/result.ts";
 import { type Db, drizzleOver, loadQueryLayer } from "./query_layer.ts";
+import type { WalSync } from "./wal_sync.ts";
 
 export type { Db };
 
@@ -202,6 +204,10 @@ export class GroupCommitWriter {
   readonly #client: Client;
   readonly #unitsPerGroupMax: number;
   readonly #checkpoints: WalCheckpoints | null;
+  /** Syncs the WAL after each commit (embedded, synchronous=NORMAL); null: COMMIT syncs. */
+  readonly #walSync: WalSync | null;
+  /** Committed groups whose callers wait for their sync. */
+  readonly #syncing = new Set<Promise<void>>();
   /** A libSQL server: statements are batched into round trips (see the module's comment). */
   readonly #batching: boolean;
   readonly #tx: WriteTx;
@@ -236,11 +242,12 @@ export class GroupCommitWriter {
 
   constructor(
     client: Client,
-    options: { unitsPerGroupMax: number; checkpoints?: WalCheckpoints },
+    options: { unitsPerGroupMax: number; checkpoints?: WalCheckpoints; walSync?: WalSync },
   ) {
     this.#client = client;
     this.#unitsPerGroupMax = options.unitsPerGroupMax;
     this.#checkpoints = options.checkpoints ?? null;
+    this.#walSync = options.walSync ?? null;
     this.#batching = client.protocol !== "file";
     const execute = (statement: InStatement) => this.#execute(statement);
     // drizzle reaches the group's transaction through this stand-in for the client.
@@ -348,13 +355,14 @@ export class GroupCommitWriter {
     });
   }
 
-  /** Waits for every queued unit, then refuses new ones. */
+  /** Waits for every queued unit and its sync, then refuses new ones. */
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#running || this.#queue.length > 0 || this.#scheduled) {
       if (this.#running) await this.#running;
       else await new Promise((resolve) => setImmediate(resolve));
     }
+    await Promise.all(this.#syncing);
     this.#dropKept();
   }
 
@@ -555,21 +563,36 @@ export class GroupCommitWriter {
     }
     this.#current = null;
     this.#checkpoints?.committed();
+    const durable = this.#walSync?.committed();
     const outcomes = this.#outcomes;
-    // A rolled-back unit's rows may be named too: dropping a copy that was still true is harmless.
+    const wrote = this.#groupWrote;
+    // Readers see the commit now, so copies go now, not once it is durable. A rolled-back unit's
+    // rows may be named too: dropping a copy that was still true is harmless.
     if (this.#changed.size > 0) {
       for (const listener of this.#commitListeners) listener(this.#changed);
     }
-    // Rows written and committed: the storage takes writes again.
-    if (this.#groupWrote) this.#failure = null;
     this.stats.groups += 1;
     this.stats.units += group.length;
     this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);
-    group.forEach((unit, i) => {
-      const outcome = outcomes[i];
-      if (outcome.failed) unit.reject(outcome.error);
-      else unit.resolve(outcome.value);
-    });
+    const answer = () => {
+      // Rows written and durable: the storage takes writes again.
+      if (wrote) this.#failure = null;
+      group.forEach((unit, i) => {
+        const outcome = outcomes[i];
+        if (outcome.failed) unit.reject(outcome.error);
+        else unit.resolve(outcome.value);
+      });
+    };
+    if (durable === undefined) return answer();
+    // The next group runs meanwhile; this one's callers hear once its frames are on the disk.
+    const syncing = durable.then(answer, (error) => {
+      this.#storageFailed(error);
+      group.forEach((unit, i) => {
+        const outcome = outcomes[i];
+        unit.reject(outcome.failed ? outcome.error : new WriteGroupError(error));
+      });
+    }).finally(() => this.#syncing.delete(syncing));
+    this.#syncing.add(syncing);
   }
 
   /** Runs one unit of the group in its own savepoint, and keeps its outcome. */

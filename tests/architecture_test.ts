@@ -287,3 +287,37 @@ Deno.test("architecture: lib/operators, which decides approvals, imports no capa
   // lib/payouts for their actions, while those imported lib/operators: a circle.
   assert.deepEqual(found, []);
 });
+
+Deno.test("architecture: every module of lib/ that calls out of the service waits first for the commits it may have read to be durable (untilDurable)", async () => {
+  const files = await repositoryFiles();
+  const callsOut =
+    /\bfetch\(|sendMail\(|ssh2-sftp-client|from "lithic"|import\("lithic"\)|aws4fetch|pinnedFetch\(|Deno\.connect/;
+  const exempt = new Set([
+    // A backup copies the database: a commit in the copy that is not yet durable here is still a
+    // true state, and nothing outside acts on it.
+    "lib/backup/s3.ts",
+    // The fetch the dispatcher sends webhooks with: the dispatcher waits before calling it.
+    "lib/webhooks/pinned_fetch.ts",
+  ]);
+  const callers = [...files]
+    .filter(([name, text]) => name.startsWith("lib/") && callsOut.test(text))
+    .map(([name]) => name)
+    .sort();
+  assert.deepEqual(callers, [
+    "lib/ach/transport.ts",
+    "lib/backup/s3.ts",
+    "lib/cards/client.ts",
+    "lib/instant/client.ts",
+    "lib/lob/client.ts",
+    "lib/notify/sms.ts",
+    "lib/notify/smtp.ts",
+    "lib/paypal/client.ts",
+    "lib/webhooks/dispatcher.ts",
+    "lib/webhooks/pinned_fetch.ts",
+  ]);
+  const waitingFor = (text: string) => /\buntilDurable\(\)/.test(text);
+  assert.deepEqual(
+    callers.filter((name) => !exempt.has(name) && !waitingFor(files.get(name)!)),
+    [],
+  );
+});

@@ -216,17 +216,6 @@ Deno.test("50 concurrent writers x 40 writes: 0 lock errors, all rows, group com
   });
 });
 
-Deno.test("the writer connection runs with synchronous=FULL and WAL", async () => {
-  await withTempDir(async (dir) => {
-    const database = await openTempDatabase(dir);
-    const mode = await database.readClient.execute("PRAGMA journal_mode");
-    assert.equal(mode.rows[0].journal_mode, "wal");
-    const sync = await database.writer.write((tx) => tx.execute("PRAGMA synchronous"));
-    assert.equal(Number(sync.rows[0].synchronous), 2);
-    await database.close();
-  });
-});
-
 Deno.test("the event loop gets its turn between groups: what waited runs before the next group starts", async () => {
   await withTempDir(async (dir) => {
     const { database } = await probeTable(dir);

@@ -19,6 +19,7 @@ import type { SftpTarget } from "./bank_settings.ts";
  */
 export type { UploadAnswer } from "../rails/engine.ts";
 import type { UploadAnswer } from "../rails/engine.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 /** Connecting, authenticating and checking the host key must end within this. */
 export const SFTP_CONNECT_TIMEOUT_MS = 10_000;
@@ -64,6 +65,13 @@ class NameTaken extends Error {}
 
 /** An SFTP session with the target, host key checked; always ended by `withSession`. */
 async function connect(target: SftpTarget): Promise<SftpSession> {
+  try {
+    await untilDurable();
+  } catch (error) {
+    throw new NotConnected(
+      `not connecting while commits cannot be made durable: ${messageOf(error)}`,
+    );
+  }
   // Imported at the first connection: the SFTP library (ssh2 and its pure-JS crypto) cost a fifth
   // of every start's route loading, and only live files sent by SFTP need it.
   const { default: SftpClient } = await import("ssh2-sftp-client");

@@ -11,6 +11,7 @@ import type { APIError } from "lithic";
 import { Webhook } from "standardwebhooks";
 import type { LithicSettings } from "./settings.ts";
 import type { CardRequest, CardTransaction } from "./rules.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 /** A call to Lithic unanswered after this long counts as unanswered. */
 export const LITHIC_TIMEOUT_MS = 15_000;
@@ -59,7 +60,8 @@ export class LithicClient {
     const { settings } = reach;
     this.#apiError = sdk.APIError;
     this.#sdk = new sdk.default({
-      ...(reach.fetch ? { fetch: reach.fetch } : {}),
+      fetch: (input: RequestInfo | URL, init?: RequestInit) =>
+        untilDurable().then(() => (reach.fetch ?? fetch)(input, init)),
       apiKey: settings.apiKey,
       baseURL: settings.baseUrl,
       webhookSecret: settings.webhookSecret,

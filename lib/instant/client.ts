@@ -9,6 +9,7 @@
 import { hmacSha256Hex } from "../platform/keys.ts";
 import type { IncreaseSettings } from "./settings.ts";
 import type { CardCapabilities, CardValidationState } from "./rules.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 /** A call to Increase unanswered after this long counts as unanswered. */
 export const INCREASE_TIMEOUT_MS = 15_000;
@@ -90,6 +91,7 @@ export class IncreaseClient {
   ): Promise<IncreaseAnswer<T>> {
     let response: Response;
     let text: string;
+    await untilDurable();
     try {
       response = await this.transport(
         new Request(`${this.settings.baseUrl}${path}`, {

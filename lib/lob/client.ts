@@ -6,6 +6,7 @@
  */
 import type { LobSettings } from "./settings.ts";
 import type { LobPostage } from "./rules.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 /** A call to Lob unanswered after this long counts as unanswered. */
 export const LOB_TIMEOUT_MS = 15_000;
@@ -136,6 +137,7 @@ export class LobClient {
     path: string,
     options: { body?: unknown; idempotencyKey?: string } = {},
   ): Promise<{ status: number; body: Record<string, unknown> }> {
+    await untilDurable();
     const response = await fetch(`${this.#settings.baseUrl}${path}`, {
       method,
       headers: {

@@ -5,6 +5,7 @@
  * one more adapter.
  */
 import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 export interface SmsProviderRequest {
   readonly url: string;
@@ -59,6 +60,7 @@ export class SmsTransport implements NotificationTransport {
       throw new Error(`the SMS transport sends SMS, not ${message.channel}`);
     }
     const request = this.provider.request(message);
+    await untilDurable();
     const response = await fetch(request.url, {
       method: "POST",
       headers: request.headers,

@@ -1,6 +1,7 @@
 /** E-mail over SMTP (nodemailer), configured from one connection URL and a From address. */
 import nodemailer, { type Transporter } from "nodemailer";
 import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 export interface SmtpOptions {
   /**
@@ -56,6 +57,7 @@ export class SmtpTransport implements NotificationTransport {
     if (message.channel !== "email") {
       throw new Error(`the SMTP transport sends e-mail, not ${message.channel}`);
     }
+    await untilDurable();
     try {
       await this.#mailer.sendMail({
         from: this.#from,

@@ -8,6 +8,7 @@
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { PaypalSettings } from "./settings.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 /** How long one call may take before it counts as unanswered. */
 export const PAYPAL_CALL_TIMEOUT_MS = 30_000;
@@ -243,6 +244,7 @@ export class PaypalClient {
 
   /** One request; no answer, or a 5xx, is transient (PayPal: "you can safely retry"). */
   async #send(url: string, init: RequestInit): Promise<Response> {
+    await untilDurable();
     let response: Response;
     try {
       response = await this.connection.fetch(url, {

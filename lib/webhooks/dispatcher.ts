@@ -33,6 +33,7 @@ import type { WriteTx } from "../../db/writer.ts";
 import type { Database } from "../../db/client.ts";
 import { WorkerLoop } from "../../db/worker_loop.ts";
 import type { Metrics } from "../platform/metrics.ts";
+import { untilDurable } from "../../db/wal_sync.ts";
 
 export interface DispatcherOptions {
   readonly batchSize: number;
@@ -641,6 +642,11 @@ export class WebhookDispatcher {
     // Connect to exactly the addresses just checked: a second lookup could answer differently.
     const send = this.options.fetch ??
       (resolved.addresses ? pinnedFetch(resolved.addresses) as typeof fetch : fetch);
+    try {
+      await untilDurable();
+    } catch (error) {
+      return notSent(`commits cannot be made durable: ${(error as Error).message}`);
+    }
     try {
       const response = await send(delivery.url, {
         method: "POST",

@@ -1,0 +1,164 @@
+/**
+ * Makes an embedded database's commits durable off the service's thread. The writer's connection
+ * runs `synchronous=NORMAL`: its COMMIT writes the WAL's frames but does not sync them, and
+ * `committed()` then syncs the WAL file (fdatasync) on Deno's blocking pool while the thread goes
+ * on reading and answering requests and committing the next group. A unit's caller is answered
+ * only once a sync that began after its commit has finished, so a 2xx survives a power cut as it
+ * did when every COMMIT synced (`synchronous=FULL`): the same frames reach the disk before anyone
+ * is told. One sync covers every commit before it, so groups committed during a sync share the
+ * next one.
+ *
+ * Another connection can read a commit before its sync ends. A power cut in that moment loses the
+ * commit (it was answered to nobody) but not what was read of it; so nothing may leave the
+ * process on the strength of a read until `untilDurable()`: every call out (a rail, a bank, a
+ * provider, a webhook, a message) waits on it first.
+ *
+ * SQLite keeps its own syncs where a power cut could otherwise corrupt the file: the WAL header at
+ * each restart, and the WAL and the database around every checkpoint.
+ */
+
+/** Syncs a file's data to the disk; Deno.FsFile.syncData by default. */
+export type SyncFile = (path: string) => Promise<void>;
+
+async function syncData(path: string): Promise<void> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    // No WAL: SQLite removed it after checkpointing every frame into the synced database.
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  try {
+    await file.syncData();
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * A failed sync, in the words the writer reads as a storage failure (see storageFailureOf): a full
+ * disk, or a disk I/O error.
+ */
+export class WalSyncError extends Error {
+  constructor(cause: unknown) {
+    const words = cause instanceof Error ? cause.message : String(cause);
+    const full = /no space left|os error 28|quota/i.test(words);
+    super(
+      `${full ? "database or disk is full" : "disk I/O error"}: the WAL was not synced (${words})`,
+      { cause },
+    );
+    this.name = "WalSyncError";
+  }
+}
+
+interface Waiter {
+  readonly commit: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Syncs that may run at once. A commit that lands while one runs needs a sync that begins after
+ * it; with one at a time it would wait for the running one to end first (up to two syncs' time).
+ */
+export const WAL_SYNCS_IN_FLIGHT_MAX = 4;
+
+export class WalSync {
+  readonly #walPath: string;
+  readonly #sync: SyncFile;
+  #commits = 0;
+  #syncedThrough = 0;
+  #waiters: Waiter[] = [];
+  /** The commit each running sync covers (what was committed when it began). */
+  #running: number[] = [];
+  #idle: (() => void)[] = [];
+  readonly stats = { syncs: 0, commits: 0 };
+
+  /** `databasePath`: the database file; its WAL is the file beside it named `-wal`. */
+  constructor(databasePath: string, sync: SyncFile = syncData) {
+    this.#walPath = `${databasePath}-wal`;
+    this.#sync = sync;
+  }
+
+  /**
+   * A group just committed: settles once a sync that began after this call has finished, or
+   * rejects with the sync's error (the commit is then visible but may not survive a power cut).
+   */
+  committed(): Promise<void> {
+    const commit = ++this.#commits;
+    this.stats.commits += 1;
+    return this.#waitFor(commit);
+  }
+
+  /** Settles once every commit so far is on the disk. */
+  durable(): Promise<void> {
+    return this.#commits === this.#syncedThrough ? Promise.resolve() : this.#waitFor(this.#commits);
+  }
+
+  /** Settles once no sync runs (closing). */
+  idle(): Promise<void> {
+    if (this.#running.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  #waitFor(commit: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#waiters.push({ commit, resolve, reject });
+      this.#startSyncs();
+    });
+  }
+
+  /** Starts a sync when a waiter's commit is covered by none that runs, if one more may run. */
+  #startSyncs(): void {
+    const covered = Math.max(this.#syncedThrough, ...this.#running);
+    if (this.#running.length >= WAL_SYNCS_IN_FLIGHT_MAX) return;
+    if (!this.#waiters.some((waiter) => waiter.commit > covered)) return;
+    // What is committed when the sync begins is what it makes durable.
+    const through = this.#commits;
+    this.#running.push(through);
+    this.#sync(this.#walPath).then(
+      () => this.#ended(through, null),
+      (error) => this.#ended(through, new WalSyncError(error)),
+    );
+  }
+
+  #ended(through: number, failure: WalSyncError | null): void {
+    this.#running.splice(this.#running.indexOf(through), 1);
+    if (failure === null) {
+      this.stats.syncs += 1;
+      this.#syncedThrough = Math.max(this.#syncedThrough, through);
+    }
+    const settled = this.#waiters.filter((waiter) => waiter.commit <= through);
+    this.#waiters = this.#waiters.filter((waiter) => waiter.commit > through);
+    for (const waiter of settled) {
+      if (failure) waiter.reject(failure);
+      else waiter.resolve();
+    }
+    this.#startSyncs();
+    if (this.#running.length === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
+  }
+}
+
+/** The embedded databases of this process whose commits may still be syncing. */
+const open = new Set<WalSync>();
+
+/** Counts a database's WAL sync in untilDurable (until `forget`). */
+export function trackWalSync(sync: WalSync): void {
+  open.add(sync);
+}
+
+export function forgetWalSync(sync: WalSync): void {
+  open.delete(sync);
+}
+
+/**
+ * Settles once every commit of every embedded database of this process so far is on the disk: a
+ * call out of the service awaits it after its reads and before it sends, so no rail, provider or
+ * webhook ever acts on a commit a power cut could still take back. Rejects when a sync failed.
+ */
+export function untilDurable(): Promise<void> {
+  if (open.size === 0) return Promise.resolve();
+  if (open.size === 1) return open.values().next().value!.durable();
+  return Promise.all([...open].map((sync) => sync.durable())).then(() => {});
+}
