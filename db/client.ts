@@ -13,7 +13,8 @@ import { filePathOf, openEmbeddedClient } from "./embedded_client.ts";
 import { WAL_FRAMES_RESTART_MIN, WalCheckpointer } from "./checkpointer.ts";
 import type { CachedV1Disbursement } from "../lib/disbursements/v1_store.ts";
 import { type Db, GroupCommitWriter } from "./writer.ts";
-import { forgetWalSync, trackWalSync, WalSync } from "./wal_sync.ts";
+import { WalSync } from "./wal_sync.ts";
+import { forgetCommits, trackCommits } from "../lib/platform/durability.ts";
 import { drizzleOver, loadQueryLayer } from "./query_layer.ts";
 import { serviceFileUrl } from "../lib/platform/service_files.ts";
 
@@ -177,7 +178,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     startCheckpoints: () => checkpointer?.start(),
     async close() {
       await writer.close();
-      if (walSync) forgetWalSync(walSync);
+      if (walSync) forgetCommits(walSync);
       await checkpointer?.close();
       readClient.close();
       writeClient.close();
@@ -285,7 +286,7 @@ async function syncingWalOffThread(client: Client, url: string): Promise<WalSync
   await client.execute("PRAGMA synchronous=NORMAL");
   await assertDurable(client, 1);
   const walSync = new WalSync(path);
-  trackWalSync(walSync);
+  trackCommits(walSync);
   return walSync;
 }
 

@@ -10,12 +10,13 @@
  *
  * Another connection can read a commit before its sync ends. A power cut in that moment loses the
  * commit (it was answered to nobody) but not what was read of it; so nothing may leave the
- * process on the strength of a read until `untilDurable()`: every call out (a rail, a bank, a
- * provider, a webhook, a message) waits on it first.
+ * process on the strength of a read until `untilDurable()` (lib/platform/durability.ts): every
+ * answer and every call out (a rail, a bank, a provider, a webhook, a message) waits on it first.
  *
  * SQLite keeps its own syncs where a power cut could otherwise corrupt the file: the WAL header at
  * each restart, and the WAL and the database around every checkpoint.
  */
+import type { DurableCommits } from "../lib/platform/durability.ts";
 
 /** Syncs a file's data to the disk; Deno.FsFile.syncData by default. */
 export type SyncFile = (path: string) => Promise<void>;
@@ -64,7 +65,7 @@ interface Waiter {
  */
 export const WAL_SYNCS_IN_FLIGHT_MAX = 4;
 
-export class WalSync {
+export class WalSync implements DurableCommits {
   readonly #walPath: string;
   readonly #sync: SyncFile;
   #commits = 0;
@@ -91,9 +92,14 @@ export class WalSync {
     return this.#waitFor(commit);
   }
 
+  /** Whether every commit so far is on the disk. */
+  get durableNow(): boolean {
+    return this.#commits === this.#syncedThrough;
+  }
+
   /** Settles once every commit so far is on the disk. */
   durable(): Promise<void> {
-    return this.#commits === this.#syncedThrough ? Promise.resolve() : this.#waitFor(this.#commits);
+    return this.durableNow ? Promise.resolve() : this.#waitFor(this.#commits);
   }
 
   /** Settles once no sync runs (closing). */
@@ -138,27 +144,4 @@ export class WalSync {
     this.#startSyncs();
     if (this.#running.length === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
   }
-}
-
-/** The embedded databases of this process whose commits may still be syncing. */
-const open = new Set<WalSync>();
-
-/** Counts a database's WAL sync in untilDurable (until `forget`). */
-export function trackWalSync(sync: WalSync): void {
-  open.add(sync);
-}
-
-export function forgetWalSync(sync: WalSync): void {
-  open.delete(sync);
-}
-
-/**
- * Settles once every commit of every embedded database of this process so far is on the disk: a
- * call out of the service awaits it after its reads and before it sends, so no rail, provider or
- * webhook ever acts on a commit a power cut could still take back. Rejects when a sync failed.
- */
-export function untilDurable(): Promise<void> {
-  if (open.size === 0) return Promise.resolve();
-  if (open.size === 1) return open.values().next().value!.durable();
-  return Promise.all([...open].map((sync) => sync.durable())).then(() => {});
 }

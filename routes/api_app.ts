@@ -34,6 +34,7 @@ import { ledgerRoutes } from "./v1/ledgers.ts";
 import { payeeRoutes } from "./v1/payees.ts";
 import { apiEventNames, v1EventTypes, webhookRoutes } from "./v1/webhooks.ts";
 import { type KnownPaths, knownPaths, methodsAllowedInstead } from "./known_paths.ts";
+import { untilDurable } from "../lib/platform/durability.ts";
 
 /**
  * The app of the API's surfaces, and of the surfaces `mountLater` mounts (the whole app mounts
@@ -67,6 +68,14 @@ export function buildApp(
       status: c.res.status,
       durationMs,
     }));
+  });
+
+  // Nothing an answer says leaves before it is durable: a read may have seen a commit whose WAL
+  // sync is still running (db/wal_sync.ts), such as an idempotent replay of a create not yet
+  // answered. Without writes in flight this waits for nothing.
+  app.use(async (_c, next) => {
+    await next();
+    await untilDurable();
   });
 
   const tooLarge = (maxBytes: number) =>

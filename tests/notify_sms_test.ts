@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { NOTIFICATION_RETRY_DELAYS_MS, PermanentSendError } from "../lib/notify/mod.ts";
 import { jsonBearerProvider, type SmsProviderAdapter, SmsTransport } from "../lib/notify/sms.ts";
 import { openNotifyFixture } from "./notify_fixture.ts";
+import { forgetCommits, trackCommits } from "../lib/platform/durability.ts";
 
 interface ProviderRequest {
   readonly method: string;
@@ -187,5 +188,30 @@ Deno.test("the provider refuses the number (400): the SMS is failed at once, nev
   } finally {
     await provider.stop();
     await f.close();
+  }
+});
+
+Deno.test("an SMS is not sent while a commit it may have been read from is still syncing", async () => {
+  const provider = startProvider([200]);
+  let synced!: () => void;
+  const commits = {
+    durableNow: false,
+    durable: () => new Promise<void>((resolve) => synced = resolve),
+  };
+  trackCommits(commits);
+  try {
+    const transport = new SmsTransport(jsonBearerProvider({ url: provider.url, token: TOKEN }), {
+      timeoutMs: 5_000,
+    });
+    const sent = transport.send(message);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(provider.requests.length, 0);
+    commits.durableNow = true;
+    synced();
+    await sent;
+    assert.equal(provider.requests.length, 1);
+  } finally {
+    forgetCommits(commits);
+    await provider.stop();
   }
 });

@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { openEmbeddedClient } from "../db/embedded_client.ts";
-import {
-  forgetWalSync,
-  trackWalSync,
-  untilDurable,
-  WAL_SYNCS_IN_FLIGHT_MAX,
-  WalSync,
-  WalSyncError,
-} from "../db/wal_sync.ts";
+import { WAL_SYNCS_IN_FLIGHT_MAX, WalSync, WalSyncError } from "../db/wal_sync.ts";
+import { forgetCommits, trackCommits, untilDurable } from "../lib/platform/durability.ts";
 import { GroupCommitWriter, WriteGroupError } from "../db/writer.ts";
 import { openTempDatabase, withTempDir } from "./helpers.ts";
 
@@ -157,7 +151,7 @@ Deno.test("untilDurable waits for every commit so far of every tracked database,
   await withTempDir(async (dir) => {
     const { calls, sync } = syncsByHand();
     const walSync = new WalSync(`${dir}/probe.db`, sync);
-    trackWalSync(walSync);
+    trackCommits(walSync);
     try {
       const { writer, close } = await probeWriter(dir, walSync);
       await untilDurable(); // nothing committed yet
@@ -172,7 +166,7 @@ Deno.test("untilDurable waits for every commit so far of every tracked database,
       assert.equal(durable, true);
       await close();
     } finally {
-      forgetWalSync(walSync);
+      forgetCommits(walSync);
     }
   });
 });

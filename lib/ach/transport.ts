@@ -19,7 +19,7 @@ import type { SftpTarget } from "./bank_settings.ts";
  */
 export type { UploadAnswer } from "../rails/engine.ts";
 import type { UploadAnswer } from "../rails/engine.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 /** Connecting, authenticating and checking the host key must end within this. */
 export const SFTP_CONNECT_TIMEOUT_MS = 10_000;

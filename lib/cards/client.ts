@@ -11,7 +11,7 @@ import type { APIError } from "lithic";
 import { Webhook } from "standardwebhooks";
 import type { LithicSettings } from "./settings.ts";
 import type { CardRequest, CardTransaction } from "./rules.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 /** A call to Lithic unanswered after this long counts as unanswered. */
 export const LITHIC_TIMEOUT_MS = 15_000;

@@ -9,7 +9,7 @@
 import { hmacSha256Hex } from "../platform/keys.ts";
 import type { IncreaseSettings } from "./settings.ts";
 import type { CardCapabilities, CardValidationState } from "./rules.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 /** A call to Increase unanswered after this long counts as unanswered. */
 export const INCREASE_TIMEOUT_MS = 15_000;

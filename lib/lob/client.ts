@@ -6,7 +6,7 @@
  */
 import type { LobSettings } from "./settings.ts";
 import type { LobPostage } from "./rules.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 /** A call to Lob unanswered after this long counts as unanswered. */
 export const LOB_TIMEOUT_MS = 15_000;

@@ -5,7 +5,7 @@
  * one more adapter.
  */
 import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 export interface SmsProviderRequest {
   readonly url: string;

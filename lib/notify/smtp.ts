@@ -1,7 +1,7 @@
 /** E-mail over SMTP (nodemailer), configured from one connection URL and a From address. */
 import nodemailer, { type Transporter } from "nodemailer";
 import { type NotificationMessage, type NotificationTransport, PermanentSendError } from "./mod.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 export interface SmtpOptions {
   /**

@@ -8,7 +8,7 @@
  */
 import { TransientJobError } from "../../db/scheduler.ts";
 import type { PaypalSettings } from "./settings.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 /** How long one call may take before it counts as unanswered. */
 export const PAYPAL_CALL_TIMEOUT_MS = 30_000;

@@ -33,7 +33,7 @@ import type { WriteTx } from "../../db/writer.ts";
 import type { Database } from "../../db/client.ts";
 import { WorkerLoop } from "../../db/worker_loop.ts";
 import type { Metrics } from "../platform/metrics.ts";
-import { untilDurable } from "../../db/wal_sync.ts";
+import { untilDurable } from "../platform/durability.ts";
 
 export interface DispatcherOptions {
   readonly batchSize: number;
