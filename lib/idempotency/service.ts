@@ -252,6 +252,8 @@ async function answerTogether<T, A extends Answer>(
     seen.add(held);
     return [i];
   });
+  // Every key answered by its record (a burst of retries): the use case has nothing to run.
+  if (running.length === 0) return outcomes;
   const values = await batch.many(
     tx,
     running.map((i) => (items[i].useCase as BatchedUseCase<unknown, T>).input),
