@@ -2,8 +2,8 @@
  * Builds and checks a claimed NACHA file off the service's thread (lib/ach/file_build.ts): for a
  * catastrophe day's file, reading 10,000 entries, building the file and reading it back take a
  * second of CPU that would otherwise stall every request. The worker reads the database through
- * its own connection, so nothing large crosses between threads but the answer. It also reads, opens
- * and checks a kept file before its transmission (a tenth of a second for 10,000 entries). Started by
+ * its own connection, so nothing large crosses between threads but the answer. It also reads and opens
+ * a kept file before its transmission, and checks it is the file its build checked. Started by
  * lib/ach/jobs.ts, once with a service's workers and kept for its life (elsewhere, per file, and
  * kept from a build for the opening of its file); answers each message in turn.
  */
@@ -14,8 +14,8 @@ import {
   buildFile,
   type BuiltFile,
   type FileClaim,
-  openCheckedFile,
   type OpenedFile,
+  openKeptContent,
 } from "./file_build.ts";
 import { loadAchFile } from "./files_store.ts";
 
@@ -84,10 +84,7 @@ self.onmessage = async (event: MessageEvent<FileWorkerRequest>) => {
       try {
         const kept = await loadAchFile(reader, request.batchId);
         if (!kept) throw new Error(`ACH batch ${request.batchId} has no file`);
-        answer = {
-          ok: true,
-          opened: await openCheckedFile(secretBox, request.batchId, kept.contentSealed),
-        };
+        answer = { ok: true, opened: await openKeptContent(secretBox, kept) };
       } finally {
         reader.close();
       }

@@ -112,6 +112,15 @@ function linesOf(text: string): string[] {
   return lines;
 }
 
+/**
+ * The DFI account number (positions 13-29) of each entry detail record, in file order: what a
+ * bank transport is handed beside a file that was checked when it was built.
+ */
+export function entryAccountNumbers(text: string): string[] {
+  return linesOf(text).filter((record) => record[0] === "6")
+    .map((record) => field(record, 13, 29).trim());
+}
+
 /** Whether a transaction code is a credit (true), a debit (false), or neither (null). */
 export function isCreditCode(code: number): boolean | null {
   if (CREDIT_CODES.has(code)) return true;

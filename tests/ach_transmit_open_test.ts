@@ -1,0 +1,85 @@
+/**
+ * A kept ACH file is opened for its transmission only when it is the very file its build checked
+ * (the SHA-256 the build took of the content that passed the strict checker and matched the
+ * database): content changed after the build is never handed to the bank, even when it still
+ * reads as a valid NACHA file. The file worker's opening and the service's own are the same rule.
+ */
+import assert from "node:assert/strict";
+import { FILE_WORKER_ENTRIES_MIN } from "../lib/ach/jobs.ts";
+import { checkNachaFile } from "../lib/ach/nacha.ts";
+import { alpha } from "../lib/ach/nacha_records.ts";
+import { filePiecesOf, loadAchFile, openFileContent } from "../lib/ach/files_store.ts";
+import { sha256Hex } from "../lib/platform/keys.ts";
+import { batches, chooseAch, logLines, quietly, rows, withScriptedBank } from "./ach_helpers.ts";
+import { testSecretBox } from "./helpers.ts";
+import type { MoneyFixture } from "./money_core_helpers.ts";
+
+const MINUTE_SECONDS = 60;
+const ACCOUNT = "000123456789";
+const OTHER_ACCOUNT = "000987654321";
+
+/** The content with its first entry paid to `account` (positions 13-29): still a valid file. */
+function payingFirstEntryTo(content: string, account: string): string {
+  const records = content.split("\r\n");
+  const first = records.findIndex((record) => record[0] === "6");
+  const record = records[first];
+  records[first] = record.slice(0, 12) + alpha(account, 17) + record.slice(29);
+  return records.join("\r\n");
+}
+
+/** Replaces the kept content of the only file by `content`, sealed and cut as a build keeps it. */
+async function keepInstead(m: MoneyFixture, batchId: string, content: string): Promise<void> {
+  const pieces = filePiecesOf(await testSecretBox.sealText(content));
+  await m.database.writer.write(async (tx) => {
+    await tx.execute({ sql: "DELETE FROM ach_file_pieces WHERE batch_id = ?", args: [batchId] });
+    for (const [part, piece] of pieces.entries()) {
+      await tx.execute({
+        sql: "INSERT INTO ach_file_pieces (batch_id, part, content) VALUES (?, ?, ?)",
+        args: [batchId, part, piece],
+      });
+    }
+    await tx.execute({
+      sql: "UPDATE ach_files SET content_pieces = ? WHERE batch_id = ?",
+      args: [pieces.length, batchId],
+    });
+  });
+}
+
+Deno.test("a kept file changed after its build is not handed to the bank, though it still reads as a valid NACHA file; the file as built goes with its entries' accounts", async () => {
+  for (const count of [3, FILE_WORKER_ENTRIES_MIN]) {
+    await withScriptedBank(async ({ m, bank }) => {
+      await m.fund(100_000_000);
+      await chooseAch(m, Array.from({ length: count }, () => 1_000), ACCOUNT);
+      bank.answers.push({ kind: "not_uploaded", reason: "connection refused" });
+      // The 10:30 file is refused once and waits for its retry.
+      await quietly(() => m.advance(30 * MINUTE_SECONDS));
+      const [built] = await batches(m);
+      assert.equal(built.status, "built");
+      assert.equal(bank.received.length, 1);
+      const first = bank.received[0];
+      const [{ sha256 }] = await rows(m, "SELECT sha256 FROM ach_files");
+      assert.equal(await sha256Hex(first.content), sha256);
+      assert.deepEqual(first.accountNumbers, Array.from({ length: count }, () => ACCOUNT));
+
+      const kept = await loadAchFile(m.database.readClient, String(built.id));
+      assert.ok(kept);
+      const changed = payingFirstEntryTo(
+        await openFileContent(testSecretBox, kept.contentSealed),
+        OTHER_ACCOUNT,
+      );
+      assert.ok(checkNachaFile(changed).ok, "the changed content reads as a valid file");
+      await keepInstead(m, String(built.id), changed);
+
+      const logged = await logLines(() => m.advance(MINUTE_SECONDS));
+      assert.equal(bank.received.length, 1, `a file of ${count}: nothing more was handed over`);
+      assert.notEqual((await batches(m))[0].status, "transmitted");
+      assert.ok(
+        logged.some((line) =>
+          line.includes(`ACH file ${built.id} is not the file its build checked`) &&
+          line.includes(`the build's ${sha256}`)
+        ),
+        logged.join("\n"),
+      );
+    });
+  }
+});
