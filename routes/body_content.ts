@@ -7,7 +7,7 @@
  * Both run after the body has arrived whole (routes/body_timeout.ts) and before a route, an
  * idempotency key or a write.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, surfaceOf } from "./errors.ts";
 
@@ -85,11 +85,16 @@ export function utf8Bodies(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (c.req.raw.body === null) return await next();
     const bytes = new Uint8Array(await c.req.arrayBuffer());
+    let text: string | null = null;
     try {
-      strictUtf8.decode(bytes);
-      return await next();
+      text = strictUtf8.decode(bytes);
     } catch {
       // Found below, with where it is.
+    }
+    if (text !== null) {
+      // Kept for requestText: Hono decodes the body again at each c.req.text().
+      c.set("bodyText", text);
+      return await next();
     }
     const offset = invalidUtf8Offset(bytes);
     const before = strictUtf8.decode(bytes.subarray(0, offset));
@@ -105,6 +110,13 @@ export function utf8Bodies(): MiddlewareHandler<AppEnv> {
       issues: [{ field, location: "body", message }],
     });
   };
+}
+
+/**
+ * The request's body as text: as utf8Bodies decoded it, or decoded now (a body it did not see).
+ */
+export async function requestText(c: Context<AppEnv>): Promise<string> {
+  return c.get("bodyText") ?? await c.req.text();
 }
 
 /** `application/json`, optionally with `charset=utf-8` (any case, quoted or not), and nothing else. */

@@ -75,5 +75,7 @@ export interface AppEnv {
     requestId: string;
     apiPrincipal: ApiPrincipal;
     linePrincipal: LinePrincipal;
+    /** The request's body as text, decoded once when it was checked to be UTF-8. */
+    bodyText: string;
   };
 }

@@ -14,6 +14,7 @@ import {
   runIdempotently,
   type UseCase,
 } from "../lib/idempotency/service.ts";
+import { requestText } from "./body_content.ts";
 import type { AppDeps, AppEnv } from "./context.ts";
 import { errorBody, errorResponse, type ErrorSpec, surfaceOf } from "./errors.ts";
 
@@ -76,7 +77,7 @@ export async function respondIdempotently<T, I>(
         : { companyId: target.companyId, scopeLine: target.scopeLine, key },
       fingerprint: key === undefined
         ? ""
-        : await requestFingerprint(c.req.method, c.req.path, await c.req.text()),
+        : await requestFingerprint(c.req.method, c.req.path, await requestText(c)),
       now: deps.clock.now(),
       leaseMs: limits.IDEMPOTENCY_LEASE_SECONDS * 1000,
       ttlMs: limits.IDEMPOTENCY_TTL_SECONDS * 1000,

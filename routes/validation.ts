@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import * as v from "valibot";
 import { centsToDollars, formatDollars, parseDollars } from "../lib/platform/money.ts";
 import { normalizeUsPhone } from "../lib/portal/method_details.ts";
+import { requestText } from "./body_content.ts";
 import type { AppEnv } from "./context.ts";
 import { errorResponse, type FieldIssue, type FieldLocation } from "./errors.ts";
 
@@ -352,7 +353,7 @@ export async function parseJsonBody<S extends v.GenericSchema>(
   c: Context<AppEnv>,
   schema: S,
 ): Promise<Parsed<v.InferOutput<S>>> {
-  const text = await c.req.text();
+  const text = await requestText(c);
   let json: unknown;
   try {
     json = text.trim() === "" ? undefined : JSON.parse(text, keepNumberSource);

@@ -1,7 +1,7 @@
 /** Bodies byte for byte: UTF-8 only (400 naming the field), and JSON only on /api and /v1 (415). */
 import assert from "node:assert/strict";
 import { invalidUtf8Offset, jsonPathAt } from "../routes/body_content.ts";
-import { basic, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { basic, fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 
 const encoder = new TextEncoder();
 
@@ -184,5 +184,48 @@ Deno.test("/v1 and /api take application/json only: text/plain, a form or no typ
       message,
       details: [{ Issue: message, Field: "Content-Type", Location: "header" }],
     });
+  });
+});
+
+Deno.test("a keyed /v1 create decodes its body once, when it is checked to be UTF-8", async () => {
+  await withHttpFixture(async (f) => {
+    await fundAcmeAuto(f, 100_000);
+    const payee = await v1(
+      f,
+      "/v1/payees",
+      JSON.stringify({ id: "once", email: "once@example.test" }),
+      "application/json",
+    );
+    assert.equal(payee.status, 201);
+    const proto = Response.prototype as unknown as { text: () => Promise<string> };
+    const original = proto.text;
+    let decodedAgain = 0;
+    proto.text = function (this: Response) {
+      decodedAgain++;
+      return original.call(this);
+    };
+    let created: Response;
+    try {
+      created = await f.app.request("/v1/disbursements", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${f.cast.acmeAutoKeyTest}`,
+          "Content-Type": "application/json",
+          "Idempotency-Key": "decoded-once",
+        },
+        body: JSON.stringify({
+          amount: 5,
+          claim_id: "C-1",
+          payee: { id: "once" },
+          modalities: ["ach"],
+        }),
+      });
+    } finally {
+      proto.text = original;
+    }
+    assert.equal(created.status, 201, await created.text());
+    // The fixture's check of the answer against the OpenAPI document reads it once. Before, the
+    // body's validation and the key's fingerprint each decoded the request's body again (3).
+    assert.equal(decodedAgain, 1);
   });
 });
