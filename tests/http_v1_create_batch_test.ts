@@ -130,6 +130,63 @@ Deno.test("8 creates sent together: one group, about as many statements as one c
   }, { RATE_LIMIT_RPS: "0" });
 });
 
+/** The texts of the statements SQLite ran while `run` ran. */
+async function statementTexts<T>(run: () => Promise<T>): Promise<{ value: T; texts: string[] }> {
+  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const originals = { run: proto.run, all: proto.all };
+  const texts: string[] = [];
+  for (const name of ["run", "all"] as const) {
+    proto[name] = function (this: StatementSync, ...args: unknown[]) {
+      texts.push(this.sourceSQL);
+      return originals[name].apply(this, args);
+    };
+  }
+  try {
+    return { value: await run(), texts };
+  } finally {
+    Object.assign(proto, originals);
+  }
+}
+
+Deno.test("creates written together: each created event carries its payout's and disbursement's rowids and the documents shown, and no payout is read back", async () => {
+  await withHttpFixture(async (f) => {
+    await prepare(f, 1_000_000);
+    const database = f.deps.databases.test;
+    await database.writer.write(async (tx) => {
+      // Shown to a new payout: the two of type 1. Not yet: the ACH authorization, a custom one.
+      for (const [id, type, oneTime] of [["d1", 1, 0], ["d2", 1, 1], ["d3", 2, 0], ["d4", 4, 1]]) {
+        await tx.execute({
+          sql: `INSERT INTO documents (id, company_id, name, doc_type_id, one_time_use, sha256,
+                  size_bytes, content, created_at) VALUES (?, ?, ?, ?, ?, 'x', 1, x'00', ?)`,
+          args: [id, f.cast.acme.id, id, type, oneTime, f.clock.now()],
+        });
+      }
+    });
+    const { value: answers, texts } = await statementTexts(() =>
+      Promise.all(["n0", "n1", "n2", "n3"].map((key) => create(f, key)))
+    );
+    assert.deepEqual(answers.map((r) => r.status), [201, 201, 201, 201]);
+    assert.deepEqual(
+      texts.filter((sql) => /FROM payouts p JOIN disbursements d/.test(sql)),
+      [],
+      "the numbers come back with the inserts",
+    );
+    const { rows } = await database.readClient.execute(
+      `SELECT e.data, p.rowid AS payout_number, d.rowid AS disbursement_number
+         FROM events e JOIN payouts p ON p.id = e.payout_id
+         JOIN disbursements d ON d.id = p.disbursement_id
+        WHERE e.type = 'disbursement.created' AND d.claim_id LIKE 'CLM-n%' ORDER BY p.rowid`,
+    );
+    assert.equal(rows.length, 4);
+    for (const row of rows) {
+      const data = JSON.parse(String(row.data));
+      assert.equal(data.payee.payout_number, Number(row.payout_number));
+      assert.equal(data.payee.disbursement_number, Number(row.disbursement_number));
+      assert.equal(data.documents_shown, 2);
+    }
+  }, { RATE_LIMIT_RPS: "0" });
+});
+
 Deno.test("creates replayed together (every key answered before): one lookup answers them all, none runs alone", async () => {
   await withHttpFixture(async (f) => {
     await prepare(f, 1_000_000);

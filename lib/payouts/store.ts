@@ -13,6 +13,7 @@ import {
   text,
   valuesPlaceholders,
 } from "../../db/rows.ts";
+import type { ResultSet } from "@libsql/client";
 import { disbursements, payouts, scheduledJobs } from "../../db/schema.ts";
 import { type FeeSchedule, feesFor, holdFor } from "./fees.ts";
 import { newId } from "../platform/keys.ts";
@@ -49,7 +50,7 @@ import {
   type PayoutEventFacts,
   type PayoutsRead,
   readCreatedPayoutNumbers,
-  readCreatedPayoutNumbersOf,
+  readPlainNewPayoutDocumentsShown,
   readWithEventFacts,
 } from "../webhooks/event_snapshot.ts";
 import { readFeeSchedule } from "./fee_store.ts";
@@ -1109,6 +1110,33 @@ const INSERT_DISBURSEMENT =
   `INSERT INTO disbursements (id, company_id, line_id, kind, external_uuid, claim_id,
     large_disbursement, payor_user_id, request_fingerprint, memo, metadata, created_at)`;
 
+/**
+ * What the inserts of disbursements and payouts give back: each row's rowid, its number in
+ * Surface A payloads. Every insert of INSERT_DISBURSEMENT carries it (its texts are kept by that
+ * head), so creates written together need no read of their numbers.
+ */
+const NUMBERED = " RETURNING id, rowid AS number";
+
+/** A created payout's numbers, as its batch's NUMBERED inserts gave them back. */
+function numberedOf(
+  payout: PayoutRow,
+  payoutNumbers: ReadonlyMap<string, number>,
+  disbursementNumbers: ReadonlyMap<string, number>,
+  documentsShown: number,
+): CreatedPayoutNumbers {
+  const payoutNumber = payoutNumbers.get(payout.id);
+  const disbursementNumber = disbursementNumbers.get(payout.disbursementId);
+  if (payoutNumber === undefined || disbursementNumber === undefined) {
+    throw new Error(`payout ${payout.id}: its insert gave back no number`);
+  }
+  return { payoutNumber, disbursementNumber, documentsShown };
+}
+
+/** Collects the numbers a NUMBERED insert gave back, by row id. */
+const numbersInto = (numbers: Map<string, number>) => (result: ResultSet) => {
+  for (const row of result.rows) numbers.set(String(row.id), Number(row.number));
+};
+
 function newDisbursementRow(input: NewDisbursement, disbursementId: string): NewDisbursementRow {
   return {
     kind: input.kind,
@@ -1219,7 +1247,7 @@ export async function createDisbursement<R = undefined>(
   for (
     const statement of multiRowInserts(INSERT_DISBURSEMENT, [
       disbursementValues(input, disbursementId, newDisbursement, now),
-    ])
+    ], NUMBERED)
   ) tx.defer(statement);
   const created: PayoutRow[] = [];
   let readBack: R | undefined;
@@ -1426,21 +1454,25 @@ export async function createDisbursements(
     created.push({ input, disbursementId, rows });
   }
   if (created.length === 0) return results as Awaited<ReturnType<typeof createDisbursements>>;
+  const disbursementNumbers = new Map<string, number>();
   for (
     const statement of multiRowInserts(
       INSERT_DISBURSEMENT,
       created.map(({ input, disbursementId }) =>
         disbursementValues(input, disbursementId, newDisbursementRow(input, disbursementId), now)
       ),
+      NUMBERED,
     )
-  ) tx.defer(statement);
+  ) tx.defer(statement, numbersInto(disbursementNumbers));
   const rows = created.flatMap((c) => c.rows);
+  const payoutNumbers = new Map<string, number>();
   for (
     const statement of multiRowInserts(
       INSERT_PAYOUT_HEAD,
       rows.map((row) => NEW_PAYOUT_COLUMNS.map((column) => row[column])),
+      NUMBERED,
     )
-  ) tx.defer(statement);
+  ) tx.defer(statement, numbersInto(payoutNumbers));
   const posted = await postTransactions(
     tx,
     rows.map((row) => ({
@@ -1456,7 +1488,8 @@ export async function createDisbursements(
   // Every hold was checked against available above, in this same unit.
   if (!posted.ok) throw new Error(`a checked hold was refused: ${posted.message}`);
   recordTransitions(tx, rows.map((row) => [String(row.id), null, "created", null, now]));
-  const numbers = await readCreatedPayoutNumbersOf(tx, rows.map((row) => String(row.id)));
+  // The one read of the batch: the rows above are written (and numbered) with it.
+  const documentsShown = await readPlainNewPayoutDocumentsShown(tx, companyId);
   const payoutsOf = new Map<string, PayoutRow[]>();
   const createdOf = new Map(created.map((c) => [c.disbursementId, c]));
   const events: PayoutEvents[] = [];
@@ -1474,7 +1507,7 @@ export async function createDisbursements(
         row,
         newDisbursementRow(input, disbursementId),
         [...siblings, payout].map((p) => p.status),
-        numbers.get(payout.id)!,
+        numberedOf(payout, payoutNumbers, disbursementNumbers, documentsShown),
         deliveries,
       ),
     });

@@ -68,40 +68,24 @@ export interface CreatedPayoutNumbers {
   readonly documentsShown: number;
 }
 
-/** Payouts whose numbers one statement reads at most. */
-const CREATED_PAYOUTS_PER_READ_MAX = 500;
+/**
+ * What the portal shows a payout of `companyId` just created plain (no custom document, no method
+ * chosen yet): the same for each such payout, so a batch of creates reads it once.
+ */
+const PLAIN_NEW_PAYOUT_DOCUMENTS_SHOWN = `SELECT ${DOCUMENTS_SHOWN} AS documents_shown
+  FROM (SELECT ? AS company_id, NULL AS payment_method_id, '[]' AS custom_document_uuids,
+    NULL AS id) p`;
 
-/** readCreatedPayoutNumbers of several created payouts, in one statement per page, by payout id. */
-export async function readCreatedPayoutNumbersOf(
+/** The documents the portal shows a payout of the company created plain (see above). */
+export async function readPlainNewPayoutDocumentsShown(
   executor: SqlExecutor,
-  payoutIds: readonly string[],
-): Promise<Map<string, CreatedPayoutNumbers>> {
-  const numbers = new Map<string, CreatedPayoutNumbers>();
-  for (let at = 0; at < payoutIds.length; at += CREATED_PAYOUTS_PER_READ_MAX) {
-    const page = payoutIds.slice(at, at + CREATED_PAYOUTS_PER_READ_MAX);
-    const { rows } = await executor.execute({
-      sql: keptText(
-        CREATED_PAYOUT_NUMBERS,
-        page.length,
-        () =>
-          `SELECT p.id, p.rowid AS payout_number, d.rowid AS disbursement_number,
-              ${DOCUMENTS_SHOWN} AS documents_shown
-            FROM payouts p JOIN disbursements d ON d.id = p.disbursement_id
-            WHERE p.id IN (${page.map(() => "?").join(", ")})`,
-      ),
-      args: [...DOCUMENTS_SHOWN_ARGS, ...page],
-    });
-    for (const row of rows) {
-      numbers.set(String(row.id), {
-        payoutNumber: Number(row.payout_number),
-        disbursementNumber: Number(row.disbursement_number),
-        documentsShown: Number(row.documents_shown),
-      });
-    }
-  }
-  const missing = payoutIds.find((id) => !numbers.has(id));
-  if (missing !== undefined) throw new Error(`readCreatedPayoutNumbersOf: no payout ${missing}`);
-  return numbers;
+  companyId: string,
+): Promise<number> {
+  const { rows } = await executor.execute({
+    sql: PLAIN_NEW_PAYOUT_DOCUMENTS_SHOWN,
+    args: [...DOCUMENTS_SHOWN_ARGS, companyId],
+  });
+  return Number(rows[0].documents_shown);
 }
 
 /** The facts of a payout its create just wrote, with its disbursement's payouts' statuses so far. */
