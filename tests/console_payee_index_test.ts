@@ -8,6 +8,7 @@
  * for the index.
  */
 import assert from "node:assert/strict";
+import { StatementSync } from "node:sqlite";
 import type { Database } from "../db/client.ts";
 import { Scheduler } from "../db/scheduler.ts";
 import {
@@ -195,6 +196,45 @@ Deno.test("payee index: the sweep indexes a unit at a time from its mark; a fail
       environment: "test",
       error: "the index is out of reach",
     });
+  });
+});
+
+Deno.test("payee index: a unit indexes its payouts in three statements, however many they are", async () => {
+  await withSearchDatabase(async (database) => {
+    await insertPayouts(
+      database,
+      Array.from({ length: 40 }, (_, i) => ({ ...rita, id: `po_${i}`, lastName: `Stone${i}` })),
+    );
+    const proto = StatementSync.prototype as unknown as Record<
+      string,
+      (...a: unknown[]) => unknown
+    >;
+    const originals = { run: proto.run, all: proto.all };
+    let statements = 0;
+    for (const name of ["run", "all"] as const) {
+      proto[name] = function (this: StatementSync, ...args: unknown[]) {
+        statements++;
+        return originals[name].apply(this, args);
+      };
+    }
+    let first: number;
+    try {
+      first = await database.writer.write(async (tx) => {
+        // The unit's own savepoint statements are the writer's, not the index's.
+        const before = statements;
+        const done = await indexNextPayees(tx, 25);
+        assert.equal(statements - before, 3, "a statement per payout before (27)");
+        return done;
+      });
+    } finally {
+      Object.assign(proto, originals);
+    }
+    assert.equal(first, 25);
+    assert.equal(await database.writer.write((tx) => indexNextPayees(tx, 25)), 15);
+    assert.equal(await database.writer.write((tx) => indexNextPayees(tx, 25)), 0);
+    assert.equal(await payeesNotIndexed(database), 0);
+    assert.equal((await indexed(database, "stone")).length, 40);
+    assert.deepEqual(await indexed(database, "stone39"), ["po_39"]);
   });
 });
 

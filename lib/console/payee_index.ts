@@ -18,28 +18,34 @@ export const PAYEE_INDEX_ROWS_PER_UNIT = 500;
 /** Units one sweep runs at most (100,000 payouts), so a large backlog shares the sweep with jobs. */
 export const PAYEE_INDEX_UNITS_PER_SWEEP_MAX = 200;
 
-/** Indexes the next payouts past the progress mark, in one write unit; how many it indexed. */
+/**
+ * Indexes the next payouts past the progress mark, in one write unit, in three statements
+ * whatever their number (a statement per payout cost the sweep about 2.7 µs each, a create's
+ * share under API traffic); how many it indexed.
+ */
 export async function indexNextPayees(tx: WriteTx, rowsMax: number): Promise<number> {
-  const { rows } = await tx.execute({
-    sql: `SELECT p.rowid AS payout_rowid,
-            coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, '') AS name, p.email
-          FROM payouts p
-          WHERE p.rowid > (SELECT indexed_rowid FROM payee_search_progress WHERE id = 1)
-          ORDER BY p.rowid LIMIT ?`,
+  const { rows: [page] } = await tx.execute({
+    sql: `SELECT count(*) AS n, max(payout_rowid) AS last FROM (
+            SELECT p.rowid AS payout_rowid FROM payouts p
+            WHERE p.rowid > (SELECT indexed_rowid FROM payee_search_progress WHERE id = 1)
+            ORDER BY p.rowid LIMIT ?)`,
     args: [rowsMax],
   });
-  if (rows.length === 0) return 0;
-  for (const row of rows) {
-    await tx.execute({
-      sql: "INSERT INTO payee_search (rowid, name, email) VALUES (?, ?, ?)",
-      args: [row.payout_rowid, row.name, row.email],
-    });
-  }
+  const indexed = Number(page.n);
+  if (indexed === 0) return 0;
+  await tx.execute({
+    sql: `INSERT INTO payee_search (rowid, name, email)
+          SELECT p.rowid, coalesce(p.first_name, '') || ' ' || coalesce(p.last_name, ''), p.email
+          FROM payouts p
+          WHERE p.rowid > (SELECT indexed_rowid FROM payee_search_progress WHERE id = 1)
+            AND p.rowid <= ?`,
+    args: [page.last],
+  });
   await tx.execute({
     sql: "UPDATE payee_search_progress SET indexed_rowid = ? WHERE id = 1",
-    args: [rows[rows.length - 1].payout_rowid],
+    args: [page.last],
   });
-  return rows.length;
+  return indexed;
 }
 
 /** How many payouts wait past the index's progress mark (the search scans them). */
