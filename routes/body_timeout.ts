@@ -31,13 +31,16 @@ interface Arrival {
  * The bodies being read, oldest first. Their deadlines come in the order they arrived (one
  * timeout for all), so one timer, set for the oldest, serves them all: a timer set and cleared per
  * request cost a create about 3 % of the service's thread under load. A body that arrives leaves
- * the list at once, wherever it is; the timer is cleared when the list is empty.
+ * the list at once, wherever it is. Most bodies are read before the next request comes, so the
+ * list is often empty: the timer is then left to fire (it sets itself again only for a body still
+ * arriving), and it keeps the process alive only while a body is awaited.
  */
 class ArrivalDeadlines {
   readonly #timeoutMs: number;
   #oldest: Arrival | null = null;
   #newest: Arrival | null = null;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The timer, set for the oldest body at the time (or one that has left since); null: none. */
+  #timer: unknown = null;
 
   constructor(timeoutMs: number) {
     this.#timeoutMs = timeoutMs;
@@ -53,9 +56,12 @@ class ArrivalDeadlines {
         next: null,
       };
       if (this.#newest) this.#newest.next = arrival;
-      else this.#oldest = arrival;
+      else {
+        this.#oldest = arrival;
+        if (this.#timer === null) this.#arm(arrival.deadlineMs);
+        else keepAlive(this.#timer, true);
+      }
       this.#newest = arrival;
-      if (this.#timer === undefined) this.#arm(arrival.deadlineMs);
       reading.then(
         (outcome) => {
           this.#leave(arrival);
@@ -76,10 +82,7 @@ class ArrivalDeadlines {
     if (arrival.next) arrival.next.previous = arrival.previous;
     else this.#newest = arrival.previous;
     arrival.previous = arrival.next = null;
-    if (this.#oldest === null) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    if (this.#oldest === null && this.#timer !== null) keepAlive(this.#timer, false);
   }
 
   #arm(atMs: number): void {
@@ -88,7 +91,7 @@ class ArrivalDeadlines {
 
   /** Ends the waits whose deadline passed; the timer is set again for the oldest left. */
   #expire(): void {
-    this.#timer = undefined;
+    this.#timer = null;
     const now = performance.now();
     while (this.#oldest !== null && this.#oldest.deadlineMs <= now) {
       const expired = this.#oldest;
@@ -97,6 +100,18 @@ class ArrivalDeadlines {
     }
     if (this.#oldest !== null) this.#arm(this.#oldest.deadlineMs);
   }
+}
+
+/** Whether a timer keeps the process alive: Node's Timeout (Deno's Node layer), or Deno's id. */
+function keepAlive(timer: unknown, alive: boolean): void {
+  if (typeof timer === "number") {
+    if (alive) Deno.refTimer(timer);
+    else Deno.unrefTimer(timer);
+    return;
+  }
+  const node = timer as { ref(): void; unref(): void };
+  if (alive) node.ref();
+  else node.unref();
 }
 
 /** Reads every request body whole, within its size limit and its deadline, before routing. */

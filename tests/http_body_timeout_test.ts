@@ -35,7 +35,7 @@ function slowBody(first: string, rest: string, delayMs: number | null) {
 const post = async (hono: Hono<AppEnv>, body: ReadableStream<Uint8Array>): Promise<Response> =>
   await hono.request("/", { method: "POST", body });
 
-Deno.test("8 bodies read at once set one deadline timer, not one each", async () => {
+Deno.test("8 bodies read at once, then 8 one after another, set one deadline timer, not one each", async () => {
   const hono = app();
   const original = globalThis.setTimeout;
   let deadlineTimers = 0;
@@ -50,6 +50,10 @@ Deno.test("8 bodies read at once set one deadline timer, not one each", async ()
       await Promise.all(answers.map((r) => r.text())),
       Array.from({ length: 8 }, (_, i) => `got ${2 + 2 * i}`),
     );
+    // Each read before the next comes: the timer left for the first serves them all.
+    for (let i = 0; i < 8; i++) {
+      assert.equal(await (await post(hono, slowBody("ab", "cd", 1).body)).text(), "got 4");
+    }
   } finally {
     globalThis.setTimeout = original;
   }
@@ -81,4 +85,19 @@ Deno.test("bodies that stop arriving are 408 each at its own deadline; one that 
   assert.equal(await c.r.text(), "got 2");
   await a.r.body?.cancel();
   await b.r.body?.cancel();
+});
+
+Deno.test("a body that stops arriving after others were read expires at its own deadline, not at the timer left for them", async () => {
+  const hono = app();
+  const started = performance.now();
+  const quick = await post(hono, slowBody("ab", "", 0).body);
+  assert.equal(await quick.text(), "got 2");
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const stalled = slowBody("{", "", null);
+  const answer = await post(hono, stalled.body);
+  const at = performance.now() - started;
+  stalled.stop();
+  assert.equal(answer.status, 408);
+  assert.ok(at >= 150 + TIMEOUT_MS, `expired at ${at} ms, before its own deadline`);
+  await answer.body?.cancel();
 });
