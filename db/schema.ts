@@ -310,8 +310,9 @@ export const ledgerTransactions = sqliteTable("ledger_transactions", {
   index("ledger_transactions_line_posted").on(t.lineId, t.postedAt),
   // The console's payout detail lists the payout's transactions.
   index("ledger_transactions_payout").on(t.payoutId),
-  // Whether an ACH funding's debit was counted as sent is read when its file goes.
-  index("ledger_transactions_funding").on(t.fundingId),
+  // Whether an ACH funding's debit was counted as sent is read when its file goes. Only a
+  // funding's transactions have one: a payout's (each create's hold) adds no entry to it.
+  index("ledger_transactions_funding").on(t.fundingId).where(sql`${t.fundingId} IS NOT NULL`),
   // Unclaimed property lists a company's late returns: money of completed payouts still owed.
   index("ledger_transactions_late_return").on(t.companyId).where(
     sql`${t.kind} = 'payout.late_return'`,

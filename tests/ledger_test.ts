@@ -256,3 +256,44 @@ Deno.test("property: postTransactions posts a list of two lines' transactions as
     );
   });
 });
+
+Deno.test("the funding index holds fundings' transactions only, and every read by funding still uses it", async () => {
+  await withTempDir(async (dir) => {
+    const database = await openTempDatabase(dir);
+    try {
+      const { rows: [index] } = await database.readClient.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'ledger_transactions_funding'",
+      );
+      // A payout's hold (every create's) has no funding: it adds no entry to the index.
+      assert.match(
+        String(index.sql),
+        /\(`funding_id`\) WHERE "ledger_transactions"\."funding_id" IS NOT NULL$/,
+      );
+      // The reads by funding (lib/funding/store.ts, lib/console/file_balances.ts) as they are written.
+      for (
+        const sql of [
+          `SELECT 1 FROM ledger_transactions WHERE funding_id = ? AND kind = 'funding.ach_initiated'
+           LIMIT 1`,
+          `SELECT coalesce(sum(f.amount_cents), 0) AS cents FROM fundings f
+           WHERE f.line_id = ? AND f.payment_method = 'ACH' AND f.status = 'Pending'
+             AND NOT EXISTS (SELECT 1 FROM ledger_transactions t
+               WHERE t.funding_id = f.id AND t.kind = 'funding.ach_initiated')`,
+        ]
+      ) {
+        const plan = await database.readClient.execute({
+          sql: `EXPLAIN QUERY PLAN ${sql}`,
+          args: ["x"],
+        });
+        const details = plan.rows.map((row) => String(row.detail));
+        assert.ok(
+          details.some((detail) =>
+            / USING INDEX ledger_transactions_funding \(funding_id=\?\)/.test(detail)
+          ),
+          `${sql}\n${details.join("\n")}`,
+        );
+      }
+    } finally {
+      await database.close();
+    }
+  });
+});

@@ -1,0 +1,2 @@
+DROP INDEX `ledger_transactions_funding`;--> statement-breakpoint
+CREATE INDEX `ledger_transactions_funding` ON `ledger_transactions` (`funding_id`) WHERE "ledger_transactions"."funding_id" IS NOT NULL;
