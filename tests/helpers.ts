@@ -1,4 +1,5 @@
 /** Shared fixtures: temporary databases under a fresh directory, removed after the test. */
+import { StatementSync } from "node:sqlite";
 import { type Database, openDatabase } from "../db/client.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { SecretBox } from "../lib/platform/crypto.ts";
@@ -63,4 +64,24 @@ export function spawnProductionService(
     stdout: options.stdout ?? "null",
     stderr: "piped",
   }).spawn();
+}
+
+/** The texts of the statements SQLite ran (the embedded driver's prepared ones) while `run` ran. */
+export async function statementTexts<T>(
+  run: () => Promise<T>,
+): Promise<{ value: T; texts: string[] }> {
+  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const originals = { run: proto.run, all: proto.all };
+  const texts: string[] = [];
+  for (const name of ["run", "all"] as const) {
+    proto[name] = function (this: StatementSync, ...args: unknown[]) {
+      texts.push(this.sourceSQL);
+      return originals[name].apply(this, args);
+    };
+  }
+  try {
+    return { value: await run(), texts };
+  } finally {
+    Object.assign(proto, originals);
+  }
 }

@@ -4,11 +4,11 @@
  * own, as it is alone.
  */
 import assert from "node:assert/strict";
-import { StatementSync } from "node:sqlite";
 import { JOBS_PER_BATCH_MAX, runDueJobs } from "../db/scheduler.ts";
 import { verifyLedger } from "../lib/ledger/reports.ts";
 import { readLineBalances } from "../lib/ledger/store.ts";
 import { fundAcmeAuto, type HttpFixture, withHttpFixture } from "./http_fixture.ts";
+import { statementTexts } from "./helpers.ts";
 
 function create(f: HttpFixture, key: string, amount = 10, claimId = `CLM-${key}`) {
   return f.app.request("/v1/disbursements", {
@@ -53,20 +53,8 @@ async function count(f: HttpFixture, sql: string): Promise<number> {
 
 /** How many statements SQLite ran (the driver's prepared statements) while `run` ran. */
 async function statementsRun<T>(run: () => Promise<T>): Promise<{ value: T; statements: number }> {
-  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
-  const originals = { run: proto.run, all: proto.all };
-  let statements = 0;
-  for (const name of ["run", "all"] as const) {
-    proto[name] = function (this: StatementSync, ...args: unknown[]) {
-      statements++;
-      return originals[name].apply(this, args);
-    };
-  }
-  try {
-    return { value: await run(), statements };
-  } finally {
-    Object.assign(proto, originals);
-  }
+  const { value, texts } = await statementTexts(run);
+  return { value, statements: texts.length };
 }
 
 Deno.test("8 creates sent together: one group, about as many statements as one create, each its own row, hold, event and offer", async () => {
@@ -129,24 +117,6 @@ Deno.test("8 creates sent together: one group, about as many statements as one c
     }
   }, { RATE_LIMIT_RPS: "0" });
 });
-
-/** The texts of the statements SQLite ran while `run` ran. */
-async function statementTexts<T>(run: () => Promise<T>): Promise<{ value: T; texts: string[] }> {
-  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
-  const originals = { run: proto.run, all: proto.all };
-  const texts: string[] = [];
-  for (const name of ["run", "all"] as const) {
-    proto[name] = function (this: StatementSync, ...args: unknown[]) {
-      texts.push(this.sourceSQL);
-      return originals[name].apply(this, args);
-    };
-  }
-  try {
-    return { value: await run(), texts };
-  } finally {
-    Object.assign(proto, originals);
-  }
-}
 
 Deno.test("creates written together: each created event carries its payout's and disbursement's rowids and the documents shown, and no payout is read back", async () => {
   await withHttpFixture(async (f) => {
