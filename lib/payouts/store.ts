@@ -1412,7 +1412,13 @@ export async function createDisbursements(
   let accounts: LineAccounts = accountsRead;
   /** Each input's answer, or the index of its create among `created`. */
   const results: (Awaited<ReturnType<typeof createDisbursements>>[number] | number)[] = [];
-  const created: { input: NewDisbursement; disbursementId: string; rows: NewPayoutRow[] }[] = [];
+  const created: {
+    input: NewDisbursement;
+    disbursementId: string;
+    rows: NewPayoutRow[];
+    /** Its payouts mapped from their rows, once: the rules read them, then the events. */
+    payouts: PayoutRow[];
+  }[] = [];
   for (const input of inputs) {
     const plain = input.companyId === companyId && input.lineId === lineId &&
       input.payouts.every((p) =>
@@ -1441,7 +1447,8 @@ export async function createDisbursements(
         now,
       })
     );
-    if (rows.some((row) => ruleHolding(rules, toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row })))) {
+    const payouts = rows.map((row) => toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row }));
+    if (payouts.some((payout) => ruleHolding(rules, payout))) {
       results.push(RUN_ALONE);
       continue;
     }
@@ -1451,7 +1458,7 @@ export async function createDisbursements(
     balances.reserved += decided.value.totalHold;
     accounts = { ids: accounts.ids, balances };
     results.push(created.length);
-    created.push({ input, disbursementId, rows });
+    created.push({ input, disbursementId, rows, payouts });
   }
   if (created.length === 0) return results as Awaited<ReturnType<typeof createDisbursements>>;
   const disbursementNumbers = new Map<string, number>();
@@ -1493,8 +1500,9 @@ export async function createDisbursements(
   const payoutsOf = new Map<string, PayoutRow[]>();
   const createdOf = new Map(created.map((c) => [c.disbursementId, c]));
   const events: PayoutEvents[] = [];
+  const written = created.flatMap((c) => c.payouts);
   rows.forEach((row, i) => {
-    const payout = toPayout({ ...NEW_PAYOUT_DEFAULTS, ...row });
+    const payout = written[i];
     const siblings = payoutsOf.get(payout.disbursementId) ?? [];
     payoutsOf.set(payout.disbursementId, [...siblings, payout]);
     const { input, disbursementId } = createdOf.get(payout.disbursementId)!;
