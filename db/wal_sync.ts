@@ -1,8 +1,12 @@
 /**
- * Makes an embedded database's commits durable off the service's thread. The writer's connection
- * runs `synchronous=NORMAL`: its COMMIT writes the WAL's frames but does not sync them, and
- * `committed()` then syncs the WAL file (fdatasync) on Deno's blocking pool while the thread goes
- * on reading and answering requests and committing the next group. A unit's caller is answered
+ * Makes an embedded database's commits durable, for requests' writes off the service's thread.
+ * The writer's connection runs `synchronous=NORMAL`: its COMMIT writes the WAL's frames but does
+ * not sync them. After a group of requests' writes, `committed()` syncs the WAL file (fdatasync) on
+ * Deno's blocking pool while the thread goes on reading and answering requests and committing the
+ * next group. After any other group (background work: jobs, a cutoff's units) the WAL is synced on
+ * the thread at once (`committedAndSynced()`), as a `synchronous=FULL` COMMIT did: reads answered
+ * meanwhile would otherwise wait for that sync (below), and nobody waits on background work's
+ * latency. A unit's caller is answered
  * only once a sync that began after its commit has finished, so a 2xx survives a power cut as it
  * did when every COMMIT synced (`synchronous=FULL`): the same frames reach the disk before anyone
  * is told. One sync covers every commit before it, so groups committed during a sync share the
@@ -18,10 +22,15 @@
  */
 import type { DurableCommits } from "../lib/platform/durability.ts";
 
-/** Syncs a file's data to the disk; Deno.FsFile.syncData by default. */
-export type SyncFile = (path: string) => Promise<void>;
+/** Syncs a file's data to the disk: off the thread (`later`) or on it (`now`). */
+export interface SyncFile {
+  later(path: string): Promise<void>;
+  now(path: string): void;
+}
 
-async function syncData(path: string): Promise<void> {
+const syncData: SyncFile = { later: syncDataLater, now: syncDataNow };
+
+async function syncDataLater(path: string): Promise<void> {
   let file: Deno.FsFile;
   try {
     file = await Deno.open(path, { read: true });
@@ -32,6 +41,21 @@ async function syncData(path: string): Promise<void> {
   }
   try {
     await file.syncData();
+  } finally {
+    file.close();
+  }
+}
+
+function syncDataNow(path: string): void {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  try {
+    file.syncDataSync();
   } finally {
     file.close();
   }
@@ -92,6 +116,26 @@ export class WalSync implements DurableCommits {
     return this.#waitFor(commit);
   }
 
+  /**
+   * A group just committed, and is synced now, on the service's thread, as a COMMIT under
+   * `synchronous=FULL` is: every commit so far is then durable, those still waiting for a sync
+   * off the thread too. Throws a WalSyncError when the sync fails.
+   */
+  committedAndSynced(): void {
+    const commit = ++this.#commits;
+    this.stats.commits += 1;
+    try {
+      this.#sync.now(this.#walPath);
+    } catch (error) {
+      throw new WalSyncError(error);
+    }
+    this.stats.syncs += 1;
+    this.#syncedThrough = commit;
+    const settled = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of settled) waiter.resolve();
+  }
+
   /** Whether every commit so far is on the disk. */
   get durableNow(): boolean {
     return this.#commits === this.#syncedThrough;
@@ -123,7 +167,7 @@ export class WalSync implements DurableCommits {
     // What is committed when the sync begins is what it makes durable.
     const through = this.#commits;
     this.#running.push(through);
-    this.#sync(this.#walPath).then(
+    this.#sync.later(this.#walPath).then(
       () => this.#ended(through, null),
       (error) => this.#ended(through, new WalSyncError(error)),
     );

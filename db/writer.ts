@@ -2,8 +2,9 @@
  * The one writer of a database. Concurrent write units are queued and committed together in one
  * transaction, each inside its own savepoint: a unit that throws or calls `tx.abort(refusal)`
  * rolls back its savepoint only, and every caller is answered once the group is durable: after its
- * COMMIT returned (synchronous=FULL), or, on an embedded file, after the WAL sync that follows it
- * (db/wal_sync.ts), while the next group already runs. Units queued with `writeTogether` under one batch run as one
+ * COMMIT returned (a libSQL server), or, on an embedded file, after the WAL sync that follows it
+ * (db/wal_sync.ts): on the thread at once, or, for a group of requests' writes only (`pipelined`),
+ * off the thread while the next group already runs. Units queued with `writeTogether` under one batch run as one
  * call of its `many`, set-based, in one savepoint (each alone again when that call throws).
  * Whatever a unit returns is committed: the writer never reads the shape of a value to decide. A
  * unit must wait on nothing but the database and must not call `write` itself: the group it would
@@ -92,6 +93,18 @@ interface QueuedUnit {
   /** The batch this unit may run with, and its input there. */
   readonly batch?: UnitBatch<unknown, unknown>;
   readonly input?: unknown;
+  /** A request's write: its group's WAL may be synced off the thread (WriteOptions). */
+  readonly pipelined: boolean;
+}
+
+/** How a unit is written. */
+export interface WriteOptions {
+  /**
+   * A request's write, whose caller answers once it is durable: a group of only such units has
+   * its WAL synced off the service's thread while the next group runs. Background work's groups
+   * are synced on the thread, so that reads answered meanwhile never wait for their sync.
+   */
+  readonly pipelined?: boolean;
 }
 
 /** How `abort` leaves a unit: caught by the writer or by `attempt`, never seen by a caller. */
@@ -328,10 +341,15 @@ export class GroupCommitWriter {
   }
 
   /** Queues a unit; resolves with its value once its group is durable. */
-  write<T>(unit: WriteUnit<T>): Promise<T> {
+  write<T>(unit: WriteUnit<T>, options: WriteOptions = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the writer is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ run: unit, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({
+        run: unit,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        pipelined: options.pipelined === true,
+      });
       this.#schedule();
     });
   }
@@ -341,7 +359,7 @@ export class GroupCommitWriter {
    * call of `batch.many` (embedded databases; on a libSQL server each runs alone); resolves with
    * its value once its group is durable.
    */
-  writeTogether<I, T>(batch: UnitBatch<I, T>, input: I): Promise<T> {
+  writeTogether<I, T>(batch: UnitBatch<I, T>, input: I, options: WriteOptions = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the writer is closed"));
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
@@ -350,6 +368,7 @@ export class GroupCommitWriter {
         reject,
         batch: batch as UnitBatch<unknown, unknown>,
         input,
+        pipelined: options.pipelined === true,
       });
       this.#schedule();
     });
@@ -563,7 +582,15 @@ export class GroupCommitWriter {
     }
     this.#current = null;
     this.#checkpoints?.committed();
-    const durable = this.#walSync?.committed();
+    let durable: Promise<void> | undefined;
+    if (this.#walSync && group.every((unit) => unit.pipelined)) durable = this.#walSync.committed();
+    else if (this.#walSync) {
+      try {
+        this.#walSync.committedAndSynced();
+      } catch (error) {
+        durable = Promise.reject(error);
+      }
+    }
     const outcomes = this.#outcomes;
     const wrote = this.#groupWrote;
     // Readers see the commit now, so copies go now, not once it is durable. A rolled-back unit's

@@ -121,9 +121,12 @@ export async function runIdempotently<T, A extends Answer>(
     }
     try {
       const answering: AnsweringRequest<T, A> = { request, useCase, answer, ownLease };
+      // A request's write: its sync may run off the thread while other requests are answered.
       outcome = ownLease === null && !isUseCase(useCase)
-        ? await database.writer.writeTogether(answeringBatchOf(useCase.batch), answering)
-        : await database.writer.write(answeringUnit(answering));
+        ? await database.writer.writeTogether(answeringBatchOf(useCase.batch), answering, {
+          pipelined: true,
+        })
+        : await database.writer.write(answeringUnit(answering), { pipelined: true });
     } catch (error) {
       if (!(error instanceof KeyNotFree)) {
         // The use case failed and its unit wrote nothing: the key is free again at once, not at
