@@ -6,11 +6,10 @@
  * next group. After any other group (background work: jobs, a cutoff's units) the WAL is synced on
  * the thread at once (`committedAndSynced()`), as a `synchronous=FULL` COMMIT did: reads answered
  * meanwhile would otherwise wait for that sync (below), and nobody waits on background work's
- * latency. A unit's caller is answered
- * only once a sync that began after its commit has finished, so a 2xx survives a power cut as it
- * did when every COMMIT synced (`synchronous=FULL`): the same frames reach the disk before anyone
- * is told. One sync covers every commit before it, so groups committed during a sync share the
- * next one.
+ * latency. A unit's caller is answered only once a sync that began after its commit has finished,
+ * so a 2xx survives a power cut as it did when every COMMIT synced (`synchronous=FULL`): the same
+ * frames reach the disk before anyone is told. One sync covers every commit before it, so groups
+ * committed during a sync share the next one.
  *
  * Another connection can read a commit before its sync ends. A power cut in that moment loses the
  * commit (it was answered to nobody) but not what was read of it; so nothing may leave the
@@ -30,15 +29,15 @@ export interface SyncFile {
 
 const syncData: SyncFile = { later: syncDataLater, now: syncDataNow };
 
+/** No WAL: SQLite removed it after checkpointing every frame into the synced database. */
+function noWal(error: unknown): null {
+  if (error instanceof Deno.errors.NotFound) return null;
+  throw error;
+}
+
 async function syncDataLater(path: string): Promise<void> {
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true });
-  } catch (error) {
-    // No WAL: SQLite removed it after checkpointing every frame into the synced database.
-    if (error instanceof Deno.errors.NotFound) return;
-    throw error;
-  }
+  const file = await Deno.open(path, { read: true }).catch(noWal);
+  if (file === null) return;
   try {
     await file.syncData();
   } finally {
@@ -47,13 +46,13 @@ async function syncDataLater(path: string): Promise<void> {
 }
 
 function syncDataNow(path: string): void {
-  let file: Deno.FsFile;
+  let file: Deno.FsFile | null;
   try {
     file = Deno.openSync(path, { read: true });
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return;
-    throw error;
+    file = noWal(error);
   }
+  if (file === null) return;
   try {
     file.syncDataSync();
   } finally {
@@ -97,7 +96,6 @@ export class WalSync implements DurableCommits {
   #waiters: Waiter[] = [];
   /** The commit each running sync covers (what was committed when it began). */
   #running: number[] = [];
-  #idle: (() => void)[] = [];
   readonly stats = { syncs: 0, commits: 0 };
 
   /** `databasePath`: the database file; its WAL is the file beside it named `-wal`. */
@@ -146,12 +144,6 @@ export class WalSync implements DurableCommits {
     return this.durableNow ? Promise.resolve() : this.#waitFor(this.#commits);
   }
 
-  /** Settles once no sync runs (closing). */
-  idle(): Promise<void> {
-    if (this.#running.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
-  }
-
   #waitFor(commit: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#waiters.push({ commit, resolve, reject });
@@ -186,6 +178,5 @@ export class WalSync implements DurableCommits {
       else waiter.resolve();
     }
     this.#startSyncs();
-    if (this.#running.length === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
   }
 }

@@ -1,11 +1,11 @@
 /**
  * The one writer of a database. Concurrent write units are queued and committed together in one
  * transaction, each inside its own savepoint: a unit that throws or calls `tx.abort(refusal)`
- * rolls back its savepoint only, and every caller is answered once the group is durable: after its
- * COMMIT returned (a libSQL server), or, on an embedded file, after the WAL sync that follows it
- * (db/wal_sync.ts): on the thread at once, or, for a group of requests' writes only (`pipelined`),
- * off the thread while the next group already runs. Units queued with `writeTogether` under one batch run as one
- * call of its `many`, set-based, in one savepoint (each alone again when that call throws).
+ * rolls back its savepoint only, and every caller is answered once the group is durable: after
+ * its COMMIT returned (a libSQL server), or, on an embedded file, after the WAL sync that follows
+ * it (db/wal_sync.ts): on the thread at once, or, for a group of requests' writes only
+ * (`pipelined`), off the thread while the next group already runs. Units queued with
+ * `writeTogether` under one batch run as one call of its `many`, set-based, in one savepoint (each alone again when that call throws).
  * Whatever a unit returns is committed: the writer never reads the shape of a value to decide. A
  * unit must wait on nothing but the database and must not call `write` itself: the group it would
  * wait for cannot start until the unit ends.
@@ -582,15 +582,6 @@ export class GroupCommitWriter {
     }
     this.#current = null;
     this.#checkpoints?.committed();
-    let durable: Promise<void> | undefined;
-    if (this.#walSync && group.every((unit) => unit.pipelined)) durable = this.#walSync.committed();
-    else if (this.#walSync) {
-      try {
-        this.#walSync.committedAndSynced();
-      } catch (error) {
-        durable = Promise.reject(error);
-      }
-    }
     const outcomes = this.#outcomes;
     const wrote = this.#groupWrote;
     // Readers see the commit now, so copies go now, not once it is durable. A rolled-back unit's
@@ -610,15 +601,26 @@ export class GroupCommitWriter {
         else unit.resolve(outcome.value);
       });
     };
-    if (durable === undefined) return answer();
-    // The next group runs meanwhile; this one's callers hear once its frames are on the disk.
-    const syncing = durable.then(answer, (error) => {
+    // Committed but not durable: its callers hear nothing of what they wrote.
+    const unsynced = (error: unknown) => {
       this.#storageFailed(error);
       group.forEach((unit, i) => {
         const outcome = outcomes[i];
         unit.reject(outcome.failed ? outcome.error : new WriteGroupError(error));
       });
-    }).finally(() => this.#syncing.delete(syncing));
+    };
+    if (this.#walSync === null) return answer();
+    if (!group.every((unit) => unit.pipelined)) {
+      try {
+        this.#walSync.committedAndSynced();
+      } catch (error) {
+        return unsynced(error);
+      }
+      return answer();
+    }
+    // The next group runs meanwhile; this one's callers hear once its frames are on the disk.
+    const syncing = this.#walSync.committed().then(answer, unsynced)
+      .finally(() => this.#syncing.delete(syncing));
     this.#syncing.add(syncing);
   }
 
