@@ -240,6 +240,60 @@ Deno.test("while the API is busy a sweep rests between its batches, JOBS_BUSY_RE
   });
 });
 
+Deno.test("while the API is busy an external job's claim, call and record each get their own turns of the event loop; quiet, they run back to back", async () => {
+  await withTempDir(async (dir) => {
+    const database = await seedCompany(dir);
+    await database.writer.write(async (tx) => {
+      for (const subjectId of ["busy", "quiet"]) {
+        await scheduleJob(tx, { companyId: "co_1", kind: "call", subjectId, dueAt: NOW }, NOW);
+      }
+    });
+    // Timer turns so far: a request waiting to be read gets one at each.
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const seen: Record<string, { claimed: number; called: number; recorded: number }> = {};
+    let busy = true;
+    const handlers = {
+      call: externalJob<string, number>({
+        leaseMs: 60_000,
+        prepare: (_tx, job) => {
+          seen[job.subjectId] = { claimed: turns, called: -1, recorded: -1 };
+          return Promise.resolve(job.subjectId);
+        },
+        call: (subjectId) => {
+          seen[subjectId].called = turns;
+          return Promise.resolve(turns);
+        },
+        record: (_tx, job) => {
+          seen[job.subjectId].recorded = turns;
+          busy = false; // the next job runs with the API quiet
+          return Promise.resolve();
+        },
+      }),
+    };
+    try {
+      const ran = await runDueJobs(database, "co_1", NOW + 1000, handlers, {
+        apiBusy: () => busy,
+      });
+      assert.equal(ran, 2);
+    } finally {
+      clearInterval(ticking);
+    }
+    const { busy: underLoad, quiet } = seen;
+    assert.ok(
+      underLoad.called > underLoad.claimed,
+      `busy: claimed at ${underLoad.claimed}, called at ${underLoad.called}`,
+    );
+    assert.ok(
+      underLoad.recorded > underLoad.called,
+      `busy: called at ${underLoad.called}, recorded at ${underLoad.recorded}`,
+    );
+    assert.equal(quiet.called, quiet.claimed, "quiet: called in the claim's turn");
+    assert.equal(quiet.recorded, quiet.called, "quiet: recorded in the call's turn");
+    await database.close();
+  });
+});
+
 Deno.test("a batched job kind: the jobs of a batch run in one call of many, those it leaves run alone, a throw runs each alone, each job done once", async () => {
   await withTempDir(async (dir) => {
     const database = await seedCompany(dir);
