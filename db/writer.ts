@@ -5,7 +5,8 @@
  * its COMMIT returned (a libSQL server), or, on an embedded file, after the WAL sync that follows
  * it (db/wal_sync.ts): on the thread at once, or, for a group of requests' writes only
  * (`pipelined`), off the thread while the next group already runs. Units queued with
- * `writeTogether` under one batch run as one call of its `many`, set-based, in one savepoint (each alone again when that call throws).
+ * `writeTogether` under one batch run as one call of its `many`, set-based, in one savepoint
+ * (each alone again when that call throws).
  * Whatever a unit returns is committed: the writer never reads the shape of a value to decide. A
  * unit must wait on nothing but the database and must not call `write` itself: the group it would
  * wait for cannot start until the unit ends.
