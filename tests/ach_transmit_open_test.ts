@@ -3,6 +3,7 @@
  * (the SHA-256 the build took of the content that passed the strict checker and matched the
  * database): content changed after the build is never handed to the bank, even when it still
  * reads as a valid NACHA file. The file worker's opening and the service's own are the same rule.
+ * Such a file was handed to nobody, so it is never in doubt: its attempt is not transmitted.
  */
 import assert from "node:assert/strict";
 import { FILE_WORKER_ENTRIES_MIN } from "../lib/ach/jobs.ts";
@@ -45,7 +46,7 @@ async function keepInstead(m: MoneyFixture, batchId: string, content: string): P
   });
 }
 
-Deno.test("a kept file changed after its build is not handed to the bank, though it still reads as a valid NACHA file; the file as built goes with its entries' accounts", async () => {
+Deno.test("a kept file changed after its build is not handed to the bank, though it still reads as a valid NACHA file, nor is it in doubt: its attempts were not transmitted, and at the end of its window its entries go in a file built again; the file as built goes with its entries' accounts", async () => {
   for (const count of [3, FILE_WORKER_ENTRIES_MIN]) {
     await withScriptedBank(async ({ m, bank }) => {
       await m.fund(100_000_000);
@@ -72,13 +73,41 @@ Deno.test("a kept file changed after its build is not handed to the bank, though
 
       const logged = await logLines(() => m.advance(MINUTE_SECONDS));
       assert.equal(bank.received.length, 1, `a file of ${count}: nothing more was handed over`);
-      assert.notEqual((await batches(m))[0].status, "transmitted");
+      const notOpened = `ACH file ${built.id} is not the file its build checked`;
       assert.ok(
-        logged.some((line) =>
-          line.includes(`ACH file ${built.id} is not the file its build checked`) &&
-          line.includes(`the build's ${sha256}`)
-        ),
+        logged.some((line) => line.includes(notOpened) && line.includes(`the build's ${sha256}`)),
         logged.join("\n"),
+      );
+      // Nothing reached the bank, and everyone knows it: not in doubt, it waits built.
+      const [waiting] = await batches(m);
+      assert.equal(waiting.status, "built");
+      const why = String(waiting.error);
+      assert.ok(
+        why.startsWith("the kept file could not be opened: ") && why.includes(notOpened),
+        why,
+      );
+      const attempts = await rows(
+        m,
+        "SELECT attempt, outcome, detail FROM rail_batch_attempts ORDER BY attempt",
+      );
+      // Its retries within the minute (after 5 s and 30 s) failed the same way.
+      assert.deepEqual(attempts, [
+        { attempt: 1, outcome: "not_transmitted", detail: "connection refused" },
+        { attempt: 2, outcome: "not_transmitted", detail: waiting.error },
+        { attempt: 3, outcome: "not_transmitted", detail: waiting.error },
+      ]);
+
+      // Its window closes: it is voided and its entries go to the next file, built from the
+      // database again, which the bank takes as built.
+      await quietly(() => m.advance(24 * 60 * MINUTE_SECONDS));
+      const [voided, next] = await batches(m);
+      assert.equal(voided.status, "voided");
+      assert.equal(next.status, "transmitted");
+      assert.equal(next.entry_count, count);
+      assert.equal(bank.received.length, 2);
+      assert.deepEqual(
+        bank.received[1].accountNumbers,
+        Array.from({ length: count }, () => ACCOUNT),
       );
     });
   }

@@ -12,7 +12,15 @@ import { markCheckFileSent } from "../lib/checks/files_service.ts";
 import type { Environment } from "../lib/platform/config.ts";
 import { validSettingsJson } from "./bank_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
-import { moneyBatchDeps, type MoneyFixture, openMoneyFixture } from "./money_core_helpers.ts";
+import {
+  FIXTURE_SETTINGS,
+  moneyBatchDeps,
+  type MoneyFixture,
+  openMoneyFixture,
+} from "./money_core_helpers.ts";
+import type { CheckTransport } from "../lib/checks/rail.ts";
+import type { Database } from "../db/client.ts";
+import { jobHandlersOf } from "../lib/payouts/runtime.ts";
 
 /** Payment method ids of the two check rails. */
 export const POSTAL_CHECK = 2;
@@ -82,9 +90,25 @@ export async function withCheckFixture(
     checkAccount?: Record<string, unknown>;
     /** Bank settings over `validSettingsJson()` (an SFTP target, say). */
     bankSettings?: Record<string, unknown>;
+    /** How check files reach the bank (default: the environment's own). */
+    checkTransport?: CheckTransport;
   } = {},
 ): Promise<void> {
-  const m = await openMoneyFixture({ environment });
+  const { checkTransport } = options;
+  const m = await openMoneyFixture({
+    environment,
+    ...(checkTransport
+      ? {
+        handlers: (database: Database) =>
+          jobHandlersOf(
+            environment,
+            { ...FIXTURE_SETTINGS, rails: { checkTransport } },
+            database,
+            testSecretBox,
+          ),
+      }
+      : {}),
+  });
   try {
     if (environment === "live") {
       await storeCheckSettings(m, "live", options.checkAccount, options.bankSettings);

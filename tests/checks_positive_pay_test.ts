@@ -20,6 +20,9 @@ import {
   resolveCheckFile,
 } from "../lib/checks/files_service.ts";
 import { markInDoubt } from "../lib/rails/batch.ts";
+import { type CheckTransport, sandboxCheckBank } from "../lib/checks/rail.ts";
+import { sealCheckFile } from "../lib/checks/files_store.ts";
+import { quietly } from "./ach_helpers.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { startTestSshd } from "./sshd_helpers.ts";
 import { receiveWire } from "../lib/funding/store.ts";
@@ -387,6 +390,54 @@ Deno.test("in doubt: a check file whose upload was interrupted is resolved by a 
     const notInDoubt = await resolveCheckFile(fileDeps, actor(alice), fileId, "transmitted", now);
     assert.deepEqual(notInDoubt.ok ? null : notInDoubt.code, "check_file_not_in_doubt");
   });
+});
+
+Deno.test("a check file whose kept content no longer matches its SHA-256 is handed to nobody, and is not in doubt: its attempts were not transmitted and it waits built", async () => {
+  const handed: string[] = [];
+  let refuseNext = true;
+  const bank: CheckTransport = {
+    ...sandboxCheckBank,
+    upload(settings, file, content) {
+      handed.push(file.fileName);
+      if (!refuseNext) return sandboxCheckBank.upload(settings, file, content);
+      refuseNext = false;
+      return Promise.resolve({ kind: "not_uploaded", reason: "connection refused" });
+    },
+  };
+  await withCheckFixture("test", async ({ m }) => {
+    await chooseCheck(m, [4_000]);
+    // The file was built and refused once: it waits for its retry.
+    const [positivePay] = await checkFilesOf(m);
+    assert.equal(positivePay.status, "built");
+    assert.equal(handed.length, 1);
+    const fileId = String(positivePay.batch_id);
+    const other = await sealCheckFile(testSecretBox, new TextEncoder().encode("other,content\r\n"));
+    await m.database.writer.write((tx) =>
+      tx.execute({
+        sql: "UPDATE check_files SET content_sealed = ? WHERE batch_id = ?",
+        args: [other, fileId],
+      })
+    );
+
+    await quietly(() => m.advance(60));
+    assert.equal(handed.length, 1, "nothing more was handed over");
+    const [waiting] = await rows(m, "SELECT status, error FROM rail_batches WHERE id = ?", fileId);
+    const why =
+      `the kept file could not be opened: check file ${fileId} no longer matches its SHA-256`;
+    assert.deepEqual(waiting, { status: "built", error: why });
+    assert.deepEqual(
+      await rows(
+        m,
+        "SELECT attempt, outcome, detail FROM rail_batch_attempts WHERE batch_id = ? ORDER BY attempt",
+        fileId,
+      ),
+      [
+        { attempt: 1, outcome: "not_transmitted", detail: "connection refused" },
+        { attempt: 2, outcome: "not_transmitted", detail: why },
+        { attempt: 3, outcome: "not_transmitted", detail: why },
+      ],
+    );
+  }, { checkTransport: bank });
 });
 
 Deno.test("live over SFTP: the positive-pay file is uploaded at the cutoff and the print file after it; the payouts are sent", async () => {

@@ -28,6 +28,7 @@ import type { PayoutRuntime } from "../payouts/jobs.ts";
 import type { BankSettings } from "./bank_settings.ts";
 import { hasAchRail, readBankSettings } from "./bank_store.ts";
 import { sandboxReturnsAt, settlementAt } from "./cutoffs.ts";
+import type { OpenedFile } from "./file_build.ts";
 import {
   ACH_BATCH_JOBS,
   ACH_RAIL,
@@ -126,21 +127,6 @@ export async function achSettingsOf(
   return settings;
 }
 
-/** Reads, opens and checks the kept file, then hands it to the bank by the rail's transport. */
-async function uploadFile(
-  deps: AchRailDeps,
-  file: AchFileSummary,
-  settings: BankSettings,
-  attempt: number,
-): Promise<UploadAnswer> {
-  const { content, accountNumbers } = await openKeptFile(deps, file);
-  return await deps.transport.upload(settings, {
-    fileName: file.fileName,
-    content,
-    accountNumbers,
-  }, attempt);
-}
-
 /**
  * The file reached the bank: its entries are sent and their payouts' money is sent (a large
  * file's beyond the first units by `ach.send` jobs), and the end of their return window is
@@ -168,7 +154,7 @@ async function fileTransmitted(
 
 /** The ACH rail's part of the engine: NACHA files, its transport, what a transmission starts. */
 export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAdapter {
-  return bankFileAdapter<AchFileSummary, BankSettings>({
+  return bankFileAdapter<AchFileSummary, BankSettings, OpenedFile>({
     rails: [ACH_RAIL],
     label: "ACH file",
     objectType: "ach_file",
@@ -185,7 +171,13 @@ export function achAdapter(deps: AchRailDeps, moves: BatchPayoutMoves): BatchAda
         windowEndsAt: file.windowEndsAt,
         heldBy: null,
       }),
-    upload: (file, settings, attempt) => uploadFile(deps, file, settings, attempt),
+    open: (file) => openKeptFile(deps, file),
+    upload: (file, settings, { content, accountNumbers }, attempt) =>
+      deps.transport.upload(
+        settings,
+        { fileName: file.fileName, content, accountNumbers },
+        attempt,
+      ),
     transmitted: (tx, batch, at) => fileTransmitted(deps, moves, tx, batch, at),
     requeue: queueAchEntry,
     released: (tx, batch, approvalId) => setFileApproval(tx, batch.id, approvalId),

@@ -164,7 +164,7 @@ async function queueCheck(
 
 /** The check rail's part of the engine: positive-pay and print files, and their transport. */
 export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): BatchAdapter {
-  return bankFileAdapter<CheckFileRow, CheckSettings>({
+  return bankFileAdapter<CheckFileRow, CheckSettings, Uint8Array>({
     rails: [POSITIVE_PAY_RAIL, PRINT_RAIL],
     label: "check file",
     objectType: "check_file",
@@ -183,13 +183,14 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
         : null,
       heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
     }),
-    async upload(file, settings) {
+    async open(file) {
       const content = await openCheckFile(deps.secretBox, file.contentSealed);
       if (await sha256Hex(content) !== file.sha256) {
         throw new Error(`check file ${file.batchId} no longer matches its SHA-256`);
       }
-      return await deps.transport.upload(settings, file, content);
+      return content;
     },
+    upload: (file, settings, content) => deps.transport.upload(settings, file, content),
     transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
     // A check of a voided file is issued again, with a new number, under the entry's new reference.
     requeue: (tx, entry, now) => queueCheck(deps, tx, entry, now),

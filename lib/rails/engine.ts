@@ -183,23 +183,24 @@ export type UploadAnswer =
 
 /**
  * What a rail of bank files (ACH, checks) brings to `bankFileAdapter`: its kept file and the
- * settings it goes with, and its own upload of the file's content.
+ * settings it goes with, the opening of the file's kept content, and its own upload of it.
  */
-export interface BankFileRail<File extends { readonly fileName: string }, Settings> extends
-  Pick<
-    BatchAdapter,
-    | "rails"
-    | "label"
-    | "objectType"
-    | "commandPrefix"
-    | "jobs"
-    | "notReceived"
-    | "transmitted"
-    | "requeue"
-    | "stoppedBy"
-    | "voided"
-    | "released"
-  > {
+export interface BankFileRail<File extends { readonly fileName: string }, Settings, Opened>
+  extends
+    Pick<
+      BatchAdapter,
+      | "rails"
+      | "label"
+      | "objectType"
+      | "commandPrefix"
+      | "jobs"
+      | "notReceived"
+      | "transmitted"
+      | "requeue"
+      | "stoppedBy"
+      | "voided"
+      | "released"
+    > {
   /** The batch's kept file, or null while its build is unfinished. */
   file(tx: WriteTx, batchId: string): Promise<File | null>;
   settings(tx: WriteTx, companyId: string): Promise<Settings>;
@@ -210,17 +211,23 @@ export interface BankFileRail<File extends { readonly fileName: string }, Settin
     settings: Settings,
     batch: BatchRow,
   ): Promise<Omit<HeldBatch<unknown>, "request">>;
-  /** Opens and checks the kept content, then hands it to the bank; throws when nobody knows. */
-  upload(file: File, settings: Settings, attempt: number): Promise<UploadAnswer>;
+  /**
+   * Reads and opens the kept content, found to be the file its build checked; throws when it
+   * cannot be (altered, another key, unreadable). Nothing reaches the bank here.
+   */
+  open(file: File): Promise<Opened>;
+  /** Hands the opened content to the bank; throws when nobody knows whether the bank has it. */
+  upload(file: File, settings: Settings, opened: Opened, attempt: number): Promise<UploadAnswer>;
 }
 
 /**
  * The adapter of a rail of bank files: a file a bank may already have picked up is never handed
  * over twice on its own, and an upload that ended without an answer leaves it for the next run
- * to find transmitting (in doubt).
+ * to find transmitting (in doubt). A kept file that cannot be opened was handed to nobody: that
+ * attempt is not transmitted, and the file waits for its retry, or for the end of its window.
  */
-export function bankFileAdapter<File extends { readonly fileName: string }, Settings>(
-  rail: BankFileRail<File, Settings>,
+export function bankFileAdapter<File extends { readonly fileName: string }, Settings, Opened>(
+  rail: BankFileRail<File, Settings, Opened>,
 ): BatchAdapter {
   type Request = { readonly batchId: string; readonly file: File; readonly settings: Settings };
   const adapter: BatchAdapter<Request> = {
@@ -236,9 +243,20 @@ export function bankFileAdapter<File extends { readonly fileName: string }, Sett
       };
     },
     async transmit(request, attempt) {
+      let opened: Opened;
+      try {
+        opened = await rail.open(request.file);
+      } catch (error) {
+        return {
+          kind: "not_transmitted",
+          reason: `the kept file could not be opened: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        };
+      }
       let answer: UploadAnswer;
       try {
-        answer = await rail.upload(request.file, request.settings, attempt);
+        answer = await rail.upload(request.file, request.settings, opened, attempt);
       } catch (error) {
         throw new TransientJobError(
           `the upload of ${rail.label} ${request.batchId} ended without an answer: ${
