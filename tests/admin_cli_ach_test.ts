@@ -388,3 +388,116 @@ Deno.test("ach:mark-sent, ach:void, ach:resolve, ach:import: refusals name the e
     assert.equal(!again.ok && again.code, "ach_file_not_built");
   });
 });
+
+/** An imported file as the import keeps it (`progress` set: it stopped midway). */
+async function insertImport(
+  f: HttpFixture,
+  row: {
+    id: string;
+    companyId: string | null;
+    importedAt: number;
+    counts: [returns: number, corrections: number, applied: number];
+    report?: unknown[];
+    progress?: { entries_done: number; companies: string[] };
+  },
+) {
+  await f.deps.databases.test.writer.write((tx) =>
+    tx.execute({
+      sql: `INSERT INTO ach_imports (id, company_id, sha256, source, file_name, return_count,
+              correction_count, applied_count, report, imported_by, imported_at, progress)
+            VALUES (?, ?, ?, 'sftp', ?, ?, ?, ?, ?, NULL, ?, ?)`,
+      args: [
+        row.id,
+        row.companyId,
+        row.id.padEnd(64, "0"),
+        `${row.id}.ach`,
+        ...row.counts,
+        JSON.stringify(row.report ?? []),
+        row.importedAt,
+        row.progress ? JSON.stringify(row.progress) : null,
+      ],
+    })
+  );
+}
+
+Deno.test("ach:imports: imported return files newest first, with their counts, what was not applied and an import that stopped midway, within the operator's companies; a bad --limit names the field", async () => {
+  await withHttpFixture(async (f) => {
+    const cast = await operators(f);
+    const t0 = f.clock.now();
+    const notApplied = [{ trace: "021000020000001", reason: "no entry has this trace number" }];
+    await insertImport(f, {
+      id: "aim_acme",
+      companyId: f.cast.acme.id,
+      importedAt: t0,
+      counts: [2, 1, 2],
+      report: notApplied,
+    });
+    await insertImport(f, {
+      id: "aim_beacon",
+      companyId: f.cast.beacon.id,
+      importedAt: t0 + 1000,
+      counts: [3, 0, 0],
+      progress: { entries_done: 1, companies: [f.cast.beacon.id] },
+    });
+    await insertImport(f, {
+      id: "aim_nobody",
+      companyId: null,
+      importedAt: t0 + 2000,
+      counts: [1, 0, 0],
+    });
+
+    const all = await run(f, cast.viewer, "ach:imports", { environment: "test" });
+    assert.ok(all.ok, JSON.stringify(all));
+    const listed = all.value as { environment: string; imports: Record<string, unknown>[] };
+    assert.deepEqual(
+      listed.imports.map((row) => [row.id, row.company_name, row.unfinished === null]),
+      [["aim_nobody", null, true], ["aim_beacon", "Beacon Casualty", false], [
+        "aim_acme",
+        "Acme Mutual",
+        true,
+      ]],
+    );
+    assert.deepEqual(listed.imports[2], {
+      id: "aim_acme",
+      environment: "test",
+      company_name: "Acme Mutual",
+      file_name: "aim_acme.ach",
+      source: "sftp",
+      imported_at: new Date(t0).toISOString(),
+      return_count: 2,
+      correction_count: 1,
+      applied_count: 2,
+      not_applied: notApplied,
+      unfinished: null,
+    });
+    // Stopped after one of its three entries, with no resume job planned.
+    assert.deepEqual(listed.imports[1].unfinished, {
+      state: "stopped",
+      entries_done: 1,
+      entries: 3,
+      resumes_at: null,
+    });
+
+    // A clerk of Beacon sees Beacon's import only: a file that named no company is every company's.
+    const beacon = await run(f, cast.beaconClerk, "ach:imports", { environment: "test" });
+    assert.deepEqual(
+      beacon.ok && (beacon.value.imports as { id: string }[]).map((row) => row.id),
+      ["aim_beacon"],
+    );
+    const one = await run(f, cast.viewer, "ach:imports", { environment: "test", limit: "1" });
+    assert.deepEqual(
+      one.ok && [(one.value.imports as { id: string }[]).map((row) => row.id), one.value.has_more],
+      [["aim_nobody"], true],
+    );
+    const live = await run(f, cast.viewer, "ach:imports", {});
+    assert.deepEqual(live.ok && [live.value.environment, live.value.imports], ["live", []]);
+    for (const limit of ["0", "101", "1.5", "ten"]) {
+      const refused = await run(f, cast.viewer, "ach:imports", { environment: "test", limit });
+      assert.deepEqual(refused.ok ? null : [refused.code, refused.field, refused.message], [
+        "invalid_input",
+        "limit",
+        `--limit ${JSON.stringify(limit)}: a whole number from 1 to 100`,
+      ]);
+    }
+  });
+});

@@ -360,6 +360,22 @@ export function environmentFlag(
   });
 }
 
+/** A list's --limit: a whole number from 1 to `max`, `fallback` when not given. */
+export function limitFlag(
+  flags: Flags,
+  fallback: number,
+  max: number,
+): Result<number, "invalid_input"> {
+  if (flags.limit === undefined) return ok(fallback);
+  const limit = Number(flags.limit);
+  if (/^\d+$/.test(flags.limit) && limit >= 1 && limit <= max) return ok(limit);
+  return refuse(
+    "invalid_input",
+    `--limit ${JSON.stringify(flags.limit)}: a whole number from 1 to ${max}`,
+    { field: "limit" },
+  );
+}
+
 /**
  * A path flag as an absolute path. The CLI resolves it against its working directory; through the
  * running service's endpoint a relative path would land in the service's, so it is refused.

@@ -37,6 +37,7 @@ import {
   listAchFiles,
 } from "../ach/views.ts";
 import { withTransmissions } from "./commands_batches.ts";
+import { type AchImportRow, listAchImports } from "../console/bank_files.ts";
 import {
   batchDepsOf,
   type Command,
@@ -46,6 +47,7 @@ import {
   environmentFlag,
   environmentReach,
   type Flags,
+  limitFlag,
   objectReach,
   pathFlag,
   type Reach,
@@ -60,6 +62,34 @@ const fileNotFound = (f: Flags, environment: Environment) =>
   refuse("ach_file_not_found", `no ACH file ${f.file} in ${environment}`, { field: "file" });
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** How many imports `ach:imports` lists at most. */
+const ACH_IMPORTS_LISTED_MAX = 100;
+
+/** An imported file as `ach:imports` lists it (never its content). */
+function importView(row: AchImportRow, environment: Environment) {
+  const { unfinished } = row;
+  return {
+    id: row.id,
+    environment,
+    company_name: row.companyName,
+    file_name: row.fileName,
+    source: row.source,
+    imported_at: new Date(row.importedAt).toISOString(),
+    return_count: row.returnCount,
+    correction_count: row.correctionCount,
+    applied_count: row.appliedCount,
+    not_applied: row.notApplied,
+    unfinished: unfinished && {
+      state: unfinished.state,
+      entries_done: unfinished.entriesDone,
+      entries: unfinished.entries,
+      resumes_at: unfinished.resumesAt === null
+        ? null
+        : new Date(unfinished.resumesAt).toISOString(),
+    },
+  };
+}
 
 function fileView(file: AchFileSummary, environment: Environment) {
   return {
@@ -250,14 +280,8 @@ export const achCommands: Readonly<Record<string, Command>> = {
           { field: "status" },
         );
       }
-      const limit = f.limit === undefined ? ACH_FILES_PAGE_SIZE_MAX : Number(f.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > ACH_FILES_PAGE_SIZE_MAX) {
-        return refuse(
-          "invalid_input",
-          `--limit ${JSON.stringify(f.limit)}: a whole number from 1 to ${ACH_FILES_PAGE_SIZE_MAX}`,
-          { field: "limit" },
-        );
-      }
+      const limit = limitFlag(f, ACH_FILES_PAGE_SIZE_MAX, ACH_FILES_PAGE_SIZE_MAX);
+      if (!limit.ok) return limit;
       let companyIds = ctx.operator?.companyScope ?? null;
       if (f.tin !== undefined) {
         const companyId = await companyIdByTin(ctx, f.tin);
@@ -269,7 +293,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       const page = await listAchFiles(
         ctx.databases[environment.value].readClient,
         { companyIds, status: status as AchFileStatus | null },
-        { limit, startingAfter: null },
+        { limit: limit.value, startingAfter: null },
       );
       return ok({
         environment: environment.value,
@@ -278,6 +302,32 @@ export const achCommands: Readonly<Record<string, Command>> = {
           page!.data.map((file) => fileView(file, environment.value)),
         ),
         has_more: page!.hasMore,
+      });
+    },
+  },
+  "ach:imports": {
+    summary:
+      "list imported return and notice-of-change files newest first: counts, what was not applied, an import that stopped midway",
+    flags: {
+      limit: `imports, at most ${ACH_IMPORTS_LISTED_MAX} (default ${ACH_IMPORTS_LISTED_MAX})`,
+      environment: "live (default) or test",
+    },
+    role: "viewer",
+    reach: () => Promise.resolve(ok({ writes: [], companies: [] })),
+    run: async (ctx, f) => {
+      const environment = environmentFlag(f, "live");
+      if (!environment.ok) return environment;
+      const limit = limitFlag(f, ACH_IMPORTS_LISTED_MAX, ACH_IMPORTS_LISTED_MAX);
+      if (!limit.ok) return limit;
+      const page = await listAchImports(
+        ctx.databases[environment.value].readClient,
+        ctx.operator?.companyScope ?? null,
+        { sort: "imported", direction: "desc", limit: limit.value, offset: 0 },
+      );
+      return ok({
+        environment: environment.value,
+        imports: page.data.map((row) => importView(row, environment.value)),
+        has_more: page.hasMore,
       });
     },
   },

@@ -8,6 +8,7 @@ import {
   type Command,
   environmentFlag,
   type Flags,
+  limitFlag,
   pathFlag,
   reads,
   readsEverything,
@@ -66,14 +67,8 @@ export const auditCommands: Readonly<Record<string, Command>> = {
       if (!since.ok) return since;
       const until = timeFlag(f, "until");
       if (!until.ok) return until;
-      const limit = f.limit === undefined ? AUDIT_LISTED_DEFAULT : Number(f.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LISTED_MAX) {
-        return refuse(
-          "invalid_input",
-          `--limit ${JSON.stringify(f.limit)}: a whole number from 1 to ${AUDIT_LISTED_MAX}`,
-          { field: "limit" },
-        );
-      }
+      const limit = limitFlag(f, AUDIT_LISTED_DEFAULT, AUDIT_LISTED_MAX);
+      if (!limit.ok) return limit;
       const rows = await listAudit(ctx.databases, {
         environments,
         operator: f.operator,
@@ -82,7 +77,7 @@ export const auditCommands: Readonly<Record<string, Command>> = {
         since: since.value,
         until: until.value,
         companyIds: ctx.operator?.companyScope ?? null,
-        limit,
+        limit: limit.value,
       });
       return ok({ environments, rows });
     },

@@ -37,6 +37,7 @@ import {
   exceptionReach,
   exceptionStatusFlag,
   type Flags,
+  limitFlag,
   listedCompanies,
   optionalTinReach,
   pathFlag,
@@ -209,22 +210,14 @@ export const reconCommands: Readonly<Record<string, Command>> = {
       const asked = exceptionStatusFlag(f);
       if (!asked.ok) return asked;
       const status = asked.value;
-      const limit = f.limit === undefined ? RECON_EXCEPTIONS_PAGE_MAX : Number(f.limit);
-      if (!/^\d+$/.test(f.limit ?? "1") || limit < 1 || limit > RECON_EXCEPTIONS_PAGE_MAX) {
-        return refuse(
-          "invalid_input",
-          `--limit ${
-            JSON.stringify(f.limit)
-          }: a whole number from 1 to ${RECON_EXCEPTIONS_PAGE_MAX}`,
-          { field: "limit" },
-        );
-      }
+      const limit = limitFlag(f, RECON_EXCEPTIONS_PAGE_MAX, RECON_EXCEPTIONS_PAGE_MAX);
+      if (!limit.ok) return limit;
       const companyIds = await listedCompanies(ctx, f);
       if (!companyIds.ok) return companyIds;
       const found = await listReconExceptions(ctx.databases[environment.value].readClient, {
         companyIds: companyIds.value,
         status,
-        limit,
+        limit: limit.value,
       });
       return ok({
         environment: environment.value,
