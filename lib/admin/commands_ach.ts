@@ -52,6 +52,7 @@ import {
   pathFlag,
   type Reach,
   readAtMost,
+  reads,
   stageHandImport,
 } from "./command_kit.ts";
 
@@ -75,7 +76,7 @@ function importView(row: AchImportRow, environment: Environment) {
     company_name: row.companyName,
     file_name: row.fileName,
     source: row.source,
-    imported_at: new Date(row.importedAt).toISOString(),
+    imported_at: iso(row.importedAt),
     return_count: row.returnCount,
     correction_count: row.correctionCount,
     applied_count: row.appliedCount,
@@ -84,9 +85,7 @@ function importView(row: AchImportRow, environment: Environment) {
       state: unfinished.state,
       entries_done: unfinished.entriesDone,
       entries: unfinished.entries,
-      resumes_at: unfinished.resumesAt === null
-        ? null
-        : new Date(unfinished.resumesAt).toISOString(),
+      resumes_at: iso(unfinished.resumesAt),
     },
   };
 }
@@ -313,7 +312,7 @@ export const achCommands: Readonly<Record<string, Command>> = {
       environment: "live (default) or test",
     },
     role: "viewer",
-    reach: () => Promise.resolve(ok({ writes: [], companies: [] })),
+    reach: reads,
     run: async (ctx, f) => {
       const environment = environmentFlag(f, "live");
       if (!environment.ok) return environment;
