@@ -74,9 +74,16 @@ Deno.test("a kept file changed after its build is not handed to the bank, though
       const logged = await logLines(() => m.advance(MINUTE_SECONDS));
       assert.equal(bank.received.length, 1, `a file of ${count}: nothing more was handed over`);
       const notOpened = `ACH file ${built.id} is not the file its build checked`;
+      const alerts = logged.map((line) => JSON.parse(line)).filter((line) =>
+        line.level === "error" &&
+        line.msg === "a kept ACH file could not be opened: nothing was handed over"
+      );
+      // One alert at each of its two retries within the minute.
+      assert.equal(alerts.length, 2, logged.join("\n"));
+      assert.equal(alerts[0].batch_id, built.id);
       assert.ok(
-        logged.some((line) => line.includes(notOpened) && line.includes(`the build's ${sha256}`)),
-        logged.join("\n"),
+        alerts[0].reason.includes(notOpened) && alerts[0].reason.includes(`the build's ${sha256}`),
+        alerts[0].reason,
       );
       // Nothing reached the bank, and everyone knows it: not in doubt, it waits built.
       const [waiting] = await batches(m);

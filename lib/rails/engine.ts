@@ -247,12 +247,13 @@ export function bankFileAdapter<File extends { readonly fileName: string }, Sett
       try {
         opened = await rail.open(request.file);
       } catch (error) {
-        return {
-          kind: "not_transmitted",
-          reason: `the kept file could not be opened: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-        };
+        const reason = error instanceof Error ? error.message : String(error);
+        // Altered content or another sealing key: nothing left, but someone must look.
+        logRail("error", `a kept ${rail.label} could not be opened: nothing was handed over`, {
+          batch_id: request.batchId,
+          reason,
+        });
+        return { kind: "not_transmitted", reason: `the kept file could not be opened: ${reason}` };
       }
       let answer: UploadAnswer;
       try {
