@@ -6,6 +6,7 @@ import { sha256Hex } from "../lib/platform/keys.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
 import { makeOperator, type TestOperator } from "./operator_helpers.ts";
 import { insertAchFile } from "./ach_file_rows.ts";
+import { SecretBox } from "../lib/platform/crypto.ts";
 
 /** A NACHA-shaped text: what a download must give back byte for byte. */
 const CONTENT = "101 021000021 1234567890".padEnd(94, " ") + "\r\n" +
@@ -498,6 +499,60 @@ Deno.test("ach:imports: imported return files newest first, with their counts, w
         "limit",
         `--limit ${JSON.stringify(limit)}: a whole number from 1 to 100`,
       ]);
+    }
+  });
+});
+
+Deno.test("ach:download of a kept file that is not the file as built (altered, or sealed under another key) is refused ach_file_corrupt: nothing is written or audited, and no download is recorded", async () => {
+  await withHttpFixture(async (f) => {
+    const cast = await operators(f);
+    const ids = await files(f);
+    const other = CONTENT.replace("1234567890", "9999999999");
+    const anotherKey = await SecretBox.fromBase64Key(
+      btoa(String.fromCharCode(...new Uint8Array(32).fill(7))),
+    );
+    const dir = await Deno.makeTempDir({ prefix: "ach-download-" });
+    try {
+      for (
+        const [sealed, why] of [
+          [
+            await f.deps.secretBox.sealText(other),
+            `ACH file ${ids.acme} is not the file its build checked: its SHA-256 is ${await sha256Hex(
+              other,
+            )}, the build's ${await sha256Hex(CONTENT)}; nothing was handed out (in test)`,
+          ],
+          [await anotherKey.sealText(CONTENT), `ACH file ${ids.acme} could not be unsealed: `],
+        ] as const
+      ) {
+        await f.deps.databases.test.writer.write((tx) =>
+          tx.execute({
+            sql: "UPDATE ach_files SET content_sealed = ? WHERE batch_id = ?",
+            args: [sealed, ids.acme],
+          })
+        );
+        const out = `${dir}/acme.ach`;
+        const refused = await run(f, cast.admin, "ach:download", {
+          file: ids.acme,
+          out,
+          environment: "test",
+        });
+        assert.deepEqual(!refused.ok && [refused.code, refused.field], [
+          "ach_file_corrupt",
+          "file",
+        ]);
+        const message = refused.ok ? "" : refused.message;
+        assert.ok(message.startsWith(why), message);
+        await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+      }
+      assert.deepEqual(await auditRows(f, "test", "ach:download"), []);
+      // Not downloaded: voided, its entries would go to the next cutoff instead of in doubt.
+      const { rows } = await f.deps.databases.test.readClient.execute({
+        sql: "SELECT downloaded_at FROM rail_batches WHERE id = ?",
+        args: [ids.acme],
+      });
+      assert.deepEqual(rows.map((row) => row.downloaded_at), [null]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
     }
   });
 });

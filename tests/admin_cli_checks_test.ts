@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../lib/admin/commands.ts";
 import type { CommandRequest } from "../lib/admin/command_kit.ts";
+import { sealCheckFile } from "../lib/checks/files_store.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { acmeChecks } from "./checks_http_helpers.ts";
 import { type HttpFixture, withHttpFixture } from "./http_fixture.ts";
@@ -137,6 +138,29 @@ Deno.test("checks:list, checks:files and checks:download: the register and its f
         })).ok,
       );
       assert.match(await Deno.readTextFile(csv), /1001/);
+
+      // A kept file that is no longer the file as built is handed to nobody, and not audited.
+      await f.deps.databases.test.writer.write(async (tx) =>
+        tx.execute({
+          sql: "UPDATE check_files SET content_sealed = ? WHERE batch_id = ?",
+          args: [
+            await sealCheckFile(f.deps.secretBox, new TextEncoder().encode("%PDF-other")),
+            String(byKind.print.id),
+          ],
+        })
+      );
+      const altered = `${dir}/altered.pdf`;
+      const corrupt = await run(f, cast.admin, "checks:download", {
+        file: String(byKind.print.id),
+        out: altered,
+        ...test,
+      });
+      assert.deepEqual(corrupt.ok ? null : [corrupt.code, corrupt.field, corrupt.message], [
+        "check_file_corrupt",
+        "file",
+        `check file ${byKind.print.id} no longer matches its SHA-256; nothing was handed out (in test)`,
+      ]);
+      await assert.rejects(Deno.stat(altered), Deno.errors.NotFound);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -17,7 +17,8 @@ import {
   resolveBatch,
   voidBuiltBatch,
 } from "../rails/batches_service.ts";
-import { ACH_RAIL, loadAchFile, openFileContent } from "./files_store.ts";
+import { ACH_RAIL, loadAchFile } from "./files_store.ts";
+import { openAsBuilt } from "./file_build.ts";
 import { loadBatch } from "../rails/batch.ts";
 
 /** The environment's batch rails and databases, as the composition root gives them. */
@@ -137,19 +138,28 @@ export async function readAchFileContent(
 ): Promise<
   Result<
     { readonly content: string; readonly sha256: string },
-    "ach_file_not_found" | "ach_file_awaits_release"
+    "ach_file_not_found" | "ach_file_awaits_release" | "ach_file_corrupt"
   >
 > {
   const file = await loadAchFile(deps.database.readClient, fileId);
   if (!file) return notFound(fileId);
+  // Only the file as built is handed out, and a download of one that is not is never recorded:
+  // recorded, a void would put the file in doubt though nobody had it.
+  let content: string;
+  try {
+    content = await openAsBuilt(deps.secretBox, file);
+  } catch (error) {
+    return refuse(
+      "ach_file_corrupt",
+      `${error instanceof Error ? error.message : String(error)}; nothing was handed out`,
+      { field: "file" },
+    );
+  }
   const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) {
     return downloaded.code === "batch_awaits_release"
       ? { ...downloaded, code: "ach_file_awaits_release" }
       : notFound(fileId);
   }
-  return ok({
-    content: await openFileContent(deps.secretBox, file.contentSealed),
-    sha256: file.sha256,
-  });
+  return ok({ content, sha256: file.sha256 });
 }

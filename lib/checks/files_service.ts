@@ -18,7 +18,7 @@ import {
   resolveBatch,
 } from "../rails/batches_service.ts";
 import type { InDoubtAnswer } from "../rails/engine.ts";
-import { type CheckFile, loadCheckFile, openCheckFile } from "./files_store.ts";
+import { type CheckFile, loadCheckFile, openCheckFileAsBuilt } from "./files_store.ts";
 import { printReleasable } from "./jobs.ts";
 import { printHeldBy } from "./rail.ts";
 
@@ -35,6 +35,7 @@ export type CheckFileRefusal =
   | "check_file_uploads"
   | "check_file_awaits_release"
   | "check_file_not_in_doubt"
+  | "check_file_corrupt"
   | "positive_pay_not_sent";
 
 const notFound = (fileId: string) =>
@@ -101,9 +102,20 @@ export async function readCheckFileContent(
       details: { positive_pay_file_id: file.positivePayFileId },
     });
   }
+  // Only the file as built is handed out, and a download of one that is not is never recorded.
+  let content: Uint8Array;
+  try {
+    content = await openCheckFileAsBuilt(deps.secretBox, file);
+  } catch (error) {
+    return refuse(
+      "check_file_corrupt",
+      `${error instanceof Error ? error.message : String(error)}; nothing was handed out`,
+      { field: "file" },
+    );
+  }
   const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) return { ...downloaded, code: CHECK_CODES[downloaded.code] };
-  return ok({ file, content: await openCheckFile(deps.secretBox, file.contentSealed) });
+  return ok({ file, content });
 }
 
 /**

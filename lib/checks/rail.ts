@@ -26,7 +26,6 @@ import {
 } from "../rails/engine.ts";
 import type { PayoutRuntime } from "../payouts/jobs.ts";
 import { modalityOf } from "../payouts/states.ts";
-import { sha256Hex } from "../platform/keys.ts";
 import { uploadAchFile } from "../ach/transport.ts";
 import { findCheckByReference, issueCheck } from "./register.ts";
 import { voidFailureReason } from "./voids.ts";
@@ -40,7 +39,7 @@ import {
   planSandboxPaidItems,
   printReleasable,
 } from "./jobs.ts";
-import { type CheckFileRow, loadCheckFile, openCheckFile } from "./files_store.ts";
+import { type CheckFileRow, loadCheckFile, openCheckFileAsBuilt } from "./files_store.ts";
 import {
   CHECK_BATCH_JOBS,
   CHECK_RAIL,
@@ -183,13 +182,7 @@ export function checkAdapter(deps: CheckRailDeps, moves: BatchPayoutMoves): Batc
         : null,
       heldBy: await printReleasable(tx, file) ? null : printHeldBy(file),
     }),
-    async open(file) {
-      const content = await openCheckFile(deps.secretBox, file.contentSealed);
-      if (await sha256Hex(content) !== file.sha256) {
-        throw new Error(`check file ${file.batchId} no longer matches its SHA-256`);
-      }
-      return content;
-    },
+    open: (file) => openCheckFileAsBuilt(deps.secretBox, file),
     upload: (file, settings, content) => deps.transport.upload(settings, file, content),
     transmitted: (tx, batch, at) => checkFileTransmitted(tx, deps, moves, batch, at),
     // A check of a voided file is issued again, with a new number, under the entry's new reference.
