@@ -72,6 +72,8 @@ export class SimAchBank implements AchTransport {
   readonly delivered: BankDelivery[] = [];
   /** Files the bank never got (refused, or lost in an unknown upload), by name. */
   readonly filesLost = new Set<string>();
+  /** Told of each file the bank refuses, before the refusal is answered. */
+  onRefused: ((fileName: string) => Promise<void>) | null = null;
   /** Answers for the next uploads; "take" once they run out. */
   readonly answers: UploadMode[] = [];
   /** When true, files wait for an operator's download (no upload target). */
@@ -90,7 +92,7 @@ export class SimAchBank implements AchTransport {
     return !this.handMode;
   }
 
-  upload(
+  async upload(
     settings: BankSettings,
     file: { readonly fileName: string; readonly content: string },
     _attempt: number,
@@ -98,17 +100,18 @@ export class SimAchBank implements AchTransport {
     this.settings = settings;
     const mode = this.answers.shift() ?? "take";
     if (mode === "refuse") {
-      return Promise.resolve({ kind: "not_uploaded", reason: "the simulated bank refused" });
+      await this.onRefused?.(file.fileName);
+      return { kind: "not_uploaded", reason: "the simulated bank refused" };
     }
     if (mode === "doubt_lost") {
       this.filesLost.add(file.fileName);
-      return Promise.reject(new Error("the simulated bank hung up mid-upload (file lost)"));
+      throw new Error("the simulated bank hung up mid-upload (file lost)");
     }
     this.take(file.fileName, file.content);
     if (mode === "doubt_taken") {
-      return Promise.reject(new Error("the simulated bank hung up mid-upload (file taken)"));
+      throw new Error("the simulated bank hung up mid-upload (file taken)");
     }
-    return Promise.resolve({ kind: "uploaded", remotePath: `sim://${file.fileName}` });
+    return { kind: "uploaded", remotePath: `sim://${file.fileName}` };
   }
 
   /** Whether the bank has a file of this name (what an operator asks before resolving). */

@@ -236,8 +236,16 @@ async function excepted(world: World): Promise<Set<string>> {
 }
 
 /** After every step: paid at most once, only in a paying state; ledger sound; nothing parked. */
+/** The file whose kept content the seed altered, once it did. */
+const alteredFileOf = (world: World) =>
+  world.alteredFile === "no" || world.alteredFile === "waiting" ? null : world.alteredFile;
+
 export async function checkStep(view: Ledgerless, _records: readonly StepRecord[]): Promise<void> {
   const { world } = view;
+  const altered = alteredFileOf(world);
+  if (altered !== null && world.bank.filesTaken.includes(altered)) {
+    fail(`the bank was handed ${altered}, whose kept content was altered after its build`);
+  }
   // The same notice of change twice tells the payee once.
   const told = await world.test.readClient.execute(
     `SELECT payout_id, count(*) AS times FROM notifications
@@ -326,6 +334,24 @@ async function heldBatchOf(view: Ledgerless, payoutId: string): Promise<string |
 export async function checkFinal(view: Ledgerless): Promise<void> {
   const { world } = view;
   await checkStep(view, []);
+  const altered = alteredFileOf(world);
+  if (altered !== null) {
+    // Handed to nobody: its window closed (or an operator voided it) and its entries went on,
+    // and it was never in doubt: everyone knows it went nowhere.
+    const { rows } = await world.test.readClient.execute({
+      sql: `SELECT b.status, (SELECT count(*) FROM rail_batch_attempts a
+              WHERE a.batch_id = b.id AND a.outcome = 'in_doubt') AS in_doubt
+            FROM ach_files f JOIN rail_batches b ON b.id = f.batch_id WHERE f.file_name = ?`,
+      args: [altered],
+    });
+    if (rows[0]?.status !== "voided" || Number(rows[0].in_doubt) > 0) {
+      fail(
+        `the altered file ${altered} ended ${rows[0]?.status ?? "missing"} after ${
+          rows[0]?.in_doubt ?? 0
+        } attempts in doubt: it must end voided, never in doubt`,
+      );
+    }
+  }
   const states = await payoutStates(view);
   const paid = await bankPaid(world, view.paypal);
   const exceptions = await excepted(world);

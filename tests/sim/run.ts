@@ -21,6 +21,7 @@ import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/p
 import { portalText } from "../../lib/portal/portal_text.ts";
 import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import { testSecretBox } from "../helpers.ts";
+import { filePiecesOf } from "../../lib/ach/files_store.ts";
 import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
 import { SimCheckBank } from "./check_bank.ts";
 import { SimPaypal } from "./paypal_provider.ts";
@@ -142,7 +143,16 @@ export async function runSeed(
   for (const kind of ["provider_settlement", "late_return"] as const) {
     if (differences.chance(0.2)) world.missingLines.push({ kind, move: null, date: null });
   }
+  // Drawn after the left-out lines, so those stay what they were.
+  if (differences.chance(0.2)) world.alteredFile = "waiting";
   const sim = new Sim(world, prng, paypal, options);
+  if (world.alteredFile === "waiting") {
+    sim.records.push({
+      index: -1,
+      step: "the kept content of the first ACH file the bank refuses is altered before its retry",
+      outcome: "injected",
+    });
+  }
   for (const missing of world.missingLines) {
     sim.records.push({
       index: -1,
@@ -161,6 +171,7 @@ export async function runSeed(
     });
   }
   bank.now = () => sim.domainNowCached;
+  if (world.alteredFile === "waiting") bank.onRefused = (name) => sim.alterRefusedFile(name);
   paypal.now = () => sim.domainNowCached;
   try {
     if (prng.chance(0.3)) await sim.storeBankSettings();
@@ -275,6 +286,42 @@ export class Sim {
     await this.refreshNow();
     this.records.push({ index, step: description.join(" "), outcome });
     await checkStep(this.view(), this.records);
+  }
+
+  /**
+   * In a seed that injects it, alters the kept content of the first ACH file the bank refuses, as
+   * it refuses it (another sealed text: its SHA-256 is not the build's), unless a crash is armed
+   * (the alteration would count among the process's units): its retries must find it.
+   */
+  async alterRefusedFile(fileName: string): Promise<void> {
+    const w = this.world;
+    if (w.alteredFile !== "waiting" || w.crash.unitsLeft !== null || w.crash.crashed) return;
+    const { rows } = await w.test.readClient.execute({
+      sql: "SELECT batch_id FROM ach_files WHERE file_name = ?",
+      args: [fileName],
+    });
+    const batchId = String(rows[0].batch_id);
+    const pieces = filePiecesOf(await testSecretBox.sealText("altered by the simulation"));
+    await w.test.writer.write(async (tx) => {
+      await tx.execute({ sql: "DELETE FROM ach_file_pieces WHERE batch_id = ?", args: [batchId] });
+      for (const [part, content] of pieces.entries()) {
+        await tx.execute({
+          sql: "INSERT INTO ach_file_pieces (batch_id, part, content) VALUES (?, ?, ?)",
+          args: [batchId, part, content],
+        });
+      }
+      await tx.execute({
+        sql: "UPDATE ach_files SET content_pieces = ?, content_sealed = '' WHERE batch_id = ?",
+        args: [pieces.length, batchId],
+      });
+    });
+    w.alteredFile = fileName;
+    w.bank.onRefused = null;
+    this.records.push({
+      index: -1,
+      step: `the kept content of ${fileName.slice(-14)} is altered as the bank refuses it`,
+      outcome: "altered",
+    });
   }
 
   async #run(kind: string, d: string[]): Promise<string> {
