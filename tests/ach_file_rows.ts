@@ -3,6 +3,7 @@
  * files: a rail_batches row, its ach_files row and its entries, as the pipeline would leave them.
  */
 import type { Database } from "../db/client.ts";
+import { filePiecesOf } from "../lib/ach/files_store.ts";
 import { newId } from "../lib/platform/keys.ts";
 
 export interface FileEntryRow {
@@ -106,4 +107,26 @@ export async function insertAchFile(database: Database, file: FileRow): Promise<
     }
   });
   return id;
+}
+
+/** Replaces a kept file's content by `sealed`, cut into pieces as a build keeps it. */
+export async function keepSealedInstead(
+  database: Database,
+  batchId: string,
+  sealed: string,
+): Promise<void> {
+  const pieces = filePiecesOf(sealed);
+  await database.writer.write(async (tx) => {
+    await tx.execute({ sql: "DELETE FROM ach_file_pieces WHERE batch_id = ?", args: [batchId] });
+    for (const [part, piece] of pieces.entries()) {
+      await tx.execute({
+        sql: "INSERT INTO ach_file_pieces (batch_id, part, content) VALUES (?, ?, ?)",
+        args: [batchId, part, piece],
+      });
+    }
+    await tx.execute({
+      sql: "UPDATE ach_files SET content_pieces = ?, content_sealed = '' WHERE batch_id = ?",
+      args: [pieces.length, batchId],
+    });
+  });
 }

@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { FILE_WORKER_ENTRIES_MIN } from "../lib/ach/jobs.ts";
 import { checkNachaFile } from "../lib/ach/nacha.ts";
 import { alpha } from "../lib/ach/nacha_records.ts";
-import { filePiecesOf, loadAchFile, openFileContent } from "../lib/ach/files_store.ts";
+import { loadAchFile, openFileContent } from "../lib/ach/files_store.ts";
+import { keepSealedInstead } from "./ach_file_rows.ts";
 import { sha256Hex } from "../lib/platform/keys.ts";
 import { batches, chooseAch, logLines, quietly, rows, withScriptedBank } from "./ach_helpers.ts";
 import { testSecretBox } from "./helpers.ts";
-import type { MoneyFixture } from "./money_core_helpers.ts";
 
 const MINUTE_SECONDS = 60;
 const ACCOUNT = "000123456789";
@@ -26,24 +26,6 @@ function payingFirstEntryTo(content: string, account: string): string {
   const record = records[first];
   records[first] = record.slice(0, 12) + alpha(account, 17) + record.slice(29);
   return records.join("\r\n");
-}
-
-/** Replaces the kept content of the only file by `content`, sealed and cut as a build keeps it. */
-async function keepInstead(m: MoneyFixture, batchId: string, content: string): Promise<void> {
-  const pieces = filePiecesOf(await testSecretBox.sealText(content));
-  await m.database.writer.write(async (tx) => {
-    await tx.execute({ sql: "DELETE FROM ach_file_pieces WHERE batch_id = ?", args: [batchId] });
-    for (const [part, piece] of pieces.entries()) {
-      await tx.execute({
-        sql: "INSERT INTO ach_file_pieces (batch_id, part, content) VALUES (?, ?, ?)",
-        args: [batchId, part, piece],
-      });
-    }
-    await tx.execute({
-      sql: "UPDATE ach_files SET content_pieces = ? WHERE batch_id = ?",
-      args: [pieces.length, batchId],
-    });
-  });
 }
 
 Deno.test("a kept file changed after its build is not handed to the bank, though it still reads as a valid NACHA file, nor is it in doubt: its attempts were not transmitted, and at the end of its window its entries go in a file built again; the file as built goes with its entries' accounts", async () => {
@@ -69,7 +51,7 @@ Deno.test("a kept file changed after its build is not handed to the bank, though
         OTHER_ACCOUNT,
       );
       assert.ok(checkNachaFile(changed).ok, "the changed content reads as a valid file");
-      await keepInstead(m, String(built.id), changed);
+      await keepSealedInstead(m.database, String(built.id), await testSecretBox.sealText(changed));
 
       const logged = await logLines(() => m.advance(MINUTE_SECONDS));
       assert.equal(bank.received.length, 1, `a file of ${count}: nothing more was handed over`);

@@ -140,13 +140,11 @@ Deno.test("checks:list, checks:files and checks:download: the register and its f
       assert.match(await Deno.readTextFile(csv), /1001/);
 
       // A kept file that is no longer the file as built is handed to nobody, and not audited.
+      const other = new TextEncoder().encode("%PDF-other");
       await f.deps.databases.test.writer.write(async (tx) =>
         tx.execute({
           sql: "UPDATE check_files SET content_sealed = ? WHERE batch_id = ?",
-          args: [
-            await sealCheckFile(f.deps.secretBox, new TextEncoder().encode("%PDF-other")),
-            String(byKind.print.id),
-          ],
+          args: [await sealCheckFile(f.deps.secretBox, other), String(byKind.print.id)],
         })
       );
       const altered = `${dir}/altered.pdf`;
@@ -158,7 +156,9 @@ Deno.test("checks:list, checks:files and checks:download: the register and its f
       assert.deepEqual(corrupt.ok ? null : [corrupt.code, corrupt.field, corrupt.message], [
         "check_file_corrupt",
         "file",
-        `check file ${byKind.print.id} no longer matches its SHA-256; nothing was handed out (in test)`,
+        `check file ${byKind.print.id} is not the file its build checked: its SHA-256 is ${await sha256Hex(
+          other,
+        )}, the build's ${byKind.print.sha256}; nothing was handed out (in test)`,
       ]);
       await assert.rejects(Deno.stat(altered), Deno.errors.NotFound);
     } finally {

@@ -392,7 +392,7 @@ Deno.test("in doubt: a check file whose upload was interrupted is resolved by a 
   });
 });
 
-Deno.test("a check file whose kept content no longer matches its SHA-256 is handed to nobody, and is not in doubt: its attempts were not transmitted and it waits built", async () => {
+Deno.test("a check file whose kept content is not the file its build checked is handed to nobody, and is not in doubt: its attempts were not transmitted and it waits built", async () => {
   const handed: string[] = [];
   let refuseNext = true;
   const bank: CheckTransport = {
@@ -411,7 +411,8 @@ Deno.test("a check file whose kept content no longer matches its SHA-256 is hand
     assert.equal(positivePay.status, "built");
     assert.equal(handed.length, 1);
     const fileId = String(positivePay.batch_id);
-    const other = await sealCheckFile(testSecretBox, new TextEncoder().encode("other,content\r\n"));
+    const otherContent = new TextEncoder().encode("other,content\r\n");
+    const other = await sealCheckFile(testSecretBox, otherContent);
     await m.database.writer.write((tx) =>
       tx.execute({
         sql: "UPDATE check_files SET content_sealed = ? WHERE batch_id = ?",
@@ -422,8 +423,10 @@ Deno.test("a check file whose kept content no longer matches its SHA-256 is hand
     await quietly(() => m.advance(60));
     assert.equal(handed.length, 1, "nothing more was handed over");
     const [waiting] = await rows(m, "SELECT status, error FROM rail_batches WHERE id = ?", fileId);
-    const why =
-      `the kept file could not be opened: check file ${fileId} no longer matches its SHA-256`;
+    const why = `the kept file could not be opened: check file ${fileId} is not the file its ` +
+      `build checked: its SHA-256 is ${await sha256Hex(
+        otherContent,
+      )}, the build's ${positivePay.sha256}`;
     assert.deepEqual(waiting, { status: "built", error: why });
     assert.deepEqual(
       await rows(

@@ -32,6 +32,7 @@ import {
 } from "./files_store.ts";
 import { buildNachaFile, checkNachaFile } from "./nacha.ts";
 import { entryAccountNumbers } from "./nacha_records.ts";
+import { openAsBuilt } from "../rails/kept_file.ts";
 
 /** What a cutoff's claim hands to its build. */
 export interface FileClaim {
@@ -330,33 +331,10 @@ export async function openKeptContent(
   secretBox: SecretBox,
   file: Pick<AchFileRow, "batchId" | "sha256" | "contentSealed">,
 ): Promise<OpenedFile> {
-  const content = await openAsBuilt(secretBox, file);
+  const content = await openAsBuilt(
+    `ACH file ${file.batchId}`,
+    () => openFileContent(secretBox, file.contentSealed),
+    file.sha256,
+  );
   return { content, accountNumbers: entryAccountNumbers(content) };
-}
-
-/**
- * A kept file's content, only when it is the very file its build checked (see openKeptContent):
- * what is handed to the bank, or to an operator who downloads it. Throws otherwise.
- */
-export async function openAsBuilt(
-  secretBox: SecretBox,
-  file: Pick<AchFileRow, "batchId" | "sha256" | "contentSealed">,
-): Promise<string> {
-  let content: string;
-  try {
-    content = await openFileContent(secretBox, file.contentSealed);
-  } catch (error) {
-    throw new Error(
-      `ACH file ${file.batchId} could not be unsealed: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    );
-  }
-  const sha256 = await sha256Hex(content);
-  if (sha256 !== file.sha256) {
-    throw new Error(
-      `ACH file ${file.batchId} is not the file its build checked: its SHA-256 is ${sha256}, the build's ${file.sha256}`,
-    );
-  }
-  return content;
 }

@@ -8,7 +8,7 @@ import type { SqlReader, WriteTx } from "../../db/writer.ts";
 import { columnsOf, rowMapper } from "../../db/rows.ts";
 import { checkFiles } from "../../db/schema.ts";
 import type { SecretBox } from "../platform/crypto.ts";
-import { sha256Hex } from "../platform/keys.ts";
+import { openAsBuilt } from "../rails/kept_file.ts";
 import type { RailBatchStatus } from "../rails/batch.ts";
 
 export type CheckFileRow = typeof checkFiles.$inferSelect;
@@ -86,26 +86,14 @@ export function openCheckFile(secretBox: SecretBox, sealed: string): Promise<Uin
   return secretBox.open(sealed);
 }
 
-/**
- * A check file's plain bytes, only when they are the file as built (its SHA-256): what is handed to
- * the bank, or to an operator who downloads it. Throws otherwise.
- */
-export async function openCheckFileAsBuilt(
+/** A check file's plain bytes, only when they are the file as built (lib/rails/kept_file.ts). */
+export function openCheckFileAsBuilt(
   secretBox: SecretBox,
   file: Pick<CheckFileRow, "batchId" | "sha256" | "contentSealed">,
 ): Promise<Uint8Array> {
-  let content: Uint8Array;
-  try {
-    content = await openCheckFile(secretBox, file.contentSealed);
-  } catch (error) {
-    throw new Error(
-      `check file ${file.batchId} could not be unsealed: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    );
-  }
-  if (await sha256Hex(content) !== file.sha256) {
-    throw new Error(`check file ${file.batchId} no longer matches its SHA-256`);
-  }
-  return content;
+  return openAsBuilt(
+    `check file ${file.batchId}`,
+    () => openCheckFile(secretBox, file.contentSealed),
+    file.sha256,
+  );
 }

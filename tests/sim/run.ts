@@ -21,7 +21,7 @@ import { chooseMethod, findLink, offeredMethod, portalPayout } from "../../lib/p
 import { portalText } from "../../lib/portal/portal_text.ts";
 import { domainNow } from "../../lib/sandbox/clock_store.ts";
 import { testSecretBox } from "../helpers.ts";
-import { filePiecesOf } from "../../lib/ach/files_store.ts";
+import { keepSealedInstead } from "../ach_file_rows.ts";
 import { type BankFates, SimAchBank, type UploadMode } from "./bank.ts";
 import { SimCheckBank } from "./check_bank.ts";
 import { SimPaypal } from "./paypal_provider.ts";
@@ -301,20 +301,11 @@ export class Sim {
       args: [fileName],
     });
     const batchId = String(rows[0].batch_id);
-    const pieces = filePiecesOf(await testSecretBox.sealText("altered by the simulation"));
-    await w.test.writer.write(async (tx) => {
-      await tx.execute({ sql: "DELETE FROM ach_file_pieces WHERE batch_id = ?", args: [batchId] });
-      for (const [part, content] of pieces.entries()) {
-        await tx.execute({
-          sql: "INSERT INTO ach_file_pieces (batch_id, part, content) VALUES (?, ?, ?)",
-          args: [batchId, part, content],
-        });
-      }
-      await tx.execute({
-        sql: "UPDATE ach_files SET content_pieces = ?, content_sealed = '' WHERE batch_id = ?",
-        args: [pieces.length, batchId],
-      });
-    });
+    await keepSealedInstead(
+      w.test,
+      batchId,
+      await testSecretBox.sealText("altered by the simulation"),
+    );
     w.alteredFile = fileName;
     w.bank.onRefused = null;
     this.records.push({
