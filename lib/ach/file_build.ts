@@ -331,10 +331,18 @@ export async function openKeptContent(
   secretBox: SecretBox,
   file: Pick<AchFileRow, "batchId" | "sha256" | "contentSealed">,
 ): Promise<OpenedFile> {
-  const content = await openAsBuilt(
+  const content = await openKeptText(secretBox, file);
+  return { content, accountNumbers: entryAccountNumbers(content) };
+}
+
+/** A kept file's text, only when it is the file its build checked (lib/rails/kept_file.ts). */
+export function openKeptText(
+  secretBox: SecretBox,
+  file: Pick<AchFileRow, "batchId" | "sha256" | "contentSealed">,
+): Promise<string> {
+  return openAsBuilt(
     `ACH file ${file.batchId}`,
     () => openFileContent(secretBox, file.contentSealed),
     file.sha256,
   );
-  return { content, accountNumbers: entryAccountNumbers(content) };
 }

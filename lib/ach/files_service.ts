@@ -18,7 +18,7 @@ import {
   voidBuiltBatch,
 } from "../rails/batches_service.ts";
 import { ACH_RAIL, loadAchFile } from "./files_store.ts";
-import { openKeptContent } from "./file_build.ts";
+import { openKeptText } from "./file_build.ts";
 import { loadBatch } from "../rails/batch.ts";
 
 /** The environment's batch rails and databases, as the composition root gives them. */
@@ -147,7 +147,7 @@ export async function readAchFileContent(
   // recorded, a void would put the file in doubt though nobody had it.
   let content: string;
   try {
-    ({ content } = await openKeptContent(deps.secretBox, file));
+    content = await openKeptText(deps.secretBox, file);
   } catch (error) {
     return refuse(
       "ach_file_corrupt",
