@@ -236,13 +236,9 @@ async function excepted(world: World): Promise<Set<string>> {
 }
 
 /** After every step: paid at most once, only in a paying state; ledger sound; nothing parked. */
-/** The file whose kept content the seed altered, once it did. */
-const alteredFileOf = (world: World) =>
-  world.alteredFile === "no" || world.alteredFile === "waiting" ? null : world.alteredFile;
-
 export async function checkStep(view: Ledgerless, _records: readonly StepRecord[]): Promise<void> {
   const { world } = view;
-  const altered = alteredFileOf(world);
+  const altered = world.alteredFile;
   if (altered !== null && world.bank.filesTaken.includes(altered)) {
     fail(`the bank was handed ${altered}, whose kept content was altered after its build`);
   }
@@ -334,7 +330,7 @@ async function heldBatchOf(view: Ledgerless, payoutId: string): Promise<string |
 export async function checkFinal(view: Ledgerless): Promise<void> {
   const { world } = view;
   await checkStep(view, []);
-  const altered = alteredFileOf(world);
+  const altered = world.alteredFile;
   if (altered !== null) {
     // Handed to nobody: its window closed (or an operator voided it) and its entries went on,
     // and it was never in doubt: everyone knows it went nowhere.

@@ -144,12 +144,13 @@ export async function runSeed(
     if (differences.chance(0.2)) world.missingLines.push({ kind, move: null, date: null });
   }
   // Drawn after the left-out lines, so those stay what they were.
-  if (differences.chance(0.2)) world.alteredFile = "waiting";
+  const altersRefusedFile = differences.chance(0.2);
   const sim = new Sim(world, prng, paypal, options);
-  if (world.alteredFile === "waiting") {
+  if (altersRefusedFile) {
+    bank.onRefused = (name) => sim.alterRefusedFile(name);
     sim.records.push({
       index: -1,
-      step: "the kept content of the first ACH file the bank refuses is altered before its retry",
+      step: "the kept content of the first ACH file the bank refuses is altered as it refuses it",
       outcome: "injected",
     });
   }
@@ -171,7 +172,6 @@ export async function runSeed(
     });
   }
   bank.now = () => sim.domainNowCached;
-  if (world.alteredFile === "waiting") bank.onRefused = (name) => sim.alterRefusedFile(name);
   paypal.now = () => sim.domainNowCached;
   try {
     if (prng.chance(0.3)) await sim.storeBankSettings();
@@ -295,7 +295,7 @@ export class Sim {
    */
   async alterRefusedFile(fileName: string): Promise<void> {
     const w = this.world;
-    if (w.alteredFile !== "waiting" || w.crash.unitsLeft !== null || w.crash.crashed) return;
+    if (w.crash.unitsLeft !== null || w.crash.crashed) return;
     const { rows } = await w.test.readClient.execute({
       sql: "SELECT batch_id FROM ach_files WHERE file_name = ?",
       args: [fileName],

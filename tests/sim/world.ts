@@ -208,11 +208,8 @@ export class World {
   /** The seed's injected differences, if it has them (set before the first step). */
   injectedFee: InjectedFee | null = null;
   readonly missingLines: MissingLine[] = [];
-  /**
-   * Whether the first ACH file the bank refuses has its kept content altered before its retry
-   * ("waiting" until then; then the altered file's name): it must never reach the bank.
-   */
-  alteredFile: "no" | "waiting" | string = "no";
+  /** The ACH file whose kept content the seed altered as the bank refused it: never to reach it. */
+  alteredFile: string | null = null;
 
   /** The settings the service runs with: its rails composed on this world's banks. */
   readonly settings: RuntimeSettings;
