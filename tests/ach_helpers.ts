@@ -30,7 +30,7 @@ export const SECOND_CUTOFF = START + (4 * 60 + 45) * 60_000;
 export const fileNameOf = (date: string, modifier: string) =>
   `ACH_1123456789_${date.replaceAll("-", "")}_${modifier}.txt`;
 
-/** What the scripted bank was handed. */
+/** What the scripted bank was handed (its bytes read as the text they are). */
 export interface Upload {
   readonly fileName: string;
   readonly content: string;
@@ -51,10 +51,10 @@ export class ScriptedBank implements AchTransport {
 
   upload(
     _settings: unknown,
-    file: { fileName: string; content: string; accountNumbers: string[] },
+    file: { fileName: string; content: Uint8Array; accountNumbers: string[] },
     attempt: number,
   ): Promise<UploadAnswer> {
-    this.received.push({ ...file, attempt });
+    this.received.push({ ...file, content: new TextDecoder().decode(file.content), attempt });
     const answer = this.answers.shift() ?? {
       kind: "uploaded",
       remotePath: `outbound/${file.fileName}`,

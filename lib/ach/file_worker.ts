@@ -100,5 +100,6 @@ self.onmessage = async (event: MessageEvent<FileWorkerRequest>) => {
   } catch (error) {
     answer = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
-  self.postMessage(answer);
+  // The opened file's bytes move to the service's thread; the worker keeps no copy of them.
+  self.postMessage(answer, answer.ok && "opened" in answer ? [answer.opened.content.buffer] : []);
 };

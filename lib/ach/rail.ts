@@ -51,7 +51,7 @@ export interface AchTransport {
     settings: BankSettings,
     file: {
       readonly fileName: string;
-      readonly content: string;
+      readonly content: Uint8Array;
       readonly accountNumbers: string[];
     },
     attempt: number,
@@ -68,8 +68,7 @@ export const sandboxBankTransport: AchTransport = {
 /** Live: SFTP to the bank when a target is set; without one, files wait for download. */
 export const sftpTransport: AchTransport = {
   uploads: (settings) => settings.sftp !== null,
-  upload: (settings, file) =>
-    uploadAchFile(settings.sftp!, file.fileName, new TextEncoder().encode(file.content)),
+  upload: (settings, file) => uploadAchFile(settings.sftp!, file.fileName, file.content),
 };
 
 /**

@@ -94,7 +94,7 @@ export class SimAchBank implements AchTransport {
 
   async upload(
     settings: BankSettings,
-    file: { readonly fileName: string; readonly content: string },
+    file: { readonly fileName: string; readonly content: Uint8Array },
     _attempt: number,
   ): Promise<UploadAnswer> {
     this.settings = settings;
@@ -107,7 +107,7 @@ export class SimAchBank implements AchTransport {
       this.filesLost.add(file.fileName);
       throw new Error("the simulated bank hung up mid-upload (file lost)");
     }
-    this.take(file.fileName, file.content);
+    this.take(file.fileName, new TextDecoder().decode(file.content));
     if (mode === "doubt_taken") {
       throw new Error("the simulated bank hung up mid-upload (file taken)");
     }
