@@ -114,6 +114,7 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
         const [id, status, error] of [
           ["rb_doubt", "in_doubt", "the run stopped before the answer was kept"],
           ["rb_held", "built", null],
+          ["rb_stuck", "built", null],
           ["rb_late", "voided", "the transmission window closed before the file was sent: no"],
           ["rb_sent", "transmitted", null],
         ]
@@ -124,6 +125,20 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
                 VALUES (?, ?, 'ach', ?, 1, 1250, ?, ?, ?, ?)`,
           // Built a day ago by the time the queue is read (a week on), the voided one still shows.
           args: [id, acme.companyId, status, now, `${id}.ach`, error, now + 7 * DAY_MS],
+        });
+      }
+      // Two transmissions of rb_stuck were not taken: the queue gives the last one's reason.
+      for (
+        const [attempt, detail] of [
+          [1, "connection refused"],
+          [2, "the kept file could not be opened: its SHA-256 is not the build's"],
+        ] as const
+      ) {
+        await tx.execute({
+          sql: `INSERT INTO rail_batch_attempts (id, batch_id, attempt, started_at, answered_at,
+                  outcome, detail)
+                VALUES (?, 'rb_stuck', ?, ?, ?, 'not_transmitted', ?)`,
+          args: [`rba_${attempt}`, attempt, now, now, detail],
         });
       }
     });
@@ -143,13 +158,13 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     assert.match(overview, /1 payment waiting for approval/);
     assert.match(overview, /1 webhook endpoint failing/);
     assert.match(overview, /1 bank file in doubt/);
-    assert.match(overview, /1 bank file held, not sent/);
+    assert.match(overview, /2 bank files held, not sent/);
     assert.match(overview, /1 bank file voided past its window/);
 
     const page = await browser.get("/console/needs-action?env=test");
     assert.equal(page.status, 200);
     const text = textOf(page.html);
-    assert.match(text, /7 things need action/);
+    assert.match(text, /8 things need action/);
     assert.match(
       text,
       /Rita Rivers failed, offered again to the payee R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. \$1,250\.00/,
@@ -164,7 +179,15 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     );
     assert.match(page.html, /href="\/console\/webhooks\/we_dead\?env=test"/);
     assert.match(page.html, /href="\/console\/bank-files\/ach\/rb_doubt\?env=test"/);
-    assert.match(text, /ACH file rb_held\.ach \(1 entries\) built and not sent/);
+    assert.match(
+      text,
+      /ACH file rb_held\.ach \(1 entries\) built and not sent: it waits for its release by a second admin, a download or the bank/,
+    );
+    assert.match(
+      text,
+      /ACH file rb_stuck\.ach \(1 entries\) built and not sent: its transmission 2 was not taken \(the kept file could not be opened: its SHA-256 is not the build's\); it is tried again until an operator voids it or its window closes/,
+    );
+    assert.doesNotMatch(text, /connection refused/);
     assert.match(text, /ACH file rb_late\.ach \(1 entries\) the transmission window closed/);
     assert.doesNotMatch(text, /rb_sent/);
 

@@ -347,13 +347,22 @@ export async function readNeedsAction(
         args: [now, ...batches.args],
       },
       {
-        sql: `SELECT ${batchColumns} FROM rail_batches b JOIN companies c ON c.id = b.company_id
+        // A file whose last transmission was not taken says why: waiting for the bank would not
+        // help a file whose kept content cannot be opened, or a bank that refuses it.
+        sql: `SELECT ${batchColumns}, a.attempt AS last_attempt, a.detail AS last_refusal
+              FROM rail_batches b JOIN companies c ON c.id = b.company_id
+              LEFT JOIN rail_batch_attempts a ON a.batch_id = b.id AND a.outcome = 'not_transmitted'
+                AND a.attempt = (SELECT max(attempt) FROM rail_batch_attempts WHERE batch_id = b.id)
               WHERE ${heldWhere} ORDER BY b.cutoff_at, b.id`,
         args: [now, ...batches.args],
       },
       batchItem((row) =>
         row.downloaded_at !== null
           ? "downloaded and not marked sent: mark it sent once the bank has it"
+          : row.last_attempt !== null
+          ? `built and not sent: its transmission ${row.last_attempt} was not taken (${
+            text(row.last_refusal) ?? "no reason given"
+          }); it is tried again until an operator voids it or its window closes`
           : "built and not sent: it waits for its release by a second admin, a download or the bank"
       ),
     ),
