@@ -20,6 +20,7 @@ import {
 import { ACH_RAIL, loadAchFile } from "./files_store.ts";
 import { openKeptText } from "./file_build.ts";
 import { loadBatch } from "../rails/batch.ts";
+import { openedForDownload } from "../rails/kept_file.ts";
 
 /** The environment's batch rails and databases, as the composition root gives them. */
 export interface AchFileDeps extends BatchServiceDeps {
@@ -145,21 +146,16 @@ export async function readAchFileContent(
   if (!file) return notFound(fileId);
   // Only the file as built is handed out, and a download of one that is not is never recorded:
   // recorded, a void would put the file in doubt though nobody had it.
-  let content: string;
-  try {
-    content = await openKeptText(deps.secretBox, file);
-  } catch (error) {
-    return refuse(
-      "ach_file_corrupt",
-      `${error instanceof Error ? error.message : String(error)}; nothing was handed out`,
-      { field: "file" },
-    );
-  }
+  const opened = await openedForDownload(
+    () => openKeptText(deps.secretBox, file),
+    "ach_file_corrupt",
+  );
+  if (!opened.ok) return opened;
   const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) {
     return downloaded.code === "batch_awaits_release"
       ? { ...downloaded, code: "ach_file_awaits_release" }
       : notFound(fileId);
   }
-  return ok({ content, sha256: file.sha256 });
+  return ok({ content: opened.value, sha256: file.sha256 });
 }

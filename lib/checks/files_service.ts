@@ -21,6 +21,7 @@ import type { InDoubtAnswer } from "../rails/engine.ts";
 import { type CheckFile, loadCheckFile, openCheckFileAsBuilt } from "./files_store.ts";
 import { printReleasable } from "./jobs.ts";
 import { printHeldBy } from "./rail.ts";
+import { openedForDownload } from "../rails/kept_file.ts";
 
 export type { InDoubtAnswer } from "../rails/engine.ts";
 
@@ -103,19 +104,14 @@ export async function readCheckFileContent(
     });
   }
   // Only the file as built is handed out, and a download of one that is not is never recorded.
-  let content: Uint8Array;
-  try {
-    content = await openCheckFileAsBuilt(deps.secretBox, file);
-  } catch (error) {
-    return refuse(
-      "check_file_corrupt",
-      `${error instanceof Error ? error.message : String(error)}; nothing was handed out`,
-      { field: "file" },
-    );
-  }
+  const opened = await openedForDownload(
+    () => openCheckFileAsBuilt(deps.secretBox, file),
+    "check_file_corrupt",
+  );
+  if (!opened.ok) return opened;
   const downloaded = await recordBatchDownload(deps, fileId, now);
   if (!downloaded.ok) return { ...downloaded, code: CHECK_CODES[downloaded.code] };
-  return ok({ file, content });
+  return ok({ file, content: opened.value });
 }
 
 /**

@@ -3,6 +3,7 @@
  * when it is the very file its build checked: the SHA-256 the build took of it.
  */
 import { sha256Hex } from "../platform/keys.ts";
+import { ok, refuse, type Result } from "../platform/result.ts";
 
 /**
  * The content `open` unseals, when its SHA-256 is `builtSha256`; otherwise throws, naming the file
@@ -28,4 +29,23 @@ export async function openAsBuilt<T extends string | Uint8Array>(
     );
   }
   return content;
+}
+
+/**
+ * A kept file opened for a download, or refused with `code` (field "file") when `open` finds it
+ * is not the file as built: refused before anything is recorded, so nothing was handed out.
+ */
+export async function openedForDownload<T, C extends string>(
+  open: () => Promise<T>,
+  code: C,
+): Promise<Result<T, C>> {
+  try {
+    return ok(await open());
+  } catch (error) {
+    return refuse(
+      code,
+      `${error instanceof Error ? error.message : String(error)}; nothing was handed out`,
+      { field: "file" },
+    );
+  }
 }
