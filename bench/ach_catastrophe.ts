@@ -541,8 +541,10 @@ const loadLine = (load: SteadyLoad) =>
     load.failures > 0 ? `, ${load.failures} failed` : ""
   })`;
 
-/** The figures as printed, each with its target and whether it is met. */
-/** The API's p99 through the whole cutoff, and through its worst phase, against idle. */
+/**
+ * The API's p99 through the whole cutoff, through its worst phase and through the settlement,
+ * each against idle.
+ */
 export function cutoffP99Ratios(
   result: AchCatastrophe,
 ): { whole: number; worstPhase: number; settlement: number } {
@@ -554,6 +556,7 @@ export function cutoffP99Ratios(
   };
 }
 
+/** The figures as printed, each with its target and whether it is met. */
 export function describeAchCatastrophe(result: AchCatastrophe): string {
   const met = (ok: boolean) => (ok ? "PASS" : "FAIL");
   const ratio = (load: SteadyLoad) => load.p99Ms / result.idle.p99Ms;
