@@ -127,18 +127,42 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
           args: [id, acme.companyId, status, now, `${id}.ach`, error, now + 7 * DAY_MS],
         });
       }
+      // A check print file, which has no window, whose one transmission was not taken.
+      await tx.execute({
+        sql: `INSERT INTO rail_batches (id, company_id, rail, status, entry_count, total_cents,
+                cutoff_at, rail_reference, error, created_at)
+              VALUES ('rb_print', ?, 'check', 'built', 1, 1250, ?, 'rb_print.txt', NULL, ?)`,
+        args: [acme.companyId, now, now + 7 * DAY_MS],
+      });
+      // rb_stuck's window is still to close (its job waits); rb_print has none.
+      await tx.execute({
+        sql: `INSERT INTO scheduled_jobs (id, company_id, kind, subject_id, due_at, created_at)
+              VALUES ('job_window', ?, 'rail.window_close', 'rb_stuck', ?, ?)`,
+        args: [acme.companyId, now + 30 * DAY_MS, now],
+      });
       // Two transmissions of rb_stuck were not taken: the queue gives the last one's reason.
       for (
-        const [attempt, detail] of [
-          [1, "connection refused"],
-          [2, "the kept file could not be opened: its SHA-256 is not the build's"],
+        const [id, batch, attempt, detail] of [
+          ["rba_1", "rb_stuck", 1, "connection refused"],
+          [
+            "rba_2",
+            "rb_stuck",
+            2,
+            "the kept file could not be opened: its SHA-256 is not the build's",
+          ],
+          [
+            "rba_3",
+            "rb_print",
+            1,
+            "the kept file could not be opened: its SHA-256 is not the build's",
+          ],
         ] as const
       ) {
         await tx.execute({
           sql: `INSERT INTO rail_batch_attempts (id, batch_id, attempt, started_at, answered_at,
                   outcome, detail)
-                VALUES (?, 'rb_stuck', ?, ?, ?, 'not_transmitted', ?)`,
-          args: [`rba_${attempt}`, attempt, now, now, detail],
+                VALUES (?, ?, ?, ?, ?, 'not_transmitted', ?)`,
+          args: [id, batch, attempt, now, now, detail],
         });
       }
     });
@@ -158,13 +182,13 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     assert.match(overview, /1 payment waiting for approval/);
     assert.match(overview, /1 webhook endpoint failing/);
     assert.match(overview, /1 bank file in doubt/);
-    assert.match(overview, /2 bank files held, not sent/);
+    assert.match(overview, /3 bank files held, not sent/);
     assert.match(overview, /1 bank file voided past its window/);
 
     const page = await browser.get("/console/needs-action?env=test");
     assert.equal(page.status, 200);
     const text = textOf(page.html);
-    assert.match(text, /8 things need action/);
+    assert.match(text, /9 things need action/);
     assert.match(
       text,
       /Rita Rivers failed, offered again to the payee R03 : The bank returned the payment: no account matches the number, or the name does not match it\. Next step: Offer the payment again so the payee can give other bank details\. \$1,250\.00/,
@@ -186,6 +210,10 @@ Deno.test("needs action: a returned payout stays after its re-offer, waits, endp
     assert.match(
       text,
       /ACH file rb_stuck\.ach \(1 entries\) built and not sent: its transmission 2 was not taken \(the kept file could not be opened: its SHA-256 is not the build's\); it is tried again until an operator voids it or its window closes/,
+    );
+    assert.match(
+      text,
+      /check batch rb_print\.txt \(1 entries\) built and not sent: its transmission 1 was not taken \(the kept file could not be opened: its SHA-256 is not the build's\); it is tried again until an operator voids it(?! or)/,
     );
     assert.doesNotMatch(text, /connection refused/);
     assert.match(text, /ACH file rb_late\.ach \(1 entries\) the transmission window closed/);

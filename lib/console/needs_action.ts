@@ -14,6 +14,9 @@ import { reconNeedsActionSource } from "../reconciliation/needs_action_source.ts
 import { deadlineNoFallbackSource } from "../obligations/needs_action_source.ts";
 import { balancesPerLine, type LineBalanceRow } from "./ledger.ts";
 import { fileName } from "./file_words.ts";
+import { ACH_BATCH_JOBS } from "../ach/files_store.ts";
+import { CHECK_BATCH_JOBS } from "../checks/schedule.ts";
+import { PAYPAL_BATCH_JOBS } from "../paypal/store.ts";
 import { scopeCondition } from "./paging.ts";
 
 const DAY_MS = 86_400_000;
@@ -123,6 +126,11 @@ export function payoutNeedsActionCondition(realNow: number): Query {
     args: [realNow, realNow],
   };
 }
+
+/** The jobs that end a bank file's window, one per batch rail (a check print file has none). */
+const WINDOW_CLOSE_JOBS = [ACH_BATCH_JOBS, CHECK_BATCH_JOBS, PAYPAL_BATCH_JOBS].map((jobs) =>
+  jobs.windowClose
+);
 
 /**
  * The queue of the companies in scope (null: all) in this database's environment. `live` reads
@@ -348,13 +356,17 @@ export async function readNeedsAction(
       },
       {
         // A file whose last transmission was not taken says why: waiting for the bank would not
-        // help a file whose kept content cannot be opened, or a bank that refuses it.
-        sql: `SELECT ${batchColumns}, a.attempt AS last_attempt, a.detail AS last_refusal
+        // help a file whose kept content cannot be opened, or a bank that refuses it. Only a file
+        // with a window (its window's job still to run) stops being tried at its end.
+        sql: `SELECT ${batchColumns}, a.attempt AS last_attempt, a.detail AS last_refusal,
+                EXISTS (SELECT 1 FROM scheduled_jobs w WHERE w.subject_id = b.id
+                          AND w.kind IN (${WINDOW_CLOSE_JOBS.map(() => "?").join(", ")})
+                          AND w.done_at IS NULL) AS windowed
               FROM rail_batches b JOIN companies c ON c.id = b.company_id
               LEFT JOIN rail_batch_attempts a ON a.batch_id = b.id AND a.outcome = 'not_transmitted'
                 AND a.attempt = (SELECT max(attempt) FROM rail_batch_attempts WHERE batch_id = b.id)
               WHERE ${heldWhere} ORDER BY b.cutoff_at, b.id`,
-        args: [now, ...batches.args],
+        args: [...WINDOW_CLOSE_JOBS, now, ...batches.args],
       },
       batchItem((row) =>
         row.downloaded_at !== null
@@ -362,7 +374,11 @@ export async function readNeedsAction(
           : row.last_attempt !== null
           ? `built and not sent: its transmission ${row.last_attempt} was not taken (${
             text(row.last_refusal) ?? "no reason given"
-          }); it is tried again until an operator voids it or its window closes`
+          }); it is tried again until ${
+            Number(row.windowed) === 1
+              ? "an operator voids it or its window closes"
+              : "an operator voids it"
+          }`
           : "built and not sent: it waits for its release by a second admin, a download or the bank"
       ),
     ),
