@@ -246,7 +246,7 @@ if (runs("api")) {
   console.log(
     `\nthe disk: a 4 KB write made durable (fdatasync) in ${
       disk.medianMs.toFixed(2)
-    } ms (median of 200); the baseline's insert waits for one each, a group of creates for one`,
+    } ms (median of ${disk.syncs}); the baseline's insert waits for one each, a group of creates for one`,
   );
   const byScenario = (prefix: string) =>
     rows.find((row) => row.scenario.startsWith(prefix))!.result;

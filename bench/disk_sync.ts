@@ -8,7 +8,7 @@ const SYNCS = 200;
 const WRITE_BYTES = 4096;
 
 /** The median of SYNCS appends of WRITE_BYTES to a temporary file, each followed by fdatasync. */
-export async function measureDiskSync(): Promise<{ medianMs: number }> {
+export async function measureDiskSync(): Promise<{ medianMs: number; syncs: number }> {
   const dir = await Deno.makeTempDir({ prefix: "disbursement-disk-sync-" });
   const file = await Deno.open(`${dir}/sync.bin`, { write: true, create: true });
   try {
@@ -21,7 +21,7 @@ export async function measureDiskSync(): Promise<{ medianMs: number }> {
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    return { medianMs: times[Math.floor(SYNCS / 2)] };
+    return { medianMs: times[Math.floor(SYNCS / 2)], syncs: SYNCS };
   } finally {
     file.close();
     await Deno.remove(dir, { recursive: true });
